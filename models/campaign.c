@@ -1,0 +1,358 @@
+/* campaign.c - the campaign tier (model and invariants in campaign.h).
+ *
+ * Compute between two checkpoints is one event, not one per iteration, so a
+ * run of millions of iterations costs a few events per checkpoint and per
+ * failure. Each GPU has a pending failure event on its own random stream;
+ * the streams and first draws are made in parallel (OpenMP, one output slot
+ * per GPU) and scheduled serially in GPU order, so any thread count gives the
+ * same events.
+ */
+#include "campaign.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "engine.h"
+#include "rng.h"
+
+/* engine event kinds (enter the digest); append only */
+enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4 };
+/* a failure at the same instant as anything else is handled first */
+enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
+
+#define POLL_EVERY 4096
+
+typedef struct campaign {
+    const campaign_config *cfg;
+    const campaign_sink *sink;
+    campaign_poll_fn poll;
+    void *poll_ctx;
+    sim_engine *eng;
+    sim_error *err;
+    gsl_rng **gpu_rng;           /* failure stream per GPU */
+
+    double seconds_per_token;    /* 6N / (G peak MFU) */
+    uint64_t n_iterations;
+    uint64_t every;              /* iterations per checkpoint */
+
+    int state;
+    double state_start_s;
+    uint64_t committed;          /* iterations durably checkpointed */
+    uint64_t target;             /* iteration the current segment ends at */
+    sim_event_id pending;        /* the job's own pending event (segment/ckpt/restart end) */
+    double restart_began_s;
+
+    campaign_result res;
+    int sink_failed;
+} campaign;
+
+static const char *const state_names[] = {"compute", "checkpoint", "restart", "done"};
+static const char *const event_names[] = {"job_start", "checkpoint_done", "failure",
+                                          "restart_done", "job_done"};
+
+const char *campaign_state_name(int state)
+{
+    return state >= 0 && state < 4 ? state_names[state] : "?";
+}
+
+const char *campaign_event_kind_name(int kind)
+{
+    return kind >= 0 && kind < 5 ? event_names[kind] : "?";
+}
+
+double campaign_iteration_time_s(const campaign_config *cfg)
+{
+    double tokens = fmin(cfg->tokens_per_iteration, cfg->train_tokens);
+    return 6.0 * cfg->model_params * tokens /
+           ((double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac);
+}
+
+int campaign_config_check(const campaign_config *cfg, sim_error *err)
+{
+#define REQUIRE(cond, ...) \
+    if (!(cond))           \
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
+    REQUIRE(cfg->gpu_count >= 1, "campaign: gpu count must be at least 1");
+    REQUIRE(cfg->gpu_peak_flops_per_s > 0 && isfinite(cfg->gpu_peak_flops_per_s),
+            "campaign: GPU peak FLOP/s must be positive");
+    REQUIRE(cfg->mfu_frac > 0 && cfg->mfu_frac <= 1, "campaign: MFU must be in (0, 1]");
+    REQUIRE(cfg->model_params > 0 && isfinite(cfg->model_params),
+            "campaign: parameter count must be positive");
+    REQUIRE(cfg->train_tokens > 0 && isfinite(cfg->train_tokens),
+            "campaign: training tokens must be positive");
+    REQUIRE(cfg->tokens_per_iteration > 0 && isfinite(cfg->tokens_per_iteration),
+            "campaign: tokens per iteration must be positive");
+    REQUIRE(cfg->train_tokens / cfg->tokens_per_iteration < 9e15,
+            "campaign: more than 9e15 iterations");
+    REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
+            "campaign: failure rate must be zero or positive");
+    REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
+            "campaign: restart time must be zero or positive");
+    REQUIRE(cfg->checkpoint_interval_s > 0 && isfinite(cfg->checkpoint_interval_s),
+            "campaign: checkpoint interval must be positive");
+    REQUIRE(cfg->checkpoint_write_s >= 0 && isfinite(cfg->checkpoint_write_s),
+            "campaign: checkpoint write time must be zero or positive");
+#undef REQUIRE
+    return 0;
+}
+
+/* compute seconds to train iterations [from, to) */
+static double compute_s(const campaign *c, uint64_t from, uint64_t to)
+{
+    double t = c->cfg->tokens_per_iteration, d = c->cfg->train_tokens;
+    double tokens = fmin((double)to * t, d) - fmin((double)from * t, d);
+    return tokens * c->seconds_per_token;
+}
+
+static void emit_event(campaign *c, int kind, int64_t gpu, double lost_s, double duration_s)
+{
+    if (c->sink_failed || !c->sink || !c->sink->event)
+        return;
+    campaign_event ev = {sim_now(c->eng), kind, c->state, gpu, (int64_t)c->committed, lost_s,
+                         duration_s};
+    if (c->sink->event(c->sink->ctx, &ev, c->err)) {
+        c->sink_failed = 1;
+        sim_stop(c->eng);
+    }
+}
+
+static void emit_segment(campaign *c, int was_interrupted, uint64_t iteration_end)
+{
+    if (c->sink_failed || !c->sink || !c->sink->segment)
+        return;
+    campaign_segment seg = {c->state_start_s, sim_now(c->eng), c->state, was_interrupted,
+                            (int64_t)c->committed, (int64_t)iteration_end};
+    if (c->sink->segment(c->sink->ctx, &seg, c->err)) {
+        c->sink_failed = 1;
+        sim_stop(c->eng);
+    }
+}
+
+static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data);
+static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data);
+static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data);
+
+static void enter(campaign *c, int state)
+{
+    c->state = state;
+    c->state_start_s = sim_now(c->eng);
+}
+
+static void start_compute(campaign *c)
+{
+    enter(c, CAMPAIGN_STATE_COMPUTE);
+    c->target = c->committed + c->every;
+    if (c->target > c->n_iterations)
+        c->target = c->n_iterations;
+    c->pending = sim_schedule_in(c->eng, compute_s(c, c->committed, c->target), PRIO_JOB,
+                                 KIND_SEGMENT_END, on_segment_end, c, c->target);
+}
+
+static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    campaign *c = ctx;
+    emit_segment(c, 0, c->target);
+    enter(c, CAMPAIGN_STATE_CHECKPOINT);
+    c->pending = sim_schedule_in(eng, c->cfg->checkpoint_write_s, PRIO_JOB,
+                                 KIND_CHECKPOINT_END, on_checkpoint_end, c, c->target);
+}
+
+static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    campaign *c = ctx;
+    emit_segment(c, 0, c->target);
+    c->committed = c->target;
+    c->res.checkpoints++;
+    c->res.checkpoint_time_s += sim_now(eng) - c->state_start_s;
+    emit_event(c, CAMPAIGN_EVENT_CHECKPOINT_DONE, -1, 0, sim_now(eng) - c->state_start_s);
+    if (c->committed == c->n_iterations) {
+        enter(c, CAMPAIGN_STATE_DONE);
+        c->pending = 0;
+        emit_event(c, CAMPAIGN_EVENT_JOB_DONE, -1, 0, 0);
+        sim_stop(eng);
+        return;
+    }
+    start_compute(c);
+}
+
+static void begin_restart(campaign *c)
+{
+    enter(c, CAMPAIGN_STATE_RESTART);
+    c->pending = sim_schedule_in(c->eng, c->cfg->restart_s, PRIO_JOB, KIND_RESTART_END,
+                                 on_restart_end, c, 0);
+}
+
+static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    campaign *c = ctx;
+    double took = sim_now(eng) - c->state_start_s;
+    emit_segment(c, 0, c->committed);
+    c->res.restart_time_s += took;
+    c->res.restarts++;
+    emit_event(c, CAMPAIGN_EVENT_RESTART_DONE, -1, 0, took);
+    start_compute(c);
+}
+
+static void on_failure(sim_engine *eng, void *ctx, uint64_t gpu)
+{
+    campaign *c = ctx;
+    double now = sim_now(eng);
+    /* the replacement GPU in this slot fails after its own exponential time */
+    double next = gsl_ran_exponential(c->gpu_rng[gpu], 1.0 / c->cfg->gpu_failure_rate_per_s);
+    sim_schedule_in(eng, next, PRIO_FAILURE, KIND_FAILURE, on_failure, c, gpu);
+
+    double lost = 0, elapsed = now - c->state_start_s;
+    uint64_t reached = c->committed;
+    switch (c->state) {
+    case CAMPAIGN_STATE_COMPUTE:
+        lost = elapsed;
+        reached = c->committed + (uint64_t)floor(elapsed / c->res.iteration_time_s);
+        if (reached > c->target)
+            reached = c->target;
+        break;
+    case CAMPAIGN_STATE_CHECKPOINT:
+        /* the half-written checkpoint is useless: roll back past its segment */
+        lost = compute_s(c, c->committed, c->target);
+        reached = c->target;
+        c->res.checkpoints_aborted++;
+        c->res.checkpoint_aborted_s += elapsed;
+        break;
+    case CAMPAIGN_STATE_RESTART:
+        c->res.restart_time_s += elapsed;
+        break;
+    default: /* DONE: the engine stopped before this could fire */
+        return;
+    }
+    sim_cancel(eng, c->pending);
+    emit_segment(c, 1, reached);
+    c->res.failures++;
+    c->res.rework_s += lost;
+    emit_event(c, CAMPAIGN_EVENT_FAILURE, (int64_t)gpu, lost, 0);
+    begin_restart(c);
+}
+
+static int on_poll(sim_engine *eng, void *ctx)
+{
+    campaign *c = ctx;
+    if (c->poll && c->poll(c->poll_ctx, (double)c->committed / (double)c->n_iterations,
+                           sim_now(eng)))
+        return 1;
+    return 0;
+}
+
+static int make_failure_streams(campaign *c)
+{
+    uint64_t n = c->cfg->gpu_count;
+    c->gpu_rng = calloc(n, sizeof *c->gpu_rng);
+    double *first = malloc(n * sizeof *first);
+    if (!c->gpu_rng || !first) {
+        free(first);
+        return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
+                             "out of memory for %llu GPU failure streams",
+                             (unsigned long long)n);
+    }
+    double mean_s = 1.0 / c->cfg->gpu_failure_rate_per_s;
+    int failed = 0;
+    /* pure per-GPU work into per-index slots: thread count cannot change results */
+#pragma omp parallel for schedule(static) reduction(| : failed)
+    for (long long i = 0; i < (long long)n; i++) {
+        c->gpu_rng[i] = sim_rng_stream_create(c->cfg->seed, SIM_ENTITY_GPU, (uint64_t)i,
+                                              SIM_PURPOSE_FAILURE);
+        if (!c->gpu_rng[i]) {
+            failed = 1;
+            continue;
+        }
+        first[i] = gsl_ran_exponential(c->gpu_rng[i], mean_s);
+    }
+    if (failed) {
+        free(first);
+        return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
+                             "out of memory for GPU failure streams");
+    }
+    for (uint64_t i = 0; i < n; i++)
+        sim_schedule_at(c->eng, first[i], PRIO_FAILURE, KIND_FAILURE, on_failure, c, i);
+    free(first);
+    return 0;
+}
+
+static void free_streams(campaign *c)
+{
+    if (!c->gpu_rng)
+        return;
+    for (uint64_t i = 0; i < c->cfg->gpu_count; i++)
+        gsl_rng_free(c->gpu_rng[i]);
+    free(c->gpu_rng);
+    c->gpu_rng = NULL;
+}
+
+int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
+                 void *poll_ctx, campaign_result *out, sim_error *err)
+{
+    int rc = campaign_config_check(cfg, err);
+    if (rc)
+        return rc;
+    campaign c = {.cfg = cfg, .sink = sink, .poll = poll, .poll_ctx = poll_ctx, .err = err};
+    c.eng = sim_engine_create();
+    if (!c.eng)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the engine");
+
+    double rate = (double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac;
+    c.seconds_per_token = 6.0 * cfg->model_params / rate;
+    c.n_iterations = (uint64_t)ceil(cfg->train_tokens / cfg->tokens_per_iteration);
+    if (c.n_iterations == 0)
+        c.n_iterations = 1;
+    campaign_result *r = &c.res;
+    r->iteration_time_s = campaign_iteration_time_s(cfg);
+    double every = llround(cfg->checkpoint_interval_s / r->iteration_time_s);
+    c.every = every < 1 ? 1 : (uint64_t)every;
+    if (c.every > c.n_iterations)
+        c.every = c.n_iterations;
+    r->iterations = c.n_iterations;
+    r->checkpoint_every_iterations = c.every;
+    r->checkpoint_interval_s = (double)c.every * r->iteration_time_s;
+    r->total_flops = 6.0 * cfg->model_params * cfg->train_tokens;
+    r->compute_time_s = cfg->train_tokens * c.seconds_per_token;
+
+    double cluster_rate = (double)cfg->gpu_count * cfg->gpu_failure_rate_per_s;
+    double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
+    r->ettr_first_order_frac = (1.0 - cluster_rate * (cfg->restart_s + tau / 2)) / (1.0 + w / tau);
+    if (cluster_rate > 0) {
+        r->cluster_mtbf_s = 1.0 / cluster_rate;
+        r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
+        rc = make_failure_streams(&c);
+    }
+    if (!rc) {
+        sim_engine_set_poll(c.eng, on_poll, &c, POLL_EVERY);
+        enter(&c, CAMPAIGN_STATE_COMPUTE);
+        emit_event(&c, CAMPAIGN_EVENT_JOB_START, -1, 0, 0);
+        start_compute(&c);
+        enum sim_run_status st = sim_run(c.eng, INFINITY);
+        if (c.sink_failed)
+            rc = err && err->code ? err->code : SIM_ERR_IO;
+        else if (st == SIM_RUN_POLLED_STOP)
+            rc = sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
+        else if (st == SIM_RUN_FAILED)
+            rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "campaign engine failure: %s",
+                               sim_engine_failure(c.eng));
+        else if (c.state != CAMPAIGN_STATE_DONE)
+            rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                               "campaign ended before the last token (state %s)",
+                               campaign_state_name(c.state));
+    }
+    if (!rc) {
+        r->time_to_train_s = sim_now(c.eng);
+        r->ettr_frac = r->compute_time_s / r->time_to_train_s;
+        r->events_fired = sim_events_fired(c.eng);
+        r->event_digest = sim_digest(c.eng);
+        *out = *r;
+    }
+    free_streams(&c);
+    sim_engine_destroy(c.eng);
+    return rc;
+}

@@ -1,0 +1,132 @@
+/* campaign.h - the campaign tier: the whole training run, to the last token.
+ *
+ * Model (the foundation's simplest honest form; DESIGN.md section 1):
+ *   FLOPs per token        = 6 N                    (dense transformer, fwd + bwd)
+ *   cluster FLOP rate      = G * peak * MFU         (MFU is an input until the step
+ *                                                    tier computes it)
+ *   iteration time t_it    = 6 N T / (G peak MFU)   (T tokens per iteration)
+ *   iterations n_it        = ceil(D / T); the last one carries the remaining tokens
+ *   checkpoint cadence     = every k = max(1, round(tau / t_it)) iterations, and a
+ *                            final checkpoint when the last token is trained;
+ *                            writes are blocking and take w seconds
+ *   failures               = each GPU fails after Exp(lambda) hours of wall time,
+ *                            on its own random stream; the failed GPU is replaced
+ *                            and draws its next failure time
+ *   a failure              = the job rolls back to the last completed checkpoint
+ *                            (progress since then, and any half-written
+ *                            checkpoint, is lost) and restarts, taking u0 seconds;
+ *                            a failure during a restart starts the restart over.
+ * Conservation: elapsed = productive compute + rework + checkpoint writes
+ *               + aborted writes + restart time (asserted by the tests).
+ * First-order check (tests): ETTR ~ (1 - L (u0 + tau/2)) / (1 + w/tau), L = G lambda.
+ */
+#ifndef DCSIM_MODELS_CAMPAIGN_H
+#define DCSIM_MODELS_CAMPAIGN_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+typedef struct campaign_config {
+    uint64_t gpu_count;
+    double gpu_peak_flops_per_s;     /* dense peak at the training precision */
+    double mfu_frac;                 /* model FLOPs utilisation, (0, 1] */
+    double model_params;             /* N */
+    double train_tokens;             /* D */
+    double tokens_per_iteration;     /* T (global batch in tokens) */
+    double gpu_failure_rate_per_s;   /* lambda per GPU; 0 disables failures */
+    double restart_s;                /* u0: detection + relaunch + checkpoint load */
+    double checkpoint_interval_s;    /* tau, requested */
+    double checkpoint_write_s;       /* w, blocking */
+    uint64_t seed;
+} campaign_config;
+
+/* What the job was doing. Values are stored in traces: append only. */
+enum campaign_state {
+    CAMPAIGN_STATE_COMPUTE = 0,
+    CAMPAIGN_STATE_CHECKPOINT = 1,
+    CAMPAIGN_STATE_RESTART = 2,
+    CAMPAIGN_STATE_DONE = 3,
+};
+
+/* Values are stored in traces: append only. */
+enum campaign_event_kind {
+    CAMPAIGN_EVENT_JOB_START = 0,
+    CAMPAIGN_EVENT_CHECKPOINT_DONE = 1,
+    CAMPAIGN_EVENT_FAILURE = 2,
+    CAMPAIGN_EVENT_RESTART_DONE = 3,
+    CAMPAIGN_EVENT_JOB_DONE = 4,
+};
+
+typedef struct campaign_event {
+    double time_s;
+    int32_t kind;          /* enum campaign_event_kind */
+    int32_t state;         /* enum campaign_state the job was in when it happened */
+    int64_t gpu;           /* failing GPU, or -1 */
+    int64_t iteration;     /* iterations durably completed (at the last checkpoint) */
+    double lost_work_s;    /* FAILURE: compute time rolled back */
+    double duration_s;     /* CHECKPOINT_DONE: write time; RESTART_DONE: restart time */
+} campaign_event;
+
+/* One interval of the job's state timeline. */
+typedef struct campaign_segment {
+    double start_s;
+    double end_s;
+    int32_t state;           /* enum campaign_state */
+    int32_t was_interrupted; /* 1 when a failure cut it short */
+    int64_t iteration_start; /* durable iterations when it started */
+    int64_t iteration_end;   /* iterations reached when it ended (compute: progress) */
+} campaign_segment;
+
+/* Where the campaign writes its records. Either function may be NULL. A
+ * non-zero return aborts the run with SIM_ERR_IO; the callback fills err. */
+typedef struct campaign_sink {
+    void *ctx;
+    int (*event)(void *ctx, const campaign_event *ev, sim_error *err);
+    int (*segment)(void *ctx, const campaign_segment *seg, sim_error *err);
+} campaign_sink;
+
+/* Called every few thousand events with the fraction of tokens durably
+ * trained and the simulated time; return non-zero to interrupt the run. */
+typedef int (*campaign_poll_fn)(void *ctx, double progress_frac, double sim_time_s);
+
+typedef struct campaign_result {
+    double time_to_train_s;
+    double ettr_frac;                 /* productive compute / elapsed */
+    double iteration_time_s;
+    double total_flops;               /* 6 N D */
+    double compute_time_s;            /* productive: 6 N D / (G peak MFU) */
+    double rework_s;                  /* compute time lost to rollbacks */
+    double checkpoint_time_s;         /* completed writes */
+    double checkpoint_aborted_s;      /* writes cut short by a failure */
+    double restart_time_s;            /* including restarts cut short */
+    double checkpoint_interval_s;     /* effective: k t_it */
+    double cluster_mtbf_s;            /* 1 / (G lambda); 0 when failures are off */
+    double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau) */
+    double young_interval_s;          /* sqrt(2 w M), Young 1974; 0 without failures */
+    uint64_t iterations;
+    uint64_t checkpoint_every_iterations;
+    uint64_t checkpoints;
+    uint64_t checkpoints_aborted;
+    uint64_t failures;
+    uint64_t restarts;                /* restarts that completed */
+    uint64_t events_fired;
+    uint64_t event_digest;
+} campaign_result;
+
+/* Check a configuration; returns 0 or SIM_ERR_INPUT with a message naming the
+ * field (the scenario loader checks first, with file:line; this guards API use). */
+int campaign_config_check(const campaign_config *cfg, sim_error *err);
+
+/* Iteration time from the 6ND rule, in seconds. */
+double campaign_iteration_time_s(const campaign_config *cfg);
+
+/* Simulate the run. sink and poll may be NULL. Returns 0 and fills *out, or
+ * an error code (SIM_ERR_INTERRUPTED when poll asked to stop) with err set. */
+int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
+                 void *poll_ctx, campaign_result *out, sim_error *err);
+
+const char *campaign_state_name(int state);
+const char *campaign_event_kind_name(int kind);
+
+#endif

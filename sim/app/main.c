@@ -1,0 +1,379 @@
+/* main.c - the dcsim command: run, validate, default, help.
+ *
+ * The only place that chooses exit codes and prints errors:
+ *   0 success, 1 internal error or out of memory, 2 bad input (scenario,
+ *   option, unreadable scenario, unwritable trace), 130 interrupted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+#include <libxml/parser.h>
+
+#include "campaign.h"
+#include "error.h"
+#include "scenario.h"
+#include "summary.h"
+#include "trace.h"
+#include "version.h"
+
+#define EXIT_INPUT 2
+#define EXIT_INTERRUPTED 130
+#define MAX_SETS 256
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static const char usage_main[] =
+    "usage: dcsim COMMAND [ARGS]\n"
+    "\n"
+    "dcsim simulates AI training runs on datacenter clusters: time to train,\n"
+    "failures, checkpoints and restarts over the whole run.\n"
+    "\n"
+    "commands:\n"
+    "  run [SCENARIO.xml]     simulate a scenario (the built-in default if none)\n"
+    "  validate SCENARIO.xml  check a scenario without running it\n"
+    "  default                print the built-in default scenario\n"
+    "  help [COMMAND]         show help for a command\n"
+    "\n"
+    "options: --help, --version\n"
+    "docs: README.md, docs/scenario.md, docs/trace-format.md\n";
+
+static const char usage_run[] =
+    "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
+    "                 [--json] [--quiet]\n"
+    "\n"
+    "Simulate the scenario (the built-in default when none is given) and print\n"
+    "a summary table on stdout.\n"
+    "\n"
+    "  -o, --output TRACE.h5  write an HDF5 trace (docs/trace-format.md); it is\n"
+    "                         written under a temporary name and renamed when\n"
+    "                         complete, so an interrupted run leaves nothing\n"
+    "  --seed N               master random seed (overrides <dcsim seed>)\n"
+    "  --set PATH=VALUE       override an attribute, e.g.\n"
+    "                         --set checkpoint/@interval=20min\n"
+    "                         --set cluster/gpu/@count=8192\n"
+    "                         (repeatable; validated like the file)\n"
+    "  --json                 print the summary as one JSON object instead\n"
+    "  -q, --quiet            no progress on stderr (it is shown only on a\n"
+    "                         terminal, for runs longer than a second)\n"
+    "\n"
+    "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
+
+static const char usage_validate[] =
+    "usage: dcsim validate SCENARIO.xml [--set PATH=VALUE]...\n"
+    "\n"
+    "Parse, resolve XIncludes, apply --set, check against the schema and the\n"
+    "semantic rules, and report the first problem as FILE:LINE: error: ...\n"
+    "Exit status 0 when the scenario is valid, 2 otherwise.\n";
+
+static const char usage_default[] =
+    "usage: dcsim default\n"
+    "\n"
+    "Print the built-in default scenario (scenarios/examples/default.xml), a\n"
+    "starting point for your own: dcsim default > my.xml\n";
+
+static int print_error(const sim_error *err)
+{
+    char line[2048];
+    fprintf(stderr, "%s\n", sim_error_format(err, line, sizeof line));
+    switch (err->code) {
+    case SIM_ERR_INPUT:
+    case SIM_ERR_IO:
+        return EXIT_INPUT;
+    case SIM_ERR_INTERRUPTED:
+        return EXIT_INTERRUPTED;
+    default:
+        return EXIT_FAILURE;
+    }
+}
+
+static int usage_error(const char *command, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dcsim %s: error: ", command);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see: dcsim help %s)\n", command);
+    return EXIT_INPUT;
+}
+
+static int cmd_help(const char *topic)
+{
+    if (!topic)
+        fputs(usage_main, stdout);
+    else if (strcmp(topic, "run") == 0)
+        fputs(usage_run, stdout);
+    else if (strcmp(topic, "validate") == 0)
+        fputs(usage_validate, stdout);
+    else if (strcmp(topic, "default") == 0)
+        fputs(usage_default, stdout);
+    else if (strcmp(topic, "help") == 0)
+        fputs("usage: dcsim help [COMMAND]\n", stdout);
+    else {
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate default help\n",
+                topic);
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+typedef struct options {
+    const char *scenario;
+    const char *output;
+    const char *sets[MAX_SETS + 1];
+    size_t n_sets;
+    char seed_set[64];
+    int json;
+    int quiet;
+    int help;
+} options;
+
+/* the value of "--name VALUE" or "--name=VALUE"; advances *i */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int is_option(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static int parse_options(const char *command, int argc, char **argv, int allow_run, options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            o->help = 1;
+        } else if (is_option(a, "--set")) {
+            if (!(v = option_value(argc, argv, &i, "--set")))
+                return usage_error(command, "--set needs PATH=VALUE, e.g. --set checkpoint/@interval=20min%s", "");
+            if (o->n_sets == MAX_SETS)
+                return usage_error(command, "more than 256 --set options%s", "");
+            o->sets[o->n_sets++] = v;
+        } else if (allow_run && (strcmp(a, "-o") == 0 || is_option(a, "--output"))) {
+            if (!(v = option_value(argc, argv, &i, strcmp(a, "-o") == 0 ? "-o" : "--output")))
+                return usage_error(command, "%s needs a file name", a);
+            o->output = v;
+        } else if (allow_run && is_option(a, "--seed")) {
+            if (!(v = option_value(argc, argv, &i, "--seed")))
+                return usage_error(command, "--seed needs a number%s", "");
+            char *end = NULL;
+            errno = 0;
+            unsigned long long seed = strtoull(v, &end, 10);
+            if (!*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+                return usage_error(command, "--seed %s: expected a whole number from 0 to 18446744073709551615", v);
+            snprintf(o->seed_set, sizeof o->seed_set, "@seed=%llu", seed);
+        } else if (allow_run && strcmp(a, "--json") == 0) {
+            o->json = 1;
+        } else if (allow_run && (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)) {
+            o->quiet = 1;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error(command, "unknown option '%s'", a);
+        } else if (!o->scenario) {
+            o->scenario = a;
+        } else {
+            return usage_error(command, "more than one scenario given ('%s')", a);
+        }
+    }
+    if (o->seed_set[0]) /* --seed wins over any --set @seed */
+        o->sets[o->n_sets++] = o->seed_set;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- progress */
+
+typedef struct progress {
+    int enabled;
+    int shown;
+    struct timespec start;
+    double last_print_s;
+} progress;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
+}
+
+static int on_poll(void *ctx, double progress_frac, double sim_time_s)
+{
+    progress *p = ctx;
+    if (interrupted)
+        return 1;
+    if (!p->enabled)
+        return 0;
+    double wall = seconds_since(&p->start);
+    if (wall < 1.0 || wall - p->last_print_s < 0.25)
+        return 0;
+    p->last_print_s = wall;
+    p->shown = 1;
+    fprintf(stderr, "\r  simulating: %5.1f%% of tokens trained, day %.1f of the run, %.0f s   ",
+            100.0 * progress_frac, sim_time_s / 86400.0, wall);
+    fflush(stderr);
+    return 0;
+}
+
+static void progress_clear(progress *p)
+{
+    if (p->shown)
+        fprintf(stderr, "\r\033[K");
+    p->shown = 0;
+}
+
+/* ---------------------------------------------------------------- commands */
+
+static int cmd_run(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("run", argc, argv, 1, &o);
+    if (rc)
+        return rc;
+    if (o.help)
+        return cmd_help("run");
+
+    sim_error err;
+    sim_error_clear(&err);
+    scn_scenario scn;
+    if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
+        return print_error(&err);
+
+    trace_writer *tw = NULL;
+    if (o.output && trace_open(o.output, &tw, &err)) {
+        scn_scenario_free(&scn);
+        return print_error(&err);
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    progress prog = {.enabled = !o.quiet && isatty(STDERR_FILENO)};
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    campaign_sink sink = tw ? trace_campaign_sink(tw) : (campaign_sink){0};
+    campaign_result res;
+    rc = campaign_run(&scn.campaign, &sink, on_poll, &prog, &res, &err);
+    progress_clear(&prog);
+
+    run_summary sum;
+    if (!rc)
+        summary_build(&scn, &res, &sum);
+    if (!rc && interrupted)
+        rc = sim_error_set(&err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
+    if (!rc && tw) {
+        rc = trace_commit(tw, &scn, &res, &sum, &err);
+        tw = NULL;
+    }
+    if (rc) {
+        trace_abort(tw);
+        scn_scenario_free(&scn);
+        if (err.code == SIM_ERR_INTERRUPTED) {
+            fprintf(stderr, "dcsim: interrupted; %s\n",
+                    o.output ? "no trace written" : "no results");
+            return EXIT_INTERRUPTED;
+        }
+        return print_error(&err);
+    }
+    if (o.json) {
+        char *json = summary_json(&scn, &sum);
+        if (!json) {
+            scn_scenario_free(&scn);
+            fprintf(stderr, "error: out of memory\n");
+            return EXIT_FAILURE;
+        }
+        fputs(json, stdout);
+        free(json);
+    } else {
+        summary_print_table(stdout, &scn, &res, &sum);
+        if (o.output)
+            printf("  trace written to %s\n", o.output);
+    }
+    scn_scenario_free(&scn);
+    return 0;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("validate", argc, argv, 0, &o);
+    if (rc)
+        return rc;
+    if (o.help)
+        return cmd_help("validate");
+    if (!o.scenario)
+        return usage_error("validate", "no scenario given%s", "");
+    sim_error err;
+    sim_error_clear(&err);
+    scn_scenario scn;
+    if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
+        return print_error(&err);
+    printf("%s: ok (%" PRIu64 " x %s, %s)\n", o.scenario, scn.campaign.gpu_count, scn.gpu.name,
+           scn.name[0] ? scn.name : "unnamed");
+    scn_scenario_free(&scn);
+    return 0;
+}
+
+static int cmd_default(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 0)
+        return cmd_help("default");
+    size_t len;
+    const char *text = scn_default_xml(&len);
+    return fwrite(text, 1, len, stdout) == len ? 0 : EXIT_FAILURE;
+}
+
+int main(int argc, char **argv)
+{
+    /* dcsim reports library errors itself, once, in its own format */
+    gsl_set_error_handler_off();
+    trace_quiet_hdf5();
+    LIBXML_TEST_VERSION
+
+    int rc;
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        rc = EXIT_INPUT;
+    } else if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        rc = cmd_help(NULL);
+    } else if (strcmp(argv[1], "--version") == 0) {
+        printf("dcsim %s\n", DCSIM_VERSION);
+        rc = 0;
+    } else if (strcmp(argv[1], "help") == 0) {
+        rc = cmd_help(argc > 2 ? argv[2] : NULL);
+    } else if (strcmp(argv[1], "run") == 0) {
+        rc = cmd_run(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "validate") == 0) {
+        rc = cmd_validate(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "default") == 0) {
+        rc = cmd_default(argc - 2, argv + 2);
+    } else {
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate default help\n",
+                argv[1]);
+        rc = EXIT_INPUT;
+    }
+    xmlCleanupParser();
+    return rc;
+}

@@ -1,0 +1,175 @@
+/* summary.c - build and print the run summary (see summary.h). */
+#include "summary.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "version.h"
+
+static void add(run_summary *s, const char *name, const char *unit, const char *label,
+                const char *description, double value, int is_count)
+{
+    if (s->n_metrics >= SUMMARY_MAX_METRICS)
+        return;
+    s->metrics[s->n_metrics++] =
+        (summary_metric){name, unit, label, description, value, is_count};
+}
+
+void summary_build(const scn_scenario *scn, const campaign_result *r, run_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    const campaign_config *c = &scn->campaign;
+    snprintf(out->event_digest, sizeof out->event_digest, "0x%016" PRIx64, r->event_digest);
+    add(out, "time_to_train_s", "s", "time to train",
+        "wall-clock time from job start to the final checkpoint of the last token",
+        r->time_to_train_s, 0);
+    add(out, "ettr_frac", "1", "ETTR (productive / elapsed)",
+        "effective training time ratio: productive compute time / time to train",
+        r->ettr_frac, 0);
+    add(out, "ettr_first_order_frac", "1", "ETTR, first-order model",
+        "(1 - L (u0 + tau/2)) / (1 + w/tau) with L = GPUs x failure rate",
+        r->ettr_first_order_frac, 0);
+    add(out, "iteration_time_s", "s", "iteration time",
+        "6 N T / (GPUs x peak x MFU), MFU given as an input", r->iteration_time_s, 0);
+    add(out, "iterations", "1", "iterations", "ceil(training tokens / tokens per iteration)",
+        (double)r->iterations, 1);
+    add(out, "total_flops", "FLOP", "training compute (6ND)", "6 x parameters x tokens",
+        r->total_flops, 0);
+    add(out, "compute_time_s", "s", "productive compute",
+        "failure-free compute time: 6ND / (GPUs x peak x MFU)", r->compute_time_s, 0);
+    add(out, "rework_s", "s", "lost to rework",
+        "compute time rolled back by failures and trained again", r->rework_s, 0);
+    add(out, "rework_gpu_hours", "GPU h", "lost to rework, GPU-hours",
+        "rework time x GPUs / 3600", r->rework_s * (double)c->gpu_count / 3600.0, 0);
+    add(out, "checkpoint_time_s", "s", "checkpoint writes", "time spent in completed writes",
+        r->checkpoint_time_s, 0);
+    add(out, "checkpoint_aborted_s", "s", "aborted checkpoint writes",
+        "time spent in writes a failure cut short", r->checkpoint_aborted_s, 0);
+    add(out, "restart_time_s", "s", "restarts", "time spent restarting, including restarts cut short",
+        r->restart_time_s, 0);
+    add(out, "failures", "1", "failures", "failures that interrupted the job",
+        (double)r->failures, 1);
+    add(out, "restarts", "1", "restarts completed", "restarts that completed",
+        (double)r->restarts, 1);
+    add(out, "checkpoints", "1", "checkpoints written",
+        "completed checkpoint writes, the final one included", (double)r->checkpoints, 1);
+    add(out, "checkpoints_aborted", "1", "checkpoints aborted", "writes cut short by a failure",
+        (double)r->checkpoints_aborted, 1);
+    add(out, "checkpoint_interval_s", "s", "checkpoint interval (effective)",
+        "whole iterations between checkpoints x iteration time", r->checkpoint_interval_s, 0);
+    add(out, "checkpoint_every_iterations", "1", "checkpoint every",
+        "iterations between checkpoints", (double)r->checkpoint_every_iterations, 1);
+    add(out, "cluster_mtbf_s", "s", "cluster MTBF", "1 / (GPUs x per-GPU failure rate); 0 = no failures",
+        r->cluster_mtbf_s, 0);
+    add(out, "young_interval_s", "s", "Young's optimal interval",
+        "sqrt(2 x write time x cluster MTBF) (Young 1974); 0 = no failures", r->young_interval_s,
+        0);
+    add(out, "gpu_count", "1", "GPUs", "GPUs in the job", (double)c->gpu_count, 1);
+    add(out, "gpu_peak_flops_per_s", "FLOP/s", "GPU peak", "dense peak at the training precision",
+        c->gpu_peak_flops_per_s, 0);
+    add(out, "mfu_frac", "1", "MFU (input)", "model FLOPs utilisation, a scenario input",
+        c->mfu_frac, 0);
+    add(out, "events_fired", "1", "simulation events", "events the engine processed",
+        (double)r->events_fired, 1);
+}
+
+/* 93.4 d, 5.2 h, 12.0 min: a reading aid beside values in seconds */
+static void human_duration(double s, char *buf, size_t size)
+{
+    if (s >= 2 * 86400)
+        snprintf(buf, size, "(%.2f d)", s / 86400);
+    else if (s >= 2 * 3600)
+        snprintf(buf, size, "(%.2f h)", s / 3600);
+    else if (s >= 120)
+        snprintf(buf, size, "(%.2f min)", s / 60);
+    else
+        buf[0] = '\0';
+}
+
+void summary_iteration_rule(const scn_scenario *scn, const campaign_result *r, char *buf,
+                            size_t size)
+{
+    const campaign_config *c = &scn->campaign;
+    snprintf(buf, size,
+             "6*N*T / (GPUs * peak * MFU) = 6 * %.6g * %.6g / (%" PRIu64
+             " * %.6g FLOP/s * %.4g) = %.6g s",
+             c->model_params, fmin(c->tokens_per_iteration, c->train_tokens), c->gpu_count,
+             c->gpu_peak_flops_per_s, c->mfu_frac, r->iteration_time_s);
+}
+
+void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *r,
+                         const run_summary *sum)
+{
+    const campaign_config *c = &scn->campaign;
+    char rule[400];
+    summary_iteration_rule(scn, r, rule, sizeof rule);
+    fprintf(f, "dcsim %s  scenario %s (%s)  seed %" PRIu64 "\n", DCSIM_VERSION,
+            scn->name[0] ? scn->name : "unnamed", scn->source, scn->seed);
+    fprintf(f, "cluster    %" PRIu64 " x %s, %s peak %.6g TFLOP/s per GPU\n", c->gpu_count,
+            scn->gpu.name, scn_precision_name(scn->precision), c->gpu_peak_flops_per_s / 1e12);
+    fprintf(f, "job        %s: %.6g parameters, %.6g tokens, %.6g tokens per iteration\n",
+            scn->model_name[0] ? scn->model_name : "model", c->model_params, c->train_tokens,
+            c->tokens_per_iteration);
+    fprintf(f, "iteration  %s\n\n", rule);
+    fprintf(f, "  %-34s %16s  %-7s\n", "metric", "value", "unit");
+    for (size_t i = 0; i < sum->n_metrics; i++) {
+        const summary_metric *m = &sum->metrics[i];
+        char value[32], human[32] = "";
+        if (m->is_count)
+            snprintf(value, sizeof value, "%.0f", m->value);
+        else
+            snprintf(value, sizeof value, "%.6g", m->value);
+        if (strcmp(m->unit, "s") == 0)
+            human_duration(m->value, human, sizeof human);
+        fprintf(f, "  %-34s %16s  %-7s %s\n", m->label, value, m->unit, human);
+    }
+    fprintf(f, "\n  event digest %s\n", sum->event_digest);
+}
+
+char *summary_json(const scn_scenario *scn, const run_summary *sum)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *metrics = cJSON_CreateObject();
+    cJSON *units = cJSON_CreateObject();
+    char *text = NULL;
+    if (!root || !metrics || !units) {
+        cJSON_Delete(root);
+        cJSON_Delete(metrics);
+        cJSON_Delete(units);
+        return NULL;
+    }
+    cJSON_AddStringToObject(root, "dcsim_version", DCSIM_VERSION);
+    cJSON_AddStringToObject(root, "scenario", scn->name);
+    cJSON_AddStringToObject(root, "source", scn->source);
+    /* a JSON number is a double: seeds above 2^53 would lose digits */
+    char seed[24];
+    snprintf(seed, sizeof seed, "%" PRIu64, scn->seed);
+    cJSON_AddStringToObject(root, "seed", seed);
+    cJSON_AddStringToObject(root, "event_digest", sum->event_digest);
+    cJSON_AddStringToObject(root, "gpu_type", scn->gpu.name);
+    cJSON_AddStringToObject(root, "precision", scn_precision_name(scn->precision));
+    cJSON_AddStringToObject(root, "iteration_time_rule", "6*N*T/(GPUs*peak*MFU)");
+    for (size_t i = 0; i < sum->n_metrics; i++) {
+        cJSON_AddNumberToObject(metrics, sum->metrics[i].name, sum->metrics[i].value);
+        cJSON_AddStringToObject(units, sum->metrics[i].name, sum->metrics[i].unit);
+    }
+    cJSON_AddItemToObject(root, "summary", metrics);
+    cJSON_AddItemToObject(root, "units", units);
+    char *json = cJSON_Print(root);
+    if (json) {
+        size_t n = strlen(json);
+        text = malloc(n + 2);
+        if (text) {
+            memcpy(text, json, n);
+            text[n] = '\n';
+            text[n + 1] = '\0';
+        }
+        cJSON_free(json);
+    }
+    cJSON_Delete(root);
+    return text;
+}

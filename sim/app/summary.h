@@ -1,0 +1,44 @@
+/* summary.h - the run summary: one list of named metrics with units, shown
+ * as a terminal table, printed as JSON and stored under /summary in the
+ * trace. One list feeds all three so they cannot disagree.
+ */
+#ifndef DCSIM_APP_SUMMARY_H
+#define DCSIM_APP_SUMMARY_H
+
+#include <stdio.h>
+
+#include "campaign.h"
+#include "scenario.h"
+
+typedef struct summary_metric {
+    const char *name;        /* snake_case with the unit as suffix, e.g. time_to_train_s */
+    const char *unit;        /* "s", "FLOP", "1" (dimensionless), "GPU h", ... */
+    const char *label;       /* for the terminal table */
+    const char *description; /* one line, stored in the trace */
+    double value;
+    int is_count;            /* printed as an integer */
+} summary_metric;
+
+#define SUMMARY_MAX_METRICS 40
+
+typedef struct run_summary {
+    summary_metric metrics[SUMMARY_MAX_METRICS];
+    size_t n_metrics;
+    char event_digest[19];   /* "0x" + 16 hex digits */
+} run_summary;
+
+void summary_build(const scn_scenario *scn, const campaign_result *res, run_summary *out);
+
+/* The aligned table with units (stdout in `dcsim run`). */
+void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *res,
+                         const run_summary *sum);
+
+/* The same as one JSON object, newline-terminated; malloc'd, NULL when out
+ * of memory. */
+char *summary_json(const scn_scenario *scn, const run_summary *sum);
+
+/* The iteration-time rule, spelled out with the scenario's numbers. */
+void summary_iteration_rule(const scn_scenario *scn, const campaign_result *res, char *buf,
+                            size_t size);
+
+#endif

@@ -1,0 +1,384 @@
+/* trace.c - HDF5 trace writer (see trace.h and docs/trace-format.md). */
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "version.h"
+
+#define TRACE_FORMAT_VERSION 1
+#define CHUNK_ROWS 4096
+#define DEFLATE_LEVEL 4
+
+/* a growing compound table, buffered CHUNK_ROWS rows at a time */
+typedef struct table {
+    hid_t dset;
+    hid_t type;
+    size_t row_size;
+    unsigned char *buf;
+    size_t n_buf;
+    hsize_t n_rows;
+    const char *name;
+} table;
+
+struct trace_writer {
+    char final_path[1024];
+    char tmp_path[1100];
+    hid_t file;
+    table events;
+    table timeline;
+};
+
+void trace_quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+static int io_error(sim_error *err, const char *path, const char *what)
+{
+    return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed", what);
+}
+
+/* object creation properties without timestamps, for byte-identical files */
+static hid_t untimed(hid_t class_id)
+{
+    hid_t p = H5Pcreate(class_id);
+    if (p >= 0)
+        H5Pset_obj_track_times(p, 0);
+    return p;
+}
+
+static hid_t string_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    return t;
+}
+
+static int put_string_attr(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = string_type(), s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, t, &value) < 0;
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+static int put_strings_attr(hid_t obj, const char *name, const char *const *values, size_t n)
+{
+    hsize_t dims[1] = {n};
+    hid_t t = string_type(), s = H5Screate_simple(1, dims, NULL);
+    hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, t, values) < 0;
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+static int put_scalar_attr(hid_t obj, const char *name, hid_t type, const void *value)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, type, value) < 0;
+    H5Aclose(a);
+    H5Sclose(s);
+    return rc;
+}
+
+static hid_t make_enum(const char *(*name_of)(int), int count)
+{
+    hid_t t = H5Tenum_create(H5T_NATIVE_INT32);
+    for (int v = 0; v < count; v++) {
+        int32_t value = v;
+        H5Tenum_insert(t, name_of(v), &value);
+    }
+    return t;
+}
+
+static hid_t event_type(void)
+{
+    hid_t kind = make_enum(campaign_event_kind_name, 5);
+    hid_t state = make_enum(campaign_state_name, 4);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_event));
+    H5Tinsert(t, "time_s", HOFFSET(campaign_event, time_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "kind", HOFFSET(campaign_event, kind), kind);
+    H5Tinsert(t, "state", HOFFSET(campaign_event, state), state);
+    H5Tinsert(t, "gpu", HOFFSET(campaign_event, gpu), H5T_NATIVE_INT64);
+    H5Tinsert(t, "iteration", HOFFSET(campaign_event, iteration), H5T_NATIVE_INT64);
+    H5Tinsert(t, "lost_work_s", HOFFSET(campaign_event, lost_work_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "duration_s", HOFFSET(campaign_event, duration_s), H5T_NATIVE_DOUBLE);
+    H5Tclose(kind);
+    H5Tclose(state);
+    return t;
+}
+
+static const char *const event_units[] = {"s", "-", "-", "-", "1", "s", "s"};
+
+static hid_t segment_type(void)
+{
+    hid_t state = make_enum(campaign_state_name, 4);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_segment));
+    H5Tinsert(t, "start_s", HOFFSET(campaign_segment, start_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "end_s", HOFFSET(campaign_segment, end_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "state", HOFFSET(campaign_segment, state), state);
+    H5Tinsert(t, "was_interrupted", HOFFSET(campaign_segment, was_interrupted),
+              H5T_NATIVE_INT32);
+    H5Tinsert(t, "iteration_start", HOFFSET(campaign_segment, iteration_start),
+              H5T_NATIVE_INT64);
+    H5Tinsert(t, "iteration_end", HOFFSET(campaign_segment, iteration_end), H5T_NATIVE_INT64);
+    H5Tclose(state);
+    return t;
+}
+
+static const char *const segment_units[] = {"s", "s", "-", "1", "1", "1"};
+
+static int table_create(table *tb, hid_t group, const char *name, hid_t type, size_t row_size,
+                        const char *const *units, size_t n_units, const char *description)
+{
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {CHUNK_ROWS};
+    tb->name = name;
+    tb->type = type;
+    tb->row_size = row_size;
+    tb->buf = malloc(CHUNK_ROWS * row_size);
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = untimed(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, DEFLATE_LEVEL);
+    tb->dset = H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    if (tb->dset < 0 || !tb->buf)
+        return -1;
+    if (put_strings_attr(tb->dset, "units", units, n_units) ||
+        put_string_attr(tb->dset, "description", description))
+        return -1;
+    return 0;
+}
+
+static int table_flush(table *tb)
+{
+    if (tb->n_buf == 0)
+        return 0;
+    hsize_t start[1] = {tb->n_rows}, count[1] = {tb->n_buf}, total[1] = {tb->n_rows + tb->n_buf};
+    if (H5Dset_extent(tb->dset, total) < 0)
+        return -1;
+    hid_t fspace = H5Dget_space(tb->dset);
+    hid_t mspace = H5Screate_simple(1, count, NULL);
+    int rc = fspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+             H5Dwrite(tb->dset, tb->type, mspace, fspace, H5P_DEFAULT, tb->buf) < 0;
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    if (rc)
+        return -1;
+    tb->n_rows += tb->n_buf;
+    tb->n_buf = 0;
+    return 0;
+}
+
+static int table_append(table *tb, const void *row)
+{
+    memcpy(tb->buf + tb->n_buf * tb->row_size, row, tb->row_size);
+    if (++tb->n_buf == CHUNK_ROWS)
+        return table_flush(tb);
+    return 0;
+}
+
+static void table_close(table *tb)
+{
+    if (tb->dset > 0)
+        H5Dclose(tb->dset);
+    if (tb->type > 0)
+        H5Tclose(tb->type);
+    free(tb->buf);
+    memset(tb, 0, sizeof *tb);
+}
+
+static void writer_free(trace_writer *tw)
+{
+    table_close(&tw->events);
+    table_close(&tw->timeline);
+    if (tw->file > 0)
+        H5Fclose(tw->file);
+    free(tw);
+}
+
+int trace_open(const char *path, trace_writer **out, sim_error *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: it is a directory");
+    trace_writer *tw = calloc(1, sizeof *tw);
+    if (!tw)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    if (snprintf(tw->final_path, sizeof tw->final_path, "%s", path) >= (int)sizeof tw->final_path) {
+        free(tw);
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: path too long");
+    }
+    snprintf(tw->tmp_path, sizeof tw->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    /* find out with a plain open why a path is unwritable: HDF5 does not say */
+    int fd = open(tw->tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        free(tw);
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s", strerror(e));
+    }
+    close(fd);
+    tw->file = H5Fcreate(tw->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (tw->file < 0) {
+        unlink(tw->tmp_path);
+        free(tw);
+        return io_error(err, path, "H5Fcreate");
+    }
+    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t campaign = H5Gcreate2(tw->file, "campaign", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    int rc = campaign < 0 ||
+             table_create(&tw->events, campaign, "events", event_type(), sizeof(campaign_event),
+                          event_units, 7,
+                          "campaign events: job start, checkpoints, failures, restarts, job done") ||
+             table_create(&tw->timeline, campaign, "timeline", segment_type(),
+                          sizeof(campaign_segment), segment_units, 6,
+                          "the job's state over time: compute, checkpoint, restart");
+    if (campaign >= 0)
+        H5Gclose(campaign);
+    if (rc) {
+        trace_abort(tw);
+        return io_error(err, path, "creating /campaign");
+    }
+    *out = tw;
+    return 0;
+}
+
+static int sink_event(void *ctx, const campaign_event *ev, sim_error *err)
+{
+    trace_writer *tw = ctx;
+    if (table_append(&tw->events, ev))
+        return io_error(err, tw->final_path, "writing /campaign/events");
+    return 0;
+}
+
+static int sink_segment(void *ctx, const campaign_segment *seg, sim_error *err)
+{
+    trace_writer *tw = ctx;
+    if (table_append(&tw->timeline, seg))
+        return io_error(err, tw->final_path, "writing /campaign/timeline");
+    return 0;
+}
+
+campaign_sink trace_campaign_sink(trace_writer *tw)
+{
+    return (campaign_sink){tw, sink_event, sink_segment};
+}
+
+static int write_summary(hid_t file, const run_summary *sum)
+{
+    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t g = H5Gcreate2(file, "summary", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    if (g < 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sum->n_metrics; i++) {
+        const summary_metric *m = &sum->metrics[i];
+        hid_t s = H5Screate(H5S_SCALAR), dcpl = untimed(H5P_DATASET_CREATE);
+        hid_t type = m->is_count ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+        hid_t d = H5Dcreate2(g, m->name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        int64_t count = (int64_t)m->value;
+        rc = d < 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                               m->is_count ? (const void *)&count : (const void *)&m->value) < 0 ||
+             put_string_attr(d, "units", m->unit) ||
+             put_string_attr(d, "description", m->description);
+        if (d >= 0)
+            H5Dclose(d);
+        H5Pclose(dcpl);
+        H5Sclose(s);
+    }
+    H5Gclose(g);
+    return rc;
+}
+
+static int write_scenario(hid_t file, const scn_scenario *scn)
+{
+    hid_t t = string_type(), s = H5Screate(H5S_SCALAR), dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t d = H5Dcreate2(file, "scenario", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const char *text = scn->resolved_xml;
+    int rc = d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0 ||
+             put_string_attr(d, "units", "-") ||
+             put_string_attr(d, "description",
+                             "the scenario as simulated: XML after XInclude and --set overrides");
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+static int write_root(hid_t file, const scn_scenario *scn, const campaign_result *res,
+                      const run_summary *sum)
+{
+    int32_t format = TRACE_FORMAT_VERSION;
+    uint64_t seed = scn->seed, events = res->events_fired;
+    return put_string_attr(file, "dcsim_version", DCSIM_VERSION) ||
+           put_scalar_attr(file, "format_version", H5T_NATIVE_INT32, &format) ||
+           put_scalar_attr(file, "seed", H5T_NATIVE_UINT64, &seed) ||
+           put_string_attr(file, "event_digest", sum->event_digest) ||
+           put_scalar_attr(file, "events_fired", H5T_NATIVE_UINT64, &events) ||
+           put_string_attr(file, "scenario_name", scn->name) ||
+           put_string_attr(file, "scenario_source", scn->source);
+}
+
+int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_result *res,
+                 const run_summary *sum, sim_error *err)
+{
+    const char *failed = NULL;
+    if (table_flush(&tw->events) || table_flush(&tw->timeline))
+        failed = "writing /campaign";
+    else if (write_scenario(tw->file, scn))
+        failed = "writing /scenario";
+    else if (write_summary(tw->file, sum))
+        failed = "writing /summary";
+    else if (write_root(tw->file, scn, res, sum))
+        failed = "writing the root attributes";
+    table_close(&tw->events);
+    table_close(&tw->timeline);
+    if (!failed && H5Fclose(tw->file) < 0)
+        failed = "closing the file";
+    tw->file = 0;
+    char final_path[sizeof tw->final_path];
+    memcpy(final_path, tw->final_path, sizeof final_path);
+    if (failed) {
+        trace_abort(tw);
+        return io_error(err, final_path, failed);
+    }
+    if (rename(tw->tmp_path, tw->final_path) != 0) {
+        int e = errno;
+        trace_abort(tw);
+        return sim_error_set(err, SIM_ERR_IO, final_path, 0,
+                             "cannot move the finished trace into place: %s", strerror(e));
+    }
+    free(tw);
+    return 0;
+}
+
+void trace_abort(trace_writer *tw)
+{
+    if (!tw)
+        return;
+    char tmp[sizeof tw->tmp_path];
+    memcpy(tmp, tw->tmp_path, sizeof tmp);
+    writer_free(tw);
+    unlink(tmp);
+}

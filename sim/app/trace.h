@@ -1,0 +1,39 @@
+/* trace.h - the HDF5 trace of a run (layout in docs/trace-format.md).
+ *
+ * The file is written under "<path>.tmp.<pid>" and renamed to its final name
+ * only by trace_commit, so an interrupted or failed run never leaves a
+ * partial trace under the final name. Campaign events and timeline segments
+ * stream into chunked tables through the campaign sink as the run goes, so
+ * memory does not grow with the run's length. Object timestamps are off:
+ * the same scenario and seed give a byte-identical file.
+ */
+#ifndef DCSIM_APP_TRACE_H
+#define DCSIM_APP_TRACE_H
+
+#include "campaign.h"
+#include "error.h"
+#include "scenario.h"
+#include "summary.h"
+
+typedef struct trace_writer trace_writer;
+
+/* Create the temporary file next to path. Fails early (SIM_ERR_IO, naming the
+ * path and the reason) when the directory is not writable. */
+int trace_open(const char *path, trace_writer **out, sim_error *err);
+
+/* A campaign sink writing /campaign/events and /campaign/timeline. */
+campaign_sink trace_campaign_sink(trace_writer *tw);
+
+/* Write /scenario, /summary and the root attributes, close, and rename to the
+ * final name. The writer is freed whatever happens. */
+int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_result *res,
+                 const run_summary *sum, sim_error *err);
+
+/* Close and delete the temporary file; the final path is not touched.
+ * NULL is a no-op. */
+void trace_abort(trace_writer *tw);
+
+/* Turn off HDF5's own error printing (dcsim reports through sim_error). */
+void trace_quiet_hdf5(void);
+
+#endif

@@ -1,0 +1,157 @@
+/* engine.c - the event loop (see engine.h).
+ *
+ * Fast path: the loop peeks the head event and fires it while it is still in
+ * the heap. If the handler schedules an event, the first one replaces the head
+ * in a single sift-down instead of a pop followed by a push; otherwise the
+ * head is popped after the handler returns. Until that first schedule the head
+ * is "firing": it cannot be cancelled, and nothing else can move above it
+ * because it has the smallest (time, priority, sequence) key.
+ */
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_engine {
+    sim_queue queue;
+    double now_s;
+    uint64_t digest;
+    uint64_t n_fired;
+    sim_event_id firing_id; /* head being fired and not yet replaced, else 0 */
+    int stop_requested;
+    int failed;
+    char failure[160];
+    sim_poll_fn poll;
+    void *poll_ctx;
+    uint64_t poll_every;
+};
+
+#define DIGEST_SEED 0xcbf29ce484222325ull
+#define DIGEST_PRIME 0x100000001b3ull
+
+sim_engine *sim_engine_create(void)
+{
+    sim_engine *eng = calloc(1, sizeof *eng);
+    if (!eng)
+        return NULL;
+    sim_queue_init(&eng->queue);
+    eng->digest = DIGEST_SEED;
+    return eng;
+}
+
+void sim_engine_destroy(sim_engine *eng)
+{
+    if (!eng)
+        return;
+    sim_queue_fini(&eng->queue);
+    free(eng);
+}
+
+static sim_event_id fail(sim_engine *eng, const char *why, double time_s)
+{
+    if (!eng->failed) {
+        eng->failed = 1;
+        snprintf(eng->failure, sizeof eng->failure, "%s (time %.17g s, now %.17g s)", why,
+                 time_s, eng->now_s);
+    }
+    return 0;
+}
+
+sim_event_id sim_schedule_at(sim_engine *eng, double time_s, unsigned priority, unsigned kind,
+                             sim_handler_fn fn, void *ctx, uint64_t data)
+{
+    if (!(time_s >= eng->now_s)) /* also catches NaN */
+        return fail(eng, "event scheduled in the past", time_s);
+    if (priority > SIM_PRIORITY_MAX)
+        return fail(eng, "event priority above 255", time_s);
+    sim_event_id id;
+    if (eng->firing_id) {
+        eng->firing_id = 0;
+        id = sim_queue_replace_first(&eng->queue, time_s, priority, kind, fn, ctx, data);
+    } else {
+        id = sim_queue_push(&eng->queue, time_s, priority, kind, fn, ctx, data);
+    }
+    if (!id)
+        return fail(eng, "out of memory for events", time_s);
+    return id;
+}
+
+sim_event_id sim_schedule_in(sim_engine *eng, double delay_s, unsigned priority, unsigned kind,
+                             sim_handler_fn fn, void *ctx, uint64_t data)
+{
+    if (!(delay_s >= 0))
+        return fail(eng, "event scheduled with a negative delay", eng->now_s + delay_s);
+    return sim_schedule_at(eng, eng->now_s + delay_s, priority, kind, fn, ctx, data);
+}
+
+int sim_cancel(sim_engine *eng, sim_event_id id)
+{
+    if (id == 0 || id == eng->firing_id)
+        return 0;
+    return sim_queue_cancel(&eng->queue, id);
+}
+
+static inline uint64_t mix_digest(uint64_t digest, double time_s, unsigned kind, uint64_t data)
+{
+    uint64_t bits;
+    memcpy(&bits, &time_s, sizeof bits);
+    digest = (digest ^ bits) * DIGEST_PRIME;
+    digest = (digest ^ ((uint64_t)kind << 48) ^ data) * DIGEST_PRIME;
+    return digest;
+}
+
+enum sim_run_status sim_run(sim_engine *eng, double until_s)
+{
+    sim_queue *q = &eng->queue;
+    eng->stop_requested = 0;
+    if (eng->failed)
+        return SIM_RUN_FAILED;
+    while (q->n_pending > 0) {
+        const sim_heap_entry *head = &q->heap[0];
+        if (head->time_s > until_s)
+            return SIM_RUN_UNTIL;
+        const sim_event_rec *rec = &q->recs[head->rec];
+        sim_handler_fn fn = rec->fn;
+        void *ctx = rec->ctx;
+        uint64_t data = rec->data;
+        eng->now_s = head->time_s;
+        eng->digest = mix_digest(eng->digest, head->time_s, rec->kind, data);
+        eng->firing_id = ((uint64_t)rec->gen << 32) | ((uint64_t)head->rec + 1);
+        eng->n_fired++;
+        fn(eng, ctx, data);
+        if (eng->firing_id) { /* the handler scheduled nothing: drop the head now */
+            eng->firing_id = 0;
+            sim_queue_pop(q, NULL);
+        }
+        if (eng->failed)
+            return SIM_RUN_FAILED;
+        if (eng->stop_requested)
+            return SIM_RUN_STOPPED;
+        if (eng->poll && eng->n_fired % eng->poll_every == 0 && eng->poll(eng, eng->poll_ctx))
+            return SIM_RUN_POLLED_STOP;
+    }
+    return SIM_RUN_EMPTY;
+}
+
+void sim_stop(sim_engine *eng) { eng->stop_requested = 1; }
+
+void sim_engine_set_poll(sim_engine *eng, sim_poll_fn fn, void *ctx, uint64_t every)
+{
+    eng->poll = fn;
+    eng->poll_ctx = ctx;
+    eng->poll_every = every ? every : 1;
+}
+
+double sim_now(const sim_engine *eng) { return eng->now_s; }
+uint64_t sim_digest(const sim_engine *eng) { return eng->digest; }
+uint64_t sim_events_fired(const sim_engine *eng) { return eng->n_fired; }
+/* The head being fired is not pending (sim_cancel refuses it) although it
+ * stays in the heap until the handler schedules something or returns. */
+size_t sim_pending(const sim_engine *eng)
+{
+    return sim_queue_size(&eng->queue) - (eng->firing_id != 0);
+}
+const char *sim_engine_failure(const sim_engine *eng) { return eng->failure; }
+size_t sim_engine_pool_grows(const sim_engine *eng) { return eng->queue.pool_grows; }

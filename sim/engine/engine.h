@@ -1,0 +1,65 @@
+/* engine.h - the discrete-event loop shared by the step and campaign tiers.
+ *
+ * Time is double seconds and never goes backwards: an event may not be
+ * scheduled before now. Events at equal times fire by priority, then in
+ * insertion order (queue.h). The engine keeps a running 64-bit digest of every
+ * fired event (time, kind, payload) so two runs can be compared with one
+ * number; kinds, not handler addresses, enter the digest, so it does not
+ * depend on where the binary was loaded.
+ */
+#ifndef DCSIM_SIM_ENGINE_H
+#define DCSIM_SIM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "queue.h"
+
+typedef struct sim_engine sim_engine;
+
+/* Called every `every` fired events; return non-zero to stop the run (the
+ * engine uses this for progress reports and for SIGINT). */
+typedef int (*sim_poll_fn)(sim_engine *eng, void *ctx);
+
+enum sim_run_status {
+    SIM_RUN_EMPTY = 0,   /* no event left */
+    SIM_RUN_UNTIL,       /* next event is later than the horizon */
+    SIM_RUN_STOPPED,     /* a handler called sim_stop() */
+    SIM_RUN_POLLED_STOP, /* the poll function asked to stop */
+    SIM_RUN_FAILED       /* out of memory, or an event scheduled in the past */
+};
+
+sim_engine *sim_engine_create(void);
+void sim_engine_destroy(sim_engine *eng); /* NULL is a no-op */
+
+/* Schedule fn(ctx, data) at absolute time_s (>= now) or after delay_s (>= 0).
+ * priority 0..255, lower fires first at equal times; kind is folded into the
+ * digest. Returns the id, or 0 on failure (then sim_run reports SIM_RUN_FAILED
+ * and sim_engine_failure() says why). */
+sim_event_id sim_schedule_at(sim_engine *eng, double time_s, unsigned priority, unsigned kind,
+                             sim_handler_fn fn, void *ctx, uint64_t data);
+sim_event_id sim_schedule_in(sim_engine *eng, double delay_s, unsigned priority, unsigned kind,
+                             sim_handler_fn fn, void *ctx, uint64_t data);
+
+/* Cancel a pending event: 1 if removed, 0 if it already fired, is firing now
+ * or was cancelled before. O(log n). */
+int sim_cancel(sim_engine *eng, sim_event_id id);
+
+/* Fire events in order until none is left, the next is later than until_s,
+ * a handler calls sim_stop, or the poll function says stop. now advances to
+ * each event's time; it is not moved to until_s. */
+enum sim_run_status sim_run(sim_engine *eng, double until_s);
+
+void sim_stop(sim_engine *eng);
+void sim_engine_set_poll(sim_engine *eng, sim_poll_fn fn, void *ctx, uint64_t every);
+
+double sim_now(const sim_engine *eng);
+uint64_t sim_digest(const sim_engine *eng);
+uint64_t sim_events_fired(const sim_engine *eng);
+size_t sim_pending(const sim_engine *eng);
+/* Why the last SIM_RUN_FAILED happened ("" if it did not). */
+const char *sim_engine_failure(const sim_engine *eng);
+/* How often the event pool grew (for the no-malloc-per-event test). */
+size_t sim_engine_pool_grows(const sim_engine *eng);
+
+#endif
