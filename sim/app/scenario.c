@@ -17,7 +17,6 @@
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/uri.h>
 #include <libxml/xinclude.h>
 #include <libxml/xmlschemas.h>
 
@@ -68,6 +67,8 @@ typedef struct loader {
     scn_gpu_type *gpus;
     size_t n_gpus, cap_gpus;
     size_t n_builtin_gpus;    /* entries [0, n_builtin) came from the built-in catalog */
+    char **files;             /* names of XInclude'd files, owned; see mark_included */
+    size_t n_files;
 } loader;
 
 typedef struct xml_problem {
@@ -94,29 +95,92 @@ static void on_xml_error(void *ctx, xmlErrorPtr e)
         p->node = e->node;
 }
 
+/* the --set that gave n its attribute attr; with attr NULL (an error about
+ * the element as a whole) the latest --set on that element */
 static const override *find_override(const loader *ld, const xmlNode *n, const char *attr)
 {
     for (size_t i = ld->n_ovr; i-- > 0;)
-        if (ld->ovr[i].elem == n && attr && strcmp(ld->ovr[i].attr, attr) == 0)
+        if (ld->ovr[i].elem == n && (!attr || strcmp(ld->ovr[i].attr, attr) == 0))
             return &ld->ovr[i];
     return NULL;
 }
 
-/* file and line of an element: the XInclude'd file when it came from one */
+/* file and line of an element: the XInclude'd file when it came from one
+ * (mark_included keeps that file's name in the node's _private) */
 static void node_location(const loader *ld, xmlNode *n, char *file, size_t size, int *line)
 {
     *line = (int)xmlGetLineNo(n);
-    xmlChar *base = xmlNodeGetBase(n->doc, n);
-    if (!base || (n->doc->URL && xmlStrEqual(base, n->doc->URL))) {
-        snprintf(file, size, "%s", ld->display_name);
-    } else {
-        char *plain = xmlURIUnescapeString((const char *)base, 0, NULL);
-        snprintf(file, size, "%s", plain ? plain : (const char *)base);
-        free(plain);
-    }
-    xmlFree(base);
+    snprintf(file, size, "%s", n->_private ? (const char *)n->_private : ld->display_name);
     if (*line < 0)
         *line = 0;
+}
+
+/* "dir/main.xml" + "cat.xml" -> "dir/cat.xml", as XInclude resolves it */
+static const char *included_name(loader *ld, const char *from, const char *href)
+{
+    const char *slash = strrchr(from, '/');
+    size_t dir = (href[0] == '/' || !slash) ? 0 : (size_t)(slash - from) + 1;
+    char *name = malloc(dir + strlen(href) + 1);
+    char **files = realloc(ld->files, (ld->n_files + 1) * sizeof *files);
+    if (files)
+        ld->files = files;
+    if (!name || !files) {
+        free(name);
+        return NULL;
+    }
+    memcpy(name, from, dir);
+    strcpy(name + dir, href);
+    ld->files[ld->n_files++] = name;
+    return name;
+}
+
+/* XInclude leaves its result between XINCLUDE_START (the old xi:include
+ * element, href intact) and XINCLUDE_END markers. Label every included
+ * element with its file (in _private; NULL means the main document) for error
+ * messages, then drop the markers so the schema and the serialiser see a
+ * plain tree. An href is resolved from the including file's directory.
+ * (xml:base cannot serve: libxml2 omits it for files in the same directory.) */
+static int mark_included(loader *ld, xmlNode *first, const char *file)
+{
+    enum { MAX_DEPTH = 32 };
+    const char *stack[MAX_DEPTH];
+    int depth = 0;
+    const char *current = file;
+    for (xmlNode *n = first, *next; n; n = next) {
+        next = n->next;
+        if (n->type == XML_ELEMENT_NODE) {
+            n->_private = (void *)current;
+            int rc = mark_included(ld, n->children, current);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (n->type == XML_XINCLUDE_START) {
+            /* xmlGetProp serves element nodes only: read the attribute list */
+            xmlChar *href = NULL;
+            for (xmlAttr *a = n->properties; a && !href; a = a->next)
+                if (xmlStrEqual(a->name, (const xmlChar *)"href"))
+                    href = xmlNodeListGetString(n->doc, a->children, 1);
+            const char *from = current ? current : ld->display_name;
+            if (depth == MAX_DEPTH || !href) {
+                xmlFree(href);
+                return sim_error_set(ld->err, SIM_ERR_INPUT, from, (int)xmlGetLineNo(n),
+                                     "<xi:include>: nested too deep or without href");
+            }
+            stack[depth++] = current;
+            current = included_name(ld, from, (const char *)href);
+            xmlFree(href);
+            if (!current)
+                return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+        } else if (n->type == XML_XINCLUDE_END) {
+            current = depth ? stack[--depth] : file;
+        } else {
+            continue;
+        }
+        xmlUnlinkNode(n);
+        xmlFreeNode(n);
+    }
+    return 0;
 }
 
 /* "<elem attr="value">" (attr may be NULL), value shortened for one line */
@@ -207,7 +271,7 @@ static int positive(loader *ld, xmlNode *n, const char *attr, double x, double m
     if (!(x > 0))
         return node_error(ld, n, attr, "%s must be positive", attr);
     if (x > max)
-        return node_error(ld, n, attr, "%s must be at most %g%s", attr, max, unit_hint);
+        return node_error(ld, n, attr, "%s must be at most %.15g%s", attr, max, unit_hint);
     return 0;
 }
 
@@ -332,11 +396,15 @@ static xmlDoc *read_doc(loader *ld, const char *path, const char *text, size_t l
     int opts = XML_PARSE_NONET | XML_PARSE_NOBLANKS;
     xmlDoc *doc = path ? xmlReadFile(path, NULL, opts)
                        : xmlReadMemory(text, (int)len, ld->display_name, NULL, opts);
-    if (doc && xmlXIncludeProcessFlags(doc, opts | XML_PARSE_NOXINCNODE) < 0 && !prob.have) {
+    if (doc && xmlXIncludeProcessFlags(doc, opts) < 0 && !prob.have) {
         prob.have = 1;
         snprintf(prob.msg, sizeof prob.msg, "XInclude processing failed");
     }
     xmlSetStructuredErrorFunc(NULL, NULL);
+    if (doc && !prob.have && mark_included(ld, doc->children, NULL)) {
+        xmlFreeDoc(doc);
+        return NULL;
+    }
     if (prob.have) {
         int line = prob.line;
         char file[512];
@@ -366,6 +434,8 @@ static int schema_error(loader *ld, const xml_problem *prob)
     const char *colon = strstr(msg, "': ");
     if (strncmp(msg, "Element '", 9) == 0 && colon) {
         rest = colon + 3;
+        if (strncmp(rest, "[facet '", 8) == 0 && strstr(rest, "'] "))
+            rest = strstr(rest, "'] ") + 3;
         if (a && a < colon) {
             size_t n = (size_t)(colon - (a + 13));
             if (n < sizeof attr) {
@@ -602,8 +672,10 @@ static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
     if (!rc)
         rc = whole(ld, training, "tokens-per-iteration", c->tokens_per_iteration);
     if (!rc)
-        rc = positive(ld, training, "tokens-per-iteration", c->tokens_per_iteration,
-                      c->train_tokens, " (the training tokens)");
+        rc = positive(ld, training, "tokens-per-iteration", c->tokens_per_iteration, INFINITY, "");
+    if (!rc && c->tokens_per_iteration > c->train_tokens)
+        rc = node_error(ld, training, "tokens-per-iteration",
+                        "tokens-per-iteration must not exceed tokens (%.15g)", c->train_tokens);
     if (!rc)
         rc = get_quantity(ld, training, "mfu", SIM_DIM_FRACTION, 1, &c->mfu_frac);
     if (!rc && !(c->mfu_frac > 0 && c->mfu_frac <= 1))
@@ -778,6 +850,9 @@ int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scena
     xmlFreeDoc(doc);
     free(ld.ovr);
     free(ld.gpus);
+    for (size_t i = 0; i < ld.n_files; i++)
+        free(ld.files[i]);
+    free(ld.files);
     if (!rc)
         *out = s;
     return rc;

@@ -130,6 +130,22 @@ void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result
     fprintf(f, "\n  event digest %s\n", sum->event_digest);
 }
 
+/* The shortest decimal that reads back as exactly the same double. cJSON's
+ * own number printer accepts a one-ulp difference, and a summary must match
+ * the trace bit for bit. JSON has no inf or NaN: those print as null. */
+static void exact_number(double x, char *buf, size_t size)
+{
+    if (!isfinite(x)) {
+        snprintf(buf, size, "null");
+        return;
+    }
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
 char *summary_json(const scn_scenario *scn, const run_summary *sum)
 {
     cJSON *root = cJSON_CreateObject();
@@ -154,7 +170,9 @@ char *summary_json(const scn_scenario *scn, const run_summary *sum)
     cJSON_AddStringToObject(root, "precision", scn_precision_name(scn->precision));
     cJSON_AddStringToObject(root, "iteration_time_rule", "6*N*T/(GPUs*peak*MFU)");
     for (size_t i = 0; i < sum->n_metrics; i++) {
-        cJSON_AddNumberToObject(metrics, sum->metrics[i].name, sum->metrics[i].value);
+        char number[32];
+        exact_number(sum->metrics[i].value, number, sizeof number);
+        cJSON_AddRawToObject(metrics, sum->metrics[i].name, number);
         cJSON_AddStringToObject(units, sum->metrics[i].name, sum->metrics[i].unit);
     }
     cJSON_AddItemToObject(root, "summary", metrics);

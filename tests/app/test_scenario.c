@@ -1,0 +1,195 @@
+/* test_scenario.c - the scenario loader: the built-in default, --set,
+ * XInclude'd catalogs, and where errors point. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "scenario.h"
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+static int load(const char *path, const char *const *sets, size_t n, scn_scenario *s,
+                sim_error *err)
+{
+    sim_error_clear(err);
+    return scn_load(path, sets, n, s, err);
+}
+
+static void test_default_matches_file(void)
+{
+    size_t file_len = 0, builtin_len = 0;
+    char *file = read_file(DCSIM_SOURCE_DIR "/scenarios/examples/default.xml", &file_len);
+    const char *builtin = scn_default_xml(&builtin_len);
+    CHECK(file != NULL);
+    CHECK_INT_EQ(builtin_len, file_len);
+    CHECK(file && builtin_len == file_len && memcmp(file, builtin, file_len) == 0);
+    free(file);
+}
+
+static void test_default_values(void)
+{
+    scn_scenario s;
+    sim_error err;
+    CHECK_INT_EQ(load(NULL, NULL, 0, &s, &err), 0);
+    CHECK_STR_EQ(s.source, "default.xml");
+    CHECK_INT_EQ(s.seed, 42);
+    CHECK_STR_EQ(s.gpu.name, "H100-SXM");
+    CHECK_INT_EQ(s.campaign.gpu_count, 16384);
+    CHECK_INT_EQ(s.precision, SCN_PREC_BF16);
+    CHECK_REL(s.campaign.gpu_peak_flops_per_s, 989.4e12, 1e-15);
+    CHECK_REL(s.campaign.model_params, 405e9, 1e-15);
+    CHECK_REL(s.campaign.train_tokens, 15.6e12, 1e-15);
+    CHECK_REL(s.campaign.tokens_per_iteration, 16e6, 1e-15);
+    CHECK_REL(s.campaign.mfu_frac, 0.42, 1e-15);
+    CHECK_REL(s.campaign.gpu_failure_rate_per_s, 1.973e-5 / 3600, 1e-15);
+    CHECK_REL(s.campaign.restart_s, 600, 1e-15);
+    CHECK_REL(s.campaign.checkpoint_interval_s, 900, 1e-15);
+    CHECK_REL(s.campaign.checkpoint_write_s, 33, 1e-15);
+    CHECK_REL(s.gpu.hbm_bytes, 80e9, 1e-15);
+    CHECK_REL(s.gpu.tdp_w, 700, 1e-15);
+    CHECK(s.resolved_xml && strstr(s.resolved_xml, "<checkpoint interval=\"15min\""));
+    /* 6ND of the default equals the Llama 3 paper's 3.8e25 FLOPs to its two
+     * printed digits (calibration.md 2b) */
+    double flops = 6 * s.campaign.model_params * s.campaign.train_tokens;
+    CHECK_NEAR(flops / 1e25, 3.8, 0.05);
+    scn_scenario_free(&s);
+}
+
+static void test_set_overrides(void)
+{
+    const char *sets[] = {"checkpoint/@interval=20min", "/dcsim/cluster/gpu/@count=8K",
+                          "@seed=7", "checkpoint/@interval=25min",
+                          "reliability/failure/@rate=0/h"};
+    scn_scenario s;
+    sim_error err;
+    CHECK_INT_EQ(load(NULL, sets, 5, &s, &err), 0);
+    CHECK_REL(s.campaign.checkpoint_interval_s, 1500, 1e-15); /* the last --set wins */
+    CHECK_INT_EQ(s.campaign.gpu_count, 8000);
+    CHECK_INT_EQ(s.seed, 7);
+    CHECK_INT_EQ(s.campaign.seed, 7);
+    CHECK(s.campaign.gpu_failure_rate_per_s == 0);
+    CHECK(strstr(s.resolved_xml, "interval=\"25min\"") != NULL);
+    CHECK(strstr(s.resolved_xml, "seed=\"7\"") != NULL);
+    scn_scenario_free(&s);
+
+    /* setting mtbf where the scenario has a rate gives both: the error about
+     * the element names the --set that caused it */
+    const char *bad[] = {"reliability/failure/@mtbf=50000h"};
+    CHECK_INT_EQ(load(NULL, bad, 1, &s, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "exactly one of rate");
+    CHECK_STR_EQ(err.file, "--set reliability/failure/@mtbf=50000h");
+}
+
+static void test_xinclude_catalog(void)
+{
+    const char *main_xml = DCSIM_SOURCE_DIR "/tests/scenarios/xinclude/main.xml";
+    scn_scenario s;
+    sim_error err;
+    CHECK_INT_EQ(load(main_xml, NULL, 0, &s, &err), 0);
+    CHECK_STR_EQ(s.gpu.name, "LAB-GPU");
+    CHECK_REL(s.campaign.gpu_peak_flops_per_s, 100e12, 1e-15);
+    CHECK(s.campaign.gpu_failure_rate_per_s == 0); /* no <reliability>: no failures */
+    CHECK(strstr(s.resolved_xml, "xi:include") == NULL);
+    CHECK(strstr(s.resolved_xml, "LAB-GPU") != NULL);
+    scn_scenario_free(&s);
+
+    /* the included catalog replaces the built-in H100-SXM entry */
+    const char *sets[] = {"cluster/gpu/@type=H100-SXM"};
+    CHECK_INT_EQ(load(main_xml, sets, 1, &s, &err), 0);
+    CHECK_REL(s.campaign.gpu_peak_flops_per_s, 900e12, 1e-15);
+    scn_scenario_free(&s);
+
+    /* an error inside the included file names that file and its line */
+    CHECK_INT_EQ(load(DCSIM_SOURCE_DIR "/tests/scenarios/xinclude/bad-include.xml", NULL, 0, &s,
+                      &err),
+                 SIM_ERR_INPUT);
+    CHECK_STR_EQ(err.file, DCSIM_SOURCE_DIR "/tests/scenarios/xinclude/bad-gpus.xml");
+    CHECK_INT_EQ(err.line, 4);
+    CHECK_CONTAINS(err.msg, "<peak rate=\"100\">: number without unit");
+}
+
+static void test_catalog_complete(void)
+{
+    /* every built-in GPU type loads and has a positive bf16 peak */
+    const char *types[] = {"A100-SXM-40GB", "A100-SXM-80GB", "H100-SXM", "H100-PCIe",
+                           "H800-SXM",      "H200-SXM",      "H20",      "B200",
+                           "MI300X"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char set[128];
+        snprintf(set, sizeof set, "cluster/gpu/@type=%s", types[i]);
+        const char *sets[] = {set};
+        scn_scenario s;
+        sim_error err;
+        CHECK_INT_EQ(load(NULL, sets, 1, &s, &err), 0);
+        CHECK_STR_EQ(s.gpu.name, types[i]);
+        CHECK(s.gpu.peak_flops_per_s[SCN_PREC_BF16] > 0);
+        CHECK(s.gpu.tdp_w > 0);
+        scn_scenario_free(&s);
+    }
+    /* dense, not sparse: H100 fp8 is twice bf16, bf16 twice tf32 */
+    const char *sets[] = {"cluster/gpu/@type=H100-SXM"};
+    scn_scenario s;
+    sim_error err;
+    CHECK_INT_EQ(load(NULL, sets, 1, &s, &err), 0);
+    CHECK_REL(s.gpu.peak_flops_per_s[SCN_PREC_FP8], 2 * s.gpu.peak_flops_per_s[SCN_PREC_BF16],
+              1e-3);
+    CHECK_REL(s.gpu.peak_flops_per_s[SCN_PREC_BF16], 2 * s.gpu.peak_flops_per_s[SCN_PREC_TF32],
+              1e-3);
+    scn_scenario_free(&s);
+}
+
+static void test_error_locations(void)
+{
+    scn_scenario s;
+    sim_error err;
+    const char *sets[] = {"job/training/@tokens=-5T"};
+    CHECK_INT_EQ(load(NULL, sets, 1, &s, &err), SIM_ERR_INPUT);
+    CHECK_STR_EQ(err.file, "--set job/training/@tokens=-5T");
+    CHECK_INT_EQ(err.line, 0);
+    CHECK_STR_EQ(err.msg, "<training tokens=\"-5T\">: tokens must be positive");
+
+    CHECK_INT_EQ(load(DCSIM_SOURCE_DIR "/tests/bad/negative_tokens.xml", NULL, 0, &s, &err),
+                 SIM_ERR_INPUT);
+    CHECK_INT_EQ(err.line, 9);
+    CHECK_STR_EQ(err.msg, "<training tokens=\"-5T\">: tokens must be positive");
+    char line[2048];
+    CHECK_STR_EQ(sim_error_format(&err, line, sizeof line),
+                 DCSIM_SOURCE_DIR "/tests/bad/negative_tokens.xml:9: error: <training "
+                                  "tokens=\"-5T\">: tokens must be positive");
+
+    CHECK_INT_EQ(load("/nonexistent/x.xml", NULL, 0, &s, &err), SIM_ERR_IO);
+    CHECK_STR_EQ(err.file, "/nonexistent/x.xml");
+    CHECK_CONTAINS(err.msg, "No such file");
+}
+
+int main(void)
+{
+    test_default_matches_file();
+    test_default_values();
+    test_set_overrides();
+    test_xinclude_catalog();
+    test_catalog_complete();
+    test_error_locations();
+    return check_report();
+}

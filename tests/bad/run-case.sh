@@ -1,0 +1,52 @@
+#!/bin/sh
+# run-case.sh DCSIM CASE - one bad-input case: dcsim must exit with status 2
+# and print exactly the expected error line first on stderr, and must not
+# leave a trace behind.
+#   NAME.xml   expected line in a leading <!-- expect: ... --> comment; checked
+#              with both `dcsim validate NAME.xml` and `dcsim run NAME.xml`
+#   NAME.case  "args: ..." (the dcsim arguments) and "expect: ..." lines
+set -u
+dcsim=$1
+case_file=$2
+cd "$(dirname "$case_file")" || exit 1
+name=$(basename "$case_file")
+failed=0
+
+check() { # args...
+    out=$("$dcsim" "$@" 2>&1 >/dev/null)
+    status=$?
+    first=$(printf '%s\n' "$out" | head -n 1)
+    if [ "$status" -ne 2 ]; then
+        echo "FAIL $name: dcsim $*: exit status $status, expected 2"
+        failed=1
+    fi
+    if [ "$first" != "$expect" ]; then
+        echo "FAIL $name: dcsim $*"
+        echo "  expected: $expect"
+        echo "  got:      $first"
+        failed=1
+    fi
+}
+
+case "$name" in
+*.xml)
+    expect=$(sed -n 's/^<!-- expect: \(.*\) -->$/\1/p' "$name" | head -n 1)
+    [ -n "$expect" ] || { echo "FAIL $name: no <!-- expect: ... --> line"; exit 1; }
+    check validate "$name"
+    check run --quiet -o "$name.h5" "$name"
+    if ls "$name".h5* >/dev/null 2>&1; then
+        echo "FAIL $name: a trace file was left behind"
+        rm -f "$name".h5*
+        failed=1
+    fi
+    ;;
+*.case)
+    expect=$(sed -n 's/^expect: //p' "$name")
+    args=$(sed -n 's/^args: //p' "$name")
+    [ -n "$expect" ] && [ -n "$args" ] || { echo "FAIL $name: needs args: and expect: lines"; exit 1; }
+    # shellcheck disable=SC2086 # args are word-split on purpose
+    check $args
+    ;;
+esac
+[ "$failed" -eq 0 ] && echo "ok $name"
+exit "$failed"

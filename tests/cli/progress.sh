@@ -1,0 +1,22 @@
+#!/bin/sh
+# progress.sh DCSIM SOURCE_DIR - a long run shows progress on a terminal,
+# and nothing with --quiet or when stderr is not a terminal. `script` gives
+# the run a pseudo-terminal.
+set -u
+dcsim=$1
+src=$2
+if ! command -v script >/dev/null 2>&1; then
+    echo "FAIL: the script command (bsdutils) is needed for this test"; exit 1
+fi
+dir=$(mktemp -d /tmp/dcsim-progress-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+long="$src/tests/scenarios/long.xml"
+script -qec "timeout -s INT 3 '$dcsim' run '$long'" /dev/null >"$dir/tty" 2>&1
+grep -q "simulating:" "$dir/tty" || { echo "FAIL: no progress on a terminal"; fail=1; }
+script -qec "timeout -s INT 3 '$dcsim' run --quiet '$long'" /dev/null >"$dir/quiet" 2>&1
+grep -q "simulating:" "$dir/quiet" && { echo "FAIL: progress shown with --quiet"; fail=1; }
+timeout -s INT 3 "$dcsim" run "$long" >/dev/null 2>"$dir/pipe"
+grep -q "simulating:" "$dir/pipe" && { echo "FAIL: progress shown when stderr is not a terminal"; fail=1; }
+[ "$fail" -eq 0 ] && echo "ok: progress on a terminal only, and not with --quiet"
+exit "$fail"
