@@ -115,17 +115,23 @@ void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result
             scn->model_name[0] ? scn->model_name : "model", c->model_params, c->train_tokens,
             c->tokens_per_iteration);
     fprintf(f, "iteration  %s\n\n", rule);
-    fprintf(f, "  %-34s %16s  %-7s\n", "metric", "value", "unit");
+    fprintf(f, "  %-34s %16s  %s\n", "metric", "value", "unit");
     for (size_t i = 0; i < sum->n_metrics; i++) {
         const summary_metric *m = &sum->metrics[i];
-        char value[32], human[32] = "";
+        char value[32], human[32] = "", line[160];
         if (m->is_count)
             snprintf(value, sizeof value, "%.0f", m->value);
         else
             snprintf(value, sizeof value, "%.6g", m->value);
         if (strcmp(m->unit, "s") == 0)
             human_duration(m->value, human, sizeof human);
-        fprintf(f, "  %-34s %16s  %-7s %s\n", m->label, value, m->unit, human);
+        int n = snprintf(line, sizeof line, "  %-34s %16s  %-7s %s", m->label, value, m->unit,
+                         human);
+        if (n >= (int)sizeof line)
+            n = (int)sizeof line - 1;
+        while (n > 0 && line[n - 1] == ' ') /* no trailing blanks */
+            line[--n] = '\0';
+        fprintf(f, "%s\n", line);
     }
     fprintf(f, "\n  event digest %s\n", sum->event_digest);
 }
