@@ -66,6 +66,8 @@ sim_event_id sim_schedule_at(sim_engine *eng, double time_s, unsigned priority, 
         return fail(eng, "event scheduled in the past", time_s);
     if (priority > SIM_PRIORITY_MAX)
         return fail(eng, "event priority above 255", time_s);
+    if (kind > SIM_KIND_MAX)
+        return fail(eng, "event kind above 65535", time_s);
     sim_event_id id;
     if (eng->firing_id) {
         eng->firing_id = 0;
@@ -93,12 +95,16 @@ int sim_cancel(sim_engine *eng, sim_event_id id)
     return sim_queue_cancel(&eng->queue, id);
 }
 
-static inline uint64_t mix_digest(uint64_t digest, double time_s, unsigned kind, uint64_t data)
+/* FNV-1a style over three words, each mixed in on its own so no field can
+ * cancel another: the time's bits, kind and priority, the payload */
+static inline uint64_t mix_digest(uint64_t digest, double time_s, unsigned kind,
+                                  unsigned priority, uint64_t data)
 {
     uint64_t bits;
     memcpy(&bits, &time_s, sizeof bits);
     digest = (digest ^ bits) * DIGEST_PRIME;
-    digest = (digest ^ ((uint64_t)kind << 48) ^ data) * DIGEST_PRIME;
+    digest = (digest ^ (((uint64_t)kind << 8) | priority)) * DIGEST_PRIME;
+    digest = (digest ^ data) * DIGEST_PRIME;
     return digest;
 }
 
@@ -117,7 +123,8 @@ enum sim_run_status sim_run(sim_engine *eng, double until_s)
         void *ctx = rec->ctx;
         uint64_t data = rec->data;
         eng->now_s = head->time_s;
-        eng->digest = mix_digest(eng->digest, head->time_s, rec->kind, data);
+        eng->digest = mix_digest(eng->digest, head->time_s, rec->kind,
+                                 (unsigned)(rec->order >> 56), data);
         eng->firing_id = ((uint64_t)rec->gen << 32) | ((uint64_t)head->rec + 1);
         eng->n_fired++;
         fn(eng, ctx, data);

@@ -21,18 +21,21 @@ struct sim_engine;
 typedef void (*sim_handler_fn)(struct sim_engine *eng, void *ctx, uint64_t data);
 
 /* Identifies a pending event for cancellation. 0 is never a valid id. An id
- * stays unique after its event fires or is cancelled (a generation counter
- * is part of it), so cancelling a stale id is a safe no-op. */
+ * stays unique after its event fires or is cancelled (a 32-bit generation
+ * counter per pool slot is part of it), so cancelling a stale id is a safe
+ * no-op -- unless the caller keeps a stale id while its slot is reused 2^32
+ * times, which the engine's users never do (they cancel only ids of events
+ * they know to be pending or just replaced). */
 typedef uint64_t sim_event_id;
 
 #define SIM_PRIORITY_MAX 255u
+#define SIM_KIND_MAX 65535u
 
 typedef struct sim_event_rec {
     sim_handler_fn fn;
     void *ctx;
     uint64_t data;
     uint64_t order;    /* priority << 56 | sequence */
-    uint32_t heap_pos; /* index in heap while pending */
     uint32_t gen;      /* bumped when the record is freed */
     uint16_t kind;     /* caller's event kind, folded into the digest */
 } sim_event_rec;
@@ -47,6 +50,9 @@ typedef struct sim_queue {
     size_t n_pending;
     size_t heap_cap;
     sim_event_rec *recs;
+    uint32_t *heap_pos;  /* by record: its heap index while pending, else UINT32_MAX.
+                          * A dense array, apart from the records, because every
+                          * sift step writes it for a random record. */
     uint32_t *free_recs; /* stack of free record indices */
     size_t n_free;
     size_t recs_cap;
@@ -67,8 +73,8 @@ typedef struct sim_fired {
 void sim_queue_init(sim_queue *q);
 void sim_queue_fini(sim_queue *q);
 
-/* Insert an event. Returns its id, or 0 when memory is exhausted or
- * priority > SIM_PRIORITY_MAX. time_s must not be NaN. */
+/* Insert an event. Returns its id, or 0 when memory is exhausted,
+ * priority > SIM_PRIORITY_MAX or kind > SIM_KIND_MAX. time_s must not be NaN. */
 sim_event_id sim_queue_push(sim_queue *q, double time_s, unsigned priority, unsigned kind,
                             sim_handler_fn fn, void *ctx, uint64_t data);
 

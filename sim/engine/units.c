@@ -7,6 +7,7 @@
 #include "units.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -137,6 +138,12 @@ static const struct unit *find_unit_any_dim(const char *symbol)
     return NULL;
 }
 
+/* "a duration", "an energy" */
+static const char *article(enum sim_dim dim)
+{
+    return strchr("aeiou", sim_dim_name(dim)[0]) ? "an" : "a";
+}
+
 static int fail(char *why, size_t why_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -162,21 +169,24 @@ int sim_units_parse(const char *text, enum sim_dim dim, double *out_si, char *wh
     while (isspace((unsigned char)*p))
         p++;
     if (!*p)
-        return fail(why, why_size, "empty value; expected a %s", sim_dim_name(dim));
+        return fail(why, why_size, "empty value; expected %s %s", article(dim),
+                    sim_dim_name(dim));
 
     /* strtod accepts hex, inf and nan, none of which belong in a scenario */
     const char *q = p;
     if (*q == '+' || *q == '-')
         q++;
     if (!(isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1]))))
-        return fail(why, why_size, "'%s' does not start with a number; expected a %s",
-                    text, sim_dim_name(dim));
+        return fail(why, why_size, "'%s' does not start with a number; expected %s %s",
+                    text, article(dim), sim_dim_name(dim));
     if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
         return fail(why, why_size, "'%s': hexadecimal numbers are not accepted", text);
 
     char *end = NULL;
+    errno = 0;
     double value = strtod(p, &end);
-    if (!isfinite(value))
+    /* ERANGE: overflow, or underflow that would silently read as 0 */
+    if (!isfinite(value) || errno == ERANGE)
         return fail(why, why_size, "'%s' is out of range", text);
 
     while (isspace((unsigned char)*end))
@@ -187,8 +197,8 @@ int sim_units_parse(const char *text, enum sim_dim dim, double *out_si, char *wh
         len--;
     char units[256];
     if (len >= sizeof symbol)
-        return fail(why, why_size, "unit too long; a %s takes one of: %s", sim_dim_name(dim),
-                    sim_dim_units(dim, units, sizeof units));
+        return fail(why, why_size, "unit too long; %s %s takes one of: %s", article(dim),
+                    sim_dim_name(dim), sim_dim_units(dim, units, sizeof units));
     memcpy(symbol, end, len);
     symbol[len] = '\0';
 
@@ -197,15 +207,16 @@ int sim_units_parse(const char *text, enum sim_dim dim, double *out_si, char *wh
         if (why && why_size) {
             const struct unit *other = find_unit_any_dim(symbol);
             if (!symbol[0])
-                snprintf(why, why_size, "number without unit; a %s needs one of: %s",
-                         sim_dim_name(dim), sim_dim_units(dim, units, sizeof units));
+                snprintf(why, why_size, "number without unit; %s %s needs one of: %s",
+                         article(dim), sim_dim_name(dim), sim_dim_units(dim, units, sizeof units));
             else if (other)
-                snprintf(why, why_size, "'%s' is a %s unit; expected a %s (%s)", symbol,
-                         sim_dim_name(other->dim), sim_dim_name(dim),
+                snprintf(why, why_size, "'%s' is %s %s unit; expected %s %s (%s)", symbol,
+                         article(other->dim), sim_dim_name(other->dim), article(dim),
+                         sim_dim_name(dim),
                          sim_dim_units(dim, units, sizeof units));
             else
-                snprintf(why, why_size, "unknown unit '%s'; a %s takes one of: %s", symbol,
-                         sim_dim_name(dim), sim_dim_units(dim, units, sizeof units));
+                snprintf(why, why_size, "unknown unit '%s'; %s %s takes one of: %s", symbol,
+                         article(dim), sim_dim_name(dim), sim_dim_units(dim, units, sizeof units));
         }
         return -1;
     }
