@@ -1,0 +1,64 @@
+/* compute.h - timing kernels: how long one GPU takes for an operation.
+ *
+ * GEMM (NVIDIA "Matrix Multiplication Background User's Guide", DU-09799-001;
+ * shared/reference/hardware.md 2.2):
+ *   tiles  T = ceil(m/tile_m) * ceil(n/tile_n)
+ *   waves  W = ceil(T / (sms * ctas_per_sm))
+ *   compute time = W * (2 * tile_m * tile_n * k) / (peak * gemm_efficiency / (sms * ctas_per_sm))
+ *                  (with sms = 0: no quantisation, flops / (peak * gemm_efficiency))
+ *   memory time  = bytes / (mem_bytes_per_s * mem_efficiency)
+ *   time = launch_s + max(compute time, memory time)             (roofline)
+ * Attention: launch_s + max(flops / (peak * attention_efficiency), bytes / (bw * mem_eff)).
+ * Memory-bound: launch_s + bytes / (bw * mem_efficiency).
+ * gemm_efficiency is the large-GEMM ceiling measured on the device
+ * (hardware.md 2.1: e.g. H100 SXM BF16 794.5 / 989 = 0.803).
+ *
+ * Batch evaluation runs in parallel with OpenMP over operations and over
+ * GPUs, writing per-index outputs and summing in a fixed order, so the
+ * results are bit-identical for any thread count.
+ */
+#ifndef DCSIM_MODELS_COMPUTE_H
+#define DCSIM_MODELS_COMPUTE_H
+
+#include <stddef.h>
+
+#include "ops.h"
+#include "precision.h"
+
+typedef struct compute_device {
+    double peak_flops_per_s[PREC_COUNT]; /* dense peak per math precision; 0 = unsupported */
+    double gemm_efficiency;       /* (0, 1]: large-GEMM ceiling as a fraction of peak */
+    double attention_efficiency;  /* (0, 1]: fused attention as a fraction of peak */
+    double mem_bytes_per_s;       /* HBM (or DRAM) peak bandwidth */
+    double mem_efficiency;        /* (0, 1]: achievable fraction of it */
+    unsigned sms;                 /* streaming multiprocessors; 0 disables tile/wave quantisation */
+    unsigned ctas_per_sm;         /* concurrent output tiles per SM (>= 1 when sms > 0) */
+    unsigned tile_m, tile_n;      /* output tile of one CTA (>= 1 when sms > 0) */
+    double launch_s;              /* fixed cost per kernel */
+} compute_device;
+
+/* Check a device: returns 0, or -1 and a one-line reason in why. */
+int compute_device_check(const compute_device *d, char *why, size_t why_size);
+
+/* Time of one instance of op on d, in seconds (count is not applied).
+ * Returns a negative value when d has no peak for op->precision. */
+double compute_op_time_s(const compute_device *d, const op *o);
+
+/* GEMM pieces, exposed for tests and calibration */
+double compute_tile_efficiency(const compute_device *d, double m, double n);
+double compute_wave_efficiency(const compute_device *d, double m, double n);
+double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
+                           double bytes);
+
+/* Evaluate a batch: time_s[i] = compute_op_time_s(d, &ops[i]) for every op,
+ * in parallel. Returns 0, or -1 if some op is unsupported (its time is < 0). */
+int compute_op_times(const compute_device *d, const op *ops, size_t n_ops, double *time_s);
+
+/* Per-GPU totals for many GPUs running the same op list: gpu_s[g] =
+ * sum_i ops[i].count * time(ops[i]) / speed[g] (speed NULL = all 1; a GPU
+ * with speed 0.9 is 10 % slower). Parallel over GPUs; the per-GPU sum runs in
+ * op order. Returns 0, or -1 on an unsupported op or a speed <= 0. */
+int compute_eval_gpus(const compute_device *d, const op *ops, size_t n_ops, const double *speed,
+                      size_t n_gpus, double *gpu_s);
+
+#endif

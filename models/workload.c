@@ -1,0 +1,461 @@
+/* workload.c - operation lists per pipeline stage (model in workload.h). */
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "precision.h"
+
+#define GRAD_REDUCE_BYTES 4.0 /* Megatron reduces fp32 main gradients by default */
+#define ADAM_BYTES_PER_PARAM 30.0 /* read master, m, v, grad (4 each); write master, m, v (4), param (2) */
+
+static const char *const comm_names[COMM_KIND_COUNT] = {
+    "tp_allreduce",  "tp_allgather", "tp_reduce_scatter", "pp_send",         "cp_sendrecv",
+    "ep_alltoall",   "dp_allreduce", "dp_reduce_scatter", "dp_allgather"};
+
+const char *comm_kind_name(int kind)
+{
+    return kind >= 0 && kind < COMM_KIND_COUNT ? comm_names[kind] : "?";
+}
+
+const char *recompute_name(int r)
+{
+    static const char *const names[] = {"none", "selective", "full"};
+    return r >= 0 && r < 3 ? names[r] : "?";
+}
+
+const char *schedule_name(int s)
+{
+    static const char *const names[] = {"1f1b", "1f1b-interleaved", "gpipe"};
+    return s >= 0 && s < 3 ? names[s] : "?";
+}
+
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+
+int workload_check(const model_arch *m, const parallel_config *p, unsigned long long gpus,
+                   char *why, size_t why_size)
+{
+    if (model_arch_check(m, why, why_size))
+        return -1;
+    if (!p->tp || !p->pp || !p->vpp || !p->cp || !p->ep || !p->dp || !p->micro_batch ||
+        !p->global_batch)
+        FAIL("tp, pp, vpp, cp, ep, dp, micro-batch and global-batch must all be at least 1");
+    unsigned long long product = (unsigned long long)p->tp * p->cp * p->pp * p->dp;
+    if (product != gpus)
+        FAIL("GPUs (%llu) must equal tp x cp x pp x dp = %u x %u x %u x %u = %llu", gpus, p->tp,
+             p->cp, p->pp, p->dp, product);
+    if (m->heads % p->tp)
+        FAIL("heads (%u) must be a multiple of tp (%u): %u / %u = %.4g", m->heads, p->tp,
+             m->heads, p->tp, (double)m->heads / p->tp);
+    if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+        FAIL("kv-heads (%u) and tp (%u) must divide one another", m->kv_heads, p->tp);
+    unsigned long long per_step = (unsigned long long)p->micro_batch * p->dp;
+    if (p->global_batch % per_step)
+        FAIL("global-batch %u is not a multiple of micro-batch x dp = %u x %u = %llu "
+             "(%u / %llu = %.4g)",
+             p->global_batch, p->micro_batch, p->dp, per_step, p->global_batch, per_step,
+             (double)p->global_batch / (double)per_step);
+    if (p->vpp > 1 && p->pp < 2)
+        FAIL("vpp %u needs pp of at least 2 (pp is %u)", p->vpp, p->pp);
+    if (p->vpp > 1 && p->schedule != SCHEDULE_INTERLEAVED)
+        FAIL("vpp %u needs schedule=\"1f1b-interleaved\"", p->vpp);
+    unsigned m_count = p->global_batch / (unsigned)per_step;
+    if (p->schedule == SCHEDULE_INTERLEAVED && p->pp > 1 && m_count % p->pp)
+        FAIL("the interleaved schedule needs micro-batches per pipeline (global-batch / "
+             "(micro-batch x dp) = %u) to be a multiple of pp (%u)", m_count, p->pp);
+    if (p->first_stage_layers || p->last_stage_layers) {
+        if (p->vpp > 1)
+            FAIL("first-stage-layers and last-stage-layers cannot be combined with vpp > 1");
+        if (p->pp < 2)
+            FAIL("first-stage-layers and last-stage-layers need pp of at least 2");
+        unsigned ends = p->first_stage_layers + p->last_stage_layers;
+        if (ends >= m->layers && p->pp > 2)
+            FAIL("first-stage-layers + last-stage-layers = %u leaves no layers for the other "
+                 "%u stages (layers %u)", ends, p->pp - 2, m->layers);
+        unsigned middle = m->layers - ends;
+        if (p->pp == 2 ? middle != 0 : (middle % (p->pp - 2) != 0 || middle == 0))
+            FAIL("layers - first-stage-layers - last-stage-layers = %u - %u - %u = %u is not a "
+                 "multiple of pp - 2 = %u",
+                 m->layers, p->first_stage_layers, p->last_stage_layers, middle, p->pp - 2);
+        if (!p->first_stage_layers || !p->last_stage_layers)
+            FAIL("give both first-stage-layers and last-stage-layers, or neither");
+    } else if (m->layers % (p->pp * p->vpp)) {
+        FAIL("layers (%u) must be a multiple of pp x vpp = %u x %u = %u (%u / %u = %.4g)",
+             m->layers, p->pp, p->vpp, p->pp * p->vpp, m->layers, p->pp * p->vpp,
+             (double)m->layers / (p->pp * p->vpp));
+    }
+    if (m->seq_len % p->cp)
+        FAIL("seq-len (%u) must be a multiple of cp (%u)", m->seq_len, p->cp);
+    if (p->ep > 1 && !m->experts)
+        FAIL("ep %u needs an MoE model; '%s' has no experts", p->ep, m->name);
+    if (m->experts && m->experts % p->ep)
+        FAIL("experts (%u) must be a multiple of ep (%u)", m->experts, p->ep);
+    if (p->ep > 1 && (p->dp * p->cp) % p->ep)
+        FAIL("ep (%u) must divide dp x cp = %u x %u = %u (experts are spread over data-parallel "
+             "ranks)", p->ep, p->dp, p->cp, p->dp * p->cp);
+    if (p->zero_stage < 0 || p->zero_stage > 3)
+        FAIL("zero stage must be 0, 1, 2 or 3 (is %d)", p->zero_stage);
+    return 0;
+}
+
+/* which pipeline stage holds layer l */
+static unsigned layer_stage(const model_arch *m, const parallel_config *p, unsigned l)
+{
+    if (p->first_stage_layers) {
+        if (l < p->first_stage_layers)
+            return 0;
+        if (l >= m->layers - p->last_stage_layers)
+            return p->pp - 1;
+        unsigned per = (m->layers - p->first_stage_layers - p->last_stage_layers) / (p->pp - 2);
+        return 1 + (l - p->first_stage_layers) / per;
+    }
+    unsigned chunk = m->layers / (p->pp * p->vpp);
+    return (l / chunk) % p->pp;
+}
+
+void workload_stage_layers(const model_arch *m, const parallel_config *p, unsigned stage,
+                           unsigned *first_layer, unsigned *layers)
+{
+    unsigned first = m->layers, n = 0;
+    for (unsigned l = 0; l < m->layers; l++)
+        if (layer_stage(m, p, l) == stage) {
+            if (first == m->layers)
+                first = l;
+            n++;
+        }
+    *first_layer = first;
+    *layers = n;
+}
+
+/* ---- op lists ---- */
+
+typedef struct op_list {
+    op *ops;
+    size_t n, cap;
+    int failed;
+} op_list;
+
+static void push_op(op_list *l, op o)
+{
+    if (l->failed || o.count <= 0)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 32;
+        op *ops = realloc(l->ops, cap * sizeof *ops);
+        if (!ops) {
+            l->failed = 1;
+            return;
+        }
+        l->ops = ops;
+        l->cap = cap;
+    }
+    l->ops[l->n++] = o;
+}
+
+typedef struct comm_list {
+    comm_op *ops;
+    size_t n, cap;
+    int failed;
+} comm_list;
+
+static void push_comm(comm_list *l, int kind, int phase, double bytes, unsigned group,
+                      double count, const char *name)
+{
+    if (l->failed || count <= 0 || group < 2 || bytes <= 0)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        comm_op *ops = realloc(l->ops, cap * sizeof *ops);
+        if (!ops) {
+            l->failed = 1;
+            return;
+        }
+        l->ops = ops;
+        l->cap = cap;
+    }
+    l->ops[l->n++] = (comm_op){kind, phase, bytes, group, count, name};
+}
+
+/* a GEMM (m x k).(k x n) in precision w bytes: reads A and B, writes C */
+static op gemm(const char *name, int prec, double m, double n, double k, double count)
+{
+    double w = precision_bytes(prec);
+    return (op){OP_GEMM, prec, m, n, k, 2 * m * n * k, (m * k + k * n + m * n) * w, count, name};
+}
+
+static op memory_op(const char *name, int prec, double bytes, double count)
+{
+    return (op){OP_MEMORY, prec, 0, 0, 0, 0, bytes, count, name};
+}
+
+/* the forward GEMMs of one layer kind (dense or MoE) on one GPU */
+typedef struct layer_shape {
+    double tokens;      /* T: tokens per micro-batch on this GPU */
+    double act_tokens;  /* tokens an elementwise op touches (T / t with SP) */
+} layer_shape;
+
+static void forward_layer(const model_arch *m, const parallel_config *p, const layer_shape *ls,
+                          int moe, double count, op_list *fwd)
+{
+    int prec = p->precision;
+    double t = p->tp, T = ls->tokens, h = m->hidden, d = m->head_dim, w = precision_bytes(prec);
+    double a_local = m->heads / t, g_local = fmax(1.0, m->kv_heads / t);
+    double glu = m->activation == ACT_SWIGLU ? 2 : 1;
+    double s_kv = m->seq_len, s_q = (double)m->seq_len / p->cp, b = p->micro_batch;
+
+    push_op(fwd, memory_op("norm", prec, 2 * ls->act_tokens * h * w, 2 * count));
+    push_op(fwd, gemm("qkv", prec, T, (a_local + 2 * g_local) * d, h, count));
+    double attn_flops = 4 * b * s_q * s_kv * a_local * d;
+    double attn_bytes = (2 * T * a_local * d + 2 * b * s_kv * g_local * d) * w;
+    push_op(fwd, (op){OP_ATTENTION, prec, 0, 0, 0, attn_flops, attn_bytes, count, "attention"});
+    push_op(fwd, gemm("proj", prec, T, h, a_local * d, count));
+    push_op(fwd, memory_op("residual", prec, 3 * ls->act_tokens * h * w, 2 * count));
+    if (!moe) {
+        double f = m->ffn_hidden / t;
+        push_op(fwd, gemm("fc1", prec, T, glu * f, h, count));
+        push_op(fwd, memory_op("activation", prec, T * (glu + 1) * f * w, count));
+        push_op(fwd, gemm("fc2", prec, T, h, f, count));
+        return;
+    }
+    /* balanced routing: each GPU's E/ep experts see T k ep / E tokens each */
+    double local_experts = (double)m->experts / p->ep;
+    double expert_tokens = T * m->top_k * p->ep / m->experts;
+    double f = m->moe_ffn_hidden / t;
+    push_op(fwd, gemm("expert_fc1", prec, expert_tokens, glu * f, h, count * local_experts));
+    push_op(fwd, memory_op("expert_activation", prec, expert_tokens * (glu + 1) * f * w,
+                           count * local_experts));
+    push_op(fwd, gemm("expert_fc2", prec, expert_tokens, h, f, count * local_experts));
+    if (m->shared_experts) {
+        push_op(fwd, gemm("shared_fc1", prec, T, glu * f, h, count * m->shared_experts));
+        push_op(fwd, gemm("shared_fc2", prec, T, h, f, count * m->shared_experts));
+    }
+}
+
+/* backward of a forward list: dgrad + wgrad per GEMM, 2x attention, 2x bytes */
+static void backward_of(const op_list *fwd, size_t from, size_t to, op_list *bwd)
+{
+    for (size_t i = from; i < to; i++) {
+        const op *o = &fwd->ops[i];
+        if (o->kind == OP_GEMM) {
+            op dgrad = gemm(o->name, o->precision, o->m, o->k, o->n, o->count);
+            op wgrad = gemm(o->name, o->precision, o->k, o->n, o->m, o->count);
+            push_op(bwd, dgrad);
+            push_op(bwd, wgrad);
+        } else {
+            op back = *o;
+            back.flops *= 2;
+            back.bytes *= 2;
+            push_op(bwd, back);
+        }
+    }
+}
+
+static double op_flops(const op_list *l, size_t from, size_t to)
+{
+    double f = 0;
+    for (size_t i = from; i < to; i++)
+        f += l->ops[i].flops * l->ops[i].count;
+    return f;
+}
+
+static int build_stage(const model_arch *m, const parallel_config *p, unsigned i,
+                       stage_workload *st)
+{
+    int prec = p->precision;
+    double t = p->tp, w = precision_bytes(prec), h = m->hidden;
+    layer_shape ls;
+    ls.tokens = (double)p->micro_batch * m->seq_len / p->cp;
+    ls.act_tokens = p->sequence_parallel ? ls.tokens / t : ls.tokens;
+
+    st->index = i;
+    unsigned first = 0;
+    workload_stage_layers(m, p, i, &first, &st->layers);
+    st->moe_layers = 0;
+    for (unsigned l = 0; l < m->layers; l++)
+        if (m->experts && l >= m->dense_layers && layer_stage(m, p, l) == i)
+            st->moe_layers++;
+    unsigned dense = st->layers - st->moe_layers;
+    st->has_embedding = i == 0;
+    st->has_output = i == p->pp - 1;
+
+    op_list fwd = {0}, bwd = {0}, step = {0};
+    comm_list comm = {0};
+
+    if (st->has_embedding)
+        push_op(&fwd, memory_op("embedding", prec, ls.tokens * h * w, 1));
+    size_t layers_from = fwd.n;
+    if (dense)
+        forward_layer(m, p, &ls, 0, dense, &fwd);
+    if (st->moe_layers)
+        forward_layer(m, p, &ls, 1, st->moe_layers, &fwd);
+    size_t layers_to = fwd.n;
+    if (st->has_output) {
+        push_op(&fwd, memory_op("final_norm", prec, 2 * ls.act_tokens * h * w, 1));
+        push_op(&fwd, gemm("logits", prec, ls.tokens, m->vocab / t, h, 1));
+        push_op(&fwd, memory_op("cross_entropy", prec, 2 * ls.tokens * (m->vocab / t) * 4, 1));
+    }
+
+    /* backward: recompute first, then gradients of everything */
+    if (p->recompute == RECOMPUTE_FULL) {
+        for (size_t k = layers_from; k < layers_to; k++)
+            push_op(&bwd, fwd.ops[k]);
+    } else if (p->recompute == RECOMPUTE_SELECTIVE) {
+        for (size_t k = layers_from; k < layers_to; k++)
+            if (fwd.ops[k].kind == OP_ATTENTION)
+                push_op(&bwd, fwd.ops[k]);
+    }
+    double recompute_flops = op_flops(&bwd, 0, bwd.n);
+    backward_of(&fwd, 0, fwd.n, &bwd);
+
+    /* parameters on one GPU of this stage */
+    double params = 0, expert_params = 0;
+    for (unsigned l = 0; l < m->layers; l++) {
+        if (layer_stage(m, p, l) != i)
+            continue;
+        int moe = m->experts && l >= m->dense_layers;
+        double attn = model_params_attention_layer(m) / t + 2 * h;
+        params += attn;
+        if (moe) {
+            double experts = (double)m->experts / p->ep * model_params_mlp_expert(m) / t;
+            double shared = m->shared_experts * model_params_mlp_expert(m) / t;
+            params += experts + shared + h * m->experts;
+            expert_params += experts;
+        } else {
+            params += model_params_mlp_dense(m) / t;
+        }
+    }
+    if (st->has_embedding)
+        params += model_params_embedding(m) / t;
+    if (st->has_output)
+        params += (m->tied_embeddings ? model_params_embedding(m) : model_params_output(m)) / t +
+                  h;
+    st->params = params;
+    st->expert_params = expert_params;
+
+    /* optimizer step on the local shard */
+    double shard = p->zero_stage >= 1 ? params / p->dp : params;
+    push_op(&step, memory_op("adam", prec, ADAM_BYTES_PER_PARAM * shard, 1));
+
+    /* communication */
+    double act_bytes = ls.tokens * h * w;
+    unsigned L = st->layers;
+    if (p->tp > 1) {
+        double fwd_count = 2.0 * L, bwd_count = 2.0 * L;
+        if (p->recompute == RECOMPUTE_FULL)
+            bwd_count += 2.0 * L;
+        if (p->sequence_parallel) {
+            push_comm(&comm, COMM_TP_ALLGATHER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ag");
+            push_comm(&comm, COMM_TP_REDUCE_SCATTER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_rs");
+            push_comm(&comm, COMM_TP_ALLGATHER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ag");
+            push_comm(&comm, COMM_TP_REDUCE_SCATTER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_rs");
+        } else {
+            push_comm(&comm, COMM_TP_ALLREDUCE, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ar");
+            push_comm(&comm, COMM_TP_ALLREDUCE, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ar");
+        }
+    }
+    if (p->pp > 1) {
+        /* each stage sends once per virtual chunk, except the model's very end
+         * (forward) and beginning (backward) */
+        double pp_bytes = p->sequence_parallel ? act_bytes / t : act_bytes;
+        double sends_fwd = p->vpp - (i == p->pp - 1 ? 1.0 : 0.0);
+        double sends_bwd = p->vpp - (i == 0 ? 1.0 : 0.0);
+        push_comm(&comm, COMM_PP_SEND, PHASE_FORWARD, pp_bytes, 2, sends_fwd, "pp_activation");
+        push_comm(&comm, COMM_PP_SEND, PHASE_BACKWARD, pp_bytes, 2, sends_bwd, "pp_gradient");
+    }
+    if (p->cp > 1) {
+        double g_local = fmax(1.0, m->kv_heads / t);
+        double kv_bytes = 2 * ls.tokens * g_local * m->head_dim * w;
+        push_comm(&comm, COMM_CP_SENDRECV, PHASE_FORWARD, kv_bytes, p->cp, (p->cp - 1.0) * L,
+                  "cp_kv");
+        push_comm(&comm, COMM_CP_SENDRECV, PHASE_BACKWARD, kv_bytes, p->cp,
+                  2 * (p->cp - 1.0) * L, "cp_kv_grad");
+    }
+    if (p->ep > 1 && st->moe_layers) {
+        double a2a = ls.tokens * m->top_k * h * w;
+        push_comm(&comm, COMM_EP_ALLTOALL, PHASE_FORWARD, a2a, p->ep, 2.0 * st->moe_layers,
+                  "ep_dispatch_combine");
+        push_comm(&comm, COMM_EP_ALLTOALL, PHASE_BACKWARD, a2a, p->ep, 2.0 * st->moe_layers,
+                  "ep_dispatch_combine");
+    }
+    unsigned dp_group = p->dp * p->cp;
+    double dense_params = params - expert_params;
+    unsigned expert_group = dp_group / p->ep;
+    if (p->zero_stage >= 1) {
+        push_comm(&comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
+                  dp_group, 1, "dp_grad_rs");
+        push_comm(&comm, COMM_DP_ALLGATHER, PHASE_STEP, dense_params * w, dp_group, 1,
+                  "dp_param_ag");
+        push_comm(&comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
+                  expert_group, 1, "dp_expert_grad_rs");
+        push_comm(&comm, COMM_DP_ALLGATHER, PHASE_STEP, expert_params * w, expert_group, 1,
+                  "dp_expert_param_ag");
+    } else {
+        push_comm(&comm, COMM_DP_ALLREDUCE, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
+                  dp_group, 1, "dp_grad_ar");
+        push_comm(&comm, COMM_DP_ALLREDUCE, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
+                  expert_group, 1, "dp_expert_grad_ar");
+    }
+
+    st->forward = fwd.ops;
+    st->n_forward = fwd.n;
+    st->backward = bwd.ops;
+    st->n_backward = bwd.n;
+    st->step = step.ops;
+    st->n_step = step.n;
+    st->comm = comm.ops;
+    st->n_comm = comm.n;
+    double model = 3 * op_flops(&fwd, 0, fwd.n);
+    st->model_flops_microbatch = model;
+    st->hardware_flops_microbatch = model + recompute_flops;
+    return fwd.failed || bwd.failed || step.failed || comm.failed ? -1 : 0;
+}
+
+int workload_build(const model_arch *m, const parallel_config *p, unsigned long long gpus,
+                   workload *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    if (workload_check(m, p, gpus, why, why_size))
+        return -1;
+    workload w;
+    memset(&w, 0, sizeof w);
+    w.model = *m;
+    w.par = *p;
+    w.n_stages = p->pp;
+    w.microbatches = p->global_batch / (p->micro_batch * p->dp);
+    w.tokens_per_iteration = (double)p->global_batch * m->seq_len;
+    w.stages = calloc(p->pp, sizeof *w.stages);
+    if (!w.stages)
+        FAIL("out of memory for %u pipeline stages", p->pp);
+    int failed = 0;
+    for (unsigned i = 0; i < p->pp; i++)
+        failed |= build_stage(m, p, i, &w.stages[i]);
+    /* every GPU of a stage (tp x cp x dp of them) does the same work */
+    double replicas = (double)p->tp * p->cp * p->dp;
+    for (unsigned i = 0; i < p->pp; i++) {
+        w.model_flops_iteration += w.stages[i].model_flops_microbatch * w.microbatches * replicas;
+        w.hardware_flops_iteration +=
+            w.stages[i].hardware_flops_microbatch * w.microbatches * replicas;
+    }
+    if (failed) {
+        workload_free(&w);
+        FAIL("out of memory for the operation lists");
+    }
+    *out = w;
+    return 0;
+}
+
+void workload_free(workload *w)
+{
+    if (!w)
+        return;
+    for (unsigned i = 0; w->stages && i < w->n_stages; i++) {
+        free(w->stages[i].forward);
+        free(w->stages[i].backward);
+        free(w->stages[i].step);
+        free(w->stages[i].comm);
+    }
+    free(w->stages);
+    memset(w, 0, sizeof *w);
+}

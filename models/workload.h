@@ -1,0 +1,127 @@
+/* workload.h - what each GPU does in one training iteration: from a model
+ * and its parallelism, the operations of one forward and one backward
+ * micro-batch on every pipeline stage, the optimizer step, and the
+ * communication each needs.
+ *
+ * Per layer and micro-batch, on one GPU (T = b s / cp tokens, t = TP,
+ * w = bytes per element, d = head dim, g = KV heads, f = FFN width):
+ *   qkv        GEMM  T x h . h x (a+2g)d/t
+ *   attention  flash attention: 4 b (s/cp) s (a/t) d FLOPs (full scores, as
+ *              Megatron-Core counts them)
+ *   proj       GEMM  T x (a d/t) . (a d/t) x h
+ *   fc1        GEMM  T x h . h x f(2 if SwiGLU)/t      (MoE: per local expert,
+ *   fc2        GEMM  T x f/t . f/t x h                  T k ep / E tokens)
+ *   norms, activation, residual adds: memory-bound, by bytes
+ * Backward: for every GEMM (m,n,k) a data-gradient GEMM (m,k,n) and a
+ * weight-gradient GEMM (k,n,m); attention 2x its forward FLOPs. Full
+ * recompute adds the layer's forward again to the backward; selective
+ * recompute adds the attention core. Model FLOPs exclude recompute
+ * (Megatron-Core); hardware FLOPs include it.
+ * Communication per micro-batch: TP 2 all-reduces per layer forward and 2
+ * backward of T h w bytes (with sequence parallelism, an all-gather and a
+ * reduce-scatter in place of each); PP one activation send forward and one
+ * gradient send backward per stage boundary and virtual chunk; CP (cp-1)
+ * ring exchanges of the K,V chunk per layer forward (twice backward); EP an
+ * all-to-all dispatch and combine of T k h w bytes per MoE layer, twice
+ * backward. Per iteration: DP gradient all-reduce (4-byte gradients), or
+ * with a sharded optimizer (ZeRO >= 1, Megatron's distributed optimizer) a
+ * gradient reduce-scatter and a parameter all-gather (w bytes).
+ * Layers are split evenly over PP x VPP, or first/last stage counts are
+ * given and the rest split evenly (as Megatron's
+ * --decoder-first/last-pipeline-num-layers).
+ */
+#ifndef DCSIM_MODELS_WORKLOAD_H
+#define DCSIM_MODELS_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "model.h"
+#include "ops.h"
+
+enum recompute { RECOMPUTE_NONE = 0, RECOMPUTE_SELECTIVE = 1, RECOMPUTE_FULL = 2 };
+enum pp_schedule { SCHEDULE_1F1B = 0, SCHEDULE_INTERLEAVED = 1, SCHEDULE_GPIPE = 2 };
+
+typedef struct parallel_config {
+    unsigned tp, pp, vpp, cp, ep, dp;
+    unsigned micro_batch;        /* sequences per micro-batch */
+    unsigned global_batch;       /* sequences per iteration */
+    int sequence_parallel;       /* Megatron sequence parallelism with TP */
+    int recompute;               /* enum recompute */
+    int zero_stage;              /* 0 none; 1 optimizer sharded (distributed optimizer); 2 +grads; 3 +weights */
+    int schedule;                /* enum pp_schedule */
+    unsigned first_stage_layers; /* 0: even split */
+    unsigned last_stage_layers;  /* 0: even split */
+    int precision;               /* enum precision of the math */
+} parallel_config;
+
+enum comm_kind {
+    COMM_TP_ALLREDUCE = 0,
+    COMM_TP_ALLGATHER,
+    COMM_TP_REDUCE_SCATTER,
+    COMM_PP_SEND,
+    COMM_CP_SENDRECV,
+    COMM_EP_ALLTOALL,
+    COMM_DP_ALLREDUCE,
+    COMM_DP_REDUCE_SCATTER,
+    COMM_DP_ALLGATHER,
+    COMM_KIND_COUNT
+};
+
+enum phase { PHASE_FORWARD = 0, PHASE_BACKWARD = 1, PHASE_STEP = 2 };
+
+typedef struct comm_op {
+    int kind;          /* enum comm_kind */
+    int phase;         /* enum phase */
+    double bytes;      /* per instance; for collectives the whole buffer S (nccl-tests) */
+    unsigned group;    /* ranks taking part */
+    double count;      /* instances per micro-batch (per iteration for PHASE_STEP) */
+    const char *name;
+} comm_op;
+
+typedef struct stage_workload {
+    unsigned index;
+    unsigned layers;          /* transformer layers on the stage (all its chunks) */
+    unsigned moe_layers;      /* of which MoE */
+    int has_embedding, has_output;
+    op *forward;   size_t n_forward;   /* one micro-batch */
+    op *backward;  size_t n_backward;  /* one micro-batch, recompute included */
+    op *step;      size_t n_step;      /* once per iteration */
+    comm_op *comm; size_t n_comm;
+    double params;            /* parameters held by one GPU of this stage (before ZeRO) */
+    double expert_params;     /* of which expert parameters */
+    double model_flops_microbatch;    /* forward + backward, one GPU, no recompute */
+    double hardware_flops_microbatch; /* with recompute */
+} stage_workload;
+
+typedef struct workload {
+    model_arch model;
+    parallel_config par;
+    unsigned n_stages;
+    stage_workload *stages;
+    unsigned microbatches;        /* per iteration per pipeline */
+    double tokens_per_iteration;  /* global batch x seq len */
+    double model_flops_iteration; /* all GPUs */
+    double hardware_flops_iteration;
+} workload;
+
+/* Check that the parallelism fits the model and the GPU count. Returns 0, or
+ * -1 with a one-line reason that shows the arithmetic, e.g.
+ * "global-batch 2048 is not a multiple of micro-batch x dp = 1 x 96 = 96". */
+int workload_check(const model_arch *m, const parallel_config *p, unsigned long long gpus,
+                   char *why, size_t why_size);
+
+/* Build the operation lists. Returns 0, or -1 with why (as workload_check,
+ * or out of memory). Free with workload_free. */
+int workload_build(const model_arch *m, const parallel_config *p, unsigned long long gpus,
+                   workload *out, char *why, size_t why_size);
+void workload_free(workload *w);
+
+/* layers on stage i, and how many of them are MoE layers */
+void workload_stage_layers(const model_arch *m, const parallel_config *p, unsigned stage,
+                           unsigned *first_layer, unsigned *layers);
+
+const char *comm_kind_name(int kind);
+const char *recompute_name(int r);
+const char *schedule_name(int s);
+
+#endif
