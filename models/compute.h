@@ -11,7 +11,12 @@
  * Attention: launch_s + max(flops / (peak * attention_efficiency), bytes / (bw * mem_eff)).
  * Memory-bound: launch_s + bytes / (bw * mem_efficiency).
  * gemm_efficiency is the large-GEMM ceiling measured on the device
- * (hardware.md 2.1: e.g. H100 SXM BF16 794.5 / 989 = 0.803).
+ * (hardware.md 2.1), divided by the tile and wave efficiency this model gives
+ * the measured shape, so the model reproduces the measurement there (H100 SXM
+ * BF16: 794.5 / 989 = 0.803 at 2048x2048x13312, which is 128 tiles of 256x128
+ * on 132 SMs, one wave at 0.970: gemm_efficiency 0.828). Limit: cuBLAS picks
+ * its tile per shape; one fixed tile overstates quantisation for small or
+ * skinny GEMMs.
  *
  * Batch evaluation runs in parallel with OpenMP over operations and over
  * GPUs, writing per-index outputs and summing in a fixed order, so the
@@ -40,24 +45,31 @@ typedef struct compute_device {
 /* Check a device: returns 0, or -1 and a one-line reason in why. */
 int compute_device_check(const compute_device *d, char *why, size_t why_size);
 
-/* Time of one instance of op on d, in seconds (count is not applied).
- * Returns a negative value when d has no peak for op->precision. */
+/* Time of one instance of op on d, in seconds (count is not applied). A GEMM
+ * uses 2 m n k and ignores o->flops. Returns a negative value for an unknown
+ * kind, a precision out of range, no peak for it (GEMM and attention; memory
+ * ops need none), m/n/k not positive and finite, or flops/bytes negative or
+ * not finite. */
 double compute_op_time_s(const compute_device *d, const op *o);
 
-/* GEMM pieces, exposed for tests and calibration */
+/* GEMM pieces, exposed for tests and calibration; the efficiencies return -1
+ * when m or n is not above 0 */
 double compute_tile_efficiency(const compute_device *d, double m, double n);
 double compute_wave_efficiency(const compute_device *d, double m, double n);
 double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
                            double bytes);
 
 /* Evaluate a batch: time_s[i] = compute_op_time_s(d, &ops[i]) for every op,
- * in parallel. Returns 0, or -1 if some op is unsupported (its time is < 0). */
+ * in parallel. Every time_s[i] is written; returns 0, or -1 if some op is
+ * unsupported (its time is < 0). */
 int compute_op_times(const compute_device *d, const op *ops, size_t n_ops, double *time_s);
 
-/* Per-GPU totals for many GPUs running the same op list: gpu_s[g] =
- * sum_i ops[i].count * time(ops[i]) / speed[g] (speed NULL = all 1; a GPU
- * with speed 0.9 is 10 % slower). Parallel over GPUs; the per-GPU sum runs in
- * op order. Returns 0, or -1 on an unsupported op or a speed <= 0. */
+/* Per-GPU totals for many GPUs running the same op list: the sum
+ * total = sum_i ops[i].count * time(ops[i]) is formed once, in op order, and
+ * gpu_s[g] = total / speed[g] exactly (speed NULL = all 1; a GPU with speed
+ * 0.9 is 10 % slower). Returns 0, or -1 (outputs untouched) on an unsupported
+ * op, a negative or non-finite count, a speed that is not positive and
+ * finite, or no memory. */
 int compute_eval_gpus(const compute_device *d, const op *ops, size_t n_ops, const double *speed,
                       size_t n_gpus, double *gpu_s);
 

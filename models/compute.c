@@ -1,0 +1,196 @@
+/* compute.c - GPU timing kernels (contract in compute.h).
+ *
+ * GEMM (NVIDIA DU-09799-001 "Matrix Multiplication Background User's Guide";
+ * shared/reference/hardware.md 2.2): T = ceil(m/tile_m) ceil(n/tile_n) output
+ * tiles run on S = sms * ctas_per_sm slots in W = ceil(T/S) waves; a slot
+ * computes one tile (2 tile_m tile_n k flops) at peak * gemm_eff / S, so
+ *   t_compute = W * 2 tile_m tile_n k / (peak gemm_eff / S)
+ *             = 2 m n k / (peak gemm_eff * tile_eff * wave_eff),
+ *   tile_eff = m n / (ceil(m/tile_m) tile_m * ceil(n/tile_n) tile_n),  wave_eff = T / (W S),
+ *   t = launch_s + max(t_compute, bytes / (mem_bw mem_eff))          (roofline).
+ * gemm_eff is the measured large-GEMM ceiling (hardware.md 2.1, e.g. H100 SXM
+ * BF16 794.5 / 989). Attention and memory-bound ops use the same roofline
+ * without quantisation. Batch loops are OpenMP schedule(static) writing
+ * per-index outputs; sums run serially in op order, so any thread count gives
+ * the same bits. Cost: O(1) per op; compute_eval_gpus is O(n_ops + n_gpus).
+ */
+#include "compute.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* "FIELD must be RULE, got VALUE" into why; returns -1 */
+static int fail(char *why, size_t why_size, const char *field, const char *rule, double value)
+{
+    if (why && why_size)
+        snprintf(why, why_size, "%s must be %s, got %g", field, rule, value);
+    return -1;
+}
+
+static int is_fraction(double x)
+{
+    return x > 0 && x <= 1; /* false for NaN */
+}
+
+int compute_device_check(const compute_device *d, char *why, size_t why_size)
+{
+    const char *frac_names[] = {"gemm_efficiency", "attention_efficiency", "mem_efficiency"};
+    double fracs[] = {d->gemm_efficiency, d->attention_efficiency, d->mem_efficiency};
+    for (size_t i = 0; i < sizeof fracs / sizeof fracs[0]; i++)
+        if (!is_fraction(fracs[i]))
+            return fail(why, why_size, frac_names[i], "in (0, 1]", fracs[i]);
+    if (!(d->mem_bytes_per_s > 0) || isinf(d->mem_bytes_per_s))
+        return fail(why, why_size, "mem_bytes_per_s", "> 0 and finite", d->mem_bytes_per_s);
+    int n_peaks = 0;
+    for (int p = 0; p < PREC_COUNT; p++) {
+        double peak = d->peak_flops_per_s[p];
+        if (!(peak >= 0) || isinf(peak)) {
+            if (why && why_size)
+                snprintf(why, why_size, "peak_flops_per_s[%s] must be >= 0 and finite, got %g",
+                         precision_name(p), peak);
+            return -1;
+        }
+        n_peaks += peak > 0;
+    }
+    if (n_peaks == 0) {
+        if (why && why_size)
+            snprintf(why, why_size, "peak_flops_per_s: no precision has a peak > 0");
+        return -1;
+    }
+    if (d->sms > 0) {
+        if (d->ctas_per_sm < 1)
+            return fail(why, why_size, "ctas_per_sm", ">= 1 when sms > 0", d->ctas_per_sm);
+        if (d->tile_m < 1)
+            return fail(why, why_size, "tile_m", ">= 1 when sms > 0", d->tile_m);
+        if (d->tile_n < 1)
+            return fail(why, why_size, "tile_n", ">= 1 when sms > 0", d->tile_n);
+    }
+    if (!(d->launch_s >= 0) || isinf(d->launch_s))
+        return fail(why, why_size, "launch_s", ">= 0 and finite", d->launch_s);
+    return 0;
+}
+
+/* dimensions of a GEMM must be positive and finite */
+static int is_dim(double x)
+{
+    return x > 0 && !isinf(x);
+}
+
+double compute_tile_efficiency(const compute_device *d, double m, double n)
+{
+    if (!is_dim(m) || !is_dim(n))
+        return -1.0;
+    if (d->sms == 0)
+        return 1.0;
+    double tm = d->tile_m, tn = d->tile_n;
+    return (m * n) / (ceil(m / tm) * tm * (ceil(n / tn) * tn));
+}
+
+double compute_wave_efficiency(const compute_device *d, double m, double n)
+{
+    if (!is_dim(m) || !is_dim(n))
+        return -1.0;
+    if (d->sms == 0)
+        return 1.0;
+    double slots = (double)d->sms * d->ctas_per_sm;
+    double tiles = ceil(m / d->tile_m) * ceil(n / d->tile_n);
+    double waves = ceil(tiles / slots);
+    return tiles / (waves * slots);
+}
+
+/* peak for a precision, or 0 when out of range or unsupported */
+static double peak_of(const compute_device *d, int precision)
+{
+    return precision >= 0 && precision < PREC_COUNT ? d->peak_flops_per_s[precision] : 0.0;
+}
+
+static int is_amount(double x)
+{
+    return x >= 0 && !isinf(x);
+}
+
+double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
+                           double bytes)
+{
+    double peak = peak_of(d, precision);
+    if (!(peak > 0) || !is_dim(m) || !is_dim(n) || !is_dim(k) || !is_amount(bytes))
+        return -1.0;
+    double rate = peak * d->gemm_efficiency;
+    double compute_s;
+    if (d->sms == 0) {
+        compute_s = 2.0 * m * n * k / rate;
+    } else {
+        double slots = (double)d->sms * d->ctas_per_sm;
+        double tm = d->tile_m, tn = d->tile_n;
+        double waves = ceil(ceil(m / tm) * ceil(n / tn) / slots);
+        /* (W * tile flops) / slot rate: doubling W doubles the time exactly */
+        compute_s = waves * (2.0 * tm * tn * k) / (rate / slots);
+    }
+    double memory_s = bytes / (d->mem_bytes_per_s * d->mem_efficiency);
+    return d->launch_s + (compute_s > memory_s ? compute_s : memory_s);
+}
+
+double compute_op_time_s(const compute_device *d, const op *o)
+{
+    switch (o->kind) {
+    case OP_GEMM:
+        return compute_gemm_time_s(d, o->precision, o->m, o->n, o->k, o->bytes);
+    case OP_ATTENTION: {
+        double peak = peak_of(d, o->precision);
+        if (!(peak > 0) || !is_amount(o->flops) || !is_amount(o->bytes))
+            return -1.0;
+        double compute_s = o->flops / (peak * d->attention_efficiency);
+        double memory_s = o->bytes / (d->mem_bytes_per_s * d->mem_efficiency);
+        return d->launch_s + (compute_s > memory_s ? compute_s : memory_s);
+    }
+    case OP_MEMORY:
+        /* bytes only: the math units (and so the precision's peak) play no part */
+        if (o->precision < 0 || o->precision >= PREC_COUNT || !is_amount(o->bytes))
+            return -1.0;
+        return d->launch_s + o->bytes / (d->mem_bytes_per_s * d->mem_efficiency);
+    default:
+        return -1.0;
+    }
+}
+
+int compute_op_times(const compute_device *d, const op *ops, size_t n_ops, double *time_s)
+{
+    int is_bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : is_bad)
+    for (size_t i = 0; i < n_ops; i++) {
+        time_s[i] = compute_op_time_s(d, &ops[i]);
+        is_bad |= !(time_s[i] >= 0);
+    }
+    return is_bad ? -1 : 0;
+}
+
+int compute_eval_gpus(const compute_device *d, const op *ops, size_t n_ops, const double *speed,
+                      size_t n_gpus, double *gpu_s)
+{
+    if (speed)
+        for (size_t g = 0; g < n_gpus; g++)
+            if (!(speed[g] > 0) || isinf(speed[g]))
+                return -1;
+    double *time_s = malloc((n_ops ? n_ops : 1) * sizeof *time_s);
+    if (!time_s)
+        return -1;
+    int rc = compute_op_times(d, ops, n_ops, time_s);
+    /* Every GPU runs the same list, so its op-order sum is the same number:
+     * form it once, serially in op order, and divide by each GPU's speed
+     * (gpu_s[g] is then exactly total / speed[g], for any thread count). */
+    double total_s = 0.0;
+    for (size_t i = 0; i < n_ops && rc == 0; i++) {
+        if (!(ops[i].count >= 0) || isinf(ops[i].count))
+            rc = -1;
+        total_s += ops[i].count * time_s[i];
+    }
+    free(time_s);
+    if (rc != 0)
+        return -1;
+    /* one division per GPU: threads pay off only for very large clusters */
+#pragma omp parallel for schedule(static) if (n_gpus >= 65536)
+    for (size_t g = 0; g < n_gpus; g++)
+        gpu_s[g] = speed ? total_s / speed[g] : total_s;
+    return 0;
+}
