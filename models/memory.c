@@ -13,7 +13,8 @@ double memory_activation_per_layer(const model_arch *m, const parallel_config *p
     double glu = m->activation == ACT_SWIGLU ? 2 : 1;
     double f = moe ? m->moe_ffn_hidden : m->ffn_hidden;
     double k = moe ? m->top_k + m->shared_experts : 1;
-    double replicated = 10 * T * h;
+    /* norm inputs 4, QKV input 2, FFN input 2, dropout masks 2 (T h bytes) */
+    double replicated = (m->no_dropout ? 8 : 10) * T * h;
     double split = 2 * T * (m->heads + 2.0 * m->kv_heads) * d + 2 * T * m->heads * d +
                    k * (2 * T * glu * f + 2 * T * f);
     double full_layer = (p->sequence_parallel ? replicated / t : replicated) + split / t;

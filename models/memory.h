@@ -13,7 +13,7 @@
  *   GQA and gated FFNs: with T tokens on the GPU,
  *     replicated across TP unless sequence parallel:
  *       4 T h (two norm inputs) + 2 T h (QKV input) + 2 T h (FFN input)
- *       + 2 T h (two 1-byte dropout masks)               = 10 T h
+ *       + 2 T h (two 1-byte dropout masks, absent without dropout) = 10 T h
  *     split across TP: 2 T (a+2g) d (Q, K, V) + 2 T a d (attention output)
  *       + 2 T f' (FFN first output, f' = 2f for SwiGLU) + 2 T f (activation)
  *     (a GPT with a = g, ad = h, f = 4h gives 10 + 24/t, the paper's value);

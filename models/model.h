@@ -36,6 +36,7 @@ typedef struct model_arch {
     unsigned seq_len;        /* s: training sequence length */
     int activation;          /* enum activation */
     int tied_embeddings;     /* output layer shares the input embedding */
+    int no_dropout;          /* trained without dropout (no masks to store) */
     unsigned experts;        /* routed experts per MoE layer; 0 = dense model */
     unsigned top_k;          /* experts per token (1 for dense) */
     unsigned moe_ffn_hidden; /* width of one expert's FFN */

@@ -16,9 +16,11 @@
 #include <gsl/gsl_errno.h>
 #include <libxml/parser.h>
 
+#include "calibrate.h"
 #include "campaign.h"
 #include "error.h"
 #include "scenario.h"
+#include "sizing.h"
 #include "summary.h"
 #include "trace.h"
 #include "version.h"
@@ -44,6 +46,9 @@ static const char usage_main[] =
     "commands:\n"
     "  run [SCENARIO.xml]     simulate a scenario (the built-in default if none)\n"
     "  validate SCENARIO.xml  check a scenario without running it\n"
+    "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
+    "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
+    "  calibrate              fit the timing models to this machine's CPU\n"
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
@@ -117,10 +122,16 @@ static int cmd_help(const char *topic)
         fputs(usage_validate, stdout);
     else if (strcmp(topic, "default") == 0)
         fputs(usage_default, stdout);
+    else if (strcmp(topic, "fit") == 0)
+        fputs(usage_fit, stdout);
+    else if (strcmp(topic, "size") == 0)
+        fputs(usage_size, stdout);
+    else if (strcmp(topic, "calibrate") == 0)
+        fputs(calibrate_usage, stdout);
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate default help\n",
                 topic);
         return EXIT_INPUT;
     }
@@ -367,10 +378,16 @@ int main(int argc, char **argv)
         rc = cmd_run(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "validate") == 0) {
         rc = cmd_validate(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "fit") == 0) {
+        rc = cmd_fit(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "size") == 0) {
+        rc = cmd_size(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "calibrate") == 0) {
+        rc = cmd_calibrate(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate default help\n",
                 argv[1]);
         rc = EXIT_INPUT;
     }

@@ -26,23 +26,18 @@ extern const unsigned char dcsim_xsd[];
 extern const size_t dcsim_xsd_len;
 extern const unsigned char dcsim_catalog_gpus[];
 extern const size_t dcsim_catalog_gpus_len;
+extern const unsigned char dcsim_catalog_models[];
+extern const size_t dcsim_catalog_models_len;
 extern const unsigned char dcsim_default_scenario[];
 extern const size_t dcsim_default_scenario_len;
 
 #define DEFAULT_NAME "default.xml"
 #define BUILTIN_GPUS_NAME "catalog/gpus.xml (built-in)"
+#define BUILTIN_MODELS_NAME "catalog/models.xml (built-in)"
 #define MAX_GPUS 10000000.0 /* one scenario; the resource guard is a later issue */
 #define MAX_PARAMS 1e15
 #define MAX_TOKENS 1e18
 #define DEFAULT_SEED 1
-
-static const char *const precision_names[SCN_PREC_COUNT] = {"fp32", "tf32", "bf16",
-                                                             "fp16", "fp8",  "fp4"};
-
-const char *scn_precision_name(enum scn_precision p)
-{
-    return (unsigned)p < SCN_PREC_COUNT ? precision_names[p] : "?";
-}
 
 const char *scn_default_xml(size_t *len)
 {
@@ -64,9 +59,13 @@ typedef struct loader {
     const char *display_name; /* how the main document is named in errors */
     override *ovr;
     size_t n_ovr;
-    scn_gpu_type *gpus;
+    hw_gpu *gpus;
     size_t n_gpus, cap_gpus;
     size_t n_builtin_gpus;    /* entries [0, n_builtin) came from the built-in catalog */
+    model_arch *models;
+    size_t n_models, cap_models;
+    size_t n_builtin_models;
+    unsigned flags;           /* SCN_LOAD_* */
     char **files;             /* names of XInclude'd files, owned; see mark_included */
     size_t n_files;
 } loader;
@@ -291,17 +290,24 @@ static int whole(loader *ld, xmlNode *n, const char *attr, double x)
 
 /* --------------------------------------------------------------- catalog */
 
-static int parse_precision(const char *s, enum scn_precision *out)
+/* A catalog entry's name list, for "unknown ...; known: ..." messages. Hidden
+ * (replaced) entries have an empty name. */
+static void join_names(const char *first_name, size_t stride, size_t n, char *buf, size_t size)
 {
-    for (int p = 0; p < SCN_PREC_COUNT; p++)
-        if (strcmp(s, precision_names[p]) == 0) {
-            *out = (enum scn_precision)p;
-            return 0;
-        }
-    return -1;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const char *name = first_name + i * stride;
+        if (!name[0])
+            continue;
+        int k = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
+        if (k < 0 || (size_t)k >= size - used)
+            break;
+        used += (size_t)k;
+    }
 }
 
-static scn_gpu_type *find_gpu(loader *ld, const char *name, size_t from, size_t to)
+static hw_gpu *find_gpu(loader *ld, const char *name, size_t from, size_t to)
 {
     for (size_t i = from; i < to; i++)
         if (strcmp(ld->gpus[i].name, name) == 0)
@@ -309,9 +315,68 @@ static scn_gpu_type *find_gpu(loader *ld, const char *name, size_t from, size_t 
     return NULL;
 }
 
+static model_arch *find_model(loader *ld, const char *name, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (strcmp(ld->models[i].name, name) == 0)
+            return &ld->models[i];
+    return NULL;
+}
+
+static int grow(loader *ld, void **array, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t new_cap = *cap ? 2 * *cap : 16;
+    void *p = realloc(*array, new_cap * elem);
+    if (!p)
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    *array = p;
+    *cap = new_cap;
+    return 0;
+}
+
+static int get_fraction(loader *ld, xmlNode *n, const char *attr, double *out)
+{
+    int rc = get_quantity(ld, n, attr, SIM_DIM_FRACTION, 0, out);
+    if (!rc && has_attr(n, attr) && !(*out > 0 && *out <= 1))
+        rc = node_error(ld, n, attr, "%s must be above 0 and at most 100%%", attr);
+    return rc;
+}
+
+/* a whole-number attribute in [min, max]; absent and optional: untouched */
+static int get_uint(loader *ld, xmlNode *n, const char *attr, int required, unsigned min,
+                    unsigned max, unsigned *out)
+{
+    if (!has_attr(n, attr)) {
+        if (required)
+            return node_error(ld, n, NULL, "attribute '%s' is required", attr);
+        return 0;
+    }
+    double x = 0;
+    int rc = get_quantity(ld, n, attr, SIM_DIM_COUNT, 1, &x);
+    if (!rc)
+        rc = whole(ld, n, attr, x);
+    if (!rc && (x < min || x > max))
+        rc = node_error(ld, n, attr, "%s must be between %u and %u", attr, min, max);
+    if (!rc)
+        *out = (unsigned)x;
+    return rc;
+}
+
+static int get_bool(loader *ld, xmlNode *n, const char *attr, int *out)
+{
+    (void)ld;
+    xmlChar *v = xmlGetProp(n, (const xmlChar *)attr);
+    if (v)
+        *out = xmlStrEqual(v, (const xmlChar *)"true");
+    xmlFree(v);
+    return 0;
+}
+
 static int parse_gpu(loader *ld, xmlNode *n)
 {
-    scn_gpu_type g;
+    hw_gpu g;
     memset(&g, 0, sizeof g);
     copy_attr(n, "name", g.name, sizeof g.name);
     copy_attr(n, "description", g.description, sizeof g.description);
@@ -321,18 +386,21 @@ static int parse_gpu(loader *ld, xmlNode *n)
         int rc = 0;
         if (xmlStrEqual(c->name, (const xmlChar *)"peak")) {
             char prec[16];
-            enum scn_precision p;
+            enum precision p;
             copy_attr(c, "precision", prec, sizeof prec);
-            if (parse_precision(prec, &p))
+            if (precision_parse(prec, &p))
                 return node_error(ld, c, "precision", "unknown precision");
-            double rate = 0;
+            double rate = 0, eff = 0;
             rc = get_quantity(ld, c, "rate", SIM_DIM_FLOP_RATE, 1, &rate);
             if (!rc)
                 rc = positive(ld, c, "rate", rate, INFINITY, "");
+            if (!rc)
+                rc = get_fraction(ld, c, "gemm-efficiency", &eff);
             if (!rc && g.peak_flops_per_s[p] > 0)
                 rc = node_error(ld, c, "precision", "GPU '%s' already has a %s peak", g.name,
                                 prec);
             g.peak_flops_per_s[p] = rate;
+            g.gemm_efficiency[p] = eff;
         } else if (xmlStrEqual(c->name, (const xmlChar *)"memory")) {
             rc = get_quantity(ld, c, "capacity", SIM_DIM_DATA, 0, &g.hbm_bytes);
             if (!rc && has_attr(c, "capacity"))
@@ -345,32 +413,140 @@ static int parse_gpu(loader *ld, xmlNode *n)
             rc = get_quantity(ld, c, "tdp", SIM_DIM_POWER, 1, &g.tdp_w);
             if (!rc)
                 rc = positive(ld, c, "tdp", g.tdp_w, INFINITY, "");
+            if (!rc)
+                rc = get_quantity(ld, c, "idle", SIM_DIM_POWER, 0, &g.idle_w);
+            if (!rc && has_attr(c, "idle"))
+                rc = positive(ld, c, "idle", g.idle_w, g.tdp_w, " (the TDP)");
+        } else if (xmlStrEqual(c->name, (const xmlChar *)"compute")) {
+            rc = get_uint(ld, c, "sms", 0, 1, 100000, &g.sms);
+            if (!rc)
+                rc = get_quantity(ld, c, "launch-overhead", SIM_DIM_TIME, 0,
+                                  &g.launch_overhead_s);
+            if (!rc)
+                rc = non_negative(ld, c, "launch-overhead", g.launch_overhead_s);
+        } else if (xmlStrEqual(c->name, (const xmlChar *)"scale-up")) {
+            copy_attr(c, "kind", g.scaleup_kind, sizeof g.scaleup_kind);
+            rc = get_quantity(ld, c, "bandwidth", SIM_DIM_BANDWIDTH, 1, &g.scaleup_bytes_per_s);
+            if (!rc)
+                rc = positive(ld, c, "bandwidth", g.scaleup_bytes_per_s, INFINITY, "");
+            if (!rc)
+                rc = get_uint(ld, c, "domain", 1, 1, 100000, &g.scaleup_domain);
         }
         if (rc)
             return rc;
     }
     /* a scenario's entry replaces a built-in one; two in the scenario clash */
-    scn_gpu_type *same = find_gpu(ld, g.name, ld->n_builtin_gpus, ld->n_gpus);
-    if (same)
+    if (find_gpu(ld, g.name, ld->n_builtin_gpus, ld->n_gpus))
         return node_error(ld, n, "name", "GPU type '%s' is defined twice in this catalog",
                           g.name);
-    scn_gpu_type *builtin = find_gpu(ld, g.name, 0, ld->n_builtin_gpus);
+    hw_gpu *builtin = find_gpu(ld, g.name, 0, ld->n_builtin_gpus);
     if (builtin)
         builtin->name[0] = '\0'; /* hidden by the scenario's entry */
-    if (ld->n_gpus == ld->cap_gpus) {
-        size_t cap = ld->cap_gpus ? 2 * ld->cap_gpus : 16;
-        scn_gpu_type *gpus = realloc(ld->gpus, cap * sizeof *gpus);
-        if (!gpus)
-            return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-        ld->gpus = gpus;
-        ld->cap_gpus = cap;
-    }
+    int rc = grow(ld, (void **)&ld->gpus, &ld->cap_gpus, ld->n_gpus, sizeof *ld->gpus);
+    if (rc)
+        return rc;
     ld->gpus[ld->n_gpus++] = g;
     return 0;
 }
 
-/* every <gpu> of a <gpus> catalog or of a scenario's <catalog> (inline or
- * inside an XInclude'd <gpus>) */
+/* architecture attributes onto m (only those present); catalog entries and
+ * <job><model> share them */
+static int parse_arch_attrs(loader *ld, xmlNode *n, model_arch *m)
+{
+    const unsigned big = 100000000u;
+    int rc = get_uint(ld, n, "layers", 0, 1, 100000, &m->layers);
+    if (!rc)
+        rc = get_uint(ld, n, "hidden", 0, 1, big, &m->hidden);
+    if (!rc)
+        rc = get_uint(ld, n, "heads", 0, 1, 1000000, &m->heads);
+    if (!rc)
+        rc = get_uint(ld, n, "kv-heads", 0, 1, 1000000, &m->kv_heads);
+    if (!rc)
+        rc = get_uint(ld, n, "head-dim", 0, 1, 1000000, &m->head_dim);
+    if (!rc)
+        rc = get_uint(ld, n, "ffn", 0, 1, big, &m->ffn_hidden);
+    if (!rc)
+        rc = get_uint(ld, n, "vocab", 0, 1, big, &m->vocab);
+    if (!rc)
+        rc = get_uint(ld, n, "seq-len", 0, 1, big, &m->seq_len);
+    if (!rc)
+        rc = get_uint(ld, n, "experts", 0, 0, 1000000, &m->experts);
+    if (!rc)
+        rc = get_uint(ld, n, "top-k", 0, 1, 1000000, &m->top_k);
+    if (!rc)
+        rc = get_uint(ld, n, "moe-ffn", 0, 1, big, &m->moe_ffn_hidden);
+    if (!rc)
+        rc = get_uint(ld, n, "shared-experts", 0, 0, 1000000, &m->shared_experts);
+    if (!rc)
+        rc = get_uint(ld, n, "dense-layers", 0, 0, 100000, &m->dense_layers);
+    if (!rc)
+        rc = get_bool(ld, n, "tied-embeddings", &m->tied_embeddings);
+    if (!rc && has_attr(n, "dropout")) {
+        int dropout = 1;
+        get_bool(ld, n, "dropout", &dropout);
+        m->no_dropout = !dropout;
+    }
+    if (!rc && has_attr(n, "activation")) {
+        char act[16];
+        copy_attr(n, "activation", act, sizeof act);
+        m->activation = strcmp(act, "swiglu") == 0 ? ACT_SWIGLU : ACT_GELU;
+    }
+    return rc;
+}
+
+/* defaults that follow from other fields, then the architecture check */
+static int finish_arch(loader *ld, xmlNode *n, model_arch *m)
+{
+    static const char *const required[] = {"layers", "hidden", "heads", "ffn", "vocab",
+                                           "seq-len"};
+    const unsigned *values[] = {&m->layers, &m->hidden, &m->heads, &m->ffn_hidden, &m->vocab,
+                                &m->seq_len};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        if (!*values[i])
+            return node_error(ld, n, NULL, "the model architecture needs '%s' (with layers, "
+                              "hidden, heads, ffn, vocab and seq-len)", required[i]);
+    if (!m->kv_heads)
+        m->kv_heads = m->heads;
+    if (!m->head_dim) {
+        if (m->hidden % m->heads)
+            return node_error(ld, n, NULL, "hidden (%u) is not a multiple of heads (%u); give "
+                              "head-dim", m->hidden, m->heads);
+        m->head_dim = m->hidden / m->heads;
+    }
+    if (m->experts && !m->top_k)
+        m->top_k = 1;
+    if (!m->experts)
+        m->top_k = 1;
+    char why[256];
+    if (model_arch_check(m, why, sizeof why))
+        return node_error(ld, n, NULL, "%s", why);
+    return 0;
+}
+
+static int parse_model_entry(loader *ld, xmlNode *n)
+{
+    model_arch m;
+    memset(&m, 0, sizeof m);
+    copy_attr(n, "name", m.name, sizeof m.name);
+    int rc = parse_arch_attrs(ld, n, &m);
+    if (!rc)
+        rc = finish_arch(ld, n, &m);
+    if (rc)
+        return rc;
+    if (find_model(ld, m.name, ld->n_builtin_models, ld->n_models))
+        return node_error(ld, n, "name", "model '%s' is defined twice in this catalog", m.name);
+    model_arch *builtin = find_model(ld, m.name, 0, ld->n_builtin_models);
+    if (builtin)
+        builtin->name[0] = '\0';
+    rc = grow(ld, (void **)&ld->models, &ld->cap_models, ld->n_models, sizeof *ld->models);
+    if (rc)
+        return rc;
+    ld->models[ld->n_models++] = m;
+    return 0;
+}
+
+/* every <gpu> and <model> of a catalog file or of a scenario's <catalog>
+ * (inline or inside an XInclude'd <gpus> or <models>) */
 static int parse_catalog(loader *ld, xmlNode *catalog)
 {
     for (xmlNode *c = catalog->children; c; c = c->next) {
@@ -379,7 +555,10 @@ static int parse_catalog(loader *ld, xmlNode *catalog)
         int rc = 0;
         if (xmlStrEqual(c->name, (const xmlChar *)"gpu"))
             rc = parse_gpu(ld, c);
-        else if (xmlStrEqual(c->name, (const xmlChar *)"gpus"))
+        else if (xmlStrEqual(c->name, (const xmlChar *)"model"))
+            rc = parse_model_entry(ld, c);
+        else if (xmlStrEqual(c->name, (const xmlChar *)"gpus") ||
+                 xmlStrEqual(c->name, (const xmlChar *)"models"))
             rc = parse_catalog(ld, c);
         if (rc)
             return rc;
@@ -625,19 +804,11 @@ static int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s)
     xmlNode *gpu = child(child(root, "cluster"), "gpu");
     char type[128];
     copy_attr(gpu, "type", type, sizeof type);
-    scn_gpu_type *g = type[0] ? find_gpu(ld, type, 0, ld->n_gpus) : NULL;
+    hw_gpu *g = type[0] ? find_gpu(ld, type, 0, ld->n_gpus) : NULL;
     if (!g) {
-        char known[1024] = "";
-        size_t used = 0;
-        for (size_t i = 0; i < ld->n_gpus; i++) {
-            if (!ld->gpus[i].name[0])
-                continue;
-            int k = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
-                             ld->gpus[i].name);
-            if (k < 0 || (size_t)k >= sizeof known - used)
-                break;
-            used += (size_t)k;
-        }
+        char known[1024];
+        join_names(ld->gpus ? ld->gpus[0].name : "", sizeof *ld->gpus, ld->n_gpus, known,
+                   sizeof known);
         return node_error(ld, gpu, "type",
                           "unknown GPU type; known types: %s (add one in <catalog>)", known);
     }
@@ -649,6 +820,179 @@ static int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s)
     if (!rc)
         rc = positive(ld, gpu, "count", count, MAX_GPUS, " GPUs");
     s->campaign.gpu_count = (uint64_t)count;
+    if (!rc)
+        rc = get_quantity(ld, gpu, "reserved-memory", SIM_DIM_DATA, 0, &s->reserved_bytes);
+    if (!rc)
+        rc = non_negative(ld, gpu, "reserved-memory", s->reserved_bytes);
+    return rc;
+}
+
+static const char *const arch_attrs[] = {"layers", "hidden", "heads", "kv-heads", "head-dim",
+                                         "ffn", "vocab", "seq-len", "activation",
+                                         "tied-embeddings", "dropout", "experts", "top-k", "moe-ffn",
+                                         "shared-experts", "dense-layers"};
+
+/* <job><model>: ref="catalog name" (attributes override it), a full inline
+ * architecture, or only parameters="..." (then no workload can be built) */
+static int parse_model(loader *ld, xmlNode *model, scn_scenario *s)
+{
+    int has_arch_attr = 0;
+    for (size_t i = 0; i < sizeof arch_attrs / sizeof arch_attrs[0]; i++)
+        has_arch_attr |= has_attr(model, arch_attrs[i]);
+    int has_ref = has_attr(model, "ref"), has_params = has_attr(model, "parameters");
+    copy_attr(model, "name", s->model_name, sizeof s->model_name);
+    if (has_params && (has_ref || has_arch_attr))
+        return node_error(ld, model, "parameters", "parameters comes from the architecture "
+                          "when the model has one (ref or layers, hidden, ...); remove it");
+    if (has_params) {
+        int rc = get_quantity(ld, model, "parameters", SIM_DIM_COUNT, 1,
+                              &s->campaign.model_params);
+        if (!rc)
+            rc = positive(ld, model, "parameters", s->campaign.model_params, MAX_PARAMS, "");
+        return rc;
+    }
+    if (!has_ref && !has_arch_attr)
+        return node_error(ld, model, NULL, "give ref=\"NAME\" (a catalog model), an "
+                          "architecture (layers, hidden, heads, ffn, vocab, seq-len, ...) or "
+                          "parameters=\"...\"");
+    model_arch m;
+    memset(&m, 0, sizeof m);
+    if (has_ref) {
+        char ref[128];
+        copy_attr(model, "ref", ref, sizeof ref);
+        model_arch *found = ref[0] ? find_model(ld, ref, 0, ld->n_models) : NULL;
+        if (!found) {
+            char known[2048];
+            join_names(ld->models ? ld->models[0].name : "", sizeof *ld->models, ld->n_models,
+                       known, sizeof known);
+            return node_error(ld, model, "ref",
+                              "unknown model; known models: %s (add one in <catalog>)", known);
+        }
+        m = *found;
+        if (has_attr(model, "heads") && !has_attr(model, "head-dim"))
+            m.head_dim = 0; /* recomputed from the new heads */
+    }
+    int rc = parse_arch_attrs(ld, model, &m);
+    if (!rc)
+        rc = finish_arch(ld, model, &m);
+    if (rc)
+        return rc;
+    if (s->model_name[0] == '\0')
+        snprintf(s->model_name, sizeof s->model_name, "%s", m.name);
+    if (!m.name[0])
+        snprintf(m.name, sizeof m.name, "%s", s->model_name[0] ? s->model_name : "model");
+    s->arch = m;
+    s->has_arch = 1;
+    /* 6ND counts the parameters a token touches (all of them when dense) */
+    s->campaign.model_params = model_params_active(&m);
+    return 0;
+}
+
+static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
+{
+    parallel_config *p = &s->par;
+    memset(p, 0, sizeof *p);
+    p->tp = p->pp = p->vpp = p->cp = p->ep = 1;
+    const unsigned big = 100000000u;
+    int rc = get_uint(ld, par_node, "tp", 0, 1, 100000, &p->tp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "pp", 0, 1, 100000, &p->pp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "vpp", 0, 1, 1000, &p->vpp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "cp", 0, 1, 100000, &p->cp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "ep", 0, 1, 100000, &p->ep);
+    if (!rc)
+        rc = get_uint(ld, par_node, "dp", 0, 1, big, &p->dp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "micro-batch", 1, 1, big, &p->micro_batch);
+    if (!rc)
+        rc = get_uint(ld, par_node, "global-batch", 1, 1, big, &p->global_batch);
+    if (!rc)
+        rc = get_uint(ld, par_node, "first-stage-layers", 0, 1, 100000, &p->first_stage_layers);
+    if (!rc)
+        rc = get_uint(ld, par_node, "last-stage-layers", 0, 1, 100000, &p->last_stage_layers);
+    if (rc)
+        return rc;
+    get_bool(ld, par_node, "sequence-parallel", &p->sequence_parallel);
+    char text[32];
+    copy_attr(par_node, "recompute", text, sizeof text);
+    p->recompute = strcmp(text, "full") == 0        ? RECOMPUTE_FULL
+                   : strcmp(text, "selective") == 0 ? RECOMPUTE_SELECTIVE
+                                                    : RECOMPUTE_NONE;
+    copy_attr(par_node, "zero", text, sizeof text);
+    p->zero_stage = text[0] ? text[0] - '0' : 0;
+    copy_attr(par_node, "schedule", text, sizeof text);
+    p->schedule = strcmp(text, "gpipe") == 0              ? SCHEDULE_GPIPE
+                  : strcmp(text, "1f1b-interleaved") == 0 ? SCHEDULE_INTERLEAVED
+                                                          : SCHEDULE_1F1B;
+    if (!has_attr(par_node, "schedule") && p->vpp > 1)
+        p->schedule = SCHEDULE_INTERLEAVED;
+    p->precision = s->precision;
+    uint64_t gpus = s->campaign.gpu_count;
+    if (!has_attr(par_node, "dp")) {
+        uint64_t per_replica = (uint64_t)p->tp * p->cp * p->pp;
+        if (gpus % per_replica)
+            return node_error(ld, par_node, NULL,
+                              "GPUs (%llu) are not a multiple of tp x cp x pp = %u x %u x %u = "
+                              "%llu, so dp cannot be derived",
+                              (unsigned long long)gpus, p->tp, p->cp, p->pp,
+                              (unsigned long long)per_replica);
+        p->dp = (unsigned)(gpus / per_replica);
+    }
+    char why[400];
+    if (workload_check(&s->arch, p, gpus, why, sizeof why))
+        return node_error(ld, par_node, NULL, "%s", why);
+    s->has_parallelism = 1;
+    return 0;
+}
+
+int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, char *why, size_t why_size)
+{
+    if (!s->has_parallelism) {
+        snprintf(why, why_size, "the scenario has no <parallelism>: no workload to size");
+        return -1;
+    }
+    if (workload_build(&s->arch, &s->par, s->campaign.gpu_count, w, why, why_size))
+        return -1;
+    for (unsigned i = 0; i < w->n_stages; i++)
+        memory_training_stage(w, i, s->reserved_bytes, &mem[i]);
+    return 0;
+}
+
+/* refuse a workload that does not fit: name the worst stage and its parts */
+static int check_fits(loader *ld, xmlNode *par_node, const scn_scenario *s)
+{
+    if (!(s->gpu.hbm_bytes > 0))
+        return node_error(ld, par_node, NULL, "GPU type '%s' has no memory capacity in the "
+                          "catalog, so the workload cannot be checked against it", s->gpu.name);
+    workload w;
+    char why[400];
+    stage_memory *mem = calloc(s->par.pp, sizeof *mem);
+    if (!mem)
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    int rc = 0;
+    if (scn_memory(s, &w, mem, why, sizeof why)) {
+        rc = node_error(ld, par_node, NULL, "%s", why);
+    } else {
+        unsigned worst = 0;
+        for (unsigned i = 1; i < w.n_stages; i++)
+            if (mem[i].total_bytes > mem[worst].total_bytes)
+                worst = i;
+        const stage_memory *m = &mem[worst];
+        if (m->total_bytes > s->gpu.hbm_bytes)
+            rc = node_error(ld, par_node, NULL,
+                            "does not fit: pipeline stage %u needs %.1f GB per GPU, %s has %.1f GB "
+                            "(weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+                            "buffers %.1f, reserved %.1f GB); see dcsim fit",
+                            worst, m->total_bytes / 1e9, s->gpu.name, s->gpu.hbm_bytes / 1e9,
+                            m->weights_bytes / 1e9, m->gradients_bytes / 1e9,
+                            m->optimizer_bytes / 1e9, m->activations_bytes / 1e9,
+                            m->buffers_bytes / 1e9, m->reserved_bytes / 1e9);
+        workload_free(&w);
+    }
+    free(mem);
     return rc;
 }
 
@@ -657,47 +1001,74 @@ static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
     xmlNode *job = child(root, "job");
     xmlNode *model = child(job, "model");
     xmlNode *training = child(job, "training");
+    xmlNode *par_node = child(job, "parallelism");
     campaign_config *c = &s->campaign;
-    copy_attr(model, "name", s->model_name, sizeof s->model_name);
-    int rc = get_quantity(ld, model, "parameters", SIM_DIM_COUNT, 1, &c->model_params);
-    if (!rc)
-        rc = positive(ld, model, "parameters", c->model_params, MAX_PARAMS, "");
-    if (!rc)
-        rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
+    char prec[16];
+    copy_attr(training, "precision", prec, sizeof prec);
+    if (precision_parse(prec, &s->precision))
+        return node_error(ld, training, "precision", "unknown precision");
+    int rc = parse_model(ld, model, s);
+    if (rc)
+        return rc;
+    if (par_node && !s->has_arch)
+        return node_error(ld, par_node, NULL, "<parallelism> needs the model's architecture: "
+                          "use <model ref=\"...\"/> or give layers, hidden, heads, ...");
+    rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
     if (!rc)
         rc = positive(ld, training, "tokens", c->train_tokens, MAX_TOKENS, "");
-    if (!rc)
-        rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
-                          &c->tokens_per_iteration);
-    if (!rc)
-        rc = whole(ld, training, "tokens-per-iteration", c->tokens_per_iteration);
-    if (!rc)
-        rc = positive(ld, training, "tokens-per-iteration", c->tokens_per_iteration, INFINITY, "");
-    if (!rc && c->tokens_per_iteration > c->train_tokens)
-        rc = node_error(ld, training, "tokens-per-iteration",
-                        "tokens-per-iteration must not exceed tokens (%.15g)", c->train_tokens);
     if (!rc)
         rc = get_quantity(ld, training, "mfu", SIM_DIM_FRACTION, 1, &c->mfu_frac);
     if (!rc && !(c->mfu_frac > 0 && c->mfu_frac <= 1))
         rc = node_error(ld, training, "mfu", "mfu must be above 0 and at most 100%%");
     if (rc)
         return rc;
-    char prec[16];
-    copy_attr(training, "precision", prec, sizeof prec);
-    if (parse_precision(prec, &s->precision))
-        return node_error(ld, training, "precision", "unknown precision");
     c->gpu_peak_flops_per_s = s->gpu.peak_flops_per_s[s->precision];
     if (!(c->gpu_peak_flops_per_s > 0)) {
         char have[128] = "";
         size_t used = 0;
-        for (int p = 0; p < SCN_PREC_COUNT; p++)
+        for (int p = 0; p < PREC_COUNT; p++)
             if (s->gpu.peak_flops_per_s[p] > 0)
                 used += (size_t)snprintf(have + used, sizeof have - used, "%s%s",
-                                         used ? " " : "", precision_names[p]);
+                                         used ? " " : "", precision_name(p));
         return node_error(ld, training, "precision",
                           "the catalog has no %s peak for GPU type '%s'; it has: %s", prec,
                           s->gpu.name, have);
     }
+    if (par_node) {
+        rc = parse_parallelism(ld, par_node, s);
+        if (rc)
+            return rc;
+    }
+    /* tokens per iteration: given, or global batch x sequence length */
+    int has_tpi = has_attr(training, "tokens-per-iteration");
+    if (has_tpi) {
+        rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
+                          &c->tokens_per_iteration);
+        if (!rc)
+            rc = whole(ld, training, "tokens-per-iteration", c->tokens_per_iteration);
+        if (!rc)
+            rc = positive(ld, training, "tokens-per-iteration", c->tokens_per_iteration,
+                          INFINITY, "");
+        if (rc)
+            return rc;
+        double derived = (double)s->par.global_batch * s->arch.seq_len;
+        if (s->has_parallelism && c->tokens_per_iteration != derived)
+            return node_error(ld, training, "tokens-per-iteration",
+                              "tokens-per-iteration disagrees with global-batch x seq-len = "
+                              "%u x %u = %.15g; give one or the other",
+                              s->par.global_batch, s->arch.seq_len, derived);
+    } else if (s->has_parallelism) {
+        c->tokens_per_iteration = (double)s->par.global_batch * s->arch.seq_len;
+    } else {
+        return node_error(ld, training, NULL, "give tokens-per-iteration, or a <parallelism> "
+                          "whose global-batch x seq-len sets it");
+    }
+    if (c->tokens_per_iteration > c->train_tokens)
+        return node_error(ld, training, has_tpi ? "tokens-per-iteration" : "tokens",
+                          "tokens-per-iteration (%.15g) must not exceed tokens (%.15g)",
+                          c->tokens_per_iteration, c->train_tokens);
+    if (s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
+        return check_fits(ld, par_node, s);
     return 0;
 }
 
@@ -753,18 +1124,43 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     return rc;
 }
 
-static int load_builtin_catalog(loader *ld)
+static int load_catalog_doc(loader *ld, const char *display, const char *path,
+                            const unsigned char *text, size_t len)
 {
-    loader cat = {.err = ld->err, .display_name = BUILTIN_GPUS_NAME};
-    xmlDoc *doc = read_doc(&cat, NULL, (const char *)dcsim_catalog_gpus, dcsim_catalog_gpus_len);
+    loader cat = *ld;
+    cat.display_name = display;
+    cat.files = NULL;
+    cat.n_files = 0;
+    xmlDoc *doc = read_doc(&cat, path, (const char *)text, len);
     int rc = doc ? validate(&cat, doc) : SIM_ERR_INPUT;
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    if (!rc && root && xmlStrEqual(root->name, (const xmlChar *)"dcsim"))
+        rc = node_error(&cat, root, NULL, "expected a catalog (<gpus> or <models>), not a scenario");
     if (!rc)
-        rc = parse_catalog(&cat, xmlDocGetRootElement(doc));
+        rc = parse_catalog(&cat, root);
     xmlFreeDoc(doc);
+    for (size_t i = 0; i < cat.n_files; i++)
+        free(cat.files[i]);
+    free(cat.files);
+    /* the catalog arrays may have moved */
     ld->gpus = cat.gpus;
     ld->n_gpus = cat.n_gpus;
     ld->cap_gpus = cat.cap_gpus;
-    ld->n_builtin_gpus = cat.n_gpus;
+    ld->models = cat.models;
+    ld->n_models = cat.n_models;
+    ld->cap_models = cat.cap_models;
+    return rc;
+}
+
+static int load_builtin_catalog(loader *ld)
+{
+    int rc = load_catalog_doc(ld, BUILTIN_GPUS_NAME, NULL, dcsim_catalog_gpus,
+                              dcsim_catalog_gpus_len);
+    if (!rc)
+        rc = load_catalog_doc(ld, BUILTIN_MODELS_NAME, NULL, dcsim_catalog_models,
+                              dcsim_catalog_models_len);
+    ld->n_builtin_gpus = ld->n_gpus;
+    ld->n_builtin_models = ld->n_models;
     return rc;
 }
 
@@ -778,11 +1174,84 @@ static int check_readable(loader *ld, const char *path)
     return 0;
 }
 
+struct scn_catalog {
+    loader ld;
+};
+
+int scn_catalog_load(const char *extra_path, scn_catalog **out, sim_error *err)
+{
+    *out = NULL;
+    scn_catalog *cat = calloc(1, sizeof *cat);
+    if (!cat)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    cat->ld.err = err;
+    cat->ld.display_name = extra_path ? extra_path : DEFAULT_NAME;
+    int rc = load_builtin_catalog(&cat->ld);
+    if (!rc && extra_path) {
+        rc = check_readable(&cat->ld, extra_path);
+        if (!rc) {
+            /* the extra file's entries replace built-in ones of the same name */
+            cat->ld.n_builtin_gpus = cat->ld.n_gpus;
+            cat->ld.n_builtin_models = cat->ld.n_models;
+            rc = load_catalog_doc(&cat->ld, extra_path, extra_path, NULL, 0);
+        }
+    }
+    if (rc) {
+        scn_catalog_free(cat);
+        return rc;
+    }
+    *out = cat;
+    return 0;
+}
+
+void scn_catalog_free(scn_catalog *cat)
+{
+    if (!cat)
+        return;
+    free(cat->ld.gpus);
+    free(cat->ld.models);
+    free(cat);
+}
+
+const hw_gpu *scn_catalog_gpu(const scn_catalog *cat, const char *name)
+{
+    for (size_t i = 0; i < cat->ld.n_gpus; i++)
+        if (strcmp(cat->ld.gpus[i].name, name) == 0)
+            return &cat->ld.gpus[i];
+    return NULL;
+}
+
+const model_arch *scn_catalog_model(const scn_catalog *cat, const char *name)
+{
+    for (size_t i = 0; i < cat->ld.n_models; i++)
+        if (strcmp(cat->ld.models[i].name, name) == 0)
+            return &cat->ld.models[i];
+    return NULL;
+}
+
+void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size)
+{
+    join_names(cat->ld.n_gpus ? cat->ld.gpus[0].name : "", sizeof *cat->ld.gpus,
+               cat->ld.n_gpus, buf, size);
+}
+
+void scn_catalog_model_names(const scn_catalog *cat, char *buf, size_t size)
+{
+    join_names(cat->ld.n_models ? cat->ld.models[0].name : "", sizeof *cat->ld.models,
+               cat->ld.n_models, buf, size);
+}
+
 int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scenario *out,
              sim_error *err)
 {
+    return scn_load_flags(path, sets, n_sets, 0, out, err);
+}
+
+int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, unsigned flags,
+                   scn_scenario *out, sim_error *err)
+{
     memset(out, 0, sizeof *out);
-    loader ld = {.err = err, .display_name = path ? path : DEFAULT_NAME};
+    loader ld = {.err = err, .display_name = path ? path : DEFAULT_NAME, .flags = flags};
     scn_scenario s;
     memset(&s, 0, sizeof s);
     snprintf(s.source, sizeof s.source, "%s", ld.display_name);
@@ -850,6 +1319,7 @@ int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scena
     xmlFreeDoc(doc);
     free(ld.ovr);
     free(ld.gpus);
+    free(ld.models);
     for (size_t i = 0; i < ld.n_files; i++)
         free(ld.files[i]);
     free(ld.files);

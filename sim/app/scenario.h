@@ -15,28 +15,24 @@
 
 #include "campaign.h"
 #include "error.h"
-
-enum scn_precision {
-    SCN_PREC_FP32, SCN_PREC_TF32, SCN_PREC_BF16, SCN_PREC_FP16, SCN_PREC_FP8, SCN_PREC_FP4,
-    SCN_PREC_COUNT
-};
-
-typedef struct scn_gpu_type {
-    char name[64];
-    char description[160];
-    double peak_flops_per_s[SCN_PREC_COUNT]; /* 0 = not in the catalog */
-    double hbm_bytes;                        /* 0 = unknown */
-    double hbm_bytes_per_s;                  /* 0 = unknown */
-    double tdp_w;                            /* 0 = unknown */
-} scn_gpu_type;
+#include "hardware.h"
+#include "memory.h"
+#include "model.h"
+#include "precision.h"
+#include "workload.h"
 
 typedef struct scn_scenario {
     char source[512];        /* the path given, or "default.xml" for the built-in one */
     char name[64];          /* <dcsim name>, or "" */
     uint64_t seed;
-    scn_gpu_type gpu;       /* the resolved catalog entry */
-    enum scn_precision precision;
+    hw_gpu gpu;             /* the resolved catalog entry */
+    enum precision precision;
     char model_name[64];
+    int has_arch;           /* the model's architecture is known (ref or inline) */
+    model_arch arch;
+    int has_parallelism;    /* <parallelism> given: the workload and memory can be built */
+    parallel_config par;
+    double reserved_bytes;  /* per GPU, <cluster><gpu reserved-memory> */
     campaign_config campaign;
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
@@ -50,11 +46,31 @@ typedef struct scn_scenario {
 int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scenario *out,
              sim_error *err);
 
+/* As scn_load; flags SCN_LOAD_NO_FIT_CHECK skips refusing a workload that
+ * does not fit in GPU memory (dcsim fit reports it instead). */
+#define SCN_LOAD_NO_FIT_CHECK 1u
+int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, unsigned flags,
+                   scn_scenario *out, sim_error *err);
+
 void scn_scenario_free(scn_scenario *s);
 
 /* The compiled-in default scenario text (scenarios/examples/default.xml). */
 const char *scn_default_xml(size_t *len);
 
-const char *scn_precision_name(enum scn_precision p);
+/* The built-in catalogs (plus an optional catalog file whose root is <gpus>
+ * or <models>), for commands that look types up by name. */
+typedef struct scn_catalog scn_catalog;
+int scn_catalog_load(const char *extra_path, scn_catalog **out, sim_error *err);
+void scn_catalog_free(scn_catalog *cat);
+const hw_gpu *scn_catalog_gpu(const scn_catalog *cat, const char *name);
+const model_arch *scn_catalog_model(const scn_catalog *cat, const char *name);
+/* "A, B, C" of the known names, for error messages */
+void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size);
+void scn_catalog_model_names(const scn_catalog *cat, char *buf, size_t size);
+
+/* Memory of every pipeline stage of a scenario with <parallelism>: builds the
+ * workload (free with workload_free) and fills mem[0 .. pp-1] (caller
+ * allocates pp entries). Returns 0 or -1 with why. */
+int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, char *why, size_t why_size);
 
 #endif

@@ -110,7 +110,7 @@ void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result
     fprintf(f, "dcsim %s  scenario %s (%s)  seed %" PRIu64 "\n", DCSIM_VERSION,
             scn->name[0] ? scn->name : "unnamed", scn->source, scn->seed);
     fprintf(f, "cluster    %" PRIu64 " x %s, %s peak %.6g TFLOP/s per GPU\n", c->gpu_count,
-            scn->gpu.name, scn_precision_name(scn->precision), c->gpu_peak_flops_per_s / 1e12);
+            scn->gpu.name, precision_name(scn->precision), c->gpu_peak_flops_per_s / 1e12);
     fprintf(f, "job        %s: %.6g parameters, %.6g tokens, %.6g tokens per iteration\n",
             scn->model_name[0] ? scn->model_name : "model", c->model_params, c->train_tokens,
             c->tokens_per_iteration);
@@ -173,7 +173,7 @@ char *summary_json(const scn_scenario *scn, const run_summary *sum)
     cJSON_AddStringToObject(root, "seed", seed);
     cJSON_AddStringToObject(root, "event_digest", sum->event_digest);
     cJSON_AddStringToObject(root, "gpu_type", scn->gpu.name);
-    cJSON_AddStringToObject(root, "precision", scn_precision_name(scn->precision));
+    cJSON_AddStringToObject(root, "precision", precision_name(scn->precision));
     cJSON_AddStringToObject(root, "iteration_time_rule", "6*N*T/(GPUs*peak*MFU)");
     for (size_t i = 0; i < sum->n_metrics; i++) {
         char number[32];

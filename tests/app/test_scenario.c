@@ -56,11 +56,23 @@ static void test_default_values(void)
     CHECK_INT_EQ(s.seed, 42);
     CHECK_STR_EQ(s.gpu.name, "H100-SXM");
     CHECK_INT_EQ(s.campaign.gpu_count, 16384);
-    CHECK_INT_EQ(s.precision, SCN_PREC_BF16);
+    CHECK_INT_EQ(s.precision, PREC_BF16);
     CHECK_REL(s.campaign.gpu_peak_flops_per_s, 989.4e12, 1e-15);
-    CHECK_REL(s.campaign.model_params, 405e9, 1e-15);
+    /* the architecture from the model catalog, and N of 6ND from it */
+    CHECK(s.has_arch);
+    CHECK_STR_EQ(s.arch.name, "llama3-405b");
+    CHECK(s.arch.layers == 126 && s.arch.hidden == 16384 && s.arch.heads == 128 &&
+          s.arch.kv_heads == 8 && s.arch.head_dim == 128 && s.arch.ffn_hidden == 53248 &&
+          s.arch.vocab == 128256 && s.arch.seq_len == 8192 && s.arch.activation == ACT_SWIGLU);
+    CHECK_REL(s.campaign.model_params, model_params_active(&s.arch), 1e-15);
+    CHECK_NEAR(s.campaign.model_params / 1e9, 405, 1.0); /* "405B" */
     CHECK_REL(s.campaign.train_tokens, 15.6e12, 1e-15);
-    CHECK_REL(s.campaign.tokens_per_iteration, 16e6, 1e-15);
+    /* tokens per iteration = global batch x sequence length */
+    CHECK(s.has_parallelism);
+    CHECK(s.par.tp == 8 && s.par.pp == 16 && s.par.dp == 128 && s.par.cp == 1);
+    CHECK(s.par.first_stage_layers == 7 && s.par.last_stage_layers == 7);
+    CHECK(s.par.sequence_parallel && s.par.zero_stage == 1);
+    CHECK_REL(s.campaign.tokens_per_iteration, 2048.0 * 8192, 1e-15);
     CHECK_REL(s.campaign.mfu_frac, 0.42, 1e-15);
     CHECK_REL(s.campaign.gpu_failure_rate_per_s, 1.973e-5 / 3600, 1e-15);
     CHECK_REL(s.campaign.restart_s, 600, 1e-15);
@@ -78,19 +90,20 @@ static void test_default_values(void)
 
 static void test_set_overrides(void)
 {
-    const char *sets[] = {"checkpoint/@interval=20min", "/dcsim/cluster/gpu/@count=8K",
+    const char *sets[] = {"checkpoint/@interval=20min", "/dcsim/cluster/gpu/@count=8192",
                           "@seed=7", "checkpoint/@interval=25min",
                           "reliability/failure/@rate=0/h"};
     scn_scenario s;
     sim_error err;
     CHECK_INT_EQ(load(NULL, sets, 5, &s, &err), 0);
     CHECK_REL(s.campaign.checkpoint_interval_s, 1500, 1e-15); /* the last --set wins */
-    CHECK_INT_EQ(s.campaign.gpu_count, 8000);
+    CHECK_INT_EQ(s.campaign.gpu_count, 8192);
+    CHECK_INT_EQ(s.par.dp, 64); /* derived: 8192 / (tp 8 x pp 16) */
     CHECK_INT_EQ(s.seed, 7);
     CHECK_INT_EQ(s.campaign.seed, 7);
     CHECK(s.campaign.gpu_failure_rate_per_s == 0);
-    CHECK(strstr(s.resolved_xml, "interval=\"25min\"") != NULL);
-    CHECK(strstr(s.resolved_xml, "seed=\"7\"") != NULL);
+    CHECK(s.resolved_xml && strstr(s.resolved_xml, "interval=\"25min\"") != NULL);
+    CHECK(s.resolved_xml && strstr(s.resolved_xml, "seed=\"7\"") != NULL);
     scn_scenario_free(&s);
 
     /* setting mtbf where the scenario has a rate gives both: the error about
@@ -131,7 +144,8 @@ static void test_xinclude_catalog(void)
 
 static void test_catalog_complete(void)
 {
-    /* every built-in GPU type loads and has a positive bf16 peak */
+    /* every built-in GPU type loads and has a positive bf16 peak (a model
+     * without parallelism: nothing to fit in memory) */
     const char *types[] = {"A100-SXM-40GB", "A100-SXM-80GB", "H100-SXM", "H100-PCIe",
                            "H800-SXM",      "H200-SXM",      "H20",      "B200",
                            "MI300X"};
@@ -141,9 +155,10 @@ static void test_catalog_complete(void)
         const char *sets[] = {set};
         scn_scenario s;
         sim_error err;
-        CHECK_INT_EQ(load(NULL, sets, 1, &s, &err), 0);
+        CHECK_INT_EQ(load(DCSIM_SOURCE_DIR "/tests/scenarios/params-only.xml", sets, 1, &s, &err),
+                     0);
         CHECK_STR_EQ(s.gpu.name, types[i]);
-        CHECK(s.gpu.peak_flops_per_s[SCN_PREC_BF16] > 0);
+        CHECK(s.gpu.peak_flops_per_s[PREC_BF16] > 0);
         CHECK(s.gpu.tdp_w > 0);
         scn_scenario_free(&s);
     }
@@ -152,10 +167,48 @@ static void test_catalog_complete(void)
     scn_scenario s;
     sim_error err;
     CHECK_INT_EQ(load(NULL, sets, 1, &s, &err), 0);
-    CHECK_REL(s.gpu.peak_flops_per_s[SCN_PREC_FP8], 2 * s.gpu.peak_flops_per_s[SCN_PREC_BF16],
+    CHECK_REL(s.gpu.peak_flops_per_s[PREC_FP8], 2 * s.gpu.peak_flops_per_s[PREC_BF16],
               1e-3);
-    CHECK_REL(s.gpu.peak_flops_per_s[SCN_PREC_BF16], 2 * s.gpu.peak_flops_per_s[SCN_PREC_TF32],
+    CHECK_REL(s.gpu.peak_flops_per_s[PREC_BF16], 2 * s.gpu.peak_flops_per_s[PREC_TF32],
               1e-3);
+    scn_scenario_free(&s);
+}
+
+static void test_parallelism_and_fit(void)
+{
+    scn_scenario s;
+    sim_error err;
+    /* dp cannot be derived: the arithmetic is in the message */
+    const char *odd[] = {"cluster/gpu/@count=8000"};
+    CHECK_INT_EQ(load(NULL, odd, 1, &s, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "GPUs (8000) are not a multiple of tp x cp x pp = 8 x 1 x 16 = 128");
+    /* heads not divisible by tp */
+    const char *tp[] = {"job/parallelism/@tp=3", "cluster/gpu/@count=768"};
+    CHECK_INT_EQ(load(NULL, tp, 2, &s, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "heads (128) must be a multiple of tp (3)");
+    CHECK_STR_EQ(err.file, "--set job/parallelism/@tp=3"); /* the --set on that element */
+    /* does not fit: micro-batch 2 doubles the activations */
+    const char *big[] = {"job/parallelism/@micro-batch=2"};
+    CHECK_INT_EQ(load(NULL, big, 1, &s, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "<parallelism>: does not fit: pipeline stage 1 needs");
+    CHECK_CONTAINS(err.msg, "H100-SXM has 80.0 GB");
+    /* ... unless the fit check is off (dcsim fit), and with full recompute it fits */
+    CHECK_INT_EQ(scn_load_flags(NULL, big, 1, SCN_LOAD_NO_FIT_CHECK, &s, &err), 0);
+    scn_scenario_free(&s);
+    const char *recompute[] = {"job/parallelism/@micro-batch=2",
+                               "job/parallelism/@recompute=full"};
+    CHECK_INT_EQ(load(NULL, recompute, 2, &s, &err), 0);
+    scn_scenario_free(&s);
+    /* an unknown model lists the known ones */
+    const char *model[] = {"job/model/@ref=llama9"};
+    CHECK_INT_EQ(load(NULL, model, 1, &s, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "unknown model; known models: megatron-gpt-1.7b,");
+    CHECK_CONTAINS(err.msg, "llama3-405b");
+    /* a catalog model's attribute can be overridden in the scenario */
+    const char *seq[] = {"job/model/@seq-len=4096", "job/parallelism/@global-batch=4096"};
+    CHECK_INT_EQ(load(NULL, seq, 2, &s, &err), 0);
+    CHECK_INT_EQ(s.arch.seq_len, 4096);
+    CHECK_REL(s.campaign.tokens_per_iteration, 4096.0 * 4096, 1e-15);
     scn_scenario_free(&s);
 }
 
@@ -190,6 +243,7 @@ int main(void)
     test_set_overrides();
     test_xinclude_catalog();
     test_catalog_complete();
+    test_parallelism_and_fit();
     test_error_locations();
     return check_report();
 }

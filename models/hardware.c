@@ -1,0 +1,37 @@
+/* hardware.c - from a catalog GPU to a timing device (defaults in hardware.h). */
+#include "hardware.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, char *why,
+                      size_t why_size)
+{
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+    if (precision < 0 || precision >= PREC_COUNT)
+        FAIL("unknown precision %d", precision);
+    if (!(g->peak_flops_per_s[precision] > 0))
+        FAIL("GPU type '%s' has no %s peak in the catalog", g->name, precision_name(precision));
+    if (!(g->gemm_efficiency[precision] > 0))
+        FAIL("GPU type '%s' has no measured GEMM efficiency at %s; add gemm-efficiency to its "
+             "<peak precision=\"%s\"> in the catalog",
+             g->name, precision_name(precision), precision_name(precision));
+    if (!(g->hbm_bytes_per_s > 0))
+        FAIL("GPU type '%s' has no memory bandwidth in the catalog", g->name);
+#undef FAIL
+    compute_device d;
+    memset(&d, 0, sizeof d);
+    for (int p = 0; p < PREC_COUNT; p++)
+        d.peak_flops_per_s[p] = g->peak_flops_per_s[p];
+    d.gemm_efficiency = g->gemm_efficiency[precision];
+    d.attention_efficiency = d.gemm_efficiency;
+    d.mem_bytes_per_s = g->hbm_bytes_per_s;
+    d.mem_efficiency = HW_MEM_EFFICIENCY;
+    d.sms = g->sms;
+    d.ctas_per_sm = 1;
+    d.tile_m = HW_TILE_M;
+    d.tile_n = HW_TILE_N;
+    d.launch_s = g->launch_overhead_s;
+    *out = d;
+    return 0;
+}

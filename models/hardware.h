@@ -1,0 +1,47 @@
+/* hardware.h - a GPU type as the catalog describes it (scenarios/catalog/
+ * gpus.xml), and the timing device the compute kernels use for it.
+ *
+ * Device defaults where the catalog has no value, each stated here:
+ *   CTA tile 256 x 128, 1 CTA per SM: the tile of the worked example in
+ *     hardware.md 2.2 (S); cuBLAS picks per shape, see compute.h's limits.
+ *   memory efficiency 0.90: calculon's HBM efficiency for transfers of
+ *     100 MB and more (hardware.md 2.2, N12, V).
+ *   attention efficiency = the GEMM efficiency (A: no measured figure for
+ *     fused attention in shared/reference).
+ *   launch overhead 0 unless the catalog gives <compute launch-overhead>
+ *     (A: no sourced figure).
+ */
+#ifndef DCSIM_MODELS_HARDWARE_H
+#define DCSIM_MODELS_HARDWARE_H
+
+#include <stddef.h>
+
+#include "compute.h"
+#include "precision.h"
+
+typedef struct hw_gpu {
+    char name[64];
+    char description[160];
+    double peak_flops_per_s[PREC_COUNT]; /* dense; 0 = not in the catalog */
+    double gemm_efficiency[PREC_COUNT];  /* 0 = no measurement */
+    double hbm_bytes;                    /* 0 = unknown */
+    double hbm_bytes_per_s;              /* 0 = unknown */
+    double tdp_w;                        /* 0 = unknown */
+    double idle_w;                       /* 0 = unknown */
+    unsigned sms;                        /* 0 = unknown */
+    double launch_overhead_s;
+    char scaleup_kind[32];
+    double scaleup_bytes_per_s;          /* per GPU, per direction; 0 = unknown */
+    unsigned scaleup_domain;             /* GPUs in one scale-up domain; 0 = unknown */
+} hw_gpu;
+
+#define HW_TILE_M 256
+#define HW_TILE_N 128
+#define HW_MEM_EFFICIENCY 0.90
+
+/* The timing device of g at one precision. Returns 0, or -1 with a reason
+ * naming what the catalog lacks (peak, GEMM efficiency, HBM bandwidth). */
+int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, char *why,
+                      size_t why_size);
+
+#endif

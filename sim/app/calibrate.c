@@ -1,0 +1,1408 @@
+/* calibrate.c - `dcsim calibrate` (contract in calibrate.h).
+ *
+ * Timing: every point of a sweep gets a pilot (an untimed call, then calls
+ * until they last min_sample_s / 8), then one sample per round, rounds
+ * interleaved over the points; a sample is enough back-to-back calls to last
+ * min_sample_s, and the point's time is the median over rounds.
+ * GEMM model: compute_gemm_time_s (models/compute.h) with the CPU as a device,
+ *   t = launch_s + max(W 2 tile_m tile_n k / (R / sms), bytes / B),
+ *   W = ceil(ceil(m/tile_m) ceil(n/tile_n) / sms), sms = threads,
+ *   bytes = 4 (m k + k n + m n) (FP32 A, B read, C written: as workload.c),
+ * R, B and launch_s fitted to minimise sum |log(predicted/measured)|.
+ * All-reduce model: coll_allreduce_time_s (models/collective.h), alpha and B
+ * fitted to minimise sum |predicted/measured - 1|. Both fits use GSL.
+ */
+#ifdef DCSIM_HAVE_CBLAS
+#define _GNU_SOURCE /* dladdr, to check which library cblas_sgemm binds to */
+#include <dlfcn.h>
+#endif
+
+#include "calibrate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_cblas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <omp.h>
+
+#include "hardware.h"
+#include "precision.h"
+
+#ifdef DCSIM_HAVE_CBLAS
+/* cblas_sgemm is declared by gsl_cblas.h (the standard CBLAS prototypes, the
+ * same ABI as OpenBLAS's). OpenBLAS's own cblas.h cannot be included with
+ * GSL's headers (both define the CBLAS enums), so its extras are declared here. */
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_config(void);
+
+/* 0 when cblas_sgemm is OpenBLAS's (it lives in the same object as
+ * openblas_get_config), else -1 with the object it comes from in where: GSL's
+ * libgslcblas exports the same name and wins if it is linked first. */
+static void *code_address(void (*fn)(void))
+{
+    void *p; /* POSIX: function and object pointers have one size (dlsym relies on it) */
+    memcpy(&p, &fn, sizeof p);
+    return p;
+}
+
+static int cblas_check_openblas(char *where, size_t size)
+{
+    Dl_info gemm, config;
+    if (!dladdr(code_address((void (*)(void))cblas_sgemm), &gemm) ||
+        !dladdr(code_address((void (*)(void))openblas_get_config), &config))
+        return 0; /* cannot tell (a static build): trust the link */
+    if (gemm.dli_fbase == config.dli_fbase)
+        return 0;
+    snprintf(where, size, "%s", gemm.dli_fname ? gemm.dli_fname : "?");
+    return -1;
+}
+#endif
+
+#define EXIT_INPUT 2
+#define FLOAT_BYTES 4.0
+
+/* ================================================================ kernels */
+
+void calib_gemm_naive(size_t m, size_t n, size_t k, const float *a, const float *b, float *c)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float sum = 0.0f;
+            for (size_t p = 0; p < k; p++)
+                sum += a[i * k + p] * b[p * n + j];
+            c[i * n + j] = sum;
+        }
+}
+
+/* k is walked in blocks; each block of B (CALIB_BLOCK_K x tile columns,
+ * 32 KiB) is copied to a contiguous buffer and the tile of C is summed in a
+ * contiguous buffer (4 KiB), so power-of-two strides of B and C cannot
+ * thrash a cache set. Rows of the tile go 4 at a time so each vector of B is
+ * loaded once for 4 rows. */
+#define CALIB_BLOCK_K 256
+
+/* ct[r][0..w) += sum over p of a[r][p] * bp[p][0..w) for the rows r of a 1-4 row strip */
+static void gemm_strip(size_t rows, size_t w, size_t kb, const float *a, size_t lda,
+                       const float *bp, float *ct)
+{
+    const size_t tn = CALIB_OWN_TILE_N;
+    if (rows == 4) {
+        float *c0 = ct, *c1 = ct + tn, *c2 = ct + 2 * tn, *c3 = ct + 3 * tn;
+        for (size_t p = 0; p < kb; p++) {
+            const float a0 = a[p], a1 = a[lda + p], a2 = a[2 * lda + p], a3 = a[3 * lda + p];
+            const float *b = bp + p * tn;
+#pragma omp simd
+            for (size_t j = 0; j < w; j++) {
+                c0[j] += a0 * b[j];
+                c1[j] += a1 * b[j];
+                c2[j] += a2 * b[j];
+                c3[j] += a3 * b[j];
+            }
+        }
+        return;
+    }
+    for (size_t r = 0; r < rows; r++)
+        for (size_t p = 0; p < kb; p++) {
+            const float ar = a[r * lda + p];
+            const float *b = bp + p * tn;
+            float *c = ct + r * tn;
+#pragma omp simd
+            for (size_t j = 0; j < w; j++)
+                c[j] += ar * b[j];
+        }
+}
+
+void calib_gemm_own(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
+                    unsigned n_threads)
+{
+    const size_t tm = CALIB_OWN_TILE_M, tn = CALIB_OWN_TILE_N;
+    size_t tiles_m = (m + tm - 1) / tm, tiles_n = (n + tn - 1) / tn;
+    size_t tiles = tiles_m * tiles_n;
+    int threads = n_threads ? (int)n_threads : omp_get_max_threads();
+#pragma omp parallel num_threads(threads)
+    {
+        /* per-thread scratch on the thread's stack: 36 KiB */
+        _Alignas(64) float bp[CALIB_BLOCK_K * CALIB_OWN_TILE_N];
+        _Alignas(64) float ct[CALIB_OWN_TILE_M * CALIB_OWN_TILE_N];
+#pragma omp for schedule(static)
+        for (size_t t = 0; t < tiles; t++) {
+            size_t i0 = t / tiles_n * tm, j0 = t % tiles_n * tn;
+            size_t h = i0 + tm < m ? tm : m - i0, w = j0 + tn < n ? tn : n - j0;
+            memset(ct, 0, sizeof ct);
+            for (size_t p0 = 0; p0 < k; p0 += CALIB_BLOCK_K) {
+                size_t kb = p0 + CALIB_BLOCK_K < k ? CALIB_BLOCK_K : k - p0;
+                for (size_t p = 0; p < kb; p++)
+                    memcpy(bp + p * tn, b + (p0 + p) * n + j0, w * sizeof *bp);
+                for (size_t i = 0; i < h; i += 4)
+                    gemm_strip(h - i < 4 ? h - i : 4, w, kb, a + (i0 + i) * k + p0, k, bp,
+                               ct + i * tn);
+            }
+            for (size_t i = 0; i < h; i++)
+                memcpy(c + (i0 + i) * n + j0, ct + i * tn, w * sizeof *c);
+        }
+    }
+}
+
+/* first element of chunk c when count elements are cut into n chunks */
+static size_t chunk_lo(size_t count, unsigned n, unsigned c)
+{
+    return (size_t)((unsigned long long)count * c / n);
+}
+
+/* One rank's part of the all-reduce; called by every thread of a team of
+ * exactly n. Ends with a barrier, so all ranks are done when it returns.
+ * Within a step no rank writes what another reads (see the chunk indices). */
+static void allreduce_rank(enum coll_algorithm alg, float *const *bufs, size_t count,
+                           unsigned n, unsigned r)
+{
+    float *own = bufs[r];
+    if (alg == COLL_RING) {
+        const float *left = bufs[(r + n - 1) % n];
+        /* reduce-scatter: at step s rank r adds its left neighbour's chunk
+         * r-1-s, which that neighbour completed at step s-1; after n-1 steps
+         * rank r holds the full sum of chunk r+1 */
+        for (unsigned s = 0; s + 1 < n; s++) {
+            unsigned c = (r + 2 * n - 1 - s) % n;
+            size_t lo = chunk_lo(count, n, c), hi = chunk_lo(count, n, c + 1);
+#pragma omp simd
+            for (size_t i = lo; i < hi; i++)
+                own[i] += left[i];
+#pragma omp barrier
+        }
+        /* all-gather: at step s rank r copies chunk r-s, complete at its
+         * left neighbour since step s-1 (its own chunk r+1 at s = 0) */
+        for (unsigned s = 0; s + 1 < n; s++) {
+            unsigned c = (r + n - s) % n;
+            size_t lo = chunk_lo(count, n, c), hi = chunk_lo(count, n, c + 1);
+            memcpy(own + lo, left + lo, (hi - lo) * sizeof *own);
+#pragma omp barrier
+        }
+    } else {
+        /* binomial reduce: at distance d, rank r (a multiple of 2d) adds rank r+d */
+        unsigned top = 1;
+        for (unsigned d = 1; d < n; d *= 2) {
+            if (r % (2 * d) == 0 && r + d < n) {
+                const float *src = bufs[r + d];
+#pragma omp simd
+                for (size_t i = 0; i < count; i++)
+                    own[i] += src[i];
+            }
+            top = d;
+#pragma omp barrier
+        }
+        /* binomial broadcast, the same tree backwards: rank r+d copies rank r */
+        for (unsigned d = top; d >= 1 && n > 1; d /= 2) {
+            if (r % (2 * d) == d)
+                memcpy(own, bufs[r - d], count * sizeof *own);
+#pragma omp barrier
+        }
+    }
+}
+
+int calib_allreduce(enum coll_algorithm alg, float *const *bufs, size_t count,
+                    unsigned n_threads)
+{
+    if ((alg != COLL_RING && alg != COLL_TREE) || n_threads == 0)
+        return -1;
+    int is_short = 0;
+#pragma omp parallel num_threads((int)n_threads)
+    {
+        /* every thread sees the same team size, so all take the same branch */
+        if ((unsigned)omp_get_num_threads() != n_threads) {
+#pragma omp single
+            is_short = 1;
+        } else {
+            allreduce_rank(alg, bufs, count, n_threads, (unsigned)omp_get_thread_num());
+        }
+    }
+    return is_short ? -1 : 0;
+}
+
+/* ================================================================ timing */
+
+/* Every point of a sweep is timed once per round, the rounds interleaved
+ * over the points, and its time is the median over rounds: a burst of load
+ * from another process then spoils one round of many points rather than all
+ * rounds of a few. */
+#define CALIB_MAX_ROUNDS 31
+
+typedef struct calib_budget {
+    unsigned rounds;       /* samples per point, <= CALIB_MAX_ROUNDS */
+    double min_sample_s;   /* a sample is enough back-to-back calls to last this long */
+    double warm_below_s;   /* calls shorter than this get an untimed call before each sample */
+} calib_budget;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* median of x[0..n-1]; sorts x */
+static double median_sort(double *x, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+double calib_median_abs_error_pct(const double *measured_s, const double *predicted_s, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    double *e = malloc(n * sizeof *e);
+    if (!e)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        e[i] = 100.0 * fabs(predicted_s[i] - measured_s[i]) / measured_s[i];
+    double med = median_sort(e, n);
+    free(e);
+    return med;
+}
+
+/* calls per sample from a pilot estimate of one call */
+static unsigned long calls_per_sample(const calib_budget *bud, double call_s)
+{
+    double calls = ceil(bud->min_sample_s / fmax(call_s, 1e-9));
+    return calls < 1 ? 1 : calls > 1e7 ? 10000000ul : (unsigned long)calls;
+}
+
+/* ---------------------------------------------------------------- GEMM */
+
+enum gemm_backend { GEMM_CBLAS, GEMM_OWN };
+
+static const char *backend_name(enum gemm_backend be)
+{
+    return be == GEMM_CBLAS ? "cblas" : "own";
+}
+
+static void gemm_run(enum gemm_backend be, size_t m, size_t n, size_t k, const float *a,
+                     const float *b, float *c, unsigned threads)
+{
+#ifdef DCSIM_HAVE_CBLAS
+    if (be == GEMM_CBLAS) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                    (int)k, b, (int)n, 0.0f, c, (int)n);
+        return;
+    }
+#else
+    (void)be;
+#endif
+    calib_gemm_own(m, n, k, a, b, c, threads);
+}
+
+typedef struct gemm_shape {
+    unsigned m, n, k;
+    int in_quick;   /* part of the --quick sweep */
+} gemm_shape;
+
+/* Tiny (launch-bound) to large (compute-bound) squares, skinny and
+ * rectangular shapes that are cut into few tiles (quantisation), and
+ * matrix-vector / outer products that are memory-bound. Shapes above the
+ * backend's FLOP limit are skipped (run_gemm_sweep). */
+static const gemm_shape gemm_shapes[] = {
+    {1, 1, 1, 1},          {8, 8, 8, 1},          {16, 16, 16, 0},
+    {32, 32, 32, 1},       {48, 48, 48, 0},       {64, 64, 64, 1},
+    {96, 96, 96, 0},       {128, 128, 128, 1},    {192, 192, 192, 0},
+    {256, 256, 256, 1},    {384, 384, 384, 0},    {512, 512, 512, 1},
+    {768, 768, 768, 0},    {1024, 1024, 1024, 0}, {1536, 1536, 1536, 0},
+    {2048, 2048, 2048, 0},
+    /* rectangular and skinny */
+    {1024, 1024, 64, 0},   {64, 1024, 1024, 0},   {1024, 64, 1024, 0},
+    {2048, 32, 2048, 0},   {32, 2048, 2048, 0},   {512, 512, 16, 1},
+    {256, 2048, 512, 0},   {2048, 256, 512, 0},   {128, 128, 4096, 0},
+    {96, 160, 288, 1},     {1000, 1000, 1000, 0}, {520, 520, 520, 0},
+    /* memory-bound: matrix-vector and outer products */
+    {2048, 1, 2048, 0},    {1, 2048, 2048, 0},    {512, 1, 512, 1},
+    {4096, 1, 4096, 0},    {2048, 2048, 1, 0},    {512, 512, 1, 1},
+};
+#define N_GEMM_SHAPES (sizeof gemm_shapes / sizeof gemm_shapes[0])
+
+/* deterministic fill in [-1, 1] */
+static void fill_floats(float *x, size_t n, unsigned seed)
+{
+    unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1);
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 40) / (double)(1ull << 23) - 1.0);
+    }
+}
+
+typedef struct gemm_job {
+    size_t m, n, k;
+    unsigned long inner;       /* calls per sample */
+    int needs_warmup;
+    double sample[CALIB_MAX_ROUNDS];
+} gemm_job;
+
+/* Time jobs[0..n_jobs-1] on one set of A, B, C buffers big enough for all
+ * (each shape uses a prefix). Writes time_s[j], the median seconds per call.
+ * Returns 0, or -1 when out of memory. */
+static int time_gemms(enum gemm_backend be, gemm_job *jobs, size_t n_jobs, unsigned threads,
+                      const calib_budget *bud, double *time_s)
+{
+    size_t max_a = 1, max_b = 1, max_c = 1;
+    for (size_t j = 0; j < n_jobs; j++) {
+        max_a = jobs[j].m * jobs[j].k > max_a ? jobs[j].m * jobs[j].k : max_a;
+        max_b = jobs[j].k * jobs[j].n > max_b ? jobs[j].k * jobs[j].n : max_b;
+        max_c = jobs[j].m * jobs[j].n > max_c ? jobs[j].m * jobs[j].n : max_c;
+    }
+    float *a = malloc(max_a * sizeof *a), *b = malloc(max_b * sizeof *b),
+          *c = malloc(max_c * sizeof *c);
+    if (!a || !b || !c) {
+        free(a);
+        free(b);
+        free(c);
+        return -1;
+    }
+    fill_floats(a, max_a, 1);
+    fill_floats(b, max_b, 2);
+    memset(c, 0, max_c * sizeof *c);
+    /* pilot: one untimed call (page faults, thread start), then calls
+     * quadrupling until they last an eighth of a sample */
+    for (size_t j = 0; j < n_jobs; j++) {
+        gemm_job *g = &jobs[j];
+        gemm_run(be, g->m, g->n, g->k, a, b, c, threads);
+        double call_s;
+        for (unsigned long calls = 1;; calls *= 4) {
+            double t0 = now_s();
+            for (unsigned long i = 0; i < calls; i++)
+                gemm_run(be, g->m, g->n, g->k, a, b, c, threads);
+            call_s = (now_s() - t0) / (double)calls;
+            if (call_s * (double)calls >= bud->min_sample_s / 8 || calls >= 1000000)
+                break;
+        }
+        g->inner = calls_per_sample(bud, call_s);
+        g->needs_warmup = call_s < bud->warm_below_s;
+    }
+    for (unsigned r = 0; r < bud->rounds; r++)
+        for (size_t j = 0; j < n_jobs; j++) {
+            gemm_job *g = &jobs[j];
+            if (g->needs_warmup)
+                gemm_run(be, g->m, g->n, g->k, a, b, c, threads);
+            double t0 = now_s();
+            for (unsigned long i = 0; i < g->inner; i++)
+                gemm_run(be, g->m, g->n, g->k, a, b, c, threads);
+            g->sample[r] = (now_s() - t0) / (double)g->inner;
+        }
+    for (size_t j = 0; j < n_jobs; j++)
+        time_s[j] = median_sort(jobs[j].sample, bud->rounds);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- all-reduce */
+
+/* check after an all-reduce of bufs[r][i] = r + 1 + i % 13: exact in FP32 */
+static int allreduce_is_exact(float *const *bufs, size_t count, unsigned n)
+{
+    for (unsigned r = 0; r < n; r++)
+        for (size_t i = 0; i < count; i++) {
+            float want = (float)(n * (i % 13) + n * (n + 1) / 2);
+            if (bufs[r][i] != want)
+                return 0;
+        }
+    return 1;
+}
+
+/* One sample in one parallel region: `warm` untimed all-reduces, then
+ * `inner` back to back, timed by thread 0 from a barrier to the end of the
+ * last one (allreduce_rank ends in a barrier). Returns seconds per
+ * all-reduce, or -1 when OpenMP granted fewer threads. */
+static double time_allreduce_sample(enum coll_algorithm alg, float *const *bufs, size_t count,
+                                    unsigned n, unsigned warm, unsigned long inner)
+{
+    double dt = -1.0;
+#pragma omp parallel num_threads((int)n)
+    if ((unsigned)omp_get_num_threads() == n) {
+        unsigned r = (unsigned)omp_get_thread_num();
+        for (unsigned i = 0; i < warm; i++)
+            allreduce_rank(alg, bufs, count, n, r);
+        double t0 = 0.0;
+#pragma omp barrier
+        if (r == 0)
+            t0 = now_s();
+        for (unsigned long i = 0; i < inner; i++)
+            allreduce_rank(alg, bufs, count, n, r);
+        if (r == 0)
+            dt = (now_s() - t0) / (double)inner;
+    }
+    return dt;
+}
+
+typedef struct coll_job {
+    enum coll_algorithm alg;
+    size_t bytes;              /* per rank */
+    unsigned long inner;
+    int needs_warmup;
+    double sample[CALIB_MAX_ROUNDS];
+} coll_job;
+
+/* Verify, then time jobs[0..n_jobs-1] on one buffer per thread, big enough
+ * for the largest (each size uses a prefix). Writes time_s[j]. Returns 0,
+ * -1 when out of memory or OpenMP granted fewer threads, or -2 with *bad the
+ * job whose sum came out wrong. */
+static int time_allreduces(coll_job *jobs, size_t n_jobs, unsigned n, const calib_budget *bud,
+                           double *time_s, size_t *bad)
+{
+    size_t max_count = 1;
+    for (size_t j = 0; j < n_jobs; j++)
+        max_count = jobs[j].bytes / sizeof(float) > max_count ? jobs[j].bytes / sizeof(float)
+                                                              : max_count;
+    float **bufs = calloc(n, sizeof *bufs);
+    int rc = bufs ? 0 : -1;
+    for (unsigned r = 0; rc == 0 && r < n; r++)
+        if (!(bufs[r] = malloc(max_count * sizeof(float))))
+            rc = -1;
+    /* each thread touches its own buffer first (NUMA placement) */
+#pragma omp parallel num_threads((int)n) if (rc == 0)
+    if (rc == 0 && (unsigned)omp_get_thread_num() < n)
+        memset(bufs[omp_get_thread_num()], 0, max_count * sizeof(float));
+    for (size_t j = 0; rc == 0 && j < n_jobs; j++) {
+        coll_job *c = &jobs[j];
+        size_t count = c->bytes / sizeof(float);
+        for (unsigned r = 0; r < n; r++)
+            for (size_t i = 0; i < count; i++)
+                bufs[r][i] = (float)(r + 1 + i % 13);
+        if (calib_allreduce(c->alg, bufs, count, n) != 0) {
+            rc = -1;
+            break;
+        }
+        if (!allreduce_is_exact(bufs, count, n)) {
+            *bad = j;
+            rc = -2;
+            break;
+        }
+        /* zeros from here on: repeated sums of the check values would overflow */
+        for (unsigned r = 0; r < n; r++)
+            memset(bufs[r], 0, count * sizeof(float));
+        double call_s = 0.0;
+        for (unsigned long calls = 1;; calls *= 4) {
+            call_s = time_allreduce_sample(c->alg, bufs, count, n, 1, calls);
+            if (call_s < 0 || call_s * (double)calls >= bud->min_sample_s / 8 || calls >= 1000000)
+                break;
+        }
+        if (call_s < 0)
+            rc = -1;
+        c->inner = calls_per_sample(bud, call_s);
+        c->needs_warmup = call_s < bud->warm_below_s;
+    }
+    for (unsigned r = 0; rc == 0 && r < bud->rounds; r++)
+        for (size_t j = 0; rc == 0 && j < n_jobs; j++) {
+            coll_job *c = &jobs[j];
+            c->sample[r] = time_allreduce_sample(c->alg, bufs, c->bytes / sizeof(float), n,
+                                                 c->needs_warmup ? 1 : 0, c->inner);
+            if (c->sample[r] < 0)
+                rc = -1;
+        }
+    for (size_t j = 0; rc == 0 && j < n_jobs; j++)
+        time_s[j] = median_sort(jobs[j].sample, bud->rounds);
+    for (unsigned r = 0; bufs && r < n; r++)
+        free(bufs[r]);
+    free(bufs);
+    return rc;
+}
+
+/* ================================================================ fits */
+
+void calib_gemm_device(const calib_gemm_model *g, compute_device *out)
+{
+    memset(out, 0, sizeof *out);
+    out->peak_flops_per_s[PREC_FP32] = g->flops_per_s;
+    out->gemm_efficiency = 1.0;
+    out->attention_efficiency = 1.0;
+    out->mem_bytes_per_s = g->bytes_per_s;
+    out->mem_efficiency = 1.0;
+    out->sms = g->sms;
+    out->ctas_per_sm = 1;
+    out->tile_m = g->tile_m;
+    out->tile_n = g->tile_n;
+    out->launch_s = g->launch_s;
+}
+
+double calib_gemm_predict_s(const calib_gemm_model *g, const calib_gemm_point *p)
+{
+    compute_device d;
+    calib_gemm_device(g, &d);
+    return compute_gemm_time_s(&d, PREC_FP32, p->m, p->n, p->k, p->bytes);
+}
+
+typedef struct gemm_fit_data {
+    const calib_gemm_point *pts;
+    size_t n_pts;
+    calib_gemm_model g;   /* fixed fields; the fitted ones are overwritten */
+} gemm_fit_data;
+
+/* parameters are logs (so they stay positive), clamped so exp() stays finite */
+static void gemm_model_from_x(const gsl_vector *x, calib_gemm_model *g)
+{
+    double v[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = gsl_vector_get(x, (size_t)i);
+        v[i] = v[i] < -200 ? -200 : v[i] > 200 ? 200 : v[i];
+    }
+    g->launch_s = exp(v[0]);
+    g->flops_per_s = exp(v[1]);
+    g->bytes_per_s = exp(v[2]);
+}
+
+static int gemm_fit_f(const gsl_vector *x, void *params, gsl_vector *f)
+{
+    gemm_fit_data *d = params;
+    calib_gemm_model g = d->g;
+    gemm_model_from_x(x, &g);
+    for (size_t i = 0; i < d->n_pts; i++) {
+        double t = calib_gemm_predict_s(&g, &d->pts[i]);
+        if (!(t > 0) || isinf(t))
+            return GSL_EDOM;
+        gsl_vector_set(f, i, log(t / d->pts[i].time_s));
+    }
+    return GSL_SUCCESS;
+}
+
+/* sum of |log(predicted/measured)| at x, or inf where the model fails */
+static double gemm_l1_cost(gemm_fit_data *d, const gsl_vector *x, gsl_vector *r)
+{
+    if (gemm_fit_f(x, d, r) != GSL_SUCCESS)
+        return INFINITY;
+    double cost = 0.0;
+    for (size_t i = 0; i < r->size; i++)
+        cost += fabs(gsl_vector_get(r, i));
+    return isfinite(cost) ? cost : INFINITY;
+}
+
+/* One fit from x0, least absolute deviations of the log residuals by
+ * iteratively reweighted least squares: each pass is a weighted
+ * Levenberg-Marquardt fit (GSL trust region, finite-difference Jacobian) with
+ * weights 1/max(|r_i|, 1e-8) from the previous pass. Minimising sum |r|
+ * rather than sum r^2 lets a point the model cannot describe (a cache or
+ * threading effect, a noisy sample) stay off the curve instead of dragging
+ * every other point. Returns the cost sum |r_i| (inf on failure); x0 := solution. */
+static double gemm_fit_once(gemm_fit_data *d, gsl_vector *x0)
+{
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = gemm_fit_f, .df = NULL, .fvv = NULL, .n = d->n_pts, .p = 3, .params = d};
+    gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, d->n_pts, 3);
+    gsl_vector *wts = gsl_vector_alloc(d->n_pts), *r = gsl_vector_alloc(d->n_pts);
+    double cost = INFINITY;
+    if (w && wts && r) {
+        gsl_vector_set_all(wts, 1.0);
+        cost = gemm_l1_cost(d, x0, r);
+        for (int pass = 0; pass < 30 && isfinite(cost); pass++) {
+            int info;
+            if (gsl_multifit_nlinear_winit(x0, wts, &fdf, w) != GSL_SUCCESS)
+                break;
+            int status = gsl_multifit_nlinear_driver(200, 1e-12, 1e-12, 0.0, NULL, NULL, &info, w);
+            /* out of iterations or no further progress still leaves a usable point */
+            if (status != GSL_SUCCESS && status != GSL_EMAXITER && status != GSL_ENOPROG)
+                break;
+            double next = gemm_l1_cost(d, gsl_multifit_nlinear_position(w), r);
+            if (!(next <= cost) && pass > 0)
+                break;
+            double gain = cost - next;
+            cost = next;
+            gsl_vector_memcpy(x0, gsl_multifit_nlinear_position(w));
+            if (pass > 0 && gain <= 1e-10 * cost)
+                break;
+            for (size_t i = 0; i < d->n_pts; i++)
+                gsl_vector_set(wts, i, 1.0 / fmax(fabs(gsl_vector_get(r, i)), 1e-8));
+        }
+    }
+    gsl_vector_free(wts);
+    gsl_vector_free(r);
+    gsl_multifit_nlinear_free(w);
+    return cost;
+}
+
+int calib_fit_gemm(const calib_gemm_point *pts, size_t n_pts, calib_gemm_model *g,
+                   sim_error *err)
+{
+    if (n_pts < 3)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "GEMM fit: %zu points, need at least 3 for 3 parameters", n_pts);
+    /* starting values from the data: the fastest call bounds the launch
+     * cost, the best achieved rates bound the two throughputs */
+    double t_min = INFINITY, rate_max = 0.0, bw_max = 0.0;
+    for (size_t i = 0; i < n_pts; i++) {
+        const calib_gemm_point *p = &pts[i];
+        if (!(p->time_s > 0) || !(p->m > 0) || !(p->n > 0) || !(p->k > 0) || !(p->bytes >= 0))
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                                 "GEMM fit: point %zu (%gx%gx%g, %g s) is not positive", i,
+                                 p->m, p->n, p->k, p->time_s);
+        t_min = fmin(t_min, p->time_s);
+        rate_max = fmax(rate_max, 2.0 * p->m * p->n * p->k / p->time_s);
+        bw_max = fmax(bw_max, p->bytes / p->time_s);
+    }
+    if (!(bw_max > 0))
+        bw_max = rate_max;
+    gemm_fit_data d = {.pts = pts, .n_pts = n_pts, .g = *g};
+    gsl_vector *x = gsl_vector_alloc(3), *best = gsl_vector_alloc(3);
+    if (!x || !best) {
+        gsl_vector_free(x);
+        gsl_vector_free(best);
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "GEMM fit: out of memory");
+    }
+    static const double launch_scale[] = {0.1, 0.5};
+    static const double rate_scale[] = {0.5, 1.0, 2.0};
+    double best_cost = INFINITY;
+    for (size_t il = 0; il < 2; il++)
+        for (size_t ir = 0; ir < 3; ir++)
+            for (size_t ib = 0; ib < 3; ib++) {
+                gsl_vector_set(x, 0, log(launch_scale[il] * t_min));
+                gsl_vector_set(x, 1, log(rate_scale[ir] * rate_max));
+                gsl_vector_set(x, 2, log(rate_scale[ib] * bw_max));
+                double cost = gemm_fit_once(&d, x);
+                if (cost < best_cost) {
+                    best_cost = cost;
+                    gsl_vector_memcpy(best, x);
+                }
+            }
+    int rc = 0;
+    if (isfinite(best_cost))
+        gemm_model_from_x(best, g);
+    else
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "GEMM fit: no start converged");
+    gsl_vector_free(x);
+    gsl_vector_free(best);
+    return rc;
+}
+
+double calib_coll_predict_s(const calib_coll_model *c, double bytes)
+{
+    return coll_allreduce_time_s(c->alg, c->ranks, bytes, c->alpha_s, c->bytes_per_s);
+}
+
+/* Weighted least squares t_i ~ steps alpha + factor S_i (1/B) with weights
+ * wt[i]; n_cols 1 fits 1/B alone with alpha = 0. coef = {alpha, 1/B}. */
+static int wlinear(const calib_coll_point *pts, size_t n_pts, double steps, double factor,
+                   const double *wt, size_t n_cols, double coef[2])
+{
+    gsl_matrix *X = gsl_matrix_alloc(n_pts, n_cols), *cov = gsl_matrix_alloc(n_cols, n_cols);
+    gsl_vector *y = gsl_vector_alloc(n_pts), *w = gsl_vector_alloc(n_pts),
+               *c = gsl_vector_alloc(n_cols);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n_pts, n_cols);
+    int rc = -1;
+    if (X && cov && y && w && c && ws) {
+        for (size_t i = 0; i < n_pts; i++) {
+            if (n_cols == 2)
+                gsl_matrix_set(X, i, 0, steps);
+            gsl_matrix_set(X, i, n_cols - 1, factor * pts[i].bytes);
+            gsl_vector_set(y, i, pts[i].time_s);
+            gsl_vector_set(w, i, wt[i]);
+        }
+        double chisq;
+        if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) == GSL_SUCCESS) {
+            coef[0] = n_cols == 2 ? gsl_vector_get(c, 0) : 0.0;
+            coef[1] = gsl_vector_get(c, n_cols - 1);
+            rc = 0;
+        }
+    }
+    gsl_multifit_linear_free(ws);
+    gsl_matrix_free(X);
+    gsl_matrix_free(cov);
+    gsl_vector_free(y);
+    gsl_vector_free(w);
+    gsl_vector_free(c);
+    return rc;
+}
+
+/* wlinear with alpha >= 0: a negative latency is refitted as 0 */
+static int wlinear_nonneg(const calib_coll_point *pts, size_t n_pts, double steps,
+                          double factor, const double *wt, double coef[2])
+{
+    if (wlinear(pts, n_pts, steps, factor, wt, 2, coef) != 0)
+        return -1;
+    return coef[0] < 0 ? wlinear(pts, n_pts, steps, factor, wt, 1, coef) : 0;
+}
+
+/* sum of |relative residual|; r[i] := residual i */
+static double coll_l1_cost(const calib_coll_point *pts, size_t n_pts, double steps,
+                           double factor, const double coef[2], double *r)
+{
+    double cost = 0.0;
+    for (size_t i = 0; i < n_pts; i++) {
+        double t = steps * coef[0] + factor * pts[i].bytes * coef[1];
+        r[i] = (t - pts[i].time_s) / pts[i].time_s;
+        cost += fabs(r[i]);
+    }
+    return cost;
+}
+
+int calib_fit_allreduce(const calib_coll_point *pts, size_t n_pts, calib_coll_model *c,
+                        sim_error *err)
+{
+    const char *name = coll_algorithm_name(c->alg);
+    double steps = coll_allreduce_steps(c->alg, c->ranks);
+    double factor = coll_allreduce_bytes_factor(c->alg, c->ranks);
+    if (!(steps > 0) || !(factor > 0))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: needs at least 2 ranks, got %u", name, c->ranks);
+    if (n_pts < 2)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: %zu points, need at least 2", name, n_pts);
+    for (size_t i = 0; i < n_pts; i++)
+        if (!(pts[i].time_s > 0) || !(pts[i].bytes >= 0))
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                                 "all-reduce %s fit: point %zu (%g B, %g s) is not positive",
+                                 name, i, pts[i].bytes, pts[i].time_s);
+    double *wt = malloc(2 * n_pts * sizeof *wt);
+    if (!wt)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "all-reduce fit: out of memory");
+    double *r = wt + n_pts;
+    /* relative least squares (weights 1/t^2) to start, then least absolute
+     * relative deviations by reweighting (IRLS), as for the GEMM fit */
+    for (size_t i = 0; i < n_pts; i++)
+        wt[i] = 1.0 / (pts[i].time_s * pts[i].time_s);
+    double coef[2] = {0.0, 0.0}, next[2];
+    int rc = wlinear_nonneg(pts, n_pts, steps, factor, wt, coef);
+    double cost = rc ? INFINITY : coll_l1_cost(pts, n_pts, steps, factor, coef, r);
+    for (int pass = 0; rc == 0 && pass < 100; pass++) {
+        for (size_t i = 0; i < n_pts; i++)
+            wt[i] = 1.0 / (pts[i].time_s * pts[i].time_s * fmax(fabs(r[i]), 1e-6));
+        if (wlinear_nonneg(pts, n_pts, steps, factor, wt, next) != 0 || !(next[1] > 0))
+            break;
+        double next_cost = coll_l1_cost(pts, n_pts, steps, factor, next, r);
+        if (!(next_cost <= cost))
+            break;
+        double gain = cost - next_cost;
+        cost = next_cost;
+        coef[0] = next[0];
+        coef[1] = next[1];
+        if (gain <= 1e-12 * cost)
+            break;
+    }
+    free(wt);
+    if (rc)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: least squares failed (sizes all equal?)", name);
+    if (!(coef[1] > 0))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: times do not grow with size", name);
+    c->alpha_s = coef[0];
+    c->bytes_per_s = 1.0 / coef[1];
+    return 0;
+}
+
+/* ================================================================ catalog */
+
+/* host names go into attributes and a comment: keep [A-Za-z0-9._-], no "--" */
+static void safe_name(const char *in, char *out, size_t size)
+{
+    size_t j = 0;
+    for (size_t i = 0; in[i] && j + 1 < size; i++) {
+        char ch = in[i];
+        int is_ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+        if (!is_ok || (ch == '-' && j > 0 && out[j - 1] == '-'))
+            ch = '_';
+        out[j++] = ch;
+    }
+    out[j] = '\0';
+    if (j == 0)
+        snprintf(out, size, "unknown");
+}
+
+/* "87.1234GFLOP/s": a unit dcsim's parser knows, and never an exponent */
+static void format_flops(double x, char *buf, size_t size)
+{
+    if (x >= 1e15)
+        snprintf(buf, size, "%.6gPFLOP/s", x / 1e15);
+    else if (x >= 1e12)
+        snprintf(buf, size, "%.6gTFLOP/s", x / 1e12);
+    else if (x >= 1e9)
+        snprintf(buf, size, "%.6gGFLOP/s", x / 1e9);
+    else
+        snprintf(buf, size, "%.0fFLOP/s", x);
+}
+
+static void format_bandwidth(double x, char *buf, size_t size)
+{
+    if (x >= 1e12)
+        snprintf(buf, size, "%.6gTB/s", x / 1e12);
+    else if (x >= 1e9)
+        snprintf(buf, size, "%.6gGB/s", x / 1e9);
+    else if (x >= 1e6)
+        snprintf(buf, size, "%.6gMB/s", x / 1e6);
+    else
+        snprintf(buf, size, "%.0fB/s", x);
+}
+
+/* "72.0237ns": the unit that keeps the number in [1, 1000) where it can */
+static void format_duration(double x, char *buf, size_t size)
+{
+    if (!(x >= 1e-12))
+        snprintf(buf, size, "0ns");
+    else if (x < 1e-6)
+        snprintf(buf, size, "%.6gns", x * 1e9);
+    else if (x < 1e-3)
+        snprintf(buf, size, "%.6gus", x * 1e6);
+    else if (x < 1.0)
+        snprintf(buf, size, "%.6gms", x * 1e3);
+    else
+        snprintf(buf, size, "%.6gs", x);
+}
+
+int calib_write_catalog(const char *path, const calib_gemm_model *g, unsigned threads,
+                        double memory_bytes, const char *backend, const calib_coll_model *colls,
+                        size_t n_colls, const char *host, const char *date, sim_error *err)
+{
+    char tmp[4096], safe_host[128], safe_date[64], safe_backend[32], rate[64], bw[64], launch[64];
+    char capacity[96] = "";
+    if (!(g->flops_per_s > 0) || !(g->bytes_per_s > 0) || !(g->launch_s >= 0))
+        return sim_error_set(err, SIM_ERR_INTERNAL, path, 0, "no fitted model to write");
+    if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "path too long");
+    safe_name(host ? host : "", safe_host, sizeof safe_host);
+    safe_name(date ? date : "", safe_date, sizeof safe_date);
+    safe_name(backend ? backend : "", safe_backend, sizeof safe_backend);
+    format_flops(g->flops_per_s, rate, sizeof rate);
+    format_bandwidth(g->bytes_per_s / HW_MEM_EFFICIENCY, bw, sizeof bw);
+    format_duration(g->launch_s, launch, sizeof launch);
+    if (memory_bytes > 0)
+        snprintf(capacity, sizeof capacity, "capacity=\"%.6gGB\" ", memory_bytes / 1e9);
+
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot create a file next to it: %s",
+                             strerror(errno));
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask); /* mkstemp makes 0600; a catalog is ordinary data */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write: %s", strerror(e));
+    }
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<!--\n"
+            "  Written by dcsim calibrate on %s, %s: this machine's CPU (%u threads,\n"
+            "  FP32 GEMM via %s) fitted to dcsim's GEMM model (models/compute.h).\n"
+            "  rate: the fitted effective FP32 rate, so gemm-efficiency is 100 %%.\n"
+            "  bandwidth: the fitted effective bandwidth %.6g B/s divided by dcsim's\n"
+            "    memory efficiency %.2f (models/hardware.h), so the model sees the fit.\n"
+            "  launch-overhead: the fitted fixed cost per call.\n"
+            "  capacity (when present): the machine's memory as the OS reports it.\n"
+            "  Not written, no place in the catalog: the fit's tile %ux%u with sms = %u\n"
+            "    (0: no quantisation). dcsim pairs <compute sms> with its GPU tile\n"
+            "    %ux%u, far too coarse for a CPU, so sms is left out and dcsim\n"
+            "    quantises nothing.\n",
+            safe_host, safe_date, threads, safe_backend, g->bytes_per_s,
+            HW_MEM_EFFICIENCY, g->tile_m, g->tile_n, g->sms, HW_TILE_M, HW_TILE_N);
+    for (size_t i = 0; colls && i < n_colls; i++)
+        fprintf(f, "  All-reduce %s across %u threads (models/collective.h): alpha = %.6g s,\n"
+                   "    B = %.6g B/s.\n",
+                coll_algorithm_name(colls[i].alg), colls[i].ranks, colls[i].alpha_s,
+                colls[i].bytes_per_s);
+    const char *src_fmt = "confidence=\"D\" source=\"dcsim calibrate on %s, %s\"";
+    char src[256];
+    snprintf(src, sizeof src, src_fmt, safe_host, safe_date);
+    fprintf(f,
+            "-->\n"
+            "<gpus>\n"
+            "  <gpu name=\"cpu-calibrated\" description=\"CPU of %s, %u threads, FP32 GEMM via %s\">\n"
+            "    <peak precision=\"fp32\" rate=\"%s\" gemm-efficiency=\"100%%\" %s/>\n"
+            "    <memory %sbandwidth=\"%s\" %s/>\n"
+            "    <compute launch-overhead=\"%s\" %s/>\n"
+            "  </gpu>\n"
+            "</gpus>\n",
+            safe_host, threads, safe_backend, rate, src, capacity, bw, src, launch, src);
+    int is_bad = ferror(f);
+    is_bad |= fflush(f) != 0;
+    int e = errno;
+    is_bad |= fclose(f) != 0;
+    if (is_bad) {
+        unlink(tmp);
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write: %s", strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        unlink(tmp);
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot rename %s into place: %s", tmp,
+                             strerror(e));
+    }
+    return 0;
+}
+
+/* ================================================================ command */
+
+const char calibrate_usage[] =
+    "usage: dcsim calibrate [--quick] [--threads N] [--gemm=cblas|own] [--tile=MxN|none]\n"
+    "                       [--write FILE.xml]\n"
+    "\n"
+    "Time real kernels on this machine's CPU and fit dcsim's timing models to\n"
+    "them: a sweep of FP32 GEMM shapes (tiny to 2048) fitted to the GPU GEMM\n"
+    "model (models/compute.h: launch + max(tile/wave-quantised compute,\n"
+    "memory)), and an OpenMP shared-memory all-reduce across threads (ring and\n"
+    "binomial tree, 1 KB to 64 MB per thread) fitted to the alpha-beta model\n"
+    "(models/collective.h). Prints measured vs predicted time and the error per\n"
+    "point, the fitted parameters, and lines 'calibrate FAMILY key=value'.\n"
+    "Takes 10-20 s on 2 cores; times on a shared machine vary by 10-20 %, and\n"
+    "each point is the median of interleaved rounds to damp that.\n"
+    "\n"
+    "  --quick          a smaller, faster sweep (under 2 s)\n"
+    "  --threads N      threads to use (default: all cores); the CPU is read\n"
+    "                   as a device with N SMs\n"
+    "  --gemm=cblas     GEMM through CBLAS (OpenBLAS; the default when built in)\n"
+    "  --gemm=own       dcsim's own cache-blocked OpenMP GEMM (32x32 tiles)\n"
+    "  --tile=MxN       output tile of the model (default: 32x32, the own\n"
+    "                   kernel's tile; 4x16 for cblas, OpenBLAS's Haswell/Zen\n"
+    "                   SGEMM register tile); --tile=none: no quantisation\n"
+    "  --write FILE.xml save the fit as a GPU catalog entry 'cpu-calibrated'\n"
+    "                   (fp32 peak, memory bandwidth) for a scenario <catalog>\n"
+    "\n"
+    "exit status: 0 ok, 1 internal error, 2 bad usage or unwritable file\n";
+
+/* The default model tile for CBLAS: OpenBLAS's SGEMM register tile on
+ * Haswell and Zen (16x4 column-major, so 4 rows x 16 columns of our
+ * row-major C). OpenBLAS splits a GEMM between threads in multiples of it, so
+ * only GEMMs too small to split lose threads; with tiles this small the
+ * quantisation is otherwise negligible, as it is on a CPU. */
+#define CBLAS_TILE_M 4
+#define CBLAS_TILE_N 16
+
+typedef struct calib_options {
+    int is_quick;
+    unsigned threads;
+    enum gemm_backend backend;
+    int has_tile;           /* --tile given */
+    unsigned tile_m, tile_n; /* 0 = no quantisation */
+    const char *write_path;
+} calib_options;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dcsim calibrate: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see: dcsim help calibrate)\n");
+    return EXIT_INPUT;
+}
+
+static int is_option(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+/* the value of "--name VALUE" or "--name=VALUE"; advances *i */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int parse_unsigned(const char *s, unsigned max, unsigned *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!s[0] || s[0] < '0' || s[0] > '9' || *end || errno == ERANGE || v > max)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* 0 when a file can be created in path's folder */
+static int folder_is_writable(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return access(".", W_OK);
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    if (len >= sizeof dir)
+        return -1;
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    return access(dir, W_OK);
+}
+
+/* returns 0, 1 for --help (usage printed), or EXIT_INPUT */
+static int parse_calib_options(int argc, char **argv, calib_options *o)
+{
+    memset(o, 0, sizeof *o);
+#ifdef DCSIM_HAVE_CBLAS
+    o->backend = GEMM_CBLAS;
+#else
+    o->backend = GEMM_OWN;
+#endif
+    int procs = omp_get_num_procs();
+    o->threads = procs > 0 ? (unsigned)procs : 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(calibrate_usage, stdout);
+            return 1;
+        } else if (strcmp(a, "--quick") == 0) {
+            o->is_quick = 1;
+        } else if (is_option(a, "--threads")) {
+            if (!(v = option_value(argc, argv, &i, "--threads")) ||
+                parse_unsigned(v, 1024, &o->threads) || o->threads == 0)
+                return usage_error("--threads needs a whole number from 1 to 1024%s", "");
+        } else if (is_option(a, "--gemm")) {
+            if (!(v = option_value(argc, argv, &i, "--gemm")))
+                return usage_error("--gemm needs cblas or own%s", "");
+            if (strcmp(v, "own") == 0) {
+                o->backend = GEMM_OWN;
+            } else if (strcmp(v, "cblas") == 0) {
+#ifdef DCSIM_HAVE_CBLAS
+                o->backend = GEMM_CBLAS;
+#else
+                return usage_error("--gemm=cblas: this dcsim was built without CBLAS "
+                                   "(install libopenblas-dev and rebuild); use --gemm=own%s", "");
+#endif
+            } else {
+                return usage_error("--gemm %s: expected cblas or own", v);
+            }
+        } else if (is_option(a, "--tile")) {
+            if (!(v = option_value(argc, argv, &i, "--tile")))
+                return usage_error("--tile needs MxN (e.g. 64x64) or none%s", "");
+            o->has_tile = 1;
+            if (strcmp(v, "none") == 0) {
+                o->tile_m = o->tile_n = 0;
+            } else {
+                char m_text[16];
+                const char *x = strchr(v, 'x');
+                size_t len = x ? (size_t)(x - v) : 0;
+                if (!x || len == 0 || len >= sizeof m_text)
+                    return usage_error("--tile %s: expected MxN (e.g. 64x64) or none", v);
+                memcpy(m_text, v, len);
+                m_text[len] = '\0';
+                if (parse_unsigned(m_text, 65536, &o->tile_m) ||
+                    parse_unsigned(x + 1, 65536, &o->tile_n) || !o->tile_m || !o->tile_n)
+                    return usage_error("--tile %s: expected MxN with M, N from 1 to 65536, or none",
+                                       v);
+            }
+        } else if (is_option(a, "--write")) {
+            if (!(v = option_value(argc, argv, &i, "--write")) || !v[0])
+                return usage_error("--write needs a file name%s", "");
+            o->write_path = v;
+            if (folder_is_writable(v) != 0) /* say so now, not after the sweep */
+                return usage_error("--write %s: cannot create a file in its folder", v);
+        } else if (a[0] == '-') {
+            return usage_error("unknown option '%s'", a);
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+    }
+    if (!o->has_tile) {
+        o->tile_m = o->backend == GEMM_OWN ? CALIB_OWN_TILE_M : CBLAS_TILE_M;
+        o->tile_n = o->backend == GEMM_OWN ? CALIB_OWN_TILE_N : CBLAS_TILE_N;
+    }
+    return 0;
+}
+
+/* "12.3 us" with a unit that keeps 3-4 significant digits readable */
+static const char *format_time(double s, char *buf, size_t size)
+{
+    if (s < 1e-6)
+        snprintf(buf, size, "%7.1f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, size, "%7.2f us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(buf, size, "%7.2f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%7.3f s ", s);
+    return buf;
+}
+
+static const char *format_bytes(double b, char *buf, size_t size)
+{
+    if (b >= 1 << 20)
+        snprintf(buf, size, "%g MiB", b / (1 << 20));
+    else if (b >= 1 << 10)
+        snprintf(buf, size, "%g KiB", b / (1 << 10));
+    else
+        snprintf(buf, size, "%g B", b);
+    return buf;
+}
+
+/* which term of the model decides the predicted time of p */
+static const char *gemm_bound(const calib_gemm_model *g, const calib_gemm_point *p)
+{
+    calib_gemm_model no_launch = *g;
+    no_launch.launch_s = 0.0;
+    calib_gemm_point no_bytes = *p;
+    no_bytes.bytes = 0.0;
+    double compute_s = calib_gemm_predict_s(&no_launch, &no_bytes);
+    double memory_s = p->bytes / g->bytes_per_s;
+    if (g->launch_s >= compute_s && g->launch_s >= memory_s)
+        return "launch";
+    return compute_s >= memory_s ? "compute" : "memory";
+}
+
+/* all-reduce sizes per thread: 1 KiB to 64 MiB by 4 (4 MiB with --quick) */
+#define N_COLL_SIZES 9
+
+typedef struct coll_sweep {
+    calib_coll_point pts[N_COLL_SIZES];
+    size_t n_pts;
+    calib_coll_model model;
+    double median_pct;
+} coll_sweep;
+
+static int run_allreduce_sweep(const calib_options *o, const calib_budget *bud, coll_sweep *sw,
+                               sim_error *err)
+{
+    size_t max_bytes = o->is_quick ? (size_t)4 << 20 : (size_t)64 << 20;
+    /* all threads' buffers together stay under 1 GiB */
+    while (max_bytes > 1024 && (double)max_bytes * o->threads > (double)(1u << 30))
+        max_bytes /= 4;
+    coll_job jobs[COLL_ALGORITHM_COUNT * N_COLL_SIZES];
+    double time_s[COLL_ALGORITHM_COUNT * N_COLL_SIZES];
+    size_t n_jobs = 0;
+    for (int alg = 0; alg < COLL_ALGORITHM_COUNT; alg++)
+        for (size_t bytes = 1024, i = 0; bytes <= max_bytes && i < N_COLL_SIZES; bytes *= 4, i++)
+            jobs[n_jobs++] = (coll_job){.alg = (enum coll_algorithm)alg, .bytes = bytes};
+    size_t bad = 0;
+    int rc = time_allreduces(jobs, n_jobs, o->threads, bud, time_s, &bad);
+    if (rc == -2)
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "all-reduce %s of %zu bytes over %u threads: wrong sum",
+                             coll_algorithm_name(jobs[bad].alg), jobs[bad].bytes, o->threads);
+    if (rc)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0,
+                             "all-reduce over %u threads: out of memory or fewer OpenMP threads "
+                             "granted", o->threads);
+    for (int alg = 0; alg < COLL_ALGORITHM_COUNT; alg++) {
+        coll_sweep *s = &sw[alg];
+        s->n_pts = 0;
+        s->model = (calib_coll_model){.alg = (enum coll_algorithm)alg, .ranks = o->threads};
+        for (size_t j = 0; j < n_jobs; j++)
+            if (jobs[j].alg == (enum coll_algorithm)alg)
+                s->pts[s->n_pts++] =
+                    (calib_coll_point){.bytes = (double)jobs[j].bytes, .time_s = time_s[j]};
+        if (calib_fit_allreduce(s->pts, s->n_pts, &s->model, err))
+            return err->code;
+        double meas[N_COLL_SIZES], pred[N_COLL_SIZES];
+        for (size_t i = 0; i < s->n_pts; i++) {
+            meas[i] = s->pts[i].time_s;
+            pred[i] = calib_coll_predict_s(&s->model, s->pts[i].bytes);
+        }
+        s->median_pct = calib_median_abs_error_pct(meas, pred, s->n_pts);
+    }
+    return 0;
+}
+
+static int run_gemm_sweep(const calib_options *o, const calib_budget *bud, calib_gemm_point *pts,
+                          size_t *n_pts, sim_error *err)
+{
+    /* the own kernel is some 5x slower than OpenBLAS: stop it at 1024^3 */
+    double max_flops = o->is_quick ? 2.0 * 512 * 512 * 512
+                     : o->backend == GEMM_OWN ? 2.0 * 1024 * 1024 * 1024 : 2.0 * 2048 * 2048 * 2048;
+    gemm_job jobs[N_GEMM_SHAPES];
+    double time_s[N_GEMM_SHAPES];
+    size_t n_jobs = 0;
+    for (size_t i = 0; i < N_GEMM_SHAPES; i++) {
+        const gemm_shape *sh = &gemm_shapes[i];
+        if ((o->is_quick && !sh->in_quick) || 2.0 * sh->m * sh->n * sh->k > max_flops)
+            continue;
+        jobs[n_jobs++] = (gemm_job){.m = sh->m, .n = sh->n, .k = sh->k};
+    }
+    if (time_gemms(o->backend, jobs, n_jobs, o->threads, bud, time_s))
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "GEMM sweep: out of memory");
+    for (size_t j = 0; j < n_jobs; j++) {
+        double m = (double)jobs[j].m, n = (double)jobs[j].n, k = (double)jobs[j].k;
+        pts[j] = (calib_gemm_point){
+            .m = m, .n = n, .k = k, .bytes = FLOAT_BYTES * (m * k + k * n + m * n),
+            .time_s = time_s[j]};
+    }
+    *n_pts = n_jobs;
+    return 0;
+}
+
+static void print_gemm(const calib_options *o, const calib_gemm_point *pts, size_t n_pts,
+                       const calib_gemm_model *g, double median_pct, double max_pct)
+{
+    char t1[32], t2[32];
+#ifdef DCSIM_HAVE_CBLAS
+    char impl_buf[256];
+    snprintf(impl_buf, sizeof impl_buf, "cblas_sgemm (%s)", openblas_get_config());
+    const char *impl = o->backend == GEMM_CBLAS ? impl_buf : "dcsim's blocked OpenMP kernel";
+#else
+    const char *impl = "dcsim's blocked OpenMP kernel";
+#endif
+    printf("GEMM: FP32 C = A.B (row-major, beta 0) via %s, %u threads\n", impl, o->threads);
+    printf("  %6s %6s %6s  %11s  %11s  %7s  %s\n", "m", "n", "k", "measured", "predicted",
+           "error", "bound");
+    for (size_t i = 0; i < n_pts; i++) {
+        const calib_gemm_point *p = &pts[i];
+        double pred = calib_gemm_predict_s(g, p);
+        printf("  %6.0f %6.0f %6.0f  %s  %s  %+6.1f%%  %s\n", p->m, p->n, p->k,
+               format_time(p->time_s, t1, sizeof t1), format_time(pred, t2, sizeof t2),
+               100.0 * (pred - p->time_s) / p->time_s, gemm_bound(g, p));
+    }
+    if (g->tile_m)
+        printf("fitted GEMM model (compute_gemm_time_s; sms = %u threads, ctas_per_sm = 1, "
+               "tile %ux%u;\n", g->sms, g->tile_m, g->tile_n);
+    else
+        printf("fitted GEMM model (compute_gemm_time_s; sms = 0: no tile or wave quantisation;\n");
+    printf("  least sum of |log(predicted/measured)|):\n");
+    printf("  FP32 rate (peak x gemm_efficiency)       %10.2f GFLOP/s\n", g->flops_per_s / 1e9);
+    printf("  memory bandwidth (bw x mem_efficiency)   %10.2f GB/s\n", g->bytes_per_s / 1e9);
+    printf("  launch overhead per call                 %10.3f us\n", g->launch_s * 1e6);
+    printf("  |error| median %.1f %%, max %.1f %% over %zu shapes; median by bound:", median_pct,
+           max_pct, n_pts);
+    static const char *const bounds[] = {"launch", "compute", "memory"};
+    for (size_t b = 0; b < 3; b++) {
+        double meas[N_GEMM_SHAPES], pred[N_GEMM_SHAPES];
+        size_t n = 0;
+        for (size_t i = 0; i < n_pts; i++)
+            if (strcmp(gemm_bound(g, &pts[i]), bounds[b]) == 0) {
+                meas[n] = pts[i].time_s;
+                pred[n++] = calib_gemm_predict_s(g, &pts[i]);
+            }
+        if (n)
+            printf(" %s %.1f %% (%zu)", bounds[b], calib_median_abs_error_pct(meas, pred, n), n);
+    }
+    printf("\n");
+    printf("calibrate gemm backend=%s threads=%u tile_m=%u tile_n=%u points=%zu\n",
+           backend_name(o->backend), o->threads, g->tile_m, g->tile_n, n_pts);
+    printf("calibrate gemm flops_per_s=%.6g bytes_per_s=%.6g launch_s=%.6g\n", g->flops_per_s,
+           g->bytes_per_s, g->launch_s);
+    printf("calibrate gemm median_abs_error_pct=%.1f max_abs_error_pct=%.1f\n", median_pct,
+           max_pct);
+}
+
+static void print_allreduce(const calib_options *o, const coll_sweep *sw)
+{
+    char t1[32], t2[32], b[32];
+    printf("\nall-reduce (sum of FP32 buffers) across %u OpenMP threads in shared memory\n",
+           o->threads);
+    for (int alg = 0; alg < COLL_ALGORITHM_COUNT; alg++) {
+        const coll_sweep *s = &sw[alg];
+        const char *name = coll_algorithm_name(alg);
+        printf("%s (t = %g alpha + %g S/B):\n", name,
+               coll_allreduce_steps(s->model.alg, s->model.ranks),
+               coll_allreduce_bytes_factor(s->model.alg, s->model.ranks));
+        printf("  %10s  %11s  %11s  %7s\n", "S/thread", "measured", "predicted", "error");
+        double max_pct = 0.0;
+        for (size_t i = 0; i < s->n_pts; i++) {
+            double pred = calib_coll_predict_s(&s->model, s->pts[i].bytes);
+            double pct = 100.0 * (pred - s->pts[i].time_s) / s->pts[i].time_s;
+            max_pct = fmax(max_pct, fabs(pct));
+            printf("  %10s  %s  %s  %+6.1f%%\n", format_bytes(s->pts[i].bytes, b, sizeof b),
+                   format_time(s->pts[i].time_s, t1, sizeof t1), format_time(pred, t2, sizeof t2),
+                   pct);
+        }
+        printf("  fitted (least sum of |relative error|): alpha %.3f us per step, B %.2f GB/s\n"
+               "  per thread; |error| median %.1f %%, max %.1f %%\n",
+               s->model.alpha_s * 1e6, s->model.bytes_per_s / 1e9, s->median_pct, max_pct);
+        printf("calibrate allreduce_%s ranks=%u alpha_s=%.6g bytes_per_s=%.6g points=%zu\n", name,
+               s->model.ranks, s->model.alpha_s, s->model.bytes_per_s, s->n_pts);
+        printf("calibrate allreduce_%s median_abs_error_pct=%.1f max_abs_error_pct=%.1f\n", name,
+               s->median_pct, max_pct);
+    }
+}
+
+static int report_error(const sim_error *err)
+{
+    char line[2048];
+    fprintf(stderr, "dcsim calibrate: %s\n", sim_error_format(err, line, sizeof line));
+    return err->code == SIM_ERR_IO || err->code == SIM_ERR_INPUT ? EXIT_INPUT : EXIT_FAILURE;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    calib_options o;
+    int rc = parse_calib_options(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    gsl_set_error_handler_off();
+#ifdef DCSIM_HAVE_CBLAS
+    char where[512];
+    if (o.backend == GEMM_CBLAS && cblas_check_openblas(where, sizeof where)) {
+        fprintf(stderr, "dcsim calibrate: error: cblas_sgemm comes from %s, not OpenBLAS (link "
+                "order: OpenBLAS must come before GSL's libgslcblas); use --gemm=own\n", where);
+        return EXIT_FAILURE;
+    }
+    openblas_set_num_threads((int)o.threads);
+#endif
+    /* default 10-12 s in all on 2 cores, --quick under 1 s */
+    calib_budget bud = o.is_quick
+        ? (calib_budget){.rounds = 5, .min_sample_s = 1e-3, .warm_below_s = 0.02}
+        : (calib_budget){.rounds = 15, .min_sample_s = 4e-3, .warm_below_s = 0.02};
+
+    sim_error err;
+    sim_error_clear(&err);
+    /* all-reduce first: OpenBLAS worker threads spin for a while after a
+     * call and would steal the cores from the OpenMP team */
+    coll_sweep sw[COLL_ALGORITHM_COUNT];
+    int has_coll = o.threads >= 2;
+    if (has_coll && run_allreduce_sweep(&o, &bud, sw, &err))
+        return report_error(&err);
+
+    calib_gemm_point pts[N_GEMM_SHAPES];
+    size_t n_pts = 0;
+    if (run_gemm_sweep(&o, &bud, pts, &n_pts, &err))
+        return report_error(&err);
+    calib_gemm_model g = {.sms = o.tile_m ? o.threads : 0, .tile_m = o.tile_m, .tile_n = o.tile_n};
+    if (calib_fit_gemm(pts, n_pts, &g, &err))
+        return report_error(&err);
+    double meas[N_GEMM_SHAPES], pred[N_GEMM_SHAPES], max_pct = 0.0;
+    for (size_t i = 0; i < n_pts; i++) {
+        meas[i] = pts[i].time_s;
+        pred[i] = calib_gemm_predict_s(&g, &pts[i]);
+        max_pct = fmax(max_pct, 100.0 * fabs(pred[i] - meas[i]) / meas[i]);
+    }
+    print_gemm(&o, pts, n_pts, &g, calib_median_abs_error_pct(meas, pred, n_pts), max_pct);
+    if (has_coll)
+        print_allreduce(&o, sw);
+    else
+        printf("\nall-reduce: skipped, it needs at least 2 threads (--threads %u)\n", o.threads);
+
+    if (o.write_path) {
+        char host[256] = "unknown", date[32] = "unknown";
+        if (gethostname(host, sizeof host) != 0)
+            snprintf(host, sizeof host, "unknown");
+        host[sizeof host - 1] = '\0';
+        time_t now = time(NULL);
+        struct tm utc;
+        if (gmtime_r(&now, &utc))
+            strftime(date, sizeof date, "%Y-%m-%d", &utc);
+        calib_coll_model colls[COLL_ALGORITHM_COUNT];
+        for (int alg = 0; has_coll && alg < COLL_ALGORITHM_COUNT; alg++)
+            colls[alg] = sw[alg].model;
+        double memory_bytes = 0.0;
+#ifdef _SC_PHYS_PAGES
+        long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page_bytes > 0)
+            memory_bytes = (double)pages * (double)page_bytes;
+#endif
+        if (calib_write_catalog(o.write_path, &g, o.threads, memory_bytes,
+                                backend_name(o.backend), colls,
+                                has_coll ? COLL_ALGORITHM_COUNT : 0, host, date, &err))
+            return report_error(&err);
+        printf("\nwrote %s (GPU catalog entry 'cpu-calibrated')\n", o.write_path);
+    }
+    fflush(stdout);
+    return 0;
+}

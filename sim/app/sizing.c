@@ -1,0 +1,356 @@
+/* sizing.c - `dcsim fit` and `dcsim size` (see sizing.h; the memory model is
+ * models/memory.h). */
+#include "sizing.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "scenario.h"
+#include "units.h"
+
+#define EXIT_INPUT 2
+#define EXIT_DOES_NOT_FIT 1
+#define MAX_SETS 256
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+const char usage_fit[] =
+    "usage: dcsim fit [SCENARIO.xml] [--set PATH=VALUE]...\n"
+    "\n"
+    "Training memory per GPU for every pipeline stage of a scenario with a\n"
+    "<parallelism>: weights, gradients, optimizer state, activations, buffers\n"
+    "and reserved memory (models/memory.h), against the GPU's capacity. Says\n"
+    "plainly whether the job fits and, if not, where and by how much.\n"
+    "Without a scenario it sizes the built-in default.\n"
+    "\n"
+    "exit status: 0 fits, 1 does not fit, 2 bad input\n";
+
+const char usage_size[] =
+    "usage: dcsim size MODEL GPU [--weights PREC] [--kv PREC] [--batch N]\n"
+    "                  [--context N[,P90[,P99]]] [--params N] [--reserved SIZE]\n"
+    "                  [--max-gpus N] [--catalog FILE.xml]\n"
+    "\n"
+    "Inference sizing: weights plus KV cache of a catalog MODEL on a catalog\n"
+    "GPU -> GPUs per replica (a power of two up to --max-gpus, default 8) and\n"
+    "concurrent sequences per replica at each context length.\n"
+    "\n"
+    "  --weights PREC   weight precision: fp32 bf16 fp16 fp8 int8 fp4 (bf16)\n"
+    "  --kv PREC        KV-cache precision (bf16)\n"
+    "  --batch N        concurrent sequences (1)\n"
+    "  --context N,...  context lengths in tokens at P50, P90, P99 (the model's\n"
+    "                   seq-len); one value applies to all three\n"
+    "  --params N       parameter count to use instead of the architecture's,\n"
+    "                   e.g. a nominal 70B\n"
+    "  --reserved SIZE  memory per GPU the server cannot use, e.g. 2GB (0)\n"
+    "  --catalog FILE   a catalog file (<gpus> or <models>) to add to the built-in\n"
+    "\n"
+    "exit status: 0 ok, 2 bad input\n";
+
+static int usage_error(const char *command, const char *msg, const char *arg)
+{
+    fprintf(stderr, "dcsim %s: error: ", command);
+    fprintf(stderr, msg, arg);
+    fprintf(stderr, "\n(see: dcsim help %s)\n", command);
+    return EXIT_INPUT;
+}
+
+static int print_error(const sim_error *err)
+{
+    char line[2048];
+    fprintf(stderr, "%s\n", sim_error_format(err, line, sizeof line));
+    return err->code == SIM_ERR_INPUT || err->code == SIM_ERR_IO ? EXIT_INPUT : EXIT_FAILURE;
+}
+
+/* ------------------------------------------------------------------ fit */
+
+static void describe_layers(const scn_scenario *s, char *buf, size_t size)
+{
+    const parallel_config *p = &s->par;
+    if (p->first_stage_layers)
+        snprintf(buf, size, "%u + %u x %u + %u layers", p->first_stage_layers, p->pp - 2,
+                 (s->arch.layers - p->first_stage_layers - p->last_stage_layers) /
+                     (p->pp > 2 ? p->pp - 2 : 1),
+                 p->last_stage_layers);
+    else
+        snprintf(buf, size, "%u layers per stage", s->arch.layers / p->pp);
+}
+
+int cmd_fit(int argc, char **argv)
+{
+    const char *path = NULL;
+    const char *sets[MAX_SETS];
+    size_t n_sets = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_fit, stdout);
+            return 0;
+        } else if (strncmp(a, "--set", 5) == 0 && (a[5] == '\0' || a[5] == '=')) {
+            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v)
+                return usage_error("fit", "--set needs PATH=VALUE%s", "");
+            if (n_sets == MAX_SETS)
+                return usage_error("fit", "more than 256 --set options%s", "");
+            sets[n_sets++] = v;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("fit", "unknown option '%s'", a);
+        } else if (!path) {
+            path = a;
+        } else {
+            return usage_error("fit", "more than one scenario given ('%s')", a);
+        }
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    scn_scenario s;
+    if (scn_load_flags(path, sets, n_sets, SCN_LOAD_NO_FIT_CHECK, &s, &err))
+        return print_error(&err);
+    if (!s.has_parallelism) {
+        fprintf(stderr, "%s: error: the scenario has no <parallelism>: add one (tp, pp, dp, "
+                        "micro-batch, global-batch, ...) to size its memory\n", s.source);
+        scn_scenario_free(&s);
+        return EXIT_INPUT;
+    }
+    if (!(s.gpu.hbm_bytes > 0)) {
+        fprintf(stderr, "%s: error: GPU type '%s' has no memory capacity in the catalog\n",
+                s.source, s.gpu.name);
+        scn_scenario_free(&s);
+        return EXIT_INPUT;
+    }
+    workload w;
+    stage_memory *mem = calloc(s.par.pp, sizeof *mem);
+    char why[400];
+    if (!mem || scn_memory(&s, &w, mem, why, sizeof why)) {
+        fprintf(stderr, "%s: error: %s\n", s.source, mem ? why : "out of memory");
+        free(mem);
+        scn_scenario_free(&s);
+        return EXIT_INPUT;
+    }
+    const parallel_config *p = &s.par;
+    double cap = s.gpu.hbm_bytes;
+    char layers[96];
+    describe_layers(&s, layers, sizeof layers);
+    printf("dcsim fit: %s on %llu x %s (%.1f GB each), %s\n", s.arch.name,
+           (unsigned long long)s.campaign.gpu_count, s.gpu.name, cap / 1e9,
+           precision_name(s.precision));
+    printf("parallelism: tp %u, pp %u (%s), vpp %u, cp %u, ep %u, dp %u; micro-batch %u, "
+           "global batch %u (%u micro-batches per pipeline)\n",
+           p->tp, p->pp, layers, p->vpp, p->cp, p->ep, p->dp, p->micro_batch, p->global_batch,
+           w.microbatches);
+    printf("             sequence parallel %s, recompute %s, ZeRO stage %d, schedule %s\n",
+           p->sequence_parallel ? "on" : "off", recompute_name(p->recompute), p->zero_stage,
+           schedule_name(p->schedule));
+    printf("model: %.4g B parameters (%.4g B active per token); per iteration %.4g model FLOPs "
+           "(Megatron-Core), %.4g hardware FLOPs\n\n",
+           model_params_total(&s.arch) / 1e9, model_params_active(&s.arch) / 1e9,
+           w.model_flops_iteration, w.hardware_flops_iteration);
+    printf("  %5s %6s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "stage", "layers", "in-flight",
+           "weights", "grads", "optim", "activ", "buffers", "reserved", "total", "GB per GPU");
+    unsigned worst = 0;
+    for (unsigned i = 0; i < w.n_stages; i++) {
+        const stage_memory *m = &mem[i];
+        if (m->total_bytes > mem[worst].total_bytes)
+            worst = i;
+        printf("  %5u %6u %9.3g %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %s\n", i,
+               w.stages[i].layers, m->inflight_microbatches, m->weights_bytes / 1e9,
+               m->gradients_bytes / 1e9, m->optimizer_bytes / 1e9, m->activations_bytes / 1e9,
+               m->buffers_bytes / 1e9, m->reserved_bytes / 1e9, m->total_bytes / 1e9,
+               m->total_bytes <= cap ? "fits" : "DOES NOT FIT");
+    }
+    const stage_memory *m = &mem[worst];
+    int fits = m->total_bytes <= cap;
+    printf("\n");
+    if (fits) {
+        printf("fits: the fullest GPU (stage %u) uses %.1f of %.1f GB (%.1f%%), %.1f GB free\n",
+               worst, m->total_bytes / 1e9, cap / 1e9, 100 * m->total_bytes / cap,
+               (cap - m->total_bytes) / 1e9);
+    } else {
+        unsigned over = 0;
+        for (unsigned i = 0; i < w.n_stages; i++)
+            over += mem[i].total_bytes > cap;
+        printf("DOES NOT FIT: %u of %u pipeline stages exceed %.1f GB; stage %u needs %.1f GB "
+               "(%.1f GB over, activations %.1f GB)\n",
+               over, w.n_stages, cap / 1e9, worst, m->total_bytes / 1e9,
+               (m->total_bytes - cap) / 1e9, m->activations_bytes / 1e9);
+        printf("  to shrink it: recompute=\"full\", a smaller micro-batch, more pp or cp, "
+               "sequence-parallel=\"true\", or a higher zero stage\n");
+    }
+    if (s.reserved_bytes == 0)
+        printf("  note: no memory is reserved for the CUDA context, allocator and NCCL; set "
+               "cluster/gpu/@reserved-memory\n");
+    workload_free(&w);
+    free(mem);
+    scn_scenario_free(&s);
+    return fits ? 0 : EXIT_DOES_NOT_FIT;
+}
+
+/* ----------------------------------------------------------------- size */
+
+/* "--name" or "--name=value" */
+static int is_opt(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static int parse_count(const char *text, double *out)
+{
+    char why[200];
+    if (sim_units_parse(text, SIM_DIM_COUNT, out, why, sizeof why) || !(*out > 0) ||
+        *out != floor(*out))
+        return -1;
+    return 0;
+}
+
+int cmd_size(int argc, char **argv)
+{
+    const char *model_name = NULL, *gpu_name = NULL, *catalog = NULL;
+    inference_config c = {.weight_precision = PREC_BF16, .kv_precision = PREC_BF16, .batch = 1,
+                          .max_tp = 8};
+    int have_context = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_size, stdout);
+            return 0;
+        }
+        if (a[0] == '-' && a[1] == '-') {
+            const char *eq = strchr(a, '=');
+            v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v)
+                return usage_error("size", "%s needs a value", a);
+        }
+        double x;
+        char why[200];
+        if (is_opt(a, "--weights") || is_opt(a, "--kv")) {
+            enum precision p;
+            if (precision_parse(v, &p))
+                return usage_error("size", "unknown precision '%s'; use fp32 tf32 bf16 fp16 fp8 "
+                                   "fp4 int8", v);
+            if (is_opt(a, "--kv"))
+                c.kv_precision = p;
+            else
+                c.weight_precision = p;
+        } else if (is_opt(a, "--batch")) {
+            if (parse_count(v, &x) || x > 1e9)
+                return usage_error("size", "--batch %s: expected a whole number from 1", v);
+            c.batch = (unsigned)x;
+        } else if (is_opt(a, "--context")) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", v);
+            int n = 0;
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                if (n == 3 || parse_count(tok, &x) || x > 1e9)
+                    return usage_error("size", "--context %s: expected 1 to 3 token counts, "
+                                       "e.g. 4096 or 2K,8K,32K", v);
+                c.context_tokens[n++] = x;
+            }
+            if (n == 0)
+                return usage_error("size", "--context needs a value%s", "");
+            for (; n < 3; n++)
+                c.context_tokens[n] = c.context_tokens[n - 1];
+            if (c.context_tokens[1] < c.context_tokens[0] || c.context_tokens[2] < c.context_tokens[1])
+                return usage_error("size", "--context %s: P50 <= P90 <= P99 expected", v);
+            have_context = 1;
+        } else if (is_opt(a, "--params")) {
+            if (sim_units_parse(v, SIM_DIM_COUNT, &x, why, sizeof why) || !(x > 0))
+                return usage_error("size", "--params %s: expected a positive count such as 70B", v);
+            c.params = x;
+        } else if (is_opt(a, "--reserved")) {
+            if (sim_units_parse(v, SIM_DIM_DATA, &x, why, sizeof why) || x < 0) {
+                fprintf(stderr, "dcsim size: error: --reserved %s: %s\n", v, why);
+                return EXIT_INPUT;
+            }
+            c.reserved_bytes = x;
+        } else if (is_opt(a, "--max-gpus")) {
+            if (parse_count(v, &x) || x > 1024)
+                return usage_error("size", "--max-gpus %s: expected 1 to 1024", v);
+            c.max_tp = (unsigned)x;
+        } else if (is_opt(a, "--catalog")) {
+            catalog = v;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("size", "unknown option '%s'", a);
+        } else if (!model_name) {
+            model_name = a;
+        } else if (!gpu_name) {
+            gpu_name = a;
+        } else {
+            return usage_error("size", "unexpected argument '%s'", a);
+        }
+    }
+    if (!model_name || !gpu_name)
+        return usage_error("size", "give a MODEL and a GPU, e.g. dcsim size llama2-70b H100-SXM%s", "");
+    sim_error err;
+    sim_error_clear(&err);
+    scn_catalog *cat = NULL;
+    if (scn_catalog_load(catalog, &cat, &err))
+        return print_error(&err);
+    const model_arch *m = scn_catalog_model(cat, model_name);
+    const hw_gpu *g = scn_catalog_gpu(cat, gpu_name);
+    char known[2048];
+    int rc = 0;
+    if (!m) {
+        scn_catalog_model_names(cat, known, sizeof known);
+        fprintf(stderr, "dcsim size: error: unknown model '%s'; known models: %s\n", model_name,
+                known);
+        rc = EXIT_INPUT;
+    } else if (!g) {
+        scn_catalog_gpu_names(cat, known, sizeof known);
+        fprintf(stderr, "dcsim size: error: unknown GPU type '%s'; known types: %s\n", gpu_name,
+                known);
+        rc = EXIT_INPUT;
+    } else if (!(g->hbm_bytes > 0)) {
+        fprintf(stderr, "dcsim size: error: GPU type '%s' has no memory capacity in the catalog\n",
+                g->name);
+        rc = EXIT_INPUT;
+    }
+    if (rc) {
+        scn_catalog_free(cat);
+        return rc;
+    }
+    if (!have_context)
+        c.context_tokens[0] = c.context_tokens[1] = c.context_tokens[2] = m->seq_len;
+    c.gpu_bytes = g->hbm_bytes;
+    inference_sizing s;
+    memory_inference(m, &c, &s);
+    double params = c.params > 0 ? c.params : model_params_total(m);
+    printf("dcsim size: %s (%.4g B parameters%s) on %s (%.1f GB = %.1f GiB)\n", m->name,
+           params / 1e9, c.params > 0 ? ", as given" : "", g->name, g->hbm_bytes / 1e9,
+           g->hbm_bytes / GIB);
+    printf("weights (%s): %.1f GB = %.1f GiB\n", precision_name(c.weight_precision),
+           s.weights_bytes / 1e9, s.weights_bytes / GIB);
+    printf("KV cache (%s): %.0f bytes per token = 2 x %u layers x %u KV heads x %u x %g B\n",
+           precision_name(c.kv_precision), s.kv_bytes_per_token, m->layers, m->kv_heads,
+           m->head_dim, precision_bytes(c.kv_precision));
+    if (c.reserved_bytes > 0)
+        printf("reserved per GPU: %.1f GB\n", c.reserved_bytes / 1e9);
+    printf("\n  %-4s %10s %16s %18s %14s %22s\n", "", "context", "KV (batch GiB)",
+           "weights+KV (GiB)", "GPUs/replica", "sequences per replica");
+    static const char *const q[3] = {"P50", "P90", "P99"};
+    for (int k = 0; k < 3; k++) {
+        char gpus[16];
+        if (s.gpus_per_replica[k])
+            snprintf(gpus, sizeof gpus, "%u", s.gpus_per_replica[k]);
+        else
+            snprintf(gpus, sizeof gpus, "> %u", c.max_tp);
+        printf("  %-4s %10.0f %16.2f %18.2f %14s %22.0f\n", q[k], c.context_tokens[k],
+               s.kv_bytes[k] / GIB, (s.weights_bytes + s.kv_bytes[k]) / GIB, gpus,
+               s.sequences_per_replica[k]);
+    }
+    printf("\nA replica of %u GPU%s (sized for P99) holds the weights and the KV cache of the "
+           "sequence counts above (activations and runtime overheads not included).\n",
+           s.replica_gpus, s.replica_gpus == 1 ? "" : "s");
+    if (s.gpus_per_replica[0] == 1)
+        printf("At the P50 context a single %s holds batch %u with %.1f GB to spare.\n", g->name,
+               c.batch, (g->hbm_bytes - c.reserved_bytes - s.weights_bytes - s.kv_bytes[0]) / 1e9);
+    else
+        printf("At the P50 context batch %u does not fit on one %s: weights + KV = %.1f GB > %.1f "
+               "GB usable.\n", c.batch, g->name, (s.weights_bytes + s.kv_bytes[0]) / 1e9,
+               (g->hbm_bytes - c.reserved_bytes) / 1e9);
+    scn_catalog_free(cat);
+    return 0;
+}
