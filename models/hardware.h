@@ -35,6 +35,17 @@ typedef struct hw_gpu {
     unsigned scaleup_domain;             /* GPUs in one scale-up domain; 0 = unknown */
 } hw_gpu;
 
+/* A server (node) type of scenarios/catalog/servers.xml. */
+typedef struct hw_server {
+    char name[64];
+    char description[160];
+    char gpu[64];                 /* GPU type name (checked against the GPU catalog) */
+    unsigned gpus;                /* GPUs per server */
+    unsigned nics;                /* scale-out NICs per server */
+    double nic_bytes_per_s;       /* per NIC */
+    double system_power_w;        /* rated maximum; 0 = not recorded */
+} hw_server;
+
 #define HW_TILE_M 256
 #define HW_TILE_N 128
 #define HW_MEM_EFFICIENCY 0.90

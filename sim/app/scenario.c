@@ -28,12 +28,15 @@ extern const unsigned char dcsim_catalog_gpus[];
 extern const size_t dcsim_catalog_gpus_len;
 extern const unsigned char dcsim_catalog_models[];
 extern const size_t dcsim_catalog_models_len;
+extern const unsigned char dcsim_catalog_servers[];
+extern const size_t dcsim_catalog_servers_len;
 extern const unsigned char dcsim_default_scenario[];
 extern const size_t dcsim_default_scenario_len;
 
 #define DEFAULT_NAME "default.xml"
 #define BUILTIN_GPUS_NAME "catalog/gpus.xml (built-in)"
 #define BUILTIN_MODELS_NAME "catalog/models.xml (built-in)"
+#define BUILTIN_SERVERS_NAME "catalog/servers.xml (built-in)"
 #define MAX_GPUS 10000000.0 /* one scenario; the resource guard is a later issue */
 #define MAX_PARAMS 1e15
 #define MAX_TOKENS 1e18
@@ -65,6 +68,9 @@ typedef struct loader {
     model_arch *models;
     size_t n_models, cap_models;
     size_t n_builtin_models;
+    hw_server *servers;
+    size_t n_servers, cap_servers;
+    size_t n_builtin_servers;
     unsigned flags;           /* SCN_LOAD_* */
     char **files;             /* names of XInclude'd files, owned; see mark_included */
     size_t n_files;
@@ -545,8 +551,55 @@ static int parse_model_entry(loader *ld, xmlNode *n)
     return 0;
 }
 
-/* every <gpu> and <model> of a catalog file or of a scenario's <catalog>
- * (inline or inside an XInclude'd <gpus> or <models>) */
+static hw_server *find_server(loader *ld, const char *name, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (strcmp(ld->servers[i].name, name) == 0)
+            return &ld->servers[i];
+    return NULL;
+}
+
+static int parse_server(loader *ld, xmlNode *n)
+{
+    hw_server sv;
+    memset(&sv, 0, sizeof sv);
+    copy_attr(n, "name", sv.name, sizeof sv.name);
+    copy_attr(n, "description", sv.description, sizeof sv.description);
+    copy_attr(n, "gpu", sv.gpu, sizeof sv.gpu);
+    if (!find_gpu(ld, sv.gpu, 0, ld->n_gpus)) {
+        char known[1024];
+        join_names(ld->gpus ? ld->gpus[0].name : "", sizeof *ld->gpus, ld->n_gpus, known,
+                   sizeof known);
+        return node_error(ld, n, "gpu", "unknown GPU type; known types: %s", known);
+    }
+    int rc = get_uint(ld, n, "gpus", 1, 1, 1000000, &sv.gpus);
+    if (!rc)
+        rc = get_uint(ld, n, "nics", 1, 0, 1000000, &sv.nics);
+    if (!rc)
+        rc = get_quantity(ld, n, "nic-bandwidth", SIM_DIM_BANDWIDTH, 1, &sv.nic_bytes_per_s);
+    if (!rc)
+        rc = positive(ld, n, "nic-bandwidth", sv.nic_bytes_per_s, INFINITY, "");
+    if (!rc)
+        rc = get_quantity(ld, n, "system-power", SIM_DIM_POWER, 0, &sv.system_power_w);
+    if (!rc && has_attr(n, "system-power"))
+        rc = positive(ld, n, "system-power", sv.system_power_w, INFINITY, "");
+    if (rc)
+        return rc;
+    if (find_server(ld, sv.name, ld->n_builtin_servers, ld->n_servers))
+        return node_error(ld, n, "name", "server type '%s' is defined twice in this catalog",
+                          sv.name);
+    hw_server *builtin = find_server(ld, sv.name, 0, ld->n_builtin_servers);
+    if (builtin)
+        builtin->name[0] = '\0';
+    rc = grow(ld, (void **)&ld->servers, &ld->cap_servers, ld->n_servers, sizeof *ld->servers);
+    if (rc)
+        return rc;
+    ld->servers[ld->n_servers++] = sv;
+    return 0;
+}
+
+/* every <gpu>, <model> and <server> of a catalog file or of a scenario's
+ * <catalog> (inline or inside an XInclude'd <gpus>, <models>, <servers>) */
 static int parse_catalog(loader *ld, xmlNode *catalog)
 {
     for (xmlNode *c = catalog->children; c; c = c->next) {
@@ -557,8 +610,11 @@ static int parse_catalog(loader *ld, xmlNode *catalog)
             rc = parse_gpu(ld, c);
         else if (xmlStrEqual(c->name, (const xmlChar *)"model"))
             rc = parse_model_entry(ld, c);
+        else if (xmlStrEqual(c->name, (const xmlChar *)"server"))
+            rc = parse_server(ld, c);
         else if (xmlStrEqual(c->name, (const xmlChar *)"gpus") ||
-                 xmlStrEqual(c->name, (const xmlChar *)"models"))
+                 xmlStrEqual(c->name, (const xmlChar *)"models") ||
+                 xmlStrEqual(c->name, (const xmlChar *)"servers"))
             rc = parse_catalog(ld, c);
         if (rc)
             return rc;
@@ -1135,7 +1191,8 @@ static int load_catalog_doc(loader *ld, const char *display, const char *path,
     int rc = doc ? validate(&cat, doc) : SIM_ERR_INPUT;
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     if (!rc && root && xmlStrEqual(root->name, (const xmlChar *)"dcsim"))
-        rc = node_error(&cat, root, NULL, "expected a catalog (<gpus> or <models>), not a scenario");
+        rc = node_error(&cat, root, NULL,
+                        "expected a catalog (<gpus>, <models> or <servers>), not a scenario");
     if (!rc)
         rc = parse_catalog(&cat, root);
     xmlFreeDoc(doc);
@@ -1149,6 +1206,9 @@ static int load_catalog_doc(loader *ld, const char *display, const char *path,
     ld->models = cat.models;
     ld->n_models = cat.n_models;
     ld->cap_models = cat.cap_models;
+    ld->servers = cat.servers;
+    ld->n_servers = cat.n_servers;
+    ld->cap_servers = cat.cap_servers;
     return rc;
 }
 
@@ -1159,8 +1219,12 @@ static int load_builtin_catalog(loader *ld)
     if (!rc)
         rc = load_catalog_doc(ld, BUILTIN_MODELS_NAME, NULL, dcsim_catalog_models,
                               dcsim_catalog_models_len);
+    if (!rc)
+        rc = load_catalog_doc(ld, BUILTIN_SERVERS_NAME, NULL, dcsim_catalog_servers,
+                              dcsim_catalog_servers_len);
     ld->n_builtin_gpus = ld->n_gpus;
     ld->n_builtin_models = ld->n_models;
+    ld->n_builtin_servers = ld->n_servers;
     return rc;
 }
 
@@ -1193,6 +1257,7 @@ int scn_catalog_load(const char *extra_path, scn_catalog **out, sim_error *err)
             /* the extra file's entries replace built-in ones of the same name */
             cat->ld.n_builtin_gpus = cat->ld.n_gpus;
             cat->ld.n_builtin_models = cat->ld.n_models;
+            cat->ld.n_builtin_servers = cat->ld.n_servers;
             rc = load_catalog_doc(&cat->ld, extra_path, extra_path, NULL, 0);
         }
     }
@@ -1210,6 +1275,7 @@ void scn_catalog_free(scn_catalog *cat)
         return;
     free(cat->ld.gpus);
     free(cat->ld.models);
+    free(cat->ld.servers);
     free(cat);
 }
 
@@ -1228,6 +1294,16 @@ const model_arch *scn_catalog_model(const scn_catalog *cat, const char *name)
             return &cat->ld.models[i];
     return NULL;
 }
+
+const hw_server *scn_catalog_server(const scn_catalog *cat, const char *name)
+{
+    for (size_t i = 0; i < cat->ld.n_servers; i++)
+        if (strcmp(cat->ld.servers[i].name, name) == 0)
+            return &cat->ld.servers[i];
+    return NULL;
+}
+
+size_t scn_catalog_server_count(const scn_catalog *cat) { return cat->ld.n_servers; }
 
 void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size)
 {
@@ -1320,6 +1396,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     free(ld.ovr);
     free(ld.gpus);
     free(ld.models);
+    free(ld.servers);
     for (size_t i = 0; i < ld.n_files; i++)
         free(ld.files[i]);
     free(ld.files);

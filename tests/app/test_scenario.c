@@ -146,9 +146,9 @@ static void test_catalog_complete(void)
 {
     /* every built-in GPU type loads and has a positive bf16 peak (a model
      * without parallelism: nothing to fit in memory) */
-    const char *types[] = {"A100-SXM-40GB", "A100-SXM-80GB", "H100-SXM", "H100-PCIe",
-                           "H800-SXM",      "H200-SXM",      "H20",      "B200",
-                           "MI300X"};
+    const char *types[] = {"A100-SXM-40GB", "A100-SXM-80GB", "A800-SXM-80GB", "H100-SXM",
+                           "H100-PCIe",     "H800-SXM",      "H200-SXM",      "H20",
+                           "B200",          "MI300X",        "Ascend-910B",   "TPU-v5p"};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         char set[128];
         snprintf(set, sizeof set, "cluster/gpu/@type=%s", types[i]);
@@ -159,7 +159,7 @@ static void test_catalog_complete(void)
                      0);
         CHECK_STR_EQ(s.gpu.name, types[i]);
         CHECK(s.gpu.peak_flops_per_s[PREC_BF16] > 0);
-        CHECK(s.gpu.tdp_w > 0);
+        CHECK(s.gpu.tdp_w > 0 || strcmp(types[i], "TPU-v5p") == 0); /* not published */
         scn_scenario_free(&s);
     }
     /* dense, not sparse: H100 fp8 is twice bf16, bf16 twice tf32 */
@@ -172,6 +172,42 @@ static void test_catalog_complete(void)
     CHECK_REL(s.gpu.peak_flops_per_s[PREC_BF16], 2 * s.gpu.peak_flops_per_s[PREC_TF32],
               1e-3);
     scn_scenario_free(&s);
+}
+
+static void test_catalog_api(void)
+{
+    scn_catalog *cat = NULL;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(scn_catalog_load(NULL, &cat, &err), 0);
+    CHECK_INT_EQ(scn_catalog_server_count(cat), 6);
+    const hw_server *dgx = scn_catalog_server(cat, "DGX-H100");
+    CHECK(dgx && dgx->gpus == 8 && dgx->nics == 8);
+    CHECK(dgx && dgx->nic_bytes_per_s == 50e9); /* 400 Gb/s */
+    CHECK(dgx && dgx->system_power_w == 10200);
+    CHECK(dgx && strcmp(dgx->gpu, "H100-SXM") == 0);
+    const hw_server *nvl = scn_catalog_server(cat, "GB200-NVL72");
+    CHECK(nvl && nvl->gpus == 72);
+    CHECK(scn_catalog_gpu(cat, "H100-SXM") && scn_catalog_model(cat, "llama3-405b"));
+    CHECK(scn_catalog_gpu(cat, "H900") == NULL && scn_catalog_model(cat, "x") == NULL);
+    /* the H100 GEMM ceiling: measured 794.5 / 989.4 over the 128/132 wave */
+    const hw_gpu *h100 = scn_catalog_gpu(cat, "H100-SXM");
+    CHECK_NEAR(h100->gemm_efficiency[PREC_BF16], 0.828, 1e-12);
+    CHECK_NEAR(h100->gemm_efficiency[PREC_BF16] * (128.0 / 132), 794.5 / 989.4, 0.002);
+    CHECK(h100->sms == 132 && h100->scaleup_domain == 8 && h100->scaleup_bytes_per_s == 450e9);
+    char names[2048];
+    scn_catalog_model_names(cat, names, sizeof names);
+    CHECK_CONTAINS(names, "mixtral-8x7b");
+    scn_catalog_free(cat);
+    /* an extra catalog file adds entries; a scenario is not a catalog */
+    CHECK_INT_EQ(scn_catalog_load(DCSIM_SOURCE_DIR "/tests/scenarios/xinclude/lab-gpus.xml", &cat,
+                                  &err), 0);
+    CHECK(scn_catalog_gpu(cat, "LAB-GPU") != NULL);
+    CHECK_NEAR(scn_catalog_gpu(cat, "H100-SXM")->peak_flops_per_s[PREC_BF16], 900e12, 1);
+    scn_catalog_free(cat);
+    sim_error_clear(&err);
+    CHECK(scn_catalog_load(DCSIM_SOURCE_DIR "/scenarios/examples/default.xml", &cat, &err) != 0);
+    CHECK_CONTAINS(err.msg, "expected a catalog");
 }
 
 static void test_parallelism_and_fit(void)
@@ -243,6 +279,7 @@ int main(void)
     test_set_overrides();
     test_xinclude_catalog();
     test_catalog_complete();
+    test_catalog_api();
     test_parallelism_and_fit();
     test_error_locations();
     return check_report();
