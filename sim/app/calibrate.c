@@ -35,6 +35,7 @@
 #include <gsl/gsl_vector.h>
 #include <omp.h>
 
+#include "cli.h"
 #include "hardware.h"
 #include "precision.h"
 
@@ -994,31 +995,6 @@ typedef struct calib_options {
     const char *write_path;
 } calib_options;
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "dcsim calibrate: error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see: dcsim help calibrate)\n");
-    return EXIT_INPUT;
-}
-
-static int is_option(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
-}
-
-/* the value of "--name VALUE" or "--name=VALUE"; advances *i */
-static const char *option_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (*i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
 static int parse_unsigned(const char *s, unsigned max, unsigned *out)
 {
     char *end = NULL;
@@ -1063,28 +1039,28 @@ static int parse_calib_options(int argc, char **argv, calib_options *o)
             return 1;
         } else if (strcmp(a, "--quick") == 0) {
             o->is_quick = 1;
-        } else if (is_option(a, "--threads")) {
-            if (!(v = option_value(argc, argv, &i, "--threads")) ||
+        } else if (cli_is_option(a, "--threads")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--threads")) ||
                 parse_unsigned(v, 1024, &o->threads) || o->threads == 0)
-                return usage_error("--threads needs a whole number from 1 to 1024%s", "");
-        } else if (is_option(a, "--gemm")) {
-            if (!(v = option_value(argc, argv, &i, "--gemm")))
-                return usage_error("--gemm needs cblas or own%s", "");
+                return cli_usage_error("calibrate", "--threads needs a whole number from 1 to 1024%s", "");
+        } else if (cli_is_option(a, "--gemm")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--gemm")))
+                return cli_usage_error("calibrate", "--gemm needs cblas or own%s", "");
             if (strcmp(v, "own") == 0) {
                 o->backend = GEMM_OWN;
             } else if (strcmp(v, "cblas") == 0) {
 #ifdef DCSIM_HAVE_CBLAS
                 o->backend = GEMM_CBLAS;
 #else
-                return usage_error("--gemm=cblas: this dcsim was built without CBLAS "
+                return cli_usage_error("calibrate", "--gemm=cblas: this dcsim was built without CBLAS "
                                    "(install libopenblas-dev and rebuild); use --gemm=own%s", "");
 #endif
             } else {
-                return usage_error("--gemm %s: expected cblas or own", v);
+                return cli_usage_error("calibrate", "--gemm %s: expected cblas or own", v);
             }
-        } else if (is_option(a, "--tile")) {
-            if (!(v = option_value(argc, argv, &i, "--tile")))
-                return usage_error("--tile needs MxN (e.g. 64x64) or none%s", "");
+        } else if (cli_is_option(a, "--tile")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--tile")))
+                return cli_usage_error("calibrate", "--tile needs MxN (e.g. 64x64) or none%s", "");
             o->has_tile = 1;
             if (strcmp(v, "none") == 0) {
                 o->tile_m = o->tile_n = 0;
@@ -1093,24 +1069,24 @@ static int parse_calib_options(int argc, char **argv, calib_options *o)
                 const char *x = strchr(v, 'x');
                 size_t len = x ? (size_t)(x - v) : 0;
                 if (!x || len == 0 || len >= sizeof m_text)
-                    return usage_error("--tile %s: expected MxN (e.g. 64x64) or none", v);
+                    return cli_usage_error("calibrate", "--tile %s: expected MxN (e.g. 64x64) or none", v);
                 memcpy(m_text, v, len);
                 m_text[len] = '\0';
                 if (parse_unsigned(m_text, 65536, &o->tile_m) ||
                     parse_unsigned(x + 1, 65536, &o->tile_n) || !o->tile_m || !o->tile_n)
-                    return usage_error("--tile %s: expected MxN with M, N from 1 to 65536, or none",
+                    return cli_usage_error("calibrate", "--tile %s: expected MxN with M, N from 1 to 65536, or none",
                                        v);
             }
-        } else if (is_option(a, "--write")) {
-            if (!(v = option_value(argc, argv, &i, "--write")) || !v[0])
-                return usage_error("--write needs a file name%s", "");
+        } else if (cli_is_option(a, "--write")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--write")) || !v[0])
+                return cli_usage_error("calibrate", "--write needs a file name%s", "");
             o->write_path = v;
             if (folder_is_writable(v) != 0) /* say so now, not after the sweep */
-                return usage_error("--write %s: cannot create a file in its folder", v);
+                return cli_usage_error("calibrate", "--write %s: cannot create a file in its folder", v);
         } else if (a[0] == '-') {
-            return usage_error("unknown option '%s'", a);
+            return cli_usage_error("calibrate", "unknown option '%s'", a);
         } else {
-            return usage_error("unexpected argument '%s'", a);
+            return cli_usage_error("calibrate", "unexpected argument '%s'", a);
         }
     }
     if (!o->has_tile) {

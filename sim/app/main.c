@@ -18,6 +18,7 @@
 
 #include "calibrate.h"
 #include "campaign.h"
+#include "cli.h"
 #include "error.h"
 #include "scenario.h"
 #include "sizing.h"
@@ -25,8 +26,6 @@
 #include "trace.h"
 #include "version.h"
 
-#define EXIT_INPUT 2
-#define EXIT_INTERRUPTED 130
 #define MAX_SETS 256
 
 static volatile sig_atomic_t interrupted;
@@ -89,29 +88,6 @@ static const char usage_default[] =
     "Print the built-in default scenario (scenarios/examples/default.xml), a\n"
     "starting point for your own: dcsim default > my.xml\n";
 
-static int print_error(const sim_error *err)
-{
-    char line[2048];
-    fprintf(stderr, "%s\n", sim_error_format(err, line, sizeof line));
-    switch (err->code) {
-    case SIM_ERR_INPUT:
-    case SIM_ERR_IO:
-        return EXIT_INPUT;
-    case SIM_ERR_INTERRUPTED:
-        return EXIT_INTERRUPTED;
-    default:
-        return EXIT_FAILURE;
-    }
-}
-
-static int usage_error(const char *command, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "dcsim %s: error: ", command);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see: dcsim help %s)\n", command);
-    return EXIT_INPUT;
-}
-
 static int cmd_help(const char *topic)
 {
     if (!topic)
@@ -133,7 +109,7 @@ static int cmd_help(const char *topic)
     else {
         fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate default help\n",
                 topic);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     return 0;
 }
@@ -149,23 +125,6 @@ typedef struct options {
     int help;
 } options;
 
-/* the value of "--name VALUE" or "--name=VALUE"; advances *i */
-static const char *option_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (*i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
-static int is_option(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
-}
-
 static int parse_options(const char *command, int argc, char **argv, int allow_run, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -174,35 +133,35 @@ static int parse_options(const char *command, int argc, char **argv, int allow_r
         const char *v;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             o->help = 1;
-        } else if (is_option(a, "--set")) {
-            if (!(v = option_value(argc, argv, &i, "--set")))
-                return usage_error(command, "--set needs PATH=VALUE, e.g. --set checkpoint/@interval=20min%s", "");
+        } else if (cli_is_option(a, "--set")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--set")))
+                return cli_usage_error(command, "--set needs PATH=VALUE, e.g. --set checkpoint/@interval=20min%s", "");
             if (o->n_sets == MAX_SETS)
-                return usage_error(command, "more than 256 --set options%s", "");
+                return cli_usage_error(command, "more than 256 --set options%s", "");
             o->sets[o->n_sets++] = v;
-        } else if (allow_run && (strcmp(a, "-o") == 0 || is_option(a, "--output"))) {
-            if (!(v = option_value(argc, argv, &i, strcmp(a, "-o") == 0 ? "-o" : "--output")))
-                return usage_error(command, "%s needs a file name", a);
+        } else if (allow_run && (strcmp(a, "-o") == 0 || cli_is_option(a, "--output"))) {
+            if (!(v = cli_option_value(argc, argv, &i, strcmp(a, "-o") == 0 ? "-o" : "--output")))
+                return cli_usage_error(command, "%s needs a file name", a);
             o->output = v;
-        } else if (allow_run && is_option(a, "--seed")) {
-            if (!(v = option_value(argc, argv, &i, "--seed")))
-                return usage_error(command, "--seed needs a number%s", "");
+        } else if (allow_run && cli_is_option(a, "--seed")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--seed")))
+                return cli_usage_error(command, "--seed needs a number%s", "");
             char *end = NULL;
             errno = 0;
             unsigned long long seed = strtoull(v, &end, 10);
             if (!*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
-                return usage_error(command, "--seed %s: expected a whole number from 0 to 18446744073709551615", v);
+                return cli_usage_error(command, "--seed %s: expected a whole number from 0 to 18446744073709551615", v);
             snprintf(o->seed_set, sizeof o->seed_set, "@seed=%llu", seed);
         } else if (allow_run && strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (allow_run && (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)) {
             o->quiet = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error(command, "unknown option '%s'", a);
+            return cli_usage_error(command, "unknown option '%s'", a);
         } else if (!o->scenario) {
             o->scenario = a;
         } else {
-            return usage_error(command, "more than one scenario given ('%s')", a);
+            return cli_usage_error(command, "more than one scenario given ('%s')", a);
         }
     }
     if (o->seed_set[0]) /* --seed wins over any --set @seed */
@@ -266,12 +225,12 @@ static int cmd_run(int argc, char **argv)
     sim_error_clear(&err);
     scn_scenario scn;
     if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
-        return print_error(&err);
+        return cli_print_error(&err);
 
     trace_writer *tw = NULL;
     if (o.output && trace_open(o.output, &tw, &err)) {
         scn_scenario_free(&scn);
-        return print_error(&err);
+        return cli_print_error(&err);
     }
 
     struct sigaction sa;
@@ -303,9 +262,9 @@ static int cmd_run(int argc, char **argv)
         if (err.code == SIM_ERR_INTERRUPTED) {
             fprintf(stderr, "dcsim: interrupted; %s\n",
                     o.output ? "no trace written" : "no results");
-            return EXIT_INTERRUPTED;
+            return CLI_EXIT_INTERRUPTED;
         }
-        return print_error(&err);
+        return cli_print_error(&err);
     }
     if (o.json) {
         char *json = summary_json(&scn, &sum);
@@ -334,12 +293,12 @@ static int cmd_validate(int argc, char **argv)
     if (o.help)
         return cmd_help("validate");
     if (!o.scenario)
-        return usage_error("validate", "no scenario given%s", "");
+        return cli_usage_error("validate", "no scenario given%s", "");
     sim_error err;
     sim_error_clear(&err);
     scn_scenario scn;
     if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
-        return print_error(&err);
+        return cli_print_error(&err);
     printf("%s: ok (%" PRIu64 " x %s, %s)\n", o.scenario, scn.campaign.gpu_count, scn.gpu.name,
            scn.name[0] ? scn.name : "unnamed");
     scn_scenario_free(&scn);
@@ -366,7 +325,7 @@ int main(int argc, char **argv)
     int rc;
     if (argc < 2) {
         fputs(usage_main, stderr);
-        rc = EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
     } else if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         rc = cmd_help(NULL);
     } else if (strcmp(argv[1], "--version") == 0) {
@@ -389,7 +348,7 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate default help\n",
                 argv[1]);
-        rc = EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
     }
     xmlCleanupParser();
     return rc;

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "memory.h"
 #include "scenario.h"
 #include "units.h"
 
-#define EXIT_INPUT 2
 #define EXIT_DOES_NOT_FIT 1
 #define MAX_SETS 256
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -49,21 +49,6 @@ const char usage_size[] =
     "\n"
     "exit status: 0 ok, 2 bad input\n";
 
-static int usage_error(const char *command, const char *msg, const char *arg)
-{
-    fprintf(stderr, "dcsim %s: error: ", command);
-    fprintf(stderr, msg, arg);
-    fprintf(stderr, "\n(see: dcsim help %s)\n", command);
-    return EXIT_INPUT;
-}
-
-static int print_error(const sim_error *err)
-{
-    char line[2048];
-    fprintf(stderr, "%s\n", sim_error_format(err, line, sizeof line));
-    return err->code == SIM_ERR_INPUT || err->code == SIM_ERR_IO ? EXIT_INPUT : EXIT_FAILURE;
-}
-
 /* ------------------------------------------------------------------ fit */
 
 static void describe_layers(const scn_scenario *s, char *buf, size_t size)
@@ -91,34 +76,34 @@ int cmd_fit(int argc, char **argv)
         } else if (strncmp(a, "--set", 5) == 0 && (a[5] == '\0' || a[5] == '=')) {
             const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v)
-                return usage_error("fit", "--set needs PATH=VALUE%s", "");
+                return cli_usage_error("fit", "--set needs PATH=VALUE%s", "");
             if (n_sets == MAX_SETS)
-                return usage_error("fit", "more than 256 --set options%s", "");
+                return cli_usage_error("fit", "more than 256 --set options%s", "");
             sets[n_sets++] = v;
         } else if (a[0] == '-' && a[1]) {
-            return usage_error("fit", "unknown option '%s'", a);
+            return cli_usage_error("fit", "unknown option '%s'", a);
         } else if (!path) {
             path = a;
         } else {
-            return usage_error("fit", "more than one scenario given ('%s')", a);
+            return cli_usage_error("fit", "more than one scenario given ('%s')", a);
         }
     }
     sim_error err;
     sim_error_clear(&err);
     scn_scenario s;
     if (scn_load_flags(path, sets, n_sets, SCN_LOAD_NO_FIT_CHECK, &s, &err))
-        return print_error(&err);
+        return cli_print_error(&err);
     if (!s.has_parallelism) {
         fprintf(stderr, "%s: error: the scenario has no <parallelism>: add one (tp, pp, dp, "
                         "micro-batch, global-batch, ...) to size its memory\n", s.source);
         scn_scenario_free(&s);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     if (!(s.gpu.hbm_bytes > 0)) {
         fprintf(stderr, "%s: error: GPU type '%s' has no memory capacity in the catalog\n",
                 s.source, s.gpu.name);
         scn_scenario_free(&s);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     workload w;
     stage_memory *mem = calloc(s.par.pp, sizeof *mem);
@@ -127,7 +112,7 @@ int cmd_fit(int argc, char **argv)
         fprintf(stderr, "%s: error: %s\n", s.source, mem ? why : "out of memory");
         free(mem);
         scn_scenario_free(&s);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     const parallel_config *p = &s.par;
     double cap = s.gpu.hbm_bytes;
@@ -189,13 +174,6 @@ int cmd_fit(int argc, char **argv)
 
 /* ----------------------------------------------------------------- size */
 
-/* "--name" or "--name=value" */
-static int is_opt(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
-}
-
 static int parse_count(const char *text, double *out)
 {
     char why[200];
@@ -222,73 +200,73 @@ int cmd_size(int argc, char **argv)
             const char *eq = strchr(a, '=');
             v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v)
-                return usage_error("size", "%s needs a value", a);
+                return cli_usage_error("size", "%s needs a value", a);
         }
         double x;
         char why[200];
-        if (is_opt(a, "--weights") || is_opt(a, "--kv")) {
+        if (cli_is_option(a, "--weights") || cli_is_option(a, "--kv")) {
             enum precision p;
             if (precision_parse(v, &p))
-                return usage_error("size", "unknown precision '%s'; use fp32 tf32 bf16 fp16 fp8 "
+                return cli_usage_error("size", "unknown precision '%s'; use fp32 tf32 bf16 fp16 fp8 "
                                    "fp4 int8", v);
-            if (is_opt(a, "--kv"))
+            if (cli_is_option(a, "--kv"))
                 c.kv_precision = p;
             else
                 c.weight_precision = p;
-        } else if (is_opt(a, "--batch")) {
+        } else if (cli_is_option(a, "--batch")) {
             if (parse_count(v, &x) || x > 1e9)
-                return usage_error("size", "--batch %s: expected a whole number from 1", v);
+                return cli_usage_error("size", "--batch %s: expected a whole number from 1", v);
             c.batch = (unsigned)x;
-        } else if (is_opt(a, "--context")) {
+        } else if (cli_is_option(a, "--context")) {
             char buf[128];
             snprintf(buf, sizeof buf, "%s", v);
             int n = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
                 if (n == 3 || parse_count(tok, &x) || x > 1e9)
-                    return usage_error("size", "--context %s: expected 1 to 3 token counts, "
+                    return cli_usage_error("size", "--context %s: expected 1 to 3 token counts, "
                                        "e.g. 4096 or 2K,8K,32K", v);
                 c.context_tokens[n++] = x;
             }
             if (n == 0)
-                return usage_error("size", "--context needs a value%s", "");
+                return cli_usage_error("size", "--context needs a value%s", "");
             for (; n < 3; n++)
                 c.context_tokens[n] = c.context_tokens[n - 1];
             if (c.context_tokens[1] < c.context_tokens[0] || c.context_tokens[2] < c.context_tokens[1])
-                return usage_error("size", "--context %s: P50 <= P90 <= P99 expected", v);
+                return cli_usage_error("size", "--context %s: P50 <= P90 <= P99 expected", v);
             have_context = 1;
-        } else if (is_opt(a, "--params")) {
+        } else if (cli_is_option(a, "--params")) {
             if (sim_units_parse(v, SIM_DIM_COUNT, &x, why, sizeof why) || !(x > 0))
-                return usage_error("size", "--params %s: expected a positive count such as 70B", v);
+                return cli_usage_error("size", "--params %s: expected a positive count such as 70B", v);
             c.params = x;
-        } else if (is_opt(a, "--reserved")) {
+        } else if (cli_is_option(a, "--reserved")) {
             if (sim_units_parse(v, SIM_DIM_DATA, &x, why, sizeof why) || x < 0) {
                 fprintf(stderr, "dcsim size: error: --reserved %s: %s\n", v, why);
-                return EXIT_INPUT;
+                return CLI_EXIT_INPUT;
             }
             c.reserved_bytes = x;
-        } else if (is_opt(a, "--max-gpus")) {
+        } else if (cli_is_option(a, "--max-gpus")) {
             if (parse_count(v, &x) || x > 1024)
-                return usage_error("size", "--max-gpus %s: expected 1 to 1024", v);
+                return cli_usage_error("size", "--max-gpus %s: expected 1 to 1024", v);
             c.max_tp = (unsigned)x;
-        } else if (is_opt(a, "--catalog")) {
+        } else if (cli_is_option(a, "--catalog")) {
             catalog = v;
         } else if (a[0] == '-' && a[1]) {
-            return usage_error("size", "unknown option '%s'", a);
+            return cli_usage_error("size", "unknown option '%s'", a);
         } else if (!model_name) {
             model_name = a;
         } else if (!gpu_name) {
             gpu_name = a;
         } else {
-            return usage_error("size", "unexpected argument '%s'", a);
+            return cli_usage_error("size", "unexpected argument '%s'", a);
         }
     }
     if (!model_name || !gpu_name)
-        return usage_error("size", "give a MODEL and a GPU, e.g. dcsim size llama2-70b H100-SXM%s", "");
+        return cli_usage_error("size", "give a MODEL and a GPU, e.g. dcsim size llama2-70b H100-SXM%s", "");
     sim_error err;
     sim_error_clear(&err);
     scn_catalog *cat = NULL;
     if (scn_catalog_load(catalog, &cat, &err))
-        return print_error(&err);
+        return cli_print_error(&err);
     const model_arch *m = scn_catalog_model(cat, model_name);
     const hw_gpu *g = scn_catalog_gpu(cat, gpu_name);
     char known[2048];
@@ -297,16 +275,16 @@ int cmd_size(int argc, char **argv)
         scn_catalog_model_names(cat, known, sizeof known);
         fprintf(stderr, "dcsim size: error: unknown model '%s'; known models: %s\n", model_name,
                 known);
-        rc = EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
     } else if (!g) {
         scn_catalog_gpu_names(cat, known, sizeof known);
         fprintf(stderr, "dcsim size: error: unknown GPU type '%s'; known types: %s\n", gpu_name,
                 known);
-        rc = EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
     } else if (!(g->hbm_bytes > 0)) {
         fprintf(stderr, "dcsim size: error: GPU type '%s' has no memory capacity in the catalog\n",
                 g->name);
-        rc = EXIT_INPUT;
+        rc = CLI_EXIT_INPUT;
     }
     if (rc) {
         scn_catalog_free(cat);
