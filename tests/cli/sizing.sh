@@ -4,19 +4,7 @@
 # tests/models/test_workload.c).
 set -u
 dcsim=$1
-fail=0
-expect() { # description, expected status, pattern, command...
-    what=$1 want=$2 pattern=$3
-    shift 3
-    out=$("$@" 2>&1)
-    status=$?
-    if [ "$status" -ne "$want" ]; then
-        echo "FAIL: $what: exit status $status, expected $want"; printf '%s\n' "$out"; fail=1
-    fi
-    if ! printf '%s\n' "$out" | grep -q -e "$pattern"; then
-        echo "FAIL: $what: output lacks '$pattern':"; printf '%s\n' "$out"; fail=1
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 expect "fit default" 0 "^fits: the fullest GPU (stage 1) uses 77.0 of 80.0 GB" "$dcsim" fit
 expect "fit table" 0 "^ *0 *7 *16 " "$dcsim" fit
 expect "fit too big" 1 "^DOES NOT FIT: 8 of 16 pipeline stages exceed 80.0 GB; stage 1 needs 81.4 GB" \
