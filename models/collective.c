@@ -1,8 +1,10 @@
 /* collective.c - alpha-beta all-reduce times (formulas in collective.h:
- * ring 2(n-1) alpha + 2(n-1)/n S/B; binomial tree 2 ceil(log2 n)(alpha + S/B)).
+ * ring 2(n-1) alpha + 2(n-1)/n S/B; binomial tree 2 ceil(log2 n)(alpha + S/B);
+ * B = B(S), a step function of the per-rank size S when tiered).
  */
 #include "collective.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char *const coll_names[COLL_ALGORITHM_COUNT] = {
@@ -62,13 +64,42 @@ double coll_allreduce_bytes_factor(enum coll_algorithm alg, unsigned ranks)
     }
 }
 
-double coll_allreduce_time_s(enum coll_algorithm alg, unsigned ranks, double bytes,
-                             double alpha_s, double bytes_per_s)
+int coll_bandwidth_check(const coll_bandwidth *bw)
+{
+    if (!bw || bw->n_tiers < 1 || bw->n_tiers > COLL_BW_TIERS || bw->min_bytes[0] != 0)
+        return -1;
+    for (unsigned i = 0; i < bw->n_tiers; i++) {
+        /* written so that NaN fails too; an infinite bandwidth is a free transfer */
+        if (!(bw->bytes_per_s[i] > 0))
+            return -1;
+        if (i > 0 && (!(bw->min_bytes[i] > bw->min_bytes[i - 1]) || isinf(bw->min_bytes[i])))
+            return -1;
+    }
+    return 0;
+}
+
+unsigned coll_bandwidth_tier(const coll_bandwidth *bw, double bytes)
+{
+    unsigned i = 0;
+    while (i + 1 < bw->n_tiers && i + 1 < COLL_BW_TIERS && bytes >= bw->min_bytes[i + 1])
+        i++;
+    return i;
+}
+
+double coll_allreduce_tiered_time_s(enum coll_algorithm alg, unsigned ranks, double bytes,
+                                    double alpha_s, const coll_bandwidth *bw)
 {
     double steps = coll_allreduce_steps(alg, ranks);
     double factor = coll_allreduce_bytes_factor(alg, ranks);
     /* written so that NaN inputs fail too */
-    if (steps < 0 || factor < 0 || !(bytes >= 0) || !(alpha_s >= 0) || !(bytes_per_s > 0))
+    if (steps < 0 || factor < 0 || !(bytes >= 0) || !(alpha_s >= 0) || coll_bandwidth_check(bw))
         return -1.0;
-    return steps * alpha_s + factor * bytes / bytes_per_s;
+    return steps * alpha_s + factor * bytes / bw->bytes_per_s[coll_bandwidth_tier(bw, bytes)];
+}
+
+double coll_allreduce_time_s(enum coll_algorithm alg, unsigned ranks, double bytes,
+                             double alpha_s, double bytes_per_s)
+{
+    const coll_bandwidth one = {.n_tiers = 1, .min_bytes = {0}, .bytes_per_s = {bytes_per_s}};
+    return coll_allreduce_tiered_time_s(alg, ranks, bytes, alpha_s, &one);
 }

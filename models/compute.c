@@ -68,6 +68,17 @@ int compute_device_check(const compute_device *d, char *why, size_t why_size)
     }
     if (!(d->launch_s >= 0) || isinf(d->launch_s))
         return fail(why, why_size, "launch_s", ">= 0 and finite", d->launch_s);
+    if (d->n_mem_tiers > COMPUTE_MEM_TIERS)
+        return fail(why, why_size, "n_mem_tiers", "at most 4", d->n_mem_tiers);
+    for (unsigned i = 0; i < d->n_mem_tiers; i++) {
+        if (!is_fraction(d->mem_tier_efficiency[i]))
+            return fail(why, why_size, "mem_tier_efficiency", "in (0, 1]",
+                        d->mem_tier_efficiency[i]);
+        double lo = d->mem_tier_min_bytes[i];
+        if (i == 0 ? lo != 0 : !(lo > d->mem_tier_min_bytes[i - 1]) || isinf(lo))
+            return fail(why, why_size, "mem_tier_min_bytes",
+                        i == 0 ? "0 for the first tier" : "ascending and finite", lo);
+    }
     return 0;
 }
 
@@ -110,6 +121,21 @@ static int is_amount(double x)
     return x >= 0 && !isinf(x);
 }
 
+double compute_mem_efficiency(const compute_device *d, double bytes)
+{
+    if (d->n_mem_tiers == 0)
+        return d->mem_efficiency;
+    unsigned i = 0;
+    while (i + 1 < d->n_mem_tiers && bytes >= d->mem_tier_min_bytes[i + 1])
+        i++;
+    return d->mem_tier_efficiency[i];
+}
+
+static double memory_time_s(const compute_device *d, double bytes)
+{
+    return bytes / (d->mem_bytes_per_s * compute_mem_efficiency(d, bytes));
+}
+
 double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
                            double bytes)
 {
@@ -127,7 +153,7 @@ double compute_gemm_time_s(const compute_device *d, int precision, double m, dou
         /* (W * tile flops) / slot rate: doubling W doubles the time exactly */
         compute_s = waves * (2.0 * tm * tn * k) / (rate / slots);
     }
-    double memory_s = bytes / (d->mem_bytes_per_s * d->mem_efficiency);
+    double memory_s = memory_time_s(d, bytes);
     return d->launch_s + (compute_s > memory_s ? compute_s : memory_s);
 }
 
@@ -141,14 +167,14 @@ double compute_op_time_s(const compute_device *d, const op *o)
         if (!(peak > 0) || !is_amount(o->flops) || !is_amount(o->bytes))
             return -1.0;
         double compute_s = o->flops / (peak * d->attention_efficiency);
-        double memory_s = o->bytes / (d->mem_bytes_per_s * d->mem_efficiency);
+        double memory_s = memory_time_s(d, o->bytes);
         return d->launch_s + (compute_s > memory_s ? compute_s : memory_s);
     }
     case OP_MEMORY:
         /* bytes only: the math units (and so the precision's peak) play no part */
         if (o->precision < 0 || o->precision >= PREC_COUNT || !is_amount(o->bytes))
             return -1.0;
-        return d->launch_s + o->bytes / (d->mem_bytes_per_s * d->mem_efficiency);
+        return d->launch_s + memory_time_s(d, o->bytes);
     default:
         return -1.0;
     }

@@ -6,10 +6,14 @@
  *   waves  W = ceil(T / (sms * ctas_per_sm))
  *   compute time = W * (2 * tile_m * tile_n * k) / (peak * gemm_efficiency / (sms * ctas_per_sm))
  *                  (with sms = 0: no quantisation, flops / (peak * gemm_efficiency))
- *   memory time  = bytes / (mem_bytes_per_s * mem_efficiency)
+ *   memory time  = bytes / (mem_bytes_per_s * mem_efficiency(bytes))
  *   time = launch_s + max(compute time, memory time)             (roofline)
  * Attention: launch_s + max(flops / (peak * attention_efficiency), bytes / (bw * mem_eff)).
- * Memory-bound: launch_s + bytes / (bw * mem_efficiency).
+ * Memory-bound: launch_s + bytes / (bw * mem_efficiency(bytes)).
+ * mem_efficiency(bytes) is a step function of the transfer size, the family
+ * calculon uses for HBM (hardware.md 2.2, N12: >= 100 MB 0.90, >= 10 MB
+ * 0.75, >= 1 MB 0.60, else 0.30): small transfers do not reach peak
+ * bandwidth. Without tiers it is the constant mem_efficiency.
  * gemm_efficiency is the large-GEMM ceiling measured on the device
  * (hardware.md 2.1), divided by the tile and wave efficiency this model gives
  * the measured shape, so the model reproduces the measurement there (H100 SXM
@@ -30,12 +34,18 @@
 #include "ops.h"
 #include "precision.h"
 
+#define COMPUTE_MEM_TIERS 4
+
 typedef struct compute_device {
     double peak_flops_per_s[PREC_COUNT]; /* dense peak per math precision; 0 = unsupported */
     double gemm_efficiency;       /* (0, 1]: large-GEMM ceiling as a fraction of peak */
     double attention_efficiency;  /* (0, 1]: fused attention as a fraction of peak */
     double mem_bytes_per_s;       /* HBM (or DRAM) peak bandwidth */
-    double mem_efficiency;        /* (0, 1]: achievable fraction of it */
+    double mem_efficiency;        /* (0, 1]: achievable fraction of it, when n_mem_tiers = 0 */
+    unsigned n_mem_tiers;         /* 0: mem_efficiency for every size */
+    double mem_tier_min_bytes[COMPUTE_MEM_TIERS];  /* ascending, the first 0: tier i applies
+                                                    * from this transfer size up */
+    double mem_tier_efficiency[COMPUTE_MEM_TIERS]; /* (0, 1] each */
     unsigned sms;                 /* streaming multiprocessors; 0 disables tile/wave quantisation */
     unsigned ctas_per_sm;         /* concurrent output tiles per SM (>= 1 when sms > 0) */
     unsigned tile_m, tile_n;      /* output tile of one CTA (>= 1 when sms > 0) */
@@ -51,6 +61,9 @@ int compute_device_check(const compute_device *d, char *why, size_t why_size);
  * ops need none), m/n/k not positive and finite, or flops/bytes negative or
  * not finite. */
 double compute_op_time_s(const compute_device *d, const op *o);
+
+/* The memory efficiency for a transfer of `bytes` (the tier it falls in). */
+double compute_mem_efficiency(const compute_device *d, double bytes);
 
 /* GEMM pieces, exposed for tests and calibration; the efficiencies return -1
  * when m or n is not above 0 */

@@ -27,6 +27,14 @@ int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, char 
     d.attention_efficiency = d.gemm_efficiency;
     d.mem_bytes_per_s = g->hbm_bytes_per_s;
     d.mem_efficiency = HW_MEM_EFFICIENCY;
+    static const double tier_bytes[4] = {0, 1e6, 10e6, 100e6};
+    static const double tier_eff[4] = {0.30, 0.60, 0.75, HW_MEM_EFFICIENCY};
+    int own = g->n_mem_tiers > 0;
+    d.n_mem_tiers = own ? g->n_mem_tiers : 4;
+    for (unsigned i = 0; i < d.n_mem_tiers; i++) {
+        d.mem_tier_min_bytes[i] = own ? g->mem_tier_min_bytes[i] : tier_bytes[i];
+        d.mem_tier_efficiency[i] = own ? g->mem_tier_efficiency[i] : tier_eff[i];
+    }
     d.sms = g->sms;
     d.ctas_per_sm = 1;
     d.tile_m = HW_TILE_M;

@@ -4,8 +4,10 @@
  * Device defaults where the catalog has no value, each stated here:
  *   CTA tile 256 x 128, 1 CTA per SM: the tile of the worked example in
  *     hardware.md 2.2 (S); cuBLAS picks per shape, see compute.h's limits.
- *   memory efficiency 0.90: calculon's HBM efficiency for transfers of
- *     100 MB and more (hardware.md 2.2, N12, V).
+ *   memory efficiency by transfer size, unless the catalog gives
+ *     <memory efficiency-by-size>: calculon's HBM table (hardware.md 2.2,
+ *     N12, V): >= 100 MB 0.90, >= 10 MB 0.75, >= 1 MB 0.60, else 0.30 (MB
+ *     read as 10^6 bytes).
  *   attention efficiency = the GEMM efficiency (A: no measured figure for
  *     fused attention in shared/reference).
  *   launch overhead 0 unless the catalog gives <compute launch-overhead>
@@ -26,6 +28,9 @@ typedef struct hw_gpu {
     double gemm_efficiency[PREC_COUNT];  /* 0 = no measurement */
     double hbm_bytes;                    /* 0 = unknown */
     double hbm_bytes_per_s;              /* 0 = unknown */
+    unsigned n_mem_tiers;                /* 0: calculon's table (see above) */
+    double mem_tier_min_bytes[COMPUTE_MEM_TIERS];   /* <memory efficiency-by-size> */
+    double mem_tier_efficiency[COMPUTE_MEM_TIERS];
     double tdp_w;                        /* 0 = unknown */
     double idle_w;                       /* 0 = unknown */
     unsigned sms;                        /* 0 = unknown */
@@ -48,7 +53,7 @@ typedef struct hw_server {
 
 #define HW_TILE_M 256
 #define HW_TILE_N 128
-#define HW_MEM_EFFICIENCY 0.90
+#define HW_MEM_EFFICIENCY 0.90 /* the largest transfers' efficiency */
 
 /* The timing device of g at one precision. Returns 0, or -1 with a reason
  * naming what the catalog lacks (peak, GEMM efficiency, HBM bandwidth). */

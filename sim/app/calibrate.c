@@ -5,12 +5,17 @@
  * interleaved over the points; a sample is enough back-to-back calls to last
  * min_sample_s, and the point's time is the median over rounds.
  * GEMM model: compute_gemm_time_s (models/compute.h) with the CPU as a device,
- *   t = launch_s + max(W 2 tile_m tile_n k / (R / sms), bytes / B),
+ *   t = launch_s + max(W 2 tile_m tile_n k / (R / sms), bytes / B(bytes)),
  *   W = ceil(ceil(m/tile_m) ceil(n/tile_n) / sms), sms = threads,
  *   bytes = 4 (m k + k n + m n) (FP32 A, B read, C written: as workload.c),
- * R, B and launch_s fitted to minimise sum |log(predicted/measured)|.
- * All-reduce model: coll_allreduce_time_s (models/collective.h), alpha and B
- * fitted to minimise sum |predicted/measured - 1|. Both fits use GSL.
+ *   B(bytes) a step function with tiers from 0, threads x L1d, threads x L2
+ *   and L3 (the family of hardware.md 2.2; thresholds read from the caches),
+ * R, launch_s and one B per tier fitted to minimise sum |log(predicted/
+ * measured)| (or its square, whichever gives the smaller median error).
+ * All-reduce model: coll_allreduce_tiered_time_s (models/collective.h),
+ * alpha and one B per tier of the bytes per thread S (from 0, L1d, L2,
+ * L3 / threads) fitted to minimise sum |predicted/measured - 1|. Both fits
+ * use GSL.
  */
 #ifdef DCSIM_HAVE_CBLAS
 #define _GNU_SOURCE /* dladdr, to check which library cblas_sgemm binds to */
@@ -331,9 +336,12 @@ static const gemm_shape gemm_shapes[] = {
     {2048, 32, 2048, 0},   {32, 2048, 2048, 0},   {512, 512, 16, 1},
     {256, 2048, 512, 0},   {2048, 256, 512, 0},   {128, 128, 4096, 0},
     {96, 160, 288, 1},     {1000, 1000, 1000, 0}, {520, 520, 520, 0},
-    /* memory-bound: matrix-vector and outer products */
+    /* memory-bound: matrix-vector and outer products; the last two put a
+     * second and third matrix-vector product above a 32 MiB L3 (the DRAM
+     * tier, calib_gemm_tiers), so its bandwidth does not rest on one point */
     {2048, 1, 2048, 0},    {1, 2048, 2048, 0},    {512, 1, 512, 1},
     {4096, 1, 4096, 0},    {2048, 2048, 1, 0},    {512, 512, 1, 1},
+    {3072, 1, 3072, 0},    {2048, 1, 8192, 0},
 };
 #define N_GEMM_SHAPES (sizeof gemm_shapes / sizeof gemm_shapes[0])
 
@@ -524,16 +532,146 @@ static int time_allreduces(coll_job *jobs, size_t n_jobs, unsigned n, const cali
     return rc;
 }
 
+/* ================================================================ caches */
+
+/* the first line of a small file, without its newline; 0 or -1 */
+static int read_first_line(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int rc = fgets(buf, (int)size, f) ? 0 : -1;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return rc;
+}
+
+/* "32K", "512K", "32768K", "1M" (a sysfs cache size) in bytes, or 0 */
+static double parse_cache_size(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno == ERANGE)
+        return 0.0;
+    double scale = *end == 'K'    ? 1024.0
+                 : *end == 'M'    ? 1024.0 * 1024
+                 : *end == 'G'    ? 1024.0 * 1024 * 1024
+                 : *end == '\0' ? 1.0
+                                  : 0.0;
+    return (double)v * scale;
+}
+
+void calib_read_caches(calib_caches *out)
+{
+    double size[3] = {0.0, 0.0, 0.0};
+    memset(out, 0, sizeof *out);
+    for (int idx = 0; idx < 16; idx++) {
+        char path[128], level[16], type[32], text[32];
+        const char *dir = "/sys/devices/system/cpu/cpu0/cache";
+        snprintf(path, sizeof path, "%s/index%d/level", dir, idx);
+        if (read_first_line(path, level, sizeof level))
+            continue;
+        snprintf(path, sizeof path, "%s/index%d/type", dir, idx);
+        if (read_first_line(path, type, sizeof type) || strcmp(type, "Instruction") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/index%d/size", dir, idx);
+        if (read_first_line(path, text, sizeof text))
+            continue;
+        int lv = atoi(level);
+        if (lv >= 1 && lv <= 3 && size[lv - 1] == 0.0)
+            size[lv - 1] = parse_cache_size(text);
+    }
+    for (int i = 0; i < 3; i++)
+        snprintf(out->source[i], sizeof out->source[i], "%s", size[i] > 0 ? "sysfs" : "");
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && \
+    defined(_SC_LEVEL3_CACHE_SIZE)
+    static const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE,
+                                 _SC_LEVEL3_CACHE_SIZE};
+    for (int i = 0; i < 3; i++) {
+        long v = size[i] > 0 ? 0 : sysconf(names[i]);
+        if (v > 0) {
+            size[i] = (double)v;
+            snprintf(out->source[i], sizeof out->source[i], "sysconf");
+        }
+    }
+#endif
+    static const double defaults[3] = {CALIB_DEFAULT_L1D_BYTES, CALIB_DEFAULT_L2_BYTES,
+                                       CALIB_DEFAULT_L3_BYTES};
+    for (int i = 0; i < 3; i++)
+        if (!(size[i] > 0)) {
+            size[i] = defaults[i];
+            snprintf(out->source[i], sizeof out->source[i], "default");
+        }
+    out->l1d_bytes = size[0];
+    out->l2_bytes = size[1];
+    out->l3_bytes = size[2];
+}
+
+unsigned calib_tiers_from(const double *candidates, size_t n_candidates, double min_bytes[4])
+{
+    unsigned n = 1;
+    min_bytes[0] = 0.0;
+    for (size_t i = 0; i < n_candidates && n < CALIB_TIERS; i++)
+        if (candidates[i] > min_bytes[n - 1] && !isinf(candidates[i]))
+            min_bytes[n++] = candidates[i];
+    return n;
+}
+
+/* GEMM tiers by the op's bytes, 4 (m k + k n + m n). Every call of a sweep
+ * point reuses the same A, B and C, so they stay in the smallest cache level
+ * that holds them all; the operands are split between the threads, so the
+ * private levels hold threads x their size, the shared L3 its own size. */
+void calib_gemm_tiers(const calib_caches *c, unsigned threads, calib_gemm_model *g)
+{
+    const double cand[3] = {threads * c->l1d_bytes, threads * c->l2_bytes, c->l3_bytes};
+    g->n_tiers = calib_tiers_from(cand, 3, g->tier_min_bytes);
+}
+
+/* All-reduce tiers by the bytes per thread, S: from 0, L1d, L2, L3 / threads.
+ * The working set that decides the tier is S per thread, not 2S: a thread
+ * reuses only its own buffer across calls. What it reads from a peer (as many
+ * bytes again) the peer has rewritten since, so every such read is a
+ * coherence miss at any size; the size decides only where the peer's lines
+ * are found. While S fits the peer's private L2 they are still there, dirty,
+ * and each read is a cross-core transfer (on Zen 3 slower per byte than the
+ * L3); above the L2 they have been evicted to the shared L3, which holds all
+ * n buffers while n S fits it; above that they come from DRAM. (Measured on
+ * 2 Zen 3 threads: the slow-to-fast step lies between S = 256 and 512 KiB,
+ * i.e. at the L2 size and not at half of it.) */
+void calib_coll_tiers(const calib_caches *c, unsigned threads, coll_bandwidth *bw)
+{
+    const double cand[3] = {c->l1d_bytes, c->l2_bytes, c->l3_bytes / threads};
+    bw->n_tiers = calib_tiers_from(cand, 3, bw->min_bytes);
+}
+
 /* ================================================================ fits */
+
+unsigned calib_gemm_tier(const calib_gemm_model *g, double bytes)
+{
+    unsigned i = 0;
+    while (i + 1 < g->n_tiers && i + 1 < CALIB_TIERS && bytes >= g->tier_min_bytes[i + 1])
+        i++;
+    return i;
+}
 
 void calib_gemm_device(const calib_gemm_model *g, compute_device *out)
 {
     memset(out, 0, sizeof *out);
+    unsigned n_tiers = g->n_tiers < 1 ? 1 : g->n_tiers > CALIB_TIERS ? CALIB_TIERS : g->n_tiers;
+    double top = 0.0;
+    for (unsigned i = 0; i < n_tiers; i++)
+        top = fmax(top, g->tier_bytes_per_s[i]);
     out->peak_flops_per_s[PREC_FP32] = g->flops_per_s;
     out->gemm_efficiency = 1.0;
     out->attention_efficiency = 1.0;
-    out->mem_bytes_per_s = g->bytes_per_s;
+    out->mem_bytes_per_s = top;
     out->mem_efficiency = 1.0;
+    out->n_mem_tiers = n_tiers;
+    for (unsigned i = 0; i < n_tiers; i++) {
+        out->mem_tier_min_bytes[i] = i == 0 ? 0.0 : g->tier_min_bytes[i];
+        out->mem_tier_efficiency[i] = g->tier_bytes_per_s[i] / top;
+    }
     out->sms = g->sms;
     out->ctas_per_sm = 1;
     out->tile_m = g->tile_m;
@@ -548,30 +686,110 @@ double calib_gemm_predict_s(const calib_gemm_model *g, const calib_gemm_point *p
     return compute_gemm_time_s(&d, PREC_FP32, p->m, p->n, p->k, p->bytes);
 }
 
+/* the compute and the memory term of p on g, launch left out */
+static void gemm_terms(const calib_gemm_model *g, const calib_gemm_point *p, double *compute_s,
+                       double *memory_s)
+{
+    calib_gemm_model no_launch = *g;
+    no_launch.launch_s = 0.0;
+    calib_gemm_point no_bytes = *p;
+    no_bytes.bytes = 0.0;
+    *compute_s = calib_gemm_predict_s(&no_launch, &no_bytes);
+    compute_device d;
+    calib_gemm_device(g, &d);
+    *memory_s = p->bytes / (d.mem_bytes_per_s * compute_mem_efficiency(&d, p->bytes));
+}
+
+int calib_gemm_is_memory_bound(const calib_gemm_model *g, const calib_gemm_point *p)
+{
+    double compute_s, memory_s;
+    gemm_terms(g, p, &compute_s, &memory_s);
+    return memory_s >= compute_s;
+}
+
+/* 0 when n_tiers (0 read as 1) and min_bytes describe valid tiers */
+static int tiers_are_valid(unsigned n_tiers, const double *min_bytes)
+{
+    if (n_tiers > CALIB_TIERS || (n_tiers > 0 && min_bytes[0] != 0))
+        return -1;
+    for (unsigned i = 1; i < n_tiers; i++)
+        if (!(min_bytes[i] > min_bytes[i - 1]) || isinf(min_bytes[i]))
+            return -1;
+    return 0;
+}
+
+/* Tiers without points of their own take the nearest tier's with points (the
+ * lower one when two are equally near); rep[i] := the tier whose parameter
+ * tier i uses. Returns the number of tiers with points. */
+static unsigned tie_empty_tiers(const size_t *count, unsigned n_tiers, unsigned *rep)
+{
+    unsigned n_own = 0;
+    for (unsigned i = 0; i < n_tiers; i++)
+        n_own += count[i] > 0;
+    for (unsigned i = 0; i < n_tiers; i++) {
+        rep[i] = i;
+        for (unsigned d = 1; count[i] == 0 && n_own > 0 && d < n_tiers; d++) {
+            if (i >= d && count[i - d] > 0) {
+                rep[i] = i - d;
+                break;
+            }
+            if (i + d < n_tiers && count[i + d] > 0) {
+                rep[i] = i + d;
+                break;
+            }
+        }
+    }
+    return n_own;
+}
+
+/* Tie tier t (a tier that is its own representative) to the nearest other
+ * such tier in is_ok, the one with the larger bandwidth bw when two are
+ * equally near; the tiers tied to t follow. Returns 0, or -1 when none is ok. */
+static int retie(unsigned t, const int *is_ok, const double *bw, unsigned n_tiers, unsigned *rep)
+{
+    for (unsigned d = 1; d < n_tiers; d++) {
+        int lo = t >= d && rep[t - d] == t - d && is_ok[t - d];
+        int hi = t + d < n_tiers && rep[t + d] == t + d && is_ok[t + d];
+        if (!lo && !hi)
+            continue;
+        unsigned to = lo && hi ? (bw[t + d] > bw[t - d] ? t + d : t - d) : lo ? t - d : t + d;
+        for (unsigned i = 0; i < n_tiers; i++)
+            if (rep[i] == t)
+                rep[i] = to;
+        return 0;
+    }
+    return -1;
+}
+
 typedef struct gemm_fit_data {
     const calib_gemm_point *pts;
     size_t n_pts;
-    calib_gemm_model g;   /* fixed fields; the fitted ones are overwritten */
+    calib_gemm_model g;          /* fixed fields; the fitted ones are overwritten */
+    unsigned rep[CALIB_TIERS];   /* tier whose bandwidth tier i takes */
+    size_t param[CALIB_TIERS];   /* index in x of tier i's log bandwidth */
+    size_t n_par;                /* 2 + the number of distinct representatives */
 } gemm_fit_data;
 
-/* parameters are logs (so they stay positive), clamped so exp() stays finite */
-static void gemm_model_from_x(const gsl_vector *x, calib_gemm_model *g)
+/* parameters are logs (so they stay positive), clamped so exp() stays finite:
+ * x = {log launch_s, log flops_per_s, log bandwidth of each representative} */
+static void gemm_model_from_x(const gemm_fit_data *d, const gsl_vector *x, calib_gemm_model *g)
 {
-    double v[3];
-    for (int i = 0; i < 3; i++) {
-        v[i] = gsl_vector_get(x, (size_t)i);
+    double v[2 + CALIB_TIERS];
+    for (size_t i = 0; i < d->n_par; i++) {
+        v[i] = gsl_vector_get(x, i);
         v[i] = v[i] < -200 ? -200 : v[i] > 200 ? 200 : v[i];
     }
     g->launch_s = exp(v[0]);
     g->flops_per_s = exp(v[1]);
-    g->bytes_per_s = exp(v[2]);
+    for (unsigned i = 0; i < g->n_tiers; i++)
+        g->tier_bytes_per_s[i] = exp(v[d->param[i]]);
 }
 
 static int gemm_fit_f(const gsl_vector *x, void *params, gsl_vector *f)
 {
     gemm_fit_data *d = params;
     calib_gemm_model g = d->g;
-    gemm_model_from_x(x, &g);
+    gemm_model_from_x(d, x, &g);
     for (size_t i = 0; i < d->n_pts; i++) {
         double t = calib_gemm_predict_s(&g, &d->pts[i]);
         if (!(t > 0) || isinf(t))
@@ -581,37 +799,42 @@ static int gemm_fit_f(const gsl_vector *x, void *params, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
-/* sum of |log(predicted/measured)| at x, or inf where the model fails */
-static double gemm_l1_cost(gemm_fit_data *d, const gsl_vector *x, gsl_vector *r)
+/* sum of |r_i| (LAD) or r_i^2 (LSQ) of the log residuals r at x, or inf
+ * where the model fails */
+static double gemm_cost(gemm_fit_data *d, enum calib_fit_method method, const gsl_vector *x,
+                        gsl_vector *r)
 {
     if (gemm_fit_f(x, d, r) != GSL_SUCCESS)
         return INFINITY;
     double cost = 0.0;
-    for (size_t i = 0; i < r->size; i++)
-        cost += fabs(gsl_vector_get(r, i));
+    for (size_t i = 0; i < r->size; i++) {
+        double ri = gsl_vector_get(r, i);
+        cost += method == CALIB_FIT_LSQ ? ri * ri : fabs(ri);
+    }
     return isfinite(cost) ? cost : INFINITY;
 }
 
-/* One fit from x0, least absolute deviations of the log residuals by
- * iteratively reweighted least squares: each pass is a weighted
- * Levenberg-Marquardt fit (GSL trust region, finite-difference Jacobian) with
- * weights 1/max(|r_i|, 1e-8) from the previous pass. Minimising sum |r|
- * rather than sum r^2 lets a point the model cannot describe (a cache or
- * threading effect, a noisy sample) stay off the curve instead of dragging
- * every other point. Returns the cost sum |r_i| (inf on failure); x0 := solution. */
-static double gemm_fit_once(gemm_fit_data *d, gsl_vector *x0)
+/* One fit from x0: a Levenberg-Marquardt fit (GSL trust region,
+ * finite-difference Jacobian) of the log residuals; for LAD then iteratively
+ * reweighted, each pass with weights 1/max(|r_i|, 1e-8) from the previous
+ * one. Minimising sum |r| rather than sum r^2 lets a point the model cannot
+ * describe (a cache or threading effect, a noisy sample) stay off the curve
+ * instead of dragging every other point. Returns the cost (inf on failure);
+ * x0 := solution. */
+static double gemm_fit_once(gemm_fit_data *d, enum calib_fit_method method, gsl_vector *x0)
 {
     gsl_multifit_nlinear_fdf fdf = {
-        .f = gemm_fit_f, .df = NULL, .fvv = NULL, .n = d->n_pts, .p = 3, .params = d};
+        .f = gemm_fit_f, .df = NULL, .fvv = NULL, .n = d->n_pts, .p = d->n_par, .params = d};
     gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *w =
-        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, d->n_pts, 3);
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, d->n_pts, d->n_par);
     gsl_vector *wts = gsl_vector_alloc(d->n_pts), *r = gsl_vector_alloc(d->n_pts);
     double cost = INFINITY;
+    int max_passes = method == CALIB_FIT_LSQ ? 1 : 30;
     if (w && wts && r) {
         gsl_vector_set_all(wts, 1.0);
-        cost = gemm_l1_cost(d, x0, r);
-        for (int pass = 0; pass < 30 && isfinite(cost); pass++) {
+        cost = gemm_cost(d, method, x0, r);
+        for (int pass = 0; pass < max_passes && isfinite(cost); pass++) {
             int info;
             if (gsl_multifit_nlinear_winit(x0, wts, &fdf, w) != GSL_SUCCESS)
                 break;
@@ -619,7 +842,7 @@ static double gemm_fit_once(gemm_fit_data *d, gsl_vector *x0)
             /* out of iterations or no further progress still leaves a usable point */
             if (status != GSL_SUCCESS && status != GSL_EMAXITER && status != GSL_ENOPROG)
                 break;
-            double next = gemm_l1_cost(d, gsl_multifit_nlinear_position(w), r);
+            double next = gemm_cost(d, method, gsl_multifit_nlinear_position(w), r);
             if (!(next <= cost) && pass > 0)
                 break;
             double gain = cost - next;
@@ -637,86 +860,165 @@ static double gemm_fit_once(gemm_fit_data *d, gsl_vector *x0)
     return cost;
 }
 
-int calib_fit_gemm(const calib_gemm_point *pts, size_t n_pts, calib_gemm_model *g,
-                   sim_error *err)
+/* The fit for d->rep from several starts, the best kept in *out. Starting
+ * values from the data: the fastest call bounds the launch cost, the best
+ * achieved rates (over all points, over each tier's) bound the throughputs.
+ * Returns the cost, inf when no start converged. */
+static double gemm_fit_starts(gemm_fit_data *d, enum calib_fit_method method,
+                              calib_gemm_model *out)
+{
+    double t_min = INFINITY, rate_max = 0.0, bw_max[CALIB_TIERS] = {0}, bw_all = 0.0;
+    for (size_t i = 0; i < d->n_pts; i++) {
+        const calib_gemm_point *p = &d->pts[i];
+        unsigned t = d->rep[calib_gemm_tier(&d->g, p->bytes)];
+        t_min = fmin(t_min, p->time_s);
+        rate_max = fmax(rate_max, 2.0 * p->m * p->n * p->k / p->time_s);
+        bw_max[t] = fmax(bw_max[t], p->bytes / p->time_s);
+        bw_all = fmax(bw_all, p->bytes / p->time_s);
+    }
+    if (!(bw_all > 0))
+        bw_all = rate_max;
+    gsl_vector *x = gsl_vector_alloc(d->n_par), *best = gsl_vector_alloc(d->n_par);
+    double best_cost = INFINITY;
+    static const double launch_scale[] = {0.1, 0.5};
+    static const double rate_scale[] = {0.5, 1.0, 2.0};
+    for (size_t il = 0; x && best && il < 2; il++)
+        for (size_t ir = 0; ir < 3; ir++)
+            for (size_t ib = 0; ib < 3; ib++) {
+                gsl_vector_set(x, 0, log(launch_scale[il] * t_min));
+                gsl_vector_set(x, 1, log(rate_scale[ir] * rate_max));
+                for (unsigned t = 0; t < d->g.n_tiers; t++)
+                    if (d->rep[t] == t)
+                        gsl_vector_set(x, d->param[t],
+                                       log(rate_scale[ib] * (bw_max[t] > 0 ? bw_max[t] : bw_all)));
+                double cost = gemm_fit_once(d, method, x);
+                if (cost < best_cost) {
+                    best_cost = cost;
+                    gsl_vector_memcpy(best, x);
+                }
+            }
+    if (isfinite(best_cost)) {
+        *out = d->g;
+        gemm_model_from_x(d, best, out);
+    }
+    gsl_vector_free(x);
+    gsl_vector_free(best);
+    return best_cost;
+}
+
+int calib_fit_gemm(const calib_gemm_point *pts, size_t n_pts, enum calib_fit_method method,
+                   calib_gemm_model *g, sim_error *err)
 {
     if (n_pts < 3)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "GEMM fit: %zu points, need at least 3 for 3 parameters", n_pts);
-    /* starting values from the data: the fastest call bounds the launch
-     * cost, the best achieved rates bound the two throughputs */
-    double t_min = INFINITY, rate_max = 0.0, bw_max = 0.0;
+    if (tiers_are_valid(g->n_tiers, g->tier_min_bytes))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "GEMM fit: %u tiers: need at most %d, ascending from 0 bytes",
+                             g->n_tiers, CALIB_TIERS);
+    gemm_fit_data d = {.pts = pts, .n_pts = n_pts, .g = *g};
+    if (d.g.n_tiers == 0) {
+        d.g.n_tiers = 1;
+        d.g.tier_min_bytes[0] = 0.0;
+    }
+    size_t count[CALIB_TIERS] = {0};
     for (size_t i = 0; i < n_pts; i++) {
         const calib_gemm_point *p = &pts[i];
         if (!(p->time_s > 0) || !(p->m > 0) || !(p->n > 0) || !(p->k > 0) || !(p->bytes >= 0))
             return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                                  "GEMM fit: point %zu (%gx%gx%g, %g s) is not positive", i,
                                  p->m, p->n, p->k, p->time_s);
-        t_min = fmin(t_min, p->time_s);
-        rate_max = fmax(rate_max, 2.0 * p->m * p->n * p->k / p->time_s);
-        bw_max = fmax(bw_max, p->bytes / p->time_s);
+        count[calib_gemm_tier(&d.g, p->bytes)]++;
     }
-    if (!(bw_max > 0))
-        bw_max = rate_max;
-    gemm_fit_data d = {.pts = pts, .n_pts = n_pts, .g = *g};
-    gsl_vector *x = gsl_vector_alloc(3), *best = gsl_vector_alloc(3);
-    if (!x || !best) {
-        gsl_vector_free(x);
-        gsl_vector_free(best);
-        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "GEMM fit: out of memory");
-    }
-    static const double launch_scale[] = {0.1, 0.5};
-    static const double rate_scale[] = {0.5, 1.0, 2.0};
-    double best_cost = INFINITY;
-    for (size_t il = 0; il < 2; il++)
-        for (size_t ir = 0; ir < 3; ir++)
-            for (size_t ib = 0; ib < 3; ib++) {
-                gsl_vector_set(x, 0, log(launch_scale[il] * t_min));
-                gsl_vector_set(x, 1, log(rate_scale[ir] * rate_max));
-                gsl_vector_set(x, 2, log(rate_scale[ib] * bw_max));
-                double cost = gemm_fit_once(&d, x);
-                if (cost < best_cost) {
-                    best_cost = cost;
-                    gsl_vector_memcpy(best, x);
-                }
+    unsigned n_own = tie_empty_tiers(count, d.g.n_tiers, d.rep);
+    if (n_pts < 2 + (size_t)n_own)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "GEMM fit: %zu points, need at least %u for the rate, the launch "
+                             "cost and %u tier bandwidths", n_pts, 2 + n_own, n_own);
+    /* Fit; then a tier none of whose points is memory-bound had no say in its
+     * bandwidth: tie it to a neighbour that has and fit again. Ties are only
+     * ever added, so this ends within n_tiers rounds. */
+    calib_gemm_model fit = d.g;
+    double cost = INFINITY;
+    for (unsigned round = 0; round <= d.g.n_tiers; round++) {
+        d.n_par = 2;
+        for (unsigned t = 0; t < d.g.n_tiers; t++)
+            if (d.rep[t] == t)
+                d.param[t] = d.n_par++;
+        for (unsigned t = 0; t < d.g.n_tiers; t++)
+            d.param[t] = d.param[d.rep[t]];
+        cost = gemm_fit_starts(&d, method, &fit);
+        if (!isfinite(cost))
+            break;
+        int has_mem[CALIB_TIERS] = {0}, is_changed = 0;
+        for (size_t i = 0; i < n_pts; i++)
+            if (calib_gemm_is_memory_bound(&fit, &pts[i]))
+                has_mem[d.rep[calib_gemm_tier(&fit, pts[i].bytes)]] = 1;
+        for (unsigned t = 0; t < d.g.n_tiers; t++)
+            if (d.rep[t] == t && !has_mem[t] && retie(t, has_mem, fit.tier_bytes_per_s,
+                                                      d.g.n_tiers, d.rep) == 0) {
+                is_changed = 1;
+                break; /* one at a time: the refit may change the others */
             }
-    int rc = 0;
-    if (isfinite(best_cost))
-        gemm_model_from_x(best, g);
-    else
-        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "GEMM fit: no start converged");
-    gsl_vector_free(x);
-    gsl_vector_free(best);
-    return rc;
+        if (!is_changed)
+            break;
+    }
+    if (!isfinite(cost))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "GEMM fit: no start converged");
+    for (unsigned t = 0; t < fit.n_tiers; t++)
+        fit.tier_from[t] = d.rep[t];
+    *g = fit;
+    return 0;
 }
 
 double calib_coll_predict_s(const calib_coll_model *c, double bytes)
 {
-    return coll_allreduce_time_s(c->alg, c->ranks, bytes, c->alpha_s, c->bytes_per_s);
+    coll_bandwidth bw = c->bw;
+    if (bw.n_tiers == 0)
+        bw.n_tiers = 1;
+    return coll_allreduce_tiered_time_s(c->alg, c->ranks, bytes, c->alpha_s, &bw);
 }
 
-/* Weighted least squares t_i ~ steps alpha + factor S_i (1/B) with weights
- * wt[i]; n_cols 1 fits 1/B alone with alpha = 0. coef = {alpha, 1/B}. */
-static int wlinear(const calib_coll_point *pts, size_t n_pts, double steps, double factor,
-                   const double *wt, size_t n_cols, double coef[2])
+/* One all-reduce fit problem: the points, their tiers, the model's two
+ * coefficients. */
+typedef struct coll_fit_data {
+    const calib_coll_point *pts;
+    size_t n_pts;
+    unsigned *tier;          /* of each point */
+    unsigned n_tiers;
+    double steps, factor;
+} coll_fit_data;
+
+/* Weighted least squares t_i ~ steps alpha + factor S_i x_rep(tier i) with
+ * weights wt[i], x = 1/B; without alpha when has_alpha is 0 (alpha = 0).
+ * x[t] is written for every tier (from its representative). Returns 0 or -1. */
+static int coll_wlinear(const coll_fit_data *d, const unsigned *rep, int has_alpha,
+                        const double *wt, double *alpha, double *x)
 {
-    gsl_matrix *X = gsl_matrix_alloc(n_pts, n_cols), *cov = gsl_matrix_alloc(n_cols, n_cols);
-    gsl_vector *y = gsl_vector_alloc(n_pts), *w = gsl_vector_alloc(n_pts),
+    size_t col[CALIB_TIERS], n_cols = has_alpha ? 1 : 0;
+    for (unsigned t = 0; t < d->n_tiers; t++)
+        if (rep[t] == t)
+            col[t] = n_cols++;
+    if (n_cols == 0 || n_cols > d->n_pts)
+        return -1;
+    gsl_matrix *X = gsl_matrix_calloc(d->n_pts, n_cols), *cov = gsl_matrix_alloc(n_cols, n_cols);
+    gsl_vector *y = gsl_vector_alloc(d->n_pts), *w = gsl_vector_alloc(d->n_pts),
                *c = gsl_vector_alloc(n_cols);
-    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n_pts, n_cols);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(d->n_pts, n_cols);
     int rc = -1;
     if (X && cov && y && w && c && ws) {
-        for (size_t i = 0; i < n_pts; i++) {
-            if (n_cols == 2)
-                gsl_matrix_set(X, i, 0, steps);
-            gsl_matrix_set(X, i, n_cols - 1, factor * pts[i].bytes);
-            gsl_vector_set(y, i, pts[i].time_s);
+        for (size_t i = 0; i < d->n_pts; i++) {
+            if (has_alpha)
+                gsl_matrix_set(X, i, 0, d->steps);
+            gsl_matrix_set(X, i, col[rep[d->tier[i]]], d->factor * d->pts[i].bytes);
+            gsl_vector_set(y, i, d->pts[i].time_s);
             gsl_vector_set(w, i, wt[i]);
         }
         double chisq;
         if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) == GSL_SUCCESS) {
-            coef[0] = n_cols == 2 ? gsl_vector_get(c, 0) : 0.0;
-            coef[1] = gsl_vector_get(c, n_cols - 1);
+            *alpha = has_alpha ? gsl_vector_get(c, 0) : 0.0;
+            for (unsigned t = 0; t < d->n_tiers; t++)
+                x[t] = gsl_vector_get(c, col[rep[t]]);
             rc = 0;
         }
     }
@@ -729,23 +1031,54 @@ static int wlinear(const calib_coll_point *pts, size_t n_pts, double steps, doub
     return rc;
 }
 
-/* wlinear with alpha >= 0: a negative latency is refitted as 0 */
-static int wlinear_nonneg(const calib_coll_point *pts, size_t n_pts, double steps,
-                          double factor, const double *wt, double coef[2])
+/* coll_wlinear with alpha >= 0 and every x > 0, by an active set: a negative
+ * alpha is dropped (0); then the tier with the most negative x is tied to its
+ * nearest tier with x > 0 (to its nearest tier at all when none has) and the
+ * fit redone. rep is read and updated. Returns 0, -1 when the least squares
+ * fail, -2 when even one bandwidth for all tiers comes out <= 0. */
+static int coll_wlinear_constrained(const coll_fit_data *d, unsigned *rep, const double *wt,
+                                    double *alpha, double *x)
 {
-    if (wlinear(pts, n_pts, steps, factor, wt, 2, coef) != 0)
-        return -1;
-    return coef[0] < 0 ? wlinear(pts, n_pts, steps, factor, wt, 1, coef) : 0;
+    int has_alpha = 1;
+    for (;;) {
+        if (coll_wlinear(d, rep, has_alpha, wt, alpha, x) != 0)
+            return -1;
+        if (has_alpha && *alpha < 0) {
+            has_alpha = 0;
+            continue;
+        }
+        int is_ok[CALIB_TIERS] = {0}, has_bad = 0;
+        unsigned worst = 0;
+        double bw[CALIB_TIERS];
+        for (unsigned t = 0; t < d->n_tiers; t++) {
+            is_ok[t] = x[t] > 0;
+            bw[t] = is_ok[t] ? 1.0 / x[t] : 0.0;
+            if (rep[t] == t && !is_ok[t] && (!has_bad || x[t] < x[worst])) {
+                worst = t;
+                has_bad = 1;
+            }
+        }
+        if (!has_bad)
+            return 0;
+        if (retie(worst, is_ok, bw, d->n_tiers, rep) == 0)
+            continue;
+        /* no tier is fine on its own (noisy small sets): merge with the
+         * nearest other group, down to one, which is the untiered model */
+        int is_group[CALIB_TIERS];
+        for (unsigned t = 0; t < d->n_tiers; t++)
+            is_group[t] = 1;
+        if (retie(worst, is_group, bw, d->n_tiers, rep) != 0)
+            return -2;
+    }
 }
 
 /* sum of |relative residual|; r[i] := residual i */
-static double coll_l1_cost(const calib_coll_point *pts, size_t n_pts, double steps,
-                           double factor, const double coef[2], double *r)
+static double coll_l1_cost(const coll_fit_data *d, double alpha, const double *x, double *r)
 {
     double cost = 0.0;
-    for (size_t i = 0; i < n_pts; i++) {
-        double t = steps * coef[0] + factor * pts[i].bytes * coef[1];
-        r[i] = (t - pts[i].time_s) / pts[i].time_s;
+    for (size_t i = 0; i < d->n_pts; i++) {
+        double t = d->steps * alpha + d->factor * d->pts[i].bytes * x[d->tier[i]];
+        r[i] = (t - d->pts[i].time_s) / d->pts[i].time_s;
         cost += fabs(r[i]);
     }
     return cost;
@@ -755,54 +1088,86 @@ int calib_fit_allreduce(const calib_coll_point *pts, size_t n_pts, calib_coll_mo
                         sim_error *err)
 {
     const char *name = coll_algorithm_name(c->alg);
-    double steps = coll_allreduce_steps(c->alg, c->ranks);
-    double factor = coll_allreduce_bytes_factor(c->alg, c->ranks);
-    if (!(steps > 0) || !(factor > 0))
+    coll_fit_data d = {.pts = pts, .n_pts = n_pts, .n_tiers = c->bw.n_tiers ? c->bw.n_tiers : 1,
+                       .steps = coll_allreduce_steps(c->alg, c->ranks),
+                       .factor = coll_allreduce_bytes_factor(c->alg, c->ranks)};
+    if (!(d.steps > 0) || !(d.factor > 0))
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "all-reduce %s fit: needs at least 2 ranks, got %u", name, c->ranks);
     if (n_pts < 2)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "all-reduce %s fit: %zu points, need at least 2", name, n_pts);
-    for (size_t i = 0; i < n_pts; i++)
+    if (tiers_are_valid(c->bw.n_tiers, c->bw.min_bytes))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: %u tiers: need at most %d, ascending from 0 "
+                             "bytes", name, c->bw.n_tiers, COLL_BW_TIERS);
+    coll_bandwidth bw = c->bw;
+    bw.n_tiers = d.n_tiers;
+    bw.min_bytes[0] = 0.0;
+    size_t count[CALIB_TIERS] = {0};
+    for (size_t i = 0; i < n_pts; i++) {
         if (!(pts[i].time_s > 0) || !(pts[i].bytes >= 0))
             return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                                  "all-reduce %s fit: point %zu (%g B, %g s) is not positive",
                                  name, i, pts[i].bytes, pts[i].time_s);
+        count[coll_bandwidth_tier(&bw, pts[i].bytes)]++;
+    }
+    unsigned base_rep[CALIB_TIERS], rep[CALIB_TIERS], next_rep[CALIB_TIERS];
+    unsigned n_own = tie_empty_tiers(count, d.n_tiers, base_rep);
+    if (n_pts < 1 + (size_t)n_own)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: %zu points, need at least %u for alpha and %u "
+                             "tier bandwidths", name, n_pts, 1 + n_own, n_own);
     double *wt = malloc(2 * n_pts * sizeof *wt);
-    if (!wt)
+    d.tier = malloc(n_pts * sizeof *d.tier);
+    if (!wt || !d.tier) {
+        free(wt);
+        free(d.tier);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "all-reduce fit: out of memory");
+    }
     double *r = wt + n_pts;
+    for (size_t i = 0; i < n_pts; i++)
+        d.tier[i] = coll_bandwidth_tier(&bw, pts[i].bytes);
     /* relative least squares (weights 1/t^2) to start, then least absolute
-     * relative deviations by reweighting (IRLS), as for the GEMM fit */
+     * relative deviations by reweighting (IRLS), as for the GEMM fit; each
+     * pass starts its active set afresh from the tiers that have points */
     for (size_t i = 0; i < n_pts; i++)
         wt[i] = 1.0 / (pts[i].time_s * pts[i].time_s);
-    double coef[2] = {0.0, 0.0}, next[2];
-    int rc = wlinear_nonneg(pts, n_pts, steps, factor, wt, coef);
-    double cost = rc ? INFINITY : coll_l1_cost(pts, n_pts, steps, factor, coef, r);
+    double alpha = 0.0, x[CALIB_TIERS] = {0}, next_alpha, next_x[CALIB_TIERS];
+    memcpy(rep, base_rep, sizeof rep);
+    int rc = coll_wlinear_constrained(&d, rep, wt, &alpha, x);
+    double cost = rc ? INFINITY : coll_l1_cost(&d, alpha, x, r);
     for (int pass = 0; rc == 0 && pass < 100; pass++) {
         for (size_t i = 0; i < n_pts; i++)
             wt[i] = 1.0 / (pts[i].time_s * pts[i].time_s * fmax(fabs(r[i]), 1e-6));
-        if (wlinear_nonneg(pts, n_pts, steps, factor, wt, next) != 0 || !(next[1] > 0))
+        memcpy(next_rep, base_rep, sizeof next_rep);
+        if (coll_wlinear_constrained(&d, next_rep, wt, &next_alpha, next_x) != 0)
             break;
-        double next_cost = coll_l1_cost(pts, n_pts, steps, factor, next, r);
+        double next_cost = coll_l1_cost(&d, next_alpha, next_x, r);
         if (!(next_cost <= cost))
             break;
         double gain = cost - next_cost;
         cost = next_cost;
-        coef[0] = next[0];
-        coef[1] = next[1];
+        alpha = next_alpha;
+        memcpy(x, next_x, sizeof x);
+        memcpy(rep, next_rep, sizeof rep);
         if (gain <= 1e-12 * cost)
             break;
     }
     free(wt);
-    if (rc)
+    free(d.tier);
+    if (rc == -1)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "all-reduce %s fit: least squares failed (sizes all equal?)", name);
-    if (!(coef[1] > 0))
+    if (rc == -2)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "all-reduce %s fit: times do not grow with size", name);
-    c->alpha_s = coef[0];
-    c->bytes_per_s = 1.0 / coef[1];
+    c->alpha_s = alpha;
+    c->bw = bw;
+    for (unsigned t = 0; t < d.n_tiers; t++) {
+        c->bw.bytes_per_s[t] = 1.0 / x[t];
+        c->tier_from[t] = rep[t];
+    }
     return 0;
 }
 
@@ -825,15 +1190,16 @@ static void safe_name(const char *in, char *out, size_t size)
         snprintf(out, size, "unknown");
 }
 
-/* "87.1234GFLOP/s": a unit dcsim's parser knows, and never an exponent */
+/* "87.1234567GFLOP/s": a unit dcsim's parser knows, 9 significant digits (the
+ * round trip through a catalog keeps times to ~1e-8), and never an exponent */
 static void format_flops(double x, char *buf, size_t size)
 {
     if (x >= 1e15)
-        snprintf(buf, size, "%.6gPFLOP/s", x / 1e15);
+        snprintf(buf, size, "%.9gPFLOP/s", x / 1e15);
     else if (x >= 1e12)
-        snprintf(buf, size, "%.6gTFLOP/s", x / 1e12);
+        snprintf(buf, size, "%.9gTFLOP/s", x / 1e12);
     else if (x >= 1e9)
-        snprintf(buf, size, "%.6gGFLOP/s", x / 1e9);
+        snprintf(buf, size, "%.9gGFLOP/s", x / 1e9);
     else
         snprintf(buf, size, "%.0fFLOP/s", x);
 }
@@ -841,28 +1207,56 @@ static void format_flops(double x, char *buf, size_t size)
 static void format_bandwidth(double x, char *buf, size_t size)
 {
     if (x >= 1e12)
-        snprintf(buf, size, "%.6gTB/s", x / 1e12);
+        snprintf(buf, size, "%.9gTB/s", x / 1e12);
     else if (x >= 1e9)
-        snprintf(buf, size, "%.6gGB/s", x / 1e9);
+        snprintf(buf, size, "%.9gGB/s", x / 1e9);
     else if (x >= 1e6)
-        snprintf(buf, size, "%.6gMB/s", x / 1e6);
+        snprintf(buf, size, "%.9gMB/s", x / 1e6);
     else
         snprintf(buf, size, "%.0fB/s", x);
 }
 
-/* "72.0237ns": the unit that keeps the number in [1, 1000) where it can */
+/* "72.0237123ns": the unit that keeps the number in [1, 1000) where it can */
 static void format_duration(double x, char *buf, size_t size)
 {
     if (!(x >= 1e-12))
         snprintf(buf, size, "0ns");
     else if (x < 1e-6)
-        snprintf(buf, size, "%.6gns", x * 1e9);
+        snprintf(buf, size, "%.9gns", x * 1e9);
     else if (x < 1e-3)
-        snprintf(buf, size, "%.6gus", x * 1e6);
+        snprintf(buf, size, "%.9gus", x * 1e6);
     else if (x < 1.0)
-        snprintf(buf, size, "%.6gms", x * 1e3);
+        snprintf(buf, size, "%.9gms", x * 1e3);
     else
-        snprintf(buf, size, "%.6gs", x);
+        snprintf(buf, size, "%.9gs", x);
+}
+
+/* "512KiB": a data size dcsim's parser reads back exactly (the thresholds
+ * are whole bytes) */
+static void format_size(double x, char *buf, size_t size)
+{
+    const double kib = 1024.0, mib = 1024.0 * 1024.0;
+    if (x >= mib && fmod(x, mib) == 0)
+        snprintf(buf, size, "%.0fMiB", x / mib);
+    else if (x >= kib && fmod(x, kib) == 0)
+        snprintf(buf, size, "%.0fKiB", x / kib);
+    else if (fmod(x, 1.0) == 0)
+        snprintf(buf, size, "%.0fB", x);
+    else
+        snprintf(buf, size, "%.17gB", x);
+}
+
+/* the largest tier bandwidth of g, or 0 when g has no valid one */
+static double gemm_top_bandwidth(const calib_gemm_model *g)
+{
+    unsigned n_tiers = g->n_tiers ? g->n_tiers : 1;
+    double top = 0.0;
+    for (unsigned i = 0; i < n_tiers && n_tiers <= CALIB_TIERS; i++) {
+        if (!(g->tier_bytes_per_s[i] > 0) || isinf(g->tier_bytes_per_s[i]))
+            return 0.0;
+        top = fmax(top, g->tier_bytes_per_s[i]);
+    }
+    return top;
 }
 
 int calib_write_catalog(const char *path, const calib_gemm_model *g, unsigned threads,
@@ -870,8 +1264,10 @@ int calib_write_catalog(const char *path, const calib_gemm_model *g, unsigned th
                         size_t n_colls, const char *host, const char *date, sim_error *err)
 {
     char tmp[4096], safe_host[128], safe_date[64], safe_backend[32], rate[64], bw[64], launch[64];
-    char capacity[96] = "";
-    if (!(g->flops_per_s > 0) || !(g->bytes_per_s > 0) || !(g->launch_s >= 0))
+    char capacity[96] = "", tiers[256] = "", tier_sizes[CALIB_TIERS][32];
+    double top = gemm_top_bandwidth(g);
+    if (!(g->flops_per_s > 0) || !(top > 0) || !(g->launch_s >= 0) ||
+        tiers_are_valid(g->n_tiers, g->tier_min_bytes))
         return sim_error_set(err, SIM_ERR_INTERNAL, path, 0, "no fitted model to write");
     if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
         return sim_error_set(err, SIM_ERR_IO, path, 0, "path too long");
@@ -879,8 +1275,18 @@ int calib_write_catalog(const char *path, const calib_gemm_model *g, unsigned th
     safe_name(date ? date : "", safe_date, sizeof safe_date);
     safe_name(backend ? backend : "", safe_backend, sizeof safe_backend);
     format_flops(g->flops_per_s, rate, sizeof rate);
-    format_bandwidth(g->bytes_per_s / HW_MEM_EFFICIENCY, bw, sizeof bw);
+    format_bandwidth(top, bw, sizeof bw);
     format_duration(g->launch_s, launch, sizeof launch);
+    /* efficiency-by-size: B_i / top, the top tier exactly 100 % */
+    unsigned n_tiers = g->n_tiers ? g->n_tiers : 1;
+    for (size_t i = 0, used = 0; i < n_tiers; i++) {
+        format_size(i == 0 ? 0.0 : g->tier_min_bytes[i], tier_sizes[i], sizeof tier_sizes[i]);
+        int n = snprintf(tiers + used, sizeof tiers - used, "%s%s:%.9g%%", i ? " " : "",
+                         tier_sizes[i], 100.0 * g->tier_bytes_per_s[i] / top);
+        if (n < 0 || (size_t)n >= sizeof tiers - used)
+            return sim_error_set(err, SIM_ERR_INTERNAL, path, 0, "tier list too long");
+        used += (size_t)n;
+    }
     if (memory_bytes > 0)
         snprintf(capacity, sizeof capacity, "capacity=\"%.6gGB\" ", memory_bytes / 1e9);
 
@@ -904,21 +1310,34 @@ int calib_write_catalog(const char *path, const calib_gemm_model *g, unsigned th
             "  Written by dcsim calibrate on %s, %s: this machine's CPU (%u threads,\n"
             "  FP32 GEMM via %s) fitted to dcsim's GEMM model (models/compute.h).\n"
             "  rate: the fitted effective FP32 rate, so gemm-efficiency is 100 %%.\n"
-            "  bandwidth: the fitted effective bandwidth %.6g B/s divided by dcsim's\n"
-            "    memory efficiency %.2f (models/hardware.h), so the model sees the fit.\n"
+            "  bandwidth: the largest fitted tier bandwidth, and efficiency-by-size\n"
+            "    each tier's fitted bandwidth as a fraction of it (tiers by the GEMM's\n"
+            "    bytes, from this CPU's caches), so no default efficiency applies:\n",
+            safe_host, safe_date, threads, safe_backend);
+    for (unsigned i = 0; i < n_tiers; i++)
+        fprintf(f, "    from %s: %.9g B/s%s\n", tier_sizes[i], g->tier_bytes_per_s[i],
+                g->tier_from[i] != i && g->tier_from[i] < n_tiers
+                    ? " (no memory-bound point: a neighbour's value)" : "");
+    fprintf(f,
             "  launch-overhead: the fitted fixed cost per call.\n"
             "  capacity (when present): the machine's memory as the OS reports it.\n"
             "  Not written, no place in the catalog: the fit's tile %ux%u with sms = %u\n"
             "    (0: no quantisation). dcsim pairs <compute sms> with its GPU tile\n"
             "    %ux%u, far too coarse for a CPU, so sms is left out and dcsim\n"
             "    quantises nothing.\n",
-            safe_host, safe_date, threads, safe_backend, g->bytes_per_s,
-            HW_MEM_EFFICIENCY, g->tile_m, g->tile_n, g->sms, HW_TILE_M, HW_TILE_N);
-    for (size_t i = 0; colls && i < n_colls; i++)
+            g->tile_m, g->tile_n, g->sms, HW_TILE_M, HW_TILE_N);
+    for (size_t i = 0; colls && i < n_colls; i++) {
+        const calib_coll_model *c = &colls[i];
+        unsigned n = c->bw.n_tiers ? c->bw.n_tiers : 1;
         fprintf(f, "  All-reduce %s across %u threads (models/collective.h): alpha = %.6g s,\n"
-                   "    B = %.6g B/s.\n",
-                coll_algorithm_name(colls[i].alg), colls[i].ranks, colls[i].alpha_s,
-                colls[i].bytes_per_s);
+                   "    B by bytes per thread:\n",
+                coll_algorithm_name(c->alg), c->ranks, c->alpha_s);
+        for (unsigned t = 0; t < n && t < COLL_BW_TIERS; t++) {
+            char size_text[32];
+            format_size(t == 0 ? 0.0 : c->bw.min_bytes[t], size_text, sizeof size_text);
+            fprintf(f, "    from %s: %.6g B/s\n", size_text, c->bw.bytes_per_s[t]);
+        }
+    }
     const char *src_fmt = "confidence=\"D\" source=\"dcsim calibrate on %s, %s\"";
     char src[256];
     snprintf(src, sizeof src, src_fmt, safe_host, safe_date);
@@ -927,11 +1346,11 @@ int calib_write_catalog(const char *path, const calib_gemm_model *g, unsigned th
             "<gpus>\n"
             "  <gpu name=\"cpu-calibrated\" description=\"CPU of %s, %u threads, FP32 GEMM via %s\">\n"
             "    <peak precision=\"fp32\" rate=\"%s\" gemm-efficiency=\"100%%\" %s/>\n"
-            "    <memory %sbandwidth=\"%s\" %s/>\n"
+            "    <memory %sbandwidth=\"%s\" efficiency-by-size=\"%s\" %s/>\n"
             "    <compute launch-overhead=\"%s\" %s/>\n"
             "  </gpu>\n"
             "</gpus>\n",
-            safe_host, threads, safe_backend, rate, src, capacity, bw, src, launch, src);
+            safe_host, threads, safe_backend, rate, src, capacity, bw, tiers, src, launch, src);
     int is_bad = ferror(f);
     is_bad |= fflush(f) != 0;
     int e = errno;
@@ -960,8 +1379,10 @@ const char calibrate_usage[] =
     "model (models/compute.h: launch + max(tile/wave-quantised compute,\n"
     "memory)), and an OpenMP shared-memory all-reduce across threads (ring and\n"
     "binomial tree, 1 KB to 64 MB per thread) fitted to the alpha-beta model\n"
-    "(models/collective.h). Prints measured vs predicted time and the error per\n"
-    "point, the fitted parameters, and lines 'calibrate FAMILY key=value'.\n"
+    "(models/collective.h). Both models take one memory bandwidth per size tier,\n"
+    "the tier thresholds from this CPU's cache sizes (L1d, L2, L3). Prints\n"
+    "measured vs predicted time and the error per point, the fitted parameters,\n"
+    "and lines 'calibrate FAMILY key=value'.\n"
     "Takes 10-20 s on 2 cores; times on a shared machine vary by 10-20 %, and\n"
     "each point is the median of interleaved rounds to damp that.\n"
     "\n"
@@ -974,7 +1395,8 @@ const char calibrate_usage[] =
     "                   kernel's tile; 4x16 for cblas, OpenBLAS's Haswell/Zen\n"
     "                   SGEMM register tile); --tile=none: no quantisation\n"
     "  --write FILE.xml save the fit as a GPU catalog entry 'cpu-calibrated'\n"
-    "                   (fp32 peak, memory bandwidth) for a scenario <catalog>\n"
+    "                   (fp32 peak, memory bandwidth and efficiency-by-size,\n"
+    "                   launch overhead) for a scenario <catalog>\n"
     "\n"
     "exit status: 0 ok, 1 internal error, 2 bad usage or unwritable file\n";
 
@@ -1124,19 +1546,15 @@ static const char *format_bytes(double b, char *buf, size_t size)
 /* which term of the model decides the predicted time of p */
 static const char *gemm_bound(const calib_gemm_model *g, const calib_gemm_point *p)
 {
-    calib_gemm_model no_launch = *g;
-    no_launch.launch_s = 0.0;
-    calib_gemm_point no_bytes = *p;
-    no_bytes.bytes = 0.0;
-    double compute_s = calib_gemm_predict_s(&no_launch, &no_bytes);
-    double memory_s = p->bytes / g->bytes_per_s;
+    double compute_s, memory_s;
+    gemm_terms(g, p, &compute_s, &memory_s);
     if (g->launch_s >= compute_s && g->launch_s >= memory_s)
         return "launch";
-    return compute_s >= memory_s ? "compute" : "memory";
+    return compute_s > memory_s ? "compute" : "memory";
 }
 
-/* all-reduce sizes per thread: 1 KiB to 64 MiB by 4 (4 MiB with --quick) */
-#define N_COLL_SIZES 9
+/* all-reduce sizes per thread: 1 KiB to 64 MiB by 2 (to 4 MiB by 4 with --quick) */
+#define N_COLL_SIZES 17
 
 typedef struct coll_sweep {
     calib_coll_point pts[N_COLL_SIZES];
@@ -1145,18 +1563,20 @@ typedef struct coll_sweep {
     double median_pct;
 } coll_sweep;
 
-static int run_allreduce_sweep(const calib_options *o, const calib_budget *bud, coll_sweep *sw,
-                               sim_error *err)
+static int run_allreduce_sweep(const calib_options *o, const calib_budget *bud,
+                               const calib_caches *caches, coll_sweep *sw, sim_error *err)
 {
     size_t max_bytes = o->is_quick ? (size_t)4 << 20 : (size_t)64 << 20;
+    size_t step = o->is_quick ? 4 : 2;
     /* all threads' buffers together stay under 1 GiB */
     while (max_bytes > 1024 && (double)max_bytes * o->threads > (double)(1u << 30))
-        max_bytes /= 4;
+        max_bytes /= step;
     coll_job jobs[COLL_ALGORITHM_COUNT * N_COLL_SIZES];
     double time_s[COLL_ALGORITHM_COUNT * N_COLL_SIZES];
     size_t n_jobs = 0;
     for (int alg = 0; alg < COLL_ALGORITHM_COUNT; alg++)
-        for (size_t bytes = 1024, i = 0; bytes <= max_bytes && i < N_COLL_SIZES; bytes *= 4, i++)
+        for (size_t bytes = 1024, i = 0; bytes <= max_bytes && i < N_COLL_SIZES;
+             bytes *= step, i++)
             jobs[n_jobs++] = (coll_job){.alg = (enum coll_algorithm)alg, .bytes = bytes};
     size_t bad = 0;
     int rc = time_allreduces(jobs, n_jobs, o->threads, bud, time_s, &bad);
@@ -1172,6 +1592,7 @@ static int run_allreduce_sweep(const calib_options *o, const calib_budget *bud, 
         coll_sweep *s = &sw[alg];
         s->n_pts = 0;
         s->model = (calib_coll_model){.alg = (enum coll_algorithm)alg, .ranks = o->threads};
+        calib_coll_tiers(caches, o->threads, &s->model.bw);
         for (size_t j = 0; j < n_jobs; j++)
             if (jobs[j].alg == (enum coll_algorithm)alg)
                 s->pts[s->n_pts++] =
@@ -1215,10 +1636,58 @@ static int run_gemm_sweep(const calib_options *o, const calib_budget *bud, calib
     return 0;
 }
 
-static void print_gemm(const calib_options *o, const calib_gemm_point *pts, size_t n_pts,
-                       const calib_gemm_model *g, double median_pct, double max_pct)
+/* |error| median and max of g over pts, in percent */
+static void gemm_errors(const calib_gemm_model *g, const calib_gemm_point *pts, size_t n_pts,
+                        double *median_pct, double *max_pct)
 {
-    char t1[32], t2[32];
+    double meas[N_GEMM_SHAPES], pred[N_GEMM_SHAPES];
+    *max_pct = 0.0;
+    for (size_t i = 0; i < n_pts; i++) {
+        meas[i] = pts[i].time_s;
+        pred[i] = calib_gemm_predict_s(g, &pts[i]);
+        *max_pct = fmax(*max_pct, 100.0 * fabs(pred[i] - meas[i]) / meas[i]);
+    }
+    *median_pct = calib_median_abs_error_pct(meas, pred, n_pts);
+}
+
+/* the number of tiers with a bandwidth of their own */
+static unsigned n_own_tiers(const unsigned *tier_from, unsigned n_tiers)
+{
+    unsigned n = 0;
+    for (unsigned t = 0; t < n_tiers; t++)
+        n += tier_from[t] == t;
+    return n;
+}
+
+static void print_caches(const calib_caches *c)
+{
+    char b1[32], b2[32], b3[32];
+    printf("caches of cpu0: L1d %s (%s), L2 %s (%s) per core, L3 %s (%s)\n",
+           format_bytes(c->l1d_bytes, b1, sizeof b1), c->source[0],
+           format_bytes(c->l2_bytes, b2, sizeof b2), c->source[1],
+           format_bytes(c->l3_bytes, b3, sizeof b3), c->source[2]);
+    printf("calibrate caches l1d_bytes=%.0f l2_bytes=%.0f l3_bytes=%.0f source=%s,%s,%s\n\n",
+           c->l1d_bytes, c->l2_bytes, c->l3_bytes, c->source[0], c->source[1], c->source[2]);
+}
+
+/* a kept GEMM fit and the other method's, for the report */
+typedef struct gemm_result {
+    calib_gemm_model g;
+    enum calib_fit_method method;
+    double median_pct, max_pct;
+    double other_median_pct, other_max_pct;
+} gemm_result;
+
+static const char *method_name(enum calib_fit_method m)
+{
+    return m == CALIB_FIT_LSQ ? "lsq" : "lad";
+}
+
+static void print_gemm(const calib_options *o, const calib_gemm_point *pts, size_t n_pts,
+                       const gemm_result *res)
+{
+    const calib_gemm_model *g = &res->g;
+    char t1[32], t2[32], b1[32], b2[32];
 #ifdef DCSIM_HAVE_CBLAS
     char impl_buf[256];
     snprintf(impl_buf, sizeof impl_buf, "cblas_sgemm (%s)", openblas_get_config());
@@ -1227,12 +1696,13 @@ static void print_gemm(const calib_options *o, const calib_gemm_point *pts, size
     const char *impl = "dcsim's blocked OpenMP kernel";
 #endif
     printf("GEMM: FP32 C = A.B (row-major, beta 0) via %s, %u threads\n", impl, o->threads);
-    printf("  %6s %6s %6s  %11s  %11s  %7s  %s\n", "m", "n", "k", "measured", "predicted",
-           "error", "bound");
+    printf("  %6s %6s %6s  %10s  %4s  %11s  %11s  %7s  %s\n", "m", "n", "k", "bytes", "tier",
+           "measured", "predicted", "error", "bound");
     for (size_t i = 0; i < n_pts; i++) {
         const calib_gemm_point *p = &pts[i];
         double pred = calib_gemm_predict_s(g, p);
-        printf("  %6.0f %6.0f %6.0f  %s  %s  %+6.1f%%  %s\n", p->m, p->n, p->k,
+        printf("  %6.0f %6.0f %6.0f  %10s  %4u  %s  %s  %+6.1f%%  %s\n", p->m, p->n, p->k,
+               format_bytes(p->bytes, b1, sizeof b1), calib_gemm_tier(g, p->bytes),
                format_time(p->time_s, t1, sizeof t1), format_time(pred, t2, sizeof t2),
                100.0 * (pred - p->time_s) / p->time_s, gemm_bound(g, p));
     }
@@ -1241,12 +1711,30 @@ static void print_gemm(const calib_options *o, const calib_gemm_point *pts, size
                "tile %ux%u;\n", g->sms, g->tile_m, g->tile_n);
     else
         printf("fitted GEMM model (compute_gemm_time_s; sms = 0: no tile or wave quantisation;\n");
-    printf("  least sum of |log(predicted/measured)|):\n");
+    printf("  %s):\n", res->method == CALIB_FIT_LSQ ? "least sum of log(predicted/measured)^2"
+                                                    : "least sum of |log(predicted/measured)|");
     printf("  FP32 rate (peak x gemm_efficiency)       %10.2f GFLOP/s\n", g->flops_per_s / 1e9);
-    printf("  memory bandwidth (bw x mem_efficiency)   %10.2f GB/s\n", g->bytes_per_s / 1e9);
     printf("  launch overhead per call                 %10.3f us\n", g->launch_s * 1e6);
-    printf("  |error| median %.1f %%, max %.1f %% over %zu shapes; median by bound:", median_pct,
-           max_pct, n_pts);
+    printf("  memory bandwidth (bw x mem_efficiency) by the GEMM's bytes 4 (m k + k n + m n),\n"
+           "  tiers at 0, %u x L1d, %u x L2, L3:\n", o->threads, o->threads);
+    printf("    %4s  %10s  %10s  %6s  %12s\n", "tier", "from", "GB/s", "points", "memory-bound");
+    for (unsigned t = 0; t < g->n_tiers; t++) {
+        size_t n = 0, n_mem = 0;
+        for (size_t i = 0; i < n_pts; i++)
+            if (calib_gemm_tier(g, pts[i].bytes) == t) {
+                n++;
+                n_mem += calib_gemm_is_memory_bound(g, &pts[i]);
+            }
+        printf("    %4u  %10s  %10.2f  %6zu  %12zu", t,
+               format_bytes(g->tier_min_bytes[t], b2, sizeof b2), g->tier_bytes_per_s[t] / 1e9,
+               n, n_mem);
+        if (g->tier_from[t] != t)
+            printf("  tier %u's value: no memory-bound point of its own", g->tier_from[t]);
+        printf("\n");
+    }
+    printf("  |error| median %.1f %%, max %.1f %% over %zu shapes, %u parameters fitted;\n"
+           "  median by bound:", res->median_pct, res->max_pct, n_pts,
+           2 + n_own_tiers(g->tier_from, g->n_tiers));
     static const char *const bounds[] = {"launch", "compute", "memory"};
     for (size_t b = 0; b < 3; b++) {
         double meas[N_GEMM_SHAPES], pred[N_GEMM_SHAPES];
@@ -1260,12 +1748,27 @@ static void print_gemm(const calib_options *o, const calib_gemm_point *pts, size
             printf(" %s %.1f %% (%zu)", bounds[b], calib_median_abs_error_pct(meas, pred, n), n);
     }
     printf("\n");
+    if (res->other_median_pct >= 0)
+        printf("  the %s fit instead: |error| median %.1f %%, max %.1f %% (not kept)\n",
+               res->method == CALIB_FIT_LSQ ? "least-absolute (log)" : "least-squares (log)",
+               res->other_median_pct, res->other_max_pct);
+    compute_device d;
+    calib_gemm_device(g, &d);
     printf("calibrate gemm backend=%s threads=%u tile_m=%u tile_n=%u points=%zu\n",
            backend_name(o->backend), o->threads, g->tile_m, g->tile_n, n_pts);
+    /* bytes_per_s: the device's mem_bytes_per_s, the largest tier bandwidth */
     printf("calibrate gemm flops_per_s=%.6g bytes_per_s=%.6g launch_s=%.6g\n", g->flops_per_s,
-           g->bytes_per_s, g->launch_s);
-    printf("calibrate gemm median_abs_error_pct=%.1f max_abs_error_pct=%.1f\n", median_pct,
-           max_pct);
+           d.mem_bytes_per_s, g->launch_s);
+    for (unsigned t = 0; t < g->n_tiers; t++)
+        printf("calibrate gemm tier=%u min_bytes=%.0f bytes_per_s=%.6g efficiency=%.6g "
+               "from_tier=%u\n", t, g->tier_min_bytes[t], g->tier_bytes_per_s[t],
+               d.mem_tier_efficiency[t], g->tier_from[t]);
+    printf("calibrate gemm fit=%s median_abs_error_pct=%.1f max_abs_error_pct=%.1f\n",
+           method_name(res->method), res->median_pct, res->max_pct);
+    if (res->other_median_pct >= 0)
+        printf("calibrate gemm other_fit=%s other_median_abs_error_pct=%.1f\n",
+               method_name(res->method == CALIB_FIT_LSQ ? CALIB_FIT_LAD : CALIB_FIT_LSQ),
+               res->other_median_pct);
 }
 
 static void print_allreduce(const calib_options *o, const coll_sweep *sw)
@@ -1275,25 +1778,47 @@ static void print_allreduce(const calib_options *o, const coll_sweep *sw)
            o->threads);
     for (int alg = 0; alg < COLL_ALGORITHM_COUNT; alg++) {
         const coll_sweep *s = &sw[alg];
+        const coll_bandwidth *bw = &s->model.bw;
         const char *name = coll_algorithm_name(alg);
-        printf("%s (t = %g alpha + %g S/B):\n", name,
+        printf("%s (t = %g alpha + %g S/B(S)):\n", name,
                coll_allreduce_steps(s->model.alg, s->model.ranks),
                coll_allreduce_bytes_factor(s->model.alg, s->model.ranks));
-        printf("  %10s  %11s  %11s  %7s\n", "S/thread", "measured", "predicted", "error");
+        printf("  %10s  %4s  %11s  %11s  %7s\n", "S/thread", "tier", "measured", "predicted",
+               "error");
         double max_pct = 0.0;
         for (size_t i = 0; i < s->n_pts; i++) {
             double pred = calib_coll_predict_s(&s->model, s->pts[i].bytes);
             double pct = 100.0 * (pred - s->pts[i].time_s) / s->pts[i].time_s;
             max_pct = fmax(max_pct, fabs(pct));
-            printf("  %10s  %s  %s  %+6.1f%%\n", format_bytes(s->pts[i].bytes, b, sizeof b),
+            printf("  %10s  %4u  %s  %s  %+6.1f%%\n", format_bytes(s->pts[i].bytes, b, sizeof b),
+                   coll_bandwidth_tier(bw, s->pts[i].bytes),
                    format_time(s->pts[i].time_s, t1, sizeof t1), format_time(pred, t2, sizeof t2),
                    pct);
         }
-        printf("  fitted (least sum of |relative error|): alpha %.3f us per step, B %.2f GB/s\n"
-               "  per thread; |error| median %.1f %%, max %.1f %%\n",
-               s->model.alpha_s * 1e6, s->model.bytes_per_s / 1e9, s->median_pct, max_pct);
+        printf("  fitted (least sum of |relative error|): alpha %.3f us per step; B per thread\n"
+               "  by S, tiers at 0, L1d, L2, L3/%u:\n", s->model.alpha_s * 1e6, o->threads);
+        double top = 0.0;
+        for (unsigned t = 0; t < bw->n_tiers; t++) {
+            size_t n = 0;
+            for (size_t i = 0; i < s->n_pts; i++)
+                n += coll_bandwidth_tier(bw, s->pts[i].bytes) == t;
+            top = fmax(top, bw->bytes_per_s[t]);
+            printf("    tier %u from %10s  %8.2f GB/s  %2zu points", t,
+                   format_bytes(bw->min_bytes[t], b, sizeof b), bw->bytes_per_s[t] / 1e9, n);
+            if (s->model.tier_from[t] != t)
+                printf("  tier %u's value: %s", s->model.tier_from[t],
+                       n ? "its own would be <= 0" : "no points of its own");
+            printf("\n");
+        }
+        printf("  |error| median %.1f %%, max %.1f %% over %zu sizes, %u parameters fitted\n",
+               s->median_pct, max_pct, s->n_pts, 1 + n_own_tiers(s->model.tier_from, bw->n_tiers));
+        /* bytes_per_s: the largest tier bandwidth, as for the GEMM */
         printf("calibrate allreduce_%s ranks=%u alpha_s=%.6g bytes_per_s=%.6g points=%zu\n", name,
-               s->model.ranks, s->model.alpha_s, s->model.bytes_per_s, s->n_pts);
+               s->model.ranks, s->model.alpha_s, top, s->n_pts);
+        for (unsigned t = 0; t < bw->n_tiers; t++)
+            printf("calibrate allreduce_%s tier=%u min_bytes=%.0f bytes_per_s=%.6g "
+                   "from_tier=%u\n", name, t, bw->min_bytes[t], bw->bytes_per_s[t],
+                   s->model.tier_from[t]);
         printf("calibrate allreduce_%s median_abs_error_pct=%.1f max_abs_error_pct=%.1f\n", name,
                s->median_pct, max_pct);
     }
@@ -1304,6 +1829,35 @@ static int report_error(const sim_error *err)
     char line[2048];
     fprintf(stderr, "dcsim calibrate: %s\n", sim_error_format(err, line, sizeof line));
     return err->code == SIM_ERR_IO || err->code == SIM_ERR_INPUT ? EXIT_INPUT : EXIT_FAILURE;
+}
+
+/* Both GEMM fits; the one with the smaller median |error| is kept (the
+ * least-absolute one on a tie), the other's errors reported */
+static int fit_gemm_both(const calib_options *o, const calib_caches *caches,
+                         const calib_gemm_point *pts, size_t n_pts, gemm_result *res,
+                         sim_error *err)
+{
+    calib_gemm_model base = {.sms = o->tile_m ? o->threads : 0, .tile_m = o->tile_m,
+                             .tile_n = o->tile_n};
+    calib_gemm_tiers(caches, o->threads, &base);
+    calib_gemm_model lad = base, lsq = base;
+    if (calib_fit_gemm(pts, n_pts, CALIB_FIT_LAD, &lad, err))
+        return err->code;
+    double lad_med, lad_max, lsq_med = -1.0, lsq_max = -1.0;
+    gemm_errors(&lad, pts, n_pts, &lad_med, &lad_max);
+    sim_error lsq_err;
+    sim_error_clear(&lsq_err);
+    int has_lsq = calib_fit_gemm(pts, n_pts, CALIB_FIT_LSQ, &lsq, &lsq_err) == 0;
+    if (has_lsq)
+        gemm_errors(&lsq, pts, n_pts, &lsq_med, &lsq_max);
+    int is_lsq = has_lsq && lsq_med < lad_med;
+    *res = (gemm_result){.g = is_lsq ? lsq : lad,
+                         .method = is_lsq ? CALIB_FIT_LSQ : CALIB_FIT_LAD,
+                         .median_pct = is_lsq ? lsq_med : lad_med,
+                         .max_pct = is_lsq ? lsq_max : lad_max,
+                         .other_median_pct = is_lsq ? lad_med : lsq_med,
+                         .other_max_pct = is_lsq ? lad_max : lsq_max};
+    return 0;
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -1322,10 +1876,14 @@ int cmd_calibrate(int argc, char **argv)
     }
     openblas_set_num_threads((int)o.threads);
 #endif
-    /* default 10-12 s in all on 2 cores, --quick under 1 s */
+    /* default 14-16 s in all on 2 cores, --quick under 1 s. 21 rounds, not
+     * 15: with a bandwidth per tier, fewer points decide each parameter, and
+     * a point's median then survives load bursts over up to 10 rounds */
     calib_budget bud = o.is_quick
         ? (calib_budget){.rounds = 5, .min_sample_s = 1e-3, .warm_below_s = 0.02}
-        : (calib_budget){.rounds = 15, .min_sample_s = 4e-3, .warm_below_s = 0.02};
+        : (calib_budget){.rounds = 21, .min_sample_s = 4e-3, .warm_below_s = 0.02};
+    calib_caches caches;
+    calib_read_caches(&caches);
 
     sim_error err;
     sim_error_clear(&err);
@@ -1333,23 +1891,18 @@ int cmd_calibrate(int argc, char **argv)
      * call and would steal the cores from the OpenMP team */
     coll_sweep sw[COLL_ALGORITHM_COUNT];
     int has_coll = o.threads >= 2;
-    if (has_coll && run_allreduce_sweep(&o, &bud, sw, &err))
+    if (has_coll && run_allreduce_sweep(&o, &bud, &caches, sw, &err))
         return report_error(&err);
 
     calib_gemm_point pts[N_GEMM_SHAPES];
     size_t n_pts = 0;
     if (run_gemm_sweep(&o, &bud, pts, &n_pts, &err))
         return report_error(&err);
-    calib_gemm_model g = {.sms = o.tile_m ? o.threads : 0, .tile_m = o.tile_m, .tile_n = o.tile_n};
-    if (calib_fit_gemm(pts, n_pts, &g, &err))
+    gemm_result res;
+    if (fit_gemm_both(&o, &caches, pts, n_pts, &res, &err))
         return report_error(&err);
-    double meas[N_GEMM_SHAPES], pred[N_GEMM_SHAPES], max_pct = 0.0;
-    for (size_t i = 0; i < n_pts; i++) {
-        meas[i] = pts[i].time_s;
-        pred[i] = calib_gemm_predict_s(&g, &pts[i]);
-        max_pct = fmax(max_pct, 100.0 * fabs(pred[i] - meas[i]) / meas[i]);
-    }
-    print_gemm(&o, pts, n_pts, &g, calib_median_abs_error_pct(meas, pred, n_pts), max_pct);
+    print_caches(&caches);
+    print_gemm(&o, pts, n_pts, &res);
     if (has_coll)
         print_allreduce(&o, sw);
     else
@@ -1373,7 +1926,7 @@ int cmd_calibrate(int argc, char **argv)
         if (pages > 0 && page_bytes > 0)
             memory_bytes = (double)pages * (double)page_bytes;
 #endif
-        if (calib_write_catalog(o.write_path, &g, o.threads, memory_bytes,
+        if (calib_write_catalog(o.write_path, &res.g, o.threads, memory_bytes,
                                 backend_name(o.backend), colls,
                                 has_coll ? COLL_ALGORITHM_COUNT : 0, host, date, &err))
             return report_error(&err);

@@ -380,6 +380,43 @@ static int get_bool(loader *ld, xmlNode *n, const char *attr, int *out)
     return 0;
 }
 
+/* efficiency-by-size="0B:30% 1MB:60% ...": ascending sizes from 0B, at most
+ * COMPUTE_MEM_TIERS pairs, each fraction in (0, 1] */
+static int parse_mem_tiers(loader *ld, xmlNode *n, hw_gpu *g)
+{
+    char text[512];
+    copy_attr(n, "efficiency-by-size", text, sizeof text);
+    const char *hint = "expected ascending SIZE:FRACTION pairs from 0B, e.g. "
+                       "\"0B:30% 1MB:60% 10MB:75% 100MB:90%\"";
+    unsigned count = 0;
+    for (char *save = NULL, *pair = strtok_r(text, " \t", &save); pair;
+         pair = strtok_r(NULL, " \t", &save)) {
+        char *colon = strchr(pair, ':');
+        if (!colon || count == COMPUTE_MEM_TIERS)
+            return node_error(ld, n, "efficiency-by-size", "%s, at most %d", hint,
+                              COMPUTE_MEM_TIERS);
+        *colon = '\0';
+        double size = 0, eff = 0;
+        char why[300];
+        if (sim_units_parse(pair, SIM_DIM_DATA, &size, why, sizeof why))
+            return node_error(ld, n, "efficiency-by-size", "'%s': %s", pair, why);
+        if (sim_units_parse(colon + 1, SIM_DIM_FRACTION, &eff, why, sizeof why))
+            return node_error(ld, n, "efficiency-by-size", "'%s': %s", colon + 1, why);
+        if (!(eff > 0 && eff <= 1))
+            return node_error(ld, n, "efficiency-by-size", "'%s': a fraction above 0 and at "
+                              "most 100%% is expected", colon + 1);
+        if (count == 0 ? size != 0 : !(size > g->mem_tier_min_bytes[count - 1]))
+            return node_error(ld, n, "efficiency-by-size", "%s", hint);
+        g->mem_tier_min_bytes[count] = size;
+        g->mem_tier_efficiency[count] = eff;
+        count++;
+    }
+    if (count == 0)
+        return node_error(ld, n, "efficiency-by-size", "%s", hint);
+    g->n_mem_tiers = count;
+    return 0;
+}
+
 static int parse_gpu(loader *ld, xmlNode *n)
 {
     hw_gpu g;
@@ -415,6 +452,8 @@ static int parse_gpu(loader *ld, xmlNode *n)
                 rc = get_quantity(ld, c, "bandwidth", SIM_DIM_BANDWIDTH, 0, &g.hbm_bytes_per_s);
             if (!rc && has_attr(c, "bandwidth"))
                 rc = positive(ld, c, "bandwidth", g.hbm_bytes_per_s, INFINITY, "");
+            if (!rc && has_attr(c, "efficiency-by-size"))
+                rc = parse_mem_tiers(ld, c, &g);
         } else if (xmlStrEqual(c->name, (const xmlChar *)"power")) {
             rc = get_quantity(ld, c, "tdp", SIM_DIM_POWER, 1, &g.tdp_w);
             if (!rc)

@@ -26,7 +26,8 @@
  * 271.2 / 312 measured large-GEMM ceiling (2.1); 108 SMs, 256x128 tiles (2.2) */
 static compute_device a100(void)
 {
-    compute_device d = {{0}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    compute_device d;
+    memset(&d, 0, sizeof d);
     d.peak_flops_per_s[PREC_BF16] = 312e12;
     d.peak_flops_per_s[PREC_FP16] = 312e12;
     d.gemm_efficiency = 271.2 / 312.0;
@@ -45,7 +46,8 @@ static compute_device a100(void)
  * BF16 ceiling (hardware.md 2.1); 132 SMs; no FP4 (peak 0) */
 static compute_device h100(void)
 {
-    compute_device d = {{0}, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    compute_device d;
+    memset(&d, 0, sizeof d);
     d.peak_flops_per_s[PREC_TF32] = 494.7e12;
     d.peak_flops_per_s[PREC_BF16] = 989.4e12;
     d.peak_flops_per_s[PREC_FP16] = 989.4e12;
@@ -468,8 +470,54 @@ out:
     free(tb);
 }
 
+/* memory efficiency by transfer size: calculon's HBM table (hardware.md 2.2) */
+static void test_memory_tiers(void)
+{
+    compute_device d = h100();
+    d.launch_s = 0;
+    d.n_mem_tiers = 4;
+    double lo[4] = {0, 1e6, 10e6, 100e6}, eff[4] = {0.30, 0.60, 0.75, 0.90};
+    for (int i = 0; i < 4; i++) {
+        d.mem_tier_min_bytes[i] = lo[i];
+        d.mem_tier_efficiency[i] = eff[i];
+    }
+    char why[200];
+    CHECK_INT_EQ(compute_device_check(&d, why, sizeof why), 0);
+    CHECK(compute_mem_efficiency(&d, 0) == 0.30);
+    CHECK(compute_mem_efficiency(&d, 999999) == 0.30);
+    CHECK(compute_mem_efficiency(&d, 1e6) == 0.60); /* a boundary belongs to the tier above */
+    CHECK(compute_mem_efficiency(&d, 50e6) == 0.75);
+    CHECK(compute_mem_efficiency(&d, 1e12) == 0.90);
+    op small = {OP_MEMORY, PREC_BF16, 0, 0, 0, 0, 0.5e6, 1, "small"};
+    op large = {OP_MEMORY, PREC_BF16, 0, 0, 0, 0, 200e6, 1, "large"};
+    CHECK_REL(compute_op_time_s(&d, &small), 0.5e6 / (3.35e12 * 0.30), 1e-15);
+    CHECK_REL(compute_op_time_s(&d, &large), 200e6 / (3.35e12 * 0.90), 1e-15);
+    /* per byte, the small transfer is 3x slower */
+    CHECK_REL(compute_op_time_s(&d, &small) / 0.5e6, 3 * compute_op_time_s(&d, &large) / 200e6,
+              1e-12);
+    /* no tiers: the flat efficiency */
+    d.n_mem_tiers = 0;
+    CHECK(compute_mem_efficiency(&d, 0.5e6) == d.mem_efficiency);
+    /* bad tables */
+    d.n_mem_tiers = 4;
+    d.mem_tier_min_bytes[2] = 1e6;
+    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "mem_tier_min_bytes must be ascending");
+    d.mem_tier_min_bytes[2] = 10e6;
+    d.mem_tier_min_bytes[0] = 5;
+    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "0 for the first tier");
+    d.mem_tier_min_bytes[0] = 0;
+    d.mem_tier_efficiency[1] = 1.5;
+    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "mem_tier_efficiency must be in (0, 1]");
+    d.n_mem_tiers = 5;
+    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+}
+
 int main(void)
 {
+    test_memory_tiers();
     test_worked_example();
     test_quantisation_hand_cases();
     test_large_gemm_ceiling();
