@@ -1,0 +1,143 @@
+/* test_fattree.c - exact counts and path lengths of k-ary fat-trees and
+ * leaf-spines against the formulas of hardware.md 6.1 (Al-Fares et al. 2008
+ * for the k-ary tree; the 2-tier table for radix 40, 64, 128 and 144). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fattree.h"
+#include "graph.h"
+
+static unsigned count_tier(const topo_graph *g, unsigned tier)
+{
+    unsigned n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        n += g->node_kind[v] == TOPO_SWITCH && g->node_tier[v] == tier;
+    return n;
+}
+
+/* every switch has `ports` links out, every host one */
+static int degrees_are(const topo_graph *g, unsigned ports)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t deg = g->out_offset[v + 1] - g->out_offset[v];
+        if (deg != (g->node_kind[v] == TOPO_HOST ? 1u : ports))
+            return 0;
+    }
+    return 1;
+}
+
+/* hop counts from one host to every host, tallied by length */
+static void host_hops(const topo_graph *g, uint32_t src, unsigned *tally, unsigned max_hops)
+{
+    uint32_t *dist = malloc(g->n_nodes * sizeof *dist);
+    CHECK(topo_graph_hops_from(g, src, dist) == 0);
+    memset(tally, 0, (max_hops + 2) * sizeof *tally);
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->node_kind[v] == TOPO_HOST && v != src)
+            tally[dist[v] <= max_hops ? dist[v] : max_hops + 1]++;
+    free(dist);
+}
+
+static void test_kary(void)
+{
+    unsigned ks[] = {4, 8, 16, 64};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        unsigned k = ks[i], half = k / 2;
+        topo_graph g;
+        char why[200];
+        CHECK_INT_EQ(topo_fattree_kary(k, 50e9, &g, why, sizeof why), 0);
+        CHECK_INT_EQ(g.n_hosts, k * k * k / 4);
+        CHECK_INT_EQ(g.n_switches, 5 * k * k / 4);
+        CHECK_INT_EQ(count_tier(&g, 1), k * half);  /* edge */
+        CHECK_INT_EQ(count_tier(&g, 2), k * half);  /* aggregation */
+        CHECK_INT_EQ(count_tier(&g, 3), half * half); /* core */
+        CHECK_INT_EQ(g.n_links, 2 * 3 * k * k * k / 4); /* 3k^3/4 cables, both ways */
+        CHECK(degrees_are(&g, k));
+        for (uint32_t l = 0; l < g.n_links; l++)
+            if (g.link_bytes_per_s[l] != 50e9 || g.link_src[l ^ 1] != g.link_dst[l]) {
+                CHECK(0);
+                break;
+            }
+        /* path lengths: 2 under one edge, 4 within a pod, 6 across pods; all
+         * reachable. Every source for small k, one for k = 64. */
+        unsigned tally[8];
+        uint32_t sources = k <= 16 ? g.n_hosts : 1;
+        int ok = 1;
+        for (uint32_t h = 0; h < sources && ok; h++) {
+            host_hops(&g, h, tally, 6);
+            ok = tally[2] == half - 1 && tally[4] == half * half - half &&
+                 tally[6] == g.n_hosts - half * half && tally[7] == 0 && tally[1] == 0 &&
+                 tally[3] == 0 && tally[5] == 0;
+        }
+        CHECK(ok);
+        topo_graph_fini(&g);
+    }
+}
+
+static void test_leafspine(void)
+{
+    /* hardware.md 6.1, 2-tier non-blocking: hosts / switches */
+    struct { unsigned radix, hosts, switches; } table[] = {
+        {40, 800, 60}, {64, 2048, 96}, {128, 8192, 192}, {144, 10368, 216}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        unsigned r = table[i].radix;
+        topo_graph g;
+        char why[200];
+        CHECK_INT_EQ(topo_leafspine(r, r, r / 2, 50e9, &g, why, sizeof why), 0);
+        CHECK_INT_EQ(g.n_hosts, table[i].hosts);
+        CHECK_INT_EQ(g.n_switches, table[i].switches);
+        CHECK(degrees_are(&g, r));
+        unsigned tally[6];
+        host_hops(&g, 0, tally, 4);
+        CHECK_INT_EQ(tally[2], r / 2 - 1);
+        CHECK_INT_EQ(tally[4], g.n_hosts - r / 2);
+        CHECK_INT_EQ(tally[5], 0);
+        topo_graph_fini(&g);
+    }
+    /* 3:1 oversubscribed radix 64: 48 down, 16 up ports per leaf */
+    topo_graph g;
+    char why[200];
+    CHECK_INT_EQ(topo_leafspine(64, 64, 48, 50e9, &g, why, sizeof why), 0);
+    CHECK_INT_EQ(g.n_hosts, 64 * 48);
+    CHECK_INT_EQ(count_tier(&g, 1), 64);
+    CHECK_INT_EQ(count_tier(&g, 2), 16);
+    CHECK_INT_EQ(g.n_links, 2 * (64 * 48 + 64 * 16));
+    topo_graph_fini(&g);
+    /* 3-tier counts of the same radixes (hardware.md 6.1): k^3/4 and 5k^2/4 */
+    struct { unsigned k, hosts, switches; } three[] = {{40, 16000, 2000}, {64, 65536, 5120}};
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_INT_EQ(topo_fattree_kary(three[i].k, 50e9, &g, why, sizeof why), 0);
+        CHECK_INT_EQ(g.n_hosts, three[i].hosts);
+        CHECK_INT_EQ(g.n_switches, three[i].switches);
+        topo_graph_fini(&g);
+    }
+}
+
+static void test_impossible(void)
+{
+    topo_graph g;
+    char why[200];
+    CHECK(topo_fattree_kary(7, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "needs an even k of at least 2");
+    CHECK_CONTAINS(why, "got 7");
+    CHECK(topo_fattree_kary(0, 50e9, &g, why, sizeof why) != 0);
+    CHECK(topo_fattree_kary(258, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "at most 256");
+    CHECK(topo_fattree_kary(4, 0, &g, why, sizeof why) != 0);
+    CHECK(topo_leafspine(64, 65, 32, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "at most 64 leaves");
+    CHECK(topo_leafspine(64, 8, 64, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "at least one host port and one up port");
+    CHECK(topo_leafspine(1, 1, 1, 50e9, &g, why, sizeof why) != 0);
+    topo_graph_fini(&g);
+    topo_graph_fini(NULL);
+}
+
+int main(void)
+{
+    test_kary();
+    test_leafspine();
+    test_impossible();
+    return check_report();
+}

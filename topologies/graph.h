@@ -1,0 +1,48 @@
+/* graph.h - the network graph: hosts (GPU NIC ports) and switches as dense
+ * node ids, directed links as dense link ids, and a CSR adjacency.
+ *
+ * A cable is two directed links, one each way, added together by
+ * topo_graph_add_cable (ids 2c and 2c+1). Bulk data lives in arrays indexed
+ * by id (STYLE.md), cheap to free and directly writable to HDF5.
+ * Invariant after topo_graph_finish: for every node v, its outgoing links are
+ * out_links[out_offset[v] .. out_offset[v+1]) and each has link_src == v.
+ */
+#ifndef DCSIM_TOPO_GRAPH_H
+#define DCSIM_TOPO_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum topo_node_kind { TOPO_HOST = 0, TOPO_SWITCH = 1 };
+
+typedef struct topo_graph {
+    uint32_t n_nodes, n_hosts, n_switches;
+    uint8_t *node_kind;        /* enum topo_node_kind */
+    uint8_t *node_tier;        /* 0 host, 1 first switch tier (edge/leaf), 2, 3 ... */
+    uint32_t n_links;
+    uint32_t *link_src, *link_dst;
+    double *link_bytes_per_s;  /* capacity of the directed link */
+    uint32_t *out_offset;      /* n_nodes + 1 entries, after finish */
+    uint32_t *out_links;       /* n_links entries, after finish */
+    size_t cap_nodes, cap_links;
+    int failed;                /* an allocation failed: finish reports it */
+} topo_graph;
+
+void topo_graph_init(topo_graph *g);
+void topo_graph_fini(topo_graph *g);  /* NULL-safe */
+
+/* Returns the new node's id (ids are dense, in the order added). */
+uint32_t topo_graph_add_node(topo_graph *g, enum topo_node_kind kind, unsigned tier);
+/* A cable between a and b: directed links a->b then b->a. */
+void topo_graph_add_cable(topo_graph *g, uint32_t a, uint32_t b, double bytes_per_s);
+
+/* Build the adjacency. Returns 0, or -1 when an allocation failed. */
+int topo_graph_finish(topo_graph *g);
+
+/* Hop counts (links) from node src to every node by breadth-first search
+ * into dist[n_nodes] (UINT32_MAX = unreachable). Switches forward; hosts are
+ * endpoints only (a path never passes through a host). Returns 0 or -1 on
+ * allocation failure. */
+int topo_graph_hops_from(const topo_graph *g, uint32_t src, uint32_t *dist);
+
+#endif
