@@ -51,6 +51,22 @@ typedef struct hw_server {
     double system_power_w;        /* rated maximum; 0 = not recorded */
 } hw_server;
 
+/* A link technology of scenarios/catalog/links.xml. */
+enum hw_link_kind { HW_LINK_INFINIBAND = 0, HW_LINK_ETHERNET = 1, HW_LINK_NVLINK = 2 };
+enum hw_routing { HW_ROUTING_ADAPTIVE = 0, HW_ROUTING_ECMP = 1, HW_ROUTING_SPRAY = 2,
+                  HW_ROUTING_DIRECT = 3 };
+
+typedef struct hw_link {
+    char name[64];
+    int kind;                     /* enum hw_link_kind */
+    double bytes_per_s;           /* data rate per direction */
+    double efficiency;            /* fraction of it large transfers reach; 0 = not measured */
+    double switch_latency_s;      /* one hop */
+    double nic_latency_s;         /* one side; 0 = not given */
+    int routing;                  /* enum hw_routing, the default */
+    int has_in_network_reduction; /* SHARP / NVLS */
+} hw_link;
+
 #define HW_TILE_M 256
 #define HW_TILE_N 128
 #define HW_MEM_EFFICIENCY 0.90 /* the largest transfers' efficiency */

@@ -30,6 +30,8 @@ extern const unsigned char dcsim_catalog_models[];
 extern const size_t dcsim_catalog_models_len;
 extern const unsigned char dcsim_catalog_servers[];
 extern const size_t dcsim_catalog_servers_len;
+extern const unsigned char dcsim_catalog_links[];
+extern const size_t dcsim_catalog_links_len;
 extern const unsigned char dcsim_default_scenario[];
 extern const size_t dcsim_default_scenario_len;
 
@@ -37,6 +39,7 @@ extern const size_t dcsim_default_scenario_len;
 #define BUILTIN_GPUS_NAME "catalog/gpus.xml (built-in)"
 #define BUILTIN_MODELS_NAME "catalog/models.xml (built-in)"
 #define BUILTIN_SERVERS_NAME "catalog/servers.xml (built-in)"
+#define BUILTIN_LINKS_NAME "catalog/links.xml (built-in)"
 #define MAX_GPUS 10000000.0 /* one scenario; the resource guard is a later issue */
 #define MAX_PARAMS 1e15
 #define MAX_TOKENS 1e18
@@ -71,6 +74,9 @@ typedef struct loader {
     hw_server *servers;
     size_t n_servers, cap_servers;
     size_t n_builtin_servers;
+    hw_link *links;
+    size_t n_links, cap_links;
+    size_t n_builtin_links;
     unsigned flags;           /* SCN_LOAD_* */
     char **files;             /* names of XInclude'd files, owned; see mark_included */
     size_t n_files;
@@ -637,6 +643,58 @@ static int parse_server(loader *ld, xmlNode *n)
     return 0;
 }
 
+static hw_link *find_link(loader *ld, const char *name, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (strcmp(ld->links[i].name, name) == 0)
+            return &ld->links[i];
+    return NULL;
+}
+
+static int parse_link(loader *ld, xmlNode *n)
+{
+    hw_link lk;
+    memset(&lk, 0, sizeof lk);
+    copy_attr(n, "name", lk.name, sizeof lk.name);
+    char text[32];
+    copy_attr(n, "kind", text, sizeof text);
+    lk.kind = strcmp(text, "nvlink") == 0     ? HW_LINK_NVLINK
+              : strcmp(text, "ethernet") == 0 ? HW_LINK_ETHERNET
+                                              : HW_LINK_INFINIBAND;
+    copy_attr(n, "routing", text, sizeof text);
+    lk.routing = strcmp(text, "ecmp") == 0     ? HW_ROUTING_ECMP
+                 : strcmp(text, "spray") == 0  ? HW_ROUTING_SPRAY
+                 : strcmp(text, "direct") == 0 ? HW_ROUTING_DIRECT
+                                               : HW_ROUTING_ADAPTIVE;
+    get_bool(ld, n, "in-network-reduction", &lk.has_in_network_reduction);
+    int rc = get_quantity(ld, n, "rate", SIM_DIM_BANDWIDTH, 1, &lk.bytes_per_s);
+    if (!rc)
+        rc = positive(ld, n, "rate", lk.bytes_per_s, INFINITY, "");
+    if (!rc)
+        rc = get_fraction(ld, n, "efficiency", &lk.efficiency);
+    if (!rc)
+        rc = get_quantity(ld, n, "switch-latency", SIM_DIM_TIME, 1, &lk.switch_latency_s);
+    if (!rc)
+        rc = non_negative(ld, n, "switch-latency", lk.switch_latency_s);
+    if (!rc)
+        rc = get_quantity(ld, n, "nic-latency", SIM_DIM_TIME, 0, &lk.nic_latency_s);
+    if (!rc)
+        rc = non_negative(ld, n, "nic-latency", lk.nic_latency_s);
+    if (rc)
+        return rc;
+    if (find_link(ld, lk.name, ld->n_builtin_links, ld->n_links))
+        return node_error(ld, n, "name", "link technology '%s' is defined twice in this catalog",
+                          lk.name);
+    hw_link *builtin = find_link(ld, lk.name, 0, ld->n_builtin_links);
+    if (builtin)
+        builtin->name[0] = '\0';
+    rc = grow(ld, (void **)&ld->links, &ld->cap_links, ld->n_links, sizeof *ld->links);
+    if (rc)
+        return rc;
+    ld->links[ld->n_links++] = lk;
+    return 0;
+}
+
 /* every <gpu>, <model> and <server> of a catalog file or of a scenario's
  * <catalog> (inline or inside an XInclude'd <gpus>, <models>, <servers>) */
 static int parse_catalog(loader *ld, xmlNode *catalog)
@@ -651,9 +709,12 @@ static int parse_catalog(loader *ld, xmlNode *catalog)
             rc = parse_model_entry(ld, c);
         else if (xmlStrEqual(c->name, (const xmlChar *)"server"))
             rc = parse_server(ld, c);
+        else if (xmlStrEqual(c->name, (const xmlChar *)"link"))
+            rc = parse_link(ld, c);
         else if (xmlStrEqual(c->name, (const xmlChar *)"gpus") ||
                  xmlStrEqual(c->name, (const xmlChar *)"models") ||
-                 xmlStrEqual(c->name, (const xmlChar *)"servers"))
+                 xmlStrEqual(c->name, (const xmlChar *)"servers") ||
+                 xmlStrEqual(c->name, (const xmlChar *)"links"))
             rc = parse_catalog(ld, c);
         if (rc)
             return rc;
@@ -1231,7 +1292,8 @@ static int load_catalog_doc(loader *ld, const char *display, const char *path,
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     if (!rc && root && xmlStrEqual(root->name, (const xmlChar *)"dcsim"))
         rc = node_error(&cat, root, NULL,
-                        "expected a catalog (<gpus>, <models> or <servers>), not a scenario");
+                        "expected a catalog (<gpus>, <models>, <servers> or <links>), not a "
+                        "scenario");
     if (!rc)
         rc = parse_catalog(&cat, root);
     xmlFreeDoc(doc);
@@ -1248,6 +1310,9 @@ static int load_catalog_doc(loader *ld, const char *display, const char *path,
     ld->servers = cat.servers;
     ld->n_servers = cat.n_servers;
     ld->cap_servers = cat.cap_servers;
+    ld->links = cat.links;
+    ld->n_links = cat.n_links;
+    ld->cap_links = cat.cap_links;
     return rc;
 }
 
@@ -1261,9 +1326,13 @@ static int load_builtin_catalog(loader *ld)
     if (!rc)
         rc = load_catalog_doc(ld, BUILTIN_SERVERS_NAME, NULL, dcsim_catalog_servers,
                               dcsim_catalog_servers_len);
+    if (!rc)
+        rc = load_catalog_doc(ld, BUILTIN_LINKS_NAME, NULL, dcsim_catalog_links,
+                              dcsim_catalog_links_len);
     ld->n_builtin_gpus = ld->n_gpus;
     ld->n_builtin_models = ld->n_models;
     ld->n_builtin_servers = ld->n_servers;
+    ld->n_builtin_links = ld->n_links;
     return rc;
 }
 
@@ -1297,6 +1366,7 @@ int scn_catalog_load(const char *extra_path, scn_catalog **out, sim_error *err)
             cat->ld.n_builtin_gpus = cat->ld.n_gpus;
             cat->ld.n_builtin_models = cat->ld.n_models;
             cat->ld.n_builtin_servers = cat->ld.n_servers;
+            cat->ld.n_builtin_links = cat->ld.n_links;
             rc = load_catalog_doc(&cat->ld, extra_path, extra_path, NULL, 0);
         }
     }
@@ -1315,6 +1385,7 @@ void scn_catalog_free(scn_catalog *cat)
     free(cat->ld.gpus);
     free(cat->ld.models);
     free(cat->ld.servers);
+    free(cat->ld.links);
     free(cat);
 }
 
@@ -1343,6 +1414,14 @@ const hw_server *scn_catalog_server(const scn_catalog *cat, const char *name)
 }
 
 size_t scn_catalog_server_count(const scn_catalog *cat) { return cat->ld.n_servers; }
+
+const hw_link *scn_catalog_link(const scn_catalog *cat, const char *name)
+{
+    for (size_t i = 0; i < cat->ld.n_links; i++)
+        if (strcmp(cat->ld.links[i].name, name) == 0)
+            return &cat->ld.links[i];
+    return NULL;
+}
 
 void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size)
 {
@@ -1436,6 +1515,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     free(ld.gpus);
     free(ld.models);
     free(ld.servers);
+    free(ld.links);
     for (size_t i = 0; i < ld.n_files; i++)
         free(ld.files[i]);
     free(ld.files);

@@ -66,6 +66,7 @@ const hw_gpu *scn_catalog_gpu(const scn_catalog *cat, const char *name);
 const model_arch *scn_catalog_model(const scn_catalog *cat, const char *name);
 const hw_server *scn_catalog_server(const scn_catalog *cat, const char *name);
 size_t scn_catalog_server_count(const scn_catalog *cat);
+const hw_link *scn_catalog_link(const scn_catalog *cat, const char *name);
 /* "A, B, C" of the known names, for error messages */
 void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size);
 void scn_catalog_model_names(const scn_catalog *cat, char *buf, size_t size);

@@ -186,6 +186,20 @@ static void test_catalog_api(void)
     CHECK(dgx && dgx->nic_bytes_per_s == 50e9); /* 400 Gb/s */
     CHECK(dgx && dgx->system_power_w == 10200);
     CHECK(dgx && strcmp(dgx->gpu, "H100-SXM") == 0);
+    /* link technologies: rates per direction, NCCL-derived efficiencies */
+    const hw_link *ndr = scn_catalog_link(cat, "ib-ndr");
+    CHECK(ndr && ndr->bytes_per_s == 50e9 && ndr->kind == HW_LINK_INFINIBAND);
+    CHECK(ndr && ndr->routing == HW_ROUTING_ADAPTIVE && ndr->has_in_network_reduction);
+    CHECK(ndr && fabs(ndr->bytes_per_s * ndr->efficiency - 47e9) < 1); /* 46-48 GB/s busbw */
+    const hw_link *roce = scn_catalog_link(cat, "roce-400g");
+    CHECK(roce && roce->routing == HW_ROUTING_ECMP && !roce->has_in_network_reduction);
+    CHECK(roce && roce->efficiency == 0); /* not measured: not guessed */
+    CHECK(roce && roce->switch_latency_s > ndr->switch_latency_s);
+    const hw_link *nvl4 = scn_catalog_link(cat, "nvlink4");
+    CHECK(nvl4 && nvl4->bytes_per_s == 450e9 && fabs(nvl4->bytes_per_s * nvl4->efficiency - 369e9) < 1e9);
+    CHECK(scn_catalog_link(cat, "ib-hdr") && scn_catalog_link(cat, "ib-xdr") &&
+          scn_catalog_link(cat, "roce-200g") && scn_catalog_link(cat, "eth-800g") &&
+          scn_catalog_link(cat, "nvlink3") && scn_catalog_link(cat, "nvlink5"));
     const hw_server *nvl = scn_catalog_server(cat, "GB200-NVL72");
     CHECK(nvl && nvl->gpus == 72);
     CHECK(scn_catalog_gpu(cat, "H100-SXM") && scn_catalog_model(cat, "llama3-405b"));
