@@ -87,3 +87,47 @@ int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_
             topo_graph_add_cable(g, leaf0 + l, spine0 + s, bytes_per_s);
     return finish(g, why, why_size);
 }
+
+int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned radix,
+                 double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    topo_graph_init(out);
+    if (!sus || !nodes_per_su || !rails)
+        FAIL("a rail-optimised fabric needs at least one SU, node and rail");
+    if (radix < 2 || radix > 4096)
+        FAIL("switch radix must be between 2 and 4096, got %u", radix);
+    if (nodes_per_su >= radix)
+        FAIL("a leaf of radix %u cannot take %u nodes and keep an up port", radix, nodes_per_su);
+    if (!(bytes_per_s > 0))
+        FAIL("link bandwidth must be positive");
+    unsigned leaves = sus * rails, up = radix - nodes_per_su;
+    unsigned long long up_ports = (unsigned long long)leaves * up;
+    if (up_ports % radix)
+        FAIL("leaves x up ports = %u x %u = %llu is not a multiple of the radix %u: the spines "
+             "would not be full", leaves, up, up_ports, radix);
+    unsigned spines = (unsigned)(up_ports / radix);
+    if (spines > up)
+        FAIL("%u SUs need %u spines, more than a leaf's %u up ports can reach: a third tier is "
+             "needed (not built yet)", sus, spines, up);
+    if (up % spines)
+        FAIL("a leaf's %u up ports do not spread evenly over %u spines", up, spines);
+    topo_graph *g = out;
+    unsigned hosts = sus * nodes_per_su * rails;
+    for (unsigned h = 0; h < hosts; h++)
+        topo_graph_add_node(g, TOPO_HOST, 0);
+    uint32_t leaf0 = g->n_nodes;
+    for (unsigned i = 0; i < leaves; i++)
+        topo_graph_add_node(g, TOPO_SWITCH, 1);
+    uint32_t spine0 = g->n_nodes;
+    for (unsigned i = 0; i < spines; i++)
+        topo_graph_add_node(g, TOPO_SWITCH, 2);
+    for (unsigned h = 0; h < hosts; h++) {
+        unsigned rail = h % rails, su = h / (rails * nodes_per_su);
+        topo_graph_add_cable(g, h, leaf0 + su * rails + rail, bytes_per_s);
+    }
+    for (unsigned l = 0; l < leaves; l++)
+        for (unsigned s = 0; s < spines; s++)
+            for (unsigned c = 0; c < up / spines; c++)
+                topo_graph_add_cable(g, leaf0 + l, spine0 + s, bytes_per_s);
+    return finish(g, why, why_size);
+}

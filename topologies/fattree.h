@@ -32,4 +32,15 @@ int topo_fattree_kary(unsigned k, double bytes_per_s, topo_graph *out, char *why
 int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_per_s,
                    topo_graph *out, char *why, size_t why_size);
 
+/* Rail-optimised 2-tier fat-tree (NVIDIA DGX SuperPOD; hardware.md 6.2): a
+ * scalable unit (SU) of `nodes_per_su` nodes with `rails` GPUs (one NIC
+ * each); GPU r of every node of an SU plugs into the SU's leaf for rail r, so
+ * a rail's traffic inside an SU takes one switch hop. Each leaf has radix -
+ * nodes_per_su up ports, spread evenly over S = leaves x up / radix spines
+ * (up / S parallel cables to each). Host id = (su x nodes_per_su + node) x
+ * rails + rail. Returns -1 with a reason when the numbers do not divide, a
+ * leaf has no up ports, or the SUs need a third tier (not built yet). */
+int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned radix,
+                 double bytes_per_s, topo_graph *out, char *why, size_t why_size);
+
 #endif

@@ -114,6 +114,46 @@ static void test_leafspine(void)
     }
 }
 
+/* DGX SuperPOD B200 RA (hardware.md 6.2, V): SUs of 32 nodes x 8 GPUs on
+ * 64-port switches: 2 SUs 512 GPUs, 16 leaves, 8 spines; 4 SUs 1,024, 32, 16;
+ * 8 SUs 2,048, 64, 32. And the H100 RA's 1-SU shape: 8 leaves, 4 spines,
+ * 256 leaf-to-spine cables. */
+static void test_railopt(void)
+{
+    struct { unsigned sus, gpus, leaves, spines; } table[] = {
+        {2, 512, 16, 8}, {4, 1024, 32, 16}, {8, 2048, 64, 32}, {1, 256, 8, 4}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        topo_graph g;
+        char why[200];
+        CHECK_INT_EQ(topo_railopt(table[i].sus, 32, 8, 64, 50e9, &g, why, sizeof why), 0);
+        CHECK_INT_EQ(g.n_hosts, table[i].gpus);
+        CHECK_INT_EQ(count_tier(&g, 1), table[i].leaves);
+        CHECK_INT_EQ(count_tier(&g, 2), table[i].spines);
+        CHECK_INT_EQ(g.n_links / 2 - g.n_hosts, table[i].leaves * 32); /* leaf-to-spine */
+        CHECK(degrees_are(&g, 64));
+        /* GPU 0 (node 0, rail 0): its rail in its SU is one switch away */
+        uint32_t *dist = malloc(g.n_nodes * sizeof *dist);
+        CHECK(topo_graph_hops_from(&g, 0, dist) == 0);
+        int ok = 1;
+        for (uint32_t h = 1; h < g.n_hosts; h++) {
+            int same_leaf = h % 8 == 0 && h / 256 == 0;
+            ok &= dist[h] == (same_leaf ? 2u : 4u);
+        }
+        CHECK(ok);
+        free(dist);
+        topo_graph_fini(&g);
+    }
+    topo_graph g;
+    char why[200];
+    /* 16 SUs need a third tier (the RA adds 64 core switches) */
+    CHECK(topo_railopt(16, 32, 8, 64, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "a third tier is needed");
+    CHECK(topo_railopt(1, 64, 8, 64, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "cannot take 64 nodes");
+    CHECK(topo_railopt(3, 32, 8, 64, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "spread evenly");
+}
+
 static void test_impossible(void)
 {
     topo_graph g;
@@ -138,6 +178,7 @@ int main(void)
 {
     test_kary();
     test_leafspine();
+    test_railopt();
     test_impossible();
     return check_report();
 }
