@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,23 +61,32 @@ typedef struct override {
     char option[600]; /* "--set PATH=VALUE", the location of errors in this value */
 } override;
 
+/* The kinds of catalog entry. Every entry type starts with char name[64], so
+ * one list type serves them all: entries [0, n_builtin) came from the
+ * built-in catalogs, and one replaced by a later catalog has its name
+ * emptied (hidden). */
+enum catalog_kind { CAT_GPU, CAT_MODEL, CAT_SERVER, CAT_LINK, CATALOG_KINDS };
+
+static const size_t entry_size[CATALOG_KINDS] = {sizeof(hw_gpu), sizeof(model_arch),
+                                                 sizeof(hw_server), sizeof(hw_link)};
+static const char *const entry_what[CATALOG_KINDS] = {"GPU type", "model", "server type",
+                                                      "link technology"};
+_Static_assert(offsetof(hw_gpu, name) == 0 && offsetof(model_arch, name) == 0 &&
+                   offsetof(hw_server, name) == 0 && offsetof(hw_link, name) == 0,
+               "catalog entries must start with their name");
+
+typedef struct entry_list {
+    char *items;      /* entry_size[kind] bytes each */
+    size_t n, cap;
+    size_t n_builtin;
+} entry_list;
+
 typedef struct loader {
     sim_error *err;
     const char *display_name; /* how the main document is named in errors */
     override *ovr;
     size_t n_ovr;
-    hw_gpu *gpus;
-    size_t n_gpus, cap_gpus;
-    size_t n_builtin_gpus;    /* entries [0, n_builtin) came from the built-in catalog */
-    model_arch *models;
-    size_t n_models, cap_models;
-    size_t n_builtin_models;
-    hw_server *servers;
-    size_t n_servers, cap_servers;
-    size_t n_builtin_servers;
-    hw_link *links;
-    size_t n_links, cap_links;
-    size_t n_builtin_links;
+    entry_list lists[CATALOG_KINDS]; /* GPU types, models, servers, links */
     unsigned flags;           /* SCN_LOAD_* */
     char **files;             /* names of XInclude'd files, owned; see mark_included */
     size_t n_files;
@@ -302,14 +312,35 @@ static int whole(loader *ld, xmlNode *n, const char *attr, double x)
 
 /* --------------------------------------------------------------- catalog */
 
-/* A catalog entry's name list, for "unknown ...; known: ..." messages. Hidden
- * (replaced) entries have an empty name. */
-static void join_names(const char *first_name, size_t stride, size_t n, char *buf, size_t size)
+static const char *entry_name(const entry_list *l, int kind, size_t i)
 {
+    return l->items + i * entry_size[kind];
+}
+
+/* the entry of that name among [from, to), or NULL */
+static void *find_entry(const loader *ld, int kind, const char *name, size_t from, size_t to)
+{
+    const entry_list *l = &ld->lists[kind];
+    for (size_t i = from; i < to; i++)
+        if (strcmp(entry_name(l, kind, i), name) == 0)
+            return l->items + i * entry_size[kind];
+    return NULL;
+}
+
+/* the visible entry of that name, or NULL */
+static void *find_named(const loader *ld, int kind, const char *name)
+{
+    return name[0] ? find_entry(ld, kind, name, 0, ld->lists[kind].n) : NULL;
+}
+
+/* "A, B, C": the visible names, for "unknown ...; known: ..." messages */
+static void entry_names(const loader *ld, int kind, char *buf, size_t size)
+{
+    const entry_list *l = &ld->lists[kind];
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        const char *name = first_name + i * stride;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *name = entry_name(l, kind, i);
         if (!name[0])
             continue;
         int k = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
@@ -319,20 +350,17 @@ static void join_names(const char *first_name, size_t stride, size_t n, char *bu
     }
 }
 
-static hw_gpu *find_gpu(loader *ld, const char *name, size_t from, size_t to)
+/* every entry so far counts as built-in: later ones replace, not clash */
+static void mark_builtin(loader *ld)
 {
-    for (size_t i = from; i < to; i++)
-        if (strcmp(ld->gpus[i].name, name) == 0)
-            return &ld->gpus[i];
-    return NULL;
+    for (int k = 0; k < CATALOG_KINDS; k++)
+        ld->lists[k].n_builtin = ld->lists[k].n;
 }
 
-static model_arch *find_model(loader *ld, const char *name, size_t from, size_t to)
+static void free_lists(loader *ld)
 {
-    for (size_t i = from; i < to; i++)
-        if (strcmp(ld->models[i].name, name) == 0)
-            return &ld->models[i];
-    return NULL;
+    for (int k = 0; k < CATALOG_KINDS; k++)
+        free(ld->lists[k].items);
 }
 
 static int grow(loader *ld, void **array, size_t *cap, size_t n, size_t elem)
@@ -345,6 +373,25 @@ static int grow(loader *ld, void **array, size_t *cap, size_t n, size_t elem)
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     *array = p;
     *cap = new_cap;
+    return 0;
+}
+
+/* Append a parsed entry (node n, for messages). A later catalog's entry
+ * replaces a built-in one of the same name; two in one catalog clash. */
+static int add_entry(loader *ld, int kind, const void *entry, xmlNode *n)
+{
+    entry_list *l = &ld->lists[kind];
+    const char *name = entry;
+    if (find_entry(ld, kind, name, l->n_builtin, l->n))
+        return node_error(ld, n, "name", "%s '%s' is defined twice in this catalog",
+                          entry_what[kind], name);
+    char *builtin = find_entry(ld, kind, name, 0, l->n_builtin);
+    if (builtin)
+        builtin[0] = '\0'; /* hidden by the new entry */
+    int rc = grow(ld, (void **)&l->items, &l->cap, l->n, entry_size[kind]);
+    if (rc)
+        return rc;
+    memcpy(l->items + l->n++ * entry_size[kind], entry, entry_size[kind]);
     return 0;
 }
 
@@ -486,18 +533,7 @@ static int parse_gpu(loader *ld, xmlNode *n)
         if (rc)
             return rc;
     }
-    /* a scenario's entry replaces a built-in one; two in the scenario clash */
-    if (find_gpu(ld, g.name, ld->n_builtin_gpus, ld->n_gpus))
-        return node_error(ld, n, "name", "GPU type '%s' is defined twice in this catalog",
-                          g.name);
-    hw_gpu *builtin = find_gpu(ld, g.name, 0, ld->n_builtin_gpus);
-    if (builtin)
-        builtin->name[0] = '\0'; /* hidden by the scenario's entry */
-    int rc = grow(ld, (void **)&ld->gpus, &ld->cap_gpus, ld->n_gpus, sizeof *ld->gpus);
-    if (rc)
-        return rc;
-    ld->gpus[ld->n_gpus++] = g;
-    return 0;
+    return add_entry(ld, CAT_GPU, &g, n);
 }
 
 /* architecture attributes onto m (only those present); catalog entries and
@@ -584,24 +620,7 @@ static int parse_model_entry(loader *ld, xmlNode *n)
         rc = finish_arch(ld, n, &m);
     if (rc)
         return rc;
-    if (find_model(ld, m.name, ld->n_builtin_models, ld->n_models))
-        return node_error(ld, n, "name", "model '%s' is defined twice in this catalog", m.name);
-    model_arch *builtin = find_model(ld, m.name, 0, ld->n_builtin_models);
-    if (builtin)
-        builtin->name[0] = '\0';
-    rc = grow(ld, (void **)&ld->models, &ld->cap_models, ld->n_models, sizeof *ld->models);
-    if (rc)
-        return rc;
-    ld->models[ld->n_models++] = m;
-    return 0;
-}
-
-static hw_server *find_server(loader *ld, const char *name, size_t from, size_t to)
-{
-    for (size_t i = from; i < to; i++)
-        if (strcmp(ld->servers[i].name, name) == 0)
-            return &ld->servers[i];
-    return NULL;
+    return add_entry(ld, CAT_MODEL, &m, n);
 }
 
 static int parse_server(loader *ld, xmlNode *n)
@@ -611,10 +630,9 @@ static int parse_server(loader *ld, xmlNode *n)
     copy_attr(n, "name", sv.name, sizeof sv.name);
     copy_attr(n, "description", sv.description, sizeof sv.description);
     copy_attr(n, "gpu", sv.gpu, sizeof sv.gpu);
-    if (!find_gpu(ld, sv.gpu, 0, ld->n_gpus)) {
+    if (!find_named(ld, CAT_GPU, sv.gpu)) {
         char known[1024];
-        join_names(ld->gpus ? ld->gpus[0].name : "", sizeof *ld->gpus, ld->n_gpus, known,
-                   sizeof known);
+        entry_names(ld, CAT_GPU, known, sizeof known);
         return node_error(ld, n, "gpu", "unknown GPU type; known types: %s", known);
     }
     int rc = get_uint(ld, n, "gpus", 1, 1, 1000000, &sv.gpus);
@@ -630,25 +648,7 @@ static int parse_server(loader *ld, xmlNode *n)
         rc = positive(ld, n, "system-power", sv.system_power_w, INFINITY, "");
     if (rc)
         return rc;
-    if (find_server(ld, sv.name, ld->n_builtin_servers, ld->n_servers))
-        return node_error(ld, n, "name", "server type '%s' is defined twice in this catalog",
-                          sv.name);
-    hw_server *builtin = find_server(ld, sv.name, 0, ld->n_builtin_servers);
-    if (builtin)
-        builtin->name[0] = '\0';
-    rc = grow(ld, (void **)&ld->servers, &ld->cap_servers, ld->n_servers, sizeof *ld->servers);
-    if (rc)
-        return rc;
-    ld->servers[ld->n_servers++] = sv;
-    return 0;
-}
-
-static hw_link *find_link(loader *ld, const char *name, size_t from, size_t to)
-{
-    for (size_t i = from; i < to; i++)
-        if (strcmp(ld->links[i].name, name) == 0)
-            return &ld->links[i];
-    return NULL;
+    return add_entry(ld, CAT_SERVER, &sv, n);
 }
 
 static int parse_link(loader *ld, xmlNode *n)
@@ -682,17 +682,7 @@ static int parse_link(loader *ld, xmlNode *n)
         rc = non_negative(ld, n, "nic-latency", lk.nic_latency_s);
     if (rc)
         return rc;
-    if (find_link(ld, lk.name, ld->n_builtin_links, ld->n_links))
-        return node_error(ld, n, "name", "link technology '%s' is defined twice in this catalog",
-                          lk.name);
-    hw_link *builtin = find_link(ld, lk.name, 0, ld->n_builtin_links);
-    if (builtin)
-        builtin->name[0] = '\0';
-    rc = grow(ld, (void **)&ld->links, &ld->cap_links, ld->n_links, sizeof *ld->links);
-    if (rc)
-        return rc;
-    ld->links[ld->n_links++] = lk;
-    return 0;
+    return add_entry(ld, CAT_LINK, &lk, n);
 }
 
 /* every <gpu>, <model> and <server> of a catalog file or of a scenario's
@@ -960,11 +950,10 @@ static int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s)
     xmlNode *gpu = child(child(root, "cluster"), "gpu");
     char type[128];
     copy_attr(gpu, "type", type, sizeof type);
-    hw_gpu *g = type[0] ? find_gpu(ld, type, 0, ld->n_gpus) : NULL;
+    hw_gpu *g = find_named(ld, CAT_GPU, type);
     if (!g) {
         char known[1024];
-        join_names(ld->gpus ? ld->gpus[0].name : "", sizeof *ld->gpus, ld->n_gpus, known,
-                   sizeof known);
+        entry_names(ld, CAT_GPU, known, sizeof known);
         return node_error(ld, gpu, "type",
                           "unknown GPU type; known types: %s (add one in <catalog>)", known);
     }
@@ -1016,11 +1005,10 @@ static int parse_model(loader *ld, xmlNode *model, scn_scenario *s)
     if (has_ref) {
         char ref[128];
         copy_attr(model, "ref", ref, sizeof ref);
-        model_arch *found = ref[0] ? find_model(ld, ref, 0, ld->n_models) : NULL;
+        model_arch *found = find_named(ld, CAT_MODEL, ref);
         if (!found) {
             char known[2048];
-            join_names(ld->models ? ld->models[0].name : "", sizeof *ld->models, ld->n_models,
-                       known, sizeof known);
+            entry_names(ld, CAT_MODEL, known, sizeof known);
             return node_error(ld, model, "ref",
                               "unknown model; known models: %s (add one in <catalog>)", known);
         }
@@ -1300,19 +1288,7 @@ static int load_catalog_doc(loader *ld, const char *display, const char *path,
     for (size_t i = 0; i < cat.n_files; i++)
         free(cat.files[i]);
     free(cat.files);
-    /* the catalog arrays may have moved */
-    ld->gpus = cat.gpus;
-    ld->n_gpus = cat.n_gpus;
-    ld->cap_gpus = cat.cap_gpus;
-    ld->models = cat.models;
-    ld->n_models = cat.n_models;
-    ld->cap_models = cat.cap_models;
-    ld->servers = cat.servers;
-    ld->n_servers = cat.n_servers;
-    ld->cap_servers = cat.cap_servers;
-    ld->links = cat.links;
-    ld->n_links = cat.n_links;
-    ld->cap_links = cat.cap_links;
+    memcpy(ld->lists, cat.lists, sizeof ld->lists); /* the arrays may have moved */
     return rc;
 }
 
@@ -1329,10 +1305,7 @@ static int load_builtin_catalog(loader *ld)
     if (!rc)
         rc = load_catalog_doc(ld, BUILTIN_LINKS_NAME, NULL, dcsim_catalog_links,
                               dcsim_catalog_links_len);
-    ld->n_builtin_gpus = ld->n_gpus;
-    ld->n_builtin_models = ld->n_models;
-    ld->n_builtin_servers = ld->n_servers;
-    ld->n_builtin_links = ld->n_links;
+    mark_builtin(ld);
     return rc;
 }
 
@@ -1363,10 +1336,7 @@ int scn_catalog_load(const char *extra_path, scn_catalog **out, sim_error *err)
         rc = check_readable(&cat->ld, extra_path);
         if (!rc) {
             /* the extra file's entries replace built-in ones of the same name */
-            cat->ld.n_builtin_gpus = cat->ld.n_gpus;
-            cat->ld.n_builtin_models = cat->ld.n_models;
-            cat->ld.n_builtin_servers = cat->ld.n_servers;
-            cat->ld.n_builtin_links = cat->ld.n_links;
+            mark_builtin(&cat->ld);
             rc = load_catalog_doc(&cat->ld, extra_path, extra_path, NULL, 0);
         }
     }
@@ -1382,57 +1352,40 @@ void scn_catalog_free(scn_catalog *cat)
 {
     if (!cat)
         return;
-    free(cat->ld.gpus);
-    free(cat->ld.models);
-    free(cat->ld.servers);
-    free(cat->ld.links);
+    free_lists(&cat->ld);
     free(cat);
 }
 
 const hw_gpu *scn_catalog_gpu(const scn_catalog *cat, const char *name)
 {
-    for (size_t i = 0; i < cat->ld.n_gpus; i++)
-        if (strcmp(cat->ld.gpus[i].name, name) == 0)
-            return &cat->ld.gpus[i];
-    return NULL;
+    return find_named(&cat->ld, CAT_GPU, name);
 }
 
 const model_arch *scn_catalog_model(const scn_catalog *cat, const char *name)
 {
-    for (size_t i = 0; i < cat->ld.n_models; i++)
-        if (strcmp(cat->ld.models[i].name, name) == 0)
-            return &cat->ld.models[i];
-    return NULL;
+    return find_named(&cat->ld, CAT_MODEL, name);
 }
 
 const hw_server *scn_catalog_server(const scn_catalog *cat, const char *name)
 {
-    for (size_t i = 0; i < cat->ld.n_servers; i++)
-        if (strcmp(cat->ld.servers[i].name, name) == 0)
-            return &cat->ld.servers[i];
-    return NULL;
+    return find_named(&cat->ld, CAT_SERVER, name);
 }
 
-size_t scn_catalog_server_count(const scn_catalog *cat) { return cat->ld.n_servers; }
+size_t scn_catalog_server_count(const scn_catalog *cat) { return cat->ld.lists[CAT_SERVER].n; }
 
 const hw_link *scn_catalog_link(const scn_catalog *cat, const char *name)
 {
-    for (size_t i = 0; i < cat->ld.n_links; i++)
-        if (strcmp(cat->ld.links[i].name, name) == 0)
-            return &cat->ld.links[i];
-    return NULL;
+    return find_named(&cat->ld, CAT_LINK, name);
 }
 
 void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size)
 {
-    join_names(cat->ld.n_gpus ? cat->ld.gpus[0].name : "", sizeof *cat->ld.gpus,
-               cat->ld.n_gpus, buf, size);
+    entry_names(&cat->ld, CAT_GPU, buf, size);
 }
 
 void scn_catalog_model_names(const scn_catalog *cat, char *buf, size_t size)
 {
-    join_names(cat->ld.n_models ? cat->ld.models[0].name : "", sizeof *cat->ld.models,
-               cat->ld.n_models, buf, size);
+    entry_names(&cat->ld, CAT_MODEL, buf, size);
 }
 
 int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scenario *out,
@@ -1512,10 +1465,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     }
     xmlFreeDoc(doc);
     free(ld.ovr);
-    free(ld.gpus);
-    free(ld.models);
-    free(ld.servers);
-    free(ld.links);
+    free_lists(&ld);
     for (size_t i = 0; i < ld.n_files; i++)
         free(ld.files[i]);
     free(ld.files);
