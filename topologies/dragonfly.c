@@ -23,11 +23,8 @@ int topo_dragonfly(const topo_dragonfly_config *c, topo_graph *out, char *why, s
         FAIL("link bandwidths must be positive");
     topo_graph *gr = out;
     unsigned routers = g * c->a, hosts = routers * c->p;
-    for (unsigned i = 0; i < hosts; i++)
-        topo_graph_add_node(gr, TOPO_HOST, 0);
-    uint32_t router0 = gr->n_nodes;
-    for (unsigned i = 0; i < routers; i++)
-        topo_graph_add_node(gr, TOPO_SWITCH, 1);
+    topo_graph_add_nodes(gr, hosts, TOPO_HOST, 0);
+    uint32_t router0 = topo_graph_add_nodes(gr, routers, TOPO_SWITCH, 1);
     for (unsigned i = 0; i < hosts; i++)
         topo_graph_add_cable(gr, i, router0 + i / c->p, c->host_bytes_per_s);
     for (unsigned grp = 0; grp < g; grp++)

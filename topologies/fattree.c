@@ -28,17 +28,10 @@ int topo_fattree_kary(unsigned k, double bytes_per_s, topo_graph *out, char *why
     unsigned half = k / 2;
     unsigned hosts = k * k * k / 4, per_pod = half * half;
     topo_graph *g = out;
-    for (unsigned h = 0; h < hosts; h++)
-        topo_graph_add_node(g, TOPO_HOST, 0);
-    uint32_t edge0 = g->n_nodes;
-    for (unsigned i = 0; i < k * half; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 1);
-    uint32_t agg0 = g->n_nodes;
-    for (unsigned i = 0; i < k * half; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 2);
-    uint32_t core0 = g->n_nodes;
-    for (unsigned i = 0; i < half * half; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 3);
+    topo_graph_add_nodes(g, hosts, TOPO_HOST, 0);
+    uint32_t edge0 = topo_graph_add_nodes(g, k * half, TOPO_SWITCH, 1);
+    uint32_t agg0 = topo_graph_add_nodes(g, k * half, TOPO_SWITCH, 2);
+    uint32_t core0 = topo_graph_add_nodes(g, half * half, TOPO_SWITCH, 3);
     for (unsigned h = 0; h < hosts; h++) {
         unsigned pod = h / per_pod, edge = (h % per_pod) / half;
         topo_graph_add_cable(g, h, edge0 + pod * half + edge, bytes_per_s);
@@ -72,14 +65,9 @@ int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_
         FAIL("link bandwidth must be positive");
     unsigned spines = radix - down;
     topo_graph *g = out;
-    for (unsigned h = 0; h < leaves * down; h++)
-        topo_graph_add_node(g, TOPO_HOST, 0);
-    uint32_t leaf0 = g->n_nodes;
-    for (unsigned i = 0; i < leaves; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 1);
-    uint32_t spine0 = g->n_nodes;
-    for (unsigned i = 0; i < spines; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 2);
+    topo_graph_add_nodes(g, leaves * down, TOPO_HOST, 0);
+    uint32_t leaf0 = topo_graph_add_nodes(g, leaves, TOPO_SWITCH, 1);
+    uint32_t spine0 = topo_graph_add_nodes(g, spines, TOPO_SWITCH, 2);
     for (unsigned h = 0; h < leaves * down; h++)
         topo_graph_add_cable(g, h, leaf0 + h / down, bytes_per_s);
     for (unsigned l = 0; l < leaves; l++)
@@ -113,14 +101,9 @@ int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned r
         FAIL("a leaf's %u up ports do not spread evenly over %u spines", up, spines);
     topo_graph *g = out;
     unsigned hosts = sus * nodes_per_su * rails;
-    for (unsigned h = 0; h < hosts; h++)
-        topo_graph_add_node(g, TOPO_HOST, 0);
-    uint32_t leaf0 = g->n_nodes;
-    for (unsigned i = 0; i < leaves; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 1);
-    uint32_t spine0 = g->n_nodes;
-    for (unsigned i = 0; i < spines; i++)
-        topo_graph_add_node(g, TOPO_SWITCH, 2);
+    topo_graph_add_nodes(g, hosts, TOPO_HOST, 0);
+    uint32_t leaf0 = topo_graph_add_nodes(g, leaves, TOPO_SWITCH, 1);
+    uint32_t spine0 = topo_graph_add_nodes(g, spines, TOPO_SWITCH, 2);
     for (unsigned h = 0; h < hosts; h++) {
         unsigned rail = h % rails, su = h / (rails * nodes_per_su);
         topo_graph_add_cable(g, h, leaf0 + su * rails + rail, bytes_per_s);

@@ -51,6 +51,15 @@ uint32_t topo_graph_add_node(topo_graph *g, enum topo_node_kind kind, unsigned t
     return id;
 }
 
+uint32_t topo_graph_add_nodes(topo_graph *g, uint32_t count, enum topo_node_kind kind,
+                              unsigned tier)
+{
+    uint32_t first = g->n_nodes;
+    for (uint32_t i = 0; i < count && !g->failed; i++)
+        topo_graph_add_node(g, kind, tier);
+    return g->failed ? UINT32_MAX : first;
+}
+
 static void add_link(topo_graph *g, uint32_t a, uint32_t b, double bytes_per_s)
 {
     if (g->n_links == g->cap_links) {

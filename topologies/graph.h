@@ -33,6 +33,10 @@ void topo_graph_fini(topo_graph *g);  /* NULL-safe */
 
 /* Returns the new node's id (ids are dense, in the order added). */
 uint32_t topo_graph_add_node(topo_graph *g, enum topo_node_kind kind, unsigned tier);
+/* Add count nodes of one kind and tier; returns the first one's id (they are
+ * consecutive), or UINT32_MAX once an allocation has failed. */
+uint32_t topo_graph_add_nodes(topo_graph *g, uint32_t count, enum topo_node_kind kind,
+                              unsigned tier);
 /* A cable between a and b: directed links a->b then b->a. */
 void topo_graph_add_cable(topo_graph *g, uint32_t a, uint32_t b, double bytes_per_s);
 
