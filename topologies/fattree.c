@@ -8,6 +8,7 @@
 
 static int finish(topo_graph *g, char *why, size_t why_size)
 {
+    g->updown = 1; /* every builder here makes a folded Clos */
     if (topo_graph_finish(g)) {
         topo_graph_fini(g);
         FAIL("out of memory for the topology");

@@ -12,6 +12,8 @@ void topo_graph_fini(topo_graph *g)
         return;
     free(g->node_kind);
     free(g->node_tier);
+    free(g->node_plane);
+    free(g->node_group);
     free(g->link_src);
     free(g->link_dst);
     free(g->link_bytes_per_s);
@@ -35,7 +37,9 @@ uint32_t topo_graph_add_node(topo_graph *g, enum topo_node_kind kind, unsigned t
         return UINT32_MAX;
     if (g->n_nodes == g->cap_nodes) {
         size_t cap = g->cap_nodes ? 2 * g->cap_nodes : 256;
-        if (grow((void **)&g->node_kind, cap, 1) || grow((void **)&g->node_tier, cap, 1)) {
+        if (grow((void **)&g->node_kind, cap, 1) || grow((void **)&g->node_tier, cap, 1) ||
+            grow((void **)&g->node_plane, cap, 1) ||
+            grow((void **)&g->node_group, cap, sizeof *g->node_group)) {
             g->failed = 1;
             return UINT32_MAX;
         }
@@ -44,8 +48,12 @@ uint32_t topo_graph_add_node(topo_graph *g, enum topo_node_kind kind, unsigned t
     uint32_t id = g->n_nodes++;
     g->node_kind[id] = (uint8_t)kind;
     g->node_tier[id] = (uint8_t)tier;
+    g->node_plane[id] = 0;
+    g->node_group[id] = TOPO_NO_GROUP;
     if (kind == TOPO_HOST)
         g->n_hosts++;
+    else if (kind == TOPO_SCALEUP)
+        g->n_scaleup++;
     else
         g->n_switches++;
     return id;

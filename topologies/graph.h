@@ -13,12 +13,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum topo_node_kind { TOPO_HOST = 0, TOPO_SWITCH = 1 };
+/* TOPO_SCALEUP: the non-blocking crossbar of one scale-up domain (NVSwitch
+ * of a node, or of an NVL72 rack); only hosts of the domain attach to it, so
+ * it never carries traffic between domains. */
+enum topo_node_kind { TOPO_HOST = 0, TOPO_SWITCH = 1, TOPO_SCALEUP = 2 };
+
+#define TOPO_NO_GROUP UINT32_MAX
 
 typedef struct topo_graph {
-    uint32_t n_nodes, n_hosts, n_switches;
+    uint32_t n_nodes, n_hosts, n_switches; /* n_switches: fabric switches only */
+    uint32_t n_scaleup;                   /* scale-up crossbars */
     uint8_t *node_kind;        /* enum topo_node_kind */
-    uint8_t *node_tier;        /* 0 host, 1 first switch tier (edge/leaf), 2, 3 ... */
+    uint8_t *node_tier;        /* 0 host, 1 first switch tier (edge/leaf), 2, 3 ...;
+                                  scale-up crossbars are tier 0 */
+    uint8_t *node_plane;       /* fabric plane of a switch (multi-plane fabrics), else 0 */
+    uint32_t *node_group;      /* pod / scalable unit / Dragonfly group of a switch,
+                                  scale-up domain of a host; TOPO_NO_GROUP if none */
+    int updown;                /* every shortest host-to-host path goes up the tiers and
+                                  then down (folded Clos): routing may use up-only
+                                  distance tables (topologies/routing.h) */
     uint32_t n_links;
     uint32_t *link_src, *link_dst;
     double *link_bytes_per_s;  /* capacity of the directed link */
