@@ -1,0 +1,84 @@
+/* flow.h - flow-level network model: flows on weighted link usages share
+ * link capacity max-min fairly, driven by the event engine.
+ *
+ * A flow carries `bytes` over a set of links; usage weight w on link l
+ * means the flow puts w bytes on l per byte it delivers (1 on a single path,
+ * fractions when it is sprayed or split over queue pairs, the sum over a
+ * ring's connections for a coupled collective: see netcoll.h). At every
+ * instant the rates are the weighted max-min fair allocation found by
+ * progressive filling: all unfrozen flows rise together; a link saturates
+ * when sum(rate x w) reaches its capacity and freezes its flows; a flow's
+ * own rate cap freezes it too. A flow finishes when its bytes are through;
+ * it is reported `latency_s` later (hop and endpoint latency).
+ *
+ * Rates are recomputed once per instant at which flows start or finish (a
+ * low-priority event at that time, so completions at one instant are one
+ * batch), and only over the connected component of the changed links:
+ * flows that share no link, directly or through other flows, with a changed
+ * one keep their rates and their completion events. Debug builds check after
+ * every recomputation that no link is above capacity; flow_net_check tests
+ * that and byte conservation on demand.
+ */
+#ifndef DCSIM_MODELS_FLOW_H
+#define DCSIM_MODELS_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "routing.h"
+
+typedef struct flow_net flow_net;
+
+/* Called when a flow has been delivered (its last byte, plus its latency). */
+typedef void (*flow_done_fn)(void *ctx, uint32_t flow, uint64_t tag);
+
+typedef struct flow_stats {
+    uint64_t flows_started, flows_finished;
+    uint64_t recomputes;          /* progressive fillings run */
+    uint64_t flows_refilled;      /* flow visits summed over all fillings */
+    uint64_t links_refilled;      /* link visits summed over all fillings */
+    uint64_t usages_refilled;     /* usage visits summed over all fillings */
+    uint64_t reschedules;         /* completion events moved because a rate changed */
+    uint32_t max_active;          /* most flows active at once */
+    double bytes_started, bytes_delivered;
+} flow_stats;
+
+/* capacity[n_links] in bytes/s (all > 0); copied. The engine must outlive
+ * the net. Returns NULL when out of memory or a capacity is not positive. */
+flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
+                          flow_done_fn done, void *ctx);
+void flow_net_destroy(flow_net *net); /* NULL-safe */
+
+/* Start a flow now. Usages may name a link more than once (weights add).
+ * rate_cap in bytes/s (INFINITY for none), latency_s >= 0. A flow with no
+ * usages and no cap, or with no bytes, moves instantly. Returns the flow id
+ * (ids of finished flows are reused) or UINT32_MAX when out of memory or
+ * an argument is invalid (link out of range, weight <= 0, bytes < 0). */
+uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, double bytes,
+                    double rate_cap, double latency_s, uint64_t tag);
+
+/* Per-link load: the sum of the usage weights of the flows on it now (what
+ * adaptive routing and UGAL compare). n_links entries. */
+const double *flow_net_link_load(const flow_net *net);
+
+/* The current rate of an active flow (0 until the instant's recomputation). */
+double flow_rate(const flow_net *net, uint32_t flow);
+uint32_t flow_active_count(const flow_net *net);
+const flow_stats *flow_net_stats(const flow_net *net);
+
+/* Bytes carried by each link so far (n_links entries), updated at every
+ * recomputation and completion (so exact after the run). */
+const double *flow_net_link_bytes(const flow_net *net);
+
+/* Recompute every flow's rate from scratch over the whole network into
+ * rates[flow id] (for tests: must equal the incremental rates). Returns 0
+ * or -1 when out of memory. */
+int flow_net_full_rates(flow_net *net, double *rates, size_t n_rates);
+
+/* 0 when every link carries at most its capacity (relative 1e-9) and the
+ * bytes started equal those delivered plus those still in flight; else -1
+ * with the first violation in why. */
+int flow_net_check(const flow_net *net, char *why, size_t why_size);
+
+#endif

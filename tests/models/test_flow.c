@@ -1,0 +1,273 @@
+/* test_flow.c - the max-min flow model (models/flow.h) and routing
+ * (topologies/routing.h): closed-form rates and finish times, incremental
+ * against full recomputation, batching, conservation, and route shapes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "dragonfly.h"
+#include "engine.h"
+#include "fattree.h"
+#include "flow.h"
+#include "routing.h"
+
+#define MAX_DONE 4096
+typedef struct done_log {
+    size_t n;
+    uint64_t tag[MAX_DONE];
+    double time[MAX_DONE];
+    sim_engine *eng;
+} done_log;
+
+static void on_done(void *ctx, uint32_t flow, uint64_t tag)
+{
+    (void)flow;
+    done_log *d = ctx;
+    if (d->n < MAX_DONE) {
+        d->tag[d->n] = tag;
+        d->time[d->n++] = sim_now(d->eng);
+    }
+}
+
+static double done_time(const done_log *d, uint64_t tag)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->tag[i] == tag)
+            return d->time[i];
+    return -1;
+}
+
+/* Two flows on one 100 B/s link: 50 each; the short one (100 B) ends at 2 s,
+ * then the long one (300 B, 200 left) has the link to itself: ends at 4 s. */
+static void test_share_then_speed_up(void)
+{
+    sim_engine *eng = sim_engine_create();
+    done_log d = {.eng = eng};
+    double cap[1] = {100};
+    flow_net *n = flow_net_create(eng, 1, cap, on_done, &d);
+    topo_usage u = {0, 1.0};
+    CHECK(flow_start(n, &u, 1, 100, INFINITY, 0, 1) != UINT32_MAX);
+    CHECK(flow_start(n, &u, 1, 300, INFINITY, 0, 2) != UINT32_MAX);
+    sim_run(eng, INFINITY);
+    CHECK_INT_EQ(d.n, 2);
+    CHECK_NEAR(done_time(&d, 1), 2.0, 1e-12);
+    CHECK_NEAR(done_time(&d, 2), 4.0, 1e-12);
+    CHECK_NEAR(flow_net_link_bytes(n)[0], 400, 1e-9);
+    char why[256];
+    CHECK(flow_net_check(n, why, sizeof why) == 0);
+    /* one filling at t = 0 (both starts), one at 2 s, one at 4 s */
+    CHECK_INT_EQ(flow_net_stats(n)->recomputes, 3);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
+/* The textbook max-min example: link 0 (10 B/s) carries flows a and b, link
+ * 1 (20 B/s) carries b and c: a = b = 5, c = 15. A weight-2 usage counts
+ * twice; a rate cap freezes a flow early and leaves the rest to the others. */
+static void test_maxmin_rates(void)
+{
+    sim_engine *eng = sim_engine_create();
+    double cap[3] = {10, 20, 10};
+    flow_net *n = flow_net_create(eng, 3, cap, NULL, NULL);
+    topo_usage a[1] = {{0, 1}}, b[2] = {{0, 1}, {1, 1}}, c[1] = {{1, 1}};
+    uint32_t fa = flow_start(n, a, 1, 1e6, INFINITY, 0, 0);
+    uint32_t fb = flow_start(n, b, 2, 1e6, INFINITY, 0, 0);
+    uint32_t fc = flow_start(n, c, 1, 1e6, INFINITY, 0, 0);
+    topo_usage heavy[2] = {{2, 1.5}, {2, 0.5}}; /* the same link twice: weight 2 */
+    uint32_t fh = flow_start(n, heavy, 2, 1e6, INFINITY, 0, 0);
+    sim_run(eng, 0.0);
+    CHECK_NEAR(flow_rate(n, fa), 5, 1e-12);
+    CHECK_NEAR(flow_rate(n, fb), 5, 1e-12);
+    CHECK_NEAR(flow_rate(n, fc), 15, 1e-12);
+    CHECK_NEAR(flow_rate(n, fh), 5, 1e-12);
+    CHECK_NEAR(flow_net_link_load(n)[2], 2.0, 1e-15);
+    /* a capped flow on link 2 takes 1 B/s; the heavy flow gets (10-1)/2 */
+    topo_usage d[1] = {{2, 1}};
+    uint32_t fd = flow_start(n, d, 1, 1e6, 1.0, 0, 0);
+    sim_run(eng, 0.0);
+    CHECK_NEAR(flow_rate(n, fd), 1.0, 1e-12);
+    CHECK_NEAR(flow_rate(n, fh), 4.5, 1e-12);
+    CHECK_NEAR(flow_rate(n, fa), 5, 1e-12); /* untouched component */
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
+/* Latency delays the report, not the bandwidth; identical flows finishing at
+ * one instant are one batch (one filling for all of them). */
+static void test_latency_and_batches(void)
+{
+    sim_engine *eng = sim_engine_create();
+    done_log d = {.eng = eng};
+    double cap[1] = {8};
+    flow_net *n = flow_net_create(eng, 1, cap, on_done, &d);
+    topo_usage u = {0, 1.0};
+    for (int i = 0; i < 4; i++)
+        flow_start(n, &u, 1, 16, INFINITY, 0.5, (uint64_t)i);
+    sim_run(eng, INFINITY);
+    CHECK_INT_EQ(d.n, 4);
+    for (int i = 0; i < 4; i++)
+        CHECK_NEAR(d.time[i], 16 * 4 / 8.0 + 0.5, 1e-12);
+    CHECK_INT_EQ(flow_net_stats(n)->recomputes, 2);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
+/* Random flows over random links, started over time: after every event
+ * horizon the incremental rates equal a recomputation from scratch, no link
+ * is above capacity, and the bytes add up. */
+static void test_incremental_equals_full(void)
+{
+    enum { LINKS = 60, FLOWS = 400 };
+    sim_engine *eng = sim_engine_create();
+    double cap[LINKS];
+    uint64_t s = 12345;
+    for (int l = 0; l < LINKS; l++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        cap[l] = 10.0 + (double)(s >> 40) / (1 << 20);
+    }
+    flow_net *n = flow_net_create(eng, LINKS, cap, NULL, NULL);
+    double *full = calloc(FLOWS * 2, sizeof *full);
+    double total = 0, on_links = 0;
+    int mismatches = 0;
+    for (int f = 0; f < FLOWS; f++) {
+        topo_usage u[4];
+        size_t k = 0;
+        for (int j = 0; j < 3; j++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            u[k].link = (uint32_t)((s >> 33) % LINKS);
+            u[k++].weight = j == 2 ? 0.25 : 1.0;
+        }
+        double bytes = 1 + (double)(s >> 50);
+        total += bytes;
+        on_links += bytes * 2.25;
+        CHECK(flow_start(n, u, k, bytes, INFINITY, 0, (uint64_t)f) != UINT32_MAX);
+        sim_run(eng, f * 0.01);
+        if (f % 20 == 0) {
+            flow_net_full_rates(n, full, FLOWS * 2);
+            for (uint32_t g = 0; g < FLOWS * 2; g++)
+                if (flow_rate(n, g) > 0 && fabs(flow_rate(n, g) - full[g]) > 1e-9 * full[g])
+                    mismatches++;
+            char why[256];
+            CHECK(flow_net_check(n, why, sizeof why) == 0);
+        }
+    }
+    sim_run(eng, INFINITY);
+    CHECK_INT_EQ(mismatches, 0);
+    const flow_stats *st = flow_net_stats(n);
+    CHECK_INT_EQ(st->flows_finished, FLOWS);
+    CHECK_REL(st->bytes_delivered, total, 1e-12);
+    double carried = 0;
+    for (int l = 0; l < LINKS; l++)
+        carried += flow_net_link_bytes(n)[l];
+    CHECK_REL(carried, on_links, 1e-9);
+    free(full);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
+static int path_is_connected(const topo_graph *g, const topo_usage *u, long n, uint32_t src,
+                             uint32_t dst)
+{
+    uint32_t at = src;
+    for (long i = 0; i < n; i++) {
+        if (g->link_src[u[i].link] != at || u[i].weight != 1.0)
+            return 0;
+        at = g->link_dst[u[i].link];
+    }
+    return at == dst;
+}
+
+/* k = 4 fat-tree: an ECMP route is one connected path of 2, 4 or 6 links;
+ * a sprayed cross-pod route splits 1 -> 2 -> 4 -> 4 -> 2 -> 1 (14 usages,
+ * weights summing to the path length 6). */
+static void test_fattree_routes(void)
+{
+    topo_graph g;
+    char why[256];
+    CHECK(topo_fattree_kary(4, 1e9, &g, why, sizeof why) == 0);
+    topo_route_config cfg = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 7};
+    topo_router *r = topo_router_create(&g, &cfg, why, sizeof why);
+    CHECK(r != NULL);
+    topo_usage *u = malloc(topo_route_max_usages(r) * sizeof *u);
+    int bad = 0;
+    for (uint32_t a = 0; a < g.n_hosts; a++)
+        for (uint32_t b = 0; b < g.n_hosts; b++) {
+            if (a == b)
+                continue;
+            long n = topo_route(r, a, b, a * 100 + b, NULL, u, topo_route_max_usages(r));
+            long want = a / 2 == b / 2 ? 2 : a / 4 == b / 4 ? 4 : 6;
+            if (n != want || !path_is_connected(&g, u, n, a, b))
+                bad++;
+        }
+    CHECK_INT_EQ(bad, 0);
+    topo_router_destroy(r);
+    cfg.balance = TOPO_BALANCE_SPRAY;
+    r = topo_router_create(&g, &cfg, why, sizeof why);
+    long n = topo_route(r, 0, 15, 1, NULL, u, topo_route_max_usages(r));
+    CHECK_INT_EQ(n, 14);
+    double sum = 0;
+    for (long i = 0; i < n; i++)
+        sum += u[i].weight;
+    CHECK_NEAR(sum, 6.0, 1e-12);
+    topo_router_destroy(r);
+    /* Valiant on a Clos is refused with the reason */
+    cfg.path_class = TOPO_PATH_VALIANT;
+    CHECK(topo_router_create(&g, &cfg, why, sizeof why) == NULL);
+    free(u);
+    topo_graph_fini(&g);
+}
+
+/* Balanced Dragonfly h = 2 (a = 4, p = 2, 9 groups): minimal routes have at
+ * most 5 links and cross one global link; Valiant routes between groups
+ * cross two. */
+static void test_dragonfly_routes(void)
+{
+    topo_graph g;
+    char why[256];
+    topo_dragonfly_config c = {.p = 2, .a = 4, .h = 2, .host_bytes_per_s = 1e9,
+                               .local_bytes_per_s = 1e9, .global_bytes_per_s = 1e9};
+    CHECK(topo_dragonfly(&c, &g, why, sizeof why) == 0);
+    uint32_t router0 = g.n_hosts;
+    for (int cls = TOPO_PATH_MINIMAL; cls <= TOPO_PATH_VALIANT; cls++) {
+        topo_route_config cfg = {TOPO_BALANCE_ECMP, (enum topo_path_class)cls, 1, 3};
+        topo_router *r = topo_router_create(&g, &cfg, why, sizeof why);
+        CHECK(r != NULL);
+        topo_usage *u = malloc(topo_route_max_usages(r) * sizeof *u);
+        int bad = 0;
+        for (uint32_t a = 0; a < g.n_hosts; a++)
+            for (uint32_t b = 0; b < g.n_hosts; b++) {
+                if (a == b)
+                    continue;
+                long n = topo_route(r, a, b, a * 1000 + b, NULL, u, topo_route_max_usages(r));
+                int globals = 0;
+                for (long i = 0; i < n; i++) {
+                    uint32_t x = g.link_src[u[i].link], y = g.link_dst[u[i].link];
+                    if (x >= router0 && y >= router0 && (x - router0) / 4 != (y - router0) / 4)
+                        globals++;
+                }
+                int same_group = a / 8 == b / 8;
+                if (!path_is_connected(&g, u, n, a, b))
+                    bad++;
+                else if (cls == TOPO_PATH_MINIMAL && (n > 5 || globals != !same_group))
+                    bad++;
+                else if (cls == TOPO_PATH_VALIANT && !same_group && globals != 2)
+                    bad++;
+            }
+        CHECK_INT_EQ(bad, 0);
+        free(u);
+        topo_router_destroy(r);
+    }
+    topo_graph_fini(&g);
+}
+
+int main(void)
+{
+    test_share_then_speed_up();
+    test_maxmin_rates();
+    test_latency_and_batches();
+    test_incremental_equals_full();
+    test_fattree_routes();
+    test_dragonfly_routes();
+    return check_report();
+}

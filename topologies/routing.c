@@ -1,0 +1,621 @@
+/* routing.c - shortest-path, Valiant and UGAL routes with ECMP, adaptive or
+ * spraying balance (see routing.h). */
+#include "routing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), NULL
+#define HOP_INF UINT16_MAX
+#define MAX_ROUTE_HOPS 64 /* a path longer than this means a broken table */
+
+struct topo_router {
+    const topo_graph *g;
+    topo_route_config cfg;
+    uint32_t n_sw;
+    uint32_t *sw_index;      /* node -> fabric switch index, UINT32_MAX otherwise */
+    uint16_t **tables;       /* per destination switch index: hops from every switch */
+    size_t n_tables;
+    uint32_t *queue;         /* BFS scratch, n_sw entries */
+    uint32_t *group_offset;  /* switches by group (CSR), for Valiant */
+    uint32_t *group_switch;
+    uint32_t n_groups;
+    uint32_t *pair_offset;   /* links from group a to group b: CSR over a * n_groups + b */
+    uint32_t *pair_link;
+    uint32_t *cand;          /* candidate links at one hop, max out-degree entries */
+    uint32_t max_degree;
+    uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
+    double *node_weight;     /* spray frontier weights, per node */
+    uint32_t *front, *next_front;
+};
+
+static const char *const balance_names[] = {"ecmp", "adaptive", "spray"};
+static const char *const class_names[] = {"minimal", "valiant", "ugal"};
+
+const char *topo_balance_name(int b)
+{
+    return b >= 0 && b < TOPO_BALANCE_COUNT ? balance_names[b] : "?";
+}
+
+const char *topo_path_class_name(int c)
+{
+    return c >= 0 && c < TOPO_PATH_COUNT ? class_names[c] : "?";
+}
+
+int topo_balance_parse(const char *name, enum topo_balance *out)
+{
+    for (int i = 0; i < TOPO_BALANCE_COUNT; i++)
+        if (!strcmp(name, balance_names[i]))
+            return *out = (enum topo_balance)i, 0;
+    return -1;
+}
+
+int topo_path_class_parse(const char *name, enum topo_path_class *out)
+{
+    for (int i = 0; i < TOPO_PATH_COUNT; i++)
+        if (!strcmp(name, class_names[i]))
+            return *out = (enum topo_path_class)i, 0;
+    return -1;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    return mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d);
+}
+
+static int build_groups(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    uint32_t n_groups = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP &&
+            g->node_group[v] + 1 > n_groups)
+            n_groups = g->node_group[v] + 1;
+    r->n_groups = n_groups;
+    r->group_offset = calloc((size_t)n_groups + 2, sizeof *r->group_offset);
+    r->group_switch = malloc(((size_t)r->n_sw + 1) * sizeof *r->group_switch);
+    if (!r->group_offset || !r->group_switch)
+        return -1;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP)
+            r->group_offset[g->node_group[v] + 1]++;
+    for (uint32_t i = 0; i < n_groups; i++)
+        r->group_offset[i + 1] += r->group_offset[i];
+    uint32_t *fill = calloc((size_t)n_groups + 1, sizeof *fill);
+    if (!fill)
+        return -1;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP) {
+            uint32_t grp = g->node_group[v];
+            r->group_switch[r->group_offset[grp] + fill[grp]++] = v;
+        }
+    free(fill);
+    return 0;
+}
+
+/* The global links of every ordered pair of groups (Dragonfly family). */
+static int build_group_pairs(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    size_t pairs = (size_t)r->n_groups * r->n_groups;
+    r->pair_offset = calloc(pairs + 2, sizeof *r->pair_offset);
+    if (!r->pair_offset)
+        return -1;
+    uint32_t count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t l = 0; l < g->n_links; l++) {
+            uint32_t a = g->link_src[l], b = g->link_dst[l];
+            if (r->sw_index[a] == UINT32_MAX || r->sw_index[b] == UINT32_MAX)
+                continue;
+            uint32_t ga = g->node_group[a], gb = g->node_group[b];
+            if (ga == gb || ga == TOPO_NO_GROUP || gb == TOPO_NO_GROUP)
+                continue;
+            size_t k = (size_t)ga * r->n_groups + gb;
+            if (pass == 0) {
+                r->pair_offset[k + 1]++;
+                count++;
+            } else {
+                r->pair_link[r->pair_offset[k]++] = l;
+            }
+        }
+        if (pass == 0) {
+            for (size_t k = 0; k < pairs; k++)
+                r->pair_offset[k + 1] += r->pair_offset[k];
+            r->pair_link = malloc(((size_t)count + 1) * sizeof *r->pair_link);
+            if (!r->pair_link)
+                return -1;
+        }
+    }
+    for (size_t k = pairs; k > 0; k--) /* the fill shifted every start by one bucket */
+        r->pair_offset[k] = r->pair_offset[k - 1];
+    r->pair_offset[0] = 0;
+    return 0;
+}
+
+topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
+                                size_t why_size)
+{
+    if (!g->out_offset)
+        FAIL("the topology is not finished");
+    if (cfg->qps < 1)
+        FAIL("qps (ECMP sub-flows per connection) must be at least 1");
+    if (cfg->path_class != TOPO_PATH_MINIMAL && g->updown)
+        FAIL("%s routing needs a Dragonfly-family topology: in a folded Clos every shortest "
+             "path is already balanced by ECMP, adaptive routing or spraying",
+             topo_path_class_name(cfg->path_class));
+    topo_router *r = calloc(1, sizeof *r);
+    if (!r)
+        FAIL("out of memory for the router");
+    r->g = g;
+    r->cfg = *cfg;
+    r->sw_index = malloc(((size_t)g->n_nodes + 1) * sizeof *r->sw_index);
+    r->node_weight = calloc((size_t)g->n_nodes + 1, sizeof *r->node_weight);
+    r->front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->front);
+    r->next_front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->next_front);
+    r->link_slot = malloc(((size_t)g->n_links + 1) * sizeof *r->link_slot);
+    if (!r->sw_index || !r->node_weight || !r->front || !r->next_front || !r->link_slot)
+        goto oom;
+    for (uint32_t l = 0; l < g->n_links; l++)
+        r->link_slot[l] = UINT32_MAX;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        r->sw_index[v] = g->node_kind[v] == TOPO_SWITCH ? r->n_sw++ : UINT32_MAX;
+        uint32_t deg = g->out_offset[v + 1] - g->out_offset[v];
+        if (deg > r->max_degree)
+            r->max_degree = deg;
+    }
+    r->tables = calloc((size_t)r->n_sw + 1, sizeof *r->tables);
+    r->queue = malloc(((size_t)r->n_sw + 1) * sizeof *r->queue);
+    r->cand = malloc(((size_t)r->max_degree + 1) * sizeof *r->cand);
+    if (!r->tables || !r->queue || !r->cand || build_groups(r))
+        goto oom;
+    if (!g->updown && r->n_groups > 1 && build_group_pairs(r))
+        goto oom;
+    if (cfg->path_class != TOPO_PATH_MINIMAL && r->n_groups < 3) {
+        topo_router_destroy(r);
+        FAIL("%s routing needs at least 3 switch groups (a third group to detour through), "
+             "the topology has %u", topo_path_class_name(cfg->path_class), r->n_groups);
+    }
+    return r;
+oom:
+    topo_router_destroy(r);
+    FAIL("out of memory for the router");
+}
+
+void topo_router_destroy(topo_router *r)
+{
+    if (!r)
+        return;
+    if (r->tables)
+        for (uint32_t i = 0; i < r->n_sw; i++)
+            free(r->tables[i]);
+    free(r->tables);
+    free(r->sw_index);
+    free(r->queue);
+    free(r->group_offset);
+    free(r->group_switch);
+    free(r->pair_offset);
+    free(r->pair_link);
+    free(r->cand);
+    free(r->link_slot);
+    free(r->node_weight);
+    free(r->front);
+    free(r->next_front);
+    free(r);
+}
+
+size_t topo_route_max_usages(const topo_router *r) { return r->g->n_links; }
+size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
+
+/* Hops from every fabric switch to switch t (by switch index). In a folded
+ * Clos only the switches above t are filled: the search climbs from t. */
+static const uint16_t *table_to(topo_router *r, uint32_t t)
+{
+    uint32_t ti = r->sw_index[t];
+    if (r->tables[ti])
+        return r->tables[ti];
+    const topo_graph *g = r->g;
+    uint16_t *hops = malloc(((size_t)r->n_sw + 1) * sizeof *hops);
+    if (!hops)
+        return NULL;
+    for (uint32_t i = 0; i < r->n_sw; i++)
+        hops[i] = HOP_INF;
+    size_t head = 0, tail = 0;
+    hops[ti] = 0;
+    r->queue[tail++] = t;
+    while (head < tail) {
+        uint32_t u = r->queue[head++];
+        uint16_t du = hops[r->sw_index[u]];
+        for (uint32_t i = g->out_offset[u]; i < g->out_offset[u + 1]; i++) {
+            uint32_t w = g->link_dst[g->out_links[i]];
+            uint32_t wi = r->sw_index[w];
+            if (wi == UINT32_MAX || hops[wi] != HOP_INF)
+                continue;
+            if (g->updown && g->node_tier[w] <= g->node_tier[u])
+                continue;
+            if (!g->updown && g->node_group[w] != g->node_group[t])
+                continue; /* Dragonfly family: tables stay inside the group */
+            hops[wi] = (uint16_t)(du + 1);
+            r->queue[tail++] = w;
+        }
+    }
+    r->tables[ti] = hops;
+    r->n_tables++;
+    return hops;
+}
+
+/* The equal-cost next links from switch v towards t: down the table when v
+ * is in it, else (folded Clos, below the common ancestors) up, preferring
+ * up-neighbours that are in the table. Returns the number written to cand. */
+static uint32_t next_links(topo_router *r, uint32_t v, const uint16_t *hops)
+{
+    const topo_graph *g = r->g;
+    uint16_t dv = hops[r->sw_index[v]];
+    uint32_t n = 0;
+    uint16_t best = HOP_INF;
+    for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+        uint32_t l = g->out_links[i], w = g->link_dst[l], wi = r->sw_index[w];
+        if (wi == UINT32_MAX)
+            continue;
+        if (dv != HOP_INF) {
+            if (hops[wi] + 1 == dv)
+                r->cand[n++] = l;
+            continue;
+        }
+        if (g->node_tier[w] <= g->node_tier[v])
+            continue;
+        if (hops[wi] < best) { /* a common ancestor: keep only the nearest ones */
+            best = hops[wi];
+            n = 0;
+        }
+        if (hops[wi] == best)
+            r->cand[n++] = l;
+    }
+    return n;
+}
+
+static double link_pressure(const topo_graph *g, const double *load, uint32_t l)
+{
+    return load ? load[l] / g->link_bytes_per_s[l] : 0.0;
+}
+
+/* One of n candidate links by the balancing rule (ECMP hash, or least
+ * pressure with hash tie-break). */
+static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_t key,
+                       uint64_t qp, uint32_t at, const double *load)
+{
+    uint64_t h = hash4(r->cfg.seed, key, qp, at);
+    if (n == 1)
+        return cand[0];
+    if (r->cfg.balance != TOPO_BALANCE_ADAPTIVE || !load)
+        return cand[h % n];
+    double best = INFINITY;
+    uint32_t ties = 0, pick = cand[0];
+    for (uint32_t i = 0; i < n; i++) {
+        double p = link_pressure(r->g, load, cand[i]);
+        if (p < best * (1 - 1e-12)) {
+            best = p;
+            ties = 0;
+        }
+        if (p <= best * (1 + 1e-12)) {
+            ties++; /* reservoir choice among equals, driven by the hash */
+            if (mix64(h + ties) % ties == 0)
+                pick = cand[i];
+        }
+    }
+    return pick;
+}
+
+static void add_usage(topo_router *r, uint32_t l, double w, topo_usage *out, size_t *n)
+{
+    uint32_t s = r->link_slot[l];
+    if (s != UINT32_MAX) {
+        out[s].weight += w;
+        return;
+    }
+    r->link_slot[l] = (uint32_t)*n;
+    out[*n].link = l;
+    out[*n].weight = w;
+    (*n)++;
+}
+
+/* A single path from switch v to switch t, weight w, by the balancing
+ * rule; appends links to path (at most MAX_ROUTE_HOPS). Returns the count or
+ * -1 when t cannot be reached. */
+static int walk_table_single(topo_router *r, uint32_t v, uint32_t t, uint64_t key, uint64_t qp,
+                       const double *load, uint32_t *path)
+{
+    const uint16_t *hops = table_to(r, t);
+    if (!hops)
+        return -1;
+    int n = 0;
+    while (v != t) {
+        uint32_t nc = next_links(r, v, hops);
+        if (!nc || n == MAX_ROUTE_HOPS)
+            return -1;
+        uint32_t l = choose(r, r->cand, nc, key, qp, v, load);
+        path[n++] = l;
+        v = r->g->link_dst[l];
+    }
+    return n;
+}
+
+/* Spray weight w from switch v to switch t evenly over every shortest path. */
+static int walk_table_spray(topo_router *r, uint32_t v, uint32_t t, double w, topo_usage *out,
+                      size_t *n_out)
+{
+    const uint16_t *hops = table_to(r, t);
+    if (!hops)
+        return -1;
+    uint32_t nf = 1, steps = 0;
+    r->front[0] = v;
+    r->node_weight[v] = w;
+    while (nf) {
+        uint32_t nn = 0;
+        if (++steps > MAX_ROUTE_HOPS)
+            return -1;
+        for (uint32_t i = 0; i < nf; i++) {
+            uint32_t u = r->front[i];
+            double wu = r->node_weight[u];
+            r->node_weight[u] = 0;
+            if (u == t)
+                continue;
+            uint32_t nc = next_links(r, u, hops);
+            if (!nc)
+                return -1;
+            for (uint32_t c = 0; c < nc; c++) {
+                uint32_t l = r->cand[c], x = r->g->link_dst[l];
+                add_usage(r, l, wu / nc, out, n_out);
+                if (r->node_weight[x] == 0)
+                    r->next_front[nn++] = x;
+                r->node_weight[x] += wu / nc;
+            }
+        }
+        uint32_t *tmp = r->front;
+        r->front = r->next_front;
+        r->next_front = tmp;
+        nf = nn;
+    }
+    return 0;
+}
+
+/* The global links from s's group to t's group (Dragonfly family), or
+ * none when they share a group or the topology has no groups. */
+static uint32_t group_links(const topo_router *r, uint32_t s, uint32_t t, const uint32_t **links)
+{
+    const topo_graph *g = r->g;
+    uint32_t gs = g->node_group[s], gt = g->node_group[t];
+    if (!r->pair_offset || gs == gt || gs == TOPO_NO_GROUP || gt == TOPO_NO_GROUP)
+        return 0;
+    size_t k = (size_t)gs * r->n_groups + gt;
+    *links = r->pair_link + r->pair_offset[k];
+    return r->pair_offset[k + 1] - r->pair_offset[k];
+}
+
+/* A minimal single path from switch s to switch t: inside a group by the
+ * tables; between groups local, one global link, local (the Dragonfly's
+ * minimal route: at most one global hop, hardware.md 6.3). */
+static int walk_single(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uint64_t qp,
+                       const double *load, uint32_t *path)
+{
+    const uint32_t *gl;
+    uint32_t ng = group_links(r, s, t, &gl);
+    if (r->pair_offset && r->g->node_group[s] != r->g->node_group[t] && !ng)
+        return -1; /* groups with no link between them */
+    if (!ng)
+        return walk_table_single(r, s, t, key, qp, load, path);
+    uint32_t pick[64];
+    uint32_t np = ng < 64 ? ng : 64;
+    for (uint32_t i = 0; i < np; i++)
+        pick[i] = gl[i];
+    uint32_t l = choose(r, pick, np, key, qp, s ^ 0x80000000u, load);
+    int a = walk_table_single(r, s, r->g->link_src[l], key, qp, load, path);
+    if (a < 0)
+        return -1;
+    path[a] = l;
+    int b = walk_table_single(r, r->g->link_dst[l], t, key, qp, load, path + a + 1);
+    return b < 0 ? -1 : a + 1 + b;
+}
+
+/* Spray weight w from switch s to switch t over every minimal path (split
+ * evenly over the global links of the group pair, if several). */
+static int walk_spray(topo_router *r, uint32_t s, uint32_t t, double w, topo_usage *out,
+                      size_t *n_out)
+{
+    const uint32_t *gl;
+    uint32_t ng = group_links(r, s, t, &gl);
+    if (r->pair_offset && r->g->node_group[s] != r->g->node_group[t] && !ng)
+        return -1;
+    if (!ng)
+        return walk_table_spray(r, s, t, w, out, n_out);
+    for (uint32_t i = 0; i < ng; i++) {
+        uint32_t l = gl[i];
+        if (walk_table_spray(r, s, r->g->link_src[l], w / ng, out, n_out) ||
+            walk_table_spray(r, r->g->link_dst[l], t, w / ng, out, n_out))
+            return -1;
+        add_usage(r, l, w / ng, out, n_out);
+    }
+    return 0;
+}
+
+/* The host's link to its scale-up crossbar, or UINT32_MAX. */
+static uint32_t scaleup_link(const topo_graph *g, uint32_t host)
+{
+    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
+        uint32_t l = g->out_links[i];
+        if (g->node_kind[g->link_dst[l]] == TOPO_SCALEUP)
+            return l;
+    }
+    return UINT32_MAX;
+}
+
+/* The host's fabric uplinks into cand; returns how many. */
+static uint32_t fabric_uplinks(topo_router *r, uint32_t host)
+{
+    const topo_graph *g = r->g;
+    uint32_t n = 0;
+    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
+        uint32_t l = g->out_links[i];
+        if (g->node_kind[g->link_dst[l]] == TOPO_SWITCH)
+            r->cand[n++] = l;
+    }
+    return n;
+}
+
+/* dst's uplink in the plane of switch s, or UINT32_MAX. */
+static uint32_t uplink_in_plane(const topo_graph *g, uint32_t dst, uint32_t s)
+{
+    for (uint32_t i = g->out_offset[dst]; i < g->out_offset[dst + 1]; i++) {
+        uint32_t l = g->out_links[i], w = g->link_dst[l];
+        if (g->node_kind[w] == TOPO_SWITCH && g->node_plane[w] == g->node_plane[s])
+            return l;
+    }
+    return UINT32_MAX;
+}
+
+/* A random switch of a group other than those of a and b (Valiant). */
+static uint32_t valiant_switch(topo_router *r, uint32_t a, uint32_t b, uint64_t key, uint64_t qp)
+{
+    const topo_graph *g = r->g;
+    uint32_t ga = g->node_group[a], gb = g->node_group[b];
+    uint64_t h = hash4(r->cfg.seed ^ 0x5a17a5a17ULL, key, qp, 7);
+    uint32_t others = r->n_groups - 1 - (ga != gb);
+    uint32_t k = (uint32_t)(h % others), grp = 0;
+    for (;; grp++) { /* the k-th group that is neither ga nor gb */
+        if (grp == ga || grp == gb)
+            continue;
+        if (k-- == 0)
+            break;
+    }
+    uint32_t size = r->group_offset[grp + 1] - r->group_offset[grp];
+    return r->group_switch[r->group_offset[grp] + (uint32_t)(mix64(h) % size)];
+}
+
+/* Path cost for UGAL: hops x the highest pressure on the path. */
+static double path_cost(const topo_graph *g, const uint32_t *path, int n, const double *load)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double p = link_pressure(g, load, path[i]);
+        if (p > worst)
+            worst = p;
+    }
+    return (n + 2) * worst;
+}
+
+/* One sub-flow (QP) of weight w from switch s to switch t by the path
+ * class; mid is the Valiant detour switch or UINT32_MAX. */
+static int route_switches(topo_router *r, uint32_t s, uint32_t t, uint32_t mid, uint64_t key,
+                          uint64_t qp, double w, const double *load, topo_usage *out,
+                          size_t *n_out)
+{
+    uint32_t path[2 * MAX_ROUTE_HOPS];
+    if (r->cfg.balance == TOPO_BALANCE_SPRAY) {
+        if (mid == UINT32_MAX)
+            return walk_spray(r, s, t, w, out, n_out);
+        return walk_spray(r, s, mid, w, out, n_out) || walk_spray(r, mid, t, w, out, n_out)
+                   ? -1 : 0;
+    }
+    int n = walk_single(r, s, mid == UINT32_MAX ? t : mid, key, qp, load, path);
+    if (n < 0)
+        return -1;
+    if (mid != UINT32_MAX) {
+        int m = walk_single(r, mid, t, key, qp, load, path + n);
+        if (m < 0)
+            return -1;
+        n += m;
+    }
+    for (int i = 0; i < n; i++)
+        add_usage(r, path[i], w, out, n_out);
+    return 0;
+}
+
+/* The Valiant detour for this connection under the path class, or
+ * UINT32_MAX for a minimal route (UGAL decides by cost). */
+static uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uint64_t qp,
+                       const double *load)
+{
+    const topo_graph *g = r->g;
+    if (r->cfg.path_class == TOPO_PATH_MINIMAL || g->node_group[s] == g->node_group[t])
+        return UINT32_MAX;
+    uint32_t mid = valiant_switch(r, s, t, key, qp);
+    if (r->cfg.path_class == TOPO_PATH_VALIANT)
+        return mid;
+    uint32_t pmin[2 * MAX_ROUTE_HOPS], pval[2 * MAX_ROUTE_HOPS];
+    int nmin = walk_single(r, s, t, key, qp, load, pmin);
+    int nv1 = walk_single(r, s, mid, key, qp, load, pval);
+    int nv2 = nv1 < 0 ? -1 : walk_single(r, mid, t, key, qp, load, pval + nv1);
+    if (nmin < 0 || nv2 < 0)
+        return UINT32_MAX;
+    return path_cost(g, pmin, nmin, load) <= path_cost(g, pval, nv1 + nv2, load) ? UINT32_MAX
+                                                                                 : mid;
+}
+
+long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const double *link_load,
+                topo_usage *out, size_t cap)
+{
+    const topo_graph *g = r->g;
+    if (src >= g->n_nodes || dst >= g->n_nodes || g->node_kind[src] != TOPO_HOST ||
+        g->node_kind[dst] != TOPO_HOST || cap < g->n_links)
+        return -1;
+    if (src == dst)
+        return 0;
+    size_t n = 0;
+    uint32_t su = scaleup_link(g, src), du = scaleup_link(g, dst);
+    if (su != UINT32_MAX && du != UINT32_MAX && g->link_dst[su] == g->link_dst[du]) {
+        out[0] = (topo_usage){su, 1.0};
+        out[1] = (topo_usage){du ^ 1u, 1.0}; /* the crossbar -> dst half of dst's cable */
+        return 2;
+    }
+    unsigned qps = r->cfg.balance == TOPO_BALANCE_ECMP ? r->cfg.qps : 1;
+    long rc = 0;
+    for (unsigned q = 0; q < qps && rc == 0; q++) {
+        uint32_t nu = fabric_uplinks(r, src);
+        if (!nu) {
+            rc = -1;
+            break;
+        }
+        /* planes: spray splits over every uplink, the others pick one */
+        uint32_t first = 0, count = nu;
+        if (r->cfg.balance != TOPO_BALANCE_SPRAY) {
+            uint32_t up = choose(r, r->cand, nu, key, q, src, link_load);
+            for (first = 0; r->cand[first] != up; first++)
+                ;
+            count = 1;
+        }
+        uint32_t ups[16];
+        if (count > 16) { /* more planes than any fabric built here */
+            rc = -1;
+            break;
+        }
+        for (uint32_t i = 0; i < count; i++)
+            ups[i] = r->cand[first + i];
+        double w = 1.0 / qps / count;
+        for (uint32_t i = 0; i < count && rc == 0; i++) {
+            uint32_t s = g->link_dst[ups[i]], dl = uplink_in_plane(g, dst, s);
+            if (dl == UINT32_MAX) {
+                rc = -1;
+                break;
+            }
+            uint32_t t = g->link_dst[dl];
+            add_usage(r, ups[i], w, out, &n);
+            uint32_t mid = detour(r, s, t, key, q, link_load);
+            if (route_switches(r, s, t, mid, key, q, w, link_load, out, &n))
+                rc = -1;
+            else
+                add_usage(r, dl ^ 1u, w, out, &n);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        r->link_slot[out[i].link] = UINT32_MAX;
+    return rc ? -1 : (long)n;
+}

@@ -1,0 +1,86 @@
+/* routing.h - the paths a connection takes through a topo_graph.
+ *
+ * A route is a list of weighted link usages: weight w on link l means the
+ * connection puts the fraction w of its bytes on l. A single path has weight
+ * 1 on every link; packet spraying splits evenly at every hop; ECMP with q
+ * queue pairs (QPs) hashes each QP on its own path and gives each 1/q.
+ *
+ * Two choices make a route:
+ *  - the path class: minimal (shortest paths only), Valiant (minimal to a
+ *    random router of a random third group, then minimal to the destination;
+ *    Dragonfly family only) or UGAL (per connection, minimal unless the
+ *    Valiant path's load x hops is smaller: Kim et al., ISCA 2008; the
+ *    global variant, which sees every link's load, hardware.md 6.3);
+ *  - the balancing among equal-cost next hops: ECMP (hash of the connection
+ *    key, QP and switch), adaptive (the next hop whose link has the least
+ *    load per byte of capacity, at the moment the connection starts: the
+ *    switch-local least-loaded choice of InfiniBand adaptive routing,
+ *    hardware.md 3.6; ties broken by the hash), or spray (even split).
+ *
+ * Traffic between two hosts of one scale-up domain (TOPO_SCALEUP crossbar)
+ * stays in it: host -> crossbar -> host. All other traffic uses the fabric
+ * and never enters a crossbar. A host with several fabric uplinks (one per
+ * plane) picks its plane by the balancing rule and stays in it.
+ *
+ * Shortest paths come from hop tables keyed by the destination's attachment
+ * switch, built on first use and cached. In a folded Clos (g->updown) a
+ * table is built by climbing from the destination switch over up links only
+ * (a few hundred links, not the whole fabric); the route then climbs from
+ * the source until it meets a switch in the table and descends along it.
+ */
+#ifndef DCSIM_TOPO_ROUTING_H
+#define DCSIM_TOPO_ROUTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+enum topo_balance { TOPO_BALANCE_ECMP = 0, TOPO_BALANCE_ADAPTIVE, TOPO_BALANCE_SPRAY,
+                    TOPO_BALANCE_COUNT };
+enum topo_path_class { TOPO_PATH_MINIMAL = 0, TOPO_PATH_VALIANT, TOPO_PATH_UGAL,
+                       TOPO_PATH_COUNT };
+
+typedef struct topo_route_config {
+    enum topo_balance balance;
+    enum topo_path_class path_class;
+    unsigned qps;    /* ECMP entropy: hashed sub-flows per connection (>= 1) */
+    uint64_t seed;   /* salts the ECMP hash and the Valiant choice */
+} topo_route_config;
+
+typedef struct topo_usage {
+    uint32_t link;
+    double weight;
+} topo_usage;
+
+typedef struct topo_router topo_router;
+
+/* "ecmp", "adaptive", "spray" / "minimal", "valiant", "ugal"; "?" if out of range */
+const char *topo_balance_name(int b);
+const char *topo_path_class_name(int c);
+int topo_balance_parse(const char *name, enum topo_balance *out);       /* 0 or -1 */
+int topo_path_class_parse(const char *name, enum topo_path_class *out); /* 0 or -1 */
+
+/* The graph must be finished and outlive the router. Returns NULL with a
+ * reason (Valiant/UGAL on a topology without groups or on a folded Clos,
+ * qps 0, no memory). */
+topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
+                                size_t why_size);
+void topo_router_destroy(topo_router *r); /* NULL-safe */
+
+/* Route the connection src -> dst (hosts, src != dst). key identifies the
+ * connection for hashing. link_load[l] is the load already on link l (any
+ * unit, compared per byte/s of capacity) for adaptive and UGAL; NULL means
+ * an idle network. Writes at most cap usages to out, each link once, and
+ * returns their number; returns 0 when src == dst, and -1 when a host is
+ * not connected or cap is too small (topo_route_max_usages bounds it). */
+long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const double *link_load,
+                topo_usage *out, size_t cap);
+
+/* An upper bound on the usages one route can return. */
+size_t topo_route_max_usages(const topo_router *r);
+
+/* Hop tables built so far (for tests and benchmarks). */
+size_t topo_router_tables(const topo_router *r);
+
+#endif
