@@ -1,6 +1,7 @@
-/* test_fattree.c - exact counts and path lengths of k-ary fat-trees and
- * leaf-spines against the formulas of hardware.md 6.1 (Al-Fares et al. 2008
- * for the k-ary tree; the 2-tier table for radix 40, 64, 128 and 144). */
+/* test_fattree.c - exact counts and path lengths of k-ary fat-trees,
+ * leaf-spines and rail-optimised fat-trees against the formulas of
+ * hardware.md 6.1 (Al-Fares et al. 2008 for the k-ary tree; the 2-tier table
+ * for radix 40, 64, 128 and 144) and the B200 RA rows of 6.2 (2 and 3 tiers). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,13 +146,97 @@ static void test_railopt(void)
     }
     topo_graph g;
     char why[200];
-    /* 16 SUs need a third tier (the RA adds 64 core switches) */
-    CHECK(topo_railopt(16, 32, 8, 64, 50e9, &g, why, sizeof why) != 0);
-    CHECK_CONTAINS(why, "a third tier is needed");
     CHECK(topo_railopt(1, 64, 8, 64, 50e9, &g, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "cannot take 64 nodes");
     CHECK(topo_railopt(3, 32, 8, 64, 50e9, &g, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "spread evenly");
+}
+
+/* Does every core switch have a cable to every spine group? */
+static int cores_reach_all_groups(const topo_graph *g, unsigned groups)
+{
+    unsigned char *seen = malloc(groups);
+    int ok = 1;
+    for (uint32_t v = 0; v < g->n_nodes && ok; v++) {
+        if (g->node_kind[v] != TOPO_SWITCH || g->node_tier[v] != 3)
+            continue;
+        memset(seen, 0, groups);
+        unsigned n = 0;
+        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+            uint32_t grp = g->node_group[g->link_dst[g->out_links[i]]];
+            if (grp < groups && !seen[grp])
+                seen[grp] = 1, n++;
+        }
+        ok = n == groups;
+    }
+    free(seen);
+    return ok;
+}
+
+/* From GPU src of a 3-tier rail-optimised fabric (32 nodes x 8 rails per
+ * SU): 2 links to its rail in its SU, 4 to its rail in the SUs of its spine
+ * block, 6 to everything else. */
+static int railopt3_paths(const topo_graph *g, uint32_t src, unsigned block)
+{
+    uint32_t *dist = malloc(g->n_nodes * sizeof *dist);
+    CHECK(topo_graph_hops_from(g, src, dist) == 0);
+    int ok = 1;
+    for (uint32_t h = 0; h < g->n_hosts && ok; h++) {
+        unsigned su = h / 256, src_su = src / 256, rail = h % 8;
+        uint32_t want = h == src ? 0
+                        : rail != src % 8       ? 6
+                        : su == src_su          ? 2
+                        : su / block == src_su / block ? 4
+                                                : 6;
+        ok = dist[h] == want;
+    }
+    free(dist);
+    return ok;
+}
+
+/* B200 RA (hardware.md 6.2, V, A16) three-tier rows: 16 SUs 4,096 GPUs,
+ * 128 leaf / 128 spine / 64 core; 32 SUs 8,192, 256/256/128; 64 SUs 16,384,
+ * 512/512/256. Every switch uses all 64 ports; every core reaches every
+ * spine group (rail x block of SUs: 8 groups of 16 or 32 SUs, or 16 groups
+ * of 32 SUs at 64 SUs). */
+static void test_railopt3(void)
+{
+    struct { unsigned sus, leaves, spines, cores, groups, block; } table[] = {
+        {16, 128, 128, 64, 8, 16}, {32, 256, 256, 128, 8, 32}, {64, 512, 512, 256, 16, 32}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        topo_graph g;
+        char why[300];
+        CHECK_INT_EQ(topo_railopt(table[i].sus, 32, 8, 64, 50e9, &g, why, sizeof why), 0);
+        CHECK_INT_EQ(g.n_hosts, table[i].sus * 256);
+        CHECK_INT_EQ(count_tier(&g, 1), table[i].leaves);
+        CHECK_INT_EQ(count_tier(&g, 2), table[i].spines);
+        CHECK_INT_EQ(count_tier(&g, 3), table[i].cores);
+        CHECK_INT_EQ(g.n_links / 2, g.n_hosts + 32 * (table[i].leaves + table[i].spines));
+        CHECK(degrees_are(&g, 64));
+        CHECK(g.updown);
+        CHECK(cores_reach_all_groups(&g, table[i].groups));
+        CHECK_INT_EQ(g.node_group[g.n_hosts + table[i].leaves - 1], table[i].sus - 1); /* SU */
+        CHECK_INT_EQ(g.node_group[g.n_hosts + table[i].leaves + table[i].spines - 1],
+                     table[i].groups - 1); /* spine group */
+        uint32_t sources[] = {0, 8 * 37 + 5, g.n_hosts - 1};
+        for (size_t s = 0; s < 3; s++)
+            CHECK(railopt3_paths(&g, sources[s], table[i].block));
+        topo_graph_fini(&g);
+    }
+    topo_graph g;
+    char why[300];
+    /* 12 SUs: b = 12 or 6 or 3 gives S_g = b spines, not dividing 32 up
+     * ports; b = 4 (2) gives 24 (48) groups, so a spine's 32 up ports would
+     * split over 12 (24) cores; b = 1 gives 96 groups, more than 64 ports */
+    CHECK(topo_railopt(12, 32, 8, 64, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "12 SUs x 8 rails = 96 leaves need a third tier");
+    CHECK(topo_railopt(16, 31, 8, 63, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "the radix 63 must be even");
+    /* radix 8, 4 nodes x 8 rails: 16 SUs make at least 32 spine groups, more
+     * than a core's 8 ports (a fourth tier) */
+    CHECK(topo_railopt(16, 4, 8, 8, 50e9, &g, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "8 rails x 4 blocks of up to 4 SUs = 32 spine groups, more than a "
+                        "core switch's 8 ports");
 }
 
 static void test_impossible(void)
@@ -179,6 +264,7 @@ int main(void)
     test_kary();
     test_leafspine();
     test_railopt();
+    test_railopt3();
     test_impossible();
     return check_report();
 }
