@@ -1,9 +1,74 @@
-/* dragonfly.c - Dragonfly builder (model and arrangement in dragonfly.h). */
+/* dragonfly.c - Dragonfly and Dragonfly+ builders (models and global-link
+ * arrangements in dragonfly.h). Both check every number before adding a
+ * node; the global links of both come from one arrangement helper. */
 #include "dragonfly.h"
 
 #include <stdio.h>
 
 #define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+
+/* Group that port c of group i leads to, for c < g - 1 (dragonfly.h). */
+static unsigned peer_group(enum topo_dragonfly_arrangement arr, unsigned g, unsigned i,
+                           unsigned c)
+{
+    if (arr == TOPO_DF_ABSOLUTE)
+        return c < i ? c : c + 1;
+    if (arr == TOPO_DF_RELATIVE)
+        return (i + c + 1) % g;
+    unsigned m = c / 2 + 1; /* circulant: offsets +m, -m */
+    return (i + (c % 2 ? g - m : m)) % g;
+}
+
+/* The port of group i that leads to group j != i: the inverse of peer_group. */
+static unsigned port_towards(enum topo_dragonfly_arrangement arr, unsigned g, unsigned i,
+                             unsigned j)
+{
+    if (arr == TOPO_DF_ABSOLUTE)
+        return j < i ? j : j - 1;
+    if (arr == TOPO_DF_RELATIVE)
+        return (g + j - i - 1) % g;
+    unsigned d = (g + j - i) % g, m = d <= g - d ? d : g - d;
+    return 2 * (m - 1) + (d > g - d);
+}
+
+/* One global cable per pair of groups: group i's port c sits on router
+ * first + i * stride + c / h; each pair is cabled once, from the lower group. */
+static void global_cables(topo_graph *gr, enum topo_dragonfly_arrangement arr, unsigned g,
+                          unsigned ports, uint32_t first, unsigned stride, unsigned h,
+                          double bytes_per_s)
+{
+    for (unsigned i = 0; i < g; i++)
+        for (unsigned c = 0; c + 1 < g && c < ports; c++) {
+            unsigned j = peer_group(arr, g, i, c);
+            if (j < i)
+                continue; /* the pair was joined from group j's side */
+            unsigned back = port_towards(arr, g, j, i);
+            topo_graph_add_cable(gr, first + i * stride + c / h, first + j * stride + back / h,
+                                 bytes_per_s);
+        }
+}
+
+static int finish(topo_graph *gr, char *why, size_t why_size)
+{
+    if (topo_graph_finish(gr)) {
+        topo_graph_fini(gr);
+        FAIL("out of memory for the topology");
+    }
+    return 0;
+}
+
+static int common_checks(enum topo_dragonfly_arrangement arr, double nodes, double host,
+                         double local, double global, char *why, size_t why_size)
+{
+    if (arr != TOPO_DF_ABSOLUTE && arr != TOPO_DF_RELATIVE && arr != TOPO_DF_CIRCULANT)
+        FAIL("unknown global-link arrangement %d (absolute 0, relative 1, circulant 2)",
+             (int)arr);
+    if (nodes > 2147483647.0)
+        FAIL("%.4g nodes: more than 2^31", nodes);
+    if (!(host > 0 && local > 0 && global > 0))
+        FAIL("link bandwidths must be positive");
+    return 0;
+}
 
 int topo_dragonfly(const topo_dragonfly_config *c, topo_graph *out, char *why, size_t why_size)
 {
@@ -12,19 +77,21 @@ int topo_dragonfly(const topo_dragonfly_config *c, topo_graph *out, char *why, s
         FAIL("a Dragonfly needs p (hosts per router), a (routers per group) and h (global "
              "links per router) of at least 1, got p %u, a %u, h %u", c->p, c->a, c->h);
     double max_groups = (double)c->a * c->h + 1;
-    unsigned g = c->groups ? c->groups : (unsigned)max_groups;
+    unsigned g = c->groups             ? c->groups
+                 : max_groups < 4e9 ? (unsigned)max_groups
+                                    : UINT32_MAX; /* refused below */
     if (g < 2 || g > max_groups)
         FAIL("groups must be between 2 and a x h + 1 = %u x %u + 1 = %.0f (one global link "
              "between every pair of groups), got %u", c->a, c->h, max_groups, g);
-    double nodes = (double)g * c->a * (c->p + 1);
-    if (nodes > 2147483647.0)
-        FAIL("%.4g nodes: more than 2^31", nodes);
-    if (!(c->host_bytes_per_s > 0 && c->local_bytes_per_s > 0 && c->global_bytes_per_s > 0))
-        FAIL("link bandwidths must be positive");
+    if (common_checks(c->arrangement, (double)g * c->a * (c->p + 1), c->host_bytes_per_s,
+                      c->local_bytes_per_s, c->global_bytes_per_s, why, why_size))
+        return -1;
     topo_graph *gr = out;
     unsigned routers = g * c->a, hosts = routers * c->p;
     topo_graph_add_nodes(gr, hosts, TOPO_HOST, 0);
     uint32_t router0 = topo_graph_add_nodes(gr, routers, TOPO_SWITCH, 1);
+    for (unsigned r = 0; r < routers && !gr->failed; r++)
+        gr->node_group[router0 + r] = r / c->a;
     for (unsigned i = 0; i < hosts; i++)
         topo_graph_add_cable(gr, i, router0 + i / c->p, c->host_bytes_per_s);
     for (unsigned grp = 0; grp < g; grp++)
@@ -32,18 +99,59 @@ int topo_dragonfly(const topo_dragonfly_config *c, topo_graph *out, char *why, s
             for (unsigned s = r + 1; s < c->a; s++)
                 topo_graph_add_cable(gr, router0 + grp * c->a + r, router0 + grp * c->a + s,
                                      c->local_bytes_per_s);
-    for (unsigned i = 0; i < g; i++)
-        for (unsigned ch = 0; ch + 1 < g && ch < c->a * c->h; ch++) {
-            unsigned j = (i + ch + 1) % g;
-            if (j < i)
-                continue; /* the pair was joined from group j's side */
-            unsigned back = (g + i - j - 1) % g; /* j's channel towards i */
-            topo_graph_add_cable(gr, router0 + i * c->a + ch / c->h,
-                                 router0 + j * c->a + back / c->h, c->global_bytes_per_s);
-        }
-    if (topo_graph_finish(gr)) {
-        topo_graph_fini(gr);
-        FAIL("out of memory for the topology");
+    global_cables(gr, c->arrangement, g, c->a * c->h, router0, c->a, c->h,
+                  c->global_bytes_per_s);
+    return finish(gr, why, why_size);
+}
+
+static int plus_checks(const topo_dragonfly_plus_config *c, unsigned g, char *why,
+                       size_t why_size)
+{
+    if (!c->p || !c->leaves || !c->spines || !c->h)
+        FAIL("a Dragonfly+ needs p (hosts per leaf), leaves, spines and h (global links per "
+             "spine) of at least 1, got p %u, leaves %u, spines %u, h %u", c->p, c->leaves,
+             c->spines, c->h);
+    double max_groups = (double)c->spines * c->h + 1;
+    if (g < 2 || g > max_groups)
+        FAIL("groups must be between 2 and spines x h + 1 = %u x %u + 1 = %.0f (one global "
+             "link between every pair of groups), got %u", c->spines, c->h, max_groups, g);
+    if (c->radix && (double)c->p + c->spines > c->radix)
+        FAIL("a leaf needs p + spines = %u + %u = %.0f ports, more than the radix %u", c->p,
+             c->spines, (double)c->p + c->spines, c->radix);
+    if (c->radix && (double)c->leaves + c->h > c->radix)
+        FAIL("a spine needs leaves + h = %u + %u = %.0f ports, more than the radix %u",
+             c->leaves, c->h, (double)c->leaves + c->h, c->radix);
+    double nodes = (double)g * (c->leaves * ((double)c->p + 1) + c->spines);
+    return common_checks(c->arrangement, nodes, c->host_bytes_per_s, c->local_bytes_per_s,
+                         c->global_bytes_per_s, why, why_size);
+}
+
+int topo_dragonfly_plus(const topo_dragonfly_plus_config *c, topo_graph *out, char *why,
+                        size_t why_size)
+{
+    topo_graph_init(out);
+    double most = (double)c->spines * c->h + 1;
+    unsigned g = c->groups ? c->groups : most < 4e9 ? (unsigned)most : UINT32_MAX;
+    if (plus_checks(c, g, why, why_size))
+        return -1;
+    unsigned L = c->leaves, S = c->spines, hosts = g * L * c->p;
+    topo_graph *gr = out;
+    topo_graph_add_nodes(gr, hosts, TOPO_HOST, 0);
+    uint32_t first = gr->n_nodes; /* group i: leaves first + i(L+S) .., then its spines */
+    for (unsigned i = 0; i < g && !gr->failed; i++) {
+        uint32_t leaf0 = topo_graph_add_nodes(gr, L, TOPO_SWITCH, 1);
+        uint32_t spine0 = topo_graph_add_nodes(gr, S, TOPO_SWITCH, 2);
+        for (unsigned v = 0; v < L + S && !gr->failed; v++)
+            gr->node_group[leaf0 + v] = i;
+        for (unsigned l = 0; l < L; l++)
+            for (unsigned s = 0; s < S; s++)
+                topo_graph_add_cable(gr, leaf0 + l, spine0 + s, c->local_bytes_per_s);
     }
-    return 0;
+    for (unsigned i = 0; i < hosts; i++) {
+        unsigned leaf = i / c->p; /* global leaf number: group leaf / L, index leaf % L */
+        topo_graph_add_cable(gr, i, first + (leaf / L) * (L + S) + leaf % L, c->host_bytes_per_s);
+    }
+    global_cables(gr, c->arrangement, g, S * c->h, first + L, L + S, c->h,
+                  c->global_bytes_per_s);
+    return finish(gr, why, why_size);
 }
