@@ -559,6 +559,16 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
 }
 
 const double *flow_net_link_load(const flow_net *n) { return n->load; }
+
+void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)
+{
+    for (size_t i = 0; i < k; i++)
+        if (u[i].link < n->n_links) {
+            n->load[u[i].link] += sign * u[i].weight;
+            if (n->on_link[u[i].link].n == 0 && sign < 0)
+                n->load[u[i].link] = 0; /* no rounding residue on an idle link */
+        }
+}
 double flow_rate(const flow_net *n, uint32_t f) { return f < n->n_flows ? n->rate[f] : 0; }
 uint32_t flow_active_count(const flow_net *n) { return n->n_active; }
 const flow_stats *flow_net_stats(const flow_net *n) { return &n->stats; }

@@ -62,6 +62,12 @@ uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, doub
  * adaptive routing and UGAL compare). n_links entries. */
 const double *flow_net_link_load(const flow_net *net);
 
+/* Add sign x the usage weights to the per-link load without starting a
+ * flow: a caller routing several connections of one flow one after another
+ * reserves each route so that the next adaptive choice sees it, then
+ * removes the reservation once the flow is started. */
+void flow_net_bias_load(flow_net *net, const topo_usage *usage, size_t n_usage, double sign);
+
 /* The current rate of an active flow (0 until the instant's recomputation). */
 double flow_rate(const flow_net *net, uint32_t flow);
 uint32_t flow_active_count(const flow_net *net);

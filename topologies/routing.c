@@ -482,8 +482,30 @@ static uint32_t uplink_in_plane(const topo_graph *g, uint32_t dst, uint32_t s)
     return UINT32_MAX;
 }
 
-/* A random switch of a group other than those of a and b (Valiant). */
-static uint32_t valiant_switch(topo_router *r, uint32_t a, uint32_t b, uint64_t key, uint64_t qp)
+/* Where a detour from switch a into group grp lands: the far end of the
+ * global link from a's group to grp (chosen by the balancing rule if
+ * several), or any switch of grp when the groups are not adjacent. */
+static uint32_t landing(topo_router *r, uint32_t a, uint32_t grp, uint64_t h, uint64_t key,
+                        uint64_t qp, const double *load)
+{
+    uint32_t any = r->group_switch[r->group_offset[grp]];
+    const uint32_t *gl;
+    uint32_t ng = group_links(r, a, any, &gl);
+    if (!ng)
+        return r->group_switch[r->group_offset[grp] +
+                               (uint32_t)(mix64(h) % (r->group_offset[grp + 1] -
+                                                       r->group_offset[grp]))];
+    uint32_t pick[64], np = ng < 64 ? ng : 64;
+    for (uint32_t i = 0; i < np; i++)
+        pick[i] = gl[i];
+    return r->g->link_dst[choose(r, pick, np, key, qp, a ^ 0x40000000u, load)];
+}
+
+/* The Valiant detour of a connection from switch a (group ga) to switch b:
+ * a random group other than ga and gb, entered where the global link from ga
+ * lands, so the detour adds no local hops before turning to b. */
+static uint32_t valiant_switch(topo_router *r, uint32_t a, uint32_t b, uint64_t key, uint64_t qp,
+                               const double *load)
 {
     const topo_graph *g = r->g;
     uint32_t ga = g->node_group[a], gb = g->node_group[b];
@@ -496,8 +518,7 @@ static uint32_t valiant_switch(topo_router *r, uint32_t a, uint32_t b, uint64_t 
         if (k-- == 0)
             break;
     }
-    uint32_t size = r->group_offset[grp + 1] - r->group_offset[grp];
-    return r->group_switch[r->group_offset[grp] + (uint32_t)(mix64(h) % size)];
+    return landing(r, a, grp, h, key, qp, load);
 }
 
 /* Path cost for UGAL: hops x the highest pressure on the path. */
@@ -522,8 +543,17 @@ static int route_switches(topo_router *r, uint32_t s, uint32_t t, uint32_t mid, 
     if (r->cfg.balance == TOPO_BALANCE_SPRAY) {
         if (mid == UINT32_MAX)
             return walk_spray(r, s, t, w, out, n_out);
-        return walk_spray(r, s, mid, w, out, n_out) || walk_spray(r, mid, t, w, out, n_out)
-                   ? -1 : 0;
+        /* per-packet Valiant: an even share through every third group */
+        uint32_t gs = r->g->node_group[s], gt = r->g->node_group[t];
+        double share = w / (r->n_groups - 1 - (gs != gt));
+        for (uint32_t grp = 0; grp < r->n_groups; grp++) {
+            if (grp == gs || grp == gt)
+                continue;
+            uint32_t m = landing(r, s, grp, key, key, qp, load);
+            if (walk_spray(r, s, m, share, out, n_out) || walk_spray(r, m, t, share, out, n_out))
+                return -1;
+        }
+        return 0;
     }
     int n = walk_single(r, s, mid == UINT32_MAX ? t : mid, key, qp, load, path);
     if (n < 0)
@@ -547,7 +577,7 @@ static uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uin
     const topo_graph *g = r->g;
     if (r->cfg.path_class == TOPO_PATH_MINIMAL || g->node_group[s] == g->node_group[t])
         return UINT32_MAX;
-    uint32_t mid = valiant_switch(r, s, t, key, qp);
+    uint32_t mid = valiant_switch(r, s, t, key, qp, load);
     if (r->cfg.path_class == TOPO_PATH_VALIANT)
         return mid;
     uint32_t pmin[2 * MAX_ROUTE_HOPS], pval[2 * MAX_ROUTE_HOPS];

@@ -1,0 +1,164 @@
+/* netcoll.h - collectives on a real topology: each collective expands into
+ * a dependency graph (DAG) of phases, run on the max-min flow model
+ * (flow.h) or evaluated in closed form (the analytic path).
+ *
+ * A phase is a set of connections (host -> host, routed by topo_route when
+ * the phase starts, so adaptive routing sees the load of that moment; or a
+ * fixed link, for in-network reduction) that move `bytes` each, times a
+ * per-connection weight. A coupled phase is one flow over the union of its
+ * connections' links: a pipelined ring or tree streams at the pace of its
+ * slowest connection, so all its connections run at one rate (a ring with
+ * one collided link is as slow as that link). An uncoupled phase (all-to-all,
+ * send/recv) starts one flow per connection. A phase ends when its flows are
+ * through, plus its latency; then the phases that depend on it start.
+ *
+ * Expansions (n ranks, S bytes; nccl-tests' S: the per-rank buffer of an
+ * all-reduce, the total array of all-gather / reduce-scatter / all-to-all):
+ *  - ring (all-reduce, reduce-scatter, all-gather, broadcast): C channels, each
+ *    one coupled phase carrying S/C x factor per connection, factor 2(n-1)/n,
+ *    (n-1)/n, (n-1)/n, 1 (hardware.md 7.1-7.2). Rail-aware ring order: when
+ *    the ranks fill whole scale-up domains of g GPUs, channel c enters domain
+ *    m at local GPU (c - m) mod g and leaves from the GPU before it, so every
+ *    hop between domains stays on one rail and channels use different NICs
+ *    (NCCL's rings on rail-optimised fabrics).
+ *  - double binary tree (all-reduce): two trees over the domains, each S/2,
+ *    a chain inside each domain; reduce and broadcast pipelined (coupled).
+ *  - halving-doubling (all-reduce, n a power of two): log2 n reduce-scatter
+ *    steps exchanging S/2, S/4, ... with partner rank XOR 2^j, then the
+ *    all-gather mirror; one coupled phase per step, chained.
+ *  - hierarchical (all-reduce): per chunk, reduce-scatter ring inside each
+ *    domain, all-reduce rings of S/g across domains (one per local rank, so
+ *    one per rail), all-gather inside each domain; K chunks pipelined (chunk
+ *    k's phase p waits for chunk k's phase p-1 and chunk k-1's phase p).
+ *  - in-network (all-reduce): NVLS inside one domain (each GPU sends S to the
+ *    crossbar and receives S), SHARP over the fabric otherwise (each rank's
+ *    NIC plus an aggregation tree of switches, every tree link carrying S
+ *    once each way); capped at the reduction bandwidth of the technology.
+ *  - all-to-all: n(n-1) independent flows of S/n. send/recv: one flow.
+ *
+ * Latency: NCCL's model (hardware.md 7.2-7.3, tuning.cc): a base latency plus
+ * a per-step latency, intra-domain steps at the scale-up technology's step
+ * latency and inter-domain steps at the fabric's; a ring of n ranks over m
+ * domains takes k(n-1) steps of which k(m-1) cross the fabric (k = 2 for
+ * all-reduce, 1 otherwise). Other algorithms count their steps likewise.
+ *
+ * Analytic path: the same phases, routed on an idle network, each level of
+ * the DAG (phases at equal depth run together) taking
+ *   max over its phases of bytes / min_l(capacity_l / W_l) + latency,
+ * with W_l the summed weights of that level's phases on link l (the
+ * bottleneck-link closed form; equal to the flow path when the phases are
+ * symmetric).
+ */
+#ifndef DCSIM_MODELS_NETCOLL_H
+#define DCSIM_MODELS_NETCOLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flow.h"
+#include "graph.h"
+#include "routing.h"
+
+enum nc_collective { NC_ALLREDUCE = 0, NC_REDUCESCATTER, NC_ALLGATHER, NC_ALLTOALL,
+                     NC_BROADCAST, NC_SENDRECV, NC_COLLECTIVE_COUNT };
+enum nc_algorithm { NC_ALGO_AUTO = 0, NC_ALGO_RING, NC_ALGO_TREE, NC_ALGO_HALVING_DOUBLING,
+                    NC_ALGO_HIERARCHICAL, NC_ALGO_IN_NETWORK, NC_ALGO_DIRECT,
+                    NC_ALGORITHM_COUNT };
+
+/* What the collectives know of the cluster. */
+typedef struct nc_fabric {
+    const topo_graph *g;          /* capacities are effective (rate x efficiency) */
+    topo_router *router;
+    unsigned domain_size;         /* GPUs per scale-up domain (0: none) */
+    double base_latency_s;        /* per collective */
+    double intra_step_latency_s;  /* one step inside a scale-up domain */
+    double inter_step_latency_s;  /* one step across the fabric */
+    double scaleup_reduction_bytes_per_s; /* NVLS per GPU; 0 = not available */
+    double scaleup_reduction_latency_s;
+    double fabric_reduction_bytes_per_s;  /* SHARP per NIC; 0 = not available */
+    unsigned channels;            /* ring channels (0: one per GPU of a domain) */
+    unsigned chunks;              /* hierarchical pipeline chunks (>= 1) */
+} nc_fabric;
+
+typedef struct nc_conn {
+    uint32_t src, dst;  /* hosts; dst == NC_FIXED_LINK: src is a link id */
+    double weight;
+} nc_conn;
+#define NC_FIXED_LINK UINT32_MAX
+
+typedef struct nc_phase {
+    uint32_t conn_first, n_conn;
+    double bytes;        /* per unit of connection weight */
+    double latency_s;
+    double rate_cap;     /* bytes/s per flow (INFINITY: none) */
+    int coupled;
+    uint32_t dep_first, n_deps;  /* phases this one waits for, in plan->deps */
+} nc_phase;
+
+typedef struct nc_plan {
+    nc_phase *phase;
+    uint32_t n_phases, cap_phases;
+    nc_conn *conn;
+    uint32_t n_conns, cap_conns;
+    uint32_t *deps;
+    uint32_t n_deps, cap_deps;
+    enum nc_collective coll;
+    enum nc_algorithm algo;  /* resolved (never AUTO) */
+    unsigned ranks;
+    double bytes;
+    int failed;
+} nc_plan;
+
+typedef struct nc_result {
+    double time_s;
+    double algbw, busbw;   /* bytes/s, nccl-tests definitions (hardware.md 7.1) */
+    uint64_t flows, recomputes, events;
+    uint32_t max_active_flows;
+    /* analytic path only: switch-to-switch links used, summed over the DAG's
+     * levels, and those carrying more than one connection's worth of bytes
+     * (load weight > 1: a collision, when one connection per link would do) */
+    uint64_t fabric_links_used, fabric_links_colliding;
+} nc_result;
+
+const char *nc_collective_name(int c);   /* "allreduce", ...; "?" if out of range */
+const char *nc_algorithm_name(int a);    /* "auto", "ring", "tree", "hd", "hierarchical",
+                                            "in-network", "direct" */
+int nc_collective_parse(const char *name, enum nc_collective *out);
+int nc_algorithm_parse(const char *name, enum nc_algorithm *out);
+
+/* nccl-tests' bus bandwidth factor: busbw = algbw x factor (in-network
+ * all-reduce keeps 2(n-1)/n so that algorithms compare on one scale). */
+double nc_busbw_factor(enum nc_collective c, unsigned ranks);
+
+/* The fabric's defaults: NCCL's ring Simple latencies (base 8.4 us), one
+ * chunk per 4 MiB up to 64 chunks... see netcoll.c; g and router set by
+ * the caller. */
+void nc_fabric_defaults(nc_fabric *f);
+
+/* Expand a collective over ranks[0..n) (host ids; ranks[0] is the root of a
+ * broadcast, send/recv goes ranks[0] -> ranks[1]) into plan (zeroed on
+ * entry; free with nc_plan_free). Returns 0, or -1 with the reason
+ * (algorithm not defined for the collective, halving-doubling on a rank count
+ * that is not a power of two, in-network reduction the hardware lacks, no
+ * memory). */
+int nc_plan_build(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
+                  enum nc_algorithm algo, const uint32_t *ranks, unsigned n, double bytes,
+                  char *why, size_t why_size);
+void nc_plan_free(nc_plan *plan);
+
+/* A permutation: pairs src[i] -> dst[i] each move bytes, all at once, as
+ * independent flows (one uncoupled phase). */
+int nc_plan_permutation(nc_plan *plan, const nc_fabric *f, const uint32_t *src,
+                        const uint32_t *dst, unsigned n, double bytes, char *why,
+                        size_t why_size);
+
+/* Run the plan on the flow model from an idle network. Returns 0 or -1 with
+ * why (a route failed, no memory). */
+int nc_simulate(const nc_plan *plan, const nc_fabric *f, nc_result *out, char *why,
+                size_t why_size);
+
+/* The closed-form time of the plan (see above). */
+int nc_analytic(const nc_plan *plan, const nc_fabric *f, nc_result *out, char *why,
+                size_t why_size);
+
+#endif

@@ -1,0 +1,217 @@
+/* test_netcoll.c - collectives on the flow model against closed forms, the
+ * analytic path against the flow path, routing effects (ECMP collisions,
+ * Dragonfly minimal vs Valiant/UGAL) and monotone responses. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "dragonfly.h"
+#include "fattree.h"
+#include "netcoll.h"
+#include "routing.h"
+
+#define B 50e9 /* bytes/s per link */
+
+static void fabric_on(nc_fabric *f, const topo_graph *g, topo_router *r)
+{
+    nc_fabric_defaults(f);
+    f->g = g;
+    f->router = r;
+}
+
+static double run(const nc_fabric *f, enum nc_collective c, enum nc_algorithm a,
+                  const uint32_t *ranks, unsigned n, double bytes, int analytic, nc_result *res)
+{
+    nc_plan p;
+    char why[256] = "";
+    nc_result tmp;
+    if (!res)
+        res = &tmp;
+    if (nc_plan_build(&p, f, c, a, ranks, n, bytes, why, sizeof why)) {
+        fprintf(stderr, "plan: %s\n", why);
+        return -1;
+    }
+    int rc = analytic ? nc_analytic(&p, f, res, why, sizeof why)
+                      : nc_simulate(&p, f, res, why, sizeof why);
+    nc_plan_free(&p);
+    if (rc)
+        fprintf(stderr, "run: %s\n", why);
+    return rc ? -1 : res->time_s;
+}
+
+/* Ring all-reduce of S bytes on p hosts of a non-blocking k = 8 fat-tree:
+ * 2(p-1)/p S/B + 2(p-1) alpha (+ the base latency), within 1 %, on the flow
+ * path and the analytic path, for ECMP, adaptive routing and spraying.
+ * busbw never exceeds the link rate. */
+static void test_ring_closed_form(void)
+{
+    topo_graph g;
+    char why[256];
+    CHECK(topo_fattree_kary(8, B, &g, why, sizeof why) == 0);
+    uint32_t ranks[128];
+    for (unsigned i = 0; i < 128; i++)
+        ranks[i] = i;
+    for (int bal = 0; bal < TOPO_BALANCE_COUNT; bal++) {
+        topo_route_config rc = {(enum topo_balance)bal, TOPO_PATH_MINIMAL, 1, 1};
+        topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
+        nc_fabric f;
+        fabric_on(&f, &g, r);
+        unsigned sizes[] = {2, 16, 128};
+        for (int k = 0; k < 3; k++) {
+            unsigned p = sizes[k];
+            double S = 1e9, alpha = f.inter_step_latency_s;
+            double want = 2.0 * (p - 1) / p * S / B + 2.0 * (p - 1) * alpha + f.base_latency_s;
+            nc_result res;
+            CHECK_REL(run(&f, NC_ALLREDUCE, NC_ALGO_RING, ranks, p, S, 0, &res), want, 0.01);
+            CHECK(res.busbw <= B * (1 + 1e-12));
+            CHECK_REL(run(&f, NC_ALLREDUCE, NC_ALGO_RING, ranks, p, S, 1, NULL), want, 0.01);
+        }
+        topo_router_destroy(r);
+    }
+    topo_graph_fini(&g);
+}
+
+/* Every algorithm: flow path and analytic path agree on a symmetric case
+ * (16 hosts of one k = 8 pod... all of a k = 4 fat-tree), and more link
+ * capacity never makes a collective slower. */
+static void test_algorithms_agree_and_monotone(void)
+{
+    topo_graph g;
+    char why[256];
+    CHECK(topo_fattree_kary(4, B, &g, why, sizeof why) == 0);
+    topo_route_config rc = {TOPO_BALANCE_SPRAY, TOPO_PATH_MINIMAL, 1, 1};
+    topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
+    nc_fabric f;
+    fabric_on(&f, &g, r);
+    uint32_t ranks[16];
+    for (unsigned i = 0; i < 16; i++)
+        ranks[i] = i;
+    struct { enum nc_collective c; enum nc_algorithm a; } cases[] = {
+        {NC_ALLREDUCE, NC_ALGO_RING},        {NC_ALLREDUCE, NC_ALGO_TREE},
+        {NC_ALLREDUCE, NC_ALGO_HALVING_DOUBLING}, {NC_REDUCESCATTER, NC_ALGO_RING},
+        {NC_ALLGATHER, NC_ALGO_RING},        {NC_BROADCAST, NC_ALGO_RING},
+        {NC_ALLTOALL, NC_ALGO_DIRECT},       {NC_SENDRECV, NC_ALGO_DIRECT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double flow = run(&f, cases[i].c, cases[i].a, ranks, 16, 256e6, 0, NULL);
+        double ana = run(&f, cases[i].c, cases[i].a, ranks, 16, 256e6, 1, NULL);
+        CHECK(flow > 0);
+        if (cases[i].a == NC_ALGO_RING || cases[i].c == NC_SENDRECV)
+            CHECK_REL(ana, flow, 0.01);
+        /* the flow path never beats the bottleneck bound of its own phases */
+        CHECK(flow >= ana * (1 - 1e-9) || cases[i].c == NC_ALLTOALL);
+    }
+    /* halving-doubling's rank count must be a power of two */
+    nc_plan p;
+    CHECK(nc_plan_build(&p, &f, NC_ALLREDUCE, NC_ALGO_HALVING_DOUBLING, ranks, 12, 1e6, why,
+                        sizeof why) == -1);
+    CHECK(nc_plan_build(&p, &f, NC_ALLTOALL, NC_ALGO_RING, ranks, 12, 1e6, why, sizeof why) == -1);
+    /* monotone: doubling every switch-to-switch link never slows anything */
+    double before[8];
+    for (size_t i = 0; i < 8; i++)
+        before[i] = run(&f, cases[i].c, cases[i].a, ranks, 16, 64e6, 0, NULL);
+    for (uint32_t l = 0; l < g.n_links; l++)
+        if (g.node_kind[g.link_src[l]] == TOPO_SWITCH && g.node_kind[g.link_dst[l]] == TOPO_SWITCH)
+            g.link_bytes_per_s[l] *= 2;
+    for (size_t i = 0; i < 8; i++)
+        CHECK(run(&f, cases[i].c, cases[i].a, ranks, 16, 64e6, 0, NULL) <= before[i] * (1 + 1e-12));
+    topo_router_destroy(r);
+    topo_graph_fini(&g);
+}
+
+/* 2-tier leaf-spine, 8 leaves x 4 hosts, 4 spines, 1:1. A ring whose every
+ * hop changes leaf: under ECMP hashing some uplinks carry two of the ring's
+ * connections (collisions), so the coupled ring runs at half rate or worse;
+ * adaptive routing and spraying keep one per link and reach the link rate. */
+static void test_ecmp_collisions(void)
+{
+    topo_graph g;
+    char why[256];
+    CHECK(topo_leafspine(8, 8, 4, B, &g, why, sizeof why) == 0);
+    uint32_t ranks[32];
+    for (unsigned j = 0; j < 32; j++)
+        ranks[j] = (j % 8) * 4 + j / 8; /* consecutive ranks on different leaves */
+    double busbw[TOPO_BALANCE_COUNT];
+    uint64_t colliding[TOPO_BALANCE_COUNT];
+    for (int bal = 0; bal < TOPO_BALANCE_COUNT; bal++) {
+        topo_route_config rc = {(enum topo_balance)bal, TOPO_PATH_MINIMAL, 1, 11};
+        topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
+        nc_fabric f;
+        fabric_on(&f, &g, r);
+        nc_result res, ana;
+        run(&f, NC_ALLREDUCE, NC_ALGO_RING, ranks, 32, 1e9, 0, &res);
+        run(&f, NC_ALLREDUCE, NC_ALGO_RING, ranks, 32, 1e9, 1, &ana);
+        busbw[bal] = res.busbw;
+        colliding[bal] = ana.fabric_links_colliding;
+        printf("ring over 8 leaves, %-8s: busbw %.2f GB/s, colliding fabric links %llu of %llu\n",
+               topo_balance_name(bal), res.busbw / 1e9, (unsigned long long)colliding[bal],
+               (unsigned long long)ana.fabric_links_used);
+        topo_router_destroy(r);
+    }
+    CHECK(colliding[TOPO_BALANCE_ECMP] > 0);
+    CHECK_INT_EQ(colliding[TOPO_BALANCE_ADAPTIVE], 0);
+    CHECK_INT_EQ(colliding[TOPO_BALANCE_SPRAY], 0);
+    CHECK(busbw[TOPO_BALANCE_ECMP] < 0.75 * busbw[TOPO_BALANCE_ADAPTIVE]);
+    CHECK_REL(busbw[TOPO_BALANCE_ADAPTIVE], busbw[TOPO_BALANCE_SPRAY], 1e-3);
+    CHECK(busbw[TOPO_BALANCE_SPRAY] > 0.95 * B);
+    topo_graph_fini(&g);
+}
+
+/* Balanced Dragonfly h = 2 (9 groups of 4 routers x 2 hosts): every host of
+ * group i sends to the same host of group i+1. Minimal routing puts a whole
+ * group on its one global link to the next group; Valiant and UGAL spread
+ * over the other groups and finish sooner. */
+static void test_dragonfly_adversarial(void)
+{
+    topo_graph g;
+    char why[256];
+    topo_dragonfly_config c = {.p = 2, .a = 4, .h = 2, .host_bytes_per_s = B,
+                               .local_bytes_per_s = B, .global_bytes_per_s = B};
+    CHECK(topo_dragonfly(&c, &g, why, sizeof why) == 0);
+    unsigned n = g.n_hosts, per_group = 8;
+    uint32_t *src = malloc(n * sizeof *src), *dst = malloc(n * sizeof *dst);
+    for (unsigned i = 0; i < n; i++) {
+        src[i] = i;
+        dst[i] = (i + per_group) % n;
+    }
+    double t[2][TOPO_PATH_COUNT];
+    for (int k = 0; k < 2 * TOPO_PATH_COUNT; k++) {
+        int cls = k % TOPO_PATH_COUNT, spray = k / TOPO_PATH_COUNT;
+        /* per flow (ECMP, 4 QPs each hashed to its own detour) and per packet (spray) */
+        topo_route_config rc = {spray ? TOPO_BALANCE_SPRAY : TOPO_BALANCE_ECMP,
+                                (enum topo_path_class)cls, 4, 5};
+        topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
+        nc_fabric f;
+        fabric_on(&f, &g, r);
+        nc_plan p;
+        nc_result res;
+        CHECK(nc_plan_permutation(&p, &f, src, dst, n, 100e6, why, sizeof why) == 0);
+        CHECK(nc_simulate(&p, &f, &res, why, sizeof why) == 0);
+        t[spray][cls] = res.time_s;
+        printf("dragonfly group shift, %-7s routing, %s: %.3f ms\n", topo_path_class_name(cls),
+               spray ? "per packet" : "per QP", res.time_s * 1e3);
+        nc_plan_free(&p);
+        topo_router_destroy(r);
+    }
+    /* minimal: 8 flows share one global link: >= 8 x 100 MB / B */
+    for (int spray = 0; spray < 2; spray++) {
+        CHECK(t[spray][TOPO_PATH_MINIMAL] >= 8 * 100e6 / B);
+        CHECK(t[spray][TOPO_PATH_VALIANT] < 0.75 * t[spray][TOPO_PATH_MINIMAL]);
+        CHECK(t[spray][TOPO_PATH_UGAL] < 0.75 * t[spray][TOPO_PATH_MINIMAL]);
+    }
+    /* per-packet Valiant: every global link carries 2 flows' worth -> about 4 ms + latency */
+    CHECK(t[1][TOPO_PATH_VALIANT] < 0.4 * t[1][TOPO_PATH_MINIMAL]);
+    free(src);
+    free(dst);
+    topo_graph_fini(&g);
+}
+
+int main(void)
+{
+    test_ring_closed_form();
+    test_algorithms_agree_and_monotone();
+    test_ecmp_collisions();
+    test_dragonfly_adversarial();
+    return check_report();
+}
