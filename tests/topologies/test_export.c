@@ -60,7 +60,8 @@ static void walk(xmlNode *n, tally *t)
                 t->hosts += !strcmp((const char *)val, "host");
                 t->switches += !strcmp((const char *)val, "switch");
                 t->scaleups += !strcmp((const char *)val, "scaleup");
-            } else if (key && (!strcmp((const char *)key, "bw") || !strcmp((const char *)key, "rbw"))) {
+            } else if (key && (!strcmp((const char *)key, "bw") ||
+                               !strcmp((const char *)key, "rbw"))) {
                 t->bytes_per_s += strtod((const char *)val, NULL);
             }
             xmlFree(key), xmlFree(val);
