@@ -65,6 +65,9 @@ typedef struct hw_link {
     double nic_latency_s;         /* one side; 0 = not given */
     int routing;                  /* enum hw_routing, the default */
     int has_in_network_reduction; /* SHARP / NVLS */
+    double step_latency_s;        /* one collective step (NCCL's hwLat); 0 = not given */
+    double reduction_efficiency;  /* in-network all-reduce algbw / rate; 0 = not measured */
+    double reduction_latency_s;   /* fixed cost of one in-network all-reduce; 0 = not given */
 } hw_link;
 
 #define HW_TILE_M 256

@@ -15,6 +15,7 @@
 
 #include "campaign.h"
 #include "error.h"
+#include "fabric.h"
 #include "hardware.h"
 #include "memory.h"
 #include "model.h"
@@ -34,6 +35,8 @@ typedef struct scn_scenario {
     parallel_config par;
     double reserved_bytes;  /* per GPU, <cluster><gpu reserved-memory> */
     campaign_config campaign;
+    int has_fabric;         /* <cluster><fabric> given */
+    fabric_config fabric;   /* the network, checked buildable at load time */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;

@@ -1,0 +1,206 @@
+/* fabric.c - build a cluster network from a fabric_config (see fabric.h). */
+#include "fabric.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dragonfly.h"
+#include "fattree.h"
+#include "scaleup.h"
+
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+
+static const char *const topology_names[] = {"fat-tree", "leaf-spine", "rail-optimized",
+                                             "dragonfly", "dragonfly-plus"};
+
+const char *fabric_topology_name(int t)
+{
+    return t >= 0 && t < FABRIC_TOPOLOGY_COUNT ? topology_names[t] : "?";
+}
+
+int fabric_topology_parse(const char *name, enum fabric_topology *out)
+{
+    for (int i = 0; i < FABRIC_TOPOLOGY_COUNT; i++)
+        if (!strcmp(name, topology_names[i]))
+            return *out = (enum fabric_topology)i, 0;
+    return -1;
+}
+
+static double effective(const hw_link *l, double rate)
+{
+    return rate * (l->efficiency > 0 ? l->efficiency : 1.0);
+}
+
+static int build_leafspine(const fabric_config *c, double bw, topo_graph *g, char *why,
+                           size_t why_size)
+{
+    unsigned R = c->radix, d = c->over_down ? c->over_down : 1, u = c->over_up ? c->over_up : 1;
+    if (R < 2)
+        FAIL("a leaf-spine needs radix >= 2, got %u", R);
+    if ((unsigned long long)R * d % (d + u))
+        FAIL("oversubscription %u:%u splits radix %u into %u x %u / %u host ports: not whole",
+             d, u, R, R, d, d + u);
+    unsigned down = (unsigned)((unsigned long long)R * d / (d + u));
+    if (!down || down >= R)
+        FAIL("oversubscription %u:%u leaves a radix-%u leaf with %u host and %u up ports", d, u,
+             R, down, R - down);
+    unsigned leaves = (c->gpus + down - 1) / down;
+    if (c->gpus_per_node > 1 && down % c->gpus_per_node)
+        FAIL("a leaf's %u host ports are not a whole number of %u-GPU nodes", down,
+             c->gpus_per_node);
+    if (c->tiers != 3 && leaves <= R && c->tiers <= 2)
+        return topo_leafspine(R, leaves, down, bw, g, why, why_size);
+    if (c->tiers == 2)
+        FAIL("%u GPUs need %u leaves of %u host ports, more than the %u a 2-tier leaf-spine of "
+             "radix %u reaches: use tiers=\"3\"", c->gpus, leaves, down, R, R);
+    unsigned per_pod = R / 2, pods = (leaves + per_pod - 1) / per_pod;
+    return topo_leafspine3(R, pods, per_pod, down, bw, g, why, why_size);
+}
+
+static int build_railopt(const fabric_config *c, double bw, topo_graph *g, char *why,
+                         size_t why_size)
+{
+    unsigned rails = c->gpus_per_node > 1 ? c->gpus_per_node : 1;
+    unsigned per_su = c->nodes_per_su;
+    if (c->gpus % rails)
+        FAIL("%u GPUs are not a whole number of %u-GPU nodes", c->gpus, rails);
+    unsigned nodes = c->gpus / rails;
+    if (!per_su || nodes % per_su)
+        FAIL("%u nodes (%u GPUs / %u) are not a whole number of scalable units of %u nodes",
+             nodes, c->gpus, rails, per_su);
+    return topo_railopt(nodes / per_su, per_su, rails, c->radix, bw, g, why, why_size);
+}
+
+static int build_dragonfly(const fabric_config *c, double bw, topo_graph *g, char *why,
+                           size_t why_size)
+{
+    if (c->topology == FABRIC_DRAGONFLY) {
+        topo_dragonfly_config d = {.p = c->p, .a = c->a, .h = c->h, .groups = c->groups,
+                                   .host_bytes_per_s = bw, .local_bytes_per_s = bw,
+                                   .global_bytes_per_s = bw,
+                                   .arrangement = (enum topo_dragonfly_arrangement)c->arrangement};
+        if (topo_dragonfly(&d, g, why, why_size))
+            return -1;
+    } else {
+        topo_dragonfly_plus_config d = {
+            .p = c->p, .leaves = c->leaves, .spines = c->spines, .h = c->h, .groups = c->groups,
+            .radix = c->radix, .host_bytes_per_s = bw, .local_bytes_per_s = bw,
+            .global_bytes_per_s = bw,
+            .arrangement = (enum topo_dragonfly_arrangement)c->arrangement};
+        if (topo_dragonfly_plus(&d, g, why, why_size))
+            return -1;
+    }
+    if (g->n_hosts < c->gpus) {
+        unsigned have = g->n_hosts;
+        topo_graph_fini(g);
+        FAIL("the %s has %u host ports, fewer than the %u GPUs", fabric_topology_name(c->topology),
+             have, c->gpus);
+    }
+    return 0;
+}
+
+static int build_graph(const fabric_config *c, double bw, topo_graph *g, char *why,
+                       size_t why_size)
+{
+    switch (c->topology) {
+    case FABRIC_FAT_TREE: {
+        double ports = (double)c->k * c->k * c->k / 4;
+        if (topo_fattree_kary(c->k, bw, g, why, why_size))
+            return -1;
+        if (ports < c->gpus) {
+            topo_graph_fini(g);
+            FAIL("a k = %u fat-tree has k^3/4 = %.0f host ports, fewer than the %u GPUs", c->k,
+                 ports, c->gpus);
+        }
+        return 0;
+    }
+    case FABRIC_LEAF_SPINE:
+        return build_leafspine(c, bw, g, why, why_size);
+    case FABRIC_RAIL_OPTIMIZED:
+        return build_railopt(c, bw, g, why, why_size);
+    case FABRIC_DRAGONFLY:
+    case FABRIC_DRAGONFLY_PLUS:
+        return build_dragonfly(c, bw, g, why, why_size);
+    default:
+        FAIL("unknown topology");
+    }
+}
+
+/* The collective parameters: NCCL's defaults, the technologies' step
+ * latencies where given, and in-network reduction where the hardware has it
+ * (NVLS needs a measured reduction efficiency; SHARP without one runs at the
+ * link's effective rate, a documented default). */
+static void collective_parameters(const fabric_config *c, fabric *f)
+{
+    nc_fabric *nc = &f->nc;
+    nc_fabric_defaults(nc);
+    nc->g = &f->g;
+    nc->router = f->router;
+    nc->domain_size = c->gpus_per_node > 1 ? c->gpus_per_node : 0;
+    if (c->scaleup.step_latency_s > 0)
+        nc->intra_step_latency_s = c->scaleup.step_latency_s;
+    if (c->link.step_latency_s > 0)
+        nc->inter_step_latency_s = c->link.step_latency_s;
+    if (nc->domain_size && c->scaleup.has_in_network_reduction &&
+        c->scaleup.reduction_efficiency > 0) {
+        nc->scaleup_reduction_bytes_per_s = c->scaleup_bytes_per_s * c->scaleup.reduction_efficiency;
+        nc->scaleup_reduction_latency_s = c->scaleup.reduction_latency_s;
+    }
+    if (c->link.has_in_network_reduction)
+        nc->fabric_reduction_bytes_per_s =
+            c->link.bytes_per_s * (c->link.reduction_efficiency > 0 ? c->link.reduction_efficiency
+                                   : c->link.efficiency > 0       ? c->link.efficiency
+                                                                  : 1.0);
+    nc->channels = c->channels;
+    if (c->chunks)
+        nc->chunks = c->chunks;
+}
+
+int fabric_build(const fabric_config *c, fabric *f, char *why, size_t why_size)
+{
+    memset(f, 0, sizeof *f);
+    if (!c->gpus)
+        FAIL("a fabric needs at least one GPU");
+    f->gpus = c->gpus;
+    f->link_bytes_per_s = effective(&c->link, c->link.bytes_per_s);
+    if (!(f->link_bytes_per_s > 0))
+        FAIL("the fabric link rate must be positive");
+    topo_graph plane;
+    if (build_graph(c, f->link_bytes_per_s, &plane, why, why_size))
+        return -1;
+    if (c->planes > 1) {
+        int rc = topo_multiplane(&plane, c->planes, &f->g, why, why_size);
+        topo_graph_fini(&plane);
+        if (rc)
+            return -1;
+    } else {
+        f->g = plane;
+    }
+    if (c->gpus_per_node > 1) {
+        f->scaleup_link_bytes_per_s = effective(&c->scaleup, c->scaleup_bytes_per_s);
+        if (topo_scaleup_add(&f->g, c->gpus_per_node, f->scaleup_link_bytes_per_s, why,
+                             why_size)) {
+            fabric_free(f);
+            return -1;
+        }
+    }
+    char rwhy[256];
+    f->router = topo_router_create(&f->g, &c->routing, rwhy, sizeof rwhy);
+    if (!f->router) {
+        fabric_free(f);
+        FAIL("%s", rwhy);
+    }
+    collective_parameters(c, f);
+    return 0;
+}
+
+void fabric_free(fabric *f)
+{
+    if (!f)
+        return;
+    topo_router_destroy(f->router);
+    topo_graph_fini(&f->g);
+    memset(f, 0, sizeof *f);
+}
