@@ -93,10 +93,12 @@ static int build_dragonfly(const fabric_config *c, double bw, topo_graph *g, cha
             return -1;
     }
     if (g->n_hosts < c->gpus) {
-        unsigned have = g->n_hosts;
+        unsigned have = g->n_hosts, per_group = c->topology == FABRIC_DRAGONFLY ? c->a : c->leaves;
         topo_graph_fini(g);
-        FAIL("the %s has %u host ports, fewer than the %u GPUs", fabric_topology_name(c->topology),
-             have, c->gpus);
+        FAIL("the %s has %s x hosts-per-router x groups = %u x %u x %u = %u host ports, fewer "
+             "than the %u GPUs", fabric_topology_name(c->topology),
+             c->topology == FABRIC_DRAGONFLY ? "routers-per-group" : "leaves-per-group",
+             per_group, c->p, have / (per_group * c->p), have, c->gpus);
     }
     return 0;
 }

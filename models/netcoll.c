@@ -155,18 +155,26 @@ static unsigned whole_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
     return n / g;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distinct scale-up domains among the ranks (a host without one is its own);
+ * sorts a copy: O(n log n). 0 when out of memory. */
 static unsigned count_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
 {
+    uint32_t *d = malloc(((size_t)n + 1) * sizeof *d);
+    if (!d)
+        return 0;
+    for (unsigned i = 0; i < n; i++)
+        d[i] = domain_of(f->g, r[i]);
+    qsort(d, n, sizeof *d, cmp_u32);
     unsigned m = n ? 1 : 0;
-    for (unsigned i = 1; i < n; i++) {
-        int seen = 0;
-        uint32_t d = domain_of(f->g, r[i]);
-        for (unsigned j = 0; j < i && !seen; j++)
-            seen = domain_of(f->g, r[j]) == d;
-        m += !seen;
-        if (i > 4096 && m == i + 1)
-            break; /* every rank in its own domain so far: no need to look on */
-    }
+    for (unsigned i = 1; i < n; i++)
+        m += d[i] != d[i - 1];
+    free(d);
     return m;
 }
 
@@ -395,7 +403,6 @@ int nc_plan_build(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
         FAIL("algorithm %s does not implement %s", nc_algorithm_name(algo),
              nc_collective_name(coll));
     int rc = 0;
-    unsigned m = count_domains(f, r, n);
     switch (algo) {
     case NC_ALGO_RING:
         if (coll == NC_ALLREDUCE)
@@ -415,16 +422,19 @@ int nc_plan_build(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
     case NC_ALGO_IN_NETWORK:
         return build_in_network(p, f, r, n, bytes, why, why_size);
     case NC_ALGO_DIRECT: {
-        double step = m > 1 ? f->inter_step_latency_s : f->intra_step_latency_s;
+        double step = count_domains(f, r, n) > 1 ? f->inter_step_latency_s
+                                                 : f->intra_step_latency_s;
         if (coll == NC_SENDRECV) {
             add_phase(p, bytes, f->base_latency_s + step, INFINITY, 0, NULL, 0);
             add_conn(p, r[0], r[1], 1.0);
         } else {
-            add_phase(p, bytes / n, f->base_latency_s + step, INFINITY, 0, NULL, 0);
-            for (unsigned i = 0; i < n; i++)
-                for (unsigned j = 0; j < n; j++)
-                    if (i != j)
-                        add_conn(p, r[i], r[j], 1.0);
+            /* one coupled flow per rank: its n-1 sends progress together, as
+             * NCCL's grouped send/recv does; n flows instead of n(n-1) */
+            for (unsigned i = 0; i < n; i++) {
+                add_phase(p, bytes / n, f->base_latency_s + step, INFINITY, 1, NULL, 0);
+                for (unsigned j = 1; j < n; j++)
+                    add_conn(p, r[i], r[(i + j) % n], 1.0);
+            }
         }
         rc = p->failed ? -1 : 0;
         break;
@@ -670,6 +680,9 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
     route_buf b = {0};
     b.one = malloc(((size_t)g->n_links + 1) * sizeof *b.one);
     unit *units = NULL;
+    uint32_t *unit_links = NULL; /* the links of every unit of a level; the rates need
+                                    only link ids, the weights are in load[] */
+    size_t n_links = 0, cap_links = 0;
     size_t n_units = 0, cap_units = 0;
     uint32_t max_depth = 0;
     int rc = -1;
@@ -686,7 +699,7 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
     }
     double total = 0;
     for (uint32_t level = 0; level <= max_depth; level++) {
-        b.n_all = 0;
+        n_links = 0;
         n_units = 0;
         for (uint32_t i = 0; i < p->n_phases; i++) {
             if (depth[i] != level)
@@ -707,10 +720,21 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
                             goto done;
                         units = q;
                     }
-                    units[n_units++] = (unit){i, b.n_all, 0, ph->bytes * (ph->coupled ? 1 : c->weight)};
+                    units[n_units++] = (unit){i, n_links, 0, ph->bytes * (ph->coupled ? 1 : c->weight)};
                 }
-                if (append(&b, b.one, (size_t)nu, c->weight))
-                    goto done;
+                if (n_links + (size_t)nu > cap_links) {
+                    size_t cap = cap_links ? 2 * cap_links : 4096;
+                    while (cap < n_links + (size_t)nu)
+                        cap *= 2;
+                    uint32_t *q = realloc(unit_links, cap * sizeof *q);
+                    if (!q)
+                        goto done;
+                    unit_links = q;
+                    cap_links = cap;
+                }
+                for (long u = 0; u < nu; u++)
+                    unit_links[n_links + (size_t)u] = b.one[u].link;
+                n_links += (size_t)nu;
                 units[n_units - 1].n += (size_t)nu;
                 for (long u = 0; u < nu; u++)
                     load[b.one[u].link] += b.one[u].weight * c->weight;
@@ -721,7 +745,7 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
             const nc_phase *ph = &p->phase[units[u].phase];
             double rate = ph->rate_cap;
             for (size_t k = units[u].first; k < units[u].first + units[u].n; k++) {
-                uint32_t l = b.all[k].link;
+                uint32_t l = unit_links[k];
                 double r = g->link_bytes_per_s[l] / load[l];
                 if (r < rate)
                     rate = r;
@@ -732,8 +756,8 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
             if (t > level_time)
                 level_time = t;
         }
-        for (size_t k = 0; k < b.n_all; k++) {
-            uint32_t l = b.all[k].link;
+        for (size_t k = 0; k < n_links; k++) {
+            uint32_t l = unit_links[k];
             if (load[l] > 0 && g->node_kind[g->link_src[l]] == TOPO_SWITCH &&
                 g->node_kind[g->link_dst[l]] == TOPO_SWITCH) {
                 out->fabric_links_used++;
@@ -751,7 +775,7 @@ done:
     free(depth);
     free(load);
     free(b.one);
-    free(b.all);
+    free(unit_links);
     free(units);
     return rc;
 }

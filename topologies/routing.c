@@ -26,6 +26,8 @@ struct topo_router {
     uint32_t *pair_link;
     uint32_t *cand;          /* candidate links at one hop, max out-degree entries */
     uint32_t max_degree;
+    uint32_t *up_offset;     /* folded Clos: each node's links to higher tiers (CSR) */
+    uint32_t *up_links;
     uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
     double *node_weight;     /* spray frontier weights, per node */
     uint32_t *front, *next_front;
@@ -100,6 +102,29 @@ static int build_groups(topo_router *r)
             r->group_switch[r->group_offset[grp] + fill[grp]++] = v;
         }
     free(fill);
+    return 0;
+}
+
+/* Links to higher-tier switches, per node: a folded Clos's tables climb
+ * only these, so a table costs the links above its switch, not the whole
+ * fabric's adjacency (cores have 64 links and none of them up). */
+static int build_up_links(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    r->up_offset = calloc((size_t)g->n_nodes + 2, sizeof *r->up_offset);
+    r->up_links = malloc(((size_t)g->n_links + 1) * sizeof *r->up_links);
+    if (!r->up_offset || !r->up_links)
+        return -1;
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        r->up_offset[v] = n;
+        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+            uint32_t l = g->out_links[i], w = g->link_dst[l];
+            if (g->node_kind[w] == TOPO_SWITCH && g->node_tier[w] > g->node_tier[v])
+                r->up_links[n++] = l;
+        }
+    }
+    r->up_offset[g->n_nodes] = n;
     return 0;
 }
 
@@ -180,6 +205,8 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
         goto oom;
     if (!g->updown && r->n_groups > 1 && build_group_pairs(r))
         goto oom;
+    if (g->updown && build_up_links(r))
+        goto oom;
     if (cfg->path_class != TOPO_PATH_MINIMAL && r->n_groups < 3) {
         topo_router_destroy(r);
         FAIL("%s routing needs at least 3 switch groups (a third group to detour through), "
@@ -205,6 +232,8 @@ void topo_router_destroy(topo_router *r)
     free(r->group_switch);
     free(r->pair_offset);
     free(r->pair_link);
+    free(r->up_offset);
+    free(r->up_links);
     free(r->cand);
     free(r->link_slot);
     free(r->node_weight);
@@ -235,12 +264,14 @@ static const uint16_t *table_to(topo_router *r, uint32_t t)
     while (head < tail) {
         uint32_t u = r->queue[head++];
         uint16_t du = hops[r->sw_index[u]];
-        for (uint32_t i = g->out_offset[u]; i < g->out_offset[u + 1]; i++) {
-            uint32_t w = g->link_dst[g->out_links[i]];
+        const uint32_t *links = g->updown ? r->up_links + r->up_offset[u]
+                                          : g->out_links + g->out_offset[u];
+        uint32_t nl = g->updown ? r->up_offset[u + 1] - r->up_offset[u]
+                                : g->out_offset[u + 1] - g->out_offset[u];
+        for (uint32_t i = 0; i < nl; i++) {
+            uint32_t w = g->link_dst[links[i]];
             uint32_t wi = r->sw_index[w];
             if (wi == UINT32_MAX || hops[wi] != HOP_INF)
-                continue;
-            if (g->updown && g->node_tier[w] <= g->node_tier[u])
                 continue;
             if (!g->updown && g->node_group[w] != g->node_group[t])
                 continue; /* Dragonfly family: tables stay inside the group */

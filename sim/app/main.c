@@ -20,6 +20,7 @@
 #include "campaign.h"
 #include "cli.h"
 #include "error.h"
+#include "netcmd.h"
 #include "scenario.h"
 #include "sizing.h"
 #include "summary.h"
@@ -48,11 +49,13 @@ static const char usage_main[] =
     "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
+    "  topo [SCENARIO.xml]    the fabric: switches, cables, bisection, diameter\n"
+    "  netbench [SCENARIO.xml] an nccl-tests-style collective sweep on the fabric\n"
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
     "options: --help, --version\n"
-    "docs: README.md, docs/scenario.md, docs/trace-format.md\n";
+    "docs: README.md, docs/scenario.md, docs/fabric.md, docs/trace-format.md\n";
 
 static const char usage_run[] =
     "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
@@ -104,10 +107,14 @@ static int cmd_help(const char *topic)
         fputs(usage_size, stdout);
     else if (strcmp(topic, "calibrate") == 0)
         fputs(calibrate_usage, stdout);
+    else if (strcmp(topic, "topo") == 0)
+        fputs(usage_topo, stdout);
+    else if (strcmp(topic, "netbench") == 0)
+        fputs(usage_netbench, stdout);
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate topo netbench default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -343,10 +350,14 @@ int main(int argc, char **argv)
         rc = cmd_size(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "calibrate") == 0) {
         rc = cmd_calibrate(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "topo") == 0) {
+        rc = cmd_topo(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "netbench") == 0) {
+        rc = cmd_netbench(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate topo netbench default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

@@ -1,0 +1,471 @@
+/* netcmd.c - `dcsim topo` and `dcsim netbench` (see netcmd.h). */
+#include "netcmd.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "export.h"
+#include "fabric.h"
+#include "netcoll.h"
+#include "scenario.h"
+#include "stats.h"
+#include "units.h"
+
+#define MAX_SETS 256
+
+const char usage_topo[] =
+    "usage: dcsim topo [SCENARIO.xml] [--export FILE.graphml|FILE.dot] [--json]\n"
+    "                  [--set PATH=VALUE]...\n"
+    "\n"
+    "Build the scenario's <cluster><fabric> and print what it is made of: GPUs\n"
+    "and scale-up domains, switches per tier and plane, directed links, cables,\n"
+    "transceivers, bisection bandwidth and diameter (docs/fabric.md).\n"
+    "\n"
+    "  --export FILE   also write the graph: GraphML (.graphml, .xml) or\n"
+    "                  Graphviz DOT (.dot, .gv), one edge per cable\n"
+    "  --json          the figures as one JSON object on stdout\n"
+    "  --set PATH=VALUE  override a scenario value, e.g.\n"
+    "                  --set cluster/fabric/@routing=ecmp\n";
+
+const char usage_netbench[] =
+    "usage: dcsim netbench [SCENARIO.xml] [--op OP] [--algo ALGO] [--ranks N]\n"
+    "                      [--min SIZE] [--max SIZE] [--factor F] [--analytic]\n"
+    "                      [--json] [-q] [--set PATH=VALUE]...\n"
+    "\n"
+    "Time one collective on the scenario's fabric for a range of sizes and print\n"
+    "an nccl-tests-style table: size, count (4-byte elements), time, algbw and\n"
+    "busbw with nccl-tests' definitions (busbw = algbw x 2(n-1)/n for all-reduce,\n"
+    "(n-1)/n for reduce-scatter, all-gather and all-to-all, 1 otherwise), and\n"
+    "busbw per NIC when the ranks span several nodes (docs/fabric.md).\n"
+    "\n"
+    "  --op OP       allreduce (default), reducescatter, allgather, alltoall,\n"
+    "                broadcast, sendrecv\n"
+    "  --algo ALGO   auto (default: NVLS inside one NVSwitch node, else ring),\n"
+    "                ring, tree, hd (halving-doubling), hierarchical,\n"
+    "                in-network, direct\n"
+    "  --ranks N     the first N GPUs (default: every GPU of the cluster)\n"
+    "  --min, --max  sizes (default 8 and 8G); 8G = 8 GiB as in nccl-tests\n"
+    "                (K, M, G binary); 8GB = 8e9 bytes (dcsim units)\n"
+    "  --factor F    size multiplier between rows (default 2)\n"
+    "  --analytic    the closed-form bottleneck path instead of the flow model\n"
+    "  --json        one JSON object on stdout\n"
+    "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n";
+
+/* ------------------------------------------------------------ shared */
+
+typedef struct net_options {
+    const char *path;
+    const char *sets[MAX_SETS];
+    size_t n_sets;
+    int json, quiet, analytic;
+    const char *export_path;
+    const char *op, *algo, *ranks, *min, *max, *factor;
+} net_options;
+
+static int parse_options(const char *command, int argc, char **argv, net_options *o,
+                         int netbench)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        struct { const char *name; const char **slot; } valued[] = {
+            {"--export", &o->export_path}, {"--op", &o->op},   {"--algo", &o->algo},
+            {"--ranks", &o->ranks},        {"--min", &o->min}, {"--max", &o->max},
+            {"--factor", &o->factor},
+        };
+        int matched = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
+            int for_me = netbench ? k > 0 : k == 0;
+            if (for_me && cli_is_option(a, valued[k].name)) {
+                if (!(v = cli_option_value(argc, argv, &i, valued[k].name)))
+                    return cli_usage_error(command, "%s needs a value", valued[k].name);
+                *valued[k].slot = v;
+                matched = 1;
+            }
+        }
+        if (matched)
+            continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(netbench ? usage_netbench : usage_topo, stdout);
+            return -1;
+        } else if (cli_is_option(a, "--set")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '='))
+                return cli_usage_error(command, "--set needs PATH=VALUE%s", "");
+            if (o->n_sets == MAX_SETS)
+                return cli_usage_error(command, "more than 256 --set options%s", "");
+            o->sets[o->n_sets++] = v;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (netbench && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
+            o->quiet = 1;
+        } else if (netbench && !strcmp(a, "--analytic")) {
+            o->analytic = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error(command, "unknown option '%s'", a);
+        } else if (!o->path) {
+            o->path = a;
+        } else {
+            return cli_usage_error(command, "more than one scenario given ('%s')", a);
+        }
+    }
+    return 0;
+}
+
+/* Load the scenario and build its fabric. Returns 0 or an exit status. */
+static int load_fabric(const net_options *o, scn_scenario *s, fabric *f)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    if (scn_load_flags(o->path, o->sets, o->n_sets, SCN_LOAD_NO_FIT_CHECK, s, &err))
+        return cli_print_error(&err);
+    if (!s->has_fabric) {
+        fprintf(stderr, "%s: error: the scenario has no <cluster><fabric>: add one (docs/fabric.md; "
+                        "scenarios/examples/superpod-h100.xml is an example)\n", s->source);
+        scn_scenario_free(s);
+        return CLI_EXIT_INPUT;
+    }
+    char why[512];
+    if (fabric_build(&s->fabric, f, why, sizeof why)) {
+        fprintf(stderr, "%s: error: <fabric>: %s\n", s->source, why);
+        scn_scenario_free(s);
+        return CLI_EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ topo */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Write the export to a temporary name, renamed on success: an interrupted
+ * or failed export never leaves a partial file under the final name. */
+static int write_export(const topo_graph *g, const char *path)
+{
+    int dot = ends_with(path, ".dot") || ends_with(path, ".gv");
+    if (!dot && !ends_with(path, ".graphml") && !ends_with(path, ".xml")) {
+        fprintf(stderr, "dcsim topo: error: --export %s: the name must end in .graphml, .xml, "
+                        ".dot or .gv (it chooses the format)\n", path);
+        return CLI_EXIT_INPUT;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) {
+        fprintf(stderr, "dcsim topo: error: --export %s: cannot write there\n", path);
+        return CLI_EXIT_INPUT;
+    }
+    char why[256];
+    int rc = dot ? topo_export_dot(g, fp, why, sizeof why)
+                 : topo_export_graphml(g, fp, why, sizeof why);
+    if (fclose(fp) && !rc) {
+        rc = -1;
+        snprintf(why, sizeof why, "write error");
+    }
+    if (rc || rename(tmp, path)) {
+        remove(tmp);
+        fprintf(stderr, "dcsim topo: error: --export %s: %s\n", path, rc ? why : "cannot rename");
+        return CLI_EXIT_INPUT;
+    }
+    return 0;
+}
+
+static void print_topo_text(const scn_scenario *s, const fabric *f, const topo_stats *st)
+{
+    const fabric_config *c = &s->fabric;
+    printf("fabric        %s of %s links (%.4g GB/s per direction, %.4g GB/s effective)\n",
+           fabric_topology_name(c->topology), c->link.name, c->link.bytes_per_s / 1e9,
+           f->link_bytes_per_s / 1e9);
+    printf("GPUs          %u (fabric host ports %u)\n", f->gpus, st->n_hosts);
+    if (st->n_scaleup_domains)
+        printf("scale-up      %u domains of %u GPUs, %s (%.4g GB/s per GPU effective)\n",
+               st->n_scaleup_domains, c->gpus_per_node, c->scaleup.name,
+               f->scaleup_link_bytes_per_s / 1e9);
+    printf("switches      %u:", st->n_switches);
+    for (int t = 1; t <= TOPO_STATS_MAX_TIER; t++)
+        if (st->switches_per_tier[t])
+            printf(" tier %d %u%s", t, st->switches_per_tier[t],
+                   t < TOPO_STATS_MAX_TIER && st->switches_per_tier[t + 1] ? "," : "");
+    printf("\n");
+    if (st->n_planes > 1)
+        printf("planes        %u of %u switches\n", st->n_planes, st->switches_per_plane[0]);
+    printf("links         %u directed\n", st->n_links);
+    printf("cables        %u fabric, %u scale-up\n", st->n_fabric_cables, st->n_scaleup_cables);
+    printf("transceivers  %u (one per end of every fabric cable; an upper bound: short runs "
+           "may be copper)\n", st->n_transceivers);
+    printf("bisection     %.6g TB/s one way (%.4g%% of the GPUs' injection)\n",
+           st->bisection_bytes_per_s / 1e12,
+           100.0 * st->bisection_bytes_per_s / (st->n_hosts / 2.0 * f->link_bytes_per_s));
+    if (st->diameter_links == UINT32_MAX)
+        printf("diameter      disconnected\n");
+    else
+        printf("diameter      %u links host to host\n", st->diameter_links);
+    printf("max radix     %u ports\n", st->max_switch_radix);
+    printf("routing       %s, %s paths", topo_balance_name(c->routing.balance),
+           topo_path_class_name(c->routing.path_class));
+    if (c->routing.balance == TOPO_BALANCE_ECMP)
+        printf(", %u QP%s per connection", c->routing.qps, c->routing.qps > 1 ? "s" : "");
+    printf("\n");
+}
+
+static void print_topo_json(const scn_scenario *s, const fabric *f, const topo_stats *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
+    cJSON_AddStringToObject(o, "link", s->fabric.link.name);
+    cJSON_AddNumberToObject(o, "link_bytes_per_s", f->link_bytes_per_s);
+    cJSON_AddNumberToObject(o, "gpus", f->gpus);
+    cJSON_AddNumberToObject(o, "hosts", st->n_hosts);
+    cJSON_AddNumberToObject(o, "scaleup_domains", st->n_scaleup_domains);
+    cJSON_AddNumberToObject(o, "switches", st->n_switches);
+    cJSON *tiers = cJSON_AddArrayToObject(o, "switches_per_tier");
+    for (int t = 1; t <= TOPO_STATS_MAX_TIER; t++)
+        cJSON_AddItemToArray(tiers, cJSON_CreateNumber(st->switches_per_tier[t]));
+    cJSON_AddNumberToObject(o, "planes", st->n_planes);
+    cJSON_AddNumberToObject(o, "links", st->n_links);
+    cJSON_AddNumberToObject(o, "fabric_cables", st->n_fabric_cables);
+    cJSON_AddNumberToObject(o, "scaleup_cables", st->n_scaleup_cables);
+    cJSON_AddNumberToObject(o, "transceivers", st->n_transceivers);
+    cJSON_AddNumberToObject(o, "bisection_bytes_per_s", st->bisection_bytes_per_s);
+    cJSON_AddNumberToObject(o, "diameter_links",
+                            st->diameter_links == UINT32_MAX ? -1 : (double)st->diameter_links);
+    cJSON_AddNumberToObject(o, "max_switch_radix", st->max_switch_radix);
+    cJSON_AddStringToObject(o, "routing", topo_balance_name(s->fabric.routing.balance));
+    cJSON_AddStringToObject(o, "paths", topo_path_class_name(s->fabric.routing.path_class));
+    char *text = cJSON_Print(o);
+    if (text)
+        puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+int cmd_topo(int argc, char **argv)
+{
+    net_options o;
+    int rc = parse_options("topo", argc, argv, &o, 0);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    scn_scenario s;
+    fabric f;
+    if ((rc = load_fabric(&o, &s, &f)))
+        return rc;
+    topo_stats st;
+    char why[256];
+    if (topo_stats_compute(&f.g, &st, why, sizeof why)) {
+        fprintf(stderr, "%s: error: %s\n", s.source, why);
+        rc = 1;
+    } else {
+        if (o.json)
+            print_topo_json(&s, &f, &st);
+        else
+            print_topo_text(&s, &f, &st);
+        if (o.export_path)
+            rc = write_export(&f.g, o.export_path);
+    }
+    fabric_free(&f);
+    scn_scenario_free(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------ netbench */
+
+/* "8", "64K", "8G" (binary, nccl-tests) or a dcsim data quantity ("8GB"). */
+static int parse_size(const char *text, double *out)
+{
+    char *end;
+    double x = strtod(text, &end);
+    if (end != text && x >= 0 && isfinite(x)) {
+        double mult = 0;
+        if (!*end)
+            mult = 1;
+        else if (!end[1] && (toupper((unsigned char)*end) == 'K'))
+            mult = 1024.0;
+        else if (!end[1] && (toupper((unsigned char)*end) == 'M'))
+            mult = 1024.0 * 1024;
+        else if (!end[1] && (toupper((unsigned char)*end) == 'G'))
+            mult = 1024.0 * 1024 * 1024;
+        if (mult) {
+            *out = floor(x * mult);
+            return 0;
+        }
+    }
+    char why[128];
+    return sim_units_parse(text, SIM_DIM_DATA, out, why, sizeof why) || *out < 0 ? -1 : 0;
+}
+
+typedef struct bench_spec {
+    enum nc_collective op;
+    enum nc_algorithm algo;
+    unsigned ranks;
+    double min, max, factor;
+} bench_spec;
+
+static int parse_bench(const net_options *o, unsigned gpus, bench_spec *b)
+{
+    b->op = NC_ALLREDUCE;
+    b->algo = NC_ALGO_AUTO;
+    b->ranks = gpus;
+    b->min = 8;
+    b->max = 8.0 * 1024 * 1024 * 1024;
+    b->factor = 2;
+    if (o->op && nc_collective_parse(o->op, &b->op))
+        return cli_usage_error("netbench", "--op %s: expected allreduce, reducescatter, "
+                               "allgather, alltoall, broadcast or sendrecv", o->op);
+    if (o->algo && nc_algorithm_parse(o->algo, &b->algo))
+        return cli_usage_error("netbench", "--algo %s: expected auto, ring, tree, hd, "
+                               "hierarchical, in-network or direct", o->algo);
+    if (o->ranks) {
+        char *end;
+        unsigned long n = strtoul(o->ranks, &end, 10);
+        if (*end || end == o->ranks || n < 2 || n > gpus) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "--ranks %%s: expected a whole number from 2 to %u (the "
+                     "cluster's GPUs)", gpus);
+            return cli_usage_error("netbench", msg, o->ranks);
+        }
+        b->ranks = (unsigned)n;
+    }
+    if (o->min && parse_size(o->min, &b->min))
+        return cli_usage_error("netbench", "--min %s: expected a size such as 8, 64K, 1M or 1GB",
+                               o->min);
+    if (o->max && parse_size(o->max, &b->max))
+        return cli_usage_error("netbench", "--max %s: expected a size such as 8, 64K, 1M or 8G",
+                               o->max);
+    if (b->max < b->min)
+        return cli_usage_error("netbench", "--max %s is below --min", o->max ? o->max : "8G");
+    if (o->factor) {
+        char *end;
+        b->factor = strtod(o->factor, &end);
+        if (*end || end == o->factor || !(b->factor > 1) || b->factor > 1024)
+            return cli_usage_error("netbench", "--factor %s: expected a number above 1 and at "
+                                   "most 1024", o->factor);
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* busbw per NIC: ranks span several scale-up domains, one NIC per GPU. */
+static double nic_share(const fabric *f, unsigned ranks)
+{
+    unsigned g = f->nc.domain_size;
+    if (!g || ranks <= g)
+        return 0;
+    return (double)g;
+}
+
+int cmd_netbench(int argc, char **argv)
+{
+    net_options o;
+    int rc = parse_options("netbench", argc, argv, &o, 1);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    scn_scenario s;
+    fabric f;
+    if ((rc = load_fabric(&o, &s, &f)))
+        return rc;
+    bench_spec b;
+    if ((rc = parse_bench(&o, f.gpus, &b))) {
+        fabric_free(&f);
+        scn_scenario_free(&s);
+        return rc;
+    }
+    uint32_t *ranks = malloc((size_t)b.ranks * sizeof *ranks);
+    cJSON *json = o.json ? cJSON_CreateObject() : NULL, *rows = NULL;
+    for (unsigned i = 0; ranks && i < b.ranks; i++)
+        ranks[i] = i;
+    int progress = !o.quiet && isatty(STDERR_FILENO);
+    double per_nic = nic_share(&f, b.ranks), started = now_s();
+    enum nc_algorithm used = b.algo;
+    rc = ranks ? 0 : 1;
+    for (double size = b.min; !rc && size <= b.max * (1 + 1e-12); size = floor(size * b.factor)) {
+        nc_plan plan;
+        nc_result res;
+        char why[512];
+        if (nc_plan_build(&plan, &f.nc, b.op, b.algo, ranks, b.ranks, size, why, sizeof why)) {
+            fprintf(stderr, "dcsim netbench: error: %s\n", why);
+            rc = CLI_EXIT_INPUT;
+            break;
+        }
+        used = plan.algo;
+        if (!rows) { /* the header once the algorithm is known */
+            if (json) {
+                cJSON_AddStringToObject(json, "op", nc_collective_name(b.op));
+                cJSON_AddStringToObject(json, "algorithm", nc_algorithm_name(used));
+                cJSON_AddNumberToObject(json, "ranks", b.ranks);
+                cJSON_AddStringToObject(json, "model", o.analytic ? "analytic" : "flow");
+                rows = cJSON_AddArrayToObject(json, "rows");
+            } else {
+                printf("# dcsim netbench: %s, algorithm %s, %u ranks, %s fabric of %s, %s\n",
+                       nc_collective_name(b.op), nc_algorithm_name(used), b.ranks,
+                       fabric_topology_name(s.fabric.topology), s.fabric.link.name,
+                       o.analytic ? "analytic bottleneck path" : "max-min flow model");
+                printf("#%13s %13s %6s %12s %9s %9s %10s\n", "size", "count", "type", "time",
+                       "algbw", "busbw", "busbw/NIC");
+                printf("#%13s %13s %6s %12s %9s %9s %10s\n", "(B)", "(elements)", "", "(us)",
+                       "(GB/s)", "(GB/s)", "(GB/s)");
+                rows = (cJSON *)1; /* header printed */
+            }
+        }
+        rc = o.analytic ? nc_analytic(&plan, &f.nc, &res, why, sizeof why)
+                        : nc_simulate(&plan, &f.nc, &res, why, sizeof why);
+        nc_plan_free(&plan);
+        if (rc) {
+            fprintf(stderr, "dcsim netbench: error: %s\n", why);
+            rc = 1;
+            break;
+        }
+        double nic = per_nic ? res.busbw / per_nic : NAN;
+        if (json) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(r, "bytes", size);
+            cJSON_AddNumberToObject(r, "time_s", res.time_s);
+            cJSON_AddNumberToObject(r, "algbw_bytes_per_s", res.algbw);
+            cJSON_AddNumberToObject(r, "busbw_bytes_per_s", res.busbw);
+            if (per_nic)
+                cJSON_AddNumberToObject(r, "busbw_per_nic_bytes_per_s", nic);
+            cJSON_AddNumberToObject(r, "flows", (double)res.flows);
+            cJSON_AddNumberToObject(r, "recomputes", (double)res.recomputes);
+            cJSON_AddNumberToObject(r, "events", (double)res.events);
+            cJSON_AddItemToArray(rows, r);
+        } else {
+            char nic_text[32] = "-";
+            if (per_nic)
+                snprintf(nic_text, sizeof nic_text, "%.2f", nic / 1e9);
+            printf("%14.0f %13.0f %6s %12.2f %9.2f %9.2f %10s\n", size, floor(size / 4), "float",
+                   res.time_s * 1e6, res.algbw / 1e9, res.busbw / 1e9, nic_text);
+        }
+        if (progress && now_s() - started > 1.0)
+            fprintf(stderr, "\rnetbench: %.0f of %.0f bytes done", size, b.max);
+        fflush(stdout);
+    }
+    if (progress && now_s() - started > 1.0)
+        fprintf(stderr, "\r%50s\r", "");
+    if (json && !rc) {
+        char *text = cJSON_Print(json);
+        if (text)
+            puts(text);
+        free(text);
+    }
+    cJSON_Delete(json);
+    free(ranks);
+    fabric_free(&f);
+    scn_scenario_free(&s);
+    return rc;
+}
