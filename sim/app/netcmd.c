@@ -393,6 +393,7 @@ int cmd_netbench(int argc, char **argv)
     int progress = !o.quiet && isatty(STDERR_FILENO);
     double per_nic = nic_share(&f, b.ranks), started = now_s();
     enum nc_algorithm used = b.algo;
+    uint64_t links_used = 0, links_colliding = 0;
     rc = ranks ? 0 : 1;
     for (double size = b.min; !rc && size <= b.max * (1 + 1e-12); size = floor(size * b.factor)) {
         nc_plan plan;
@@ -425,6 +426,14 @@ int cmd_netbench(int argc, char **argv)
         }
         rc = o.analytic ? nc_analytic(&plan, &f.nc, &res, why, sizeof why)
                         : nc_simulate(&plan, &f.nc, &res, why, sizeof why);
+        int last = floor(size * b.factor) > b.max * (1 + 1e-12);
+        if (!rc && last) { /* how the routing spread the largest size over the fabric */
+            nc_result routed = res;
+            if (!o.analytic)
+                rc = nc_analytic(&plan, &f.nc, &routed, why, sizeof why);
+            links_used = routed.fabric_links_used;
+            links_colliding = routed.fabric_links_colliding;
+        }
         nc_plan_free(&plan);
         if (rc) {
             fprintf(stderr, "dcsim netbench: error: %s\n", why);
@@ -457,7 +466,14 @@ int cmd_netbench(int argc, char **argv)
     }
     if (progress && now_s() - started > 1.0)
         fprintf(stderr, "\r%50s\r", "");
+    if (!rc && !json && links_used)
+        printf("# fabric links (switch to switch) at the largest size: %llu used, %llu (%.1f%%) "
+               "carrying more than one connection (%s routing)\n",
+               (unsigned long long)links_used, (unsigned long long)links_colliding,
+               100.0 * links_colliding / links_used, topo_balance_name(s.fabric.routing.balance));
     if (json && !rc) {
+        cJSON_AddNumberToObject(json, "fabric_links_used", (double)links_used);
+        cJSON_AddNumberToObject(json, "fabric_links_colliding", (double)links_colliding);
         char *text = cJSON_Print(json);
         if (text)
             puts(text);

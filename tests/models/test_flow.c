@@ -93,6 +93,32 @@ static void test_maxmin_rates(void)
     sim_engine_destroy(eng);
 }
 
+/* Max-min fairness is not monotone per flow: with a on link 0, b on links 0
+ * and 1, c on link 1 (capacities 1 and 2), a = b = 0.5 and c = 1.5; raising
+ * link 0 to 3 lets b rise to 1, which takes link 1's share from c (c = 1).
+ * The model must reproduce this textbook property, not hide it: the
+ * monotone responses dcsim promises are for collective completion times on
+ * symmetric patterns (tests/models/test_netcoll.c), not for every flow. */
+static void test_maxmin_not_monotone_per_flow(void)
+{
+    double caps[2][2] = {{1, 2}, {3, 2}};
+    double c_rate[2];
+    for (int k = 0; k < 2; k++) {
+        sim_engine *eng = sim_engine_create();
+        flow_net *n = flow_net_create(eng, 2, caps[k], NULL, NULL);
+        topo_usage a[1] = {{0, 1}}, b[2] = {{0, 1}, {1, 1}}, c[1] = {{1, 1}};
+        flow_start(n, a, 1, 1e6, INFINITY, 0, 0);
+        flow_start(n, b, 2, 1e6, INFINITY, 0, 0);
+        uint32_t fc = flow_start(n, c, 1, 1e6, INFINITY, 0, 0);
+        sim_run(eng, 0.0);
+        c_rate[k] = flow_rate(n, fc);
+        flow_net_destroy(n);
+        sim_engine_destroy(eng);
+    }
+    CHECK_NEAR(c_rate[0], 1.5, 1e-12);
+    CHECK_NEAR(c_rate[1], 1.0, 1e-12);
+}
+
 /* Latency delays the report, not the bandwidth; identical flows finishing at
  * one instant are one batch (one filling for all of them). */
 static void test_latency_and_batches(void)
@@ -265,6 +291,7 @@ int main(void)
 {
     test_share_then_speed_up();
     test_maxmin_rates();
+    test_maxmin_not_monotone_per_flow();
     test_latency_and_batches();
     test_incremental_equals_full();
     test_fattree_routes();
