@@ -194,7 +194,20 @@ int fabric_build(const fabric_config *c, fabric *f, char *why, size_t why_size)
         fabric_free(f);
         FAIL("%s", rwhy);
     }
+    if (c->link.incast_efficiency > 0 && c->link.incast_efficiency < 1) {
+        f->incast_efficiency = malloc(((size_t)f->g.n_links + 1) * sizeof *f->incast_efficiency);
+        if (!f->incast_efficiency) {
+            fabric_free(f);
+            FAIL("out of memory for the fabric");
+        }
+        for (uint32_t l = 0; l < f->g.n_links; l++) /* many-to-one into a receiving NIC */
+            f->incast_efficiency[l] = f->g.node_kind[f->g.link_src[l]] == TOPO_SWITCH &&
+                                              f->g.node_kind[f->g.link_dst[l]] == TOPO_HOST
+                                          ? c->link.incast_efficiency
+                                          : 1.0;
+    }
     collective_parameters(c, f);
+    f->nc.incast_efficiency = f->incast_efficiency;
     return 0;
 }
 
@@ -203,6 +216,7 @@ void fabric_free(fabric *f)
     if (!f)
         return;
     topo_router_destroy(f->router);
+    free(f->incast_efficiency);
     topo_graph_fini(&f->g);
     memset(f, 0, sizeof *f);
 }

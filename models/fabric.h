@@ -58,6 +58,8 @@ typedef struct fabric {
     unsigned gpus;
     double link_bytes_per_s;     /* effective fabric link capacity */
     double scaleup_link_bytes_per_s; /* effective, per GPU and direction; 0 = none */
+    double *incast_efficiency;   /* per link: the fabric technology's incast efficiency on
+                                    switch-to-host links, 1 elsewhere; NULL when not given */
 } fabric;
 
 const char *fabric_topology_name(int t); /* "fat-tree", "leaf-spine", "rail-optimized",

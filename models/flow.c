@@ -42,6 +42,7 @@ struct flow_net {
     void *ctx;
     uint32_t n_links;
     double *capacity, *load, *link_bytes;
+    double *incast;        /* per link, or NULL: capacity factor under incast */
     link_list *on_link;
     /* per flow */
     uint32_t n_flows, cap_flows;
@@ -117,6 +118,7 @@ void flow_net_destroy(flow_net *n)
         free(n->on_link[l].e);
     for (uint32_t f = 0; n->use && f < n->n_flows; f++)
         free(n->use[f]);
+    free(n->incast);
     void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->link_mark,
                       n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
                       n->heap_pos, n->use, n->n_use, n->bytes, n->left, n->rate, n->since,
@@ -172,6 +174,7 @@ static void mark_dirty(flow_net *n, uint32_t link)
 }
 
 static void on_recompute(sim_engine *eng, void *ctx, uint64_t data);
+static double link_capacity(const flow_net *n, uint32_t l);
 static void on_done(sim_engine *eng, void *ctx, uint64_t data);
 static void on_deliver(sim_engine *eng, void *ctx, uint64_t data);
 
@@ -411,7 +414,7 @@ static void fill(flow_net *n, uint32_t nf, uint32_t nl)
     n->heap_n = 0;
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
-        n->cap_left[l] = n->capacity[l];
+        n->cap_left[l] = link_capacity(n, l);
         n->w_unfrozen[l] = 0;
         n->n_unfrozen[l] = 0;
     }
@@ -560,6 +563,34 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
 
 const double *flow_net_link_load(const flow_net *n) { return n->load; }
 
+int flow_net_set_incast(flow_net *n, const double *eff)
+{
+    if (!eff) {
+        free(n->incast);
+        n->incast = NULL;
+        return 0;
+    }
+    for (uint32_t l = 0; l < n->n_links; l++)
+        if (!(eff[l] > 0 && eff[l] <= 1))
+            return -1;
+    double *copy = malloc(((size_t)n->n_links + 1) * sizeof *copy);
+    if (!copy)
+        return -1;
+    memcpy(copy, eff, (size_t)n->n_links * sizeof *copy);
+    free(n->incast);
+    n->incast = copy;
+    return 0;
+}
+
+/* Link l's capacity now: reduced by the incast factor while two or more
+ * flows converge on it. */
+static double link_capacity(const flow_net *n, uint32_t l)
+{
+    if (n->incast && n->on_link[l].n >= 2)
+        return n->capacity[l] * n->incast[l];
+    return n->capacity[l];
+}
+
 void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)
 {
     for (size_t i = 0; i < k; i++)
@@ -604,7 +635,7 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
             const link_entry *e = &n->on_link[l].e[i];
             sum += n->rate[e->flow] * n->use[e->flow][e->use].weight;
         }
-        if (sum > n->capacity[l] * (1 + 1e-9)) {
+        if (sum > link_capacity(n, l) * (1 + 1e-9)) {
             *link = l;
             *used = sum;
             return 1;
@@ -620,7 +651,7 @@ static void check_capacity(const flow_net *n, uint32_t nl)
     double used;
     if (capacity_violation(n, n->comp_links, nl, &l, &used)) {
         fprintf(stderr, "flow model invariant broken: link %u carries %.17g B/s > capacity %.17g\n",
-                l, used, n->capacity[l]);
+                l, used, link_capacity(n, l));
         abort();
     }
 }
@@ -632,7 +663,7 @@ int flow_net_check(const flow_net *n, char *why, size_t why_size)
     double used;
     if (capacity_violation(n, NULL, n->n_links, &l, &used)) {
         snprintf(why, why_size, "link %u carries %.17g B/s, capacity %.17g", l, used,
-                 n->capacity[l]);
+                 link_capacity(n, l));
         return -1;
     }
     double in_flight = 0;

@@ -62,6 +62,11 @@ uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, doub
  * adaptive routing and UGAL compare). n_links entries. */
 const double *flow_net_link_load(const flow_net *net);
 
+/* Incast: efficiency[l] in (0, 1] scales link l's capacity while two or
+ * more flows share it (many-to-one into a receiver); 1 = none. Copied;
+ * NULL clears. Returns 0 or -1 (a value out of range, no memory). */
+int flow_net_set_incast(flow_net *net, const double *efficiency);
+
 /* Add sign x the usage weights to the per-link load without starting a
  * flow: a caller routing several connections of one flow one after another
  * reserves each route so that the next adaptive choice sees it, then

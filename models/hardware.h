@@ -68,6 +68,8 @@ typedef struct hw_link {
     double step_latency_s;        /* one collective step (NCCL's hwLat); 0 = not given */
     double reduction_efficiency;  /* in-network all-reduce algbw / rate; 0 = not measured */
     double reduction_latency_s;   /* fixed cost of one in-network all-reduce; 0 = not given */
+    double incast_efficiency;     /* capacity fraction of a link into a host when two or more
+                                     flows converge on it; 0 = not given (no loss) */
 } hw_link;
 
 #define HW_TILE_M 256

@@ -628,7 +628,7 @@ int nc_simulate(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
         build_dependents(p, &x.next_offset, &x.next))
         goto done;
     x.net = flow_net_create(x.eng, f->g->n_links, f->g->link_bytes_per_s, flow_finished, &x);
-    if (!x.net)
+    if (!x.net || (f->incast_efficiency && flow_net_set_incast(x.net, f->incast_efficiency)))
         goto done;
     for (uint32_t i = 0; i < p->n_phases; i++)
         x.deps_left[i] = p->phase[i].n_deps;
@@ -746,7 +746,10 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
             double rate = ph->rate_cap;
             for (size_t k = units[u].first; k < units[u].first + units[u].n; k++) {
                 uint32_t l = unit_links[k];
-                double r = g->link_bytes_per_s[l] / load[l];
+                double cap = g->link_bytes_per_s[l];
+                if (f->incast_efficiency && load[l] > 1 + 1e-9)
+                    cap *= f->incast_efficiency[l]; /* more than one flow's worth converges */
+                double r = cap / load[l];
                 if (r < rate)
                     rate = r;
             }

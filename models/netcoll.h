@@ -76,6 +76,7 @@ typedef struct nc_fabric {
     double scaleup_reduction_bytes_per_s; /* NVLS per GPU; 0 = not available */
     double scaleup_reduction_latency_s;
     double fabric_reduction_bytes_per_s;  /* SHARP per NIC; 0 = not available */
+    const double *incast_efficiency; /* per link (flow_net_set_incast), or NULL */
     unsigned channels;            /* ring channels (0: one per GPU of a domain) */
     unsigned chunks;              /* hierarchical pipeline chunks (>= 1) */
 } nc_fabric;

@@ -691,6 +691,8 @@ static int parse_link(loader *ld, xmlNode *n)
         rc = get_quantity(ld, n, "reduction-latency", SIM_DIM_TIME, 0, &lk.reduction_latency_s);
     if (!rc)
         rc = non_negative(ld, n, "reduction-latency", lk.reduction_latency_s);
+    if (!rc)
+        rc = get_fraction(ld, n, "incast-efficiency", &lk.incast_efficiency);
     if (rc)
         return rc;
     return add_entry(ld, CAT_LINK, &lk, n);
@@ -1047,6 +1049,8 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
                                                                : TOPO_BALANCE_ADAPTIVE;
     if (!rc)
         rc = parse_fabric_numbers(ld, n, c);
+    if (!rc)
+        rc = get_fraction(ld, n, "incast-efficiency", &c->link.incast_efficiency);
     if (rc)
         return rc;
     if (has_attr(n, "routing")) {

@@ -119,6 +119,34 @@ static void test_maxmin_not_monotone_per_flow(void)
     CHECK_NEAR(c_rate[1], 1.0, 1e-12);
 }
 
+/* Incast: a link with efficiency 0.5 keeps its full capacity for one flow
+ * and halves it once two flows converge on it; when one of them ends the
+ * other gets the whole link back. */
+static void test_incast(void)
+{
+    sim_engine *eng = sim_engine_create();
+    done_log d = {.eng = eng};
+    double cap[2] = {100, 100}, eff[2] = {0.5, 1.0};
+    flow_net *n = flow_net_create(eng, 2, cap, on_done, &d);
+    CHECK(flow_net_set_incast(n, eff) == 0);
+    double bad[2] = {0.0, 1.0};
+    CHECK(flow_net_set_incast(n, bad) == -1);
+    topo_usage u = {0, 1.0};
+    uint32_t a = flow_start(n, &u, 1, 100, INFINITY, 0, 1);
+    sim_run(eng, 0.0);
+    CHECK_NEAR(flow_rate(n, a), 100, 1e-12);
+    uint32_t b = flow_start(n, &u, 1, 25, INFINITY, 0, 2);
+    sim_run(eng, 0.0);
+    CHECK_NEAR(flow_rate(n, a), 25, 1e-12); /* 100 x 0.5 shared by two */
+    CHECK_NEAR(flow_rate(n, b), 25, 1e-12);
+    sim_run(eng, INFINITY);
+    /* b: 25 B at 25 B/s ends at 1 s; a has 75 left, then 100 B/s: 1.75 s */
+    CHECK_NEAR(done_time(&d, 2), 1.0, 1e-12);
+    CHECK_NEAR(done_time(&d, 1), 1.75, 1e-12);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
 /* Latency delays the report, not the bandwidth; identical flows finishing at
  * one instant are one batch (one filling for all of them). */
 static void test_latency_and_batches(void)
@@ -293,6 +321,7 @@ int main(void)
     test_maxmin_rates();
     test_maxmin_not_monotone_per_flow();
     test_latency_and_batches();
+    test_incast();
     test_incremental_equals_full();
     test_fattree_routes();
     test_dragonfly_routes();
