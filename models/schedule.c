@@ -1,0 +1,247 @@
+/* schedule.c - pipeline-parallel schedules (see schedule.h): build each
+ * stage's task order, then time the tasks with one dependency sweep.
+ * Invariant: a task's start is max(end of the stage's previous task, its
+ * inputs' arrival), so the times are those of the DAG whatever order the
+ * sweep visits the stages in. O(m v p) time and memory. */
+#include "schedule.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case SCHEDULE_1F1B: return "1F1B";
+    case SCHEDULE_INTERLEAVED: return "interleaved 1F1B";
+    case SCHEDULE_GPIPE: return "GPipe";
+    default: return "?";
+    }
+}
+
+static int times_ok(const double *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(t[i]) || t[i] < 0.0)
+            return 0;
+    return 1;
+}
+
+/* The k-th forward (or backward) of stage s, 0 <= k < m v. With v = 1 this
+ * is micro-batch k, chunk 0. Interleaved (Megatron-LM,
+ * get_model_chunk_id/get_microbatch_id_in_model_chunk): micro-batches go p
+ * at a time through each chunk, chunks in order for forwards and in
+ * reverse for backwards. */
+static void task_at(unsigned p, unsigned v, size_t k, int backward, sched_task *t)
+{
+    unsigned c = (unsigned)((k / p) % v);
+    t->chunk = backward ? v - 1 - c : c;
+    t->microbatch = (unsigned)((k / ((size_t)p * v)) * p + k % p);
+    t->backward = backward;
+}
+
+/* Fill one stage's 2 m v tasks in the order it runs them. */
+static void stage_order(const sched_input *in, unsigned s, sched_task *t)
+{
+    unsigned p = in->pp, v = in->vpp;
+    size_t n = (size_t)in->microbatches * v, w, r, k, i = 0;
+
+    if (in->kind == SCHEDULE_GPIPE) {
+        w = n; /* every forward first; the "steady" loop below is empty */
+    } else if (in->kind == SCHEDULE_1F1B) {
+        w = p - s - 1; /* Megatron forward_backward_pipelining_without_interleaving */
+    } else {
+        /* forward_backward_pipelining_with_interleaving */
+        w = (size_t)(p - s - 1) * 2 + (size_t)(v - 1) * p;
+    }
+    if (w > n)
+        w = n;
+    r = n - w;
+    for (k = 0; k < w; k++)
+        task_at(p, v, k, 0, &t[i++]);
+    for (k = 0; k < r; k++) {
+        task_at(p, v, w + k, 0, &t[i++]);
+        task_at(p, v, k, 1, &t[i++]);
+    }
+    for (k = r; k < n; k++)
+        task_at(p, v, k, 1, &t[i++]);
+    for (k = 0; k < 2 * n; k++)
+        t[k].stage = s;
+}
+
+int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_size)
+{
+    if (!in || !out)
+        FAIL("schedule: no input or no result record");
+    if (in->kind != SCHEDULE_1F1B && in->kind != SCHEDULE_INTERLEAVED &&
+        in->kind != SCHEDULE_GPIPE)
+        FAIL("schedule: unknown pipeline schedule %d (1F1B, interleaved or GPipe)", in->kind);
+    unsigned p = in->pp, v = in->vpp, m = in->microbatches;
+    if (p == 0 || v == 0 || m == 0)
+        FAIL("schedule: pipeline stages (%u), virtual chunks (%u) and micro-batches (%u) "
+             "must all be >= 1", p, v, m);
+    if (in->kind == SCHEDULE_INTERLEAVED) {
+        if (v < 2)
+            FAIL("schedule: interleaved 1F1B needs 2 or more virtual chunks per stage, got %u", v);
+        if (m % p != 0)
+            FAIL("schedule: interleaved 1F1B needs the micro-batches (%u) to be a multiple of "
+                 "the pipeline stages (%u)", m, p);
+    } else if (v != 1) {
+        FAIL("schedule: %s runs one chunk per stage, got %u virtual chunks", kind_name(in->kind), v);
+    }
+    /* positions P = p v, tasks 2 m P; every array below is at most that */
+    size_t P = (size_t)p * v, n = (size_t)m * v;
+    if (P / v != p || n / v != m || P > SIZE_MAX / 2 / m / sizeof(sched_task))
+        FAIL("schedule: %u stages x %u chunks x %u micro-batches is too many tasks", p, v, m);
+    size_t total = 2 * (size_t)m * P;
+    if (!in->t_forward || !in->t_backward)
+        FAIL("schedule: forward and backward times are required");
+    if (!times_ok(in->t_forward, P) || !times_ok(in->t_backward, P))
+        FAIL("schedule: forward and backward times must be finite numbers of seconds >= 0");
+    if ((in->t_send_forward && !times_ok(in->t_send_forward, P - 1)) ||
+        (in->t_send_backward && !times_ok(in->t_send_backward, P - 1)))
+        FAIL("schedule: transfer times must be finite numbers of seconds >= 0");
+
+    sched_result r = {0};
+    r.tasks = malloc(total * sizeof *r.tasks);
+    r.busy_s = calloc(p, sizeof *r.busy_s);
+    r.bubble_s = calloc(p, sizeof *r.bubble_s);
+    r.chunk_backward_end_s = malloc(P * sizeof *r.chunk_backward_end_s);
+    r.first_forward_start_s = malloc(P * sizeof *r.first_forward_start_s);
+    /* end of forward / backward of (position j, micro-batch i) at j m + i; -1 = not yet */
+    double *fend = malloc(P * m * sizeof *fend);
+    double *bend = malloc(P * m * sizeof *bend);
+    double *free_s = calloc(p, sizeof *free_s);
+    size_t *next = calloc(p, sizeof *next);
+    unsigned *stack = malloc(p * sizeof *stack);
+    unsigned char *queued = calloc(p, 1);
+    int rc = 0;
+    if (!r.tasks || !r.busy_s || !r.bubble_s || !r.chunk_backward_end_s ||
+        !r.first_forward_start_s || !fend || !bend || !free_s || !next || !stack || !queued) {
+        rc = -1;
+        if (why && why_size)
+            snprintf(why, why_size, "schedule: out of memory for %zu tasks", total);
+        goto done;
+    }
+    for (size_t i = 0; i < P * m; i++)
+        fend[i] = bend[i] = -1.0;
+    for (unsigned s = 0; s < p; s++)
+        stage_order(in, s, r.tasks + s * 2 * n);
+
+    /* Sweep: run a stage as far as its inputs allow; whenever it advances,
+     * its neighbours (the only stages its tasks feed) get another look.
+     * Each look either advances or ends, so this is O(tasks). An empty
+     * worklist with tasks left means the order itself waits in a cycle. */
+    size_t n_done = 0, top = 0;
+    for (unsigned s = p; s-- > 0;) {
+        stack[top++] = s;
+        queued[s] = 1;
+    }
+    while (top > 0) {
+        unsigned s = stack[--top];
+        queued[s] = 0;
+        int advanced = 0;
+        while (next[s] < 2 * n) {
+            sched_task *t = &r.tasks[s * 2 * n + next[s]];
+            size_t j = (size_t)t->chunk * p + s, i = t->microbatch;
+            double ready = 0.0, dur;
+            if (!t->backward) {
+                if (j > 0) {
+                    double e = fend[(j - 1) * m + i];
+                    if (e < 0.0)
+                        break;
+                    ready = e + (in->t_send_forward ? in->t_send_forward[j - 1] : 0.0);
+                }
+                dur = in->t_forward[j];
+            } else {
+                ready = fend[j * m + i];
+                if (ready < 0.0)
+                    break;
+                if (j + 1 < P) {
+                    double e = bend[(j + 1) * m + i];
+                    if (e < 0.0)
+                        break;
+                    e += in->t_send_backward ? in->t_send_backward[j] : 0.0;
+                    if (e > ready)
+                        ready = e;
+                }
+                dur = in->t_backward[j];
+            }
+            t->start_s = ready > free_s[s] ? ready : free_s[s];
+            t->end_s = t->start_s + dur;
+            free_s[s] = t->end_s;
+            (t->backward ? bend : fend)[j * m + i] = t->end_s;
+            next[s]++;
+            n_done++;
+            advanced = 1;
+        }
+        if (advanced) {
+            unsigned nb[2] = {(s + 1) % p, (s + p - 1) % p};
+            for (int k = 0; k < 2; k++)
+                if (!queued[nb[k]]) {
+                    stack[top++] = nb[k];
+                    queued[nb[k]] = 1;
+                }
+        }
+    }
+    if (n_done != total) {
+        unsigned s = 0;
+        while (next[s] == 2 * n)
+            s++;
+        const sched_task *t = &r.tasks[s * 2 * n + next[s]];
+        rc = -1;
+        if (why && why_size)
+            snprintf(why, why_size, "schedule: %s order deadlocks (p %u, v %u, m %u): stage %u "
+                     "waits forever at the %s of chunk %u micro-batch %u", kind_name(in->kind),
+                     p, v, m, s, t->backward ? "backward" : "forward", t->chunk, t->microbatch);
+        goto done;
+    }
+
+    for (size_t j = 0; j < P; j++) {
+        r.chunk_backward_end_s[j] = 0.0;
+        r.first_forward_start_s[j] = INFINITY;
+    }
+    for (size_t k = 0; k < total; k++) {
+        const sched_task *t = &r.tasks[k];
+        size_t j = (size_t)t->chunk * p + t->stage;
+        r.busy_s[t->stage] += t->end_s - t->start_s;
+        if (t->end_s > r.iteration_s)
+            r.iteration_s = t->end_s;
+        if (t->backward && t->end_s > r.chunk_backward_end_s[j])
+            r.chunk_backward_end_s[j] = t->end_s;
+        if (!t->backward && t->start_s < r.first_forward_start_s[j])
+            r.first_forward_start_s[j] = t->start_s;
+    }
+    for (unsigned s = 0; s < p; s++)
+        r.bubble_s[s] = r.iteration_s - r.busy_s[s];
+    r.n_tasks = total;
+
+done:
+    free(fend);
+    free(bend);
+    free(free_s);
+    free(next);
+    free(stack);
+    free(queued);
+    if (rc != 0) {
+        sched_result_free(&r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+void sched_result_free(sched_result *r)
+{
+    if (!r)
+        return;
+    free(r->tasks);
+    free(r->busy_s);
+    free(r->bubble_s);
+    free(r->chunk_backward_end_s);
+    free(r->first_forward_start_s);
+    *r = (sched_result){0};
+}
