@@ -213,7 +213,10 @@ static unsigned channels_of(const nc_fabric *f)
 static int build_ring(nc_plan *p, const nc_fabric *f, const uint32_t *r, unsigned n,
                       double bytes, double factor, unsigned rounds, int closed)
 {
-    unsigned C = channels_of(f), domains = whole_domains(f, r, n);
+    unsigned domains = whole_domains(f, r, n);
+    /* channels spread a ring over a node's NICs; ranks one per node (a DP
+     * group) have one NIC each, where more channels change nothing */
+    unsigned C = domains || f->channels ? channels_of(f) : 1;
     unsigned m = domains ? domains : count_domains(f, r, n);
     uint32_t *order = malloc((size_t)n * sizeof *order);
     if (!order)
@@ -383,6 +386,13 @@ int nc_plan_build(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
                   char *why, size_t why_size)
 {
     memset(p, 0, sizeof *p);
+    return nc_plan_append(p, f, coll, algo, r, n, bytes, why, why_size);
+}
+
+int nc_plan_append(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
+                   enum nc_algorithm algo, const uint32_t *r, unsigned n, double bytes,
+                   char *why, size_t why_size)
+{
     if (n < 2)
         FAIL("a collective needs at least 2 ranks, got %u", n);
     if (!(bytes >= 0) || !isfinite(bytes))
@@ -592,6 +602,8 @@ int nc_plan_permutation(nc_plan *p, const nc_fabric *f, const uint32_t *src, con
                         unsigned n, double bytes, char *why, size_t why_size)
 {
     memset(p, 0, sizeof *p);
+    if (!n)
+        FAIL("a permutation needs at least one pair");
     for (unsigned i = 0; i < n; i++)
         if (src[i] >= f->g->n_nodes || dst[i] >= f->g->n_nodes ||
             f->g->node_kind[src[i]] != TOPO_HOST || f->g->node_kind[dst[i]] != TOPO_HOST)
@@ -780,5 +792,39 @@ done:
     free(b.one);
     free(unit_links);
     free(units);
+    return rc;
+}
+
+int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *bytes, char *why,
+                  size_t why_size)
+{
+    const topo_graph *g = f->g;
+    double *load = calloc((size_t)g->n_links + 1, sizeof *load);
+    route_buf b = {0};
+    b.one = malloc(((size_t)g->n_links + 1) * sizeof *b.one);
+    int rc = -1;
+    if (!load || !b.one) {
+        snprintf(why, why_size, "out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < p->n_phases; i++) {
+        const nc_phase *ph = &p->phase[i];
+        for (uint32_t k = 0; k < ph->n_conn; k++) {
+            const nc_conn *c = &p->conn[ph->conn_first + k];
+            long nu = route_conn(f, c, ((uint64_t)i << 32) ^ k, load, &b);
+            if (nu < 0) {
+                snprintf(why, why_size, "no route from host %u to host %u", c->src, c->dst);
+                goto done;
+            }
+            for (long u = 0; u < nu; u++) {
+                load[b.one[u].link] += b.one[u].weight * c->weight;
+                bytes[b.one[u].link] += scale * ph->bytes * c->weight * b.one[u].weight;
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(load);
+    free(b.one);
     return rc;
 }

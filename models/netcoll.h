@@ -147,6 +147,18 @@ int nc_plan_build(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
                   char *why, size_t why_size);
 void nc_plan_free(nc_plan *plan);
 
+/* As nc_plan_build, appending to an existing plan (its phases start at the
+ * same time as the plan's other roots): several collectives at once, e.g.
+ * every data-parallel group of a cluster. */
+int nc_plan_append(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
+                   enum nc_algorithm algo, const uint32_t *ranks, unsigned n, double bytes,
+                   char *why, size_t why_size);
+
+/* Add scale x the bytes the plan puts on every link (routed as the analytic
+ * path routes it) to bytes[n_links]. Returns 0 or -1 with why. */
+int nc_link_bytes(const nc_plan *plan, const nc_fabric *f, double scale, double *bytes,
+                  char *why, size_t why_size);
+
 /* A permutation: pairs src[i] -> dst[i] each move bytes, all at once, as
  * independent flows (one uncoupled phase). */
 int nc_plan_permutation(nc_plan *plan, const nc_fabric *f, const uint32_t *src,

@@ -23,6 +23,7 @@
 #include "netcmd.h"
 #include "scenario.h"
 #include "sizing.h"
+#include "stepcmd.h"
 #include "summary.h"
 #include "trace.h"
 #include "version.h"
@@ -49,6 +50,7 @@ static const char usage_main[] =
     "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
+    "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
     "  topo [SCENARIO.xml]    the fabric: switches, cables, bisection, diameter\n"
     "  netbench [SCENARIO.xml] an nccl-tests-style collective sweep on the fabric\n"
     "  default                print the built-in default scenario\n"
@@ -107,6 +109,8 @@ static int cmd_help(const char *topic)
         fputs(usage_size, stdout);
     else if (strcmp(topic, "calibrate") == 0)
         fputs(calibrate_usage, stdout);
+    else if (strcmp(topic, "step") == 0)
+        fputs(usage_step, stdout);
     else if (strcmp(topic, "topo") == 0)
         fputs(usage_topo, stdout);
     else if (strcmp(topic, "netbench") == 0)
@@ -114,7 +118,7 @@ static int cmd_help(const char *topic)
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate topo netbench default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate step topo netbench default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -350,6 +354,8 @@ int main(int argc, char **argv)
         rc = cmd_size(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "calibrate") == 0) {
         rc = cmd_calibrate(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "step") == 0) {
+        rc = cmd_step(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "topo") == 0) {
         rc = cmd_topo(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "netbench") == 0) {
@@ -357,7 +363,7 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate topo netbench default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate step topo netbench default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

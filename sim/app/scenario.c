@@ -16,12 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xinclude.h>
 #include <libxml/xmlschemas.h>
 
 #include "dragonfly.h"
+#include "rng.h"
 #include "units.h"
 
 extern const unsigned char dcsim_xsd[];
@@ -1292,6 +1295,8 @@ static int check_fits(loader *ld, xmlNode *par_node, const scn_scenario *s)
     return rc;
 }
 
+static int parse_step(loader *ld, xmlNode *n, scn_scenario *s);
+
 static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *job = child(root, "job");
@@ -1312,10 +1317,17 @@ static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
     rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
     if (!rc)
         rc = positive(ld, training, "tokens", c->train_tokens, MAX_TOKENS, "");
-    if (!rc)
+    if (!rc && has_attr(training, "mfu")) {
         rc = get_quantity(ld, training, "mfu", SIM_DIM_FRACTION, 1, &c->mfu_frac);
-    if (!rc && !(c->mfu_frac > 0 && c->mfu_frac <= 1))
-        rc = node_error(ld, training, "mfu", "mfu must be above 0 and at most 100%%");
+        if (!rc && !(c->mfu_frac > 0 && c->mfu_frac <= 1))
+            rc = node_error(ld, training, "mfu", "mfu must be above 0 and at most 100%%");
+    } else if (!rc) {
+        if (!s->has_fabric || !par_node)
+            rc = node_error(ld, training, NULL,
+                            "mfu is required unless the cluster has a <fabric> and the job a "
+                            "<parallelism>, from which the step tier computes the iteration");
+        s->step_computes_iteration = 1;
+    }
     if (rc)
         return rc;
     c->gpu_peak_flops_per_s = s->gpu.peak_flops_per_s[s->precision];
@@ -1363,9 +1375,101 @@ static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
         return node_error(ld, training, has_tpi ? "tokens-per-iteration" : "tokens",
                           "tokens-per-iteration (%.15g) must not exceed tokens (%.15g)",
                           c->tokens_per_iteration, c->train_tokens);
+    int src = parse_step(ld, child(job, "step"), s);
+    if (src)
+        return src;
+    if (s->has_parallelism && s->has_fabric) {
+        unsigned long long need = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+        if (need > s->fabric.gpus)
+            return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
+                              "the cluster's %u", need, s->fabric.gpus);
+        if (s->fabric.gpus_per_node > 1 && s->par.tp > s->fabric.gpus_per_node)
+            fprintf(stderr, "%s: warning: tp = %u spans more than one %u-GPU scale-up domain: "
+                    "tensor-parallel collectives cross the fabric\n", s->source, s->par.tp,
+                    s->fabric.gpus_per_node);
+    }
     if (s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
         return check_fits(ld, par_node, s);
     return 0;
+}
+
+/* <job><step>: the step tier's options and stragglers (docs/step.md) */
+static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    step_options *o = &s->step;
+    step_options_defaults(o);
+    if (!n)
+        return 0;
+    char text[32];
+    if (has_attr(n, "network")) {
+        copy_attr(n, "network", text, sizeof text);
+        o->analytic = !strcmp(text, "analytic");
+    }
+    int rc = 0;
+    if (has_attr(n, "tp-overlap")) {
+        rc = get_quantity(ld, n, "tp-overlap", SIM_DIM_FRACTION, 1, &o->tp_overlap);
+        if (!rc && !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
+            rc = node_error(ld, n, "tp-overlap", "tp-overlap must be between 0%% and 100%%");
+    }
+    if (!rc && has_attr(n, "overlap-grad-reduce"))
+        get_bool(ld, n, "overlap-grad-reduce", &o->overlap_grad_reduce);
+    if (!rc && has_attr(n, "overlap-param-gather"))
+        get_bool(ld, n, "overlap-param-gather", &o->overlap_param_gather);
+    if (!rc && has_attr(n, "bucket")) {
+        rc = get_quantity(ld, n, "bucket", SIM_DIM_COUNT, 1, &o->bucket_params);
+        if (!rc)
+            rc = positive(ld, n, "bucket", o->bucket_params, 1e15, " parameters");
+    }
+    double spread = 0;
+    if (!rc && has_attr(n, "straggler-spread")) {
+        rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &spread);
+        if (!rc && !(spread >= 0 && spread < 0.5))
+            rc = node_error(ld, n, "straggler-spread",
+                            "straggler-spread must be from 0%% to below 50%%");
+    }
+    int named = 0;
+    for (xmlNode *c = n->children; c; c = c->next)
+        named += c->type == XML_ELEMENT_NODE;
+    if (rc || (!named && spread == 0))
+        return rc;
+    uint64_t gpus = s->campaign.gpu_count;
+    s->gpu_speed = malloc(gpus * sizeof *s->gpu_speed);
+    if (!s->gpu_speed)
+        return node_error(ld, n, NULL, "out of memory for %llu GPU speeds",
+                          (unsigned long long)gpus);
+    s->step.n_gpu_speed = (unsigned)gpus;
+    /* spread: each GPU's speed is 1 - |N(0, spread)|, from its own stream, so
+     * the draws do not depend on the GPU count or the thread count */
+    for (uint64_t g = 0; g < gpus; g++) {
+        s->gpu_speed[g] = 1;
+        if (spread > 0) {
+            gsl_rng *r = sim_rng_stream_create(s->seed, SIM_ENTITY_GPU, g, SIM_PURPOSE_SPEED);
+            if (!r)
+                return node_error(ld, n, NULL, "out of memory for random streams");
+            s->gpu_speed[g] = 1 - fabs(gsl_ran_gaussian(r, spread));
+            gsl_rng_free(r);
+        }
+    }
+    for (xmlNode *c = n->children; c && !rc; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        double gpu = 0, speed = 0;
+        rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
+        if (!rc)
+            rc = whole(ld, c, "gpu", gpu);
+        if (!rc && !(gpu >= 0 && gpu < (double)gpus))
+            rc = node_error(ld, c, "gpu", "gpu must be a GPU id from 0 to %llu",
+                            (unsigned long long)gpus - 1);
+        if (!rc)
+            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
+        if (!rc && !(speed > 0 && speed <= 1))
+            rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
+                            "(a straggler is slower: 90%% runs at nine tenths)");
+        if (!rc)
+            s->gpu_speed[(uint64_t)gpu] = speed;
+    }
+    s->step.gpu_speed = s->gpu_speed;
+    return rc;
 }
 
 static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
@@ -1631,5 +1735,6 @@ void scn_scenario_free(scn_scenario *s)
     if (!s)
         return;
     free(s->resolved_xml);
+    free(s->gpu_speed);
     memset(s, 0, sizeof *s);
 }

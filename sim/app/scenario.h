@@ -20,6 +20,7 @@
 #include "memory.h"
 #include "model.h"
 #include "precision.h"
+#include "step.h"
 #include "workload.h"
 
 typedef struct scn_scenario {
@@ -37,6 +38,9 @@ typedef struct scn_scenario {
     campaign_config campaign;
     int has_fabric;         /* <cluster><fabric> given */
     fabric_config fabric;   /* the network, checked buildable at load time */
+    int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
+    step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */
+    double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;

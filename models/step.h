@@ -1,0 +1,105 @@
+/* step.h - the step tier: one training iteration of the whole cluster, from
+ * the workload's operations, the compute model and the fabric.
+ *
+ * Placement (Megatron-LM's default order, TP innermost): GPU id =
+ * t + tp (c + cp (d + dp s)) for tensor rank t, context rank c, data rank
+ * d and pipeline stage s, so a TP group is consecutive GPUs (inside a node
+ * when tp divides the scale-up domain), a DP group for (s, c, t) strides
+ * over nodes on one rail, and stage s + 1 of the same replica is dp cp tp
+ * GPUs further on. Expert-parallel groups are ep consecutive data ranks.
+ *
+ * What one micro-batch costs a stage (per GPU; every GPU of a stage does
+ * the same work):
+ *   compute   sum of the op times (compute.h), x 1/speed of the stage's
+ *             slowest GPU (a straggler slows its whole TP group, which
+ *             synchronises every layer)
+ *   TP        each collective timed on the fabric (the stage's first TP
+ *             group; TP groups share no links). A fraction tp_overlap of it
+ *             hides behind GEMMs (Megatron --tp-comm-overlap); the rest is
+ *             exposed. Hidden communication costs compute nothing (rule 1,
+ *             tested: overlap never makes a step slower).
+ *   CP        the K/V ring exchange overlaps the attention it feeds: exposed
+ *             = max(0, exchange - attention) (rule 2).
+ *   EP        all-to-all dispatch and combine, fully exposed (rule 3: the
+ *             experts need the tokens).
+ *   PP        activation and gradient sends between neighbouring stages,
+ *             all replicas' sends of one boundary at once on the fabric;
+ *             they occupy no stage (own stream) but delay the receiver.
+ * The pipeline schedule (schedule.h) places the tasks. Data-parallel
+ * gradient reduction (all-reduce, or reduce-scatter with a sharded
+ * optimizer) runs in buckets of bucket_params parameters that become ready
+ * evenly during each chunk's last backward (Megatron --overlap-grad-reduce)
+ * and go one after another on the group's communicator; a bucket's time is
+ * that of the collective with every DP group of the cluster reducing at once
+ * (contention on shared links, a conservative bound). Then the optimizer step
+ * (its ops) and, with a sharded optimizer, the parameter all-gather, which
+ * hides behind the next iteration's first forward when overlap_param_gather
+ * is set (Megatron --overlap-param-gather; exposed = the excess).
+ * Iteration time = the slowest stage's end over every replica.
+ */
+#ifndef DCSIM_MODELS_STEP_H
+#define DCSIM_MODELS_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compute.h"
+#include "fabric.h"
+#include "workload.h"
+
+enum step_part { STEP_COMPUTE = 0, STEP_TP, STEP_PP, STEP_DP, STEP_CP, STEP_EP, STEP_BUBBLE,
+                 STEP_OPTIMIZER, STEP_PART_COUNT };
+
+typedef struct step_options {
+    int analytic;               /* network: 0 flow model, 1 analytic path */
+    double tp_overlap;          /* fraction of TP communication hidden, [0, 1] */
+    int overlap_grad_reduce;    /* DP buckets start during the last backward */
+    int overlap_param_gather;   /* parameter all-gather behind the next forward */
+    double bucket_params;       /* parameters per DP bucket (> 0) */
+    const double *gpu_speed;    /* per GPU, > 0, 1 = nominal (stragglers < 1); NULL = all 1 */
+    unsigned n_gpu_speed;
+} step_options;
+
+typedef struct step_stage {
+    double part_s[STEP_PART_COUNT]; /* per iteration, the slowest replica's stage */
+    double end_s;                   /* when the stage is done (incl. DP and optimizer) */
+    double compute_fraction;        /* busy computing / iteration (power: full load) */
+    double comm_fraction;           /* exposed communication only / iteration */
+} step_stage;
+
+#define STEP_TIERS 4 /* 0 scale-up, 1 host-leaf, 2 leaf-spine, 3 spine-core / global */
+
+typedef struct step_profile {
+    double iteration_s;
+    double tokens_per_s;
+    double model_flops_per_gpu_s;    /* Megatron-Core's model FLOPs / s / GPU */
+    double mfu, hfu;
+    unsigned n_stages;
+    step_stage *stage;
+    double part_s[STEP_PART_COUNT];  /* the critical stage's breakdown */
+    unsigned critical_stage;
+    /* stragglers: the slowest GPU and what it cost */
+    uint32_t slowest_gpu;
+    double slowest_speed;
+    double wait_s;                   /* how long the nominal replicas waited for it */
+    /* fabric: bytes per iteration and peak link utilisation per tier */
+    double tier_bytes[STEP_TIERS];
+    double tier_peak_utilisation[STEP_TIERS];
+    uint32_t n_links;
+    double *link_bytes;              /* per link per iteration (n_links), owned */
+} step_profile;
+
+void step_options_defaults(step_options *o);
+
+/* GPU id of (stage, data rank, context rank, tensor rank). */
+uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned c, unsigned t);
+
+/* Simulate one iteration. The fabric must hold tp cp dp pp GPUs. Returns 0,
+ * or -1 with a one-line reason. Free with step_profile_free. */
+int step_simulate(const workload *w, const compute_device *dev, fabric *f,
+                  const step_options *o, step_profile *out, char *why, size_t why_size);
+void step_profile_free(step_profile *p);
+
+const char *step_part_name(int part); /* "compute", "tp", ..., "optimizer" */
+
+#endif

@@ -1,0 +1,182 @@
+/* stepcmd.c - `dcsim step` and the step profile for `dcsim run` (see
+ * stepcmd.h). */
+#include "stepcmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "compute.h"
+#include "fabric.h"
+#include "hardware.h"
+#include "workload.h"
+
+#define MAX_SETS 256
+
+const char usage_step[] =
+    "usage: dcsim step [SCENARIO.xml] [--analytic] [--json] [--set PATH=VALUE]...\n"
+    "\n"
+    "Simulate one training iteration of the scenario's job on its cluster and\n"
+    "print where the time goes: iteration time, tokens/s, model TFLOP/s per GPU,\n"
+    "MFU and HFU (Megatron-Core FLOP counting), the critical pipeline stage's\n"
+    "breakdown (compute, exposed TP / PP / DP / CP / EP communication, bubble,\n"
+    "optimizer), every stage's, the fabric's bytes and peak link utilisation\n"
+    "per tier, and stragglers (docs/step.md). Needs <cluster><fabric> and\n"
+    "<job><parallelism>.\n"
+    "\n"
+    "  --analytic   the analytic network path instead of the flow model\n"
+    "               (same as --set job/step/@network=analytic)\n"
+    "  --json       the profile as one JSON object\n";
+
+int app_step_profile(const scn_scenario *s, step_profile *out, char *why, size_t why_size)
+{
+    if (!s->has_fabric || !s->has_parallelism) {
+        snprintf(why, why_size, "the step tier needs <cluster><fabric> and <job><parallelism>");
+        return -1;
+    }
+    workload w;
+    compute_device dev;
+    fabric f;
+    unsigned long long gpus = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+    if (workload_build(&s->arch, &s->par, gpus, &w, why, why_size))
+        return -1;
+    int rc = hw_compute_device(&s->gpu, s->precision, &dev, why, why_size);
+    if (!rc)
+        rc = fabric_build(&s->fabric, &f, why, why_size);
+    if (!rc) {
+        rc = step_simulate(&w, &dev, &f, &s->step, out, why, why_size);
+        fabric_free(&f);
+    }
+    workload_free(&w);
+    return rc;
+}
+
+static const char *const tier_names[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
+                                                   "spine-core/global"};
+
+static void print_text(const scn_scenario *s, const step_profile *p)
+{
+    printf("iteration       %.6g s (%s network model)\n", p->iteration_s,
+           s->step.analytic ? "analytic" : "flow");
+    printf("tokens/s        %.6g\n", p->tokens_per_s);
+    printf("model TFLOP/s   %.1f per GPU: MFU %.1f %%, HFU %.1f %% (Megatron-Core FLOP counting, "
+           "%s peak %.4g TFLOP/s)\n", p->model_flops_per_gpu_s / 1e12, 100 * p->mfu,
+           100 * p->hfu, precision_name(s->precision),
+           s->gpu.peak_flops_per_s[s->precision] / 1e12);
+    printf("critical stage  %u of %u; where its iteration goes:\n", p->critical_stage,
+           p->n_stages);
+    for (int k = 0; k < STEP_PART_COUNT; k++)
+        printf("  %-10s %12.6g s %6.1f %%\n", step_part_name(k), p->part_s[k],
+               100 * p->part_s[k] / p->iteration_s);
+    printf("per stage (s):\n  %5s", "stage");
+    for (int k = 0; k < STEP_PART_COUNT; k++)
+        printf(" %10s", step_part_name(k));
+    printf(" %10s\n", "end");
+    for (unsigned i = 0; i < p->n_stages; i++) {
+        printf("  %5u", i);
+        for (int k = 0; k < STEP_PART_COUNT; k++)
+            printf(" %10.4g", p->stage[i].part_s[k]);
+        printf(" %10.4g\n", p->stage[i].end_s);
+    }
+    printf("fabric per iteration:\n  %-18s %14s %18s\n", "tier", "bytes", "peak utilisation");
+    for (int t = 0; t < STEP_TIERS; t++)
+        printf("  %-18s %14.4g %17.1f%%\n", tier_names[t], p->tier_bytes[t],
+               100 * p->tier_peak_utilisation[t]);
+    if (p->slowest_gpu != UINT32_MAX)
+        printf("stragglers      slowest GPU %u at %.1f %% speed; the other replicas waited %.4g s "
+               "for it at the gradient reduction\n", p->slowest_gpu, 100 * p->slowest_speed,
+               p->wait_s);
+}
+
+static void print_json(const step_profile *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "iteration_s", p->iteration_s);
+    cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
+    cJSON_AddNumberToObject(o, "model_flops_per_gpu_per_s", p->model_flops_per_gpu_s);
+    cJSON_AddNumberToObject(o, "mfu", p->mfu);
+    cJSON_AddNumberToObject(o, "hfu", p->hfu);
+    cJSON_AddNumberToObject(o, "critical_stage", p->critical_stage);
+    cJSON *parts = cJSON_AddObjectToObject(o, "critical_stage_s");
+    for (int k = 0; k < STEP_PART_COUNT; k++)
+        cJSON_AddNumberToObject(parts, step_part_name(k), p->part_s[k]);
+    cJSON *stages = cJSON_AddArrayToObject(o, "stages");
+    for (unsigned i = 0; i < p->n_stages; i++) {
+        cJSON *st = cJSON_CreateObject();
+        for (int k = 0; k < STEP_PART_COUNT; k++)
+            cJSON_AddNumberToObject(st, step_part_name(k), p->stage[i].part_s[k]);
+        cJSON_AddNumberToObject(st, "end_s", p->stage[i].end_s);
+        cJSON_AddItemToArray(stages, st);
+    }
+    cJSON *tiers = cJSON_AddObjectToObject(o, "fabric_bytes");
+    cJSON *peaks = cJSON_AddObjectToObject(o, "fabric_peak_utilisation");
+    for (int t = 0; t < STEP_TIERS; t++) {
+        cJSON_AddNumberToObject(tiers, tier_names[t], p->tier_bytes[t]);
+        cJSON_AddNumberToObject(peaks, tier_names[t], p->tier_peak_utilisation[t]);
+    }
+    if (p->slowest_gpu != UINT32_MAX) {
+        cJSON_AddNumberToObject(o, "slowest_gpu", p->slowest_gpu);
+        cJSON_AddNumberToObject(o, "slowest_speed", p->slowest_speed);
+        cJSON_AddNumberToObject(o, "straggler_wait_s", p->wait_s);
+    }
+    char *text = cJSON_Print(o);
+    if (text)
+        puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+int cmd_step(int argc, char **argv)
+{
+    const char *path = NULL, *sets[MAX_SETS + 1];
+    size_t n_sets = 0;
+    int json = 0, analytic = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_step, stdout);
+            return 0;
+        } else if (cli_is_option(a, "--set")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '='))
+                return cli_usage_error("step", "--set needs PATH=VALUE%s", "");
+            if (n_sets == MAX_SETS)
+                return cli_usage_error("step", "more than 256 --set options%s", "");
+            sets[n_sets++] = v;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--analytic")) {
+            analytic = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("step", "unknown option '%s'", a);
+        } else if (!path) {
+            path = a;
+        } else {
+            return cli_usage_error("step", "more than one scenario given ('%s')", a);
+        }
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    scn_scenario s;
+    if (scn_load(path, sets, n_sets, &s, &err))
+        return cli_print_error(&err);
+    if (analytic)
+        s.step.analytic = 1;
+    step_profile prof;
+    char why[512];
+    int rc = 0;
+    if (app_step_profile(&s, &prof, why, sizeof why)) {
+        fprintf(stderr, "%s: error: %s\n", s.source, why);
+        rc = CLI_EXIT_INPUT;
+    } else {
+        if (json)
+            print_json(&prof);
+        else
+            print_text(&s, &prof);
+        step_profile_free(&prof);
+    }
+    scn_scenario_free(&s);
+    return rc;
+}
