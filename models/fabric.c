@@ -67,10 +67,21 @@ static int build_railopt(const fabric_config *c, double bw, topo_graph *g, char 
     if (c->gpus % rails)
         FAIL("%u GPUs are not a whole number of %u-GPU nodes", c->gpus, rails);
     unsigned nodes = c->gpus / rails;
-    if (!per_su || nodes % per_su)
-        FAIL("%u nodes (%u GPUs / %u) are not a whole number of scalable units of %u nodes",
-             nodes, c->gpus, rails, per_su);
-    return topo_railopt(nodes / per_su, per_su, rails, c->radix, bw, g, why, why_size);
+    if (!per_su)
+        FAIL("nodes-per-su must be at least 1");
+    /* whole SUs, rounded up to the first count the builder can cable evenly
+     * (its spine and core arithmetic needs e.g. 4 or 8 SUs, not 3 or 6); the
+     * ports beyond the GPUs stay idle */
+    unsigned sus = (nodes + per_su - 1) / per_su;
+    char first[512] = "";
+    for (unsigned k = sus; k <= 4 * sus + 4; k++) {
+        char w[512];
+        if (!topo_railopt(k, per_su, rails, c->radix, bw, g, w, sizeof w))
+            return 0;
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", w);
+    }
+    FAIL("%s (and no larger count of up to 4 x %u + 4 SUs could be cabled either)", first, sus);
 }
 
 static int build_dragonfly(const fabric_config *c, double bw, topo_graph *g, char *why,

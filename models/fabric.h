@@ -17,7 +17,9 @@
  *    (down = radix d / (d + u)); leaves = ceil(GPUs / down); 2 tiers while
  *    leaves <= radix, 3 tiers (pods of radix/2 leaves) when asked or needed.
  *  - rail-optimised: rails = gpus_per_node, nodes_per_su nodes per scalable
- *    unit (SuperPOD: 32), SUs = nodes / nodes_per_su; radix required.
+ *    unit (SuperPOD: 32), SUs = nodes / nodes_per_su rounded up to the
+ *    first count the builder can cable evenly (e.g. 3 -> 4, 9 -> 16);
+ *    radix required.
  *  - Dragonfly: p, a, h required, groups default a h + 1.
  *  - Dragonfly+: p, leaves, spines, h required, groups default spines h + 1.
  *  - planes > 1: that many copies of the switch fabric, each host with one

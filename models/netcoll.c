@@ -155,6 +155,28 @@ static unsigned whole_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
     return n / g;
 }
 
+/* Ranks in consecutive blocks of k >= 2 that share a scale-up domain, each
+ * block in another domain than the one before (whole nodes, or the k GPUs a
+ * data-parallel group has in every node): returns the number of blocks
+ * (>= 2) and sets *k, else 0. */
+static unsigned domain_blocks(const nc_fabric *f, const uint32_t *r, unsigned n, unsigned *k)
+{
+    unsigned b = 1;
+    while (b < n && domain_of(f->g, r[b]) == domain_of(f->g, r[0]))
+        b++;
+    if (b < 2 || n % b || n / b < 2)
+        return 0;
+    for (unsigned m = 0; m < n / b; m++)
+        for (unsigned i = 0; i < b; i++) {
+            if (domain_of(f->g, r[m * b + i]) != domain_of(f->g, r[m * b]))
+                return 0;
+            if (m && domain_of(f->g, r[m * b]) == domain_of(f->g, r[(m - 1) * b]))
+                return 0;
+        }
+    *k = b;
+    return n / b;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -179,11 +201,10 @@ static unsigned count_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
 }
 
 /* The ring order of channel c (see netcoll.h): rail-aware rotation when the
- * ranks fill whole domains, else the ranks as given. */
-static void ring_order(const nc_fabric *f, const uint32_t *r, unsigned n, unsigned domains,
-                       unsigned c, uint32_t *order)
+ * ranks come in blocks of g per domain, else the ranks as given. */
+static void ring_order(const uint32_t *r, unsigned n, unsigned domains, unsigned g, unsigned c,
+                       uint32_t *order)
 {
-    unsigned g = f->domain_size;
     if (!domains || domains < 2) {
         memcpy(order, r, n * sizeof *r);
         return;
@@ -213,16 +234,17 @@ static unsigned channels_of(const nc_fabric *f)
 static int build_ring(nc_plan *p, const nc_fabric *f, const uint32_t *r, unsigned n,
                       double bytes, double factor, unsigned rounds, int closed)
 {
-    unsigned domains = whole_domains(f, r, n);
-    /* channels spread a ring over a node's NICs; ranks one per node (a DP
-     * group) have one NIC each, where more channels change nothing */
-    unsigned C = domains || f->channels ? channels_of(f) : 1;
+    unsigned k = 1, domains = domain_blocks(f, r, n, &k);
+    /* channels spread a ring over the NICs of the k GPUs it has in every
+     * node; ranks one per node have one NIC each, where more channels
+     * change nothing */
+    unsigned C = f->channels ? f->channels : domains ? k : 1;
     unsigned m = domains ? domains : count_domains(f, r, n);
     uint32_t *order = malloc((size_t)n * sizeof *order);
     if (!order)
         return -1;
     for (unsigned c = 0; c < C; c++) {
-        ring_order(f, r, n, domains, c, order);
+        ring_order(r, n, domains, k, c, order);
         add_phase(p, bytes / C * factor, ring_latency(f, n, m, rounds), INFINITY, 1, NULL, 0);
         for (unsigned i = 0; i + (closed ? 0 : 1) < n; i++)
             add_conn(p, order[i], order[(i + 1) % n], 1.0);

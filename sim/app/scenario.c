@@ -1702,7 +1702,10 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         s.campaign.seed = s.seed;
         sim_error check;
         sim_error_clear(&check);
-        if (campaign_config_check(&s.campaign, &check))
+        campaign_config probe = s.campaign;
+        if (s.step_computes_iteration)
+            probe.mfu_frac = 1; /* the step tier sets it; check the rest */
+        if (campaign_config_check(&probe, &check))
             rc = sim_error_set(err, SIM_ERR_INPUT, ld.display_name, 0, "%s", check.msg);
     }
     if (!rc) {

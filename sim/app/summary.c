@@ -71,8 +71,19 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
     add(out, "gpu_count", "1", "GPUs", "GPUs in the job", (double)c->gpu_count, 1);
     add(out, "gpu_peak_flops_per_s", "FLOP/s", "GPU peak", "dense peak at the training precision",
         c->gpu_peak_flops_per_s, 0);
-    add(out, "mfu_frac", "1", "MFU (input)", "model FLOPs utilisation, a scenario input",
-        c->mfu_frac, 0);
+    if (scn->step_used) {
+        add(out, "step_mfu_frac", "1", "MFU (step tier)",
+            "model FLOPs utilisation of the simulated iteration, Megatron-Core counting",
+            scn->step_mfu, 0);
+        add(out, "step_exposed_comm_s", "s", "exposed communication / iteration",
+            "TP, PP, DP, CP and EP time not hidden behind compute, critical stage",
+            scn->step_exposed_comm_s, 0);
+        add(out, "step_bubble_s", "s", "pipeline bubble / iteration",
+            "idle time of the critical stage in the schedule", scn->step_bubble_s, 0);
+    } else {
+        add(out, "mfu_frac", "1", "MFU (input)", "model FLOPs utilisation, a scenario input",
+            c->mfu_frac, 0);
+    }
     add(out, "events_fired", "1", "simulation events", "events the engine processed",
         (double)r->events_fired, 1);
 }
@@ -94,6 +105,11 @@ void summary_iteration_rule(const scn_scenario *scn, const campaign_result *r, c
                             size_t size)
 {
     const campaign_config *c = &scn->campaign;
+    if (scn->step_used) {
+        snprintf(buf, size, "the step tier (dcsim step): %.6g s, MFU %.4g (Megatron-Core "
+                 "counting)", r->iteration_time_s, scn->step_mfu);
+        return;
+    }
     snprintf(buf, size,
              "6*N*T / (GPUs * peak * MFU) = 6 * %.6g * %.6g / (%" PRIu64
              " * %.6g FLOP/s * %.4g) = %.6g s",
