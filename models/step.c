@@ -551,16 +551,15 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b);
         ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b);
         ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b);
-        double busy = slow->sched.busy_s[s];
-        double ideal_idle = slow->ideal.iteration_s - slow->ideal.busy_s[s];
         double last_task = 0;
         for (unsigned ch = 0; ch < v; ch++)
             last_task = fmax(last_task, slow->sched.chunk_backward_end_s[ch * P + s]);
-        double idle = last_task - busy;
-        ss->part_s[STEP_BUBBLE] = fmin(idle, fmax(0, ideal_idle));
-        ss->part_s[STEP_PP] = fmax(0, idle - ss->part_s[STEP_BUBBLE]);
         ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task);
         ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
+        /* PP: what the transfers add to the schedule; bubble: the rest of
+         * the stage's idle time up to the iteration's end (filled in below,
+         * once the iteration is known) */
+        ss->part_s[STEP_PP] = fmax(0, slow->sched.iteration_s - slow->ideal.iteration_s);
         if (s == 0 || end > iteration) {
             iteration = fmax(iteration, end);
         }
@@ -570,6 +569,11 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     out->iteration_s = iteration;
     for (unsigned s = 0; s < P; s++) {
         step_stage *ss = &out->stage[s];
+        double accounted = 0;
+        for (int k = 0; k < STEP_PART_COUNT; k++)
+            if (k != STEP_BUBBLE)
+                accounted += ss->part_s[k];
+        ss->part_s[STEP_BUBBLE] = fmax(0, iteration - accounted);
         ss->compute_fraction = ss->part_s[STEP_COMPUTE] / iteration;
         ss->comm_fraction = (ss->part_s[STEP_TP] + ss->part_s[STEP_PP] + ss->part_s[STEP_DP] +
                              ss->part_s[STEP_CP] + ss->part_s[STEP_EP]) / iteration;
