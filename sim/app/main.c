@@ -226,10 +226,11 @@ static void progress_clear(progress *p)
 
 /* No MFU in the scenario: one iteration on the step tier sets the
  * campaign's iteration time (through the MFU that gives it). */
-static int use_step_tier(scn_scenario *s, sim_error *err)
+static int use_step_tier(scn_scenario *s, step_profile *out, sim_error *err)
 {
     step_profile prof;
     char why[512];
+    memset(out, 0, sizeof *out);
     if (app_step_profile(s, &prof, why, sizeof why))
         return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "step tier: %s", why);
     campaign_config *c = &s->campaign;
@@ -242,7 +243,7 @@ static int use_step_tier(scn_scenario *s, sim_error *err)
     s->step_bubble_s = prof.part_s[STEP_BUBBLE];
     s->step_exposed_comm_s = prof.part_s[STEP_TP] + prof.part_s[STEP_PP] + prof.part_s[STEP_DP] +
                              prof.part_s[STEP_CP] + prof.part_s[STEP_EP];
-    step_profile_free(&prof);
+    *out = prof;
     if (!(c->mfu_frac > 0 && c->mfu_frac <= 1))
         return sim_error_set(err, SIM_ERR_INPUT, s->source, 0,
                              "step tier: the iteration (%.6g s) implies a 6ND utilisation of %.4g, "
@@ -264,7 +265,9 @@ static int cmd_run(int argc, char **argv)
     scn_scenario scn;
     if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
         return cli_print_error(&err);
-    if (scn.step_computes_iteration && use_step_tier(&scn, &err)) {
+    step_profile prof = {0};
+    if (scn.step_computes_iteration && use_step_tier(&scn, &prof, &err)) {
+        step_profile_free(&prof);
         scn_scenario_free(&scn);
         return cli_print_error(&err);
     }
@@ -294,6 +297,9 @@ static int cmd_run(int argc, char **argv)
         summary_build(&scn, &res, &sum);
     if (!rc && interrupted)
         rc = sim_error_set(&err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
+    if (!rc && tw && scn.step_used)
+        rc = trace_write_step(tw, &prof, &err);
+    step_profile_free(&prof);
     if (!rc && tw) {
         rc = trace_commit(tw, &scn, &res, &sum, &err);
         tw = NULL;

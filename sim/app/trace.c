@@ -282,6 +282,90 @@ campaign_sink trace_campaign_sink(trace_writer *tw)
     return (campaign_sink){tw, sink_event, sink_segment};
 }
 
+static int put_doubles(hid_t g, const char *name, const double *v, int rank, const hsize_t *dims,
+                       const char *units, const char *description)
+{
+    hid_t s = H5Screate_simple(rank, dims, NULL), dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 ||
+             put_string_attr(d, "units", units) ||
+             put_string_attr(d, "description", description);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(s);
+    return rc;
+}
+
+#define STEP_STAGE_COLUMNS (STEP_PART_COUNT + 3)
+
+int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
+{
+    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t g = H5Gcreate2(tw->file, "step", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    if (g < 0)
+        return io_error(err, tw->final_path, "creating /step");
+    uint32_t critical = p->critical_stage;
+    int rc = put_scalar_attr(g, "iteration_s", H5T_NATIVE_DOUBLE, &p->iteration_s) ||
+             put_scalar_attr(g, "tokens_per_s", H5T_NATIVE_DOUBLE, &p->tokens_per_s) ||
+             put_scalar_attr(g, "model_flops_per_gpu_per_s", H5T_NATIVE_DOUBLE,
+                             &p->model_flops_per_gpu_s) ||
+             put_scalar_attr(g, "mfu", H5T_NATIVE_DOUBLE, &p->mfu) ||
+             put_scalar_attr(g, "hfu", H5T_NATIVE_DOUBLE, &p->hfu) ||
+             put_scalar_attr(g, "critical_stage", H5T_NATIVE_UINT32, &critical);
+    /* stages x (parts, end, compute fraction, communication fraction) */
+    size_t n = (size_t)p->n_stages * STEP_STAGE_COLUMNS;
+    double *rows = malloc((n ? n : 1) * sizeof *rows);
+    const char *columns[STEP_STAGE_COLUMNS];
+    char names[STEP_PART_COUNT][24];
+    for (int k = 0; k < STEP_PART_COUNT; k++) {
+        snprintf(names[k], sizeof names[k], "%s_s", step_part_name(k));
+        columns[k] = names[k];
+    }
+    columns[STEP_PART_COUNT] = "end_s";
+    columns[STEP_PART_COUNT + 1] = "compute_fraction";
+    columns[STEP_PART_COUNT + 2] = "comm_fraction";
+    if (!rows)
+        rc = 1;
+    for (unsigned s = 0; !rc && s < p->n_stages; s++) {
+        double *r = rows + (size_t)s * STEP_STAGE_COLUMNS;
+        for (int k = 0; k < STEP_PART_COUNT; k++)
+            r[k] = p->stage[s].part_s[k];
+        r[STEP_PART_COUNT] = p->stage[s].end_s;
+        r[STEP_PART_COUNT + 1] = p->stage[s].compute_fraction;
+        r[STEP_PART_COUNT + 2] = p->stage[s].comm_fraction;
+    }
+    hsize_t dims[2] = {p->n_stages, STEP_STAGE_COLUMNS};
+    if (!rc)
+        rc = put_doubles(g, "stages", rows, 2, dims, "s (fractions: 1)",
+                         "per pipeline stage: the slowest replica's time in each part, the "
+                         "stage's end, and its compute and exposed-communication fractions");
+    free(rows);
+    if (!rc) {
+        hid_t d = H5Dopen2(g, "stages", H5P_DEFAULT);
+        rc = d < 0 || put_strings_attr(d, "columns", columns, STEP_STAGE_COLUMNS);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    hsize_t nl = p->n_links, nt = STEP_TIERS;
+    static const char *const tiers[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
+                                                  "spine-core/global"};
+    if (!rc)
+        rc = put_doubles(g, "link_bytes", p->link_bytes, 1, &nl, "B",
+                         "bytes per iteration on every directed link, by link id");
+    if (!rc)
+        rc = put_doubles(g, "tier_bytes", p->tier_bytes, 1, &nt, "B",
+                         "bytes per iteration per fabric tier");
+    if (!rc)
+        rc = put_doubles(g, "tier_peak_utilisation", p->tier_peak_utilisation, 1, &nt, "1",
+                         "busiest link of each tier: bytes / (capacity x iteration time)");
+    if (!rc)
+        rc = put_strings_attr(g, "tiers", tiers, STEP_TIERS);
+    H5Gclose(g);
+    return rc ? io_error(err, tw->final_path, "writing /step") : 0;
+}
+
 static int write_summary(hid_t file, const run_summary *sum)
 {
     hid_t gcpl = untimed(H5P_GROUP_CREATE);

@@ -29,6 +29,9 @@ campaign_sink trace_campaign_sink(trace_writer *tw);
 int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_result *res,
                  const run_summary *sum, sim_error *err);
 
+/* Write /step: the step tier's profile of one iteration (before commit). */
+int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err);
+
 /* Close and delete the temporary file; the final path is not touched.
  * NULL is a no-op. */
 void trace_abort(trace_writer *tw);
