@@ -1,0 +1,47 @@
+#!/bin/sh
+# step.sh DCSIM SRC - `dcsim step` and `dcsim run` through the step tier, end
+# to end: what they print, JSON, the trace's /step group, determinism (the
+# model itself is tested in tests/app/test_step.c).
+set -u
+dcsim=$1
+src=$2
+. "$(dirname "$0")/expect.sh"
+sp=$src/scenarios/examples/superpod-h100.xml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+expect "step iteration" 0 "^iteration *[0-9.]* s (flow network model)" "$dcsim" step "$sp"
+expect "step analytic" 0 "(analytic network model)" "$dcsim" step "$sp" --analytic
+expect "step parts" 0 "^  bubble " "$dcsim" step "$sp"
+expect "step json" 0 '"critical_stage_s"' "$dcsim" step "$sp" --json
+# interleaved 1F1B: 96 layers split evenly over 16 stages x 2 chunks
+sed 's/ first-stage-layers="7" last-stage-layers="7"/ schedule="1f1b-interleaved" vpp="2"/' \
+    "$sp" > "$tmp/interleaved.xml"
+expect "step interleaved" 0 "^iteration" "$dcsim" step "$tmp/interleaved.xml" \
+    --set job/model/@layers=96
+a=$("$dcsim" step "$tmp/interleaved.xml" --set job/model/@layers=96 --json | grep '"bubble"' | head -1)
+b=$("$dcsim" step "$sp" --set job/model/@layers=96 --json | grep '"bubble"' | head -1)
+[ "$a" != "$b" ] || { echo "FAIL interleaving changed no bubble"; fail=$((fail + 1)); }
+# a scenario without an MFU runs on the step tier's iteration
+sed 's/ mfu="42%"//' "$sp" > "$tmp/nomfu.xml"
+sed 's|</parallelism>|</parallelism>|; s|<training |<step><straggler gpu="777" speed="90%"/></step>\n    <training |' \
+    "$tmp/nomfu.xml" > "$tmp/straggler.xml"
+expect "step straggler named" 0 "^stragglers *slowest GPU 777 at 90.0 % speed" \
+    "$dcsim" step "$tmp/straggler.xml"
+expect "run via step" 0 "^iteration  the step tier (dcsim step)" "$dcsim" run --quiet "$tmp/nomfu.xml"
+expect "run trace" 0 "" "$dcsim" run --quiet "$tmp/nomfu.xml" -o "$tmp/run.h5"
+if ! /usr/bin/python3 -c "
+import sys, h5py
+f = h5py.File(sys.argv[1], 'r')
+g = f['step']
+assert g['stages'].shape == (16, 11), g['stages'].shape
+assert abs(g['stages'][int(g.attrs['critical_stage']), :8].sum() - g.attrs['iteration_s']) < 1e-9 * g.attrs['iteration_s']
+assert g['link_bytes'].shape[0] > 0 and g['tier_bytes'][0] > 0
+" "$tmp/run.h5"; then
+    echo "FAIL run trace: /step is missing or inconsistent"
+    fail=$((fail + 1))
+fi
+a=$("$dcsim" step "$sp" --json)
+b=$("$dcsim" step "$sp" --json)
+[ "$a" = "$b" ] || { echo "FAIL step is not deterministic"; fail=$((fail + 1)); }
+[ "$fail" -eq 0 ] && echo "ok: step"
+exit "$fail"
