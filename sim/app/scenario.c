@@ -1730,6 +1730,8 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     free(ld.files);
     if (!rc)
         *out = s;
+    else
+        free(s.gpu_speed); /* the only allocation a failed load may have made */
     return rc;
 }
 
