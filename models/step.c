@@ -33,7 +33,16 @@ void step_options_defaults(step_options *o)
 
 uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned c, unsigned t)
 {
-    return t + p->tp * (c + p->cp * (d + p->dp * stage));
+    static const unsigned char megatron[4] = {DIM_TP, DIM_CP, DIM_DP, DIM_PP};
+    const unsigned char *o =
+        p->order[0] | p->order[1] | p->order[2] | p->order[3] ? p->order : megatron;
+    unsigned index[4] = {t, c, d, stage}, size[4] = {p->tp, p->cp, p->dp, p->pp};
+    uint32_t id = 0, stride = 1;
+    for (int k = 0; k < 4; k++) { /* mixed radix, innermost dimension first */
+        id += index[o[k]] * stride;
+        stride *= size[o[k]];
+    }
+    return id;
 }
 
 void step_profile_free(step_profile *p)

@@ -1,9 +1,9 @@
 /* step.h - the step tier: one training iteration of the whole cluster, from
  * the workload's operations, the compute model and the fabric.
  *
- * Placement (Megatron-LM's default order, TP innermost): GPU id =
- * t + tp (c + cp (d + dp s)) for tensor rank t, context rank c, data rank
- * d and pipeline stage s, so a TP group is consecutive GPUs (inside a node
+ * Placement (Megatron-LM's default order, TP innermost; parallel_config
+ * order gives another): GPU id = t + tp (c + cp (d + dp s)) for tensor
+ * rank t, context rank c, data rank d and pipeline stage s, so a TP group is consecutive GPUs (inside a node
  * when tp divides the scale-up domain), a DP group for (s, c, t) strides
  * over nodes on one rail, and stage s + 1 of the same replica is dp cp tp
  * GPUs further on. Expert-parallel groups are ep consecutive data ranks.

@@ -52,7 +52,11 @@ typedef struct parallel_config {
     unsigned first_stage_layers; /* 0: even split */
     unsigned last_stage_layers;  /* 0: even split */
     int precision;               /* enum precision of the math */
+    unsigned char order[4];      /* placement, innermost first: a permutation of enum
+                                    parallel_dim; all 0 = Megatron's tp-cp-dp-pp */
 } parallel_config;
+
+enum parallel_dim { DIM_TP = 0, DIM_CP, DIM_DP, DIM_PP };
 
 enum comm_kind {
     COMM_TP_ALLREDUCE = 0,

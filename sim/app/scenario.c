@@ -1187,6 +1187,34 @@ static int parse_model(loader *ld, xmlNode *model, scn_scenario *s)
     return 0;
 }
 
+/* order="tp-cp-dp-pp": placement, innermost first (Megatron-LM's order
+ * argument); "ep" may stand just before "dp" (expert groups live inside the
+ * data-parallel dimension) and is dropped */
+static int parse_order(loader *ld, xmlNode *n, parallel_config *p)
+{
+    static const char *const names[4] = {"tp", "cp", "dp", "pp"};
+    char text[64], *save = NULL;
+    copy_attr(n, "order", text, sizeof text);
+    unsigned k = 0, seen = 0;
+    for (char *tok = strtok_r(text, "-", &save); tok; tok = strtok_r(NULL, "-", &save)) {
+        if (!strcmp(tok, "ep"))
+            continue;
+        int d = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(tok, names[i]))
+                d = i;
+        if (d < 0 || (seen & (1u << d)) || k == 4)
+            return node_error(ld, n, "order", "expected tp, cp, dp and pp once each, joined by "
+                              "'-', innermost first (Megatron's default: tp-cp-ep-dp-pp)");
+        seen |= 1u << d;
+        p->order[k++] = (unsigned char)d;
+    }
+    if (k != 4)
+        return node_error(ld, n, "order", "expected tp, cp, dp and pp once each, joined by "
+                          "'-', innermost first (Megatron's default: tp-cp-ep-dp-pp)");
+    return 0;
+}
+
 static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
 {
     parallel_config *p = &s->par;
@@ -1228,6 +1256,8 @@ static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
                                                           : SCHEDULE_1F1B;
     if (!has_attr(par_node, "schedule") && p->vpp > 1)
         p->schedule = SCHEDULE_INTERLEAVED;
+    if (has_attr(par_node, "order") && parse_order(ld, par_node, p))
+        return -1;
     p->precision = s->precision;
     uint64_t gpus = s->campaign.gpu_count;
     if (!has_attr(par_node, "dp")) {
@@ -1296,6 +1326,18 @@ static int check_fits(loader *ld, xmlNode *par_node, const scn_scenario *s)
 }
 
 static int parse_step(loader *ld, xmlNode *n, scn_scenario *s);
+
+/* The first tensor-parallel (expert = 0) or expert-parallel (expert = 1)
+ * group, placed by step_gpu, touches more than one domain of g GPUs. */
+static int group_spans_domains(const parallel_config *p, unsigned g, int expert)
+{
+    unsigned n = expert ? p->ep : p->tp;
+    uint32_t first = step_gpu(p, 0, 0, 0, 0) / g;
+    for (unsigned i = 1; i < n; i++)
+        if ((expert ? step_gpu(p, 0, i, 0, 0) : step_gpu(p, 0, 0, 0, i)) / g != first)
+            return 1;
+    return 0;
+}
 
 static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
 {
@@ -1383,10 +1425,15 @@ static int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
         if (need > s->fabric.gpus)
             return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
                               "the cluster's %u", need, s->fabric.gpus);
-        if (s->fabric.gpus_per_node > 1 && s->par.tp > s->fabric.gpus_per_node)
-            fprintf(stderr, "%s: warning: tp = %u spans more than one %u-GPU scale-up domain: "
-                    "tensor-parallel collectives cross the fabric\n", s->source, s->par.tp,
-                    s->fabric.gpus_per_node);
+        unsigned g = s->fabric.gpus_per_node;
+        if (g > 1 && group_spans_domains(&s->par, g, 0))
+            fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
+                    "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
+                    s->par.tp, g);
+        if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
+            fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
+                    "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
+                    s->par.ep, g);
     }
     if (s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
         return check_fits(ld, par_node, s);

@@ -12,6 +12,7 @@
 #include "hardware.h"
 #include "scenario.h"
 #include "step.h"
+#include "stepcmd.h"
 #include "workload.h"
 
 static scn_catalog *cat;
@@ -251,6 +252,43 @@ static void test_fabric_comparison(void)
     step_profile_free(&c);
 }
 
+/* The profile cache: a repeated state costs nothing, a new replica count
+ * or state digest one simulation, and the least recently used goes first. */
+static void test_profile_cache(void)
+{
+    scn_scenario s;
+    sim_error err;
+    sim_error_clear(&err);
+    const char *sets[] = {"cluster/gpu/@count=256"};
+    /* 256 GPUs = 2 replicas: the job would not fit in memory, which the step
+     * tier does not ask */
+    CHECK(scn_load_flags(DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", sets, 1,
+                         SCN_LOAD_NO_FIT_CHECK, &s, &err) == 0);
+    step_cache *c = step_cache_create(2);
+    char why[256];
+    const step_profile *a = step_cache_get(c, &s, 2, 0, why, sizeof why);
+    CHECK(a != NULL);
+    double t2 = a ? a->iteration_s : 0;
+    CHECK_INT_EQ(step_cache_simulations(c), 1);
+    a = step_cache_get(c, &s, 2, 0, why, sizeof why);
+    CHECK(a && a->iteration_s == t2);
+    CHECK_INT_EQ(step_cache_simulations(c), 1);
+    const step_profile *b = step_cache_get(c, &s, 1, 0, why, sizeof why);
+    CHECK_INT_EQ(step_cache_simulations(c), 2);
+    /* one replica: the same work per GPU and no data-parallel reduction; the
+     * optimizer step is no longer sharded over 2 (ZeRO 1), hence about equal */
+    CHECK(b && b->part_s[STEP_DP] == 0);
+    CHECK(b && fabs(b->iteration_s - t2) < 1e-3 * t2);
+    CHECK(step_cache_get(c, &s, 2, 7, why, sizeof why) != NULL); /* evicts dp 2, state 0 */
+    CHECK_INT_EQ(step_cache_simulations(c), 3);
+    CHECK(step_cache_get(c, &s, 1, 0, why, sizeof why) != NULL);
+    CHECK_INT_EQ(step_cache_simulations(c), 3);
+    CHECK(step_cache_get(c, &s, 2, 0, why, sizeof why) != NULL);
+    CHECK_INT_EQ(step_cache_simulations(c), 4);
+    step_cache_free(c);
+    scn_scenario_free(&s);
+}
+
 int main(void)
 {
     sim_error err;
@@ -264,6 +302,7 @@ int main(void)
     test_straggler();
     test_overlap_and_fidelity();
     test_fabric_comparison();
+    test_profile_cache();
     scn_catalog_free(cat);
     return check_report();
 }
