@@ -42,8 +42,9 @@ static void on_signal(int sig)
 static const char usage_main[] =
     "usage: dcsim COMMAND [ARGS]\n"
     "\n"
-    "dcsim simulates AI training runs on datacenter clusters: time to train,\n"
-    "failures, checkpoints and restarts over the whole run.\n"
+    "dcsim simulates AI training runs on datacenter clusters: one iteration in\n"
+    "detail on the real fabric, and the whole run with failures, checkpoints\n"
+    "and restarts.\n"
     "\n"
     "commands:\n"
     "  run [SCENARIO.xml]     simulate a scenario (the built-in default if none)\n"
@@ -58,7 +59,7 @@ static const char usage_main[] =
     "  help [COMMAND]         show help for a command\n"
     "\n"
     "options: --help, --version\n"
-    "docs: README.md, docs/scenario.md, docs/fabric.md, docs/trace-format.md\n";
+    "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/trace-format.md\n";
 
 static const char usage_run[] =
     "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
