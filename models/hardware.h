@@ -35,6 +35,8 @@ typedef struct hw_gpu {
     double idle_w;                       /* 0 = unknown */
     unsigned sms;                        /* 0 = unknown */
     double launch_overhead_s;
+    double sustained_efficiency;         /* training kernels' sustained fraction of the
+                                            roofline times (step tier); 0 = not given (1) */
     char scaleup_kind[32];
     double scaleup_bytes_per_s;          /* per GPU, per direction; 0 = unknown */
     unsigned scaleup_domain;             /* GPUs in one scale-up domain; 0 = unknown */

@@ -29,6 +29,7 @@ void step_options_defaults(step_options *o)
     /* Megatron-LM's DDP bucket: 40M parameters (distributed_data_parallel_
      * config.py, recalled: U); overridable in the scenario */
     o->bucket_params = 40e6;
+    o->sustained_efficiency = 1;
 }
 
 uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned c, unsigned t)
@@ -422,6 +423,8 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         FAIL("tp and ep above 4096 are not supported");
     if (!(o->bucket_params > 0) || !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
         FAIL("bucket size must be positive and tp overlap in [0, 1]");
+    if (!(o->sustained_efficiency > 0 && o->sustained_efficiency <= 1))
+        FAIL("sustained efficiency must be in (0, 1], got %g", o->sustained_efficiency);
     out->n_links = f->g.n_links;
     out->link_bytes = calloc((size_t)f->g.n_links + 1, sizeof *out->link_bytes);
     double *scratch = calloc((size_t)f->g.n_links + 1, sizeof *scratch);
@@ -449,6 +452,15 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
                      "for its precision?)", s);
             goto fail;
         }
+        /* what training kernels sustain of the roofline (GEMM, attention and
+         * memory-bound alike): clocks under power capping, shapes off the
+         * best one, SMs shared with communication kernels */
+        double eta = o->sustained_efficiency;
+        c[s].compute_f /= eta;
+        c[s].compute_b /= eta;
+        c[s].optimizer /= eta;
+        c[s].attention_f /= eta;
+        c[s].attention_b /= eta;
         if (stage_comm(&cx, w, s, o, &c[s]))
             goto fail;
     }
@@ -544,8 +556,10 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
             all_ready = fmax(all_ready, last_end);
         }
         double gather = dc[s].buckets * v * dc[s].gather_bucket_s;
+        /* the all-gather of every chunk hides behind the first micro-batch's
+         * forward through all of the stage's chunks */
         double gather_exposed = o->overlap_param_gather
-                                    ? fmax(0, gather - (c[s].compute_f + c[s].tp_f) / v)
+                                    ? fmax(0, gather - (c[s].compute_f + c[s].tp_f))
                                     : gather;
         double end = fmax(dp_end, bwd_end) + c[s].optimizer + gather_exposed;
         step_stage *ss = &out->stage[s];
@@ -569,9 +583,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
          * the stage's idle time up to the iteration's end (filled in below,
          * once the iteration is known) */
         ss->part_s[STEP_PP] = fmax(0, slow->sched.iteration_s - slow->ideal.iteration_s);
-        if (s == 0 || end > iteration) {
-            iteration = fmax(iteration, end);
-        }
+        iteration = fmax(iteration, end);
         if (all_ready - nominal_ready > out->wait_s)
             out->wait_s = all_ready - nominal_ready;
     }

@@ -56,6 +56,8 @@ typedef struct step_options {
     int overlap_grad_reduce;    /* DP buckets start during the last backward */
     int overlap_param_gather;   /* parameter all-gather behind the next forward */
     double bucket_params;       /* parameters per DP bucket (> 0) */
+    double sustained_efficiency; /* (0, 1]: compute times are the roofline's / this (the
+                                    GPU catalog's <sustained efficiency>; 1 = none) */
     const double *gpu_speed;    /* per GPU, > 0, 1 = nominal (stragglers < 1); NULL = all 1 */
     unsigned n_gpu_speed;
 } step_options;

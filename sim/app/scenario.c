@@ -526,6 +526,8 @@ static int parse_gpu(loader *ld, xmlNode *n)
                                   &g.launch_overhead_s);
             if (!rc)
                 rc = non_negative(ld, c, "launch-overhead", g.launch_overhead_s);
+        } else if (xmlStrEqual(c->name, (const xmlChar *)"sustained")) {
+            rc = get_fraction(ld, c, "efficiency", &g.sustained_efficiency);
         } else if (xmlStrEqual(c->name, (const xmlChar *)"scale-up")) {
             copy_attr(c, "kind", g.scaleup_kind, sizeof g.scaleup_kind);
             rc = get_quantity(ld, c, "bandwidth", SIM_DIM_BANDWIDTH, 1, &g.scaleup_bytes_per_s);
@@ -1445,6 +1447,7 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
 {
     step_options *o = &s->step;
     step_options_defaults(o);
+    o->sustained_efficiency = 0; /* the GPU catalog's unless <step> gives one */
     if (!n)
         return 0;
     char text[32];
@@ -1462,6 +1465,8 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
         get_bool(ld, n, "overlap-grad-reduce", &o->overlap_grad_reduce);
     if (!rc && has_attr(n, "overlap-param-gather"))
         get_bool(ld, n, "overlap-param-gather", &o->overlap_param_gather);
+    if (!rc && has_attr(n, "sustained-efficiency"))
+        rc = get_fraction(ld, n, "sustained-efficiency", &o->sustained_efficiency);
     if (!rc && has_attr(n, "bucket")) {
         rc = get_quantity(ld, n, "bucket", SIM_DIM_COUNT, 1, &o->bucket_params);
         if (!rc)

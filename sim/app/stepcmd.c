@@ -47,7 +47,11 @@ int app_step_profile(const scn_scenario *s, step_profile *out, char *why, size_t
     if (!rc)
         rc = fabric_build(&s->fabric, &f, why, why_size);
     if (!rc) {
-        rc = step_simulate(&w, &dev, &f, &s->step, out, why, why_size);
+        step_options o = s->step;
+        if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
+            o.sustained_efficiency =
+                s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
+        rc = step_simulate(&w, &dev, &f, &o, out, why, why_size);
         fabric_free(&f);
     }
     workload_free(&w);
