@@ -219,6 +219,12 @@ int fabric_build(const fabric_config *c, fabric *f, char *why, size_t why_size)
     }
     collective_parameters(c, f);
     f->nc.incast_efficiency = f->incast_efficiency;
+    f->scratch = calloc((size_t)f->g.n_links + 1, sizeof *f->scratch);
+    if (!f->scratch) {
+        fabric_free(f);
+        FAIL("out of memory for the fabric");
+    }
+    f->nc.scratch = f->scratch;
     return 0;
 }
 
@@ -228,6 +234,7 @@ void fabric_free(fabric *f)
         return;
     topo_router_destroy(f->router);
     free(f->incast_efficiency);
+    free(f->scratch);
     topo_graph_fini(&f->g);
     memset(f, 0, sizeof *f);
 }

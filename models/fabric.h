@@ -60,6 +60,7 @@ typedef struct fabric {
     unsigned gpus;
     double link_bytes_per_s;     /* effective fabric link capacity */
     double scaleup_link_bytes_per_s; /* effective, per GPU and direction; 0 = none */
+    double *scratch;             /* n_links zeros lent to the analytic path (nc.scratch) */
     double *incast_efficiency;   /* per link: the fabric technology's incast efficiency on
                                     switch-to-host links, 1 elsewhere; NULL when not given */
 } fabric;

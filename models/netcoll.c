@@ -710,7 +710,8 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
     memset(out, 0, sizeof *out);
     const topo_graph *g = f->g;
     uint32_t *depth = calloc((size_t)p->n_phases + 1, sizeof *depth);
-    double *load = calloc((size_t)g->n_links + 1, sizeof *load);
+    /* per-level load: borrowed zeros (every level resets what it touched) */
+    double *load = f->scratch ? f->scratch : calloc((size_t)g->n_links + 1, sizeof *load);
     route_buf b = {0};
     b.one = malloc(((size_t)g->n_links + 1) * sizeof *b.one);
     unit *units = NULL;
@@ -810,22 +811,29 @@ done:
     if (rc && why && why_size && !why[0])
         snprintf(why, why_size, "out of memory in the analytic path");
     free(depth);
-    free(load);
+    if (f->scratch) /* a failed level leaves its loads: give back zeros */
+        for (size_t k = 0; k < n_links && unit_links; k++)
+            load[unit_links[k]] = 0;
+    else
+        free(load);
     free(b.one);
     free(unit_links);
     free(units);
     return rc;
 }
 
-int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *bytes, char *why,
-                  size_t why_size)
+int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *bytes,
+                  uint32_t *touched, size_t *n_touched, char *why, size_t why_size)
 {
     const topo_graph *g = f->g;
-    double *load = calloc((size_t)g->n_links + 1, sizeof *load);
+    /* the routing load: borrowed zeros, reset link by link afterwards */
+    double *load = f->scratch ? f->scratch : calloc((size_t)g->n_links + 1, sizeof *load);
+    uint32_t *seen = malloc(((size_t)g->n_links + 1) * sizeof *seen);
+    size_t n_seen = 0;
     route_buf b = {0};
     b.one = malloc(((size_t)g->n_links + 1) * sizeof *b.one);
     int rc = -1;
-    if (!load || !b.one) {
+    if (!load || !b.one || !seen) {
         snprintf(why, why_size, "out of memory");
         goto done;
     }
@@ -839,14 +847,24 @@ int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *by
                 goto done;
             }
             for (long u = 0; u < nu; u++) {
-                load[b.one[u].link] += b.one[u].weight * c->weight;
-                bytes[b.one[u].link] += scale * ph->bytes * c->weight * b.one[u].weight;
+                uint32_t l = b.one[u].link;
+                if (load[l] == 0)
+                    seen[n_seen++] = l;
+                load[l] += b.one[u].weight * c->weight;
+                double add = scale * ph->bytes * c->weight * b.one[u].weight;
+                if (touched && bytes[l] == 0 && add > 0)
+                    touched[(*n_touched)++] = l;
+                bytes[l] += add;
             }
         }
     }
     rc = 0;
 done:
-    free(load);
+    for (size_t i = 0; load && i < n_seen; i++)
+        load[seen[i]] = 0;
+    if (!f->scratch)
+        free(load);
+    free(seen);
     free(b.one);
     return rc;
 }

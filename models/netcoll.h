@@ -77,6 +77,8 @@ typedef struct nc_fabric {
     double scaleup_reduction_latency_s;
     double fabric_reduction_bytes_per_s;  /* SHARP per NIC; 0 = not available */
     const double *incast_efficiency; /* per link (flow_net_set_incast), or NULL */
+    double *scratch;              /* n_links zeros the analytic path may borrow (and leaves
+                                     zeroed), or NULL: it allocates its own */
     unsigned channels;            /* ring channels (0: one per GPU of a domain) */
     unsigned chunks;              /* hierarchical pipeline chunks (>= 1) */
 } nc_fabric;
@@ -155,9 +157,11 @@ int nc_plan_append(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
                    char *why, size_t why_size);
 
 /* Add scale x the bytes the plan puts on every link (routed as the analytic
- * path routes it) to bytes[n_links]. Returns 0 or -1 with why. */
+ * path routes it) to bytes[n_links]. When touched is not NULL (room for
+ * n_links ids), the links whose bytes were 0 before are appended to it and
+ * counted in *n_touched. Returns 0 or -1 with why. */
 int nc_link_bytes(const nc_plan *plan, const nc_fabric *f, double scale, double *bytes,
-                  char *why, size_t why_size);
+                  uint32_t *touched, size_t *n_touched, char *why, size_t why_size);
 
 /* A permutation: pairs src[i] -> dst[i] each move bytes, all at once, as
  * independent flows (one uncoupled phase). */

@@ -62,6 +62,7 @@ typedef struct comm_ctx {
     int analytic;
     double *link_bytes;   /* per link, per iteration */
     double *scratch;      /* one representative group's bytes, per link */
+    uint32_t *touched;    /* the links scratch holds bytes for */
     double tier_copies[STEP_TIERS]; /* bytes of the groups not routed link by link */
     char why[256];
 } comm_ctx;
@@ -103,17 +104,18 @@ static int collective_time(comm_ctx *cx, enum nc_collective coll, const uint32_t
                       sizeof cx->why))
         return -1;
     int rc = run_plan(cx, &plan, t);
+    size_t n_touched = 0;
     if (!rc && per_iteration > 0)
-        rc = nc_link_bytes(&plan, &cx->f->nc, per_iteration, cx->scratch, cx->why,
-                           sizeof cx->why);
+        rc = nc_link_bytes(&plan, &cx->f->nc, per_iteration, cx->scratch, cx->touched,
+                           &n_touched, cx->why, sizeof cx->why);
     nc_plan_free(&plan);
     const topo_graph *g = &cx->f->g;
-    for (uint32_t l = 0; !rc && l < g->n_links; l++)
-        if (cx->scratch[l] > 0) {
-            cx->link_bytes[l] += cx->scratch[l];
-            cx->tier_copies[link_tier(g, l)] += cx->scratch[l] * (groups - 1);
-            cx->scratch[l] = 0;
-        }
+    for (size_t i = 0; i < n_touched; i++) {
+        uint32_t l = cx->touched[i];
+        cx->link_bytes[l] += cx->scratch[l];
+        cx->tier_copies[link_tier(g, l)] += cx->scratch[l] * (groups - 1);
+        cx->scratch[l] = 0;
+    }
     return rc;
 }
 
@@ -271,8 +273,8 @@ static int pp_sends(comm_ctx *cx, const workload *w, stage_costs *c)
              * leave stage next towards s (that stage's count_b) */
             double per_iter = w->microbatches * (dir ? count_b : count_f);
             if (!rc && per_iter > 0)
-                rc = nc_link_bytes(&plan, &cx->f->nc, per_iter, cx->link_bytes, cx->why,
-                                   sizeof cx->why);
+                rc = nc_link_bytes(&plan, &cx->f->nc, per_iter, cx->link_bytes, NULL, NULL,
+                                   cx->why, sizeof cx->why);
             nc_plan_free(&plan);
             *(dir ? &c[s].send_b : &c[s].send_f) = t;
         }
@@ -317,7 +319,8 @@ static int dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
     }
     if (!rc && plan.n_phases)
         rc = t ? run_plan(cx, &plan, t)
-               : nc_link_bytes(&plan, &cx->f->nc, 1.0, cx->link_bytes, cx->why, sizeof cx->why);
+               : nc_link_bytes(&plan, &cx->f->nc, 1.0, cx->link_bytes, NULL, NULL, cx->why,
+                               sizeof cx->why);
     nc_plan_free(&plan);
     free(ranks);
     return rc;
@@ -428,6 +431,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     out->n_links = f->g.n_links;
     out->link_bytes = calloc((size_t)f->g.n_links + 1, sizeof *out->link_bytes);
     double *scratch = calloc((size_t)f->g.n_links + 1, sizeof *scratch);
+    uint32_t *touched = malloc(((size_t)f->g.n_links + 1) * sizeof *touched);
     out->stage = calloc(P, sizeof *out->stage);
     stage_costs *c = calloc(P, sizeof *c);
     double *bucket = calloc(P, sizeof *bucket), *gbucket = calloc(P, sizeof *gbucket);
@@ -435,10 +439,10 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     replica_run *runs = NULL;
     unsigned n_runs = 0;
     comm_ctx cx = {.f = f, .analytic = o->analytic, .link_bytes = out->link_bytes,
-                   .scratch = scratch};
+                   .scratch = scratch, .touched = touched};
     int rc = -1;
     out->n_stages = P;
-    if (!out->link_bytes || !scratch || !out->stage || !c || !bucket || !gbucket || !dc)
+    if (!out->link_bytes || !scratch || !touched || !out->stage || !c || !bucket || !gbucket || !dc)
         goto oom;
 
     /* compute and the communication a stage cannot hide */
@@ -626,6 +630,7 @@ done:
     }
     free(runs);
     free(scratch);
+    free(touched);
     free(c);
     free(bucket);
     free(gbucket);
