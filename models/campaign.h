@@ -123,6 +123,38 @@ double campaign_iteration_time_s(const campaign_config *cfg);
 
 /* Simulate the run. sink and poll may be NULL. Returns 0 and fills *out, or
  * an error code (SIM_ERR_INTERRUPTED when poll asked to stop) with err set. */
+/* Monte Carlo. Replica i runs the configuration with seed
+ * campaign_replica_seed(seed, i): replica 0 keeps the seed (so one replica
+ * is the plain run), the others hash it with the index, so every replica
+ * has its own random streams and adding replicas changes none of them. */
+uint64_t campaign_replica_seed(uint64_t seed, unsigned replica);
+
+/* Called, one call at a time, as replicas finish; non-zero stops the rest. */
+typedef int (*campaign_replica_fn)(void *ctx, unsigned done, unsigned total);
+
+/* Run replicas 1 .. n-1 (replica 0 is the caller's campaign_run, with its
+ * sink) into results[1 .. n-1], in parallel with OpenMP; each result depends
+ * only on its index, so any thread count gives the same numbers. Returns 0,
+ * or the error of the lowest failing replica (SIM_ERR_INTERRUPTED when
+ * progress asked to stop). */
+int campaign_run_replicas(const campaign_config *cfg, unsigned n, campaign_result *results,
+                          campaign_replica_fn progress, void *progress_ctx, sim_error *err);
+
+/* Mean, sample standard deviation and the half-width of the 95 % confidence
+ * interval of the mean (Student t, n - 1 degrees of freedom; 0 for n = 1). */
+typedef struct campaign_stat {
+    double mean, sd, ci95;
+} campaign_stat;
+
+typedef struct campaign_mc {
+    unsigned replicas;
+    campaign_stat time_to_train_s, ettr_frac, failures, rework_s, restart_time_s,
+        checkpoint_time_s;
+} campaign_mc;
+
+void campaign_mc_summarize(const campaign_result *results, unsigned n, campaign_mc *out);
+campaign_stat campaign_stat_of(const double *x, unsigned n);
+
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
                  void *poll_ctx, campaign_result *out, sim_error *err);
 

@@ -1,0 +1,153 @@
+/* test_montecarlo.c - campaign replicas (models/campaign.h): the same numbers
+ * for any thread count, the first-order ETTR inside the Monte Carlo
+ * confidence interval, and the simulated optimum checkpoint interval against
+ * Daly's, including his worked examples (calibration.md section 4). */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "campaign.h"
+#include "check.h"
+
+/* One GPU whose iterations take 1 s (6 N T / (G peak MFU) = 6/6 s), so the
+ * compute is `compute_h` hours and the checkpoint interval is exact to the
+ * second. */
+static campaign_config unit_job(double compute_h, double mtbf_s, double tau_s, double w_s,
+                                double u0_s, uint64_t seed)
+{
+    campaign_config c = {
+        .gpu_count = 1,
+        .gpu_peak_flops_per_s = 6,
+        .mfu_frac = 1,
+        .model_params = 1,
+        .train_tokens = compute_h * 3600,
+        .tokens_per_iteration = 1,
+        .gpu_failure_rate_per_s = mtbf_s > 0 ? 1 / mtbf_s : 0,
+        .restart_s = u0_s,
+        .checkpoint_interval_s = tau_s,
+        .checkpoint_write_s = w_s,
+        .seed = seed,
+    };
+    return c;
+}
+
+static int run_all(const campaign_config *c, unsigned n, campaign_result *r)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    if (campaign_run(c, NULL, NULL, NULL, &r[0], &err))
+        return -1;
+    return campaign_run_replicas(c, n, r, NULL, NULL, &err);
+}
+
+/* Replica results depend on the index only: 1 and 2 threads agree bit for
+ * bit; replica 0 is the plain run; the CI shrinks like 1/sqrt(n). */
+static void test_replicas_deterministic(void)
+{
+    enum { N = 24 };
+    campaign_config c = unit_job(200, 10 * 3600, 1800, 60, 300, 11);
+    campaign_result a[N], b[N], plain;
+    omp_set_num_threads(1);
+    CHECK(run_all(&c, N, a) == 0);
+    omp_set_num_threads(2);
+    CHECK(run_all(&c, N, b) == 0);
+    int same = 1;
+    for (int i = 0; i < N; i++)
+        same &= a[i].event_digest == b[i].event_digest &&
+                a[i].time_to_train_s == b[i].time_to_train_s;
+    CHECK(same);
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(campaign_run(&c, NULL, NULL, NULL, &plain, &err) == 0);
+    CHECK(plain.event_digest == a[0].event_digest);
+    CHECK(a[1].event_digest != a[2].event_digest);
+    campaign_mc m6, m24;
+    campaign_mc_summarize(a, 6, &m6);
+    campaign_mc_summarize(a, N, &m24);
+    CHECK(m24.ettr_frac.ci95 < m6.ettr_frac.ci95);
+    CHECK(m24.failures.mean > 10 && m24.failures.mean < 40); /* ~200 h / 10 h */
+    double x[3] = {1, 2, 3};
+    campaign_stat s = campaign_stat_of(x, 3);
+    CHECK_NEAR(s.mean, 2, 1e-15);
+    CHECK_NEAR(s.sd, 1, 1e-15);
+    CHECK_NEAR(s.ci95, 4.302652729749464 / sqrt(3), 1e-9); /* t(0.975, 2) */
+}
+
+/* Exponential failures, blocking checkpoints: the mean ETTR over 96
+ * replicas matches the first-order model (1 - L(u0 + tau/2)) / (1 + w/tau)
+ * within its 95 % CI, for settings where L tau is small enough that the
+ * model's own error is far below the CI. */
+static void test_first_order_within_ci(void)
+{
+    enum { N = 96 };
+    struct { double mtbf_h, tau_s, w_s, u0_s; } cases[] = {
+        {100, 1800, 30, 300}, {50, 900, 20, 600}, {200, 3600, 60, 120}, {80, 600, 10, 900},
+    };
+    campaign_result *r = malloc(N * sizeof *r);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        campaign_config c = unit_job(500, cases[k].mtbf_h * 3600, cases[k].tau_s, cases[k].w_s,
+                                     cases[k].u0_s, 100 + k);
+        CHECK(run_all(&c, N, r) == 0);
+        campaign_mc m;
+        campaign_mc_summarize(r, N, &m);
+        double first = r[0].ettr_first_order_frac;
+        printf("mtbf %5.0f h tau %5.0f s w %3.0f s u0 %4.0f s: ETTR %.5f +- %.5f, first-order "
+               "%.5f\n", cases[k].mtbf_h, cases[k].tau_s, cases[k].w_s, cases[k].u0_s,
+               m.ettr_frac.mean, m.ettr_frac.ci95, first);
+        CHECK(fabs(m.ettr_frac.mean - first) <= m.ettr_frac.ci95);
+    }
+    free(r);
+}
+
+/* Daly (2006) eq. 37, calibration.md 4. */
+static double daly(double delta, double mtbf)
+{
+    if (delta >= 2 * mtbf)
+        return mtbf;
+    double x = delta / (2 * mtbf);
+    return sqrt(2 * delta * mtbf) * (1 + sqrt(x) / 3 + x / 9) - delta;
+}
+
+/* Sweep the interval with common random numbers (the same failure times for
+ * every interval) and find the best mean ETTR; it lies within 10 % of
+ * Daly's optimum for his three worked examples (R 10 min, delta 5 min;
+ * M 24 h, 6 h, 15 min: 117, 57 and 9.1 min). The compute is shorter than his
+ * 500 h for M = 15 min (the optimum does not depend on it). */
+static void test_daly_optimum(void)
+{
+    enum { N = 64, STEPS = 41 };
+    struct { double mtbf_s, compute_h, published_min; } ex[] = {
+        {24 * 3600, 500, 117}, {6 * 3600, 500, 57}, {15 * 60, 20, 9.1},
+    };
+    campaign_result *r = malloc(N * sizeof *r);
+    for (int e = 0; e < 3; e++) {
+        double opt = daly(300, ex[e].mtbf_s);
+        CHECK(fabs(opt / 60 - ex[e].published_min) < 0.6); /* eq. 37 reproduces the figures */
+        double best = -1, best_tau = 0;
+        for (int i = 0; i < STEPS; i++) {
+            double tau = round(opt * (0.5 + i * 0.025)); /* 0.5 .. 1.5 x Daly */
+            campaign_config c = unit_job(ex[e].compute_h, ex[e].mtbf_s, tau, 300, 600, 7);
+            CHECK(run_all(&c, N, r) == 0);
+            campaign_mc m;
+            campaign_mc_summarize(r, N, &m);
+            if (m.ettr_frac.mean > best) {
+                best = m.ettr_frac.mean;
+                best_tau = tau;
+            }
+        }
+        printf("Daly example M = %.4g h: simulated optimum %.1f min, Daly %.1f min (published "
+               "%.1f)\n", ex[e].mtbf_s / 3600, best_tau / 60, opt / 60, ex[e].published_min);
+        CHECK(fabs(best_tau / opt - 1) <= 0.10);
+    }
+    free(r);
+}
+
+int main(void)
+{
+    test_replicas_deterministic();
+    test_first_order_within_ci();
+    test_daly_optimum();
+    return check_report();
+}
