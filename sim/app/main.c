@@ -72,6 +72,10 @@ static const char usage_run[] =
     "                         written under a temporary name and renamed when\n"
     "                         complete, so an interrupted run leaves nothing\n"
     "  --seed N               master random seed (overrides <dcsim seed>)\n"
+    "  --replicas N           Monte Carlo: N independent runs on their own random\n"
+    "                         streams, in parallel (OMP_NUM_THREADS); the summary\n"
+    "                         adds mean and 95 %% confidence intervals, the trace\n"
+    "                         /replicas (replica 0 is the plain run)\n"
     "  --set PATH=VALUE       override an attribute, e.g.\n"
     "                         --set checkpoint/@interval=20min\n"
     "                         --set cluster/gpu/@count=8192\n"
@@ -136,6 +140,7 @@ typedef struct options {
     int json;
     int quiet;
     int help;
+    unsigned replicas;  /* --replicas N; 0 = 1 */
 } options;
 
 static int parse_options(const char *command, int argc, char **argv, int allow_run, options *o)
@@ -165,6 +170,14 @@ static int parse_options(const char *command, int argc, char **argv, int allow_r
             if (!*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
                 return cli_usage_error(command, "--seed %s: expected a whole number from 0 to 18446744073709551615", v);
             snprintf(o->seed_set, sizeof o->seed_set, "@seed=%llu", seed);
+        } else if (allow_run && cli_is_option(a, "--replicas")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--replicas")))
+                return cli_usage_error(command, "--replicas needs a number%s", "");
+            char *end = NULL;
+            unsigned long n = strtoul(v, &end, 10);
+            if (!*v || *end || v[0] == '-' || n < 1 || n > 1000000)
+                return cli_usage_error(command, "--replicas %s: expected a whole number from 1 to 1000000", v);
+            o->replicas = (unsigned)n;
         } else if (allow_run && strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (allow_run && (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)) {
@@ -224,6 +237,31 @@ static void progress_clear(progress *p)
 }
 
 /* ---------------------------------------------------------------- commands */
+
+/* Replica progress: on a terminal, after a second, never with --quiet;
+ * called one at a time by the replica loop. Stops the rest on SIGINT. */
+typedef struct replica_progress {
+    progress *prog;
+    int unused;
+} replica_progress;
+
+static int on_replica(void *ctx, unsigned done, unsigned total)
+{
+    replica_progress *rp = ctx;
+    progress *p = rp->prog;
+    if (p->enabled) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double wall = (double)(now.tv_sec - p->start.tv_sec) +
+                      1e-9 * (double)(now.tv_nsec - p->start.tv_nsec);
+        if (wall >= 1.0 && wall - p->last_print_s >= 0.2) {
+            fprintf(stderr, "\r\033[Kreplicas %u of %u  (%.0f s)", done, total, wall);
+            p->shown = 1;
+            p->last_print_s = wall;
+        }
+    }
+    return interrupted != 0;
+}
 
 /* No MFU in the scenario: one iteration on the step tier sets the
  * campaign's iteration time (through the MFU that gives it). */
@@ -298,6 +336,26 @@ static int cmd_run(int argc, char **argv)
         summary_build(&scn, &res, &sum);
     if (!rc && interrupted)
         rc = sim_error_set(&err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
+    unsigned n_rep = o.replicas > 1 ? o.replicas : 1;
+    campaign_result *reps = NULL;
+    campaign_mc mc;
+    memset(&mc, 0, sizeof mc);
+    if (!rc && n_rep > 1) {
+        reps = malloc(n_rep * sizeof *reps);
+        if (!reps)
+            rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory for %u replicas",
+                               n_rep);
+        else {
+            reps[0] = res;
+            replica_progress rp = {&prog, 0};
+            rc = campaign_run_replicas(&scn.campaign, n_rep, reps, on_replica, &rp, &err);
+            progress_clear(&prog);
+            if (!rc)
+                campaign_mc_summarize(reps, n_rep, &mc);
+        }
+    }
+    if (!rc && tw && n_rep > 1)
+        rc = trace_write_replicas(tw, reps, n_rep, &err);
     if (!rc && tw && scn.step_used)
         rc = trace_write_step(tw, &prof, &err);
     step_profile_free(&prof);
@@ -308,6 +366,7 @@ static int cmd_run(int argc, char **argv)
     if (rc) {
         trace_abort(tw);
         scn_scenario_free(&scn);
+        free(reps);
         if (err.code == SIM_ERR_INTERRUPTED) {
             fprintf(stderr, "dcsim: interrupted; %s\n",
                     o.output ? "no trace written" : "no results");
@@ -316,9 +375,10 @@ static int cmd_run(int argc, char **argv)
         return cli_print_error(&err);
     }
     if (o.json) {
-        char *json = summary_json(&scn, &sum);
+        char *json = n_rep > 1 ? summary_json_replicas(&scn, &sum, &mc) : summary_json(&scn, &sum);
         if (!json) {
             scn_scenario_free(&scn);
+            free(reps);
             fprintf(stderr, "error: out of memory\n");
             return EXIT_FAILURE;
         }
@@ -326,9 +386,12 @@ static int cmd_run(int argc, char **argv)
         free(json);
     } else {
         summary_print_table(stdout, &scn, &res, &sum);
+        if (n_rep > 1)
+            summary_print_replicas(stdout, &mc);
         if (o.output)
             printf("  trace written to %s\n", o.output);
     }
+    free(reps);
     scn_scenario_free(&scn);
     return 0;
 }

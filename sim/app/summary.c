@@ -168,7 +168,51 @@ static void exact_number(double x, char *buf, size_t size)
     }
 }
 
+static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
+                               const campaign_mc *mc);
+
 char *summary_json(const scn_scenario *scn, const run_summary *sum)
+{
+    return summary_json_with(scn, sum, NULL);
+}
+
+char *summary_json_replicas(const scn_scenario *scn, const run_summary *sum,
+                            const campaign_mc *mc)
+{
+    return summary_json_with(scn, sum, mc);
+}
+
+/* the Monte Carlo statistics, in one list for the table and the JSON */
+typedef struct mc_row {
+    const char *name, *unit, *label;
+    const campaign_stat *stat;
+} mc_row;
+
+static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
+{
+    size_t n = 0;
+    rows[n++] = (mc_row){"time_to_train_s", "s", "time to train", &mc->time_to_train_s};
+    rows[n++] = (mc_row){"ettr_frac", "1", "ETTR", &mc->ettr_frac};
+    rows[n++] = (mc_row){"failures", "1", "failures", &mc->failures};
+    rows[n++] = (mc_row){"rework_s", "s", "lost to rework", &mc->rework_s};
+    rows[n++] = (mc_row){"restart_time_s", "s", "restarts", &mc->restart_time_s};
+    rows[n++] = (mc_row){"checkpoint_time_s", "s", "checkpoint writes", &mc->checkpoint_time_s};
+    return n;
+}
+
+void summary_print_replicas(FILE *f, const campaign_mc *mc)
+{
+    mc_row rows[8];
+    size_t n = mc_rows(mc, rows);
+    fprintf(f, "\n  over %u replicas            mean       95%% CI (+-)          sd  unit\n",
+            mc->replicas);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  %-22s %12.6g %12.4g %12.4g  %s\n", rows[i].label, rows[i].stat->mean,
+                rows[i].stat->ci95, rows[i].stat->sd, rows[i].unit);
+}
+
+static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
+                               const campaign_mc *mc)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *metrics = cJSON_CreateObject();
@@ -199,6 +243,22 @@ char *summary_json(const scn_scenario *scn, const run_summary *sum)
     }
     cJSON_AddItemToObject(root, "summary", metrics);
     cJSON_AddItemToObject(root, "units", units);
+    if (mc) {
+        cJSON *rep = cJSON_AddObjectToObject(root, "replicas");
+        cJSON_AddNumberToObject(rep, "count", mc->replicas);
+        mc_row rows[8];
+        size_t n = mc_rows(mc, rows);
+        for (size_t i = 0; i < n; i++) {
+            cJSON *o = cJSON_AddObjectToObject(rep, rows[i].name);
+            char number[32];
+            exact_number(rows[i].stat->mean, number, sizeof number);
+            cJSON_AddRawToObject(o, "mean", number);
+            exact_number(rows[i].stat->ci95, number, sizeof number);
+            cJSON_AddRawToObject(o, "ci95", number);
+            exact_number(rows[i].stat->sd, number, sizeof number);
+            cJSON_AddRawToObject(o, "sd", number);
+        }
+    }
     char *json = cJSON_Print(root);
     if (json) {
         size_t n = strlen(json);

@@ -37,6 +37,12 @@ void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result
  * of memory. */
 char *summary_json(const scn_scenario *scn, const run_summary *sum);
 
+/* With --replicas: the JSON gains "replicas" (mean, ci95, sd per metric);
+ * the table a block of the same after the summary. */
+char *summary_json_replicas(const scn_scenario *scn, const run_summary *sum,
+                            const campaign_mc *mc);
+void summary_print_replicas(FILE *f, const campaign_mc *mc);
+
 /* The iteration-time rule, spelled out with the scenario's numbers. */
 void summary_iteration_rule(const scn_scenario *scn, const campaign_result *res, char *buf,
                             size_t size);

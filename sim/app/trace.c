@@ -297,6 +297,54 @@ static int put_doubles(hid_t g, const char *name, const double *v, int rank, con
     return rc;
 }
 
+int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n, sim_error *err)
+{
+    enum { COLS = 8 };
+    static const char *const columns[COLS] = {"time_to_train_s", "ettr_frac", "failures",
+                                              "restarts", "rework_s", "restart_time_s",
+                                              "checkpoint_time_s", "checkpoints"};
+    double *rows = malloc((size_t)n * COLS * sizeof *rows);
+    uint64_t *digests = malloc((size_t)n * sizeof *digests);
+    int rc = !rows || !digests;
+    for (unsigned i = 0; !rc && i < n; i++) {
+        double *x = rows + (size_t)i * COLS;
+        x[0] = r[i].time_to_train_s;
+        x[1] = r[i].ettr_frac;
+        x[2] = (double)r[i].failures;
+        x[3] = (double)r[i].restarts;
+        x[4] = r[i].rework_s;
+        x[5] = r[i].restart_time_s;
+        x[6] = r[i].checkpoint_time_s;
+        x[7] = (double)r[i].checkpoints;
+        digests[i] = r[i].event_digest;
+    }
+    hsize_t dims[2] = {n, COLS}, nd = n;
+    if (!rc)
+        rc = put_doubles(tw->file, "replicas", rows, 2, dims, "s (ettr_frac, counts: 1)",
+                         "one row per Monte Carlo replica (replica 0 is the run in /campaign)");
+    if (!rc) {
+        hid_t d = H5Dopen2(tw->file, "replicas", H5P_DEFAULT);
+        rc = d < 0 || put_strings_attr(d, "columns", columns, COLS);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    if (!rc) {
+        hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = untimed(H5P_DATASET_CREATE);
+        hid_t d = H5Dcreate2(tw->file, "replica_digests", H5T_NATIVE_UINT64, s, H5P_DEFAULT, dcpl,
+                             H5P_DEFAULT);
+        rc = d < 0 || H5Dwrite(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, digests) < 0 ||
+             put_string_attr(d, "units", "-") ||
+             put_string_attr(d, "description", "each replica's event digest");
+        if (d >= 0)
+            H5Dclose(d);
+        H5Pclose(dcpl);
+        H5Sclose(s);
+    }
+    free(rows);
+    free(digests);
+    return rc ? io_error(err, tw->final_path, "writing /replicas") : 0;
+}
+
 #define STEP_STAGE_COLUMNS (STEP_PART_COUNT + 3)
 
 int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)

@@ -29,6 +29,10 @@ campaign_sink trace_campaign_sink(trace_writer *tw);
 int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_result *res,
                  const run_summary *sum, sim_error *err);
 
+/* Write /replicas and /replica_digests: the Monte Carlo replicas' results
+ * (before commit). */
+int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n, sim_error *err);
+
 /* Write /step: the step tier's profile of one iteration (before commit). */
 int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err);
 

@@ -1,0 +1,33 @@
+#!/bin/sh
+# replicas.sh DCSIM SRC - `dcsim run --replicas N` end to end: the summary's
+# confidence intervals, identical numbers for 1 and 2 threads, replica 0 is
+# the plain run, /replicas in the trace (the statistics themselves are
+# tested in tests/models/test_montecarlo.c).
+set -u
+dcsim=$1
+. "$(dirname "$0")/expect.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+expect "replicas table" 0 "^  over 8 replicas" "$dcsim" run --quiet --replicas 8
+expect "replicas ETTR row" 0 "^  ETTR  *0\.8[0-9]*  *0\.00" "$dcsim" run --quiet --replicas 8
+a=$(OMP_NUM_THREADS=1 "$dcsim" run --quiet --replicas 12 --json)
+b=$(OMP_NUM_THREADS=2 "$dcsim" run --quiet --replicas 12 --json)
+[ "$a" = "$b" ] || { echo "FAIL replicas differ between 1 and 2 threads"; fail=$((fail + 1)); }
+plain=$("$dcsim" run --quiet --json | grep '"event_digest"')
+first=$(printf '%s\n' "$a" | grep '"event_digest"')
+[ "$plain" = "$first" ] || { echo "FAIL replica 0 is not the plain run"; fail=$((fail + 1)); }
+expect "replicas trace" 0 "" "$dcsim" run --quiet --replicas 5 -o "$tmp/r.h5"
+if ! /usr/bin/python3 -c "
+import sys, h5py
+f = h5py.File(sys.argv[1], 'r')
+r = f['replicas']
+assert r.shape == (5, 8), r.shape
+assert list(r.attrs['columns'])[1] == 'ettr_frac'
+assert len(set(f['replica_digests'][:])) == 5
+assert abs(r[0, 0] - f['summary/time_to_train_s'][()]) == 0
+" "$tmp/r.h5"; then
+    echo "FAIL replicas trace: /replicas missing or inconsistent"
+    fail=$((fail + 1))
+fi
+[ "$fail" -eq 0 ] && echo "ok: replicas"
+exit "$fail"
