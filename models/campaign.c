@@ -327,6 +327,7 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     if (cluster_rate > 0) {
         r->cluster_mtbf_s = 1.0 / cluster_rate;
         r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
+        r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
         rc = make_failure_streams(&c);
     }
     if (!rc) {
@@ -357,6 +358,14 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     free_streams(&c);
     sim_engine_destroy(c.eng);
     return rc;
+}
+
+double campaign_daly_interval_s(double w, double m)
+{
+    if (w >= 2 * m)
+        return m;
+    double x = w / (2 * m);
+    return sqrt(2 * w * m) * (1 + sqrt(x) / 3 + x / 9) - w;
 }
 
 uint64_t campaign_replica_seed(uint64_t seed, unsigned replica)

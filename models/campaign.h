@@ -104,6 +104,7 @@ typedef struct campaign_result {
     double cluster_mtbf_s;            /* 1 / (G lambda); 0 when failures are off */
     double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau) */
     double young_interval_s;          /* sqrt(2 w M), Young 1974; 0 without failures */
+    double daly_interval_s;           /* Daly 2006 eq. 37; 0 without failures */
     uint64_t iterations;
     uint64_t checkpoint_every_iterations;
     uint64_t checkpoints;
@@ -123,6 +124,11 @@ double campaign_iteration_time_s(const campaign_config *cfg);
 
 /* Simulate the run. sink and poll may be NULL. Returns 0 and fills *out, or
  * an error code (SIM_ERR_INTERRUPTED when poll asked to stop) with err set. */
+/* Daly's optimum checkpoint interval (FGCS 22(3), 2006, eq. 37;
+ * calibration.md 4): for w < 2M, sqrt(2 w M) [1 + sqrt(w/2M)/3 + (w/2M)/9] - w,
+ * else M; w the write time, M the MTBF. */
+double campaign_daly_interval_s(double write_s, double mtbf_s);
+
 /* Monte Carlo. Replica i runs the configuration with seed
  * campaign_replica_seed(seed, i): replica 0 keeps the seed (so one replica
  * is the plain run), the others hash it with the index, so every replica

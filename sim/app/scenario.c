@@ -1566,13 +1566,30 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *ck = child(root, "checkpoint");
     campaign_config *c = &s->campaign;
-    int rc = get_quantity(ld, ck, "interval", SIM_DIM_TIME, 1, &c->checkpoint_interval_s);
-    if (!rc)
-        rc = positive(ld, ck, "interval", c->checkpoint_interval_s, INFINITY, "");
-    if (!rc)
-        rc = get_quantity(ld, ck, "write-time", SIM_DIM_TIME, 1, &c->checkpoint_write_s);
+    char text[16];
+    copy_attr(ck, "interval", text, sizeof text);
+    s->checkpoint_auto = !strcmp(text, "auto");
+    int rc = get_quantity(ld, ck, "write-time", SIM_DIM_TIME, 1, &c->checkpoint_write_s);
     if (!rc)
         rc = non_negative(ld, ck, "write-time", c->checkpoint_write_s);
+    if (rc || s->checkpoint_auto) {
+        if (rc)
+            return rc;
+        /* Daly's optimum for this cluster's failure rate and write time */
+        double cluster_rate = (double)c->gpu_count * c->gpu_failure_rate_per_s;
+        if (!(cluster_rate > 0))
+            return node_error(ld, ck, "interval", "interval=\"auto\" (Daly's optimum) needs a "
+                              "failure rate: give a <reliability><failure> or a fixed interval");
+        c->checkpoint_interval_s = campaign_daly_interval_s(c->checkpoint_write_s,
+                                                            1 / cluster_rate);
+        if (!(c->checkpoint_interval_s > 0))
+            return node_error(ld, ck, "write-time", "interval=\"auto\" needs a write time "
+                              "above 0 (with free checkpoints the optimum is every iteration)");
+        return 0;
+    }
+    rc = get_quantity(ld, ck, "interval", SIM_DIM_TIME, 1, &c->checkpoint_interval_s);
+    if (!rc)
+        rc = positive(ld, ck, "interval", c->checkpoint_interval_s, INFINITY, "");
     return rc;
 }
 

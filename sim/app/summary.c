@@ -68,6 +68,9 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
     add(out, "young_interval_s", "s", "Young's optimal interval",
         "sqrt(2 x write time x cluster MTBF) (Young 1974); 0 = no failures", r->young_interval_s,
         0);
+    add(out, "daly_interval_s", "s", "Daly's optimal interval",
+        "Daly 2006 eq. 37 from write time and cluster MTBF; 0 = no failures; the interval used "
+        "when <checkpoint interval=\"auto\">", r->daly_interval_s, 0);
     add(out, "gpu_count", "1", "GPUs", "GPUs in the job", (double)c->gpu_count, 1);
     add(out, "gpu_peak_flops_per_s", "FLOP/s", "GPU peak", "dense peak at the training precision",
         c->gpu_peak_flops_per_s, 0);

@@ -29,5 +29,15 @@ assert abs(r[0, 0] - f['summary/time_to_train_s'][()]) == 0
     echo "FAIL replicas trace: /replicas missing or inconsistent"
     fail=$((fail + 1))
 fi
+# interval="auto": Daly's optimum, to the nearest whole iteration
+if ! "$dcsim" run --quiet --json --set checkpoint/@interval=auto | /usr/bin/python3 -c "
+import json, sys
+s = json.load(sys.stdin)['summary']
+assert s['daly_interval_s'] > 0
+assert abs(s['checkpoint_interval_s'] - s['daly_interval_s']) <= s['iteration_time_s'] / 2, s
+"; then
+    echo "FAIL auto interval is not Daly's"
+    fail=$((fail + 1))
+fi
 [ "$fail" -eq 0 ] && echo "ok: replicas"
 exit "$fail"
