@@ -35,6 +35,9 @@ typedef struct campaign {
     sim_engine *eng;
     sim_error *err;
     gsl_rng **gpu_rng;           /* failure stream per GPU */
+    gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
+    uint64_t n_nodes;
+    double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
 
     double seconds_per_token;    /* 6N / (G peak MFU) */
     uint64_t n_iterations;
@@ -89,6 +92,13 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             "campaign: tokens per iteration must be positive");
     REQUIRE(cfg->train_tokens / cfg->tokens_per_iteration < 9e15,
             "campaign: more than 9e15 iterations");
+    REQUIRE(cfg->n_causes <= CAMPAIGN_MAX_CAUSES, "campaign: at most %d failure causes",
+            CAMPAIGN_MAX_CAUSES);
+    for (unsigned i = 0; i < cfg->n_causes; i++)
+        REQUIRE(cfg->causes[i].rate_per_s >= 0 && isfinite(cfg->causes[i].rate_per_s) &&
+                    (cfg->causes[i].unit == CAMPAIGN_UNIT_GPU ||
+                     cfg->causes[i].unit == CAMPAIGN_UNIT_NODE),
+                "campaign: failure cause %u needs a rate >= 0 and a GPU or node unit", i);
     REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
@@ -109,16 +119,23 @@ static double compute_s(const campaign *c, uint64_t from, uint64_t to)
     return tokens * c->seconds_per_token;
 }
 
-static void emit_event(campaign *c, int kind, int64_t gpu, double lost_s, double duration_s)
+static void emit_failure_event(campaign *c, int kind, int64_t gpu, int64_t node, int32_t cause,
+                               double lost_s, double duration_s)
 {
     if (c->sink_failed || !c->sink || !c->sink->event)
         return;
-    campaign_event ev = {sim_now(c->eng), kind, c->state, gpu, (int64_t)c->committed, lost_s,
-                         duration_s};
+    campaign_event ev = {.time_s = sim_now(c->eng), .kind = kind, .state = c->state, .gpu = gpu,
+                         .node = node, .cause = cause, .iteration = (int64_t)c->committed,
+                         .lost_work_s = lost_s, .duration_s = duration_s};
     if (c->sink->event(c->sink->ctx, &ev, c->err)) {
         c->sink_failed = 1;
         sim_stop(c->eng);
     }
+}
+
+static void emit_event(campaign *c, int kind, int64_t gpu, double lost_s, double duration_s)
+{
+    emit_failure_event(c, kind, gpu, -1, -1, lost_s, duration_s);
 }
 
 static void emit_segment(campaign *c, int was_interrupted, uint64_t iteration_end)
@@ -201,13 +218,45 @@ static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
     start_compute(c);
 }
 
-static void on_failure(sim_engine *eng, void *ctx, uint64_t gpu)
+#define NODE_FLAG (1ULL << 63) /* event payload: a node's failure, not a GPU's */
+
+/* The cause of a failure of a unit: drawn on the unit's stream in
+ * proportion to the rates (-1: the unnamed GPU rate). */
+static int32_t draw_cause(campaign *c, gsl_rng *r, int unit, double total)
+{
+    if (!c->cfg->n_causes)
+        return -1;
+    double u = gsl_rng_uniform(r) * total, acc = 0;
+    if (unit == CAMPAIGN_UNIT_GPU) {
+        acc = c->cfg->gpu_failure_rate_per_s;
+        if (u < acc)
+            return -1;
+    }
+    int32_t last = -1;
+    for (unsigned i = 0; i < c->cfg->n_causes; i++) {
+        if (c->cfg->causes[i].unit != unit)
+            continue;
+        acc += c->cfg->causes[i].rate_per_s;
+        last = (int32_t)i;
+        if (u < acc)
+            return (int32_t)i;
+    }
+    return last; /* rounding at the top end */
+}
+
+static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
 {
     campaign *c = ctx;
     double now = sim_now(eng);
-    /* the replacement GPU in this slot fails after its own exponential time */
-    double next = gsl_ran_exponential(c->gpu_rng[gpu], 1.0 / c->cfg->gpu_failure_rate_per_s);
-    sim_schedule_in(eng, next, PRIO_FAILURE, KIND_FAILURE, on_failure, c, gpu);
+    int is_node = (data & NODE_FLAG) != 0;
+    uint64_t id = data & ~NODE_FLAG;
+    gsl_rng *r = is_node ? c->node_rng[id] : c->gpu_rng[id];
+    double total = is_node ? c->node_rate : c->gpu_rate;
+    int32_t cause = draw_cause(c, r, is_node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU, total);
+    /* the replacement unit in this slot fails after its own exponential time */
+    sim_schedule_in(eng, gsl_ran_exponential(r, 1.0 / total), PRIO_FAILURE, KIND_FAILURE,
+                    on_failure, c, data);
+    int64_t gpu = is_node ? -1 : (int64_t)id, node = is_node ? (int64_t)id : -1;
 
     double lost = 0, elapsed = now - c->state_start_s;
     uint64_t reached = c->committed;
@@ -234,8 +283,9 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t gpu)
     sim_cancel(eng, c->pending);
     emit_segment(c, 1, reached);
     c->res.failures++;
+    c->res.failures_by_cause[cause + 1]++;
     c->res.rework_s += lost;
-    emit_event(c, CAMPAIGN_EVENT_FAILURE, (int64_t)gpu, lost, 0);
+    emit_failure_event(c, CAMPAIGN_EVENT_FAILURE, gpu, node, cause, lost, 0);
     begin_restart(c);
 }
 
@@ -248,49 +298,59 @@ static int on_poll(sim_engine *eng, void *ctx)
     return 0;
 }
 
-static int make_failure_streams(campaign *c)
+/* One stream per unit of a kind, its first failure drawn: pure per-unit
+ * work into per-index slots, so the thread count cannot change results. */
+static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double rate,
+                             gsl_rng ***out, uint64_t flag)
 {
-    uint64_t n = c->cfg->gpu_count;
-    c->gpu_rng = calloc(n, sizeof *c->gpu_rng);
-    double *first = malloc(n * sizeof *first);
-    if (!c->gpu_rng || !first) {
+    gsl_rng **rng = calloc(n ? n : 1, sizeof *rng);
+    double *first = malloc((n ? n : 1) * sizeof *first);
+    *out = rng;
+    if (!rng || !first) {
         free(first);
         return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
-                             "out of memory for %llu GPU failure streams",
-                             (unsigned long long)n);
+                             "out of memory for %llu failure streams", (unsigned long long)n);
     }
-    double mean_s = 1.0 / c->cfg->gpu_failure_rate_per_s;
     int failed = 0;
-    /* pure per-GPU work into per-index slots: thread count cannot change results */
 #pragma omp parallel for schedule(static) reduction(| : failed)
     for (long long i = 0; i < (long long)n; i++) {
-        c->gpu_rng[i] = sim_rng_stream_create(c->cfg->seed, SIM_ENTITY_GPU, (uint64_t)i,
-                                              SIM_PURPOSE_FAILURE);
-        if (!c->gpu_rng[i]) {
+        rng[i] = sim_rng_stream_create(c->cfg->seed, entity, (uint64_t)i, SIM_PURPOSE_FAILURE);
+        if (!rng[i]) {
             failed = 1;
             continue;
         }
-        first[i] = gsl_ran_exponential(c->gpu_rng[i], mean_s);
+        first[i] = gsl_ran_exponential(rng[i], 1.0 / rate);
     }
     if (failed) {
         free(first);
-        return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
-                             "out of memory for GPU failure streams");
+        return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for failure streams");
     }
     for (uint64_t i = 0; i < n; i++)
-        sim_schedule_at(c->eng, first[i], PRIO_FAILURE, KIND_FAILURE, on_failure, c, i);
+        sim_schedule_at(c->eng, first[i], PRIO_FAILURE, KIND_FAILURE, on_failure, c, i | flag);
     free(first);
     return 0;
 }
 
+static int make_failure_streams(campaign *c)
+{
+    int rc = 0;
+    if (c->gpu_rate > 0)
+        rc = make_unit_streams(c, SIM_ENTITY_GPU, c->cfg->gpu_count, c->gpu_rate, &c->gpu_rng, 0);
+    if (!rc && c->node_rate > 0)
+        rc = make_unit_streams(c, SIM_ENTITY_NODE, c->n_nodes, c->node_rate, &c->node_rng,
+                               NODE_FLAG);
+    return rc;
+}
+
 static void free_streams(campaign *c)
 {
-    if (!c->gpu_rng)
-        return;
-    for (uint64_t i = 0; i < c->cfg->gpu_count; i++)
+    for (uint64_t i = 0; c->gpu_rng && i < c->cfg->gpu_count; i++)
         gsl_rng_free(c->gpu_rng[i]);
+    for (uint64_t i = 0; c->node_rng && i < c->n_nodes; i++)
+        gsl_rng_free(c->node_rng[i]);
     free(c->gpu_rng);
-    c->gpu_rng = NULL;
+    free(c->node_rng);
+    c->gpu_rng = c->node_rng = NULL;
 }
 
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
@@ -321,7 +381,16 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     r->total_flops = 6.0 * cfg->model_params * cfg->train_tokens;
     r->compute_time_s = cfg->train_tokens * c.seconds_per_token;
 
-    double cluster_rate = (double)cfg->gpu_count * cfg->gpu_failure_rate_per_s;
+    unsigned per_node = cfg->gpus_per_node ? cfg->gpus_per_node : 8;
+    c.n_nodes = (cfg->gpu_count + per_node - 1) / per_node;
+    c.gpu_rate = cfg->gpu_failure_rate_per_s;
+    for (unsigned i = 0; i < cfg->n_causes; i++) {
+        if (cfg->causes[i].unit == CAMPAIGN_UNIT_NODE)
+            c.node_rate += cfg->causes[i].rate_per_s;
+        else
+            c.gpu_rate += cfg->causes[i].rate_per_s;
+    }
+    double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate;
     double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
     r->ettr_first_order_frac = (1.0 - cluster_rate * (cfg->restart_s + tau / 2)) / (1.0 + w / tau);
     if (cluster_rate > 0) {
@@ -464,6 +533,8 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
     STAT(rework_s, r[i].rework_s);
     STAT(restart_time_s, r[i].restart_time_s);
     STAT(checkpoint_time_s, r[i].checkpoint_time_s);
+    for (unsigned k = 0; k <= CAMPAIGN_MAX_CAUSES; k++)
+        STAT(failures_by_cause[k], (double)r[i].failures_by_cause[k]);
 #undef STAT
     free(x);
 }

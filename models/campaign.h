@@ -27,6 +27,21 @@
 
 #include "error.h"
 
+/* A cause of failure: every unit (GPU, or node of gpus_per_node GPUs) of
+ * the job fails from it after an exponential time of mean 1/rate, on the
+ * unit's own random stream (one stream per unit carries all its causes:
+ * the next failure after Exp(sum of rates), its cause drawn in proportion
+ * to the rates). */
+enum campaign_unit { CAMPAIGN_UNIT_GPU = 0, CAMPAIGN_UNIT_NODE = 1 };
+#define CAMPAIGN_MAX_CAUSES 32
+
+typedef struct campaign_cause {
+    char name[48];       /* "Faulty GPU" */
+    char category[32];   /* "GPU", "Host", "Network", "Dependency", ... */
+    int unit;            /* enum campaign_unit */
+    double rate_per_s;   /* per unit */
+} campaign_cause;
+
 typedef struct campaign_config {
     uint64_t gpu_count;
     double gpu_peak_flops_per_s;     /* dense peak at the training precision */
@@ -34,7 +49,10 @@ typedef struct campaign_config {
     double model_params;             /* N */
     double train_tokens;             /* D */
     double tokens_per_iteration;     /* T (global batch in tokens) */
-    double gpu_failure_rate_per_s;   /* lambda per GPU; 0 disables failures */
+    double gpu_failure_rate_per_s;   /* lambda per GPU, no named cause; 0 = none */
+    unsigned n_causes;               /* named causes, in addition */
+    campaign_cause causes[CAMPAIGN_MAX_CAUSES];
+    unsigned gpus_per_node;          /* node units for CAMPAIGN_UNIT_NODE causes; 0 = 8 */
     double restart_s;                /* u0: detection + relaunch + checkpoint load */
     double checkpoint_interval_s;    /* tau, requested */
     double checkpoint_write_s;       /* w, blocking */
@@ -62,7 +80,9 @@ typedef struct campaign_event {
     double time_s;
     int32_t kind;          /* enum campaign_event_kind */
     int32_t state;         /* enum campaign_state the job was in when it happened */
-    int64_t gpu;           /* failing GPU, or -1 */
+    int64_t gpu;           /* failing GPU, or -1 (a node's cause, or no failure) */
+    int64_t node;          /* failing node (CAMPAIGN_UNIT_NODE causes), or -1 */
+    int32_t cause;         /* index in cfg->causes, -1 for the unnamed GPU rate or no failure */
     int64_t iteration;     /* iterations durably completed (at the last checkpoint) */
     double lost_work_s;    /* FAILURE: compute time rolled back */
     double duration_s;     /* CHECKPOINT_DONE: write time; RESTART_DONE: restart time */
@@ -101,7 +121,7 @@ typedef struct campaign_result {
     double checkpoint_aborted_s;      /* writes cut short by a failure */
     double restart_time_s;            /* including restarts cut short */
     double checkpoint_interval_s;     /* effective: k t_it */
-    double cluster_mtbf_s;            /* 1 / (G lambda); 0 when failures are off */
+    double cluster_mtbf_s;            /* 1 / (total failure rate); 0 when failures are off */
     double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau) */
     double young_interval_s;          /* sqrt(2 w M), Young 1974; 0 without failures */
     double daly_interval_s;           /* Daly 2006 eq. 37; 0 without failures */
@@ -110,6 +130,7 @@ typedef struct campaign_result {
     uint64_t checkpoints;
     uint64_t checkpoints_aborted;
     uint64_t failures;
+    uint64_t failures_by_cause[CAMPAIGN_MAX_CAUSES + 1]; /* [0]: unnamed GPU rate; [1 + i]: cause i */
     uint64_t restarts;                /* restarts that completed */
     uint64_t events_fired;
     uint64_t event_digest;
@@ -156,6 +177,7 @@ typedef struct campaign_mc {
     unsigned replicas;
     campaign_stat time_to_train_s, ettr_frac, failures, rework_s, restart_time_s,
         checkpoint_time_s;
+    campaign_stat failures_by_cause[CAMPAIGN_MAX_CAUSES + 1]; /* as campaign_result's */
 } campaign_mc;
 
 void campaign_mc_summarize(const campaign_result *results, unsigned n, campaign_mc *out);

@@ -386,6 +386,7 @@ static int cmd_run(int argc, char **argv)
         free(json);
     } else {
         summary_print_table(stdout, &scn, &res, &sum);
+        summary_print_causes(stdout, &scn, &res, n_rep > 1 ? &mc : NULL);
         if (n_rep > 1)
             summary_print_replicas(stdout, &mc);
         if (o.output)

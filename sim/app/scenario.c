@@ -37,6 +37,8 @@ extern const unsigned char dcsim_catalog_servers[];
 extern const size_t dcsim_catalog_servers_len;
 extern const unsigned char dcsim_catalog_links[];
 extern const size_t dcsim_catalog_links_len;
+extern const unsigned char dcsim_catalog_failures[];
+extern const size_t dcsim_catalog_failures_len;
 extern const unsigned char dcsim_default_scenario[];
 extern const size_t dcsim_default_scenario_len;
 
@@ -1524,36 +1526,142 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
     return rc;
 }
 
+/* The named cause in c, or a new one (NULL when the list is full). */
+static campaign_cause *cause_slot(campaign_config *c, const char *name)
+{
+    for (unsigned i = 0; i < c->n_causes; i++)
+        if (!strcmp(c->causes[i].name, name))
+            return &c->causes[i];
+    if (c->n_causes == CAMPAIGN_MAX_CAUSES)
+        return NULL;
+    campaign_cause *x = &c->causes[c->n_causes++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    return x;
+}
+
+/* <reliability inventory="NAME">: the causes of scenarios/catalog/
+ * failures.xml's inventory, each count / (units x days) as a rate per unit */
+static int load_inventory(loader *ld, xmlNode *rel, campaign_config *c)
+{
+    char want[64];
+    copy_attr(rel, "inventory", want, sizeof want);
+    xmlDoc *doc = xmlReadMemory((const char *)dcsim_catalog_failures,
+                                (int)dcsim_catalog_failures_len, "failures.xml", NULL,
+                                XML_PARSE_NONET);
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    char known[256] = "";
+    size_t used = 0;
+    xmlNode *inv = NULL;
+    for (xmlNode *n = root ? root->children : NULL; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        char name[64];
+        copy_attr(n, "name", name, sizeof name);
+        used += (size_t)snprintf(known + used, used < sizeof known ? sizeof known - used : 0,
+                                 "%s%s", used ? ", " : "", name);
+        if (!strcmp(name, want))
+            inv = n;
+    }
+    if (!inv) {
+        xmlFreeDoc(doc);
+        return node_error(ld, rel, "inventory", "unknown failure inventory; known: %s", known);
+    }
+    char text[64];
+    copy_attr(inv, "gpus", text, sizeof text);
+    double gpus = atof(text);
+    copy_attr(inv, "nodes", text, sizeof text);
+    double nodes = atof(text);
+    copy_attr(inv, "days", text, sizeof text);
+    double seconds = atof(text) * 86400;
+    for (xmlNode *n = inv->children; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        char name[48];
+        copy_attr(n, "name", name, sizeof name);
+        campaign_cause *x = cause_slot(c, name);
+        if (!x) {
+            xmlFreeDoc(doc);
+            return node_error(ld, rel, "inventory", "more than %d failure causes",
+                              CAMPAIGN_MAX_CAUSES);
+        }
+        copy_attr(n, "category", x->category, sizeof x->category);
+        copy_attr(n, "unit", text, sizeof text);
+        x->unit = strcmp(text, "node") ? CAMPAIGN_UNIT_GPU : CAMPAIGN_UNIT_NODE;
+        copy_attr(n, "count", text, sizeof text);
+        x->rate_per_s = atof(text) / ((x->unit == CAMPAIGN_UNIT_NODE ? nodes : gpus) * seconds);
+    }
+    xmlFreeDoc(doc);
+    return 0;
+}
+
+/* rate="..." or mtbf="..." of a <failure>, per component */
+static int failure_rate(loader *ld, xmlNode *failure, double *rate)
+{
+    int has_rate = has_attr(failure, "rate"), has_mtbf = has_attr(failure, "mtbf");
+    if (has_rate == has_mtbf)
+        return node_error(ld, failure, NULL,
+                          "give exactly one of rate (per component, e.g. \"2e-5/h\") "
+                          "or mtbf (per component, e.g. \"50000h\")");
+    if (has_rate) {
+        int rc = get_quantity(ld, failure, "rate", SIM_DIM_FREQUENCY, 1, rate);
+        return rc ? rc : non_negative(ld, failure, "rate", *rate);
+    }
+    double mtbf = 0;
+    int rc = get_quantity(ld, failure, "mtbf", SIM_DIM_TIME, 1, &mtbf);
+    if (!rc)
+        rc = positive(ld, failure, "mtbf", mtbf, INFINITY, "");
+    *rate = rc ? 0 : 1.0 / mtbf;
+    return rc;
+}
+
 static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
-    xmlNode *failure = child(rel, "failure");
     xmlNode *restart = child(rel, "restart");
     campaign_config *c = &s->campaign;
-    int rc = 0;
-    if (failure) {
-        int has_rate = has_attr(failure, "rate"), has_mtbf = has_attr(failure, "mtbf");
-        if (has_rate == has_mtbf)
-            return node_error(ld, failure, NULL,
-                              "give exactly one of rate (per component, e.g. \"2e-5/h\") "
-                              "or mtbf (per component, e.g. \"50000h\")");
-        if (has_rate) {
-            rc = get_quantity(ld, failure, "rate", SIM_DIM_FREQUENCY, 1,
-                              &c->gpu_failure_rate_per_s);
-            if (!rc)
-                rc = non_negative(ld, failure, "rate", c->gpu_failure_rate_per_s);
-        } else {
-            double mtbf = 0;
-            rc = get_quantity(ld, failure, "mtbf", SIM_DIM_TIME, 1, &mtbf);
-            if (!rc)
-                rc = positive(ld, failure, "mtbf", mtbf, INFINITY, "");
-            c->gpu_failure_rate_per_s = rc ? 0 : 1.0 / mtbf;
-        }
-        if (!rc && !restart)
-            rc = node_error(ld, rel, NULL,
-                            "a <failure> needs a <restart time=\"...\"/> saying what each "
-                            "failure costs");
+    c->gpus_per_node = s->has_fabric && s->fabric.gpus_per_node > 1 ? s->fabric.gpus_per_node
+                       : s->gpu.scaleup_domain > 1                    ? s->gpu.scaleup_domain
+                                                                      : 8;
+    int rc = 0, any = 0;
+    if (rel && has_attr(rel, "inventory")) {
+        rc = load_inventory(ld, rel, c);
+        any = 1;
     }
+    for (xmlNode *f = rel ? rel->children : NULL; f && !rc; f = f->next) {
+        if (f->type != XML_ELEMENT_NODE || !xmlStrEqual(f->name, (const xmlChar *)"failure"))
+            continue;
+        any = 1;
+        double rate = 0;
+        rc = failure_rate(ld, f, &rate);
+        if (rc)
+            break;
+        char comp[16], name[48];
+        copy_attr(f, "component", comp, sizeof comp);
+        int node = !strcmp(comp, "node");
+        if (!has_attr(f, "cause") && !node) { /* the unnamed per-GPU rate */
+            c->gpu_failure_rate_per_s = rate;
+            continue;
+        }
+        if (has_attr(f, "cause"))
+            copy_attr(f, "cause", name, sizeof name);
+        else
+            snprintf(name, sizeof name, "node failure");
+        campaign_cause *x = cause_slot(c, name);
+        if (!x)
+            return node_error(ld, f, "cause", "more than %d failure causes",
+                              CAMPAIGN_MAX_CAUSES);
+        x->unit = node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
+        x->rate_per_s = rate;
+        if (has_attr(f, "category"))
+            copy_attr(f, "category", x->category, sizeof x->category);
+        else if (!x->category[0])
+            snprintf(x->category, sizeof x->category, "%s", node ? "Host" : "GPU");
+    }
+    if (!rc && any && !restart)
+        rc = node_error(ld, rel, NULL,
+                        "a <failure> needs a <restart time=\"...\"/> saying what each "
+                        "failure costs");
     if (!rc && restart) {
         rc = get_quantity(ld, restart, "time", SIM_DIM_TIME, 1, &c->restart_s);
         if (!rc)

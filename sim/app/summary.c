@@ -24,6 +24,7 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
     memset(out, 0, sizeof *out);
     const campaign_config *c = &scn->campaign;
     snprintf(out->event_digest, sizeof out->event_digest, "0x%016" PRIx64, r->event_digest);
+    memcpy(out->failures_by_cause, r->failures_by_cause, sizeof out->failures_by_cause);
     add(out, "time_to_train_s", "s", "time to train",
         "wall-clock time from job start to the final checkpoint of the last token",
         r->time_to_train_s, 0);
@@ -203,6 +204,27 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
     return n;
 }
 
+void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_result *res,
+                          const campaign_mc *mc)
+{
+    const campaign_config *c = &scn->campaign;
+    if (!c->n_causes)
+        return;
+    double days = res->time_to_train_s / 86400;
+    fprintf(f, "\n  failures by cause%s          count  per day  unit   category\n",
+            mc ? " (mean of replicas)" : "");
+    for (unsigned i = 0; i <= c->n_causes; i++) {
+        if (i == 0 && !(c->gpu_failure_rate_per_s > 0))
+            continue;
+        double n = mc ? mc->failures_by_cause[i].mean : (double)res->failures_by_cause[i];
+        const char *name = i ? c->causes[i - 1].name : "GPU (unnamed rate)";
+        const char *unit = i && c->causes[i - 1].unit == CAMPAIGN_UNIT_NODE ? "node" : "GPU";
+        fprintf(f, "  %-34s %8.2f %8.3f  %-5s  %s\n", name, n,
+                mc ? mc->failures_by_cause[i].mean / (mc->time_to_train_s.mean / 86400) : n / days,
+                unit, i ? c->causes[i - 1].category : "GPU");
+    }
+}
+
 void summary_print_replicas(FILE *f, const campaign_mc *mc)
 {
     mc_row rows[8];
@@ -246,6 +268,21 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
     }
     cJSON_AddItemToObject(root, "summary", metrics);
     cJSON_AddItemToObject(root, "units", units);
+    if (scn->campaign.n_causes) {
+        cJSON *causes = cJSON_AddArrayToObject(root, "causes");
+        for (unsigned i = 0; i < scn->campaign.n_causes; i++) {
+            const campaign_cause *x = &scn->campaign.causes[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", x->name);
+            cJSON_AddStringToObject(o, "category", x->category);
+            cJSON_AddStringToObject(o, "unit", x->unit == CAMPAIGN_UNIT_NODE ? "node" : "gpu");
+            cJSON_AddNumberToObject(o, "rate_per_unit_per_s", x->rate_per_s);
+            cJSON_AddNumberToObject(o, "failures", (double)sum->failures_by_cause[i + 1]);
+            if (mc)
+                cJSON_AddNumberToObject(o, "failures_mean", mc->failures_by_cause[i + 1].mean);
+            cJSON_AddItemToArray(causes, o);
+        }
+    }
     if (mc) {
         cJSON *rep = cJSON_AddObjectToObject(root, "replicas");
         cJSON_AddNumberToObject(rep, "count", mc->replicas);

@@ -5,6 +5,7 @@
 #ifndef DCSIM_APP_SUMMARY_H
 #define DCSIM_APP_SUMMARY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "campaign.h"
@@ -25,6 +26,7 @@ typedef struct run_summary {
     summary_metric metrics[SUMMARY_MAX_METRICS];
     size_t n_metrics;
     char event_digest[19];   /* "0x" + 16 hex digits */
+    uint64_t failures_by_cause[CAMPAIGN_MAX_CAUSES + 1];
 } run_summary;
 
 void summary_build(const scn_scenario *scn, const campaign_result *res, run_summary *out);
@@ -42,6 +44,10 @@ char *summary_json(const scn_scenario *scn, const run_summary *sum);
 char *summary_json_replicas(const scn_scenario *scn, const run_summary *sum,
                             const campaign_mc *mc);
 void summary_print_replicas(FILE *f, const campaign_mc *mc);
+/* With named failure causes: count and rate per cause (of the run, or the
+ * replicas' means when mc is not NULL). */
+void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_result *res,
+                          const campaign_mc *mc);
 
 /* The iteration-time rule, spelled out with the scenario's numbers. */
 void summary_iteration_rule(const scn_scenario *scn, const campaign_result *res, char *buf,

@@ -114,6 +114,8 @@ static hid_t event_type(void)
     H5Tinsert(t, "kind", HOFFSET(campaign_event, kind), kind);
     H5Tinsert(t, "state", HOFFSET(campaign_event, state), state);
     H5Tinsert(t, "gpu", HOFFSET(campaign_event, gpu), H5T_NATIVE_INT64);
+    H5Tinsert(t, "node", HOFFSET(campaign_event, node), H5T_NATIVE_INT64);
+    H5Tinsert(t, "cause", HOFFSET(campaign_event, cause), H5T_NATIVE_INT32);
     H5Tinsert(t, "iteration", HOFFSET(campaign_event, iteration), H5T_NATIVE_INT64);
     H5Tinsert(t, "lost_work_s", HOFFSET(campaign_event, lost_work_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "duration_s", HOFFSET(campaign_event, duration_s), H5T_NATIVE_DOUBLE);
@@ -122,7 +124,7 @@ static hid_t event_type(void)
     return t;
 }
 
-static const char *const event_units[] = {"s", "-", "-", "-", "1", "s", "s"};
+static const char *const event_units[] = {"s", "-", "-", "-", "-", "-", "1", "s", "s"};
 
 static hid_t segment_type(void)
 {
@@ -246,7 +248,7 @@ int trace_open(const char *path, trace_writer **out, sim_error *err)
     H5Pclose(gcpl);
     int rc = campaign < 0 ||
              table_create(&tw->events, campaign, "events", event_type(), sizeof(campaign_event),
-                          event_units, 7,
+                          event_units, 9,
                           "campaign events: job start, checkpoints, failures, restarts, job done") ||
              table_create(&tw->timeline, campaign, "timeline", segment_type(),
                           sizeof(campaign_segment), segment_units, 6,
@@ -441,6 +443,21 @@ static int write_summary(hid_t file, const run_summary *sum)
     return rc;
 }
 
+/* /campaign/events attribute "causes": the name of each cause index */
+static int write_cause_names(hid_t file, const campaign_config *c)
+{
+    if (!c->n_causes)
+        return 0;
+    const char *names[CAMPAIGN_MAX_CAUSES];
+    for (unsigned i = 0; i < c->n_causes; i++)
+        names[i] = c->causes[i].name;
+    hid_t d = H5Dopen2(file, "campaign/events", H5P_DEFAULT);
+    int rc = d < 0 || put_strings_attr(d, "causes", names, c->n_causes);
+    if (d >= 0)
+        H5Dclose(d);
+    return rc;
+}
+
 static int write_scenario(hid_t file, const scn_scenario *scn)
 {
     hid_t t = string_type(), s = H5Screate(H5S_SCALAR), dcpl = untimed(H5P_DATASET_CREATE);
@@ -482,6 +499,8 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
         failed = "writing /scenario";
     else if (write_summary(tw->file, sum))
         failed = "writing /summary";
+    else if (write_cause_names(tw->file, &scn->campaign))
+        failed = "writing /campaign/events causes";
     else if (write_root(tw->file, scn, res, sum))
         failed = "writing the root attributes";
     table_close(&tw->events);

@@ -1,0 +1,71 @@
+/* test_failures.c - the Llama 3 failure inventory (scenarios/catalog/
+ * failures.xml, from calibration.md 2c: Llama 3 paper Table 5, 419
+ * unexpected interruptions in 54 days on 16,384 GPUs) through the scenario
+ * loader and the campaign: the default rates reproduce the table's count
+ * and its category shares (counts, not the printed percentages). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "campaign.h"
+#include "check.h"
+#include "scenario.h"
+
+#define DAY 86400.0
+
+static const struct {
+    const char *category;
+    double count; /* of the 419, calibration.md 2c */
+} table5[] = {
+    {"GPU", 148 + 72 + 19 + 17 + 6 + 6}, /* 268 */
+    {"Dependency", 54 + 2},
+    {"Network", 35},
+    {"Unplanned Maintenance", 32},
+    {"Host", 7 + 3 + 3 + 2 + 2 + 2 + 2},
+    {"Unknown", 7},
+};
+
+int main(void)
+{
+    enum { N = 60 };
+    scn_scenario s;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(scn_load(DCSIM_SOURCE_DIR "/scenarios/examples/llama3-failures.xml", NULL, 0, &s,
+                   &err) == 0);
+    CHECK_INT_EQ(s.campaign.n_causes, 18);
+    CHECK(s.campaign.gpu_failure_rate_per_s == 0);
+    /* the derived rates: Faulty GPU 148 / (16,384 GPUs x 54 d), SSD 3 / (2,048 nodes x 54 d) */
+    CHECK_REL(s.campaign.causes[0].rate_per_s, 148 / (16384 * 54 * DAY), 1e-12);
+    CHECK_REL(s.campaign.causes[11].rate_per_s, 3 / (2048 * 54 * DAY), 1e-12);
+    campaign_result *r = malloc(N * sizeof *r);
+    CHECK(campaign_run(&s.campaign, NULL, NULL, NULL, &r[0], &err) == 0);
+    CHECK(campaign_run_replicas(&s.campaign, N, r, NULL, NULL, &err) == 0);
+    /* per 54 days of wall time (failures happen while computing, writing and restarting) */
+    double total[N], cat[6][N];
+    for (int i = 0; i < N; i++) {
+        double scale = 54 * DAY / r[i].time_to_train_s;
+        total[i] = (double)r[i].failures * scale;
+        for (int k = 0; k < 6; k++) {
+            cat[k][i] = 0;
+            for (unsigned c = 0; c < s.campaign.n_causes; c++)
+                if (!strcmp(s.campaign.causes[c].category, table5[k].category))
+                    cat[k][i] += (double)r[i].failures_by_cause[c + 1] * scale;
+        }
+    }
+    campaign_stat t = campaign_stat_of(total, N);
+    printf("unexpected interruptions per 54 days: %.1f +- %.1f (table: 419)\n", t.mean, t.ci95);
+    CHECK(fabs(t.mean - 419) <= t.ci95);
+    /* six categories at once: a 99.9 % interval each (about 3.4 / 2.0 x the
+     * 95 % one at 59 degrees of freedom) */
+    for (int k = 0; k < 6; k++) {
+        campaign_stat c = campaign_stat_of(cat[k], N);
+        printf("  %-22s %6.1f +- %5.1f (table: %3.0f)\n", table5[k].category, c.mean,
+               c.ci95 * 3.46 / 2.0, table5[k].count);
+        CHECK(fabs(c.mean - table5[k].count) <= c.ci95 * 3.46 / 2.0);
+    }
+    free(r);
+    scn_scenario_free(&s);
+    return check_report();
+}
