@@ -21,7 +21,8 @@
 #include "rng.h"
 
 /* engine event kinds (enter the digest); append only */
-enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4 };
+enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
+       KIND_REPAIR = 5 };
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
 
@@ -38,6 +39,10 @@ typedef struct campaign {
     gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
     uint64_t n_nodes;
     double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
+    gsl_rng *repair_rng;         /* repair times (limited spare pool) */
+    uint64_t spares;             /* in the pool now */
+    int waiting;                 /* the restart waits for a repaired node */
+    double wait_since;
 
     double seconds_per_token;    /* 6N / (G peak MFU) */
     uint64_t n_iterations;
@@ -105,6 +110,9 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             "campaign: restart time must be zero or positive");
     REQUIRE(cfg->checkpoint_interval_s > 0 && isfinite(cfg->checkpoint_interval_s),
             "campaign: checkpoint interval must be positive");
+    REQUIRE(!cfg->spares_limited || (cfg->swap_s >= 0 && isfinite(cfg->swap_s) &&
+                                     cfg->repair_mean_s >= 0 && isfinite(cfg->repair_mean_s)),
+            "campaign: swap and repair times must be zero or positive");
     REQUIRE(cfg->checkpoint_write_s >= 0 && isfinite(cfg->checkpoint_write_s),
             "campaign: checkpoint write time must be zero or positive");
 #undef REQUIRE
@@ -124,9 +132,17 @@ static void emit_failure_event(campaign *c, int kind, int64_t gpu, int64_t node,
 {
     if (c->sink_failed || !c->sink || !c->sink->event)
         return;
-    campaign_event ev = {.time_s = sim_now(c->eng), .kind = kind, .state = c->state, .gpu = gpu,
-                         .node = node, .cause = cause, .iteration = (int64_t)c->committed,
-                         .lost_work_s = lost_s, .duration_s = duration_s};
+    campaign_event ev;
+    memset(&ev, 0, sizeof ev); /* padding too: the trace stores the bytes */
+    ev.time_s = sim_now(c->eng);
+    ev.kind = kind;
+    ev.state = c->state;
+    ev.gpu = gpu;
+    ev.node = node;
+    ev.cause = cause;
+    ev.iteration = (int64_t)c->committed;
+    ev.lost_work_s = lost_s;
+    ev.duration_s = duration_s;
     if (c->sink->event(c->sink->ctx, &ev, c->err)) {
         c->sink_failed = 1;
         sim_stop(c->eng);
@@ -199,11 +215,42 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
     start_compute(c);
 }
 
+/* A restart: with a limited pool, swap in a spare first, or wait for one. */
 static void begin_restart(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_RESTART);
-    c->pending = sim_schedule_in(c->eng, c->cfg->restart_s, PRIO_JOB, KIND_RESTART_END,
+    c->waiting = 0;
+    double swap = 0;
+    if (c->cfg->spares_limited) {
+        if (!c->spares) {
+            c->waiting = 1;
+            c->wait_since = sim_now(c->eng);
+            c->pending = 0;
+            return;
+        }
+        c->spares--;
+        if (c->spares < c->res.spares_lowest)
+            c->res.spares_lowest = c->spares;
+        swap = c->cfg->swap_s;
+    }
+    c->pending = sim_schedule_in(c->eng, swap + c->cfg->restart_s, PRIO_JOB, KIND_RESTART_END,
                                  on_restart_end, c, 0);
+}
+
+/* A repaired node returns to the pool; a waiting restart takes it. */
+static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    campaign *c = ctx;
+    c->res.repairs++;
+    c->spares++;
+    if (c->state != CAMPAIGN_STATE_RESTART || !c->waiting)
+        return;
+    c->waiting = 0;
+    c->res.spare_wait_s += sim_now(eng) - c->wait_since;
+    c->spares--;
+    c->pending = sim_schedule_in(eng, c->cfg->swap_s + c->cfg->restart_s, PRIO_JOB,
+                                 KIND_RESTART_END, on_restart_end, c, 0);
 }
 
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
@@ -276,12 +323,21 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         break;
     case CAMPAIGN_STATE_RESTART:
         c->res.restart_time_s += elapsed;
+        if (c->waiting)
+            c->res.spare_wait_s += now - c->wait_since;
         break;
     default: /* DONE: the engine stopped before this could fire */
         return;
     }
-    sim_cancel(eng, c->pending);
+    if (c->pending)
+        sim_cancel(eng, c->pending);
     emit_segment(c, 1, reached);
+    if (c->cfg->spares_limited) { /* the failed node goes to repair */
+        double repair = c->cfg->repair_mean_s > 0
+                            ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
+                            : 0;
+        sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, 0);
+    }
     c->res.failures++;
     c->res.failures_by_cause[cause + 1]++;
     c->res.rework_s += lost;
@@ -393,7 +449,14 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate;
     double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
     r->ettr_first_order_frac = (1.0 - cluster_rate * (cfg->restart_s + tau / 2)) / (1.0 + w / tau);
-    if (cluster_rate > 0) {
+    if (cfg->spares_limited) {
+        c.spares = cfg->spare_nodes;
+        r->spares_lowest = cfg->spare_nodes;
+        c.repair_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
+        if (!c.repair_rng)
+            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the repair stream");
+    }
+    if (!rc && cluster_rate > 0) {
         r->cluster_mtbf_s = 1.0 / cluster_rate;
         r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
         r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
@@ -425,6 +488,8 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         *out = *r;
     }
     free_streams(&c);
+    if (c.repair_rng)
+        gsl_rng_free(c.repair_rng);
     sim_engine_destroy(c.eng);
     return rc;
 }

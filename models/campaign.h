@@ -54,6 +54,14 @@ typedef struct campaign_config {
     campaign_cause causes[CAMPAIGN_MAX_CAUSES];
     unsigned gpus_per_node;          /* node units for CAMPAIGN_UNIT_NODE causes; 0 = 8 */
     double restart_s;                /* u0: detection + relaunch + checkpoint load */
+    /* Spare pool (spares_limited set): a failure takes its node out for a
+     * repair of Exp(repair_mean_s) (on the job's repair stream), after which
+     * it returns to the pool; the restart first swaps in a spare (swap_s), or
+     * waits for a repaired node when the pool is empty. Unset: an unlimited
+     * pool with free swaps (the failed part is replaced at once). */
+    int spares_limited;
+    uint64_t spare_nodes;
+    double swap_s, repair_mean_s;
     double checkpoint_interval_s;    /* tau, requested */
     double checkpoint_write_s;       /* w, blocking */
     uint64_t seed;
@@ -119,7 +127,10 @@ typedef struct campaign_result {
     double rework_s;                  /* compute time lost to rollbacks */
     double checkpoint_time_s;         /* completed writes */
     double checkpoint_aborted_s;      /* writes cut short by a failure */
-    double restart_time_s;            /* including restarts cut short */
+    double restart_time_s;            /* including restarts cut short and waits for spares */
+    double spare_wait_s;              /* of which: waiting for a repaired node */
+    uint64_t repairs;                 /* nodes repaired and returned to the pool */
+    uint64_t spares_lowest;           /* the fewest spares in the pool at any time */
     double checkpoint_interval_s;     /* effective: k t_it */
     double cluster_mtbf_s;            /* 1 / (total failure rate); 0 when failures are off */
     double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau) */

@@ -1667,6 +1667,25 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         if (!rc)
             rc = non_negative(ld, restart, "time", c->restart_s);
     }
+    xmlNode *spares = child(rel, "spares");
+    if (!rc && spares) { /* a limited pool of spare nodes, repaired ones returning to it */
+        double n = 0;
+        rc = get_quantity(ld, spares, "nodes", SIM_DIM_COUNT, 1, &n);
+        if (!rc)
+            rc = whole(ld, spares, "nodes", n);
+        if (!rc && !(n >= 0 && n <= 1e9))
+            rc = node_error(ld, spares, "nodes", "nodes must be from 0 to 1e9");
+        if (!rc)
+            rc = get_quantity(ld, spares, "swap-time", SIM_DIM_TIME, 1, &c->swap_s);
+        if (!rc)
+            rc = non_negative(ld, spares, "swap-time", c->swap_s);
+        if (!rc)
+            rc = get_quantity(ld, spares, "repair-time", SIM_DIM_TIME, 1, &c->repair_mean_s);
+        if (!rc)
+            rc = non_negative(ld, spares, "repair-time", c->repair_mean_s);
+        c->spares_limited = 1;
+        c->spare_nodes = (uint64_t)n;
+    }
     return rc;
 }
 

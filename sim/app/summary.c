@@ -52,6 +52,15 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         "time spent in writes a failure cut short", r->checkpoint_aborted_s, 0);
     add(out, "restart_time_s", "s", "restarts", "time spent restarting, including restarts cut short",
         r->restart_time_s, 0);
+    if (c->spares_limited) {
+        add(out, "spare_wait_s", "s", "waiting for spares",
+            "restart time spent waiting for a repaired node (part of restarts)",
+            r->spare_wait_s, 0);
+        add(out, "repairs", "1", "nodes repaired", "nodes back in the spare pool",
+            (double)r->repairs, 1);
+        add(out, "spares_lowest", "1", "fewest spares", "the lowest level of the spare pool",
+            (double)r->spares_lowest, 1);
+    }
     add(out, "failures", "1", "failures", "failures that interrupted the job",
         (double)r->failures, 1);
     add(out, "restarts", "1", "restarts completed", "restarts that completed",

@@ -39,5 +39,18 @@ assert abs(s['checkpoint_interval_s'] - s['daly_interval_s']) <= s['iteration_ti
     echo "FAIL auto interval is not Daly's"
     fail=$((fail + 1))
 fi
+# a spare pool: more spares, less waiting for repaired nodes
+src=$2
+for n in 0 64; do
+    sed "s|<restart time=\"10min\"/>|<restart time=\"10min\"/><spares nodes=\"$n\" swap-time=\"30min\" repair-time=\"48h\"/>|" \
+        "$src/scenarios/examples/llama3-failures.xml" > "$tmp/spares$n.xml"
+done
+wait_of() { "$dcsim" run --quiet --json "$1" | /usr/bin/python3 -c "import json, sys; print(json.load(sys.stdin)['summary']['spare_wait_s'])"; }
+w0=$(wait_of "$tmp/spares0.xml")
+w64=$(wait_of "$tmp/spares64.xml")
+if ! /usr/bin/python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if a > 86400 and b < a else 1)" "$w0" "$w64"; then
+    echo "FAIL spares: waits $w0 s (0 spares) and $w64 s (64 spares)"
+    fail=$((fail + 1))
+fi
 [ "$fail" -eq 0 ] && echo "ok: replicas"
 exit "$fail"

@@ -144,10 +144,49 @@ static void test_daly_optimum(void)
     free(r);
 }
 
+/* A limited spare pool: with repairs of 48 h and a failure every ~3 h, an
+ * empty pool makes restarts wait; more spares never wait longer (mean of
+ * replicas, common random numbers), and an unlimited pool never waits.
+ * Time is conserved with the wait inside the restart time. */
+static void test_spare_pool(void)
+{
+    enum { N = 16 };
+    unsigned pools[] = {0, 4, 16, 64};
+    double prev = INFINITY;
+    campaign_result r[N];
+    for (int k = 0; k < 4; k++) {
+        campaign_config c = unit_job(2000, 3 * 3600, 1800, 60, 600, 21);
+        c.spares_limited = 1;
+        c.spare_nodes = pools[k];
+        c.swap_s = 1800;
+        c.repair_mean_s = 48 * 3600;
+        CHECK(run_all(&c, N, r) == 0);
+        double wait = 0;
+        for (int i = 0; i < N; i++) {
+            wait += r[i].spare_wait_s / N;
+            CHECK(r[i].spare_wait_s <= r[i].restart_time_s + 1e-6);
+            CHECK_REL(r[i].time_to_train_s,
+                      r[i].compute_time_s + r[i].rework_s + r[i].checkpoint_time_s +
+                          r[i].checkpoint_aborted_s + r[i].restart_time_s,
+                      1e-9);
+        }
+        printf("spares %2u: mean wait for a repaired node %.1f h\n", pools[k], wait / 3600);
+        CHECK(wait <= prev);
+        prev = wait;
+        if (k == 0)
+            CHECK(wait > 50 * 3600.0); /* the first failures wait ~48 h for their repair */
+    }
+    CHECK(prev < 0.01 * 3600); /* 64 spares: ~16 failures in a 48 h repair window */
+    campaign_config c = unit_job(2000, 3 * 3600, 1800, 60, 600, 21);
+    CHECK(run_all(&c, N, r) == 0);
+    CHECK(r[0].spare_wait_s == 0);
+}
+
 int main(void)
 {
     test_replicas_deterministic();
     test_first_order_within_ci();
     test_daly_optimum();
+    test_spare_pool();
     return check_report();
 }
