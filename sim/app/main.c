@@ -21,6 +21,7 @@
 #include "campaign.h"
 #include "cli.h"
 #include "error.h"
+#include "goodput.h"
 #include "netcmd.h"
 #include "scenario.h"
 #include "sizing.h"
@@ -52,6 +53,7 @@ static const char usage_main[] =
     "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
+    "  goodput [SCENARIO.xml] goodput over the checkpoint interval, and its optimum\n"
     "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
     "  topo [SCENARIO.xml]    the fabric: switches, cables, bisection, diameter\n"
     "  netbench [SCENARIO.xml] an nccl-tests-style collective sweep on the fabric\n"
@@ -115,6 +117,8 @@ static int cmd_help(const char *topic)
         fputs(usage_size, stdout);
     else if (strcmp(topic, "calibrate") == 0)
         fputs(calibrate_usage, stdout);
+    else if (strcmp(topic, "goodput") == 0)
+        fputs(usage_goodput, stdout);
     else if (strcmp(topic, "step") == 0)
         fputs(usage_step, stdout);
     else if (strcmp(topic, "topo") == 0)
@@ -124,7 +128,7 @@ static int cmd_help(const char *topic)
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate step topo netbench default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -456,6 +460,8 @@ int main(int argc, char **argv)
         rc = cmd_size(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "calibrate") == 0) {
         rc = cmd_calibrate(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "goodput") == 0) {
+        rc = cmd_goodput(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "step") == 0) {
         rc = cmd_step(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "topo") == 0) {
@@ -465,7 +471,7 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate step topo netbench default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

@@ -39,6 +39,19 @@ assert abs(s['checkpoint_interval_s'] - s['daly_interval_s']) <= s['iteration_ti
     echo "FAIL auto interval is not Daly's"
     fail=$((fail + 1))
 fi
+# the goodput curve peaks within 10 % of Daly's interval
+if ! "$dcsim" goodput --replicas 8 --steps 9 --json | /usr/bin/python3 -c "
+import json, sys
+g = json.load(sys.stdin)
+assert abs(g['best_interval_s'] / g['daly_interval_s'] - 1) <= 0.10, g
+e = [row['ettr_mean'] for row in g['curve']]
+best = e.index(max(e))
+assert all(e[i] <= e[i + 1] for i in range(best)) and all(e[i] >= e[i + 1] for i in range(best, len(e) - 1)), e
+"; then
+    echo "FAIL goodput: the curve does not peak at Daly's interval"
+    fail=$((fail + 1))
+fi
+expect "goodput table" 0 "^best .*Daly" "$dcsim" goodput --replicas 4 --steps 5
 # a spare pool: more spares, less waiting for repaired nodes
 src=$2
 for n in 0 64; do
