@@ -22,7 +22,7 @@
 
 /* engine event kinds (enter the digest); append only */
 enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
-       KIND_REPAIR = 5 };
+       KIND_REPAIR = 5, KIND_PERSIST_END = 6 };
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
 
@@ -51,6 +51,12 @@ typedef struct campaign {
     int state;
     double state_start_s;
     uint64_t committed;          /* iterations durably checkpointed */
+    uint64_t snap;               /* iterations in the last snapshot (= committed unless async) */
+    int persisting;              /* async: a snapshot is being persisted */
+    sim_event_id persist_event;
+    double persist_end_s;
+    double seg_overlap_s;        /* async: how long the segment runs beside a persist */
+    double seg_work_s;           /* compute seconds the current segment does */
     uint64_t target;             /* iteration the current segment ends at */
     sim_event_id pending;        /* the job's own pending event (segment/ckpt/restart end) */
     double restart_began_s;
@@ -113,6 +119,10 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
     REQUIRE(!cfg->spares_limited || (cfg->swap_s >= 0 && isfinite(cfg->swap_s) &&
                                      cfg->repair_mean_s >= 0 && isfinite(cfg->repair_mean_s)),
             "campaign: swap and repair times must be zero or positive");
+    REQUIRE(!cfg->checkpoint_async ||
+                (cfg->checkpoint_snapshot_s >= 0 && isfinite(cfg->checkpoint_snapshot_s) &&
+                 cfg->persist_slowdown >= 0 && cfg->persist_slowdown < 1),
+            "campaign: async checkpoints need a snapshot time >= 0 and a slowdown in [0, 1)");
     REQUIRE(cfg->checkpoint_write_s >= 0 && isfinite(cfg->checkpoint_write_s),
             "campaign: checkpoint write time must be zero or positive");
 #undef REQUIRE
@@ -176,13 +186,29 @@ static void enter(campaign *c, int state)
     c->state_start_s = sim_now(c->eng);
 }
 
+/* Work done after elapsed seconds of a segment that runs its first
+ * seg_overlap_s beside a persist at 1 - slowdown speed, and the inverse. */
+static double work_after(const campaign *c, double elapsed)
+{
+    double speed = 1 - c->cfg->persist_slowdown, r = c->seg_overlap_s;
+    return elapsed <= r ? elapsed * speed : r * speed + (elapsed - r);
+}
+
+static double time_for_work(const campaign *c, double work)
+{
+    double speed = 1 - c->cfg->persist_slowdown, r = c->seg_overlap_s;
+    return work <= r * speed ? work / speed : r + (work - r * speed);
+}
+
 static void start_compute(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_COMPUTE);
-    c->target = c->committed + c->every;
+    c->target = c->snap + c->every;
     if (c->target > c->n_iterations)
         c->target = c->n_iterations;
-    c->pending = sim_schedule_in(c->eng, compute_s(c, c->committed, c->target), PRIO_JOB,
+    c->seg_work_s = compute_s(c, c->snap, c->target);
+    c->seg_overlap_s = c->persisting ? fmax(0, c->persist_end_s - sim_now(c->eng)) : 0;
+    c->pending = sim_schedule_in(c->eng, time_for_work(c, c->seg_work_s), PRIO_JOB,
                                  KIND_SEGMENT_END, on_segment_end, c, c->target);
 }
 
@@ -190,18 +216,65 @@ static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     campaign *c = ctx;
+    c->res.persist_slowdown_s += sim_now(eng) - c->state_start_s - c->seg_work_s;
     emit_segment(c, 0, c->target);
     enter(c, CAMPAIGN_STATE_CHECKPOINT);
-    c->pending = sim_schedule_in(eng, c->cfg->checkpoint_write_s, PRIO_JOB,
-                                 KIND_CHECKPOINT_END, on_checkpoint_end, c, c->target);
+    /* async: a snapshot, after the previous persist has freed host memory */
+    double stall = c->cfg->checkpoint_async
+                       ? fmax(0, (c->persisting ? c->persist_end_s : 0) - sim_now(eng)) +
+                             c->cfg->checkpoint_snapshot_s
+                       : c->cfg->checkpoint_write_s;
+    c->pending = sim_schedule_in(eng, stall, PRIO_JOB, KIND_CHECKPOINT_END, on_checkpoint_end, c,
+                                 c->target);
+}
+
+static void finish_job(campaign *c)
+{
+    enter(c, CAMPAIGN_STATE_DONE);
+    c->pending = 0;
+    emit_event(c, CAMPAIGN_EVENT_JOB_DONE, -1, 0, 0);
+    sim_stop(c->eng);
+}
+
+/* async: the snapshot of persist_target is durable */
+static void on_persist_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    campaign *c = ctx;
+    c->persisting = 0;
+    c->persist_event = 0;
+    c->committed = data;
+    c->res.checkpoints++;
+    emit_event(c, CAMPAIGN_EVENT_CHECKPOINT_DONE, -1, 0, c->cfg->checkpoint_write_s);
+    if (c->committed == c->n_iterations) { /* the job waited for its last persist */
+        c->res.checkpoint_time_s += sim_now(eng) - c->state_start_s;
+        emit_segment(c, 0, c->target);
+        finish_job(c);
+    }
 }
 
 static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     campaign *c = ctx;
+    if (c->cfg->checkpoint_async) { /* snapshot taken: persist it in the background */
+        c->res.checkpoint_time_s += sim_now(eng) - c->state_start_s;
+        c->snap = c->target;
+        c->persisting = 1;
+        c->persist_end_s = sim_now(eng) + c->cfg->checkpoint_write_s;
+        c->persist_event = sim_schedule_at(eng, c->persist_end_s, PRIO_JOB, KIND_PERSIST_END,
+                                           on_persist_end, c, c->snap);
+        if (c->snap == c->n_iterations) { /* the last one: wait for it, still checkpointing */
+            emit_segment(c, 0, c->target);
+            enter(c, CAMPAIGN_STATE_CHECKPOINT);
+            c->pending = 0;
+            return;
+        }
+        emit_segment(c, 0, c->target);
+        start_compute(c);
+        return;
+    }
     emit_segment(c, 0, c->target);
-    c->committed = c->target;
+    c->committed = c->snap = c->target;
     c->res.checkpoints++;
     c->res.checkpoint_time_s += sim_now(eng) - c->state_start_s;
     emit_event(c, CAMPAIGN_EVENT_CHECKPOINT_DONE, -1, 0, sim_now(eng) - c->state_start_s);
@@ -308,12 +381,16 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     double lost = 0, elapsed = now - c->state_start_s;
     uint64_t reached = c->committed;
     switch (c->state) {
-    case CAMPAIGN_STATE_COMPUTE:
-        lost = elapsed;
-        reached = c->committed + (uint64_t)floor(elapsed / c->res.iteration_time_s);
+    case CAMPAIGN_STATE_COMPUTE: {
+        /* the segment's work so far, and any snapshot not yet durable */
+        double work = work_after(c, elapsed);
+        c->res.persist_slowdown_s += elapsed - work;
+        lost = work + compute_s(c, c->committed, c->snap);
+        reached = c->snap + (uint64_t)floor(work / c->res.iteration_time_s);
         if (reached > c->target)
             reached = c->target;
         break;
+    }
     case CAMPAIGN_STATE_CHECKPOINT:
         /* the half-written checkpoint is useless: roll back past its segment */
         lost = compute_s(c, c->committed, c->target);
@@ -331,6 +408,12 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     }
     if (c->pending)
         sim_cancel(eng, c->pending);
+    if (c->persisting) { /* the snapshot in flight is lost with the node */
+        sim_cancel(eng, c->persist_event);
+        c->persisting = 0;
+        c->persist_event = 0;
+    }
+    c->snap = c->committed;
     emit_segment(c, 1, reached);
     if (c->cfg->spares_limited) { /* the failed node goes to repair */
         double repair = c->cfg->repair_mean_s > 0

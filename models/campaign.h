@@ -63,7 +63,16 @@ typedef struct campaign_config {
     uint64_t spare_nodes;
     double swap_s, repair_mean_s;
     double checkpoint_interval_s;    /* tau, requested */
-    double checkpoint_write_s;       /* w, blocking */
+    double checkpoint_write_s;       /* w: blocking, or the background persist when async */
+    /* Asynchronous checkpoints (checkpoint_async set): the job stalls only
+     * for a snapshot to host memory (checkpoint_snapshot_s), then computes on
+     * while the snapshot persists in the background (checkpoint_write_s) at
+     * 1 - persist_slowdown of its speed; the checkpoint is durable only when
+     * persisted (a failure before that rolls back to the one before), and a
+     * snapshot waits for the previous persist (one in host memory). */
+    int checkpoint_async;
+    double checkpoint_snapshot_s;
+    double persist_slowdown;         /* [0, 1) */
     uint64_t seed;
 } campaign_config;
 
@@ -129,6 +138,7 @@ typedef struct campaign_result {
     double checkpoint_aborted_s;      /* writes cut short by a failure */
     double restart_time_s;            /* including restarts cut short and waits for spares */
     double spare_wait_s;              /* of which: waiting for a repaired node */
+    double persist_slowdown_s;        /* async: compute stretched by background persists */
     uint64_t repairs;                 /* nodes repaired and returned to the pool */
     uint64_t spares_lowest;           /* the fewest spares in the pool at any time */
     double checkpoint_interval_s;     /* effective: k t_it */

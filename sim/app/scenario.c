@@ -1699,6 +1699,23 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     int rc = get_quantity(ld, ck, "write-time", SIM_DIM_TIME, 1, &c->checkpoint_write_s);
     if (!rc)
         rc = non_negative(ld, ck, "write-time", c->checkpoint_write_s);
+    copy_attr(ck, "mode", text, sizeof text);
+    c->checkpoint_async = !strcmp(text, "async");
+    if (!rc && !c->checkpoint_async &&
+        (has_attr(ck, "snapshot-time") || has_attr(ck, "persist-slowdown")))
+        rc = node_error(ld, ck, NULL, "snapshot-time and persist-slowdown belong to "
+                        "mode=\"async\"");
+    if (!rc && c->checkpoint_async) { /* both required: no published figures to default to */
+        rc = get_quantity(ld, ck, "snapshot-time", SIM_DIM_TIME, 1, &c->checkpoint_snapshot_s);
+        if (!rc)
+            rc = non_negative(ld, ck, "snapshot-time", c->checkpoint_snapshot_s);
+        if (!rc)
+            rc = get_quantity(ld, ck, "persist-slowdown", SIM_DIM_FRACTION, 1,
+                              &c->persist_slowdown);
+        if (!rc && !(c->persist_slowdown >= 0 && c->persist_slowdown < 1))
+            rc = node_error(ld, ck, "persist-slowdown",
+                            "persist-slowdown must be from 0%% to below 100%%");
+    }
     if (rc || s->checkpoint_auto) {
         if (rc)
             return rc;
