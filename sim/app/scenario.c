@@ -1689,6 +1689,56 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
     return rc;
 }
 
+/* The checkpoint's size and what it costs: size="auto" is the model's
+ * weights and optimizer state, each written once however many replicas hold
+ * them (Megatron-style distributed checkpoints): P x (weight bytes + 12, the
+ * fp32 master copy and Adam's two moments; ZeRO, Rajbhandari et al. 2020).
+ * write-time, or size / storage-write bandwidth (every writer shares it);
+ * storage-read adds size / bandwidth to each restart (loading it back). */
+static int checkpoint_volume(loader *ld, xmlNode *ck, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
+    char text[16];
+    copy_attr(ck, "size", text, sizeof text);
+    int rc = 0;
+    if (!strcmp(text, "auto")) {
+        double weight = s->precision == PREC_FP32 ? 4 : 2;
+        s->checkpoint_bytes = c->model_params * (weight + 12);
+    } else if (text[0]) {
+        rc = get_quantity(ld, ck, "size", SIM_DIM_DATA, 1, &s->checkpoint_bytes);
+        if (!rc)
+            rc = positive(ld, ck, "size", s->checkpoint_bytes, INFINITY, "");
+    }
+    double write_bw = 0, read_bw = 0;
+    if (!rc && has_attr(ck, "storage-write")) {
+        rc = get_quantity(ld, ck, "storage-write", SIM_DIM_BANDWIDTH, 1, &write_bw);
+        if (!rc)
+            rc = positive(ld, ck, "storage-write", write_bw, INFINITY, "");
+    }
+    if (!rc && has_attr(ck, "storage-read")) {
+        rc = get_quantity(ld, ck, "storage-read", SIM_DIM_BANDWIDTH, 1, &read_bw);
+        if (!rc)
+            rc = positive(ld, ck, "storage-read", read_bw, INFINITY, "");
+    }
+    if (rc)
+        return rc;
+    if ((write_bw > 0 || read_bw > 0) && !(s->checkpoint_bytes > 0))
+        return node_error(ld, ck, NULL, "storage bandwidths need a size (\"auto\": the model's "
+                          "weights and optimizer state, or a quantity such as \"5.7TB\")");
+    if (has_attr(ck, "write-time")) {
+        rc = get_quantity(ld, ck, "write-time", SIM_DIM_TIME, 1, &c->checkpoint_write_s);
+        if (!rc)
+            rc = non_negative(ld, ck, "write-time", c->checkpoint_write_s);
+    } else if (write_bw > 0) {
+        c->checkpoint_write_s = s->checkpoint_bytes / write_bw;
+    } else {
+        rc = node_error(ld, ck, NULL, "give write-time, or size and storage-write to derive it");
+    }
+    if (!rc && read_bw > 0)
+        c->restart_s += s->checkpoint_bytes / read_bw;
+    return rc;
+}
+
 static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *ck = child(root, "checkpoint");
@@ -1696,9 +1746,7 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     char text[16];
     copy_attr(ck, "interval", text, sizeof text);
     s->checkpoint_auto = !strcmp(text, "auto");
-    int rc = get_quantity(ld, ck, "write-time", SIM_DIM_TIME, 1, &c->checkpoint_write_s);
-    if (!rc)
-        rc = non_negative(ld, ck, "write-time", c->checkpoint_write_s);
+    int rc = checkpoint_volume(ld, ck, s);
     copy_attr(ck, "mode", text, sizeof text);
     c->checkpoint_async = !strcmp(text, "async");
     if (!rc && !c->checkpoint_async &&

@@ -42,6 +42,7 @@ typedef struct scn_scenario {
     step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */
     double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
+    double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     int step_used;          /* set by `dcsim run`: the iteration came from the step tier */
     double step_iteration_s, step_mfu, step_exposed_comm_s, step_bubble_s;
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */

@@ -52,6 +52,10 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         "time spent in writes a failure cut short", r->checkpoint_aborted_s, 0);
     add(out, "restart_time_s", "s", "restarts", "time spent restarting, including restarts cut short",
         r->restart_time_s, 0);
+    if (scn->checkpoint_bytes > 0)
+        add(out, "checkpoint_size_bytes", "B", "checkpoint size",
+            "bytes per checkpoint (size=auto: weights + fp32 master + Adam moments)",
+            scn->checkpoint_bytes, 0);
     if (c->checkpoint_async)
         add(out, "persist_slowdown_s", "s", "slowed by async persists",
             "compute stretched while snapshots persisted in the background",
