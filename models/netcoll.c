@@ -138,23 +138,6 @@ static uint32_t domain_of(const topo_graph *g, uint32_t host)
     return d == TOPO_NO_GROUP ? 0x80000000u | host : d;
 }
 
-/* Ranks fill whole scale-up domains of g GPUs, consecutively: returns the
- * number of domains, else 0. */
-static unsigned whole_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
-{
-    unsigned g = f->domain_size;
-    if (g < 2 || n % g)
-        return 0;
-    for (unsigned m = 0; m < n / g; m++)
-        for (unsigned i = 0; i < g; i++) {
-            if (domain_of(f->g, r[m * g + i]) != domain_of(f->g, r[m * g]))
-                return 0;
-            if (m && domain_of(f->g, r[m * g]) == domain_of(f->g, r[(m - 1) * g]))
-                return 0;
-        }
-    return n / g;
-}
-
 /* Ranks in consecutive blocks of k >= 2 that share a scale-up domain, each
  * block in another domain than the one before (whole nodes, or the k GPUs a
  * data-parallel group has in every node): returns the number of blocks
@@ -175,6 +158,21 @@ static unsigned domain_blocks(const nc_fabric *f, const uint32_t *r, unsigned n,
         }
     *k = b;
     return n / b;
+}
+
+/* Ranks fill whole scale-up domains of g GPUs, consecutively: returns the
+ * number of domains (1 for one whole domain), else 0. */
+static unsigned whole_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
+{
+    unsigned g = f->domain_size, k = 0, m = domain_blocks(f, r, n, &k);
+    if (m)
+        return k == g ? m : 0;
+    if (g < 2 || n != g)
+        return 0;
+    for (unsigned i = 1; i < n; i++)
+        if (domain_of(f->g, r[i]) != domain_of(f->g, r[0]))
+            return 0;
+    return 1;
 }
 
 static int cmp_u32(const void *a, const void *b)
