@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_sf_gamma.h>
 
 #include "engine.h"
 #include "rng.h"
@@ -37,6 +38,7 @@ typedef struct campaign {
     sim_error *err;
     gsl_rng **gpu_rng;           /* failure stream per GPU */
     gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
+    gsl_rng **weibull_rng[CAMPAIGN_MAX_CAUSES]; /* per Weibull cause, one stream per unit */
     uint64_t n_nodes;
     double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
     gsl_rng *repair_rng;         /* repair times (limited spare pool) */
@@ -107,6 +109,7 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             CAMPAIGN_MAX_CAUSES);
     for (unsigned i = 0; i < cfg->n_causes; i++)
         REQUIRE(cfg->causes[i].rate_per_s >= 0 && isfinite(cfg->causes[i].rate_per_s) &&
+                    cfg->causes[i].weibull_shape >= 0 && isfinite(cfg->causes[i].weibull_shape) &&
                     (cfg->causes[i].unit == CAMPAIGN_UNIT_GPU ||
                      cfg->causes[i].unit == CAMPAIGN_UNIT_NODE),
                 "campaign: failure cause %u needs a rate >= 0 and a GPU or node unit", i);
@@ -339,6 +342,8 @@ static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
 }
 
 #define NODE_FLAG (1ULL << 63) /* event payload: a node's failure, not a GPU's */
+#define WEIBULL_SHIFT 40        /* payload bits 40..47: Weibull cause index + 1 */
+#define UNIT_MASK ((1ULL << WEIBULL_SHIFT) - 1)
 
 /* The cause of a failure of a unit: drawn on the unit's stream in
  * proportion to the rates (-1: the unnamed GPU rate). */
@@ -354,7 +359,7 @@ static int32_t draw_cause(campaign *c, gsl_rng *r, int unit, double total)
     }
     int32_t last = -1;
     for (unsigned i = 0; i < c->cfg->n_causes; i++) {
-        if (c->cfg->causes[i].unit != unit)
+        if (c->cfg->causes[i].unit != unit || c->cfg->causes[i].weibull_shape > 0)
             continue;
         acc += c->cfg->causes[i].rate_per_s;
         last = (int32_t)i;
@@ -364,18 +369,43 @@ static int32_t draw_cause(campaign *c, gsl_rng *r, int unit, double total)
     return last; /* rounding at the top end */
 }
 
+static double weibull_time(const campaign_cause *x, gsl_rng *r)
+{
+    double k = x->weibull_shape, mean = 1 / x->rate_per_s;
+    return gsl_ran_weibull(r, mean / gsl_sf_gamma(1 + 1 / k), k);
+}
+
+/* The first failure of a unit on a cluster in steady state (parts of every
+ * age): its residual life, U x L with L length-biased. For Weibull(k,
+ * scale a), (L/a)^k of the length-biased law is Gamma(1 + 1/k, 1). */
+static double weibull_residual(const campaign_cause *x, gsl_rng *r)
+{
+    double k = x->weibull_shape, a = 1 / x->rate_per_s / gsl_sf_gamma(1 + 1 / k);
+    double length = a * pow(gsl_ran_gamma(r, 1 + 1 / k, 1), 1 / k);
+    return gsl_rng_uniform(r) * length;
+}
+
 static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
 {
     campaign *c = ctx;
     double now = sim_now(eng);
     int is_node = (data & NODE_FLAG) != 0;
-    uint64_t id = data & ~NODE_FLAG;
-    gsl_rng *r = is_node ? c->node_rng[id] : c->gpu_rng[id];
-    double total = is_node ? c->node_rate : c->gpu_rate;
-    int32_t cause = draw_cause(c, r, is_node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU, total);
-    /* the replacement unit in this slot fails after its own exponential time */
-    sim_schedule_in(eng, gsl_ran_exponential(r, 1.0 / total), PRIO_FAILURE, KIND_FAILURE,
-                    on_failure, c, data);
+    unsigned weibull = (unsigned)((data >> WEIBULL_SHIFT) & 0xff);
+    uint64_t id = data & UNIT_MASK;
+    int32_t cause;
+    if (weibull) { /* a Weibull cause: its part is replaced and renews */
+        cause = (int32_t)weibull - 1;
+        gsl_rng *r = c->weibull_rng[cause][id];
+        sim_schedule_in(eng, weibull_time(&c->cfg->causes[cause], r), PRIO_FAILURE, KIND_FAILURE,
+                        on_failure, c, data);
+    } else {
+        gsl_rng *r = is_node ? c->node_rng[id] : c->gpu_rng[id];
+        double total = is_node ? c->node_rate : c->gpu_rate;
+        cause = draw_cause(c, r, is_node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU, total);
+        /* the replacement unit in this slot fails after its own exponential time */
+        sim_schedule_in(eng, gsl_ran_exponential(r, 1.0 / total), PRIO_FAILURE, KIND_FAILURE,
+                        on_failure, c, data);
+    }
     int64_t gpu = is_node ? -1 : (int64_t)id, node = is_node ? (int64_t)id : -1;
 
     double lost = 0, elapsed = now - c->state_start_s;
@@ -440,7 +470,8 @@ static int on_poll(sim_engine *eng, void *ctx)
 /* One stream per unit of a kind, its first failure drawn: pure per-unit
  * work into per-index slots, so the thread count cannot change results. */
 static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double rate,
-                             gsl_rng ***out, uint64_t flag)
+                             gsl_rng ***out, uint64_t flag, uint32_t purpose,
+                             const campaign_cause *weibull)
 {
     gsl_rng **rng = calloc(n ? n : 1, sizeof *rng);
     double *first = malloc((n ? n : 1) * sizeof *first);
@@ -453,12 +484,13 @@ static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double ra
     int failed = 0;
 #pragma omp parallel for schedule(static) reduction(| : failed)
     for (long long i = 0; i < (long long)n; i++) {
-        rng[i] = sim_rng_stream_create(c->cfg->seed, entity, (uint64_t)i, SIM_PURPOSE_FAILURE);
+        rng[i] = sim_rng_stream_create(c->cfg->seed, entity, (uint64_t)i, purpose);
         if (!rng[i]) {
             failed = 1;
             continue;
         }
-        first[i] = gsl_ran_exponential(rng[i], 1.0 / rate);
+        first[i] = weibull ? weibull_residual(weibull, rng[i])
+                           : gsl_ran_exponential(rng[i], 1.0 / rate);
     }
     if (failed) {
         free(first);
@@ -474,10 +506,23 @@ static int make_failure_streams(campaign *c)
 {
     int rc = 0;
     if (c->gpu_rate > 0)
-        rc = make_unit_streams(c, SIM_ENTITY_GPU, c->cfg->gpu_count, c->gpu_rate, &c->gpu_rng, 0);
+        rc = make_unit_streams(c, SIM_ENTITY_GPU, c->cfg->gpu_count, c->gpu_rate, &c->gpu_rng, 0,
+                               SIM_PURPOSE_FAILURE, NULL);
     if (!rc && c->node_rate > 0)
         rc = make_unit_streams(c, SIM_ENTITY_NODE, c->n_nodes, c->node_rate, &c->node_rng,
-                               NODE_FLAG);
+                               NODE_FLAG, SIM_PURPOSE_FAILURE, NULL);
+    for (unsigned i = 0; !rc && i < c->cfg->n_causes; i++) {
+        const campaign_cause *x = &c->cfg->causes[i];
+        if (!(x->weibull_shape > 0) || !(x->rate_per_s > 0))
+            continue;
+        int node = x->unit == CAMPAIGN_UNIT_NODE;
+        /* purposes above the fixed ones: one per cause, so causes draw apart */
+        rc = make_unit_streams(c, node ? SIM_ENTITY_NODE : SIM_ENTITY_GPU,
+                               node ? c->n_nodes : c->cfg->gpu_count, x->rate_per_s,
+                               &c->weibull_rng[i],
+                               (node ? NODE_FLAG : 0) | ((uint64_t)(i + 1) << WEIBULL_SHIFT),
+                               SIM_PURPOSE_FAILURE + 256 + i, x);
+    }
     return rc;
 }
 
@@ -490,6 +535,13 @@ static void free_streams(campaign *c)
     free(c->gpu_rng);
     free(c->node_rng);
     c->gpu_rng = c->node_rng = NULL;
+    for (unsigned k = 0; k < c->cfg->n_causes; k++) {
+        uint64_t n = c->cfg->causes[k].unit == CAMPAIGN_UNIT_NODE ? c->n_nodes : c->cfg->gpu_count;
+        for (uint64_t i = 0; c->weibull_rng[k] && i < n; i++)
+            gsl_rng_free(c->weibull_rng[k][i]);
+        free(c->weibull_rng[k]);
+        c->weibull_rng[k] = NULL;
+    }
 }
 
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
@@ -523,13 +575,19 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     unsigned per_node = cfg->gpus_per_node ? cfg->gpus_per_node : 8;
     c.n_nodes = (cfg->gpu_count + per_node - 1) / per_node;
     c.gpu_rate = cfg->gpu_failure_rate_per_s;
+    double weibull_rate = 0; /* long-run rate of the renewing Weibull causes: 1 / mean */
     for (unsigned i = 0; i < cfg->n_causes; i++) {
-        if (cfg->causes[i].unit == CAMPAIGN_UNIT_NODE)
-            c.node_rate += cfg->causes[i].rate_per_s;
+        const campaign_cause *x = &cfg->causes[i];
+        double units = x->unit == CAMPAIGN_UNIT_NODE ? (double)c.n_nodes : (double)cfg->gpu_count;
+        if (x->weibull_shape > 0)
+            weibull_rate += units * x->rate_per_s;
+        else if (x->unit == CAMPAIGN_UNIT_NODE)
+            c.node_rate += x->rate_per_s;
         else
-            c.gpu_rate += cfg->causes[i].rate_per_s;
+            c.gpu_rate += x->rate_per_s;
     }
-    double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate;
+    double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate +
+                          weibull_rate;
     double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
     r->ettr_first_order_frac = (1.0 - cluster_rate * (cfg->restart_s + tau / 2)) / (1.0 + w / tau);
     if (cfg->spares_limited) {

@@ -31,7 +31,12 @@
  * the job fails from it after an exponential time of mean 1/rate, on the
  * unit's own random stream (one stream per unit carries all its causes:
  * the next failure after Exp(sum of rates), its cause drawn in proportion
- * to the rates). */
+ * to the rates). A Weibull cause instead renews on its own stream per unit:
+ * time to failure Weibull(shape k, scale = mean / Gamma(1 + 1/k)), a fresh
+ * part after each failure (shape < 1: infant mortality; > 1: wear-out). The
+ * job starts on a cluster in steady state: each unit's first failure is its
+ * residual life (a part of random age), so the rate is 1/mean from the
+ * start, not only in the long run. */
 enum campaign_unit { CAMPAIGN_UNIT_GPU = 0, CAMPAIGN_UNIT_NODE = 1 };
 #define CAMPAIGN_MAX_CAUSES 32
 
@@ -39,7 +44,10 @@ typedef struct campaign_cause {
     char name[48];       /* "Faulty GPU" */
     char category[32];   /* "GPU", "Host", "Network", "Dependency", ... */
     int unit;            /* enum campaign_unit */
-    double rate_per_s;   /* per unit */
+    double rate_per_s;   /* per unit: 1 / mean time to failure */
+    double weibull_shape; /* 0: exponential (superposed on the unit's stream); > 0: Weibull
+                             of this shape and mean 1/rate, renewed at each replacement, on
+                             its own stream per unit */
 } campaign_cause;
 
 typedef struct campaign_config {

@@ -1636,23 +1636,36 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         rc = failure_rate(ld, f, &rate);
         if (rc)
             break;
-        char comp[16], name[48];
+        char comp[16], name[48], dist[16];
         copy_attr(f, "component", comp, sizeof comp);
-        int node = !strcmp(comp, "node");
-        if (!has_attr(f, "cause") && !node) { /* the unnamed per-GPU rate */
+        copy_attr(f, "distribution", dist, sizeof dist);
+        int node = !strcmp(comp, "node"), weibull = !strcmp(dist, "weibull");
+        double shape = 0;
+        if (weibull) {
+            rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
+            if (!rc && !(shape > 0 && shape <= 100))
+                rc = node_error(ld, f, "shape", "a Weibull shape must be above 0 and at most "
+                                "100 (below 1: infant mortality; above 1: wear-out)");
+            if (rc)
+                break;
+        } else if (has_attr(f, "shape")) {
+            return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
+        }
+        if (!has_attr(f, "cause") && !node && !weibull) { /* the unnamed per-GPU rate */
             c->gpu_failure_rate_per_s = rate;
             continue;
         }
         if (has_attr(f, "cause"))
             copy_attr(f, "cause", name, sizeof name);
         else
-            snprintf(name, sizeof name, "node failure");
+            snprintf(name, sizeof name, "%s failure", node ? "node" : "GPU");
         campaign_cause *x = cause_slot(c, name);
         if (!x)
             return node_error(ld, f, "cause", "more than %d failure causes",
                               CAMPAIGN_MAX_CAUSES);
         x->unit = node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
         x->rate_per_s = rate;
+        x->weibull_shape = shape;
         if (has_attr(f, "category"))
             copy_attr(f, "category", x->category, sizeof x->category);
         else if (!x->category[0])

@@ -227,6 +227,37 @@ static void test_async_checkpoints(void)
                   1e-9);
 }
 
+/* Weibull causes renew at each replacement: whatever the shape, the long-run
+ * failure rate is 1 / mean (the renewal theorem), within the CI; a shape
+ * above 1 (wear-out) spaces failures more regularly than the exponential,
+ * one below 1 (infant mortality) bunches them: the spread of the counts
+ * orders accordingly. */
+static void test_weibull_causes(void)
+{
+    enum { N = 64 };
+    double shapes[] = {0.7, 1.0, 2.0}, sd[3];
+    campaign_result r[N];
+    for (int k = 0; k < 3; k++) {
+        campaign_config c = unit_job(2000, 0, 3600, 30, 300, 33);
+        c.n_causes = 1;
+        snprintf(c.causes[0].name, sizeof c.causes[0].name, "part");
+        c.causes[0].unit = CAMPAIGN_UNIT_GPU;
+        c.causes[0].rate_per_s = 1 / (10 * 3600.0);
+        c.causes[0].weibull_shape = shapes[k];
+        CHECK(run_all(&c, N, r) == 0);
+        double rate[N];
+        for (int i = 0; i < N; i++)
+            rate[i] = (double)r[i].failures / r[i].time_to_train_s * 10 * 3600;
+        campaign_stat st = campaign_stat_of(rate, N);
+        sd[k] = st.sd;
+        printf("Weibull shape %.1f: failures per mean life %.4f +- %.4f (sd %.4f)\n", shapes[k],
+               st.mean, st.ci95, st.sd);
+        CHECK(fabs(st.mean - 1) <= st.ci95);
+        CHECK_INT_EQ(r[0].failures_by_cause[1], r[0].failures);
+    }
+    CHECK(sd[0] > sd[1] && sd[1] > sd[2]);
+}
+
 int main(void)
 {
     test_replicas_deterministic();
@@ -234,5 +265,6 @@ int main(void)
     test_daly_optimum();
     test_spare_pool();
     test_async_checkpoints();
+    test_weibull_causes();
     return check_report();
 }
