@@ -117,7 +117,8 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
             "campaign: restart time must be zero or positive");
-    REQUIRE(cfg->checkpoint_interval_s > 0 && isfinite(cfg->checkpoint_interval_s),
+    REQUIRE(cfg->checkpoint_every > 0 ||
+                (cfg->checkpoint_interval_s > 0 && isfinite(cfg->checkpoint_interval_s)),
             "campaign: checkpoint interval must be positive");
     REQUIRE(!cfg->spares_limited || (cfg->swap_s >= 0 && isfinite(cfg->swap_s) &&
                                      cfg->repair_mean_s >= 0 && isfinite(cfg->repair_mean_s)),
@@ -562,7 +563,9 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         c.n_iterations = 1;
     campaign_result *r = &c.res;
     r->iteration_time_s = campaign_iteration_time_s(cfg);
-    double every = llround(cfg->checkpoint_interval_s / r->iteration_time_s);
+    double every = cfg->checkpoint_every
+                       ? (double)cfg->checkpoint_every
+                       : llround(cfg->checkpoint_interval_s / r->iteration_time_s);
     c.every = every < 1 ? 1 : (uint64_t)every;
     if (c.every > c.n_iterations)
         c.every = c.n_iterations;

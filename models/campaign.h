@@ -70,7 +70,8 @@ typedef struct campaign_config {
     int spares_limited;
     uint64_t spare_nodes;
     double swap_s, repair_mean_s;
-    double checkpoint_interval_s;    /* tau, requested */
+    double checkpoint_interval_s;    /* tau, requested (rounded to whole iterations) */
+    uint64_t checkpoint_every;       /* > 0: every this many iterations instead of tau */
     double checkpoint_write_s;       /* w: blocking, or the background persist when async */
     /* Asynchronous checkpoints (checkpoint_async set): the job stalls only
      * for a snapshot to host memory (checkpoint_snapshot_s), then computes on

@@ -1777,6 +1777,19 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
             rc = node_error(ld, ck, "persist-slowdown",
                             "persist-slowdown must be from 0%% to below 100%%");
     }
+    if (!rc && has_attr(ck, "every") == has_attr(ck, "interval"))
+        return node_error(ld, ck, NULL, "give exactly one of interval (a duration, or \"auto\") "
+                          "and every (a number of iterations)");
+    if (!rc && has_attr(ck, "every")) {
+        double every = 0;
+        rc = get_quantity(ld, ck, "every", SIM_DIM_COUNT, 1, &every);
+        if (!rc)
+            rc = whole(ld, ck, "every", every);
+        if (!rc)
+            rc = positive(ld, ck, "every", every, 1e15, " iterations");
+        c->checkpoint_every = rc ? 0 : (uint64_t)every;
+        return rc;
+    }
     if (rc || s->checkpoint_auto) {
         if (rc)
             return rc;

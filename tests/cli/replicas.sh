@@ -5,6 +5,7 @@
 # tested in tests/models/test_montecarlo.c).
 set -u
 dcsim=$1
+src=$2
 . "$(dirname "$0")/expect.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,6 +40,12 @@ assert abs(s['checkpoint_interval_s'] - s['daly_interval_s']) <= s['iteration_ti
     echo "FAIL auto interval is not Daly's"
     fail=$((fail + 1))
 fi
+# every="150" iterations is the default's 15 minutes (150 x 6.0 s): the same run
+sed 's|<checkpoint interval="15min" write-time="33s"/>|<checkpoint every="150" write-time="33s"/>|' \
+    "$src/scenarios/examples/default.xml" > "$tmp/every.xml"
+d1=$("$dcsim" run --quiet --json | grep '"event_digest"')
+d2=$("$dcsim" run --quiet --json "$tmp/every.xml" | grep '"event_digest"')
+[ "$d1" = "$d2" ] || { echo "FAIL checkpoint every 150 iterations differs from 15 min"; fail=$((fail + 1)); }
 # the goodput curve peaks within 10 % of Daly's interval
 if ! "$dcsim" goodput --replicas 8 --steps 9 --json | /usr/bin/python3 -c "
 import json, sys
@@ -53,7 +60,6 @@ assert all(e[i] <= e[i + 1] for i in range(best)) and all(e[i] >= e[i + 1] for i
 fi
 expect "goodput table" 0 "^best .*Daly" "$dcsim" goodput --replicas 4 --steps 5
 # a spare pool: more spares, less waiting for repaired nodes
-src=$2
 for n in 0 64; do
     sed "s|<restart time=\"10min\"/>|<restart time=\"10min\"/><spares nodes=\"$n\" swap-time=\"30min\" repair-time=\"48h\"/>|" \
         "$src/scenarios/examples/llama3-failures.xml" > "$tmp/spares$n.xml"
