@@ -1615,6 +1615,37 @@ static int failure_rate(loader *ld, xmlNode *failure, double *rate)
     return rc;
 }
 
+/* <restart time="10min"/>, or its parts: detection (health-check period or
+ * collective timeout) + teardown + launch + launch-per-1000-gpus x GPUs /
+ * 1000 (job launch and rendezvous grow with the job); <checkpoint
+ * storage-read> adds the checkpoint load */
+static int parse_restart(loader *ld, xmlNode *restart, campaign_config *c)
+{
+    static const char *const parts[] = {"detection", "teardown", "launch",
+                                        "launch-per-1000-gpus"};
+    int has_parts = 0;
+    for (int i = 0; i < 4; i++)
+        has_parts |= has_attr(restart, parts[i]);
+    if (has_attr(restart, "time") == has_parts)
+        return node_error(ld, restart, NULL, "give time, or its parts (detection, teardown, "
+                          "launch, launch-per-1000-gpus), not both");
+    if (!has_parts) {
+        int rc = get_quantity(ld, restart, "time", SIM_DIM_TIME, 1, &c->restart_s);
+        return rc ? rc : non_negative(ld, restart, "time", c->restart_s);
+    }
+    c->restart_s = 0;
+    for (int i = 0; i < 4; i++) {
+        double x = 0;
+        int rc = get_quantity(ld, restart, parts[i], SIM_DIM_TIME, 0, &x);
+        if (!rc)
+            rc = non_negative(ld, restart, parts[i], x);
+        if (rc)
+            return rc;
+        c->restart_s += i == 3 ? x * (double)c->gpu_count / 1000 : x;
+    }
+    return 0;
+}
+
 static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
@@ -1675,11 +1706,8 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         rc = node_error(ld, rel, NULL,
                         "a <failure> needs a <restart time=\"...\"/> saying what each "
                         "failure costs");
-    if (!rc && restart) {
-        rc = get_quantity(ld, restart, "time", SIM_DIM_TIME, 1, &c->restart_s);
-        if (!rc)
-            rc = non_negative(ld, restart, "time", c->restart_s);
-    }
+    if (!rc && restart)
+        rc = parse_restart(ld, restart, c);
     xmlNode *spares = child(rel, "spares");
     if (!rc && spares) { /* a limited pool of spare nodes, repaired ones returning to it */
         double n = 0;

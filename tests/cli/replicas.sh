@@ -46,6 +46,19 @@ sed 's|<checkpoint interval="15min" write-time="33s"/>|<checkpoint every="150" w
 d1=$("$dcsim" run --quiet --json | grep '"event_digest"')
 d2=$("$dcsim" run --quiet --json "$tmp/every.xml" | grep '"event_digest"')
 [ "$d1" = "$d2" ] || { echo "FAIL checkpoint every 150 iterations differs from 15 min"; fail=$((fail + 1)); }
+# a restart by its parts: 2 + 1 + 3 min + 15 s x 16.384 = 605.76 s each (a failure
+# during a restart starts it over, so the mean per completed restart is a little more)
+sed 's|<restart time="10min"/>|<restart detection="2min" teardown="1min" launch="3min" launch-per-1000-gpus="15s"/>|' \
+    "$src/scenarios/examples/default.xml" > "$tmp/parts.xml"
+if ! "$dcsim" run --quiet --json "$tmp/parts.xml" | /usr/bin/python3 -c "
+import json, sys
+s = json.load(sys.stdin)['summary']
+per = s['restart_time_s'] / s['restarts']
+assert 605.76 <= per <= 605.76 * 1.05, per
+"; then
+    echo "FAIL restart parts"
+    fail=$((fail + 1))
+fi
 # the goodput curve peaks within 10 % of Daly's interval
 if ! "$dcsim" goodput --replicas 8 --steps 9 --json | /usr/bin/python3 -c "
 import json, sys
