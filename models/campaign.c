@@ -23,7 +23,7 @@
 
 /* engine event kinds (enter the digest); append only */
 enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
-       KIND_REPAIR = 5, KIND_PERSIST_END = 6 };
+       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7 };
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
 
@@ -59,6 +59,7 @@ typedef struct campaign {
     double persist_end_s;
     double seg_overlap_s;        /* async: how long the segment runs beside a persist */
     double seg_work_s;           /* compute seconds the current segment does */
+    int maintenance_next;        /* a window is due once the current write ends */
     uint64_t target;             /* iteration the current segment ends at */
     sim_event_id pending;        /* the job's own pending event (segment/ckpt/restart end) */
     double restart_began_s;
@@ -67,13 +68,14 @@ typedef struct campaign {
     int sink_failed;
 } campaign;
 
-static const char *const state_names[] = {"compute", "checkpoint", "restart", "done"};
+static const char *const state_names[] = {"compute", "checkpoint", "restart", "done",
+                                          "maintenance"};
 static const char *const event_names[] = {"job_start", "checkpoint_done", "failure",
                                           "restart_done", "job_done"};
 
 const char *campaign_state_name(int state)
 {
-    return state >= 0 && state < 4 ? state_names[state] : "?";
+    return state >= 0 && state < 5 ? state_names[state] : "?";
 }
 
 const char *campaign_event_kind_name(int kind)
@@ -127,6 +129,11 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                 (cfg->checkpoint_snapshot_s >= 0 && isfinite(cfg->checkpoint_snapshot_s) &&
                  cfg->persist_slowdown >= 0 && cfg->persist_slowdown < 1),
             "campaign: async checkpoints need a snapshot time >= 0 and a slowdown in [0, 1)");
+    REQUIRE(!(cfg->maintenance_every_s > 0) ||
+                (isfinite(cfg->maintenance_every_s) && cfg->maintenance_s >= 0 &&
+                 cfg->maintenance_s < cfg->maintenance_every_s && !cfg->checkpoint_async),
+            "campaign: maintenance windows need a duration shorter than their period, and "
+            "blocking checkpoints");
     REQUIRE(cfg->checkpoint_write_s >= 0 && isfinite(cfg->checkpoint_write_s),
             "campaign: checkpoint write time must be zero or positive");
 #undef REQUIRE
@@ -183,6 +190,8 @@ static void emit_segment(campaign *c, int was_interrupted, uint64_t iteration_en
 static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data);
 static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data);
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data);
+static void on_maintenance_end(sim_engine *eng, void *ctx, uint64_t data);
+static void start_maintenance(campaign *c);
 
 static void enter(campaign *c, int state)
 {
@@ -289,6 +298,11 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
         sim_stop(eng);
         return;
     }
+    if (c->maintenance_next) {
+        c->maintenance_next = 0;
+        start_maintenance(c);
+        return;
+    }
     start_compute(c);
 }
 
@@ -312,6 +326,70 @@ static void begin_restart(campaign *c)
     }
     c->pending = sim_schedule_in(c->eng, swap + c->cfg->restart_s, PRIO_JOB, KIND_RESTART_END,
                                  on_restart_end, c, 0);
+}
+
+static void start_maintenance(campaign *c)
+{
+    enter(c, CAMPAIGN_STATE_MAINTENANCE);
+    c->res.maintenance_windows++;
+    c->pending = sim_schedule_in(c->eng, c->cfg->maintenance_s, PRIO_JOB, KIND_MAINTENANCE,
+                                 on_maintenance_end, c, 0);
+}
+
+static void on_maintenance_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    campaign *c = ctx;
+    c->res.maintenance_time_s += sim_now(eng) - c->state_start_s;
+    emit_segment(c, 0, c->committed);
+    begin_restart(c);
+}
+
+/* A window opens: stop at the last whole iteration and checkpoint it, or
+ * stop a restart; a write in progress finishes first. */
+static void on_maintenance_start(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    campaign *c = ctx;
+    double now = sim_now(eng);
+    sim_schedule_in(eng, c->cfg->maintenance_every_s, PRIO_JOB, KIND_MAINTENANCE,
+                    on_maintenance_start, c, 0);
+    double elapsed = now - c->state_start_s;
+    switch (c->state) {
+    case CAMPAIGN_STATE_COMPUTE: {
+        uint64_t reached = c->snap + (uint64_t)floor(elapsed / c->res.iteration_time_s);
+        if (reached > c->target)
+            reached = c->target;
+        c->res.rework_s += elapsed - compute_s(c, c->snap, reached); /* the partial iteration */
+        sim_cancel(eng, c->pending);
+        c->target = reached;
+        emit_segment(c, 0, reached);
+        if (reached == c->committed) {
+            start_maintenance(c);
+            return;
+        }
+        enter(c, CAMPAIGN_STATE_CHECKPOINT);
+        c->maintenance_next = 1;
+        c->pending = sim_schedule_in(eng, c->cfg->checkpoint_write_s, PRIO_JOB,
+                                     KIND_CHECKPOINT_END, on_checkpoint_end, c, c->target);
+        return;
+    }
+    case CAMPAIGN_STATE_CHECKPOINT:
+        c->maintenance_next = 1;
+        return;
+    case CAMPAIGN_STATE_RESTART:
+        c->res.restart_time_s += elapsed;
+        if (c->waiting)
+            c->res.spare_wait_s += now - c->wait_since;
+        c->waiting = 0;
+        if (c->pending)
+            sim_cancel(eng, c->pending);
+        emit_segment(c, 1, c->committed);
+        start_maintenance(c);
+        return;
+    default: /* in a window already, or done */
+        return;
+    }
 }
 
 /* A repaired node returns to the pool; a waiting restart takes it. */
@@ -434,11 +512,13 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         if (c->waiting)
             c->res.spare_wait_s += now - c->wait_since;
         break;
-    default: /* DONE: the engine stopped before this could fire */
+    default: /* MAINTENANCE (parts are replaced there) or DONE */
         return;
     }
     if (c->pending)
         sim_cancel(eng, c->pending);
+    int window_due = c->maintenance_next; /* the write it waited for is lost: go now */
+    c->maintenance_next = 0;
     if (c->persisting) { /* the snapshot in flight is lost with the node */
         sim_cancel(eng, c->persist_event);
         c->persisting = 0;
@@ -456,7 +536,10 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     c->res.failures_by_cause[cause + 1]++;
     c->res.rework_s += lost;
     emit_failure_event(c, CAMPAIGN_EVENT_FAILURE, gpu, node, cause, lost, 0);
-    begin_restart(c);
+    if (window_due)
+        start_maintenance(c); /* the window replaces the part; the restart follows it */
+    else
+        begin_restart(c);
 }
 
 static int on_poll(sim_engine *eng, void *ctx)
@@ -608,6 +691,9 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     }
     if (!rc) {
         sim_engine_set_poll(c.eng, on_poll, &c, POLL_EVERY);
+        if (cfg->maintenance_every_s > 0)
+            sim_schedule_at(c.eng, cfg->maintenance_every_s, PRIO_JOB, KIND_MAINTENANCE,
+                            on_maintenance_start, &c, 0);
         enter(&c, CAMPAIGN_STATE_COMPUTE);
         emit_event(&c, CAMPAIGN_EVENT_JOB_START, -1, 0, 0);
         start_compute(&c);

@@ -72,6 +72,14 @@ typedef struct campaign_config {
     double swap_s, repair_mean_s;
     double checkpoint_interval_s;    /* tau, requested (rounded to whole iterations) */
     uint64_t checkpoint_every;       /* > 0: every this many iterations instead of tau */
+    /* Planned maintenance (maintenance_every_s > 0): a window of
+     * maintenance_s every maintenance_every_s of wall time from the start.
+     * The job stops at the last whole iteration, writes a checkpoint of it
+     * (blocking), waits out the window and restarts; a window during a write
+     * waits for it, during a restart postpones it. Failures inside a window
+     * interrupt nothing (the part is replaced then). Blocking checkpoints
+     * only. */
+    double maintenance_every_s, maintenance_s;
     double checkpoint_write_s;       /* w: blocking, or the background persist when async */
     /* Asynchronous checkpoints (checkpoint_async set): the job stalls only
      * for a snapshot to host memory (checkpoint_snapshot_s), then computes on
@@ -91,6 +99,7 @@ enum campaign_state {
     CAMPAIGN_STATE_CHECKPOINT = 1,
     CAMPAIGN_STATE_RESTART = 2,
     CAMPAIGN_STATE_DONE = 3,
+    CAMPAIGN_STATE_MAINTENANCE = 4,
 };
 
 /* Values are stored in traces: append only. */
@@ -148,6 +157,8 @@ typedef struct campaign_result {
     double restart_time_s;            /* including restarts cut short and waits for spares */
     double spare_wait_s;              /* of which: waiting for a repaired node */
     double persist_slowdown_s;        /* async: compute stretched by background persists */
+    double maintenance_time_s;        /* inside planned maintenance windows */
+    uint64_t maintenance_windows;
     uint64_t repairs;                 /* nodes repaired and returned to the pool */
     uint64_t spares_lowest;           /* the fewest spares in the pool at any time */
     double checkpoint_interval_s;     /* effective: k t_it */

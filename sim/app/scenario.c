@@ -1727,6 +1727,21 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         c->spares_limited = 1;
         c->spare_nodes = (uint64_t)n;
     }
+    xmlNode *maint = child(rel, "maintenance");
+    if (!rc && maint) { /* planned windows: the job checkpoints, waits, restarts */
+        rc = get_quantity(ld, maint, "every", SIM_DIM_TIME, 1, &c->maintenance_every_s);
+        if (!rc)
+            rc = positive(ld, maint, "every", c->maintenance_every_s, INFINITY, "");
+        if (!rc)
+            rc = get_quantity(ld, maint, "duration", SIM_DIM_TIME, 1, &c->maintenance_s);
+        if (!rc)
+            rc = non_negative(ld, maint, "duration", c->maintenance_s);
+        if (!rc && !(c->maintenance_s < c->maintenance_every_s))
+            rc = node_error(ld, maint, "duration", "a window must be shorter than its period");
+        if (!rc && !restart)
+            rc = node_error(ld, rel, NULL, "maintenance windows need a <restart> saying what "
+                            "restarting after one costs");
+    }
     return rc;
 }
 
@@ -1790,6 +1805,9 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     int rc = checkpoint_volume(ld, ck, s);
     copy_attr(ck, "mode", text, sizeof text);
     c->checkpoint_async = !strcmp(text, "async");
+    if (!rc && c->checkpoint_async && c->maintenance_every_s > 0)
+        rc = node_error(ld, ck, "mode", "maintenance windows are modelled with blocking "
+                        "checkpoints only");
     if (!rc && !c->checkpoint_async &&
         (has_attr(ck, "snapshot-time") || has_attr(ck, "persist-slowdown")))
         rc = node_error(ld, ck, NULL, "snapshot-time and persist-slowdown belong to "

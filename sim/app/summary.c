@@ -56,6 +56,12 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         add(out, "checkpoint_size_bytes", "B", "checkpoint size",
             "bytes per checkpoint (size=auto: weights + fp32 master + Adam moments)",
             scn->checkpoint_bytes, 0);
+    if (c->maintenance_every_s > 0) {
+        add(out, "maintenance_time_s", "s", "planned maintenance",
+            "time inside planned maintenance windows", r->maintenance_time_s, 0);
+        add(out, "maintenance_windows", "1", "maintenance windows", "windows the run crossed",
+            (double)r->maintenance_windows, 1);
+    }
     if (c->checkpoint_async)
         add(out, "persist_slowdown_s", "s", "slowed by async persists",
             "compute stretched while snapshots persisted in the background",

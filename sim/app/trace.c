@@ -108,7 +108,7 @@ static hid_t make_enum(const char *(*name_of)(int), int count)
 static hid_t event_type(void)
 {
     hid_t kind = make_enum(campaign_event_kind_name, 5);
-    hid_t state = make_enum(campaign_state_name, 4);
+    hid_t state = make_enum(campaign_state_name, 5);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_event));
     H5Tinsert(t, "time_s", HOFFSET(campaign_event, time_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "kind", HOFFSET(campaign_event, kind), kind);
@@ -128,7 +128,7 @@ static const char *const event_units[] = {"s", "-", "-", "-", "-", "-", "1", "s"
 
 static hid_t segment_type(void)
 {
-    hid_t state = make_enum(campaign_state_name, 4);
+    hid_t state = make_enum(campaign_state_name, 5);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_segment));
     H5Tinsert(t, "start_s", HOFFSET(campaign_segment, start_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "end_s", HOFFSET(campaign_segment, end_s), H5T_NATIVE_DOUBLE);

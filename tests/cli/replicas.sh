@@ -59,6 +59,19 @@ assert 605.76 <= per <= 605.76 * 1.05, per
     echo "FAIL restart parts"
     fail=$((fail + 1))
 fi
+# planned maintenance: 2 h every 27.6 h, one window per period elapsed
+sed 's|<restart time="10min"/>|<restart time="10min"/><maintenance every="27.6h" duration="2h"/>|' \
+    "$src/scenarios/examples/default.xml" > "$tmp/maint.xml"
+if ! "$dcsim" run --quiet --json "$tmp/maint.xml" | /usr/bin/python3 -c "
+import json, math, sys
+s = json.load(sys.stdin)['summary']
+w = s['maintenance_windows']
+assert w == math.floor(s['time_to_train_s'] / (27.6 * 3600)), s
+assert abs(s['maintenance_time_s'] - w * 7200) < 1e-6, s
+"; then
+    echo "FAIL maintenance windows"
+    fail=$((fail + 1))
+fi
 # the goodput curve peaks within 10 % of Daly's interval
 if ! "$dcsim" goodput --replicas 8 --steps 9 --json | /usr/bin/python3 -c "
 import json, sys

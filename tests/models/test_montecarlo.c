@@ -258,6 +258,44 @@ static void test_weibull_causes(void)
     CHECK(sd[0] > sd[1] && sd[1] > sd[2]);
 }
 
+/* Planned maintenance: every 10 h a 2 h window. Without failures each
+ * window costs the partial iteration, a checkpoint write, the window and a
+ * restart, and time is conserved with the windows as their own term; with
+ * failures too, the window count follows the elapsed time. */
+static void test_maintenance(void)
+{
+    campaign_config c = unit_job(100, 0, 3600, 60, 300, 3);
+    c.maintenance_every_s = 10 * 3600;
+    c.maintenance_s = 2 * 3600;
+    campaign_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(campaign_run(&c, NULL, NULL, NULL, &r, &err) == 0);
+    uint64_t windows = (uint64_t)floor(r.time_to_train_s / c.maintenance_every_s);
+    CHECK_INT_EQ(r.maintenance_windows, windows);
+    CHECK_NEAR(r.maintenance_time_s, windows * c.maintenance_s, 1e-6);
+    CHECK_INT_EQ(r.restarts, windows);
+    CHECK_NEAR(r.restart_time_s, windows * c.restart_s, 1e-6);
+    double sum = r.compute_time_s + r.rework_s + r.checkpoint_time_s + r.checkpoint_aborted_s +
+                 r.restart_time_s + r.persist_slowdown_s + r.maintenance_time_s;
+    CHECK_REL(sum, r.time_to_train_s, 1e-12);
+    CHECK(r.rework_s < windows * 1.0 + 1e-9); /* at most one 1-s iteration per window */
+    enum { N = 16 };
+    campaign_result f[N];
+    c.gpu_failure_rate_per_s = 1 / (5 * 3600.0);
+    CHECK(run_all(&c, N, f) == 0);
+    for (int i = 0; i < N; i++) {
+        CHECK_INT_EQ(f[i].maintenance_windows,
+                     (uint64_t)floor(f[i].time_to_train_s / c.maintenance_every_s));
+        CHECK_REL(f[i].compute_time_s + f[i].rework_s + f[i].checkpoint_time_s +
+                      f[i].checkpoint_aborted_s + f[i].restart_time_s + f[i].maintenance_time_s,
+                  f[i].time_to_train_s, 1e-9);
+    }
+    printf("maintenance 2 h every 10 h: %llu windows, %.1f h of 100 h compute, %.1f h elapsed\n",
+           (unsigned long long)r.maintenance_windows, r.maintenance_time_s / 3600,
+           r.time_to_train_s / 3600);
+}
+
 int main(void)
 {
     test_replicas_deterministic();
@@ -266,5 +304,6 @@ int main(void)
     test_spare_pool();
     test_async_checkpoints();
     test_weibull_causes();
+    test_maintenance();
     return check_report();
 }
