@@ -23,7 +23,7 @@
 
 /* engine event kinds (enter the digest); append only */
 enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
-       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7 };
+       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7, KIND_SDC_FOUND = 8 };
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
 
@@ -60,6 +60,8 @@ typedef struct campaign {
     double seg_overlap_s;        /* async: how long the segment runs beside a persist */
     double seg_work_s;           /* compute seconds the current segment does */
     int maintenance_next;        /* a window is due once the current write ends */
+    int corrupt_pending;         /* a silent corruption not found yet */
+    uint64_t good_committed;     /* the last durable checkpoint from before it */
     uint64_t target;             /* iteration the current segment ends at */
     sim_event_id pending;        /* the job's own pending event (segment/ckpt/restart end) */
     double restart_began_s;
@@ -190,6 +192,8 @@ static void emit_segment(campaign *c, int was_interrupted, uint64_t iteration_en
 static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data);
 static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data);
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data);
+static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good);
+static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data);
 static void on_maintenance_end(sim_engine *eng, void *ctx, uint64_t data);
 static void start_maintenance(campaign *c);
 
@@ -467,7 +471,6 @@ static double weibull_residual(const campaign_cause *x, gsl_rng *r)
 static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
 {
     campaign *c = ctx;
-    double now = sim_now(eng);
     int is_node = (data & NODE_FLAG) != 0;
     unsigned weibull = (unsigned)((data >> WEIBULL_SHIFT) & 0xff);
     uint64_t id = data & UNIT_MASK;
@@ -486,7 +489,28 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
                         on_failure, c, data);
     }
     int64_t gpu = is_node ? -1 : (int64_t)id, node = is_node ? (int64_t)id : -1;
+    const campaign_cause *x = cause >= 0 ? &c->cfg->causes[cause] : NULL;
+    if (x && x->detection_s > 0) { /* silent: found later, rolling back to before it */
+        c->res.silent_failures++;
+        if (c->state == CAMPAIGN_STATE_DONE || c->corrupt_pending)
+            return; /* one rollback covers every corruption since the good checkpoint */
+        c->corrupt_pending = 1;
+        c->good_committed = c->committed;
+        double delay = gsl_ran_exponential(is_node ? c->node_rng[id] : c->gpu_rng[id],
+                                           x->detection_s);
+        sim_schedule_in(eng, delay, PRIO_FAILURE, KIND_SDC_FOUND, on_corruption_found, c,
+                        (uint64_t)(cause + 1) | ((uint64_t)id << 8) | (is_node ? NODE_FLAG : 0));
+        return;
+    }
+    interrupt(c, cause, gpu, node, c->committed);
+}
 
+/* A failure, or a corruption found: roll back to `good` (the last durable
+ * checkpoint, or an earlier one a corruption predates) and restart. */
+static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good)
+{
+    sim_engine *eng = c->eng;
+    double now = sim_now(eng);
     double lost = 0, elapsed = now - c->state_start_s;
     uint64_t reached = c->committed;
     switch (c->state) {
@@ -513,8 +537,14 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
             c->res.spare_wait_s += now - c->wait_since;
         break;
     default: /* MAINTENANCE (parts are replaced there) or DONE */
+        if (good < c->committed && c->state == CAMPAIGN_STATE_MAINTENANCE) {
+            /* a corruption found in a window: the restart after it resumes earlier */
+            c->res.rework_s += compute_s(c, good, c->committed);
+            c->committed = c->snap = good;
+        }
         return;
     }
+    lost += compute_s(c, good, c->committed); /* checkpoints written since a corruption */
     if (c->pending)
         sim_cancel(eng, c->pending);
     int window_due = c->maintenance_next; /* the write it waited for is lost: go now */
@@ -524,6 +554,7 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         c->persisting = 0;
         c->persist_event = 0;
     }
+    c->committed = good;
     c->snap = c->committed;
     emit_segment(c, 1, reached);
     if (c->cfg->spares_limited) { /* the failed node goes to repair */
@@ -540,6 +571,19 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         start_maintenance(c); /* the window replaces the part; the restart follows it */
     else
         begin_restart(c);
+}
+
+static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    campaign *c = ctx;
+    int is_node = (data & NODE_FLAG) != 0;
+    int32_t cause = (int32_t)(data & 0xff) - 1;
+    int64_t id = (int64_t)((data & ~NODE_FLAG) >> 8);
+    c->corrupt_pending = 0;
+    if (c->state == CAMPAIGN_STATE_DONE)
+        return;
+    interrupt(c, cause, is_node ? -1 : id, is_node ? id : -1, c->good_committed);
 }
 
 static int on_poll(sim_engine *eng, void *ctx)

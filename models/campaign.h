@@ -45,6 +45,8 @@ typedef struct campaign_cause {
     char category[32];   /* "GPU", "Host", "Network", "Dependency", ... */
     int unit;            /* enum campaign_unit */
     double rate_per_s;   /* per unit: 1 / mean time to failure */
+    double detection_s;  /* > 0: silent (data corruption): found after Exp(detection_s), the
+                            job rolls back to the last checkpoint from before it */
     double weibull_shape; /* 0: exponential (superposed on the unit's stream); > 0: Weibull
                              of this shape and mean 1/rate, renewed at each replacement, on
                              its own stream per unit */
@@ -159,6 +161,7 @@ typedef struct campaign_result {
     double persist_slowdown_s;        /* async: compute stretched by background persists */
     double maintenance_time_s;        /* inside planned maintenance windows */
     uint64_t maintenance_windows;
+    uint64_t silent_failures;         /* silent causes' events (each interrupts when found) */
     uint64_t repairs;                 /* nodes repaired and returned to the pool */
     uint64_t spares_lowest;           /* the fewest spares in the pool at any time */
     double checkpoint_interval_s;     /* effective: k t_it */

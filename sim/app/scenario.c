@@ -1682,7 +1682,8 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         } else if (has_attr(f, "shape")) {
             return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
         }
-        if (!has_attr(f, "cause") && !node && !weibull) { /* the unnamed per-GPU rate */
+        if (!has_attr(f, "cause") && !node && !weibull && !has_attr(f, "detection")) {
+            /* the unnamed per-GPU rate */
             c->gpu_failure_rate_per_s = rate;
             continue;
         }
@@ -1697,6 +1698,15 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         x->unit = node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
         x->rate_per_s = rate;
         x->weibull_shape = shape;
+        if (has_attr(f, "detection")) { /* silent: found after a mean delay */
+            rc = get_quantity(ld, f, "detection", SIM_DIM_TIME, 1, &x->detection_s);
+            if (!rc)
+                rc = non_negative(ld, f, "detection", x->detection_s);
+            if (!rc && x->detection_s > 0 && shape > 0)
+                rc = node_error(ld, f, "detection", "a silent cause must be exponential");
+            if (rc)
+                break;
+        }
         if (has_attr(f, "category"))
             copy_attr(f, "category", x->category, sizeof x->category);
         else if (!x->category[0])

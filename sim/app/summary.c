@@ -56,6 +56,13 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         add(out, "checkpoint_size_bytes", "B", "checkpoint size",
             "bytes per checkpoint (size=auto: weights + fp32 master + Adam moments)",
             scn->checkpoint_bytes, 0);
+    int silent = 0;
+    for (unsigned i = 0; i < c->n_causes; i++)
+        silent |= c->causes[i].detection_s > 0;
+    if (silent)
+        add(out, "silent_failures", "1", "silent corruptions",
+            "corruptions found late (each rolls back to a checkpoint from before it; several "
+            "before one finding share its rollback)", (double)r->silent_failures, 1);
     if (c->maintenance_every_s > 0) {
         add(out, "maintenance_time_s", "s", "planned maintenance",
             "time inside planned maintenance windows", r->maintenance_time_s, 0);

@@ -296,6 +296,35 @@ static void test_maintenance(void)
            r.time_to_train_s / 3600);
 }
 
+/* Silent data corruption found late rolls back to the last checkpoint from
+ * before it: the later it is found, the more work is redone (mean of
+ * replicas, the same corruption times), and time is conserved. */
+static void test_silent_corruption(void)
+{
+    enum { N = 32 };
+    double detection_h[] = {0, 1, 4, 12}, prev = -1;
+    campaign_result r[N];
+    for (int k = 0; k < 4; k++) {
+        campaign_config c = unit_job(1000, 0, 1800, 30, 300, 17);
+        c.n_causes = 1;
+        snprintf(c.causes[0].name, sizeof c.causes[0].name, "SDC");
+        c.causes[0].rate_per_s = 1 / (20 * 3600.0);
+        c.causes[0].detection_s = detection_h[k] * 3600;
+        CHECK(run_all(&c, N, r) == 0);
+        double rework = 0;
+        for (int i = 0; i < N; i++) {
+            rework += r[i].rework_s / N;
+            CHECK_REL(r[i].compute_time_s + r[i].rework_s + r[i].checkpoint_time_s +
+                          r[i].checkpoint_aborted_s + r[i].restart_time_s,
+                      r[i].time_to_train_s, 1e-9);
+        }
+        printf("silent corruption found after %4.1f h on average: rework %.1f h\n",
+               detection_h[k], rework / 3600);
+        CHECK(rework > prev);
+        prev = rework;
+    }
+}
+
 int main(void)
 {
     test_replicas_deterministic();
@@ -305,5 +334,6 @@ int main(void)
     test_async_checkpoints();
     test_weibull_causes();
     test_maintenance();
+    test_silent_corruption();
     return check_report();
 }
