@@ -39,6 +39,10 @@ typedef struct campaign {
     gsl_rng **gpu_rng;           /* failure stream per GPU */
     gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
     gsl_rng **weibull_rng[CAMPAIGN_MAX_CAUSES]; /* per Weibull cause, one stream per unit */
+    gsl_rng **rack_rng;          /* failure stream per rack (rack-unit causes) */
+    uint64_t n_racks;
+    double rack_rate;
+    unsigned spares_needed;      /* nodes the current restart must swap in */
     uint64_t n_nodes;
     double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
     gsl_rng *repair_rng;         /* repair times (limited spare pool) */
@@ -115,8 +119,11 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
         REQUIRE(cfg->causes[i].rate_per_s >= 0 && isfinite(cfg->causes[i].rate_per_s) &&
                     cfg->causes[i].weibull_shape >= 0 && isfinite(cfg->causes[i].weibull_shape) &&
                     (cfg->causes[i].unit == CAMPAIGN_UNIT_GPU ||
-                     cfg->causes[i].unit == CAMPAIGN_UNIT_NODE),
-                "campaign: failure cause %u needs a rate >= 0 and a GPU or node unit", i);
+                     cfg->causes[i].unit == CAMPAIGN_UNIT_NODE ||
+                     (cfg->causes[i].unit == CAMPAIGN_UNIT_RACK && cfg->nodes_per_rack > 0 &&
+                      cfg->causes[i].weibull_shape == 0)),
+                "campaign: failure cause %u needs a rate >= 0 and a GPU, node or rack unit "
+                "(racks: nodes per rack set, exponential)", i);
     REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
@@ -316,14 +323,14 @@ static void begin_restart(campaign *c)
     enter(c, CAMPAIGN_STATE_RESTART);
     c->waiting = 0;
     double swap = 0;
-    if (c->cfg->spares_limited) {
-        if (!c->spares) {
+    if (c->cfg->spares_limited && c->spares_needed) {
+        if (c->spares < c->spares_needed) {
             c->waiting = 1;
             c->wait_since = sim_now(c->eng);
             c->pending = 0;
             return;
         }
-        c->spares--;
+        c->spares -= c->spares_needed;
         if (c->spares < c->res.spares_lowest)
             c->res.spares_lowest = c->spares;
         swap = c->cfg->swap_s;
@@ -335,6 +342,7 @@ static void begin_restart(campaign *c)
 static void start_maintenance(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_MAINTENANCE);
+    c->spares_needed = 0; /* parts are replaced in the window: the restart swaps nothing */
     c->res.maintenance_windows++;
     c->pending = sim_schedule_in(c->eng, c->cfg->maintenance_s, PRIO_JOB, KIND_MAINTENANCE,
                                  on_maintenance_end, c, 0);
@@ -399,15 +407,14 @@ static void on_maintenance_start(sim_engine *eng, void *ctx, uint64_t data)
 /* A repaired node returns to the pool; a waiting restart takes it. */
 static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
 {
-    (void)data;
     campaign *c = ctx;
-    c->res.repairs++;
-    c->spares++;
-    if (c->state != CAMPAIGN_STATE_RESTART || !c->waiting)
+    c->res.repairs += data; /* data: nodes repaired together (a rack's at once) */
+    c->spares += data;
+    if (c->state != CAMPAIGN_STATE_RESTART || !c->waiting || c->spares < c->spares_needed)
         return;
     c->waiting = 0;
     c->res.spare_wait_s += sim_now(eng) - c->wait_since;
-    c->spares--;
+    c->spares -= c->spares_needed;
     c->pending = sim_schedule_in(eng, c->cfg->swap_s + c->cfg->restart_s, PRIO_JOB,
                                  KIND_RESTART_END, on_restart_end, c, 0);
 }
@@ -425,6 +432,7 @@ static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
 }
 
 #define NODE_FLAG (1ULL << 63) /* event payload: a node's failure, not a GPU's */
+#define RACK_FLAG (1ULL << 62) /* event payload: a rack's failure */
 #define WEIBULL_SHIFT 40        /* payload bits 40..47: Weibull cause index + 1 */
 #define UNIT_MASK ((1ULL << WEIBULL_SHIFT) - 1)
 
@@ -471,7 +479,7 @@ static double weibull_residual(const campaign_cause *x, gsl_rng *r)
 static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
 {
     campaign *c = ctx;
-    int is_node = (data & NODE_FLAG) != 0;
+    int is_node = (data & NODE_FLAG) != 0, is_rack = (data & RACK_FLAG) != 0;
     unsigned weibull = (unsigned)((data >> WEIBULL_SHIFT) & 0xff);
     uint64_t id = data & UNIT_MASK;
     int32_t cause;
@@ -481,14 +489,20 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         sim_schedule_in(eng, weibull_time(&c->cfg->causes[cause], r), PRIO_FAILURE, KIND_FAILURE,
                         on_failure, c, data);
     } else {
-        gsl_rng *r = is_node ? c->node_rng[id] : c->gpu_rng[id];
-        double total = is_node ? c->node_rate : c->gpu_rate;
-        cause = draw_cause(c, r, is_node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU, total);
+        gsl_rng *r = is_rack ? c->rack_rng[id] : is_node ? c->node_rng[id] : c->gpu_rng[id];
+        double total = is_rack ? c->rack_rate : is_node ? c->node_rate : c->gpu_rate;
+        cause = draw_cause(c, r,
+                           is_rack ? CAMPAIGN_UNIT_RACK
+                           : is_node ? CAMPAIGN_UNIT_NODE
+                                     : CAMPAIGN_UNIT_GPU,
+                           total);
         /* the replacement unit in this slot fails after its own exponential time */
         sim_schedule_in(eng, gsl_ran_exponential(r, 1.0 / total), PRIO_FAILURE, KIND_FAILURE,
                         on_failure, c, data);
     }
-    int64_t gpu = is_node ? -1 : (int64_t)id, node = is_node ? (int64_t)id : -1;
+    int64_t gpu = is_node || is_rack ? -1 : (int64_t)id;
+    int64_t node = is_rack ? (int64_t)(id * c->cfg->nodes_per_rack) : is_node ? (int64_t)id : -1;
+    c->spares_needed = is_rack ? c->cfg->nodes_per_rack : 1;
     const campaign_cause *x = cause >= 0 ? &c->cfg->causes[cause] : NULL;
     if (x && x->detection_s > 0) { /* silent: found later, rolling back to before it */
         c->res.silent_failures++;
@@ -496,10 +510,11 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
             return; /* one rollback covers every corruption since the good checkpoint */
         c->corrupt_pending = 1;
         c->good_committed = c->committed;
-        double delay = gsl_ran_exponential(is_node ? c->node_rng[id] : c->gpu_rng[id],
-                                           x->detection_s);
+        gsl_rng *r = is_rack ? c->rack_rng[id] : is_node ? c->node_rng[id] : c->gpu_rng[id];
+        double delay = gsl_ran_exponential(r, x->detection_s);
         sim_schedule_in(eng, delay, PRIO_FAILURE, KIND_SDC_FOUND, on_corruption_found, c,
-                        (uint64_t)(cause + 1) | ((uint64_t)id << 8) | (is_node ? NODE_FLAG : 0));
+                        (uint64_t)(cause + 1) | ((uint64_t)id << 8) | (is_node ? NODE_FLAG : 0) |
+                            (is_rack ? RACK_FLAG : 0));
         return;
     }
     interrupt(c, cause, gpu, node, c->committed);
@@ -561,7 +576,7 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
         double repair = c->cfg->repair_mean_s > 0
                             ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
                             : 0;
-        sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, 0);
+        sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, c->spares_needed);
     }
     c->res.failures++;
     c->res.failures_by_cause[cause + 1]++;
@@ -577,13 +592,15 @@ static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
     campaign *c = ctx;
-    int is_node = (data & NODE_FLAG) != 0;
+    int is_node = (data & NODE_FLAG) != 0, is_rack = (data & RACK_FLAG) != 0;
     int32_t cause = (int32_t)(data & 0xff) - 1;
-    int64_t id = (int64_t)((data & ~NODE_FLAG) >> 8);
+    int64_t id = (int64_t)((data & ~(NODE_FLAG | RACK_FLAG)) >> 8);
     c->corrupt_pending = 0;
     if (c->state == CAMPAIGN_STATE_DONE)
         return;
-    interrupt(c, cause, is_node ? -1 : id, is_node ? id : -1, c->good_committed);
+    c->spares_needed = (data & RACK_FLAG) ? c->cfg->nodes_per_rack : 1;
+    interrupt(c, cause, is_node || is_rack ? -1 : id,
+              is_rack ? id * (int64_t)c->cfg->nodes_per_rack : is_node ? id : -1, c->good_committed);
 }
 
 static int on_poll(sim_engine *eng, void *ctx)
@@ -639,9 +656,12 @@ static int make_failure_streams(campaign *c)
     if (!rc && c->node_rate > 0)
         rc = make_unit_streams(c, SIM_ENTITY_NODE, c->n_nodes, c->node_rate, &c->node_rng,
                                NODE_FLAG, SIM_PURPOSE_FAILURE, NULL);
+    if (!rc && c->rack_rate > 0)
+        rc = make_unit_streams(c, SIM_ENTITY_RACK, c->n_racks, c->rack_rate, &c->rack_rng,
+                               RACK_FLAG, SIM_PURPOSE_FAILURE, NULL);
     for (unsigned i = 0; !rc && i < c->cfg->n_causes; i++) {
         const campaign_cause *x = &c->cfg->causes[i];
-        if (!(x->weibull_shape > 0) || !(x->rate_per_s > 0))
+        if (!(x->weibull_shape > 0) || !(x->rate_per_s > 0) || x->unit == CAMPAIGN_UNIT_RACK)
             continue;
         int node = x->unit == CAMPAIGN_UNIT_NODE;
         /* purposes above the fixed ones: one per cause, so causes draw apart */
@@ -660,6 +680,10 @@ static void free_streams(campaign *c)
         gsl_rng_free(c->gpu_rng[i]);
     for (uint64_t i = 0; c->node_rng && i < c->n_nodes; i++)
         gsl_rng_free(c->node_rng[i]);
+    for (uint64_t i = 0; c->rack_rng && i < c->n_racks; i++)
+        gsl_rng_free(c->rack_rng[i]);
+    free(c->rack_rng);
+    c->rack_rng = NULL;
     free(c->gpu_rng);
     free(c->node_rng);
     c->gpu_rng = c->node_rng = NULL;
@@ -709,15 +733,19 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     for (unsigned i = 0; i < cfg->n_causes; i++) {
         const campaign_cause *x = &cfg->causes[i];
         double units = x->unit == CAMPAIGN_UNIT_NODE ? (double)c.n_nodes : (double)cfg->gpu_count;
-        if (x->weibull_shape > 0)
+        if (x->unit == CAMPAIGN_UNIT_RACK)
+            c.rack_rate += x->rate_per_s;
+        else if (x->weibull_shape > 0)
             weibull_rate += units * x->rate_per_s;
         else if (x->unit == CAMPAIGN_UNIT_NODE)
             c.node_rate += x->rate_per_s;
         else
             c.gpu_rate += x->rate_per_s;
     }
+    if (cfg->nodes_per_rack)
+        c.n_racks = (c.n_nodes + cfg->nodes_per_rack - 1) / cfg->nodes_per_rack;
     double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate +
-                          weibull_rate;
+                          (double)c.n_racks * c.rack_rate + weibull_rate;
     double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
     r->ettr_first_order_frac = (1.0 - cluster_rate * (cfg->restart_s + tau / 2)) / (1.0 + w / tau);
     if (cfg->spares_limited) {

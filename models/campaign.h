@@ -37,7 +37,9 @@
  * job starts on a cluster in steady state: each unit's first failure is its
  * residual life (a part of random age), so the rate is 1/mean from the
  * start, not only in the long run. */
-enum campaign_unit { CAMPAIGN_UNIT_GPU = 0, CAMPAIGN_UNIT_NODE = 1 };
+/* A rack (or PDU) cause takes out all its nodes at once: one interruption,
+ * but nodes_per_rack nodes to replace from the spare pool and to repair. */
+enum campaign_unit { CAMPAIGN_UNIT_GPU = 0, CAMPAIGN_UNIT_NODE = 1, CAMPAIGN_UNIT_RACK = 2 };
 #define CAMPAIGN_MAX_CAUSES 32
 
 typedef struct campaign_cause {
@@ -63,6 +65,7 @@ typedef struct campaign_config {
     unsigned n_causes;               /* named causes, in addition */
     campaign_cause causes[CAMPAIGN_MAX_CAUSES];
     unsigned gpus_per_node;          /* node units for CAMPAIGN_UNIT_NODE causes; 0 = 8 */
+    unsigned nodes_per_rack;         /* rack units for CAMPAIGN_UNIT_RACK causes (>= 1 if any) */
     double restart_s;                /* u0: detection + relaunch + checkpoint load */
     /* Spare pool (spares_limited set): a failure takes its node out for a
      * repair of Exp(repair_mean_s) (on the job's repair stream), after which

@@ -1655,7 +1655,9 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
                        : s->gpu.scaleup_domain > 1                    ? s->gpu.scaleup_domain
                                                                       : 8;
     int rc = 0, any = 0;
-    if (rel && has_attr(rel, "inventory")) {
+    if (rel && has_attr(rel, "nodes-per-rack"))
+        rc = get_uint(ld, rel, "nodes-per-rack", 0, 1, 100000, &c->nodes_per_rack);
+    if (!rc && rel && has_attr(rel, "inventory")) {
         rc = load_inventory(ld, rel, c);
         any = 1;
     }
@@ -1670,7 +1672,14 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         char comp[16], name[48], dist[16];
         copy_attr(f, "component", comp, sizeof comp);
         copy_attr(f, "distribution", dist, sizeof dist);
-        int node = !strcmp(comp, "node"), weibull = !strcmp(dist, "weibull");
+        int node = !strcmp(comp, "node"), rack = !strcmp(comp, "rack");
+        int weibull = !strcmp(dist, "weibull");
+        if (rack && !c->nodes_per_rack)
+            return node_error(ld, f, "component", "rack failures need <reliability "
+                              "nodes-per-rack=\"...\"> (Llama 3: 16 GPUs, 2 nodes, per rack)");
+        if (rack && weibull)
+            return node_error(ld, f, "distribution", "rack failures are exponential");
+        node |= rack;
         double shape = 0;
         if (weibull) {
             rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
@@ -1690,12 +1699,12 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         if (has_attr(f, "cause"))
             copy_attr(f, "cause", name, sizeof name);
         else
-            snprintf(name, sizeof name, "%s failure", node ? "node" : "GPU");
+            snprintf(name, sizeof name, "%s failure", rack ? "rack" : node ? "node" : "GPU");
         campaign_cause *x = cause_slot(c, name);
         if (!x)
             return node_error(ld, f, "cause", "more than %d failure causes",
                               CAMPAIGN_MAX_CAUSES);
-        x->unit = node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
+        x->unit = rack ? CAMPAIGN_UNIT_RACK : node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
         x->rate_per_s = rate;
         x->weibull_shape = shape;
         if (has_attr(f, "detection")) { /* silent: found after a mean delay */

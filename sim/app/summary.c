@@ -234,6 +234,11 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
     return n;
 }
 
+static const char *unit_name(int unit)
+{
+    return unit == CAMPAIGN_UNIT_RACK ? "rack" : unit == CAMPAIGN_UNIT_NODE ? "node" : "GPU";
+}
+
 void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_result *res,
                           const campaign_mc *mc)
 {
@@ -248,7 +253,7 @@ void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_resul
             continue;
         double n = mc ? mc->failures_by_cause[i].mean : (double)res->failures_by_cause[i];
         const char *name = i ? c->causes[i - 1].name : "GPU (unnamed rate)";
-        const char *unit = i && c->causes[i - 1].unit == CAMPAIGN_UNIT_NODE ? "node" : "GPU";
+        const char *unit = !i ? "GPU" : unit_name(c->causes[i - 1].unit);
         fprintf(f, "  %-34s %8.2f %8.3f  %-5s  %s\n", name, n,
                 mc ? mc->failures_by_cause[i].mean / (mc->time_to_train_s.mean / 86400) : n / days,
                 unit, i ? c->causes[i - 1].category : "GPU");
@@ -305,7 +310,7 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", x->name);
             cJSON_AddStringToObject(o, "category", x->category);
-            cJSON_AddStringToObject(o, "unit", x->unit == CAMPAIGN_UNIT_NODE ? "node" : "gpu");
+            cJSON_AddStringToObject(o, "unit", unit_name(x->unit));
             cJSON_AddNumberToObject(o, "rate_per_unit_per_s", x->rate_per_s);
             cJSON_AddNumberToObject(o, "failures", (double)sum->failures_by_cause[i + 1]);
             if (mc)

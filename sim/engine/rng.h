@@ -27,6 +27,7 @@ enum sim_entity_kind {
     SIM_ENTITY_LINK = 4,
     SIM_ENTITY_SWITCH = 5,
     SIM_ENTITY_REPLICA = 6,
+    SIM_ENTITY_RACK = 7,
 };
 
 /* Purposes for stream keys. Append only. */

@@ -325,6 +325,45 @@ static void test_silent_corruption(void)
     }
 }
 
+/* A rack cause takes out all its nodes at once: one interruption each, but
+ * four nodes to swap in and repair. With the same event rate and a small
+ * pool, racks make restarts wait longer than single nodes; every failure
+ * is counted once, by its cause. */
+static void test_rack_failures(void)
+{
+    enum { N = 16 };
+    double wait[2];
+    campaign_result r[N];
+    for (int rack = 0; rack < 2; rack++) {
+        campaign_config c = unit_job(2000, 0, 1800, 30, 300, 29);
+        c.gpu_count = 64;
+        c.gpus_per_node = 8;   /* 8 nodes */
+        c.nodes_per_rack = 4;  /* 2 racks */
+        c.n_causes = 1;
+        snprintf(c.causes[0].name, sizeof c.causes[0].name, rack ? "PDU" : "node");
+        c.causes[0].unit = rack ? CAMPAIGN_UNIT_RACK : CAMPAIGN_UNIT_NODE;
+        /* one event every 4 h on average either way: 2 racks or 8 nodes */
+        c.causes[0].rate_per_s = 1 / ((rack ? 2 : 8) * 4 * 3600.0);
+        c.spares_limited = 1;
+        c.spare_nodes = 4;
+        c.swap_s = 600;
+        c.repair_mean_s = 24 * 3600;
+        CHECK(run_all(&c, N, r) == 0);
+        wait[rack] = 0;
+        for (int i = 0; i < N; i++) {
+            wait[rack] += r[i].spare_wait_s / N;
+            CHECK_INT_EQ(r[i].failures_by_cause[1], r[i].failures);
+            CHECK_REL(r[i].compute_time_s + r[i].rework_s + r[i].checkpoint_time_s +
+                          r[i].checkpoint_aborted_s + r[i].restart_time_s,
+                      r[i].time_to_train_s, 1e-9);
+            CHECK(r[i].repairs <= (rack ? 4 : 1) * r[i].failures);
+        }
+        printf("%s failures every 4 h, 4 spares, 24 h repairs: mean wait %.1f h\n",
+               rack ? "rack" : "node", wait[rack] / 3600);
+    }
+    CHECK(wait[1] > wait[0]);
+}
+
 int main(void)
 {
     test_replicas_deterministic();
@@ -335,5 +374,6 @@ int main(void)
     test_weibull_causes();
     test_maintenance();
     test_silent_corruption();
+    test_rack_failures();
     return check_report();
 }
