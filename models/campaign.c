@@ -43,6 +43,9 @@ typedef struct campaign {
     uint64_t n_racks;
     double rack_rate;
     unsigned spares_needed;      /* nodes the current restart must swap in */
+    unsigned missing;            /* elastic: nodes the job runs without */
+    uint64_t in_repair;          /* nodes away being repaired */
+    double speed;                /* this segment's speed: (dp - missing) / dp */
     uint64_t n_nodes;
     double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
     gsl_rng *repair_rng;         /* repair times (limited spare pool) */
@@ -131,6 +134,15 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
     REQUIRE(cfg->checkpoint_every > 0 ||
                 (cfg->checkpoint_interval_s > 0 && isfinite(cfg->checkpoint_interval_s)),
             "campaign: checkpoint interval must be positive");
+    REQUIRE(!cfg->elastic_replicas || cfg->spares_limited,
+            "campaign: elastic continuation needs a limited spare pool");
+    REQUIRE(!cfg->elastic_speed || (cfg->elastic_replicas && cfg->elastic_max_missing &&
+                                    cfg->elastic_max_missing < cfg->elastic_replicas),
+            "campaign: an elastic speed table needs fewer missing replicas than replicas");
+    for (unsigned k = 1; cfg->elastic_speed && k <= cfg->elastic_max_missing; k++)
+        REQUIRE(cfg->elastic_speed[k] > 0 && cfg->elastic_speed[k] <= 1 &&
+                    isfinite(cfg->elastic_speed[k]),
+                "campaign: elastic speeds must lie in (0, 1]");
     REQUIRE(!cfg->spares_limited || (cfg->swap_s >= 0 && isfinite(cfg->swap_s) &&
                                      cfg->repair_mean_s >= 0 && isfinite(cfg->repair_mean_s)),
             "campaign: swap and repair times must be zero or positive");
@@ -199,7 +211,8 @@ static void emit_segment(campaign *c, int was_interrupted, uint64_t iteration_en
 static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data);
 static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data);
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data);
-static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good);
+static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good,
+                      unsigned lost_nodes);
 static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data);
 static void on_maintenance_end(sim_engine *eng, void *ctx, uint64_t data);
 static void start_maintenance(campaign *c);
@@ -212,16 +225,58 @@ static void enter(campaign *c, int state)
 
 /* Work done after elapsed seconds of a segment that runs its first
  * seg_overlap_s beside a persist at 1 - slowdown speed, and the inverse. */
+static double work_at(const campaign *c, double elapsed, double v)
+{
+    double p = v * (1 - c->cfg->persist_slowdown), r = c->seg_overlap_s;
+    return elapsed <= r ? elapsed * p : r * p + (elapsed - r) * v;
+}
+
+static double time_at(const campaign *c, double work, double v)
+{
+    double p = v * (1 - c->cfg->persist_slowdown), r = c->seg_overlap_s;
+    return work <= r * p ? work / p : r + (work - r * p) / v;
+}
+
+/* work done after elapsed seconds of the segment, and the inverse, at the
+ * segment's speed (elastic) with its persist overlap (async) */
 static double work_after(const campaign *c, double elapsed)
 {
-    double speed = 1 - c->cfg->persist_slowdown, r = c->seg_overlap_s;
-    return elapsed <= r ? elapsed * speed : r * speed + (elapsed - r);
+    return work_at(c, elapsed, c->speed);
 }
 
 static double time_for_work(const campaign *c, double work)
 {
-    double speed = 1 - c->cfg->persist_slowdown, r = c->seg_overlap_s;
-    return work <= r * speed ? work / speed : r + (work - r * speed);
+    return time_at(c, work, c->speed);
+}
+
+/* The stretch of `elapsed` seconds that did `work`: the persist's part (at
+ * full speed) and the elastic part (the rest) */
+static void account_stretch(campaign *c, double elapsed, double work)
+{
+    double at_full = time_at(c, work, 1.0);
+    c->res.persist_slowdown_s += at_full - work;
+    c->res.elastic_slowdown_s += elapsed - at_full;
+}
+
+/* Elastic: the most replicas the job goes on without, and its speed (work
+ * per second) with `missing` of them gone: from the caller's table (the
+ * step profiles of the smaller jobs), or the compute share (dp - k) / dp. */
+static unsigned elastic_most_missing(const campaign_config *cfg)
+{
+    if (cfg->elastic_speed)
+        return cfg->elastic_max_missing;
+    unsigned most = cfg->elastic_replicas - 1;
+    return cfg->elastic_max_missing && cfg->elastic_max_missing < most ? cfg->elastic_max_missing
+                                                                       : most;
+}
+
+static double elastic_speed(const campaign_config *cfg, unsigned missing)
+{
+    if (!missing)
+        return 1.0;
+    if (cfg->elastic_speed)
+        return cfg->elastic_speed[missing];
+    return (double)(cfg->elastic_replicas - missing) / cfg->elastic_replicas;
 }
 
 static void start_compute(campaign *c)
@@ -232,6 +287,7 @@ static void start_compute(campaign *c)
         c->target = c->n_iterations;
     c->seg_work_s = compute_s(c, c->snap, c->target);
     c->seg_overlap_s = c->persisting ? fmax(0, c->persist_end_s - sim_now(c->eng)) : 0;
+    c->speed = elastic_speed(c->cfg, c->missing);
     c->pending = sim_schedule_in(c->eng, time_for_work(c, c->seg_work_s), PRIO_JOB,
                                  KIND_SEGMENT_END, on_segment_end, c, c->target);
 }
@@ -240,7 +296,7 @@ static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     campaign *c = ctx;
-    c->res.persist_slowdown_s += sim_now(eng) - c->state_start_s - c->seg_work_s;
+    account_stretch(c, sim_now(eng) - c->state_start_s, c->seg_work_s);
     emit_segment(c, 0, c->target);
     enter(c, CAMPAIGN_STATE_CHECKPOINT);
     /* async: a snapshot, after the previous persist has freed host memory */
@@ -324,6 +380,15 @@ static void begin_restart(campaign *c)
     c->waiting = 0;
     double swap = 0;
     if (c->cfg->spares_limited && c->spares_needed) {
+        unsigned short_by = c->spares_needed - (unsigned)(c->spares < c->spares_needed
+                                                              ? c->spares : c->spares_needed);
+        if (short_by && c->cfg->elastic_replicas &&
+            c->missing + short_by <= elastic_most_missing(c->cfg)) {
+            /* go on without them: fewer replicas, same global batch */
+            c->missing += short_by;
+            c->spares_needed -= short_by;
+            c->res.elastic_restarts++;
+        }
         if (c->spares < c->spares_needed) {
             c->waiting = 1;
             c->wait_since = sim_now(c->eng);
@@ -409,7 +474,11 @@ static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
 {
     campaign *c = ctx;
     c->res.repairs += data; /* data: nodes repaired together (a rack's at once) */
+    c->in_repair -= data;
     c->spares += data;
+    unsigned rejoin = c->missing < c->spares ? c->missing : (unsigned)c->spares;
+    c->missing -= rejoin; /* back at the next checkpoint boundary */
+    c->spares -= rejoin;
     if (c->state != CAMPAIGN_STATE_RESTART || !c->waiting || c->spares < c->spares_needed)
         return;
     c->waiting = 0;
@@ -502,7 +571,12 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     }
     int64_t gpu = is_node || is_rack ? -1 : (int64_t)id;
     int64_t node = is_rack ? (int64_t)(id * c->cfg->nodes_per_rack) : is_node ? (int64_t)id : -1;
-    c->spares_needed = is_rack ? c->cfg->nodes_per_rack : 1;
+    /* nodes to swap in: a failure while the restart still waits for spares
+     * adds to what it needs */
+    unsigned lost_nodes = is_rack ? c->cfg->nodes_per_rack : 1;
+    c->spares_needed = c->state == CAMPAIGN_STATE_RESTART && c->waiting
+                           ? c->spares_needed + lost_nodes
+                           : lost_nodes;
     const campaign_cause *x = cause >= 0 ? &c->cfg->causes[cause] : NULL;
     if (x && x->detection_s > 0) { /* silent: found later, rolling back to before it */
         c->res.silent_failures++;
@@ -517,12 +591,13 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
                             (is_rack ? RACK_FLAG : 0));
         return;
     }
-    interrupt(c, cause, gpu, node, c->committed);
+    interrupt(c, cause, gpu, node, c->committed, lost_nodes);
 }
 
 /* A failure, or a corruption found: roll back to `good` (the last durable
  * checkpoint, or an earlier one a corruption predates) and restart. */
-static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good)
+static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good,
+                      unsigned lost_nodes)
 {
     sim_engine *eng = c->eng;
     double now = sim_now(eng);
@@ -532,7 +607,7 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
     case CAMPAIGN_STATE_COMPUTE: {
         /* the segment's work so far, and any snapshot not yet durable */
         double work = work_after(c, elapsed);
-        c->res.persist_slowdown_s += elapsed - work;
+        account_stretch(c, elapsed, work);
         lost = work + compute_s(c, c->committed, c->snap);
         reached = c->snap + (uint64_t)floor(work / c->res.iteration_time_s);
         if (reached > c->target)
@@ -572,11 +647,12 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
     c->committed = good;
     c->snap = c->committed;
     emit_segment(c, 1, reached);
-    if (c->cfg->spares_limited) { /* the failed node goes to repair */
+    if (c->cfg->spares_limited) { /* the failed nodes go to repair */
         double repair = c->cfg->repair_mean_s > 0
                             ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
                             : 0;
-        sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, c->spares_needed);
+        c->in_repair += lost_nodes;
+        sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, lost_nodes);
     }
     c->res.failures++;
     c->res.failures_by_cause[cause + 1]++;
@@ -598,9 +674,13 @@ static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data)
     c->corrupt_pending = 0;
     if (c->state == CAMPAIGN_STATE_DONE)
         return;
-    c->spares_needed = (data & RACK_FLAG) ? c->cfg->nodes_per_rack : 1;
+    unsigned lost_nodes = (data & RACK_FLAG) ? c->cfg->nodes_per_rack : 1;
+    c->spares_needed = c->state == CAMPAIGN_STATE_RESTART && c->waiting
+                           ? c->spares_needed + lost_nodes
+                           : lost_nodes;
     interrupt(c, cause, is_node || is_rack ? -1 : id,
-              is_rack ? id * (int64_t)c->cfg->nodes_per_rack : is_node ? id : -1, c->good_committed);
+              is_rack ? id * (int64_t)c->cfg->nodes_per_rack : is_node ? id : -1, c->good_committed,
+              lost_nodes);
 }
 
 static int on_poll(sim_engine *eng, void *ctx)
@@ -769,7 +849,14 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         enter(&c, CAMPAIGN_STATE_COMPUTE);
         emit_event(&c, CAMPAIGN_EVENT_JOB_START, -1, 0, 0);
         start_compute(&c);
-        enum sim_run_status st = sim_run(c.eng, INFINITY);
+        /* a run that would take longer than this makes almost no progress
+         * (ETTR under 0.1 %): say so rather than simulate for ever */
+        double horizon = CAMPAIGN_GIVE_UP_FACTOR * r->compute_time_s +
+                         (cfg->maintenance_every_s > 0 ? CAMPAIGN_GIVE_UP_FACTOR * r->compute_time_s *
+                                                             cfg->maintenance_s /
+                                                             cfg->maintenance_every_s
+                                                       : 0);
+        enum sim_run_status st = sim_run(c.eng, horizon);
         if (c.sink_failed)
             rc = err && err->code ? err->code : SIM_ERR_IO;
         else if (st == SIM_RUN_POLLED_STOP)
@@ -777,6 +864,13 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         else if (st == SIM_RUN_FAILED)
             rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "campaign engine failure: %s",
                                sim_engine_failure(c.eng));
+        else if (st == SIM_RUN_UNTIL && c.state != CAMPAIGN_STATE_DONE)
+            rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                               "the job makes almost no progress: %.3g%% trained after %g times "
+                               "its compute time (%s now; failures, waits for spares or "
+                               "maintenance outpace the work)",
+                               100.0 * (double)c.committed / (double)c.n_iterations,
+                               CAMPAIGN_GIVE_UP_FACTOR, campaign_state_name(c.state));
         else if (c.state != CAMPAIGN_STATE_DONE)
             rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
                                "campaign ended before the last token (state %s)",

@@ -54,6 +54,11 @@ typedef struct campaign_cause {
                              its own stream per unit */
 } campaign_cause;
 
+/* A campaign still running after this many times its failure-free
+ * compute time (ETTR below 0.1 %) stops with an error instead of running
+ * on for ever. */
+#define CAMPAIGN_GIVE_UP_FACTOR 1000.0
+
 typedef struct campaign_config {
     uint64_t gpu_count;
     double gpu_peak_flops_per_s;     /* dense peak at the training precision */
@@ -75,6 +80,19 @@ typedef struct campaign_config {
     int spares_limited;
     uint64_t spare_nodes;
     double swap_s, repair_mean_s;
+    /* Elastic continuation (elastic_replicas = the job's data-parallel
+     * replicas, each losing node taking one out): with the pool empty the
+     * restart goes on without the missing nodes instead of waiting, at the
+     * same global batch, so iterations take dp / (dp - missing) as long;
+     * repaired nodes rejoin at the next checkpoint boundary. A failed node
+     * takes one replica out. elastic_max_missing (0: all but one) bounds
+     * the replicas it goes on without; beyond, it waits. elastic_speed
+     * (optional, elastic_max_missing + 1 entries, [0] unused) is the work
+     * per second with k replicas missing, e.g. from the step profiles of
+     * the smaller jobs; without it, (dp - k) / dp. */
+    unsigned elastic_replicas;
+    unsigned elastic_max_missing;
+    const double *elastic_speed;
     double checkpoint_interval_s;    /* tau, requested (rounded to whole iterations) */
     uint64_t checkpoint_every;       /* > 0: every this many iterations instead of tau */
     /* Planned maintenance (maintenance_every_s > 0): a window of
@@ -162,6 +180,8 @@ typedef struct campaign_result {
     double restart_time_s;            /* including restarts cut short and waits for spares */
     double spare_wait_s;              /* of which: waiting for a repaired node */
     double persist_slowdown_s;        /* async: compute stretched by background persists */
+    double elastic_slowdown_s;        /* compute stretched by running on fewer replicas */
+    uint64_t elastic_restarts;        /* restarts that went on without waiting for spares */
     double maintenance_time_s;        /* inside planned maintenance windows */
     uint64_t maintenance_windows;
     uint64_t silent_failures;         /* silent causes' events (each interrupts when found) */

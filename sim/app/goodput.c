@@ -92,16 +92,12 @@ int cmd_goodput(int argc, char **argv)
     int rc = 0;
     if (s.step_computes_iteration) { /* the iteration from the step tier, as dcsim run */
         step_profile prof;
-        char why[512];
-        if (app_step_profile(&s, &prof, why, sizeof why)) {
-            fprintf(stderr, "%s: error: step tier: %s\n", s.source, why);
-            scn_scenario_free(&s);
-            return CLI_EXIT_INPUT;
-        }
-        campaign_config *c = &s.campaign;
-        c->mfu_frac = 6.0 * c->model_params * fmin(c->tokens_per_iteration, c->train_tokens) /
-                      (prof.iteration_s * (double)c->gpu_count * c->gpu_peak_flops_per_s);
+        rc = app_step_iteration(&s, &prof, &err);
         step_profile_free(&prof);
+        if (rc) {
+            scn_scenario_free(&s);
+            return cli_print_error(&err);
+        }
     }
     campaign_config base = s.campaign;
     campaign_result probe;

@@ -267,33 +267,6 @@ static int on_replica(void *ctx, unsigned done, unsigned total)
     return interrupted != 0;
 }
 
-/* No MFU in the scenario: one iteration on the step tier sets the
- * campaign's iteration time (through the MFU that gives it). */
-static int use_step_tier(scn_scenario *s, step_profile *out, sim_error *err)
-{
-    step_profile prof;
-    char why[512];
-    memset(out, 0, sizeof *out);
-    if (app_step_profile(s, &prof, why, sizeof why))
-        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "step tier: %s", why);
-    campaign_config *c = &s->campaign;
-    double tokens = fmin(c->tokens_per_iteration, c->train_tokens);
-    c->mfu_frac = 6.0 * c->model_params * tokens /
-                  (prof.iteration_s * (double)c->gpu_count * c->gpu_peak_flops_per_s);
-    s->step_used = 1;
-    s->step_iteration_s = prof.iteration_s;
-    s->step_mfu = prof.mfu;
-    s->step_bubble_s = prof.part_s[STEP_BUBBLE];
-    s->step_exposed_comm_s = prof.part_s[STEP_TP] + prof.part_s[STEP_PP] + prof.part_s[STEP_DP] +
-                             prof.part_s[STEP_CP] + prof.part_s[STEP_EP];
-    *out = prof;
-    if (!(c->mfu_frac > 0 && c->mfu_frac <= 1))
-        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0,
-                             "step tier: the iteration (%.6g s) implies a 6ND utilisation of %.4g, "
-                             "outside (0, 1]", s->step_iteration_s, c->mfu_frac);
-    return 0;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     options o;
@@ -309,7 +282,7 @@ static int cmd_run(int argc, char **argv)
     if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
         return cli_print_error(&err);
     step_profile prof = {0};
-    if (scn.step_computes_iteration && use_step_tier(&scn, &prof, &err)) {
+    if (scn.step_computes_iteration && app_step_iteration(&scn, &prof, &err)) {
         step_profile_free(&prof);
         scn_scenario_free(&scn);
         return cli_print_error(&err);
@@ -367,6 +340,8 @@ static int cmd_run(int argc, char **argv)
         rc = trace_commit(tw, &scn, &res, &sum, &err);
         tw = NULL;
     }
+    if (rc && err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
+        snprintf(err.file, sizeof err.file, "%s", scn.source);
     if (rc) {
         trace_abort(tw);
         scn_scenario_free(&scn);

@@ -1745,6 +1745,23 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
             rc = non_negative(ld, spares, "repair-time", c->repair_mean_s);
         c->spares_limited = 1;
         c->spare_nodes = (uint64_t)n;
+        int elastic = 0;
+        if (!rc)
+            rc = get_bool(ld, spares, "elastic", &elastic);
+        if (!rc && has_attr(spares, "max-missing") && !elastic)
+            rc = node_error(ld, spares, "max-missing", "max-missing needs elastic=\"true\"");
+        if (!rc && elastic && !(s->has_parallelism && s->par.dp >= 2))
+            rc = node_error(ld, spares, "elastic",
+                            "elastic continuation needs <job><parallelism> with at least 2 "
+                            "data-parallel replicas (it goes on with fewer of them)");
+        if (!rc && elastic) {
+            c->elastic_replicas = s->par.dp;
+            unsigned most = s->par.dp - 1 < SCN_ELASTIC_MAX_MISSING_DEFAULT
+                                ? s->par.dp - 1
+                                : SCN_ELASTIC_MAX_MISSING_DEFAULT;
+            rc = get_uint(ld, spares, "max-missing", 0, 1, s->par.dp - 1, &most);
+            c->elastic_max_missing = most;
+        }
     }
     xmlNode *maint = child(rel, "maintenance");
     if (!rc && maint) { /* planned windows: the job checkpoints, waits, restarts */
@@ -2093,5 +2110,6 @@ void scn_scenario_free(scn_scenario *s)
         return;
     free(s->resolved_xml);
     free(s->gpu_speed);
+    free(s->elastic_speed);
     memset(s, 0, sizeof *s);
 }

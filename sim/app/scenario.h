@@ -23,6 +23,10 @@
 #include "step.h"
 #include "workload.h"
 
+/* <spares elastic="true">: the most replicas the job goes on without when
+ * max-missing is not given (or all but one, if fewer) */
+#define SCN_ELASTIC_MAX_MISSING_DEFAULT 64u
+
 typedef struct scn_scenario {
     char source[512];        /* the path given, or "default.xml" for the built-in one */
     char name[64];          /* <dcsim name>, or "" */
@@ -41,6 +45,7 @@ typedef struct scn_scenario {
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
     step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */
     double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
+    double *elastic_speed;  /* step tier + elastic: campaign.elastic_speed; owned */
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     int step_used;          /* set by `dcsim run`: the iteration came from the step tier */

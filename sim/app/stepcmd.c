@@ -2,6 +2,7 @@
  * stepcmd.h). */
 #include "stepcmd.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,83 @@ const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigne
     *x = (cache_entry){dp, state, ++c->clock, 1, p};
     return &x->profile;
 }
+
+/* <spares elastic="true"> on the step tier: the job's speed with k of its
+ * dp replicas missing, from the profile of the smaller job (same
+ * micro-batches per replica, so a global batch (dp - k) / dp as large):
+ * tokens per second relative to the whole job. The profiles are simulated
+ * at k = 1, 2, 4, 8 ... and at the most missing; the iteration time between
+ * them is interpolated linearly in k (it changes smoothly with dp: only
+ * the data-parallel collectives see the replica count). */
+static int elastic_speeds(scn_scenario *s, double full_iteration_s, char *why, size_t why_size)
+{
+    campaign_config *c = &s->campaign;
+    unsigned dp = s->par.dp, most = c->elastic_max_missing;
+    free(s->elastic_speed);
+    s->elastic_speed = calloc((size_t)most + 1, sizeof *s->elastic_speed);
+    double *iteration = calloc((size_t)most + 1, sizeof *iteration);
+    step_cache *cache = step_cache_create(1);
+    int rc = 0;
+    if (!s->elastic_speed || !iteration || !cache) {
+        snprintf(why, why_size, "out of memory");
+        rc = -1;
+    }
+    unsigned prev = 0;
+    if (!rc)
+        iteration[0] = full_iteration_s;
+    for (unsigned k = 1; !rc && prev < most; k *= 2) {
+        unsigned at = k < most ? k : most;
+        const step_profile *p = step_cache_get(cache, s, dp - at, 0, why, why_size);
+        if (!p) {
+            rc = -1;
+            break;
+        }
+        iteration[at] = p->iteration_s;
+        for (unsigned j = prev + 1; j < at; j++)
+            iteration[j] = iteration[prev] +
+                           (iteration[at] - iteration[prev]) * (double)(j - prev) / (at - prev);
+        prev = at;
+    }
+    for (unsigned k = 1; !rc && k <= most; k++) /* at most 1: fewer GPUs are not faster */
+        s->elastic_speed[k] = fmin(1.0, (double)(dp - k) / dp * full_iteration_s / iteration[k]);
+    free(iteration);
+    step_cache_free(cache);
+    if (!rc) {
+        s->elastic_speed[0] = 1;
+        c->elastic_speed = s->elastic_speed;
+    }
+    return rc;
+}
+
+/* No MFU in the scenario: one iteration on the step tier sets the
+ * campaign's iteration time (through the MFU that gives it). */
+int app_step_iteration(scn_scenario *s, step_profile *out, sim_error *err)
+{
+    step_profile prof;
+    char why[512];
+    memset(out, 0, sizeof *out);
+    if (app_step_profile(s, &prof, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "step tier: %s", why);
+    campaign_config *c = &s->campaign;
+    double tokens = fmin(c->tokens_per_iteration, c->train_tokens);
+    c->mfu_frac = 6.0 * c->model_params * tokens /
+                  (prof.iteration_s * (double)c->gpu_count * c->gpu_peak_flops_per_s);
+    s->step_used = 1;
+    s->step_iteration_s = prof.iteration_s;
+    s->step_mfu = prof.mfu;
+    s->step_bubble_s = prof.part_s[STEP_BUBBLE];
+    s->step_exposed_comm_s = prof.part_s[STEP_TP] + prof.part_s[STEP_PP] + prof.part_s[STEP_DP] +
+                             prof.part_s[STEP_CP] + prof.part_s[STEP_EP];
+    *out = prof;
+    if (!(c->mfu_frac > 0 && c->mfu_frac <= 1))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0,
+                             "step tier: the iteration (%.6g s) implies a 6ND utilisation of %.4g, "
+                             "outside (0, 1]", s->step_iteration_s, c->mfu_frac);
+    if (c->elastic_replicas && elastic_speeds(s, prof.iteration_s, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "elastic continuation: %s", why);
+    return 0;
+}
+
 
 static const char *const tier_names[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
                                                    "spine-core/global"};

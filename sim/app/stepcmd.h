@@ -31,6 +31,12 @@ const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigne
                                    uint64_t state, char *why, size_t why_size);
 size_t step_cache_simulations(const step_cache *c); /* misses so far */
 
+/* No MFU in the scenario: one iteration on the step tier sets the
+ * campaign's iteration time (through the MFU that gives it), and with
+ * <spares elastic="true"> the speeds of the smaller jobs. Fills *out (free
+ * it with step_profile_free). */
+int app_step_iteration(scn_scenario *s, step_profile *out, sim_error *err);
+
 int cmd_step(int argc, char **argv);
 extern const char usage_step[];
 

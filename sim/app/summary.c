@@ -82,6 +82,14 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         add(out, "spares_lowest", "1", "fewest spares", "the lowest level of the spare pool",
             (double)r->spares_lowest, 1);
     }
+    if (c->elastic_replicas) {
+        add(out, "elastic_slowdown_s", "s", "slowed by missing replicas",
+            "compute stretched while the job ran on fewer data-parallel replicas",
+            r->elastic_slowdown_s, 0);
+        add(out, "elastic_restarts", "1", "elastic restarts",
+            "restarts that went on without the nodes the pool could not supply",
+            (double)r->elastic_restarts, 1);
+    }
     add(out, "failures", "1", "failures", "failures that interrupted the job",
         (double)r->failures, 1);
     add(out, "restarts", "1", "restarts completed", "restarts that completed",
