@@ -40,6 +40,8 @@ typedef struct campaign {
     gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
     gsl_rng **weibull_rng[CAMPAIGN_MAX_CAUSES]; /* per Weibull cause, one stream per unit */
     gsl_rng **rack_rng;          /* failure stream per rack (rack-unit causes) */
+    gsl_rng *part_rng[CAMPAIGN_MAX_CAUSES]; /* per switch or cable cause: one stream */
+    int64_t failing_part;        /* the switch or cable failing now, for its event; else -1 */
     uint64_t n_racks;
     double rack_rate;
     unsigned spares_needed;      /* nodes the current restart must swap in */
@@ -49,6 +51,9 @@ typedef struct campaign {
     uint64_t n_nodes;
     double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
     gsl_rng *repair_rng;         /* repair times (limited spare pool) */
+    gsl_rng *detect_rng;         /* detection delays (health check) */
+    double detect_s;             /* the next restart's detection delay */
+    int silent_found;            /* interrupting for a corruption found: detected already */
     uint64_t spares;             /* in the pool now */
     int waiting;                 /* the restart waits for a repaired node */
     double wait_since;
@@ -124,13 +129,21 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                     (cfg->causes[i].unit == CAMPAIGN_UNIT_GPU ||
                      cfg->causes[i].unit == CAMPAIGN_UNIT_NODE ||
                      (cfg->causes[i].unit == CAMPAIGN_UNIT_RACK && cfg->nodes_per_rack > 0 &&
-                      cfg->causes[i].weibull_shape == 0)),
-                "campaign: failure cause %u needs a rate >= 0 and a GPU, node or rack unit "
-                "(racks: nodes per rack set, exponential)", i);
+                      cfg->causes[i].weibull_shape == 0) ||
+                     ((cfg->causes[i].unit == CAMPAIGN_UNIT_SWITCH ||
+                       cfg->causes[i].unit == CAMPAIGN_UNIT_CABLE) &&
+                      cfg->causes[i].parts > 0 && cfg->causes[i].weibull_shape == 0 &&
+                      cfg->causes[i].detection_s == 0)),
+                "campaign: failure cause %u needs a rate >= 0 and a GPU, node, rack, switch "
+                "or cable unit (racks: nodes per rack set; racks, switches and cables: "
+                "exponential; switches and cables: a part count, not silent)", i);
     REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
             "campaign: restart time must be zero or positive");
+    REQUIRE(cfg->health_check_s >= 0 && isfinite(cfg->health_check_s) &&
+                cfg->collective_timeout_s >= 0 && isfinite(cfg->collective_timeout_s),
+            "campaign: health-check period and collective timeout must be zero or positive");
     REQUIRE(cfg->checkpoint_every > 0 ||
                 (cfg->checkpoint_interval_s > 0 && isfinite(cfg->checkpoint_interval_s)),
             "campaign: checkpoint interval must be positive");
@@ -181,6 +194,7 @@ static void emit_failure_event(campaign *c, int kind, int64_t gpu, int64_t node,
     ev.state = c->state;
     ev.gpu = gpu;
     ev.node = node;
+    ev.part = kind == CAMPAIGN_EVENT_FAILURE ? c->failing_part : -1;
     ev.cause = cause;
     ev.iteration = (int64_t)c->committed;
     ev.lost_work_s = lost_s;
@@ -400,13 +414,15 @@ static void begin_restart(campaign *c)
             c->res.spares_lowest = c->spares;
         swap = c->cfg->swap_s;
     }
-    c->pending = sim_schedule_in(c->eng, swap + c->cfg->restart_s, PRIO_JOB, KIND_RESTART_END,
-                                 on_restart_end, c, 0);
+    c->pending = sim_schedule_in(c->eng, swap + c->detect_s + c->cfg->restart_s, PRIO_JOB,
+                                 KIND_RESTART_END, on_restart_end, c, 0);
+    c->detect_s = 0;
 }
 
 static void start_maintenance(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_MAINTENANCE);
+    c->detect_s = 0; /* planned: nothing to detect */
     c->spares_needed = 0; /* parts are replaced in the window: the restart swaps nothing */
     c->res.maintenance_windows++;
     c->pending = sim_schedule_in(c->eng, c->cfg->maintenance_s, PRIO_JOB, KIND_MAINTENANCE,
@@ -484,8 +500,9 @@ static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
     c->waiting = 0;
     c->res.spare_wait_s += sim_now(eng) - c->wait_since;
     c->spares -= c->spares_needed;
-    c->pending = sim_schedule_in(eng, c->cfg->swap_s + c->cfg->restart_s, PRIO_JOB,
+    c->pending = sim_schedule_in(eng, c->cfg->swap_s + c->detect_s + c->cfg->restart_s, PRIO_JOB,
                                  KIND_RESTART_END, on_restart_end, c, 0);
+    c->detect_s = 0;
 }
 
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
@@ -502,8 +519,31 @@ static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
 
 #define NODE_FLAG (1ULL << 63) /* event payload: a node's failure, not a GPU's */
 #define RACK_FLAG (1ULL << 62) /* event payload: a rack's failure */
+#define PART_FLAG (1ULL << 61) /* event payload: a switch or cable cause (index in the low bits) */
 #define WEIBULL_SHIFT 40        /* payload bits 40..47: Weibull cause index + 1 */
 #define UNIT_MASK ((1ULL << WEIBULL_SHIFT) - 1)
+
+/* How long until this failure is noticed: U(0, period) of a health check,
+ * capped by a collective timeout. */
+static double draw_detection(campaign *c)
+{
+    double p = c->cfg->health_check_s, t = c->cfg->collective_timeout_s;
+    if (p > 0) {
+        double u = gsl_rng_uniform(c->detect_rng) * p;
+        return t > 0 && t < u ? t : u;
+    }
+    return t;
+}
+
+double campaign_mean_detection_s(const campaign_config *cfg)
+{
+    double p = cfg->health_check_s, t = cfg->collective_timeout_s;
+    if (p > 0 && t > 0 && t < p)
+        return t - t * t / (2 * p);
+    return p > 0 ? p / 2 : t;
+}
+
+static int is_part(int unit) { return unit == CAMPAIGN_UNIT_SWITCH || unit == CAMPAIGN_UNIT_CABLE; }
 
 /* The cause of a failure of a unit: drawn on the unit's stream in
  * proportion to the rates (-1: the unnamed GPU rate). */
@@ -548,6 +588,19 @@ static double weibull_residual(const campaign_cause *x, gsl_rng *r)
 static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
 {
     campaign *c = ctx;
+    if (data & PART_FLAG) { /* a switch or cable: one interruption, no node to swap */
+        int32_t cause = (int32_t)(data & UNIT_MASK);
+        const campaign_cause *x = &c->cfg->causes[cause];
+        gsl_rng *r = c->part_rng[cause];
+        c->failing_part = (int64_t)gsl_rng_uniform_int(r, x->parts);
+        sim_schedule_in(eng, gsl_ran_exponential(r, 1.0 / ((double)x->parts * x->rate_per_s)),
+                        PRIO_FAILURE, KIND_FAILURE, on_failure, c, data);
+        if (!(c->state == CAMPAIGN_STATE_RESTART && c->waiting))
+            c->spares_needed = 0;
+        interrupt(c, cause, -1, -1, c->committed, 0);
+        c->failing_part = -1;
+        return;
+    }
     int is_node = (data & NODE_FLAG) != 0, is_rack = (data & RACK_FLAG) != 0;
     unsigned weibull = (unsigned)((data >> WEIBULL_SHIFT) & 0xff);
     uint64_t id = data & UNIT_MASK;
@@ -647,13 +700,14 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
     c->committed = good;
     c->snap = c->committed;
     emit_segment(c, 1, reached);
-    if (c->cfg->spares_limited) { /* the failed nodes go to repair */
+    if (c->cfg->spares_limited && lost_nodes) { /* the failed nodes go to repair */
         double repair = c->cfg->repair_mean_s > 0
                             ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
                             : 0;
         c->in_repair += lost_nodes;
         sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, lost_nodes);
     }
+    c->detect_s = c->silent_found ? 0 : draw_detection(c); /* a corruption found is known */
     c->res.failures++;
     c->res.failures_by_cause[cause + 1]++;
     c->res.rework_s += lost;
@@ -678,9 +732,11 @@ static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data)
     c->spares_needed = c->state == CAMPAIGN_STATE_RESTART && c->waiting
                            ? c->spares_needed + lost_nodes
                            : lost_nodes;
+    c->silent_found = 1;
     interrupt(c, cause, is_node || is_rack ? -1 : id,
               is_rack ? id * (int64_t)c->cfg->nodes_per_rack : is_node ? id : -1, c->good_committed,
               lost_nodes);
+    c->silent_found = 0;
 }
 
 static int on_poll(sim_engine *eng, void *ctx)
@@ -751,6 +807,21 @@ static int make_failure_streams(campaign *c)
                                (node ? NODE_FLAG : 0) | ((uint64_t)(i + 1) << WEIBULL_SHIFT),
                                SIM_PURPOSE_FAILURE + 256 + i, x);
     }
+    /* switches and cables: identical exponential parts, so one stream per
+     * cause at the summed rate is exact (and costs nothing per part) */
+    for (unsigned i = 0; !rc && i < c->cfg->n_causes; i++) {
+        const campaign_cause *x = &c->cfg->causes[i];
+        if (!is_part(x->unit) || !(x->rate_per_s > 0))
+            continue;
+        c->part_rng[i] = sim_rng_stream_create(
+            c->cfg->seed, x->unit == CAMPAIGN_UNIT_SWITCH ? SIM_ENTITY_SWITCH : SIM_ENTITY_LINK, i,
+            SIM_PURPOSE_FAILURE);
+        if (!c->part_rng[i])
+            return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a stream");
+        sim_schedule_at(c->eng,
+                        gsl_ran_exponential(c->part_rng[i], 1.0 / ((double)x->parts * x->rate_per_s)),
+                        PRIO_FAILURE, KIND_FAILURE, on_failure, c, PART_FLAG | i);
+    }
     return rc;
 }
 
@@ -768,6 +839,9 @@ static void free_streams(campaign *c)
     free(c->node_rng);
     c->gpu_rng = c->node_rng = NULL;
     for (unsigned k = 0; k < c->cfg->n_causes; k++) {
+        if (c->part_rng[k])
+            gsl_rng_free(c->part_rng[k]);
+        c->part_rng[k] = NULL;
         uint64_t n = c->cfg->causes[k].unit == CAMPAIGN_UNIT_NODE ? c->n_nodes : c->cfg->gpu_count;
         for (uint64_t i = 0; c->weibull_rng[k] && i < n; i++)
             gsl_rng_free(c->weibull_rng[k][i]);
@@ -782,7 +856,8 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     int rc = campaign_config_check(cfg, err);
     if (rc)
         return rc;
-    campaign c = {.cfg = cfg, .sink = sink, .poll = poll, .poll_ctx = poll_ctx, .err = err};
+    campaign c = {.cfg = cfg, .sink = sink, .poll = poll, .poll_ctx = poll_ctx, .err = err,
+                  .failing_part = -1};
     c.eng = sim_engine_create();
     if (!c.eng)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the engine");
@@ -810,10 +885,13 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     c.n_nodes = (cfg->gpu_count + per_node - 1) / per_node;
     c.gpu_rate = cfg->gpu_failure_rate_per_s;
     double weibull_rate = 0; /* long-run rate of the renewing Weibull causes: 1 / mean */
+    double part_rate = 0;    /* switches and cables */
     for (unsigned i = 0; i < cfg->n_causes; i++) {
         const campaign_cause *x = &cfg->causes[i];
         double units = x->unit == CAMPAIGN_UNIT_NODE ? (double)c.n_nodes : (double)cfg->gpu_count;
-        if (x->unit == CAMPAIGN_UNIT_RACK)
+        if (is_part(x->unit))
+            part_rate += (double)x->parts * x->rate_per_s;
+        else if (x->unit == CAMPAIGN_UNIT_RACK)
             c.rack_rate += x->rate_per_s;
         else if (x->weibull_shape > 0)
             weibull_rate += units * x->rate_per_s;
@@ -825,15 +903,21 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     if (cfg->nodes_per_rack)
         c.n_racks = (c.n_nodes + cfg->nodes_per_rack - 1) / cfg->nodes_per_rack;
     double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate +
-                          (double)c.n_racks * c.rack_rate + weibull_rate;
+                          (double)c.n_racks * c.rack_rate + weibull_rate + part_rate;
     double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
-    r->ettr_first_order_frac = (1.0 - cluster_rate * (cfg->restart_s + tau / 2)) / (1.0 + w / tau);
+    double u0 = cfg->restart_s + campaign_mean_detection_s(cfg);
+    r->ettr_first_order_frac = (1.0 - cluster_rate * (u0 + tau / 2)) / (1.0 + w / tau);
     if (cfg->spares_limited) {
         c.spares = cfg->spare_nodes;
         r->spares_lowest = cfg->spare_nodes;
         c.repair_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
         if (!c.repair_rng)
             rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the repair stream");
+    }
+    if (!rc && cfg->health_check_s > 0) {
+        c.detect_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_DETECTION);
+        if (!c.detect_rng)
+            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a stream");
     }
     if (!rc && cluster_rate > 0) {
         r->cluster_mtbf_s = 1.0 / cluster_rate;
@@ -886,6 +970,8 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     free_streams(&c);
     if (c.repair_rng)
         gsl_rng_free(c.repair_rng);
+    if (c.detect_rng)
+        gsl_rng_free(c.detect_rng);
     sim_engine_destroy(c.eng);
     return rc;
 }

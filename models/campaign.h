@@ -39,7 +39,18 @@
  * start, not only in the long run. */
 /* A rack (or PDU) cause takes out all its nodes at once: one interruption,
  * but nodes_per_rack nodes to replace from the spare pool and to repair. */
-enum campaign_unit { CAMPAIGN_UNIT_GPU = 0, CAMPAIGN_UNIT_NODE = 1, CAMPAIGN_UNIT_RACK = 2 };
+/* What fails independently. GPU, node and rack causes take those out (a
+ * rack: all its nodes at once); SWITCH and CABLE causes are network parts
+ * counted by the caller (cause.parts, from the topology): a switch takes out
+ * all its links at once, so either is one interruption; the part is
+ * replaced or routed around within the restart, so it needs no spare node. */
+enum campaign_unit {
+    CAMPAIGN_UNIT_GPU = 0,
+    CAMPAIGN_UNIT_NODE = 1,
+    CAMPAIGN_UNIT_RACK = 2,
+    CAMPAIGN_UNIT_SWITCH = 3,
+    CAMPAIGN_UNIT_CABLE = 4
+};
 #define CAMPAIGN_MAX_CAUSES 32
 
 typedef struct campaign_cause {
@@ -47,6 +58,8 @@ typedef struct campaign_cause {
     char category[32];   /* "GPU", "Host", "Network", "Dependency", ... */
     int unit;            /* enum campaign_unit */
     double rate_per_s;   /* per unit: 1 / mean time to failure */
+    uint64_t parts;      /* SWITCH and CABLE units: how many (exponential only: one stream
+                            per cause at parts x rate, the failing part drawn uniformly) */
     double detection_s;  /* > 0: silent (data corruption): found after Exp(detection_s), the
                             job rolls back to the last checkpoint from before it */
     double weibull_shape; /* 0: exponential (superposed on the unit's stream); > 0: Weibull
@@ -72,6 +85,11 @@ typedef struct campaign_config {
     unsigned gpus_per_node;          /* node units for CAMPAIGN_UNIT_NODE causes; 0 = 8 */
     unsigned nodes_per_rack;         /* rack units for CAMPAIGN_UNIT_RACK causes (>= 1 if any) */
     double restart_s;                /* u0: detection + relaunch + checkpoint load */
+    /* Detection drawn per failure and added to its restart (0: none): a
+     * health check every health_check_s finds a failure after U(0, period);
+     * a collective timeout finds it after collective_timeout_s at the
+     * latest; with both, whichever comes first. */
+    double health_check_s, collective_timeout_s;
     /* Spare pool (spares_limited set): a failure takes its node out for a
      * repair of Exp(repair_mean_s) (on the job's repair stream), after which
      * it returns to the pool; the restart first swaps in a spare (swap_s), or
@@ -140,6 +158,7 @@ typedef struct campaign_event {
     int32_t state;         /* enum campaign_state the job was in when it happened */
     int64_t gpu;           /* failing GPU, or -1 (a node's cause, or no failure) */
     int64_t node;          /* failing node (CAMPAIGN_UNIT_NODE causes), or -1 */
+    int64_t part;          /* failing switch or cable (its index among the cause's parts), or -1 */
     int32_t cause;         /* index in cfg->causes, -1 for the unnamed GPU rate or no failure */
     int64_t iteration;     /* iterations durably completed (at the last checkpoint) */
     double lost_work_s;    /* FAILURE: compute time rolled back */
@@ -216,6 +235,10 @@ double campaign_iteration_time_s(const campaign_config *cfg);
  * calibration.md 4): for w < 2M, sqrt(2 w M) [1 + sqrt(w/2M)/3 + (w/2M)/9] - w,
  * else M; w the write time, M the MTBF. */
 double campaign_daly_interval_s(double write_s, double mtbf_s);
+
+/* The mean detection delay of cfg's health check and collective timeout
+ * (0 without either): P/2, T, or with both T - T^2 / (2P) when T < P. */
+double campaign_mean_detection_s(const campaign_config *cfg);
 
 /* Monte Carlo. Replica i runs the configuration with seed
  * campaign_replica_seed(seed, i): replica 0 keeps the seed (so one replica

@@ -45,12 +45,30 @@ static int count_cables(const topo_graph *g, topo_stats *s, char *why, size_t wh
             FAIL("links %u and %u are not the two directions of one cable", l, l + 1);
         if (g->node_kind[a] == TOPO_SCALEUP || g->node_kind[b] == TOPO_SCALEUP)
             s->n_scaleup_cables++;
-        else
+        else {
             s->n_fabric_cables++;
+            if (g->node_kind[a] != TOPO_SWITCH || g->node_kind[b] != TOPO_SWITCH)
+                s->cables_per_tier[0]++;
+            else /* tiers checked 1 .. TOPO_STATS_MAX_TIER by count_nodes */
+                s->cables_per_tier[g->node_tier[a] < g->node_tier[b] ? g->node_tier[a]
+                                                                     : g->node_tier[b]]++;
+        }
     }
     s->n_links = g->n_links;
     s->n_optical_cables = s->n_fabric_cables; /* the rule in stats.h */
     s->n_transceivers = 2 * s->n_optical_cables;
+    return 0;
+}
+
+int topo_stats_count(const topo_graph *g, topo_stats *out, char *why, size_t why_size)
+{
+    if (!g->out_offset)
+        FAIL("the graph is not finished (topo_graph_finish)");
+    topo_stats s;
+    memset(&s, 0, sizeof s);
+    if (count_nodes(g, &s, why, why_size) || count_cables(g, &s, why, why_size))
+        return -1;
+    *out = s;
     return 0;
 }
 

@@ -33,6 +33,8 @@ typedef struct topo_stats {
     uint32_t switches_per_plane[TOPO_STATS_MAX_PLANES];
     uint32_t n_links;                   /* directed links, all kinds */
     uint32_t n_fabric_cables;           /* host-switch and switch-switch */
+    uint32_t cables_per_tier[TOPO_STATS_MAX_TIER + 1]; /* [0] host-switch; [t] switch-switch
+                                                          whose lower end is in tier t */
     uint32_t n_scaleup_cables;          /* host-crossbar */
     uint32_t n_optical_cables;          /* = n_fabric_cables (rule above) */
     uint32_t n_transceivers;            /* 2 per optical cable */
@@ -47,6 +49,11 @@ typedef struct topo_stats {
  * not 2c and 2c+1, no memory); *out is written only on success.
  * Cost: O(links) for the counts plus the two functions below. */
 int topo_stats_compute(const topo_graph *g, topo_stats *out, char *why, size_t why_size);
+
+/* The counts only (no bisection or diameter): hosts, switches per tier and
+ * plane, cables per tier, transceivers, radixes. O(nodes + links). Returns
+ * 0, or -1 with a reason as topo_stats_compute. */
+int topo_stats_count(const topo_graph *g, topo_stats *out, char *why, size_t why_size);
 
 /* Bisection bandwidth, bytes/s one way: the maximum flow from the first
  * n/2 hosts in id order to the other n - n/2 (n = n_hosts; builders number

@@ -201,7 +201,11 @@ static void print_topo_text(const scn_scenario *s, const fabric *f, const topo_s
     if (st->n_planes > 1)
         printf("planes        %u of %u switches\n", st->n_planes, st->switches_per_plane[0]);
     printf("links         %u directed\n", st->n_links);
-    printf("cables        %u fabric, %u scale-up\n", st->n_fabric_cables, st->n_scaleup_cables);
+    printf("cables        %u fabric (host %u", st->n_fabric_cables, st->cables_per_tier[0]);
+    for (int t = 1; t <= TOPO_STATS_MAX_TIER; t++)
+        if (st->cables_per_tier[t])
+            printf(", from tier %d %u", t, st->cables_per_tier[t]);
+    printf("), %u scale-up\n", st->n_scaleup_cables);
     printf("transceivers  %u (one per end of every fabric cable; an upper bound: short runs "
            "may be copper)\n", st->n_transceivers);
     printf("bisection     %.6g TB/s one way (%.4g%% of the GPUs' injection)\n",
@@ -235,6 +239,9 @@ static void print_topo_json(const scn_scenario *s, const fabric *f, const topo_s
     cJSON_AddNumberToObject(o, "planes", st->n_planes);
     cJSON_AddNumberToObject(o, "links", st->n_links);
     cJSON_AddNumberToObject(o, "fabric_cables", st->n_fabric_cables);
+    cJSON *cable_tiers = cJSON_AddArrayToObject(o, "cables_per_tier");
+    for (int t = 0; t <= TOPO_STATS_MAX_TIER; t++)
+        cJSON_AddItemToArray(cable_tiers, cJSON_CreateNumber(st->cables_per_tier[t]));
     cJSON_AddNumberToObject(o, "scaleup_cables", st->n_scaleup_cables);
     cJSON_AddNumberToObject(o, "transceivers", st->n_transceivers);
     cJSON_AddNumberToObject(o, "bisection_bytes_per_s", st->bisection_bytes_per_s);

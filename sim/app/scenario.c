@@ -24,6 +24,7 @@
 #include <libxml/xmlschemas.h>
 
 #include "dragonfly.h"
+#include "stats.h"
 #include "rng.h"
 #include "units.h"
 
@@ -1096,7 +1097,15 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
     char why[512];
     if (fabric_build(c, &f, why, sizeof why))
         return node_error(ld, n, NULL, "%s", why);
+    topo_stats st; /* what can fail: switches and cables per tier */
+    int counted = topo_stats_count(&f.g, &st, why, sizeof why);
     fabric_free(&f);
+    if (counted)
+        return node_error(ld, n, NULL, "%s", why);
+    for (int t = 0; t <= 4; t++) {
+        s->fabric_switches[t] = st.switches_per_tier[t];
+        s->fabric_cables[t] = st.cables_per_tier[t];
+    }
     s->has_fabric = 1;
     return 0;
 }
@@ -1542,8 +1551,9 @@ static campaign_cause *cause_slot(campaign_config *c, const char *name)
 
 /* <reliability inventory="NAME">: the causes of scenarios/catalog/
  * failures.xml's inventory, each count / (units x days) as a rate per unit */
-static int load_inventory(loader *ld, xmlNode *rel, campaign_config *c)
+static int load_inventory(loader *ld, xmlNode *rel, scn_scenario *s)
 {
+    campaign_config *c = &s->campaign;
     char want[64];
     copy_attr(rel, "inventory", want, sizeof want);
     xmlDoc *doc = xmlReadMemory((const char *)dcsim_catalog_failures,
@@ -1587,9 +1597,22 @@ static int load_inventory(loader *ld, xmlNode *rel, campaign_config *c)
         }
         copy_attr(n, "category", x->category, sizeof x->category);
         copy_attr(n, "unit", text, sizeof text);
-        x->unit = strcmp(text, "node") ? CAMPAIGN_UNIT_GPU : CAMPAIGN_UNIT_NODE;
+        int per_cable = !strcmp(text, "cable");
+        x->unit = !strcmp(text, "node") ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
         copy_attr(n, "count", text, sizeof text);
-        x->rate_per_s = atof(text) / ((x->unit == CAMPAIGN_UNIT_NODE ? nodes : gpus) * seconds);
+        double count = atof(text);
+        x->rate_per_s = count / ((x->unit == CAMPAIGN_UNIT_NODE ? nodes : gpus) * seconds);
+        uint64_t fabric_cables = 0;
+        for (int t = 0; t <= 4; t++)
+            fabric_cables += s->fabric_cables[t];
+        if (per_cable && s->has_fabric && fabric_cables) {
+            /* the published count over the published run's cables, then this
+             * fabric's cables: a fabric with more cables fails more often */
+            copy_attr(inv, "cables", text, sizeof text);
+            x->unit = CAMPAIGN_UNIT_CABLE;
+            x->parts = fabric_cables;
+            x->rate_per_s = count / (atof(text) * seconds);
+        } /* without a fabric: per GPU, as the published run's cables grew with its GPUs */
     }
     xmlFreeDoc(doc);
     return 0;
@@ -1629,6 +1652,22 @@ static int parse_restart(loader *ld, xmlNode *restart, campaign_config *c)
     if (has_attr(restart, "time") == has_parts)
         return node_error(ld, restart, NULL, "give time, or its parts (detection, teardown, "
                           "launch, launch-per-1000-gpus), not both");
+    /* detection drawn per failure: a health check's period, a timeout */
+    static const char *const drawn[] = {"health-check", "collective-timeout"};
+    double *drawn_to[] = {&c->health_check_s, &c->collective_timeout_s};
+    for (int i = 0; i < 2; i++) {
+        if (!has_attr(restart, drawn[i]))
+            continue;
+        if (has_attr(restart, "detection"))
+            return node_error(ld, restart, drawn[i], "give detection (a fixed delay) or "
+                              "health-check and collective-timeout (drawn per failure), "
+                              "not both");
+        int rc = get_quantity(ld, restart, drawn[i], SIM_DIM_TIME, 1, drawn_to[i]);
+        if (!rc)
+            rc = positive(ld, restart, drawn[i], *drawn_to[i], INFINITY, "");
+        if (rc)
+            return rc;
+    }
     if (!has_parts) {
         int rc = get_quantity(ld, restart, "time", SIM_DIM_TIME, 1, &c->restart_s);
         return rc ? rc : non_negative(ld, restart, "time", c->restart_s);
@@ -1646,6 +1685,37 @@ static int parse_restart(loader *ld, xmlNode *restart, campaign_config *c)
     return 0;
 }
 
+/* component="switch" or "cable": how many the fabric has in tier="..."
+ * (switches 1..4, 1 = the host-facing leaves; cables 0..4, 0 = host
+ * cables, t = switch-to-switch up from tier t) or in all tiers */
+static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, uint64_t *out)
+{
+    const char *what = sw ? "switch" : "cable", *whats = sw ? "switches" : "cables";
+    if (!s->has_fabric)
+        return node_error(ld, f, "component", "%s failures need <cluster><fabric>: the %s "
+                          "are counted from it", what, whats);
+    const uint64_t *per_tier = sw ? s->fabric_switches : s->fabric_cables;
+    char text[16];
+    copy_attr(f, "tier", text, sizeof text);
+    uint64_t n = 0;
+    if (!text[0] || !strcmp(text, "all")) {
+        for (int t = 0; t <= 4; t++)
+            n += per_tier[t];
+    } else {
+        char *end = NULL;
+        long t = strtol(text, &end, 10);
+        if (*end || t < (sw ? 1 : 0) || t > 4)
+            return node_error(ld, f, "tier", "tier must be \"all\" or %s",
+                              sw ? "1 to 4 (1: the host-facing leaves)"
+                                 : "0 to 4 (0: host cables; t: switch to switch up from tier t)");
+        n = per_tier[t];
+    }
+    if (!n)
+        return node_error(ld, f, "tier", "the fabric has no %s there", whats);
+    *out = n;
+    return 0;
+}
+
 static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
@@ -1658,7 +1728,7 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
     if (rel && has_attr(rel, "nodes-per-rack"))
         rc = get_uint(ld, rel, "nodes-per-rack", 0, 1, 100000, &c->nodes_per_rack);
     if (!rc && rel && has_attr(rel, "inventory")) {
-        rc = load_inventory(ld, rel, c);
+        rc = load_inventory(ld, rel, s);
         any = 1;
     }
     for (xmlNode *f = rel ? rel->children : NULL; f && !rc; f = f->next) {
@@ -1673,7 +1743,21 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         copy_attr(f, "component", comp, sizeof comp);
         copy_attr(f, "distribution", dist, sizeof dist);
         int node = !strcmp(comp, "node"), rack = !strcmp(comp, "rack");
+        int sw = !strcmp(comp, "switch"), cable = !strcmp(comp, "cable");
         int weibull = !strcmp(dist, "weibull");
+        uint64_t parts = 0;
+        if (sw || cable) {
+            rc = network_parts(ld, f, s, sw, &parts);
+            if (rc)
+                break;
+            if (weibull)
+                return node_error(ld, f, "distribution", "%s failures are exponential", comp);
+            if (has_attr(f, "detection"))
+                return node_error(ld, f, "detection", "%s failures are not silent", comp);
+        } else if (has_attr(f, "tier")) {
+            return node_error(ld, f, "tier", "tier belongs to component=\"switch\" or "
+                              "component=\"cable\"");
+        }
         if (rack && !c->nodes_per_rack)
             return node_error(ld, f, "component", "rack failures need <reliability "
                               "nodes-per-rack=\"...\"> (Llama 3: 16 GPUs, 2 nodes, per rack)");
@@ -1691,7 +1775,8 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         } else if (has_attr(f, "shape")) {
             return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
         }
-        if (!has_attr(f, "cause") && !node && !weibull && !has_attr(f, "detection")) {
+        if (!has_attr(f, "cause") && !node && !sw && !cable && !weibull &&
+            !has_attr(f, "detection")) {
             /* the unnamed per-GPU rate */
             c->gpu_failure_rate_per_s = rate;
             continue;
@@ -1699,13 +1784,19 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         if (has_attr(f, "cause"))
             copy_attr(f, "cause", name, sizeof name);
         else
-            snprintf(name, sizeof name, "%s failure", rack ? "rack" : node ? "node" : "GPU");
+            snprintf(name, sizeof name, "%s failure",
+                     sw ? "switch" : cable ? "cable" : rack ? "rack" : node ? "node" : "GPU");
         campaign_cause *x = cause_slot(c, name);
         if (!x)
             return node_error(ld, f, "cause", "more than %d failure causes",
                               CAMPAIGN_MAX_CAUSES);
-        x->unit = rack ? CAMPAIGN_UNIT_RACK : node ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
+        x->unit = sw      ? CAMPAIGN_UNIT_SWITCH
+                  : cable ? CAMPAIGN_UNIT_CABLE
+                  : rack  ? CAMPAIGN_UNIT_RACK
+                  : node  ? CAMPAIGN_UNIT_NODE
+                          : CAMPAIGN_UNIT_GPU;
         x->rate_per_s = rate;
+        x->parts = parts;
         x->weibull_shape = shape;
         if (has_attr(f, "detection")) { /* silent: found after a mean delay */
             rc = get_quantity(ld, f, "detection", SIM_DIM_TIME, 1, &x->detection_s);
@@ -1719,7 +1810,8 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         if (has_attr(f, "category"))
             copy_attr(f, "category", x->category, sizeof x->category);
         else if (!x->category[0])
-            snprintf(x->category, sizeof x->category, "%s", node ? "Host" : "GPU");
+            snprintf(x->category, sizeof x->category, "%s",
+                     sw || cable ? "Network" : node ? "Host" : "GPU");
     }
     if (!rc && any && !restart)
         rc = node_error(ld, rel, NULL,

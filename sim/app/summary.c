@@ -244,7 +244,13 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
 
 static const char *unit_name(int unit)
 {
-    return unit == CAMPAIGN_UNIT_RACK ? "rack" : unit == CAMPAIGN_UNIT_NODE ? "node" : "GPU";
+    switch (unit) {
+    case CAMPAIGN_UNIT_RACK: return "rack";
+    case CAMPAIGN_UNIT_NODE: return "node";
+    case CAMPAIGN_UNIT_SWITCH: return "switch";
+    case CAMPAIGN_UNIT_CABLE: return "cable";
+    default: return "GPU";
+    }
 }
 
 void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_result *res,
@@ -254,7 +260,7 @@ void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_resul
     if (!c->n_causes)
         return;
     double days = res->time_to_train_s / 86400;
-    fprintf(f, "\n  failures by cause%s          count  per day  unit   category\n",
+    fprintf(f, "\n  failures by cause%s          count  per day  unit    category\n",
             mc ? " (mean of replicas)" : "");
     for (unsigned i = 0; i <= c->n_causes; i++) {
         if (i == 0 && !(c->gpu_failure_rate_per_s > 0))
@@ -262,7 +268,7 @@ void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_resul
         double n = mc ? mc->failures_by_cause[i].mean : (double)res->failures_by_cause[i];
         const char *name = i ? c->causes[i - 1].name : "GPU (unnamed rate)";
         const char *unit = !i ? "GPU" : unit_name(c->causes[i - 1].unit);
-        fprintf(f, "  %-34s %8.2f %8.3f  %-5s  %s\n", name, n,
+        fprintf(f, "  %-34s %8.2f %8.3f  %-6s  %s\n", name, n,
                 mc ? mc->failures_by_cause[i].mean / (mc->time_to_train_s.mean / 86400) : n / days,
                 unit, i ? c->causes[i - 1].category : "GPU");
     }

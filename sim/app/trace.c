@@ -115,6 +115,7 @@ static hid_t event_type(void)
     H5Tinsert(t, "state", HOFFSET(campaign_event, state), state);
     H5Tinsert(t, "gpu", HOFFSET(campaign_event, gpu), H5T_NATIVE_INT64);
     H5Tinsert(t, "node", HOFFSET(campaign_event, node), H5T_NATIVE_INT64);
+    H5Tinsert(t, "part", HOFFSET(campaign_event, part), H5T_NATIVE_INT64);
     H5Tinsert(t, "cause", HOFFSET(campaign_event, cause), H5T_NATIVE_INT32);
     H5Tinsert(t, "iteration", HOFFSET(campaign_event, iteration), H5T_NATIVE_INT64);
     H5Tinsert(t, "lost_work_s", HOFFSET(campaign_event, lost_work_s), H5T_NATIVE_DOUBLE);
@@ -124,7 +125,7 @@ static hid_t event_type(void)
     return t;
 }
 
-static const char *const event_units[] = {"s", "-", "-", "-", "-", "-", "1", "s", "s"};
+static const char *const event_units[] = {"s", "-", "-", "-", "-", "-", "-", "1", "s", "s"};
 
 static hid_t segment_type(void)
 {
@@ -248,7 +249,7 @@ int trace_open(const char *path, trace_writer **out, sim_error *err)
     H5Pclose(gcpl);
     int rc = campaign < 0 ||
              table_create(&tw->events, campaign, "events", event_type(), sizeof(campaign_event),
-                          event_units, 9,
+                          event_units, 10,
                           "campaign events: job start, checkpoints, failures, restarts, job done") ||
              table_create(&tw->timeline, campaign, "timeline", segment_type(),
                           sizeof(campaign_segment), segment_units, 6,

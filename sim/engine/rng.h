@@ -36,6 +36,7 @@ enum sim_stream_purpose {
     SIM_PURPOSE_REPAIR = 2,
     SIM_PURPOSE_SPEED = 3,
     SIM_PURPOSE_ROUTING = 4,
+    SIM_PURPOSE_DETECTION = 5,
 };
 
 extern const gsl_rng_type *sim_rng_xoshiro256;

@@ -451,6 +451,125 @@ static void test_elastic(void)
     CHECK(campaign_config_check(&c, &err) != 0);
 }
 
+/* Switches and cables: one stream per cause at parts x rate. Failures per
+ * replica follow that rate over the whole run (they interrupt restarts
+ * too); every failing part is one of the cause's; none takes a spare node
+ * (no waits, no repairs, even with an empty pool); the cluster MTBF counts
+ * them. */
+typedef struct {
+    uint64_t parts, seen, out_of_range;
+} part_log;
+
+static int log_part(void *ctx, const campaign_event *ev, sim_error *err)
+{
+    (void)err;
+    part_log *p = ctx;
+    if (ev->kind == CAMPAIGN_EVENT_FAILURE && ev->cause == 0) {
+        p->seen++;
+        p->out_of_range += ev->part < 0 || (uint64_t)ev->part >= p->parts || ev->gpu != -1 ||
+                           ev->node != -1;
+    }
+    return 0;
+}
+
+static void test_network_parts(void)
+{
+    enum { N = 32 };
+    campaign_config c = unit_job(500, 0, 1800, 30, 300, 31);
+    c.n_causes = 2;
+    snprintf(c.causes[0].name, sizeof c.causes[0].name, "leaf switch");
+    c.causes[0].unit = CAMPAIGN_UNIT_SWITCH;
+    c.causes[0].parts = 12;
+    c.causes[0].rate_per_s = 1 / (12 * 20 * 3600.0); /* the 12: one every 20 h */
+    snprintf(c.causes[1].name, sizeof c.causes[1].name, "cable");
+    c.causes[1].unit = CAMPAIGN_UNIT_CABLE;
+    c.causes[1].parts = 1000;
+    c.causes[1].rate_per_s = 1 / (1000 * 30 * 3600.0); /* the 1000: one every 30 h */
+    c.spares_limited = 1;
+    c.spare_nodes = 0;
+    c.repair_mean_s = 48 * 3600;
+    campaign_result r[N];
+    CHECK(run_all(&c, N, r) == 0);
+    double rate[2][N];
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < 2; k++)
+            rate[k][i] = (double)r[i].failures_by_cause[k + 1] / r[i].time_to_train_s * 3600;
+        CHECK_INT_EQ(r[i].failures, r[i].failures_by_cause[1] + r[i].failures_by_cause[2]);
+        CHECK(r[i].spare_wait_s == 0 && r[i].repairs == 0);
+        CHECK_REL(r[i].cluster_mtbf_s, 1 / (1 / (20 * 3600.0) + 1 / (30 * 3600.0)), 1e-12);
+    }
+    for (int k = 0; k < 2; k++) {
+        campaign_stat st = campaign_stat_of(rate[k], N);
+        printf("%s: %.5f +- %.5f failures per hour (expected %.5f)\n", c.causes[k].name, st.mean,
+               st.ci95, k ? 1 / 30.0 : 1 / 20.0);
+        CHECK(fabs(st.mean - (k ? 1 / 30.0 : 1 / 20.0)) <= 1.5 * st.ci95);
+    }
+    part_log log = {12, 0, 0};
+    campaign_sink sink = {.ctx = &log, .event = log_part};
+    sim_error err;
+    sim_error_clear(&err);
+    campaign_result one;
+    CHECK(campaign_run(&c, &sink, NULL, NULL, &one, &err) == 0);
+    CHECK_INT_EQ(log.seen, one.failures_by_cause[1]);
+    CHECK(log.seen > 10 && log.out_of_range == 0);
+    /* Weibull and silent network parts, or none counted, are refused */
+    c.causes[0].parts = 0;
+    CHECK(campaign_config_check(&c, &err) != 0);
+}
+
+/* Detection drawn per failure: a health check every P finds a failure
+ * after U(0, P) (mean P/2); a collective timeout T caps it (mean
+ * T - T^2/(2P)). Every restart lies in [u0, u0 + cap]; the mean restart
+ * matches; the first-order ETTR counts the mean detection. */
+typedef struct {
+    double lo, hi, sum;
+    uint64_t n;
+} restart_log;
+
+static int log_restart(void *ctx, const campaign_event *ev, sim_error *err)
+{
+    (void)err;
+    restart_log *l = ctx;
+    if (ev->kind == CAMPAIGN_EVENT_RESTART_DONE) {
+        l->lo = fmin(l->lo, ev->duration_s);
+        l->hi = fmax(l->hi, ev->duration_s);
+        l->sum += ev->duration_s;
+        l->n++;
+    }
+    return 0;
+}
+
+static void test_detection(void)
+{
+    const double u0 = 300, period = 1200;
+    const double timeouts[] = {0, 300};
+    for (int k = 0; k < 2; k++) {
+        campaign_config c = unit_job(5000, 10 * 3600, 1800, 30, u0, 37);
+        c.health_check_s = period;
+        c.collective_timeout_s = timeouts[k];
+        double mean = k ? 300 - 300.0 * 300 / (2 * period) : period / 2;
+        CHECK_NEAR(campaign_mean_detection_s(&c), mean, 1e-9);
+        restart_log l = {INFINITY, 0, 0, 0};
+        campaign_sink sink = {.ctx = &l, .event = log_restart};
+        campaign_result r;
+        sim_error err;
+        sim_error_clear(&err);
+        CHECK(campaign_run(&c, &sink, NULL, NULL, &r, &err) == 0);
+        double cap = k ? timeouts[k] : period;
+        printf("health check %.0f s, timeout %.0f s: %llu restarts in [%.1f, %.1f] s, mean %.1f "
+               "(expected %.1f)\n", period, timeouts[k], (unsigned long long)l.n, l.lo, l.hi,
+               l.sum / (double)l.n, u0 + mean);
+        CHECK(l.n > 300);
+        CHECK(l.lo >= u0 - 1e-6 && l.hi <= u0 + cap + 1e-6);
+        /* a 95 % band for the mean of n draws of U(0, P) (sd P/sqrt(12)), capped or not */
+        CHECK(fabs(l.sum / (double)l.n - (u0 + mean)) <= 2 * period / sqrt(12.0 * (double)l.n));
+        CHECK_NEAR(r.ettr_first_order_frac,
+                   (1 - (u0 + mean + r.checkpoint_interval_s / 2) / (10 * 3600.0)) /
+                       (1 + 30 / r.checkpoint_interval_s),
+                   1e-12);
+    }
+}
+
 int main(void)
 {
     test_replicas_deterministic();
@@ -464,5 +583,7 @@ int main(void)
     test_silent_corruption();
     test_rack_failures();
     test_elastic();
+    test_network_parts();
+    test_detection();
     return check_report();
 }

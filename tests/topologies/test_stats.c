@@ -51,6 +51,10 @@ static void test_kary(void)
     CHECK_INT_EQ(s.switches_per_plane[0], 20);
     CHECK_INT_EQ(s.n_links, 96);
     CHECK_INT_EQ(s.n_fabric_cables, 48); /* 3k^3/4 */
+    CHECK_INT_EQ(s.cables_per_tier[0], 16); /* k^3/4 hosts, one cable each */
+    CHECK_INT_EQ(s.cables_per_tier[1], 16); /* edge-aggregation: k/2 x k/2 per pod, k pods */
+    CHECK_INT_EQ(s.cables_per_tier[2], 16); /* aggregation-core: (k/2)^2 cores x k */
+    CHECK_INT_EQ(s.cables_per_tier[3], 0);
     CHECK_INT_EQ(s.n_scaleup_cables, 0);
     CHECK_INT_EQ(s.n_optical_cables, 48);
     CHECK_INT_EQ(s.n_transceivers, 96);
