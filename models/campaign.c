@@ -23,7 +23,8 @@
 
 /* engine event kinds (enter the digest); append only */
 enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
-       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7, KIND_SDC_FOUND = 8 };
+       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7, KIND_SDC_FOUND = 8,
+       KIND_STRAGGLER = 9, KIND_DRAIN_DUE = 10 };
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
 
@@ -71,6 +72,15 @@ typedef struct campaign {
     double persist_end_s;
     double seg_overlap_s;        /* async: how long the segment runs beside a persist */
     double seg_work_s;           /* compute seconds the current segment does */
+    double seg_done_s;           /* of which done before the current speed epoch */
+    double epoch_start_s;        /* when the segment's speed last changed */
+    double speed_elastic;        /* (0, 1]: fewer replicas */
+    double speed_slow;           /* (0, 1]: a slow node */
+    unsigned char *slow;         /* per node: 0 fine, 1 slow, 2 slow and due to be drained */
+    uint64_t n_slow, n_drain_due;
+    gsl_rng **straggler_rng;     /* per node: when it turns slow */
+    double *slow_since;          /* per node: when it turned slow */
+    double hold_s;               /* the next restart first waits this long (an async persist) */
     int maintenance_next;        /* a window is due once the current write ends */
     int corrupt_pending;         /* a silent corruption not found yet */
     uint64_t good_committed;     /* the last durable checkpoint from before it */
@@ -85,7 +95,7 @@ typedef struct campaign {
 static const char *const state_names[] = {"compute", "checkpoint", "restart", "done",
                                           "maintenance"};
 static const char *const event_names[] = {"job_start", "checkpoint_done", "failure",
-                                          "restart_done", "job_done"};
+                                          "restart_done", "job_done", "straggler", "drain"};
 
 const char *campaign_state_name(int state)
 {
@@ -94,7 +104,7 @@ const char *campaign_state_name(int state)
 
 const char *campaign_event_kind_name(int kind)
 {
-    return kind >= 0 && kind < 5 ? event_names[kind] : "?";
+    return kind >= 0 && kind < 7 ? event_names[kind] : "?";
 }
 
 double campaign_iteration_time_s(const campaign_config *cfg)
@@ -141,6 +151,11 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
             "campaign: restart time must be zero or positive");
+    REQUIRE(cfg->straggler_rate_per_s >= 0 && isfinite(cfg->straggler_rate_per_s) &&
+                (cfg->straggler_rate_per_s == 0 ||
+                 (cfg->straggler_speed > 0 && cfg->straggler_speed <= 1 &&
+                  cfg->straggler_drain_s >= 0 && isfinite(cfg->straggler_drain_s))),
+            "campaign: stragglers need a rate >= 0, a speed in (0, 1] and a drain delay >= 0");
     REQUIRE(cfg->health_check_s >= 0 && isfinite(cfg->health_check_s) &&
                 cfg->collective_timeout_s >= 0 && isfinite(cfg->collective_timeout_s),
             "campaign: health-check period and collective timeout must be zero or positive");
@@ -251,8 +266,8 @@ static double time_at(const campaign *c, double work, double v)
     return work <= r * p ? work / p : r + (work - r * p) / v;
 }
 
-/* work done after elapsed seconds of the segment, and the inverse, at the
- * segment's speed (elastic) with its persist overlap (async) */
+/* work done after elapsed seconds of the speed epoch, and the inverse, at
+ * its speed (elastic x stragglers) with its persist overlap (async) */
 static double work_after(const campaign *c, double elapsed)
 {
     return work_at(c, elapsed, c->speed);
@@ -263,14 +278,36 @@ static double time_for_work(const campaign *c, double work)
     return time_at(c, work, c->speed);
 }
 
-/* The stretch of `elapsed` seconds that did `work`: the persist's part (at
- * full speed) and the elastic part (the rest) */
+/* The stretch of `elapsed` seconds of the epoch that did `work`: the
+ * persist's part (the time at full speed beyond the work), the elastic part
+ * (at the elastic speed alone, beyond that) and the stragglers' (the rest) */
 static void account_stretch(campaign *c, double elapsed, double work)
 {
-    double at_full = time_at(c, work, 1.0);
+    double at_full = time_at(c, work, 1.0), at_elastic = time_at(c, work, c->speed_elastic);
     c->res.persist_slowdown_s += at_full - work;
-    c->res.elastic_slowdown_s += elapsed - at_full;
+    c->res.elastic_slowdown_s += at_elastic - at_full;
+    c->res.straggler_slowdown_s += elapsed - at_elastic;
 }
+
+/* Close the speed epoch now: account its stretch, bank its work, start
+ * another (the persist overlap left shrinks). Returns the segment's work. */
+static double close_epoch(campaign *c)
+{
+    double elapsed = sim_now(c->eng) - c->epoch_start_s;
+    double work = fmin(work_after(c, elapsed), c->seg_work_s - c->seg_done_s);
+    account_stretch(c, elapsed, work);
+    c->seg_done_s += work;
+    c->seg_overlap_s = fmax(0, c->seg_overlap_s - elapsed);
+    c->epoch_start_s = sim_now(c->eng);
+    return c->seg_done_s;
+}
+
+static void set_speed(campaign *c);
+static void on_straggler(sim_engine *eng, void *ctx, uint64_t node);
+static void on_drain_due(sim_engine *eng, void *ctx, uint64_t node);
+static void on_repair(sim_engine *eng, void *ctx, uint64_t data);
+static void drain(campaign *c);
+static void begin_restart(campaign *c);
 
 /* Elastic: the most replicas the job goes on without, and its speed (work
  * per second) with `missing` of them gone: from the caller's table (the
@@ -300,17 +337,41 @@ static void start_compute(campaign *c)
     if (c->target > c->n_iterations)
         c->target = c->n_iterations;
     c->seg_work_s = compute_s(c, c->snap, c->target);
+    c->seg_done_s = 0;
+    c->epoch_start_s = sim_now(c->eng);
     c->seg_overlap_s = c->persisting ? fmax(0, c->persist_end_s - sim_now(c->eng)) : 0;
-    c->speed = elastic_speed(c->cfg, c->missing);
+    set_speed(c);
     c->pending = sim_schedule_in(c->eng, time_for_work(c, c->seg_work_s), PRIO_JOB,
                                  KIND_SEGMENT_END, on_segment_end, c, c->target);
+}
+
+static void set_speed(campaign *c)
+{
+    c->speed_elastic = elastic_speed(c->cfg, c->missing);
+    c->speed_slow = c->n_slow ? c->cfg->straggler_speed : 1.0;
+    c->speed = c->speed_elastic * c->speed_slow;
+}
+
+/* A node turned slow, or the last slow one left: a computing job changes
+ * speed now, the rest of its segment at the new speed. */
+static void speed_changed(campaign *c)
+{
+    if (c->state != CAMPAIGN_STATE_COMPUTE) {
+        set_speed(c); /* for the record; the next segment sets it again */
+        return;
+    }
+    close_epoch(c);
+    sim_cancel(c->eng, c->pending);
+    set_speed(c);
+    c->pending = sim_schedule_in(c->eng, time_for_work(c, c->seg_work_s - c->seg_done_s),
+                                 PRIO_JOB, KIND_SEGMENT_END, on_segment_end, c, c->target);
 }
 
 static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     campaign *c = ctx;
-    account_stretch(c, sim_now(eng) - c->state_start_s, c->seg_work_s);
+    account_stretch(c, sim_now(eng) - c->epoch_start_s, c->seg_work_s - c->seg_done_s);
     emit_segment(c, 0, c->target);
     enter(c, CAMPAIGN_STATE_CHECKPOINT);
     /* async: a snapshot, after the previous persist has freed host memory */
@@ -364,6 +425,11 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
             return;
         }
         emit_segment(c, 0, c->target);
+        if (c->n_drain_due) { /* restart once the snapshot is durable */
+            c->hold_s = c->persist_end_s - sim_now(eng);
+            drain(c);
+            return;
+        }
         start_compute(c);
         return;
     }
@@ -384,7 +450,83 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
         start_maintenance(c);
         return;
     }
+    if (c->n_drain_due) {
+        drain(c);
+        return;
+    }
     start_compute(c);
+}
+
+/* A node turns slow: the job slows while any is; its drain comes due
+ * straggler_drain_s later. The node's next slow spell follows its own
+ * exponential time (a replaced node can turn slow again). */
+static void on_straggler(sim_engine *eng, void *ctx, uint64_t node)
+{
+    campaign *c = ctx;
+    sim_schedule_in(eng, gsl_ran_exponential(c->straggler_rng[node], 1 / c->cfg->straggler_rate_per_s),
+                    PRIO_FAILURE, KIND_STRAGGLER, on_straggler, c, node);
+    if (c->slow[node] || c->state == CAMPAIGN_STATE_DONE)
+        return;
+    c->slow[node] = 1;
+    c->slow_since[node] = sim_now(eng);
+    c->res.stragglers++;
+    emit_failure_event(c, CAMPAIGN_EVENT_STRAGGLER, -1, (int64_t)node, -1, 0, 0);
+    sim_schedule_in(eng, c->cfg->straggler_drain_s, PRIO_FAILURE, KIND_DRAIN_DUE, on_drain_due, c,
+                    node);
+    if (c->n_slow++ == 0)
+        speed_changed(c);
+}
+
+static void on_drain_due(sim_engine *eng, void *ctx, uint64_t node)
+{
+    campaign *c = ctx;
+    /* still the same slow spell (not replaced by a failure since) */
+    if (c->slow[node] == 1 && c->slow_since[node] + c->cfg->straggler_drain_s <= sim_now(eng)) {
+        c->slow[node] = 2;
+        c->n_drain_due++;
+    }
+}
+
+/* A node replaced (it failed): no longer slow */
+static void clear_slow(campaign *c, int64_t node, unsigned count)
+{
+    for (unsigned k = 0; c->slow && node >= 0 && k < count && (uint64_t)node + k < c->n_nodes;
+         k++) {
+        unsigned char *x = &c->slow[node + k];
+        if (!*x)
+            continue;
+        c->n_drain_due -= *x == 2;
+        c->n_slow--;
+        *x = 0;
+    }
+}
+
+/* At a checkpoint: stop, take the nodes due out (to repair, spares in)
+ * and restart on healthy ones. Nothing is lost. */
+static void drain(campaign *c)
+{
+    int64_t first = -1;
+    unsigned count = 0;
+    for (uint64_t i = 0; i < c->n_nodes; i++)
+        if (c->slow[i] == 2) {
+            first = first < 0 ? (int64_t)i : first;
+            count++;
+            c->slow[i] = 0;
+            c->n_slow--;
+        }
+    c->n_drain_due = 0;
+    c->res.drains += count;
+    emit_failure_event(c, CAMPAIGN_EVENT_DRAIN, -1, first, -1, 0, 0);
+    c->spares_needed = count;
+    if (c->cfg->spares_limited) {
+        double repair = c->cfg->repair_mean_s > 0
+                            ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
+                            : 0;
+        c->in_repair += count;
+        sim_schedule_in(c->eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, count);
+    }
+    c->detect_s = 0; /* planned */
+    begin_restart(c);
 }
 
 /* A restart: with a limited pool, swap in a spare first, or wait for one. */
@@ -414,9 +556,9 @@ static void begin_restart(campaign *c)
             c->res.spares_lowest = c->spares;
         swap = c->cfg->swap_s;
     }
-    c->pending = sim_schedule_in(c->eng, swap + c->detect_s + c->cfg->restart_s, PRIO_JOB,
-                                 KIND_RESTART_END, on_restart_end, c, 0);
-    c->detect_s = 0;
+    c->pending = sim_schedule_in(c->eng, c->hold_s + swap + c->detect_s + c->cfg->restart_s,
+                                 PRIO_JOB, KIND_RESTART_END, on_restart_end, c, 0);
+    c->detect_s = c->hold_s = 0;
 }
 
 static void start_maintenance(campaign *c)
@@ -450,10 +592,11 @@ static void on_maintenance_start(sim_engine *eng, void *ctx, uint64_t data)
     double elapsed = now - c->state_start_s;
     switch (c->state) {
     case CAMPAIGN_STATE_COMPUTE: {
-        uint64_t reached = c->snap + (uint64_t)floor(elapsed / c->res.iteration_time_s);
+        double work = close_epoch(c);
+        uint64_t reached = c->snap + (uint64_t)floor(work / c->res.iteration_time_s);
         if (reached > c->target)
             reached = c->target;
-        c->res.rework_s += elapsed - compute_s(c, c->snap, reached); /* the partial iteration */
+        c->res.rework_s += work - compute_s(c, c->snap, reached); /* the partial iteration */
         sim_cancel(eng, c->pending);
         c->target = reached;
         emit_segment(c, 0, reached);
@@ -500,9 +643,9 @@ static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
     c->waiting = 0;
     c->res.spare_wait_s += sim_now(eng) - c->wait_since;
     c->spares -= c->spares_needed;
-    c->pending = sim_schedule_in(eng, c->cfg->swap_s + c->detect_s + c->cfg->restart_s, PRIO_JOB,
-                                 KIND_RESTART_END, on_restart_end, c, 0);
-    c->detect_s = 0;
+    c->pending = sim_schedule_in(eng, c->hold_s + c->cfg->swap_s + c->detect_s + c->cfg->restart_s,
+                                 PRIO_JOB, KIND_RESTART_END, on_restart_end, c, 0);
+    c->detect_s = c->hold_s = 0;
 }
 
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
@@ -659,8 +802,7 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
     switch (c->state) {
     case CAMPAIGN_STATE_COMPUTE: {
         /* the segment's work so far, and any snapshot not yet durable */
-        double work = work_after(c, elapsed);
-        account_stretch(c, elapsed, work);
+        double work = close_epoch(c);
         lost = work + compute_s(c, c->committed, c->snap);
         reached = c->snap + (uint64_t)floor(work / c->res.iteration_time_s);
         if (reached > c->target)
@@ -678,6 +820,8 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
         c->res.restart_time_s += elapsed;
         if (c->waiting)
             c->res.spare_wait_s += now - c->wait_since;
+        lost = compute_s(c, c->committed, c->snap); /* a drain's snapshot not yet persisted */
+        c->hold_s = 0;
         break;
     default: /* MAINTENANCE (parts are replaced there) or DONE */
         if (good < c->committed && c->state == CAMPAIGN_STATE_MAINTENANCE) {
@@ -699,6 +843,8 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
     }
     c->committed = good;
     c->snap = c->committed;
+    unsigned per_node = c->cfg->gpus_per_node ? c->cfg->gpus_per_node : 8;
+    clear_slow(c, node >= 0 ? node : gpu >= 0 ? gpu / per_node : -1, lost_nodes);
     emit_segment(c, 1, reached);
     if (c->cfg->spares_limited && lost_nodes) { /* the failed nodes go to repair */
         double repair = c->cfg->repair_mean_s > 0
@@ -750,9 +896,20 @@ static int on_poll(sim_engine *eng, void *ctx)
 
 /* One stream per unit of a kind, its first failure drawn: pure per-unit
  * work into per-index slots, so the thread count cannot change results. */
+static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, gsl_rng ***out,
+                        uint64_t flag, uint32_t purpose, const campaign_cause *weibull,
+                        unsigned kind, sim_handler_fn handler);
+
 static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double rate,
                              gsl_rng ***out, uint64_t flag, uint32_t purpose,
                              const campaign_cause *weibull)
+{
+    return make_streams(c, entity, n, rate, out, flag, purpose, weibull, KIND_FAILURE, on_failure);
+}
+
+static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, gsl_rng ***out,
+                        uint64_t flag, uint32_t purpose, const campaign_cause *weibull,
+                        unsigned kind, sim_handler_fn handler)
 {
     gsl_rng **rng = calloc(n ? n : 1, sizeof *rng);
     double *first = malloc((n ? n : 1) * sizeof *first);
@@ -778,7 +935,7 @@ static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double ra
         return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for failure streams");
     }
     for (uint64_t i = 0; i < n; i++)
-        sim_schedule_at(c->eng, first[i], PRIO_FAILURE, KIND_FAILURE, on_failure, c, i | flag);
+        sim_schedule_at(c->eng, first[i], PRIO_FAILURE, kind, handler, c, i | flag);
     free(first);
     return 0;
 }
@@ -825,6 +982,18 @@ static int make_failure_streams(campaign *c)
     return rc;
 }
 
+/* Stragglers: a stream per node for when it turns slow. */
+static int make_straggler_streams(campaign *c)
+{
+    c->slow = calloc(c->n_nodes ? c->n_nodes : 1, 1);
+    c->slow_since = calloc(c->n_nodes ? c->n_nodes : 1, sizeof *c->slow_since);
+    if (!c->slow || !c->slow_since)
+        return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for stragglers");
+    return make_streams(c, SIM_ENTITY_NODE, c->n_nodes, c->cfg->straggler_rate_per_s,
+                        &c->straggler_rng, 0, SIM_PURPOSE_SPEED, NULL, KIND_STRAGGLER,
+                        on_straggler);
+}
+
 static void free_streams(campaign *c)
 {
     for (uint64_t i = 0; c->gpu_rng && i < c->cfg->gpu_count; i++)
@@ -833,6 +1002,14 @@ static void free_streams(campaign *c)
         gsl_rng_free(c->node_rng[i]);
     for (uint64_t i = 0; c->rack_rng && i < c->n_racks; i++)
         gsl_rng_free(c->rack_rng[i]);
+    for (uint64_t i = 0; c->straggler_rng && i < c->n_nodes; i++)
+        gsl_rng_free(c->straggler_rng[i]);
+    free(c->straggler_rng);
+    free(c->slow);
+    free(c->slow_since);
+    c->straggler_rng = NULL;
+    c->slow = NULL;
+    c->slow_since = NULL;
     free(c->rack_rng);
     c->rack_rng = NULL;
     free(c->gpu_rng);
@@ -925,6 +1102,8 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
         rc = make_failure_streams(&c);
     }
+    if (!rc && cfg->straggler_rate_per_s > 0)
+        rc = make_straggler_streams(&c);
     if (!rc) {
         sim_engine_set_poll(c.eng, on_poll, &c, POLL_EVERY);
         if (cfg->maintenance_every_s > 0)

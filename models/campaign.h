@@ -108,6 +108,14 @@ typedef struct campaign_config {
      * (optional, elastic_max_missing + 1 entries, [0] unused) is the work
      * per second with k replicas missing, e.g. from the step profiles of
      * the smaller jobs; without it, (dp - k) / dp. */
+    /* Stragglers (straggler_rate_per_s > 0): a node turns slow at this
+     * rate (per node) and the whole synchronous job runs at
+     * straggler_speed (work per second, (0, 1]; e.g. from the step profile
+     * with that node slow) while any node is slow. straggler_drain_s after
+     * it turned slow, the node is drained at the next checkpoint: the job
+     * stops there (nothing lost) and restarts without it (a spare swapped
+     * in when the pool is limited). */
+    double straggler_rate_per_s, straggler_speed, straggler_drain_s;
     unsigned elastic_replicas;
     unsigned elastic_max_missing;
     const double *elastic_speed;
@@ -150,6 +158,8 @@ enum campaign_event_kind {
     CAMPAIGN_EVENT_FAILURE = 2,
     CAMPAIGN_EVENT_RESTART_DONE = 3,
     CAMPAIGN_EVENT_JOB_DONE = 4,
+    CAMPAIGN_EVENT_STRAGGLER = 5, /* a node turned slow (node: which) */
+    CAMPAIGN_EVENT_DRAIN = 6,     /* slow nodes taken out at a checkpoint (node: the first) */
 };
 
 typedef struct campaign_event {
@@ -200,6 +210,9 @@ typedef struct campaign_result {
     double spare_wait_s;              /* of which: waiting for a repaired node */
     double persist_slowdown_s;        /* async: compute stretched by background persists */
     double elastic_slowdown_s;        /* compute stretched by running on fewer replicas */
+    double straggler_slowdown_s;      /* compute stretched by slow nodes */
+    uint64_t stragglers;              /* nodes that turned slow */
+    uint64_t drains;                  /* nodes drained */
     uint64_t elastic_restarts;        /* restarts that went on without waiting for spares */
     double maintenance_time_s;        /* inside planned maintenance windows */
     uint64_t maintenance_windows;

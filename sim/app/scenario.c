@@ -1870,6 +1870,25 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
             rc = node_error(ld, rel, NULL, "maintenance windows need a <restart> saying what "
                             "restarting after one costs");
     }
+    xmlNode *slow = child(rel, "stragglers");
+    if (!rc && slow) { /* nodes turning slow, drained at a checkpoint after a while */
+        rc = failure_rate(ld, slow, &c->straggler_rate_per_s);
+        if (!rc)
+            rc = get_quantity(ld, slow, "speed", SIM_DIM_FRACTION, 1, &s->straggler_gpu_speed);
+        if (!rc && !(s->straggler_gpu_speed > 0 && s->straggler_gpu_speed < 1))
+            rc = node_error(ld, slow, "speed", "a slow node's GPUs run at above 0%% and below "
+                            "100%% of nominal speed (90%%: nine tenths)");
+        if (!rc)
+            rc = get_quantity(ld, slow, "drain-after", SIM_DIM_TIME, 1, &c->straggler_drain_s);
+        if (!rc)
+            rc = non_negative(ld, slow, "drain-after", c->straggler_drain_s);
+        if (!rc && !restart)
+            rc = node_error(ld, rel, NULL, "stragglers need a <restart> saying what restarting "
+                            "after a drain costs");
+        /* the job's speed while a node is slow: the synchronous job waits for
+         * it all the time (the step tier refines this from its profile) */
+        c->straggler_speed = s->straggler_gpu_speed;
+    }
     return rc;
 }
 

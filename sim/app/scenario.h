@@ -48,6 +48,7 @@ typedef struct scn_scenario {
     step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */
     double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
     double *elastic_speed;  /* step tier + elastic: campaign.elastic_speed; owned */
+    double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     int step_used;          /* set by `dcsim run`: the iteration came from the step tier */

@@ -179,6 +179,39 @@ static int elastic_speeds(scn_scenario *s, double full_iteration_s, char *why, s
     return rc;
 }
 
+/* <reliability><stragglers> on the step tier: the job's speed while one
+ * node is slow, from the profile with one node's GPUs at the slow speed
+ * (times any straggler <job><step> names already): the iteration waits for
+ * the slow node only as long as its compute share makes it. The node is the
+ * one in the middle of the GPU numbering: in Megatron's order a middle
+ * pipeline stage, where most nodes are (the first and last stages often
+ * carry fewer layers, and so have slack to absorb a slow node). */
+static int straggler_speed(scn_scenario *s, double full_iteration_s, char *why, size_t why_size)
+{
+    size_t n = (size_t)s->campaign.gpu_count;
+    unsigned per_node = s->campaign.gpus_per_node ? s->campaign.gpus_per_node : 8;
+    size_t middle = n / 2 / per_node * per_node;
+    double *speed = malloc(n * sizeof *speed);
+    if (!speed) {
+        snprintf(why, why_size, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        speed[i] = (s->step.gpu_speed && i < s->step.n_gpu_speed ? s->step.gpu_speed[i] : 1.0) *
+                   (i >= middle && i < middle + per_node ? s->straggler_gpu_speed : 1.0);
+    scn_scenario copy = *s; /* shallow: only the speeds change */
+    copy.step.gpu_speed = speed;
+    copy.step.n_gpu_speed = (unsigned)n;
+    step_profile p;
+    int rc = app_step_profile(&copy, &p, why, why_size);
+    free(speed);
+    if (rc)
+        return -1;
+    s->campaign.straggler_speed = fmin(1.0, full_iteration_s / p.iteration_s);
+    step_profile_free(&p);
+    return 0;
+}
+
 /* No MFU in the scenario: one iteration on the step tier sets the
  * campaign's iteration time (through the MFU that gives it). */
 int app_step_iteration(scn_scenario *s, step_profile *out, sim_error *err)
@@ -205,6 +238,8 @@ int app_step_iteration(scn_scenario *s, step_profile *out, sim_error *err)
                              "outside (0, 1]", s->step_iteration_s, c->mfu_frac);
     if (c->elastic_replicas && elastic_speeds(s, prof.iteration_s, why, sizeof why))
         return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "elastic continuation: %s", why);
+    if (c->straggler_rate_per_s > 0 && straggler_speed(s, prof.iteration_s, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "stragglers: %s", why);
     return 0;
 }
 

@@ -82,6 +82,17 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         add(out, "spares_lowest", "1", "fewest spares", "the lowest level of the spare pool",
             (double)r->spares_lowest, 1);
     }
+    if (c->straggler_rate_per_s > 0) {
+        add(out, "straggler_slowdown_s", "s", "slowed by stragglers",
+            "compute stretched while a node was slow (until drained)", r->straggler_slowdown_s, 0);
+        add(out, "straggler_speed_frac", "1", "job speed with a slow node",
+            "work per second while a node is slow (step tier: from its profile)",
+            c->straggler_speed, 0);
+        add(out, "stragglers", "1", "nodes turned slow", "slow spells that began",
+            (double)r->stragglers, 1);
+        add(out, "drains", "1", "nodes drained", "slow nodes taken out at a checkpoint",
+            (double)r->drains, 1);
+    }
     if (c->elastic_replicas) {
         add(out, "elastic_slowdown_s", "s", "slowed by missing replicas",
             "compute stretched while the job ran on fewer data-parallel replicas",

@@ -107,7 +107,7 @@ static hid_t make_enum(const char *(*name_of)(int), int count)
 
 static hid_t event_type(void)
 {
-    hid_t kind = make_enum(campaign_event_kind_name, 5);
+    hid_t kind = make_enum(campaign_event_kind_name, 7);
     hid_t state = make_enum(campaign_state_name, 5);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_event));
     H5Tinsert(t, "time_s", HOFFSET(campaign_event, time_s), H5T_NATIVE_DOUBLE);

@@ -119,5 +119,27 @@ assert abs(total / s['time_to_train_s'] - 1) < 1e-9, (total, s['time_to_train_s'
         fail=$((fail + 1))
     fi
 done
+# stragglers: a node turns slow, the job slows (the step tier: by the slow
+# node's compute share, so less than the node itself) until drained
+slow='<stragglers rate="1e-4/h" speed="80%" drain-after="2h"/>'
+sed "s|<restart time=\"10min\"/>|<restart time=\"10min\"/>$slow|" \
+    "$src/scenarios/examples/llama3-failures.xml" > "$tmp/slow.xml"
+sed "s| mfu=\"42%\"||; s|<restart time=\"10min\"/>|<restart time=\"10min\"/>$slow|" \
+    "$src/scenarios/examples/superpod-h100.xml" > "$tmp/slow-step.xml"
+for f in slow slow-step; do
+    if ! "$dcsim" run --quiet --json "$tmp/$f.xml" | /usr/bin/python3 -c "
+import json, sys
+s = json.load(sys.stdin)['summary']
+speed = s['straggler_speed_frac']
+assert (speed == 0.8) if sys.argv[1] == 'slow' else (0.8 < speed < 1), speed
+assert s['stragglers'] > 0 and s['drains'] > 0 and s['straggler_slowdown_s'] > 0, s
+total = sum(s[k] for k in ('compute_time_s', 'rework_s', 'checkpoint_time_s',
+                           'checkpoint_aborted_s', 'restart_time_s', 'straggler_slowdown_s'))
+assert abs(total / s['time_to_train_s'] - 1) < 1e-9, (total, s['time_to_train_s'])
+" "$f"; then
+        echo "FAIL $f: stragglers"
+        fail=$((fail + 1))
+    fi
+done
 [ "$fail" -eq 0 ] && echo "ok: replicas"
 exit "$fail"

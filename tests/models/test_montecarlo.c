@@ -570,6 +570,113 @@ static void test_detection(void)
     }
 }
 
+/* Stragglers. (a) Never drained, no failures, instant checkpoints: after
+ * the first node turns slow at t1 the job runs at speed s to the end, so
+ * the stretch is exactly (W - t1)(1/s - 1). (b) Drained 1 h after turning
+ * slow, at the next checkpoint: every drain is a restart (no failures),
+ * the stretch per drain lies between (1 h - its checkpoints)(1 - s) and
+ * (1 h + tau/s)(1 - s), nothing is lost, time is conserved. (c) Slower stragglers cost
+ * more; draining sooner costs less stretch. */
+typedef struct {
+    double first_slow;
+    uint64_t slow_events, drain_events;
+} slow_log;
+
+static int log_slow(void *ctx, const campaign_event *ev, sim_error *err)
+{
+    (void)err;
+    slow_log *l = ctx;
+    if (ev->kind == CAMPAIGN_EVENT_STRAGGLER) {
+        if (!l->slow_events++)
+            l->first_slow = ev->time_s;
+        CHECK(ev->node >= 0 && ev->gpu == -1);
+    }
+    l->drain_events += ev->kind == CAMPAIGN_EVENT_DRAIN;
+    return 0;
+}
+
+static double conserved_total(const campaign_result *r)
+{
+    return r->compute_time_s + r->rework_s + r->checkpoint_time_s + r->checkpoint_aborted_s +
+           r->restart_time_s + r->persist_slowdown_s + r->elastic_slowdown_s +
+           r->straggler_slowdown_s + r->maintenance_time_s;
+}
+
+static void test_stragglers(void)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    /* (a) */
+    campaign_config c = unit_job(100, 0, 1800, 0, 600, 41);
+    c.gpu_count = 64; /* 8 nodes; the compute stays 100 h with 64x the tokens */
+    c.train_tokens *= 64;
+    c.straggler_rate_per_s = 1 / (8 * 20 * 3600.0); /* one of the 8 every 20 h */
+    c.straggler_speed = 0.8;
+    c.straggler_drain_s = 1e9;
+    slow_log l = {0, 0, 0};
+    campaign_sink sink = {.ctx = &l, .event = log_slow};
+    campaign_result r;
+    CHECK(campaign_run(&c, &sink, NULL, NULL, &r, &err) == 0);
+    CHECK(l.slow_events >= 1 && r.drains == 0 && r.restarts == 0);
+    CHECK_REL(r.straggler_slowdown_s, (r.compute_time_s - l.first_slow) * (1 / 0.8 - 1), 1e-9);
+    CHECK_REL(conserved_total(&r), r.time_to_train_s, 1e-12);
+    printf("straggler never drained: first at %.1f h, stretch %.2f h of %.0f h\n",
+           l.first_slow / 3600, r.straggler_slowdown_s / 3600, r.compute_time_s / 3600);
+    /* (b) */
+    enum { N = 16 };
+    campaign_result rr[N];
+    c = unit_job(500, 0, 1800, 60, 600, 43);
+    c.gpu_count = 64;
+    c.train_tokens *= 64;
+    c.straggler_rate_per_s = 1 / (8 * 10 * 3600.0);
+    c.straggler_speed = 0.5;
+    c.straggler_drain_s = 3600;
+    CHECK(run_all(&c, N, rr) == 0);
+    for (int i = 0; i < N; i++) {
+        CHECK_REL(conserved_total(&rr[i]), rr[i].time_to_train_s, 1e-9);
+        /* a restart per drain event (nodes due together go together) */
+        CHECK(rr[i].restarts <= rr[i].drains && rr[i].drains <= rr[i].stragglers);
+        CHECK(rr[i].restarts > 10);
+        CHECK(rr[i].rework_s == 0); /* a drain loses nothing */
+        /* slow spells drained together overlap: bound the stretch per event */
+        double per = rr[i].straggler_slowdown_s / (double)rr[i].restarts;
+        if (!(per >= (3600 - 3 * 60) * 0.5 * 0.9 && per <= (3600 + 1800 / 0.5 + 60) * 0.5 * 1.1))
+            printf("per drain %.1f s\n", per);
+        CHECK(per >= (3600 - 3 * 60) * 0.5 * 0.9 && per <= (3600 + 1800 / 0.5 + 60) * 0.5 * 1.1);
+    }
+    l = (slow_log){0, 0, 0};
+    CHECK(campaign_run(&c, &sink, NULL, NULL, &r, &err) == 0);
+    CHECK_INT_EQ(l.drain_events, r.restarts); /* one event per drain, nodes drained at once */
+    CHECK_INT_EQ(l.slow_events, r.stragglers);
+    /* (c) */
+    double speeds[] = {0.9, 0.7, 0.5}, drains[] = {600, 3600, 4 * 3600}, prev = 0;
+    for (int k = 0; k < 3; k++) {
+        c.straggler_speed = speeds[k];
+        c.straggler_drain_s = 3600;
+        CHECK(run_all(&c, N, rr) == 0);
+        double t = 0;
+        for (int i = 0; i < N; i++)
+            t += rr[i].time_to_train_s / N;
+        printf("straggler speed %.1f, drained after 1 h: time to train %.2f h\n", speeds[k],
+               t / 3600);
+        CHECK(t > prev);
+        prev = t;
+    }
+    prev = 0;
+    c.straggler_speed = 0.5;
+    for (int k = 0; k < 3; k++) {
+        c.straggler_drain_s = drains[k];
+        CHECK(run_all(&c, N, rr) == 0);
+        double stretch = 0;
+        for (int i = 0; i < N; i++)
+            stretch += rr[i].straggler_slowdown_s / N;
+        printf("straggler speed 0.5, drained after %.1f h: stretch %.2f h\n", drains[k] / 3600,
+               stretch / 3600);
+        CHECK(stretch > prev);
+        prev = stretch;
+    }
+}
+
 int main(void)
 {
     test_replicas_deterministic();
@@ -585,5 +692,6 @@ int main(void)
     test_elastic();
     test_network_parts();
     test_detection();
+    test_stragglers();
     return check_report();
 }
