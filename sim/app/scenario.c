@@ -1923,6 +1923,21 @@ static int checkpoint_volume(loader *ld, xmlNode *ck, scn_scenario *s)
         if (!rc)
             rc = positive(ld, ck, "storage-read", read_bw, INFINITY, "");
     }
+    /* per-node limits (a node's NIC or storage link): every node writes and
+     * reads its shard, so together at most nodes x the node's bandwidth */
+    double nodes = ceil((double)c->gpu_count / (c->gpus_per_node ? c->gpus_per_node : 8));
+    static const char *const node_attr[] = {"node-write", "node-read"};
+    double *total_bw[] = {&write_bw, &read_bw};
+    for (int i = 0; i < 2 && !rc; i++) {
+        if (!has_attr(ck, node_attr[i]))
+            continue;
+        double per_node = 0;
+        rc = get_quantity(ld, ck, node_attr[i], SIM_DIM_BANDWIDTH, 1, &per_node);
+        if (!rc)
+            rc = positive(ld, ck, node_attr[i], per_node, INFINITY, "");
+        if (!rc && (*total_bw[i] == 0 || nodes * per_node < *total_bw[i]))
+            *total_bw[i] = nodes * per_node;
+    }
     if (rc)
         return rc;
     if ((write_bw > 0 || read_bw > 0) && !(s->checkpoint_bytes > 0))

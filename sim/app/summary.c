@@ -52,6 +52,9 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         "time spent in writes a failure cut short", r->checkpoint_aborted_s, 0);
     add(out, "restart_time_s", "s", "restarts", "time spent restarting, including restarts cut short",
         r->restart_time_s, 0);
+    add(out, "checkpoint_write_s", "s", "checkpoint write time",
+        "one blocking write (async: the persist), given or size / the storage's and nodes' "
+        "bandwidth", c->checkpoint_write_s, 0);
     if (scn->checkpoint_bytes > 0)
         add(out, "checkpoint_size_bytes", "B", "checkpoint size",
             "bytes per checkpoint (size=auto: weights + fp32 master + Adam moments)",

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "scenario.h"
@@ -299,6 +300,44 @@ static void test_error_locations(void)
     CHECK_CONTAINS(err.msg, "No such file");
 }
 
+/* <checkpoint size="auto" storage-write storage-read node-write
+ * node-read>: the default job with its write-time replaced. Llama 3 405B
+ * writes 405.9e9 x (2 + 12) bytes (5.68 TB); every one of the 2,048 nodes writes its
+ * shard, so the nodes' bandwidth caps the storage's when it is lower. */
+static void test_checkpoint_storage(void)
+{
+    size_t len = 0;
+    const char *xml = scn_default_xml(&len);
+    const char *from = strstr(xml, "write-time=\"33s\"");
+    CHECK(from != NULL);
+    if (!from)
+        return;
+    const char *storage[] = {"size=\"auto\" storage-write=\"2TB/s\" storage-read=\"7TB/s\"",
+                             "size=\"auto\" storage-write=\"2TB/s\" storage-read=\"7TB/s\" "
+                             "node-write=\"0.5GB/s\" node-read=\"10GB/s\""};
+    for (int k = 0; k < 2; k++) {
+        char path[] = "/tmp/dcsim-test-storage-XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        fwrite(xml, 1, (size_t)(from - xml), f);
+        fputs(storage[k], f);
+        fputs(from + strlen("write-time=\"33s\""), f);
+        fclose(f);
+        scn_scenario s;
+        sim_error err;
+        CHECK_INT_EQ(load(path, NULL, 0, &s, &err), 0);
+        remove(path);
+        double bytes = s.campaign.model_params * 14;
+        CHECK_REL(s.checkpoint_bytes, bytes, 1e-15);
+        CHECK_NEAR(bytes / 1e12, 5.68, 0.01); /* docs/scenario.md */
+        double write_bw = k ? 2048 * 0.5e9 : 2e12; /* 1.024 TB/s of nodes < 2 TB/s */
+        CHECK_REL(s.campaign.checkpoint_write_s, bytes / write_bw, 1e-12);
+        CHECK_REL(s.campaign.restart_s, 600 + bytes / 7e12, 1e-12); /* 20.5 TB/s of nodes > 7 */
+        scn_scenario_free(&s);
+    }
+}
+
 int main(void)
 {
     test_default_matches_file();
@@ -309,5 +348,6 @@ int main(void)
     test_catalog_api();
     test_parallelism_and_fit();
     test_error_locations();
+    test_checkpoint_storage();
     return check_report();
 }
