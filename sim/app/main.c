@@ -20,6 +20,8 @@
 #include "calibrate.h"
 #include "campaign.h"
 #include "cli.h"
+#include "compare.h"
+#include "energyrun.h"
 #include "error.h"
 #include "goodput.h"
 #include "netcmd.h"
@@ -57,11 +59,12 @@ static const char usage_main[] =
     "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
     "  topo [SCENARIO.xml]    the fabric: switches, cables, bisection, diameter\n"
     "  netbench [SCENARIO.xml] an nccl-tests-style collective sweep on the fabric\n"
+    "  compare [SCENARIO.xml ...] --vary site=a,b  energy, cost and CO2 side by side\n"
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
     "options: --help, --version\n"
-    "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/trace-format.md\n";
+    "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/energy.md, docs/trace-format.md\n";
 
 static const char usage_run[] =
     "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
@@ -125,10 +128,12 @@ static int cmd_help(const char *topic)
         fputs(usage_topo, stdout);
     else if (strcmp(topic, "netbench") == 0)
         fputs(usage_netbench, stdout);
+    else if (strcmp(topic, "compare") == 0)
+        fputs(usage_compare, stdout);
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -304,13 +309,25 @@ static int cmd_run(int argc, char **argv)
     progress prog = {.enabled = !o.quiet && isatty(STDERR_FILENO)};
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
     campaign_sink sink = tw ? trace_campaign_sink(tw) : (campaign_sink){0};
+    energy_run er; /* at a <site>: energy, cost and carbon of the run */
+    memset(&er, 0, sizeof er);
+    if (scn.site.given) {
+        rc = energy_run_setup(&scn, scn.step_used ? &prof : NULL, &er, &err);
+        sink = energy_run_sink(&er, &sink);
+    }
     campaign_result res;
-    rc = campaign_run(&scn.campaign, &sink, on_poll, &prog, &res, &err);
+    if (!rc)
+        rc = campaign_run(&scn.campaign, &sink, on_poll, &prog, &res, &err);
     progress_clear(&prog);
+    if (!rc && scn.site.given)
+        rc = energy_run_finish(&er, &err);
 
     run_summary sum;
     if (!rc)
         summary_build(&scn, &res, &sum);
+    if (!rc && scn.site.given)
+        summary_add_energy(&sum, &scn, &res, &er);
+    energy_run_free(&er);
     if (!rc && interrupted)
         rc = sim_error_set(&err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
     unsigned n_rep = o.replicas > 1 ? o.replicas : 1;
@@ -365,6 +382,8 @@ static int cmd_run(int argc, char **argv)
         free(json);
     } else {
         summary_print_table(stdout, &scn, &res, &sum);
+        if (scn.site.given)
+            summary_print_site(stdout, &scn, &er);
         summary_print_causes(stdout, &scn, &res, n_rep > 1 ? &mc : NULL);
         if (n_rep > 1)
             summary_print_replicas(stdout, &mc);
@@ -443,10 +462,12 @@ int main(int argc, char **argv)
         rc = cmd_topo(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "netbench") == 0) {
         rc = cmd_netbench(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "compare") == 0) {
+        rc = cmd_compare(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

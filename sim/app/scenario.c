@@ -1716,6 +1716,71 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, 
     return 0;
 }
 
+/* "0.36CNY/kWh", "0.58kgCO2/kWh", "5K": a number >= 0 and exactly that
+ * unit (the units parser knows no currency, CO2 or temperature) */
+static int number_in(loader *ld, xmlNode *n, const char *attr_name, const char *unit, double *out)
+{
+    char text[64];
+    copy_attr(n, attr_name, text, sizeof text);
+    char *end = NULL;
+    double x = strtod(text, &end);
+    if (end == text || strcmp(end, unit) || !(x >= 0) || !isfinite(x))
+        return node_error(ld, n, attr_name, "expected a number >= 0 in %s, e.g. \"0.4%s\"",
+                          unit, unit);
+    *out = x;
+    return 0;
+}
+
+/* <site name cooling start-month price emission-factor green-share
+ * diurnal-amplitude>: the catalog's site, overridden where given */
+static int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "site");
+    if (!n)
+        return 0;
+    scn_site *site = &s->site;
+    char name[32], why[600];
+    copy_attr(n, "name", name, sizeof name);
+    if (site_lookup(name, &site->info, why, sizeof why))
+        return node_error(ld, n, "name", "%s", why);
+    site->given = 1;
+    char text[32] = "air-economiser";
+    int cooling = FAC_COOLING_AIR_ECONOMISER;
+    if (has_attr(n, "cooling")) {
+        copy_attr(n, "cooling", text, sizeof text);
+        fac_cooling_parse(text, &cooling); /* the schema allows only known names */
+    }
+    site->design = fac_design_default(cooling);
+    site->start_month = 1;
+    int rc = get_uint(ld, n, "start-month", 0, 1, 12, &site->start_month);
+    const char *overridden[4] = {0};
+    int k = 0;
+    if (!rc && has_attr(n, "price")) {
+        rc = number_in(ld, n, "price", "CNY/kWh", &site->info.price_per_kwh);
+        snprintf(site->info.price_basis, sizeof site->info.price_basis, "the scenario's");
+        overridden[k++] = "price";
+    }
+    if (!rc && has_attr(n, "emission-factor")) {
+        rc = number_in(ld, n, "emission-factor", "kgCO2/kWh", &site->info.emission_kg_per_kwh);
+        snprintf(site->info.emission_basis, sizeof site->info.emission_basis, "the scenario's");
+        overridden[k++] = "emission factor";
+    }
+    if (!rc && has_attr(n, "green-share")) {
+        rc = get_quantity(ld, n, "green-share", SIM_DIM_FRACTION, 1, &site->green_share);
+        if (!rc && !(site->green_share >= 0 && site->green_share <= 1))
+            rc = node_error(ld, n, "green-share", "green-share must be from 0%% to 100%%");
+    }
+    if (!rc && has_attr(n, "diurnal-amplitude")) {
+        rc = number_in(ld, n, "diurnal-amplitude", "K", &site->info.climate.diurnal_amplitude_k);
+        overridden[k++] = "diurnal amplitude";
+    }
+    for (int i = 0; i < k; i++)
+        snprintf(site->overrides + strlen(site->overrides),
+                 sizeof site->overrides - strlen(site->overrides), "%s%s", i ? ", " : "",
+                 overridden[i]);
+    return rc;
+}
+
 static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
@@ -2193,6 +2258,8 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         rc = parse_reliability(&ld, root, &s);
     if (!rc)
         rc = parse_checkpoint(&ld, root, &s);
+    if (!rc)
+        rc = parse_site(&ld, root, &s);
     if (!rc) {
         s.campaign.seed = s.seed;
         sim_error check;

@@ -20,12 +20,23 @@
 #include "memory.h"
 #include "model.h"
 #include "precision.h"
+#include "site.h"
 #include "step.h"
 #include "workload.h"
 
 /* <spares elastic="true">: the most replicas the job goes on without when
  * max-missing is not given (or all but one, if fewer) */
 #define SCN_ELASTIC_MAX_MISSING_DEFAULT 64u
+
+/* <site>: where the job runs, for energy, cost and carbon (docs/energy.md) */
+typedef struct scn_site {
+    int given;
+    site_info info;            /* from the catalog, with the scenario's overrides */
+    fac_design design;         /* <site cooling>, default air-economiser */
+    unsigned start_month;      /* 1..12: the run starts on the 1st at 00:00 */
+    double green_share;        /* [0, 1] */
+    char overrides[96];        /* the catalog values the scenario replaced */
+} scn_site;
 
 typedef struct scn_scenario {
     char source[512];        /* the path given, or "default.xml" for the built-in one */
@@ -49,6 +60,7 @@ typedef struct scn_scenario {
     double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
     double *elastic_speed;  /* step tier + elastic: campaign.elastic_speed; owned */
     double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
+    scn_site site;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     int step_used;          /* set by `dcsim run`: the iteration came from the step tier */

@@ -1,6 +1,8 @@
 /* summary.c - build and print the run summary (see summary.h). */
 #include "summary.h"
 
+#include "energyrun.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -144,6 +146,64 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         (double)r->events_fired, 1);
 }
 
+void summary_add_energy(run_summary *out, const scn_scenario *scn, const campaign_result *r,
+                        const energy_run *er)
+{
+    const energy_result *e = &er->result;
+    double mtok = scn->campaign.train_tokens / 1e6;
+    add(out, "it_energy_j", "J", "IT energy", "the integral of IT power over the run's timeline",
+        e->it_energy_j, 0);
+    add(out, "facility_energy_j", "J", "facility energy",
+        "sum over hours of IT energy x the hour's PUE", e->facility_energy_j, 0);
+    add(out, "pue_frac", "1", "PUE (energy-weighted)", "facility energy / IT energy", e->pue, 0);
+    add(out, "pue_annual_frac", "1", "PUE over the site's year",
+        "a whole year of the site's hours at the computing load", e->pue_annual, 0);
+    add(out, "pue_min_frac", "1", "PUE, best hour", "lowest hourly PUE of the run", e->pue_min, 0);
+    add(out, "pue_max_frac", "1", "PUE, worst hour", "highest hourly PUE of the run", e->pue_max,
+        0);
+    add(out, "it_power_compute_w", "W", "IT power computing",
+        "GPUs at the iteration's compute/communication split, hosts, network",
+        er->levels.state_w[PWR_STATE_COMPUTE], 0);
+    add(out, "it_power_idle_w", "W", "IT power idle", "job stopped, waiting",
+        er->levels.state_w[PWR_STATE_IDLE], 0);
+    add(out, "network_power_w", "W", "network power",
+        "switches and their optics (0 without a <fabric>)", er->levels.network_w, 0);
+    add(out, "peak_facility_power_w", "W", "peak facility power", "highest hourly mean",
+        e->peak_facility_w, 0);
+    add(out, "power_swing_w", "W", "power swing per iteration",
+        "all GPUs computing minus all communicating (in phase: an upper bound)",
+        er->swing.amplitude_w, 0);
+    if (e->water_l > 0)
+        add(out, "water_l", "L", "water", "evaporated and bled off (evaporative cooling)",
+            e->water_l, 0);
+    add(out, "energy_cost_cny", "CNY", "energy cost", "facility kWh x the site's price", e->cost,
+        0);
+    add(out, "energy_cost_per_mtok_cny", "CNY", "energy cost per million tokens",
+        "energy cost / training tokens x 1e6", e->cost / mtok, 0);
+    add(out, "co2_kg", "kg", "CO2", "facility kWh x emission factor x (1 - green share)",
+        e->co2_kg, 0);
+    add(out, "co2_per_mtok_kg", "kg", "CO2 per million tokens", "CO2 / training tokens x 1e6",
+        e->co2_kg / mtok, 0);
+    (void)r;
+}
+
+void summary_print_site(FILE *f, const scn_scenario *scn, const energy_run *er)
+{
+    const scn_site *s = &scn->site;
+    fprintf(f, "site       %s (%s), %s cooling, from month %u\n", s->info.name, s->info.display,
+            fac_cooling_name(s->design.cooling), s->start_month);
+    fprintf(f, "           climate: %s\n", s->info.climate_basis);
+    fprintf(f, "           price %.4g CNY/kWh (%s); grid %.4g kgCO2/kWh (%s)%s%.0f%% green\n",
+            s->info.price_per_kwh, s->info.price_basis, s->info.emission_kg_per_kwh,
+            s->info.emission_basis, "; ", 100 * s->green_share);
+    if (s->info.defaults[0])
+        fprintf(f, "           defaults used (the catalog has no value): %s\n", s->info.defaults);
+    if (s->overrides[0])
+        fprintf(f, "           given by the scenario: %s\n", s->overrides);
+    if (!er->network_counted)
+        fprintf(f, "           network power not counted: the scenario has no <fabric>\n");
+}
+
 /* 93.4 d, 5.2 h, 12.0 min: a reading aid beside values in seconds */
 static void human_duration(double s, char *buf, size_t size)
 {
@@ -197,6 +257,11 @@ void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result
             snprintf(value, sizeof value, "%.6g", m->value);
         if (strcmp(m->unit, "s") == 0)
             human_duration(m->value, human, sizeof human);
+        else if (strcmp(m->unit, "J") == 0) /* a reading aid: MWh or GWh */
+            snprintf(human, sizeof human, m->value >= 3.6e12 ? "(%.4g GWh)" : "(%.4g MWh)",
+                     m->value / (m->value >= 3.6e12 ? 3.6e12 : 3.6e9));
+        else if (strcmp(m->unit, "W") == 0)
+            snprintf(human, sizeof human, "(%.4g MW)", m->value / 1e6);
         int n = snprintf(line, sizeof line, "  %-34s %16s  %-7s %s", m->label, value, m->unit,
                          human);
         if (n >= (int)sizeof line)

@@ -20,7 +20,7 @@ typedef struct summary_metric {
     int is_count;            /* printed as an integer */
 } summary_metric;
 
-#define SUMMARY_MAX_METRICS 40
+#define SUMMARY_MAX_METRICS 72
 
 typedef struct run_summary {
     summary_metric metrics[SUMMARY_MAX_METRICS];
@@ -30,6 +30,15 @@ typedef struct run_summary {
 } run_summary;
 
 void summary_build(const scn_scenario *scn, const campaign_result *res, run_summary *out);
+
+/* The energy, cost and carbon rows of a run at its <site> (after
+ * summary_build). */
+struct energy_run;
+void summary_add_energy(run_summary *out, const scn_scenario *scn, const campaign_result *res,
+                        const struct energy_run *er);
+
+/* The site's header lines (where its values came from) for the table. */
+void summary_print_site(FILE *f, const scn_scenario *scn, const struct energy_run *er);
 
 /* The aligned table with units (stdout in `dcsim run`). */
 void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *res,

@@ -534,3 +534,39 @@ void trace_abort(trace_writer *tw)
     writer_free(tw);
     unlink(tmp);
 }
+
+int trace_write_table(const char *path, const char *name, const char *description,
+                      const char *const *columns, const char *const *units, size_t n_cols,
+                      const char *const *rows, size_t n_rows, const double *values,
+                      sim_error *err)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write: %s", strerror(errno));
+    close(fd);
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) {
+        unlink(tmp);
+        return io_error(err, path, "H5Fcreate");
+    }
+    hsize_t dims[2] = {n_rows, n_cols};
+    int rc = put_doubles(f, name, values, 2, dims, "see the units attribute", description);
+    if (!rc) {
+        hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+        rc = d < 0 || put_strings_attr(d, "columns", columns, n_cols) ||
+             put_strings_attr(d, "column_units", units, n_cols) ||
+             put_strings_attr(d, "rows", rows, n_rows) ||
+             put_string_attr(d, "layout_version", "1");
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    if (H5Fclose(f) < 0)
+        rc = 1;
+    if (rc || rename(tmp, path)) {
+        unlink(tmp);
+        return io_error(err, path, "writing the table");
+    }
+    return 0;
+}

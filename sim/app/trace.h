@@ -43,4 +43,12 @@ void trace_abort(trace_writer *tw);
 /* Turn off HDF5's own error printing (dcsim reports through sim_error). */
 void trace_quiet_hdf5(void);
 
+/* One table of doubles (rows x columns, with their names and units as
+ * attributes) in a new HDF5 file at path, written under a temporary name
+ * and renamed: `dcsim compare -o`. */
+int trace_write_table(const char *path, const char *name, const char *description,
+                      const char *const *columns, const char *const *units, size_t n_cols,
+                      const char *const *rows, size_t n_rows, const double *values,
+                      sim_error *err);
+
 #endif

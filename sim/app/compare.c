@@ -1,0 +1,372 @@
+/* compare.c - `dcsim compare`: one job at several sites, on several
+ * networks, or several scenario files, side by side: time to train, MFU,
+ * ETTR, energy, peak power, PUE, cost and CO2 (docs/energy.md). Variants
+ * are loaded and set up one after another (the loader and the step tier
+ * are not shared between threads), then their campaigns run in parallel
+ * with OpenMP; each result lands in its own slot, so the table is the same
+ * for any thread count. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "energyrun.h"
+#include "scenario.h"
+#include "stepcmd.h"
+#include "summary.h"
+#include "trace.h"
+
+#define MAX_VARY 8
+#define MAX_VALUES 64
+#define MAX_VARIANTS 1024
+#define MAX_SETS 256
+
+const char usage_compare[] =
+    "usage: dcsim compare [SCENARIO ...] [--vary KEY=V1,V2,...]... [--set PATH=VALUE]...\n"
+    "                     [--json] [-o TABLE.h5]\n"
+    "\n"
+    "Runs one job in several variants and prints one table: time to train,\n"
+    "MFU, ETTR, IT and facility energy, peak facility power, PUE, energy cost,\n"
+    "CO2 and cost per million tokens. Variants are the scenario files given\n"
+    "(the built-in default when none), times every combination of the --vary\n"
+    "lists. Campaigns run in parallel (OMP_NUM_THREADS); results do not depend\n"
+    "on the thread count. Every variant needs a site: a <site> in the scenario\n"
+    "or --vary site=... (docs/energy.md).\n"
+    "\n"
+    "  --vary site=zhongwei,wuhu,horinger   sites from the catalog (dcsim compare\n"
+    "                                       --sites lists them)\n"
+    "  --vary network=ib-ndr,roce-400g      the fabric's link technology\n"
+    "  --vary PATH=V1,V2                    any --set path, e.g.\n"
+    "                                       cluster/fabric/@oversubscription=1:1,3:1\n"
+    "  --start-month M   the runs start on the 1st of month M (1-12; default\n"
+    "                    the scenario's <site start-month>, else January)\n"
+    "  --sites   list the catalog's sites\n"
+    "  --json    the table as JSON\n"
+    "  -o FILE   the table as HDF5 (/compare, one row per variant)\n";
+
+typedef struct variant {
+    char label[256];
+    const char *path;
+    const char *sets[MAX_SETS + MAX_VARY + 1];
+    size_t n_sets;
+    const char *site;  /* --vary site=..., or NULL */
+    unsigned start_month; /* --start-month, or 0 */
+    scn_scenario scn;
+    energy_run er;
+    campaign_result res;
+    int loaded, set_up;
+    sim_error err;
+    double mfu;
+} variant;
+
+typedef struct vary {
+    char key[128];
+    char *values[MAX_VALUES];
+    size_t n;
+    char *buf;
+} vary;
+
+static int parse_vary(const char *arg, vary *v)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof v->key)
+        return -1;
+    memcpy(v->key, arg, (size_t)(eq - arg));
+    v->key[eq - arg] = '\0';
+    v->buf = strdup(eq + 1);
+    if (!v->buf)
+        return -1;
+    for (char *save = NULL, *tok = strtok_r(v->buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (v->n == MAX_VALUES)
+            return -1;
+        v->values[v->n++] = tok;
+    }
+    return v->n ? 0 : -1;
+}
+
+/* The --set string a --vary value stands for ("" for site, applied after loading). */
+static char *vary_set(const vary *v, const char *value)
+{
+    const char *path = !strcmp(v->key, "network") ? "cluster/fabric/@link" : v->key;
+    size_t n = strlen(path) + strlen(value) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s=%s", path, value);
+    return s;
+}
+
+/* Load the variant, put it at its site, set up its energy account. */
+static int set_up(variant *x)
+{
+    sim_error_clear(&x->err);
+    if (scn_load(x->path, x->sets, x->n_sets, &x->scn, &x->err))
+        return -1;
+    x->loaded = 1;
+    if (x->site) {
+        char why[600];
+        site_info info; /* a <site> in the scenario keeps its cooling, month and green share */
+        if (site_lookup(x->site, &info, why, sizeof why))
+            return sim_error_set(&x->err, SIM_ERR_INPUT, NULL, 0, "--vary site: %s", why);
+        if (!x->scn.site.given) {
+            x->scn.site.design = fac_design_default(FAC_COOLING_AIR_ECONOMISER);
+            x->scn.site.start_month = 1;
+        }
+        x->scn.site.info = info;
+        x->scn.site.given = 1;
+    }
+    if (x->start_month)
+        x->scn.site.start_month = x->start_month;
+    if (!x->scn.site.given)
+        return sim_error_set(&x->err, SIM_ERR_INPUT, x->scn.source, 0,
+                             "no site: add <site name=\"...\"/> to the scenario or "
+                             "--vary site=NAME,...");
+    step_profile prof;
+    memset(&prof, 0, sizeof prof);
+    int rc = x->scn.step_computes_iteration ? app_step_iteration(&x->scn, &prof, &x->err) : 0;
+    if (!rc)
+        rc = energy_run_setup(&x->scn, x->scn.step_used ? &prof : NULL, &x->er, &x->err);
+    x->mfu = x->scn.step_used ? x->scn.step_mfu : x->scn.campaign.mfu_frac;
+    step_profile_free(&prof);
+    if (!rc)
+        x->set_up = 1;
+    return rc;
+}
+
+static int run(variant *x)
+{
+    campaign_sink sink = energy_run_sink(&x->er, NULL);
+    int rc = campaign_run(&x->scn.campaign, &sink, NULL, NULL, &x->res, &x->err);
+    return rc ? rc : energy_run_finish(&x->er, &x->err);
+}
+
+enum { COLS = 13 };
+static const char *const col_names[COLS] = {
+    "time_to_train_s", "mfu_frac",          "ettr_frac",     "it_energy_j",
+    "facility_energy_j", "peak_facility_power_w", "pue_frac", "energy_cost_cny",
+    "co2_kg",          "energy_cost_per_mtok_cny", "price_cny_per_kwh", "emission_kg_per_kwh",
+    "pue_annual_frac"};
+static const char *const col_units[COLS] = {"s", "1", "1", "J", "J", "W", "1", "CNY",
+                                            "kg", "CNY", "CNY/kWh", "kgCO2/kWh", "1"};
+
+static void row_of(const variant *x, double *v)
+{
+    const energy_result *e = &x->er.result;
+    v[0] = x->res.time_to_train_s;
+    v[1] = x->mfu;
+    v[2] = x->res.ettr_frac;
+    v[3] = e->it_energy_j;
+    v[4] = e->facility_energy_j;
+    v[5] = e->peak_facility_w;
+    v[6] = e->pue;
+    v[7] = e->cost;
+    v[8] = e->co2_kg;
+    v[9] = e->cost / (x->scn.campaign.train_tokens / 1e6);
+    v[10] = x->scn.site.info.price_per_kwh;
+    v[11] = x->scn.site.info.emission_kg_per_kwh;
+    v[12] = e->pue_annual;
+}
+
+static void print_table(const variant *v, size_t n)
+{
+    printf("%-32s %9s %6s %6s %9s %9s %8s %6s %6s %10s %9s %8s\n", "variant", "train d", "MFU",
+           "ETTR", "IT GWh", "fac. GWh", "peak MW", "PUE", "PUE yr", "cost MCNY", "CO2 kt",
+           "CNY/Mtok");
+    for (size_t i = 0; i < n; i++) {
+        double r[COLS];
+        row_of(&v[i], r);
+        printf("%-32s %9.2f %6.3f %6.4f %9.3f %9.3f %8.2f %6.4f %6.4f %10.3f %9.2f %8.4f\n",
+               v[i].label, r[0] / 86400, r[1], r[2], r[3] / 3.6e12, r[4] / 3.6e12, r[5] / 1e6,
+               r[6], r[12], r[7] / 1e6, r[8] / 1e6, r[9]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (v[i].scn.site.info.defaults[0])
+            printf("  %s: defaults used for %s (docs/energy.md)\n", v[i].label,
+                   v[i].scn.site.info.defaults);
+}
+
+static char *table_json(const variant *v, size_t n)
+{
+    cJSON *root = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(root, "variants");
+    cJSON *units = cJSON_AddObjectToObject(root, "units");
+    for (int c = 0; c < COLS; c++)
+        cJSON_AddStringToObject(units, col_names[c], col_units[c]);
+    for (size_t i = 0; i < n; i++) {
+        double r[COLS];
+        row_of(&v[i], r);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "variant", v[i].label);
+        cJSON_AddStringToObject(o, "site", v[i].scn.site.info.name);
+        cJSON_AddStringToObject(o, "defaults_used", v[i].scn.site.info.defaults);
+        for (int c = 0; c < COLS; c++)
+            cJSON_AddNumberToObject(o, col_names[c], r[c]);
+        cJSON_AddItemToArray(rows, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const char *paths[64], *sets[MAX_SETS], *output = NULL;
+    size_t n_paths = 0, n_sets = 0, n_vary = 0;
+    vary vs[MAX_VARY];
+    memset(vs, 0, sizeof vs);
+    int json = 0, rc = 0;
+    unsigned start_month = 0;
+    for (int i = 0; i < argc && !rc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_compare, stdout);
+            return 0;
+        } else if (!strcmp(a, "--sites")) {
+            char names[1024];
+            site_names(names, sizeof names);
+            printf("%s\n", names);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (cli_is_option(a, "--vary")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--vary")) || n_vary == MAX_VARY ||
+                parse_vary(v, &vs[n_vary++]))
+                rc = cli_usage_error("compare", "--vary needs KEY=V1,V2,... (at most 8 of them, "
+                                     "64 values each)%s", "");
+        } else if (cli_is_option(a, "--set")) {
+            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '=') ||
+                n_sets == MAX_SETS)
+                rc = cli_usage_error("compare", "--set needs PATH=VALUE%s", "");
+            else
+                sets[n_sets++] = v;
+        } else if (cli_is_option(a, "--start-month")) {
+            char *end = NULL;
+            v = cli_option_value(argc, argv, &i, "--start-month");
+            unsigned long m = v ? strtoul(v, &end, 10) : 0;
+            if (!v || *end || m < 1 || m > 12)
+                rc = cli_usage_error("compare", "--start-month needs a month from 1 to 12%s", "");
+            start_month = (unsigned)m;
+        } else if (cli_is_option(a, "-o")) {
+            if (!(output = cli_option_value(argc, argv, &i, "-o")))
+                rc = cli_usage_error("compare", "-o needs a file name%s", "");
+        } else if (a[0] == '-') {
+            rc = cli_usage_error("compare", "unknown option '%s'", a);
+        } else if (n_paths < 64) {
+            paths[n_paths++] = a;
+        } else {
+            rc = cli_usage_error("compare", "more than 64 scenarios%s", "");
+        }
+    }
+    size_t n = n_paths ? n_paths : 1;
+    for (size_t k = 0; !rc && k < n_vary; k++)
+        n *= vs[k].n;
+    if (!rc && n > MAX_VARIANTS)
+        rc = cli_usage_error("compare", "more than 1024 variants%s", "");
+    variant *x = rc ? NULL : calloc(n, sizeof *x);
+    char **owned = rc ? NULL : calloc(n * (MAX_VARY + 1), sizeof *owned);
+    size_t n_owned = 0;
+    if (!rc && (!x || !owned)) {
+        fprintf(stderr, "dcsim compare: out of memory\n");
+        rc = 1;
+    }
+    /* the variants: every scenario times every combination, the last --vary fastest */
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t idx = i, per = n / (n_paths ? n_paths : 1);
+        variant *v = &x[i];
+        v->path = n_paths ? paths[i / per] : NULL;
+        v->start_month = start_month;
+        memcpy(v->sets, sets, n_sets * sizeof *sets);
+        v->n_sets = n_sets;
+        size_t used = (size_t)snprintf(v->label, sizeof v->label, "%s",
+                                       n_paths > 1 ? v->path : "");
+        for (size_t k = n_vary; k-- > 0;) {
+            const char *value = vs[k].values[idx % vs[k].n];
+            idx /= vs[k].n;
+            if (!strcmp(vs[k].key, "site")) {
+                v->site = value;
+            } else {
+                char *set = vary_set(&vs[k], value);
+                if (!set) {
+                    rc = 1;
+                    break;
+                }
+                owned[n_owned++] = set;
+                v->sets[v->n_sets++] = set;
+            }
+        }
+        /* label in the --vary order */
+        idx = i;
+        size_t divisor = per;
+        for (size_t k = 0; k < n_vary; k++) {
+            divisor /= vs[k].n;
+            const char *value = vs[k].values[(idx / divisor) % vs[k].n];
+            if (used < sizeof v->label)
+                used += (size_t)snprintf(v->label + used, sizeof v->label - used, "%s%s=%s",
+                                         used ? " " : "", vs[k].key, value);
+        }
+        if (!v->label[0])
+            snprintf(v->label, sizeof v->label, "%s", v->path ? v->path : "default");
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        if (set_up(&x[i])) {
+            fprintf(stderr, "%s: ", x[i].label);
+            rc = cli_print_error(&x[i].err);
+        }
+    int failed = 0;
+    if (!rc) {
+#pragma omp parallel for schedule(dynamic) reduction(| : failed)
+        for (long long i = 0; i < (long long)n; i++)
+            failed |= run(&x[i]) != 0;
+        for (size_t i = 0; failed && i < n; i++)
+            if (x[i].err.code) {
+                fprintf(stderr, "%s: ", x[i].label);
+                rc = cli_print_error(&x[i].err);
+                break;
+            }
+    }
+    if (!rc && json) {
+        char *text = table_json(x, n);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+    } else if (!rc) {
+        print_table(x, n);
+    }
+    if (!rc && output) {
+        double *values = malloc(n * COLS * sizeof *values);
+        const char **rows = malloc(n * sizeof *rows);
+        sim_error err;
+        sim_error_clear(&err);
+        if (!values || !rows) {
+            rc = 1;
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                row_of(&x[i], values + i * COLS);
+                rows[i] = x[i].label;
+            }
+            if (trace_write_table(output, "compare", "one row per variant of dcsim compare",
+                                  col_names, col_units, COLS, rows, n, values, &err))
+                rc = cli_print_error(&err);
+            else if (!json)
+                printf("  table written to %s\n", output);
+        }
+        free(values);
+        free(rows);
+    }
+    for (size_t i = 0; x && i < n; i++) {
+        energy_run_free(&x[i].er);
+        if (x[i].loaded)
+            scn_scenario_free(&x[i].scn);
+    }
+    for (size_t i = 0; i < n_owned; i++)
+        free(owned[i]);
+    for (size_t k = 0; k < n_vary; k++)
+        free(vs[k].buf);
+    free(owned);
+    free(x);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/* energyrun.h - a run's energy, cost and carbon at its <site>: the power
+ * model (models/power.h) priced on the scenario's cluster, the campaign's
+ * state timeline integrated hour by hour (models/energy.h) at the site's
+ * hourly PUE, price and emission factor (docs/energy.md). */
+#ifndef DCSIM_APP_ENERGYRUN_H
+#define DCSIM_APP_ENERGYRUN_H
+
+#include "campaign.h"
+#include "energy.h"
+#include "power.h"
+#include "scenario.h"
+#include "step.h"
+
+typedef struct energy_run {
+    pwr_config power;
+    pwr_cluster cluster;
+    pwr_levels levels;
+    pwr_swing swing;
+    int network_counted;      /* the fabric's switches and optics are in (a <fabric> given) */
+    energy_config cfg;
+    energy_account *account;
+    campaign_sink inner;      /* the trace's sink, called first */
+    energy_result result;
+} energy_run;
+
+/* Set up for scenario s (which has a <site>); prof is the step profile when
+ * the step tier timed the iteration, else NULL (the GPUs then count as
+ * computing the whole iteration: the upper level). Returns 0 or an error. */
+int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run *er,
+                     sim_error *err);
+
+/* A sink that feeds the timeline to the account and forwards everything to
+ * inner (may be NULL or empty). er must outlive the run. */
+campaign_sink energy_run_sink(energy_run *er, const campaign_sink *inner);
+
+int energy_run_finish(energy_run *er, sim_error *err);
+void energy_run_free(energy_run *er);
+
+#endif

@@ -1,0 +1,65 @@
+#!/bin/sh
+# compare.sh DCSIM SRC - `dcsim compare` end to end: the default job at all
+# ten East-Data-West-Computing hubs. The ranking by energy cost is the one
+# the site data implies: the IT energy is the same everywhere, so the cost
+# goes as price x PUE, with the prices read here straight from
+# scenarios/catalog/sites.xml (first quote; the clusters' mean where a site
+# has none, docs/energy.md). The table is the same for 1 and 2 threads; -o
+# writes /compare; a variant without a site, or an unknown site, is refused.
+set -u
+dcsim=$1
+src=$2
+. "$(dirname "$0")/expect.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+hubs=zhangjiakou,yrd,wuhu,shaoguan,tianfu,chongqing,horinger,guian,qingyang,zhongwei
+OMP_NUM_THREADS=1 "$dcsim" compare --vary site=$hubs --start-month 7 --json > "$tmp/a.json"
+OMP_NUM_THREADS=2 "$dcsim" compare --vary site=$hubs --start-month 7 --json -o "$tmp/c.h5" > "$tmp/b.json"
+cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL compare differs between 1 and 2 threads"; fail=$((fail + 1)); }
+if ! /usr/bin/python3 - "$tmp/a.json" "$src/scenarios/catalog/sites.xml" "$tmp/c.h5" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+import h5py
+rows = json.load(open(sys.argv[1]))['variants']
+assert len(rows) == 10, len(rows)
+root = ET.parse(sys.argv[2]).getroot()
+def number(text):
+    i = 0
+    while i < len(text) and (text[i].isdigit() or text[i] in '.-+eE'):
+        i += 1
+    return float(text[:i])
+quotes = {}
+for site in root.findall('site'):
+    price = site.find('price')
+    for q in (price.findall('quote') if price is not None else []):
+        if q.get('value'):
+            quotes[site.get('name')] = (number(q.get('value')), site.get('kind')); break
+        if q.get('min') and q.get('max'):
+            quotes[site.get('name')] = ((number(q.get('min')) + number(q.get('max'))) / 2, site.get('kind')); break
+clusters = [p for p, kind in quotes.values() if kind == 'cluster']
+default = sum(clusters) / len(clusters)
+it = rows[0]['it_energy_j']
+for r in rows:
+    price = quotes.get(r['site'], (default, None))[0]
+    assert abs(r['price_cny_per_kwh'] - price) < 1e-12, (r['site'], r['price_cny_per_kwh'], price)
+    assert r['it_energy_j'] == it                      # the same job everywhere
+    assert abs(r['facility_energy_j'] / (it * r['pue_frac']) - 1) < 1e-12
+    assert abs(r['co2_kg'] / (r['facility_energy_j'] / 3.6e6 * r['emission_kg_per_kwh']) - 1) < 1e-12
+    assert 1 < r['pue_annual_frac'] < 1.25
+implied = sorted(rows, key=lambda r: quotes.get(r['site'], (default, None))[0] * r['pue_frac'])
+ranked = sorted(rows, key=lambda r: r['energy_cost_cny'])
+assert [r['site'] for r in implied] == [r['site'] for r in ranked], ([r['site'] for r in implied], [r['site'] for r in ranked])
+print('cheapest', ranked[0]['site'], 'dearest', ranked[-1]['site'])
+t = h5py.File(sys.argv[3], 'r')['compare']
+assert t.shape == (10, 13), t.shape
+assert list(t.attrs['columns'])[7] in (b'energy_cost_cny', 'energy_cost_cny')
+assert abs(t[9, 7] - rows[9]['energy_cost_cny']) == 0
+PY
+then
+    echo "FAIL compare: table inconsistent with the site data"
+    fail=$((fail + 1))
+fi
+expect "compare table" 0 "^site=zhongwei " "$dcsim" compare --vary site=zhongwei,wuhu
+expect "compare without a site" 2 "no site" "$dcsim" compare
+expect "compare unknown site" 2 "unknown site 'atlantis'; known: zhangjiakou" "$dcsim" compare --vary site=atlantis
+[ "$fail" -eq 0 ] && echo "ok: compare"
+exit "$fail"
