@@ -11,6 +11,7 @@ struct energy_account {
     size_t n_hours, capacity;
     double end_s;        /* the latest interval end: the run's length */
     double peak_it_w;
+    double *temp_c, *pue; /* per hour, after energy_finish */
 };
 
 energy_account *energy_account_create(const energy_config *cfg, sim_error *err)
@@ -43,6 +44,8 @@ void energy_account_free(energy_account *a)
     if (!a)
         return;
     free(a->hour_it_j);
+    free(a->temp_c);
+    free(a->pue);
     free(a);
 }
 
@@ -93,6 +96,9 @@ const double *energy_hourly_it_j(const energy_account *a, size_t *n_hours)
     return a->hour_it_j;
 }
 
+const double *energy_hourly_temp_c(const energy_account *a) { return a->temp_c; }
+const double *energy_hourly_pue(const energy_account *a) { return a->pue; }
+
 int energy_finish(energy_account *a, energy_result *out, sim_error *err)
 {
     energy_result r;
@@ -103,8 +109,12 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err)
     r.pue_max = 0;
     size_t n = a->n_hours;
     double *temp = malloc((n ? n : 1) * sizeof *temp);
-    if (!temp)
+    double *pue_h = calloc(n ? n : 1, sizeof *pue_h);
+    if (!temp || !pue_h) {
+        free(temp);
+        free(pue_h);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for temperatures");
+    }
     int rc = n ? fac_temperature_profile(&a->cfg.climate, a->cfg.start_hour, n, temp, err) : 0;
     for (size_t h = 0; !rc && h < n; h++) {
         double e = a->hour_it_j[h];
@@ -114,6 +124,7 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err)
         double length = fmin(3600.0, a->end_s - 3600.0 * (double)h);
         double load = e / length / a->cfg.design_it_w;
         double pue = fac_pue(&a->cfg.design, temp[h], load);
+        pue_h[h] = pue;
         r.it_energy_j += e;
         r.facility_energy_j += e * pue;
         r.water_l += e / 3.6e6 * fac_wue_l_per_kwh(&a->cfg.design, temp[h], load);
@@ -121,7 +132,10 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err)
         r.pue_max = fmax(r.pue_max, pue);
         r.peak_facility_w = fmax(r.peak_facility_w, e * pue / length);
     }
-    free(temp);
+    free(a->temp_c);
+    free(a->pue);
+    a->temp_c = temp;
+    a->pue = pue_h;
     if (rc)
         return rc;
     /* the whole year at the load of the cluster computing */

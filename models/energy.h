@@ -67,4 +67,9 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err);
 /* The hourly IT energy so far (J per hour of the run), for tests and traces. */
 const double *energy_hourly_it_j(const energy_account *a, size_t *n_hours);
 
+/* After energy_finish: each hour's outdoor temperature (degC) and PUE
+ * (0 for an hour without IT energy); NULL before. */
+const double *energy_hourly_temp_c(const energy_account *a);
+const double *energy_hourly_pue(const energy_account *a);
+
 #endif

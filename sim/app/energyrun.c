@@ -26,7 +26,15 @@ int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run
         for (int t = 1; t <= 4; t++)
             ends += 2 * s->fabric_cables[t];
         k->n_transceivers = (ends + 1) / 2;
+        for (int t = 0; t <= 4; t++)
+            er->n_cables += s->fabric_cables[t];
+        for (int t = 0; t < PWR_SWITCH_TIERS; t++)
+            er->n_switches += k->n_switches[t];
+        er->n_nics = s->fabric_cables[0]; /* one fabric port per node cable */
+        er->n_transceivers = k->n_transceivers;
     }
+    er->n_gpus = s->campaign.gpu_count;
+    er->n_servers = k->n_nodes;
     /* without a step profile the iteration's split is unknown: every GPU
      * counts as computing all of it, the upper level (docs/energy.md) */
     double compute_frac = prof ? pwr_compute_frac_of_step(prof) : 1.0;
@@ -85,4 +93,15 @@ void energy_run_free(energy_run *er)
 {
     energy_account_free(er->account);
     er->account = NULL;
+}
+
+void energy_run_capex(const energy_run *er, const scn_costs *c, double run_s, energy_capex *out)
+{
+    memset(out, 0, sizeof *out);
+    out->capex = (double)er->n_servers * c->server + (double)er->n_switches * c->switch_ +
+                 (double)er->n_nics * c->nic + (double)er->n_transceivers * c->transceiver +
+                 (double)er->n_cables * c->cable;
+    out->amortised = out->capex * run_s / c->life_s;
+    out->build = out->amortised + er->result.cost;
+    out->rent = (double)er->n_gpus * run_s / 3600 * c->rent_per_gpu_hour;
 }

@@ -21,7 +21,19 @@ typedef struct energy_run {
     energy_account *account;
     campaign_sink inner;      /* the trace's sink, called first */
     energy_result result;
+    /* what the cluster has, for capital cost */
+    uint64_t n_gpus, n_servers, n_switches, n_nics, n_transceivers, n_cables;
 } energy_run;
+
+/* Capital cost of the cluster at the scenario's <costs>, and what the run
+ * costs built (amortised over life, plus energy) or rented. */
+typedef struct energy_capex {
+    double capex;            /* servers + switches + NICs + optics + cables */
+    double amortised;        /* capex x run time / life */
+    double build;            /* amortised + energy cost */
+    double rent;             /* GPUs x run hours x rent per GPU-hour; 0 without a rent */
+} energy_capex;
+void energy_run_capex(const energy_run *er, const scn_costs *c, double run_s, energy_capex *out);
 
 /* Set up for scenario s (which has a <site>); prof is the step profile when
  * the step tier timed the iteration, else NULL (the GPUs then count as

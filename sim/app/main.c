@@ -327,6 +327,8 @@ static int cmd_run(int argc, char **argv)
         summary_build(&scn, &res, &sum);
     if (!rc && scn.site.given)
         summary_add_energy(&sum, &scn, &res, &er);
+    if (!rc && scn.site.given && tw)
+        rc = trace_write_energy(tw, &er, &err);
     energy_run_free(&er);
     if (!rc && interrupted)
         rc = sim_error_set(&err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");

@@ -1781,6 +1781,34 @@ static int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
     return rc;
 }
 
+/* <costs server switch nic transceiver cable life rent-per-gpu-hour> */
+static int parse_costs(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "costs");
+    if (!n)
+        return 0;
+    if (!s->site.given)
+        return node_error(ld, n, NULL, "<costs> needs a <site>: the build cost includes the "
+                          "site's energy");
+    scn_costs *c = &s->costs;
+    c->given = 1;
+    static const char *const names[] = {"server", "switch", "nic", "transceiver", "cable",
+                                        "rent-per-gpu-hour"};
+    double *to[] = {&c->server, &c->switch_, &c->nic, &c->transceiver, &c->cable,
+                    &c->rent_per_gpu_hour};
+    int rc = 0;
+    for (int i = 0; i < 6 && !rc; i++) {
+        rc = get_quantity(ld, n, names[i], SIM_DIM_COUNT, 0, to[i]);
+        if (!rc)
+            rc = non_negative(ld, n, names[i], *to[i]);
+    }
+    if (!rc)
+        rc = get_quantity(ld, n, "life", SIM_DIM_TIME, 1, &c->life_s);
+    if (!rc)
+        rc = positive(ld, n, "life", c->life_s, INFINITY, "");
+    return rc;
+}
+
 static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
@@ -2260,6 +2288,8 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         rc = parse_checkpoint(&ld, root, &s);
     if (!rc)
         rc = parse_site(&ld, root, &s);
+    if (!rc)
+        rc = parse_costs(&ld, root, &s);
     if (!rc) {
         s.campaign.seed = s.seed;
         sim_error check;

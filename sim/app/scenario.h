@@ -38,6 +38,15 @@ typedef struct scn_site {
     char overrides[96];        /* the catalog values the scenario replaced */
 } scn_site;
 
+/* <costs>: unit prices in CNY (the site prices' currency), none sourced:
+ * every one is the scenario's (docs/energy.md) */
+typedef struct scn_costs {
+    int given;
+    double server, switch_, nic, transceiver, cable; /* per unit; 0 = not counted */
+    double life_s;                                   /* amortisation period */
+    double rent_per_gpu_hour;                        /* 0 = no rent comparison */
+} scn_costs;
+
 typedef struct scn_scenario {
     char source[512];        /* the path given, or "default.xml" for the built-in one */
     char name[64];          /* <dcsim name>, or "" */
@@ -61,6 +70,7 @@ typedef struct scn_scenario {
     double *elastic_speed;  /* step tier + elastic: campaign.elastic_speed; owned */
     double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
     scn_site site;
+    scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     int step_used;          /* set by `dcsim run`: the iteration came from the step tier */

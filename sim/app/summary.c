@@ -184,7 +184,24 @@ void summary_add_energy(run_summary *out, const scn_scenario *scn, const campaig
         e->co2_kg, 0);
     add(out, "co2_per_mtok_kg", "kg", "CO2 per million tokens", "CO2 / training tokens x 1e6",
         e->co2_kg / mtok, 0);
-    (void)r;
+    if (!scn->costs.given)
+        return;
+    energy_capex k;
+    energy_run_capex(er, &scn->costs, r->time_to_train_s, &k);
+    add(out, "capex_cny", "CNY", "capital cost",
+        "servers, switches, NICs, optics and cables x the scenario's unit prices", k.capex, 0);
+    add(out, "capex_amortised_cny", "CNY", "capital cost of the run",
+        "capital cost x time to train / life", k.amortised, 0);
+    add(out, "build_cost_cny", "CNY", "built: cost of the run", "amortised capital + energy",
+        k.build, 0);
+    add(out, "build_cost_per_mtok_cny", "CNY", "built: per million tokens",
+        "built cost / training tokens x 1e6", k.build / mtok, 0);
+    if (scn->costs.rent_per_gpu_hour > 0) {
+        add(out, "rent_cost_cny", "CNY", "rented: cost of the run",
+            "GPUs x hours x rent per GPU-hour", k.rent, 0);
+        add(out, "rent_cost_per_mtok_cny", "CNY", "rented: per million tokens",
+            "rent cost / training tokens x 1e6", k.rent / mtok, 0);
+    }
 }
 
 void summary_print_site(FILE *f, const scn_scenario *scn, const energy_run *er)

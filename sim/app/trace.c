@@ -1,9 +1,12 @@
 /* trace.c - HDF5 trace writer (see trace.h and docs/trace-format.md). */
 #include "trace.h"
 
+#include "energyrun.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -569,4 +572,46 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
         return io_error(err, path, "writing the table");
     }
     return 0;
+}
+
+int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error *err)
+{
+    enum { COLS = 5 };
+    static const char *const columns[COLS] = {"hour_start_s", "it_power_w", "outdoor_temp_c",
+                                              "pue", "facility_power_w"};
+    static const char *const units[COLS] = {"s", "W", "degC", "1", "W"};
+    size_t n = 0;
+    const double *it = energy_hourly_it_j(er->account, &n);
+    const double *temp = energy_hourly_temp_c(er->account), *pue = energy_hourly_pue(er->account);
+    double run_s = er->result.hours * 3600;
+    double *rows = malloc((n ? n : 1) * COLS * sizeof *rows);
+    if (!rows)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    for (size_t h = 0; h < n; h++) { /* mean powers over the part of the hour the run lasted */
+        double length = fmin(3600.0, run_s - 3600.0 * (double)h);
+        double *x = rows + h * COLS;
+        x[0] = 3600.0 * (double)h;
+        x[1] = length > 0 ? it[h] / length : 0;
+        x[2] = temp ? temp[h] : NAN;
+        x[3] = pue ? pue[h] : NAN;
+        x[4] = x[1] * x[3];
+    }
+    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t g = H5Gcreate2(tw->file, "energy", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    hsize_t dims[2] = {n, COLS};
+    int rc = g < 0 || put_doubles(g, "hourly", rows, 2, dims, "see column_units",
+                                  "the run hour by hour at its site: mean IT power, outdoor "
+                                  "temperature, PUE, mean facility power");
+    if (!rc) {
+        hid_t d = H5Dopen2(g, "hourly", H5P_DEFAULT);
+        rc = d < 0 || put_strings_attr(d, "columns", columns, COLS) ||
+             put_strings_attr(d, "column_units", units, COLS);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    if (g >= 0)
+        H5Gclose(g);
+    free(rows);
+    return rc ? io_error(err, tw->final_path, "writing /energy/hourly") : 0;
 }

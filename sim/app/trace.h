@@ -51,4 +51,8 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
                       const char *const *rows, size_t n_rows, const double *values,
                       sim_error *err);
 
+/* /energy/hourly: the run hour by hour at its site (docs/trace-format.md). */
+struct energy_run;
+int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error *err);
+
 #endif

@@ -86,6 +86,19 @@ static int run_at(const char *site, double green, energy_result *out)
            "%.4g CNY, %.4g t CO2\n", site, green * 100, e->it_energy_j / 3.6e9,
            e->facility_energy_j / 3.6e9, e->pue, e->pue_min, e->pue_max, e->cost,
            e->co2_kg / 1000);
+    /* capital cost: counts x unit prices; 512 GPUs = 64 servers, a NIC per GPU */
+    energy_capex k;
+    energy_run_capex(&er, &s.costs, r.time_to_train_s, &k);
+    CHECK_INT_EQ(er.n_servers, 64);
+    CHECK_INT_EQ(er.n_nics, 512);
+    CHECK(er.n_switches > 0 && er.n_cables >= 512 && er.n_transceivers > 0);
+    CHECK_REL(k.capex,
+              64 * 2.5e6 + (double)er.n_switches * 200e3 + 512 * 8e3 +
+                  (double)er.n_transceivers * 6e3 + (double)er.n_cables * 1e3,
+              1e-12);
+    CHECK_REL(k.amortised, k.capex * r.time_to_train_s / (5 * 365 * 86400.0), 1e-12); /* year = 365 d */
+    CHECK_REL(k.build, k.amortised + e->cost, 1e-12);
+    CHECK_REL(k.rent, 512 * r.time_to_train_s / 3600 * 15, 1e-12);
     *out = *e;
     energy_run_free(&er);
     scn_scenario_free(&s);

@@ -61,5 +61,21 @@ fi
 expect "compare table" 0 "^site=zhongwei " "$dcsim" compare --vary site=zhongwei,wuhu
 expect "compare without a site" 2 "no site" "$dcsim" compare
 expect "compare unknown site" 2 "unknown site 'atlantis'; known: zhangjiakou" "$dcsim" compare --vary site=atlantis
+# /energy/hourly integrates to the summary's IT and facility energy
+"$dcsim" run --quiet "$src/tests/scenarios/site.xml" -o "$tmp/e.h5" > /dev/null
+if ! /usr/bin/python3 - "$tmp/e.h5" <<'PY'
+import sys
+import h5py, numpy as np
+f = h5py.File(sys.argv[1], 'r')
+x, s = f['energy/hourly'][:], f['summary']
+length = np.minimum(3600.0, s['time_to_train_s'][()] - x[:, 0])
+assert abs((x[:, 1] * length).sum() / s['it_energy_j'][()] - 1) < 1e-9
+assert abs((x[:, 4] * length).sum() / s['facility_energy_j'][()] - 1) < 1e-9
+assert (x[:, 3] >= 1).all()
+PY
+then
+    echo "FAIL /energy/hourly does not add up to the summary"
+    fail=$((fail + 1))
+fi
 [ "$fail" -eq 0 ] && echo "ok: compare"
 exit "$fail"
