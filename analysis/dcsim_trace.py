@@ -1,6 +1,9 @@
 """dcsim_trace - read a dcsim HDF5 trace (layout: docs/trace-format.md).
 
-Use Debian's interpreter, which has h5py and numpy:
+Every table comes back as a numpy structured array (a `Table`) carrying its
+columns' units; the reader refuses, with one line, a trace whose root
+attribute `format_version` it does not know. Use Debian's interpreter, which
+has h5py and numpy:
 
     /usr/bin/python3 analysis/dcsim_trace.py run.h5        # print the summary
 
@@ -9,11 +12,50 @@ Use Debian's interpreter, which has h5py and numpy:
     with Trace("run.h5") as t:
         print(t.summary["time_to_train_s"])          # (value, unit)
         failures = t.events[t.events["kind"] == t.event_kinds["failure"]]
+        print(t.events.units["lost_work_s"])         # 's'
+        if t.has_step:
+            print(t.step_stages["bubble_s"], t.step_stages.units["bubble_s"])
 """
 import sys
 
 import h5py
 import numpy as np
+
+# format_version values this reader understands (root attribute, int32)
+FORMAT_VERSIONS = (1,)
+# top-level objects of format version 1; the first three are always there
+REQUIRED_OBJECTS = ("scenario", "summary", "campaign")
+OPTIONAL_OBJECTS = ("step", "replicas", "replica_digests")
+
+
+class TraceFormatError(ValueError):
+    """The file is not a trace this reader can read; str() is one line."""
+
+
+class Table(np.ndarray):
+    """A numpy structured array with `units` ({column: unit}, docs/trace-format.md
+    spellings: 's', 'B', '1', '-') and `description`. Row selections keep both;
+    a single column (`table["time_s"]`) is a plain ndarray."""
+
+    def __new__(cls, data, units, description=""):
+        obj = np.asarray(data).view(cls)
+        names = obj.dtype.names or ()
+        missing = [n for n in names if n not in units]
+        if missing:
+            raise ValueError(f"no unit for column(s) {', '.join(missing)}")
+        obj.units = {n: units[n] for n in names}
+        obj.description = description
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.units = getattr(obj, "units", {})
+        self.description = getattr(obj, "description", "")
+
+    def __getitem__(self, key):
+        item = super().__getitem__(key)
+        if isinstance(key, str) and isinstance(item, np.ndarray):
+            return item.view(np.ndarray)
+        return item
 
 
 def _enum_map(dataset, field):
@@ -26,15 +68,105 @@ def _text(value):
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def _texts(values):
+    return [_text(v) for v in np.atleast_1d(values)]
+
+
+def _attr(value):
+    if isinstance(value, (bytes, str)):
+        return _text(value)
+    if isinstance(value, np.ndarray):
+        return _texts(value) if value.dtype.kind in "OSU" else value.copy()
+    return value.item() if hasattr(value, "item") else value
+
+
+def _column_units(columns, units):
+    """Per-column units of a 2-D float matrix. The writer stores either one unit
+    per column or one string such as 's (fractions: 1)' or
+    's (ettr_frac, counts: 1)': columns named *_s take the unit before the
+    parenthesis, all others the one after the colon."""
+    units = _texts(units)
+    if len(units) == len(columns):
+        return dict(zip(columns, units))
+    text = units[0]
+    if "(" not in text:
+        return {c: text.strip() for c in columns}
+    base, rest = text.split("(", 1)
+    other = rest.rsplit(":", 1)[-1].rstrip(")").strip() if ":" in rest else "1"
+    return {c: (base.strip() if c.endswith("_s") else other) for c in columns}
+
+
+def _matrix_table(ds):
+    """A 2-D dataset with a `columns` attribute as a structured Table."""
+    columns = _texts(ds.attrs["columns"])
+    raw = ds[()]
+    if raw.ndim != 2 or raw.shape[1] != len(columns):
+        raise TraceFormatError(f"/{ds.name.lstrip('/')}: shape {raw.shape} does not match "
+                               f"its {len(columns)} columns")
+    out = np.zeros(raw.shape[0], dtype=[(c, raw.dtype) for c in columns])
+    for i, c in enumerate(columns):
+        out[c] = raw[:, i]
+    return Table(out, _column_units(columns, ds.attrs["units"]),
+                 _text(ds.attrs.get("description", "")))
+
+
+def _compound_table(ds):
+    names = ds.dtype.names
+    return Table(ds[()], dict(zip(names, _texts(ds.attrs["units"]))),
+                 _text(ds.attrs.get("description", "")))
+
+
+def check_layout(f, path):
+    """Raise TraceFormatError unless the open h5py file `f` is a trace of a
+    known format version with the required top-level objects; return the
+    names of top-level objects this reader does not know (read nothing of them)."""
+    if "format_version" not in f.attrs:
+        raise TraceFormatError(f"{path}: not a dcsim trace: no root attribute format_version "
+                               "(docs/trace-format.md)")
+    version = f.attrs["format_version"]
+    try:
+        version = int(version)
+    except (TypeError, ValueError):
+        raise TraceFormatError(f"{path}: format_version {version!r} is not an integer") from None
+    if version not in FORMAT_VERSIONS:
+        known = ", ".join(str(v) for v in FORMAT_VERSIONS)
+        raise TraceFormatError(f"{path}: trace format version {version} is not supported "
+                               f"(this reader knows {known}); read it with the dcsim that wrote it")
+    missing = [n for n in REQUIRED_OBJECTS if n not in f]
+    if missing:
+        raise TraceFormatError(f"{path}: format version {version} trace lacks "
+                               f"{', '.join('/' + n for n in missing)}")
+    known = set(REQUIRED_OBJECTS) | set(OPTIONAL_OBJECTS)
+    return sorted(n for n in f if n not in known)
+
+
 class Trace:
     """One trace file, read eagerly (campaign tables are small: a few rows per
-    checkpoint and per failure)."""
+    checkpoint and per failure; /step/link_bytes is one float per link).
+
+    Tables (all `Table`, i.e. structured arrays with `.units`):
+      events, timeline    /campaign/events, /campaign/timeline
+      summary_table       name, value, unit of every /summary metric
+      step_stages         /step/stages, one row per pipeline stage (None without /step)
+      step_tiers          tier, bytes (B), peak_utilisation (1) (None without /step)
+      link_bytes          link, bytes (B) per directed link (None without /step)
+      replicas            /replicas, one row per replica (None without it)
+    `tables` maps those present to their Table. Raises TraceFormatError (one
+    line) for an unknown format version or a missing required group, and
+    whatever h5py raises for a file that is not HDF5."""
 
     def __init__(self, path):
         self.path = path
-        with h5py.File(path, "r") as f:
-            self.attrs = {k: (_text(v) if isinstance(v, (bytes, str)) else v.item())
-                          for k, v in f.attrs.items()}
+        try:
+            f = h5py.File(path, "r")
+        except OSError as e:
+            if isinstance(e, FileNotFoundError):
+                raise
+            raise TraceFormatError(f"{path}: not an HDF5 file ({e})") from None
+        with f:
+            self.unknown_objects = check_layout(f, path)
+            self.attrs = {k: _attr(v) for k, v in f.attrs.items()}
+            self.format_version = int(self.attrs["format_version"])
             self.scenario_xml = _text(f["scenario"][()])
             self.summary = {}
             self.summary_descriptions = {}
@@ -43,12 +175,66 @@ class Trace:
                 self.summary_descriptions[name] = _text(ds.attrs["description"])
             ev = f["campaign/events"]
             tl = f["campaign/timeline"]
-            self.events = ev[()]
-            self.timeline = tl[()]
+            self.events = _compound_table(ev)
+            self.timeline = _compound_table(tl)
             self.event_kinds = _enum_map(ev, "kind")
             self.states = _enum_map(tl, "state")
-            self.event_units = dict(zip(ev.dtype.names, (_text(u) for u in ev.attrs["units"])))
-            self.timeline_units = dict(zip(tl.dtype.names, (_text(u) for u in tl.attrs["units"])))
+            self.event_units = dict(self.events.units)
+            self.timeline_units = dict(self.timeline.units)
+            self.event_causes = _texts(ev.attrs["causes"]) if "causes" in ev.attrs else []
+            self._read_step(f)
+            self._read_replicas(f)
+        self.summary_table = self._summary_table()
+        self.tables = {name: getattr(self, name)
+                       for name in ("events", "timeline", "summary_table", "step_stages",
+                                    "step_tiers", "link_bytes", "replicas")
+                       if getattr(self, name) is not None}
+
+    def _read_step(self, f):
+        self.step_attrs = self.step_stages = self.step_tiers = self.link_bytes = None
+        if "step" not in f:
+            return
+        g = f["step"]
+        self.step_attrs = {k: _attr(v) for k, v in g.attrs.items()}
+        self.step_stages = _matrix_table(g["stages"])
+        tiers = self.step_attrs.get("tiers") or [f"tier {i}" for i in range(len(g["tier_bytes"]))]
+        width = max(len(t) for t in tiers)
+        rows = np.zeros(len(tiers), dtype=[("tier", f"U{width}"), ("bytes", "f8"),
+                                           ("peak_utilisation", "f8")])
+        rows["tier"] = tiers
+        rows["bytes"] = g["tier_bytes"][()]
+        rows["peak_utilisation"] = g["tier_peak_utilisation"][()]
+        self.step_tiers = Table(rows, {"tier": "-",
+                                       "bytes": _text(g["tier_bytes"].attrs["units"]),
+                                       "peak_utilisation":
+                                           _text(g["tier_peak_utilisation"].attrs["units"])},
+                                "per fabric tier: bytes per iteration and the busiest link's "
+                                "utilisation")
+        lb = g["link_bytes"][()]
+        links = np.zeros(len(lb), dtype=[("link", "i8"), ("bytes", "f8")])
+        links["link"] = np.arange(len(lb))
+        links["bytes"] = lb
+        self.link_bytes = Table(links, {"link": "-",
+                                        "bytes": _text(g["link_bytes"].attrs["units"])},
+                                _text(g["link_bytes"].attrs.get("description", "")))
+
+    def _read_replicas(self, f):
+        self.replicas = self.replica_digests = None
+        if "replicas" in f:
+            self.replicas = _matrix_table(f["replicas"])
+        if "replica_digests" in f:
+            self.replica_digests = f["replica_digests"][()]
+
+    def _summary_table(self):
+        names = list(self.summary)
+        width = max([len(n) for n in names] + [1])
+        uwidth = max([len(u) for _, u in self.summary.values()] + [1])
+        rows = np.zeros(len(names), dtype=[("name", f"U{width}"), ("value", "f8"),
+                                           ("unit", f"U{uwidth}")])
+        for i, n in enumerate(names):
+            rows[i] = (n, float(self.summary[n][0]), self.summary[n][1])
+        return Table(rows, {"name": "-", "value": "(column unit)", "unit": "-"},
+                     "every /summary metric; each value's unit is in its row")
 
     def __enter__(self):
         return self
@@ -56,9 +242,21 @@ class Trace:
     def __exit__(self, *exc):
         return False
 
+    @property
+    def has_step(self):
+        return self.step_stages is not None
+
     def value(self, name):
         """A summary value without its unit."""
         return self.summary[name][0]
+
+    def unit(self, name):
+        """A summary value's unit."""
+        return self.summary[name][1]
+
+    def events_of(self, kind):
+        """The event rows of one kind ('failure', 'checkpoint_done', ...)."""
+        return self.events[self.events["kind"] == self.event_kinds[kind]]
 
     def time_in_state(self):
         """{state name: seconds} summed over the timeline."""
@@ -73,12 +271,23 @@ def main(argv):
     if len(argv) != 2:
         print("usage: dcsim_trace.py TRACE.h5", file=sys.stderr)
         return 2
-    t = Trace(argv[1])
+    try:
+        t = Trace(argv[1])
+    except (TraceFormatError, OSError) as e:
+        print(f"dcsim_trace.py: error: {e}", file=sys.stderr)
+        return 1
     print(f"{t.path}: dcsim {t.attrs['dcsim_version']}, seed {t.attrs['seed']}, "
           f"digest {t.attrs['event_digest']}")
     for name, (value, unit) in t.summary.items():
         print(f"  {name:32s} {value:>16.6g} {unit}")
     print(f"  {len(t.events)} events, {len(t.timeline)} timeline segments")
+    for name, table in t.tables.items():
+        if name in ("events", "timeline", "summary_table"):
+            continue
+        print(f"  {name}: {len(table)} rows, columns "
+              + ", ".join(f"{c} [{u}]" for c, u in table.units.items()))
+    if t.unknown_objects:
+        print("  not read: " + ", ".join("/" + n for n in t.unknown_objects))
     return 0
 
 

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 
 #include "cli.h"
 #include "energyrun.h"
@@ -40,7 +42,9 @@ const char usage_compare[] =
     "\n"
     "  --vary site=zhongwei,wuhu,horinger   sites from the catalog (dcsim compare\n"
     "                                       --sites lists them)\n"
-    "  --vary network=ib-ndr,roce-400g      the fabric's link technology\n"
+    "  --vary network=ib-ndr,roce-400g      the fabric's link technology, or\n"
+    "                                       files with a <fabric> element whose\n"
+    "                                       attributes replace the scenario's\n"
     "  --vary PATH=V1,V2                    any --set path, e.g.\n"
     "                                       cluster/fabric/@oversubscription=1:1,3:1\n"
     "  --start-month M   the runs start on the 1st of month M (1-12; default\n"
@@ -88,6 +92,36 @@ static int parse_vary(const char *arg, vary *v)
         v->values[v->n++] = tok;
     }
     return v->n ? 0 : -1;
+}
+
+/* --vary network=FILE: the attributes of the file's first <fabric> element,
+ * as "cluster/fabric/@NAME=VALUE" sets (replacing the scenario's fabric
+ * attributes of those names). Returns how many, or -1. */
+static int fabric_file_sets(const char *path, char **out, int max)
+{
+    xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL, *fab = NULL;
+    for (xmlNode *n = root; n && !fab; n = n->next ? n->next : NULL)
+        fab = xmlStrEqual(n->name, (const xmlChar *)"fabric") ? n : NULL;
+    for (xmlNode *c = root && !fab ? root->children : NULL; c && !fab; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && xmlStrEqual(c->name, (const xmlChar *)"cluster"))
+            for (xmlNode *f = c->children; f && !fab; f = f->next)
+                fab = f->type == XML_ELEMENT_NODE &&
+                              xmlStrEqual(f->name, (const xmlChar *)"fabric")
+                          ? f
+                          : NULL;
+    int n = 0;
+    for (xmlAttr *a = fab ? fab->properties : NULL; a && n < max; a = a->next) {
+        xmlChar *v = xmlGetProp(fab, a->name);
+        size_t len = strlen((const char *)a->name) + strlen((const char *)v) + 24;
+        out[n] = malloc(len);
+        if (out[n])
+            snprintf(out[n++], len, "cluster/fabric/@%s=%s", (const char *)a->name,
+                     (const char *)v);
+        xmlFree(v);
+    }
+    xmlFreeDoc(doc);
+    return fab ? n : -1;
 }
 
 /* The --set string a --vary value stands for ("" for site, applied after loading). */
@@ -145,14 +179,14 @@ static int run(variant *x)
     return rc ? rc : energy_run_finish(&x->er, &x->err);
 }
 
-enum { COLS = 13 };
+enum { COLS = 14 };
 static const char *const col_names[COLS] = {
     "time_to_train_s", "mfu_frac",          "ettr_frac",     "it_energy_j",
     "facility_energy_j", "peak_facility_power_w", "pue_frac", "energy_cost_cny",
     "co2_kg",          "energy_cost_per_mtok_cny", "price_cny_per_kwh", "emission_kg_per_kwh",
-    "pue_annual_frac"};
+    "pue_annual_frac", "capex_cny"};
 static const char *const col_units[COLS] = {"s", "1", "1", "J", "J", "W", "1", "CNY",
-                                            "kg", "CNY", "CNY/kWh", "kgCO2/kWh", "1"};
+                                            "kg", "CNY", "CNY/kWh", "kgCO2/kWh", "1", "CNY"};
 
 static void row_of(const variant *x, double *v)
 {
@@ -170,6 +204,10 @@ static void row_of(const variant *x, double *v)
     v[10] = x->scn.site.info.price_per_kwh;
     v[11] = x->scn.site.info.emission_kg_per_kwh;
     v[12] = e->pue_annual;
+    energy_capex k = {0};
+    if (x->scn.costs.given)
+        energy_run_capex(&x->er, &x->scn.costs, x->res.time_to_train_s, &k);
+    v[13] = k.capex; /* 0 without <costs> */
 }
 
 static void print_table(const variant *v, size_t n)
@@ -183,6 +221,14 @@ static void print_table(const variant *v, size_t n)
         printf("%-32s %9.2f %6.3f %6.4f %9.3f %9.3f %8.2f %6.4f %6.4f %10.3f %9.2f %8.4f\n",
                v[i].label, r[0] / 86400, r[1], r[2], r[3] / 3.6e12, r[4] / 3.6e12, r[5] / 1e6,
                r[6], r[12], r[7] / 1e6, r[8] / 1e6, r[9]);
+    }
+    int capex = 0;
+    for (size_t i = 0; i < n; i++)
+        capex |= v[i].scn.costs.given;
+    for (size_t i = 0; capex && i < n; i++) {
+        double r[COLS];
+        row_of(&v[i], r);
+        printf("%s%-32s capital cost %.4g M CNY\n", i ? "" : "\n", v[i].label, r[13] / 1e6);
     }
     for (size_t i = 0; i < n; i++)
         if (v[i].scn.site.info.defaults[0])
@@ -267,7 +313,7 @@ int cmd_compare(int argc, char **argv)
     if (!rc && n > MAX_VARIANTS)
         rc = cli_usage_error("compare", "more than 1024 variants%s", "");
     variant *x = rc ? NULL : calloc(n, sizeof *x);
-    char **owned = rc ? NULL : calloc(n * (MAX_VARY + 1), sizeof *owned);
+    char **owned = rc ? NULL : calloc(n * (MAX_VARY + 1) * MAX_VARY, sizeof *owned);
     size_t n_owned = 0;
     if (!rc && (!x || !owned)) {
         fprintf(stderr, "dcsim compare: out of memory\n");
@@ -288,6 +334,17 @@ int cmd_compare(int argc, char **argv)
             idx /= vs[k].n;
             if (!strcmp(vs[k].key, "site")) {
                 v->site = value;
+            } else if (!strcmp(vs[k].key, "network") && strstr(value, ".xml")) {
+                int got = fabric_file_sets(value, owned + n_owned, MAX_VARY);
+                if (got < 0) {
+                    fprintf(stderr, "dcsim compare: error: --vary network=%s: no <fabric> "
+                                    "element in that file (or it cannot be read)\n", value);
+                    rc = CLI_EXIT_INPUT;
+                    break;
+                }
+                for (int j = 0; j < got && v->n_sets < MAX_SETS + MAX_VARY; j++)
+                    v->sets[v->n_sets++] = owned[n_owned + (size_t)j];
+                n_owned += (size_t)got;
             } else {
                 char *set = vary_set(&vs[k], value);
                 if (!set) {

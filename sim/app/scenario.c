@@ -1774,6 +1774,10 @@ static int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
         rc = number_in(ld, n, "diurnal-amplitude", "K", &site->info.climate.diurnal_amplitude_k);
         overridden[k++] = "diurnal amplitude";
     }
+    if (!rc && has_attr(n, "weather-noise")) { /* seeded AR(1) noise on the hours */
+        rc = number_in(ld, n, "weather-noise", "K", &site->info.climate.noise_sd_k);
+        site->info.climate.noise_seed = s->seed;
+    }
     for (int i = 0; i < k; i++)
         snprintf(site->overrides + strlen(site->overrides),
                  sizeof site->overrides - strlen(site->overrides), "%s%s", i ? ", " : "",

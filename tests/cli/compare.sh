@@ -50,7 +50,7 @@ ranked = sorted(rows, key=lambda r: r['energy_cost_cny'])
 assert [r['site'] for r in implied] == [r['site'] for r in ranked], ([r['site'] for r in implied], [r['site'] for r in ranked])
 print('cheapest', ranked[0]['site'], 'dearest', ranked[-1]['site'])
 t = h5py.File(sys.argv[3], 'r')['compare']
-assert t.shape == (10, 13), t.shape
+assert t.shape == (10, 14), t.shape
 assert list(t.attrs['columns'])[7] in (b'energy_cost_cny', 'energy_cost_cny')
 assert abs(t[9, 7] - rows[9]['energy_cost_cny']) == 0
 PY
@@ -77,5 +77,14 @@ then
     echo "FAIL /energy/hourly does not add up to the summary"
     fail=$((fail + 1))
 fi
+# seeded weather noise: the same twice, not the same as none
+n1=$("$dcsim" run --quiet --json "$src/tests/scenarios/site.xml" --set site/@weather-noise=2K | grep '"facility_energy_j"')
+n2=$("$dcsim" run --quiet --json "$src/tests/scenarios/site.xml" --set site/@weather-noise=2K | grep '"facility_energy_j"')
+n0=$("$dcsim" run --quiet --json "$src/tests/scenarios/site.xml" | grep '"facility_energy_j"')
+{ [ "$n1" = "$n2" ] && [ "$n1" != "$n0" ]; } || { echo "FAIL weather noise: $n1 / $n2 / $n0"; fail=$((fail + 1)); }
+# a network from a file: its <fabric> attributes replace the scenario's
+echo '<fabric link="roce-400g" routing="ecmp"/>' > "$tmp/roce.xml"
+expect "compare network file" 0 "network=$tmp/roce.xml" "$dcsim" compare "$src/tests/scenarios/site.xml" --vary network=ib-ndr,"$tmp/roce.xml"
+expect "compare capex" 0 "capital cost" "$dcsim" compare "$src/tests/scenarios/site.xml" --vary site=zhongwei,wuhu
 [ "$fail" -eq 0 ] && echo "ok: compare"
 exit "$fail"

@@ -1,8 +1,11 @@
 """test_trace.py DCSIM SOURCE_DIR - read a dcsim trace back with h5py
 (through analysis/dcsim_trace.py) and check it against the JSON summary and
-the campaign's conservation laws. Run with Debian's /usr/bin/python3."""
+the campaign's conservation laws; check the reader's tables carry the
+datasets' units and that it refuses an unknown format version in one line.
+Run with Debian's /usr/bin/python3."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,7 +16,7 @@ SOURCE = sys.argv[2]
 sys.path.insert(0, os.path.join(SOURCE, "analysis"))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
-from dcsim_trace import Trace  # noqa: E402
+from dcsim_trace import Table, Trace, TraceFormatError  # noqa: E402
 
 
 class TraceRoundTrip(unittest.TestCase):
@@ -78,6 +81,126 @@ class TraceRoundTrip(unittest.TestCase):
                             t.value("checkpoint_time_s") + t.value("checkpoint_aborted_s")))
         self.assertTrue(rel(spent["restart"], t.value("restart_time_s")))
         self.assertEqual(int(np.sum(tl["was_interrupted"])), t.value("failures"))
+
+
+def _texts(values):
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
+
+
+class TraceTables(unittest.TestCase):
+    """Tables as structured arrays with units: the campaign tables for every
+    trace, /step from a step-tier run, /replicas from --replicas."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.tmp.name
+        cls.replicas_path = os.path.join(d, "replicas.h5")
+        subprocess.run([DCSIM, "run", "--quiet", "--replicas", "3", "-o", cls.replicas_path],
+                       check=True, capture_output=True)
+        with open(os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
+                  encoding="utf-8") as f:
+            xml = f.read().replace(' mfu="42%"', "")
+        nomfu = os.path.join(d, "nomfu.xml")
+        with open(nomfu, "w", encoding="utf-8") as f:
+            f.write(xml)
+        cls.step_path = os.path.join(d, "step.h5")
+        subprocess.run([DCSIM, "run", nomfu, "--quiet", "-o", cls.step_path], check=True,
+                       capture_output=True)
+        cls.replicas = Trace(cls.replicas_path)
+        cls.step = Trace(cls.step_path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_campaign_tables_carry_units(self):
+        t = self.replicas
+        with h5py.File(self.replicas_path, "r") as f:
+            for table, name in ((t.events, "campaign/events"), (t.timeline, "campaign/timeline")):
+                ds = f[name]
+                self.assertIsInstance(table, Table)
+                self.assertEqual(table.dtype.names, ds.dtype.names)
+                self.assertEqual(list(table.units.values()), _texts(ds.attrs["units"]))
+                self.assertTrue(np.array_equal(table.view(np.ndarray), ds[()]))
+        fails = t.events_of("failure")
+        self.assertIsInstance(fails, Table)                 # row selections keep units
+        self.assertEqual(fails.units["lost_work_s"], "s")
+        self.assertNotIsInstance(fails["time_s"], Table)    # a column is a plain array
+        self.assertEqual(len(fails), t.value("failures"))
+        self.assertIsNone(t.step_stages)
+        self.assertFalse(t.has_step)
+        self.assertEqual(t.unknown_objects, [])
+
+    def test_summary_table(self):
+        st = self.replicas.summary_table
+        self.assertEqual(list(st["name"]), list(self.replicas.summary))
+        for name, value, unit in st:
+            self.assertEqual((value, unit), (float(self.replicas.summary[name][0]),
+                                             self.replicas.summary[name][1]))
+
+    def test_replicas_table(self):
+        r = self.replicas.replicas
+        with h5py.File(self.replicas_path, "r") as f:
+            raw = f["replicas"][()]
+            columns = _texts(f["replicas"].attrs["columns"])
+        self.assertEqual(list(r.dtype.names), columns)
+        for i, c in enumerate(columns):
+            self.assertTrue(np.array_equal(r[c], raw[:, i]), c)
+        self.assertEqual(r.units["time_to_train_s"], "s")
+        self.assertEqual(r.units["ettr_frac"], "1")
+        self.assertEqual(r.units["failures"], "1")
+        self.assertEqual(r["ettr_frac"][0], self.replicas.value("ettr_frac"))  # replica 0
+        self.assertEqual(len(self.replicas.replica_digests), 3)
+
+    def test_step_tables(self):
+        t = self.step
+        self.assertTrue(t.has_step)
+        with h5py.File(self.step_path, "r") as f:
+            g = f["step"]
+            columns = _texts(g["stages"].attrs["columns"])
+            stages = g["stages"][()]
+            self.assertEqual(list(t.step_stages.dtype.names), columns)
+            for i, c in enumerate(columns):
+                self.assertTrue(np.array_equal(t.step_stages[c], stages[:, i]), c)
+                self.assertEqual(t.step_stages.units[c], "1" if c.endswith("fraction") else "s")
+            self.assertEqual(list(t.step_tiers["tier"]), _texts(g.attrs["tiers"]))
+            self.assertTrue(np.array_equal(t.step_tiers["bytes"], g["tier_bytes"][()]))
+            self.assertTrue(np.array_equal(t.step_tiers["peak_utilisation"],
+                                           g["tier_peak_utilisation"][()]))
+            self.assertEqual(t.step_tiers.units, {"tier": "-", "bytes": "B",
+                                                  "peak_utilisation": "1"})
+            self.assertTrue(np.array_equal(t.link_bytes["bytes"], g["link_bytes"][()]))
+            self.assertEqual(t.link_bytes.units["bytes"], "B")
+            self.assertEqual(t.step_attrs["critical_stage"], int(g.attrs["critical_stage"]))
+        self.assertEqual(set(t.tables), {"events", "timeline", "summary_table", "step_stages",
+                                         "step_tiers", "link_bytes"})
+
+    def test_unknown_format_version_is_refused(self):
+        path = os.path.join(self.tmp.name, "future.h5")
+        shutil.copyfile(self.replicas_path, path)
+        with h5py.File(path, "r+") as f:
+            f.attrs["format_version"] = np.int32(2)
+        with self.assertRaises(TraceFormatError) as cm:
+            Trace(path)
+        self.assertNotIn("\n", str(cm.exception))
+        self.assertIn("trace format version 2 is not supported (this reader knows 1)",
+                      str(cm.exception))
+        r = subprocess.run([sys.executable, os.path.join(SOURCE, "analysis", "dcsim_trace.py"),
+                            path], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout, r.stderr.count("\n")), (1, "", 1))
+        with h5py.File(path, "r+") as f:
+            del f.attrs["format_version"]
+        with self.assertRaisesRegex(TraceFormatError, "no root attribute format_version"):
+            Trace(path)
+
+    def test_missing_group_is_refused(self):
+        path = os.path.join(self.tmp.name, "partial.h5")
+        shutil.copyfile(self.replicas_path, path)
+        with h5py.File(path, "r+") as f:
+            del f["campaign"]
+        with self.assertRaisesRegex(TraceFormatError, "lacks /campaign"):
+            Trace(path)
 
 
 if __name__ == "__main__":

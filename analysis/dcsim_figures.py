@@ -1,0 +1,466 @@
+"""dcsim_figures - figures for a paper from dcsim traces (docs/trace-format.md).
+
+Each figure function takes a Trace (or traces / a goodput JSON) and an output
+path ending in .png or .svg, draws with the Agg backend at print sizes
+(single column 3.5 in, double column 7 in, every font 8 pt), and returns the
+numbers it drew, in the trace's SI units, so tests can compare them with the
+trace. Output is deterministic: no dates or software stamps, fixed SVG ids.
+
+    /usr/bin/python3 analysis/dcsim_figures.py run.h5 -o figs/     # every figure it supports
+    /usr/bin/python3 analysis/dcsim_figures.py a.h5 b.h5 c.h5 -o figs/ --goodput g.json
+"""
+import argparse
+import functools
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dcsim_trace import Trace, TraceFormatError  # noqa: E402,F401
+
+SINGLE_COLUMN_IN = 3.5
+DOUBLE_COLUMN_IN = 7.0
+FONT_PT = 8
+DAY_S = 86400.0
+MINUTE_S = 60.0
+PNG_DPI = 300
+DENSE_POINTS = 2000     # more marks than this are rasterised (at PNG_DPI) inside an SVG
+
+STYLE = {
+    "font.family": "DejaVu Sans",          # ships with matplotlib: same glyphs everywhere
+    "font.size": FONT_PT,
+    "axes.titlesize": FONT_PT,
+    "axes.labelsize": FONT_PT,
+    "xtick.labelsize": FONT_PT,
+    "ytick.labelsize": FONT_PT,
+    "legend.fontsize": FONT_PT,
+    "legend.title_fontsize": FONT_PT,
+    "figure.titlesize": FONT_PT,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "lines.linewidth": 1.0,
+    "legend.frameon": False,
+    "svg.fonttype": "path",                # text as outlines: no font needed to view
+    "svg.hashsalt": "dcsim",               # fixed element ids: byte-identical SVG
+    "savefig.dpi": PNG_DPI,
+}
+
+# Okabe & Ito (2008) colour-blind-safe palette
+BLUE, ORANGE, SKY, GREEN, YELLOW, VERMILLION, PURPLE = (
+    "#0072B2", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#D55E00", "#CC79A7")
+GREY, LIGHT_GREY = "#555555", "#CCCCCC"
+
+# /step/stages parts, in the order the writer stores them (they add up to the iteration)
+STEP_PARTS = ("compute_s", "tp_s", "pp_s", "dp_s", "cp_s", "ep_s", "bubble_s", "optimizer_s")
+STEP_LABELS = {"compute_s": "compute", "tp_s": "TP comm.", "pp_s": "PP comm.",
+               "dp_s": "DP comm.", "cp_s": "CP comm.", "ep_s": "EP comm.",
+               "bubble_s": "bubble", "optimizer_s": "optimizer"}
+STEP_COLOURS = {"compute_s": BLUE, "tp_s": ORANGE, "pp_s": SKY, "dp_s": GREEN,
+                "cp_s": YELLOW, "ep_s": VERMILLION, "bubble_s": LIGHT_GREY,
+                "optimizer_s": PURPLE}
+
+# /summary terms that add up to time_to_train_s (docs/trace-format.md)
+CAMPAIGN_PARTS = ("compute_time_s", "rework_s", "checkpoint_time_s", "checkpoint_aborted_s",
+                  "restart_time_s")
+CAMPAIGN_LABELS = {"compute_time_s": "productive compute", "rework_s": "rework",
+                   "checkpoint_time_s": "checkpoint writes",
+                   "checkpoint_aborted_s": "aborted writes", "restart_time_s": "restarts",
+                   "other_s": "other"}
+CAMPAIGN_COLOURS = {"compute_time_s": BLUE, "rework_s": VERMILLION,
+                    "checkpoint_time_s": GREEN, "checkpoint_aborted_s": YELLOW,
+                    "restart_time_s": ORANGE, "other_s": GREY}
+
+EVENT_ROWS = (("checkpoint_done", "checkpoints", GREEN), ("failure", "failures", VERMILLION),
+              ("restart_done", "restarts", ORANGE), ("straggler", "stragglers", PURPLE),
+              ("drain", "drains", SKY))
+
+FIGURES = ("time_breakdown", "campaign_timeline", "step_timeline", "tier_utilisation")
+
+
+def _styled(fn):
+    """Run a figure function under STYLE, so every artist it makes uses it."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        with matplotlib.rc_context(STYLE):
+            return fn(*args, **kw)
+    return wrapper
+
+
+def _figure(width_in, height_in, **kw):
+    return Figure(figsize=(width_in, height_in), layout="constrained", **kw)
+
+
+def _save(fig, path):
+    """Write fig to path (.png or .svg) without timestamps or version stamps."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".svg":
+        metadata = {"Date": None, "Creator": None}
+    elif ext == ".png":
+        metadata = {"Software": None}
+    else:
+        raise ValueError(f"{path}: figure path must end in .png or .svg")
+    fig.savefig(path, metadata=metadata, dpi=PNG_DPI)
+    return path
+
+
+def _percent(part, whole):
+    return 100.0 * part / whole if whole else 0.0
+
+
+def _si_bytes(n):
+    """'7.76 PB': decimal prefixes (1 kB = 1000 B)."""
+    for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6),
+                          ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {prefix}B"
+    return f"{n:.3g} B"
+
+
+def _require_step(trace, what):
+    if not trace.has_step:
+        raise ValueError(f"{trace.path}: {what} needs /step (a run without <training mfu>)")
+
+
+@_styled
+def step_timeline(trace, path):
+    """Per-pipeline-stage time of one iteration, from /step/stages.
+
+    /step stores each stage's totals (compute, exposed TP/PP/DP/CP/EP
+    communication, bubble, optimizer; they add up to the iteration) and the
+    stage's end time, not per-task start and end times, so this is not a true
+    Gantt chart: each stage is a bar of its parts stacked in that fixed order
+    (the order inside a bar is not the order in time), with a tick at the
+    stage's end_s. The critical stage is labelled. Double column.
+
+    Returns {"path", "stage", "parts" {column: seconds per stage}, "end_s",
+    "iteration_s", "critical_stage"}; raises ValueError without /step."""
+    _require_step(trace, "the step timeline")
+    st = trace.step_stages
+    n = len(st)
+    critical = int(trace.step_attrs.get("critical_stage", -1))
+    stage = np.arange(n)
+    parts = {c: np.array(st[c], dtype=float) for c in STEP_PARTS if c in st.dtype.names}
+    fig = _figure(DOUBLE_COLUMN_IN, min(1.1 + 0.13 * n, 8.0))
+    ax = fig.add_subplot()
+    left = np.zeros(n)
+    for c, v in parts.items():
+        if np.any(v > 0):
+            ax.barh(stage, v, left=left, height=0.75, color=STEP_COLOURS[c],
+                    label=STEP_LABELS[c], edgecolor="white", linewidth=0.3)
+        left += v
+    end_s = np.array(st["end_s"], dtype=float)
+    ax.plot(end_s, stage, linestyle="none", marker="|", markersize=7, color="black",
+            label="stage end")
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(n, 16)))
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"critical {int(v)}" if int(v) == critical else f"{int(v)}"))
+    ax.set_ylabel("pipeline stage")
+    ax.set_xlabel("time in one iteration (s)")
+    iteration_s = float(trace.step_attrs.get("iteration_s", left.max() if n else 0.0))
+    ax.axvline(iteration_s, color=GREY, linewidth=0.6, linestyle="--")
+    ax.set_xlim(0, max(iteration_s, left.max() if n else 0.0) * 1.02)
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(x) for x in labels if x != "stage end"] + [labels.index("stage end")]
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    _save(fig, path)
+    return {"path": path, "stage": stage, "parts": parts, "end_s": end_s,
+            "iteration_s": iteration_s, "critical_stage": critical}
+
+
+def _campaign_parts(trace):
+    parts = {k: float(trace.value(k)) for k in CAMPAIGN_PARTS if k in trace.summary}
+    total = float(trace.value("time_to_train_s"))
+    other = total - sum(parts.values())
+    if abs(other) > 1e-6 * total:       # e.g. maintenance, when the summary gains it
+        parts["other_s"] = other
+    return parts, total
+
+
+def _hbars(ax, labels, values, colours, scale, unit, total):
+    y = np.arange(len(values))
+    ax.barh(y, np.asarray(values) / scale, color=colours, height=0.7, edgecolor=GREY,
+            linewidth=0.3)
+    ax.set_yticks(y, labels)
+    ax.set_ylim(len(values) - 0.5, -0.5)
+    top = max(values) / scale if len(values) else 1.0
+    ax.set_xlim(0, top * 1.32 if top > 0 else 1.0)
+    for yi, v in zip(y, values):
+        ax.text(v / scale, yi, f" {_percent(v, total):.1f} %", va="center", ha="left",
+                fontsize=FONT_PT)
+    ax.set_xlabel(unit)
+
+
+@_styled
+def time_breakdown(trace, path):
+    """Where the run's time goes: the /summary terms that add up to the time to
+    train (productive compute, rework, checkpoint writes, aborted writes,
+    restarts, and 'other' if they fall short), in days with their share; with
+    /step, a second panel with the critical stage's iteration parts in seconds.
+    Single column without /step, double with it.
+
+    Returns {"path", "campaign_s" {summary name: s}, "time_to_train_s",
+    "iteration_s" {stage column: s} or None, "critical_stage"}."""
+    parts, total = _campaign_parts(trace)
+    has_step = trace.has_step
+    fig = _figure(DOUBLE_COLUMN_IN if has_step else SINGLE_COLUMN_IN, 2.0)
+    axes = fig.subplots(1, 2) if has_step else [fig.add_subplot()]
+    _hbars(axes[0], [CAMPAIGN_LABELS[k] for k in parts], list(parts.values()),
+           [CAMPAIGN_COLOURS[k] for k in parts], DAY_S, "time (d)", total)
+    axes[0].set_title(f"campaign: {total / DAY_S:.1f} d to train", loc="left")
+    iteration = None
+    critical = -1
+    if has_step:
+        critical = int(trace.step_attrs.get("critical_stage", 0))
+        row = trace.step_stages[critical]
+        iteration = {c: float(row[c]) for c in STEP_PARTS if c in trace.step_stages.dtype.names}
+        shown = [c for c, v in iteration.items() if v > 0]
+        it_total = sum(iteration.values())
+        _hbars(axes[1], [STEP_LABELS[c] for c in shown], [iteration[c] for c in shown],
+               [STEP_COLOURS[c] for c in shown], 1.0,
+               "time per iteration (s)", it_total)
+        axes[1].set_title(f"iteration: {it_total:.3g} s (stage {critical})", loc="left")
+    _save(fig, path)
+    return {"path": path, "campaign_s": parts, "time_to_train_s": total,
+            "iteration_s": iteration, "critical_stage": critical}
+
+
+@_styled
+def tier_utilisation(trace, path):
+    """Fabric load by tier from /step: bytes per iteration (log scale) and the
+    busiest link's utilisation (bytes / (capacity x iteration), in %), one
+    horizontal bar per tier. Single column.
+
+    Returns {"path", "tiers", "bytes", "peak_utilisation" (fraction)};
+    raises ValueError without /step."""
+    _require_step(trace, "the tier utilisation")
+    tiers = trace.step_tiers
+    names = [str(t) for t in tiers["tier"]]
+    nbytes = np.array(tiers["bytes"], dtype=float)
+    util = np.array(tiers["peak_utilisation"], dtype=float)
+    fig = _figure(SINGLE_COLUMN_IN, 2.8)
+    ax_b, ax_u = fig.subplots(2, 1, sharey=True)
+    y = np.arange(len(names))
+    ax_b.barh(y, np.where(nbytes > 0, nbytes, np.nan), color=BLUE, height=0.7)
+    ax_b.set_xscale("log")
+    positive = nbytes[nbytes > 0]
+    if len(positive):
+        ax_b.set_xlim(positive.min() / 10, positive.max() * 40)
+    for yi, v in zip(y, nbytes):
+        ax_b.text(v if v > 0 else ax_b.get_xlim()[0], yi, f" {_si_bytes(v)}", va="center",
+                  ha="left", fontsize=FONT_PT)
+    ax_b.set_xlabel("bytes per iteration (B)")
+    ax_u.barh(y, 100 * util, color=ORANGE, height=0.7)
+    ax_u.set_xlim(0, max(100 * util.max() * 1.35 if len(util) else 1.0, 1e-3))
+    for yi, v in zip(y, util):
+        ax_u.text(100 * v, yi, f" {100 * v:.2f} %", va="center", ha="left", fontsize=FONT_PT)
+    ax_u.set_xlabel("busiest link's utilisation (%)")
+    ax_b.set_yticks(y, names)
+    ax_b.set_ylim(len(names) - 0.5, -0.5)
+    _save(fig, path)
+    return {"path": path, "tiers": names, "bytes": nbytes, "peak_utilisation": util}
+
+
+@_styled
+def campaign_timeline(trace, path):
+    """Progress against wall time from /campaign: iterations durably
+    checkpointed (a step at every event, from events.iteration) and iterations
+    reached (each timeline interval from iteration_start to iteration_end, so
+    rollbacks show as drops), the failure-free line (iterations x
+    iteration_time_s) dashed, and a strip below marking checkpoints,
+    failures, restarts (and stragglers, drains when present). Double column.
+
+    Returns {"path", "durable_time_s", "durable_iterations", "reached_time_s",
+    "reached_iterations", "events" {kind: times in s}}."""
+    ev, tl = trace.events, trace.timeline
+    durable_t = np.array(ev["time_s"], dtype=float)
+    durable_i = np.array(ev["iteration"], dtype=float)
+    reached_t = np.column_stack([tl["start_s"], tl["end_s"]]).ravel().astype(float)
+    reached_i = np.column_stack([tl["iteration_start"], tl["iteration_end"]]).ravel()
+    reached_i = reached_i.astype(float)
+    top = max(durable_i.max() if len(durable_i) else 0, reached_i.max() if len(reached_i) else 0)
+    scale, ylabel = (1e3, "progress (10³ iterations)") if top >= 1e4 else (1.0, "progress (iterations)")
+    rows = [(k, label, colour) for k, label, colour in EVENT_ROWS
+            if k in trace.event_kinds and (k in ("checkpoint_done", "failure", "restart_done")
+                                           or np.any(ev["kind"] == trace.event_kinds[k]))]
+    fig = _figure(DOUBLE_COLUMN_IN, 3.0)
+    ax, strip = fig.subplots(2, 1, sharex=True,
+                             gridspec_kw={"height_ratios": [4, 0.35 + 0.3 * len(rows)]})
+    ax.plot(reached_t / DAY_S, reached_i / scale, color=SKY, linewidth=0.8,
+            label="iterations reached", rasterized=len(reached_t) > DENSE_POINTS)
+    ax.step(durable_t / DAY_S, durable_i / scale, where="post", color=BLUE, linewidth=1.0,
+            label="iterations checkpointed")
+    iteration_s = float(trace.value("iteration_time_s"))
+    total = float(trace.value("iterations"))
+    if iteration_s > 0 and total > 0:
+        ideal_t = np.array([0.0, total * iteration_s])
+        ax.plot(ideal_t / DAY_S, np.array([0.0, total]) / scale, color=GREY, linewidth=0.8,
+                linestyle="--", label="no failures, no checkpoints")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left")
+    times = {}
+    for row, (kind, label, colour) in enumerate(rows):
+        t = np.array(ev["time_s"][ev["kind"] == trace.event_kinds[kind]], dtype=float)
+        times[kind] = t
+        if len(t):
+            strip.eventplot(t / DAY_S, lineoffsets=row, linelengths=0.7, linewidths=0.4,
+                            colors=colour, rasterized=len(t) > DENSE_POINTS)
+    strip.set_yticks(range(len(rows)), [label for _, label, _ in rows])
+    strip.set_ylim(len(rows) - 0.5, -0.5)
+    strip.set_xlabel("wall time (d)")
+    end = float(trace.value("time_to_train_s")) / DAY_S
+    strip.set_xlim(0, end * 1.01 if end > 0 else 1.0)
+    _save(fig, path)
+    return {"path": path, "durable_time_s": durable_t, "durable_iterations": durable_i,
+            "reached_time_s": reached_t, "reached_iterations": reached_i, "events": times}
+
+
+# Student's t 0.975 quantile for 1..30 degrees of freedom (dcsim's ci95 uses it)
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def _t975(dof):
+    """t quantile: table to 30, then the Cornish-Fisher series in 1/dof (error < 1e-4)."""
+    if dof <= len(_T975):
+        return _T975[dof - 1]
+    z, v = 1.959964, float(dof)
+    return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3))
+
+
+def _goodput_points(source):
+    """(interval_s, ettr, ettr_ci95, young_s, daly_s, best_s) from a `dcsim goodput
+    --json` file or object, or from traces (one point each: the replicas' mean
+    and t-based 95 % interval when /replicas is there, else ettr_frac and 0)."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, encoding="utf-8") as f:
+            source = json.load(f)
+    if isinstance(source, dict):
+        curve = source["curve"]
+        return (np.array([c["interval_s"] for c in curve], dtype=float),
+                np.array([c["ettr_mean"] for c in curve], dtype=float),
+                np.array([c.get("ettr_ci95", 0.0) for c in curve], dtype=float),
+                source.get("young_interval_s"), source.get("daly_interval_s"),
+                source.get("best_interval_s"))
+    traces = list(source)
+    if not traces:
+        raise ValueError("goodput_curve needs a goodput JSON or at least one trace")
+    x, y, ci = [], [], []
+    for t in traces:
+        x.append(float(t.value("checkpoint_interval_s")))
+        if t.replicas is not None and len(t.replicas) > 1:
+            e = np.array(t.replicas["ettr_frac"], dtype=float)
+            y.append(float(e.mean()))
+            ci.append(_t975(len(e) - 1) * float(e.std(ddof=1)) / math.sqrt(len(e)))
+        else:
+            y.append(float(t.value("ettr_frac")))
+            ci.append(0.0)
+    order = np.argsort(x, kind="stable")
+    first = traces[0]
+    young = first.summary.get("young_interval_s", (None,))[0]
+    daly = first.summary.get("daly_interval_s", (None,))[0]
+    xs, ys = np.array(x)[order], np.array(y)[order]
+    return xs, ys, np.array(ci)[order], young, daly, float(xs[int(np.argmax(ys))])
+
+
+@_styled
+def goodput_curve(source, path):
+    """Goodput (ETTR) against the checkpoint interval (minutes, log scale),
+    with 95 % intervals, Young's and Daly's optima and the best point. source:
+    the path of a `dcsim goodput --json` output, that object loaded, or a list
+    of Traces run at different intervals. Single column.
+
+    Returns {"path", "interval_s", "ettr", "ettr_ci95", "young_interval_s",
+    "daly_interval_s", "best_interval_s"}."""
+    x, y, ci, young, daly, best = _goodput_points(source)
+    fig = _figure(SINGLE_COLUMN_IN, 2.4)
+    ax = fig.add_subplot()
+    ax.errorbar(x / MINUTE_S, y, yerr=ci, color=BLUE, marker="o", markersize=3,
+                linewidth=1.0, capsize=2, elinewidth=0.6, label="simulated")
+    for value, label, style, colour in ((young, "Young", "--", GREY), (daly, "Daly", ":", GREY)):
+        if value:
+            ax.axvline(value / MINUTE_S, linestyle=style, color=colour, linewidth=0.8,
+                       label=f"{label} {value / MINUTE_S:.1f} min")
+    if best:
+        k = int(np.argmin(np.abs(x - best)))
+        ax.plot([best / MINUTE_S], [y[k]], marker="*", markersize=8, color=VERMILLION,
+                linestyle="none", label=f"best {best / MINUTE_S:.1f} min")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("checkpoint interval (min)")
+    ax.set_ylabel("goodput, ETTR (1)")
+    ax.legend(loc="lower center", ncol=2, columnspacing=1.0, handlelength=1.5)
+    _save(fig, path)
+    return {"path": path, "interval_s": x, "ettr": y, "ettr_ci95": ci,
+            "young_interval_s": young, "daly_interval_s": daly, "best_interval_s": best}
+
+
+def all_figures(trace, outdir, formats=("png", "svg"), goodput=None, prefix=""):
+    """Every figure the trace supports (time breakdown, campaign timeline; with
+    /step also the step timeline and tier utilisation; the goodput curve when
+    `goodput` is given: a JSON path/object or a list of traces), each in every
+    format, into outdir (created). Returns the paths written, in that order."""
+    os.makedirs(outdir, exist_ok=True)
+    jobs = [("time_breakdown", time_breakdown), ("campaign_timeline", campaign_timeline)]
+    if trace.has_step:
+        jobs += [("step_timeline", step_timeline), ("tier_utilisation", tier_utilisation)]
+    paths = []
+    for name, fn in jobs:
+        for ext in formats:
+            paths.append(fn(trace, os.path.join(outdir, f"{prefix}{name}.{ext}"))["path"])
+    if goodput is not None:
+        for ext in formats:
+            paths.append(goodput_curve(goodput, os.path.join(outdir,
+                                                             f"{prefix}goodput.{ext}"))["path"])
+    return paths
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="dcsim_figures.py",
+        description="Write every figure the traces support (docs/trace-format.md).")
+    p.add_argument("traces", nargs="+", metavar="TRACE.h5")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--format", choices=("png", "svg", "both"), default="both")
+    p.add_argument("--goodput", metavar="JSON",
+                   help="`dcsim goodput --json` output to draw the goodput curve from "
+                        "(default with several traces: one point per trace)")
+    args = p.parse_args(argv)
+    formats = ("png", "svg") if args.format == "both" else (args.format,)
+    try:
+        traces = [Trace(path) for path in args.traces]
+        paths = []
+        several = len(traces) > 1
+        for t in traces:
+            prefix = os.path.splitext(os.path.basename(t.path))[0] + "_" if several else ""
+            paths += all_figures(t, args.output, formats, prefix=prefix)
+        source = args.goodput or (traces if several else None)
+        if source is not None:
+            for ext in formats:
+                paths.append(goodput_curve(source, os.path.join(args.output,
+                                                                f"goodput.{ext}"))["path"])
+    except (TraceFormatError, OSError, ValueError, KeyError) as e:
+        print(f"dcsim_figures.py: error: {e}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""test_figures.py DCSIM SOURCE_DIR - draw every figure of analysis/dcsim_figures.py
+from the default scenario's trace (no /step) and a step-tier trace (/step),
+check the files are real PNG/SVG, that the numbers drawn are the trace's, that
+an unknown format version is refused in one line, and that the same input
+gives byte-identical files. Run with Debian's /usr/bin/python3."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+DCSIM = sys.argv[1]
+SOURCE = sys.argv[2]
+sys.path.insert(0, os.path.join(SOURCE, "analysis"))
+import h5py  # noqa: E402
+import matplotlib.text  # noqa: E402
+import numpy as np  # noqa: E402
+import dcsim_figures as figs  # noqa: E402
+from dcsim_trace import Trace, TraceFormatError  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MIN_BYTES = 10_000
+FIGURES_PY = os.path.join(SOURCE, "analysis", "dcsim_figures.py")
+
+
+def dcsim(*args):
+    return subprocess.run([DCSIM, *args], check=True, capture_output=True, text=True).stdout
+
+
+class Figures(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+        cls.default_path = os.path.join(cls.dir, "default.h5")
+        dcsim("run", "--quiet", "-o", cls.default_path)
+        # the superpod example without its MFU takes the iteration from the step tier
+        with open(os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
+                  encoding="utf-8") as f:
+            xml = f.read()
+        assert ' mfu="42%"' in xml
+        nomfu = os.path.join(cls.dir, "nomfu.xml")
+        with open(nomfu, "w", encoding="utf-8") as f:
+            f.write(xml.replace(' mfu="42%"', ""))
+        cls.step_path = os.path.join(cls.dir, "step.h5")
+        dcsim("run", nomfu, "--quiet", "-o", cls.step_path)
+        cls.goodput_path = os.path.join(cls.dir, "goodput.json")
+        with open(cls.goodput_path, "w", encoding="utf-8") as f:
+            f.write(dcsim("goodput", "--json", "--replicas", "2", "--steps", "3"))
+        cls.default = Trace(cls.default_path)
+        cls.step = Trace(cls.step_path)
+        cls.traces = {"default": cls.default, "step": cls.step}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def out(self, name):
+        return os.path.join(self.dir, name)
+
+    def assert_png(self, path):
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertEqual(data[:8], PNG_SIGNATURE, path)
+        self.assertGreater(len(data), MIN_BYTES, path)
+        self.assertNotIn(b"Software", data, path)          # no version stamp
+
+    def assert_svg(self, path):
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertTrue(data.startswith(b"<?xml"), path)
+        self.assertIn(b"<svg", data, path)
+        self.assertGreater(len(data), MIN_BYTES, path)
+        self.assertNotIn(b"<dc:date>", data, path)         # no timestamp
+
+    def test_each_figure_png_and_svg(self):
+        for label, t in self.traces.items():
+            fns = [figs.time_breakdown, figs.campaign_timeline]
+            if t.has_step:
+                fns += [figs.step_timeline, figs.tier_utilisation]
+            for fn in fns:
+                for ext, check in (("png", self.assert_png), ("svg", self.assert_svg)):
+                    with self.subTest(trace=label, figure=fn.__name__, ext=ext):
+                        path = self.out(f"{label}_{fn.__name__}.{ext}")
+                        self.assertEqual(fn(t, path)["path"], path)
+                        check(path)
+        for ext, check in (("png", self.assert_png), ("svg", self.assert_svg)):
+            path = self.out(f"goodput.{ext}")
+            figs.goodput_curve(self.goodput_path, path)
+            check(path)
+
+    def test_print_sizes_and_fonts(self):
+        # every figure is a column or two wide and no visible text is under 8 pt
+        drawn = []
+        save = figs._save
+        figs._save = lambda fig, path: (drawn.append((fig, path)), save(fig, path))[1]
+        try:
+            figs.all_figures(self.step, self.out("sizes"), formats=("png",),
+                             goodput=self.goodput_path)
+            figs.time_breakdown(self.default, self.out("sizes/single.png"))
+        finally:
+            figs._save = save
+        self.assertEqual(len(drawn), 6)
+        for fig, path in drawn:
+            with self.subTest(figure=os.path.basename(path)):
+                width, height = fig.get_size_inches()
+                self.assertIn(width, (figs.SINGLE_COLUMN_IN, figs.DOUBLE_COLUMN_IN))
+                self.assertLessEqual(height, 9.0)
+                texts = [t for t in fig.findobj(matplotlib.text.Text)
+                         if t.get_visible() and t.get_text().strip()]
+                self.assertTrue(texts)
+                small = [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < 8]
+                self.assertEqual(small, [])
+                axes = [ax for ax in fig.axes if ax.get_visible()]
+                self.assertTrue(any(ax.get_xlabel() for ax in axes))
+                labels = " ".join(ax.get_xlabel() + ax.get_ylabel() for ax in axes)
+                self.assertRegex(labels, r"\((s|d|min|B|%|1|10³ iterations)\)")
+
+    def test_step_figures_need_step(self):
+        for fn in (figs.step_timeline, figs.tier_utilisation):
+            with self.assertRaisesRegex(ValueError, "needs /step"):
+                fn(self.default, self.out("none.png"))
+
+    def test_bad_extension(self):
+        with self.assertRaisesRegex(ValueError, r"\.png or \.svg"):
+            figs.time_breakdown(self.default, self.out("x.pdf"))
+
+    def test_time_breakdown_draws_the_summary(self):
+        for label, t in self.traces.items():
+            d = figs.time_breakdown(t, self.out(f"tb_{label}.png"))
+            for name in ("compute_time_s", "rework_s", "checkpoint_time_s",
+                         "checkpoint_aborted_s", "restart_time_s"):
+                self.assertEqual(d["campaign_s"][name], t.value(name), name)
+            total = t.value("time_to_train_s")
+            self.assertEqual(d["time_to_train_s"], total)
+            self.assertAlmostEqual(sum(d["campaign_s"].values()) / total, 1.0, places=9)
+        self.assertIsNone(figs.time_breakdown(self.default, self.out("tb.png"))["iteration_s"])
+        d = figs.time_breakdown(self.step, self.out("tb_step.png"))
+        with h5py.File(self.step_path, "r") as f:
+            g = f["step"]
+            columns = [c.decode() if isinstance(c, bytes) else c for c in g["stages"].attrs["columns"]]
+            row = g["stages"][int(g.attrs["critical_stage"]), :]
+            self.assertEqual(d["critical_stage"], int(g.attrs["critical_stage"]))
+            for name, value in d["iteration_s"].items():
+                self.assertEqual(value, row[columns.index(name)], name)
+            self.assertAlmostEqual(sum(d["iteration_s"].values()) / g.attrs["iteration_s"], 1.0,
+                                   places=9)
+
+    def test_step_timeline_draws_the_stages(self):
+        d = figs.step_timeline(self.step, self.out("st.png"))
+        with h5py.File(self.step_path, "r") as f:
+            g = f["step"]
+            stages = g["stages"][()]
+            columns = [c.decode() if isinstance(c, bytes) else c for c in g["stages"].attrs["columns"]]
+            self.assertEqual(len(d["stage"]), stages.shape[0])
+            self.assertEqual(set(d["parts"]), set(figs.STEP_PARTS))
+            for name, values in d["parts"].items():
+                self.assertTrue(np.array_equal(values, stages[:, columns.index(name)]), name)
+            self.assertTrue(np.array_equal(d["end_s"], stages[:, columns.index("end_s")]))
+            self.assertEqual(d["iteration_s"], g.attrs["iteration_s"])
+            self.assertEqual(d["critical_stage"], int(g.attrs["critical_stage"]))
+        # the parts of each stage add up to the iteration (docs/trace-format.md)
+        total = sum(d["parts"].values())
+        self.assertTrue(np.allclose(total, d["iteration_s"], rtol=1e-9))
+
+    def test_tier_utilisation_draws_the_tiers(self):
+        d = figs.tier_utilisation(self.step, self.out("tu.png"))
+        with h5py.File(self.step_path, "r") as f:
+            g = f["step"]
+            tiers = [c.decode() if isinstance(c, bytes) else c for c in g.attrs["tiers"]]
+            self.assertEqual(d["tiers"], tiers)
+            self.assertTrue(np.array_equal(d["bytes"], g["tier_bytes"][()]))
+            self.assertTrue(np.array_equal(d["peak_utilisation"],
+                                           g["tier_peak_utilisation"][()]))
+
+    def test_campaign_timeline_draws_the_campaign(self):
+        for label, t in self.traces.items():
+            d = figs.campaign_timeline(t, self.out(f"ct_{label}.png"))
+            with h5py.File(t.path, "r") as f:
+                ev = f["campaign/events"][()]
+                tl = f["campaign/timeline"][()]
+                kinds = h5py.check_enum_dtype(f["campaign/events"].dtype["kind"])
+            self.assertTrue(np.array_equal(d["durable_time_s"], ev["time_s"]))
+            self.assertTrue(np.array_equal(d["durable_iterations"], ev["iteration"]))
+            self.assertEqual(d["durable_iterations"][-1], t.value("iterations"))
+            self.assertTrue(np.array_equal(d["reached_time_s"][0::2], tl["start_s"]))
+            self.assertTrue(np.array_equal(d["reached_time_s"][1::2], tl["end_s"]))
+            self.assertTrue(np.array_equal(d["reached_iterations"][1::2], tl["iteration_end"]))
+            for kind, count in (("failure", "failures"), ("restart_done", "restarts"),
+                                ("checkpoint_done", "checkpoints")):
+                self.assertTrue(np.array_equal(d["events"][kind],
+                                               ev["time_s"][ev["kind"] == kinds[kind]]), kind)
+                self.assertEqual(len(d["events"][kind]), t.value(count), kind)
+
+    def test_goodput_from_json(self):
+        with open(self.goodput_path, encoding="utf-8") as f:
+            g = json.load(f)
+        d = figs.goodput_curve(self.goodput_path, self.out("gp.svg"))
+        self.assertEqual(list(d["interval_s"]), [c["interval_s"] for c in g["curve"]])
+        self.assertEqual(list(d["ettr"]), [c["ettr_mean"] for c in g["curve"]])
+        self.assertEqual(list(d["ettr_ci95"]), [c["ettr_ci95"] for c in g["curve"]])
+        for key in ("young_interval_s", "daly_interval_s", "best_interval_s"):
+            self.assertEqual(d[key], g[key], key)
+
+    def test_goodput_from_traces(self):
+        paths = []
+        for interval in ("30min", "10min"):
+            paths.append(self.out(f"interval_{interval}.h5"))
+            dcsim("run", "--quiet", "--replicas", "3", "--set", f"checkpoint/@interval={interval}",
+                  "-o", paths[-1])
+        traces = [Trace(p) for p in paths]
+        d = figs.goodput_curve(traces, self.out("gp_traces.png"))
+        self.assert_png(d["path"])
+        by_interval = sorted(traces, key=lambda t: t.value("checkpoint_interval_s"))
+        self.assertEqual(list(d["interval_s"]),
+                         [t.value("checkpoint_interval_s") for t in by_interval])
+        out = json.loads(dcsim("run", "--quiet", "--replicas", "3", "--json", "--set",
+                               "checkpoint/@interval=10min"))
+        stat = out["replicas"]["ettr_frac"]
+        self.assertAlmostEqual(d["ettr"][0], stat["mean"], places=12)
+        # dcsim's ci95 uses Student's t; the figure's table has 4 digits
+        self.assertAlmostEqual(d["ettr_ci95"][0] / stat["ci95"], 1.0, places=3)
+
+    def test_all_figures_and_cli(self):
+        out = self.out("all_default")
+        paths = figs.all_figures(self.default, out)
+        self.assertEqual([os.path.basename(p) for p in paths],
+                         ["time_breakdown.png", "time_breakdown.svg",
+                          "campaign_timeline.png", "campaign_timeline.svg"])
+        out = self.out("cli_step")
+        r = subprocess.run([sys.executable, FIGURES_PY, self.step_path, "-o", out,
+                            "--goodput", self.goodput_path], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        printed = r.stdout.split()
+        self.assertEqual(len(printed), 10)       # 5 figures x (png, svg)
+        for path in printed:
+            (self.assert_png if path.endswith(".png") else self.assert_svg)(path)
+
+    def test_unknown_format_version_is_refused(self):
+        path = self.out("future.h5")
+        shutil.copyfile(self.default_path, path)
+        with h5py.File(path, "r+") as f:
+            f.attrs["format_version"] = np.int32(99)
+        with self.assertRaises(TraceFormatError) as cm:
+            Trace(path)
+        message = str(cm.exception)
+        self.assertNotIn("\n", message)
+        self.assertIn("format version 99 is not supported", message)
+        r = subprocess.run([sys.executable, FIGURES_PY, path, "-o", self.out("future")],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertTrue(r.stderr.startswith("dcsim_figures.py: error: "), r.stderr)
+        self.assertIn("format version 99 is not supported", r.stderr)
+        self.assertFalse(os.path.exists(self.out("future")))
+
+    def test_same_input_same_bytes(self):
+        # one rendering in this process, one by the CLI in another: SVG ids,
+        # metadata and rasterised parts must not depend on the process
+        for label, t in self.traces.items():
+            here, there = self.out(f"same_{label}_a"), self.out(f"same_{label}_b")
+            paths = figs.all_figures(t, here, formats=("svg",))
+            r = subprocess.run([sys.executable, FIGURES_PY, t.path, "-o", there,
+                                "--format", "svg"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sorted(os.listdir(here)), sorted(os.listdir(there)))
+            for path in paths:
+                with self.subTest(trace=label, figure=os.path.basename(path)):
+                    with open(path, "rb") as fa, \
+                            open(os.path.join(there, os.path.basename(path)), "rb") as fb:
+                        self.assertEqual(fa.read(), fb.read())
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])
