@@ -83,7 +83,9 @@ EVENT_ROWS = (("checkpoint_done", "checkpoints", GREEN), ("failure", "failures",
               ("restart_done", "restarts", ORANGE), ("straggler", "stragglers", PURPLE),
               ("drain", "drains", SKY))
 
-FIGURES = ("time_breakdown", "campaign_timeline", "step_timeline", "tier_utilisation")
+FIGURES = ("time_breakdown", "campaign_timeline", "step_timeline", "tier_utilisation",
+           "power_pue")
+MEGAWATT_W = 1e6
 
 
 def _styled(fn):
@@ -326,6 +328,62 @@ def campaign_timeline(trace, path):
             "reached_time_s": reached_t, "reached_iterations": reached_i, "events": times}
 
 
+def _hourly(trace):
+    """/energy/hourly of a run with a <site>, or ValueError."""
+    hourly = getattr(trace, "energy_hourly", None)
+    if hourly is None:
+        raise ValueError(f"{trace.path}: the power/PUE figure needs /energy/hourly "
+                         "(a run with a <site>)")
+    return hourly
+
+
+@_styled
+def power_pue(trace, path):
+    """Power and PUE over the run from /energy/hourly (a run with a <site>):
+    IT and facility power in MW (each hour's mean, drawn as steps over the
+    hour; the last hour ends at the time to train) and that hour's PUE, against
+    wall time in days. Double column.
+
+    Returns {"path", "hour_start_s", "hour_s" (each row's length: 3600 s, the
+    last one partial), "it_power_w", "facility_power_w", "pue",
+    "time_to_train_s"}: sum(it_power_w x hour_s) is the summary's it_energy_j
+    (docs/trace-format.md). Raises ValueError without /energy/hourly."""
+    hourly = _hourly(trace)
+    start = np.array(hourly["hour_start_s"], dtype=float)
+    it_w = np.array(hourly["it_power_w"], dtype=float)
+    facility_w = np.array(hourly["facility_power_w"], dtype=float)
+    pue = np.array(hourly["pue"], dtype=float)
+    end_s = float(trace.value("time_to_train_s"))
+    edges = np.append(start, max(end_s, start[-1]) if len(start) else end_s)
+    hour_s = np.diff(edges)
+    fig = _figure(DOUBLE_COLUMN_IN, 3.0)
+    ax_p, ax_q = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    if len(start):
+        ax_p.stairs(it_w / MEGAWATT_W, edges / DAY_S, color=BLUE, linewidth=1.0,
+                    label="IT", baseline=None)
+        ax_p.stairs(facility_w / MEGAWATT_W, edges / DAY_S, color=ORANGE, linewidth=1.0,
+                    label="facility", baseline=None)
+        ax_q.stairs(pue, edges / DAY_S, color=GREEN, linewidth=1.0, baseline=None)
+        top = float(facility_w.max()) / MEGAWATT_W
+        ax_p.set_ylim(0, top * 1.15 if top > 0 else 1.0)
+        low, high = float(pue.min()), float(pue.max())
+        pad = max(0.1 * (high - low), 0.005)
+        ax_q.set_ylim(low - pad, high + pad)
+    ax_p.set_ylabel("power (MW)")
+    outside = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0}
+    ax_p.legend(**outside)
+    if "pue_frac" in trace.summary:
+        ax_q.axhline(float(trace.value("pue_frac")), color=GREY, linewidth=0.6,
+                     linestyle="--", label=f"run: {float(trace.value('pue_frac')):.4f}")
+        ax_q.legend(**outside)
+    ax_q.set_ylabel("PUE (1)")
+    ax_q.set_xlabel("wall time (d)")
+    ax_q.set_xlim(0, edges[-1] / DAY_S if edges[-1] > 0 else 1.0)
+    _save(fig, path)
+    return {"path": path, "hour_start_s": start, "hour_s": hour_s, "it_power_w": it_w,
+            "facility_power_w": facility_w, "pue": pue, "time_to_train_s": end_s}
+
+
 # Student's t 0.975 quantile for 1..30 degrees of freedom (dcsim's ci95 uses it)
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
          2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
@@ -412,13 +470,16 @@ def goodput_curve(source, path):
 
 def all_figures(trace, outdir, formats=("png", "svg"), goodput=None, prefix=""):
     """Every figure the trace supports (time breakdown, campaign timeline; with
-    /step also the step timeline and tier utilisation; the goodput curve when
+    /step also the step timeline and tier utilisation; with /energy/hourly the
+    power/PUE figure; the goodput curve when
     `goodput` is given: a JSON path/object or a list of traces), each in every
     format, into outdir (created). Returns the paths written, in that order."""
     os.makedirs(outdir, exist_ok=True)
     jobs = [("time_breakdown", time_breakdown), ("campaign_timeline", campaign_timeline)]
     if trace.has_step:
         jobs += [("step_timeline", step_timeline), ("tier_utilisation", tier_utilisation)]
+    if getattr(trace, "energy_hourly", None) is not None:
+        jobs.append(("power_pue", power_pue))
     paths = []
     for name, fn in jobs:
         for ext in formats:

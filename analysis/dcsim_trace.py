@@ -15,6 +15,8 @@ has h5py and numpy:
         print(t.events.units["lost_work_s"])         # 's'
         if t.has_step:
             print(t.step_stages["bubble_s"], t.step_stages.units["bubble_s"])
+        if t.energy_hourly is not None:                # a run with a <site>
+            print(t.energy_hourly["pue"], t.energy_hourly.units["it_power_w"])   # 'W'
 """
 import sys
 
@@ -25,7 +27,7 @@ import numpy as np
 FORMAT_VERSIONS = (1,)
 # top-level objects of format version 1; the first three are always there
 REQUIRED_OBJECTS = ("scenario", "summary", "campaign")
-OPTIONAL_OBJECTS = ("step", "replicas", "replica_digests")
+OPTIONAL_OBJECTS = ("step", "replicas", "replica_digests", "energy")
 
 
 class TraceFormatError(ValueError):
@@ -97,7 +99,8 @@ def _column_units(columns, units):
 
 
 def _matrix_table(ds):
-    """A 2-D dataset with a `columns` attribute as a structured Table."""
+    """A 2-D dataset with a `columns` attribute as a structured Table; units from
+    `column_units` (one per column) when present, else from `units`."""
     columns = _texts(ds.attrs["columns"])
     raw = ds[()]
     if raw.ndim != 2 or raw.shape[1] != len(columns):
@@ -106,8 +109,8 @@ def _matrix_table(ds):
     out = np.zeros(raw.shape[0], dtype=[(c, raw.dtype) for c in columns])
     for i, c in enumerate(columns):
         out[c] = raw[:, i]
-    return Table(out, _column_units(columns, ds.attrs["units"]),
-                 _text(ds.attrs.get("description", "")))
+    units = ds.attrs["column_units"] if "column_units" in ds.attrs else ds.attrs["units"]
+    return Table(out, _column_units(columns, units), _text(ds.attrs.get("description", "")))
 
 
 def _compound_table(ds):
@@ -151,6 +154,9 @@ class Trace:
       step_tiers          tier, bytes (B), peak_utilisation (1) (None without /step)
       link_bytes          link, bytes (B) per directed link (None without /step)
       replicas            /replicas, one row per replica (None without it)
+      energy_hourly       /energy/hourly, one row per hour of the run (None without
+                          a <site>): hour_start_s, it_power_w, outdoor_temp_c, pue,
+                          facility_power_w
     `tables` maps those present to their Table. Raises TraceFormatError (one
     line) for an unknown format version or a missing required group, and
     whatever h5py raises for a file that is not HDF5."""
@@ -184,10 +190,12 @@ class Trace:
             self.event_causes = _texts(ev.attrs["causes"]) if "causes" in ev.attrs else []
             self._read_step(f)
             self._read_replicas(f)
+            self.energy_hourly = (_matrix_table(f["energy/hourly"])
+                                  if "energy/hourly" in f else None)
         self.summary_table = self._summary_table()
         self.tables = {name: getattr(self, name)
                        for name in ("events", "timeline", "summary_table", "step_stages",
-                                    "step_tiers", "link_bytes", "replicas")
+                                    "step_tiers", "link_bytes", "replicas", "energy_hourly")
                        if getattr(self, name) is not None}
 
     def _read_step(self, f):

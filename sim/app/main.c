@@ -25,6 +25,7 @@
 #include "error.h"
 #include "goodput.h"
 #include "netcmd.h"
+#include "report.h"
 #include "scenario.h"
 #include "sizing.h"
 #include "stepcmd.h"
@@ -60,11 +61,13 @@ static const char usage_main[] =
     "  topo [SCENARIO.xml]    the fabric: switches, cables, bisection, diameter\n"
     "  netbench [SCENARIO.xml] an nccl-tests-style collective sweep on the fabric\n"
     "  compare [SCENARIO.xml ...] --vary site=a,b  energy, cost and CO2 side by side\n"
+    "  report TRACE.h5 [MORE.h5 ...]  an HTML report with figures; runs compared\n"
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
     "options: --help, --version\n"
-    "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/energy.md, docs/trace-format.md\n";
+    "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/energy.md,\n"
+    "      docs/analysis.md, docs/trace-format.md\n";
 
 static const char usage_run[] =
     "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
@@ -130,10 +133,12 @@ static int cmd_help(const char *topic)
         fputs(usage_netbench, stdout);
     else if (strcmp(topic, "compare") == 0)
         fputs(usage_compare, stdout);
+    else if (strcmp(topic, "report") == 0)
+        fputs(usage_report, stdout);
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -466,10 +471,12 @@ int main(int argc, char **argv)
         rc = cmd_netbench(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "compare") == 0) {
         rc = cmd_compare(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "report") == 0) {
+        rc = cmd_report(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

@@ -1,0 +1,466 @@
+"""dcsim_report - one self-contained HTML report of dcsim traces (`dcsim report`).
+
+One trace: a title (scenario, source, seed, dcsim version, event digest), the
+whole /summary (value, unit, description), failures by cause when the
+scenario names causes, and every figure dcsim_figures.all_figures draws for
+it. Several traces: one comparison table (a column per trace, the metrics
+they share, units once), then each trace's figures in its own section. The
+summary (or the side-by-side table) is also printed on stdout.
+
+The file needs nothing outside itself: CSS inline, figures as SVG in
+`data:image/svg+xml;base64` <img> (vector, prints sharply; an <img> keeps each
+SVG's ids its own). The same traces give byte-identical HTML (no dates, fixed
+SVG ids). Every summary cell carries `data-metric` and `data-value` (Python
+repr, exact) so tests can read the numbers back. It is written as
+NAME.tmp.<pid> and renamed, so a failed run leaves no partial report.
+
+    /usr/bin/python3 analysis/dcsim_report.py run.h5                   # ./report.html
+    /usr/bin/python3 analysis/dcsim_report.py a.h5 b.h5 -o cmp.html    # side by side
+
+Exit status 1 with one line `dcsim_report.py: error: ...` on stderr for a trace that cannot
+be read or has an unknown format version (dcsim_trace.TraceFormatError).
+
+A screenshot to look at without a browser (Debian package `chromium`):
+
+    sh analysis/screenshot_report.sh report.html report.png
+    # = chromium --headless --disable-gpu --no-sandbox --screenshot=report.png \\
+    #            --window-size=1200,2000 file:///abs/path/report.html
+"""
+import argparse
+import base64
+import html
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import dcsim_figures  # noqa: E402
+from dcsim_trace import Trace, TraceFormatError  # noqa: E402
+
+DAY_S = 86400.0
+
+# The order the writer adds /summary rows (sim/app/summary.c). HDF5 does not
+# keep it unless the group tracks creation order, so this is the fallback;
+# names not listed here follow, sorted.
+SUMMARY_ORDER = (
+    "time_to_train_s", "ettr_frac", "ettr_first_order_frac", "iteration_time_s", "iterations",
+    "total_flops", "compute_time_s", "rework_s", "rework_gpu_hours", "checkpoint_time_s",
+    "checkpoint_aborted_s", "restart_time_s", "checkpoint_write_s", "checkpoint_size_bytes",
+    "silent_failures", "maintenance_time_s", "maintenance_windows", "persist_slowdown_s",
+    "spare_wait_s", "repairs", "spares_lowest", "straggler_slowdown_s", "straggler_speed_frac",
+    "stragglers", "drains", "elastic_slowdown_s", "elastic_restarts", "failures", "restarts",
+    "checkpoints", "checkpoints_aborted", "checkpoint_interval_s",
+    "checkpoint_every_iterations", "cluster_mtbf_s", "young_interval_s", "daly_interval_s",
+    "gpu_count", "gpu_peak_flops_per_s", "step_mfu_frac", "step_exposed_comm_s",
+    "step_bubble_s", "mfu_frac", "events_fired",
+    # energy rows (docs/energy.md)
+    "it_energy_j", "facility_energy_j", "pue_frac", "pue_annual_frac", "pue_min_frac",
+    "pue_max_frac", "it_power_compute_w", "it_power_idle_w", "network_power_w",
+    "peak_facility_power_w", "power_swing_w", "water_l", "energy_cost_cny",
+    "energy_cost_per_mtok_cny", "co2_kg", "co2_per_mtok_kg", "capex_cny", "capex_amortised_cny",
+    "build_cost_cny", "build_cost_per_mtok_cny", "rent_cost_cny", "rent_cost_per_mtok_cny")
+
+FIGURE_TITLES = {
+    "time_breakdown": "Where the time goes",
+    "campaign_timeline": "Campaign timeline",
+    "step_timeline": "One iteration, stage by stage",
+    "tier_utilisation": "Fabric load by tier",
+    "power_pue": "Power and PUE over the run",
+    "goodput": "Goodput against checkpoint interval",
+}
+
+CSS = """
+body { font: 14px/1.4 "DejaVu Sans", Helvetica, Arial, sans-serif; color: #111;
+       background: #fff; max-width: 1100px; margin: 1.5em auto; padding: 0 1em; }
+h1 { font-size: 1.5em; margin: 0 0 .3em; }
+h2 { font-size: 1.2em; margin: 1.4em 0 .4em; border-bottom: 1px solid #999; }
+h3 { font-size: 1.05em; margin: 1.1em 0 .3em; }
+table { border-collapse: collapse; margin: .4em 0 1em; font-size: 13px; }
+th, td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left;
+         vertical-align: top; }
+th { border-bottom: 1px solid #555; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.name { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
+td.desc { color: #444; }
+.hint { color: #666; }
+table.meta td:first-child { color: #444; padding-left: 0; }
+figure { margin: .8em 0 1.4em; break-inside: avoid; page-break-inside: avoid; }
+figure img { display: block; max-width: 100%; height: auto; }
+figcaption { font-size: 13px; color: #333; margin-top: .2em; }
+p.note { color: #444; font-size: 13px; }
+@media print {
+  body { margin: 0; max-width: none; font-size: 10pt; }
+  table { font-size: 9pt; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  tr { break-inside: avoid; page-break-inside: avoid; }
+}
+"""
+
+
+class ReportError(Exception):
+    """A trace that cannot be reported; str() is one line."""
+
+
+def _esc(text):
+    return html.escape(str(text), quote=True)
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+# --- values -------------------------------------------------------------------------------
+
+def _human(value, unit):
+    """A reading aid after the value, as `dcsim run` prints it: '(74.00 d)'."""
+    if isinstance(value, bool) or not np.isfinite(float(value)):
+        return ""
+    v = float(value)
+    if unit == "s":
+        if v >= 2 * DAY_S:
+            return f"({v / DAY_S:.2f} d)"
+        if v >= 2 * 3600:
+            return f"({v / 3600:.2f} h)"
+        if v >= 120:
+            return f"({v / 60:.2f} min)"
+        return ""
+    if unit == "J" and v > 0:
+        return f"({v / 3.6e12:.4g} GWh)" if v >= 3.6e12 else f"({v / 3.6e9:.4g} MWh)"
+    if unit == "W" and v >= 1e3:
+        return f"({v / 1e6:.4g} MW)"
+    if unit == "B" and v >= 1e3:
+        return f"({dcsim_figures._si_bytes(v)})"
+    return ""
+
+
+def format_value(value, unit=""):
+    """Counts with digit groups (16,384); other numbers to 6 significant digits."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{int(value):,}"
+    return f"{float(value):.6g}"
+
+
+def value_repr(value):
+    """The exact value for data-value: repr of the Python int or float."""
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    return repr(value)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+def creation_order(path):
+    """/summary names in the order the writer created them, or None when the
+    group does not track creation order (then SUMMARY_ORDER stands in)."""
+    with h5py.File(path, "r") as f:
+        g = f["summary"]
+        if not g.id.get_create_plist().get_link_creation_order() & h5py.h5p.CRT_ORDER_TRACKED:
+            return None
+        names = []
+        g.id.links.iterate(lambda n: names.append(n.decode("utf-8")) and None,
+                           idx_type=h5py.h5.INDEX_CRT_ORDER)
+        return names
+
+
+def summary_names(trace):
+    """The trace's /summary names in the writer's order if recoverable, else in
+    SUMMARY_ORDER, unknown names last, sorted."""
+    try:
+        order = creation_order(trace.path)
+    except (OSError, KeyError, AttributeError):
+        order = None
+    if order and set(order) == set(trace.summary):
+        return order
+    rank = {n: i for i, n in enumerate(SUMMARY_ORDER)}
+    return sorted(trace.summary, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def failures_by_cause(trace):
+    """[(cause, failures, per_day, share, lost_work_s)] from /campaign/events,
+    most frequent first (ties in the causes attribute's order); [] when the
+    scenario names no causes."""
+    if not trace.event_causes or "failure" not in trace.event_kinds:
+        return []
+    fails = trace.events_of("failure")
+    days = float(trace.value("time_to_train_s")) / DAY_S
+    total = len(fails)
+    rows = []
+    names = list(trace.event_causes) + ["unnamed per-GPU rate"]
+    for index, name in enumerate(names):
+        code = index if index < len(trace.event_causes) else -1
+        mine = fails[fails["cause"] == code]
+        if code == -1 and len(mine) == 0:
+            continue
+        rows.append((name, len(mine), len(mine) / days if days > 0 else 0.0,
+                     len(mine) / total if total else 0.0, float(np.sum(mine["lost_work_s"]))))
+    rows.sort(key=lambda r: -r[1])       # stable: equal counts keep the causes' order
+    return rows
+
+
+def _clean_svg(data):
+    """matplotlib's SVG without its DOCTYPE line and RDF <metadata> (URLs that
+    name a DTD and vocabularies, not resources; nothing else changes)."""
+    text = data.decode("utf-8")
+    text = re.sub(r"<!DOCTYPE[^>]*>\s*", "", text, count=1)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+    return text.encode("utf-8")
+
+
+def render_figures(trace, workdir, prefix):
+    """[(figure name, SVG bytes)] of every figure all_figures draws for trace."""
+    paths = dcsim_figures.all_figures(trace, workdir, formats=("svg",), prefix=prefix)
+    out = []
+    for path in paths:
+        name = os.path.splitext(os.path.basename(path))[0][len(prefix):]
+        with open(path, "rb") as f:
+            out.append((name, _clean_svg(f.read())))
+    return out
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+def _meta_rows(trace):
+    a = trace.attrs
+    return [("scenario", a.get("scenario_name", "")),
+            ("source", a.get("scenario_source", "")),
+            ("seed", a.get("seed", "")),
+            ("dcsim version", a.get("dcsim_version", "")),
+            ("event digest", a.get("event_digest", "")),
+            ("trace", trace.path),
+            ("format version", trace.format_version)]
+
+
+def _value_cell(name, value, unit, trace_index=None):
+    extra = f' data-trace="{trace_index}"' if trace_index is not None else ""
+    hint = _human(value, unit)
+    hint_html = f' <span class="hint">{_esc(hint)}</span>' if hint else ""
+    return (f'<td class="num" data-metric="{_esc(name)}" data-value="{_esc(value_repr(value))}"'
+            f'{extra}>{_esc(format_value(value, unit))}{hint_html}</td>')
+
+
+def summary_table_html(trace, names, table_id="summary"):
+    rows = []
+    for name in names:
+        value, unit = trace.summary[name]
+        rows.append(f'<tr><td class="name">{_esc(name)}</td>{_value_cell(name, value, unit)}'
+                    f'<td>{_esc(unit)}</td>'
+                    f'<td class="desc">{_esc(trace.summary_descriptions.get(name, ""))}</td></tr>')
+    return (f'<table id="{_esc(table_id)}" class="summary">\n'
+            '<thead><tr><th>metric</th><th class="num">value</th><th>unit</th>'
+            '<th>description</th></tr></thead>\n<tbody>\n' + "\n".join(rows)
+            + "\n</tbody>\n</table>")
+
+
+def causes_table_html(rows, table_id="causes"):
+    body = "\n".join(
+        f'<tr><td>{_esc(cause)}</td><td class="num" data-cause="{_esc(cause)}" '
+        f'data-value="{n}">{n:,}</td><td class="num">{per_day:.3f}</td>'
+        f'<td class="num">{100 * share:.1f} %</td>'
+        f'<td class="num">{format_value(lost)} <span class="hint">{_esc(_human(lost, "s"))}'
+        f'</span></td></tr>'
+        for cause, n, per_day, share, lost in rows)
+    return (f'<table id="{_esc(table_id)}" class="causes">\n<thead><tr><th>cause</th>'
+            '<th class="num">failures</th><th class="num">per day (1/d)</th>'
+            '<th class="num">share</th><th class="num">work lost (s)</th></tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody>\n</table>")
+
+
+def figures_html(figures, label):
+    out = []
+    for name, svg in figures:
+        title = FIGURE_TITLES.get(name, name.replace("_", " "))
+        data = base64.b64encode(svg).decode("ascii")
+        out.append(f'<figure data-figure="{_esc(name)}">'
+                   f'<img alt="{_esc(title)} ({_esc(label)})" '
+                   f'src="data:image/svg+xml;base64,{data}">'
+                   f"<figcaption>{_esc(title)}</figcaption></figure>")
+    return "\n".join(out)
+
+
+def _page(title, body):
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{_esc(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+            f"{body}\n</body>\n</html>\n")
+
+
+def single_report(trace, figures):
+    name = trace.attrs.get("scenario_name", os.path.basename(trace.path))
+    meta = "\n".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>"
+                     for k, v in _meta_rows(trace))
+    parts = [f"<h1>dcsim report: {_esc(name)}</h1>",
+             f'<table class="meta" id="meta">\n{meta}\n</table>',
+             "<h2>Summary</h2>", summary_table_html(trace, summary_names(trace))]
+    causes = failures_by_cause(trace)
+    if causes:
+        parts += ["<h2>Failures by cause</h2>", causes_table_html(causes)]
+    parts += ["<h2>Figures</h2>", figures_html(figures, name)]
+    return _page(f"dcsim report: {name}", "\n".join(parts))
+
+
+def shared_metrics(traces):
+    """Names every trace has with the same unit, in the first trace's order."""
+    first = traces[0]
+    return [n for n in summary_names(first)
+            if all(n in t.summary and t.unit(n) == first.unit(n) for t in traces[1:])]
+
+
+def labels_of(traces):
+    """Column labels: the file names, or the paths when file names repeat."""
+    base = [os.path.basename(t.path) for t in traces]
+    return base if len(set(base)) == len(base) else [t.path for t in traces]
+
+
+def comparison_report(traces, figures):
+    labels = labels_of(traces)
+    shared = shared_metrics(traces)
+    head = "".join(f'<th class="num" data-trace="{i}">{_esc(label)}</th>'
+                   for i, label in enumerate(labels))
+    meta_rows = []
+    for k, _ in _meta_rows(traces[0]):
+        cells = "".join(f"<td>{_esc(dict(_meta_rows(t))[k])}</td>" for t in traces)
+        meta_rows.append(f"<tr><td>{_esc(k)}</td>{cells}</tr>")
+    rows = []
+    for name in shared:
+        unit = traces[0].unit(name)
+        cells = "".join(_value_cell(name, t.value(name), unit, i) for i, t in enumerate(traces))
+        rows.append(f'<tr><td class="name">{_esc(name)}</td><td>{_esc(unit)}</td>{cells}'
+                    f'<td class="desc">{_esc(traces[0].summary_descriptions.get(name, ""))}'
+                    "</td></tr>")
+    parts = [f"<h1>dcsim comparison: {len(traces)} traces</h1>",
+             f'<table class="meta" id="meta">\n<thead><tr><th></th>'
+             + "".join(f"<th>{_esc(label)}</th>" for label in labels)
+             + "</tr></thead>\n<tbody>\n" + "\n".join(meta_rows) + "\n</tbody>\n</table>",
+             "<h2>Summary side by side</h2>",
+             '<table id="comparison" class="summary">\n<thead><tr><th>metric</th><th>unit</th>'
+             f"{head}<th>description</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
+             + "\n</tbody>\n</table>"]
+    for i, (t, figs, label) in enumerate(zip(traces, figures, labels)):
+        name = t.attrs.get("scenario_name", "")
+        parts.append(f'<section id="trace-{i}"><h2>{_esc(label)}: {_esc(name)}</h2>')
+        only = [n for n in summary_names(t) if n not in shared]
+        if only:
+            parts += ["<h3>Metrics not in every trace</h3>",
+                      summary_table_html(t, only, table_id=f"only-{i}")]
+        causes = failures_by_cause(t)
+        if causes:
+            parts += ["<h3>Failures by cause</h3>", causes_table_html(causes, f"causes-{i}")]
+        parts += ["<h3>Figures</h3>", figures_html(figs, label), "</section>"]
+    return _page(f"dcsim comparison: {', '.join(labels)}", "\n".join(parts))
+
+
+# --- text ---------------------------------------------------------------------------------
+
+def summary_text(traces):
+    """The first trace's summary, or with several a side-by-side table."""
+    if len(traces) == 1:
+        t = traces[0]
+        a = t.attrs
+        lines = [f"{t.path}: {a.get('scenario_name', '')}, dcsim {a.get('dcsim_version', '')}, "
+                 f"seed {a.get('seed', '')}, digest {a.get('event_digest', '')}"]
+        for name in summary_names(t):
+            value, unit = t.summary[name]
+            hint = _human(value, unit)
+            lines.append(f"  {name:30s} {format_value(value, unit):>20s} {unit:7s} {hint}"
+                         .rstrip())
+        causes = failures_by_cause(t)
+        if causes:
+            lines.append(f"  {'failures by cause':30s} {'count':>20s}")
+            lines += [f"    {cause:28s} {n:>20,d}" for cause, n, *_ in causes]
+        return "\n".join(lines) + "\n"
+    labels = labels_of(traces)
+    width = max([16] + [len(label) for label in labels])
+    lines = [f"  {i}: {t.path}: {t.attrs.get('scenario_name', '')}, "
+             f"digest {t.attrs.get('event_digest', '')}" for i, t in enumerate(traces)]
+    lines.append(f"  {'metric':30s} " + " ".join(f"{label:>{width}s}" for label in labels)
+                 + "  unit")
+    for name in shared_metrics(traces):
+        lines.append(f"  {name:30s} "
+                     + " ".join(f"{format_value(t.value(name)):>{width}s}" for t in traces)
+                     + f"  {traces[0].unit(name)}")
+    return "\n".join(lines) + "\n"
+
+
+# --- driver -------------------------------------------------------------------------------
+
+def load(path):
+    """Trace(path), with every failure as one-line ReportError."""
+    if not os.path.exists(path):
+        raise ReportError(f"{path}: no such file")
+    if not os.path.isfile(path):
+        raise ReportError(f"{path}: not a file")
+    try:
+        return Trace(path)
+    except TraceFormatError as e:
+        raise ReportError(_one_line(e)) from None
+    except OSError as e:
+        why = e.strerror or str(e)
+        raise ReportError(_one_line(f"{path}: {why}")) from None
+    except (KeyError, ValueError) as e:
+        raise ReportError(_one_line(f"{path}: not a readable dcsim trace ({e})")) from None
+
+
+def build(paths):
+    """(html text, stdout text) for the traces at paths."""
+    traces = [load(p) for p in paths]
+    with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
+        figures = []
+        for i, t in enumerate(traces):
+            try:
+                figures.append(render_figures(t, work, f"t{i}_"))
+            except (KeyError, ValueError, IndexError) as e:
+                raise ReportError(_one_line(f"{t.path}: cannot draw its figures ({e})")) from None
+    if len(traces) == 1:
+        page = single_report(traces[0], figures[0])
+    else:
+        page = comparison_report(traces, figures)
+    return page, summary_text(traces)
+
+
+def write_atomic(path, text):
+    """Write text to path through path.tmp.<pid> and os.replace."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise ReportError(_one_line(f"{path}: cannot write: {e.strerror or e}")) from None
+        raise
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog=os.environ.get("DCSIM_REPORT_PROG", "dcsim_report.py"),
+        description="Write one self-contained HTML report of one trace, or a comparison of "
+                    "several, and print the summary.")
+    p.add_argument("traces", nargs="+", metavar="TRACE.h5")
+    p.add_argument("-o", "--output", default="report.html", metavar="REPORT.html",
+                   help="the HTML file to write (default: report.html here)")
+    args = p.parse_args(argv)
+    prog = os.environ.get("DCSIM_REPORT_PROG", "dcsim_report.py")
+    try:
+        page, text = build(args.traces)
+        write_atomic(args.output, page)
+    except ReportError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{prog}: error: {_one_line(f'{e.filename or args.output}: {e.strerror or e}')}",
+              file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    print(f"  report written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    import signal
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
+    sys.exit(main())

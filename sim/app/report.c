@@ -1,0 +1,119 @@
+#define _XOPEN_SOURCE 700 /* nftw; before any header */
+/* report.c - `dcsim report`: the analysis scripts (analysis/dcsim_*.py) travel
+ * inside the binary; the command writes them to a private temporary
+ * directory and runs Debian's Python on them (h5py, numpy, matplotlib), so
+ * a report works from any directory and with the scripts of the same
+ * version as the binary. DCSIM_PYTHON overrides the interpreter. */
+#include "report.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+extern const unsigned char dcsim_analysis_trace[], dcsim_analysis_figures[],
+    dcsim_analysis_report[];
+extern const size_t dcsim_analysis_trace_len, dcsim_analysis_figures_len,
+    dcsim_analysis_report_len;
+
+const char usage_report[] =
+    "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html]\n"
+    "\n"
+    "Writes a self-contained HTML report of a trace (summary, failures by\n"
+    "cause, and every figure the trace supports, embedded) and prints the\n"
+    "summary; with several traces, compares them side by side. Runs\n"
+    "/usr/bin/python3 (or $DCSIM_PYTHON) with h5py, numpy and matplotlib\n"
+    "(Debian: python3-h5py python3-numpy python3-matplotlib). The figures\n"
+    "alone: /usr/bin/python3 analysis/dcsim_figures.py TRACE.h5 -o DIR.\n"
+    "\n"
+    "  -o FILE   the report (default report.html)\n";
+
+static int write_file(const char *dir, const char *name, const unsigned char *data, size_t len)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t put = fwrite(data, 1, len, f);
+    return fclose(f) || put != len ? -1 : 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* the scripts, and whatever Python and matplotlib left beside them */
+static void remove_dir(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    if (argc == 0 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+        fputs(usage_report, argc ? stdout : stderr);
+        return argc ? 0 : CLI_EXIT_INPUT;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/dcsim-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "dcsim report: error: cannot make a temporary directory: %s\n",
+                strerror(errno));
+        return EXIT_FAILURE;
+    }
+    if (write_file(dir, "dcsim_trace.py", dcsim_analysis_trace, dcsim_analysis_trace_len) ||
+        write_file(dir, "dcsim_figures.py", dcsim_analysis_figures, dcsim_analysis_figures_len) ||
+        write_file(dir, "dcsim_report.py", dcsim_analysis_report, dcsim_analysis_report_len)) {
+        fprintf(stderr, "dcsim report: error: cannot write to %s\n", dir);
+        remove_dir(dir);
+        return EXIT_FAILURE;
+    }
+    const char *python = getenv("DCSIM_PYTHON");
+    if (!python || !python[0])
+        python = "/usr/bin/python3";
+    char script[4200];
+    snprintf(script, sizeof script, "%s/dcsim_report.py", dir);
+    char **args = calloc((size_t)argc + 3, sizeof *args);
+    if (!args) {
+        remove_dir(dir);
+        return EXIT_FAILURE;
+    }
+    args[0] = (char *)python;
+    args[1] = script;
+    for (int i = 0; i < argc; i++)
+        args[i + 2] = argv[i];
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("MPLCONFIGDIR", dir, 1); /* matplotlib's cache: not in $HOME */
+        setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+        setenv("DCSIM_REPORT_PROG", "dcsim report", 1); /* its error lines' prefix */
+        execv(python, args);
+        fprintf(stderr, "dcsim report: error: cannot run %s: %s (install python3-h5py "
+                        "python3-numpy python3-matplotlib, or set DCSIM_PYTHON)\n",
+                python, strerror(errno));
+        _exit(127);
+    }
+    int status = 0, rc;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        rc = EXIT_FAILURE;
+    else if (WIFEXITED(status))
+        rc = WEXITSTATUS(status) == 1 ? CLI_EXIT_INPUT : WEXITSTATUS(status);
+    else
+        rc = EXIT_FAILURE;
+    free(args);
+    remove_dir(dir);
+    return rc;
+}
