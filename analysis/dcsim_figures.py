@@ -8,6 +8,7 @@ trace. Output is deterministic: no dates or software stamps, fixed SVG ids.
 
     /usr/bin/python3 analysis/dcsim_figures.py run.h5 -o figs/     # every figure it supports
     /usr/bin/python3 analysis/dcsim_figures.py a.h5 b.h5 c.h5 -o figs/ --goodput g.json
+    /usr/bin/python3 analysis/dcsim_figures.py run.h5 -o figs/ --compare sites.h5
 """
 import argparse
 import functools
@@ -24,7 +25,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dcsim_trace import Trace, TraceFormatError  # noqa: E402,F401
+from dcsim_trace import Trace, TraceFormatError, read_compare  # noqa: E402,F401
 
 SINGLE_COLUMN_IN = 3.5
 DOUBLE_COLUMN_IN = 7.0
@@ -84,7 +85,7 @@ EVENT_ROWS = (("checkpoint_done", "checkpoints", GREEN), ("failure", "failures",
               ("drain", "drains", SKY))
 
 FIGURES = ("time_breakdown", "campaign_timeline", "step_timeline", "tier_utilisation",
-           "power_pue")
+           "power_pue", "goodput_curve", "site_comparison")
 MEGAWATT_W = 1e6
 
 
@@ -101,6 +102,9 @@ def _figure(width_in, height_in, **kw):
     return Figure(figsize=(width_in, height_in), layout="constrained", **kw)
 
 
+png_dpi = PNG_DPI       # dcsim_figures.py --dpi changes it (the README's figures: 150)
+
+
 def _save(fig, path):
     """Write fig to path (.png or .svg) without timestamps or version stamps."""
     ext = os.path.splitext(path)[1].lower()
@@ -110,7 +114,7 @@ def _save(fig, path):
         metadata = {"Software": None}
     else:
         raise ValueError(f"{path}: figure path must end in .png or .svg")
-    fig.savefig(path, metadata=metadata, dpi=PNG_DPI)
+    fig.savefig(path, metadata=metadata, dpi=png_dpi)
     return path
 
 
@@ -468,6 +472,61 @@ def goodput_curve(source, path):
             "young_interval_s": young, "daly_interval_s": daly, "best_interval_s": best}
 
 
+GWH_J = 3.6e12
+MEGA = 1e6
+KILOTONNE_KG = 1e6
+
+
+@_styled
+def site_comparison(source, path):
+    """Energy, cost and CO2 of one job at several sites (or on several networks,
+    or several scenarios) from `dcsim compare -o FILE.h5`: three bar panels
+    side by side, a bar per variant in the file's order: facility energy in
+    GWh with its IT part, the energy bill in million CNY, and the emissions in
+    kt CO2. source: the file's path or a CompareTable (dcsim_trace.read_compare).
+    Double column.
+
+    Returns {"path", "labels", "it_energy_j", "facility_energy_j",
+    "energy_cost_cny", "co2_kg"} (the file's columns, in its units)."""
+    table = read_compare(source) if isinstance(source, (str, os.PathLike)) else source
+    labels = list(table.labels)
+    if not labels:
+        raise ValueError(f"{table.path}: /compare has no rows")
+    it_j = np.array(table["it_energy_j"], dtype=float)
+    facility_j = np.array(table["facility_energy_j"], dtype=float)
+    cost = np.array(table["energy_cost_cny"], dtype=float)
+    co2 = np.array(table["co2_kg"], dtype=float)
+    n = len(labels)
+    fig = _figure(DOUBLE_COLUMN_IN, 0.9 + 0.22 * n)
+    axes = fig.subplots(1, 3, sharey=True)
+    y = np.arange(n)
+    bar = {"height": 0.7, "edgecolor": GREY, "linewidth": 0.3}
+    axes[0].barh(y, facility_j / GWH_J, color=ORANGE, label="facility", **bar)
+    axes[0].barh(y, it_j / GWH_J, color=BLUE, label="IT", **bar)
+    axes[0].set_xlabel("energy (GWh)")
+    axes[0].legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2,
+                   handlelength=1.0)
+    axes[1].barh(y, cost / MEGA, color=GREEN, **bar)
+    axes[1].set_xlabel("energy cost (million CNY)")
+    axes[2].barh(y, co2 / KILOTONNE_KG, color=GREY, **bar)
+    axes[2].set_xlabel("emissions (kt CO$_2$)")
+    keys = {label.split("=", 1)[0] for label in labels}
+    if len(keys) == 1 and all("=" in label for label in labels):   # 'site=tianfu' -> 'tianfu'
+        axes[0].set_yticks(y, [label.split("=", 1)[1] for label in labels])
+        axes[0].set_ylabel(keys.pop())
+    else:
+        axes[0].set_yticks(y, labels)
+    axes[0].set_ylim(n - 0.5, -0.5)
+    for ax, values in zip(axes, (facility_j / GWH_J, cost / MEGA, co2 / KILOTONNE_KG)):
+        top = float(values.max())
+        ax.set_xlim(0, top * 1.28 if top > 0 else 1.0)
+        for yi, v in zip(y, values):
+            ax.text(v, yi, f" {v:.3g}", va="center", ha="left", fontsize=FONT_PT)
+    _save(fig, path)
+    return {"path": path, "labels": labels, "it_energy_j": it_j,
+            "facility_energy_j": facility_j, "energy_cost_cny": cost, "co2_kg": co2}
+
+
 def all_figures(trace, outdir, formats=("png", "svg"), goodput=None, prefix=""):
     """Every figure the trace supports (time breakdown, campaign timeline; with
     /step also the step timeline and tier utilisation; with /energy/hourly the
@@ -501,7 +560,15 @@ def main(argv=None):
     p.add_argument("--goodput", metavar="JSON",
                    help="`dcsim goodput --json` output to draw the goodput curve from "
                         "(default with several traces: one point per trace)")
+    p.add_argument("--dpi", type=int, default=PNG_DPI,
+                   help=f"PNG resolution (default {PNG_DPI}, for print)")
+    p.add_argument("--compare", metavar="CMP.h5",
+                   help="`dcsim compare -o` output to draw the site comparison from")
     args = p.parse_args(argv)
+    global png_dpi
+    if not 30 <= args.dpi <= 1200:
+        p.error(f"--dpi {args.dpi}: allowed 30 to 1200")
+    png_dpi = args.dpi
     formats = ("png", "svg") if args.format == "both" else (args.format,)
     try:
         traces = [Trace(path) for path in args.traces]
@@ -515,6 +582,10 @@ def main(argv=None):
             for ext in formats:
                 paths.append(goodput_curve(source, os.path.join(args.output,
                                                                 f"goodput.{ext}"))["path"])
+        if args.compare:
+            for ext in formats:
+                paths.append(site_comparison(args.compare, os.path.join(
+                    args.output, f"site_comparison.{ext}"))["path"])
     except (TraceFormatError, OSError, ValueError, KeyError) as e:
         print(f"dcsim_figures.py: error: {e}", file=sys.stderr)
         return 1

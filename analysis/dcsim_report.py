@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
-from dcsim_trace import Trace, TraceFormatError  # noqa: E402
+from dcsim_trace import Trace, TraceFormatError, is_compare_table, read_compare  # noqa: E402
 
 DAY_S = 86400.0
 
@@ -70,7 +70,12 @@ FIGURE_TITLES = {
     "tier_utilisation": "Fabric load by tier",
     "power_pue": "Power and PUE over the run",
     "goodput": "Goodput against checkpoint interval",
+    "site_comparison": "Energy, cost and emissions by variant",
 }
+
+# figures are drawn at print size (3.5 or 7 in); on screen they are shown larger
+SCREEN_SCALE = 1.4
+PX_PER_PT = 4.0 / 3.0
 
 CSS = """
 body { font: 14px/1.4 "DejaVu Sans", Helvetica, Arial, sans-serif; color: #111;
@@ -87,6 +92,7 @@ td.name { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
 td.desc { color: #444; }
 .hint { color: #666; }
 table.meta td:first-child { color: #444; padding-left: 0; }
+div.wide { overflow-x: auto; }
 figure { margin: .8em 0 1.4em; break-inside: avoid; page-break-inside: avoid; }
 figure img { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 13px; color: #333; margin-top: .2em; }
@@ -268,16 +274,60 @@ def causes_table_html(rows, table_id="causes"):
             f"<tbody>\n{body}\n</tbody>\n</table>")
 
 
+def _svg_width_px(svg):
+    """The screen width of an SVG drawn at print size: its width in pt x 4/3
+    px/pt x SCREEN_SCALE (None when the root has no width in pt)."""
+    m = re.search(rb'<svg[^>]*?\swidth="([0-9.]+)pt"', svg)
+    return round(float(m.group(1)) * PX_PER_PT * SCREEN_SCALE) if m else None
+
+
 def figures_html(figures, label):
     out = []
     for name, svg in figures:
         title = FIGURE_TITLES.get(name, name.replace("_", " "))
         data = base64.b64encode(svg).decode("ascii")
+        width = _svg_width_px(svg)
+        size = f' style="width: {width}px"' if width else ""
         out.append(f'<figure data-figure="{_esc(name)}">'
-                   f'<img alt="{_esc(title)} ({_esc(label)})" '
+                   f'<img alt="{_esc(title)} ({_esc(label)})"{size} '
                    f'src="data:image/svg+xml;base64,{data}">'
                    f"<figcaption>{_esc(title)}</figcaption></figure>")
     return "\n".join(out)
+
+
+def _svg_of(draw, workdir, name, source):
+    path = os.path.join(workdir, f"{name}.svg")
+    draw(source, path)
+    with open(path, "rb") as f:
+        return _clean_svg(f.read())
+
+
+def compare_table_html(table, index):
+    """A `dcsim compare -o` table: a row per variant, a column per metric."""
+    cols = list(table.dtype.names)
+    head = "".join(f'<th class="num">{_esc(c)}<br><span class="hint">{_esc(table.units[c])}'
+                   "</span></th>" for c in cols)
+    rows = []
+    for label, row in zip(table.labels, table):
+        cells = "".join(
+            f'<td class="num" data-variant="{_esc(label)}" data-metric="{_esc(c)}" '
+            f'data-value="{_esc(value_repr(float(row[c])))}">'
+            f"{_esc(format_value(float(row[c])))}</td>" for c in cols)
+        rows.append(f'<tr><td class="name">{_esc(label)}</td>{cells}</tr>')
+    return (f'<div class="wide"><table id="compare-{index}" class="compare">\n<thead><tr>'
+            f"<th>variant</th>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows)
+            + "\n</tbody>\n</table></div>")
+
+
+def compare_sections(tables, svgs):
+    parts = []
+    for i, (table, svg) in enumerate(zip(tables, svgs)):
+        parts += [f'<section id="compare-section-{i}"><h2>Variants compared: '
+                  f"{_esc(os.path.basename(table.path))}</h2>",
+                  compare_table_html(table, i), figures_html([("site_comparison", svg)],
+                                                             os.path.basename(table.path)),
+                  "</section>"]
+    return "\n".join(parts)
 
 
 def _page(title, body):
@@ -287,7 +337,7 @@ def _page(title, body):
             f"{body}\n</body>\n</html>\n")
 
 
-def single_report(trace, figures):
+def single_report(trace, figures, extra=""):
     name = trace.attrs.get("scenario_name", os.path.basename(trace.path))
     meta = "\n".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>"
                      for k, v in _meta_rows(trace))
@@ -297,7 +347,7 @@ def single_report(trace, figures):
     causes = failures_by_cause(trace)
     if causes:
         parts += ["<h2>Failures by cause</h2>", causes_table_html(causes)]
-    parts += ["<h2>Figures</h2>", figures_html(figures, name)]
+    parts += ["<h2>Figures</h2>", figures_html(figures, name), extra]
     return _page(f"dcsim report: {name}", "\n".join(parts))
 
 
@@ -314,7 +364,7 @@ def labels_of(traces):
     return base if len(set(base)) == len(base) else [t.path for t in traces]
 
 
-def comparison_report(traces, figures):
+def comparison_report(traces, figures, extra=""):
     labels = labels_of(traces)
     shared = shared_metrics(traces)
     head = "".join(f'<th class="num" data-trace="{i}">{_esc(label)}</th>'
@@ -349,6 +399,7 @@ def comparison_report(traces, figures):
         if causes:
             parts += ["<h3>Failures by cause</h3>", causes_table_html(causes, f"causes-{i}")]
         parts += ["<h3>Figures</h3>", figures_html(figs, label), "</section>"]
+    parts.append(extra)
     return _page(f"dcsim comparison: {', '.join(labels)}", "\n".join(parts))
 
 
@@ -386,12 +437,16 @@ def summary_text(traces):
 
 # --- driver -------------------------------------------------------------------------------
 
-def load(path):
-    """Trace(path), with every failure as one-line ReportError."""
+def _check_file(path):
     if not os.path.exists(path):
         raise ReportError(f"{path}: no such file")
     if not os.path.isfile(path):
         raise ReportError(f"{path}: not a file")
+
+
+def load(path):
+    """Trace(path), with every failure as one-line ReportError."""
+    _check_file(path)
     try:
         return Trace(path)
     except TraceFormatError as e:
@@ -403,9 +458,42 @@ def load(path):
         raise ReportError(_one_line(f"{path}: not a readable dcsim trace ({e})")) from None
 
 
-def build(paths):
-    """(html text, stdout text) for the traces at paths."""
-    traces = [load(p) for p in paths]
+def load_any(path):
+    """A Trace, or a CompareTable for a `dcsim compare -o` file; ReportError
+    (one line) otherwise."""
+    _check_file(path)
+    try:
+        compare = is_compare_table(path)
+    except OSError as e:
+        raise ReportError(_one_line(f"{path}: {e.strerror or e}")) from None
+    if not compare:
+        return load(path)
+    try:
+        return read_compare(path)
+    except TraceFormatError as e:
+        raise ReportError(_one_line(e)) from None
+    except (KeyError, ValueError) as e:
+        raise ReportError(_one_line(f"{path}: not a readable dcsim compare table ({e})")) from None
+
+
+def compare_text(tables):
+    lines = []
+    for table in tables:
+        cols = ("energy_cost_cny", "co2_kg", "facility_energy_j", "pue_frac")
+        lines.append(f"{table.path}: {len(table)} variants (dcsim compare)")
+        lines.append(f"  {'variant':30s} " + " ".join(f"{c:>18s}" for c in cols))
+        for label, row in zip(table.labels, table):
+            lines.append(f"  {label:30s} "
+                         + " ".join(f"{format_value(float(row[c])):>18s}" for c in cols))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def build(paths, goodput=None):
+    """(html text, stdout text) for the traces and compare tables at paths,
+    with the goodput curve of a `dcsim goodput --json` file when given."""
+    loaded = [load_any(p) for p in paths]
+    traces = [x for x in loaded if isinstance(x, Trace)]
+    tables = [x for x in loaded if not isinstance(x, Trace)]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -413,11 +501,30 @@ def build(paths):
                 figures.append(render_figures(t, work, f"t{i}_"))
             except (KeyError, ValueError, IndexError) as e:
                 raise ReportError(_one_line(f"{t.path}: cannot draw its figures ({e})")) from None
+        compare_svgs = []
+        for i, table in enumerate(tables):
+            try:
+                compare_svgs.append(_svg_of(dcsim_figures.site_comparison, work, f"c{i}", table))
+            except (KeyError, ValueError, IndexError) as e:
+                raise ReportError(_one_line(f"{table.path}: cannot draw it ({e})")) from None
+        extra = compare_sections(tables, compare_svgs)
+        if goodput is not None:
+            try:
+                svg = _svg_of(dcsim_figures.goodput_curve, work, "goodput", goodput)
+            except (OSError, KeyError, ValueError, TypeError) as e:
+                raise ReportError(_one_line(f"{goodput}: not a `dcsim goodput --json` "
+                                            f"output ({e})")) from None
+            extra = ("<h2>Goodput against checkpoint interval</h2>"
+                     + figures_html([("goodput", svg)], os.path.basename(goodput)) + extra)
     if len(traces) == 1:
-        page = single_report(traces[0], figures[0])
+        page = single_report(traces[0], figures[0], extra)
+    elif traces:
+        page = comparison_report(traces, figures, extra)
     else:
-        page = comparison_report(traces, figures)
-    return page, summary_text(traces)
+        names = ", ".join(os.path.basename(t.path) for t in tables)
+        page = _page(f"dcsim comparison: {names}", f"<h1>dcsim comparison: {_esc(names)}</h1>\n"
+                     + extra)
+    return page, (summary_text(traces) if traces else "") + compare_text(tables)
 
 
 def write_atomic(path, text):
@@ -440,13 +547,16 @@ def main(argv=None):
         prog=os.environ.get("DCSIM_REPORT_PROG", "dcsim_report.py"),
         description="Write one self-contained HTML report of one trace, or a comparison of "
                     "several, and print the summary.")
-    p.add_argument("traces", nargs="+", metavar="TRACE.h5")
+    p.add_argument("traces", nargs="+", metavar="TRACE.h5",
+                   help="dcsim run traces (-o), and/or dcsim compare tables (-o)")
     p.add_argument("-o", "--output", default="report.html", metavar="REPORT.html",
                    help="the HTML file to write (default: report.html here)")
+    p.add_argument("--goodput", metavar="JSON",
+                   help="add the goodput curve of a `dcsim goodput --json` output")
     args = p.parse_args(argv)
     prog = os.environ.get("DCSIM_REPORT_PROG", "dcsim_report.py")
     try:
-        page, text = build(args.traces)
+        page, text = build(args.traces, args.goodput)
         write_atomic(args.output, page)
     except ReportError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)

@@ -275,6 +275,50 @@ class Trace:
         return spent
 
 
+COMPARE_LAYOUT_VERSIONS = ("1",)
+
+
+def is_compare_table(path):
+    """True when path is an HDF5 file written by `dcsim compare -o` (a /compare
+    dataset), not a run trace."""
+    with h5py.File(path, "r") as f:
+        return "compare" in f and isinstance(f["compare"], h5py.Dataset)
+
+
+class CompareTable(Table):
+    """`dcsim compare -o FILE.h5`: /compare, one row per variant (site, network,
+    scenario), its 14 columns with units (docs/trace-format.md); `labels` are
+    the variants' names ('site=tianfu'), `path` the file."""
+
+    def __array_finalize__(self, obj):
+        super().__array_finalize__(obj)
+        self.labels = getattr(obj, "labels", [])
+        self.path = getattr(obj, "path", "")
+
+
+def read_compare(path):
+    """The /compare table of a `dcsim compare -o` file as a CompareTable.
+    Raises TraceFormatError (one line) for a file without /compare or with an
+    unknown layout_version."""
+    with h5py.File(path, "r") as f:
+        if "compare" not in f or not isinstance(f["compare"], h5py.Dataset):
+            raise TraceFormatError(f"{path}: no /compare table (not written by dcsim compare -o)")
+        ds = f["compare"]
+        version = _text(ds.attrs.get("layout_version", ""))
+        if version not in COMPARE_LAYOUT_VERSIONS:
+            raise TraceFormatError(
+                f"{path}: /compare layout_version {version or '(none)'} is not one this "
+                f"reader knows ({', '.join(COMPARE_LAYOUT_VERSIONS)}); use the analysis/ "
+                "scripts of the dcsim that wrote it")
+        table = _matrix_table(ds).view(CompareTable)
+        table.labels = _texts(ds.attrs["rows"])
+    table.path = path
+    if len(table.labels) != len(table):
+        raise TraceFormatError(f"{path}: /compare has {len(table)} rows but "
+                               f"{len(table.labels)} labels")
+    return table
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: dcsim_trace.py TRACE.h5", file=sys.stderr)

@@ -110,7 +110,9 @@ int cmd_report(int argc, char **argv)
     if (pid < 0 || waitpid(pid, &status, 0) < 0)
         rc = EXIT_FAILURE;
     else if (WIFEXITED(status))
-        rc = WEXITSTATUS(status) == 1 ? CLI_EXIT_INPUT : WEXITSTATUS(status);
+        rc = WEXITSTATUS(status) == 1     ? CLI_EXIT_INPUT /* the script's bad input */
+             : WEXITSTATUS(status) == 127 ? EXIT_FAILURE   /* no interpreter: said above */
+                                          : WEXITSTATUS(status);
     else
         rc = EXIT_FAILURE;
     free(args);

@@ -1,5 +1,6 @@
 """test_figures.py DCSIM SOURCE_DIR - draw every figure of analysis/dcsim_figures.py
-from the default scenario's trace (no /step) and a step-tier trace (/step),
+from the default scenario's trace (no /step) and the default job on the
+SuperPOD fabric at a site (/step, /energy/hourly), and a `dcsim compare` table,
 check the files are real PNG/SVG, that the numbers drawn are the trace's, that
 an unknown format version is refused in one line, and that the same input
 gives byte-identical files. Run with Debian's /usr/bin/python3."""
@@ -42,13 +43,18 @@ class Figures(unittest.TestCase):
             xml = f.read()
         assert ' mfu="42%"' in xml
         nomfu = os.path.join(cls.dir, "nomfu.xml")
+        xml = xml.replace(' mfu="42%"', "")
+        assert xml.count("</dcsim>") == 1
+        xml = xml.replace("</dcsim>", '<site name="zhangjiakou"/>\n</dcsim>')
         with open(nomfu, "w", encoding="utf-8") as f:
-            f.write(xml.replace(' mfu="42%"', ""))
+            f.write(xml)
         cls.step_path = os.path.join(cls.dir, "step.h5")
         dcsim("run", nomfu, "--quiet", "-o", cls.step_path)
         cls.goodput_path = os.path.join(cls.dir, "goodput.json")
         with open(cls.goodput_path, "w", encoding="utf-8") as f:
             f.write(dcsim("goodput", "--json", "--replicas", "2", "--steps", "3"))
+        cls.compare_path = os.path.join(cls.dir, "sites.h5")
+        dcsim("compare", "--vary", "site=tianfu,zhangjiakou,wuhu", "-o", cls.compare_path)
         cls.default = Trace(cls.default_path)
         cls.step = Trace(cls.step_path)
         cls.traces = {"default": cls.default, "step": cls.step}
@@ -80,6 +86,8 @@ class Figures(unittest.TestCase):
             fns = [figs.time_breakdown, figs.campaign_timeline]
             if t.has_step:
                 fns += [figs.step_timeline, figs.tier_utilisation]
+            if t.energy_hourly is not None:
+                fns.append(figs.power_pue)
             for fn in fns:
                 for ext, check in (("png", self.assert_png), ("svg", self.assert_svg)):
                     with self.subTest(trace=label, figure=fn.__name__, ext=ext):
@@ -90,6 +98,10 @@ class Figures(unittest.TestCase):
             path = self.out(f"goodput.{ext}")
             figs.goodput_curve(self.goodput_path, path)
             check(path)
+            path = self.out(f"sites.{ext}")
+            figs.site_comparison(self.compare_path, path)
+            check(path)
+        self.assertIsNotNone(self.step.energy_hourly)
 
     def test_print_sizes_and_fonts(self):
         # every figure is a column or two wide and no visible text is under 8 pt
@@ -100,9 +112,10 @@ class Figures(unittest.TestCase):
             figs.all_figures(self.step, self.out("sizes"), formats=("png",),
                              goodput=self.goodput_path)
             figs.time_breakdown(self.default, self.out("sizes/single.png"))
+            figs.site_comparison(self.compare_path, self.out("sizes/sites.png"))
         finally:
             figs._save = save
-        self.assertEqual(len(drawn), 6)
+        self.assertEqual(len(drawn), 8)
         for fig, path in drawn:
             with self.subTest(figure=os.path.basename(path)):
                 width, height = fig.get_size_inches()
@@ -116,7 +129,7 @@ class Figures(unittest.TestCase):
                 axes = [ax for ax in fig.axes if ax.get_visible()]
                 self.assertTrue(any(ax.get_xlabel() for ax in axes))
                 labels = " ".join(ax.get_xlabel() + ax.get_ylabel() for ax in axes)
-                self.assertRegex(labels, r"\((s|d|min|B|%|1|10³ iterations)\)")
+                self.assertRegex(labels, r"\((s|d|min|B|%|1|10³ iterations|MW|GWh)\)")
 
     def test_step_figures_need_step(self):
         for fn in (figs.step_timeline, figs.tier_utilisation):
@@ -234,9 +247,47 @@ class Figures(unittest.TestCase):
                             "--goodput", self.goodput_path], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         printed = r.stdout.split()
-        self.assertEqual(len(printed), 10)       # 5 figures x (png, svg)
+        self.assertEqual(len(printed), 12)       # 6 figures x (png, svg)
         for path in printed:
             (self.assert_png if path.endswith(".png") else self.assert_svg)(path)
+
+    def test_power_pue_draws_the_hourly_table(self):
+        d = figs.power_pue(self.step, self.out("pp.png"))
+        with h5py.File(self.step_path, "r") as f:
+            hourly = f["energy/hourly"][()]
+            columns = [c.decode() if isinstance(c, bytes) else c
+                       for c in f["energy/hourly"].attrs["columns"]]
+            it_energy = f["summary/it_energy_j"][()]
+            facility_energy = f["summary/facility_energy_j"][()]
+        for name in ("hour_start_s", "it_power_w", "facility_power_w", "pue"):
+            self.assertTrue(np.array_equal(d[name], hourly[:, columns.index(name)]), name)
+        # the steps drawn integrate to the run's energy (docs/trace-format.md)
+        self.assertAlmostEqual(float(np.sum(d["it_power_w"] * d["hour_s"])) / it_energy, 1.0,
+                               places=9)
+        self.assertAlmostEqual(float(np.sum(d["facility_power_w"] * d["hour_s"]))
+                               / facility_energy, 1.0, places=9)
+        self.assertEqual(d["hour_s"][0], 3600.0)
+        with self.assertRaisesRegex(ValueError, "needs /energy/hourly"):
+            figs.power_pue(self.default, self.out("none.png"))
+
+    def test_site_comparison_draws_the_compare_table(self):
+        d = figs.site_comparison(self.compare_path, self.out("sc.svg"))
+        self.assertEqual(d["labels"], ["site=tianfu", "site=zhangjiakou", "site=wuhu"])
+        with h5py.File(self.compare_path, "r") as f:
+            table = f["compare"][()]
+            columns = [c.decode() if isinstance(c, bytes) else c
+                       for c in f["compare"].attrs["columns"]]
+        for name in ("it_energy_j", "facility_energy_j", "energy_cost_cny", "co2_kg"):
+            self.assertTrue(np.array_equal(d[name], table[:, columns.index(name)]), name)
+        # the same job everywhere: one IT energy, facility energy above it
+        self.assertEqual(len(set(d["it_energy_j"])), 1)
+        self.assertTrue(np.all(d["facility_energy_j"] > d["it_energy_j"]))
+        future = self.out("future_sites.h5")
+        shutil.copyfile(self.compare_path, future)
+        with h5py.File(future, "r+") as f:
+            f["compare"].attrs["layout_version"] = "9"
+        with self.assertRaisesRegex(TraceFormatError, "layout_version 9 is not one"):
+            figs.site_comparison(future, self.out("future.png"))
 
     def test_unknown_format_version_is_refused(self):
         path = self.out("future.h5")

@@ -1,0 +1,260 @@
+"""test_report.py DCSIM SOURCE_DIR - `dcsim report` end to end: every number
+in the HTML report equals the trace's, every figure the trace supports is
+embedded as a self-contained SVG, several traces (and `dcsim compare`
+tables) are compared side by side, the printed summary is the trace's, a
+trace of an unknown format version fails in one line with exit status 2 and
+no report, and the same traces give the same bytes. Run with Debian's
+/usr/bin/python3."""
+import base64
+import html.parser
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+DCSIM = sys.argv[1]
+SOURCE = sys.argv[2]
+sys.path.insert(0, os.path.join(SOURCE, "analysis"))
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import dcsim_report  # noqa: E402
+
+DATA_SVG = "data:image/svg+xml;base64,"
+
+
+def dcsim(*args, check=True):
+    return subprocess.run([DCSIM, *args], check=check, capture_output=True, text=True)
+
+
+class ReportParser(html.parser.HTMLParser):
+    """The report's numbers and images: cells with data-metric/data-value (by
+    table id), cells with data-cause, and every <img> with its figure name."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells = {}          # table id -> [(attrs dict)]
+        self.images = []         # (figure name, src)
+        self.table = None
+        self.figure = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.table = a.get("id")
+            self.cells.setdefault(self.table, [])
+        elif tag == "td" and ("data-value" in a):
+            self.cells[self.table].append(a)
+        elif tag == "figure":
+            self.figure = a.get("data-figure")
+        elif tag == "img":
+            self.images.append((self.figure, a.get("src", "")))
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.table = None
+
+
+def parse(path):
+    p = ReportParser()
+    with open(path, encoding="utf-8") as f:
+        p.feed(f.read())
+    return p
+
+
+def h5_summary(path):
+    with h5py.File(path, "r") as f:
+        return {name: f["summary"][name][()] for name in f["summary"]}
+
+
+def exact(value):
+    """The repr the report writes in data-value."""
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
+class Report(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = cls.dir = cls.tmp.name
+        cls.default = os.path.join(d, "default.h5")
+        dcsim("run", "--quiet", "-o", cls.default)
+        cls.other = os.path.join(d, "seed7.h5")
+        dcsim("run", "--quiet", "--seed", "7", "--set", "checkpoint/@interval=30min",
+              "-o", cls.other)
+        # the default job on the SuperPOD fabric at a site: /step and /energy/hourly
+        with open(os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
+                  encoding="utf-8") as f:
+            xml = f.read().replace(' mfu="42%"', "")
+        xml = xml.replace("</dcsim>", '<site name="guian"/>\n</dcsim>')
+        scenario = os.path.join(d, "superpod-site.xml")
+        with open(scenario, "w", encoding="utf-8") as f:
+            f.write(xml)
+        cls.full = os.path.join(d, "full.h5")
+        dcsim("run", scenario, "--quiet", "-o", cls.full)
+        # failures by cause: the Llama 3 inventory
+        cls.causes = os.path.join(d, "causes.h5")
+        dcsim("run", os.path.join(SOURCE, "scenarios/examples/llama3-failures.xml"), "--quiet",
+              "-o", cls.causes)
+        cls.sites = os.path.join(d, "sites.h5")
+        dcsim("compare", "--vary", "site=zhongwei,shaoguan", "-o", cls.sites)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def report(self, *paths, name="report.html", extra=()):
+        out = os.path.join(self.dir, name)
+        r = dcsim("report", *paths, "-o", out, *extra, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        return out, r.stdout
+
+    def assert_summary_cells(self, cells, trace_path, trace_index=None):
+        summary = h5_summary(trace_path)
+        mine = [c for c in cells if trace_index is None or c.get("data-trace") == str(trace_index)]
+        got = {c["data-metric"]: c["data-value"] for c in mine}
+        self.assertEqual(len(got), len(mine), "a metric appears twice")
+        for name, value in summary.items():
+            self.assertIn(name, got, name)
+            self.assertEqual(got[name], exact(value), name)
+        return got
+
+    def assert_svg_images(self, images, names):
+        self.assertEqual([n for n, _ in images], names)
+        for name, src in images:
+            self.assertTrue(src.startswith(DATA_SVG), name)
+            svg = base64.b64decode(src[len(DATA_SVG):], validate=True)
+            self.assertTrue(svg.lstrip().startswith((b"<?xml", b"<svg")), name)
+            self.assertIn(b"</svg>", svg, name)
+            self.assertGreater(len(svg), 10_000, name)
+            # self-contained: nothing fetched from elsewhere
+            self.assertIsNone(re.search(rb'(href|src)="(https?:|file:|//)', svg), name)
+
+    def test_single_report_numbers_are_the_trace(self):
+        out, stdout = self.report(self.full)
+        p = parse(out)
+        got = self.assert_summary_cells(p.cells["summary"], self.full)
+        self.assertEqual(set(got), set(h5_summary(self.full)))   # nothing made up
+        self.assert_svg_images(p.images, ["time_breakdown", "campaign_timeline",
+                                          "step_timeline", "tier_utilisation", "power_pue"])
+        # the printed summary carries the same numbers, formatted as dcsim run does
+        summary = h5_summary(self.full)
+        for name in ("time_to_train_s", "ettr_frac", "iterations", "it_energy_j", "pue_frac"):
+            line = next(x for x in stdout.splitlines() if x.split()[:1] == [name])
+            self.assertEqual(line.split()[1], dcsim_report.format_value(summary[name]), name)
+        self.assertIn(f"report written to {out}", stdout)
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+        self.assertNotRegex(text, r'(href|src)="(https?:|file:|//)')   # no outside resources
+        with h5py.File(self.full, "r") as f:
+            self.assertIn(f.attrs["event_digest"].decode()
+                          if isinstance(f.attrs["event_digest"], bytes)
+                          else str(f.attrs["event_digest"]), text)
+
+    def test_default_trace_figures(self):
+        out, _ = self.report(self.default, name="default.html")
+        p = parse(out)
+        self.assert_summary_cells(p.cells["summary"], self.default)
+        # the default scenario has no fabric or site: the figures its trace supports
+        self.assert_svg_images(p.images, ["time_breakdown", "campaign_timeline"])
+
+    def test_failures_by_cause_are_the_events(self):
+        out, stdout = self.report(self.causes, name="causes.html")
+        p = parse(out)
+        with h5py.File(self.causes, "r") as f:
+            ev = f["campaign/events"][()]
+            causes = [c.decode() if isinstance(c, bytes) else c
+                      for c in f["campaign/events"].attrs["causes"]]
+            kinds = h5py.check_enum_dtype(f["campaign/events"].dtype["kind"])
+            failures = int(f["summary/failures"][()])
+        fails = ev[ev["kind"] == kinds["failure"]]
+        rows = {c["data-cause"]: int(c["data-value"]) for c in p.cells["causes"]}
+        self.assertEqual(sum(rows.values()), failures)
+        for index, name in enumerate(causes):
+            self.assertEqual(rows.get(name, 0), int(np.sum(fails["cause"] == index)), name)
+        self.assertIn("failures by cause", stdout)
+
+    def test_comparison_side_by_side(self):
+        out, stdout = self.report(self.default, self.other, self.sites, name="cmp.html")
+        p = parse(out)
+        cells = p.cells["comparison"]
+        a = self.assert_summary_cells(cells, self.default, 0)
+        b = self.assert_summary_cells(cells, self.other, 1)
+        self.assertNotEqual(a["time_to_train_s"], b["time_to_train_s"])
+        self.assertEqual(sorted(n for n, _ in p.images).count("campaign_timeline"), 2)
+        self.assertEqual([n for n, _ in p.images][-1], "site_comparison")
+        # the compare table's cells are the file's
+        with h5py.File(self.sites, "r") as f:
+            table = f["compare"][()]
+            columns = [c.decode() if isinstance(c, bytes) else c
+                       for c in f["compare"].attrs["columns"]]
+            rows = [c.decode() if isinstance(c, bytes) else c for c in f["compare"].attrs["rows"]]
+        cells = p.cells["compare-0"]
+        self.assertEqual(len(cells), len(rows) * len(columns))
+        for c in cells:
+            i, j = rows.index(c["data-variant"]), columns.index(c["data-metric"])
+            self.assertEqual(c["data-value"], repr(float(table[i, j])))
+        self.assertIn("seed7.h5", stdout)
+        self.assertIn("site=shaoguan", stdout)
+
+    def test_goodput_curve_option(self):
+        g = os.path.join(self.dir, "goodput.json")
+        with open(g, "w", encoding="utf-8") as f:
+            f.write(dcsim("goodput", "--json", "--replicas", "2", "--steps", "3").stdout)
+        out, _ = self.report(self.default, name="gp.html", extra=("--goodput", g))
+        self.assertEqual([n for n, _ in parse(out).images][-1], "goodput")
+
+    def test_same_traces_same_bytes(self):
+        first, _ = self.report(self.full, self.sites, name="a.html")
+        second, _ = self.report(self.full, self.sites, name="b.html")
+        with open(first, "rb") as f, open(second, "rb") as g:
+            self.assertEqual(f.read(), g.read())
+
+    def test_unknown_format_version_fails_in_one_line(self):
+        future = os.path.join(self.dir, "future.h5")
+        shutil.copyfile(self.default, future)
+        with h5py.File(future, "r+") as f:
+            f.attrs["format_version"] = np.int32(99)
+        out = os.path.join(self.dir, "future.html")
+        before = set(os.listdir(self.dir))
+        r = dcsim("report", future, "-o", out, check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertTrue(r.stderr.startswith("dcsim report: error: "), r.stderr)
+        self.assertIn("format version 99 is not supported", r.stderr)
+        self.assertEqual(set(os.listdir(self.dir)), before)      # no report, no temporary
+
+    def test_bad_inputs_fail_in_one_line(self):
+        not_h5 = os.path.join(self.dir, "not.h5")
+        with open(not_h5, "w", encoding="utf-8") as f:
+            f.write("plain text\n")
+        cases = ((os.path.join(self.dir, "missing.h5"), "no such file"),
+                 (self.dir, "not a file"),
+                 (not_h5, "not.h5: "))
+        for path, message in cases:
+            with self.subTest(path=path):
+                r = dcsim("report", path, "-o", os.path.join(self.dir, "bad.html"), check=False)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertFalse(os.path.exists(os.path.join(self.dir, "bad.html")))
+        r = dcsim("report", self.default, "-o", os.path.join(self.dir, "no/such/dir.html"),
+                  check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("cannot write", r.stderr)
+        r = subprocess.run([DCSIM, "report", self.default, "-o", os.path.join(self.dir, "x.html")],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, DCSIM_PYTHON="/nonexistent/python3"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot run /nonexistent/python3", r.stderr)
+        r = dcsim("report", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("usage: dcsim report", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
