@@ -138,18 +138,91 @@ def _require_step(trace, what):
 
 @_styled
 def step_timeline(trace, path):
-    """Per-pipeline-stage time of one iteration, from /step/stages.
-
-    /step stores each stage's totals (compute, exposed TP/PP/DP/CP/EP
-    communication, bubble, optimizer; they add up to the iteration) and the
-    stage's end time, not per-task start and end times, so this is not a true
-    Gantt chart: each stage is a bar of its parts stacked in that fixed order
-    (the order inside a bar is not the order in time), with a tick at the
-    stage's end_s. The critical stage is labelled. Double column.
+    """A Gantt chart of one iteration, a row per pipeline stage, from /step:
+    every forward (light blue) and backward (dark blue) of every micro-batch
+    where the schedule placed it (/step/tasks: the slowest replica), the part
+    of each task that is communication the stage cannot hide (TP, CP, EP) in
+    orange at the task's end in proportion to the stage's totals in
+    /step/stages, then the exposed data-parallel reduction (green) and the
+    optimizer (purple) up to the stage's end; white gaps are the bubble. The
+    critical stage is labelled. Double column. Traces without /step/tasks get
+    stacked bars of each stage's parts instead.
 
     Returns {"path", "stage", "parts" {column: seconds per stage}, "end_s",
-    "iteration_s", "critical_stage"}; raises ValueError without /step."""
+    "iteration_s", "critical_stage", "tasks" {"stage", "backward", "start_s",
+    "end_s"} (None without /step/tasks), "busy_s" (per stage: the tasks'
+    total length), "dp_start_s" (per stage: its last task's end)}; raises
+    ValueError without /step."""
     _require_step(trace, "the step timeline")
+    tasks = getattr(trace, "step_tasks", None)
+    if tasks is None:
+        return _stage_bars(trace, path)
+    st = trace.step_stages
+    n = len(st)
+    critical = int(trace.step_attrs.get("critical_stage", -1))
+    stage = np.arange(n)
+    parts = {c: np.array(st[c], dtype=float) for c in STEP_PARTS if c in st.dtype.names}
+    end_s = np.array(st["end_s"], dtype=float)
+    t_stage = np.array(tasks["stage"], dtype=int)
+    t_back = np.array(tasks["backward"], dtype=float) > 0.5
+    t_start = np.array(tasks["start_s"], dtype=float)
+    t_end = np.array(tasks["end_s"], dtype=float)
+    comm = sum(parts.get(c, np.zeros(n)) for c in ("tp_s", "cp_s", "ep_s"))
+    work = parts["compute_s"] + comm
+    comm_share = np.divide(comm, work, out=np.zeros(n), where=work > 0)
+    fig = _figure(DOUBLE_COLUMN_IN, min(1.2 + 0.14 * n, 8.0))
+    ax = fig.add_subplot()
+    height = 0.76
+    dense = len(t_start) > DENSE_POINTS
+    busy = np.zeros(n)
+    dp_start = np.zeros(n)
+    for s in range(n):
+        mine = t_stage == s
+        length = t_end[mine] - t_start[mine]
+        busy[s] = float(np.sum(length))
+        dp_start[s] = float(t_end[mine].max()) if np.any(mine) else 0.0
+        y = (s - height / 2, height)
+        for backward, colour in ((False, SKY), (True, BLUE)):
+            sel = t_back[mine] == backward
+            bars = list(zip(t_start[mine][sel], length[sel]))
+            if bars:
+                ax.broken_barh(bars, y, facecolors=colour, edgecolor="white",
+                               linewidth=0.2 if not dense else 0, rasterized=dense)
+        if comm_share[s] > 0:
+            slivers = [(e - w * comm_share[s], w * comm_share[s])
+                       for e, w in zip(t_end[mine], length)]
+            ax.broken_barh(slivers, y, facecolors=ORANGE, linewidth=0, rasterized=dense)
+        optimizer = parts.get("optimizer_s", np.zeros(n))[s]
+        tail = [(dp_start[s], end_s[s] - optimizer - dp_start[s], GREEN),
+                (end_s[s] - optimizer, optimizer, PURPLE)]
+        for x0, w, colour in tail:
+            if w > 0:
+                ax.broken_barh([(x0, w)], y, facecolors=colour, linewidth=0)
+    from matplotlib.patches import Patch
+    legend = [Patch(color=SKY, label="forward"), Patch(color=BLUE, label="backward"),
+              Patch(color=ORANGE, label="TP/CP/EP comm."), Patch(color=GREEN, label="DP comm."),
+              Patch(color=PURPLE, label="optimizer")]
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(n, 16)))
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"critical {int(v)}" if int(v) == critical else f"{int(v)}"))
+    ax.set_ylabel("pipeline stage")
+    ax.set_xlabel("time in one iteration (s)")
+    iteration_s = float(trace.step_attrs.get("iteration_s", end_s.max() if n else 0.0))
+    ax.axvline(iteration_s, color=GREY, linewidth=0.6, linestyle="--")
+    ax.set_xlim(0, max(iteration_s, end_s.max() if n else 0.0) * 1.01)
+    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    _save(fig, path)
+    return {"path": path, "stage": stage, "parts": parts, "end_s": end_s,
+            "iteration_s": iteration_s, "critical_stage": critical,
+            "tasks": {"stage": t_stage, "backward": t_back, "start_s": t_start, "end_s": t_end},
+            "busy_s": busy, "dp_start_s": dp_start}
+
+
+def _stage_bars(trace, path):
+    """step_timeline of a trace without /step/tasks (written before dcsim
+    stored the schedule): each stage a bar of its /step/stages parts stacked
+    in a fixed order (not the order in time), a tick at the stage's end."""
     st = trace.step_stages
     n = len(st)
     critical = int(trace.step_attrs.get("critical_stage", -1))
@@ -181,7 +254,7 @@ def step_timeline(trace, path):
               bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     _save(fig, path)
     return {"path": path, "stage": stage, "parts": parts, "end_s": end_s,
-            "iteration_s": iteration_s, "critical_stage": critical}
+            "iteration_s": iteration_s, "critical_stage": critical, "tasks": None}
 
 
 def _campaign_parts(trace):

@@ -153,6 +153,8 @@ class Trace:
       step_stages         /step/stages, one row per pipeline stage (None without /step)
       step_tiers          tier, bytes (B), peak_utilisation (1) (None without /step)
       link_bytes          link, bytes (B) per directed link (None without /step)
+      step_tasks          stage, chunk, microbatch, backward (1), start_s, end_s (s): the
+                          pipeline schedule (None without /step or in older traces)
       replicas            /replicas, one row per replica (None without it)
       energy_hourly       /energy/hourly, one row per hour of the run (None without
                           a <site>): hour_start_s, it_power_w, outdoor_temp_c, pue,
@@ -195,16 +197,20 @@ class Trace:
         self.summary_table = self._summary_table()
         self.tables = {name: getattr(self, name)
                        for name in ("events", "timeline", "summary_table", "step_stages",
-                                    "step_tiers", "link_bytes", "replicas", "energy_hourly")
+                                    "step_tiers", "step_tasks", "link_bytes", "replicas",
+                                    "energy_hourly")
                        if getattr(self, name) is not None}
 
     def _read_step(self, f):
         self.step_attrs = self.step_stages = self.step_tiers = self.link_bytes = None
+        self.step_tasks = None
         if "step" not in f:
             return
         g = f["step"]
         self.step_attrs = {k: _attr(v) for k, v in g.attrs.items()}
         self.step_stages = _matrix_table(g["stages"])
+        if "tasks" in g:                     # traces of dcsim 0.1.0 after 2026-11-30
+            self.step_tasks = _matrix_table(g["tasks"])
         tiers = self.step_attrs.get("tiers") or [f"tier {i}" for i in range(len(g["tier_bytes"]))]
         width = max(len(t) for t in tiers)
         rows = np.zeros(len(tiers), dtype=[("tier", f"U{width}"), ("bytes", "f8"),

@@ -52,6 +52,7 @@ void step_profile_free(step_profile *p)
         return;
     free(p->stage);
     free(p->link_bytes);
+    free(p->tasks);
     memset(p, 0, sizeof *p);
 }
 
@@ -592,6 +593,17 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
             out->wait_s = all_ready - nominal_ready;
     }
     out->iteration_s = iteration;
+    /* the schedule a Gantt chart shows: the replica whose pipeline ends last */
+    replica_run *slowest = nominal;
+    for (unsigned r = 0; r < n_runs; r++)
+        if (runs[r].sched.iteration_s > slowest->sched.iteration_s)
+            slowest = &runs[r];
+    out->tasks = malloc((slowest->sched.n_tasks ? slowest->sched.n_tasks : 1) *
+                        sizeof *out->tasks);
+    if (!out->tasks)
+        goto oom;
+    memcpy(out->tasks, slowest->sched.tasks, slowest->sched.n_tasks * sizeof *out->tasks);
+    out->n_tasks = slowest->sched.n_tasks;
     for (unsigned s = 0; s < P; s++) {
         step_stage *ss = &out->stage[s];
         double accounted = 0;

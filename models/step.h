@@ -45,6 +45,7 @@
 
 #include "compute.h"
 #include "fabric.h"
+#include "schedule.h"
 #include "workload.h"
 
 enum step_part { STEP_COMPUTE = 0, STEP_TP, STEP_PP, STEP_DP, STEP_CP, STEP_EP, STEP_BUBBLE,
@@ -89,6 +90,11 @@ typedef struct step_profile {
     double tier_peak_utilisation[STEP_TIERS];
     uint32_t n_links;
     double *link_bytes;              /* per link per iteration (n_links), owned */
+    /* the pipeline schedule of the slowest replica (the nominal one without
+     * stragglers): every forward and backward of every micro-batch on every
+     * stage, stage by stage in the order each runs them; owned */
+    size_t n_tasks;
+    sched_task *tasks;
 } step_profile;
 
 void step_options_defaults(step_options *o);

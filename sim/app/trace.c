@@ -303,6 +303,43 @@ static int put_doubles(hid_t g, const char *name, const double *v, int rank, con
     return rc;
 }
 
+/* /step/tasks: the slowest replica's pipeline schedule, one row per forward
+ * or backward of one micro-batch on one stage (and virtual chunk) */
+static int write_step_tasks(hid_t g, const step_profile *p)
+{
+    enum { COLS = 6 };
+    static const char *const columns[COLS] = {"stage", "chunk", "microbatch", "backward",
+                                              "start_s", "end_s"};
+    size_t n = p->n_tasks;
+    double *rows = malloc((n ? n : 1) * COLS * sizeof *rows);
+    if (!rows)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const sched_task *t = &p->tasks[i];
+        double *r = rows + i * COLS;
+        r[0] = t->stage;
+        r[1] = t->chunk;
+        r[2] = t->microbatch;
+        r[3] = t->backward;
+        r[4] = t->start_s;
+        r[5] = t->end_s;
+    }
+    hsize_t dims[2] = {n, COLS};
+    int rc = put_doubles(g, "tasks", rows, 2, dims, "s (stage, chunk, microbatch, backward: 1)",
+                         "the slowest replica's pipeline schedule: every forward (backward 0) "
+                         "and backward (1) of every micro-batch on every stage and virtual "
+                         "chunk, with its start and end in the iteration; stage by stage in "
+                         "the order each stage runs them");
+    free(rows);
+    if (!rc) {
+        hid_t d = H5Dopen2(g, "tasks", H5P_DEFAULT);
+        rc = d < 0 || put_strings_attr(d, "columns", columns, COLS);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    return rc;
+}
+
 int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n, sim_error *err)
 {
     enum { COLS = 8 };
@@ -416,6 +453,8 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
                          "busiest link of each tier: bytes / (capacity x iteration time)");
     if (!rc)
         rc = put_strings_attr(g, "tiers", tiers, STEP_TIERS);
+    if (!rc)
+        rc = write_step_tasks(g, p);
     H5Gclose(g);
     return rc ? io_error(err, tw->final_path, "writing /step") : 0;
 }

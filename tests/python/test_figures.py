@@ -177,6 +177,38 @@ class Figures(unittest.TestCase):
         # the parts of each stage add up to the iteration (docs/trace-format.md)
         total = sum(d["parts"].values())
         self.assertTrue(np.allclose(total, d["iteration_s"], rtol=1e-9))
+        # the Gantt draws /step/tasks as they are
+        with h5py.File(self.step_path, "r") as f:
+            tasks = f["step/tasks"][()]
+            self.assertEqual([c.decode() if isinstance(c, bytes) else c
+                              for c in f["step/tasks"].attrs["columns"]],
+                             ["stage", "chunk", "microbatch", "backward", "start_s", "end_s"])
+        self.assertTrue(np.array_equal(d["tasks"]["stage"], tasks[:, 0]))
+        self.assertTrue(np.array_equal(d["tasks"]["backward"], tasks[:, 3] == 1))
+        self.assertTrue(np.array_equal(d["tasks"]["start_s"], tasks[:, 4]))
+        self.assertTrue(np.array_equal(d["tasks"]["end_s"], tasks[:, 5]))
+        n = len(d["stage"])
+        microbatches = int(tasks[:, 2].max()) + 1
+        self.assertEqual(len(tasks), 2 * n * microbatches)    # a forward and a backward each
+        for s in range(n):
+            mine = tasks[tasks[:, 0] == s]
+            # a stage runs one task at a time, in the order stored
+            self.assertTrue(np.all(mine[1:, 4] >= mine[:-1, 5] - 1e-12), s)
+            # /step/tasks and /step/stages agree: the tasks' total is the
+            # stage's compute plus the communication it cannot hide, and the
+            # DP reduction and optimizer run from its last task to its end
+            work = sum(d["parts"][c][s] for c in ("compute_s", "tp_s", "cp_s", "ep_s"))
+            self.assertAlmostEqual(d["busy_s"][s] / work, 1.0, places=9)
+            self.assertAlmostEqual(d["dp_start_s"][s] + d["parts"]["dp_s"][s]
+                                   + d["parts"]["optimizer_s"][s], d["end_s"][s], places=9)
+        # a trace written before /step/tasks existed still draws (stacked bars)
+        old = self.out("no_tasks.h5")
+        shutil.copyfile(self.step_path, old)
+        with h5py.File(old, "r+") as f:
+            del f["step/tasks"]
+        d = figs.step_timeline(Trace(old), self.out("st_old.png"))
+        self.assertIsNone(d["tasks"])
+        self.assert_png(d["path"])
 
     def test_tier_utilisation_draws_the_tiers(self):
         d = figs.tier_utilisation(self.step, self.out("tu.png"))

@@ -173,8 +173,11 @@ class TraceTables(unittest.TestCase):
             self.assertTrue(np.array_equal(t.link_bytes["bytes"], g["link_bytes"][()]))
             self.assertEqual(t.link_bytes.units["bytes"], "B")
             self.assertEqual(t.step_attrs["critical_stage"], int(g.attrs["critical_stage"]))
+            self.assertEqual(t.step_tasks.units, {"stage": "1", "chunk": "1", "microbatch": "1",
+                                                  "backward": "1", "start_s": "s", "end_s": "s"})
+            self.assertTrue(np.array_equal(t.step_tasks["end_s"], g["tasks"][:, 5]))
         self.assertEqual(set(t.tables), {"events", "timeline", "summary_table", "step_stages",
-                                         "step_tiers", "link_bytes"})
+                                         "step_tiers", "step_tasks", "link_bytes"})
 
     def test_unknown_format_version_is_refused(self):
         path = os.path.join(self.tmp.name, "future.h5")
