@@ -314,21 +314,31 @@ def time_breakdown(trace, path):
             "iteration_s": iteration, "critical_stage": critical}
 
 
+UTILISATION_BINS = 20
+
+
 @_styled
 def tier_utilisation(trace, path):
-    """Fabric load by tier from /step: bytes per iteration (log scale) and the
-    busiest link's utilisation (bytes / (capacity x iteration), in %), one
-    horizontal bar per tier. Single column.
+    """Fabric load by tier from /step: bytes per iteration per tier (log
+    scale), and a heat map of how the tier's links are loaded: a row per
+    tier, a column per utilisation bin (mean bytes / (capacity x iteration),
+    in %, from 0 to the busiest link; a first column for links that carry
+    nothing), each cell's colour the share of the tier's links in it, the
+    busiest link marked. Traces without /step/link_utilisation get the
+    busiest link per tier as bars instead. Double column.
 
-    Returns {"path", "tiers", "bytes", "peak_utilisation" (fraction)};
-    raises ValueError without /step."""
+    Returns {"path", "tiers", "bytes", "peak_utilisation" (fraction),
+    "links" (per tier), "idle" (per tier: links carrying nothing),
+    "bin_edges" (fractions), "counts" (tiers x bins: links)}; raises
+    ValueError without /step."""
     _require_step(trace, "the tier utilisation")
     tiers = trace.step_tiers
     names = [str(t) for t in tiers["tier"]]
     nbytes = np.array(tiers["bytes"], dtype=float)
     util = np.array(tiers["peak_utilisation"], dtype=float)
-    fig = _figure(SINGLE_COLUMN_IN, 2.8)
-    ax_b, ax_u = fig.subplots(2, 1, sharey=True)
+    per_link = getattr(trace, "link_utilisation", None)
+    fig = _figure(DOUBLE_COLUMN_IN, 2.2)
+    ax_b, ax_u = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [2, 3]})
     y = np.arange(len(names))
     ax_b.barh(y, np.where(nbytes > 0, nbytes, np.nan), color=BLUE, height=0.7)
     ax_b.set_xscale("log")
@@ -339,15 +349,55 @@ def tier_utilisation(trace, path):
         ax_b.text(v if v > 0 else ax_b.get_xlim()[0], yi, f" {_si_bytes(v)}", va="center",
                   ha="left", fontsize=FONT_PT)
     ax_b.set_xlabel("bytes per iteration (B)")
-    ax_u.barh(y, 100 * util, color=ORANGE, height=0.7)
-    ax_u.set_xlim(0, max(100 * util.max() * 1.35 if len(util) else 1.0, 1e-3))
-    for yi, v in zip(y, util):
-        ax_u.text(100 * v, yi, f" {100 * v:.2f} %", va="center", ha="left", fontsize=FONT_PT)
-    ax_u.set_xlabel("busiest link's utilisation (%)")
     ax_b.set_yticks(y, names)
     ax_b.set_ylim(len(names) - 0.5, -0.5)
+    out = {"path": path, "tiers": names, "bytes": nbytes, "peak_utilisation": util,
+           "links": None, "idle": None, "bin_edges": None, "counts": None}
+    if per_link is None:
+        ax_u.barh(y, 100 * util, color=ORANGE, height=0.7)
+        ax_u.set_xlim(0, max(100 * util.max() * 1.35 if len(util) else 1.0, 1e-3))
+        for yi, v in zip(y, util):
+            ax_u.text(100 * v, yi, f" {100 * v:.2f} %", va="center", ha="left",
+                      fontsize=FONT_PT)
+        ax_u.set_xlabel("busiest link's utilisation (%)")
+        _save(fig, path)
+        return out
+    link_tier = np.array(per_link["tier"], dtype=int)
+    u = np.array(per_link["utilisation"], dtype=float)
+    top = float(u.max()) if len(u) else 0.0
+    top = top if top > 0 else 1.0
+    edges = np.linspace(0.0, top, UTILISATION_BINS + 1)
+    counts = np.zeros((len(names), UTILISATION_BINS), dtype=np.int64)
+    links = np.zeros(len(names), dtype=np.int64)
+    idle = np.zeros(len(names), dtype=np.int64)
+    for k in range(len(names)):
+        mine = u[link_tier == k]
+        links[k] = len(mine)
+        idle[k] = int(np.sum(mine <= 0))
+        counts[k], _ = np.histogram(mine[mine > 0], bins=edges)
+    share = np.zeros((len(names), UTILISATION_BINS + 1))
+    for k in range(len(names)):
+        if links[k]:
+            share[k, 0] = idle[k] / links[k]
+            share[k, 1:] = counts[k] / links[k]
+    # the idle column sits left of 0, one bin wide
+    x_edges = 100 * np.concatenate(([-(edges[1] - edges[0])], edges))
+    shown = np.ma.masked_equal(share, 0.0)
+    mesh = ax_u.pcolormesh(x_edges, np.arange(len(names) + 1) - 0.5, shown, cmap="viridis",
+                           vmin=0.0, vmax=1.0, edgecolors="white", linewidth=0.3)
+    ax_u.axvline(0.0, color=GREY, linewidth=0.6)
+    ax_u.plot(100 * util, y, linestyle="none", marker="|", markersize=9, color=VERMILLION,
+              label="busiest link")
+    ax_u.set_xlim(x_edges[0], x_edges[-1])
+    ax_u.text(x_edges[0], -0.62, "idle", ha="left", va="bottom", fontsize=FONT_PT)
+    ax_u.set_xlabel("link utilisation over the iteration (%)")
+    ax_u.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), borderaxespad=0.1)
+    bar = fig.colorbar(mesh, ax=ax_u, pad=0.02, fraction=0.05)
+    bar.set_label("share of the tier's links (1)")
+    ax_b.set_yticks(y, [f"{n}\n{c:,} links" for n, c in zip(names, links)])
     _save(fig, path)
-    return {"path": path, "tiers": names, "bytes": nbytes, "peak_utilisation": util}
+    out.update({"links": links, "idle": idle, "bin_edges": edges, "counts": counts})
+    return out
 
 
 @_styled

@@ -153,6 +153,8 @@ class Trace:
       step_stages         /step/stages, one row per pipeline stage (None without /step)
       step_tiers          tier, bytes (B), peak_utilisation (1) (None without /step)
       link_bytes          link, bytes (B) per directed link (None without /step)
+      link_utilisation    link, tier (index into step_attrs["tiers"]), utilisation (1) per
+                          directed link (None without /step or in older traces)
       step_tasks          stage, chunk, microbatch, backward (1), start_s, end_s (s): the
                           pipeline schedule (None without /step or in older traces)
       replicas            /replicas, one row per replica (None without it)
@@ -197,13 +199,14 @@ class Trace:
         self.summary_table = self._summary_table()
         self.tables = {name: getattr(self, name)
                        for name in ("events", "timeline", "summary_table", "step_stages",
-                                    "step_tiers", "step_tasks", "link_bytes", "replicas",
+                                    "step_tiers", "step_tasks", "link_bytes",
+                                    "link_utilisation", "replicas",
                                     "energy_hourly")
                        if getattr(self, name) is not None}
 
     def _read_step(self, f):
         self.step_attrs = self.step_stages = self.step_tiers = self.link_bytes = None
-        self.step_tasks = None
+        self.step_tasks = self.link_utilisation = None
         if "step" not in f:
             return
         g = f["step"]
@@ -224,6 +227,19 @@ class Trace:
                                            _text(g["tier_peak_utilisation"].attrs["units"])},
                                 "per fabric tier: bytes per iteration and the busiest link's "
                                 "utilisation")
+        self.link_utilisation = None
+        if "link_utilisation" in g and "link_tier" in g:   # traces after 2026-11-30
+            lu = g["link_utilisation"][()]
+            rows = np.zeros(len(lu), dtype=[("link", "i8"), ("tier", "i8"),
+                                            ("utilisation", "f8")])
+            rows["link"] = np.arange(len(lu))
+            rows["tier"] = g["link_tier"][()]
+            rows["utilisation"] = lu
+            self.link_utilisation = Table(rows, {"link": "-", "tier": "-",
+                                                 "utilisation":
+                                                     _text(g["link_utilisation"].attrs["units"])},
+                                          "per directed link: its tier (an index into "
+                                          "/step's tiers) and mean utilisation")
         lb = g["link_bytes"][()]
         links = np.zeros(len(lb), dtype=[("link", "i8"), ("bytes", "f8")])
         links["link"] = np.arange(len(lb))

@@ -52,6 +52,8 @@ void step_profile_free(step_profile *p)
         return;
     free(p->stage);
     free(p->link_bytes);
+    free(p->link_tier);
+    free(p->link_utilisation);
     free(p->tasks);
     memset(p, 0, sizeof *p);
 }
@@ -400,18 +402,25 @@ static double reduce_end(const step_options *o, double last_end, double last_len
     return dc->buckets ? end : last_end;
 }
 
-static void tier_totals(const fabric *f, const comm_ctx *cx, step_profile *out)
+static int tier_totals(const fabric *f, const comm_ctx *cx, step_profile *out)
 {
     const topo_graph *g = &f->g;
+    out->link_tier = malloc(((size_t)g->n_links + 1) * sizeof *out->link_tier);
+    out->link_utilisation = malloc(((size_t)g->n_links + 1) * sizeof *out->link_utilisation);
+    if (!out->link_tier || !out->link_utilisation)
+        return -1;
     for (int t = 0; t < STEP_TIERS; t++)
         out->tier_bytes[t] = cx->tier_copies[t];
     for (uint32_t l = 0; l < g->n_links; l++) {
         int tier = link_tier(g, l);
         out->tier_bytes[tier] += out->link_bytes[l];
         double u = out->link_bytes[l] / (g->link_bytes_per_s[l] * out->iteration_s);
+        out->link_tier[l] = (uint8_t)tier;
+        out->link_utilisation[l] = u;
         if (u > out->tier_peak_utilisation[tier])
             out->tier_peak_utilisation[tier] = u;
     }
+    return 0;
 }
 
 int step_simulate(const workload *w, const compute_device *dev, fabric *f,
@@ -626,7 +635,8 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     out->hfu = w->hardware_flops_iteration / (iteration * (double)gpus) / peak;
     if (out->slowest_speed >= 1)
         out->slowest_gpu = UINT32_MAX;
-    tier_totals(f, &cx, out);
+    if (tier_totals(f, &cx, out))
+        goto oom;
     rc = 0;
     goto done;
 oom:

@@ -90,6 +90,8 @@ typedef struct step_profile {
     double tier_peak_utilisation[STEP_TIERS];
     uint32_t n_links;
     double *link_bytes;              /* per link per iteration (n_links), owned */
+    uint8_t *link_tier;              /* per link: its tier, 0 .. STEP_TIERS - 1; owned */
+    double *link_utilisation;        /* per link: bytes / (capacity x iteration); owned */
     /* the pipeline schedule of the slowest replica (the nominal one without
      * stragglers): every forward and backward of every micro-batch on every
      * stage, stage by stage in the order each runs them; owned */

@@ -303,6 +303,24 @@ static int put_doubles(hid_t g, const char *name, const double *v, int rank, con
     return rc;
 }
 
+/* /step/link_tier: uint8 per link, its tier as an index into the tiers attribute */
+static int put_link_tiers(hid_t g, const uint8_t *tier, uint32_t n_links)
+{
+    hsize_t n = n_links;
+    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t d = H5Dcreate2(g, "link_tier", H5T_STD_U8LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int rc = d < 0 ||
+             (n_links && H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, tier) < 0) ||
+             put_string_attr(d, "units", "-") ||
+             put_string_attr(d, "description", "every directed link's tier, by link id: an "
+                                               "index into /step's tiers attribute");
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(s);
+    return rc;
+}
+
 /* /step/tasks: the slowest replica's pipeline schedule, one row per forward
  * or backward of one micro-batch on one stage (and virtual chunk) */
 static int write_step_tasks(hid_t g, const step_profile *p)
@@ -453,6 +471,12 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
                          "busiest link of each tier: bytes / (capacity x iteration time)");
     if (!rc)
         rc = put_strings_attr(g, "tiers", tiers, STEP_TIERS);
+    if (!rc)
+        rc = put_doubles(g, "link_utilisation", p->link_utilisation, 1, &nl, "1",
+                         "every directed link's mean utilisation over the iteration: bytes / "
+                         "(capacity x iteration time), by link id");
+    if (!rc)
+        rc = put_link_tiers(g, p->link_tier, p->n_links);
     if (!rc)
         rc = write_step_tasks(g, p);
     H5Gclose(g);

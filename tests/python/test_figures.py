@@ -219,6 +219,19 @@ class Figures(unittest.TestCase):
             self.assertTrue(np.array_equal(d["bytes"], g["tier_bytes"][()]))
             self.assertTrue(np.array_equal(d["peak_utilisation"],
                                            g["tier_peak_utilisation"][()]))
+            link_tier = g["link_tier"][()]
+            link_u = g["link_utilisation"][()]
+            link_bytes = g["link_bytes"][()]
+        # the heat map counts every link once, in its tier
+        self.assertTrue(np.array_equal(d["links"], np.bincount(link_tier, minlength=len(tiers))))
+        self.assertTrue(np.array_equal(d["idle"] + d["counts"].sum(axis=1), d["links"]))
+        for k in range(len(tiers)):
+            mine = link_tier == k
+            self.assertEqual(d["idle"][k], int(np.sum(link_bytes[mine] == 0)), tiers[k])
+            # the tier's busiest link is the one /step/tier_peak_utilisation names
+            self.assertEqual(link_u[mine].max() if mine.any() else 0.0,
+                             d["peak_utilisation"][k], tiers[k])
+        self.assertEqual(d["bin_edges"][-1], link_u.max())
 
     def test_campaign_timeline_draws_the_campaign(self):
         for label, t in self.traces.items():

@@ -177,7 +177,8 @@ class TraceTables(unittest.TestCase):
                                                   "backward": "1", "start_s": "s", "end_s": "s"})
             self.assertTrue(np.array_equal(t.step_tasks["end_s"], g["tasks"][:, 5]))
         self.assertEqual(set(t.tables), {"events", "timeline", "summary_table", "step_stages",
-                                         "step_tiers", "step_tasks", "link_bytes"})
+                                         "step_tiers", "step_tasks", "link_bytes",
+                                         "link_utilisation"})
 
     def test_unknown_format_version_is_refused(self):
         path = os.path.join(self.tmp.name, "future.h5")
