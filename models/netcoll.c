@@ -503,6 +503,17 @@ static int append(route_buf *b, const topo_usage *u, size_t k, double w)
 }
 
 /* Route connection c into b->one; returns the usage count or -1. */
+/* Why routing a connection failed: no memory for the hop tables (-2), or
+ * no path (-1). */
+static void route_failure(char *why, size_t why_size, long rc, const nc_conn *c)
+{
+    if (rc == -2)
+        snprintf(why, why_size, "out of memory for the routing tables (routing host %u to host "
+                 "%u): the fabric is too large for this machine's memory", c->src, c->dst);
+    else
+        snprintf(why, why_size, "no route from host %u to host %u", c->src, c->dst);
+}
+
 static long route_conn(const nc_fabric *f, const nc_conn *c, uint64_t key, const double *load,
                        route_buf *b)
 {
@@ -546,7 +557,7 @@ static void start_phase(executor *x, uint32_t i)
         long nu = route_conn(x->f, c, key, load, &x->buf);
         if (nu < 0) {
             x->failed = 1;
-            snprintf(x->why, sizeof x->why, "no route from host %u to host %u", c->src, c->dst);
+            route_failure(x->why, sizeof x->why, nu, c);
             sim_stop(x->eng);
             return;
         }
@@ -742,7 +753,7 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, char *why,
                 const nc_conn *c = &p->conn[ph->conn_first + k];
                 long nu = route_conn(f, c, ((uint64_t)i << 32) ^ k, load, &b);
                 if (nu < 0) {
-                    snprintf(why, why_size, "no route from host %u to host %u", c->src, c->dst);
+                    route_failure(why, why_size, nu, c);
                     goto done;
                 }
                 if (!ph->coupled || k == 0) {
@@ -841,7 +852,7 @@ int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *by
             const nc_conn *c = &p->conn[ph->conn_first + k];
             long nu = route_conn(f, c, ((uint64_t)i << 32) ^ k, load, &b);
             if (nu < 0) {
-                snprintf(why, why_size, "no route from host %u to host %u", c->src, c->dst);
+                route_failure(why, why_size, nu, c);
                 goto done;
             }
             for (long u = 0; u < nu; u++) {

@@ -31,6 +31,7 @@ struct topo_router {
     uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
     double *node_weight;     /* spray frontier weights, per node */
     uint32_t *front, *next_front;
+    int out_of_memory;       /* a hop table could not be allocated */
 };
 
 static const char *const balance_names[] = {"ecmp", "adaptive", "spray"};
@@ -254,8 +255,10 @@ static const uint16_t *table_to(topo_router *r, uint32_t t)
         return r->tables[ti];
     const topo_graph *g = r->g;
     uint16_t *hops = malloc(((size_t)r->n_sw + 1) * sizeof *hops);
-    if (!hops)
+    if (!hops) {
+        r->out_of_memory = 1; /* topo_route says so, rather than "no route" */
         return NULL;
+    }
     for (uint32_t i = 0; i < r->n_sw; i++)
         hops[i] = HOP_INF;
     size_t head = 0, tail = 0;
@@ -678,5 +681,5 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
     }
     for (size_t i = 0; i < n; i++)
         r->link_slot[out[i].link] = UINT32_MAX;
-    return rc ? -1 : (long)n;
+    return rc ? (r->out_of_memory ? -2 : -1) : (long)n;
 }

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "energyrun.h"
+#include "resources.h"
 #include "scenario.h"
 #include "stepcmd.h"
 #include "summary.h"
@@ -142,6 +143,10 @@ static int set_up(variant *x)
     if (scn_load(x->path, x->sets, x->n_sets, &x->scn, &x->err))
         return -1;
     x->loaded = 1;
+    /* variants run in parallel, one campaign per thread */
+    if (res_check(&x->scn, x->scn.step_computes_iteration ? RES_STEP : 0,
+                  res_parallel_campaigns(UINT32_MAX), &x->err))
+        return -1;
     if (x->site) {
         char why[600];
         site_info info; /* a <site> in the scenario keeps its cooling, month and green share */

@@ -13,6 +13,7 @@
 
 #include "campaign.h"
 #include "cli.h"
+#include "resources.h"
 #include "scenario.h"
 #include "stepcmd.h"
 #include "units.h"
@@ -89,6 +90,11 @@ int cmd_goodput(int argc, char **argv)
     scn_scenario s;
     if (scn_load(path, sets, n_sets, &s, &err))
         return cli_print_error(&err);
+    if (res_check(&s, s.step_computes_iteration ? RES_STEP : 0, res_parallel_campaigns(replicas),
+                  &err)) {
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
     int rc = 0;
     if (s.step_computes_iteration) { /* the iteration from the step tier, as dcsim run */
         step_profile prof;

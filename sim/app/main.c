@@ -26,10 +26,12 @@
 #include "goodput.h"
 #include "netcmd.h"
 #include "report.h"
+#include "resources.h"
 #include "scenario.h"
 #include "sizing.h"
 #include "stepcmd.h"
 #include "summary.h"
+#include "sweep.h"
 #include "trace.h"
 #include "version.h"
 
@@ -62,6 +64,8 @@ static const char usage_main[] =
     "  netbench [SCENARIO.xml] an nccl-tests-style collective sweep on the fabric\n"
     "  compare [SCENARIO.xml ...] --vary site=a,b  energy, cost and CO2 side by side\n"
     "  report TRACE.h5 [MORE.h5 ...]  an HTML report with figures; runs compared\n"
+    "  sweep [SCENARIO.xml] --grid PATH=V1,V2 -o SWEEP.h5  many points x replicas,\n"
+    "                         OpenMP and MPI, resumable (docs/scaling.md)\n"
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
@@ -135,10 +139,12 @@ static int cmd_help(const char *topic)
         fputs(usage_compare, stdout);
     else if (strcmp(topic, "report") == 0)
         fputs(usage_report, stdout);
+    else if (strcmp(topic, "sweep") == 0)
+        fputs(usage_sweep, stdout);
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report sweep default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -291,6 +297,11 @@ static int cmd_run(int argc, char **argv)
     scn_scenario scn;
     if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
         return cli_print_error(&err);
+    if (res_check(&scn, scn.step_computes_iteration ? RES_STEP : 0,
+                  res_parallel_campaigns(o.replicas), &err)) {
+        scn_scenario_free(&scn);
+        return cli_print_error(&err);
+    }
     step_profile prof = {0};
     if (scn.step_computes_iteration && app_step_iteration(&scn, &prof, &err)) {
         step_profile_free(&prof);
@@ -473,10 +484,12 @@ int main(int argc, char **argv)
         rc = cmd_compare(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "report") == 0) {
         rc = cmd_report(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "sweep") == 0) {
+        rc = cmd_sweep(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report sweep default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

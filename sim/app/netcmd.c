@@ -15,6 +15,7 @@
 #include "export.h"
 #include "fabric.h"
 #include "netcoll.h"
+#include "resources.h"
 #include "scenario.h"
 #include "stats.h"
 #include "units.h"
@@ -126,6 +127,10 @@ static int load_fabric(const net_options *o, scn_scenario *s, fabric *f)
     sim_error_clear(&err);
     if (scn_load_flags(o->path, o->sets, o->n_sets, SCN_LOAD_NO_FIT_CHECK, s, &err))
         return cli_print_error(&err);
+    if (res_check(s, RES_STEP, 0, &err)) {
+        scn_scenario_free(s);
+        return cli_print_error(&err);
+    }
     if (!s->has_fabric) {
         fprintf(stderr, "%s: error: the scenario has no <cluster><fabric>: add one (docs/fabric.md; "
                         "scenarios/examples/superpod-h100.xml is an example)\n", s->source);

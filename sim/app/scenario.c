@@ -48,8 +48,9 @@ extern const size_t dcsim_default_scenario_len;
 #define BUILTIN_MODELS_NAME "catalog/models.xml (built-in)"
 #define BUILTIN_SERVERS_NAME "catalog/servers.xml (built-in)"
 #define BUILTIN_LINKS_NAME "catalog/links.xml (built-in)"
-#define MAX_GPUS 10000000.0 /* one scenario; the resource guard is a later issue */
+#define MAX_GPUS 1e12 /* beyond any machine: the resource guard (resources.h) refuses what will not fit */
 #define MAX_PARAMS 1e15
+#define MAX_SPEED_GPUS 1048576u /* <step> per-GPU speeds: see parse_step */
 #define MAX_TOKENS 1e18
 #define DEFAULT_SEED 1
 
@@ -1496,6 +1497,13 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
     if (rc || (!named && spread == 0))
         return rc;
     uint64_t gpus = s->campaign.gpu_count;
+    /* one random stream and one double per GPU, drawn here at load time: a
+     * bound keeps `dcsim validate` quick (2^30 GPUs took minutes and 8 GiB) */
+    if (gpus > MAX_SPEED_GPUS)
+        return node_error(ld, n, NULL,
+                          "per-GPU speeds (straggler-spread, <straggler>) are drawn for at most "
+                          "%u GPUs; this cluster has %llu",
+                          MAX_SPEED_GPUS, (unsigned long long)gpus);
     s->gpu_speed = malloc(gpus * sizeof *s->gpu_speed);
     if (!s->gpu_speed)
         return node_error(ld, n, NULL, "out of memory for %llu GPU speeds",
@@ -1985,6 +1993,21 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         /* the job's speed while a node is slow: the synchronous job waits for
          * it all the time (the step tier refines this from its profile) */
         c->straggler_speed = s->straggler_gpu_speed;
+    }
+    if (!rc && rel && has_attr(rel, "scale")) {
+        /* <reliability scale="2">: every failure and straggler rate times
+         * the scale (every MTBF divided by it), for what-if sweeps; detection,
+         * repair and restart times are left as they are */
+        double scale = 1;
+        rc = get_quantity(ld, rel, "scale", SIM_DIM_COUNT, 1, &scale);
+        if (!rc)
+            rc = positive(ld, rel, "scale", scale, 1e6, "");
+        for (unsigned i = 0; !rc && i < c->n_causes; i++)
+            c->causes[i].rate_per_s *= scale;
+        if (!rc) {
+            c->gpu_failure_rate_per_s *= scale;
+            c->straggler_rate_per_s *= scale;
+        }
     }
     return rc;
 }

@@ -13,6 +13,7 @@
 #include "compute.h"
 #include "fabric.h"
 #include "hardware.h"
+#include "resources.h"
 #include "workload.h"
 
 #define MAX_SETS 256
@@ -352,6 +353,10 @@ int cmd_step(int argc, char **argv)
     scn_scenario s;
     if (scn_load(path, sets, n_sets, &s, &err))
         return cli_print_error(&err);
+    if (res_check(&s, RES_STEP, 0, &err)) {
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
     if (analytic)
         s.step.analytic = 1;
     step_profile prof;

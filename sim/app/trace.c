@@ -49,7 +49,7 @@ static int io_error(sim_error *err, const char *path, const char *what)
 }
 
 /* object creation properties without timestamps, for byte-identical files */
-static hid_t untimed(hid_t class_id)
+hid_t trace_untimed(hid_t class_id)
 {
     hid_t p = H5Pcreate(class_id);
     if (p >= 0)
@@ -57,7 +57,7 @@ static hid_t untimed(hid_t class_id)
     return p;
 }
 
-static hid_t string_type(void)
+hid_t trace_string_type(void)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
@@ -67,7 +67,7 @@ static hid_t string_type(void)
 
 static int put_string_attr(hid_t obj, const char *name, const char *value)
 {
-    hid_t t = string_type(), s = H5Screate(H5S_SCALAR);
+    hid_t t = trace_string_type(), s = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
     int rc = a < 0 || H5Awrite(a, t, &value) < 0;
     H5Aclose(a);
@@ -79,7 +79,7 @@ static int put_string_attr(hid_t obj, const char *name, const char *value)
 static int put_strings_attr(hid_t obj, const char *name, const char *const *values, size_t n)
 {
     hsize_t dims[1] = {n};
-    hid_t t = string_type(), s = H5Screate_simple(1, dims, NULL);
+    hid_t t = trace_string_type(), s = H5Screate_simple(1, dims, NULL);
     hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
     int rc = a < 0 || H5Awrite(a, t, values) < 0;
     H5Aclose(a);
@@ -157,7 +157,7 @@ static int table_create(table *tb, hid_t group, const char *name, hid_t type, si
     tb->row_size = row_size;
     tb->buf = malloc(CHUNK_ROWS * row_size);
     hid_t space = H5Screate_simple(1, dims, maxdims);
-    hid_t dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t dcpl = trace_untimed(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, chunk);
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, DEFLATE_LEVEL);
@@ -247,7 +247,7 @@ int trace_open(const char *path, trace_writer **out, sim_error *err)
         free(tw);
         return io_error(err, path, "H5Fcreate");
     }
-    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t campaign = H5Gcreate2(tw->file, "campaign", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     int rc = campaign < 0 ||
@@ -291,7 +291,7 @@ campaign_sink trace_campaign_sink(trace_writer *tw)
 static int put_doubles(hid_t g, const char *name, const double *v, int rank, const hsize_t *dims,
                        const char *units, const char *description)
 {
-    hid_t s = H5Screate_simple(rank, dims, NULL), dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t s = H5Screate_simple(rank, dims, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 ||
              put_string_attr(d, "units", units) ||
@@ -307,7 +307,7 @@ static int put_doubles(hid_t g, const char *name, const double *v, int rank, con
 static int put_link_tiers(hid_t g, const uint8_t *tier, uint32_t n_links)
 {
     hsize_t n = n_links;
-    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(g, "link_tier", H5T_STD_U8LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     int rc = d < 0 ||
              (n_links && H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, tier) < 0) ||
@@ -390,7 +390,7 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
             H5Dclose(d);
     }
     if (!rc) {
-        hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = untimed(H5P_DATASET_CREATE);
+        hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
         hid_t d = H5Dcreate2(tw->file, "replica_digests", H5T_NATIVE_UINT64, s, H5P_DEFAULT, dcpl,
                              H5P_DEFAULT);
         rc = d < 0 || H5Dwrite(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, digests) < 0 ||
@@ -410,7 +410,7 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
 
 int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
 {
-    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(tw->file, "step", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     if (g < 0)
@@ -485,7 +485,7 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
 
 static int write_summary(hid_t file, const run_summary *sum)
 {
-    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(file, "summary", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     if (g < 0)
@@ -493,7 +493,7 @@ static int write_summary(hid_t file, const run_summary *sum)
     int rc = 0;
     for (size_t i = 0; !rc && i < sum->n_metrics; i++) {
         const summary_metric *m = &sum->metrics[i];
-        hid_t s = H5Screate(H5S_SCALAR), dcpl = untimed(H5P_DATASET_CREATE);
+        hid_t s = H5Screate(H5S_SCALAR), dcpl = trace_untimed(H5P_DATASET_CREATE);
         hid_t type = m->is_count ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
         hid_t d = H5Dcreate2(g, m->name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
         int64_t count = (int64_t)m->value;
@@ -527,7 +527,7 @@ static int write_cause_names(hid_t file, const campaign_config *c)
 
 static int write_scenario(hid_t file, const scn_scenario *scn)
 {
-    hid_t t = string_type(), s = H5Screate(H5S_SCALAR), dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t t = trace_string_type(), s = H5Screate(H5S_SCALAR), dcpl = trace_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(file, "scenario", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     const char *text = scn->resolved_xml;
     int rc = d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0 ||
@@ -659,7 +659,7 @@ int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error 
         x[3] = pue ? pue[h] : NAN;
         x[4] = x[1] * x[3];
     }
-    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(tw->file, "energy", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     hsize_t dims[2] = {n, COLS};

@@ -10,12 +10,21 @@
 #ifndef DCSIM_APP_TRACE_H
 #define DCSIM_APP_TRACE_H
 
+#include <hdf5.h>
+
 #include "campaign.h"
 #include "error.h"
 #include "scenario.h"
 #include "summary.h"
 
 typedef struct trace_writer trace_writer;
+
+/* HDF5 property lists and types every dcsim file uses (traces, sweep files):
+ * a creation property list of class_id without object timestamps (files stay
+ * byte-identical), and a variable-length UTF-8 string type. The caller
+ * closes both. */
+hid_t trace_untimed(hid_t class_id);
+hid_t trace_string_type(void);
 
 /* Create the temporary file next to path. Fails early (SIM_ERR_IO, naming the
  * path and the reason) when the directory is not writable. */

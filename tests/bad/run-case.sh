@@ -4,7 +4,8 @@
 # leave a trace behind.
 #   NAME.xml   expected line in a leading <!-- expect: ... --> comment; checked
 #              with both `dcsim validate NAME.xml` and `dcsim run NAME.xml`
-#   NAME.case  "args: ..." (the dcsim arguments) and "expect: ..." lines
+#   NAME.case  "args: ..." (the dcsim arguments) and "expect: ..." lines, and
+#              optionally "env: NAME=VALUE" (one variable set for the run)
 set -u
 dcsim=$1
 case_file=$2
@@ -13,7 +14,11 @@ name=$(basename "$case_file")
 failed=0
 
 check() { # args...
-    out=$("$dcsim" "$@" 2>&1 >/dev/null)
+    if [ -n "${case_env:-}" ]; then
+        out=$(env "$case_env" "$dcsim" "$@" 2>&1 >/dev/null)
+    else
+        out=$("$dcsim" "$@" 2>&1 >/dev/null)
+    fi
     status=$?
     first=$(printf '%s\n' "$out" | head -n 1)
     if [ "$status" -ne 2 ]; then
@@ -43,6 +48,7 @@ case "$name" in
 *.case)
     expect=$(sed -n 's/^expect: //p' "$name")
     args=$(sed -n 's/^args: //p' "$name")
+    case_env=$(sed -n 's/^env: //p' "$name")
     [ -n "$expect" ] && [ -n "$args" ] || { echo "FAIL $name: needs args: and expect: lines"; exit 1; }
     # shellcheck disable=SC2086 # args are word-split on purpose
     check $args

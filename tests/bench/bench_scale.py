@@ -1,0 +1,80 @@
+"""bench_scale.py DCSIM SOURCE_DIR [--smoke] - the scale smoke: a 100,352-GPU
+job on a fat-tree and on a Dragonfly (tests/scale/*.xml), the whole run
+(`dcsim run`: the step tier on the analytic network path, then the campaign)
+and the step profile alone (`dcsim step --analytic`). One machine-readable
+line per metric: wall time, peak resident memory and memory per GPU, and the
+resource guard's estimate beside what the run really used (the estimate must
+not be below it). --smoke runs the fat-tree `dcsim run` only. Run with
+Debian's /usr/bin/python3."""
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+DCSIM = sys.argv[1]
+SOURCE = sys.argv[2]
+SMOKE = "--smoke" in sys.argv[3:]
+SCENARIOS = (("fat-tree", "tests/scale/fattree-100k.xml"),
+             ("dragonfly", "tests/scale/dragonfly-100k.xml"))
+GPUS = 100352
+UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "EB": 1e18}
+
+
+def measured(args):
+    """Wall seconds and peak RSS in bytes of one dcsim command (a fresh child:
+    RUSAGE_CHILDREN's maximum covers it alone when it is the largest so far,
+    so each command runs in its own python child)."""
+    code = ("import resource, subprocess, sys, time\n"
+            "t = time.perf_counter()\n"
+            "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+            "w = time.perf_counter() - t\n"
+            "print(r.returncode, w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code, DCSIM, *args], check=True,
+                         capture_output=True, text=True).stdout.split()
+    rc, wall, rss_kb = int(out[0]), float(out[1]), int(out[2])
+    if rc != 0:
+        raise SystemExit(f"bench_scale: dcsim {' '.join(args)} exited {rc}")
+    return wall, rss_kb * 1024
+
+
+def estimate(path):
+    """The resource guard's estimate for `dcsim run path`, read from its
+    refusal under a 1-byte limit."""
+    r = subprocess.run([DCSIM, "run", path, "--quiet"], capture_output=True, text=True,
+                       env=dict(os.environ, DCSIM_MEMORY_LIMIT="1B"))
+    m = re.search(r"needs an estimated ([0-9.e+]+) (\w+) of memory", r.stderr)
+    if r.returncode != 2 or not m:
+        raise SystemExit(f"bench_scale: no estimate from the resource guard: {r.stderr.strip()}")
+    return float(m.group(1)) * UNITS[m.group(2)]
+
+
+def main():
+    failed = 0
+    for topology, rel in SCENARIOS[:1] if SMOKE else SCENARIOS:
+        path = os.path.join(SOURCE, rel)
+        commands = [("run", ["run", path, "--quiet"])]
+        if not SMOKE:
+            commands.append(("step", ["step", path, "--analytic"]))
+        for what, args in commands:
+            wall, rss = measured(args)
+            print(f"bench_scale topology={topology} gpus={GPUS} command={what} wall_s={wall:.2f} "
+                  f"peak_rss_mb={rss / 1e6:.1f} bytes_per_gpu={rss / GPUS:.0f}")
+            if what == "run":
+                guess = estimate(path)
+                print(f"bench_scale topology={topology} gpus={GPUS} guard_estimate_mb="
+                      f"{guess / 1e6:.1f} measured_mb={rss / 1e6:.1f} "
+                      f"ratio={guess / rss:.2f}")
+                if guess < rss:
+                    print(f"bench_scale: FAIL the guard's estimate is below the measured peak")
+                    failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    start = time.perf_counter()
+    rc = main()
+    print(f"bench_scale total_wall_s={time.perf_counter() - start:.2f}")
+    sys.exit(rc)

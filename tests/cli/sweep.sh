@@ -1,0 +1,110 @@
+#!/bin/sh
+# sweep.sh DCSIM SRC - `dcsim sweep` end to end: one row per grid point in
+# point order (first grid slowest), identical tables for 1 and 2 threads, a
+# point equals `dcsim run --set ... --replicas N`, a rerun takes every
+# point from the file, a different sweep on the same file is refused, a bad
+# grid value or points-file line is one error line with exit 2, and
+# <reliability scale> multiplies the failure rate. Kill-and-resume is
+# sweep_resume.sh, MPI sweep_mpi.sh.
+set -u
+dcsim=$1
+src=$2
+. "$(dirname "$0")/expect.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3
+
+grid="--grid checkpoint/@interval=10min,20min,40min --grid reliability/@scale=1,2,0.5"
+OMP_NUM_THREADS=1 "$dcsim" sweep --quiet $grid --replicas 6 -o "$tmp/t1.h5" >"$tmp/out1" 2>&1 ||
+    { echo "FAIL sweep on 1 thread"; cat "$tmp/out1"; fail=1; }
+OMP_NUM_THREADS=2 "$dcsim" sweep --quiet $grid --replicas 6 -o "$tmp/t2.h5" >"$tmp/out2" 2>&1 ||
+    { echo "FAIL sweep on 2 threads"; cat "$tmp/out2"; fail=1; }
+grep -q "^# 9 points (9 run now, 0 from the file), written to" "$tmp/out1" ||
+    { echo "FAIL sweep summary line"; cat "$tmp/out1"; fail=1; }
+# point 5 is (20min, 0.5): the same numbers as dcsim run with those overrides
+"$dcsim" run --quiet --json --replicas 6 --set checkpoint/@interval=20min \
+    --set reliability/@scale=0.5 >"$tmp/run.json" || { echo "FAIL dcsim run"; fail=1; }
+if ! "$py" - "$tmp/t1.h5" "$tmp/t2.h5" "$tmp/run.json" <<'EOF'
+import json, sys
+import h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r")["sweep"], h5py.File(sys.argv[2], "r")["sweep"]
+p, r = a["points"][:], a["replicas"][:]
+assert p.shape == (9,) and r.shape == (54,), (p.shape, r.shape)
+assert np.array_equal(p, b["points"][:]), "points differ between 1 and 2 threads"
+assert np.array_equal(r, b["replicas"][:]), "replicas differ between 1 and 2 threads"
+assert list(p["point"]) == list(range(9))
+assert [x.decode() for x in p["checkpoint/@interval"]] == ["10min"] * 3 + ["20min"] * 3 + ["40min"] * 3
+assert [x.decode() for x in p["reliability/@scale"]] == ["1", "2", "0.5"] * 3
+assert all(p["status"] == 1) and all(p["replicas"] == 6)
+assert list(r["point"]) == [i for i in range(9) for _ in range(6)]
+assert list(r["replica"]) == list(range(6)) * 9
+assert list(a.attrs["parameters"]) == ["checkpoint/@interval", "reliability/@scale"]
+assert a.attrs["replicas"] == 6 and a.attrs["points_finished"] == 9 and a.attrs["seed"] == 42
+# common random numbers: replica r has the same seed at every point, its own across replicas
+assert len(set(r["event_digest"][:6])) == 6
+# a point is `dcsim run --set ... --replicas 6`: bit-identical means and CIs
+j = json.load(open(sys.argv[3]))["replicas"]
+for name in ("time_to_train_s", "ettr_frac", "failures", "rework_s", "restart_time_s",
+             "checkpoint_time_s"):
+    assert p[5][name + "_mean"] == j[name]["mean"], (name, p[5][name + "_mean"], j[name])
+    assert p[5][name + "_ci95"] == j[name]["ci95"], (name, p[5][name + "_ci95"], j[name])
+# <reliability scale="2">: the cluster MTBF halves exactly, failures per day double
+for base, scaled in ((0, 1), (3, 4), (6, 7)):
+    assert abs(p[scaled]["cluster_mtbf_s"] / p[base]["cluster_mtbf_s"] - 0.5) < 1e-12
+    rate = lambda i: p[i]["failures_mean"] / p[i]["time_to_train_s_mean"]
+    assert 1.85 < rate(scaled) / rate(base) < 2.15, rate(scaled) / rate(base)
+    assert 0.45 < rate(base + 2) / rate(base) < 0.55
+EOF
+then
+    echo "FAIL sweep tables"
+    fail=1
+fi
+# the same command again: every point from the file, the same tables
+OMP_NUM_THREADS=2 "$dcsim" sweep --quiet $grid --replicas 6 -o "$tmp/t1.h5" >"$tmp/out3" 2>&1
+grep -q "^# 9 points (0 run now, 9 from the file)" "$tmp/out3" ||
+    { echo "FAIL rerun did not take the points from the file"; cat "$tmp/out3"; fail=1; }
+"$py" -c "
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1])['sweep'], h5py.File(sys.argv[2])['sweep']
+assert np.array_equal(a['points'][:], b['points'][:]) and np.array_equal(a['replicas'][:], b['replicas'][:])
+" "$tmp/t1.h5" "$tmp/t2.h5" || { echo "FAIL rerun changed the tables"; fail=1; }
+# another sweep on that file: refused, unless --force
+expect "different sweep refused" 2 "t1.h5: error: the file holds a different sweep" \
+    "$dcsim" sweep --quiet $grid --replicas 7 -o "$tmp/t1.h5"
+expect "different seed refused" 2 "holds a different sweep" \
+    "$dcsim" sweep --quiet $grid --replicas 6 --seed 7 -o "$tmp/t1.h5"
+expect "--force starts over" 0 "^# 9 points (9 run now, 0 from the file)" \
+    "$dcsim" sweep --quiet $grid --replicas 7 --force -o "$tmp/t1.h5"
+echo "not hdf5" >"$tmp/text.h5"
+expect "not a sweep file" 2 "text.h5: error: the file exists and is not a dcsim sweep file" \
+    "$dcsim" sweep --quiet $grid -o "$tmp/text.h5"
+# bad input: one line naming the grid (or file line), the path and the value; nothing written
+expect "bad grid value" 2 "^dcsim sweep: error: --grid checkpoint/@interval: value 'abc': <checkpoint interval=\"abc\">: 'abc' does not start with a number" \
+    "$dcsim" sweep --quiet --grid checkpoint/@interval=10min,abc -o "$tmp/bad.h5"
+expect "bad scale" 2 "^dcsim sweep: error: --grid reliability/@scale: value '-1': <reliability scale=\"-1\">: scale must be positive" \
+    "$dcsim" sweep --quiet --grid reliability/@scale=1,-1 -o "$tmp/bad.h5"
+expect "bad grid path" 2 "^dcsim sweep: error: --grid checkpoint/@bogus: value '1': <checkpoint bogus=\"1\">" \
+    "$dcsim" sweep --quiet --grid checkpoint/@bogus=1 -o "$tmp/bad.h5"
+expect "empty grid value" 2 "^dcsim sweep: error: --grid needs PATH=V1,V2" \
+    "$dcsim" sweep --quiet --grid checkpoint/@interval=10min,,20min -o "$tmp/bad.h5"
+expect "no output" 2 "^dcsim sweep: error: no result file" "$dcsim" sweep --grid reliability/@scale=1
+[ -e "$tmp/bad.h5" ] && { echo "FAIL a bad sweep wrote a file"; fail=1; }
+# --points: one point per line, comments, columns in order of appearance
+printf '# a points file\ncheckpoint/@interval=10min  reliability/@scale=2\n\nreliability/@scale=0.5 # half\n' >"$tmp/p.txt"
+expect "points file" 0 "^# 2 points (2 run now" \
+    "$dcsim" sweep --quiet --points "$tmp/p.txt" --replicas 2 -o "$tmp/p.h5"
+"$py" -c "
+import sys, h5py
+p = h5py.File(sys.argv[1])['sweep/points'][:]
+assert p.dtype.names[1:3] == ('checkpoint/@interval', 'reliability/@scale'), p.dtype.names
+assert [tuple(x.decode() for x in (q[1], q[2])) for q in p] == [('10min', '2'), ('', '0.5')]
+" "$tmp/p.h5" || { echo "FAIL points-file columns"; fail=1; }
+printf 'reliability/@scale=2\n\nreliability/@scale=x\n' >"$tmp/pbad.txt"
+expect "bad points-file value" 2 "pbad.txt:3: error: reliability/@scale=x: <reliability scale=\"x\">: 'x' does not start with a number" \
+    "$dcsim" sweep --quiet --points "$tmp/pbad.txt" -o "$tmp/bad.h5"
+printf 'reliability/@scale=2 interval\n' >"$tmp/pbad2.txt"
+expect "points-file token" 2 "pbad2.txt:1: error: 'interval': expected PATH=VALUE" \
+    "$dcsim" sweep --quiet --points "$tmp/pbad2.txt" -o "$tmp/bad.h5"
+expect "sweep help" 0 "^usage: dcsim sweep" "$dcsim" help sweep
+[ "$fail" -eq 0 ] && echo "ok: sweep"
+exit "$fail"
