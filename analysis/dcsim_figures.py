@@ -25,7 +25,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dcsim_trace import Trace, TraceFormatError, read_compare  # noqa: E402,F401
+from dcsim_trace import (Trace, TraceFormatError, is_sweep_file, read_compare,  # noqa: E402,F401
+                         read_sweep, SweepTable)
 
 SINGLE_COLUMN_IN = 3.5
 DOUBLE_COLUMN_IN = 7.0
@@ -561,15 +562,85 @@ def _goodput_points(source):
     return xs, ys, np.array(ci)[order], young, daly, float(xs[int(np.argmax(ys))])
 
 
+def _sweep_series(table):
+    """Goodput series of a sweep: its finished points grouped by every
+    parameter but the checkpoint interval, each sorted by the effective
+    interval. [(label, interval_s, ettr, ci95, young_s, daly_s)]."""
+    done = table.done()
+    if not len(done):
+        raise ValueError(f"{table.path}: the sweep has no finished points")
+    others = [p for p in table.parameters if "checkpoint" not in p]
+    groups = {}
+    for row in done:
+        key = tuple(str(row[p]) for p in others)
+        groups.setdefault(key, []).append(row)
+    series = []
+    for key, rows in groups.items():
+        rows.sort(key=lambda r: float(r["checkpoint_interval_s"]))
+        label = ", ".join(f"{p.rsplit('/', 1)[-1].lstrip('@')}={v}" for p, v in zip(others, key))
+        series.append((label or "sweep",
+                       np.array([float(r["checkpoint_interval_s"]) for r in rows]),
+                       np.array([float(r["ettr_frac_mean"]) for r in rows]),
+                       np.array([float(r["ettr_frac_ci95"]) for r in rows]),
+                       float(rows[0]["young_interval_s"]), float(rows[0]["daly_interval_s"])))
+    return series
+
+
+@_styled
+def goodput_sweep(source, path):
+    """Goodput (ETTR) against the checkpoint interval from a `dcsim sweep`
+    file whose grid varies the interval: one curve per combination of the
+    other parameters (e.g. each failure-rate scale), 95 % intervals, each
+    curve's best point starred and its Daly optimum ticked on the axis.
+    source: the file's path or a SweepTable. Single column.
+
+    Returns {"path", "series": [{"label", "interval_s", "ettr", "ettr_ci95",
+    "young_interval_s", "daly_interval_s", "best_interval_s"}]}."""
+    table = read_sweep(source) if isinstance(source, (str, os.PathLike)) else source
+    if not any("checkpoint" in p for p in table.parameters):
+        raise ValueError(f"{table.path}: the sweep does not vary a checkpoint parameter")
+    fig = _figure(SINGLE_COLUMN_IN, 2.6)
+    ax = fig.add_subplot()
+    colours = (BLUE, VERMILLION, GREEN, ORANGE, PURPLE, SKY, YELLOW, GREY)
+    out = []
+    for k, (label, x, y, ci, young, daly) in enumerate(_sweep_series(table)):
+        colour = colours[k % len(colours)]
+        ax.errorbar(x / MINUTE_S, y, yerr=ci, color=colour, marker="o", markersize=3,
+                    linewidth=1.0, capsize=2, elinewidth=0.6, label=label)
+        best = float(x[int(np.argmax(y))])
+        ax.plot([best / MINUTE_S], [float(np.max(y))], marker="*", markersize=8, color=colour,
+                linestyle="none")
+        ax.plot([daly / MINUTE_S], [0], marker="|", markersize=8, color=colour, linestyle="none",
+                transform=ax.get_xaxis_transform(), clip_on=False)
+        out.append({"label": label, "interval_s": x, "ettr": y, "ettr_ci95": ci,
+                    "young_interval_s": young, "daly_interval_s": daly,
+                    "best_interval_s": best})
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("checkpoint interval (min); ticks: Daly's optimum")
+    ax.set_ylabel("goodput, ETTR (1)")
+    ax.legend(loc="lower center", ncol=2, columnspacing=1.0, handlelength=1.5,
+              title="stars: best interval")
+    _save(fig, path)
+    return {"path": path, "series": out}
+
+
 @_styled
 def goodput_curve(source, path):
     """Goodput (ETTR) against the checkpoint interval (minutes, log scale),
     with 95 % intervals, Young's and Daly's optima and the best point. source:
-    the path of a `dcsim goodput --json` output, that object loaded, or a list
-    of Traces run at different intervals. Single column.
+    the path of a `dcsim goodput --json` output, that object loaded, a list of
+    Traces run at different intervals, or a `dcsim sweep` file (drawn by
+    goodput_sweep: a curve per value of its other parameters). Single column.
 
     Returns {"path", "interval_s", "ettr", "ettr_ci95", "young_interval_s",
     "daly_interval_s", "best_interval_s"}."""
+    if isinstance(source, SweepTable) or (isinstance(source, (str, os.PathLike))
+                                          and str(source).endswith(".h5")
+                                          and is_sweep_file(source)):
+        return goodput_sweep(source, path)
     x, y, ci, young, daly, best = _goodput_points(source)
     fig = _figure(SINGLE_COLUMN_IN, 2.4)
     ax = fig.add_subplot()
@@ -680,9 +751,9 @@ def main(argv=None):
     p.add_argument("traces", nargs="+", metavar="TRACE.h5")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
     p.add_argument("--format", choices=("png", "svg", "both"), default="both")
-    p.add_argument("--goodput", metavar="JSON",
-                   help="`dcsim goodput --json` output to draw the goodput curve from "
-                        "(default with several traces: one point per trace)")
+    p.add_argument("--goodput", metavar="JSON|SWEEP.h5",
+                   help="`dcsim goodput --json` output or a `dcsim sweep` file to draw the "
+                        "goodput curve from (default with several traces: one point per trace)")
     p.add_argument("--dpi", type=int, default=PNG_DPI,
                    help=f"PNG resolution (default {PNG_DPI}, for print)")
     p.add_argument("--compare", metavar="CMP.h5",

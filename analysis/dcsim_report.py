@@ -38,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
-from dcsim_trace import Trace, TraceFormatError, is_compare_table, read_compare  # noqa: E402
+from dcsim_trace import (Trace, TraceFormatError, is_compare_table, is_sweep_file,  # noqa: E402
+                         read_compare, read_sweep, SweepTable)
 
 DAY_S = 86400.0
 
@@ -71,7 +72,10 @@ FIGURE_TITLES = {
     "power_pue": "Power and PUE over the run",
     "goodput": "Goodput against checkpoint interval",
     "site_comparison": "Energy, cost and emissions by variant",
+    "goodput_sweep": "Goodput against checkpoint interval, from the sweep",
 }
+
+SWEEP_COLUMNS = ("time_to_train_s", "ettr_frac", "failures", "rework_gpu_hours")
 
 # figures are drawn at print size (3.5 or 7 in); on screen they are shown larger
 SCREEN_SCALE = 1.4
@@ -319,6 +323,47 @@ def compare_table_html(table, index):
             + "\n</tbody>\n</table></div>")
 
 
+def sweep_table_html(table, index):
+    """A `dcsim sweep` file's points: parameters, status, and the mean and 95 %
+    half-width of the main metrics."""
+    params = list(table.parameters)
+    head = "".join(f"<th>{_esc(p)}</th>" for p in params)
+    head += "<th>status</th>" + "".join(
+        f'<th class="num">{_esc(c)}<br><span class="hint">{_esc(table.units[c + "_mean"])}, '
+        "mean &plusmn; 95 %</span></th>" for c in SWEEP_COLUMNS)
+    rows = []
+    for row in table:
+        done = int(row["status"]) == table.status_done
+        cells = "".join(f"<td>{_esc(row[p])}</td>" for p in params)
+        cells += f"<td>{'done' if done else 'not done'}</td>"
+        for c in SWEEP_COLUMNS:
+            mean, ci = float(row[c + "_mean"]), float(row[c + "_ci95"])
+            cells += (f'<td class="num" data-point="{int(row["point"])}" data-metric="{_esc(c)}" '
+                      f'data-value="{_esc(value_repr(mean))}">{_esc(format_value(mean))} '
+                      f'<span class="hint">&plusmn; {_esc(format_value(ci))}</span></td>')
+        rows.append(f"<tr>{cells}</tr>")
+    return (f'<div class="wide"><table id="sweep-{index}" class="sweep">\n<thead><tr>{head}'
+            "</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>")
+
+
+def sweep_sections(tables, svgs):
+    parts = []
+    for i, (table, svg) in enumerate(zip(tables, svgs)):
+        a = table.attrs
+        parts += [f'<section id="sweep-section-{i}"><h2>Sweep: '
+                  f"{_esc(os.path.basename(table.path))}</h2>",
+                  f'<p class="note">{_esc(a.get("scenario_name", ""))} '
+                  f'({_esc(a.get("scenario_source", ""))}), {a.get("points_finished", "?")} of '
+                  f'{a.get("points_total", "?")} points finished, {a.get("replicas", "?")} '
+                  f'replicas each, seed {_esc(a.get("seed", ""))}, sweep '
+                  f'{_esc(a.get("sweep_id", ""))}</p>',
+                  sweep_table_html(table, i)]
+        if svg is not None:
+            parts.append(figures_html([("goodput_sweep", svg)], os.path.basename(table.path)))
+        parts.append("</section>")
+    return "\n".join(parts)
+
+
 def compare_sections(tables, svgs):
     parts = []
     for i, (table, svg) in enumerate(zip(tables, svgs)):
@@ -459,13 +504,21 @@ def load(path):
 
 
 def load_any(path):
-    """A Trace, or a CompareTable for a `dcsim compare -o` file; ReportError
-    (one line) otherwise."""
+    """A Trace, a CompareTable for a `dcsim compare -o` file or a SweepTable
+    for a `dcsim sweep -o` file; ReportError (one line) otherwise."""
     _check_file(path)
     try:
         compare = is_compare_table(path)
+        sweep = not compare and is_sweep_file(path)
     except OSError as e:
         raise ReportError(_one_line(f"{path}: {e.strerror or e}")) from None
+    if sweep:
+        try:
+            return read_sweep(path)
+        except TraceFormatError as e:
+            raise ReportError(_one_line(e)) from None
+        except (KeyError, ValueError) as e:
+            raise ReportError(_one_line(f"{path}: not a readable dcsim sweep ({e})")) from None
     if not compare:
         return load(path)
     try:
@@ -474,6 +527,21 @@ def load_any(path):
         raise ReportError(_one_line(e)) from None
     except (KeyError, ValueError) as e:
         raise ReportError(_one_line(f"{path}: not a readable dcsim compare table ({e})")) from None
+
+
+def sweep_text(tables):
+    lines = []
+    for table in tables:
+        lines.append(f"{table.path}: {len(table)} points (dcsim sweep), "
+                     f"{len(table.done())} finished")
+        params = list(table.parameters)
+        lines.append("  " + " ".join(f"{p:>22s}" for p in params)
+                     + " " + " ".join(f"{c + ' mean':>22s}" for c in SWEEP_COLUMNS[:2]))
+        for row in table:
+            lines.append("  " + " ".join(f"{row[p]:>22s}" for p in params) + " "
+                         + " ".join(f"{format_value(float(row[c + '_mean'])):>22s}"
+                                    for c in SWEEP_COLUMNS[:2]))
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def compare_text(tables):
@@ -493,7 +561,8 @@ def build(paths, goodput=None):
     with the goodput curve of a `dcsim goodput --json` file when given."""
     loaded = [load_any(p) for p in paths]
     traces = [x for x in loaded if isinstance(x, Trace)]
-    tables = [x for x in loaded if not isinstance(x, Trace)]
+    sweeps = [x for x in loaded if isinstance(x, SweepTable)]
+    tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -507,7 +576,12 @@ def build(paths, goodput=None):
                 compare_svgs.append(_svg_of(dcsim_figures.site_comparison, work, f"c{i}", table))
             except (KeyError, ValueError, IndexError) as e:
                 raise ReportError(_one_line(f"{table.path}: cannot draw it ({e})")) from None
-        extra = compare_sections(tables, compare_svgs)
+        sweep_svgs = []
+        for i, table in enumerate(sweeps):
+            varies = any("checkpoint" in p for p in table.parameters) and len(table.done())
+            sweep_svgs.append(_svg_of(dcsim_figures.goodput_sweep, work, f"s{i}", table)
+                              if varies else None)
+        extra = sweep_sections(sweeps, sweep_svgs) + compare_sections(tables, compare_svgs)
         if goodput is not None:
             try:
                 svg = _svg_of(dcsim_figures.goodput_curve, work, "goodput", goodput)
@@ -521,10 +595,11 @@ def build(paths, goodput=None):
     elif traces:
         page = comparison_report(traces, figures, extra)
     else:
-        names = ", ".join(os.path.basename(t.path) for t in tables)
+        names = ", ".join(os.path.basename(t.path) for t in sweeps + tables)
         page = _page(f"dcsim comparison: {names}", f"<h1>dcsim comparison: {_esc(names)}</h1>\n"
                      + extra)
-    return page, (summary_text(traces) if traces else "") + compare_text(tables)
+    return page, ((summary_text(traces) if traces else "") + sweep_text(sweeps)
+                  + compare_text(tables))
 
 
 def write_atomic(path, text):
@@ -548,11 +623,12 @@ def main(argv=None):
         description="Write one self-contained HTML report of one trace, or a comparison of "
                     "several, and print the summary.")
     p.add_argument("traces", nargs="+", metavar="TRACE.h5",
-                   help="dcsim run traces (-o), and/or dcsim compare tables (-o)")
+                   help="dcsim run traces (-o), dcsim sweep files, dcsim compare tables")
     p.add_argument("-o", "--output", default="report.html", metavar="REPORT.html",
                    help="the HTML file to write (default: report.html here)")
     p.add_argument("--goodput", metavar="JSON",
-                   help="add the goodput curve of a `dcsim goodput --json` output")
+                   help="add the goodput curve of a `dcsim goodput --json` output or a "
+                        "`dcsim sweep` file")
     args = p.parse_args(argv)
     prog = os.environ.get("DCSIM_REPORT_PROG", "dcsim_report.py")
     try:

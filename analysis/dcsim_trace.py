@@ -341,6 +341,67 @@ def read_compare(path):
     return table
 
 
+SWEEP_FORMAT_VERSIONS = (1,)
+
+
+def is_sweep_file(path):
+    """True when path is an HDF5 file written by `dcsim sweep -o` (a /sweep group)."""
+    with h5py.File(path, "r") as f:
+        return "sweep" in f and isinstance(f["sweep"], h5py.Group)
+
+
+class SweepTable(Table):
+    """`dcsim sweep -o FILE.h5`: /sweep/points, one row per point (its values
+    as text, status, replicas, the point's constants, and the mean and 95 %
+    half-width of every replica metric), with units (docs/trace-format.md);
+    `parameters` are the grid's paths, `attrs` the group's attributes,
+    `path` the file."""
+
+    def __array_finalize__(self, obj):
+        super().__array_finalize__(obj)
+        self.parameters = getattr(obj, "parameters", [])
+        self.attrs = getattr(obj, "attrs", {})
+        self.path = getattr(obj, "path", "")
+        self.status_done = getattr(obj, "status_done", 1)
+
+    def done(self):
+        """The finished points (status 'done')."""
+        return self[self["status"] == self.status_done]
+
+
+def read_sweep(path):
+    """/sweep/points of a `dcsim sweep -o` file as a SweepTable (parameter
+    columns decoded to str). Raises TraceFormatError (one line) for a file
+    without /sweep or of an unknown format version."""
+    with h5py.File(path, "r") as f:
+        if "sweep" not in f or "points" not in f["sweep"]:
+            raise TraceFormatError(f"{path}: no /sweep/points (not written by dcsim sweep -o)")
+        g = f["sweep"]
+        version = _attr(g.attrs.get("format_version", -1))
+        if version not in SWEEP_FORMAT_VERSIONS:
+            raise TraceFormatError(
+                f"{path}: sweep format version {version} is not supported (this reader knows "
+                f"{', '.join(map(str, SWEEP_FORMAT_VERSIONS))}); use the analysis/ scripts of "
+                "the dcsim that wrote it")
+        ds = g["points"]
+        raw = ds[()]
+        units = _texts(ds.attrs["units"])
+        names = list(raw.dtype.names)
+        status_map = _enum_map(ds, "status")
+        dtype = [(n, f"U{max(1, max((len(_text(v)) for v in raw[n]), default=1))}")
+                 if raw.dtype[n].kind in "OS" else (n, raw.dtype[n]) for n in names]
+        out = np.zeros(len(raw), dtype=dtype)
+        for n in names:
+            out[n] = [_text(v) for v in raw[n]] if raw.dtype[n].kind in "OS" else raw[n]
+        table = Table(out, dict(zip(names, units)), _text(ds.attrs.get("description", "")))
+        table = table.view(SweepTable)
+        table.parameters = _texts(g.attrs["parameters"]) if "parameters" in g.attrs else []
+        table.attrs = {k: _attr(v) for k, v in g.attrs.items()}
+    table.path = path
+    table.status_done = status_map.get("done", 1)
+    return table
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: dcsim_trace.py TRACE.h5", file=sys.stderr)

@@ -262,6 +262,32 @@ class Figures(unittest.TestCase):
         for key in ("young_interval_s", "daly_interval_s", "best_interval_s"):
             self.assertEqual(d[key], g[key], key)
 
+    def test_goodput_from_a_sweep(self):
+        path = self.out("sweep.h5")
+        dcsim("sweep", "--quiet", "--grid", "checkpoint/@interval=10min,20min,40min",
+              "--grid", "reliability/@scale=0.5,2", "--replicas", "4", "-o", path)
+        d = figs.goodput_curve(path, self.out("gp_sweep.png"))
+        self.assert_png(d["path"])
+        self.assertEqual([x["label"] for x in d["series"]], ["scale=0.5", "scale=2"])
+        with h5py.File(path, "r") as f:
+            pts = f["sweep/points"][()]
+        for series, scale in zip(d["series"], (b"0.5", b"2")):
+            rows = pts[pts["reliability/@scale"] == scale]
+            rows = rows[np.argsort(rows["checkpoint_interval_s"], kind="stable")]
+            self.assertTrue(np.array_equal(series["interval_s"], rows["checkpoint_interval_s"]))
+            self.assertTrue(np.array_equal(series["ettr"], rows["ettr_frac_mean"]))
+            self.assertTrue(np.array_equal(series["ettr_ci95"], rows["ettr_frac_ci95"]))
+            self.assertEqual(series["best_interval_s"],
+                             rows["checkpoint_interval_s"][np.argmax(rows["ettr_frac_mean"])])
+            self.assertEqual(series["daly_interval_s"], rows["daly_interval_s"][0])
+        # more failures, less goodput at every interval
+        self.assertTrue(np.all(d["series"][1]["ettr"] < d["series"][0]["ettr"]))
+        flat = self.out("sweep_scale_only.h5")
+        dcsim("sweep", "--quiet", "--grid", "reliability/@scale=0.5,2", "--replicas", "2",
+              "-o", flat)
+        with self.assertRaisesRegex(ValueError, "does not vary a checkpoint parameter"):
+            figs.goodput_curve(flat, self.out("none.png"))
+
     def test_goodput_from_traces(self):
         paths = []
         for interval in ("30min", "10min"):

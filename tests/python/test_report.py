@@ -207,6 +207,22 @@ class Report(unittest.TestCase):
         out, _ = self.report(self.default, name="gp.html", extra=("--goodput", g))
         self.assertEqual([n for n, _ in parse(out).images][-1], "goodput")
 
+    def test_sweep_file(self):
+        sweep = os.path.join(self.dir, "sweep.h5")
+        dcsim("sweep", "--quiet", "--grid", "checkpoint/@interval=10min,30min",
+              "--grid", "reliability/@scale=1,2", "--replicas", "3", "-o", sweep)
+        out, stdout = self.report(sweep, name="sweep.html")
+        p = parse(out)
+        with h5py.File(sweep, "r") as f:
+            pts = f["sweep/points"][()]
+        cells = p.cells["sweep-0"]
+        self.assertEqual(len(cells), 4 * len(dcsim_report.SWEEP_COLUMNS))
+        for c in cells:
+            row = pts[int(c["data-point"])]
+            self.assertEqual(c["data-value"], repr(float(row[c["data-metric"] + "_mean"])))
+        self.assertEqual([n for n, _ in p.images], ["goodput_sweep"])
+        self.assertIn("4 points (dcsim sweep), 4 finished", stdout)
+
     def test_same_traces_same_bytes(self):
         first, _ = self.report(self.full, self.sites, name="a.html")
         second, _ = self.report(self.full, self.sites, name="b.html")
