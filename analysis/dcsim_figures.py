@@ -137,6 +137,19 @@ def _require_step(trace, what):
         raise ValueError(f"{trace.path}: {what} needs /step (a run without <training mfu>)")
 
 
+def _stage_axis(ax, n, critical, iteration_s, right_s, pad):
+    """The y axis of stages (top to bottom, the critical one labelled), the x
+    axis of one iteration, the iteration's end dashed."""
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(n, 16)))
+    ax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"critical {int(v)}" if int(v) == critical else f"{int(v)}"))
+    ax.set_ylabel("pipeline stage")
+    ax.set_xlabel("time in one iteration (s)")
+    ax.axvline(iteration_s, color=GREY, linewidth=0.6, linestyle="--")
+    ax.set_xlim(0, max(iteration_s, right_s) * pad)
+
+
 @_styled
 def step_timeline(trace, path):
     """A Gantt chart of one iteration, a row per pipeline stage, from /step:
@@ -203,15 +216,8 @@ def step_timeline(trace, path):
     legend = [Patch(color=SKY, label="forward"), Patch(color=BLUE, label="backward"),
               Patch(color=ORANGE, label="TP/CP/EP comm."), Patch(color=GREEN, label="DP comm."),
               Patch(color=PURPLE, label="optimizer")]
-    ax.set_ylim(n - 0.5, -0.5)
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(n, 16)))
-    ax.yaxis.set_major_formatter(FuncFormatter(
-        lambda v, _: f"critical {int(v)}" if int(v) == critical else f"{int(v)}"))
-    ax.set_ylabel("pipeline stage")
-    ax.set_xlabel("time in one iteration (s)")
     iteration_s = float(trace.step_attrs.get("iteration_s", end_s.max() if n else 0.0))
-    ax.axvline(iteration_s, color=GREY, linewidth=0.6, linestyle="--")
-    ax.set_xlim(0, max(iteration_s, end_s.max() if n else 0.0) * 1.01)
+    _stage_axis(ax, n, critical, iteration_s, end_s.max() if n else 0.0, 1.01)
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     _save(fig, path)
     return {"path": path, "stage": stage, "parts": parts, "end_s": end_s,
@@ -240,15 +246,8 @@ def _stage_bars(trace, path):
     end_s = np.array(st["end_s"], dtype=float)
     ax.plot(end_s, stage, linestyle="none", marker="|", markersize=7, color="black",
             label="stage end")
-    ax.set_ylim(n - 0.5, -0.5)
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(n, 16)))
-    ax.yaxis.set_major_formatter(FuncFormatter(
-        lambda v, _: f"critical {int(v)}" if int(v) == critical else f"{int(v)}"))
-    ax.set_ylabel("pipeline stage")
-    ax.set_xlabel("time in one iteration (s)")
     iteration_s = float(trace.step_attrs.get("iteration_s", left.max() if n else 0.0))
-    ax.axvline(iteration_s, color=GREY, linewidth=0.6, linestyle="--")
-    ax.set_xlim(0, max(iteration_s, left.max() if n else 0.0) * 1.02)
+    _stage_axis(ax, n, critical, iteration_s, left.max() if n else 0.0, 1.02)
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(x) for x in labels if x != "stage end"] + [labels.index("stage end")]
     ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
@@ -562,6 +561,17 @@ def _goodput_points(source):
     return xs, ys, np.array(ci)[order], young, daly, float(xs[int(np.argmax(ys))])
 
 
+def _goodput_axes(ax, xlabel, **legend):
+    """Log interval axis in minutes (1, 2, 5 ticks), goodput axis, legend below."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("goodput, ETTR (1)")
+    ax.legend(loc="lower center", ncol=2, columnspacing=1.0, handlelength=1.5, **legend)
+
+
 def _sweep_series(table):
     """Goodput series of a sweep: its finished points grouped by every
     parameter but the checkpoint interval, each sorted by the effective
@@ -615,14 +625,8 @@ def goodput_sweep(source, path):
         out.append({"label": label, "interval_s": x, "ettr": y, "ettr_ci95": ci,
                     "young_interval_s": young, "daly_interval_s": daly,
                     "best_interval_s": best})
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("checkpoint interval (min); ticks: Daly's optimum")
-    ax.set_ylabel("goodput, ETTR (1)")
-    ax.legend(loc="lower center", ncol=2, columnspacing=1.0, handlelength=1.5,
-              title="stars: best interval")
+    _goodput_axes(ax, "checkpoint interval (min); ticks: Daly's optimum",
+                  title="stars: best interval")
     _save(fig, path)
     return {"path": path, "series": out}
 
@@ -654,13 +658,7 @@ def goodput_curve(source, path):
         k = int(np.argmin(np.abs(x - best)))
         ax.plot([best / MINUTE_S], [y[k]], marker="*", markersize=8, color=VERMILLION,
                 linestyle="none", label=f"best {best / MINUTE_S:.1f} min")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("checkpoint interval (min)")
-    ax.set_ylabel("goodput, ETTR (1)")
-    ax.legend(loc="lower center", ncol=2, columnspacing=1.0, handlelength=1.5)
+    _goodput_axes(ax, "checkpoint interval (min)")
     _save(fig, path)
     return {"path": path, "interval_s": x, "ettr": y, "ettr_ci95": ci,
             "young_interval_s": young, "daly_interval_s": daly, "best_interval_s": best}

@@ -512,21 +512,15 @@ def load_any(path):
         sweep = not compare and is_sweep_file(path)
     except OSError as e:
         raise ReportError(_one_line(f"{path}: {e.strerror or e}")) from None
-    if sweep:
-        try:
-            return read_sweep(path)
-        except TraceFormatError as e:
-            raise ReportError(_one_line(e)) from None
-        except (KeyError, ValueError) as e:
-            raise ReportError(_one_line(f"{path}: not a readable dcsim sweep ({e})")) from None
-    if not compare:
+    if not compare and not sweep:
         return load(path)
+    reader, what = (read_sweep, "sweep") if sweep else (read_compare, "compare table")
     try:
-        return read_compare(path)
+        return reader(path)
     except TraceFormatError as e:
         raise ReportError(_one_line(e)) from None
     except (KeyError, ValueError) as e:
-        raise ReportError(_one_line(f"{path}: not a readable dcsim compare table ({e})")) from None
+        raise ReportError(_one_line(f"{path}: not a readable dcsim {what} ({e})")) from None
 
 
 def sweep_text(tables):

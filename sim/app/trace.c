@@ -303,6 +303,23 @@ static int put_doubles(hid_t g, const char *name, const double *v, int rank, con
     return rc;
 }
 
+/* A rows x columns float64 table: put_doubles, plus its `columns` attribute
+ * and, when column_units is not NULL, one unit per column. */
+static int put_matrix(hid_t g, const char *name, const double *rows, size_t n_rows,
+                      size_t n_cols, const char *const *columns, const char *const *column_units,
+                      const char *units, const char *description)
+{
+    hsize_t dims[2] = {n_rows, n_cols};
+    if (put_doubles(g, name, rows, 2, dims, units, description))
+        return -1;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    int rc = d < 0 || put_strings_attr(d, "columns", columns, n_cols) ||
+             (column_units && put_strings_attr(d, "column_units", column_units, n_cols));
+    if (d >= 0)
+        H5Dclose(d);
+    return rc;
+}
+
 /* /step/link_tier: uint8 per link, its tier as an index into the tiers attribute */
 static int put_link_tiers(hid_t g, const uint8_t *tier, uint32_t n_links)
 {
@@ -342,19 +359,13 @@ static int write_step_tasks(hid_t g, const step_profile *p)
         r[4] = t->start_s;
         r[5] = t->end_s;
     }
-    hsize_t dims[2] = {n, COLS};
-    int rc = put_doubles(g, "tasks", rows, 2, dims, "s (stage, chunk, microbatch, backward: 1)",
-                         "the slowest replica's pipeline schedule: every forward (backward 0) "
-                         "and backward (1) of every micro-batch on every stage and virtual "
-                         "chunk, with its start and end in the iteration; stage by stage in "
-                         "the order each stage runs them");
+    int rc = put_matrix(g, "tasks", rows, n, COLS, columns, NULL,
+                        "s (stage, chunk, microbatch, backward: 1)",
+                        "the slowest replica's pipeline schedule: every forward (backward 0) "
+                        "and backward (1) of every micro-batch on every stage and virtual "
+                        "chunk, with its start and end in the iteration; stage by stage in "
+                        "the order each stage runs them");
     free(rows);
-    if (!rc) {
-        hid_t d = H5Dopen2(g, "tasks", H5P_DEFAULT);
-        rc = d < 0 || put_strings_attr(d, "columns", columns, COLS);
-        if (d >= 0)
-            H5Dclose(d);
-    }
     return rc;
 }
 
@@ -379,16 +390,11 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
         x[7] = (double)r[i].checkpoints;
         digests[i] = r[i].event_digest;
     }
-    hsize_t dims[2] = {n, COLS}, nd = n;
+    hsize_t nd = n;
     if (!rc)
-        rc = put_doubles(tw->file, "replicas", rows, 2, dims, "s (ettr_frac, counts: 1)",
-                         "one row per Monte Carlo replica (replica 0 is the run in /campaign)");
-    if (!rc) {
-        hid_t d = H5Dopen2(tw->file, "replicas", H5P_DEFAULT);
-        rc = d < 0 || put_strings_attr(d, "columns", columns, COLS);
-        if (d >= 0)
-            H5Dclose(d);
-    }
+        rc = put_matrix(tw->file, "replicas", rows, n, COLS, columns, NULL,
+                        "s (ettr_frac, counts: 1)",
+                        "one row per Monte Carlo replica (replica 0 is the run in /campaign)");
     if (!rc) {
         hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
         hid_t d = H5Dcreate2(tw->file, "replica_digests", H5T_NATIVE_UINT64, s, H5P_DEFAULT, dcpl,
@@ -445,18 +451,12 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
         r[STEP_PART_COUNT + 1] = p->stage[s].compute_fraction;
         r[STEP_PART_COUNT + 2] = p->stage[s].comm_fraction;
     }
-    hsize_t dims[2] = {p->n_stages, STEP_STAGE_COLUMNS};
     if (!rc)
-        rc = put_doubles(g, "stages", rows, 2, dims, "s (fractions: 1)",
-                         "per pipeline stage: the slowest replica's time in each part, the "
-                         "stage's end, and its compute and exposed-communication fractions");
+        rc = put_matrix(g, "stages", rows, p->n_stages, STEP_STAGE_COLUMNS, columns, NULL,
+                        "s (fractions: 1)",
+                        "per pipeline stage: the slowest replica's time in each part, the "
+                        "stage's end, and its compute and exposed-communication fractions");
     free(rows);
-    if (!rc) {
-        hid_t d = H5Dopen2(g, "stages", H5P_DEFAULT);
-        rc = d < 0 || put_strings_attr(d, "columns", columns, STEP_STAGE_COLUMNS);
-        if (d >= 0)
-            H5Dclose(d);
-    }
     hsize_t nl = p->n_links, nt = STEP_TIERS;
     static const char *const tiers[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
                                                   "spine-core/global"};
@@ -617,13 +617,11 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
         unlink(tmp);
         return io_error(err, path, "H5Fcreate");
     }
-    hsize_t dims[2] = {n_rows, n_cols};
-    int rc = put_doubles(f, name, values, 2, dims, "see the units attribute", description);
+    int rc = put_matrix(f, name, values, n_rows, n_cols, columns, units,
+                        "see the units attribute", description);
     if (!rc) {
         hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-        rc = d < 0 || put_strings_attr(d, "columns", columns, n_cols) ||
-             put_strings_attr(d, "column_units", units, n_cols) ||
-             put_strings_attr(d, "rows", rows, n_rows) ||
+        rc = d < 0 || put_strings_attr(d, "rows", rows, n_rows) ||
              put_string_attr(d, "layout_version", "1");
         if (d >= 0)
             H5Dclose(d);
@@ -662,17 +660,9 @@ int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error 
     hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(tw->file, "energy", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
-    hsize_t dims[2] = {n, COLS};
-    int rc = g < 0 || put_doubles(g, "hourly", rows, 2, dims, "see column_units",
-                                  "the run hour by hour at its site: mean IT power, outdoor "
-                                  "temperature, PUE, mean facility power");
-    if (!rc) {
-        hid_t d = H5Dopen2(g, "hourly", H5P_DEFAULT);
-        rc = d < 0 || put_strings_attr(d, "columns", columns, COLS) ||
-             put_strings_attr(d, "column_units", units, COLS);
-        if (d >= 0)
-            H5Dclose(d);
-    }
+    int rc = g < 0 || put_matrix(g, "hourly", rows, n, COLS, columns, units, "see column_units",
+                                 "the run hour by hour at its site: mean IT power, outdoor "
+                                 "temperature, PUE, mean facility power");
     if (g >= 0)
         H5Gclose(g);
     free(rows);
