@@ -4,8 +4,9 @@ job on a fat-tree and on a Dragonfly (tests/scale/*.xml), the whole run
 and the step profile alone (`dcsim step --analytic`). One machine-readable
 line per metric: wall time, peak resident memory and memory per GPU, and the
 resource guard's estimate beside what the run really used (the estimate must
-not be below it). --smoke runs the fat-tree `dcsim run` only. Run with
-Debian's /usr/bin/python3."""
+not be below it; with --sanitized, for an ASan build, it is only reported).
+--smoke runs the fat-tree `dcsim run` only. Run with Debian's
+/usr/bin/python3."""
 import os
 import re
 import resource
@@ -16,6 +17,9 @@ import time
 DCSIM = sys.argv[1]
 SOURCE = sys.argv[2]
 SMOKE = "--smoke" in sys.argv[3:]
+# a sanitizer build roughly doubles the memory (shadow memory, redzones): the
+# guard's per-item costs are for optimised builds, so only report the ratio
+CHECK_GUARD = "--sanitized" not in sys.argv[3:]
 SCENARIOS = (("fat-tree", "tests/scale/fattree-100k.xml"),
              ("dragonfly", "tests/scale/dragonfly-100k.xml"))
 GPUS = 100352
@@ -66,7 +70,7 @@ def main():
                 print(f"bench_scale topology={topology} gpus={GPUS} guard_estimate_mb="
                       f"{guess / 1e6:.1f} measured_mb={rss / 1e6:.1f} "
                       f"ratio={guess / rss:.2f}")
-                if guess < rss:
+                if guess < rss and CHECK_GUARD:
                     print(f"bench_scale: FAIL the guard's estimate is below the measured peak")
                     failed = 1
     return failed
