@@ -7,6 +7,14 @@
 int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run *er,
                      sim_error *err)
 {
+    /* without a step profile the iteration's split is unknown: every GPU
+     * counts as computing all of it, the upper level (docs/energy.md) */
+    return energy_run_setup_frac(s, prof ? pwr_compute_frac_of_step(prof) : 1.0, er, err);
+}
+
+int energy_run_setup_frac(const scn_scenario *s, double compute_frac, energy_run *er,
+                          sim_error *err)
+{
     memset(er, 0, sizeof *er);
     pwr_config_default(&er->power);
     er->power.gpu_tdp_w = s->gpu.tdp_w > 0 ? s->gpu.tdp_w : er->power.gpu_tdp_w;
@@ -35,9 +43,6 @@ int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run
     }
     er->n_gpus = s->campaign.gpu_count;
     er->n_servers = k->n_nodes;
-    /* without a step profile the iteration's split is unknown: every GPU
-     * counts as computing all of it, the upper level (docs/energy.md) */
-    double compute_frac = prof ? pwr_compute_frac_of_step(prof) : 1.0;
     if (!(compute_frac >= 0 && compute_frac <= 1))
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
                              "energy: the step profile has no compute fraction");

@@ -41,6 +41,12 @@ void energy_run_capex(const energy_run *er, const scn_costs *c, double run_s, en
 int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run *er,
                      sim_error *err);
 
+/* The same with the step profile's GPU compute fraction already taken
+ * (pwr_compute_frac_of_step; 1 without a profile), for callers that keep
+ * only that number (dcsim sweep). */
+int energy_run_setup_frac(const scn_scenario *s, double compute_frac, energy_run *er,
+                          sim_error *err);
+
 /* A sink that feeds the timeline to the account and forwards everything to
  * inner (may be NULL or empty). er must outlive the run. */
 campaign_sink energy_run_sink(energy_run *er, const campaign_sink *inner);

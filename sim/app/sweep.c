@@ -38,6 +38,8 @@
 #include "campaign.h"
 #include "cli.h"
 #include "scenario.h"
+#include "energyrun.h"
+#include "power.h"
 #include "resources.h"
 #include "stepcmd.h"
 #include "trace.h"
@@ -108,13 +110,18 @@ static void sweep_on_signal(int sig)
 
 /* per replica, in /sweep/replicas; per point, mean and ci95 in /sweep/points */
 enum { M_TTT, M_ETTR, M_FAILURES, M_RESTARTS, M_REWORK, M_REWORK_GPU_H, M_RESTART_T,
-       M_CKPT_T, M_CKPT_ABORTED, M_CHECKPOINTS, M_SPARE_WAIT, M_SLOW, N_METRICS };
+       M_CKPT_T, M_CKPT_ABORTED, M_CHECKPOINTS, M_SPARE_WAIT, M_SLOW,
+       /* at a <site> (NaN without one): docs/energy.md */
+       M_IT_ENERGY, M_FACILITY_ENERGY, M_PUE, M_ENERGY_COST, M_CO2, N_METRICS };
 static const char *const metric_names[N_METRICS] = {
     "time_to_train_s",  "ettr_frac",         "failures",           "restarts",
     "rework_s",         "rework_gpu_hours",  "restart_time_s",     "checkpoint_time_s",
-    "checkpoint_aborted_s", "checkpoints",   "spare_wait_s",       "slowdown_s"};
+    "checkpoint_aborted_s", "checkpoints",   "spare_wait_s",       "slowdown_s",
+    "it_energy_j",      "facility_energy_j", "pue_frac",           "energy_cost_cny",
+    "co2_kg"};
 static const char *const metric_units[N_METRICS] = {"s", "1", "1", "1", "s", "GPU h",
-                                                    "s", "s", "s", "1", "s", "s"};
+                                                    "s", "s", "s", "1", "s", "s",
+                                                    "J", "J", "1", "CNY", "kg"};
 
 /* per point, the same in every replica (from replica 0) */
 enum { C_ITERATION, C_INTERVAL, C_MTBF, C_YOUNG, C_DALY, N_CONSTS };
@@ -130,9 +137,15 @@ typedef struct sweep_rep {
 
 enum { ST_PENDING = 0, ST_DONE = 1, ST_FAILED = 2 };
 
-static void rep_of(const campaign_result *r, uint64_t gpus, sweep_rep *out)
+static void rep_of(const campaign_result *r, uint64_t gpus, const energy_result *energy,
+                   sweep_rep *out)
 {
     double *m = out->m;
+    m[M_IT_ENERGY] = energy ? energy->it_energy_j : NAN;
+    m[M_FACILITY_ENERGY] = energy ? energy->facility_energy_j : NAN;
+    m[M_PUE] = energy ? energy->pue : NAN;
+    m[M_ENERGY_COST] = energy ? energy->cost : NAN;
+    m[M_CO2] = energy ? energy->co2_kg : NAN;
     m[M_TTT] = r->time_to_train_s;
     m[M_ETTR] = r->ettr_frac;
     m[M_FAILURES] = (double)r->failures;
@@ -167,6 +180,7 @@ typedef struct point {
     unsigned line;         /* --points: the file's line */
     scn_scenario scn;
     int loaded;
+    double compute_frac;   /* the step profile's GPU compute fraction (1 without), for energy */
 } point;
 
 typedef struct sweep {
@@ -376,6 +390,8 @@ static int build_grid_points(sweep *sw)
     sw->pts = calloc(n, sizeof *sw->pts);
     if (!sw->pts)
         return EXIT_FAILURE;
+    for (size_t i = 0; i < n; i++)
+        sw->pts[i].compute_frac = 1.0; /* until a step profile says otherwise */
     sw->n_points = n;
     const char *own[MAX_GRIDS];
     for (size_t i = 0; i < n; i++) {
@@ -428,6 +444,8 @@ static int build_file_points(sweep *sw)
     sw->pts = calloc(lines, sizeof *sw->pts);
     if (!sw->pts)
         return EXIT_FAILURE;
+    for (size_t i = 0; i < lines; i++)
+        sw->pts[i].compute_frac = 1.0; /* until a step profile says otherwise */
     char *line = sw->points_text;
     for (unsigned ln = 1; line; ln++) {
         char *next = strchr(line, '\n');
@@ -1114,6 +1132,8 @@ static size_t load_points(sweep *sw, sim_error *bad_err)
         sim_error e;
         sim_error_clear(&e);
         int rc = app_step_iteration(&p->scn, &prof, &e);
+        if (!rc)
+            p->compute_frac = pwr_compute_frac_of_step(&prof);
         step_profile_free(&prof);
         if (rc) {
             bad = i;
@@ -1288,7 +1308,7 @@ static void finish_point(sweep *sw, size_t i)
 }
 
 static void record(sweep *sw, size_t i, unsigned r, int rc, const campaign_result *res,
-                   const sim_error *e)
+                   const energy_result *energy, const sim_error *e)
 {
     if (rc == SIM_ERR_INTERRUPTED)
         return; /* the point stays pending: a rerun does it again */
@@ -1302,7 +1322,7 @@ static void record(sweep *sw, size_t i, unsigned r, int rc, const campaign_resul
         sw->fail_rep[i] = (int)r;
     } else if (!rc) {
         sweep_rep *x = &sw->reps[i * sw->replicas + r];
-        rep_of(res, sw->pts[i].scn.campaign.gpu_count, x);
+        rep_of(res, sw->pts[i].scn.campaign.gpu_count, energy, x);
         x->point = (uint32_t)i;
         x->replica = r;
         if (r == 0) {
@@ -1357,15 +1377,29 @@ static void run_points(sweep *sw)
         campaign_result res;
         sim_error e;
         sim_error_clear(&e);
-        int rc = campaign_run(&c, NULL, poll_interrupt, NULL, &res, &e);
+        /* at a <site>: energy, cost and CO2 of this replica's timeline */
+        const scn_scenario *scn = &sw->pts[i].scn;
+        energy_run er;
+        memset(&er, 0, sizeof er);
+        campaign_sink sink = {0};
+        int rc = 0;
+        if (scn->site.given) {
+            rc = energy_run_setup_frac(scn, sw->pts[i].compute_frac, &er, &e);
+            sink = energy_run_sink(&er, NULL);
+        }
+        if (!rc)
+            rc = campaign_run(&c, scn->site.given ? &sink : NULL, poll_interrupt, NULL, &res, &e);
+        if (!rc && scn->site.given)
+            rc = energy_run_finish(&er, &e);
 #pragma omp critical(sweep_results)
         {
-            record(sw, i, r, rc, &res, &e);
+            record(sw, i, r, rc, &res, scn->site.given ? &er.result : NULL, &e);
             if (omp_get_thread_num() == 0)
                 comm_poll(sw);
             maybe_write(sw, 0);
             progress_show(sw, 0);
         }
+        energy_run_free(&er);
     }
     free(mine);
 }
@@ -1535,9 +1569,6 @@ static int sweep_main(sweep *sw, int argc, char **argv)
         return CLI_EXIT_INPUT;
     }
     sweep_identity(sw);
-    if (sw->rank == 0 && sw->pts[0].scn.site.given)
-        fprintf(stderr, "dcsim sweep: note: the scenario's <site> is not used: a sweep runs the "
-                "campaign only (energy, cost and CO2: dcsim compare)\n");
     if (sw->rank == 0) { /* an unwritable place fails now, not after the work */
         char probe[1100];
         snprintf(probe, sizeof probe, "%s.tmp.%ld", sw->output, (long)getpid());

@@ -26,12 +26,12 @@ grep -q "^# 9 points (9 run now, 0 from the file), written to" "$tmp/out1" ||
     --set reliability/@scale=0.5 >"$tmp/run.json" || { echo "FAIL dcsim run"; fail=1; }
 if ! "$py" - "$tmp/t1.h5" "$tmp/t2.h5" "$tmp/run.json" <<'EOF'
 import json, sys
-import h5py, numpy as np
+import h5py, numpy as np; same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[n], b[n], equal_nan=a.dtype[n].kind == 'f') for n in a.dtype.names)
 a, b = h5py.File(sys.argv[1], "r")["sweep"], h5py.File(sys.argv[2], "r")["sweep"]
 p, r = a["points"][:], a["replicas"][:]
 assert p.shape == (9,) and r.shape == (54,), (p.shape, r.shape)
-assert np.array_equal(p, b["points"][:]), "points differ between 1 and 2 threads"
-assert np.array_equal(r, b["replicas"][:]), "replicas differ between 1 and 2 threads"
+assert same(p, b["points"][:]), "points differ between 1 and 2 threads"
+assert same(r, b["replicas"][:]), "replicas differ between 1 and 2 threads"
 assert list(p["point"]) == list(range(9))
 assert [x.decode() for x in p["checkpoint/@interval"]] == ["10min"] * 3 + ["20min"] * 3 + ["40min"] * 3
 assert [x.decode() for x in p["reliability/@scale"]] == ["1", "2", "0.5"] * 3
@@ -64,9 +64,9 @@ OMP_NUM_THREADS=2 "$dcsim" sweep --quiet $grid --replicas 6 -o "$tmp/t1.h5" >"$t
 grep -q "^# 9 points (0 run now, 9 from the file)" "$tmp/out3" ||
     { echo "FAIL rerun did not take the points from the file"; cat "$tmp/out3"; fail=1; }
 "$py" -c "
-import sys, h5py, numpy as np
+import sys, h5py, numpy as np; same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[n], b[n], equal_nan=a.dtype[n].kind == 'f') for n in a.dtype.names)
 a, b = h5py.File(sys.argv[1])['sweep'], h5py.File(sys.argv[2])['sweep']
-assert np.array_equal(a['points'][:], b['points'][:]) and np.array_equal(a['replicas'][:], b['replicas'][:])
+assert same(a['points'][:], b['points'][:]) and same(a['replicas'][:], b['replicas'][:])
 " "$tmp/t1.h5" "$tmp/t2.h5" || { echo "FAIL rerun changed the tables"; fail=1; }
 # another sweep on that file: refused, unless --force
 expect "different sweep refused" 2 "t1.h5: error: the file holds a different sweep" \
@@ -105,6 +105,40 @@ expect "bad points-file value" 2 "pbad.txt:3: error: reliability/@scale=x: <reli
 printf 'reliability/@scale=2 interval\n' >"$tmp/pbad2.txt"
 expect "points-file token" 2 "pbad2.txt:1: error: 'interval': expected PATH=VALUE" \
     "$dcsim" sweep --quiet --points "$tmp/pbad2.txt" -o "$tmp/bad.h5"
+# at a <site>: energy, cost and CO2 per point, equal to dcsim run's, also
+# when the step tier times the iteration (its compute fraction sets the power)
+"$dcsim" sweep "$src/tests/scenarios/site.xml" --quiet --grid site/@name=zhongwei,wuhu \
+    --replicas 1 -o "$tmp/site.h5" >/dev/null || { echo "FAIL site sweep"; fail=1; }
+"$dcsim" sweep "$src/scenarios/examples/superpod-guian.xml" --quiet \
+    --grid site/@name=guian --replicas 1 -o "$tmp/step-site.h5" >/dev/null ||
+    { echo "FAIL step-tier site sweep"; fail=1; }
+for s in zhongwei wuhu; do
+    "$dcsim" run "$src/tests/scenarios/site.xml" --quiet --json --set "site/@name=$s" \
+        >"$tmp/site-$s.json" || fail=1
+done
+"$dcsim" run "$src/scenarios/examples/superpod-guian.xml" --quiet --json >"$tmp/step-site.json" ||
+    fail=1
+if ! "$py" - "$tmp" <<'EOF2'
+import json, sys
+import h5py, numpy as np; same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[n], b[n], equal_nan=a.dtype[n].kind == 'f') for n in a.dtype.names)
+d = sys.argv[1]
+metrics = ("it_energy_j", "facility_energy_j", "pue_frac", "energy_cost_cny", "co2_kg")
+pts = h5py.File(f"{d}/site.h5", "r")["sweep/points"][()]
+runs = [json.load(open(f"{d}/site-{s}.json"))["summary"] for s in ("zhongwei", "wuhu")]
+pts2 = h5py.File(f"{d}/step-site.h5", "r")["sweep/points"][()]
+runs.append(json.load(open(f"{d}/step-site.json"))["summary"])
+for row, run in zip(list(pts) + list(pts2), runs):
+    for m in metrics:
+        assert row[m + "_mean"] == run[m], (m, row[m + "_mean"], run[m])
+assert pts["energy_cost_cny_mean"][1] > pts["energy_cost_cny_mean"][0]   # wuhu dearer
+# without a site the energy columns are NaN
+plain = h5py.File(f"{d}/t1.h5", "r")["sweep/points"][()]
+assert np.all(np.isnan(plain["it_energy_j_mean"]))
+EOF2
+then
+    echo "FAIL sweep energy differs from dcsim run"
+    fail=1
+fi
 expect "sweep help" 0 "^usage: dcsim sweep" "$dcsim" help sweep
 [ "$fail" -eq 0 ] && echo "ok: sweep"
 exit "$fail"
