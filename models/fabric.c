@@ -59,6 +59,27 @@ static int build_leafspine(const fabric_config *c, double bw, topo_graph *g, cha
     return topo_leafspine3(R, pods, per_pod, down, bw, g, why, why_size);
 }
 
+/* k SUs and every larger count fail in topo_railopt (topologies/fattree.c):
+ * a radix or SU size no count cures, over its 2^29-GPU cap, a third tier
+ * with an odd radix, or a fourth tier (railopt_three_tiers: rails x
+ * ceil(k / min(k, R/2)) spine groups over the R core ports, which only grows
+ * with k). build_railopt stops its search there: trying every count up to
+ * 4 x SUs took minutes for 2^28 GPUs in 1-node SUs (found while fuzzing the
+ * loader: tests/fuzz/regressions/fuzz_scenario/hang-railopt-search-2p28-gpus.xml). */
+static int railopt_past_reach(unsigned k, unsigned per_su, unsigned rails, unsigned radix)
+{
+    if (radix < 2 || radix > 4096 || per_su >= radix) /* no count of SUs helps */
+        return 1;
+    if ((double)k * per_su * rails * 4 > 2147483647.0)
+        return 1;
+    if ((double)k * rails <= radix)
+        return 0; /* two tiers */
+    if (radix % 2)
+        return 1; /* a third tier needs an even radix */
+    double most = k < radix / 2 ? k : radix / 2;
+    return rails * ceil(k / most) > radix;
+}
+
 static int build_railopt(const fabric_config *c, double bw, topo_graph *g, char *why,
                          size_t why_size)
 {
@@ -80,6 +101,8 @@ static int build_railopt(const fabric_config *c, double bw, topo_graph *g, char 
             return 0;
         if (!first[0])
             snprintf(first, sizeof first, "%s", w);
+        if (railopt_past_reach(k, per_su, rails, c->radix))
+            break;
     }
     FAIL("%s (and no larger count of up to 4 x %u + 4 SUs could be cabled either)", first, sus);
 }

@@ -7,8 +7,9 @@
 #   FUZZ_TARGETS="fuzz_units" ...      only these targets
 # Each target runs with -timeout=10 (a hang), -rss_limit_mb=2048 and leak
 # detection; new corpus entries go to build-fuzz/corpus/TARGET (seeded from
-# tests/fuzz/corpus/TARGET), crash/timeout/leak/oom artifacts to
-# build-fuzz/artifacts/TARGET-DATE-TIME/. One summary line per target:
+# tests/fuzz/corpus/TARGET and regressions/TARGET), crash, timeout, leak and
+# oom artifacts to build-fuzz/artifacts/TARGET-DATE-TIME/. One summary line
+# per target:
 #   fuzz target=fuzz_units seconds=1800 execs=... execs_per_s=... cov=... ft=... corpus=...
 #        new_inputs=... crashes=0
 # (corpus: inputs libFuzzer keeps at the end; new_inputs: those it added to
@@ -81,7 +82,7 @@ for t in $targets; do
     # one process (not -fork): it stops at the first crash, hang or leak, and
     # its artifact makes the run fail below
     # shellcheck disable=SC2086 # dict is empty or one word
-    "$bin" "$corpus" "$here/corpus/$t" $dict -max_total_time="$seconds" -max_len="$max_len" -len_control="$len_control" -timeout=10 \
+    "$bin" "$corpus" "$here/corpus/$t" "$here/regressions/$t" $dict -max_total_time="$seconds" -max_len="$max_len" -len_control="$len_control" -timeout=10 \
         -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1 \
         -artifact_prefix="$artifacts/" >"$log" 2>&1 || true
     took=$(( $(date +%s) - start ))
