@@ -7,7 +7,7 @@
 # for bad arguments, 3 when Chromium is not installed.
 #
 # The command it runs:
-#   chromium --headless --disable-gpu --no-sandbox --hide-scrollbars \
+#   chromium --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --hide-scrollbars \
 #            --window-size=1200,8000 --screenshot=SHOT.png file:///ABS/REPORT.html
 set -eu
 if [ $# -ne 2 ] && [ $# -ne 4 ]; then
@@ -29,10 +29,12 @@ fi
 abs=$(cd "$(dirname "$report")" && pwd)/$(basename "$report")
 case "$shot" in /*) out=$shot ;; *) out=$(pwd)/$shot ;; esac
 # --no-sandbox: Chromium refuses to run as root (CI containers) with its sandbox;
-# the page is a local file dcsim wrote. A private profile keeps runs apart.
+# the page is a local file dcsim wrote. --disable-dev-shm-usage: containers
+# often give /dev/shm only 64 MB. A private profile keeps runs apart.
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
-"$browser" --headless --disable-gpu --no-sandbox --hide-scrollbars --no-first-run \
+"$browser" --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --hide-scrollbars \
+    --no-first-run \
     --user-data-dir="$profile" --window-size="$width,$height" --screenshot="$out" \
     "file://$abs" >/dev/null 2>&1
 [ -s "$out" ] || { echo "screenshot_report.sh: error: chromium wrote no $out" >&2; exit 1; }
