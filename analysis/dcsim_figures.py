@@ -17,6 +17,7 @@ import math
 import os
 import sys
 
+import h5py
 import matplotlib
 
 matplotlib.use("Agg")
@@ -25,7 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dcsim_trace import (Trace, TraceFormatError, is_sweep_file, read_compare,  # noqa: E402,F401
+from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402,F401
                          read_sweep, SweepTable)
 
 SINGLE_COLUMN_IN = 3.5
@@ -642,8 +643,8 @@ def goodput_curve(source, path):
     Returns {"path", "interval_s", "ettr", "ettr_ci95", "young_interval_s",
     "daly_interval_s", "best_interval_s"}."""
     if isinstance(source, SweepTable) or (isinstance(source, (str, os.PathLike))
-                                          and str(source).endswith(".h5")
-                                          and is_sweep_file(source)):
+                                          and h5py.is_hdf5(source)
+                                          and file_kind(source) == "sweep"):
         return goodput_sweep(source, path)
     x, y, ci, young, daly, best = _goodput_points(source)
     fig = _figure(SINGLE_COLUMN_IN, 2.4)

@@ -38,8 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
-from dcsim_trace import (Trace, TraceFormatError, is_compare_table, is_sweep_file,  # noqa: E402
-                         read_compare, read_sweep, SweepTable)
+from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402
+                         read_sweep, SweepTable)
 
 DAY_S = 86400.0
 
@@ -508,13 +508,12 @@ def load_any(path):
     for a `dcsim sweep -o` file; ReportError (one line) otherwise."""
     _check_file(path)
     try:
-        compare = is_compare_table(path)
-        sweep = not compare and is_sweep_file(path)
+        kind = file_kind(path)
     except OSError as e:
         raise ReportError(_one_line(f"{path}: {e.strerror or e}")) from None
-    if not compare and not sweep:
+    if kind == "trace":
         return load(path)
-    reader, what = (read_sweep, "sweep") if sweep else (read_compare, "compare table")
+    reader, what = (read_sweep, "sweep") if kind == "sweep" else (read_compare, "compare table")
     try:
         return reader(path)
     except TraceFormatError as e:

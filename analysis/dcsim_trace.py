@@ -300,11 +300,17 @@ class Trace:
 COMPARE_LAYOUT_VERSIONS = ("1",)
 
 
-def is_compare_table(path):
-    """True when path is an HDF5 file written by `dcsim compare -o` (a /compare
-    dataset), not a run trace."""
+def file_kind(path):
+    """What dcsim wrote at path, from one look inside: "compare" (dcsim compare
+    -o: a /compare dataset), "sweep" (dcsim sweep -o: a /sweep group) or
+    "trace" (anything else, for Trace to accept or refuse). OSError for a
+    file that is not HDF5."""
     with h5py.File(path, "r") as f:
-        return "compare" in f and isinstance(f["compare"], h5py.Dataset)
+        if isinstance(f.get("compare"), h5py.Dataset):
+            return "compare"
+        if isinstance(f.get("sweep"), h5py.Group):
+            return "sweep"
+    return "trace"
 
 
 class CompareTable(Table):
@@ -342,12 +348,6 @@ def read_compare(path):
 
 
 SWEEP_FORMAT_VERSIONS = (1,)
-
-
-def is_sweep_file(path):
-    """True when path is an HDF5 file written by `dcsim sweep -o` (a /sweep group)."""
-    with h5py.File(path, "r") as f:
-        return "sweep" in f and isinstance(f["sweep"], h5py.Group)
 
 
 class SweepTable(Table):

@@ -74,11 +74,8 @@ int topo_stats_count(const topo_graph *g, topo_stats *out, char *why, size_t why
 
 int topo_stats_compute(const topo_graph *g, topo_stats *out, char *why, size_t why_size)
 {
-    if (!g->out_offset)
-        FAIL("the graph is not finished (topo_graph_finish)");
     topo_stats s;
-    memset(&s, 0, sizeof s);
-    if (count_nodes(g, &s, why, why_size) || count_cables(g, &s, why, why_size))
+    if (topo_stats_count(g, &s, why, why_size))
         return -1;
     if (topo_bisection_bytes_per_s(g, &s.bisection_bytes_per_s) ||
         topo_fabric_diameter(g, &s.diameter_links))
