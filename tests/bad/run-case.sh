@@ -1,17 +1,19 @@
 #!/bin/sh
-# run-case.sh DCSIM CASE - one bad-input case: dcsim must exit with status 2
+# run-case.sh DCSIM CASE - one bad-input case: dcsim must exit with status 2 (or a .case's status:)
 # and print exactly the expected error line first on stderr, and must not
 # leave a trace behind.
 #   NAME.xml   expected line in a leading <!-- expect: ... --> comment; checked
 #              with both `dcsim validate NAME.xml` and `dcsim run NAME.xml`
 #   NAME.case  "args: ..." (the dcsim arguments) and "expect: ..." lines, and
-#              optionally "env: NAME=VALUE" (one variable set for the run)
+#              optionally "env: NAME=VALUE" (one variable set for the run) and
+#              "status: N" (the expected exit status when it is not 2)
 set -u
 dcsim=$1
 case_file=$2
 cd "$(dirname "$case_file")" || exit 1
 name=$(basename "$case_file")
 failed=0
+want_status=2
 
 check() { # args...
     if [ -n "${case_env:-}" ]; then
@@ -21,8 +23,8 @@ check() { # args...
     fi
     status=$?
     first=$(printf '%s\n' "$out" | head -n 1)
-    if [ "$status" -ne 2 ]; then
-        echo "FAIL $name: dcsim $*: exit status $status, expected 2"
+    if [ "$status" -ne "$want_status" ]; then
+        echo "FAIL $name: dcsim $*: exit status $status, expected $want_status"
         failed=1
     fi
     if [ "$first" != "$expect" ]; then
@@ -49,6 +51,8 @@ case "$name" in
     expect=$(sed -n 's/^expect: //p' "$name")
     args=$(sed -n 's/^args: //p' "$name")
     case_env=$(sed -n 's/^env: //p' "$name")
+    want_status=$(sed -n 's/^status: //p' "$name")
+    want_status=${want_status:-2}
     [ -n "$expect" ] && [ -n "$args" ] || { echo "FAIL $name: needs args: and expect: lines"; exit 1; }
     # shellcheck disable=SC2086 # args are word-split on purpose
     check $args
