@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 int cli_print_error(const sim_error *err)
 {
@@ -42,4 +45,12 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name)
     if (*i + 1 < argc)
         return argv[++*i];
     return NULL;
+}
+
+void cli_cap_threads(void)
+{
+#ifdef _OPENMP
+    if (omp_get_max_threads() > CLI_MAX_THREADS)
+        omp_set_num_threads(CLI_MAX_THREADS);
+#endif
 }

@@ -23,4 +23,14 @@ int cli_is_option(const char *arg, const char *name);
  * or NULL when it is missing. */
 const char *cli_option_value(int argc, char **argv, int *i, const char *name);
 
+/* The most OpenMP threads any dcsim command uses (as calibrate --threads).
+ * More threads than this only time-slice, and libgomp crashes when it
+ * cannot create the ~100,000 threads OMP_NUM_THREADS may ask for. */
+#define CLI_MAX_THREADS 1024
+
+/* Lower OpenMP's thread count to CLI_MAX_THREADS when OMP_NUM_THREADS (or
+ * the default) asks for more; call once at start-up. Results do not depend
+ * on the thread count, so capping changes nothing but the speed. */
+void cli_cap_threads(void);
+
 #endif

@@ -450,6 +450,7 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     trace_quiet_hdf5();
     LIBXML_TEST_VERSION
+    cli_cap_threads();
 
     int rc;
     if (argc < 2) {
