@@ -27,7 +27,7 @@ int cli_usage_error(const char *command, const char *fmt, const char *arg)
 {
     fprintf(stderr, "dcsim %s: error: ", command);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see: dcsim help %s)\n", command);
+    fprintf(stderr, " (see: dcsim help %s)\n", command); /* one line, like every error */
     return CLI_EXIT_INPUT;
 }
 

@@ -12,7 +12,7 @@
 /* Print err as one compiler-style line on stderr; return the exit status. */
 int cli_print_error(const sim_error *err);
 
-/* "dcsim COMMAND: error: MESSAGE" and a pointer to the help; returns 2.
+/* "dcsim COMMAND: error: MESSAGE (see: dcsim help COMMAND)", one line; returns 2.
  * fmt has exactly one %s, filled with arg. */
 int cli_usage_error(const char *command, const char *fmt, const char *arg);
 

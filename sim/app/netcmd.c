@@ -323,6 +323,21 @@ typedef struct bench_spec {
     double min, max, factor;
 } bench_spec;
 
+/* The most sizes (rows) one netbench prints: each is a simulation. */
+#define NETBENCH_MAX_ROWS 1000
+/* The largest message, 1 TiB: far above any model's gradients or
+ * activations, and small enough that counts print exactly. */
+#define NETBENCH_MAX_BYTES 1099511627776.0
+
+/* The next message size: size x factor in whole bytes, at least one byte
+ * more, so a factor that rounds back to the same size (1 x 1.5) still
+ * advances and the loop ends. */
+static double next_size(double size, double factor)
+{
+    double next = floor(size * factor);
+    return next > size ? next : size + 1;
+}
+
 static int parse_bench(const net_options *o, unsigned gpus, bench_spec *b)
 {
     b->op = NC_ALLREDUCE;
@@ -362,6 +377,22 @@ static int parse_bench(const net_options *o, unsigned gpus, bench_spec *b)
         if (*end || end == o->factor || !(b->factor > 1) || b->factor > 1024)
             return cli_usage_error("netbench", "--factor %s: expected a number above 1 and at "
                                    "most 1024", o->factor);
+    }
+    if (b->min < 1)
+        return cli_usage_error("netbench", "--min %s: expected at least 1 byte",
+                               o->min ? o->min : "8");
+    if (b->max > NETBENCH_MAX_BYTES)
+        return cli_usage_error("netbench", "--max %s: expected at most 1 TiB (1099511627776 "
+                               "bytes)", o->max);
+    unsigned rows = 0;
+    for (double size = b->min; size <= b->max * (1 + 1e-12) && rows <= NETBENCH_MAX_ROWS;
+         size = next_size(size, b->factor))
+        rows++;
+    if (rows > NETBENCH_MAX_ROWS) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "--min, --max and --factor %%s give more than %d sizes; "
+                 "raise --factor or narrow --min..--max", NETBENCH_MAX_ROWS);
+        return cli_usage_error("netbench", msg, o->factor ? o->factor : "2");
     }
     return 0;
 }
@@ -407,7 +438,7 @@ int cmd_netbench(int argc, char **argv)
     enum nc_algorithm used = b.algo;
     uint64_t links_used = 0, links_colliding = 0;
     rc = ranks ? 0 : 1;
-    for (double size = b.min; !rc && size <= b.max * (1 + 1e-12); size = floor(size * b.factor)) {
+    for (double size = b.min; !rc && size <= b.max * (1 + 1e-12); size = next_size(size, b.factor)) {
         nc_plan plan;
         nc_result res;
         char why[512];
@@ -438,7 +469,7 @@ int cmd_netbench(int argc, char **argv)
         }
         rc = o.analytic ? nc_analytic(&plan, &f.nc, &res, why, sizeof why)
                         : nc_simulate(&plan, &f.nc, &res, why, sizeof why);
-        int last = floor(size * b.factor) > b.max * (1 + 1e-12);
+        int last = next_size(size, b.factor) > b.max * (1 + 1e-12);
         if (!rc && last) { /* how the routing spread the largest size over the fabric */
             nc_result routed = res;
             if (!o.analytic)

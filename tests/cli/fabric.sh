@@ -37,5 +37,9 @@ expect "netbench json" 0 '"algorithm":[[:space:]]*"ring"' "$dcsim" netbench "$sp
 a=$("$dcsim" netbench "$sp" --ranks 128 --op alltoall --min 1K --max 1M --factor 32)
 b=$("$dcsim" netbench "$sp" --ranks 128 --op alltoall --min 1K --max 1M --factor 32)
 [ "$a" = "$b" ] || { echo "FAIL netbench is not deterministic"; fail=$((fail + 1)); }
+# a factor that rounds back to the same whole size (1 x 1.5 = 1) once
+# looped for ever: sizes advance by at least a byte, 1 2 3 4 6 9 13 19 28 42 63
+sizes=$(timeout 60 "$dcsim" netbench "$sp" --ranks 8 --min 1 --max 64 --factor 1.5 | awk '!/^#/ {printf "%s ", $1}')
+[ "$sizes" = "1 2 3 4 6 9 13 19 28 42 63 " ] || { echo "FAIL netbench --factor 1.5 sizes: $sizes"; fail=$((fail + 1)); }
 [ "$fail" -eq 0 ] && echo "ok: topo and netbench"
 exit "$fail"
