@@ -164,11 +164,40 @@ static int build_graph(const fabric_config *c, double bw, topo_graph *g, char *w
     }
 }
 
+/* The most switches on a shortest path from host 0 to a host of another
+ * scale-up domain (one breadth-first search; fabrics are symmetric enough
+ * that host 0 sees the diameter), or -1 when out of memory. */
+static long cross_domain_switch_hops(const topo_graph *g)
+{
+    if (g->n_hosts < 2)
+        return 0;
+    uint32_t *dist = malloc((size_t)g->n_nodes * sizeof *dist);
+    if (!dist || topo_graph_hops_from(g, 0, dist)) {
+        free(dist);
+        return -1;
+    }
+    uint32_t most = 0;
+    for (uint32_t h = 1; h < g->n_hosts; h++)
+        if (dist[h] != UINT32_MAX && dist[h] > most &&
+            (g->node_group[h] == TOPO_NO_GROUP || g->node_group[h] != g->node_group[0]))
+            most = dist[h];
+    free(dist);
+    return most > 1 ? (long)most - 1 : 0; /* links host..host cross links - 1 switches */
+}
+
 /* The collective parameters: NCCL's defaults, the technologies' step
  * latencies where given, and in-network reduction where the hardware has it
  * (NVLS needs a measured reduction efficiency; SHARP without one runs at the
- * link's effective rate, a documented default). */
-static void collective_parameters(const fabric_config *c, fabric *f)
+ * link's effective rate, a documented default).
+ *
+ * A step can never be faster than its wire: send NIC + the switch hops of
+ * the longest cross-domain path + receive NIC (hardware.md 3.5). NCCL's
+ * per-step latency (hwLat, microseconds) already contains a typical wire
+ * (hundreds of ns per hop), so the wire only decides where it is longer:
+ * slow switches, many hops, long cables given as switch latency. Inside a
+ * scale-up domain the path is NIC, one crossbar hop, NIC. Returns 0, or -1
+ * when out of memory. */
+static int collective_parameters(const fabric_config *c, fabric *f)
 {
     nc_fabric *nc = &f->nc;
     nc_fabric_defaults(nc);
@@ -179,6 +208,16 @@ static void collective_parameters(const fabric_config *c, fabric *f)
         nc->intra_step_latency_s = c->scaleup.step_latency_s;
     if (c->link.step_latency_s > 0)
         nc->inter_step_latency_s = c->link.step_latency_s;
+    long hops = cross_domain_switch_hops(&f->g);
+    if (hops < 0)
+        return -1;
+    f->inter_wire_latency_s = 2 * c->link.nic_latency_s + (double)hops * c->link.switch_latency_s;
+    f->intra_wire_latency_s =
+        nc->domain_size ? 2 * c->scaleup.nic_latency_s + c->scaleup.switch_latency_s : 0;
+    if (f->inter_wire_latency_s > nc->inter_step_latency_s)
+        nc->inter_step_latency_s = f->inter_wire_latency_s;
+    if (f->intra_wire_latency_s > nc->intra_step_latency_s)
+        nc->intra_step_latency_s = f->intra_wire_latency_s;
     if (nc->domain_size && c->scaleup.has_in_network_reduction &&
         c->scaleup.reduction_efficiency > 0) {
         nc->scaleup_reduction_bytes_per_s = c->scaleup_bytes_per_s * c->scaleup.reduction_efficiency;
@@ -192,6 +231,7 @@ static void collective_parameters(const fabric_config *c, fabric *f)
     nc->channels = c->channels;
     if (c->chunks)
         nc->chunks = c->chunks;
+    return 0;
 }
 
 int fabric_build(const fabric_config *c, fabric *f, char *why, size_t why_size)
@@ -240,7 +280,10 @@ int fabric_build(const fabric_config *c, fabric *f, char *why, size_t why_size)
                                           ? c->link.incast_efficiency
                                           : 1.0;
     }
-    collective_parameters(c, f);
+    if (collective_parameters(c, f)) {
+        fabric_free(f);
+        FAIL("out of memory for the fabric");
+    }
     f->nc.incast_efficiency = f->incast_efficiency;
     f->scratch = calloc((size_t)f->g.n_links + 1, sizeof *f->scratch);
     if (!f->scratch) {

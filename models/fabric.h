@@ -63,6 +63,11 @@ typedef struct fabric {
     double *scratch;             /* n_links zeros lent to the analytic path (nc.scratch) */
     double *incast_efficiency;   /* per link: the fabric technology's incast efficiency on
                                     switch-to-host links, 1 elsewhere; NULL when not given */
+    double inter_wire_latency_s; /* 2 x nic-latency + switch hops of the longest
+                                    cross-domain path x switch-latency: a floor under
+                                    nc.inter_step_latency_s */
+    double intra_wire_latency_s; /* 2 x nic-latency + one crossbar hop of the scale-up
+                                    technology (0 without a domain): floor of the intra step */
 } fabric;
 
 const char *fabric_topology_name(int t); /* "fat-tree", "leaf-spine", "rail-optimized",

@@ -144,11 +144,42 @@ static void test_analytic_agrees_at_scale(void)
     scn_scenario_free(&s);
 }
 
+
+/* switch-latency and nic-latency are a floor under the per-step latency: on
+ * the SuperPOD (rail-optimised, 3 tiers: 6 links = 5 switches host to host
+ * across domains) the catalog's 100 ns hops and 300 ns NICs give a 1.1 us
+ * wire, below NCCL's 14 us step, which stays; 50 us hops make every
+ * cross-domain step 2 x 0.3 + 5 x 50 = 250.6 us, and a small all-reduce
+ * across two domains slower; the scale-up step keeps NVLink's 3.4 us. */
+static void test_wire_latency_floor(void)
+{
+    scn_scenario s;
+    fabric f;
+    CHECK(load_superpod(&s, &f) == 0);
+    CHECK_REL(f.inter_wire_latency_s, 2 * 300e-9 + 5 * 100e-9, 1e-12);
+    CHECK_REL(f.nc.inter_step_latency_s, 14e-6, 1e-12);
+    CHECK_REL(f.intra_wire_latency_s, 1e-6, 1e-12); /* nvlink4: one 1 us crossbar hop */
+    CHECK_REL(f.nc.intra_step_latency_s, 3.4e-6, 1e-12);
+    double fast = busbw_of(&f, NC_ALLREDUCE, NC_ALGO_RING, 16, 4096, 0);
+    fabric_free(&f);
+    s.fabric.link.switch_latency_s = 50e-6;
+    char why[256];
+    CHECK(fabric_build(&s.fabric, &f, why, sizeof why) == 0);
+    CHECK_REL(f.inter_wire_latency_s, 2 * 300e-9 + 5 * 50e-6, 1e-12);
+    CHECK_REL(f.nc.inter_step_latency_s, 250.6e-6, 1e-12);
+    CHECK_REL(f.nc.intra_step_latency_s, 3.4e-6, 1e-12);
+    double slow = busbw_of(&f, NC_ALLREDUCE, NC_ALGO_RING, 16, 4096, 0);
+    CHECK(slow < fast / 2);
+    fabric_free(&f);
+    scn_scenario_free(&s);
+}
+
 int main(void)
 {
     test_nvls_fit_matches_catalog();
     test_single_node_curve();
     test_multi_node_per_nic();
     test_analytic_agrees_at_scale();
+    test_wire_latency_floor();
     return check_report();
 }
