@@ -16,6 +16,7 @@ Anything else is a failure: crash (signal), hang (timeout), bad exit (1 or
 other), bad error (exit 2 but not one line), bad output (non-finite).
 
   robust.py DCSIM [--full] [--sample N] [--seed S] [--jobs J] [--known FILE]
+            [--timeout S] [--no-mem-cap] [--match PATTERN] [--list] [--report FILE]
 
 Default: a fixed-seed sample of N inputs (CI); --full: every input.
 Failures whose id matches a line of tests/robust/known.txt (fnmatch
@@ -162,6 +163,10 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 NONFINITE_RE = re.compile(rb'(?i)(?<![A-Za-z_])(nan|-?inf(inity)?)(?![A-Za-z_])')
 
 
@@ -190,21 +195,22 @@ def json_nonfinite(text):
 
 def check(job):
     """Run one input; returns (id, kind, detail, seconds). kind: ok, error, or a failure."""
-    ident, dcsim, argv = job
+    ident, dcsim, argv, timeout_s, mem_cap = job
     env = dict(os.environ, OMP_NUM_THREADS='1', LC_ALL='C')
     t0 = time.monotonic()
     try:
         p = subprocess.run([dcsim.encode()] + argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=TIMEOUT_S, preexec_fn=limit_memory)
+                           capture_output=True, timeout=timeout_s,
+                           preexec_fn=limit_memory if mem_cap else no_core)
     except subprocess.TimeoutExpired:
-        return ident, 'hang', 'no exit within %g s' % TIMEOUT_S, time.monotonic() - t0
+        return ident, 'hang', 'no exit within %g s' % timeout_s, time.monotonic() - t0
     took = time.monotonic() - t0
     err = p.stderr.decode('utf-8', 'replace')
     if p.returncode < 0:
         return ident, 'crash', 'signal %d; stderr: %s' % (-p.returncode, err.strip()[-300:]), took
     if p.returncode == 2:
         lines = p.stderr.splitlines()
-        if len(lines) == 1 and p.stderr.endswith(b'\n') and not p.stdout:
+        if len(lines) == 1 and p.stderr.endswith(b'\n'):
             return ident, 'error', lines[0][:200].decode('utf-8', 'replace'), took
         return ident, 'bad-error', 'exit 2 with %d stderr lines, %d stdout bytes: %s' % (
             len(lines), len(p.stdout), err.strip()[:300]), took
@@ -257,6 +263,10 @@ def main():
     ap.add_argument('--list', action='store_true', help='print the input ids and exit')
     ap.add_argument('--match', help='only inputs whose id matches this fnmatch pattern')
     ap.add_argument('--report', help='write every failure as JSON lines to this file')
+    ap.add_argument('--timeout', type=float, default=TIMEOUT_S,
+                    help='seconds per run (default %g)' % TIMEOUT_S)
+    ap.add_argument('--no-mem-cap', action='store_true',
+                    help='no address-space cap (a sanitizer build reserves terabytes)')
     a = ap.parse_args()
     dcsim = os.path.abspath(a.dcsim)
     if not os.access(dcsim, os.X_OK):
@@ -279,7 +289,8 @@ def main():
     failures = []
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
         for ident, kind, detail, took in pool.map(
-                check, [(i, dcsim, v) for i, v in todo], chunksize=4):
+                check, [(i, dcsim, v, a.timeout, not a.no_mem_cap) for i, v in todo],
+                chunksize=4):
             counts[kind] += 1
             if kind in KINDS:
                 failures.append((ident, kind, detail))
