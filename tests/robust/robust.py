@@ -8,7 +8,9 @@ file), each value of a table of hostile values (0, negative, NaN, inf, 1e308,
 10,000 characters, invalid UTF-8; the numbers bare and with the attribute's
 own unit) is injected with --set PATH=VALUE into `dcsim validate`,
 `dcsim run --quiet --json` and, on scenarios with a <fabric>, `dcsim step`.
-Each run is bounded (5 s wall, 4 GiB of address space) and must end
+Each run is bounded (5 s wall, or 5 times what the unmodified command takes
+on this machine now if longer: the step tier takes seconds on a loaded
+machine; 4 GiB of address space) and must end
   exit 0 with finite output (no nan/inf words on stdout; with --json every
   number finite), or
   exit 2 with exactly one line on stderr.
@@ -60,7 +62,6 @@ def hostile_values(orig):
     if unit:
         for k, v in bare[:9]:
             out.append((k + '+unit', (v + unit).encode()))
-        out.append(('huge-int+unit', ('18446744073709551617' + unit).encode()))
         out.append(('over-frac+unit', ('1e-30' + unit).encode()))
     out += [('time', b'10min'), ('bandwidth', b'400Gb/s'), ('power', b'700W'),
             ('bytes', b'80GB'), ('percent', b'150%'), ('unknown-unit', b'7furlong'),
@@ -256,7 +257,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('dcsim')
     ap.add_argument('--full', action='store_true', help='every input, not a sample')
-    ap.add_argument('--sample', type=int, default=400, help='inputs in the sample (default 400)')
+    ap.add_argument('--sample', type=int, default=250, help='inputs in the sample (default 250)')
     ap.add_argument('--seed', type=int, default=20261201, help='sample seed')
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--known', default=os.path.join(HERE, 'known.txt'))
@@ -264,7 +265,7 @@ def main():
     ap.add_argument('--match', help='only inputs whose id matches this fnmatch pattern')
     ap.add_argument('--report', help='write every failure as JSON lines to this file')
     ap.add_argument('--timeout', type=float, default=TIMEOUT_S,
-                    help='seconds per run (default %g)' % TIMEOUT_S)
+                    help='least seconds per run (default %g)' % TIMEOUT_S)
     ap.add_argument('--no-mem-cap', action='store_true',
                     help='no address-space cap (a sanitizer build reserves terabytes)')
     a = ap.parse_args()
@@ -284,12 +285,21 @@ def main():
         return 0
     known = load_known(a.known)
     argv_of = dict(todo)
+    # the time limit of each (command, scenario): 5 times its unmodified run
+    base = {}
+    for ident, argv in todo:
+        key = tuple(argv[:-2])
+        if key not in base:
+            t0 = time.monotonic()
+            subprocess.run([dcsim.encode()] + list(key), cwd=ROOT, capture_output=True,
+                           env=dict(os.environ, OMP_NUM_THREADS='1'), timeout=300)
+            base[key] = max(a.timeout, 5.0 * (time.monotonic() - t0))
     t0 = time.monotonic()
     counts = dict.fromkeys(('error', 'ok') + KINDS, 0)
     failures = []
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
         for ident, kind, detail, took in pool.map(
-                check, [(i, dcsim, v, a.timeout, not a.no_mem_cap) for i, v in todo],
+                check, [(i, dcsim, v, base[tuple(v[:-2])], not a.no_mem_cap) for i, v in todo],
                 chunksize=4):
             counts[kind] += 1
             if kind in KINDS:
