@@ -1,0 +1,211 @@
+/* fuzz_run.c - fuzz target for the whole of `dcsim run`: the input is a
+ * scenario file, loaded, checked against the machine's resources, its
+ * iteration timed by the step tier when it has no MFU, its site's energy
+ * set up, the campaign simulated and the summary built as JSON, in process,
+ * no output file. Beyond "no crash, sanitizer report, leak or hang":
+ *  - a failure always says why;
+ *  - the campaign's progress stays in [0, 1] and never goes back, its
+ *    simulated time is finite and never goes back (checked at every poll);
+ *  - a campaign that processes more than FUZZ_RUN_MAX_EVENTS events (env,
+ *    default 2^24, about 10 s of an ASan build) aborts as a hang: far more
+ *    than any example scenario needs (the 16K-GPU examples: ~10^4);
+ *  - the summary JSON of a finished run holds no nan or inf.
+ * The input may XInclude only lab-gpus.xml from the private directory, as in
+ * fuzz_scenario.c (whose sandbox this copies).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/globals.h>
+#include <libxml/xmlIO.h>
+
+#include "campaign.h"
+#include "energyrun.h"
+#include "resources.h"
+#include "scenario.h"
+#include "stepcmd.h"
+#include "summary.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum { POLL_EVENTS = 4096 }; /* models/campaign.c POLL_EVERY: events between polls */
+
+static const char lab_gpus[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<gpus>\n"
+    "  <gpu name=\"LAB-GPU\" description=\"a test accelerator\">\n"
+    "    <peak precision=\"bf16\" rate=\"100TFLOP/s\" confidence=\"A\" source=\"test\"/>\n"
+    "  </gpu>\n"
+    "</gpus>\n";
+
+static char dir[64];
+static char input_path[96], include_path[96];
+static unsigned long max_polls;
+
+static void remove_dir(void)
+{
+    unlink(input_path);
+    unlink(include_path);
+    rmdir(dir);
+}
+
+static int write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t n = fwrite(data, 1, size, f);
+    return fclose(f) == 0 && n == size ? 0 : -1;
+}
+
+/* libxml2's file opener, refusing everything outside dir */
+static xmlParserInputBufferPtr open_private(const char *uri, xmlCharEncoding enc)
+{
+    const char *p = uri;
+    size_t dlen = strlen(dir);
+    if (strncmp(p, "file://", 7) == 0)
+        p += 7;
+    if (strncmp(p, dir, dlen) != 0 || p[dlen] != '/' || strchr(p + dlen + 1, '/') ||
+        strstr(p, "..") || strchr(p, '%'))
+        return NULL;
+    return __xmlParserInputBufferCreateFilename(p, enc);
+}
+
+static void setup(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/dcsim-fuzz-XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(input_path, sizeof input_path, "%s/scenario.xml", dir);
+    snprintf(include_path, sizeof include_path, "%s/lab-gpus.xml", dir);
+    if (write_file(include_path, lab_gpus, sizeof lab_gpus - 1))
+        abort();
+    atexit(remove_dir);
+    xmlParserInputBufferCreateFilenameDefault(open_private);
+    const char *cap = getenv("FUZZ_RUN_MAX_EVENTS");
+    unsigned long long events = cap ? strtoull(cap, NULL, 10) : 0;
+    if (!events)
+        events = 1ull << 24;
+    max_polls = (unsigned long)(events / POLL_EVENTS + 1);
+}
+
+typedef struct watch {
+    unsigned long polls;
+    double frac, time_s;
+} watch;
+
+static int on_poll(void *ctx, double progress_frac, double sim_time_s)
+{
+    watch *w = ctx;
+    if (!(progress_frac >= w->frac && progress_frac <= 1.0) ||
+        !(isfinite(sim_time_s) && sim_time_s >= w->time_s)) {
+        fprintf(stderr, "fuzz_run: poll %lu: progress %g after %g, time %g s after %g s\n",
+                w->polls, progress_frac, w->frac, sim_time_s, w->time_s);
+        abort();
+    }
+    w->frac = progress_frac;
+    w->time_s = sim_time_s;
+    if (++w->polls > max_polls) {
+        fprintf(stderr, "fuzz_run: hang: over %lu events, %.3g%% trained, day %.3g\n",
+                max_polls * POLL_EVENTS, 100.0 * progress_frac, sim_time_s / 86400.0);
+        abort();
+    }
+    return 0;
+}
+
+/* a JSON number token that is not finite: nan, inf, or a number strtod
+ * takes past DBL_MAX */
+static void check_json(const char *json)
+{
+    for (const char *p = json; *p; p++) {
+        if (*p == '"') { /* skip strings: names echo the input */
+            for (p++; *p && *p != '"'; p++)
+                if (*p == '\\' && p[1])
+                    p++;
+            if (!*p)
+                break;
+            continue;
+        }
+        if (strncmp(p, "nan", 3) == 0 || strncmp(p, "inf", 3) == 0 ||
+            strncmp(p, "NaN", 3) == 0 || strncmp(p, "Inf", 3) == 0) {
+            fprintf(stderr, "fuzz_run: non-finite number in the summary: %.60s\n", p);
+            abort();
+        }
+        if ((*p == '-' || (*p >= '0' && *p <= '9')) && (p == json || strchr(":,[ \n", p[-1]))) {
+            char *end;
+            double v = strtod(p, &end);
+            if (!isfinite(v)) {
+                fprintf(stderr, "fuzz_run: number out of range in the summary: %.60s\n", p);
+                abort();
+            }
+            p = end - 1;
+        }
+    }
+}
+
+/* cmd_run of sim/app/main.c, one replica, no trace, no printing */
+static void run(scn_scenario *scn)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    step_profile prof = {0};
+    int rc = res_check(scn, scn->step_computes_iteration ? RES_STEP : 0, 1, &err);
+    if (!rc && scn->step_computes_iteration)
+        rc = app_step_iteration(scn, &prof, &err);
+    energy_run er;
+    memset(&er, 0, sizeof er);
+    campaign_sink sink = {0};
+    if (!rc && scn->site.given) {
+        rc = energy_run_setup(scn, scn->step_used ? &prof : NULL, &er, &err);
+        sink = energy_run_sink(&er, &sink);
+    }
+    campaign_result res;
+    watch w = {0, 0.0, 0.0};
+    if (!rc)
+        rc = campaign_run(&scn->campaign, &sink, on_poll, &w, &res, &err);
+    if (!rc && scn->site.given)
+        rc = energy_run_finish(&er, &err);
+    run_summary sum;
+    if (!rc) {
+        summary_build(scn, &res, &sum);
+        if (scn->site.given)
+            summary_add_energy(&sum, scn, &res, &er);
+        char *json = summary_json(scn, &sum);
+        if (!json)
+            abort();
+        check_json(json);
+        free(json);
+    }
+    energy_run_free(&er);
+    step_profile_free(&prof);
+    if (rc && !err.msg[0])
+        abort(); /* every failure says why */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int ready;
+    if (!ready) {
+        setup();
+        ready = 1;
+    }
+    if (write_file(input_path, data, size))
+        abort();
+    scn_scenario scn;
+    sim_error err;
+    sim_error_clear(&err);
+    if (scn_load(input_path, NULL, 0, &scn, &err) == 0) {
+        if (!scn.resolved_xml)
+            abort();
+        run(&scn);
+        scn_scenario_free(&scn);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    return 0;
+}
