@@ -403,21 +403,37 @@ int cmd_compare(int argc, char **argv)
         const char **rows = malloc(n * sizeof *rows);
         sim_error err;
         sim_error_clear(&err);
-        if (!values || !rows) {
+        /* the inputs, never overwritten: scenarios, their XIncludes, network files */
+        size_t n_in = n_paths, cap = n_paths;
+        for (size_t i = 0; i < n; i++)
+            cap += x[i].loaded ? x[i].scn.n_included : 0;
+        for (size_t k = 0; k < n_vary; k++)
+            cap += vs[k].n;
+        const char **inputs = malloc((cap ? cap : 1) * sizeof *inputs);
+        if (!values || !rows || !inputs) {
             rc = 1;
         } else {
+            memcpy(inputs, paths, n_paths * sizeof *inputs);
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; x[i].loaded && j < x[i].scn.n_included; j++)
+                    inputs[n_in++] = x[i].scn.included[j];
+            for (size_t k = 0; k < n_vary; k++)
+                for (size_t j = 0; !strcmp(vs[k].key, "network") && j < vs[k].n; j++)
+                    inputs[n_in++] = vs[k].values[j];
             for (size_t i = 0; i < n; i++) {
                 row_of(&x[i], values + i * COLS);
                 rows[i] = x[i].label;
             }
             if (trace_write_table(output, "compare", "one row per variant of dcsim compare",
-                                  col_names, col_units, COLS, rows, n, values, &err))
+                                  col_names, col_units, COLS, rows, n, values, inputs, n_in,
+                                  &err))
                 rc = cli_print_error(&err);
             else if (!json)
                 printf("  table written to %s\n", output);
         }
         free(values);
         free(rows);
+        free(inputs);
     }
     for (size_t i = 0; x && i < n; i++) {
         energy_run_free(&x[i].er);

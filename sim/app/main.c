@@ -310,9 +310,24 @@ static int cmd_run(int argc, char **argv)
     }
 
     trace_writer *tw = NULL;
-    if (o.output && trace_open(o.output, &tw, &err)) {
-        scn_scenario_free(&scn);
-        return cli_print_error(&err);
+    if (o.output) { /* never over the scenario or a file it includes */
+        const char **inputs = malloc((scn.n_included + 1) * sizeof *inputs);
+        if (!inputs) {
+            scn_scenario_free(&scn);
+            step_profile_free(&prof);
+            fprintf(stderr, "error: out of memory\n");
+            return EXIT_FAILURE;
+        }
+        inputs[0] = o.scenario;
+        for (size_t i = 0; i < scn.n_included; i++)
+            inputs[i + 1] = scn.included[i];
+        rc = trace_open(o.output, inputs, scn.n_included + 1, &tw, &err);
+        free(inputs);
+        if (rc) {
+            step_profile_free(&prof);
+            scn_scenario_free(&scn);
+            return cli_print_error(&err);
+        }
     }
 
     struct sigaction sa;
@@ -321,6 +336,7 @@ static int cmd_run(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop as for SIGTERM, leave no temporary */
 
     progress prog = {.enabled = !o.quiet && isatty(STDERR_FILENO)};
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
@@ -448,8 +464,11 @@ int main(int argc, char **argv)
 {
     /* dcsim reports library errors itself, once, in its own format */
     gsl_set_error_handler_off();
-    trace_quiet_hdf5();
+    trace_hdf5_startup();
     LIBXML_TEST_VERSION
+    /* over `ulimit -f` a write fails with EFBIG and is reported, instead of
+     * the signal killing dcsim without a word (and leaving its temporary) */
+    signal(SIGXFSZ, SIG_IGN);
 
     int rc;
     if (argc < 2) {
