@@ -440,6 +440,16 @@ static int build_file_points(sweep *sw)
     if (!sw->points_text && !(sw->points_text = malloc(1)))
         return EXIT_FAILURE;
     sw->points_text[len] = '\0';
+    const char *nul = memchr(sw->points_text, '\0', len); /* would end the text early */
+    if (nul) {
+        unsigned ln = 1;
+        for (const char *c = sw->points_text; c < nul; c++)
+            ln += *c == '\n';
+        if (sw->rank == 0)
+            fprintf(stderr, "%s:%u: error: a NUL byte; a points file is text: one point per "
+                    "line, PATH=VALUE tokens separated by blanks\n", sw->points_file, ln);
+        return CLI_EXIT_INPUT;
+    }
     size_t lines = 1;
     for (size_t i = 0; i < len; i++)
         lines += sw->points_text[i] == '\n';
@@ -478,8 +488,13 @@ static int build_file_points(sweep *sw)
                 k = (int)sw->n_params++;
                 sw->params[k] = tok;
             }
-            if (n_own == MAX_PARAMS)
+            if (n_own == MAX_PARAMS) {
+                if (sw->rank == 0)
+                    fprintf(stderr, "%s:%u: error: more than %d PATH=VALUE tokens on one line; "
+                            "at most %d per point\n", sw->points_file, ln, MAX_PARAMS,
+                            MAX_PARAMS);
                 return CLI_EXIT_INPUT;
+            }
             own[n_own++] = tok;
             sw->pts[sw->n_points].values[k] = eq + 1;
         }
@@ -837,10 +852,12 @@ static int write_file(sweep *sw, sim_error *err)
     const char *tmp = sw->out.tmp;
     hid_t fcpl = trace_untimed(H5P_FILE_CREATE);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    int e = f < 0 ? trace_h5_errno() : 0; /* before the next call clears it */
     H5Pclose(fcpl);
     if (f < 0) {
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* why HDF5 does not say */
-        int e = fd < 0 ? errno : 0;
+        int fd = e ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* HDF5 did not say */
+        if (!e && fd < 0)
+            e = errno;
         if (fd >= 0)
             close(fd);
         outpath_discard(&sw->out);
@@ -853,7 +870,7 @@ static int write_file(sweep *sw, sim_error *err)
     int rc = g < 0 || write_meta(sw, f, g) || write_tables(sw, g);
     if (g >= 0)
         H5Gclose(g);
-    int e = rc ? trace_h5_errno() : 0;
+    e = rc ? trace_h5_errno() : 0;
     if (trace_close_file(f, &e))
         rc = 1;
     if (rc) {

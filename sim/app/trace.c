@@ -289,9 +289,10 @@ int trace_open(const char *path, const char *const *inputs, size_t n_inputs, tra
     outpath_remove_stale(&tw->out);
     tw->file = H5Fcreate(tw->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (tw->file < 0) {
+        io_error_why(err, path, "H5Fcreate", trace_h5_errno());
         outpath_discard(&tw->out);
         free(tw);
-        return io_error(err, path, "H5Fcreate");
+        return err->code;
     }
     hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t campaign = H5Gcreate2(tw->file, "campaign", H5P_DEFAULT, gcpl, H5P_DEFAULT);
@@ -659,8 +660,9 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
     outpath_remove_stale(&out);
     hid_t f = H5Fcreate(out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) {
+        io_error_why(err, path, "H5Fcreate", trace_h5_errno());
         outpath_discard(&out);
-        return io_error(err, path, "H5Fcreate");
+        return err->code;
     }
     int rc = put_matrix(f, name, values, n_rows, n_cols, columns, units,
                         "see the units attribute", description);
