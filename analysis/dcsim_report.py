@@ -31,6 +31,7 @@ import base64
 import html
 import os
 import re
+import stat
 import sys
 import tempfile
 
@@ -595,8 +596,56 @@ def build(paths, goodput=None):
                   + compare_text(tables))
 
 
-def write_atomic(path, text):
+def check_target(path, inputs):
+    """Refuse an output that exists and is not a regular file (os.replace would
+    put a file in place of /dev/null) or is one of the inputs (same st_dev and
+    st_ino, whatever the name), as the dcsim writers do (sim/app/outpath.c)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise ReportError(f"{path}: cannot write the report: it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise ReportError(f"{path}: cannot write the report: it exists and is not a regular "
+                          "file (a device, pipe or socket); dcsim replaces only regular files")
+    for name in inputs:
+        try:
+            s = os.stat(name)
+        except OSError:
+            continue
+        if (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino):
+            raise ReportError(f"{path}: cannot write the report: it is {name}, an input of "
+                              "this report; choose another name")
+
+
+def remove_stale(path):
+    """Remove path.tmp.<pid> files whose process is gone (a killed report)."""
+    folder, base = os.path.split(path)
+    prefix = f"{base}.tmp."
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):]
+        if not name.startswith(prefix) or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+        except OSError:
+            pass
+
+
+def write_atomic(path, text, inputs=()):
     """Write text to path through path.tmp.<pid> and os.replace."""
+    check_target(path, inputs)
+    remove_stale(path)
     tmp = f"{path}.tmp.{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
@@ -625,8 +674,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     prog = os.environ.get("DCSIM_REPORT_PROG", "dcsim_report.py")
     try:
+        inputs = list(args.traces) + ([args.goodput] if args.goodput else [])
+        check_target(args.output, inputs)  # before the work
         page, text = build(args.traces, args.goodput)
-        write_atomic(args.output, page)
+        write_atomic(args.output, page, inputs)
     except ReportError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1

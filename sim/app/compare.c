@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "energyrun.h"
+#include "outpath.h"
 #include "resources.h"
 #include "scenario.h"
 #include "stepcmd.h"
@@ -378,6 +379,33 @@ int cmd_compare(int argc, char **argv)
             fprintf(stderr, "%s: ", x[i].label);
             rc = cli_print_error(&x[i].err);
         }
+    /* the inputs, never overwritten: scenarios, their XIncludes, network
+     * files; an output that cannot be written fails now, not after the runs */
+    const char **inputs = NULL;
+    size_t n_in = n_paths;
+    if (!rc && output) {
+        size_t cap = n_paths;
+        for (size_t i = 0; i < n; i++)
+            cap += x[i].loaded ? x[i].scn.n_included : 0;
+        for (size_t k = 0; k < n_vary; k++)
+            cap += vs[k].n;
+        if (!(inputs = malloc((cap ? cap : 1) * sizeof *inputs))) {
+            rc = 1;
+        } else {
+            memcpy(inputs, paths, n_paths * sizeof *inputs);
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; x[i].loaded && j < x[i].scn.n_included; j++)
+                    inputs[n_in++] = x[i].scn.included[j];
+            for (size_t k = 0; k < n_vary; k++)
+                for (size_t j = 0; !strcmp(vs[k].key, "network") && j < vs[k].n; j++)
+                    inputs[n_in++] = vs[k].values[j];
+            outpath probe;
+            sim_error err;
+            sim_error_clear(&err);
+            if (outpath_init(&probe, output, "the table", inputs, n_in, &err))
+                rc = cli_print_error(&err);
+        }
+    }
     int failed = 0;
     if (!rc) {
 #pragma omp parallel for schedule(dynamic) reduction(| : failed)
@@ -403,7 +431,7 @@ int cmd_compare(int argc, char **argv)
         const char **rows = malloc(n * sizeof *rows);
         sim_error err;
         sim_error_clear(&err);
-        if (!values || !rows) {
+        if (!values || !rows || !inputs) {
             rc = 1;
         } else {
             for (size_t i = 0; i < n; i++) {
@@ -411,7 +439,8 @@ int cmd_compare(int argc, char **argv)
                 rows[i] = x[i].label;
             }
             if (trace_write_table(output, "compare", "one row per variant of dcsim compare",
-                                  col_names, col_units, COLS, rows, n, values, &err))
+                                  col_names, col_units, COLS, rows, n, values, inputs, n_in,
+                                  &err))
                 rc = cli_print_error(&err);
             else if (!json)
                 printf("  table written to %s\n", output);
@@ -419,6 +448,7 @@ int cmd_compare(int argc, char **argv)
         free(values);
         free(rows);
     }
+    free(inputs);
     for (size_t i = 0; x && i < n; i++) {
         energy_run_free(&x[i].er);
         if (x[i].loaded)

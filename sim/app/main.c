@@ -82,7 +82,8 @@ static const char usage_run[] =
     "\n"
     "  -o, --output TRACE.h5  write an HDF5 trace (docs/trace-format.md); it is\n"
     "                         written under a temporary name and renamed when\n"
-    "                         complete, so an interrupted run leaves nothing\n"
+    "                         complete, so an interrupted run leaves nothing;\n"
+    "                         never over the scenario or a non-regular file\n"
     "  --seed N               master random seed (overrides <dcsim seed>)\n"
     "  --replicas N           Monte Carlo: N independent runs on their own random\n"
     "                         streams, in parallel (OMP_NUM_THREADS); the summary\n"
@@ -310,9 +311,24 @@ static int cmd_run(int argc, char **argv)
     }
 
     trace_writer *tw = NULL;
-    if (o.output && trace_open(o.output, &tw, &err)) {
-        scn_scenario_free(&scn);
-        return cli_print_error(&err);
+    if (o.output) { /* never over the scenario or a file it includes */
+        const char **inputs = malloc((scn.n_included + 1) * sizeof *inputs);
+        if (!inputs) {
+            scn_scenario_free(&scn);
+            step_profile_free(&prof);
+            fprintf(stderr, "error: out of memory\n");
+            return EXIT_FAILURE;
+        }
+        inputs[0] = o.scenario;
+        for (size_t i = 0; i < scn.n_included; i++)
+            inputs[i + 1] = scn.included[i];
+        rc = trace_open(o.output, inputs, scn.n_included + 1, &tw, &err);
+        free(inputs);
+        if (rc) {
+            step_profile_free(&prof);
+            scn_scenario_free(&scn);
+            return cli_print_error(&err);
+        }
     }
 
     struct sigaction sa;
@@ -321,6 +337,7 @@ static int cmd_run(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop as for SIGTERM, leave no temporary */
 
     progress prog = {.enabled = !o.quiet && isatty(STDERR_FILENO)};
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
@@ -448,9 +465,12 @@ int main(int argc, char **argv)
 {
     /* dcsim reports library errors itself, once, in its own format */
     gsl_set_error_handler_off();
-    trace_quiet_hdf5();
+    trace_hdf5_startup();
     LIBXML_TEST_VERSION
     cli_cap_threads();
+    /* over `ulimit -f` a write fails with EFBIG and is reported, instead of
+     * the signal killing dcsim without a word (and leaving its temporary) */
+    signal(SIGXFSZ, SIG_IGN);
 
     int rc;
     if (argc < 2) {

@@ -2344,6 +2344,12 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     xmlFreeDoc(doc);
     free(ld.ovr);
     free_lists(&ld);
+    if (!rc) { /* the outputs' writers refuse to overwrite them (outpath.h) */
+        s.included = ld.files;
+        s.n_included = ld.n_files;
+        ld.files = NULL;
+        ld.n_files = 0;
+    }
     for (size_t i = 0; i < ld.n_files; i++)
         free(ld.files[i]);
     free(ld.files);
@@ -2359,6 +2365,9 @@ void scn_scenario_free(scn_scenario *s)
     if (!s)
         return;
     free(s->resolved_xml);
+    for (size_t i = 0; i < s->n_included; i++)
+        free(s->included[i]);
+    free(s->included);
     free(s->gpu_speed);
     free(s->elastic_speed);
     memset(s, 0, sizeof *s);

@@ -75,6 +75,8 @@ typedef struct scn_scenario {
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     int step_used;          /* set by `dcsim run`: the iteration came from the step tier */
     double step_iteration_s, step_mfu, step_exposed_comm_s, step_bubble_s;
+    char **included;        /* the XInclude'd files' paths as opened; owned */
+    size_t n_included;
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;

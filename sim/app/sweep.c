@@ -39,6 +39,7 @@
 #include "cli.h"
 #include "scenario.h"
 #include "energyrun.h"
+#include "outpath.h"
 #include "power.h"
 #include "resources.h"
 #include "stepcmd.h"
@@ -225,6 +226,7 @@ typedef struct sweep {
     size_t written_done;
     int shown, stop, write_failed;
     sim_error write_err;
+    outpath out;           /* rank 0: the file's temporary name and lock */
 } sweep;
 
 static double now_s(const struct timespec *t0)
@@ -438,6 +440,16 @@ static int build_file_points(sweep *sw)
     if (!sw->points_text && !(sw->points_text = malloc(1)))
         return EXIT_FAILURE;
     sw->points_text[len] = '\0';
+    const char *nul = memchr(sw->points_text, '\0', len); /* would end the text early */
+    if (nul) {
+        unsigned ln = 1;
+        for (const char *c = sw->points_text; c < nul; c++)
+            ln += *c == '\n';
+        if (sw->rank == 0)
+            fprintf(stderr, "%s:%u: error: a NUL byte; a points file is text: one point per "
+                    "line, PATH=VALUE tokens separated by blanks\n", sw->points_file, ln);
+        return CLI_EXIT_INPUT;
+    }
     size_t lines = 1;
     for (size_t i = 0; i < len; i++)
         lines += sw->points_text[i] == '\n';
@@ -476,8 +488,13 @@ static int build_file_points(sweep *sw)
                 k = (int)sw->n_params++;
                 sw->params[k] = tok;
             }
-            if (n_own == MAX_PARAMS)
+            if (n_own == MAX_PARAMS) {
+                if (sw->rank == 0)
+                    fprintf(stderr, "%s:%u: error: more than %d PATH=VALUE tokens on one line; "
+                            "at most %d per point\n", sw->points_file, ln, MAX_PARAMS,
+                            MAX_PARAMS);
                 return CLI_EXIT_INPUT;
+            }
             own[n_own++] = tok;
             sw->pts[sw->n_points].values[k] = eq + 1;
         }
@@ -784,7 +801,7 @@ static int write_meta(const sweep *sw, hid_t file, hid_t g)
         done += sw->status[i] != ST_PENDING;
     const char *grid[MAX_GRIDS + 1];
     size_t n_grid = 0;
-    char pts_line[1100];
+    char pts_line[PATH_MAX + 16];
     if (sw->points_file) {
         snprintf(pts_line, sizeof pts_line, "--points %s", sw->points_file);
         grid[n_grid++] = pts_line;
@@ -827,30 +844,23 @@ static int write_meta(const sweep *sw, hid_t file, hid_t g)
     return rc;
 }
 
-static void fsync_path(const char *path, int flags)
-{
-    int fd = open(path, flags);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 /* The whole file as NAME.tmp.<pid>, fsync'd, renamed over NAME: readers
- * see the old file or the new one, never a part. */
+ * see the old file or the new one, never a part. May run on any thread. */
 static int write_file(sweep *sw, sim_error *err)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", sw->output, (long)getpid());
+    trace_quiet_hdf5(); /* per thread in a thread-safe HDF5 */
+    const char *tmp = sw->out.tmp;
     hid_t fcpl = trace_untimed(H5P_FILE_CREATE);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    int e = f < 0 ? trace_h5_errno() : 0; /* before the next call clears it */
     H5Pclose(fcpl);
     if (f < 0) {
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* why HDF5 does not say */
-        int e = fd < 0 ? errno : 0;
+        int fd = e ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* HDF5 did not say */
+        if (!e && fd < 0)
+            e = errno;
         if (fd >= 0)
             close(fd);
-        unlink(tmp);
+        outpath_discard(&sw->out);
         return sim_error_set(err, SIM_ERR_IO, sw->output, 0, "cannot write the sweep file: %s",
                              e ? strerror(e) : "H5Fcreate failed");
     }
@@ -860,55 +870,15 @@ static int write_file(sweep *sw, sim_error *err)
     int rc = g < 0 || write_meta(sw, f, g) || write_tables(sw, g);
     if (g >= 0)
         H5Gclose(g);
-    if (H5Fclose(f) < 0)
+    e = rc ? trace_h5_errno() : 0;
+    if (trace_close_file(f, &e))
         rc = 1;
-    if (!rc)
-        fsync_path(tmp, O_RDONLY);
-    if (rc || rename(tmp, sw->output) != 0) {
-        int e = rc ? 0 : errno;
-        unlink(tmp);
+    if (rc) {
+        outpath_discard(&sw->out);
         return sim_error_set(err, SIM_ERR_IO, sw->output, 0, "cannot write the sweep file: %s",
                              e ? strerror(e) : "writing HDF5 failed");
     }
-    char dir[1100];
-    snprintf(dir, sizeof dir, "%s", sw->output);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[slash == dir ? 1 : 0] = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    fsync_path(dir, O_RDONLY | O_DIRECTORY); /* the rename itself */
-    return 0;
-}
-
-/* NAME.tmp.<pid> left by a killed run on this machine (the pid is gone). */
-static void remove_stale_tmp(const char *output)
-{
-    char dir[1100], base[1100];
-    snprintf(dir, sizeof dir, "%s", output);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        snprintf(base, sizeof base, "%s.tmp.", slash + 1);
-        slash[slash == dir ? 1 : 0] = '\0';
-    } else {
-        snprintf(base, sizeof base, "%s.tmp.", output);
-        snprintf(dir, sizeof dir, ".");
-    }
-    DIR *d = opendir(dir);
-    size_t bl = strlen(base);
-    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
-        if (strncmp(e->d_name, base, bl))
-            continue;
-        char *end = NULL;
-        long pid = strtol(e->d_name + bl, &end, 10);
-        if (pid <= 0 || *end || pid == (long)getpid() || !(kill((pid_t)pid, 0) < 0 && errno == ESRCH))
-            continue;
-        char path[2200];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    if (d)
-        closedir(d);
+    return outpath_commit(&sw->out, 1, err);
 }
 
 /* ---------------------------------------------------------- resuming */
@@ -969,6 +939,7 @@ typedef struct point_back {
 /* The finished points of an existing file of the same sweep. */
 static int load_existing(sweep *sw)
 {
+    trace_quiet_hdf5();
     struct stat st;
     if (stat(sw->output, &st) != 0)
         return 0;
@@ -1570,19 +1541,24 @@ static int sweep_main(sweep *sw, int argc, char **argv)
     }
     sweep_identity(sw);
     if (sw->rank == 0) { /* an unwritable place fails now, not after the work */
-        char probe[1100];
-        snprintf(probe, sizeof probe, "%s.tmp.%ld", sw->output, (long)getpid());
-        int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) {
-            fprintf(stderr, "%s: error: cannot write the sweep file: %s\n", sw->output,
-                    strerror(errno));
-            rc = CLI_EXIT_INPUT;
+        /* never over the scenario, a file it includes or the points file */
+        const scn_scenario *s0 = &sw->pts[0].scn;
+        const char **inputs = malloc((s0->n_included + 2) * sizeof *inputs);
+        if (!inputs)
+            return EXIT_FAILURE;
+        size_t n_in = 0;
+        inputs[n_in++] = sw->scenario;
+        inputs[n_in++] = sw->points_file;
+        for (size_t i = 0; i < s0->n_included; i++)
+            inputs[n_in++] = s0->included[i];
+        if (outpath_init(&sw->out, sw->output, "the sweep file", inputs, n_in, &err) ||
+            outpath_lock(&sw->out, &err)) {
+            rc = cli_print_error(&err);
         } else {
-            close(fd);
-            unlink(probe);
-            remove_stale_tmp(sw->output);
+            outpath_remove_stale(&sw->out); /* after the lock: no live sweep's */
             rc = load_existing(sw);
         }
+        free(inputs);
     }
 #ifdef DCSIM_HAVE_MPI
     if (sw->size > 1) { /* collective: rank 0's verdict and the finished points */
@@ -1611,12 +1587,13 @@ static int sweep_main(sweep *sw, int argc, char **argv)
         return err.code == SIM_ERR_INPUT || err.code == SIM_ERR_IO ? CLI_EXIT_INPUT : EXIT_FAILURE;
     }
 
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, old_int, old_term, old_hup;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sweep_on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup); /* a closed terminal: stop as for SIGTERM */
     clock_gettime(CLOCK_MONOTONIC, &sw->start);
     maybe_write(sw, 1); /* the file exists, complete, from the start */
     if (sw->n_done < sw->n_points)
@@ -1627,6 +1604,7 @@ static int sweep_main(sweep *sw, int argc, char **argv)
     progress_show(sw, 1);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
 
     if (sw->rank != 0)
         return 0;
@@ -1667,6 +1645,7 @@ int cmd_sweep(int argc, char **argv)
     }
     sw->size = 1;
     sw->write_every_s = 1.0;
+    sw->out.lock_fd = -1;
     long launched = launched_size();
 #ifdef DCSIM_HAVE_MPI
     int use_mpi = launched > 0;
@@ -1701,6 +1680,7 @@ int cmd_sweep(int argc, char **argv)
         MPI_Finalize();
     }
 #endif
+    outpath_fini(&sw->out);
     sweep_free(sw);
     free(sw);
     fflush(stdout);

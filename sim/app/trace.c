@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include "energyrun.h"
+#include "outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,11 +32,11 @@ typedef struct table {
     size_t n_buf;
     hsize_t n_rows;
     const char *name;
+    int sys_errno;   /* why a write failed, from HDF5's error stack (0: unknown) */
 } table;
 
 struct trace_writer {
-    char final_path[1024];
-    char tmp_path[1100];
+    outpath out;
     hid_t file;
     table events;
     table timeline;
@@ -43,9 +44,24 @@ struct trace_writer {
 
 void trace_quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+void trace_hdf5_startup(void)
+{
+    H5dont_atexit();
+    trace_quiet_hdf5();
+}
+
+/* what failed, and the system's reason when HDF5 recorded one (a full disk) */
+static int io_error_why(sim_error *err, const char *path, const char *what, int sys_errno)
+{
+    if (sys_errno)
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed: %s",
+                             what, strerror(sys_errno));
+    return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed", what);
+}
+
 static int io_error(sim_error *err, const char *path, const char *what)
 {
-    return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed", what);
+    return io_error_why(err, path, what, 0);
 }
 
 /* object creation properties without timestamps, for byte-identical files */
@@ -177,12 +193,16 @@ static int table_flush(table *tb)
     if (tb->n_buf == 0)
         return 0;
     hsize_t start[1] = {tb->n_rows}, count[1] = {tb->n_buf}, total[1] = {tb->n_rows + tb->n_buf};
-    if (H5Dset_extent(tb->dset, total) < 0)
+    if (H5Dset_extent(tb->dset, total) < 0) {
+        tb->sys_errno = trace_h5_errno();
         return -1;
+    }
     hid_t fspace = H5Dget_space(tb->dset);
     hid_t mspace = H5Screate_simple(1, count, NULL);
     int rc = fspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
              H5Dwrite(tb->dset, tb->type, mspace, fspace, H5P_DEFAULT, tb->buf) < 0;
+    if (rc)
+        tb->sys_errno = trace_h5_errno();
     H5Sclose(mspace);
     H5Sclose(fspace);
     if (rc)
@@ -210,42 +230,69 @@ static void table_close(table *tb)
     memset(tb, 0, sizeof *tb);
 }
 
-static void writer_free(trace_writer *tw)
+/* Close a file and every object still open in it, once. */
+static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *data)
 {
-    table_close(&tw->events);
-    table_close(&tw->timeline);
-    if (tw->file > 0)
-        H5Fclose(tw->file);
-    free(tw);
+    (void)n;
+    int *out = data;
+    const char *p = e->desc ? strstr(e->desc, "errno = ") : NULL;
+    if (p && !*out)
+        *out = atoi(p + 8);
+    return 0;
 }
 
-int trace_open(const char *path, trace_writer **out, sim_error *err)
+int trace_h5_errno(void)
+{
+    int e = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &e);
+    return e;
+}
+
+int trace_close_file(hid_t f, int *sys_errno)
+{
+    if (f <= 0)
+        return 0;
+    hid_t ids[64];
+    ssize_t n;
+    while ((n = H5Fget_obj_ids(f, H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE |
+                                      H5F_OBJ_ATTR | H5F_OBJ_LOCAL,
+                               64, ids)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (H5Iget_type(ids[i]) == H5I_ATTR)
+                H5Aclose(ids[i]);
+            else if (H5Iget_type(ids[i]) == H5I_DATATYPE)
+                H5Tclose(ids[i]);
+            else
+                H5Oclose(ids[i]);
+        }
+        if (n < 64)
+            break;
+    }
+    int rc = H5Fclose(f) < 0 ? -1 : 0;
+    if (rc && sys_errno && !*sys_errno)
+        *sys_errno = trace_h5_errno();
+    return rc; /* a failed close is never retried: that crashes (see trace_hdf5_startup) */
+}
+
+int trace_open(const char *path, const char *const *inputs, size_t n_inputs, trace_writer **out,
+               sim_error *err)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: it is a directory");
+    trace_quiet_hdf5(); /* per thread in a thread-safe HDF5 */
     trace_writer *tw = calloc(1, sizeof *tw);
     if (!tw)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-    if (snprintf(tw->final_path, sizeof tw->final_path, "%s", path) >= (int)sizeof tw->final_path) {
+    if (outpath_init(&tw->out, path, "the trace", inputs, n_inputs, err)) {
         free(tw);
-        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: path too long");
+        return err->code;
     }
-    snprintf(tw->tmp_path, sizeof tw->tmp_path, "%s.tmp.%ld", path, (long)getpid());
-    /* find out with a plain open why a path is unwritable: HDF5 does not say */
-    int fd = open(tw->tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        free(tw);
-        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s", strerror(e));
-    }
-    close(fd);
-    tw->file = H5Fcreate(tw->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    outpath_remove_stale(&tw->out);
+    tw->file = H5Fcreate(tw->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (tw->file < 0) {
-        unlink(tw->tmp_path);
+        io_error_why(err, path, "H5Fcreate", trace_h5_errno());
+        outpath_discard(&tw->out);
         free(tw);
-        return io_error(err, path, "H5Fcreate");
+        return err->code;
     }
     hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
     hid_t campaign = H5Gcreate2(tw->file, "campaign", H5P_DEFAULT, gcpl, H5P_DEFAULT);
@@ -271,7 +318,7 @@ static int sink_event(void *ctx, const campaign_event *ev, sim_error *err)
 {
     trace_writer *tw = ctx;
     if (table_append(&tw->events, ev))
-        return io_error(err, tw->final_path, "writing /campaign/events");
+        return io_error_why(err, tw->out.path, "writing /campaign/events", tw->events.sys_errno);
     return 0;
 }
 
@@ -279,7 +326,8 @@ static int sink_segment(void *ctx, const campaign_segment *seg, sim_error *err)
 {
     trace_writer *tw = ctx;
     if (table_append(&tw->timeline, seg))
-        return io_error(err, tw->final_path, "writing /campaign/timeline");
+        return io_error_why(err, tw->out.path, "writing /campaign/timeline",
+                            tw->timeline.sys_errno);
     return 0;
 }
 
@@ -409,7 +457,7 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
     }
     free(rows);
     free(digests);
-    return rc ? io_error(err, tw->final_path, "writing /replicas") : 0;
+    return rc ? io_error(err, tw->out.path, "writing /replicas") : 0;
 }
 
 #define STEP_STAGE_COLUMNS (STEP_PART_COUNT + 3)
@@ -420,7 +468,7 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
     hid_t g = H5Gcreate2(tw->file, "step", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     if (g < 0)
-        return io_error(err, tw->final_path, "creating /step");
+        return io_error(err, tw->out.path, "creating /step");
     uint32_t critical = p->critical_stage;
     int rc = put_scalar_attr(g, "iteration_s", H5T_NATIVE_DOUBLE, &p->iteration_s) ||
              put_scalar_attr(g, "tokens_per_s", H5T_NATIVE_DOUBLE, &p->tokens_per_s) ||
@@ -480,7 +528,7 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
     if (!rc)
         rc = write_step_tasks(g, p);
     H5Gclose(g);
-    return rc ? io_error(err, tw->final_path, "writing /step") : 0;
+    return rc ? io_error(err, tw->out.path, "writing /step") : 0;
 }
 
 static int write_summary(hid_t file, const run_summary *sum)
@@ -560,6 +608,7 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
                  const run_summary *sum, sim_error *err)
 {
     const char *failed = NULL;
+    int sys_errno = 0;
     if (table_flush(&tw->events) || table_flush(&tw->timeline))
         failed = "writing /campaign";
     else if (write_scenario(tw->file, scn))
@@ -570,52 +619,50 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
         failed = "writing /campaign/events causes";
     else if (write_root(tw->file, scn, res, sum))
         failed = "writing the root attributes";
+    sys_errno = tw->events.sys_errno ? tw->events.sys_errno : tw->timeline.sys_errno;
+    if (failed && !sys_errno)
+        sys_errno = trace_h5_errno();
     table_close(&tw->events);
     table_close(&tw->timeline);
-    if (!failed && H5Fclose(tw->file) < 0)
+    if (trace_close_file(tw->file, &sys_errno) && !failed)
         failed = "closing the file";
     tw->file = 0;
-    char final_path[sizeof tw->final_path];
-    memcpy(final_path, tw->final_path, sizeof final_path);
     if (failed) {
+        io_error_why(err, tw->out.path, failed, sys_errno);
         trace_abort(tw);
-        return io_error(err, final_path, failed);
+        return err->code;
     }
-    if (rename(tw->tmp_path, tw->final_path) != 0) {
-        int e = errno;
-        trace_abort(tw);
-        return sim_error_set(err, SIM_ERR_IO, final_path, 0,
-                             "cannot move the finished trace into place: %s", strerror(e));
-    }
+    int rc = outpath_commit(&tw->out, 0, err);
     free(tw);
-    return 0;
+    return rc;
 }
 
 void trace_abort(trace_writer *tw)
 {
     if (!tw)
         return;
-    char tmp[sizeof tw->tmp_path];
-    memcpy(tmp, tw->tmp_path, sizeof tmp);
-    writer_free(tw);
-    unlink(tmp);
+    table_close(&tw->events);
+    table_close(&tw->timeline);
+    trace_close_file(tw->file, NULL);
+    outpath_discard(&tw->out);
+    free(tw);
 }
 
 int trace_write_table(const char *path, const char *name, const char *description,
                       const char *const *columns, const char *const *units, size_t n_cols,
                       const char *const *rows, size_t n_rows, const double *values,
-                      sim_error *err)
+                      const char *const *inputs, size_t n_inputs, sim_error *err)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write: %s", strerror(errno));
-    close(fd);
-    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    trace_quiet_hdf5();
+    outpath out;
+    if (outpath_init(&out, path, "the table", inputs, n_inputs, err))
+        return err->code;
+    outpath_remove_stale(&out);
+    hid_t f = H5Fcreate(out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) {
-        unlink(tmp);
-        return io_error(err, path, "H5Fcreate");
+        io_error_why(err, path, "H5Fcreate", trace_h5_errno());
+        outpath_discard(&out);
+        return err->code;
     }
     int rc = put_matrix(f, name, values, n_rows, n_cols, columns, units,
                         "see the units attribute", description);
@@ -626,13 +673,14 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
         if (d >= 0)
             H5Dclose(d);
     }
-    if (H5Fclose(f) < 0)
+    int sys_errno = 0;
+    if (trace_close_file(f, &sys_errno))
         rc = 1;
-    if (rc || rename(tmp, path)) {
-        unlink(tmp);
-        return io_error(err, path, "writing the table");
+    if (rc) {
+        outpath_discard(&out);
+        return io_error_why(err, path, "writing the table", sys_errno);
     }
-    return 0;
+    return outpath_commit(&out, 0, err);
 }
 
 int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error *err)
@@ -666,5 +714,5 @@ int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error 
     if (g >= 0)
         H5Gclose(g);
     free(rows);
-    return rc ? io_error(err, tw->final_path, "writing /energy/hourly") : 0;
+    return rc ? io_error(err, tw->out.path, "writing /energy/hourly") : 0;
 }

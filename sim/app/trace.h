@@ -26,9 +26,12 @@ typedef struct trace_writer trace_writer;
 hid_t trace_untimed(hid_t class_id);
 hid_t trace_string_type(void);
 
-/* Create the temporary file next to path. Fails early (SIM_ERR_IO, naming the
- * path and the reason) when the directory is not writable. */
-int trace_open(const char *path, trace_writer **out, sim_error *err);
+/* Create the temporary file next to path (outpath.h: removes temporaries of
+ * dead runs). Fails early, naming the path and the reason: SIM_ERR_IO when
+ * the folder is not writable, SIM_ERR_INPUT when path is too long, exists and
+ * is not a regular file, or is one of the n_inputs files the run reads. */
+int trace_open(const char *path, const char *const *inputs, size_t n_inputs, trace_writer **out,
+               sim_error *err);
 
 /* A campaign sink writing /campaign/events and /campaign/timeline. */
 campaign_sink trace_campaign_sink(trace_writer *tw);
@@ -49,16 +52,35 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err);
  * NULL is a no-op. */
 void trace_abort(trace_writer *tw);
 
-/* Turn off HDF5's own error printing (dcsim reports through sim_error). */
+/* Turn off HDF5's own error printing (dcsim reports through sim_error). The
+ * setting is per thread in a thread-safe HDF5: call it on every thread that
+ * uses HDF5 (each writer here does). */
 void trace_quiet_hdf5(void);
+
+/* Once, before any other HDF5 call (dcsim's main): no HDF5 exit handler, and
+ * quiet. HDF5 1.10 keeps the id of a file whose close (last flush) failed on
+ * a full disk half-freed: closing it again, as its exit handler would, is a
+ * segmentation fault. Every file dcsim writes is closed explicitly, so the
+ * handler has nothing else to do. */
+void trace_hdf5_startup(void);
+
+/* Close an HDF5 file and every object still open in it; -1 when the close
+ * (its last flush) failed, with the system's errno in *sys_errno when HDF5
+ * recorded one and *sys_errno was 0 (sys_errno may be NULL). A failed file
+ * is left alone (see trace_hdf5_startup), its temporary removed by the caller. */
+int trace_close_file(hid_t f, int *sys_errno);
+
+/* The system errno recorded on this thread's HDF5 error stack by the last
+ * failed call (a full disk: ENOSPC; over ulimit -f: EFBIG), or 0. */
+int trace_h5_errno(void);
 
 /* One table of doubles (rows x columns, with their names and units as
  * attributes) in a new HDF5 file at path, written under a temporary name
- * and renamed: `dcsim compare -o`. */
+ * and renamed: `dcsim compare -o`. inputs: as for trace_open. */
 int trace_write_table(const char *path, const char *name, const char *description,
                       const char *const *columns, const char *const *units, size_t n_cols,
                       const char *const *rows, size_t n_rows, const double *values,
-                      sim_error *err);
+                      const char *const *inputs, size_t n_inputs, sim_error *err);
 
 /* /energy/hourly: the run hour by hour at its site (docs/trace-format.md). */
 struct energy_run;

@@ -56,7 +56,7 @@ static campaign_result write_trace(const char *path, scn_scenario *scn, run_summ
     sim_error_clear(&err);
     CHECK_INT_EQ(scn_load(NULL, NULL, 0, scn, &err), 0);
     trace_writer *tw = NULL;
-    CHECK_INT_EQ(trace_open(path, &tw, &err), 0);
+    CHECK_INT_EQ(trace_open(path, NULL, 0, &tw, &err), 0);
     campaign_sink sink = trace_campaign_sink(tw);
     campaign_result res;
     CHECK_INT_EQ(campaign_run(&scn->campaign, &sink, NULL, NULL, &res, &err), 0);
@@ -236,7 +236,7 @@ static void test_abort_leaves_nothing(void)
     trace_writer *tw = NULL;
     sim_error err;
     sim_error_clear(&err);
-    CHECK_INT_EQ(trace_open(path, &tw, &err), 0);
+    CHECK_INT_EQ(trace_open(path, NULL, 0, &tw, &err), 0);
     CHECK_INT_EQ(count_files(dir), 1); /* the temporary */
     trace_abort(tw);
     CHECK_INT_EQ(count_files(dir), 0);

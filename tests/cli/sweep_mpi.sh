@@ -70,6 +70,20 @@ while p.poll() is None and not 0 < finished(out) < 24:
     time.sleep(0.02)
 os.killpg(p.pid, signal.SIGKILL)  # mpirun and both ranks at once
 p.wait()
+import fcntl
+deadline = time.time() + 30  # a rank may outlive mpirun a moment: wait for rank 0's lock
+while time.time() < deadline:
+    try:
+        fd = os.open(out + ".lock", os.O_RDWR)
+    except FileNotFoundError:
+        break
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        break
+    except OSError:
+        time.sleep(0.05)
+    finally:
+        os.close(fd)
 n = finished(out)
 assert 0 < n <= 24, n
 r = subprocess.run([dcsim, *args, "-o", out], env=dict(os.environ, OMP_NUM_THREADS="2"),
