@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "outpath.h"
 #include "export.h"
 #include "fabric.h"
 #include "netcoll.h"
@@ -154,9 +155,10 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* Write the export to a temporary name, renamed on success: an interrupted
- * or failed export never leaves a partial file under the final name. */
-static int write_export(const topo_graph *g, const char *path)
+/* Write the export through outpath (outpath.h): checked first (never over
+ * the scenario, a file it includes or a non-regular file), written to a
+ * temporary and renamed, so a failed export leaves nothing under the name. */
+static int write_export(const topo_graph *g, const scn_scenario *s, const char *path)
 {
     int dot = ends_with(path, ".dot") || ends_with(path, ".gv");
     if (!dot && !ends_with(path, ".graphml") && !ends_with(path, ".xml")) {
@@ -164,26 +166,39 @@ static int write_export(const topo_graph *g, const char *path)
                         ".dot or .gv (it chooses the format)\n", path);
         return CLI_EXIT_INPUT;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *fp = fopen(tmp, "w");
+    const char **inputs = malloc((s->n_included + 1) * sizeof *inputs);
+    if (!inputs) {
+        fprintf(stderr, "dcsim topo: error: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    inputs[0] = s->source;
+    for (size_t i = 0; i < s->n_included; i++)
+        inputs[i + 1] = s->included[i];
+    sim_error err;
+    sim_error_clear(&err);
+    outpath out;
+    int rc = outpath_init(&out, path, "the export", inputs, s->n_included + 1, &err);
+    free(inputs);
+    if (rc)
+        return cli_print_error(&err);
+    outpath_remove_stale(&out);
+    FILE *fp = fopen(out.tmp, "w");
     if (!fp) {
         fprintf(stderr, "dcsim topo: error: --export %s: cannot write there\n", path);
         return CLI_EXIT_INPUT;
     }
     char why[256];
-    int rc = dot ? topo_export_dot(g, fp, why, sizeof why)
-                 : topo_export_graphml(g, fp, why, sizeof why);
+    rc = dot ? topo_export_dot(g, fp, why, sizeof why) : topo_export_graphml(g, fp, why, sizeof why);
     if (fclose(fp) && !rc) {
         rc = -1;
         snprintf(why, sizeof why, "write error");
     }
-    if (rc || rename(tmp, path)) {
-        remove(tmp);
-        fprintf(stderr, "dcsim topo: error: --export %s: %s\n", path, rc ? why : "cannot rename");
+    if (rc) {
+        outpath_discard(&out);
+        fprintf(stderr, "dcsim topo: error: --export %s: %s\n", path, why);
         return CLI_EXIT_INPUT;
     }
-    return 0;
+    return outpath_commit(&out, 0, &err) ? cli_print_error(&err) : 0;
 }
 
 static void print_topo_text(const scn_scenario *s, const fabric *f, const topo_stats *st)
@@ -278,12 +293,13 @@ int cmd_topo(int argc, char **argv)
         fprintf(stderr, "%s: error: %s\n", s.source, why);
         rc = 1;
     } else {
-        if (o.json)
-            print_topo_json(&s, &f, &st);
-        else
-            print_topo_text(&s, &f, &st);
+        /* the export first: a refused or failed one prints no table */
         if (o.export_path)
-            rc = write_export(&f.g, o.export_path);
+            rc = write_export(&f.g, &s, o.export_path);
+        if (!rc && o.json)
+            print_topo_json(&s, &f, &st);
+        else if (!rc)
+            print_topo_text(&s, &f, &st);
     }
     fabric_free(&f);
     scn_scenario_free(&s);
