@@ -1872,9 +1872,10 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         double shape = 0;
         if (weibull) {
             rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
-            if (!rc && !(shape > 0 && shape <= 100))
-                rc = node_error(ld, f, "shape", "a Weibull shape must be above 0 and at most "
-                                "100 (below 1: infant mortality; above 1: wear-out)");
+            if (!rc && !(shape >= CAMPAIGN_WEIBULL_SHAPE_MIN && shape <= CAMPAIGN_WEIBULL_SHAPE_MAX))
+                rc = node_error(ld, f, "shape", "a Weibull shape must be from 1/170 (0.00588: "
+                                "below, Gamma(1 + 1/k) overflows a double) to 100 (below 1: "
+                                "infant mortality; above 1: wear-out)");
             if (rc)
                 break;
         } else if (has_attr(f, "shape")) {
@@ -2121,11 +2122,13 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     if (rc || s->checkpoint_auto) {
         if (rc)
             return rc;
-        /* Daly's optimum for this cluster's failure rate and write time */
-        double cluster_rate = (double)c->gpu_count * c->gpu_failure_rate_per_s;
+        /* Daly's optimum for this cluster's failure rate (every cause, the
+         * rate the summary's cluster MTBF is 1 / of) and write time */
+        double cluster_rate = campaign_cluster_failure_rate_per_s(c);
         if (!(cluster_rate > 0))
             return node_error(ld, ck, "interval", "interval=\"auto\" (Daly's optimum) needs a "
-                              "failure rate: give a <reliability><failure> or a fixed interval");
+                              "failure rate above 0: give a <reliability><failure> or "
+                              "inventory, or a fixed interval");
         c->checkpoint_interval_s = campaign_daly_interval_s(c->checkpoint_write_s,
                                                             1 / cluster_rate);
         if (!(c->checkpoint_interval_s > 0))
