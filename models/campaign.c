@@ -80,6 +80,8 @@ typedef struct campaign {
     uint64_t n_slow, n_drain_due;
     gsl_rng **straggler_rng;     /* per node: when it turns slow */
     double *slow_since;          /* per node: when it turned slow */
+    double event_cap;            /* stop with an error after this many engine events */
+    int over_cap;
     double hold_s;               /* the next restart first waits this long (an async persist) */
     int maintenance_next;        /* a window is due once the current write ends */
     int corrupt_pending;         /* a silent corruption not found yet */
@@ -135,7 +137,9 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             CAMPAIGN_MAX_CAUSES);
     for (unsigned i = 0; i < cfg->n_causes; i++)
         REQUIRE(cfg->causes[i].rate_per_s >= 0 && isfinite(cfg->causes[i].rate_per_s) &&
-                    cfg->causes[i].weibull_shape >= 0 && isfinite(cfg->causes[i].weibull_shape) &&
+                    (cfg->causes[i].weibull_shape == 0 ||
+                     (cfg->causes[i].weibull_shape >= CAMPAIGN_WEIBULL_SHAPE_MIN &&
+                      cfg->causes[i].weibull_shape <= CAMPAIGN_WEIBULL_SHAPE_MAX)) &&
                     (cfg->causes[i].unit == CAMPAIGN_UNIT_GPU ||
                      cfg->causes[i].unit == CAMPAIGN_UNIT_NODE ||
                      (cfg->causes[i].unit == CAMPAIGN_UNIT_RACK && cfg->nodes_per_rack > 0 &&
@@ -144,7 +148,8 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                        cfg->causes[i].unit == CAMPAIGN_UNIT_CABLE) &&
                       cfg->causes[i].parts > 0 && cfg->causes[i].weibull_shape == 0 &&
                       cfg->causes[i].detection_s == 0)),
-                "campaign: failure cause %u needs a rate >= 0 and a GPU, node, rack, switch "
+                "campaign: failure cause %u needs a rate >= 0, a Weibull shape of 0 "
+                "(exponential) or from 1/170 to 100, and a GPU, node, rack, switch "
                 "or cable unit (racks: nodes per rack set; racks, switches and cables: "
                 "exponential; switches and cables: a part count, not silent)", i);
     REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
@@ -284,9 +289,12 @@ static double time_for_work(const campaign *c, double work)
 static void account_stretch(campaign *c, double elapsed, double work)
 {
     double at_full = time_at(c, work, 1.0), at_elastic = time_at(c, work, c->speed_elastic);
-    c->res.persist_slowdown_s += at_full - work;
-    c->res.elastic_slowdown_s += at_elastic - at_full;
-    c->res.straggler_slowdown_s += elapsed - at_elastic;
+    /* each part is >= 0 by definition; rounding in the inverses leaves
+     * residues of either sign (-5e-11 s): clamp them at zero */
+    c->res.persist_slowdown_s += fmax(0, at_full - work);
+    c->res.elastic_slowdown_s += fmax(0, at_elastic - at_full);
+    if (c->speed_slow < 1) /* else none: elapsed - at_elastic is a rounding residue */
+        c->res.straggler_slowdown_s += fmax(0, elapsed - at_elastic);
 }
 
 /* Close the speed epoch now: account its stretch, bank its work, start
@@ -593,7 +601,8 @@ static void on_maintenance_start(sim_engine *eng, void *ctx, uint64_t data)
     switch (c->state) {
     case CAMPAIGN_STATE_COMPUTE: {
         double work = close_epoch(c);
-        uint64_t reached = c->snap + (uint64_t)floor(work / c->res.iteration_time_s);
+        uint64_t reached = c->snap + (uint64_t)fmin(floor(work / c->res.iteration_time_s),
+                                             (double)(c->target - c->snap));
         if (reached > c->target)
             reached = c->target;
         c->res.rework_s += work - compute_s(c, c->snap, reached); /* the partial iteration */
@@ -724,7 +733,8 @@ static double weibull_time(const campaign_cause *x, gsl_rng *r)
 static double weibull_residual(const campaign_cause *x, gsl_rng *r)
 {
     double k = x->weibull_shape, a = 1 / x->rate_per_s / gsl_sf_gamma(1 + 1 / k);
-    double length = a * pow(gsl_ran_gamma(r, 1 + 1 / k, 1), 1 / k);
+    /* G^(1/k) alone can overflow for small k (a is tiny then): multiply in logs */
+    double length = exp(log(a) + log(gsl_ran_gamma(r, 1 + 1 / k, 1)) / k);
     return gsl_rng_uniform(r) * length;
 }
 
@@ -804,7 +814,8 @@ static void interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uin
         /* the segment's work so far, and any snapshot not yet durable */
         double work = close_epoch(c);
         lost = work + compute_s(c, c->committed, c->snap);
-        reached = c->snap + (uint64_t)floor(work / c->res.iteration_time_s);
+        reached = c->snap + (uint64_t)fmin(floor(work / c->res.iteration_time_s),
+                                             (double)(c->target - c->snap));
         if (reached > c->target)
             reached = c->target;
         break;
@@ -888,6 +899,10 @@ static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data)
 static int on_poll(sim_engine *eng, void *ctx)
 {
     campaign *c = ctx;
+    if ((double)sim_events_fired(eng) > c->event_cap) {
+        c->over_cap = 1;
+        return 1;
+    }
     if (c->poll && c->poll(c->poll_ctx, (double)c->committed / (double)c->n_iterations,
                            sim_now(eng)))
         return 1;
@@ -1027,6 +1042,177 @@ static void free_streams(campaign *c)
     }
 }
 
+static uint64_t iteration_count(const campaign_config *cfg)
+{
+    uint64_t n = (uint64_t)ceil(cfg->train_tokens / cfg->tokens_per_iteration); /* < 9e15: checked */
+    return n ? n : 1;
+}
+
+/* Iterations per checkpoint: round(tau / t_it) in [1, n_it]. The ratio is
+ * compared before it is rounded, so an interval longer than the run (or an
+ * infinite ratio) is "only the final checkpoint", never an overflowed cast. */
+static uint64_t cadence(const campaign_config *cfg, double t_it, uint64_t n_it)
+{
+    if (cfg->checkpoint_every)
+        return cfg->checkpoint_every < n_it ? cfg->checkpoint_every : n_it;
+    double ratio = cfg->checkpoint_interval_s / t_it;
+    if (!(ratio < (double)n_it)) /* also NaN */
+        return n_it;
+    long long k = llround(ratio); /* ratio < n_it < 9e15: representable */
+    return k < 1 ? 1 : (uint64_t)k;
+}
+
+typedef struct rate_split {
+    uint64_t n_nodes, n_racks;
+    double gpu_rate, node_rate, rack_rate; /* per unit, exponential causes */
+} rate_split;
+
+/* The failure rates per kind of unit, and the cluster's total (every
+ * cause; Weibull causes by their mean rate, 1 / mean, per unit). */
+static double split_rates(const campaign_config *cfg, rate_split *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    unsigned per_node = cfg->gpus_per_node ? cfg->gpus_per_node : 8;
+    rs->n_nodes = (cfg->gpu_count + per_node - 1) / per_node;
+    rs->gpu_rate = cfg->gpu_failure_rate_per_s;
+    double weibull_rate = 0; /* long-run rate of the renewing Weibull causes: 1 / mean */
+    double part_rate = 0;    /* switches and cables */
+    for (unsigned i = 0; i < cfg->n_causes && i < CAMPAIGN_MAX_CAUSES; i++) {
+        const campaign_cause *x = &cfg->causes[i];
+        double units = x->unit == CAMPAIGN_UNIT_NODE ? (double)rs->n_nodes : (double)cfg->gpu_count;
+        if (is_part(x->unit))
+            part_rate += (double)x->parts * x->rate_per_s;
+        else if (x->unit == CAMPAIGN_UNIT_RACK)
+            rs->rack_rate += x->rate_per_s;
+        else if (x->weibull_shape > 0)
+            weibull_rate += units * x->rate_per_s;
+        else if (x->unit == CAMPAIGN_UNIT_NODE)
+            rs->node_rate += x->rate_per_s;
+        else
+            rs->gpu_rate += x->rate_per_s;
+    }
+    if (cfg->nodes_per_rack)
+        rs->n_racks = (rs->n_nodes + cfg->nodes_per_rack - 1) / cfg->nodes_per_rack;
+    return (double)cfg->gpu_count * rs->gpu_rate + (double)rs->n_nodes * rs->node_rate +
+           (double)rs->n_racks * rs->rack_rate + weibull_rate + part_rate;
+}
+
+double campaign_cluster_failure_rate_per_s(const campaign_config *cfg)
+{
+    rate_split rs;
+    return split_rates(cfg, &rs);
+}
+
+void campaign_outlook_of(const campaign_config *cfg, campaign_outlook *o)
+{
+    memset(o, 0, sizeof *o);
+    rate_split rs;
+    double lambda = split_rates(cfg, &rs);
+    double t_it = campaign_iteration_time_s(cfg);
+    uint64_t n_it = iteration_count(cfg);
+    double every = (double)cadence(cfg, t_it, n_it);
+    double compute = cfg->train_tokens * 6.0 * cfg->model_params /
+                     ((double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac);
+    double x = fmin(every * t_it, compute); /* one checkpoint interval of compute */
+    double d = x + (cfg->checkpoint_async ? cfg->checkpoint_snapshot_s : 0) +
+               cfg->checkpoint_write_s; /* until it is durable */
+    double u = cfg->restart_s + campaign_mean_detection_s(cfg) +
+               (cfg->spares_limited ? cfg->swap_s : 0);
+    o->interruption_rate_per_s = lambda;
+    o->segment_s = d;
+    o->restart_s = u;
+    o->compute_time_s = compute;
+    /* ln of elapsed / compute: (e^{L d} - 1) e^{L u} / (L x), the mean time
+     * to get d seconds without a failure when each failure costs a restart
+     * (itself restarted by a failure), per x of compute */
+    double ld = lambda * d, log_ratio;
+    if (!(lambda > 0))
+        log_ratio = log(d / x);
+    else if (ld > 30)
+        log_ratio = ld + log1p(-exp(-ld)) + lambda * u - log(lambda * x);
+    else
+        log_ratio = log(expm1(ld)) + lambda * u - log(lambda * x);
+    /* maintenance: every P a window of m, preceded by a write and followed
+     * by a restart; what is left of P computes, in whole iterations */
+    double maint_frac = 1;
+    if (cfg->maintenance_every_s > 0) {
+        double P = cfg->maintenance_every_s;
+        double left = P - cfg->maintenance_s - cfg->checkpoint_write_s - cfg->restart_s;
+        maint_frac = left >= t_it ? floor(fmin(left / t_it, 9e15)) * t_it / P : 0;
+    }
+    o->log_elapsed_per_compute = log_ratio - log(maint_frac); /* +inf when no progress */
+    o->expected_ettr_frac = exp(-o->log_elapsed_per_compute);
+    /* engine events over the expected duration (up to the give-up horizon):
+     * ~3 per checkpoint interval (segment, write, persist), ~5 per failure
+     * (failure, detection, repair, restart, the segment again), 2 per
+     * straggler spell (it, its drain), ~4 per window; a limited pool may
+     * wait up to a repair per failure */
+    double t = compute * fmin(exp(fmin(o->log_elapsed_per_compute, 700)),
+                              2 * CAMPAIGN_GIVE_UP_FACTOR);
+    if (cfg->spares_limited)
+        t += lambda * t * cfg->repair_mean_s;
+    if (cfg->straggler_rate_per_s > 0)
+        t /= cfg->straggler_speed;
+    double events = 16 + 3 * compute / x + 5 * lambda * t +
+                    2 * (double)rs.n_nodes * cfg->straggler_rate_per_s * t +
+                    (cfg->maintenance_every_s > 0 ? 4 * t / cfg->maintenance_every_s : 0);
+    o->expected_events = isfinite(events) ? events : INFINITY;
+}
+
+/* Refuse, before simulating, a run that cannot finish: a horizon a double
+ * cannot time to the second, an expected ETTR below 1 / CAMPAIGN_GIVE_UP_FACTOR,
+ * or more than CAMPAIGN_MAX_EVENTS expected engine events. */
+static int check_outlook(const campaign_config *cfg, const campaign_outlook *o, sim_error *err)
+{
+    if (!(o->compute_time_s <= CAMPAIGN_MAX_COMPUTE_S))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the failure-free compute time is %.3g s (%.3g years): at most "
+                             "%.3g s (event times must stay exact to the second up to %g times "
+                             "it); check the GPU's peak, the MFU and the model and token counts",
+                             o->compute_time_s, o->compute_time_s / (365.25 * 86400),
+                             CAMPAIGN_MAX_COMPUTE_S, CAMPAIGN_GIVE_UP_FACTOR);
+    if (cfg->maintenance_every_s > 0 && !(o->log_elapsed_per_compute < INFINITY)) {
+        double t_it = campaign_iteration_time_s(cfg);
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the job can make no progress: a maintenance window every %.4g s "
+                             "leaves %.4g s after the window (%.4g s), the write (%.4g s) and "
+                             "the restart (%.4g s), less than one iteration (%.4g s); allowed: "
+                             "a period longer than their sum",
+                             cfg->maintenance_every_s,
+                             cfg->maintenance_every_s - cfg->maintenance_s -
+                                 cfg->checkpoint_write_s - cfg->restart_s,
+                             cfg->maintenance_s, cfg->checkpoint_write_s, cfg->restart_s, t_it);
+    }
+    if (!(o->log_elapsed_per_compute <= log(CAMPAIGN_GIVE_UP_FACTOR))) {
+        char ettr[32], maint[96] = "";
+        if (o->expected_ettr_frac >= 1e-300)
+            snprintf(ettr, sizeof ettr, "%.3g", o->expected_ettr_frac);
+        else
+            snprintf(ettr, sizeof ettr, "e^-%.4g", o->log_elapsed_per_compute);
+        if (cfg->maintenance_every_s > 0)
+            snprintf(maint, sizeof maint, "; a %.4g s maintenance window every %.4g s",
+                     cfg->maintenance_s, cfg->maintenance_every_s);
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the job can make almost no progress: expected ETTR %s with a "
+                             "failure every %.4g s on average (all causes), %.4g s of work per "
+                             "checkpoint interval and its write, %.4g s per restart%s; allowed: "
+                             "an expected ETTR of at least %g",
+                             ettr,
+                             o->interruption_rate_per_s > 0 ? 1 / o->interruption_rate_per_s
+                                                            : INFINITY,
+                             o->segment_s, o->restart_s, maint, 1 / CAMPAIGN_GIVE_UP_FACTOR);
+    }
+    if (!(o->expected_events <= CAMPAIGN_MAX_EVENTS))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the run would take about %.3g engine events (failures, stragglers, "
+                             "maintenance windows and checkpoints over %.4g s of expected "
+                             "time to train): at most %.3g",
+                             o->expected_events,
+                             o->compute_time_s / fmax(o->expected_ettr_frac, 1e-300),
+                             CAMPAIGN_MAX_EVENTS);
+    return 0;
+}
+
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
                  void *poll_ctx, campaign_result *out, sim_error *err)
 {
@@ -1041,49 +1227,36 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
 
     double rate = (double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac;
     c.seconds_per_token = 6.0 * cfg->model_params / rate;
-    c.n_iterations = (uint64_t)ceil(cfg->train_tokens / cfg->tokens_per_iteration);
-    if (c.n_iterations == 0)
-        c.n_iterations = 1;
+    c.n_iterations = iteration_count(cfg);
     campaign_result *r = &c.res;
     r->iteration_time_s = campaign_iteration_time_s(cfg);
-    double every = cfg->checkpoint_every
-                       ? (double)cfg->checkpoint_every
-                       : llround(cfg->checkpoint_interval_s / r->iteration_time_s);
-    c.every = every < 1 ? 1 : (uint64_t)every;
-    if (c.every > c.n_iterations)
-        c.every = c.n_iterations;
+    c.every = cadence(cfg, r->iteration_time_s, c.n_iterations);
+    campaign_outlook look;
+    campaign_outlook_of(cfg, &look);
+    rc = check_outlook(cfg, &look, err);
+    if (rc) {
+        sim_engine_destroy(c.eng);
+        return rc;
+    }
+    c.event_cap = cfg->max_events ? (double)cfg->max_events
+                                  : CAMPAIGN_EVENT_CAP_FACTOR * look.expected_events +
+                                        CAMPAIGN_EVENT_CAP_SLACK;
     r->iterations = c.n_iterations;
     r->checkpoint_every_iterations = c.every;
     r->checkpoint_interval_s = (double)c.every * r->iteration_time_s;
     r->total_flops = 6.0 * cfg->model_params * cfg->train_tokens;
     r->compute_time_s = cfg->train_tokens * c.seconds_per_token;
 
-    unsigned per_node = cfg->gpus_per_node ? cfg->gpus_per_node : 8;
-    c.n_nodes = (cfg->gpu_count + per_node - 1) / per_node;
-    c.gpu_rate = cfg->gpu_failure_rate_per_s;
-    double weibull_rate = 0; /* long-run rate of the renewing Weibull causes: 1 / mean */
-    double part_rate = 0;    /* switches and cables */
-    for (unsigned i = 0; i < cfg->n_causes; i++) {
-        const campaign_cause *x = &cfg->causes[i];
-        double units = x->unit == CAMPAIGN_UNIT_NODE ? (double)c.n_nodes : (double)cfg->gpu_count;
-        if (is_part(x->unit))
-            part_rate += (double)x->parts * x->rate_per_s;
-        else if (x->unit == CAMPAIGN_UNIT_RACK)
-            c.rack_rate += x->rate_per_s;
-        else if (x->weibull_shape > 0)
-            weibull_rate += units * x->rate_per_s;
-        else if (x->unit == CAMPAIGN_UNIT_NODE)
-            c.node_rate += x->rate_per_s;
-        else
-            c.gpu_rate += x->rate_per_s;
-    }
-    if (cfg->nodes_per_rack)
-        c.n_racks = (c.n_nodes + cfg->nodes_per_rack - 1) / cfg->nodes_per_rack;
-    double cluster_rate = (double)cfg->gpu_count * c.gpu_rate + (double)c.n_nodes * c.node_rate +
-                          (double)c.n_racks * c.rack_rate + weibull_rate + part_rate;
+    rate_split rs;
+    double cluster_rate = split_rates(cfg, &rs);
+    c.n_nodes = rs.n_nodes;
+    c.n_racks = rs.n_racks;
+    c.gpu_rate = rs.gpu_rate;
+    c.node_rate = rs.node_rate;
+    c.rack_rate = rs.rack_rate;
     double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
     double u0 = cfg->restart_s + campaign_mean_detection_s(cfg);
-    r->ettr_first_order_frac = (1.0 - cluster_rate * (u0 + tau / 2)) / (1.0 + w / tau);
+    r->ettr_first_order_frac = fmax(0, (1.0 - cluster_rate * (u0 + tau / 2)) / (1.0 + w / tau));
     if (cfg->spares_limited) {
         c.spares = cfg->spare_nodes;
         r->spares_lowest = cfg->spare_nodes;
@@ -1122,6 +1295,15 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         enum sim_run_status st = sim_run(c.eng, horizon);
         if (c.sink_failed)
             rc = err && err->code ? err->code : SIM_ERR_IO;
+        else if (st == SIM_RUN_POLLED_STOP && c.over_cap)
+            rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                               "the run stopped after %llu engine events (at most %.0f: %.3g "
+                               "expected), at %.4g s with %.3g%% trained (%s now): failures, "
+                               "stragglers or maintenance far outpace the closed-form estimate",
+                               (unsigned long long)sim_events_fired(c.eng), c.event_cap,
+                               look.expected_events, sim_now(c.eng),
+                               100.0 * (double)c.committed / (double)c.n_iterations,
+                               campaign_state_name(c.state));
         else if (st == SIM_RUN_POLLED_STOP)
             rc = sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
         else if (st == SIM_RUN_FAILED)

@@ -72,6 +72,24 @@ typedef struct campaign_cause {
  * on for ever. */
 #define CAMPAIGN_GIVE_UP_FACTOR 1000.0
 
+/* Bounds decided before simulating (campaign_outlook_of, docs/campaign.md):
+ * the failure-free compute time, so that event times up to the give-up
+ * horizon (CAMPAIGN_GIVE_UP_FACTOR x it) stay exact to the second in a
+ * double (2^52 s); and the engine events a run may be expected to need.
+ * The run itself stops with an error after CAMPAIGN_EVENT_CAP_FACTOR x
+ * its expected events + CAMPAIGN_EVENT_CAP_SLACK, so no loop runs for
+ * hours whatever the model's estimate missed. */
+#define CAMPAIGN_MAX_COMPUTE_S (4503599627370496.0 / CAMPAIGN_GIVE_UP_FACTOR)
+#define CAMPAIGN_MAX_EVENTS 1e8
+#define CAMPAIGN_EVENT_CAP_FACTOR 10.0
+#define CAMPAIGN_EVENT_CAP_SLACK 1e6
+
+/* The smallest Weibull shape: the scale is mean / Gamma(1 + 1/k), and
+ * Gamma(x) is finite in a double only up to x = 171.6 (GSL_SF_GAMMA_XMAX =
+ * 171), so 1 + 1/k <= 171, k >= 1/170 = 0.00588. */
+#define CAMPAIGN_WEIBULL_SHAPE_MIN (1.0 / 170.0)
+#define CAMPAIGN_WEIBULL_SHAPE_MAX 100.0
+
 typedef struct campaign_config {
     uint64_t gpu_count;
     double gpu_peak_flops_per_s;     /* dense peak at the training precision */
@@ -119,7 +137,8 @@ typedef struct campaign_config {
     unsigned elastic_replicas;
     unsigned elastic_max_missing;
     const double *elastic_speed;
-    double checkpoint_interval_s;    /* tau, requested (rounded to whole iterations) */
+    double checkpoint_interval_s;    /* tau, requested (rounded to whole iterations; longer
+                                        than the run: only the final checkpoint) */
     uint64_t checkpoint_every;       /* > 0: every this many iterations instead of tau */
     /* Planned maintenance (maintenance_every_s > 0): a window of
      * maintenance_s every maintenance_every_s of wall time from the start.
@@ -140,6 +159,9 @@ typedef struct campaign_config {
     double checkpoint_snapshot_s;
     double persist_slowdown;         /* [0, 1) */
     uint64_t seed;
+    /* > 0: stop with an error after this many engine events; 0: after
+     * CAMPAIGN_EVENT_CAP_FACTOR x the expected events + CAMPAIGN_EVENT_CAP_SLACK */
+    uint64_t max_events;
 } campaign_config;
 
 /* What the job was doing. Values are stored in traces: append only. */
@@ -221,7 +243,8 @@ typedef struct campaign_result {
     uint64_t spares_lowest;           /* the fewest spares in the pool at any time */
     double checkpoint_interval_s;     /* effective: k t_it */
     double cluster_mtbf_s;            /* 1 / (total failure rate); 0 when failures are off */
-    double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau) */
+    double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau), 0 where that is
+                                         negative (the model's validity ends, L(u0 + tau/2) >= 1) */
     double young_interval_s;          /* sqrt(2 w M), Young 1974; 0 without failures */
     double daly_interval_s;           /* Daly 2006 eq. 37; 0 without failures */
     uint64_t iterations;
@@ -238,6 +261,30 @@ typedef struct campaign_result {
 /* Check a configuration; returns 0 or SIM_ERR_INPUT with a message naming the
  * field (the scenario loader checks first, with file:line; this guards API use). */
 int campaign_config_check(const campaign_config *cfg, sim_error *err);
+
+/* The cluster's total failure rate: every cause of every unit (GPUs,
+ * nodes, racks, switches, cables; silent ones too), Weibull causes at their
+ * mean rate (1 / mean per unit). The summary's cluster MTBF is 1 / it, and
+ * interval="auto" takes Daly's optimum of it. 0 without failures. */
+double campaign_cluster_failure_rate_per_s(const campaign_config *cfg);
+
+/* What a run can be expected to cost, in closed form (campaign_run checks
+ * it first): with L the total failure rate, d the compute of one checkpoint
+ * interval x plus its write, u a restart (with mean detection and swap),
+ * elapsed / compute = (e^{L d} - 1) e^{L u} / (L x) (d / x without
+ * failures), divided by the share of each maintenance period left to
+ * compute in whole iterations. */
+typedef struct campaign_outlook {
+    double interruption_rate_per_s;  /* L */
+    double segment_s;                /* d */
+    double restart_s;                /* u */
+    double compute_time_s;
+    double log_elapsed_per_compute;  /* ln(elapsed / compute); +inf: no progress at all */
+    double expected_ettr_frac;       /* its inverse (0 when it underflows) */
+    double expected_events;          /* engine events over the expected run */
+} campaign_outlook;
+
+void campaign_outlook_of(const campaign_config *cfg, campaign_outlook *out);
 
 /* Iteration time from the 6ND rule, in seconds. */
 double campaign_iteration_time_s(const campaign_config *cfg);

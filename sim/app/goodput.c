@@ -108,6 +108,8 @@ int cmd_goodput(int argc, char **argv)
     campaign_config base = s.campaign;
     campaign_result probe;
     if ((rc = campaign_run(&base, NULL, NULL, NULL, &probe, &err))) {
+        if (err.code == SIM_ERR_INPUT && !err.file[0])
+            snprintf(err.file, sizeof err.file, "%s", s.source);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
@@ -122,6 +124,13 @@ int cmd_goodput(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_usage_error("goodput", "--from and --to need durations with units, "
                                "from below to, e.g. --from 5min --to 2h%s", "");
+    }
+    if (hi > probe.compute_time_s) { /* longer: only the final checkpoint, the same row */
+        char why[160];
+        snprintf(why, sizeof why, "%%s: intervals go up to the failure-free compute time, "
+                 "%.6g s (a longer one checkpoints only at the end)", probe.compute_time_s);
+        scn_scenario_free(&s);
+        return cli_usage_error("goodput", why, to ? "--to" : "Daly's optimum x 4");
     }
     campaign_result *r = malloc((size_t)replicas * sizeof *r);
     double *interval = malloc(steps * sizeof *interval);
@@ -148,6 +157,8 @@ int cmd_goodput(int argc, char **argv)
                 best = k;
         }
     }
+    if (rc && err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
+        snprintf(err.file, sizeof err.file, "%s", s.source);
     if (rc) {
         rc = cli_print_error(&err);
     } else if (json) {

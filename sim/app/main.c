@@ -383,6 +383,8 @@ static int cmd_run(int argc, char **argv)
                 campaign_mc_summarize(reps, n_rep, &mc);
         }
     }
+    if (!rc) /* nothing out of range is printed or stored */
+        rc = summary_check(&sum, n_rep > 1 ? &mc : NULL, &err);
     if (!rc && tw && n_rep > 1)
         rc = trace_write_replicas(tw, reps, n_rep, &err);
     if (!rc && tw && scn.step_used)

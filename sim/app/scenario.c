@@ -1724,17 +1724,20 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, 
     return 0;
 }
 
-/* "0.36CNY/kWh", "0.58kgCO2/kWh", "5K": a number >= 0 and exactly that
- * unit (the units parser knows no currency, CO2 or temperature) */
-static int number_in(loader *ld, xmlNode *n, const char *attr_name, const char *unit, double *out)
+/* "0.36CNY/kWh", "0.58kgCO2/kWh", "5K": a number from 0 to max and
+ * exactly that unit (the units parser knows no currency, CO2 or
+ * temperature); max keeps the products (kWh x price, x factor) finite and
+ * physical */
+static int number_in(loader *ld, xmlNode *n, const char *attr_name, const char *unit, double max,
+                     double *out)
 {
     char text[64];
     copy_attr(n, attr_name, text, sizeof text);
     char *end = NULL;
     double x = strtod(text, &end);
-    if (end == text || strcmp(end, unit) || !(x >= 0) || !isfinite(x))
-        return node_error(ld, n, attr_name, "expected a number >= 0 in %s, e.g. \"0.4%s\"",
-                          unit, unit);
+    if (end == text || strcmp(end, unit) || !(x >= 0 && x <= max))
+        return node_error(ld, n, attr_name, "expected a number from 0 to %g in %s, e.g. "
+                          "\"0.4%s\"", max, unit, unit);
     *out = x;
     return 0;
 }
@@ -1764,12 +1767,13 @@ static int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
     const char *overridden[4] = {0};
     int k = 0;
     if (!rc && has_attr(n, "price")) {
-        rc = number_in(ld, n, "price", "CNY/kWh", &site->info.price_per_kwh);
+        rc = number_in(ld, n, "price", "CNY/kWh", 1000, &site->info.price_per_kwh);
         snprintf(site->info.price_basis, sizeof site->info.price_basis, "the scenario's");
         overridden[k++] = "price";
     }
     if (!rc && has_attr(n, "emission-factor")) {
-        rc = number_in(ld, n, "emission-factor", "kgCO2/kWh", &site->info.emission_kg_per_kwh);
+        rc = number_in(ld, n, "emission-factor", "kgCO2/kWh", 10,
+                       &site->info.emission_kg_per_kwh);
         snprintf(site->info.emission_basis, sizeof site->info.emission_basis, "the scenario's");
         overridden[k++] = "emission factor";
     }
@@ -1779,11 +1783,12 @@ static int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
             rc = node_error(ld, n, "green-share", "green-share must be from 0%% to 100%%");
     }
     if (!rc && has_attr(n, "diurnal-amplitude")) {
-        rc = number_in(ld, n, "diurnal-amplitude", "K", &site->info.climate.diurnal_amplitude_k);
+        rc = number_in(ld, n, "diurnal-amplitude", "K", 50,
+                       &site->info.climate.diurnal_amplitude_k);
         overridden[k++] = "diurnal amplitude";
     }
     if (!rc && has_attr(n, "weather-noise")) { /* seeded AR(1) noise on the hours */
-        rc = number_in(ld, n, "weather-noise", "K", &site->info.climate.noise_sd_k);
+        rc = number_in(ld, n, "weather-noise", "K", 50, &site->info.climate.noise_sd_k);
         site->info.climate.noise_seed = s->seed;
     }
     for (int i = 0; i < k; i++)
@@ -1872,9 +1877,10 @@ static int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         double shape = 0;
         if (weibull) {
             rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
-            if (!rc && !(shape > 0 && shape <= 100))
-                rc = node_error(ld, f, "shape", "a Weibull shape must be above 0 and at most "
-                                "100 (below 1: infant mortality; above 1: wear-out)");
+            if (!rc && !(shape >= CAMPAIGN_WEIBULL_SHAPE_MIN && shape <= CAMPAIGN_WEIBULL_SHAPE_MAX))
+                rc = node_error(ld, f, "shape", "a Weibull shape must be from 1/170 (0.00588: "
+                                "below, Gamma(1 + 1/k) overflows a double) to 100 (below 1: "
+                                "infant mortality; above 1: wear-out)");
             if (rc)
                 break;
         } else if (has_attr(f, "shape")) {
@@ -2121,11 +2127,13 @@ static int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     if (rc || s->checkpoint_auto) {
         if (rc)
             return rc;
-        /* Daly's optimum for this cluster's failure rate and write time */
-        double cluster_rate = (double)c->gpu_count * c->gpu_failure_rate_per_s;
+        /* Daly's optimum for this cluster's failure rate (every cause, the
+         * rate the summary's cluster MTBF is 1 / of) and write time */
+        double cluster_rate = campaign_cluster_failure_rate_per_s(c);
         if (!(cluster_rate > 0))
             return node_error(ld, ck, "interval", "interval=\"auto\" (Daly's optimum) needs a "
-                              "failure rate: give a <reliability><failure> or a fixed interval");
+                              "failure rate above 0: give a <reliability><failure> or "
+                              "inventory, or a fixed interval");
         c->checkpoint_interval_s = campaign_daly_interval_s(c->checkpoint_write_s,
                                                             1 / cluster_rate);
         if (!(c->checkpoint_interval_s > 0))

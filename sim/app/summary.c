@@ -146,6 +146,71 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
         (double)r->events_fired, 1);
 }
 
+typedef struct mc_row {
+    const char *name, *unit, *label;
+    const campaign_stat *stat;
+} mc_row;
+static size_t mc_rows(const campaign_mc *mc, mc_row *rows);
+
+/* [lo, hi] of a row, by its name's unit suffix */
+static void row_range(const char *name, double *lo, double *hi)
+{
+    size_t n = strlen(name);
+    *lo = 0;
+    *hi = INFINITY;
+    if (n > 5 && !strcmp(name + n - 5, "_frac")) {
+        if (!strncmp(name, "pue", 3))
+            *lo = 1;
+        else
+            *hi = 1;
+    }
+}
+
+static int out_of_range(const char *what, const char *name, double x, double lo, double hi,
+                        sim_error *err)
+{
+    if (isfinite(x) && x >= lo && x <= hi)
+        return 0;
+    char range[48];
+    if (isinf(hi))
+        snprintf(range, sizeof range, ">= %g", lo);
+    else
+        snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                         "%s %s = %g is outside its range %s (docs/trace-format.md): "
+                         "an internal error, please report it with the scenario",
+                         what, name, x, range);
+}
+
+int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err)
+{
+    for (size_t i = 0; i < sum->n_metrics; i++) {
+        const summary_metric *m = &sum->metrics[i];
+        double lo, hi;
+        row_range(m->name, &lo, &hi);
+        int rc = out_of_range("summary row", m->name, m->value, lo, hi, err);
+        if (rc)
+            return rc;
+    }
+    if (!mc)
+        return 0;
+    mc_row rows[8];
+    size_t n = mc_rows(mc, rows);
+    for (size_t i = 0; i < n; i++) {
+        double lo, hi;
+        row_range(rows[i].name, &lo, &hi);
+        int rc = out_of_range("replicas' mean", rows[i].name, rows[i].stat->mean, lo, hi, err);
+        if (!rc)
+            rc = out_of_range("replicas' sd", rows[i].name, rows[i].stat->sd, 0, INFINITY, err);
+        if (!rc)
+            rc = out_of_range("replicas' 95% CI", rows[i].name, rows[i].stat->ci95, 0, INFINITY,
+                              err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 void summary_add_energy(run_summary *out, const scn_scenario *scn, const campaign_result *r,
                         const energy_run *er)
 {
@@ -321,10 +386,6 @@ char *summary_json_replicas(const scn_scenario *scn, const run_summary *sum,
 }
 
 /* the Monte Carlo statistics, in one list for the table and the JSON */
-typedef struct mc_row {
-    const char *name, *unit, *label;
-    const campaign_stat *stat;
-} mc_row;
 
 static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
 {

@@ -40,6 +40,13 @@ void summary_add_energy(run_summary *out, const scn_scenario *scn, const campaig
 /* The site's header lines (where its values came from) for the table. */
 void summary_print_site(FILE *f, const scn_scenario *scn, const struct energy_run *er);
 
+/* The output invariant (docs/trace-format.md): every row is finite and
+ * >= 0; rows ending in _frac lie in [0, 1], except the PUE rows (>= 1);
+ * with mc (may be NULL) its means, sds and half-widths too. Returns 0, or
+ * SIM_ERR_INTERNAL naming the first row outside its range (a bug, not bad
+ * input: the loader and the campaign refuse what would cause one). */
+int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err);
+
 /* The aligned table with units (stdout in `dcsim run`). */
 void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *res,
                          const run_summary *sum);

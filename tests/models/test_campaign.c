@@ -297,6 +297,163 @@ static void test_bad_config(void)
     CHECK_CONTAINS(err.msg, "interval");
 }
 
+/* campaign_outlook_of against its closed form, computed here by hand:
+ * elapsed / compute = (e^{L d} - 1) e^{L u} / (L x) */
+static void test_outlook_closed_form(void)
+{
+    campaign_config c = failing_config(1);
+    campaign_outlook o;
+    campaign_outlook_of(&c, &o);
+    double L = 1000 * c.gpu_failure_rate_per_s, t_it = campaign_iteration_time_s(&c);
+    double x = (double)llround(360 / t_it) * t_it, d = x + 6, u = 120;
+    double want = log(expm1(L * d) * exp(L * u) / (L * x));
+    CHECK_REL(o.interruption_rate_per_s, L, 1e-15);
+    CHECK_REL(o.log_elapsed_per_compute, want, 1e-12);
+    CHECK_REL(o.expected_ettr_frac, exp(-want), 1e-12);
+    /* without failures: the writes only, d / x */
+    campaign_config f = base_config();
+    campaign_outlook_of(&f, &o);
+    x = (double)llround(1800 / campaign_iteration_time_s(&f)) * campaign_iteration_time_s(&f);
+    CHECK_REL(o.log_elapsed_per_compute, log((x + 30) / x), 1e-12);
+    /* the simulated run lands near it, and its events well inside the cap */
+    campaign_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), 0);
+    campaign_outlook_of(&c, &o);
+    CHECK_REL(r.ettr_frac, o.expected_ettr_frac, 0.05);
+    CHECK((double)r.events_fired < o.expected_events);
+    CHECK((double)r.events_fired > o.expected_events / 10);
+}
+
+/* Hopeless runs are refused at once, with the numbers (item 4). */
+static void test_hopeless_refused(void)
+{
+    campaign_config c = failing_config(1);
+    campaign_result r;
+    sim_error err;
+    /* expected ETTR just above and below 1/1000: restarts that put
+     * ln(elapsed / compute) 0.01 above ln(1000), or 0.5 below (the simulation
+     * must finish inside its 1000 x compute horizon) */
+    for (int above = 0; above < 2; above++) {
+        c = failing_config(1);
+        c.train_tokens = 3e11;
+        c.checkpoint_every = 1;
+        c.checkpoint_write_s = 0;
+        double t_it = campaign_iteration_time_s(&c), L = 1000 * c.gpu_failure_rate_per_s;
+        c.restart_s = (log(1000) - log(expm1(L * t_it) / (L * t_it)) + (above ? 0.01 : -0.5)) / L;
+        c.gpu_failure_rate_per_s *= 0; /* L from a named node cause instead */
+        c.n_causes = 1;
+        c.causes[0] = (campaign_cause){.name = "n", .unit = CAMPAIGN_UNIT_NODE,
+                                       .rate_per_s = L / 125};
+        c.gpus_per_node = 8;
+        campaign_outlook o;
+        campaign_outlook_of(&c, &o);
+        CHECK_REL(o.log_elapsed_per_compute,
+                  log(expm1(L * t_it) / (L * t_it)) + L * c.restart_s, 1e-12);
+        sim_error_clear(&err);
+        int rc = campaign_run(&c, NULL, NULL, NULL, &r, &err);
+        if (above) {
+            CHECK_INT_EQ(rc, SIM_ERR_INPUT);
+            CHECK_CONTAINS(err.msg, "the job can make almost no progress: expected ETTR 0.000");
+        } else {
+            CHECK_INT_EQ(rc, 0);
+            if (rc)
+                fprintf(stderr, "%s\n", err.msg);
+        }
+    }
+    c = base_config();
+    c.mfu_frac = 1e-14;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "the failure-free compute time is");
+}
+
+/* The hard cap on engine events ends a run with an error. */
+static void test_event_cap(void)
+{
+    campaign_config c = failing_config(1);
+    c.max_events = 10000;
+    campaign_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "the run stopped after 12288 engine events (at most 10000");
+}
+
+/* An interval longer than the run: only the final checkpoint (item 8). */
+static void test_interval_beyond_run(void)
+{
+    const double intervals[] = {1e15 * 86400, 1e300, 1.7e308};
+    for (int i = 0; i < 3; i++) {
+        campaign_config c = base_config();
+        c.checkpoint_interval_s = intervals[i];
+        campaign_result r;
+        sim_error err;
+        sim_error_clear(&err);
+        CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), 0);
+        CHECK_INT_EQ(r.checkpoint_every_iterations, r.iterations);
+        CHECK_INT_EQ(r.checkpoints, 1);
+        CHECK_REL(r.checkpoint_interval_s, (double)r.iterations * r.iteration_time_s, 1e-15);
+    }
+}
+
+/* Weibull shapes: Gamma(1 + 1/k) finite down to k = 1/170 (item 9). */
+static void test_weibull_shape_bound(void)
+{
+    campaign_config c = failing_config(3);
+    c.train_tokens = 3e12;
+    c.n_causes = 1;
+    c.causes[0] = (campaign_cause){.name = "w", .unit = CAMPAIGN_UNIT_GPU,
+                                   .rate_per_s = c.gpu_failure_rate_per_s,
+                                   .weibull_shape = 1.0 / 170};
+    c.gpu_failure_rate_per_s = 0;
+    campaign_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), 0);
+    CHECK(isfinite(r.time_to_train_s) && r.ettr_frac > 0 && r.ettr_frac <= 1);
+    c.causes[0].weibull_shape = 1.0 / 171;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "from 1/170 to 100");
+}
+
+/* The total rate of every cause (the cluster MTBF's, and auto interval's). */
+static void test_cluster_rate(void)
+{
+    campaign_config c = base_config(); /* 1024 GPUs: 128 nodes, 8 racks of 16 */
+    c.gpu_failure_rate_per_s = 1e-9;
+    c.nodes_per_rack = 16;
+    c.n_causes = 4;
+    c.causes[0] = (campaign_cause){.name = "node", .unit = CAMPAIGN_UNIT_NODE, .rate_per_s = 2e-8};
+    c.causes[1] = (campaign_cause){.name = "rack", .unit = CAMPAIGN_UNIT_RACK, .rate_per_s = 3e-7};
+    c.causes[2] = (campaign_cause){.name = "sw", .unit = CAMPAIGN_UNIT_SWITCH, .rate_per_s = 4e-7,
+                                   .parts = 10};
+    c.causes[3] = (campaign_cause){.name = "wb", .unit = CAMPAIGN_UNIT_GPU, .rate_per_s = 5e-9,
+                                   .weibull_shape = 0.8};
+    double want = 1024 * 1e-9 + 128 * 2e-8 + 8 * 3e-7 + 10 * 4e-7 + 1024 * 5e-9;
+    CHECK_REL(campaign_cluster_failure_rate_per_s(&c), want, 1e-15);
+    campaign_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), 0);
+    CHECK_REL(r.cluster_mtbf_s, 1 / want, 1e-15);
+}
+
+/* The first-order ETTR is 0, not negative, where L(u0 + tau/2) >= 1. */
+static void test_first_order_clamped(void)
+{
+    campaign_config c = failing_config(1);
+    c.checkpoint_interval_s = 3 * 3600; /* L tau / 2 = 1.5 */
+    campaign_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), 0);
+    CHECK(r.ettr_first_order_frac == 0);
+    CHECK(r.ettr_frac > 0 && r.ettr_frac < 0.5);
+}
+
 int main(void)
 {
     test_failure_free_closed_form();
@@ -306,5 +463,12 @@ int main(void)
     test_monotone();
     test_poll_interrupts();
     test_bad_config();
+    test_outlook_closed_form();
+    test_hopeless_refused();
+    test_event_cap();
+    test_interval_beyond_run();
+    test_weibull_shape_bound();
+    test_cluster_rate();
+    test_first_order_clamped();
     return check_report();
 }
