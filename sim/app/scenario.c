@@ -994,13 +994,42 @@ static xmlDoc *read_doc(loader *ld, const char *path, const char *text, size_t l
         sim_error_set(ld->err, SIM_ERR_INPUT, file, prob.line, "%s%s", kind, prob.msg);
         rc = SIM_ERR_INPUT;
     }
-    if (!doc && !rc)
-        rc = sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0,
-                           "cannot parse the document");
+    if (!doc && !rc) {
+        FILE *f = path ? fopen(path, "rb") : NULL;
+        if (path && !f)
+            rc = sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "cannot read: %s",
+                               strerror(errno));
+        else
+            rc = sim_error_set(ld->err, SIM_ERR_NOMEM, ld->display_name, 0,
+                               "out of memory reading the document");
+        if (f)
+            fclose(f);
+    }
     if (rc) {
         xmlFreeDoc(doc);
         return NULL;
     }
+    return doc;
+}
+
+static void clear_private(xmlNode *n)
+{
+    for (; n; n = n->next) {
+        n->_private = NULL;
+        clear_private(n->children);
+    }
+}
+
+xmlDoc *scn_read_xml(const char *path, const char *text, size_t len, const char *name,
+                     sim_error *err)
+{
+    loader ld = {.err = err, .display_name = name ? name : path};
+    xmlDoc *doc = read_doc(&ld, path, text, len);
+    if (doc)
+        clear_private(doc->children); /* the file names in it are freed below */
+    for (size_t i = 0; i < ld.n_files; i++)
+        free(ld.files[i]);
+    free(ld.files);
     return doc;
 }
 
