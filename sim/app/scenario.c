@@ -924,9 +924,13 @@ static int xi_check_include(loader *ld, xml_problem *prob, const xmlNode *n, xi_
             const xmlNode *fb = NULL;
             for (const xmlNode *c = n->children; c && !fb; c = c->next)
                 fb = is_xinclude(c, "fallback") ? c : NULL;
+            FILE *f = fb ? NULL : fopen((const char *)url, "rb");
+            const char *why = f ? "not readable as XML" : strerror(errno);
+            if (f)
+                fclose(f);
             rc = fb ? xi_check_tree(ld, prob, fb->children, b)
-                    : xi_error(ld, n, h, "cannot read %s (and no <xi:fallback>)",
-                               (const char *)url);
+                    : xi_error(ld, n, h, "cannot read %s: %s (and no <xi:fallback>)",
+                               (const char *)url, why);
         }
     }
     if (inc) {
