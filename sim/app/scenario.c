@@ -1830,9 +1830,10 @@ static int load_inventory(loader *ld, xmlNode *rel, scn_scenario *s)
     campaign_config *c = &s->campaign;
     char want[64];
     copy_attr(rel, "inventory", want, sizeof want);
-    xmlDoc *doc = xmlReadMemory((const char *)dcsim_catalog_failures,
-                                (int)dcsim_catalog_failures_len, "failures.xml", NULL,
-                                XML_PARSE_NONET);
+    xmlDoc *doc = scn_read_xml(NULL, (const char *)dcsim_catalog_failures,
+                               dcsim_catalog_failures_len, "failures.xml", ld->err);
+    if (!doc)
+        return ld->err ? ld->err->code : SIM_ERR_NOMEM;
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     char known[256] = "";
     size_t used = 0;
