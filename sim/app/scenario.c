@@ -1094,10 +1094,69 @@ static int validate(loader *ld, xmlDoc *doc)
 static int set_error(loader *ld, const char *spec, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The first byte of s that is not valid UTF-8 or not a character XML 1.0
+ * can hold (controls other than tab and newlines, surrogates, U+FFFE/F),
+ * with its offset in *at and the code point (or -1 for bad UTF-8) in *cp;
+ * 0 when s is all good. */
+static int bad_xml_char(const char *s, size_t *at, long *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; p[i];) {
+        unsigned c = p[i];
+        int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
+                : (c & 0xF8) == 0xF0 ? 3 : -1;
+        long u = n == 0 ? (long)c : n == 1 ? (long)(c & 0x1F) : n == 2 ? (long)(c & 0x0F)
+                                                                     : (long)(c & 0x07);
+        for (int k = 1; n > 0 && k <= n; k++) {
+            if ((p[i + (size_t)k] & 0xC0) != 0x80) {
+                n = -1;
+                break;
+            }
+            u = (u << 6) | (p[i + (size_t)k] & 0x3F);
+        }
+        static const long min_of[4] = {0, 0x80, 0x800, 0x10000}; /* no overlong forms */
+        int ok_utf8 = n >= 0 && u >= min_of[n] && u <= 0x10FFFF;
+        int ok_xml = u == 0x9 || u == 0xA || u == 0xD || (u >= 0x20 && u <= 0xD7FF) ||
+                     (u >= 0xE000 && u <= 0xFFFD) || u >= 0x10000;
+        if (!ok_utf8 || !ok_xml) {
+            *at = i;
+            *cp = ok_utf8 ? u : -1;
+            return 1;
+        }
+        i += (size_t)n + 1;
+    }
+    return 0;
+}
+
+/* spec for an error line: bytes that are not UTF-8, and control characters
+ * (tab and newlines too: the line must stay one line), as \xNN */
+static void escape_spec(const char *spec, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    while (*spec && used + 5 < size) {
+        size_t at = 0;
+        long cp = 0;
+        if (!bad_xml_char(spec, &at, &cp))
+            at = strlen(spec);
+        for (size_t i = 0; i < at && used + 5 < size; i++) {
+            unsigned char c = (unsigned char)spec[i];
+            used += c < 0x20 ? (size_t)snprintf(out + used, size - used, "\\x%02x", c)
+                             : (size_t)snprintf(out + used, size - used, "%c", c);
+        }
+        spec += at;
+        if (!*spec || used + 5 >= size)
+            break;
+        used += (size_t)snprintf(out + used, size - used, "\\x%02x", (unsigned char)*spec);
+        spec++;
+    }
+}
+
 static int set_error(loader *ld, const char *spec, const char *fmt, ...)
 {
-    char file[600], msg[800];
-    snprintf(file, sizeof file, "--set %s", spec);
+    char file[600], msg[800], shown[560];
+    escape_spec(spec, shown, sizeof shown);
+    snprintf(file, sizeof file, "--set %s", shown);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -1126,6 +1185,17 @@ static void list_children(xmlNode *n, char *out, size_t size)
 /* PATH=VALUE with PATH = [/dcsim/] (name[index]/)* @attr */
 static int apply_set(loader *ld, xmlDoc *doc, const char *spec)
 {
+    /* the value becomes an attribute (the scenario name, a description...)
+     * that the trace, its XML and the report scripts carry: text only */
+    size_t at = 0;
+    long cp = 0;
+    if (bad_xml_char(spec, &at, &cp)) {
+        if (cp < 0)
+            return set_error(ld, spec, "not valid UTF-8 (byte 0x%02x, byte %zu of the "
+                             "option); write it in UTF-8", (unsigned char)spec[at], at + 1);
+        return set_error(ld, spec, "U+%04lX (byte %zu of the option) is a character XML "
+                         "cannot hold; remove it", (unsigned long)cp, at + 1);
+    }
     const char *eq = strchr(spec, '=');
     if (!eq)
         return set_error(ld, spec, "expected PATH=VALUE, e.g. --set checkpoint/@interval=20min");
@@ -1204,7 +1274,9 @@ static int apply_set(loader *ld, xmlDoc *doc, const char *spec)
     override *o = &ovr[ld->n_ovr++];
     o->elem = cur;
     snprintf(o->attr, sizeof o->attr, "%s", attr);
-    snprintf(o->option, sizeof o->option, "--set %s", spec);
+    char shown[560];
+    escape_spec(spec, shown, sizeof shown);
+    snprintf(o->option, sizeof o->option, "--set %s", shown);
     if (!xmlSetProp(cur, (const xmlChar *)attr, (const xmlChar *)value))
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     return 0;

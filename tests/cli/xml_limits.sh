@@ -5,7 +5,8 @@
 # fan-out (26 files each including the next twice reached 5.7 GB), nesting,
 # inclusions and included nodes over their caps. The attack files are made
 # here, at test time; each command must print exactly the expected line
-# first, exit 2, and finish within 20 s (timeout exits 124).
+# first, exit 2, and finish within 20 s (timeout exits 124). Also --set
+# values that are not UTF-8 text (they reach the trace and the report).
 set -u
 dcsim=$1
 tmp=$(mktemp -d)
@@ -83,6 +84,20 @@ check "XInclude inclusions" \
 check "XInclude nodes" \
     'n.xml:2: error: <xi:include href="many.xml">: the included files bring in more than 1000000 nodes or 16 MB of text in all' \
     "$dcsim" validate n.xml
+# --set values become attributes the trace and the report carry: UTF-8 text only
+ff=$(printf '\377') one=$(printf '\001') tab=$(printf '\t')
+check "--set invalid UTF-8" \
+    '--set @name=a\xffb: error: not valid UTF-8 (byte 0xff, byte 8 of the option); write it in UTF-8' \
+    "$dcsim" run --quiet -o t.h5 --set "@name=a${ff}b"
+check "--set control character" \
+    '--set cluster/gpu/@description=a\x01b: error: U+0001 (byte 27 of the option) is a character XML cannot hold; remove it' \
+    "$dcsim" run --quiet -o t.h5 --set "cluster/gpu/@description=a${one}b"
+check "--set overlong UTF-8" \
+    '--set @name=\xc0\xaf: error: not valid UTF-8 (byte 0xc0, byte 7 of the option); write it in UTF-8' \
+    "$dcsim" run --quiet -o t.h5 --set "@name=$(printf '\300\257')"
+check "--set tab shown escaped" \
+    "--set @name=a\\x09b: error: <dcsim name=\"a${tab}b\">: The value 'a${tab}b' is not accepted by the pattern '[A-Za-z0-9][A-Za-z0-9._\\-]{0,62}'" \
+    "$dcsim" run --quiet -o t.h5 --set "@name=a${tab}b"
 if ls t.h5* >/dev/null 2>&1; then
     echo "FAIL a trace was left behind"; fail=1
 fi
