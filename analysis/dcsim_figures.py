@@ -780,7 +780,11 @@ def main(argv=None):
                 paths.append(site_comparison(args.compare, os.path.join(
                     args.output, f"site_comparison.{ext}"))["path"])
     except (TraceFormatError, OSError, ValueError, KeyError) as e:
-        print(f"dcsim_figures.py: error: {e}", file=sys.stderr)
+        print(f"dcsim_figures.py: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 1
+    except Exception as e:  # whatever else a damaged trace sets off: one line
+        print(f"dcsim_figures.py: error: {', '.join(args.traces)}: cannot draw "
+              f"({type(e).__name__}: {' '.join(str(e).split())})", file=sys.stderr)
         return 1
     for path in paths:
         print(path)

@@ -18,7 +18,8 @@ NAME.tmp.<pid> and renamed, so a failed run leaves no partial report.
     /usr/bin/python3 analysis/dcsim_report.py a.h5 b.h5 -o cmp.html    # side by side
 
 Exit status 1 with one line `dcsim_report.py: error: ...` on stderr for a trace that cannot
-be read or has an unknown format version (dcsim_trace.TraceFormatError).
+be read or has an unknown format version (dcsim_trace.TraceFormatError), and for any
+other failure on a damaged file (DCSIM_REPORT_TRACEBACK=1 shows the traceback).
 
 A screenshot to look at without a browser (Debian package `chromium`):
 
@@ -121,6 +122,11 @@ def _esc(text):
 
 def _one_line(text):
     return " ".join(str(text).split())
+
+
+def _what(e):
+    """An unexpected exception in a few words: 'TypeError: ...'."""
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
 
 # --- values -------------------------------------------------------------------------------
@@ -502,6 +508,9 @@ def load(path):
         raise ReportError(_one_line(f"{path}: {why}")) from None
     except (KeyError, ValueError) as e:
         raise ReportError(_one_line(f"{path}: not a readable dcsim trace ({e})")) from None
+    except Exception as e:  # h5py on a damaged file: TypeError, AttributeError, ...
+        raise ReportError(_one_line(f"{path}: not a readable dcsim trace "
+                                    f"({_what(e)})")) from None
 
 
 def load_any(path):
@@ -512,6 +521,8 @@ def load_any(path):
         kind = file_kind(path)
     except OSError as e:
         raise ReportError(_one_line(f"{path}: {e.strerror or e}")) from None
+    except Exception as e:
+        raise ReportError(_one_line(f"{path}: not a readable dcsim file ({_what(e)})")) from None
     if kind == "trace":
         return load(path)
     reader, what = (read_sweep, "sweep") if kind == "sweep" else (read_compare, "compare table")
@@ -519,8 +530,8 @@ def load_any(path):
         return reader(path)
     except TraceFormatError as e:
         raise ReportError(_one_line(e)) from None
-    except (KeyError, ValueError) as e:
-        raise ReportError(_one_line(f"{path}: not a readable dcsim {what} ({e})")) from None
+    except Exception as e:
+        raise ReportError(_one_line(f"{path}: not a readable dcsim {what} ({_what(e)})")) from None
 
 
 def sweep_text(tables):
@@ -562,8 +573,9 @@ def build(paths, goodput=None):
         for i, t in enumerate(traces):
             try:
                 figures.append(render_figures(t, work, f"t{i}_"))
-            except (KeyError, ValueError, IndexError) as e:
-                raise ReportError(_one_line(f"{t.path}: cannot draw its figures ({e})")) from None
+            except Exception as e:  # values a damaged file holds
+                raise ReportError(_one_line(f"{t.path}: cannot draw its figures "
+                                            f"({_what(e)})")) from None
         compare_svgs = []
         for i, table in enumerate(tables):
             try:
@@ -683,6 +695,15 @@ def main(argv=None):
         return 1
     except OSError as e:
         print(f"{prog}: error: {_one_line(f'{e.filename or args.output}: {e.strerror or e}')}",
+              file=sys.stderr)
+        return 1
+    except Exception as e:
+        # whatever else a damaged file sets off, one line (the traceback with
+        # DCSIM_REPORT_TRACEBACK=1)
+        if os.environ.get("DCSIM_REPORT_TRACEBACK"):
+            raise
+        names = ", ".join(args.traces)
+        print(f"{prog}: error: {_one_line(f'{names}: cannot report ({_what(e)})')}",
               file=sys.stderr)
         return 1
     sys.stdout.write(text)

@@ -411,6 +411,10 @@ def main(argv):
     except (TraceFormatError, OSError) as e:
         print(f"dcsim_trace.py: error: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # h5py on a damaged file: TypeError, AttributeError, ...
+        print(f"dcsim_trace.py: error: {argv[1]}: not a readable dcsim trace "
+              f"({type(e).__name__}: {' '.join(str(e).split())})", file=sys.stderr)
+        return 1
     print(f"{t.path}: dcsim {t.attrs['dcsim_version']}, seed {t.attrs['seed']}, "
           f"digest {t.attrs['event_digest']}")
     for name, (value, unit) in t.summary.items():

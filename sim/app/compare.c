@@ -98,10 +98,14 @@ static int parse_vary(const char *arg, vary *v)
 
 /* --vary network=FILE: the attributes of the file's first <fabric> element,
  * as "cluster/fabric/@NAME=VALUE" sets (replacing the scenario's fabric
- * attributes of those names). Returns how many, or -1. */
-static int fabric_file_sets(const char *path, char **out, int max)
+ * attributes of those names). The file is read as scenarios are
+ * (scn_read_xml); the sets then go through the schema with the scenario.
+ * Returns how many, -1 without a <fabric>, or -2 with err filled. */
+static int fabric_file_sets(const char *path, char **out, int max, sim_error *err)
 {
-    xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET);
+    xmlDoc *doc = scn_read_xml(path, NULL, 0, path, err);
+    if (!doc)
+        return -2;
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL, *fab = NULL;
     for (xmlNode *n = root; n && !fab; n = n->next ? n->next : NULL)
         fab = xmlStrEqual(n->name, (const xmlChar *)"fabric") ? n : NULL;
@@ -341,10 +345,16 @@ int cmd_compare(int argc, char **argv)
             if (!strcmp(vs[k].key, "site")) {
                 v->site = value;
             } else if (!strcmp(vs[k].key, "network") && strstr(value, ".xml")) {
-                int got = fabric_file_sets(value, owned + n_owned, MAX_VARY);
+                sim_error err;
+                sim_error_clear(&err);
+                int got = fabric_file_sets(value, owned + n_owned, MAX_VARY, &err);
+                if (got == -2) {
+                    rc = cli_print_error(&err);
+                    break;
+                }
                 if (got < 0) {
                     fprintf(stderr, "dcsim compare: error: --vary network=%s: no <fabric> "
-                                    "element in that file (or it cannot be read)\n", value);
+                                    "element in that file\n", value);
                     rc = CLI_EXIT_INPUT;
                     break;
                 }

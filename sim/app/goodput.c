@@ -108,7 +108,7 @@ int cmd_goodput(int argc, char **argv)
     campaign_config base = s.campaign;
     campaign_result probe;
     if ((rc = campaign_run(&base, NULL, NULL, NULL, &probe, &err))) {
-        if (err.code == SIM_ERR_INPUT && !err.file[0])
+        if (err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
             snprintf(err.file, sizeof err.file, "%s", s.source);
         scn_scenario_free(&s);
         return cli_print_error(&err);
@@ -160,6 +160,8 @@ int cmd_goodput(int argc, char **argv)
     if (rc && err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
         snprintf(err.file, sizeof err.file, "%s", s.source);
     if (rc) {
+        if (err.code == SIM_ERR_INPUT && !err.file[0])
+            snprintf(err.file, sizeof err.file, "%s", s.source);
         rc = cli_print_error(&err);
     } else if (json) {
         cJSON *o = cJSON_CreateObject();

@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,22 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 static void remove_dir(const char *dir)
 {
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* "a.h5" or "a.h5, b.h5": the files among the arguments (not -o FILE and
+ * the like), for an error line */
+static const char *traces_named(int argc, char **argv, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < argc && used < size; i++) {
+        if (argv[i][0] == '-') {
+            i += !strchr(argv[i], '=') && i + 1 < argc; /* -o FILE, --goodput FILE */
+            continue;
+        }
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", argv[i]);
+    }
+    return buf;
 }
 
 int cmd_report(int argc, char **argv)
@@ -113,8 +130,24 @@ int cmd_report(int argc, char **argv)
         rc = WEXITSTATUS(status) == 1     ? CLI_EXIT_INPUT /* the script's bad input */
              : WEXITSTATUS(status) == 127 ? EXIT_FAILURE   /* no interpreter: said above */
                                           : WEXITSTATUS(status);
-    else
+    else if (WIFSIGNALED(status) &&
+             (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM))
+        rc = CLI_EXIT_INTERRUPTED;
+    else if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS ||
+                                     WTERMSIG(status) == SIGFPE || WTERMSIG(status) == SIGABRT)) {
+        /* the HDF5 library can crash on a damaged file before Python sees
+         * an error: say so in one line */
+        char names[1024];
+        fprintf(stderr, "dcsim report: error: %s: the HDF5 reader crashed (%s); the file is "
+                        "probably damaged\n", traces_named(argc, argv, names, sizeof names),
+                strsignal(WTERMSIG(status)));
+        rc = CLI_EXIT_INPUT;
+    } else {
+        fprintf(stderr, "dcsim report: error: the analysis (%s) was stopped by signal %d (%s)\n",
+                python, WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+                WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "unknown");
         rc = EXIT_FAILURE;
+    }
     free(args);
     remove_dir(dir);
     return rc;

@@ -19,7 +19,9 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <libxml/parser.h>
+#include <libxml/SAX2.h>
 #include <libxml/tree.h>
+#include <libxml/uri.h>
 #include <libxml/xinclude.h>
 #include <libxml/xmlschemas.h>
 
@@ -100,12 +102,18 @@ typedef struct loader {
     size_t n_files;
 } loader;
 
+/* The first libxml2 error of a step, copied when it is reported: libxml2
+ * frees the nodes of included documents (and the failed xi:include itself)
+ * before we print, so only a node of the document being validated (doc) is
+ * kept; every other error keeps its file and line. */
 typedef struct xml_problem {
     int have;
     char file[512];
     int line;
     char msg[512];
-    xmlNode *node;
+    int domain;        /* libxml2's XML_FROM_*, or -1 for our own refusals (no prefix) */
+    const xmlDoc *doc; /* the document whose nodes may be kept, or NULL */
+    xmlNode *node;     /* an element of doc, or NULL */
 } xml_problem;
 
 static void on_xml_error(void *ctx, xmlErrorPtr e)
@@ -114,14 +122,16 @@ static void on_xml_error(void *ctx, xmlErrorPtr e)
     if (p->have || !e || e->level < XML_ERR_ERROR)
         return;
     p->have = 1;
+    p->domain = e->domain;
     snprintf(p->file, sizeof p->file, "%s", e->file ? e->file : "");
     p->line = e->line;
     snprintf(p->msg, sizeof p->msg, "%s", e->message ? e->message : "unknown error");
     size_t n = strlen(p->msg);
     while (n && (p->msg[n - 1] == '\n' || p->msg[n - 1] == ' ' || p->msg[n - 1] == '.'))
         p->msg[--n] = '\0';
-    if (e->node && ((xmlNode *)e->node)->type == XML_ELEMENT_NODE)
-        p->node = e->node;
+    xmlNode *node = e->node;
+    if (node && p->doc && node->doc == p->doc && node->type == XML_ELEMENT_NODE)
+        p->node = node;
 }
 
 /* the --set that gave n its attribute attr; with attr NULL (an error about
@@ -736,38 +746,294 @@ static int parse_catalog(loader *ld, xmlNode *catalog)
 
 /* ------------------------------------------------------ parse + validate */
 
+/* The hardened reader. Every XML dcsim reads goes through xml_read: no
+ * network, and a DOCTYPE may neither declare entities (an entity referenced
+ * many times expands without limit: "billion laughs") nor name an external
+ * DTD (XInclude would load it). The parser stops at the declaration, before
+ * any expansion. */
+static void refuse_dtd(void *ctx, const char *what, const xmlChar *name, const char *why)
+{
+    xmlParserCtxt *ctxt = ctx;
+    xml_problem *p = ctxt->_private;
+    if (p && !p->have) {
+        p->have = 1;
+        p->domain = -1;
+        snprintf(p->file, sizeof p->file, "%s",
+                 ctxt->input && ctxt->input->filename ? ctxt->input->filename : "");
+        p->line = ctxt->input ? ctxt->input->line : 0;
+        snprintf(p->msg, sizeof p->msg, "<!%s %.60s>: %s", what, name ? (const char *)name : "",
+                 why);
+    }
+    xmlStopParser(ctxt);
+}
+
+static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
+                           const xmlChar *system_id, xmlChar *content)
+{
+    (void)type, (void)public_id, (void)system_id, (void)content;
+    refuse_dtd(ctx, "ENTITY", name,
+               "entity declarations are not accepted (they can expand without limit); "
+               "write the text out");
+}
+
+static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
+                                    const xmlChar *system_id, const xmlChar *notation)
+{
+    (void)public_id, (void)system_id, (void)notation;
+    on_entity_decl(ctx, name, 0, NULL, NULL, NULL);
+}
+
+static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                               const xmlChar *system_id)
+{
+    if (external_id || system_id)
+        refuse_dtd(ctx, "DOCTYPE", name, "external DTDs are not read; remove the DOCTYPE");
+    else
+        xmlSAX2InternalSubset(ctx, name, external_id, system_id);
+}
+
+#define XML_READ_OPTS (XML_PARSE_NONET | XML_PARSE_NOBLANKS)
+
+/* path, or text of len bytes named url; NULL with prob filled (or, with
+ * prob empty, out of memory or an unreadable file) */
+static xmlDoc *xml_read(const char *path, const char *text, size_t len, const char *url,
+                        xml_problem *prob)
+{
+    xmlParserCtxt *ctxt = xmlNewParserCtxt();
+    if (!ctxt)
+        return NULL;
+    ctxt->sax->entityDecl = on_entity_decl;
+    ctxt->sax->unparsedEntityDecl = on_unparsed_entity_decl;
+    ctxt->sax->internalSubset = on_internal_subset;
+    ctxt->_private = prob;
+    xmlDoc *doc = path ? xmlCtxtReadFile(ctxt, path, NULL, XML_READ_OPTS)
+                       : xmlCtxtReadMemory(ctxt, text, (int)len, url, NULL, XML_READ_OPTS);
+    xmlFreeParserCtxt(ctxt);
+    if (doc && prob->have) {
+        xmlFreeDoc(doc);
+        doc = NULL;
+    }
+    return doc;
+}
+
+/* What XInclude may bring in (docs/scenario.md): without limits, a few small
+ * files that each include the next twice expand to 2^depth copies. */
+#define XI_MAX_DEPTH 16          /* levels: the main document includes level 1 */
+#define XI_MAX_INCLUDES 256      /* inclusions in all, each one counted */
+#define XI_MAX_NODES 1000000u    /* elements, attributes and text nodes included in all */
+#define XI_MAX_TEXT_BYTES (16u << 20) /* attribute values and text included in all */
+
+typedef struct xi_budget {
+    unsigned includes;
+    size_t nodes, text_bytes;
+    const char *chain[XI_MAX_DEPTH + 1]; /* the main document, then the files being included */
+    int depth;
+} xi_budget;
+
+static int is_xinclude(const xmlNode *n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && n->ns && xmlStrEqual(n->name, (const xmlChar *)name) &&
+           (xmlStrEqual(n->ns->href, (const xmlChar *)"http://www.w3.org/2001/XInclude") ||
+            xmlStrEqual(n->ns->href, (const xmlChar *)"http://www.w3.org/2003/XInclude"));
+}
+
+static void count_nodes(const xmlNode *n, xi_budget *b)
+{
+    for (; n; n = n->next) {
+        b->nodes++;
+        if (n->content)
+            b->text_bytes += (size_t)xmlStrlen(n->content);
+        if (n->type == XML_ELEMENT_NODE)
+            for (const xmlAttr *a = n->properties; a; a = a->next) {
+                b->nodes++;
+                for (const xmlNode *t = a->children; t; t = t->next)
+                    b->text_bytes += t->content ? (size_t)xmlStrlen(t->content) : 0;
+            }
+        if (n->type == XML_ELEMENT_NODE)
+            count_nodes(n->children, b);
+    }
+}
+
+static int xi_error(loader *ld, const xmlNode *n, const char *href, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int xi_error(loader *ld, const xmlNode *n, const char *href, const char *fmt, ...)
+{
+    char msg[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *file = n->doc && n->doc->URL ? (const char *)n->doc->URL : ld->display_name;
+    long line = xmlGetLineNo(n);
+    if (href)
+        return sim_error_set(ld->err, SIM_ERR_INPUT, file, line > 0 ? (int)line : 0,
+                             "<xi:include href=\"%.200s\">: %s", href, msg);
+    return sim_error_set(ld->err, SIM_ERR_INPUT, file, line > 0 ? (int)line : 0,
+                         "<xi:include>: %s", msg);
+}
+
+static int xi_check_tree(loader *ld, xml_problem *prob, const xmlNode *n, xi_budget *b);
+
+/* one <xi:include>: read the file it names the hardened way and check what it
+ * would bring in, before libxml2 copies it (once per inclusion) */
+static int xi_check_include(loader *ld, xml_problem *prob, const xmlNode *n, xi_budget *b)
+{
+    xmlChar *href = xmlGetProp(n, (const xmlChar *)"href");
+    xmlChar *parse = xmlGetProp(n, (const xmlChar *)"parse");
+    int has_xpointer = xmlHasProp(n, (const xmlChar *)"xpointer") != NULL;
+    xmlChar *base = NULL, *url = NULL;
+    int rc = 0;
+    const char *h = (const char *)href;
+    if (!href || !href[0])
+        rc = xi_error(ld, n, NULL, "no href; give href=\"FILE.xml\" (a document may not include "
+                                   "parts of itself)");
+    else if (parse && !xmlStrEqual(parse, (const xmlChar *)"xml"))
+        rc = xi_error(ld, n, h, "parse=\"%.60s\" is not accepted; only parse=\"xml\" (the "
+                                "default)", (const char *)parse);
+    else if (has_xpointer)
+        rc = xi_error(ld, n, h, "xpointer is not accepted; include a whole file");
+    else if (b->depth > XI_MAX_DEPTH)
+        rc = xi_error(ld, n, h, "XInclude nested deeper than %d levels", XI_MAX_DEPTH);
+    else if (++b->includes > XI_MAX_INCLUDES)
+        rc = xi_error(ld, n, h, "more than %d inclusions in all (each inclusion of a file "
+                                "counts)", XI_MAX_INCLUDES);
+    if (!rc) {
+        base = xmlNodeGetBase(n->doc, n);
+        url = xmlBuildURI(href, base);
+        if (!url)
+            rc = xi_error(ld, n, h, "not a file name");
+    }
+    for (int i = 0; !rc && i < b->depth; i++)
+        if (strcmp(b->chain[i], (const char *)url) == 0) {
+            char chain[400];
+            size_t used = 0;
+            chain[0] = '\0';
+            for (int j = i; j < b->depth && used < sizeof chain; j++)
+                used += (size_t)snprintf(chain + used, sizeof chain - used, "%s -> ",
+                                         b->chain[j]);
+            rc = xi_error(ld, n, h, "a file includes itself: %s%s", chain, (const char *)url);
+        }
+    xmlDoc *inc = NULL;
+    if (!rc) {
+        inc = xml_read((const char *)url, NULL, 0, NULL, prob);
+        if (!inc && prob->have) {
+            rc = SIM_ERR_INPUT; /* read_doc reports it, in the included file */
+        } else if (!inc) {
+            /* libxml2 uses the <xi:fallback> of a file it cannot read */
+            const xmlNode *fb = NULL;
+            for (const xmlNode *c = n->children; c && !fb; c = c->next)
+                fb = is_xinclude(c, "fallback") ? c : NULL;
+            FILE *f = fb ? NULL : fopen((const char *)url, "rb");
+            const char *why = f ? "not readable as XML" : strerror(errno);
+            if (f)
+                fclose(f);
+            rc = fb ? xi_check_tree(ld, prob, fb->children, b)
+                    : xi_error(ld, n, h, "cannot read %s: %s (and no <xi:fallback>)",
+                               (const char *)url, why);
+        }
+    }
+    if (inc) {
+        count_nodes(inc->children, b);
+        if (b->nodes > XI_MAX_NODES || b->text_bytes > XI_MAX_TEXT_BYTES)
+            rc = xi_error(ld, n, h, "the included files bring in more than %u nodes or %u MB "
+                                    "of text in all", XI_MAX_NODES, XI_MAX_TEXT_BYTES >> 20);
+        if (!rc) {
+            b->chain[b->depth++] = (const char *)url;
+            rc = xi_check_tree(ld, prob, inc->children, b);
+            b->depth--;
+        }
+        xmlFreeDoc(inc);
+    }
+    xmlFree(url);
+    xmlFree(base);
+    xmlFree(parse);
+    xmlFree(href);
+    return rc;
+}
+
+static int xi_check_tree(loader *ld, xml_problem *prob, const xmlNode *n, xi_budget *b)
+{
+    for (; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        int rc = is_xinclude(n, "include") ? xi_check_include(ld, prob, n, b)
+                                           : xi_check_tree(ld, prob, n->children, b);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Read a document and resolve its XIncludes within the limits above, its
+ * included elements labelled with their files (mark_included). Every libxml2
+ * error is reported by file and line, copied when it happened. */
 static xmlDoc *read_doc(loader *ld, const char *path, const char *text, size_t len)
 {
     xml_problem prob = {0};
     xmlSetStructuredErrorFunc(&prob, on_xml_error);
-    int opts = XML_PARSE_NONET | XML_PARSE_NOBLANKS;
-    xmlDoc *doc = path ? xmlReadFile(path, NULL, opts)
-                       : xmlReadMemory(text, (int)len, ld->display_name, NULL, opts);
-    if (doc && xmlXIncludeProcessFlags(doc, opts) < 0 && !prob.have) {
+    xmlDoc *doc = xml_read(path, text, len, ld->display_name, &prob);
+    int rc = 0;
+    if (doc) {
+        xi_budget budget = {.depth = 1};
+        budget.chain[0] = doc->URL ? (const char *)doc->URL : ld->display_name;
+        rc = xi_check_tree(ld, &prob, doc->children, &budget);
+    }
+    if (doc && !rc && xmlXIncludeProcessFlags(doc, XML_READ_OPTS) < 0 && !prob.have) {
         prob.have = 1;
+        prob.domain = XML_FROM_XINCLUDE;
         snprintf(prob.msg, sizeof prob.msg, "XInclude processing failed");
     }
     xmlSetStructuredErrorFunc(NULL, NULL);
-    if (doc && !prob.have && mark_included(ld, doc->children, NULL)) {
-        xmlFreeDoc(doc);
-        return NULL;
-    }
+    if (doc && !rc && !prob.have && mark_included(ld, doc->children, NULL))
+        rc = SIM_ERR_INPUT;
     if (prob.have) {
-        int line = prob.line;
         char file[512];
-        if (prob.node)
-            node_location(ld, prob.node, file, sizeof file, &line);
+        snprintf(file, sizeof file, "%s",
+                 prob.file[0] && strcmp(prob.file, path ? path : "") != 0 ? prob.file
+                                                                          : ld->display_name);
+        const char *kind = prob.domain == -1                ? ""
+                           : prob.domain == XML_FROM_XINCLUDE ? "XInclude: "
+                                                              : "malformed XML: ";
+        sim_error_set(ld->err, SIM_ERR_INPUT, file, prob.line, "%s%s", kind, prob.msg);
+        rc = SIM_ERR_INPUT;
+    }
+    if (!doc && !rc) {
+        FILE *f = path ? fopen(path, "rb") : NULL;
+        if (path && !f)
+            rc = sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "cannot read: %s",
+                               strerror(errno));
         else
-            snprintf(file, sizeof file, "%s",
-                     prob.file[0] && strcmp(prob.file, path ? path : "") != 0 ? prob.file
-                                                                              : ld->display_name);
-        sim_error_set(ld->err, SIM_ERR_INPUT, file, line, "%s: %s",
-                      doc ? "XInclude" : "malformed XML", prob.msg);
+            rc = sim_error_set(ld->err, SIM_ERR_NOMEM, ld->display_name, 0,
+                               "out of memory reading the document");
+        if (f)
+            fclose(f);
+    }
+    if (rc) {
         xmlFreeDoc(doc);
         return NULL;
     }
-    if (!doc)
-        sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "cannot parse the document");
+    return doc;
+}
+
+static void clear_private(xmlNode *n)
+{
+    for (; n; n = n->next) {
+        n->_private = NULL;
+        clear_private(n->children);
+    }
+}
+
+xmlDoc *scn_read_xml(const char *path, const char *text, size_t len, const char *name,
+                     sim_error *err)
+{
+    loader ld = {.err = err, .display_name = name ? name : path};
+    xmlDoc *doc = read_doc(&ld, path, text, len);
+    if (doc)
+        clear_private(doc->children); /* the file names in it are freed below */
+    for (size_t i = 0; i < ld.n_files; i++)
+        free(ld.files[i]);
+    free(ld.files);
     return doc;
 }
 
@@ -799,7 +1065,7 @@ static int schema_error(loader *ld, const xml_problem *prob)
 
 static int validate(loader *ld, xmlDoc *doc)
 {
-    xml_problem prob = {0};
+    xml_problem prob = {.doc = doc};
     int rc = 0;
     xmlSetStructuredErrorFunc(&prob, on_xml_error);
     xmlSchemaParserCtxt *pctx =
@@ -828,10 +1094,69 @@ static int validate(loader *ld, xmlDoc *doc)
 static int set_error(loader *ld, const char *spec, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The first byte of s that is not valid UTF-8 or not a character XML 1.0
+ * can hold (controls other than tab and newlines, surrogates, U+FFFE/F),
+ * with its offset in *at and the code point (or -1 for bad UTF-8) in *cp;
+ * 0 when s is all good. */
+static int bad_xml_char(const char *s, size_t *at, long *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; p[i];) {
+        unsigned c = p[i];
+        int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
+                : (c & 0xF8) == 0xF0 ? 3 : -1;
+        long u = n == 0 ? (long)c : n == 1 ? (long)(c & 0x1F) : n == 2 ? (long)(c & 0x0F)
+                                                                     : (long)(c & 0x07);
+        for (int k = 1; n > 0 && k <= n; k++) {
+            if ((p[i + (size_t)k] & 0xC0) != 0x80) {
+                n = -1;
+                break;
+            }
+            u = (u << 6) | (p[i + (size_t)k] & 0x3F);
+        }
+        static const long min_of[4] = {0, 0x80, 0x800, 0x10000}; /* no overlong forms */
+        int ok_utf8 = n >= 0 && u >= min_of[n] && u <= 0x10FFFF;
+        int ok_xml = u == 0x9 || u == 0xA || u == 0xD || (u >= 0x20 && u <= 0xD7FF) ||
+                     (u >= 0xE000 && u <= 0xFFFD) || u >= 0x10000;
+        if (!ok_utf8 || !ok_xml) {
+            *at = i;
+            *cp = ok_utf8 ? u : -1;
+            return 1;
+        }
+        i += (size_t)n + 1;
+    }
+    return 0;
+}
+
+/* spec for an error line: bytes that are not UTF-8, and control characters
+ * (tab and newlines too: the line must stay one line), as \xNN */
+static void escape_spec(const char *spec, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    while (*spec && used + 5 < size) {
+        size_t at = 0;
+        long cp = 0;
+        if (!bad_xml_char(spec, &at, &cp))
+            at = strlen(spec);
+        for (size_t i = 0; i < at && used + 5 < size; i++) {
+            unsigned char c = (unsigned char)spec[i];
+            used += c < 0x20 ? (size_t)snprintf(out + used, size - used, "\\x%02x", c)
+                             : (size_t)snprintf(out + used, size - used, "%c", c);
+        }
+        spec += at;
+        if (!*spec || used + 5 >= size)
+            break;
+        used += (size_t)snprintf(out + used, size - used, "\\x%02x", (unsigned char)*spec);
+        spec++;
+    }
+}
+
 static int set_error(loader *ld, const char *spec, const char *fmt, ...)
 {
-    char file[600], msg[800];
-    snprintf(file, sizeof file, "--set %s", spec);
+    char file[600], msg[800], shown[560];
+    escape_spec(spec, shown, sizeof shown);
+    snprintf(file, sizeof file, "--set %s", shown);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -860,6 +1185,17 @@ static void list_children(xmlNode *n, char *out, size_t size)
 /* PATH=VALUE with PATH = [/dcsim/] (name[index]/)* @attr */
 static int apply_set(loader *ld, xmlDoc *doc, const char *spec)
 {
+    /* the value becomes an attribute (the scenario name, a description...)
+     * that the trace, its XML and the report scripts carry: text only */
+    size_t at = 0;
+    long cp = 0;
+    if (bad_xml_char(spec, &at, &cp)) {
+        if (cp < 0)
+            return set_error(ld, spec, "not valid UTF-8 (byte 0x%02x, byte %zu of the "
+                             "option); write it in UTF-8", (unsigned char)spec[at], at + 1);
+        return set_error(ld, spec, "U+%04lX (byte %zu of the option) is a character XML "
+                         "cannot hold; remove it", (unsigned long)cp, at + 1);
+    }
     const char *eq = strchr(spec, '=');
     if (!eq)
         return set_error(ld, spec, "expected PATH=VALUE, e.g. --set checkpoint/@interval=20min");
@@ -938,7 +1274,9 @@ static int apply_set(loader *ld, xmlDoc *doc, const char *spec)
     override *o = &ovr[ld->n_ovr++];
     o->elem = cur;
     snprintf(o->attr, sizeof o->attr, "%s", attr);
-    snprintf(o->option, sizeof o->option, "--set %s", spec);
+    char shown[560];
+    escape_spec(spec, shown, sizeof shown);
+    snprintf(o->option, sizeof o->option, "--set %s", shown);
     if (!xmlSetProp(cur, (const xmlChar *)attr, (const xmlChar *)value))
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     return 0;
@@ -1564,9 +1902,10 @@ static int load_inventory(loader *ld, xmlNode *rel, scn_scenario *s)
     campaign_config *c = &s->campaign;
     char want[64];
     copy_attr(rel, "inventory", want, sizeof want);
-    xmlDoc *doc = xmlReadMemory((const char *)dcsim_catalog_failures,
-                                (int)dcsim_catalog_failures_len, "failures.xml", NULL,
-                                XML_PARSE_NONET);
+    xmlDoc *doc = scn_read_xml(NULL, (const char *)dcsim_catalog_failures,
+                               dcsim_catalog_failures_len, "failures.xml", ld->err);
+    if (!doc)
+        return ld->err ? ld->err->code : SIM_ERR_NOMEM;
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     char known[256] = "";
     size_t used = 0;

@@ -89,6 +89,15 @@ typedef struct scn_scenario {
 int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scenario *out,
              sim_error *err);
 
+/* Read an XML file (path) or text of len bytes (named name in errors) the
+ * way scenarios are read: no network, no entity declarations or external
+ * DTDs, XIncludes resolved within the limits of docs/scenario.md. No schema:
+ * the caller checks what it reads. Returns the document (the caller frees it
+ * with xmlFreeDoc) or NULL with err filled (SIM_ERR_INPUT, or SIM_ERR_NOMEM). */
+struct _xmlDoc;
+struct _xmlDoc *scn_read_xml(const char *path, const char *text, size_t len, const char *name,
+                             sim_error *err);
+
 /* As scn_load; flags SCN_LOAD_NO_FIT_CHECK skips refusing a workload that
  * does not fit in GPU memory (dcsim fit reports it instead). */
 #define SCN_LOAD_NO_FIT_CHECK 1u

@@ -12,6 +12,8 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "scenario.h"
+
 extern const unsigned char dcsim_catalog_sites[];
 extern const size_t dcsim_catalog_sites_len;
 
@@ -177,10 +179,12 @@ static double quote_of(const xmlNode *site, char *basis, size_t size)
     return NAN;
 }
 
+/* the built-in sites.xml, read as every XML is (scn_read_xml); it is
+ * compiled in and tested, so an error here (out of memory) reads as no sites */
 static xmlDoc *catalog(void)
 {
-    return xmlReadMemory((const char *)dcsim_catalog_sites, (int)dcsim_catalog_sites_len,
-                         "sites.xml", NULL, XML_PARSE_NONET);
+    return scn_read_xml(NULL, (const char *)dcsim_catalog_sites, dcsim_catalog_sites_len,
+                        "sites.xml", NULL);
 }
 
 void site_names(char *buf, size_t size)

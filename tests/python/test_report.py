@@ -2,8 +2,9 @@
 in the HTML report equals the trace's, every figure the trace supports is
 embedded as a self-contained SVG, several traces (and `dcsim compare`
 tables) are compared side by side, the printed summary is the trace's, a
-trace of an unknown format version fails in one line with exit status 2 and
-no report, and the same traces give the same bytes. Run with Debian's
+trace of an unknown format version, a truncated or damaged trace (or one that
+crashes the HDF5 library) fails in one line with exit status 2 and no
+report, and the same traces give the same bytes. Run with Debian's
 /usr/bin/python3."""
 import base64
 import html.parser
@@ -270,6 +271,56 @@ class Report(unittest.TestCase):
         r = dcsim("report", check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("usage: dcsim report", r.stderr)
+
+    def assert_one_line_failure(self, r, path, out):
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertTrue(r.stderr.startswith(f"dcsim report: error: {path}"), r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_damaged_traces_fail_in_one_line(self):
+        """A truncated trace, or one with bytes flipped (seeded), gives a report or
+        one line `dcsim report: error: FILE...` with exit status 2: never a
+        traceback (was 33 lines), even where h5py raises TypeError or the HDF5
+        library crashes."""
+        with open(self.default, "rb") as f:
+            data = f.read()
+        damaged = []
+        for frac in (0.02, 0.5, 0.99):
+            damaged.append((f"cut{int(frac * 100)}.h5", data[:int(len(data) * frac)]))
+        rng = np.random.default_rng(1)
+        for k in range(10):
+            b = bytearray(data)
+            for i in rng.integers(0, len(b), 50):
+                b[i] ^= 0xFF
+            damaged.append((f"flip{k}.h5", bytes(b)))
+        failed = 0
+        for name, content in damaged:
+            path = os.path.join(self.dir, name)
+            with open(path, "wb") as f:
+                f.write(content)
+            out = os.path.join(self.dir, name + ".html")
+            r = dcsim("report", path, "-o", out, check=False)
+            with self.subTest(name=name):
+                if name.startswith("cut") or r.returncode != 0:
+                    failed += 1
+                    self.assert_one_line_failure(r, path, out)
+        self.assertGreater(failed, 6)
+
+    def test_crashed_reader_fails_in_one_line(self):
+        """The HDF5 library can crash (SIGSEGV) on a damaged file before Python
+        sees an error: dcsim report says so in one line, exit status 2."""
+        crash = os.path.join(self.dir, "crash.sh")
+        with open(crash, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\nkill -SEGV $$\n")
+        os.chmod(crash, 0o755)
+        out = os.path.join(self.dir, "crash.html")
+        r = subprocess.run([DCSIM, "report", self.default, "-o", out], capture_output=True,
+                           text=True, env=dict(os.environ, DCSIM_PYTHON=crash))
+        self.assert_one_line_failure(r, self.default, out)
+        self.assertEqual(r.stderr, f"dcsim report: error: {self.default}: the HDF5 reader "
+                                   "crashed (Segmentation fault); the file is probably damaged\n")
 
 
 if __name__ == "__main__":
