@@ -1126,7 +1126,9 @@ void campaign_outlook_of(const campaign_config *cfg, campaign_outlook *o)
      * to get d seconds without a failure when each failure costs a restart
      * (itself restarted by a failure), per x of compute */
     double ld = lambda * d, log_ratio;
-    if (!(lambda > 0))
+    if (!(lambda < INFINITY)) /* the rates' sum overflowed: no progress at all */
+        log_ratio = INFINITY;
+    else if (!(lambda > 0))
         log_ratio = log(d / x);
     else if (ld > 30)
         log_ratio = ld + log1p(-exp(-ld)) + lambda * u - log(lambda * x);
@@ -1185,7 +1187,7 @@ static int check_outlook(const campaign_config *cfg, const campaign_outlook *o, 
     }
     if (!(o->log_elapsed_per_compute <= log(CAMPAIGN_GIVE_UP_FACTOR))) {
         char ettr[32], maint[96] = "";
-        if (o->expected_ettr_frac >= 1e-300)
+        if (o->expected_ettr_frac >= 1e-300 || !(o->log_elapsed_per_compute < INFINITY))
             snprintf(ettr, sizeof ettr, "%.3g", o->expected_ettr_frac);
         else
             snprintf(ettr, sizeof ettr, "e^-%.4g", o->log_elapsed_per_compute);

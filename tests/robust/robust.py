@@ -212,6 +212,13 @@ def check(job):
     if p.returncode == 2:
         lines = p.stderr.splitlines()
         if len(lines) == 1 and p.stderr.endswith(b'\n'):
+            # an error's numbers are computed too: never nan or inf (the
+            # injected value, echoed, is not one of them)
+            value = argv[-1].split(b'=', 1)[1] if b'=' in argv[-1] else b''
+            line = lines[0].replace(value, b'') if value else lines[0]
+            if NONFINITE_RE.search(line):
+                return ident, 'bad-error', 'non-finite in the error: %s' % lines[0][:300].decode(
+                    'utf-8', 'replace'), took
             return ident, 'error', lines[0][:200].decode('utf-8', 'replace'), took
         return ident, 'bad-error', 'exit 2 with %d stderr lines, %d stdout bytes: %s' % (
             len(lines), len(p.stdout), err.strip()[:300]), took
