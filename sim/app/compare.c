@@ -182,6 +182,16 @@ static int set_up(variant *x)
     return rc;
 }
 
+/* A variant's error, one line: "LABEL: FILE:LINE: error: ..." names the
+ * variant (site=guian) before the error, unless the error's location is
+ * already the label (a scenario without --vary). */
+static int print_variant_error(const variant *x)
+{
+    if (strcmp(x->err.file, x->label) != 0)
+        fprintf(stderr, "%s: ", x->label);
+    return cli_print_error(&x->err);
+}
+
 static int run(variant *x)
 {
     campaign_sink sink = energy_run_sink(&x->er, NULL);
@@ -385,10 +395,8 @@ int cmd_compare(int argc, char **argv)
             snprintf(v->label, sizeof v->label, "%s", v->path ? v->path : "default");
     }
     for (size_t i = 0; !rc && i < n; i++)
-        if (set_up(&x[i])) {
-            fprintf(stderr, "%s: ", x[i].label);
-            rc = cli_print_error(&x[i].err);
-        }
+        if (set_up(&x[i]))
+            rc = print_variant_error(&x[i]);
     /* the inputs, never overwritten: scenarios, their XIncludes, network
      * files; an output that cannot be written fails now, not after the runs */
     const char **inputs = NULL;
@@ -423,8 +431,7 @@ int cmd_compare(int argc, char **argv)
             failed |= run(&x[i]) != 0;
         for (size_t i = 0; failed && i < n; i++)
             if (x[i].err.code) {
-                fprintf(stderr, "%s: ", x[i].label);
-                rc = cli_print_error(&x[i].err);
+                rc = print_variant_error(&x[i]);
                 break;
             }
     }

@@ -227,6 +227,9 @@ static void describe(xmlNode *n, const char *attr, char *out, size_t size)
 {
     xmlChar *value = attr ? xmlGetProp(n, (const xmlChar *)attr) : NULL;
     if (value) {
+        for (xmlChar *c = value; *c; c++) /* a tab or newline (&#10;) keeps one line */
+            if (*c < 0x20)
+                *c = ' ';
         int long_value = xmlStrlen(value) > 60;
         snprintf(out, size, "<%s %s=\"%.60s%s\">", n->name, attr, value, long_value ? "..." : "");
     } else {
@@ -1196,6 +1199,10 @@ static int apply_set(loader *ld, xmlDoc *doc, const char *spec)
         return set_error(ld, spec, "U+%04lX (byte %zu of the option) is a character XML "
                          "cannot hold; remove it", (unsigned long)cp, at + 1);
     }
+    size_t ctl = strcspn(spec, "\t\n\r");
+    if (spec[ctl]) /* XML holds them, but every value must print on one line */
+        return set_error(ld, spec, "U+%04X (byte %zu of the option) is a control character; "
+                         "values are one line of text", (unsigned)spec[ctl], ctl + 1);
     const char *eq = strchr(spec, '=');
     if (!eq)
         return set_error(ld, spec, "expected PATH=VALUE, e.g. --set checkpoint/@interval=20min");
@@ -1620,6 +1627,12 @@ static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
                               "%llu, so dp cannot be derived",
                               (unsigned long long)gpus, p->tp, p->cp, p->pp,
                               (unsigned long long)per_replica);
+        if (gpus / per_replica > UINT32_MAX)
+            return node_error(ld, par_node, NULL,
+                              "dp = GPUs / (tp x cp x pp) = %llu / %llu = %llu: at most %u "
+                              "data-parallel replicas",
+                              (unsigned long long)gpus, (unsigned long long)per_replica,
+                              (unsigned long long)(gpus / per_replica), UINT32_MAX);
         p->dp = (unsigned)(gpus / per_replica);
     }
     char why[400];

@@ -16,6 +16,9 @@
 #define EXIT_DOES_NOT_FIT 1
 #define MAX_SETS 256
 #define GIB (1024.0 * 1024.0 * 1024.0)
+/* The largest --params: 1e15 (a thousand times any model built), so the
+ * weights print as ordinary numbers. */
+#define SIZE_MAX_PARAMS 1e15
 
 const char usage_fit[] =
     "usage: dcsim fit [SCENARIO.xml] [--set PATH=VALUE]...\n"
@@ -185,7 +188,7 @@ static int parse_count(const char *text, double *out)
 
 int cmd_size(int argc, char **argv)
 {
-    const char *model_name = NULL, *gpu_name = NULL, *catalog = NULL;
+    const char *model_name = NULL, *gpu_name = NULL, *catalog = NULL, *reserved_text = "0";
     inference_config c = {.weight_precision = PREC_BF16, .kv_precision = PREC_BF16, .batch = 1,
                           .max_tp = 8};
     int have_context = 0;
@@ -235,8 +238,10 @@ int cmd_size(int argc, char **argv)
                 return cli_usage_error("size", "--context %s: P50 <= P90 <= P99 expected", v);
             have_context = 1;
         } else if (cli_is_option(a, "--params")) {
-            if (sim_units_parse(v, SIM_DIM_COUNT, &x, why, sizeof why) || !(x > 0))
-                return cli_usage_error("size", "--params %s: expected a positive count such as 70B", v);
+            if (sim_units_parse(v, SIM_DIM_COUNT, &x, why, sizeof why) || !(x > 0) ||
+                x > SIZE_MAX_PARAMS)
+                return cli_usage_error("size", "--params %s: expected a positive count such as "
+                                       "70B, at most 1e15", v);
             c.params = x;
         } else if (cli_is_option(a, "--reserved")) {
             if (sim_units_parse(v, SIM_DIM_DATA, &x, why, sizeof why) || x < 0) {
@@ -244,6 +249,7 @@ int cmd_size(int argc, char **argv)
                 return CLI_EXIT_INPUT;
             }
             c.reserved_bytes = x;
+            reserved_text = v;
         } else if (cli_is_option(a, "--max-gpus")) {
             if (parse_count(v, &x) || x > 1024)
                 return cli_usage_error("size", "--max-gpus %s: expected 1 to 1024", v);
@@ -284,6 +290,11 @@ int cmd_size(int argc, char **argv)
     } else if (!(g->hbm_bytes > 0)) {
         fprintf(stderr, "dcsim size: error: GPU type '%s' has no memory capacity in the catalog\n",
                 g->name);
+        rc = CLI_EXIT_INPUT;
+    } else if (!(c.reserved_bytes < g->hbm_bytes)) {
+        fprintf(stderr, "dcsim size: error: --reserved %s: less than the %s's %.4g GB of "
+                        "memory expected (the rest holds weights and KV cache)\n",
+                reserved_text, g->name, g->hbm_bytes / 1e9);
         rc = CLI_EXIT_INPUT;
     }
     if (rc) {

@@ -48,5 +48,8 @@ const char *sim_error_format(const sim_error *err, char *buf, unsigned long size
         snprintf(buf, size, "%s: error: %s", err->file, err->msg);
     else
         snprintf(buf, size, "error: %s", err->msg);
+    for (char *c = buf; *c; c++) /* one line, whatever a message quoted */
+        if ((unsigned char)*c < 0x20)
+            *c = ' ';
     return buf;
 }

@@ -36,7 +36,8 @@ int sim_error_vset(sim_error *err, int code, const char *file, int line,
                    const char *fmt, va_list ap);
 
 /* Format as a compiler-style line: "file:line: error: msg", "file: error: msg"
- * or "error: msg". Returns buf. */
+ * or "error: msg", always one line (control characters a message quotes
+ * become spaces). Returns buf. */
 const char *sim_error_format(const sim_error *err, char *buf, unsigned long size);
 
 #endif

@@ -95,9 +95,13 @@ check "--set control character" \
 check "--set overlong UTF-8" \
     '--set @name=\xc0\xaf: error: not valid UTF-8 (byte 0xc0, byte 7 of the option); write it in UTF-8' \
     "$dcsim" run --quiet -o t.h5 --set "@name=$(printf '\300\257')"
-check "--set tab shown escaped" \
-    "--set @name=a\\x09b: error: <dcsim name=\"a${tab}b\">: The value 'a${tab}b' is not accepted by the pattern '[A-Za-z0-9][A-Za-z0-9._\\-]{0,62}'" \
+check "--set tab refused" \
+    '--set @name=a\x09b: error: U+0009 (byte 8 of the option) is a control character; values are one line of text' \
     "$dcsim" run --quiet -o t.h5 --set "@name=a${tab}b"
+check "--set newline refused" \
+    '--set cluster/gpu/@description=a\x0ab: error: U+000A (byte 27 of the option) is a control character; values are one line of text' \
+    "$dcsim" run --quiet -o t.h5 --set "cluster/gpu/@description=a
+b"
 if ls t.h5* >/dev/null 2>&1; then
     echo "FAIL a trace was left behind"; fail=1
 fi
