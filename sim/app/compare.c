@@ -435,6 +435,14 @@ int cmd_compare(int argc, char **argv)
                 break;
             }
     }
+    for (size_t i = 0; !rc && i < n; i++) { /* the output invariant, as dcsim run's */
+        double r[COLS];
+        row_of(&x[i], r);
+        for (int c = 0; !rc && c < COLS; c++)
+            rc = summary_check_value("compare column", col_names[c], r[c], &x[i].err);
+        if (rc)
+            rc = print_variant_error(&x[i]);
+    }
     if (!rc && json) {
         char *text = table_json(x, n);
         if (text)

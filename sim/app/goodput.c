@@ -13,6 +13,7 @@
 
 #include "campaign.h"
 #include "cli.h"
+#include "summary.h"
 #include "resources.h"
 #include "scenario.h"
 #include "stepcmd.h"
@@ -153,14 +154,15 @@ int cmd_goodput(int argc, char **argv)
         if (!rc) {
             interval[k] = r[0].checkpoint_interval_s; /* the effective, whole iterations */
             campaign_mc_summarize(r, replicas, &mc[k]);
+            rc = summary_check_mc(&mc[k], &err); /* the output invariant, as dcsim run's */
+        }
+        if (!rc) {
             if (mc[k].ettr_frac.mean > mc[best].ettr_frac.mean)
                 best = k;
         }
     }
-    if (rc && err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
-        snprintf(err.file, sizeof err.file, "%s", s.source);
     if (rc) {
-        if (err.code == SIM_ERR_INPUT && !err.file[0])
+        if (err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
             snprintf(err.file, sizeof err.file, "%s", s.source);
         rc = cli_print_error(&err);
     } else if (json) {

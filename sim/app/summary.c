@@ -182,18 +182,26 @@ static int out_of_range(const char *what, const char *name, double x, double lo,
                          what, name, x, range);
 }
 
+int summary_check_value(const char *what, const char *name, double x, sim_error *err)
+{
+    double lo, hi;
+    row_range(name, &lo, &hi);
+    return out_of_range(what, name, x, lo, hi, err);
+}
+
 int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err)
 {
     for (size_t i = 0; i < sum->n_metrics; i++) {
         const summary_metric *m = &sum->metrics[i];
-        double lo, hi;
-        row_range(m->name, &lo, &hi);
-        int rc = out_of_range("summary row", m->name, m->value, lo, hi, err);
+        int rc = summary_check_value("summary row", m->name, m->value, err);
         if (rc)
             return rc;
     }
-    if (!mc)
-        return 0;
+    return mc ? summary_check_mc(mc, err) : 0;
+}
+
+int summary_check_mc(const campaign_mc *mc, sim_error *err)
+{
     mc_row rows[8];
     size_t n = mc_rows(mc, rows);
     for (size_t i = 0; i < n; i++) {

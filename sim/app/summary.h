@@ -47,6 +47,12 @@ void summary_print_site(FILE *f, const scn_scenario *scn, const struct energy_ru
  * input: the loader and the campaign refuse what would cause one). */
 int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err);
 
+/* The same invariant for the replicas' statistics alone (dcsim goodput's
+ * curve), and for one named value (a dcsim compare column: the range by
+ * the name's suffix as above). */
+int summary_check_mc(const campaign_mc *mc, sim_error *err);
+int summary_check_value(const char *what, const char *name, double x, sim_error *err);
+
 /* The aligned table with units (stdout in `dcsim run`). */
 void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *res,
                          const run_summary *sum);
