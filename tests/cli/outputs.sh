@@ -142,7 +142,11 @@ no_temp "long path" "$deep/s.h5"
 # ---- a run killed by SIGKILL leaves NAME.tmp.<pid>; the next write of NAME removes it
 "$dcsim" run --quiet "$long" -o "$dir/k.h5" >/dev/null 2>&1 &
 pid=$!
-sleep 1
+# wait for its temporary (seconds under a sanitizer on a busy machine), then kill
+for _ in $(seq 1 300); do
+    [ -e "$dir/k.h5.tmp.$pid" ] && break
+    sleep 0.1
+done
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 [ -e "$dir/k.h5.tmp.$pid" ] || { echo "FAIL: no temporary of the killed run to clean (test broken)"; fail=1; }
