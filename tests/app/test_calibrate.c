@@ -16,6 +16,7 @@
 #include <libxml/parser.h>
 #include <libxml/xmlschemas.h>
 
+#include "calib.h"
 #include "calibrate.h"
 #include "check.h"
 #include "collective.h"
