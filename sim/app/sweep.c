@@ -42,7 +42,7 @@
 #include "outpath.h"
 #include "power.h"
 #include "resources.h"
-#include "stepcmd.h"
+#include "run.h"
 #include "trace.h"
 #include "units.h"
 #include "version.h"
@@ -181,7 +181,8 @@ typedef struct point {
     unsigned line;         /* --points: the file's line */
     scn_scenario scn;
     int loaded;
-    double compute_frac;   /* the step profile's GPU compute fraction (1 without), for energy */
+    run_plan plan;         /* prepared (step tier, finished campaign) before its replicas run */
+    int planned;
 } point;
 
 typedef struct sweep {
@@ -392,8 +393,6 @@ static int build_grid_points(sweep *sw)
     sw->pts = calloc(n, sizeof *sw->pts);
     if (!sw->pts)
         return EXIT_FAILURE;
-    for (size_t i = 0; i < n; i++)
-        sw->pts[i].compute_frac = 1.0; /* until a step profile says otherwise */
     sw->n_points = n;
     const char *own[MAX_GRIDS];
     for (size_t i = 0; i < n; i++) {
@@ -456,8 +455,6 @@ static int build_file_points(sweep *sw)
     sw->pts = calloc(lines, sizeof *sw->pts);
     if (!sw->pts)
         return EXIT_FAILURE;
-    for (size_t i = 0; i < lines; i++)
-        sw->pts[i].compute_frac = 1.0; /* until a step profile says otherwise */
     char *line = sw->points_text;
     for (unsigned ln = 1; line; ln++) {
         char *next = strchr(line, '\n');
@@ -1095,17 +1092,13 @@ static size_t load_points(sweep *sw, sim_error *bad_err)
     }
     for (size_t i = 0; i < bad; i++) {
         point *p = &sw->pts[i];
-        if (!p->loaded || !owns(sw, i) || sw->status[i] != ST_PENDING ||
-            !p->scn.step_computes_iteration || p->scn.step_used)
+        if (!p->loaded || !owns(sw, i) || sw->status[i] != ST_PENDING || p->planned)
             continue;
-        step_profile prof;
-        memset(&prof, 0, sizeof prof);
         sim_error e;
         sim_error_clear(&e);
-        int rc = app_step_iteration(&p->scn, &prof, &e);
-        if (!rc)
-            p->compute_frac = pwr_compute_frac_of_step(&prof);
-        step_profile_free(&prof);
+        /* the resource guard ran once, on point 0 (cmd_sweep) */
+        int rc = run_plan_prepare(&p->scn, 0, RUN_PLAN_ENERGY | RUN_PLAN_GUARD_DONE, &p->plan, &e);
+        p->planned = 1;
         if (rc) {
             bad = i;
             *bad_err = e;
@@ -1343,34 +1336,22 @@ static void run_points(sweep *sw)
             continue;
         size_t i = mine[it / sw->replicas];
         unsigned r = (unsigned)(it % sw->replicas);
-        campaign_config c = sw->pts[i].scn.campaign;
+        campaign_config c = sw->pts[i].plan.campaign;
         c.seed = campaign_replica_seed(c.seed, r);
-        campaign_result res;
         sim_error e;
         sim_error_clear(&e);
         /* at a <site>: energy, cost and CO2 of this replica's timeline */
-        const scn_scenario *scn = &sw->pts[i].scn;
-        energy_run er;
-        memset(&er, 0, sizeof er);
-        campaign_sink sink = {0};
-        int rc = 0;
-        if (scn->site.given) {
-            rc = energy_run_setup_frac(scn, sw->pts[i].compute_frac, &er, &e);
-            sink = energy_run_sink(&er, NULL);
-        }
-        if (!rc)
-            rc = campaign_run(&c, scn->site.given ? &sink : NULL, poll_interrupt, NULL, &res, &e);
-        if (!rc && scn->site.given)
-            rc = energy_run_finish(&er, &e);
+        run_outcome out;
+        int rc = run_execute(&sw->pts[i].plan, &c, NULL, poll_interrupt, NULL, &out, &e);
 #pragma omp critical(sweep_results)
         {
-            record(sw, i, r, rc, &res, scn->site.given ? &er.result : NULL, &e);
+            record(sw, i, r, rc, &out.result, out.has_energy ? &out.energy.result : NULL, &e);
             if (omp_get_thread_num() == 0)
                 comm_poll(sw);
             maybe_write(sw, 0);
             progress_show(sw, 0);
         }
-        energy_run_free(&er);
+        run_outcome_free(&out);
     }
     free(mine);
 }
@@ -1450,6 +1431,7 @@ static void print_table(const sweep *sw)
 static void sweep_free(sweep *sw)
 {
     for (size_t i = 0; sw->pts && i < sw->n_points; i++) {
+        run_plan_free(&sw->pts[i].plan);
         if (sw->pts[i].loaded)
             scn_scenario_free(&sw->pts[i].scn);
         free(sw->pts[i].sets);
