@@ -21,7 +21,7 @@
 #include "outpath.h"
 #include "resources.h"
 #include "scenario.h"
-#include "stepcmd.h"
+#include "run.h"
 #include "summary.h"
 #include "trace.h"
 
@@ -63,11 +63,10 @@ typedef struct variant {
     const char *site;  /* --vary site=..., or NULL */
     unsigned start_month; /* --start-month, or 0 */
     scn_scenario scn;
-    energy_run er;
-    campaign_result res;
+    run_plan plan;     /* prepared once set up */
+    run_outcome out;   /* the campaign and its energy account */
     int loaded, set_up;
     sim_error err;
-    double mfu;
 } variant;
 
 typedef struct vary {
@@ -148,10 +147,6 @@ static int set_up(variant *x)
     if (scn_load(x->path, x->sets, x->n_sets, &x->scn, &x->err))
         return -1;
     x->loaded = 1;
-    /* variants run in parallel, one campaign per thread */
-    if (res_check(&x->scn, x->scn.step_computes_iteration ? RES_STEP : 0,
-                  res_parallel_campaigns(UINT32_MAX), &x->err))
-        return -1;
     if (x->site) {
         char why[600];
         site_info info; /* a <site> in the scenario keeps its cooling, month and green share */
@@ -170,13 +165,9 @@ static int set_up(variant *x)
         return sim_error_set(&x->err, SIM_ERR_INPUT, x->scn.source, 0,
                              "no site: add <site name=\"...\"/> to the scenario or "
                              "--vary site=NAME,...");
-    step_profile prof;
-    memset(&prof, 0, sizeof prof);
-    int rc = x->scn.step_computes_iteration ? app_step_iteration(&x->scn, &prof, &x->err) : 0;
-    if (!rc)
-        rc = energy_run_setup(&x->scn, x->scn.step_used ? &prof : NULL, &x->er, &x->err);
-    x->mfu = x->scn.step_used ? x->scn.step_mfu : x->scn.campaign.mfu_frac;
-    step_profile_free(&prof);
+    /* variants run in parallel, one campaign per thread */
+    int rc = run_plan_prepare(&x->scn, res_parallel_campaigns(UINT32_MAX), RUN_PLAN_ENERGY,
+                              &x->plan, &x->err);
     if (!rc)
         x->set_up = 1;
     return rc;
@@ -194,9 +185,7 @@ static int print_variant_error(const variant *x)
 
 static int run(variant *x)
 {
-    campaign_sink sink = energy_run_sink(&x->er, NULL);
-    int rc = campaign_run(&x->scn.campaign, &sink, NULL, NULL, &x->res, &x->err);
-    return rc ? rc : energy_run_finish(&x->er, &x->err);
+    return run_execute(&x->plan, NULL, NULL, NULL, NULL, &x->out, &x->err);
 }
 
 enum { COLS = 14 };
@@ -210,10 +199,10 @@ static const char *const col_units[COLS] = {"s", "1", "1", "J", "J", "W", "1", "
 
 static void row_of(const variant *x, double *v)
 {
-    const energy_result *e = &x->er.result;
-    v[0] = x->res.time_to_train_s;
-    v[1] = x->mfu;
-    v[2] = x->res.ettr_frac;
+    const energy_result *e = &x->out.energy.result;
+    v[0] = x->out.result.time_to_train_s;
+    v[1] = x->plan.step.used ? x->plan.step.mfu_frac : x->plan.campaign.mfu_frac;
+    v[2] = x->out.result.ettr_frac;
     v[3] = e->it_energy_j;
     v[4] = e->facility_energy_j;
     v[5] = e->peak_facility_w;
@@ -226,7 +215,7 @@ static void row_of(const variant *x, double *v)
     v[12] = e->pue_annual;
     energy_capex k = {0};
     if (x->scn.costs.given)
-        energy_run_capex(&x->er, &x->scn.costs, x->res.time_to_train_s, &k);
+        energy_run_capex(&x->out.energy, &x->scn.costs, x->out.result.time_to_train_s, &k);
     v[13] = k.capex; /* 0 without <costs> */
 }
 
@@ -475,7 +464,8 @@ int cmd_compare(int argc, char **argv)
     }
     free(inputs);
     for (size_t i = 0; x && i < n; i++) {
-        energy_run_free(&x[i].er);
+        run_outcome_free(&x[i].out);
+        run_plan_free(&x[i].plan);
         if (x[i].loaded)
             scn_scenario_free(&x[i].scn);
     }

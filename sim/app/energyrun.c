@@ -4,16 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run *er,
-                     sim_error *err)
-{
-    /* without a step profile the iteration's split is unknown: every GPU
-     * counts as computing all of it, the upper level (docs/energy.md) */
-    return energy_run_setup_frac(s, prof ? pwr_compute_frac_of_step(prof) : 1.0, er, err);
-}
-
-int energy_run_setup_frac(const scn_scenario *s, double compute_frac, energy_run *er,
-                          sim_error *err)
+int energy_run_setup(const scn_scenario *s, double iteration_s, double compute_frac,
+                     energy_run *er, sim_error *err)
 {
     memset(er, 0, sizeof *er);
     pwr_config_default(&er->power);
@@ -48,8 +40,7 @@ int energy_run_setup_frac(const scn_scenario *s, double compute_frac, energy_run
                              "energy: the step profile has no compute fraction");
     int rc = pwr_cluster_levels(&er->power, k, compute_frac, &er->levels, err);
     if (!rc)
-        rc = pwr_cluster_swing(&er->power, k, campaign_iteration_time_s(&s->campaign), &er->swing,
-                               err);
+        rc = pwr_cluster_swing(&er->power, k, iteration_s, &er->swing, err);
     if (rc)
         return rc;
     energy_config *c = &er->cfg;

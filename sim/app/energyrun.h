@@ -35,17 +35,13 @@ typedef struct energy_capex {
 } energy_capex;
 void energy_run_capex(const energy_run *er, const scn_costs *c, double run_s, energy_capex *out);
 
-/* Set up for scenario s (which has a <site>); prof is the step profile when
- * the step tier timed the iteration, else NULL (the GPUs then count as
- * computing the whole iteration: the upper level). Returns 0 or an error. */
-int energy_run_setup(const scn_scenario *s, const step_profile *prof, energy_run *er,
-                     sim_error *err);
-
-/* The same with the step profile's GPU compute fraction already taken
- * (pwr_compute_frac_of_step; 1 without a profile), for callers that keep
- * only that number (dcsim sweep). */
-int energy_run_setup_frac(const scn_scenario *s, double compute_frac, energy_run *er,
-                          sim_error *err);
+/* Set up for scenario s (which has a <site>): iteration_s is the campaign's
+ * iteration (the power swing's period), compute_frac the GPUs' compute
+ * share of it (pwr_compute_frac_of_step of the step profile; 1 without one:
+ * every GPU counts as computing the whole iteration, the upper level,
+ * docs/energy.md). Returns 0 or an error. */
+int energy_run_setup(const scn_scenario *s, double iteration_s, double compute_frac,
+                     energy_run *er, sim_error *err);
 
 /* A sink that feeds the timeline to the account and forwards everything to
  * inner (may be NULL or empty). er must outlive the run. */

@@ -16,7 +16,7 @@
 #include "summary.h"
 #include "resources.h"
 #include "scenario.h"
-#include "stepcmd.h"
+#include "run.h"
 #include "units.h"
 
 #define MAX_SETS 256
@@ -91,37 +91,32 @@ int cmd_goodput(int argc, char **argv)
     scn_scenario s;
     if (scn_load(path, sets, n_sets, &s, &err))
         return cli_print_error(&err);
-    if (res_check(&s, s.step_computes_iteration ? RES_STEP : 0, res_parallel_campaigns(replicas),
-                  &err)) {
+    run_plan plan; /* the iteration from the step tier when no MFU, as dcsim run */
+    int rc = run_plan_prepare(&s, res_parallel_campaigns(replicas), 0, &plan, &err);
+    campaign_config base = plan.campaign; /* may point into plan (elastic speeds): kept to the end */
+    if (rc) {
+        run_plan_free(&plan);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
-    int rc = 0;
-    if (s.step_computes_iteration) { /* the iteration from the step tier, as dcsim run */
-        step_profile prof;
-        rc = app_step_iteration(&s, &prof, &err);
-        step_profile_free(&prof);
-        if (rc) {
-            scn_scenario_free(&s);
-            return cli_print_error(&err);
-        }
-    }
-    campaign_config base = s.campaign;
     campaign_result probe;
     if ((rc = campaign_run(&base, NULL, NULL, NULL, &probe, &err))) {
         if (err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
             snprintf(err.file, sizeof err.file, "%s", s.source);
+        run_plan_free(&plan);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
     if (!(probe.daly_interval_s > 0) && (!from || !to)) {
         fprintf(stderr, "%s: error: no failures, so no optimum: give --from and --to, or a "
                         "<reliability><failure>\n", s.source);
+        run_plan_free(&plan);
         scn_scenario_free(&s);
         return CLI_EXIT_INPUT;
     }
     double lo = probe.daly_interval_s / 4, hi = probe.daly_interval_s * 4;
     if ((from && parse_time(from, &lo)) || (to && parse_time(to, &hi)) || !(hi > lo)) {
+        run_plan_free(&plan);
         scn_scenario_free(&s);
         return cli_usage_error("goodput", "--from and --to need durations with units, "
                                "from below to, e.g. --from 5min --to 2h%s", "");
@@ -130,6 +125,7 @@ int cmd_goodput(int argc, char **argv)
         char why[160];
         snprintf(why, sizeof why, "%%s: intervals go up to the failure-free compute time, "
                  "%.6g s (a longer one checkpoints only at the end)", probe.compute_time_s);
+        run_plan_free(&plan);
         scn_scenario_free(&s);
         return cli_usage_error("goodput", why, to ? "--to" : "Daly's optimum x 4");
     }
@@ -140,6 +136,7 @@ int cmd_goodput(int argc, char **argv)
         free(r);
         free(interval);
         free(mc);
+        run_plan_free(&plan);
         scn_scenario_free(&s);
         fprintf(stderr, "dcsim goodput: error: out of memory\n");
         return 1;
@@ -200,6 +197,7 @@ int cmd_goodput(int argc, char **argv)
     free(r);
     free(interval);
     free(mc);
+    run_plan_free(&plan);
     scn_scenario_free(&s);
     return rc;
 }

@@ -29,6 +29,7 @@
 #include "resources.h"
 #include "scenario.h"
 #include "sizing.h"
+#include "run.h"
 #include "stepcmd.h"
 #include "summary.h"
 #include "sweep.h"
@@ -284,6 +285,75 @@ static int on_replica(void *ctx, unsigned done, unsigned total)
     return interrupted != 0;
 }
 
+/* The trace file, never over the scenario or a file it includes. */
+static int open_trace(const options *o, const scn_scenario *scn, trace_writer **tw,
+                      sim_error *err)
+{
+    *tw = NULL;
+    if (!o->output)
+        return 0;
+    const char **inputs = malloc((scn->n_included + 1) * sizeof *inputs);
+    if (!inputs)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    inputs[0] = o->scenario;
+    for (size_t i = 0; i < scn->n_included; i++)
+        inputs[i + 1] = scn->included[i];
+    int rc = trace_open(o->output, inputs, scn->n_included + 1, tw, err);
+    free(inputs);
+    return rc;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop as for SIGTERM, leave no temporary */
+}
+
+/* Replicas 2..n (the first is the run already done, first): their
+ * statistics in *mc; reps (n entries) is the caller's. */
+static int run_replicas(const run_plan *plan, const campaign_result *first, unsigned n,
+                        campaign_result *reps, progress *prog, campaign_mc *mc, sim_error *err)
+{
+    reps[0] = *first;
+    replica_progress rp = {prog, 0};
+    int rc = campaign_run_replicas(&plan->campaign, n, reps, on_replica, &rp, err);
+    progress_clear(prog);
+    if (!rc)
+        campaign_mc_summarize(reps, n, mc);
+    return rc;
+}
+
+/* The results on stdout: JSON or the tables. Returns 0 or 1 (no memory). */
+static int print_results(const options *o, const run_plan *plan, const run_outcome *out,
+                         const run_summary *sum, const campaign_mc *mc)
+{
+    const scn_scenario *scn = plan->scn;
+    if (o->json) {
+        char *json = mc ? summary_json_replicas(scn, sum, mc) : summary_json(scn, sum);
+        if (!json) {
+            fprintf(stderr, "error: out of memory\n");
+            return EXIT_FAILURE;
+        }
+        fputs(json, stdout);
+        free(json);
+        return 0;
+    }
+    summary_print_table(stdout, plan, &out->result, sum);
+    if (out->has_energy)
+        summary_print_site(stdout, scn, &out->energy);
+    summary_print_causes(stdout, scn, &out->result, mc);
+    if (mc)
+        summary_print_replicas(stdout, mc);
+    if (o->output)
+        printf("  trace written to %s\n", o->output);
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     options o;
@@ -298,71 +368,32 @@ static int cmd_run(int argc, char **argv)
     scn_scenario scn;
     if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
         return cli_print_error(&err);
-    if (res_check(&scn, scn.step_computes_iteration ? RES_STEP : 0,
-                  res_parallel_campaigns(o.replicas), &err)) {
-        scn_scenario_free(&scn);
-        return cli_print_error(&err);
-    }
-    step_profile prof = {0};
-    if (scn.step_computes_iteration && app_step_iteration(&scn, &prof, &err)) {
-        step_profile_free(&prof);
-        scn_scenario_free(&scn);
-        return cli_print_error(&err);
-    }
-
+    run_plan plan;
     trace_writer *tw = NULL;
-    if (o.output) { /* never over the scenario or a file it includes */
-        const char **inputs = malloc((scn.n_included + 1) * sizeof *inputs);
-        if (!inputs) {
-            scn_scenario_free(&scn);
-            step_profile_free(&prof);
-            fprintf(stderr, "error: out of memory\n");
-            return EXIT_FAILURE;
-        }
-        inputs[0] = o.scenario;
-        for (size_t i = 0; i < scn.n_included; i++)
-            inputs[i + 1] = scn.included[i];
-        rc = trace_open(o.output, inputs, scn.n_included + 1, &tw, &err);
-        free(inputs);
-        if (rc) {
-            step_profile_free(&prof);
-            scn_scenario_free(&scn);
-            return cli_print_error(&err);
-        }
+    rc = run_plan_prepare(&scn, res_parallel_campaigns(o.replicas), RUN_PLAN_ENERGY, &plan, &err);
+    if (!rc)
+        rc = open_trace(&o, &scn, &tw, &err);
+    if (rc) {
+        run_plan_free(&plan);
+        scn_scenario_free(&scn);
+        return cli_print_error(&err);
     }
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: stop as for SIGTERM, leave no temporary */
+    catch_signals();
 
     progress prog = {.enabled = !o.quiet && isatty(STDERR_FILENO)};
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
-    campaign_sink sink = tw ? trace_campaign_sink(tw) : (campaign_sink){0};
-    energy_run er; /* at a <site>: energy, cost and carbon of the run */
-    memset(&er, 0, sizeof er);
-    if (scn.site.given) {
-        rc = energy_run_setup(&scn, scn.step_used ? &prof : NULL, &er, &err);
-        sink = energy_run_sink(&er, &sink);
-    }
-    campaign_result res;
-    if (!rc)
-        rc = campaign_run(&scn.campaign, &sink, on_poll, &prog, &res, &err);
+    campaign_sink trace_sink = tw ? trace_campaign_sink(tw) : (campaign_sink){0};
+    run_outcome out;
+    rc = run_execute(&plan, NULL, &trace_sink, on_poll, &prog, &out, &err);
     progress_clear(&prog);
-    if (!rc && scn.site.given)
-        rc = energy_run_finish(&er, &err);
 
     run_summary sum;
     if (!rc)
-        summary_build(&scn, &res, &sum);
-    if (!rc && scn.site.given)
-        summary_add_energy(&sum, &scn, &res, &er);
-    if (!rc && scn.site.given && tw)
-        rc = trace_write_energy(tw, &er, &err);
-    energy_run_free(&er);
+        summary_build(&plan, &out.result, &sum);
+    if (!rc && out.has_energy)
+        summary_add_energy(&sum, &scn, &out.result, &out.energy);
+    if (!rc && out.has_energy && tw)
+        rc = trace_write_energy(tw, &out.energy, &err);
     if (!rc && interrupted)
         rc = sim_error_set(&err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
     unsigned n_rep = o.replicas > 1 ? o.replicas : 1;
@@ -371,65 +402,35 @@ static int cmd_run(int argc, char **argv)
     memset(&mc, 0, sizeof mc);
     if (!rc && n_rep > 1) {
         reps = malloc(n_rep * sizeof *reps);
-        if (!reps)
-            rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory for %u replicas",
-                               n_rep);
-        else {
-            reps[0] = res;
-            replica_progress rp = {&prog, 0};
-            rc = campaign_run_replicas(&scn.campaign, n_rep, reps, on_replica, &rp, &err);
-            progress_clear(&prog);
-            if (!rc)
-                campaign_mc_summarize(reps, n_rep, &mc);
-        }
+        rc = reps ? run_replicas(&plan, &out.result, n_rep, reps, &prog, &mc, &err)
+                  : sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory for %u replicas",
+                                  n_rep);
     }
     if (!rc) /* nothing out of range is printed or stored */
         rc = summary_check(&sum, n_rep > 1 ? &mc : NULL, &err);
     if (!rc && tw && n_rep > 1)
         rc = trace_write_replicas(tw, reps, n_rep, &err);
-    if (!rc && tw && scn.step_used)
-        rc = trace_write_step(tw, &prof, &err);
-    step_profile_free(&prof);
+    if (!rc && tw && plan.step.used)
+        rc = trace_write_step(tw, &plan.step.profile, &err);
     if (!rc && tw) {
-        rc = trace_commit(tw, &scn, &res, &sum, &err);
+        rc = trace_commit(tw, &scn, &out.result, &sum, &err);
         tw = NULL;
     }
     if (rc && err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
         snprintf(err.file, sizeof err.file, "%s", scn.source);
-    if (rc) {
+    if (!rc)
+        rc = print_results(&o, &plan, &out, &sum, n_rep > 1 ? &mc : NULL);
+    else
         trace_abort(tw);
-        scn_scenario_free(&scn);
-        free(reps);
-        if (err.code == SIM_ERR_INTERRUPTED) {
-            fprintf(stderr, "dcsim: interrupted; %s\n",
-                    o.output ? "no trace written" : "no results");
-            return CLI_EXIT_INTERRUPTED;
-        }
-        return cli_print_error(&err);
-    }
-    if (o.json) {
-        char *json = n_rep > 1 ? summary_json_replicas(&scn, &sum, &mc) : summary_json(&scn, &sum);
-        if (!json) {
-            scn_scenario_free(&scn);
-            free(reps);
-            fprintf(stderr, "error: out of memory\n");
-            return EXIT_FAILURE;
-        }
-        fputs(json, stdout);
-        free(json);
-    } else {
-        summary_print_table(stdout, &scn, &res, &sum);
-        if (scn.site.given)
-            summary_print_site(stdout, &scn, &er);
-        summary_print_causes(stdout, &scn, &res, n_rep > 1 ? &mc : NULL);
-        if (n_rep > 1)
-            summary_print_replicas(stdout, &mc);
-        if (o.output)
-            printf("  trace written to %s\n", o.output);
-    }
-    free(reps);
+    run_outcome_free(&out);
+    run_plan_free(&plan);
     scn_scenario_free(&scn);
-    return 0;
+    free(reps);
+    if (rc && err.code == SIM_ERR_INTERRUPTED) {
+        fprintf(stderr, "dcsim: interrupted; %s\n", o.output ? "no trace written" : "no results");
+        return CLI_EXIT_INTERRUPTED;
+    }
+    return rc && err.code ? cli_print_error(&err) : rc;
 }
 
 static int cmd_validate(int argc, char **argv)

@@ -2729,6 +2729,5 @@ void scn_scenario_free(scn_scenario *s)
         free(s->included[i]);
     free(s->included);
     free(s->gpu_speed);
-    free(s->elastic_speed);
     memset(s, 0, sizeof *s);
 }

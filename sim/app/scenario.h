@@ -5,7 +5,9 @@
  * (or the --set option that produced the value):
  *   default.xml:12: error: <training tokens="-5T">: tokens must be positive
  * The schema, the GPU catalog and the default scenario are compiled in, so
- * loading works from any directory.
+ * loading works from any directory. A loaded scenario holds inputs only:
+ * what a run decides (the step tier's iteration and speeds) lives in its
+ * run_plan (run.h), and no command changes the scenario after loading.
  */
 #ifndef DCSIM_APP_SCENARIO_H
 #define DCSIM_APP_SCENARIO_H
@@ -67,14 +69,11 @@ typedef struct scn_scenario {
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
     step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */
     double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
-    double *elastic_speed;  /* step tier + elastic: campaign.elastic_speed; owned */
     double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
     scn_site site;
     scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
-    int step_used;          /* set by `dcsim run`: the iteration came from the step tier */
-    double step_iteration_s, step_mfu, step_exposed_comm_s, step_bubble_s;
     char **included;        /* the XInclude'd files' paths as opened; owned */
     size_t n_included;
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */

@@ -21,10 +21,11 @@ static void add(run_summary *s, const char *name, const char *unit, const char *
         (summary_metric){name, unit, label, description, value, is_count};
 }
 
-void summary_build(const scn_scenario *scn, const campaign_result *r, run_summary *out)
+void summary_build(const run_plan *plan, const campaign_result *r, run_summary *out)
 {
     memset(out, 0, sizeof *out);
-    const campaign_config *c = &scn->campaign;
+    const scn_scenario *scn = plan->scn;
+    const campaign_config *c = &plan->campaign;
     snprintf(out->event_digest, sizeof out->event_digest, "0x%016" PRIx64, r->event_digest);
     memcpy(out->failures_by_cause, r->failures_by_cause, sizeof out->failures_by_cause);
     add(out, "time_to_train_s", "s", "time to train",
@@ -129,15 +130,15 @@ void summary_build(const scn_scenario *scn, const campaign_result *r, run_summar
     add(out, "gpu_count", "1", "GPUs", "GPUs in the job", (double)c->gpu_count, 1);
     add(out, "gpu_peak_flops_per_s", "FLOP/s", "GPU peak", "dense peak at the training precision",
         c->gpu_peak_flops_per_s, 0);
-    if (scn->step_used) {
+    if (plan->step.used) {
         add(out, "step_mfu_frac", "1", "MFU (step tier)",
             "model FLOPs utilisation of the simulated iteration, Megatron-Core counting",
-            scn->step_mfu, 0);
+            plan->step.mfu_frac, 0);
         add(out, "step_exposed_comm_s", "s", "exposed communication / iteration",
             "TP, PP, DP, CP and EP time not hidden behind compute, critical stage",
-            scn->step_exposed_comm_s, 0);
+            plan->step.exposed_comm_s, 0);
         add(out, "step_bubble_s", "s", "pipeline bubble / iteration",
-            "idle time of the critical stage in the schedule", scn->step_bubble_s, 0);
+            "idle time of the critical stage in the schedule", plan->step.bubble_s, 0);
     } else {
         add(out, "mfu_frac", "1", "MFU (input)", "model FLOPs utilisation, a scenario input",
             c->mfu_frac, 0);
@@ -307,13 +308,13 @@ static void human_duration(double s, char *buf, size_t size)
         buf[0] = '\0';
 }
 
-void summary_iteration_rule(const scn_scenario *scn, const campaign_result *r, char *buf,
+void summary_iteration_rule(const run_plan *plan, const campaign_result *r, char *buf,
                             size_t size)
 {
-    const campaign_config *c = &scn->campaign;
-    if (scn->step_used) {
+    const campaign_config *c = &plan->campaign;
+    if (plan->step.used) {
         snprintf(buf, size, "the step tier (dcsim step): %.6g s, MFU %.4g (Megatron-Core "
-                 "counting)", r->iteration_time_s, scn->step_mfu);
+                 "counting)", r->iteration_time_s, plan->step.mfu_frac);
         return;
     }
     snprintf(buf, size,
@@ -323,12 +324,13 @@ void summary_iteration_rule(const scn_scenario *scn, const campaign_result *r, c
              c->gpu_peak_flops_per_s, c->mfu_frac, r->iteration_time_s);
 }
 
-void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *r,
+void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r,
                          const run_summary *sum)
 {
-    const campaign_config *c = &scn->campaign;
+    const scn_scenario *scn = plan->scn;
+    const campaign_config *c = &plan->campaign;
     char rule[400];
-    summary_iteration_rule(scn, r, rule, sizeof rule);
+    summary_iteration_rule(plan, r, rule, sizeof rule);
     fprintf(f, "dcsim %s  scenario %s (%s)  seed %" PRIu64 "\n", DCSIM_VERSION,
             scn->name[0] ? scn->name : "unnamed", scn->source, scn->seed);
     fprintf(f, "cluster    %" PRIu64 " x %s, %s peak %.6g TFLOP/s per GPU\n", c->gpu_count,

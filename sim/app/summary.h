@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "campaign.h"
+#include "run.h"
 #include "scenario.h"
 
 typedef struct summary_metric {
@@ -29,7 +30,9 @@ typedef struct run_summary {
     uint64_t failures_by_cause[CAMPAIGN_MAX_CAUSES + 1];
 } run_summary;
 
-void summary_build(const scn_scenario *scn, const campaign_result *res, run_summary *out);
+/* The metrics of a run: the plan (its scenario, finished campaign and what
+ * the step tier decided) and the campaign's result. */
+void summary_build(const run_plan *plan, const campaign_result *res, run_summary *out);
 
 /* The energy, cost and carbon rows of a run at its <site> (after
  * summary_build). */
@@ -54,7 +57,7 @@ int summary_check_mc(const campaign_mc *mc, sim_error *err);
 int summary_check_value(const char *what, const char *name, double x, sim_error *err);
 
 /* The aligned table with units (stdout in `dcsim run`). */
-void summary_print_table(FILE *f, const scn_scenario *scn, const campaign_result *res,
+void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *res,
                          const run_summary *sum);
 
 /* The same as one JSON object, newline-terminated; malloc'd, NULL when out
@@ -72,7 +75,7 @@ void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_resul
                           const campaign_mc *mc);
 
 /* The iteration-time rule, spelled out with the scenario's numbers. */
-void summary_iteration_rule(const scn_scenario *scn, const campaign_result *res, char *buf,
+void summary_iteration_rule(const run_plan *plan, const campaign_result *res, char *buf,
                             size_t size);
 
 #endif

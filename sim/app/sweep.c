@@ -200,6 +200,7 @@ static void print_table(const sweep *sw)
 static void sweep_free(sweep *sw)
 {
     for (size_t i = 0; sw->pts && i < sw->n_points; i++) {
+        run_plan_free(&sw->pts[i].plan);
         if (sw->pts[i].loaded)
             scn_scenario_free(&sw->pts[i].scn);
         free(sw->pts[i].sets);

@@ -88,8 +88,6 @@ int sweep_points_from_grids(sweep *sw)
     sw->pts = calloc(n, sizeof *sw->pts);
     if (!sw->pts)
         return EXIT_FAILURE;
-    for (size_t i = 0; i < n; i++)
-        sw->pts[i].compute_frac = 1.0; /* until a step profile says otherwise */
     sw->n_points = n;
     const char *own[MAX_GRIDS];
     for (size_t i = 0; i < n; i++) {
@@ -220,8 +218,6 @@ int sweep_points_from_file(sweep *sw)
     sw->pts = calloc(lines, sizeof *sw->pts);
     if (!sw->pts)
         return EXIT_FAILURE;
-    for (size_t i = 0; i < lines; i++)
-        sw->pts[i].compute_frac = 1.0; /* until a step profile says otherwise */
     char *line = sw->points_text;
     for (unsigned ln = 1; line; ln++) {
         char *next = strchr(line, '\n');

@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "outpath.h"
+#include "run.h"
 #include "scenario.h"
 
 #define MAX_GRIDS 16
@@ -62,7 +63,8 @@ typedef struct point {
     unsigned line;         /* --points: the file's line */
     scn_scenario scn;
     int loaded;
-    double compute_frac;   /* the step profile's GPU compute fraction (1 without), for energy */
+    run_plan plan;         /* prepared (step tier, finished campaign) before its replicas run */
+    int planned;
 } point;
 
 typedef struct sweep {

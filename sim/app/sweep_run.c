@@ -20,7 +20,7 @@
 #include "campaign.h"
 #include "energyrun.h"
 #include "power.h"
-#include "stepcmd.h"
+#include "run.h"
 #include "sweep_internal.h"
 
 static volatile sig_atomic_t sweep_interrupted;
@@ -96,17 +96,13 @@ size_t sweep_load_points(sweep *sw, sim_error *bad_err)
     }
     for (size_t i = 0; i < bad; i++) {
         point *p = &sw->pts[i];
-        if (!p->loaded || !sweep_owns(sw, i) || sw->status[i] != ST_PENDING ||
-            !p->scn.step_computes_iteration || p->scn.step_used)
+        if (!p->loaded || !sweep_owns(sw, i) || sw->status[i] != ST_PENDING || p->planned)
             continue;
-        step_profile prof;
-        memset(&prof, 0, sizeof prof);
         sim_error e;
         sim_error_clear(&e);
-        int rc = app_step_iteration(&p->scn, &prof, &e);
-        if (!rc)
-            p->compute_frac = pwr_compute_frac_of_step(&prof);
-        step_profile_free(&prof);
+        /* the resource guard ran once, on point 0 (sweep.c) */
+        int rc = run_plan_prepare(&p->scn, 0, RUN_PLAN_ENERGY | RUN_PLAN_GUARD_DONE, &p->plan, &e);
+        p->planned = 1;
         if (rc) {
             bad = i;
             *bad_err = e;
@@ -240,34 +236,22 @@ static void run_points(sweep *sw)
             continue;
         size_t i = mine[it / sw->replicas];
         unsigned r = (unsigned)(it % sw->replicas);
-        campaign_config c = sw->pts[i].scn.campaign;
+        campaign_config c = sw->pts[i].plan.campaign;
         c.seed = campaign_replica_seed(c.seed, r);
-        campaign_result res;
         sim_error e;
         sim_error_clear(&e);
         /* at a <site>: energy, cost and CO2 of this replica's timeline */
-        const scn_scenario *scn = &sw->pts[i].scn;
-        energy_run er;
-        memset(&er, 0, sizeof er);
-        campaign_sink sink = {0};
-        int rc = 0;
-        if (scn->site.given) {
-            rc = energy_run_setup_frac(scn, sw->pts[i].compute_frac, &er, &e);
-            sink = energy_run_sink(&er, NULL);
-        }
-        if (!rc)
-            rc = campaign_run(&c, scn->site.given ? &sink : NULL, poll_interrupt, NULL, &res, &e);
-        if (!rc && scn->site.given)
-            rc = energy_run_finish(&er, &e);
+        run_outcome out;
+        int rc = run_execute(&sw->pts[i].plan, &c, NULL, poll_interrupt, NULL, &out, &e);
 #pragma omp critical(sweep_results)
         {
-            record(sw, i, r, rc, &res, scn->site.given ? &er.result : NULL, &e);
+            record(sw, i, r, rc, &out.result, out.has_energy ? &out.energy.result : NULL, &e);
             if (omp_get_thread_num() == 0)
                 sweep_mpi_poll(sw);
             sweep_maybe_write(sw, 0);
             sweep_progress_show(sw, 0);
         }
-        energy_run_free(&er);
+        run_outcome_free(&out);
     }
     free(mine);
 }

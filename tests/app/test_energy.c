@@ -51,7 +51,7 @@ static int run_at(const char *site, double green, energy_result *out)
         return -1;
     }
     energy_run er;
-    CHECK(energy_run_setup(&s, NULL, &er, &err) == 0);
+    CHECK(energy_run_setup(&s, campaign_iteration_time_s(&s.campaign), 1.0, &er, &err) == 0);
     campaign_sink inner = {.segment = collect};
     campaign_sink sink = energy_run_sink(&er, &inner);
     campaign_result r;

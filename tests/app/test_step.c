@@ -12,7 +12,7 @@
 #include "hardware.h"
 #include "scenario.h"
 #include "step.h"
-#include "stepcmd.h"
+#include "steptier.h"
 #include "workload.h"
 
 static scn_catalog *cat;

@@ -9,7 +9,7 @@
 
 #include "campaign.h"
 #include "scenario.h"
-#include "stepcmd.h"
+#include "run.h"
 #include "summary.h"
 
 static size_t row(const run_summary *s, const char *name)
@@ -49,14 +49,13 @@ int main(void)
             CHECK(!"example loads");
             continue;
         }
-        step_profile prof = {0};
-        if (scn.step_computes_iteration)
-            CHECK_INT_EQ(app_step_iteration(&scn, &prof, &err), 0);
-        step_profile_free(&prof);
+        run_plan plan;
+        CHECK_INT_EQ(run_plan_prepare(&scn, 1, 0, &plan, &err), 0);
         campaign_result r;
-        CHECK_INT_EQ(campaign_run(&scn.campaign, NULL, NULL, NULL, &r, &err), 0);
+        CHECK_INT_EQ(campaign_run(&plan.campaign, NULL, NULL, NULL, &r, &err), 0);
         run_summary s;
-        summary_build(&scn, &r, &s);
+        summary_build(&plan, &r, &s);
+        run_plan_free(&plan);
         CHECK_INT_EQ(summary_check(&s, NULL, &err), 0);
         if (k == 0) {
             expect_bad(&s, "ettr_frac", 1.5, "summary row ettr_frac = 1.5 is outside its range [0, 1]");

@@ -58,9 +58,12 @@ static campaign_result write_trace(const char *path, scn_scenario *scn, run_summ
     trace_writer *tw = NULL;
     CHECK_INT_EQ(trace_open(path, NULL, 0, &tw, &err), 0);
     campaign_sink sink = trace_campaign_sink(tw);
+    run_plan plan;
+    CHECK_INT_EQ(run_plan_prepare(scn, 1, 0, &plan, &err), 0);
     campaign_result res;
-    CHECK_INT_EQ(campaign_run(&scn->campaign, &sink, NULL, NULL, &res, &err), 0);
-    summary_build(scn, &res, sum);
+    CHECK_INT_EQ(campaign_run(&plan.campaign, &sink, NULL, NULL, &res, &err), 0);
+    summary_build(&plan, &res, sum);
+    run_plan_free(&plan);
     CHECK_INT_EQ(trace_commit(tw, scn, &res, sum, &err), 0);
     return res;
 }

@@ -27,7 +27,7 @@
 #include "energyrun.h"
 #include "resources.h"
 #include "scenario.h"
-#include "stepcmd.h"
+#include "run.h"
 #include "summary.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -148,41 +148,32 @@ static void check_json(const char *json)
     }
 }
 
-/* cmd_run of sim/app/main.c, one replica, no trace, no printing */
+/* cmd_run of sim/app/main.c through the run layer, one replica, no trace,
+ * no printing */
 static void run(scn_scenario *scn)
 {
     sim_error err;
     sim_error_clear(&err);
-    step_profile prof = {0};
-    int rc = res_check(scn, scn->step_computes_iteration ? RES_STEP : 0, 1, &err);
-    if (!rc && scn->step_computes_iteration)
-        rc = app_step_iteration(scn, &prof, &err);
-    energy_run er;
-    memset(&er, 0, sizeof er);
-    campaign_sink sink = {0};
-    if (!rc && scn->site.given) {
-        rc = energy_run_setup(scn, scn->step_used ? &prof : NULL, &er, &err);
-        sink = energy_run_sink(&er, &sink);
-    }
-    campaign_result res;
+    run_plan plan;
+    run_outcome out;
+    memset(&out, 0, sizeof out);
     watch w = {0, 0.0, 0.0};
+    int rc = run_plan_prepare(scn, 1, RUN_PLAN_ENERGY, &plan, &err);
     if (!rc)
-        rc = campaign_run(&scn->campaign, &sink, on_poll, &w, &res, &err);
-    if (!rc && scn->site.given)
-        rc = energy_run_finish(&er, &err);
+        rc = run_execute(&plan, NULL, NULL, on_poll, &w, &out, &err);
     run_summary sum;
     if (!rc) {
-        summary_build(scn, &res, &sum);
-        if (scn->site.given)
-            summary_add_energy(&sum, scn, &res, &er);
+        summary_build(&plan, &out.result, &sum);
+        if (out.has_energy)
+            summary_add_energy(&sum, scn, &out.result, &out.energy);
         char *json = summary_json(scn, &sum);
         if (!json)
             abort();
         check_json(json);
         free(json);
     }
-    energy_run_free(&er);
-    step_profile_free(&prof);
+    run_outcome_free(&out);
+    run_plan_free(&plan);
     if (rc && !err.msg[0])
         abort(); /* every failure says why */
 }

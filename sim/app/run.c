@@ -1,0 +1,184 @@
+/* run.c - a scenario turned into results (see run.h): the step tier's
+ * coupling to the campaign (the iteration through the MFU it implies, the
+ * speeds of elastic and straggling jobs) and the campaign with its energy
+ * account. */
+#include "run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "power.h"
+#include "resources.h"
+#include "steptier.h"
+
+/* <spares elastic="true"> on the step tier: the job's speed with k of its
+ * dp replicas missing, from the profile of the smaller job (same
+ * micro-batches per replica, so a global batch (dp - k) / dp as large):
+ * tokens per second relative to the whole job. The profiles are simulated
+ * at k = 1, 2, 4, 8 ... and at the most missing; the iteration time between
+ * them is interpolated linearly in k (it changes smoothly with dp: only
+ * the data-parallel collectives see the replica count). */
+static int elastic_speeds(const scn_scenario *s, run_plan *p, double full_iteration_s, char *why,
+                          size_t why_size)
+{
+    unsigned dp = s->par.dp, most = p->campaign.elastic_max_missing;
+    double *speed = calloc((size_t)most + 1, sizeof *speed);
+    double *iteration = calloc((size_t)most + 1, sizeof *iteration);
+    step_cache *cache = step_cache_create(1);
+    int rc = 0;
+    if (!speed || !iteration || !cache) {
+        snprintf(why, why_size, "out of memory");
+        rc = -1;
+    }
+    unsigned prev = 0;
+    if (!rc)
+        iteration[0] = full_iteration_s;
+    for (unsigned k = 1; !rc && prev < most; k *= 2) {
+        unsigned at = k < most ? k : most;
+        const step_profile *q = step_cache_get(cache, s, dp - at, 0, why, why_size);
+        if (!q) {
+            rc = -1;
+            break;
+        }
+        iteration[at] = q->iteration_s;
+        for (unsigned j = prev + 1; j < at; j++)
+            iteration[j] = iteration[prev] +
+                           (iteration[at] - iteration[prev]) * (double)(j - prev) / (at - prev);
+        prev = at;
+    }
+    for (unsigned k = 1; !rc && k <= most; k++) /* at most 1: fewer GPUs are not faster */
+        speed[k] = fmin(1.0, (double)(dp - k) / dp * full_iteration_s / iteration[k]);
+    free(iteration);
+    step_cache_free(cache);
+    if (rc) {
+        free(speed);
+        return rc;
+    }
+    speed[0] = 1;
+    p->step.elastic_speed = speed;
+    p->campaign.elastic_speed = speed;
+    return 0;
+}
+
+/* <reliability><stragglers> on the step tier: the job's speed while one
+ * node is slow, from the profile with one node's GPUs at the slow speed
+ * (times any straggler <job><step> names already): the iteration waits for
+ * the slow node only as long as its compute share makes it. The node is the
+ * one in the middle of the GPU numbering: in Megatron's order a middle
+ * pipeline stage, where most nodes are (the first and last stages often
+ * carry fewer layers, and so have slack to absorb a slow node). */
+static int straggler_speed(const scn_scenario *s, run_plan *p, double full_iteration_s,
+                           char *why, size_t why_size)
+{
+    size_t n = (size_t)s->campaign.gpu_count;
+    unsigned per_node = s->campaign.gpus_per_node ? s->campaign.gpus_per_node : 8;
+    size_t middle = n / 2 / per_node * per_node;
+    double *speed = malloc(n * sizeof *speed);
+    if (!speed) {
+        snprintf(why, why_size, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        speed[i] = (s->step.gpu_speed && i < s->step.n_gpu_speed ? s->step.gpu_speed[i] : 1.0) *
+                   (i >= middle && i < middle + per_node ? s->straggler_gpu_speed : 1.0);
+    scn_scenario copy = *s; /* shallow: only the speeds change */
+    copy.step.gpu_speed = speed;
+    copy.step.n_gpu_speed = (unsigned)n;
+    step_profile q;
+    int rc = app_step_profile(&copy, &q, why, why_size);
+    free(speed);
+    if (rc)
+        return -1;
+    p->campaign.straggler_speed = fmin(1.0, full_iteration_s / q.iteration_s);
+    step_profile_free(&q);
+    return 0;
+}
+
+/* No MFU in the scenario: one iteration on the step tier sets the
+ * campaign's iteration time (through the MFU that gives it), and the speeds
+ * of elastic and straggling jobs. */
+static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
+{
+    run_step *st = &p->step;
+    char why[512];
+    if (app_step_profile(s, &st->profile, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "step tier: %s", why);
+    const step_profile *prof = &st->profile;
+    campaign_config *c = &p->campaign;
+    double tokens = fmin(c->tokens_per_iteration, c->train_tokens);
+    c->mfu_frac = 6.0 * c->model_params * tokens /
+                  (prof->iteration_s * (double)c->gpu_count * c->gpu_peak_flops_per_s);
+    st->used = 1;
+    st->iteration_s = prof->iteration_s;
+    st->mfu_frac = prof->mfu;
+    st->bubble_s = prof->part_s[STEP_BUBBLE];
+    st->exposed_comm_s = prof->part_s[STEP_TP] + prof->part_s[STEP_PP] + prof->part_s[STEP_DP] +
+                         prof->part_s[STEP_CP] + prof->part_s[STEP_EP];
+    st->compute_frac = pwr_compute_frac_of_step(prof);
+    if (!(c->mfu_frac > 0 && c->mfu_frac <= 1))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0,
+                             "step tier: the iteration (%.6g s) implies a 6ND utilisation of %.4g, "
+                             "outside (0, 1]", st->iteration_s, c->mfu_frac);
+    if (c->elastic_replicas && elastic_speeds(s, p, prof->iteration_s, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "elastic continuation: %s", why);
+    if (c->straggler_rate_per_s > 0 && straggler_speed(s, p, prof->iteration_s, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "stragglers: %s", why);
+    return 0;
+}
+
+int run_plan_prepare(const scn_scenario *s, unsigned parallel_campaigns, unsigned flags,
+                     run_plan *p, sim_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->scn = s;
+    p->campaign = s->campaign;
+    p->step.compute_frac = 1; /* without a profile every GPU computes all of it */
+    p->with_energy = (flags & RUN_PLAN_ENERGY) && s->site.given;
+    int rc = flags & RUN_PLAN_GUARD_DONE
+                 ? 0
+                 : res_check(s, s->step_computes_iteration ? RES_STEP : 0, parallel_campaigns, err);
+    if (!rc && s->step_computes_iteration)
+        rc = step_decides(s, p, err);
+    return rc;
+}
+
+void run_plan_free(run_plan *p)
+{
+    if (!p)
+        return;
+    step_profile_free(&p->step.profile);
+    free(p->step.elastic_speed);
+    memset(p, 0, sizeof *p);
+}
+
+int run_execute(const run_plan *p, const campaign_config *config, const campaign_sink *inner,
+                campaign_poll_fn poll, void *poll_ctx, run_outcome *out, sim_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const scn_scenario *s = p->scn;
+    const campaign_config *c = config ? config : &p->campaign;
+    campaign_sink sink = inner ? *inner : (campaign_sink){0};
+    int rc = 0;
+    if (p->with_energy) { /* at a <site>: energy, cost and carbon of this timeline */
+        out->has_energy = 1;
+        rc = energy_run_setup(s, campaign_iteration_time_s(c), p->step.compute_frac,
+                              &out->energy, err);
+        sink = energy_run_sink(&out->energy, &sink);
+    }
+    if (!rc)
+        rc = campaign_run(c, &sink, poll, poll_ctx, &out->result, err);
+    if (!rc && out->has_energy)
+        rc = energy_run_finish(&out->energy, err);
+    return rc;
+}
+
+void run_outcome_free(run_outcome *o)
+{
+    if (!o)
+        return;
+    if (o->has_energy)
+        energy_run_free(&o->energy);
+    o->has_energy = 0;
+}

@@ -1,0 +1,76 @@
+/* run.h - one scenario turned into results: the pipeline every command that
+ * runs a scenario shares (run, compare, goodput, sweep).
+ *
+ *   scn_scenario (inputs, never changed)
+ *     -> run_plan_prepare: resource check, the step tier when the scenario
+ *        gives no MFU (iteration, elastic and straggler speeds), the
+ *        finished campaign configuration
+ *     -> run_execute (once, or once per replica / variant): the campaign,
+ *        and at a <site> the energy account fed by its timeline
+ *     -> run_outcome: the campaign's result and the energy account.
+ *
+ * A plan is read-only after run_plan_prepare, so run_execute may run on
+ * several threads at once on one plan (replicas of a sweep point).
+ */
+#ifndef DCSIM_APP_RUN_H
+#define DCSIM_APP_RUN_H
+
+#include "campaign.h"
+#include "energyrun.h"
+#include "error.h"
+#include "scenario.h"
+#include "step.h"
+
+/* What the step tier decided for the campaign; used is 0 when the scenario
+ * gives an MFU (nothing else is then set). */
+typedef struct run_step {
+    int used;
+    step_profile profile;     /* the iteration's profile (owned) */
+    double iteration_s;
+    double mfu_frac;          /* Megatron-Core MFU of the profile */
+    double exposed_comm_s;    /* TP + PP + DP + CP + EP not hidden, critical stage */
+    double bubble_s;
+    double compute_frac;      /* GPU compute share of the iteration (power model); 1 unused */
+    double *elastic_speed;    /* <spares elastic>: speed with k replicas missing; owned */
+} run_step;
+
+typedef struct run_plan {
+    const scn_scenario *scn;  /* the inputs; must outlive the plan */
+    campaign_config campaign; /* scn's campaign, finished: the MFU and speeds of the step
+                                 tier (its elastic_speed points into step) */
+    run_step step;
+    int with_energy;          /* run_execute keeps an energy account (a <site>, and asked) */
+} run_plan;
+
+enum {
+    RUN_PLAN_ENERGY = 1,      /* at a <site>, account energy, cost and carbon */
+    RUN_PLAN_GUARD_DONE = 2,  /* the caller ran the resource guard (a sweep, once for all
+                                 its points) */
+};
+
+/* Prepare the plan of s for `parallel_campaigns` campaigns in memory at once
+ * (res_parallel_campaigns; the resource guard's estimate). flags:
+ * RUN_PLAN_ENERGY. Returns 0, or an error (the guard's refusal, the step
+ * tier's, an MFU the iteration implies outside (0, 1]); free the plan with
+ * run_plan_free either way. */
+int run_plan_prepare(const scn_scenario *s, unsigned parallel_campaigns, unsigned flags,
+                     run_plan *p, sim_error *err);
+void run_plan_free(run_plan *p); /* NULL-safe */
+
+/* What one execution produced. */
+typedef struct run_outcome {
+    campaign_result result;
+    int has_energy;
+    energy_run energy;        /* result.energy and the cluster's counts when has_energy */
+} run_outcome;
+
+/* Run the plan's campaign once: with config (NULL: the plan's; a replica's
+ * copy with its own seed, a goodput interval), inner (may be NULL) sees
+ * every event and segment (the trace), poll as campaign_run's. Returns 0
+ * or an error (the campaign's have no location: the caller names what ran); free
+ * the outcome with run_outcome_free either way. */
+int run_execute(const run_plan *p, const campaign_config *config, const campaign_sink *inner,
+                campaign_poll_fn poll, void *poll_ctx, run_outcome *out, sim_error *err);
+void run_outcome_free(run_outcome *o); /* NULL-safe */
+
+#endif

@@ -1,0 +1,112 @@
+/* steptier.c - the step tier from a scenario: one iteration's profile and
+ * the cache of profiles by cluster state (see steptier.h). */
+#include "steptier.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+#include "fabric.h"
+#include "hardware.h"
+#include "workload.h"
+
+int app_step_profile(const scn_scenario *s, step_profile *out, char *why, size_t why_size)
+{
+    if (!s->has_fabric || !s->has_parallelism) {
+        snprintf(why, why_size, "the step tier needs <cluster><fabric> and <job><parallelism>");
+        return -1;
+    }
+    workload w;
+    compute_device dev;
+    fabric f;
+    unsigned long long gpus = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+    if (workload_build(&s->arch, &s->par, gpus, &w, why, why_size))
+        return -1;
+    int rc = hw_compute_device(&s->gpu, s->precision, &dev, why, why_size);
+    if (!rc)
+        rc = fabric_build(&s->fabric, &f, why, why_size);
+    if (!rc) {
+        step_options o = s->step;
+        if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
+            o.sustained_efficiency =
+                s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
+        rc = step_simulate(&w, &dev, &f, &o, out, why, why_size);
+        fabric_free(&f);
+    }
+    workload_free(&w);
+    return rc;
+}
+
+typedef struct cache_entry {
+    unsigned dp;
+    uint64_t state;
+    uint64_t last_use;
+    int used;
+    step_profile profile;
+} cache_entry;
+
+struct step_cache {
+    cache_entry *e;
+    size_t capacity;
+    uint64_t clock;
+    size_t simulations;
+};
+
+step_cache *step_cache_create(size_t capacity)
+{
+    step_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->capacity = capacity ? capacity : 1;
+    c->e = calloc(c->capacity, sizeof *c->e);
+    if (!c->e) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void step_cache_free(step_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->capacity; i++)
+        if (c->e[i].used)
+            step_profile_free(&c->e[i].profile);
+    free(c->e);
+    free(c);
+}
+
+size_t step_cache_simulations(const step_cache *c) { return c->simulations; }
+
+const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigned dp,
+                                   uint64_t state, char *why, size_t why_size)
+{
+    size_t victim = 0;
+    for (size_t i = 0; i < c->capacity; i++) {
+        cache_entry *x = &c->e[i];
+        if (x->used && x->dp == dp && x->state == state) {
+            x->last_use = ++c->clock;
+            return &x->profile;
+        }
+        if (!x->used || (c->e[victim].used && x->last_use < c->e[victim].last_use))
+            victim = i;
+    }
+    if (!dp || !s->has_parallelism || s->par.global_batch % s->par.dp) {
+        snprintf(why, why_size, "no parallelism to shrink, or dp 0");
+        return NULL;
+    }
+    scn_scenario copy = *s; /* shallow: only par changes */
+    copy.par.global_batch = s->par.global_batch / s->par.dp * dp;
+    copy.par.dp = dp;
+    step_profile p;
+    if (app_step_profile(&copy, &p, why, why_size))
+        return NULL;
+    c->simulations++;
+    cache_entry *x = &c->e[victim];
+    if (x->used)
+        step_profile_free(&x->profile);
+    *x = (cache_entry){dp, state, ++c->clock, 1, p};
+    return &x->profile;
+}

@@ -1,0 +1,34 @@
+/* steptier.h - the step tier from a scenario: one iteration simulated on
+ * the scenario's cluster (models/step.h), and profiles cached by cluster
+ * state for the campaign's what-ifs (elastic replicas, stragglers). */
+#ifndef DCSIM_APP_STEPTIER_H
+#define DCSIM_APP_STEPTIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+#include "step.h"
+
+/* Simulate one iteration of the scenario's job on its cluster. Needs
+ * <cluster><fabric> and <job><parallelism>. Returns 0, or -1 with a
+ * one-line reason. Free the profile with step_profile_free. */
+int app_step_profile(const scn_scenario *s, step_profile *out, char *why, size_t why_size);
+
+/* Profiles cached by cluster state, so the campaign can ask again cheaply
+ * when the state changes back and forth (fewer data-parallel replicas after
+ * a failure, a degraded link, a straggler): the key is the replica count
+ * plus a caller's 64-bit digest of everything else it changed in the
+ * scenario copy it passes. Least recently used profiles go first. */
+typedef struct step_cache step_cache;
+step_cache *step_cache_create(size_t capacity);
+void step_cache_free(step_cache *c); /* NULL-safe */
+/* The profile of s with dp data-parallel replicas (the GPUs in use shrink
+ * to tp cp pp dp; the global batch shrinks with them at the same
+ * micro-batches per replica); NULL with why on failure. Owned by the cache,
+ * valid until the next call. */
+const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigned dp,
+                                   uint64_t state, char *why, size_t why_size);
+size_t step_cache_simulations(const step_cache *c); /* misses so far */
+
+#endif
