@@ -594,6 +594,143 @@ static int on_poll(sim_engine *eng, void *ctx)
     return 0;
 }
 
+/* The run's timing: iteration time and count, checkpoint cadence, the
+ * closed-form outlook (refusing a run it says cannot finish) and the event
+ * cap from it, and the result's fixed fields. 0 or SIM_ERR_INPUT. */
+static int set_up_timing(campaign *c, campaign_outlook *look)
+{
+    const campaign_config *cfg = c->cfg;
+    double rate = (double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac;
+    c->seconds_per_token = 6.0 * cfg->model_params / rate;
+    c->n_iterations = campaign_iteration_count(cfg);
+    campaign_result *r = &c->res;
+    r->iteration_time_s = campaign_iteration_time_s(cfg);
+    c->every = campaign_cadence(cfg, r->iteration_time_s, c->n_iterations);
+    campaign_outlook_of(cfg, look);
+    int rc = campaign_check_outlook(cfg, look, c->err);
+    if (rc)
+        return rc;
+    c->event_cap = cfg->max_events ? (double)cfg->max_events
+                                   : CAMPAIGN_EVENT_CAP_FACTOR * look->expected_events +
+                                         CAMPAIGN_EVENT_CAP_SLACK;
+    r->iterations = c->n_iterations;
+    r->checkpoint_every_iterations = c->every;
+    r->checkpoint_interval_s = (double)c->every * r->iteration_time_s;
+    r->total_flops = 6.0 * cfg->model_params * cfg->train_tokens;
+    r->compute_time_s = cfg->train_tokens * c->seconds_per_token;
+    return 0;
+}
+
+/* The failure side: rates per unit, the first-order ETTR and the optimal
+ * intervals, the spare pool, and every random stream with its first draw.
+ * 0 or SIM_ERR_NOMEM; what was made is freed by tear_down. */
+static int set_up_failures(campaign *c)
+{
+    const campaign_config *cfg = c->cfg;
+    campaign_result *r = &c->res;
+    int rc = 0;
+    campaign_rate_split rs;
+    double cluster_rate = campaign_split_rates(cfg, &rs);
+    c->n_nodes = rs.n_nodes;
+    c->n_racks = rs.n_racks;
+    c->gpu_rate = rs.gpu_rate;
+    c->node_rate = rs.node_rate;
+    c->rack_rate = rs.rack_rate;
+    double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
+    double u0 = cfg->restart_s + campaign_mean_detection_s(cfg);
+    r->ettr_first_order_frac = fmax(0, (1.0 - cluster_rate * (u0 + tau / 2)) / (1.0 + w / tau));
+    if (cfg->spares_limited) {
+        c->spares = cfg->spare_nodes;
+        r->spares_lowest = cfg->spare_nodes;
+        c->repair_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
+        if (!c->repair_rng)
+            rc = sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
+                               "out of memory for the repair stream");
+    }
+    if (!rc && cfg->health_check_s > 0) {
+        c->detect_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_DETECTION);
+        if (!c->detect_rng)
+            rc = sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a stream");
+    }
+    if (!rc && cluster_rate > 0) {
+        r->cluster_mtbf_s = 1.0 / cluster_rate;
+        r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
+        r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
+        rc = campaign_make_failure_streams(c);
+    }
+    if (!rc && cfg->straggler_rate_per_s > 0)
+        rc = campaign_make_straggler_streams(c);
+    return rc;
+}
+
+/* Why sim_run stopped, as the run's return code (0: the last token was
+ * trained); err set for anything else. */
+static int run_outcome(campaign *c, enum sim_run_status st, const campaign_outlook *look)
+{
+    sim_error *err = c->err;
+    if (c->sink_failed)
+        return err && err->code ? err->code : SIM_ERR_IO;
+    if (st == SIM_RUN_POLLED_STOP && c->over_cap)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the run stopped after %llu engine events (at most %.0f: %.3g "
+                             "expected), at %.4g s with %.3g%% trained (%s now): failures, "
+                             "stragglers or maintenance far outpace the closed-form estimate",
+                             (unsigned long long)sim_events_fired(c->eng), c->event_cap,
+                             look->expected_events, sim_now(c->eng),
+                             100.0 * (double)c->committed / (double)c->n_iterations,
+                             campaign_state_name(c->state));
+    if (st == SIM_RUN_POLLED_STOP)
+        return sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
+    if (st == SIM_RUN_FAILED)
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "campaign engine failure: %s",
+                             sim_engine_failure(c->eng));
+    if (st == SIM_RUN_UNTIL && c->state != CAMPAIGN_STATE_DONE)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the job makes almost no progress: %.3g%% trained after %g times "
+                             "its compute time (%s now; failures, waits for spares or "
+                             "maintenance outpace the work)",
+                             100.0 * (double)c->committed / (double)c->n_iterations,
+                             CAMPAIGN_GIVE_UP_FACTOR, campaign_state_name(c->state));
+    if (c->state != CAMPAIGN_STATE_DONE)
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "campaign ended before the last token (state %s)",
+                             campaign_state_name(c->state));
+    return 0;
+}
+
+/* Start the job and run the engine up to the give-up horizon. */
+static int simulate(campaign *c, const campaign_outlook *look)
+{
+    const campaign_config *cfg = c->cfg;
+    campaign_result *r = &c->res;
+    sim_engine_set_poll(c->eng, on_poll, c, POLL_EVERY);
+    if (cfg->maintenance_every_s > 0)
+        sim_schedule_at(c->eng, cfg->maintenance_every_s, PRIO_JOB, KIND_MAINTENANCE,
+                        on_maintenance_start, c, 0);
+    enter(c, CAMPAIGN_STATE_COMPUTE);
+    emit_event(c, CAMPAIGN_EVENT_JOB_START, -1, 0, 0);
+    start_compute(c);
+    /* a run that would take longer than this makes almost no progress
+     * (ETTR under 0.1 %): say so rather than simulate for ever */
+    double horizon = CAMPAIGN_GIVE_UP_FACTOR * r->compute_time_s +
+                     (cfg->maintenance_every_s > 0 ? CAMPAIGN_GIVE_UP_FACTOR * r->compute_time_s *
+                                                         cfg->maintenance_s /
+                                                         cfg->maintenance_every_s
+                                                   : 0);
+    enum sim_run_status st = sim_run(c->eng, horizon);
+    return run_outcome(c, st, look);
+}
+
+static void tear_down(campaign *c)
+{
+    campaign_free_streams(c);
+    if (c->repair_rng)
+        gsl_rng_free(c->repair_rng);
+    if (c->detect_rng)
+        gsl_rng_free(c->detect_rng);
+    sim_engine_destroy(c->eng);
+}
+
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
                  void *poll_ctx, campaign_result *out, sim_error *err)
 {
@@ -605,116 +742,23 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
     c.eng = sim_engine_create();
     if (!c.eng)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the engine");
-
-    double rate = (double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac;
-    c.seconds_per_token = 6.0 * cfg->model_params / rate;
-    c.n_iterations = campaign_iteration_count(cfg);
-    campaign_result *r = &c.res;
-    r->iteration_time_s = campaign_iteration_time_s(cfg);
-    c.every = campaign_cadence(cfg, r->iteration_time_s, c.n_iterations);
     campaign_outlook look;
-    campaign_outlook_of(cfg, &look);
-    rc = campaign_check_outlook(cfg, &look, err);
+    rc = set_up_timing(&c, &look);
     if (rc) {
         sim_engine_destroy(c.eng);
         return rc;
     }
-    c.event_cap = cfg->max_events ? (double)cfg->max_events
-                                  : CAMPAIGN_EVENT_CAP_FACTOR * look.expected_events +
-                                        CAMPAIGN_EVENT_CAP_SLACK;
-    r->iterations = c.n_iterations;
-    r->checkpoint_every_iterations = c.every;
-    r->checkpoint_interval_s = (double)c.every * r->iteration_time_s;
-    r->total_flops = 6.0 * cfg->model_params * cfg->train_tokens;
-    r->compute_time_s = cfg->train_tokens * c.seconds_per_token;
-
-    campaign_rate_split rs;
-    double cluster_rate = campaign_split_rates(cfg, &rs);
-    c.n_nodes = rs.n_nodes;
-    c.n_racks = rs.n_racks;
-    c.gpu_rate = rs.gpu_rate;
-    c.node_rate = rs.node_rate;
-    c.rack_rate = rs.rack_rate;
-    double tau = r->checkpoint_interval_s, w = cfg->checkpoint_write_s;
-    double u0 = cfg->restart_s + campaign_mean_detection_s(cfg);
-    r->ettr_first_order_frac = fmax(0, (1.0 - cluster_rate * (u0 + tau / 2)) / (1.0 + w / tau));
-    if (cfg->spares_limited) {
-        c.spares = cfg->spare_nodes;
-        r->spares_lowest = cfg->spare_nodes;
-        c.repair_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
-        if (!c.repair_rng)
-            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the repair stream");
-    }
-    if (!rc && cfg->health_check_s > 0) {
-        c.detect_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_DETECTION);
-        if (!c.detect_rng)
-            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a stream");
-    }
-    if (!rc && cluster_rate > 0) {
-        r->cluster_mtbf_s = 1.0 / cluster_rate;
-        r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
-        r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
-        rc = campaign_make_failure_streams(&c);
-    }
-    if (!rc && cfg->straggler_rate_per_s > 0)
-        rc = campaign_make_straggler_streams(&c);
+    rc = set_up_failures(&c);
+    if (!rc)
+        rc = simulate(&c, &look);
     if (!rc) {
-        sim_engine_set_poll(c.eng, on_poll, &c, POLL_EVERY);
-        if (cfg->maintenance_every_s > 0)
-            sim_schedule_at(c.eng, cfg->maintenance_every_s, PRIO_JOB, KIND_MAINTENANCE,
-                            on_maintenance_start, &c, 0);
-        enter(&c, CAMPAIGN_STATE_COMPUTE);
-        emit_event(&c, CAMPAIGN_EVENT_JOB_START, -1, 0, 0);
-        start_compute(&c);
-        /* a run that would take longer than this makes almost no progress
-         * (ETTR under 0.1 %): say so rather than simulate for ever */
-        double horizon = CAMPAIGN_GIVE_UP_FACTOR * r->compute_time_s +
-                         (cfg->maintenance_every_s > 0 ? CAMPAIGN_GIVE_UP_FACTOR * r->compute_time_s *
-                                                             cfg->maintenance_s /
-                                                             cfg->maintenance_every_s
-                                                       : 0);
-        enum sim_run_status st = sim_run(c.eng, horizon);
-        if (c.sink_failed)
-            rc = err && err->code ? err->code : SIM_ERR_IO;
-        else if (st == SIM_RUN_POLLED_STOP && c.over_cap)
-            rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
-                               "the run stopped after %llu engine events (at most %.0f: %.3g "
-                               "expected), at %.4g s with %.3g%% trained (%s now): failures, "
-                               "stragglers or maintenance far outpace the closed-form estimate",
-                               (unsigned long long)sim_events_fired(c.eng), c.event_cap,
-                               look.expected_events, sim_now(c.eng),
-                               100.0 * (double)c.committed / (double)c.n_iterations,
-                               campaign_state_name(c.state));
-        else if (st == SIM_RUN_POLLED_STOP)
-            rc = sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "interrupted");
-        else if (st == SIM_RUN_FAILED)
-            rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "campaign engine failure: %s",
-                               sim_engine_failure(c.eng));
-        else if (st == SIM_RUN_UNTIL && c.state != CAMPAIGN_STATE_DONE)
-            rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
-                               "the job makes almost no progress: %.3g%% trained after %g times "
-                               "its compute time (%s now; failures, waits for spares or "
-                               "maintenance outpace the work)",
-                               100.0 * (double)c.committed / (double)c.n_iterations,
-                               CAMPAIGN_GIVE_UP_FACTOR, campaign_state_name(c.state));
-        else if (c.state != CAMPAIGN_STATE_DONE)
-            rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
-                               "campaign ended before the last token (state %s)",
-                               campaign_state_name(c.state));
-    }
-    if (!rc) {
+        campaign_result *r = &c.res;
         r->time_to_train_s = sim_now(c.eng);
         r->ettr_frac = r->compute_time_s / r->time_to_train_s;
         r->events_fired = sim_events_fired(c.eng);
         r->event_digest = sim_digest(c.eng);
         *out = *r;
     }
-    campaign_free_streams(&c);
-    if (c.repair_rng)
-        gsl_rng_free(c.repair_rng);
-    if (c.detect_rng)
-        gsl_rng_free(c.detect_rng);
-    sim_engine_destroy(c.eng);
+    tear_down(&c);
     return rc;
 }
-
