@@ -1,6 +1,6 @@
 /* campaign_outlook.c - what the campaign decides before it simulates: the
  * configuration's checks, the iteration count and checkpoint cadence, the
- * closed-form outlook (expected ETTR and engine events, docs/campaign.md)
+ * closed-form outlook (expected ETTR and engine events, docs/design.md)
  * with the refusal of runs it says cannot finish, and Daly's interval.
  * Pure functions of the configuration: no engine, no random numbers.
  */
