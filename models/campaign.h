@@ -1,24 +1,36 @@
 /* campaign.h - the campaign tier: the whole training run, to the last token.
  *
- * Model (the foundation's simplest honest form; DESIGN.md section 1):
- *   FLOPs per token        = 6 N                    (dense transformer, fwd + bwd)
- *   cluster FLOP rate      = G * peak * MFU         (MFU is an input until the step
- *                                                    tier computes it)
- *   iteration time t_it    = 6 N T / (G peak MFU)   (T tokens per iteration)
- *   iterations n_it        = ceil(D / T); the last one carries the remaining tokens
- *   checkpoint cadence     = every k = max(1, round(tau / t_it)) iterations, and a
- *                            final checkpoint when the last token is trained;
- *                            writes are blocking and take w seconds
- *   failures               = each GPU fails after Exp(lambda) hours of wall time,
- *                            on its own random stream; the failed GPU is replaced
- *                            and draws its next failure time
- *   a failure              = the job rolls back to the last completed checkpoint
- *                            (progress since then, and any half-written
- *                            checkpoint, is lost) and restarts, taking u0 seconds;
- *                            a failure during a restart starts the restart over.
+ * Work (DESIGN.md section 1): 6 N FLOPs per token (dense transformer, fwd +
+ *   bwd) at G peak MFU, so t_it = 6 N T / (G peak MFU); n_it = ceil(D / T),
+ *   the last iteration carries the remaining tokens. A checkpoint every
+ *   k = max(1, round(tau / t_it)) iterations (or a fixed k) and at the last
+ *   token: a blocking write of w seconds, or async (a snapshot stall, then a
+ *   background persist that slows compute and is durable only when done).
+ * Failures (campaign_failures.c): named causes of GPUs, nodes, racks (all
+ *   their nodes at once), switches and cables (parts counted by the caller,
+ *   e.g. from the topology), plus an unnamed per-GPU rate. Exponential causes
+ *   share one random stream per unit, the cause drawn in proportion to the
+ *   rates; Weibull causes renew per unit on their own streams, the first
+ *   failure a residual life (a cluster in steady state). A failure rolls
+ *   the job back to the last durable checkpoint (progress since, and any
+ *   half-written checkpoint, lost) and restarts it after u0 plus a drawn
+ *   detection delay (health check, collective timeout); a failure during a
+ *   restart starts it over. Silent causes (data corruption) are found after
+ *   Exp(detection_s) and roll back to the last checkpoint from before them.
+ * Operations: a limited spare pool (swap, Exp repair, waits for a repaired
+ *   node), elastic continuation on fewer data-parallel replicas, stragglers
+ *   slowing the synchronous job until drained at a checkpoint, and planned
+ *   maintenance windows.
+ * Bounds (campaign_outlook.c): a closed-form outlook (expected ETTR and
+ *   engine events) refuses runs that cannot finish before simulating; the
+ *   run itself stops with an error past an event cap or the give-up horizon
+ *   (CAMPAIGN_GIVE_UP_FACTOR x its compute time). Replicas and their
+ *   statistics: campaign_mc.c.
  * Conservation: elapsed = productive compute + rework + checkpoint writes
- *               + aborted writes + restart time (asserted by the tests).
- * First-order check (tests): ETTR ~ (1 - L (u0 + tau/2)) / (1 + w/tau), L = G lambda.
+ *   + aborted writes + restart time (waits for spares included) + the persist,
+ *   elastic and straggler stretches + maintenance (asserted by the tests).
+ * First-order check (tests): ETTR ~ (1 - L (u0 + tau/2)) / (1 + w/tau), L the
+ *   cluster failure rate; optimal intervals: Young 1974, Daly 2006 eq. 37.
  */
 #ifndef DCSIM_MODELS_CAMPAIGN_H
 #define DCSIM_MODELS_CAMPAIGN_H
@@ -72,7 +84,7 @@ typedef struct campaign_cause {
  * on for ever. */
 #define CAMPAIGN_GIVE_UP_FACTOR 1000.0
 
-/* Bounds decided before simulating (campaign_outlook_of, docs/campaign.md):
+/* Bounds decided before simulating (campaign_outlook_of; docs/design.md):
  * the failure-free compute time, so that event times up to the give-up
  * horizon (CAMPAIGN_GIVE_UP_FACTOR x it) stay exact to the second in a
  * double (2^52 s); and the engine events a run may be expected to need.

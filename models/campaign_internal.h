@@ -1,0 +1,133 @@
+/* campaign_internal.h - what the campaign's files share: the run's state
+ * (one struct campaign per campaign_run, owned by it), the engine event
+ * kinds and priorities, and the private functions each file lends the
+ * others. Not for callers outside models/campaign*.c: they use campaign.h.
+ */
+#ifndef DCSIM_MODELS_CAMPAIGN_INTERNAL_H
+#define DCSIM_MODELS_CAMPAIGN_INTERNAL_H
+
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "campaign.h"
+#include "engine.h"
+
+/* engine event kinds (enter the digest); append only */
+enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
+       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7, KIND_SDC_FOUND = 8,
+       KIND_STRAGGLER = 9, KIND_DRAIN_DUE = 10 };
+/* a failure at the same instant as anything else is handled first */
+enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
+
+typedef struct campaign {
+    const campaign_config *cfg;
+    const campaign_sink *sink;
+    campaign_poll_fn poll;
+    void *poll_ctx;
+    sim_engine *eng;
+    sim_error *err;
+    gsl_rng **gpu_rng;           /* failure stream per GPU */
+    gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
+    gsl_rng **weibull_rng[CAMPAIGN_MAX_CAUSES]; /* per Weibull cause, one stream per unit */
+    gsl_rng **rack_rng;          /* failure stream per rack (rack-unit causes) */
+    gsl_rng *part_rng[CAMPAIGN_MAX_CAUSES]; /* per switch or cable cause: one stream */
+    int64_t failing_part;        /* the switch or cable failing now, for its event; else -1 */
+    uint64_t n_racks;
+    double rack_rate;
+    unsigned spares_needed;      /* nodes the current restart must swap in */
+    unsigned missing;            /* elastic: nodes the job runs without */
+    uint64_t in_repair;          /* nodes away being repaired */
+    double speed;                /* this segment's speed: (dp - missing) / dp */
+    uint64_t n_nodes;
+    double gpu_rate, node_rate;  /* per unit: sum of the causes of that unit */
+    gsl_rng *repair_rng;         /* repair times (limited spare pool) */
+    gsl_rng *detect_rng;         /* detection delays (health check) */
+    double detect_s;             /* the next restart's detection delay */
+    int silent_found;            /* interrupting for a corruption found: detected already */
+    uint64_t spares;             /* in the pool now */
+    int waiting;                 /* the restart waits for a repaired node */
+    double wait_since;
+
+    double seconds_per_token;    /* 6N / (G peak MFU) */
+    uint64_t n_iterations;
+    uint64_t every;              /* iterations per checkpoint */
+
+    int state;
+    double state_start_s;
+    uint64_t committed;          /* iterations durably checkpointed */
+    uint64_t snap;               /* iterations in the last snapshot (= committed unless async) */
+    int persisting;              /* async: a snapshot is being persisted */
+    sim_event_id persist_event;
+    double persist_end_s;
+    double seg_overlap_s;        /* async: how long the segment runs beside a persist */
+    double seg_work_s;           /* compute seconds the current segment does */
+    double seg_done_s;           /* of which done before the current speed epoch */
+    double epoch_start_s;        /* when the segment's speed last changed */
+    double speed_elastic;        /* (0, 1]: fewer replicas */
+    double speed_slow;           /* (0, 1]: a slow node */
+    unsigned char *slow;         /* per node: 0 fine, 1 slow, 2 slow and due to be drained */
+    uint64_t n_slow, n_drain_due;
+    gsl_rng **straggler_rng;     /* per node: when it turns slow */
+    double *slow_since;          /* per node: when it turned slow */
+    double event_cap;            /* stop with an error after this many engine events */
+    int over_cap;
+    double hold_s;               /* the next restart first waits this long (an async persist) */
+    int maintenance_next;        /* a window is due once the current write ends */
+    int corrupt_pending;         /* a silent corruption not found yet */
+    uint64_t good_committed;     /* the last durable checkpoint from before it */
+    uint64_t target;             /* iteration the current segment ends at */
+    sim_event_id pending;        /* the job's own pending event (segment/ckpt/restart end) */
+    double restart_began_s;
+
+    campaign_result res;
+    int sink_failed;
+} campaign;
+
+/* The failure rates per kind of unit (exponential causes, per unit). */
+typedef struct campaign_rate_split {
+    uint64_t n_nodes, n_racks;
+    double gpu_rate, node_rate, rack_rate; /* per unit, exponential causes */
+} campaign_rate_split;
+
+/* campaign.c: the state machine */
+
+/* A failure, or a corruption found: roll back to `good` (the last durable
+ * checkpoint, or an earlier one a corruption predates) and restart,
+ * lost_nodes nodes to swap in. */
+void campaign_interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, uint64_t good,
+                        unsigned lost_nodes);
+
+/* Engine handler: node `node` turns slow (and draws its next slow spell). */
+void campaign_on_straggler(sim_engine *eng, void *ctx, uint64_t node);
+
+/* campaign_failures.c: the failure processes */
+
+/* The failure rates per kind of unit into *rs, and the cluster's total
+ * (every cause; Weibull causes by their mean rate, 1 / mean, per unit). */
+double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs);
+
+/* A failure's detection delay, drawn on c's detection stream. */
+double campaign_draw_detection(campaign *c);
+
+/* Create the failure streams of every unit and cause and schedule their
+ * first failures (c's rates and unit counts set); the straggler streams
+ * (and the per-node slow flags) and their first slow spells. 0 or
+ * SIM_ERR_NOMEM with c->err set; campaign_free_streams frees what exists. */
+int campaign_make_failure_streams(campaign *c);
+int campaign_make_straggler_streams(campaign *c);
+void campaign_free_streams(campaign *c);
+
+/* campaign_outlook.c: counts and the up-front refusal */
+
+/* Iterations in the run: ceil(D / T), at least 1. */
+uint64_t campaign_iteration_count(const campaign_config *cfg);
+
+/* Iterations per checkpoint: round(tau / t_it) in [1, n_it]. */
+uint64_t campaign_cadence(const campaign_config *cfg, double t_it, uint64_t n_it);
+
+/* 0, or SIM_ERR_INPUT with err set for a run the outlook says cannot
+ * finish (horizon, expected ETTR, expected events). */
+int campaign_check_outlook(const campaign_config *cfg, const campaign_outlook *o, sim_error *err);
+
+#endif
