@@ -20,12 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libxml/globals.h>
-#include <libxml/xmlIO.h>
-
 #include "campaign.h"
 #include "energyrun.h"
 #include "resources.h"
+#include "fuzz_sandbox.h"
 #include "scenario.h"
 #include "run.h"
 #include "summary.h"
@@ -42,51 +40,11 @@ static const char lab_gpus[] =
     "  </gpu>\n"
     "</gpus>\n";
 
-static char dir[64];
-static char input_path[96], include_path[96];
 static unsigned long max_polls;
-
-static void remove_dir(void)
-{
-    unlink(input_path);
-    unlink(include_path);
-    rmdir(dir);
-}
-
-static int write_file(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    size_t n = fwrite(data, 1, size, f);
-    return fclose(f) == 0 && n == size ? 0 : -1;
-}
-
-/* libxml2's file opener, refusing everything outside dir */
-static xmlParserInputBufferPtr open_private(const char *uri, xmlCharEncoding enc)
-{
-    const char *p = uri;
-    size_t dlen = strlen(dir);
-    if (strncmp(p, "file://", 7) == 0)
-        p += 7;
-    if (strncmp(p, dir, dlen) != 0 || p[dlen] != '/' || strchr(p + dlen + 1, '/') ||
-        strstr(p, "..") || strchr(p, '%'))
-        return NULL;
-    return __xmlParserInputBufferCreateFilename(p, enc);
-}
 
 static void setup(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/dcsim-fuzz-XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        abort();
-    snprintf(input_path, sizeof input_path, "%s/scenario.xml", dir);
-    snprintf(include_path, sizeof include_path, "%s/lab-gpus.xml", dir);
-    if (write_file(include_path, lab_gpus, sizeof lab_gpus - 1))
-        abort();
-    atexit(remove_dir);
-    xmlParserInputBufferCreateFilenameDefault(open_private);
+    fuzz_sandbox_setup(lab_gpus, sizeof lab_gpus - 1);
     const char *cap = getenv("FUZZ_RUN_MAX_EVENTS");
     unsigned long long events = cap ? strtoull(cap, NULL, 10) : 0;
     if (!events)
@@ -185,12 +143,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setup();
         ready = 1;
     }
-    if (write_file(input_path, data, size))
+    if (fuzz_write_file(fuzz_input_path, data, size))
         abort();
     scn_scenario scn;
     sim_error err;
     sim_error_clear(&err);
-    if (scn_load(input_path, NULL, 0, &scn, &err) == 0) {
+    if (scn_load(fuzz_input_path, NULL, 0, &scn, &err) == 0) {
         if (!scn.resolved_xml)
             abort();
         run(&scn);
