@@ -292,13 +292,11 @@ static int open_trace(const options *o, const scn_scenario *scn, trace_writer **
     *tw = NULL;
     if (!o->output)
         return 0;
-    const char **inputs = malloc((scn->n_included + 1) * sizeof *inputs);
+    size_t n;
+    const char **inputs = scn_input_paths(scn, o->scenario, NULL, &n);
     if (!inputs)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-    inputs[0] = o->scenario;
-    for (size_t i = 0; i < scn->n_included; i++)
-        inputs[i + 1] = scn->included[i];
-    int rc = trace_open(o->output, inputs, scn->n_included + 1, tw, err);
+    int rc = trace_open(o->output, inputs, n, tw, err);
     free(inputs);
     return rc;
 }

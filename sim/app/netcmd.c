@@ -158,7 +158,8 @@ static int ends_with(const char *s, const char *suffix)
 /* Write the export through outpath (outpath.h): checked first (never over
  * the scenario, a file it includes or a non-regular file), written to a
  * temporary and renamed, so a failed export leaves nothing under the name. */
-static int write_export(const topo_graph *g, const scn_scenario *s, const char *path)
+static int write_export(const topo_graph *g, const scn_scenario *s, const char *scenario,
+                        const char *path)
 {
     int dot = ends_with(path, ".dot") || ends_with(path, ".gv");
     if (!dot && !ends_with(path, ".graphml") && !ends_with(path, ".xml")) {
@@ -166,18 +167,16 @@ static int write_export(const topo_graph *g, const scn_scenario *s, const char *
                         ".dot or .gv (it chooses the format)\n", path);
         return CLI_EXIT_INPUT;
     }
-    const char **inputs = malloc((s->n_included + 1) * sizeof *inputs);
+    size_t n;
+    const char **inputs = scn_input_paths(s, scenario, NULL, &n);
     if (!inputs) {
         fprintf(stderr, "dcsim topo: error: out of memory\n");
         return EXIT_FAILURE;
     }
-    inputs[0] = s->source;
-    for (size_t i = 0; i < s->n_included; i++)
-        inputs[i + 1] = s->included[i];
     sim_error err;
     sim_error_clear(&err);
     outpath out;
-    int rc = outpath_init(&out, path, "the export", inputs, s->n_included + 1, &err);
+    int rc = outpath_init(&out, path, "the export", inputs, n, &err);
     free(inputs);
     if (rc)
         return cli_print_error(&err);
@@ -295,7 +294,7 @@ int cmd_topo(int argc, char **argv)
     } else {
         /* the export first: a refused or failed one prints no table */
         if (o.export_path)
-            rc = write_export(&f.g, &s, o.export_path);
+            rc = write_export(&f.g, &s, o.path, o.export_path);
         if (!rc && o.json)
             print_topo_json(&s, &f, &st);
         else if (!rc)

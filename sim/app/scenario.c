@@ -2720,6 +2720,20 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     return rc;
 }
 
+const char **scn_input_paths(const scn_scenario *s, const char *path, const char *extra,
+                             size_t *n)
+{
+    const char **inputs = malloc((s->n_included + 2) * sizeof *inputs);
+    if (!inputs)
+        return NULL;
+    *n = 0;
+    inputs[(*n)++] = path;
+    inputs[(*n)++] = extra;
+    for (size_t i = 0; i < s->n_included; i++)
+        inputs[(*n)++] = s->included[i];
+    return inputs;
+}
+
 void scn_scenario_free(scn_scenario *s)
 {
     if (!s)

@@ -105,6 +105,14 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
 
 void scn_scenario_free(scn_scenario *s);
 
+/* The files a run of s reads, for outpath_init to refuse as a target: the
+ * scenario path as given (NULL for the built-in default), extra (a points
+ * file; may be NULL) and every XInclude'd file. malloc'd array (NULL
+ * entries are skipped by outpath), its length in *n; NULL when out of
+ * memory. */
+const char **scn_input_paths(const scn_scenario *s, const char *path, const char *extra,
+                             size_t *n);
+
 /* The compiled-in default scenario text (scenarios/examples/default.xml). */
 const char *scn_default_xml(size_t *len);
 

@@ -311,14 +311,10 @@ static int open_output(sweep *sw)
     sim_error err;
     sim_error_clear(&err);
     const scn_scenario *s0 = &sw->pts[0].scn;
-    const char **inputs = malloc((s0->n_included + 2) * sizeof *inputs);
+    size_t n_in;
+    const char **inputs = scn_input_paths(s0, sw->scenario, sw->points_file, &n_in);
     if (!inputs)
         return EXIT_FAILURE;
-    size_t n_in = 0;
-    inputs[n_in++] = sw->scenario;
-    inputs[n_in++] = sw->points_file;
-    for (size_t i = 0; i < s0->n_included; i++)
-        inputs[n_in++] = s0->included[i];
     int rc;
     if (outpath_init(&sw->out, sw->output, "the sweep file", inputs, n_in, &err) ||
         outpath_lock(&sw->out, &err)) {
