@@ -23,6 +23,7 @@
 #include "campaign.h"
 #include "cli.h"
 #include "sweep_internal.h"
+#include "h5util.h"
 #include "trace.h"
 #include "version.h"
 
@@ -107,44 +108,15 @@ static hid_t status_type(void)
     return t;
 }
 
-/* An attribute: n strings (a scalar when n == 0 and one value), or one number. */
-static int attr_put(hid_t obj, const char *name, hid_t type, int scalar, size_t n, const void *v)
-{
-    hsize_t dims[1] = {n};
-    hid_t s = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, NULL);
-    hid_t a = H5Acreate2(obj, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || (n && H5Awrite(a, type, v) < 0);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(s);
-    return rc;
-}
-
-static int attr_text(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = trace_string_type();
-    int rc = attr_put(obj, name, t, 1, 1, &value);
-    H5Tclose(t);
-    return rc;
-}
-
-static int attr_texts(hid_t obj, const char *name, const char *const *values, size_t n)
-{
-    hid_t t = trace_string_type();
-    int rc = attr_put(obj, name, t, 0, n, values);
-    H5Tclose(t);
-    return rc;
-}
-
 /* A 1-D dataset of n elements of type from buf, with units and description. */
 static int dataset_put(hid_t g, const char *name, hid_t type, size_t n, const void *buf,
                        const char *const *units, size_t n_units, const char *description)
 {
     hsize_t dims[1] = {n};
-    hid_t s = H5Screate_simple(1, dims, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
+    hid_t s = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(g, name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     int rc = d < 0 || (n && H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) ||
-             attr_texts(d, "units", units, n_units) || attr_text(d, "description", description);
+             h5_attr_texts(d, "units", units, n_units) || h5_attr_text(d, "description", description);
     if (d >= 0)
         H5Dclose(d);
     H5Pclose(dcpl);
@@ -294,7 +266,7 @@ static int write_tables(const sweep *sw, hid_t g)
     for (int k = 0; k < N_METRICS; k++)
         units_r[2 + k] = metric_units[k];
     units_r[2 + N_METRICS] = "-";
-    hid_t rt = replica_type(), vs = trace_string_type();
+    hid_t rt = replica_type(), vs = h5_string_type();
     if (!rc)
         rc = dataset_put(g, "points", L.type, sw->n_points, rows, units_p, nu,
                          "one row per point, in point order: its values (text, as given), "
@@ -341,25 +313,25 @@ static int write_meta(const sweep *sw, hid_t file, hid_t g)
     if (sw->seed_set[0])
         fixed[nf++] = sw->seed_set;
     const char *xml = sw->pts[0].scn.resolved_xml;
-    hid_t vs = trace_string_type();
-    int rc = attr_put(file, "format_version", H5T_NATIVE_INT32, 1, 1, &format) ||
-             attr_text(file, "dcsim_version", DCSIM_VERSION) ||
-             attr_text(file, "content", "dcsim sweep") ||
-             attr_put(g, "format_version", H5T_NATIVE_INT32, 1, 1, &format) ||
-             attr_text(g, "sweep_id", sw->id) ||
-             attr_text(g, "scenario_source", sw->pts[0].scn.source) ||
-             attr_text(g, "scenario_name", sw->pts[0].scn.name) ||
-             attr_texts(g, "grid", grid, n_grid) || attr_texts(g, "sets", fixed, nf) ||
-             attr_texts(g, "parameters", sw->params, sw->n_params) ||
-             attr_put(g, "seed", H5T_NATIVE_UINT64, 1, 1, &seed) ||
-             attr_put(g, "replicas", H5T_NATIVE_UINT32, 1, 1, &reps) ||
-             attr_put(g, "points_total", H5T_NATIVE_UINT64, 1, 1, &n) ||
-             attr_put(g, "points_finished", H5T_NATIVE_UINT64, 1, 1, &done);
+    hid_t vs = h5_string_type();
+    int rc = h5_attr_scalar(file, "format_version", H5T_NATIVE_INT32, &format) ||
+             h5_attr_text(file, "dcsim_version", DCSIM_VERSION) ||
+             h5_attr_text(file, "content", "dcsim sweep") ||
+             h5_attr_scalar(g, "format_version", H5T_NATIVE_INT32, &format) ||
+             h5_attr_text(g, "sweep_id", sw->id) ||
+             h5_attr_text(g, "scenario_source", sw->pts[0].scn.source) ||
+             h5_attr_text(g, "scenario_name", sw->pts[0].scn.name) ||
+             h5_attr_texts(g, "grid", grid, n_grid) || h5_attr_texts(g, "sets", fixed, nf) ||
+             h5_attr_texts(g, "parameters", sw->params, sw->n_params) ||
+             h5_attr_scalar(g, "seed", H5T_NATIVE_UINT64, &seed) ||
+             h5_attr_scalar(g, "replicas", H5T_NATIVE_UINT32, &reps) ||
+             h5_attr_scalar(g, "points_total", H5T_NATIVE_UINT64, &n) ||
+             h5_attr_scalar(g, "points_finished", H5T_NATIVE_UINT64, &done);
     if (!rc) {
-        hid_t s = H5Screate(H5S_SCALAR), dcpl = trace_untimed(H5P_DATASET_CREATE);
+        hid_t s = H5Screate(H5S_SCALAR), dcpl = h5_untimed(H5P_DATASET_CREATE);
         hid_t d = H5Dcreate2(g, "scenario", vs, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
         rc = d < 0 || H5Dwrite(d, vs, H5S_ALL, H5S_ALL, H5P_DEFAULT, &xml) < 0 ||
-             attr_text(d, "description", "point 0's scenario as simulated (XML after XInclude "
+             h5_attr_text(d, "description", "point 0's scenario as simulated (XML after XInclude "
                        "and its overrides); point i differs by its values");
         if (d >= 0)
             H5Dclose(d);
@@ -374,11 +346,11 @@ static int write_meta(const sweep *sw, hid_t file, hid_t g)
  * see the old file or the new one, never a part. May run on any thread. */
 int sweep_store_write(sweep *sw, sim_error *err)
 {
-    trace_quiet_hdf5(); /* per thread in a thread-safe HDF5 */
+    h5_quiet(); /* per thread in a thread-safe HDF5 */
     const char *tmp = sw->out.tmp;
-    hid_t fcpl = trace_untimed(H5P_FILE_CREATE);
+    hid_t fcpl = h5_untimed(H5P_FILE_CREATE);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
-    int e = f < 0 ? trace_h5_errno() : 0; /* before the next call clears it */
+    int e = f < 0 ? h5_errno() : 0; /* before the next call clears it */
     H5Pclose(fcpl);
     if (f < 0) {
         int fd = e ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644); /* HDF5 did not say */
@@ -390,14 +362,14 @@ int sweep_store_write(sweep *sw, sim_error *err)
         return sim_error_set(err, SIM_ERR_IO, sw->output, 0, "cannot write the sweep file: %s",
                              e ? strerror(e) : "H5Fcreate failed");
     }
-    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(f, "sweep", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     int rc = g < 0 || write_meta(sw, f, g) || write_tables(sw, g);
     if (g >= 0)
         H5Gclose(g);
-    e = rc ? trace_h5_errno() : 0;
-    if (trace_close_file(f, &e))
+    e = rc ? h5_errno() : 0;
+    if (h5_close_file(f, &e))
         rc = 1;
     if (rc) {
         outpath_discard(&sw->out);
@@ -414,20 +386,6 @@ static int not_ours(const sweep *sw, const char *why)
     fprintf(stderr, "%s: error: %s; choose another -o, or --force to start over (it "
             "replaces the file)\n", sw->output, why);
     return CLI_EXIT_INPUT;
-}
-
-static int read_text_attr(hid_t obj, const char *name, char *out, size_t size)
-{
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = trace_string_type();
-    char *v = NULL;
-    int rc = a < 0 || H5Aread(a, t, &v) < 0 || !v;
-    if (!rc)
-        snprintf(out, size, "%s", v);
-    H5free_memory(v);
-    H5Tclose(t);
-    if (a >= 0)
-        H5Aclose(a);
-    return rc;
 }
 
 /* Read a whole 1-D dataset into buf (n elements of type) after checking its length. */
@@ -465,7 +423,7 @@ typedef struct point_back {
 /* The finished points of an existing file of the same sweep. */
 int sweep_store_load(sweep *sw)
 {
-    trace_quiet_hdf5();
+    h5_quiet();
     struct stat st;
     if (stat(sw->output, &st) != 0)
         return 0;
@@ -474,7 +432,7 @@ int sweep_store_load(sweep *sw)
     hid_t f = H5Fis_hdf5(sw->output) > 0 ? H5Fopen(sw->output, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
     hid_t g = f >= 0 ? H5Gopen2(f, "sweep", H5P_DEFAULT) : -1;
     char id[64] = "";
-    if (g < 0 || read_text_attr(g, "sweep_id", id, sizeof id)) {
+    if (g < 0 || h5_read_text_attr(g, "sweep_id", id, sizeof id)) {
         if (g >= 0)
             H5Gclose(g);
         if (f >= 0)
@@ -501,7 +459,7 @@ int sweep_store_load(sweep *sw)
         for (int c = 0; c < N_CONSTS; c++)
             H5Tinsert(pt, const_names[c], HOFFSET(point_back, consts) + (size_t)c * sizeof(double),
                       H5T_NATIVE_DOUBLE);
-        hid_t rt = replica_type(), vs = trace_string_type();
+        hid_t rt = replica_type(), vs = h5_string_type();
         if (read_all(g, "points", pt, sw->n_points, pb) ||
             read_all(g, "replicas", rt, n_rep_rows, reps) ||
             read_all(g, "errors", vs, sw->n_points, errs))
@@ -532,7 +490,7 @@ int sweep_store_load(sweep *sw)
         }
     }
     if (errs) {
-        hid_t vs = trace_string_type();
+        hid_t vs = h5_string_type();
         hsize_t dims[1] = {sw->n_points};
         hid_t s = H5Screate_simple(1, dims, NULL);
         H5Dvlen_reclaim(vs, s, H5P_DEFAULT, errs);

@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include "energyrun.h"
+#include "h5util.h"
 #include "outpath.h"
 
 #include <errno.h>
@@ -42,12 +43,10 @@ struct trace_writer {
     table timeline;
 };
 
-void trace_quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
-
 void trace_hdf5_startup(void)
 {
     H5dont_atexit();
-    trace_quiet_hdf5();
+    h5_quiet();
 }
 
 /* what failed, and the system's reason when HDF5 recorded one (a full disk) */
@@ -62,56 +61,6 @@ static int io_error_why(sim_error *err, const char *path, const char *what, int 
 static int io_error(sim_error *err, const char *path, const char *what)
 {
     return io_error_why(err, path, what, 0);
-}
-
-/* object creation properties without timestamps, for byte-identical files */
-hid_t trace_untimed(hid_t class_id)
-{
-    hid_t p = H5Pcreate(class_id);
-    if (p >= 0)
-        H5Pset_obj_track_times(p, 0);
-    return p;
-}
-
-hid_t trace_string_type(void)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    return t;
-}
-
-static int put_string_attr(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = trace_string_type(), s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, t, &value) < 0;
-    H5Aclose(a);
-    H5Sclose(s);
-    H5Tclose(t);
-    return rc;
-}
-
-static int put_strings_attr(hid_t obj, const char *name, const char *const *values, size_t n)
-{
-    hsize_t dims[1] = {n};
-    hid_t t = trace_string_type(), s = H5Screate_simple(1, dims, NULL);
-    hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, t, values) < 0;
-    H5Aclose(a);
-    H5Sclose(s);
-    H5Tclose(t);
-    return rc;
-}
-
-static int put_scalar_attr(hid_t obj, const char *name, hid_t type, const void *value)
-{
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, type, s, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 || H5Awrite(a, type, value) < 0;
-    H5Aclose(a);
-    H5Sclose(s);
-    return rc;
 }
 
 static hid_t make_enum(const char *(*name_of)(int), int count)
@@ -173,7 +122,7 @@ static int table_create(table *tb, hid_t group, const char *name, hid_t type, si
     tb->row_size = row_size;
     tb->buf = malloc(CHUNK_ROWS * row_size);
     hid_t space = H5Screate_simple(1, dims, maxdims);
-    hid_t dcpl = trace_untimed(H5P_DATASET_CREATE);
+    hid_t dcpl = h5_untimed(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, chunk);
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, DEFLATE_LEVEL);
@@ -182,8 +131,8 @@ static int table_create(table *tb, hid_t group, const char *name, hid_t type, si
     H5Sclose(space);
     if (tb->dset < 0 || !tb->buf)
         return -1;
-    if (put_strings_attr(tb->dset, "units", units, n_units) ||
-        put_string_attr(tb->dset, "description", description))
+    if (h5_attr_texts(tb->dset, "units", units, n_units) ||
+        h5_attr_text(tb->dset, "description", description))
         return -1;
     return 0;
 }
@@ -194,7 +143,7 @@ static int table_flush(table *tb)
         return 0;
     hsize_t start[1] = {tb->n_rows}, count[1] = {tb->n_buf}, total[1] = {tb->n_rows + tb->n_buf};
     if (H5Dset_extent(tb->dset, total) < 0) {
-        tb->sys_errno = trace_h5_errno();
+        tb->sys_errno = h5_errno();
         return -1;
     }
     hid_t fspace = H5Dget_space(tb->dset);
@@ -202,7 +151,7 @@ static int table_flush(table *tb)
     int rc = fspace < 0 || H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
              H5Dwrite(tb->dset, tb->type, mspace, fspace, H5P_DEFAULT, tb->buf) < 0;
     if (rc)
-        tb->sys_errno = trace_h5_errno();
+        tb->sys_errno = h5_errno();
     H5Sclose(mspace);
     H5Sclose(fspace);
     if (rc)
@@ -230,55 +179,11 @@ static void table_close(table *tb)
     memset(tb, 0, sizeof *tb);
 }
 
-/* Close a file and every object still open in it, once. */
-static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *data)
-{
-    (void)n;
-    int *out = data;
-    const char *p = e->desc ? strstr(e->desc, "errno = ") : NULL;
-    if (p && !*out)
-        *out = atoi(p + 8);
-    return 0;
-}
-
-int trace_h5_errno(void)
-{
-    int e = 0;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &e);
-    return e;
-}
-
-int trace_close_file(hid_t f, int *sys_errno)
-{
-    if (f <= 0)
-        return 0;
-    hid_t ids[64];
-    ssize_t n;
-    while ((n = H5Fget_obj_ids(f, H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE |
-                                      H5F_OBJ_ATTR | H5F_OBJ_LOCAL,
-                               64, ids)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (H5Iget_type(ids[i]) == H5I_ATTR)
-                H5Aclose(ids[i]);
-            else if (H5Iget_type(ids[i]) == H5I_DATATYPE)
-                H5Tclose(ids[i]);
-            else
-                H5Oclose(ids[i]);
-        }
-        if (n < 64)
-            break;
-    }
-    int rc = H5Fclose(f) < 0 ? -1 : 0;
-    if (rc && sys_errno && !*sys_errno)
-        *sys_errno = trace_h5_errno();
-    return rc; /* a failed close is never retried: that crashes (see trace_hdf5_startup) */
-}
-
 int trace_open(const char *path, const char *const *inputs, size_t n_inputs, trace_writer **out,
                sim_error *err)
 {
     *out = NULL;
-    trace_quiet_hdf5(); /* per thread in a thread-safe HDF5 */
+    h5_quiet(); /* per thread in a thread-safe HDF5 */
     trace_writer *tw = calloc(1, sizeof *tw);
     if (!tw)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
@@ -289,12 +194,12 @@ int trace_open(const char *path, const char *const *inputs, size_t n_inputs, tra
     outpath_remove_stale(&tw->out);
     tw->file = H5Fcreate(tw->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (tw->file < 0) {
-        io_error_why(err, path, "H5Fcreate", trace_h5_errno());
+        io_error_why(err, path, "H5Fcreate", h5_errno());
         outpath_discard(&tw->out);
         free(tw);
         return err->code;
     }
-    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t campaign = H5Gcreate2(tw->file, "campaign", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     int rc = campaign < 0 ||
@@ -339,11 +244,11 @@ campaign_sink trace_campaign_sink(trace_writer *tw)
 static int put_doubles(hid_t g, const char *name, const double *v, int rank, const hsize_t *dims,
                        const char *units, const char *description)
 {
-    hid_t s = H5Screate_simple(rank, dims, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
+    hid_t s = H5Screate_simple(rank, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     int rc = d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 ||
-             put_string_attr(d, "units", units) ||
-             put_string_attr(d, "description", description);
+             h5_attr_text(d, "units", units) ||
+             h5_attr_text(d, "description", description);
     if (d >= 0)
         H5Dclose(d);
     H5Pclose(dcpl);
@@ -361,8 +266,8 @@ static int put_matrix(hid_t g, const char *name, const double *rows, size_t n_ro
     if (put_doubles(g, name, rows, 2, dims, units, description))
         return -1;
     hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-    int rc = d < 0 || put_strings_attr(d, "columns", columns, n_cols) ||
-             (column_units && put_strings_attr(d, "column_units", column_units, n_cols));
+    int rc = d < 0 || h5_attr_texts(d, "columns", columns, n_cols) ||
+             (column_units && h5_attr_texts(d, "column_units", column_units, n_cols));
     if (d >= 0)
         H5Dclose(d);
     return rc;
@@ -372,12 +277,12 @@ static int put_matrix(hid_t g, const char *name, const double *rows, size_t n_ro
 static int put_link_tiers(hid_t g, const uint8_t *tier, uint32_t n_links)
 {
     hsize_t n = n_links;
-    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
+    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(g, "link_tier", H5T_STD_U8LE, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     int rc = d < 0 ||
              (n_links && H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, tier) < 0) ||
-             put_string_attr(d, "units", "-") ||
-             put_string_attr(d, "description", "every directed link's tier, by link id: an "
+             h5_attr_text(d, "units", "-") ||
+             h5_attr_text(d, "description", "every directed link's tier, by link id: an "
                                                "index into /step's tiers attribute");
     if (d >= 0)
         H5Dclose(d);
@@ -444,12 +349,12 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
                         "s (ettr_frac, counts: 1)",
                         "one row per Monte Carlo replica (replica 0 is the run in /campaign)");
     if (!rc) {
-        hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = trace_untimed(H5P_DATASET_CREATE);
+        hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
         hid_t d = H5Dcreate2(tw->file, "replica_digests", H5T_NATIVE_UINT64, s, H5P_DEFAULT, dcpl,
                              H5P_DEFAULT);
         rc = d < 0 || H5Dwrite(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, digests) < 0 ||
-             put_string_attr(d, "units", "-") ||
-             put_string_attr(d, "description", "each replica's event digest");
+             h5_attr_text(d, "units", "-") ||
+             h5_attr_text(d, "description", "each replica's event digest");
         if (d >= 0)
             H5Dclose(d);
         H5Pclose(dcpl);
@@ -464,19 +369,19 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
 
 int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
 {
-    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(tw->file, "step", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     if (g < 0)
         return io_error(err, tw->out.path, "creating /step");
     uint32_t critical = p->critical_stage;
-    int rc = put_scalar_attr(g, "iteration_s", H5T_NATIVE_DOUBLE, &p->iteration_s) ||
-             put_scalar_attr(g, "tokens_per_s", H5T_NATIVE_DOUBLE, &p->tokens_per_s) ||
-             put_scalar_attr(g, "model_flops_per_gpu_per_s", H5T_NATIVE_DOUBLE,
+    int rc = h5_attr_scalar(g, "iteration_s", H5T_NATIVE_DOUBLE, &p->iteration_s) ||
+             h5_attr_scalar(g, "tokens_per_s", H5T_NATIVE_DOUBLE, &p->tokens_per_s) ||
+             h5_attr_scalar(g, "model_flops_per_gpu_per_s", H5T_NATIVE_DOUBLE,
                              &p->model_flops_per_gpu_s) ||
-             put_scalar_attr(g, "mfu", H5T_NATIVE_DOUBLE, &p->mfu) ||
-             put_scalar_attr(g, "hfu", H5T_NATIVE_DOUBLE, &p->hfu) ||
-             put_scalar_attr(g, "critical_stage", H5T_NATIVE_UINT32, &critical);
+             h5_attr_scalar(g, "mfu", H5T_NATIVE_DOUBLE, &p->mfu) ||
+             h5_attr_scalar(g, "hfu", H5T_NATIVE_DOUBLE, &p->hfu) ||
+             h5_attr_scalar(g, "critical_stage", H5T_NATIVE_UINT32, &critical);
     /* stages x (parts, end, compute fraction, communication fraction) */
     size_t n = (size_t)p->n_stages * STEP_STAGE_COLUMNS;
     double *rows = malloc((n ? n : 1) * sizeof *rows);
@@ -518,7 +423,7 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
         rc = put_doubles(g, "tier_peak_utilisation", p->tier_peak_utilisation, 1, &nt, "1",
                          "busiest link of each tier: bytes / (capacity x iteration time)");
     if (!rc)
-        rc = put_strings_attr(g, "tiers", tiers, STEP_TIERS);
+        rc = h5_attr_texts(g, "tiers", tiers, STEP_TIERS);
     if (!rc)
         rc = put_doubles(g, "link_utilisation", p->link_utilisation, 1, &nl, "1",
                          "every directed link's mean utilisation over the iteration: bytes / "
@@ -533,7 +438,7 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
 
 static int write_summary(hid_t file, const run_summary *sum)
 {
-    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(file, "summary", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     if (g < 0)
@@ -541,14 +446,14 @@ static int write_summary(hid_t file, const run_summary *sum)
     int rc = 0;
     for (size_t i = 0; !rc && i < sum->n_metrics; i++) {
         const summary_metric *m = &sum->metrics[i];
-        hid_t s = H5Screate(H5S_SCALAR), dcpl = trace_untimed(H5P_DATASET_CREATE);
+        hid_t s = H5Screate(H5S_SCALAR), dcpl = h5_untimed(H5P_DATASET_CREATE);
         hid_t type = m->is_count ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
         hid_t d = H5Dcreate2(g, m->name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
         int64_t count = (int64_t)m->value;
         rc = d < 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                                m->is_count ? (const void *)&count : (const void *)&m->value) < 0 ||
-             put_string_attr(d, "units", m->unit) ||
-             put_string_attr(d, "description", m->description);
+             h5_attr_text(d, "units", m->unit) ||
+             h5_attr_text(d, "description", m->description);
         if (d >= 0)
             H5Dclose(d);
         H5Pclose(dcpl);
@@ -567,7 +472,7 @@ static int write_cause_names(hid_t file, const campaign_config *c)
     for (unsigned i = 0; i < c->n_causes; i++)
         names[i] = c->causes[i].name;
     hid_t d = H5Dopen2(file, "campaign/events", H5P_DEFAULT);
-    int rc = d < 0 || put_strings_attr(d, "causes", names, c->n_causes);
+    int rc = d < 0 || h5_attr_texts(d, "causes", names, c->n_causes);
     if (d >= 0)
         H5Dclose(d);
     return rc;
@@ -575,12 +480,12 @@ static int write_cause_names(hid_t file, const campaign_config *c)
 
 static int write_scenario(hid_t file, const scn_scenario *scn)
 {
-    hid_t t = trace_string_type(), s = H5Screate(H5S_SCALAR), dcpl = trace_untimed(H5P_DATASET_CREATE);
+    hid_t t = h5_string_type(), s = H5Screate(H5S_SCALAR), dcpl = h5_untimed(H5P_DATASET_CREATE);
     hid_t d = H5Dcreate2(file, "scenario", t, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     const char *text = scn->resolved_xml;
     int rc = d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0 ||
-             put_string_attr(d, "units", "-") ||
-             put_string_attr(d, "description",
+             h5_attr_text(d, "units", "-") ||
+             h5_attr_text(d, "description",
                              "the scenario as simulated: XML after XInclude and --set overrides");
     if (d >= 0)
         H5Dclose(d);
@@ -595,13 +500,13 @@ static int write_root(hid_t file, const scn_scenario *scn, const campaign_result
 {
     int32_t format = TRACE_FORMAT_VERSION;
     uint64_t seed = scn->seed, events = res->events_fired;
-    return put_string_attr(file, "dcsim_version", DCSIM_VERSION) ||
-           put_scalar_attr(file, "format_version", H5T_NATIVE_INT32, &format) ||
-           put_scalar_attr(file, "seed", H5T_NATIVE_UINT64, &seed) ||
-           put_string_attr(file, "event_digest", sum->event_digest) ||
-           put_scalar_attr(file, "events_fired", H5T_NATIVE_UINT64, &events) ||
-           put_string_attr(file, "scenario_name", scn->name) ||
-           put_string_attr(file, "scenario_source", scn->source);
+    return h5_attr_text(file, "dcsim_version", DCSIM_VERSION) ||
+           h5_attr_scalar(file, "format_version", H5T_NATIVE_INT32, &format) ||
+           h5_attr_scalar(file, "seed", H5T_NATIVE_UINT64, &seed) ||
+           h5_attr_text(file, "event_digest", sum->event_digest) ||
+           h5_attr_scalar(file, "events_fired", H5T_NATIVE_UINT64, &events) ||
+           h5_attr_text(file, "scenario_name", scn->name) ||
+           h5_attr_text(file, "scenario_source", scn->source);
 }
 
 int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_result *res,
@@ -621,10 +526,10 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
         failed = "writing the root attributes";
     sys_errno = tw->events.sys_errno ? tw->events.sys_errno : tw->timeline.sys_errno;
     if (failed && !sys_errno)
-        sys_errno = trace_h5_errno();
+        sys_errno = h5_errno();
     table_close(&tw->events);
     table_close(&tw->timeline);
-    if (trace_close_file(tw->file, &sys_errno) && !failed)
+    if (h5_close_file(tw->file, &sys_errno) && !failed)
         failed = "closing the file";
     tw->file = 0;
     if (failed) {
@@ -643,7 +548,7 @@ void trace_abort(trace_writer *tw)
         return;
     table_close(&tw->events);
     table_close(&tw->timeline);
-    trace_close_file(tw->file, NULL);
+    h5_close_file(tw->file, NULL);
     outpath_discard(&tw->out);
     free(tw);
 }
@@ -653,14 +558,14 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
                       const char *const *rows, size_t n_rows, const double *values,
                       const char *const *inputs, size_t n_inputs, sim_error *err)
 {
-    trace_quiet_hdf5();
+    h5_quiet();
     outpath out;
     if (outpath_init(&out, path, "the table", inputs, n_inputs, err))
         return err->code;
     outpath_remove_stale(&out);
     hid_t f = H5Fcreate(out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) {
-        io_error_why(err, path, "H5Fcreate", trace_h5_errno());
+        io_error_why(err, path, "H5Fcreate", h5_errno());
         outpath_discard(&out);
         return err->code;
     }
@@ -668,13 +573,13 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
                         "see the units attribute", description);
     if (!rc) {
         hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-        rc = d < 0 || put_strings_attr(d, "rows", rows, n_rows) ||
-             put_string_attr(d, "layout_version", "1");
+        rc = d < 0 || h5_attr_texts(d, "rows", rows, n_rows) ||
+             h5_attr_text(d, "layout_version", "1");
         if (d >= 0)
             H5Dclose(d);
     }
     int sys_errno = 0;
-    if (trace_close_file(f, &sys_errno))
+    if (h5_close_file(f, &sys_errno))
         rc = 1;
     if (rc) {
         outpath_discard(&out);
@@ -705,7 +610,7 @@ int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error 
         x[3] = pue ? pue[h] : NAN;
         x[4] = x[1] * x[3];
     }
-    hid_t gcpl = trace_untimed(H5P_GROUP_CREATE);
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(tw->file, "energy", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     H5Pclose(gcpl);
     int rc = g < 0 || put_matrix(g, "hourly", rows, n, COLS, columns, units, "see column_units",

@@ -19,13 +19,6 @@
 
 typedef struct trace_writer trace_writer;
 
-/* HDF5 property lists and types every dcsim file uses (traces, sweep files):
- * a creation property list of class_id without object timestamps (files stay
- * byte-identical), and a variable-length UTF-8 string type. The caller
- * closes both. */
-hid_t trace_untimed(hid_t class_id);
-hid_t trace_string_type(void);
-
 /* Create the temporary file next to path (outpath.h: removes temporaries of
  * dead runs). Fails early, naming the path and the reason: SIM_ERR_IO when
  * the folder is not writable, SIM_ERR_INPUT when path is too long, exists and
@@ -52,27 +45,12 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err);
  * NULL is a no-op. */
 void trace_abort(trace_writer *tw);
 
-/* Turn off HDF5's own error printing (dcsim reports through sim_error). The
- * setting is per thread in a thread-safe HDF5: call it on every thread that
- * uses HDF5 (each writer here does). */
-void trace_quiet_hdf5(void);
-
 /* Once, before any other HDF5 call (dcsim's main): no HDF5 exit handler, and
  * quiet. HDF5 1.10 keeps the id of a file whose close (last flush) failed on
  * a full disk half-freed: closing it again, as its exit handler would, is a
  * segmentation fault. Every file dcsim writes is closed explicitly, so the
  * handler has nothing else to do. */
 void trace_hdf5_startup(void);
-
-/* Close an HDF5 file and every object still open in it; -1 when the close
- * (its last flush) failed, with the system's errno in *sys_errno when HDF5
- * recorded one and *sys_errno was 0 (sys_errno may be NULL). A failed file
- * is left alone (see trace_hdf5_startup), its temporary removed by the caller. */
-int trace_close_file(hid_t f, int *sys_errno);
-
-/* The system errno recorded on this thread's HDF5 error stack by the last
- * failed call (a full disk: ENOSPC; over ulimit -f: EFBIG), or 0. */
-int trace_h5_errno(void);
 
 /* One table of doubles (rows x columns, with their names and units as
  * attributes) in a new HDF5 file at path, written under a temporary name

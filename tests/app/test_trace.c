@@ -13,6 +13,7 @@
 #include "check.h"
 #include "scenario.h"
 #include "summary.h"
+#include "h5util.h"
 #include "trace.h"
 
 static char tmpdir[256];
@@ -248,7 +249,7 @@ static void test_abort_leaves_nothing(void)
 
 int main(void)
 {
-    trace_quiet_hdf5();
+    h5_quiet();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dcsim-test-trace-XXXXXX");
     if (!mkdtemp(tmpdir))
         return 1;

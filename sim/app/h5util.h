@@ -1,0 +1,42 @@
+/* h5util.h - the HDF5 plumbing every file dcsim writes shares (traces,
+ * `compare -o` tables, sweep files): timestamp-free property lists so the
+ * same run gives the same bytes, one UTF-8 string type, attributes, a full
+ * close that reports the system's errno, and reading a text attribute back. */
+#ifndef DCSIM_APP_H5UTIL_H
+#define DCSIM_APP_H5UTIL_H
+
+#include <stddef.h>
+
+#include <hdf5.h>
+
+/* A creation property list of class_id without object timestamps (files
+ * stay byte-identical); the caller closes it. */
+hid_t h5_untimed(hid_t class_id);
+
+/* A variable-length UTF-8 string type; the caller closes it. */
+hid_t h5_string_type(void);
+
+/* Attributes on obj; each returns 0, or nonzero when HDF5 failed. */
+int h5_attr_text(hid_t obj, const char *name, const char *value); /* scalar string */
+int h5_attr_texts(hid_t obj, const char *name, const char *const *values, size_t n); /* 1-D */
+int h5_attr_scalar(hid_t obj, const char *name, hid_t type, const void *value);
+
+/* Read a scalar string attribute into out (truncated to size); 0 or nonzero. */
+int h5_read_text_attr(hid_t obj, const char *name, char *out, size_t size);
+
+/* Turn off HDF5's own error printing (dcsim reports through sim_error). The
+ * setting is per thread in a thread-safe HDF5: call it on every thread that
+ * uses HDF5 (each writer does). */
+void h5_quiet(void);
+
+/* Close an HDF5 file and every object still open in it; -1 when the close
+ * (its last flush) failed, with the system's errno in *sys_errno when HDF5
+ * recorded one and *sys_errno was 0 (sys_errno may be NULL). A failed file
+ * is left alone (see trace_hdf5_startup), its temporary removed by the caller. */
+int h5_close_file(hid_t f, int *sys_errno);
+
+/* The system errno recorded on this thread's HDF5 error stack by the last
+ * failed call (a full disk: ENOSPC; over ulimit -f: EFBIG), or 0. */
+int h5_errno(void);
+
+#endif
