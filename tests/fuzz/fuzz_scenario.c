@@ -1,4 +1,4 @@
-/* fuzz_scenario.c - fuzz target for the scenario loader (sim/app/scenario.c):
+/* fuzz_scenario.c - fuzz target for the scenario loader (sim/app/scenario/):
  * the input is a scenario file, loaded (parse, XInclude, XSD, semantic
  * checks) and freed. No simulation runs.
  *

@@ -1,4 +1,4 @@
-/* site.c - sites from the built-in catalog (site.h). The catalog's values
+/* site_catalog.c - sites from the built-in catalog (site.h). The catalog's values
  * carry their units in the text ("6.2degC", "0.36CNY/kWh"); the units are
  * fixed per attribute by the catalog's header, so the number is read and the
  * suffix checked by name only where it could be ambiguous. */

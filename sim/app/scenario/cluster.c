@@ -1,0 +1,191 @@
+/* cluster.c - <cluster>: <gpu type count reserved-memory> (the catalog
+ * entry it names) and <fabric> (topology, link, scale-up, the topology's
+ * sizes, oversubscription, routing, paths, arrangement), the fabric built
+ * once to refuse impossible sizes and to count its switches and cables.
+ */
+#include "loader.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libxml/tree.h>
+
+#include "dragonfly.h"
+#include "stats.h"
+
+#define MAX_GPUS 1e12 /* beyond any machine: the resource guard (resources.h) refuses what will not fit */
+
+/* a link technology by name for <fabric link> or <fabric scale-up> */
+static int fabric_link(loader *ld, xmlNode *n, const char *attr, const char *name, hw_link *out)
+{
+    const hw_link *l = find_named(ld, CAT_LINK, name);
+    if (!l) {
+        char known[1024];
+        entry_names(ld, CAT_LINK, known, sizeof known);
+        return node_error(ld, n, attr, "unknown link technology; known: %s", known);
+    }
+    *out = *l;
+    return 0;
+}
+
+/* oversubscription="3:1": down and up port shares of a leaf */
+static int parse_oversubscription(loader *ld, xmlNode *n, fabric_config *c)
+{
+    if (!has_attr(n, "oversubscription"))
+        return 0;
+    char text[64];
+    copy_attr(n, "oversubscription", text, sizeof text);
+    unsigned d = 0, u = 0;
+    char tail;
+    if (sscanf(text, "%u:%u%c", &d, &u, &tail) != 2 || !d || !u || d > 1000 || u > 1000)
+        return node_error(ld, n, "oversubscription",
+                          "expected DOWN:UP with whole numbers from 1 to 1000, e.g. 3:1");
+    c->over_down = d;
+    c->over_up = u;
+    return 0;
+}
+
+/* the attributes each topology needs */
+static int fabric_required(loader *ld, xmlNode *n, enum fabric_topology t)
+{
+    static const char *const need[FABRIC_TOPOLOGY_COUNT][4] = {
+        [FABRIC_FAT_TREE] = {"k"},
+        [FABRIC_LEAF_SPINE] = {"radix"},
+        [FABRIC_RAIL_OPTIMIZED] = {"radix"},
+        [FABRIC_DRAGONFLY] = {"hosts-per-router", "routers-per-group", "global-links"},
+        [FABRIC_DRAGONFLY_PLUS] = {"hosts-per-router", "leaves-per-group", "spines-per-group",
+                                   "global-links"},
+    };
+    for (int i = 0; i < 4 && need[t][i]; i++)
+        if (!has_attr(n, need[t][i]))
+            return node_error(ld, n, NULL, "topology=\"%s\" needs attribute '%s'",
+                              fabric_topology_name(t), need[t][i]);
+    return 0;
+}
+
+static int parse_fabric_numbers(loader *ld, xmlNode *n, fabric_config *c)
+{
+    struct { const char *attr; unsigned min, max; unsigned *out; } nums[] = {
+        {"gpus-per-node", 1, 4096, &c->gpus_per_node}, {"radix", 2, 4096, &c->radix},
+        {"tiers", 2, 3, &c->tiers}, {"k", 2, 256, &c->k},
+        {"nodes-per-su", 1, 4096, &c->nodes_per_su}, {"planes", 1, 16, &c->planes},
+        {"hosts-per-router", 1, 4096, &c->p}, {"routers-per-group", 1, 4096, &c->a},
+        {"leaves-per-group", 1, 4096, &c->leaves}, {"spines-per-group", 1, 4096, &c->spines},
+        {"global-links", 1, 4096, &c->h}, {"groups", 2, 1000000, &c->groups},
+        {"qps", 1, 1024, &c->routing.qps}, {"channels", 1, 64, &c->channels},
+        {"chunks", 1, 1024, &c->chunks},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        int rc = get_uint(ld, n, nums[i].attr, 0, nums[i].min, nums[i].max, nums[i].out);
+        if (rc)
+            return rc;
+    }
+    return parse_oversubscription(ld, n, c);
+}
+
+/* <cluster><fabric>: the network (docs/fabric.md). Built once here so that
+ * impossible sizes are refused at load time with the element's line. */
+static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    fabric_config *c = &s->fabric;
+    memset(c, 0, sizeof *c);
+    char text[128];
+    copy_attr(n, "topology", text, sizeof text);
+    fabric_topology_parse(text, &c->topology); /* the schema allows only known names */
+    int rc = fabric_required(ld, n, c->topology);
+    if (!rc) {
+        copy_attr(n, "link", text, sizeof text);
+        rc = fabric_link(ld, n, "link", text, &c->link);
+    }
+    c->gpus_per_node = s->gpu.scaleup_domain ? s->gpu.scaleup_domain : 1;
+    c->nodes_per_su = 32; /* DGX SuperPOD scalable unit (hardware.md 6.2, V) */
+    c->routing.qps = 1;
+    c->routing.seed = s->seed;
+    c->routing.balance = c->link.routing == HW_ROUTING_ECMP    ? TOPO_BALANCE_ECMP
+                         : c->link.routing == HW_ROUTING_SPRAY ? TOPO_BALANCE_SPRAY
+                                                               : TOPO_BALANCE_ADAPTIVE;
+    if (!rc)
+        rc = parse_fabric_numbers(ld, n, c);
+    if (!rc)
+        rc = get_fraction(ld, n, "incast-efficiency", &c->link.incast_efficiency);
+    if (rc)
+        return rc;
+    if (has_attr(n, "routing")) {
+        copy_attr(n, "routing", text, sizeof text);
+        topo_balance_parse(text, &c->routing.balance);
+    }
+    if (has_attr(n, "paths")) {
+        copy_attr(n, "paths", text, sizeof text);
+        topo_path_class_parse(text, &c->routing.path_class);
+    }
+    if (has_attr(n, "arrangement")) {
+        copy_attr(n, "arrangement", text, sizeof text);
+        c->arrangement = !strcmp(text, "relative") ? TOPO_DF_RELATIVE
+                         : !strcmp(text, "circulant") ? TOPO_DF_CIRCULANT : TOPO_DF_ABSOLUTE;
+    }
+    if (c->gpus_per_node > 1) {
+        if (has_attr(n, "scale-up"))
+            copy_attr(n, "scale-up", text, sizeof text);
+        else
+            snprintf(text, sizeof text, "%s", s->gpu.scaleup_kind);
+        if (!text[0])
+            return node_error(ld, n, "scale-up", "GPU type %s has no scale-up link in the "
+                              "catalog: name one, e.g. scale-up=\"nvlink4\", or set "
+                              "gpus-per-node=\"1\"", s->gpu.name);
+        rc = fabric_link(ld, n, "scale-up", text, &c->scaleup);
+        if (rc)
+            return rc;
+        c->scaleup_bytes_per_s = s->gpu.scaleup_bytes_per_s > 0 ? s->gpu.scaleup_bytes_per_s
+                                                                : c->scaleup.bytes_per_s;
+    }
+    if (s->campaign.gpu_count > UINT32_MAX / 2)
+        return node_error(ld, n, NULL, "%llu GPUs: too many for a fabric",
+                          (unsigned long long)s->campaign.gpu_count);
+    c->gpus = (unsigned)s->campaign.gpu_count;
+    fabric f;
+    char why[512];
+    if (fabric_build(c, &f, why, sizeof why))
+        return node_error(ld, n, NULL, "%s", why);
+    topo_stats st; /* what can fail: switches and cables per tier */
+    int counted = topo_stats_count(&f.g, &st, why, sizeof why);
+    fabric_free(&f);
+    if (counted)
+        return node_error(ld, n, NULL, "%s", why);
+    for (int t = 0; t <= 4; t++) {
+        s->fabric_switches[t] = st.switches_per_tier[t];
+        s->fabric_cables[t] = st.cables_per_tier[t];
+    }
+    s->has_fabric = 1;
+    return 0;
+}
+
+int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *gpu = child(child(root, "cluster"), "gpu");
+    char type[128];
+    copy_attr(gpu, "type", type, sizeof type);
+    hw_gpu *g = find_named(ld, CAT_GPU, type);
+    if (!g) {
+        char known[1024];
+        entry_names(ld, CAT_GPU, known, sizeof known);
+        return node_error(ld, gpu, "type",
+                          "unknown GPU type; known types: %s (add one in <catalog>)", known);
+    }
+    s->gpu = *g;
+    double count = 0;
+    int rc = get_quantity(ld, gpu, "count", SIM_DIM_COUNT, 1, &count);
+    if (!rc)
+        rc = whole(ld, gpu, "count", count);
+    if (!rc)
+        rc = positive(ld, gpu, "count", count, MAX_GPUS, " GPUs");
+    s->campaign.gpu_count = (uint64_t)count;
+    if (!rc)
+        rc = get_quantity(ld, gpu, "reserved-memory", SIM_DIM_DATA, 0, &s->reserved_bytes);
+    if (!rc)
+        rc = non_negative(ld, gpu, "reserved-memory", s->reserved_bytes);
+    xmlNode *fabric_node = child(child(root, "cluster"), "fabric");
+    if (!rc && fabric_node)
+        rc = parse_fabric(ld, fabric_node, s);
+    return rc;
+}

@@ -1,0 +1,431 @@
+/* job.c - <job>: <model> (catalog ref, inline architecture or parameters),
+ * <training> (precision, tokens, mfu, tokens-per-iteration),
+ * <parallelism> (tp pp vpp cp ep dp, batches, order, schedule, recompute,
+ * zero; checked to fit in GPU memory) and <step> (the step tier's options,
+ * straggler-spread and <straggler gpu speed>).
+ */
+#include "loader.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <libxml/tree.h>
+
+#include "rng.h"
+
+#define MAX_PARAMS 1e15
+#define MAX_SPEED_GPUS 1048576u /* <step> per-GPU speeds: see parse_step */
+#define MAX_TOKENS 1e18
+
+static const char *const arch_attrs[] = {"layers", "hidden", "heads", "kv-heads", "head-dim",
+                                         "ffn", "vocab", "seq-len", "activation",
+                                         "tied-embeddings", "dropout", "experts", "top-k", "moe-ffn",
+                                         "shared-experts", "dense-layers"};
+
+/* <job><model>: ref="catalog name" (attributes override it), a full inline
+ * architecture, or only parameters="..." (then no workload can be built) */
+static int parse_model(loader *ld, xmlNode *model, scn_scenario *s)
+{
+    int has_arch_attr = 0;
+    for (size_t i = 0; i < sizeof arch_attrs / sizeof arch_attrs[0]; i++)
+        has_arch_attr |= has_attr(model, arch_attrs[i]);
+    int has_ref = has_attr(model, "ref"), has_params = has_attr(model, "parameters");
+    copy_attr(model, "name", s->model_name, sizeof s->model_name);
+    if (has_params && (has_ref || has_arch_attr))
+        return node_error(ld, model, "parameters", "parameters comes from the architecture "
+                          "when the model has one (ref or layers, hidden, ...); remove it");
+    if (has_params) {
+        int rc = get_quantity(ld, model, "parameters", SIM_DIM_COUNT, 1,
+                              &s->campaign.model_params);
+        if (!rc)
+            rc = positive(ld, model, "parameters", s->campaign.model_params, MAX_PARAMS, "");
+        return rc;
+    }
+    if (!has_ref && !has_arch_attr)
+        return node_error(ld, model, NULL, "give ref=\"NAME\" (a catalog model), an "
+                          "architecture (layers, hidden, heads, ffn, vocab, seq-len, ...) or "
+                          "parameters=\"...\"");
+    model_arch m;
+    memset(&m, 0, sizeof m);
+    if (has_ref) {
+        char ref[128];
+        copy_attr(model, "ref", ref, sizeof ref);
+        model_arch *found = find_named(ld, CAT_MODEL, ref);
+        if (!found) {
+            char known[2048];
+            entry_names(ld, CAT_MODEL, known, sizeof known);
+            return node_error(ld, model, "ref",
+                              "unknown model; known models: %s (add one in <catalog>)", known);
+        }
+        m = *found;
+        if (has_attr(model, "heads") && !has_attr(model, "head-dim"))
+            m.head_dim = 0; /* recomputed from the new heads */
+    }
+    int rc = parse_arch_attrs(ld, model, &m);
+    if (!rc)
+        rc = finish_arch(ld, model, &m);
+    if (rc)
+        return rc;
+    if (s->model_name[0] == '\0')
+        snprintf(s->model_name, sizeof s->model_name, "%s", m.name);
+    if (!m.name[0])
+        snprintf(m.name, sizeof m.name, "%s", s->model_name[0] ? s->model_name : "model");
+    s->arch = m;
+    s->has_arch = 1;
+    /* 6ND counts the parameters a token touches (all of them when dense) */
+    s->campaign.model_params = model_params_active(&m);
+    return 0;
+}
+
+/* order="tp-cp-dp-pp": placement, innermost first (Megatron-LM's order
+ * argument); "ep" may stand just before "dp" (expert groups live inside the
+ * data-parallel dimension) and is dropped */
+static int parse_order(loader *ld, xmlNode *n, parallel_config *p)
+{
+    static const char *const names[4] = {"tp", "cp", "dp", "pp"};
+    char text[64], *save = NULL;
+    copy_attr(n, "order", text, sizeof text);
+    unsigned k = 0, seen = 0;
+    for (char *tok = strtok_r(text, "-", &save); tok; tok = strtok_r(NULL, "-", &save)) {
+        if (!strcmp(tok, "ep"))
+            continue;
+        int d = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(tok, names[i]))
+                d = i;
+        if (d < 0 || (seen & (1u << d)) || k == 4)
+            return node_error(ld, n, "order", "expected tp, cp, dp and pp once each, joined by "
+                              "'-', innermost first (Megatron's default: tp-cp-ep-dp-pp)");
+        seen |= 1u << d;
+        p->order[k++] = (unsigned char)d;
+    }
+    if (k != 4)
+        return node_error(ld, n, "order", "expected tp, cp, dp and pp once each, joined by "
+                          "'-', innermost first (Megatron's default: tp-cp-ep-dp-pp)");
+    return 0;
+}
+
+static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
+{
+    parallel_config *p = &s->par;
+    memset(p, 0, sizeof *p);
+    p->tp = p->pp = p->vpp = p->cp = p->ep = 1;
+    const unsigned big = 100000000u;
+    int rc = get_uint(ld, par_node, "tp", 0, 1, 100000, &p->tp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "pp", 0, 1, 100000, &p->pp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "vpp", 0, 1, 1000, &p->vpp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "cp", 0, 1, 100000, &p->cp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "ep", 0, 1, 100000, &p->ep);
+    if (!rc)
+        rc = get_uint(ld, par_node, "dp", 0, 1, big, &p->dp);
+    if (!rc)
+        rc = get_uint(ld, par_node, "micro-batch", 1, 1, big, &p->micro_batch);
+    if (!rc)
+        rc = get_uint(ld, par_node, "global-batch", 1, 1, big, &p->global_batch);
+    if (!rc)
+        rc = get_uint(ld, par_node, "first-stage-layers", 0, 1, 100000, &p->first_stage_layers);
+    if (!rc)
+        rc = get_uint(ld, par_node, "last-stage-layers", 0, 1, 100000, &p->last_stage_layers);
+    if (rc)
+        return rc;
+    get_bool(ld, par_node, "sequence-parallel", &p->sequence_parallel);
+    char text[32];
+    copy_attr(par_node, "recompute", text, sizeof text);
+    p->recompute = strcmp(text, "full") == 0        ? RECOMPUTE_FULL
+                   : strcmp(text, "selective") == 0 ? RECOMPUTE_SELECTIVE
+                                                    : RECOMPUTE_NONE;
+    copy_attr(par_node, "zero", text, sizeof text);
+    p->zero_stage = text[0] ? text[0] - '0' : 0;
+    copy_attr(par_node, "schedule", text, sizeof text);
+    p->schedule = strcmp(text, "gpipe") == 0              ? SCHEDULE_GPIPE
+                  : strcmp(text, "1f1b-interleaved") == 0 ? SCHEDULE_INTERLEAVED
+                                                          : SCHEDULE_1F1B;
+    if (!has_attr(par_node, "schedule") && p->vpp > 1)
+        p->schedule = SCHEDULE_INTERLEAVED;
+    if (has_attr(par_node, "order") && parse_order(ld, par_node, p))
+        return -1;
+    p->precision = s->precision;
+    uint64_t gpus = s->campaign.gpu_count;
+    if (!has_attr(par_node, "dp")) {
+        uint64_t per_replica = (uint64_t)p->tp * p->cp * p->pp;
+        if (gpus % per_replica)
+            return node_error(ld, par_node, NULL,
+                              "GPUs (%llu) are not a multiple of tp x cp x pp = %u x %u x %u = "
+                              "%llu, so dp cannot be derived",
+                              (unsigned long long)gpus, p->tp, p->cp, p->pp,
+                              (unsigned long long)per_replica);
+        if (gpus / per_replica > UINT32_MAX)
+            return node_error(ld, par_node, NULL,
+                              "dp = GPUs / (tp x cp x pp) = %llu / %llu = %llu: at most %u "
+                              "data-parallel replicas",
+                              (unsigned long long)gpus, (unsigned long long)per_replica,
+                              (unsigned long long)(gpus / per_replica), UINT32_MAX);
+        p->dp = (unsigned)(gpus / per_replica);
+    }
+    char why[400];
+    if (workload_check(&s->arch, p, gpus, why, sizeof why))
+        return node_error(ld, par_node, NULL, "%s", why);
+    s->has_parallelism = 1;
+    return 0;
+}
+
+int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, char *why, size_t why_size)
+{
+    if (!s->has_parallelism) {
+        snprintf(why, why_size, "the scenario has no <parallelism>: no workload to size");
+        return -1;
+    }
+    if (workload_build(&s->arch, &s->par, s->campaign.gpu_count, w, why, why_size))
+        return -1;
+    for (unsigned i = 0; i < w->n_stages; i++)
+        memory_training_stage(w, i, s->reserved_bytes, &mem[i]);
+    return 0;
+}
+
+/* refuse a workload that does not fit: name the worst stage and its parts */
+static int check_fits(loader *ld, xmlNode *par_node, const scn_scenario *s)
+{
+    if (!(s->gpu.hbm_bytes > 0))
+        return node_error(ld, par_node, NULL, "GPU type '%s' has no memory capacity in the "
+                          "catalog, so the workload cannot be checked against it", s->gpu.name);
+    workload w;
+    char why[400];
+    stage_memory *mem = calloc(s->par.pp, sizeof *mem);
+    if (!mem)
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    int rc = 0;
+    if (scn_memory(s, &w, mem, why, sizeof why)) {
+        rc = node_error(ld, par_node, NULL, "%s", why);
+    } else {
+        unsigned worst = 0;
+        for (unsigned i = 1; i < w.n_stages; i++)
+            if (mem[i].total_bytes > mem[worst].total_bytes)
+                worst = i;
+        const stage_memory *m = &mem[worst];
+        if (m->total_bytes > s->gpu.hbm_bytes)
+            rc = node_error(ld, par_node, NULL,
+                            "does not fit: pipeline stage %u needs %.1f GB per GPU, %s has %.1f GB "
+                            "(weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+                            "buffers %.1f, reserved %.1f GB); see dcsim fit",
+                            worst, m->total_bytes / 1e9, s->gpu.name, s->gpu.hbm_bytes / 1e9,
+                            m->weights_bytes / 1e9, m->gradients_bytes / 1e9,
+                            m->optimizer_bytes / 1e9, m->activations_bytes / 1e9,
+                            m->buffers_bytes / 1e9, m->reserved_bytes / 1e9);
+        workload_free(&w);
+    }
+    free(mem);
+    return rc;
+}
+
+static int parse_step(loader *ld, xmlNode *n, scn_scenario *s);
+
+/* The first tensor-parallel (expert = 0) or expert-parallel (expert = 1)
+ * group, placed by step_gpu, touches more than one domain of g GPUs. */
+static int group_spans_domains(const parallel_config *p, unsigned g, int expert)
+{
+    unsigned n = expert ? p->ep : p->tp;
+    uint32_t first = step_gpu(p, 0, 0, 0, 0) / g;
+    for (unsigned i = 1; i < n; i++)
+        if ((expert ? step_gpu(p, 0, i, 0, 0) : step_gpu(p, 0, 0, 0, i)) / g != first)
+            return 1;
+    return 0;
+}
+
+int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *job = child(root, "job");
+    xmlNode *model = child(job, "model");
+    xmlNode *training = child(job, "training");
+    xmlNode *par_node = child(job, "parallelism");
+    campaign_config *c = &s->campaign;
+    char prec[16];
+    copy_attr(training, "precision", prec, sizeof prec);
+    if (precision_parse(prec, &s->precision))
+        return node_error(ld, training, "precision", "unknown precision");
+    int rc = parse_model(ld, model, s);
+    if (rc)
+        return rc;
+    if (par_node && !s->has_arch)
+        return node_error(ld, par_node, NULL, "<parallelism> needs the model's architecture: "
+                          "use <model ref=\"...\"/> or give layers, hidden, heads, ...");
+    rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
+    if (!rc)
+        rc = positive(ld, training, "tokens", c->train_tokens, MAX_TOKENS, "");
+    if (!rc && has_attr(training, "mfu")) {
+        rc = get_quantity(ld, training, "mfu", SIM_DIM_FRACTION, 1, &c->mfu_frac);
+        if (!rc && !(c->mfu_frac > 0 && c->mfu_frac <= 1))
+            rc = node_error(ld, training, "mfu", "mfu must be above 0 and at most 100%%");
+    } else if (!rc) {
+        if (!s->has_fabric || !par_node)
+            rc = node_error(ld, training, NULL,
+                            "mfu is required unless the cluster has a <fabric> and the job a "
+                            "<parallelism>, from which the step tier computes the iteration");
+        s->step_computes_iteration = 1;
+    }
+    if (rc)
+        return rc;
+    c->gpu_peak_flops_per_s = s->gpu.peak_flops_per_s[s->precision];
+    if (!(c->gpu_peak_flops_per_s > 0)) {
+        char have[128] = "";
+        size_t used = 0;
+        for (int p = 0; p < PREC_COUNT; p++)
+            if (s->gpu.peak_flops_per_s[p] > 0)
+                used += (size_t)snprintf(have + used, sizeof have - used, "%s%s",
+                                         used ? " " : "", precision_name(p));
+        return node_error(ld, training, "precision",
+                          "the catalog has no %s peak for GPU type '%s'; it has: %s", prec,
+                          s->gpu.name, have);
+    }
+    if (par_node) {
+        rc = parse_parallelism(ld, par_node, s);
+        if (rc)
+            return rc;
+    }
+    /* tokens per iteration: given, or global batch x sequence length */
+    int has_tpi = has_attr(training, "tokens-per-iteration");
+    if (has_tpi) {
+        rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
+                          &c->tokens_per_iteration);
+        if (!rc)
+            rc = whole(ld, training, "tokens-per-iteration", c->tokens_per_iteration);
+        if (!rc)
+            rc = positive(ld, training, "tokens-per-iteration", c->tokens_per_iteration,
+                          INFINITY, "");
+        if (rc)
+            return rc;
+        double derived = (double)s->par.global_batch * s->arch.seq_len;
+        if (s->has_parallelism && c->tokens_per_iteration != derived)
+            return node_error(ld, training, "tokens-per-iteration",
+                              "tokens-per-iteration disagrees with global-batch x seq-len = "
+                              "%u x %u = %.15g; give one or the other",
+                              s->par.global_batch, s->arch.seq_len, derived);
+    } else if (s->has_parallelism) {
+        c->tokens_per_iteration = (double)s->par.global_batch * s->arch.seq_len;
+    } else {
+        return node_error(ld, training, NULL, "give tokens-per-iteration, or a <parallelism> "
+                          "whose global-batch x seq-len sets it");
+    }
+    if (c->tokens_per_iteration > c->train_tokens)
+        return node_error(ld, training, has_tpi ? "tokens-per-iteration" : "tokens",
+                          "tokens-per-iteration (%.15g) must not exceed tokens (%.15g)",
+                          c->tokens_per_iteration, c->train_tokens);
+    int src = parse_step(ld, child(job, "step"), s);
+    if (src)
+        return src;
+    if (s->has_parallelism && s->has_fabric) {
+        unsigned long long need = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+        if (need > s->fabric.gpus)
+            return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
+                              "the cluster's %u", need, s->fabric.gpus);
+        unsigned g = s->fabric.gpus_per_node;
+        if (g > 1 && group_spans_domains(&s->par, g, 0))
+            fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
+                    "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
+                    s->par.tp, g);
+        if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
+            fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
+                    "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
+                    s->par.ep, g);
+    }
+    if (s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
+        return check_fits(ld, par_node, s);
+    return 0;
+}
+
+/* <job><step>: the step tier's options and stragglers (docs/step.md) */
+static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    step_options *o = &s->step;
+    step_options_defaults(o);
+    o->sustained_efficiency = 0; /* the GPU catalog's unless <step> gives one */
+    if (!n)
+        return 0;
+    char text[32];
+    if (has_attr(n, "network")) {
+        copy_attr(n, "network", text, sizeof text);
+        o->analytic = !strcmp(text, "analytic");
+    }
+    int rc = 0;
+    if (has_attr(n, "tp-overlap")) {
+        rc = get_quantity(ld, n, "tp-overlap", SIM_DIM_FRACTION, 1, &o->tp_overlap);
+        if (!rc && !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
+            rc = node_error(ld, n, "tp-overlap", "tp-overlap must be between 0%% and 100%%");
+    }
+    if (!rc && has_attr(n, "overlap-grad-reduce"))
+        get_bool(ld, n, "overlap-grad-reduce", &o->overlap_grad_reduce);
+    if (!rc && has_attr(n, "overlap-param-gather"))
+        get_bool(ld, n, "overlap-param-gather", &o->overlap_param_gather);
+    if (!rc && has_attr(n, "sustained-efficiency"))
+        rc = get_fraction(ld, n, "sustained-efficiency", &o->sustained_efficiency);
+    if (!rc && has_attr(n, "bucket")) {
+        rc = get_quantity(ld, n, "bucket", SIM_DIM_COUNT, 1, &o->bucket_params);
+        if (!rc)
+            rc = positive(ld, n, "bucket", o->bucket_params, 1e15, " parameters");
+    }
+    double spread = 0;
+    if (!rc && has_attr(n, "straggler-spread")) {
+        rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &spread);
+        if (!rc && !(spread >= 0 && spread < 0.5))
+            rc = node_error(ld, n, "straggler-spread",
+                            "straggler-spread must be from 0%% to below 50%%");
+    }
+    int named = 0;
+    for (xmlNode *c = n->children; c; c = c->next)
+        named += c->type == XML_ELEMENT_NODE;
+    if (rc || (!named && spread == 0))
+        return rc;
+    uint64_t gpus = s->campaign.gpu_count;
+    /* one random stream and one double per GPU, drawn here at load time: a
+     * bound keeps `dcsim validate` quick (2^30 GPUs took minutes and 8 GiB) */
+    if (gpus > MAX_SPEED_GPUS)
+        return node_error(ld, n, NULL,
+                          "per-GPU speeds (straggler-spread, <straggler>) are drawn for at most "
+                          "%u GPUs; this cluster has %llu",
+                          MAX_SPEED_GPUS, (unsigned long long)gpus);
+    s->gpu_speed = malloc(gpus * sizeof *s->gpu_speed);
+    if (!s->gpu_speed)
+        return node_error(ld, n, NULL, "out of memory for %llu GPU speeds",
+                          (unsigned long long)gpus);
+    s->step.n_gpu_speed = (unsigned)gpus;
+    /* spread: each GPU's speed is 1 - |N(0, spread)|, from its own stream, so
+     * the draws do not depend on the GPU count or the thread count */
+    for (uint64_t g = 0; g < gpus; g++) {
+        s->gpu_speed[g] = 1;
+        if (spread > 0) {
+            gsl_rng *r = sim_rng_stream_create(s->seed, SIM_ENTITY_GPU, g, SIM_PURPOSE_SPEED);
+            if (!r)
+                return node_error(ld, n, NULL, "out of memory for random streams");
+            s->gpu_speed[g] = 1 - fabs(gsl_ran_gaussian(r, spread));
+            gsl_rng_free(r);
+        }
+    }
+    for (xmlNode *c = n->children; c && !rc; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        double gpu = 0, speed = 0;
+        rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
+        if (!rc)
+            rc = whole(ld, c, "gpu", gpu);
+        if (!rc && !(gpu >= 0 && gpu < (double)gpus))
+            rc = node_error(ld, c, "gpu", "gpu must be a GPU id from 0 to %llu",
+                            (unsigned long long)gpus - 1);
+        if (!rc)
+            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
+        if (!rc && !(speed > 0 && speed <= 1))
+            rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
+                            "(a straggler is slower: 90%% runs at nine tenths)");
+        if (!rc)
+            s->gpu_speed[(uint64_t)gpu] = speed;
+    }
+    s->step.gpu_speed = s->gpu_speed;
+    return rc;
+}

@@ -1,0 +1,391 @@
+/* reliability.c - <reliability>: inventory (causes from the built-in
+ * failures.xml), <failure> (component, rate or mtbf, distribution, cause,
+ * detection, tier), <restart>, <spares>, <maintenance>, <stragglers> and
+ * scale, into the campaign's causes and rates.
+ */
+#include "loader.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/tree.h>
+
+extern const unsigned char dcsim_catalog_failures[];
+extern const size_t dcsim_catalog_failures_len;
+
+/* The named cause in c, or a new one (NULL when the list is full). */
+static campaign_cause *cause_slot(campaign_config *c, const char *name)
+{
+    for (unsigned i = 0; i < c->n_causes; i++)
+        if (!strcmp(c->causes[i].name, name))
+            return &c->causes[i];
+    if (c->n_causes == CAMPAIGN_MAX_CAUSES)
+        return NULL;
+    campaign_cause *x = &c->causes[c->n_causes++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    return x;
+}
+
+/* <reliability inventory="NAME">: the causes of scenarios/catalog/
+ * failures.xml's inventory, each count / (units x days) as a rate per unit */
+static int load_inventory(loader *ld, xmlNode *rel, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
+    char want[64];
+    copy_attr(rel, "inventory", want, sizeof want);
+    xmlDoc *doc = scn_read_xml(NULL, (const char *)dcsim_catalog_failures,
+                               dcsim_catalog_failures_len, "failures.xml", ld->err);
+    if (!doc)
+        return ld->err ? ld->err->code : SIM_ERR_NOMEM;
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    char known[256] = "";
+    size_t used = 0;
+    xmlNode *inv = NULL;
+    for (xmlNode *n = root ? root->children : NULL; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        char name[64];
+        copy_attr(n, "name", name, sizeof name);
+        used += (size_t)snprintf(known + used, used < sizeof known ? sizeof known - used : 0,
+                                 "%s%s", used ? ", " : "", name);
+        if (!strcmp(name, want))
+            inv = n;
+    }
+    if (!inv) {
+        xmlFreeDoc(doc);
+        return node_error(ld, rel, "inventory", "unknown failure inventory; known: %s", known);
+    }
+    char text[64];
+    copy_attr(inv, "gpus", text, sizeof text);
+    double gpus = atof(text);
+    copy_attr(inv, "nodes", text, sizeof text);
+    double nodes = atof(text);
+    copy_attr(inv, "days", text, sizeof text);
+    double seconds = atof(text) * 86400;
+    for (xmlNode *n = inv->children; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        char name[48];
+        copy_attr(n, "name", name, sizeof name);
+        campaign_cause *x = cause_slot(c, name);
+        if (!x) {
+            xmlFreeDoc(doc);
+            return node_error(ld, rel, "inventory", "more than %d failure causes",
+                              CAMPAIGN_MAX_CAUSES);
+        }
+        copy_attr(n, "category", x->category, sizeof x->category);
+        copy_attr(n, "unit", text, sizeof text);
+        int per_cable = !strcmp(text, "cable");
+        x->unit = !strcmp(text, "node") ? CAMPAIGN_UNIT_NODE : CAMPAIGN_UNIT_GPU;
+        copy_attr(n, "count", text, sizeof text);
+        double count = atof(text);
+        x->rate_per_s = count / ((x->unit == CAMPAIGN_UNIT_NODE ? nodes : gpus) * seconds);
+        uint64_t fabric_cables = 0;
+        for (int t = 0; t <= 4; t++)
+            fabric_cables += s->fabric_cables[t];
+        if (per_cable && s->has_fabric && fabric_cables) {
+            /* the published count over the published run's cables, then this
+             * fabric's cables: a fabric with more cables fails more often */
+            copy_attr(inv, "cables", text, sizeof text);
+            x->unit = CAMPAIGN_UNIT_CABLE;
+            x->parts = fabric_cables;
+            x->rate_per_s = count / (atof(text) * seconds);
+        } /* without a fabric: per GPU, as the published run's cables grew with its GPUs */
+    }
+    xmlFreeDoc(doc);
+    return 0;
+}
+
+/* rate="..." or mtbf="..." of a <failure>, per component */
+static int failure_rate(loader *ld, xmlNode *failure, double *rate)
+{
+    int has_rate = has_attr(failure, "rate"), has_mtbf = has_attr(failure, "mtbf");
+    if (has_rate == has_mtbf)
+        return node_error(ld, failure, NULL,
+                          "give exactly one of rate (per component, e.g. \"2e-5/h\") "
+                          "or mtbf (per component, e.g. \"50000h\")");
+    if (has_rate) {
+        int rc = get_quantity(ld, failure, "rate", SIM_DIM_FREQUENCY, 1, rate);
+        return rc ? rc : non_negative(ld, failure, "rate", *rate);
+    }
+    double mtbf = 0;
+    int rc = get_quantity(ld, failure, "mtbf", SIM_DIM_TIME, 1, &mtbf);
+    if (!rc)
+        rc = positive(ld, failure, "mtbf", mtbf, INFINITY, "");
+    *rate = rc ? 0 : 1.0 / mtbf;
+    return rc;
+}
+
+/* <restart time="10min"/>, or its parts: detection (health-check period or
+ * collective timeout) + teardown + launch + launch-per-1000-gpus x GPUs /
+ * 1000 (job launch and rendezvous grow with the job); <checkpoint
+ * storage-read> adds the checkpoint load */
+static int parse_restart(loader *ld, xmlNode *restart, campaign_config *c)
+{
+    static const char *const parts[] = {"detection", "teardown", "launch",
+                                        "launch-per-1000-gpus"};
+    int has_parts = 0;
+    for (int i = 0; i < 4; i++)
+        has_parts |= has_attr(restart, parts[i]);
+    if (has_attr(restart, "time") == has_parts)
+        return node_error(ld, restart, NULL, "give time, or its parts (detection, teardown, "
+                          "launch, launch-per-1000-gpus), not both");
+    /* detection drawn per failure: a health check's period, a timeout */
+    static const char *const drawn[] = {"health-check", "collective-timeout"};
+    double *drawn_to[] = {&c->health_check_s, &c->collective_timeout_s};
+    for (int i = 0; i < 2; i++) {
+        if (!has_attr(restart, drawn[i]))
+            continue;
+        if (has_attr(restart, "detection"))
+            return node_error(ld, restart, drawn[i], "give detection (a fixed delay) or "
+                              "health-check and collective-timeout (drawn per failure), "
+                              "not both");
+        int rc = get_quantity(ld, restart, drawn[i], SIM_DIM_TIME, 1, drawn_to[i]);
+        if (!rc)
+            rc = positive(ld, restart, drawn[i], *drawn_to[i], INFINITY, "");
+        if (rc)
+            return rc;
+    }
+    if (!has_parts) {
+        int rc = get_quantity(ld, restart, "time", SIM_DIM_TIME, 1, &c->restart_s);
+        return rc ? rc : non_negative(ld, restart, "time", c->restart_s);
+    }
+    c->restart_s = 0;
+    for (int i = 0; i < 4; i++) {
+        double x = 0;
+        int rc = get_quantity(ld, restart, parts[i], SIM_DIM_TIME, 0, &x);
+        if (!rc)
+            rc = non_negative(ld, restart, parts[i], x);
+        if (rc)
+            return rc;
+        c->restart_s += i == 3 ? x * (double)c->gpu_count / 1000 : x;
+    }
+    return 0;
+}
+
+/* component="switch" or "cable": how many the fabric has in tier="..."
+ * (switches 1..4, 1 = the host-facing leaves; cables 0..4, 0 = host
+ * cables, t = switch-to-switch up from tier t) or in all tiers */
+static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, uint64_t *out)
+{
+    const char *what = sw ? "switch" : "cable", *whats = sw ? "switches" : "cables";
+    if (!s->has_fabric)
+        return node_error(ld, f, "component", "%s failures need <cluster><fabric>: the %s "
+                          "are counted from it", what, whats);
+    const uint64_t *per_tier = sw ? s->fabric_switches : s->fabric_cables;
+    char text[16];
+    copy_attr(f, "tier", text, sizeof text);
+    uint64_t n = 0;
+    if (!text[0] || !strcmp(text, "all")) {
+        for (int t = 0; t <= 4; t++)
+            n += per_tier[t];
+    } else {
+        char *end = NULL;
+        long t = strtol(text, &end, 10);
+        if (*end || t < (sw ? 1 : 0) || t > 4)
+            return node_error(ld, f, "tier", "tier must be \"all\" or %s",
+                              sw ? "1 to 4 (1: the host-facing leaves)"
+                                 : "0 to 4 (0: host cables; t: switch to switch up from tier t)");
+        n = per_tier[t];
+    }
+    if (!n)
+        return node_error(ld, f, "tier", "the fabric has no %s there", whats);
+    *out = n;
+    return 0;
+}
+
+int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *rel = child(root, "reliability");
+    xmlNode *restart = child(rel, "restart");
+    campaign_config *c = &s->campaign;
+    c->gpus_per_node = s->has_fabric && s->fabric.gpus_per_node > 1 ? s->fabric.gpus_per_node
+                       : s->gpu.scaleup_domain > 1                    ? s->gpu.scaleup_domain
+                                                                      : 8;
+    int rc = 0, any = 0;
+    if (rel && has_attr(rel, "nodes-per-rack"))
+        rc = get_uint(ld, rel, "nodes-per-rack", 0, 1, 100000, &c->nodes_per_rack);
+    if (!rc && rel && has_attr(rel, "inventory")) {
+        rc = load_inventory(ld, rel, s);
+        any = 1;
+    }
+    for (xmlNode *f = rel ? rel->children : NULL; f && !rc; f = f->next) {
+        if (f->type != XML_ELEMENT_NODE || !xmlStrEqual(f->name, (const xmlChar *)"failure"))
+            continue;
+        any = 1;
+        double rate = 0;
+        rc = failure_rate(ld, f, &rate);
+        if (rc)
+            break;
+        char comp[16], name[48], dist[16];
+        copy_attr(f, "component", comp, sizeof comp);
+        copy_attr(f, "distribution", dist, sizeof dist);
+        int node = !strcmp(comp, "node"), rack = !strcmp(comp, "rack");
+        int sw = !strcmp(comp, "switch"), cable = !strcmp(comp, "cable");
+        int weibull = !strcmp(dist, "weibull");
+        uint64_t parts = 0;
+        if (sw || cable) {
+            rc = network_parts(ld, f, s, sw, &parts);
+            if (rc)
+                break;
+            if (weibull)
+                return node_error(ld, f, "distribution", "%s failures are exponential", comp);
+            if (has_attr(f, "detection"))
+                return node_error(ld, f, "detection", "%s failures are not silent", comp);
+        } else if (has_attr(f, "tier")) {
+            return node_error(ld, f, "tier", "tier belongs to component=\"switch\" or "
+                              "component=\"cable\"");
+        }
+        if (rack && !c->nodes_per_rack)
+            return node_error(ld, f, "component", "rack failures need <reliability "
+                              "nodes-per-rack=\"...\"> (Llama 3: 16 GPUs, 2 nodes, per rack)");
+        if (rack && weibull)
+            return node_error(ld, f, "distribution", "rack failures are exponential");
+        node |= rack;
+        double shape = 0;
+        if (weibull) {
+            rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
+            if (!rc && !(shape >= CAMPAIGN_WEIBULL_SHAPE_MIN && shape <= CAMPAIGN_WEIBULL_SHAPE_MAX))
+                rc = node_error(ld, f, "shape", "a Weibull shape must be from 1/170 (0.00588: "
+                                "below, Gamma(1 + 1/k) overflows a double) to 100 (below 1: "
+                                "infant mortality; above 1: wear-out)");
+            if (rc)
+                break;
+        } else if (has_attr(f, "shape")) {
+            return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
+        }
+        if (!has_attr(f, "cause") && !node && !sw && !cable && !weibull &&
+            !has_attr(f, "detection")) {
+            /* the unnamed per-GPU rate */
+            c->gpu_failure_rate_per_s = rate;
+            continue;
+        }
+        if (has_attr(f, "cause"))
+            copy_attr(f, "cause", name, sizeof name);
+        else
+            snprintf(name, sizeof name, "%s failure",
+                     sw ? "switch" : cable ? "cable" : rack ? "rack" : node ? "node" : "GPU");
+        campaign_cause *x = cause_slot(c, name);
+        if (!x)
+            return node_error(ld, f, "cause", "more than %d failure causes",
+                              CAMPAIGN_MAX_CAUSES);
+        x->unit = sw      ? CAMPAIGN_UNIT_SWITCH
+                  : cable ? CAMPAIGN_UNIT_CABLE
+                  : rack  ? CAMPAIGN_UNIT_RACK
+                  : node  ? CAMPAIGN_UNIT_NODE
+                          : CAMPAIGN_UNIT_GPU;
+        x->rate_per_s = rate;
+        x->parts = parts;
+        x->weibull_shape = shape;
+        if (has_attr(f, "detection")) { /* silent: found after a mean delay */
+            rc = get_quantity(ld, f, "detection", SIM_DIM_TIME, 1, &x->detection_s);
+            if (!rc)
+                rc = non_negative(ld, f, "detection", x->detection_s);
+            if (!rc && x->detection_s > 0 && shape > 0)
+                rc = node_error(ld, f, "detection", "a silent cause must be exponential");
+            if (rc)
+                break;
+        }
+        if (has_attr(f, "category"))
+            copy_attr(f, "category", x->category, sizeof x->category);
+        else if (!x->category[0])
+            snprintf(x->category, sizeof x->category, "%s",
+                     sw || cable ? "Network" : node ? "Host" : "GPU");
+    }
+    if (!rc && any && !restart)
+        rc = node_error(ld, rel, NULL,
+                        "a <failure> needs a <restart time=\"...\"/> saying what each "
+                        "failure costs");
+    if (!rc && restart)
+        rc = parse_restart(ld, restart, c);
+    xmlNode *spares = child(rel, "spares");
+    if (!rc && spares) { /* a limited pool of spare nodes, repaired ones returning to it */
+        double n = 0;
+        rc = get_quantity(ld, spares, "nodes", SIM_DIM_COUNT, 1, &n);
+        if (!rc)
+            rc = whole(ld, spares, "nodes", n);
+        if (!rc && !(n >= 0 && n <= 1e9))
+            rc = node_error(ld, spares, "nodes", "nodes must be from 0 to 1e9");
+        if (!rc)
+            rc = get_quantity(ld, spares, "swap-time", SIM_DIM_TIME, 1, &c->swap_s);
+        if (!rc)
+            rc = non_negative(ld, spares, "swap-time", c->swap_s);
+        if (!rc)
+            rc = get_quantity(ld, spares, "repair-time", SIM_DIM_TIME, 1, &c->repair_mean_s);
+        if (!rc)
+            rc = non_negative(ld, spares, "repair-time", c->repair_mean_s);
+        c->spares_limited = 1;
+        c->spare_nodes = (uint64_t)n;
+        int elastic = 0;
+        if (!rc)
+            rc = get_bool(ld, spares, "elastic", &elastic);
+        if (!rc && has_attr(spares, "max-missing") && !elastic)
+            rc = node_error(ld, spares, "max-missing", "max-missing needs elastic=\"true\"");
+        if (!rc && elastic && !(s->has_parallelism && s->par.dp >= 2))
+            rc = node_error(ld, spares, "elastic",
+                            "elastic continuation needs <job><parallelism> with at least 2 "
+                            "data-parallel replicas (it goes on with fewer of them)");
+        if (!rc && elastic) {
+            c->elastic_replicas = s->par.dp;
+            unsigned most = s->par.dp - 1 < SCN_ELASTIC_MAX_MISSING_DEFAULT
+                                ? s->par.dp - 1
+                                : SCN_ELASTIC_MAX_MISSING_DEFAULT;
+            rc = get_uint(ld, spares, "max-missing", 0, 1, s->par.dp - 1, &most);
+            c->elastic_max_missing = most;
+        }
+    }
+    xmlNode *maint = child(rel, "maintenance");
+    if (!rc && maint) { /* planned windows: the job checkpoints, waits, restarts */
+        rc = get_quantity(ld, maint, "every", SIM_DIM_TIME, 1, &c->maintenance_every_s);
+        if (!rc)
+            rc = positive(ld, maint, "every", c->maintenance_every_s, INFINITY, "");
+        if (!rc)
+            rc = get_quantity(ld, maint, "duration", SIM_DIM_TIME, 1, &c->maintenance_s);
+        if (!rc)
+            rc = non_negative(ld, maint, "duration", c->maintenance_s);
+        if (!rc && !(c->maintenance_s < c->maintenance_every_s))
+            rc = node_error(ld, maint, "duration", "a window must be shorter than its period");
+        if (!rc && !restart)
+            rc = node_error(ld, rel, NULL, "maintenance windows need a <restart> saying what "
+                            "restarting after one costs");
+    }
+    xmlNode *slow = child(rel, "stragglers");
+    if (!rc && slow) { /* nodes turning slow, drained at a checkpoint after a while */
+        rc = failure_rate(ld, slow, &c->straggler_rate_per_s);
+        if (!rc)
+            rc = get_quantity(ld, slow, "speed", SIM_DIM_FRACTION, 1, &s->straggler_gpu_speed);
+        if (!rc && !(s->straggler_gpu_speed > 0 && s->straggler_gpu_speed < 1))
+            rc = node_error(ld, slow, "speed", "a slow node's GPUs run at above 0%% and below "
+                            "100%% of nominal speed (90%%: nine tenths)");
+        if (!rc)
+            rc = get_quantity(ld, slow, "drain-after", SIM_DIM_TIME, 1, &c->straggler_drain_s);
+        if (!rc)
+            rc = non_negative(ld, slow, "drain-after", c->straggler_drain_s);
+        if (!rc && !restart)
+            rc = node_error(ld, rel, NULL, "stragglers need a <restart> saying what restarting "
+                            "after a drain costs");
+        /* the job's speed while a node is slow: the synchronous job waits for
+         * it all the time (the step tier refines this from its profile) */
+        c->straggler_speed = s->straggler_gpu_speed;
+    }
+    if (!rc && rel && has_attr(rel, "scale")) {
+        /* <reliability scale="2">: every failure and straggler rate times
+         * the scale (every MTBF divided by it), for what-if sweeps; detection,
+         * repair and restart times are left as they are */
+        double scale = 1;
+        rc = get_quantity(ld, rel, "scale", SIM_DIM_COUNT, 1, &scale);
+        if (!rc)
+            rc = positive(ld, rel, "scale", scale, 1e6, "");
+        for (unsigned i = 0; !rc && i < c->n_causes; i++)
+            c->causes[i].rate_per_s *= scale;
+        if (!rc) {
+            c->gpu_failure_rate_per_s *= scale;
+            c->straggler_rate_per_s *= scale;
+        }
+    }
+    return rc;
+}

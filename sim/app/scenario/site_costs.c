@@ -1,0 +1,115 @@
+/* site_costs.c - <site> (a site of the built-in catalog, site_catalog.c,
+ * with cooling, start-month, price, emission-factor, green-share,
+ * diurnal-amplitude, weather-noise overrides) and <costs> (unit prices,
+ * life, rent-per-gpu-hour).
+ */
+#include "loader.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/tree.h>
+
+/* "0.36CNY/kWh", "0.58kgCO2/kWh", "5K": a number from 0 to max and
+ * exactly that unit (the units parser knows no currency, CO2 or
+ * temperature); max keeps the products (kWh x price, x factor) finite and
+ * physical */
+static int number_in(loader *ld, xmlNode *n, const char *attr_name, const char *unit, double max,
+                     double *out)
+{
+    char text[64];
+    copy_attr(n, attr_name, text, sizeof text);
+    char *end = NULL;
+    double x = strtod(text, &end);
+    if (end == text || strcmp(end, unit) || !(x >= 0 && x <= max))
+        return node_error(ld, n, attr_name, "expected a number from 0 to %g in %s, e.g. "
+                          "\"0.4%s\"", max, unit, unit);
+    *out = x;
+    return 0;
+}
+
+/* <site name cooling start-month price emission-factor green-share
+ * diurnal-amplitude>: the catalog's site, overridden where given */
+int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "site");
+    if (!n)
+        return 0;
+    scn_site *site = &s->site;
+    char name[32], why[600];
+    copy_attr(n, "name", name, sizeof name);
+    if (site_lookup(name, &site->info, why, sizeof why))
+        return node_error(ld, n, "name", "%s", why);
+    site->given = 1;
+    char text[32] = "air-economiser";
+    int cooling = FAC_COOLING_AIR_ECONOMISER;
+    if (has_attr(n, "cooling")) {
+        copy_attr(n, "cooling", text, sizeof text);
+        fac_cooling_parse(text, &cooling); /* the schema allows only known names */
+    }
+    site->design = fac_design_default(cooling);
+    site->start_month = 1;
+    int rc = get_uint(ld, n, "start-month", 0, 1, 12, &site->start_month);
+    const char *overridden[4] = {0};
+    int k = 0;
+    if (!rc && has_attr(n, "price")) {
+        rc = number_in(ld, n, "price", "CNY/kWh", 1000, &site->info.price_per_kwh);
+        snprintf(site->info.price_basis, sizeof site->info.price_basis, "the scenario's");
+        overridden[k++] = "price";
+    }
+    if (!rc && has_attr(n, "emission-factor")) {
+        rc = number_in(ld, n, "emission-factor", "kgCO2/kWh", 10,
+                       &site->info.emission_kg_per_kwh);
+        snprintf(site->info.emission_basis, sizeof site->info.emission_basis, "the scenario's");
+        overridden[k++] = "emission factor";
+    }
+    if (!rc && has_attr(n, "green-share")) {
+        rc = get_quantity(ld, n, "green-share", SIM_DIM_FRACTION, 1, &site->green_share);
+        if (!rc && !(site->green_share >= 0 && site->green_share <= 1))
+            rc = node_error(ld, n, "green-share", "green-share must be from 0%% to 100%%");
+    }
+    if (!rc && has_attr(n, "diurnal-amplitude")) {
+        rc = number_in(ld, n, "diurnal-amplitude", "K", 50,
+                       &site->info.climate.diurnal_amplitude_k);
+        overridden[k++] = "diurnal amplitude";
+    }
+    if (!rc && has_attr(n, "weather-noise")) { /* seeded AR(1) noise on the hours */
+        rc = number_in(ld, n, "weather-noise", "K", 50, &site->info.climate.noise_sd_k);
+        site->info.climate.noise_seed = s->seed;
+    }
+    for (int i = 0; i < k; i++)
+        snprintf(site->overrides + strlen(site->overrides),
+                 sizeof site->overrides - strlen(site->overrides), "%s%s", i ? ", " : "",
+                 overridden[i]);
+    return rc;
+}
+
+/* <costs server switch nic transceiver cable life rent-per-gpu-hour> */
+int parse_costs(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "costs");
+    if (!n)
+        return 0;
+    if (!s->site.given)
+        return node_error(ld, n, NULL, "<costs> needs a <site>: the build cost includes the "
+                          "site's energy");
+    scn_costs *c = &s->costs;
+    c->given = 1;
+    static const char *const names[] = {"server", "switch", "nic", "transceiver", "cable",
+                                        "rent-per-gpu-hour"};
+    double *to[] = {&c->server, &c->switch_, &c->nic, &c->transceiver, &c->cable,
+                    &c->rent_per_gpu_hour};
+    int rc = 0;
+    for (int i = 0; i < 6 && !rc; i++) {
+        rc = get_quantity(ld, n, names[i], SIM_DIM_COUNT, 0, to[i]);
+        if (!rc)
+            rc = non_negative(ld, n, names[i], *to[i]);
+    }
+    if (!rc)
+        rc = get_quantity(ld, n, "life", SIM_DIM_TIME, 1, &c->life_s);
+    if (!rc)
+        rc = positive(ld, n, "life", c->life_s, INFINITY, "");
+    return rc;
+}
