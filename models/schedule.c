@@ -72,10 +72,10 @@ static void stage_order(const sched_input *in, unsigned s, sched_task *t)
         t[k].stage = s;
 }
 
-int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_size)
+/* Check the input before anything is allocated (every refusal sched_run
+ * documents but no memory and the deadlock). */
+static int check_input(const sched_input *in, char *why, size_t why_size)
 {
-    if (!in || !out)
-        FAIL("schedule: no input or no result record");
     if (in->kind != SCHEDULE_1F1B && in->kind != SCHEDULE_INTERLEAVED &&
         in->kind != SCHEDULE_GPIPE)
         FAIL("schedule: unknown pipeline schedule %d (1F1B, interleaved or GPipe)", in->kind);
@@ -96,7 +96,6 @@ int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_si
     size_t P = (size_t)p * v, n = (size_t)m * v;
     if (P / v != p || n / v != m || P > SIZE_MAX / 2 / m / sizeof(sched_task))
         FAIL("schedule: %u stages x %u chunks x %u micro-batches is too many tasks", p, v, m);
-    size_t total = 2 * (size_t)m * P;
     if (!in->t_forward || !in->t_backward)
         FAIL("schedule: forward and backward times are required");
     if (!times_ok(in->t_forward, P) || !times_ok(in->t_backward, P))
@@ -104,6 +103,133 @@ int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_si
     if ((in->t_send_forward && !times_ok(in->t_send_forward, P - 1)) ||
         (in->t_send_backward && !times_ok(in->t_send_backward, P - 1)))
         FAIL("schedule: transfer times must be finite numbers of seconds >= 0");
+    return 0;
+}
+
+/* The dependency sweep's working state. */
+typedef struct sweep {
+    const sched_input *in;
+    unsigned p, m;
+    size_t P, n;          /* positions p v; tasks per stage and direction m v */
+    sched_task *tasks;    /* stage s's 2 n tasks at s 2 n, in its order */
+    /* end of forward / backward of (position j, micro-batch i) at j m + i; -1 = not yet */
+    double *fend, *bend;
+    double *free_s;       /* per stage: when its last placed task ends */
+    size_t *next;         /* per stage: its next task to place */
+    unsigned *stack;      /* worklist of stages to look at */
+    unsigned char *queued;
+} sweep;
+
+/* Place stage s's tasks as far as their inputs allow. Returns how many. */
+static size_t stage_advance(sweep *w, unsigned s)
+{
+    const sched_input *in = w->in;
+    size_t placed = 0, m = w->m;
+    while (w->next[s] < 2 * w->n) {
+        sched_task *t = &w->tasks[s * 2 * w->n + w->next[s]];
+        size_t j = (size_t)t->chunk * w->p + s, i = t->microbatch;
+        double ready = 0.0, dur;
+        if (!t->backward) {
+            if (j > 0) {
+                double e = w->fend[(j - 1) * m + i];
+                if (e < 0.0)
+                    break;
+                ready = e + (in->t_send_forward ? in->t_send_forward[j - 1] : 0.0);
+            }
+            dur = in->t_forward[j];
+        } else {
+            ready = w->fend[j * m + i];
+            if (ready < 0.0)
+                break;
+            if (j + 1 < w->P) {
+                double e = w->bend[(j + 1) * m + i];
+                if (e < 0.0)
+                    break;
+                e += in->t_send_backward ? in->t_send_backward[j] : 0.0;
+                if (e > ready)
+                    ready = e;
+            }
+            dur = in->t_backward[j];
+        }
+        t->start_s = ready > w->free_s[s] ? ready : w->free_s[s];
+        t->end_s = t->start_s + dur;
+        w->free_s[s] = t->end_s;
+        (t->backward ? w->bend : w->fend)[j * m + i] = t->end_s;
+        w->next[s]++;
+        placed++;
+    }
+    return placed;
+}
+
+/* Sweep: run a stage as far as its inputs allow; whenever it advances,
+ * its neighbours (the only stages its tasks feed) get another look.
+ * Each look either advances or ends, so this is O(tasks). An empty
+ * worklist with tasks left means the order itself waits in a cycle. */
+static int sweep_run(sweep *w, char *why, size_t why_size)
+{
+    unsigned p = w->p;
+    size_t n_done = 0, top = 0;
+    for (unsigned s = p; s-- > 0;) {
+        w->stack[top++] = s;
+        w->queued[s] = 1;
+    }
+    while (top > 0) {
+        unsigned s = w->stack[--top];
+        w->queued[s] = 0;
+        size_t placed = stage_advance(w, s);
+        n_done += placed;
+        if (placed) {
+            unsigned nb[2] = {(s + 1) % p, (s + p - 1) % p};
+            for (int k = 0; k < 2; k++)
+                if (!w->queued[nb[k]]) {
+                    w->stack[top++] = nb[k];
+                    w->queued[nb[k]] = 1;
+                }
+        }
+    }
+    if (n_done == 2 * w->n * p)
+        return 0;
+    unsigned s = 0;
+    while (w->next[s] == 2 * w->n)
+        s++;
+    const sched_task *t = &w->tasks[s * 2 * w->n + w->next[s]];
+    FAIL("schedule: %s order deadlocks (p %u, v %u, m %u): stage %u waits forever at the %s "
+         "of chunk %u micro-batch %u", kind_name(w->in->kind), p, w->in->vpp, w->m, s,
+         t->backward ? "backward" : "forward", t->chunk, t->microbatch);
+}
+
+/* Per-stage busy and bubble time, the iteration, and per (chunk, stage)
+ * the last backward's end and the first forward's start. */
+static void summarise(size_t P, unsigned p, size_t total, sched_result *r)
+{
+    for (size_t j = 0; j < P; j++) {
+        r->chunk_backward_end_s[j] = 0.0;
+        r->first_forward_start_s[j] = INFINITY;
+    }
+    for (size_t k = 0; k < total; k++) {
+        const sched_task *t = &r->tasks[k];
+        size_t j = (size_t)t->chunk * p + t->stage;
+        r->busy_s[t->stage] += t->end_s - t->start_s;
+        if (t->end_s > r->iteration_s)
+            r->iteration_s = t->end_s;
+        if (t->backward && t->end_s > r->chunk_backward_end_s[j])
+            r->chunk_backward_end_s[j] = t->end_s;
+        if (!t->backward && t->start_s < r->first_forward_start_s[j])
+            r->first_forward_start_s[j] = t->start_s;
+    }
+    for (unsigned s = 0; s < p; s++)
+        r->bubble_s[s] = r->iteration_s - r->busy_s[s];
+    r->n_tasks = total;
+}
+
+int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_size)
+{
+    if (!in || !out)
+        FAIL("schedule: no input or no result record");
+    if (check_input(in, why, why_size))
+        return -1;
+    unsigned p = in->pp, v = in->vpp, m = in->microbatches;
+    size_t P = (size_t)p * v, n = (size_t)m * v, total = 2 * (size_t)m * P;
 
     sched_result r = {0};
     r.tasks = malloc(total * sizeof *r.tasks);
@@ -111,121 +237,34 @@ int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_si
     r.bubble_s = calloc(p, sizeof *r.bubble_s);
     r.chunk_backward_end_s = malloc(P * sizeof *r.chunk_backward_end_s);
     r.first_forward_start_s = malloc(P * sizeof *r.first_forward_start_s);
-    /* end of forward / backward of (position j, micro-batch i) at j m + i; -1 = not yet */
-    double *fend = malloc(P * m * sizeof *fend);
-    double *bend = malloc(P * m * sizeof *bend);
-    double *free_s = calloc(p, sizeof *free_s);
-    size_t *next = calloc(p, sizeof *next);
-    unsigned *stack = malloc(p * sizeof *stack);
-    unsigned char *queued = calloc(p, 1);
+    sweep w = {.in = in, .p = p, .m = m, .P = P, .n = n, .tasks = r.tasks,
+               .fend = malloc(P * m * sizeof(double)), .bend = malloc(P * m * sizeof(double)),
+               .free_s = calloc(p, sizeof(double)), .next = calloc(p, sizeof(size_t)),
+               .stack = malloc(p * sizeof(unsigned)), .queued = calloc(p, 1)};
     int rc = 0;
     if (!r.tasks || !r.busy_s || !r.bubble_s || !r.chunk_backward_end_s ||
-        !r.first_forward_start_s || !fend || !bend || !free_s || !next || !stack || !queued) {
+        !r.first_forward_start_s || !w.fend || !w.bend || !w.free_s || !w.next || !w.stack ||
+        !w.queued) {
         rc = -1;
         if (why && why_size)
             snprintf(why, why_size, "schedule: out of memory for %zu tasks", total);
         goto done;
     }
     for (size_t i = 0; i < P * m; i++)
-        fend[i] = bend[i] = -1.0;
+        w.fend[i] = w.bend[i] = -1.0;
     for (unsigned s = 0; s < p; s++)
         stage_order(in, s, r.tasks + s * 2 * n);
-
-    /* Sweep: run a stage as far as its inputs allow; whenever it advances,
-     * its neighbours (the only stages its tasks feed) get another look.
-     * Each look either advances or ends, so this is O(tasks). An empty
-     * worklist with tasks left means the order itself waits in a cycle. */
-    size_t n_done = 0, top = 0;
-    for (unsigned s = p; s-- > 0;) {
-        stack[top++] = s;
-        queued[s] = 1;
-    }
-    while (top > 0) {
-        unsigned s = stack[--top];
-        queued[s] = 0;
-        int advanced = 0;
-        while (next[s] < 2 * n) {
-            sched_task *t = &r.tasks[s * 2 * n + next[s]];
-            size_t j = (size_t)t->chunk * p + s, i = t->microbatch;
-            double ready = 0.0, dur;
-            if (!t->backward) {
-                if (j > 0) {
-                    double e = fend[(j - 1) * m + i];
-                    if (e < 0.0)
-                        break;
-                    ready = e + (in->t_send_forward ? in->t_send_forward[j - 1] : 0.0);
-                }
-                dur = in->t_forward[j];
-            } else {
-                ready = fend[j * m + i];
-                if (ready < 0.0)
-                    break;
-                if (j + 1 < P) {
-                    double e = bend[(j + 1) * m + i];
-                    if (e < 0.0)
-                        break;
-                    e += in->t_send_backward ? in->t_send_backward[j] : 0.0;
-                    if (e > ready)
-                        ready = e;
-                }
-                dur = in->t_backward[j];
-            }
-            t->start_s = ready > free_s[s] ? ready : free_s[s];
-            t->end_s = t->start_s + dur;
-            free_s[s] = t->end_s;
-            (t->backward ? bend : fend)[j * m + i] = t->end_s;
-            next[s]++;
-            n_done++;
-            advanced = 1;
-        }
-        if (advanced) {
-            unsigned nb[2] = {(s + 1) % p, (s + p - 1) % p};
-            for (int k = 0; k < 2; k++)
-                if (!queued[nb[k]]) {
-                    stack[top++] = nb[k];
-                    queued[nb[k]] = 1;
-                }
-        }
-    }
-    if (n_done != total) {
-        unsigned s = 0;
-        while (next[s] == 2 * n)
-            s++;
-        const sched_task *t = &r.tasks[s * 2 * n + next[s]];
-        rc = -1;
-        if (why && why_size)
-            snprintf(why, why_size, "schedule: %s order deadlocks (p %u, v %u, m %u): stage %u "
-                     "waits forever at the %s of chunk %u micro-batch %u", kind_name(in->kind),
-                     p, v, m, s, t->backward ? "backward" : "forward", t->chunk, t->microbatch);
-        goto done;
-    }
-
-    for (size_t j = 0; j < P; j++) {
-        r.chunk_backward_end_s[j] = 0.0;
-        r.first_forward_start_s[j] = INFINITY;
-    }
-    for (size_t k = 0; k < total; k++) {
-        const sched_task *t = &r.tasks[k];
-        size_t j = (size_t)t->chunk * p + t->stage;
-        r.busy_s[t->stage] += t->end_s - t->start_s;
-        if (t->end_s > r.iteration_s)
-            r.iteration_s = t->end_s;
-        if (t->backward && t->end_s > r.chunk_backward_end_s[j])
-            r.chunk_backward_end_s[j] = t->end_s;
-        if (!t->backward && t->start_s < r.first_forward_start_s[j])
-            r.first_forward_start_s[j] = t->start_s;
-    }
-    for (unsigned s = 0; s < p; s++)
-        r.bubble_s[s] = r.iteration_s - r.busy_s[s];
-    r.n_tasks = total;
+    rc = sweep_run(&w, why, why_size);
+    if (!rc)
+        summarise(P, p, total, &r);
 
 done:
-    free(fend);
-    free(bend);
-    free(free_s);
-    free(next);
-    free(stack);
-    free(queued);
+    free(w.fend);
+    free(w.bend);
+    free(w.free_s);
+    free(w.next);
+    free(w.stack);
+    free(w.queued);
     if (rc != 0) {
         sched_result_free(&r);
         return -1;

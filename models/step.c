@@ -423,13 +423,12 @@ static int tier_totals(const fabric *f, const comm_ctx *cx, step_profile *out)
     return 0;
 }
 
-int step_simulate(const workload *w, const compute_device *dev, fabric *f,
-                  const step_options *o, step_profile *out, char *why, size_t why_size)
+/* Refusals before anything is allocated. */
+static int check_inputs(const workload *w, const fabric *f, const step_options *o, char *why,
+                        size_t why_size)
 {
-    memset(out, 0, sizeof *out);
     const parallel_config *p = &w->par;
-    unsigned P = p->pp, v = p->vpp ? p->vpp : 1;
-    unsigned long long gpus = (unsigned long long)p->tp * p->cp * p->dp * P;
+    unsigned long long gpus = (unsigned long long)p->tp * p->cp * p->dp * p->pp;
     if (gpus > f->gpus)
         FAIL("the job needs tp x cp x dp x pp = %llu GPUs, the fabric has %u", gpus, f->gpus);
     if (p->tp > 4096 || p->ep > 4096)
@@ -438,33 +437,34 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         FAIL("bucket size must be positive and tp overlap in [0, 1]");
     if (!(o->sustained_efficiency > 0 && o->sustained_efficiency <= 1))
         FAIL("sustained efficiency must be in (0, 1], got %g", o->sustained_efficiency);
-    out->n_links = f->g.n_links;
-    out->link_bytes = calloc((size_t)f->g.n_links + 1, sizeof *out->link_bytes);
-    double *scratch = calloc((size_t)f->g.n_links + 1, sizeof *scratch);
-    uint32_t *touched = malloc(((size_t)f->g.n_links + 1) * sizeof *touched);
-    out->stage = calloc(P, sizeof *out->stage);
-    stage_costs *c = calloc(P, sizeof *c);
-    double *bucket = calloc(P, sizeof *bucket), *gbucket = calloc(P, sizeof *gbucket);
-    dp_chain *dc = calloc(P, sizeof *dc);
-    replica_run *runs = NULL;
-    unsigned n_runs = 0;
-    comm_ctx cx = {.f = f, .analytic = o->analytic, .link_bytes = out->link_bytes,
-                   .scratch = scratch, .touched = touched};
-    int rc = -1;
-    out->n_stages = P;
-    if (!out->link_bytes || !scratch || !touched || !out->stage || !c || !bucket || !gbucket || !dc)
-        goto oom;
+    return 0;
+}
 
-    /* compute and the communication a stage cannot hide */
-    for (unsigned s = 0; s < P; s++) {
+/* What step_simulate works with between its phases; owns everything but
+ * cx.f and cx.link_bytes (out->link_bytes). */
+typedef struct step_run {
+    comm_ctx cx;
+    stage_costs *c;       /* per stage */
+    dp_chain *dc;         /* per stage */
+    replica_run *runs;    /* the replicas simulated, the nominal one last */
+    unsigned n_runs;
+} step_run;
+
+/* compute and the communication a stage cannot hide, every stage; then the
+ * PP transfers between them */
+static int price_stages(step_run *sr, const workload *w, const compute_device *dev,
+                        const step_options *o)
+{
+    stage_costs *c = sr->c;
+    for (unsigned s = 0; s < w->par.pp; s++) {
         const stage_workload *st = &w->stages[s];
         c[s].compute_f = ops_time(dev, st->forward, st->n_forward, &c[s].attention_f);
         c[s].compute_b = ops_time(dev, st->backward, st->n_backward, &c[s].attention_b);
         c[s].optimizer = ops_time(dev, st->step, st->n_step, NULL);
         if (c[s].compute_f < 0 || c[s].compute_b < 0 || c[s].optimizer < 0) {
-            snprintf(cx.why, sizeof cx.why, "stage %u: an operation the GPU cannot time (no peak "
-                     "for its precision?)", s);
-            goto fail;
+            snprintf(sr->cx.why, sizeof sr->cx.why, "stage %u: an operation the GPU cannot time "
+                     "(no peak for its precision?)", s);
+            return -1;
         }
         /* what training kernels sustain of the roofline (GEMM, attention and
          * memory-bound alike): clocks under power capping, shapes off the
@@ -475,43 +475,66 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         c[s].optimizer /= eta;
         c[s].attention_f /= eta;
         c[s].attention_b /= eta;
-        if (stage_comm(&cx, w, s, o, &c[s]))
-            goto fail;
+        if (stage_comm(&sr->cx, w, s, o, &c[s]))
+            return -1;
     }
-    if (pp_sends(&cx, w, c))
-        goto fail;
+    return pp_sends(&sr->cx, w, c);
+}
 
-    /* data-parallel buckets: sizes per stage, then one bucket of every group
-     * at once for its time */
+/* data-parallel buckets: sizes per stage, then one bucket of every group at
+ * once for its time */
+static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
+{
+    const stage_costs *c = sr->c;
+    dp_chain *dc = sr->dc;
+    unsigned P = w->par.pp, v = w->par.vpp ? w->par.vpp : 1;
+    double *bucket = calloc(P, sizeof *bucket), *gbucket = calloc(P, sizeof *gbucket);
+    int rc = -1;
+    if (!bucket || !gbucket) {
+        snprintf(sr->cx.why, sizeof sr->cx.why, "out of memory in the step tier");
+        goto done;
+    }
     for (unsigned s = 0; s < P; s++) {
         double params = w->stages[s].params / v;
         dc[s].buckets = c[s].dp_bytes > 0 ? (unsigned)ceil(params / o->bucket_params) : 0;
         if (dc[s].buckets < 1 && c[s].dp_bytes > 0)
             dc[s].buckets = 1;
-
     }
     double tb_dp = 0, tb_ag = 0;
     for (unsigned s = 0; s < P; s++) { /* whole volumes, for the link bytes */
         bucket[s] = c[s].dp_bytes;
         gbucket[s] = c[s].ag_bytes;
     }
-    if (dp_bucket_time(&cx, w, c, bucket, 0, NULL) || dp_bucket_time(&cx, w, c, gbucket, 1, NULL))
-        goto fail;
+    if (dp_bucket_time(&sr->cx, w, c, bucket, 0, NULL) ||
+        dp_bucket_time(&sr->cx, w, c, gbucket, 1, NULL))
+        goto done;
     for (unsigned s = 0; s < P; s++) {
         bucket[s] = dc[s].buckets ? c[s].dp_bytes / v / dc[s].buckets : 0;
         gbucket[s] = dc[s].buckets ? c[s].ag_bytes / v / dc[s].buckets : 0;
     }
-    if (dp_bucket_time(&cx, w, c, bucket, 0, &tb_dp) ||
-        dp_bucket_time(&cx, w, c, gbucket, 1, &tb_ag))
-        goto fail;
+    if (dp_bucket_time(&sr->cx, w, c, bucket, 0, &tb_dp) ||
+        dp_bucket_time(&sr->cx, w, c, gbucket, 1, &tb_ag))
+        goto done;
     for (unsigned s = 0; s < P; s++) {
         dc[s].bucket_s = tb_dp;
         dc[s].gather_bucket_s = tb_ag;
     }
+    rc = 0;
+done:
+    free(bucket);
+    free(gbucket);
+    return rc;
+}
 
-    /* replicas: the nominal one and every one holding a slower GPU */
-    runs = calloc(p->dp + 1, sizeof *runs);
-    if (!runs)
+/* replicas: the nominal one and every one holding a slower GPU; records the
+ * slowest GPU in out */
+static int run_replicas(step_run *sr, const workload *w, const step_options *o,
+                        step_profile *out)
+{
+    const parallel_config *p = &w->par;
+    unsigned P = p->pp;
+    sr->runs = calloc(p->dp + 1, sizeof *sr->runs);
+    if (!sr->runs)
         goto oom;
     out->slowest_speed = 1;
     out->slowest_gpu = UINT32_MAX;
@@ -539,16 +562,26 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
             free(speed);
             continue;
         }
-        runs[n_runs].speed = speed;
-        if (run_replica(w, c, &runs[n_runs], cx.why, sizeof cx.why)) {
-            n_runs++;
-            goto fail;
-        }
-        n_runs++;
+        replica_run *rr = &sr->runs[sr->n_runs++];
+        rr->speed = speed;
+        if (run_replica(w, sr->c, rr, sr->cx.why, sizeof sr->cx.why))
+            return -1;
     }
-    replica_run *nominal = &runs[n_runs - 1];
+    return 0;
+oom:
+    snprintf(sr->cx.why, sizeof sr->cx.why, "out of memory in the step tier");
+    return -1;
+}
 
-    /* each stage: the reduction waits for every replica's gradients */
+/* each stage: the reduction waits for every replica's gradients; its end,
+ * the slowest replica's breakdown (all but the bubble) and the nominal
+ * replicas' wait. Returns the iteration time. */
+static double stage_ends(const step_run *sr, const workload *w, const step_options *o,
+                         step_profile *out)
+{
+    const stage_costs *c = sr->c;
+    const replica_run *runs = sr->runs, *nominal = &runs[sr->n_runs - 1];
+    unsigned P = w->par.pp, v = w->par.vpp ? w->par.vpp : 1, n_runs = sr->n_runs;
     double iteration = 0;
     for (unsigned s = 0; s < P; s++) {
         double dp_end = 0, bwd_end = 0, nominal_ready = 0, all_ready = 0;
@@ -564,12 +597,12 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
                 }
             }
             nominal_end = nominal->sched.chunk_backward_end_s[j];
-            dp_end = fmax(dp_end, reduce_end(o, last_end, last_len, &dc[s]));
+            dp_end = fmax(dp_end, reduce_end(o, last_end, last_len, &sr->dc[s]));
             bwd_end = fmax(bwd_end, last_end);
             nominal_ready = fmax(nominal_ready, nominal_end);
             all_ready = fmax(all_ready, last_end);
         }
-        double gather = dc[s].buckets * v * dc[s].gather_bucket_s;
+        double gather = sr->dc[s].buckets * v * sr->dc[s].gather_bucket_s;
         /* the all-gather of every chunk hides behind the first micro-batch's
          * forward through all of the stage's chunks */
         double gather_exposed = o->overlap_param_gather
@@ -579,7 +612,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         step_stage *ss = &out->stage[s];
         ss->end_s = end;
         /* the breakdown of the slowest replica's stage */
-        replica_run *slow = nominal;
+        const replica_run *slow = nominal;
         for (unsigned r = 0; r < n_runs; r++)
             if (runs[r].speed[s] < slow->speed[s])
                 slow = &runs[r];
@@ -601,19 +634,30 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         if (all_ready - nominal_ready > out->wait_s)
             out->wait_s = all_ready - nominal_ready;
     }
+    return iteration;
+}
+
+/* The profile once the iteration is known: the Gantt chart's tasks, each
+ * stage's bubble and fractions, the critical stage, rates, MFU and HFU, and
+ * the per-tier link totals. */
+static int finish_profile(const step_run *sr, const workload *w, const compute_device *dev,
+                          const fabric *f, double iteration, step_profile *out)
+{
+    const parallel_config *p = &w->par;
+    double gpus = (double)((unsigned long long)p->tp * p->cp * p->dp * p->pp);
     out->iteration_s = iteration;
     /* the schedule a Gantt chart shows: the replica whose pipeline ends last */
-    replica_run *slowest = nominal;
-    for (unsigned r = 0; r < n_runs; r++)
-        if (runs[r].sched.iteration_s > slowest->sched.iteration_s)
-            slowest = &runs[r];
+    const replica_run *slowest = &sr->runs[sr->n_runs - 1];
+    for (unsigned r = 0; r < sr->n_runs; r++)
+        if (sr->runs[r].sched.iteration_s > slowest->sched.iteration_s)
+            slowest = &sr->runs[r];
     out->tasks = malloc((slowest->sched.n_tasks ? slowest->sched.n_tasks : 1) *
                         sizeof *out->tasks);
     if (!out->tasks)
-        goto oom;
+        return -1;
     memcpy(out->tasks, slowest->sched.tasks, slowest->sched.n_tasks * sizeof *out->tasks);
     out->n_tasks = slowest->sched.n_tasks;
-    for (unsigned s = 0; s < P; s++) {
+    for (unsigned s = 0; s < p->pp; s++) {
         step_stage *ss = &out->stage[s];
         double accounted = 0;
         for (int k = 0; k < STEP_PART_COUNT; k++)
@@ -629,33 +673,62 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     /* the critical stage's parts, its idle tail counted as bubble */
     memcpy(out->part_s, out->stage[out->critical_stage].part_s, sizeof out->part_s);
     out->tokens_per_s = w->tokens_per_iteration / iteration;
-    out->model_flops_per_gpu_s = w->model_flops_iteration / (iteration * (double)gpus);
+    out->model_flops_per_gpu_s = w->model_flops_iteration / (iteration * gpus);
     double peak = dev->peak_flops_per_s[p->precision];
     out->mfu = out->model_flops_per_gpu_s / peak;
-    out->hfu = w->hardware_flops_iteration / (iteration * (double)gpus) / peak;
+    out->hfu = w->hardware_flops_iteration / (iteration * gpus) / peak;
     if (out->slowest_speed >= 1)
         out->slowest_gpu = UINT32_MAX;
-    if (tier_totals(f, &cx, out))
-        goto oom;
-    rc = 0;
-    goto done;
-oom:
-    snprintf(cx.why, sizeof cx.why, "out of memory in the step tier");
-fail:
-    snprintf(why, why_size, "%s", cx.why);
-    step_profile_free(out);
-done:
-    for (unsigned r = 0; runs && r < n_runs; r++) {
-        free(runs[r].speed);
-        sched_result_free(&runs[r].sched);
-        sched_result_free(&runs[r].ideal);
+    return tier_totals(f, &sr->cx, out);
+}
+
+static void step_run_free(step_run *sr)
+{
+    for (unsigned r = 0; sr->runs && r < sr->n_runs; r++) {
+        free(sr->runs[r].speed);
+        sched_result_free(&sr->runs[r].sched);
+        sched_result_free(&sr->runs[r].ideal);
     }
-    free(runs);
-    free(scratch);
-    free(touched);
-    free(c);
-    free(bucket);
-    free(gbucket);
-    free(dc);
+    free(sr->runs);
+    free(sr->cx.scratch);
+    free(sr->cx.touched);
+    free(sr->c);
+    free(sr->dc);
+}
+
+int step_simulate(const workload *w, const compute_device *dev, fabric *f,
+                  const step_options *o, step_profile *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    if (check_inputs(w, f, o, why, why_size))
+        return -1;
+    unsigned P = w->par.pp;
+    size_t n_links = (size_t)f->g.n_links + 1;
+    out->n_links = f->g.n_links;
+    out->n_stages = P;
+    out->link_bytes = calloc(n_links, sizeof *out->link_bytes);
+    out->stage = calloc(P, sizeof *out->stage);
+    step_run sr = {.cx = {.f = f, .analytic = o->analytic, .link_bytes = out->link_bytes,
+                          .scratch = calloc(n_links, sizeof(double)),
+                          .touched = malloc(n_links * sizeof(uint32_t))},
+                   .c = calloc(P, sizeof(stage_costs)), .dc = calloc(P, sizeof(dp_chain))};
+    int rc = -1;
+    if (!out->link_bytes || !out->stage || !sr.cx.scratch || !sr.cx.touched || !sr.c || !sr.dc) {
+        snprintf(sr.cx.why, sizeof sr.cx.why, "out of memory in the step tier");
+        goto done;
+    }
+    if (price_stages(&sr, w, dev, o) || dp_buckets(&sr, w, o) || run_replicas(&sr, w, o, out))
+        goto done;
+    if (finish_profile(&sr, w, dev, f, stage_ends(&sr, w, o, out), out)) {
+        snprintf(sr.cx.why, sizeof sr.cx.why, "out of memory in the step tier");
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc) {
+        snprintf(why, why_size, "%s", sr.cx.why);
+        step_profile_free(out);
+    }
+    step_run_free(&sr);
     return rc;
 }

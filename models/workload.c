@@ -260,56 +260,47 @@ static double op_flops(const op_list *l, size_t from, size_t to)
     return f;
 }
 
-static int build_stage(const model_arch *m, const parallel_config *p, unsigned i,
-                       stage_workload *st)
+/* The forward list of stage i and its backward: recompute first, then the
+ * gradients of everything. Returns the recompute FLOPs (hardware, not model). */
+static double stage_ops(const model_arch *m, const parallel_config *p, const layer_shape *ls,
+                        const stage_workload *st, op_list *fwd, op_list *bwd)
 {
     int prec = p->precision;
     double t = p->tp, w = precision_bytes(prec), h = m->hidden;
-    layer_shape ls;
-    ls.tokens = (double)p->micro_batch * m->seq_len / p->cp;
-    ls.act_tokens = p->sequence_parallel ? ls.tokens / t : ls.tokens;
-
-    st->index = i;
-    unsigned first = 0;
-    workload_stage_layers(m, p, i, &first, &st->layers);
-    st->moe_layers = 0;
-    for (unsigned l = 0; l < m->layers; l++)
-        if (m->experts && l >= m->dense_layers && layer_stage(m, p, l) == i)
-            st->moe_layers++;
     unsigned dense = st->layers - st->moe_layers;
-    st->has_embedding = i == 0;
-    st->has_output = i == p->pp - 1;
-
-    op_list fwd = {0}, bwd = {0}, step = {0};
-    comm_list comm = {0};
-
     if (st->has_embedding)
-        push_op(&fwd, memory_op("embedding", prec, ls.tokens * h * w, 1));
-    size_t layers_from = fwd.n;
+        push_op(fwd, memory_op("embedding", prec, ls->tokens * h * w, 1));
+    size_t layers_from = fwd->n;
     if (dense)
-        forward_layer(m, p, &ls, 0, dense, &fwd);
+        forward_layer(m, p, ls, 0, dense, fwd);
     if (st->moe_layers)
-        forward_layer(m, p, &ls, 1, st->moe_layers, &fwd);
-    size_t layers_to = fwd.n;
+        forward_layer(m, p, ls, 1, st->moe_layers, fwd);
+    size_t layers_to = fwd->n;
     if (st->has_output) {
-        push_op(&fwd, memory_op("final_norm", prec, 2 * ls.act_tokens * h * w, 1));
-        push_op(&fwd, gemm("logits", prec, ls.tokens, m->vocab / t, h, 1));
-        push_op(&fwd, memory_op("cross_entropy", prec, 2 * ls.tokens * (m->vocab / t) * 4, 1));
+        push_op(fwd, memory_op("final_norm", prec, 2 * ls->act_tokens * h * w, 1));
+        push_op(fwd, gemm("logits", prec, ls->tokens, m->vocab / t, h, 1));
+        push_op(fwd, memory_op("cross_entropy", prec, 2 * ls->tokens * (m->vocab / t) * 4, 1));
     }
 
     /* backward: recompute first, then gradients of everything */
     if (p->recompute == RECOMPUTE_FULL) {
         for (size_t k = layers_from; k < layers_to; k++)
-            push_op(&bwd, fwd.ops[k]);
+            push_op(bwd, fwd->ops[k]);
     } else if (p->recompute == RECOMPUTE_SELECTIVE) {
         for (size_t k = layers_from; k < layers_to; k++)
-            if (fwd.ops[k].kind == OP_ATTENTION)
-                push_op(&bwd, fwd.ops[k]);
+            if (fwd->ops[k].kind == OP_ATTENTION)
+                push_op(bwd, fwd->ops[k]);
     }
-    double recompute_flops = op_flops(&bwd, 0, bwd.n);
-    backward_of(&fwd, 0, fwd.n, &bwd);
+    double recompute_flops = op_flops(bwd, 0, bwd->n);
+    backward_of(fwd, 0, fwd->n, bwd);
+    return recompute_flops;
+}
 
-    /* parameters on one GPU of this stage */
+/* parameters on one GPU of stage i (st->params, of which st->expert_params) */
+static void stage_params(const model_arch *m, const parallel_config *p, unsigned i,
+                         stage_workload *st)
+{
+    double t = p->tp, h = m->hidden;
     double params = 0, expert_params = 0;
     for (unsigned l = 0; l < m->layers; l++) {
         if (layer_stage(m, p, l) != i)
@@ -333,26 +324,28 @@ static int build_stage(const model_arch *m, const parallel_config *p, unsigned i
                   h;
     st->params = params;
     st->expert_params = expert_params;
+}
 
-    /* optimizer step on the local shard */
-    double shard = p->zero_stage >= 1 ? params / p->dp : params;
-    push_op(&step, memory_op("adam", prec, ADAM_BYTES_PER_PARAM * shard, 1));
-
-    /* communication */
-    double act_bytes = ls.tokens * h * w;
+/* TP, PP, CP and EP per micro-batch; DP per iteration (stage_params first). */
+static void stage_comm(const model_arch *m, const parallel_config *p, const layer_shape *ls,
+                       const stage_workload *st, comm_list *comm)
+{
+    unsigned i = st->index;
+    double t = p->tp, w = precision_bytes(p->precision), h = m->hidden;
+    double act_bytes = ls->tokens * h * w;
     unsigned L = st->layers;
     if (p->tp > 1) {
         double fwd_count = 2.0 * L, bwd_count = 2.0 * L;
         if (p->recompute == RECOMPUTE_FULL)
             bwd_count += 2.0 * L;
         if (p->sequence_parallel) {
-            push_comm(&comm, COMM_TP_ALLGATHER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ag");
-            push_comm(&comm, COMM_TP_REDUCE_SCATTER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_rs");
-            push_comm(&comm, COMM_TP_ALLGATHER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ag");
-            push_comm(&comm, COMM_TP_REDUCE_SCATTER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_rs");
+            push_comm(comm, COMM_TP_ALLGATHER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ag");
+            push_comm(comm, COMM_TP_REDUCE_SCATTER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_rs");
+            push_comm(comm, COMM_TP_ALLGATHER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ag");
+            push_comm(comm, COMM_TP_REDUCE_SCATTER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_rs");
         } else {
-            push_comm(&comm, COMM_TP_ALLREDUCE, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ar");
-            push_comm(&comm, COMM_TP_ALLREDUCE, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ar");
+            push_comm(comm, COMM_TP_ALLREDUCE, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ar");
+            push_comm(comm, COMM_TP_ALLREDUCE, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ar");
         }
     }
     if (p->pp > 1) {
@@ -361,42 +354,69 @@ static int build_stage(const model_arch *m, const parallel_config *p, unsigned i
         double pp_bytes = p->sequence_parallel ? act_bytes / t : act_bytes;
         double sends_fwd = p->vpp - (i == p->pp - 1 ? 1.0 : 0.0);
         double sends_bwd = p->vpp - (i == 0 ? 1.0 : 0.0);
-        push_comm(&comm, COMM_PP_SEND, PHASE_FORWARD, pp_bytes, 2, sends_fwd, "pp_activation");
-        push_comm(&comm, COMM_PP_SEND, PHASE_BACKWARD, pp_bytes, 2, sends_bwd, "pp_gradient");
+        push_comm(comm, COMM_PP_SEND, PHASE_FORWARD, pp_bytes, 2, sends_fwd, "pp_activation");
+        push_comm(comm, COMM_PP_SEND, PHASE_BACKWARD, pp_bytes, 2, sends_bwd, "pp_gradient");
     }
     if (p->cp > 1) {
         double g_local = fmax(1.0, m->kv_heads / t);
-        double kv_bytes = 2 * ls.tokens * g_local * m->head_dim * w;
-        push_comm(&comm, COMM_CP_SENDRECV, PHASE_FORWARD, kv_bytes, p->cp, (p->cp - 1.0) * L,
+        double kv_bytes = 2 * ls->tokens * g_local * m->head_dim * w;
+        push_comm(comm, COMM_CP_SENDRECV, PHASE_FORWARD, kv_bytes, p->cp, (p->cp - 1.0) * L,
                   "cp_kv");
-        push_comm(&comm, COMM_CP_SENDRECV, PHASE_BACKWARD, kv_bytes, p->cp,
+        push_comm(comm, COMM_CP_SENDRECV, PHASE_BACKWARD, kv_bytes, p->cp,
                   2 * (p->cp - 1.0) * L, "cp_kv_grad");
     }
     if (p->ep > 1 && st->moe_layers) {
-        double a2a = ls.tokens * m->top_k * h * w;
-        push_comm(&comm, COMM_EP_ALLTOALL, PHASE_FORWARD, a2a, p->ep, 2.0 * st->moe_layers,
+        double a2a = ls->tokens * m->top_k * h * w;
+        push_comm(comm, COMM_EP_ALLTOALL, PHASE_FORWARD, a2a, p->ep, 2.0 * st->moe_layers,
                   "ep_dispatch_combine");
-        push_comm(&comm, COMM_EP_ALLTOALL, PHASE_BACKWARD, a2a, p->ep, 2.0 * st->moe_layers,
+        push_comm(comm, COMM_EP_ALLTOALL, PHASE_BACKWARD, a2a, p->ep, 2.0 * st->moe_layers,
                   "ep_dispatch_combine");
     }
     unsigned dp_group = p->dp * p->cp;
-    double dense_params = params - expert_params;
+    double dense_params = st->params - st->expert_params, expert_params = st->expert_params;
     unsigned expert_group = dp_group / p->ep;
     if (p->zero_stage >= 1) {
-        push_comm(&comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
+        push_comm(comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
                   dp_group, 1, "dp_grad_rs");
-        push_comm(&comm, COMM_DP_ALLGATHER, PHASE_STEP, dense_params * w, dp_group, 1,
+        push_comm(comm, COMM_DP_ALLGATHER, PHASE_STEP, dense_params * w, dp_group, 1,
                   "dp_param_ag");
-        push_comm(&comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
+        push_comm(comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
                   expert_group, 1, "dp_expert_grad_rs");
-        push_comm(&comm, COMM_DP_ALLGATHER, PHASE_STEP, expert_params * w, expert_group, 1,
+        push_comm(comm, COMM_DP_ALLGATHER, PHASE_STEP, expert_params * w, expert_group, 1,
                   "dp_expert_param_ag");
     } else {
-        push_comm(&comm, COMM_DP_ALLREDUCE, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
+        push_comm(comm, COMM_DP_ALLREDUCE, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
                   dp_group, 1, "dp_grad_ar");
-        push_comm(&comm, COMM_DP_ALLREDUCE, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
+        push_comm(comm, COMM_DP_ALLREDUCE, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
                   expert_group, 1, "dp_expert_grad_ar");
     }
+}
+
+static int build_stage(const model_arch *m, const parallel_config *p, unsigned i,
+                       stage_workload *st)
+{
+    layer_shape ls;
+    ls.tokens = (double)p->micro_batch * m->seq_len / p->cp;
+    ls.act_tokens = p->sequence_parallel ? ls.tokens / p->tp : ls.tokens;
+
+    st->index = i;
+    unsigned first = 0;
+    workload_stage_layers(m, p, i, &first, &st->layers);
+    st->moe_layers = 0;
+    for (unsigned l = 0; l < m->layers; l++)
+        if (m->experts && l >= m->dense_layers && layer_stage(m, p, l) == i)
+            st->moe_layers++;
+    st->has_embedding = i == 0;
+    st->has_output = i == p->pp - 1;
+
+    op_list fwd = {0}, bwd = {0}, step = {0};
+    comm_list comm = {0};
+    double recompute_flops = stage_ops(m, p, &ls, st, &fwd, &bwd);
+    stage_params(m, p, i, st);
+    /* optimizer step on the local shard */
+    double shard = p->zero_stage >= 1 ? st->params / p->dp : st->params;
+    push_op(&step, memory_op("adam", p->precision, ADAM_BYTES_PER_PARAM * shard, 1));
+    stage_comm(m, p, &ls, st, &comm);
 
     st->forward = fwd.ops;
     st->n_forward = fwd.n;
