@@ -17,15 +17,12 @@
 #include "compute.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
-/* "FIELD must be RULE, got VALUE" into why; returns -1 */
-static int fail(char *why, size_t why_size, const char *field, const char *rule, double value)
+/* "FIELD must be RULE, got VALUE" into err; returns SIM_ERR_INPUT */
+static int fail(sim_error *err, const char *field, const char *rule, double value)
 {
-    if (why && why_size)
-        snprintf(why, why_size, "%s must be %s, got %g", field, rule, value);
-    return -1;
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s must be %s, got %g", field, rule, value);
 }
 
 static int is_fraction(double x)
@@ -33,50 +30,46 @@ static int is_fraction(double x)
     return x > 0 && x <= 1; /* false for NaN */
 }
 
-int compute_device_check(const compute_device *d, char *why, size_t why_size)
+int compute_device_check(const compute_device *d, sim_error *err)
 {
     const char *frac_names[] = {"gemm_efficiency", "attention_efficiency", "mem_efficiency"};
     double fracs[] = {d->gemm_efficiency, d->attention_efficiency, d->mem_efficiency};
     for (size_t i = 0; i < sizeof fracs / sizeof fracs[0]; i++)
         if (!is_fraction(fracs[i]))
-            return fail(why, why_size, frac_names[i], "in (0, 1]", fracs[i]);
+            return fail(err, frac_names[i], "in (0, 1]", fracs[i]);
     if (!(d->mem_bytes_per_s > 0) || isinf(d->mem_bytes_per_s))
-        return fail(why, why_size, "mem_bytes_per_s", "> 0 and finite", d->mem_bytes_per_s);
+        return fail(err, "mem_bytes_per_s", "> 0 and finite", d->mem_bytes_per_s);
     int n_peaks = 0;
     for (int p = 0; p < PREC_COUNT; p++) {
         double peak = d->peak_flops_per_s[p];
-        if (!(peak >= 0) || isinf(peak)) {
-            if (why && why_size)
-                snprintf(why, why_size, "peak_flops_per_s[%s] must be >= 0 and finite, got %g",
-                         precision_name(p), peak);
-            return -1;
-        }
+        if (!(peak >= 0) || isinf(peak))
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                                 "peak_flops_per_s[%s] must be >= 0 and finite, got %g",
+                                 precision_name(p), peak);
         n_peaks += peak > 0;
     }
-    if (n_peaks == 0) {
-        if (why && why_size)
-            snprintf(why, why_size, "peak_flops_per_s: no precision has a peak > 0");
-        return -1;
-    }
+    if (n_peaks == 0)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "peak_flops_per_s: no precision has a peak > 0");
     if (d->sms > 0) {
         if (d->ctas_per_sm < 1)
-            return fail(why, why_size, "ctas_per_sm", ">= 1 when sms > 0", d->ctas_per_sm);
+            return fail(err, "ctas_per_sm", ">= 1 when sms > 0", d->ctas_per_sm);
         if (d->tile_m < 1)
-            return fail(why, why_size, "tile_m", ">= 1 when sms > 0", d->tile_m);
+            return fail(err, "tile_m", ">= 1 when sms > 0", d->tile_m);
         if (d->tile_n < 1)
-            return fail(why, why_size, "tile_n", ">= 1 when sms > 0", d->tile_n);
+            return fail(err, "tile_n", ">= 1 when sms > 0", d->tile_n);
     }
     if (!(d->launch_s >= 0) || isinf(d->launch_s))
-        return fail(why, why_size, "launch_s", ">= 0 and finite", d->launch_s);
+        return fail(err, "launch_s", ">= 0 and finite", d->launch_s);
     if (d->n_mem_tiers > COMPUTE_MEM_TIERS)
-        return fail(why, why_size, "n_mem_tiers", "at most 4", d->n_mem_tiers);
+        return fail(err, "n_mem_tiers", "at most 4", d->n_mem_tiers);
     for (unsigned i = 0; i < d->n_mem_tiers; i++) {
         if (!is_fraction(d->mem_tier_efficiency[i]))
-            return fail(why, why_size, "mem_tier_efficiency", "in (0, 1]",
+            return fail(err, "mem_tier_efficiency", "in (0, 1]",
                         d->mem_tier_efficiency[i]);
         double lo = d->mem_tier_min_bytes[i];
         if (i == 0 ? lo != 0 : !(lo > d->mem_tier_min_bytes[i - 1]) || isinf(lo))
-            return fail(why, why_size, "mem_tier_min_bytes",
+            return fail(err, "mem_tier_min_bytes",
                         i == 0 ? "0 for the first tier" : "ascending and finite", lo);
     }
     return 0;

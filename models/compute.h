@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "ops.h"
 #include "precision.h"
 
@@ -52,8 +53,9 @@ typedef struct compute_device {
     double launch_s;              /* fixed cost per kernel */
 } compute_device;
 
-/* Check a device: returns 0, or -1 and a one-line reason in why. */
-int compute_device_check(const compute_device *d, char *why, size_t why_size);
+/* Check a device: returns 0, or SIM_ERR_INPUT with a one-line reason in err
+ * (err may be NULL). */
+int compute_device_check(const compute_device *d, sim_error *err);
 
 /* Time of one instance of op on d, in seconds (count is not applied). A GEMM
  * uses 2 m n k and ignores o->flops. Returns a negative value for an unknown

@@ -657,24 +657,22 @@ static void check_capacity(const flow_net *n, uint32_t nl)
 }
 #endif
 
-int flow_net_check(const flow_net *n, char *why, size_t why_size)
+int flow_net_check(const flow_net *n, sim_error *err)
 {
     uint32_t l;
     double used;
-    if (capacity_violation(n, NULL, n->n_links, &l, &used)) {
-        snprintf(why, why_size, "link %u carries %.17g B/s, capacity %.17g", l, used,
-                 link_capacity(n, l));
-        return -1;
-    }
+    if (capacity_violation(n, NULL, n->n_links, &l, &used))
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "link %u carries %.17g B/s, capacity %.17g", l, used,
+                             link_capacity(n, l));
     double in_flight = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)
         if (n->active[f])
             in_flight += n->bytes[f];
     double lhs = n->stats.bytes_started, rhs = n->stats.bytes_delivered + in_flight;
-    if (fabs(lhs - rhs) > 1e-9 * (lhs > 1 ? lhs : 1)) {
-        snprintf(why, why_size, "bytes started %.17g != delivered %.17g + in flight %.17g", lhs,
-                 n->stats.bytes_delivered, in_flight);
-        return -1;
-    }
+    if (fabs(lhs - rhs) > 1e-9 * (lhs > 1 ? lhs : 1))
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "bytes started %.17g != delivered %.17g + in flight %.17g", lhs,
+                             n->stats.bytes_delivered, in_flight);
     return 0;
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "error.h"
 #include "routing.h"
 
 typedef struct flow_net flow_net;
@@ -88,8 +89,9 @@ const double *flow_net_link_bytes(const flow_net *net);
 int flow_net_full_rates(flow_net *net, double *rates, size_t n_rates);
 
 /* 0 when every link carries at most its capacity (relative 1e-9) and the
- * bytes started equal those delivered plus those still in flight; else -1
- * with the first violation in why. */
-int flow_net_check(const flow_net *net, char *why, size_t why_size);
+ * bytes started equal those delivered plus those still in flight; else
+ * SIM_ERR_INTERNAL (a broken invariant is a bug) with the first violation in
+ * err (err may be NULL). */
+int flow_net_check(const flow_net *net, sim_error *err);
 
 #endif

@@ -1,13 +1,11 @@
 /* hardware.c - from a catalog GPU to a timing device (defaults in hardware.h). */
 #include "hardware.h"
 
-#include <stdio.h>
 #include <string.h>
 
-int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, char *why,
-                      size_t why_size)
+int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, sim_error *err)
 {
-#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+#define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
     if (precision < 0 || precision >= PREC_COUNT)
         FAIL("unknown precision %d", precision);
     if (!(g->peak_flops_per_s[precision] > 0))

@@ -78,9 +78,9 @@ typedef struct hw_link {
 #define HW_TILE_N 128
 #define HW_MEM_EFFICIENCY 0.90 /* the largest transfers' efficiency */
 
-/* The timing device of g at one precision. Returns 0, or -1 with a reason
- * naming what the catalog lacks (peak, GEMM efficiency, HBM bandwidth). */
-int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, char *why,
-                      size_t why_size);
+/* The timing device of g at one precision. Returns 0, or SIM_ERR_INPUT with
+ * a reason in err naming what the catalog lacks (peak, GEMM efficiency, HBM
+ * bandwidth); err may be NULL. */
+int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, sim_error *err);
 
 #endif

@@ -1,11 +1,10 @@
 /* model.c - parameter counts and Megatron-Core FLOPs (formulas in model.h). */
 #include "model.h"
 
-#include <stdio.h>
 
-int model_arch_check(const model_arch *m, char *why, size_t why_size)
+int model_arch_check(const model_arch *m, sim_error *err)
 {
-#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+#define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
     if (!m->layers || !m->hidden || !m->heads || !m->kv_heads || !m->head_dim ||
         !m->ffn_hidden || !m->vocab || !m->seq_len)
         FAIL("model '%s': layers, hidden, heads, kv-heads, head-dim, ffn, vocab and seq-len "

@@ -22,6 +22,8 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 enum activation { ACT_GELU = 0, ACT_SWIGLU = 1 };
 
 typedef struct model_arch {
@@ -44,8 +46,9 @@ typedef struct model_arch {
     unsigned dense_layers;   /* leading layers with a dense FFN in an MoE model */
 } model_arch;
 
-/* 0, or -1 with a one-line reason (zero sizes, heads % kv_heads, ...) */
-int model_arch_check(const model_arch *m, char *why, size_t why_size);
+/* 0, or SIM_ERR_INPUT with a one-line reason in err (zero sizes, heads %
+ * kv_heads, ...); err may be NULL */
+int model_arch_check(const model_arch *m, sim_error *err);
 
 /* parameter counts */
 double model_params_attention_layer(const model_arch *m);

@@ -7,10 +7,9 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
-#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+#define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
 
 static const char *kind_name(int kind)
 {
@@ -74,7 +73,7 @@ static void stage_order(const sched_input *in, unsigned s, sched_task *t)
 
 /* Check the input before anything is allocated (every refusal sched_run
  * documents but no memory and the deadlock). */
-static int check_input(const sched_input *in, char *why, size_t why_size)
+static int check_input(const sched_input *in, sim_error *err)
 {
     if (in->kind != SCHEDULE_1F1B && in->kind != SCHEDULE_INTERLEAVED &&
         in->kind != SCHEDULE_GPIPE)
@@ -165,7 +164,7 @@ static size_t stage_advance(sweep *w, unsigned s)
  * its neighbours (the only stages its tasks feed) get another look.
  * Each look either advances or ends, so this is O(tasks). An empty
  * worklist with tasks left means the order itself waits in a cycle. */
-static int sweep_run(sweep *w, char *why, size_t why_size)
+static int sweep_run(sweep *w, sim_error *err)
 {
     unsigned p = w->p;
     size_t n_done = 0, top = 0;
@@ -193,9 +192,11 @@ static int sweep_run(sweep *w, char *why, size_t why_size)
     while (w->next[s] == 2 * w->n)
         s++;
     const sched_task *t = &w->tasks[s * 2 * w->n + w->next[s]];
-    FAIL("schedule: %s order deadlocks (p %u, v %u, m %u): stage %u waits forever at the %s "
-         "of chunk %u micro-batch %u", kind_name(w->in->kind), p, w->in->vpp, w->m, s,
-         t->backward ? "backward" : "forward", t->chunk, t->microbatch);
+    return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                         "schedule: %s order deadlocks (p %u, v %u, m %u): stage %u waits "
+                         "forever at the %s of chunk %u micro-batch %u", kind_name(w->in->kind),
+                         p, w->in->vpp, w->m, s, t->backward ? "backward" : "forward", t->chunk,
+                         t->microbatch);
 }
 
 /* Per-stage busy and bubble time, the iteration, and per (chunk, stage)
@@ -222,12 +223,14 @@ static void summarise(size_t P, unsigned p, size_t total, sched_result *r)
     r->n_tasks = total;
 }
 
-int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_size)
+int sched_run(const sched_input *in, sched_result *out, sim_error *err)
 {
     if (!in || !out)
-        FAIL("schedule: no input or no result record");
-    if (check_input(in, why, why_size))
-        return -1;
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "schedule: no input or no result record");
+    int rc = check_input(in, err);
+    if (rc)
+        return rc;
     unsigned p = in->pp, v = in->vpp, m = in->microbatches;
     size_t P = (size_t)p * v, n = (size_t)m * v, total = 2 * (size_t)m * P;
 
@@ -241,20 +244,18 @@ int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_si
                .fend = malloc(P * m * sizeof(double)), .bend = malloc(P * m * sizeof(double)),
                .free_s = calloc(p, sizeof(double)), .next = calloc(p, sizeof(size_t)),
                .stack = malloc(p * sizeof(unsigned)), .queued = calloc(p, 1)};
-    int rc = 0;
     if (!r.tasks || !r.busy_s || !r.bubble_s || !r.chunk_backward_end_s ||
         !r.first_forward_start_s || !w.fend || !w.bend || !w.free_s || !w.next || !w.stack ||
         !w.queued) {
-        rc = -1;
-        if (why && why_size)
-            snprintf(why, why_size, "schedule: out of memory for %zu tasks", total);
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "schedule: out of memory for %zu tasks",
+                           total);
         goto done;
     }
     for (size_t i = 0; i < P * m; i++)
         w.fend[i] = w.bend[i] = -1.0;
     for (unsigned s = 0; s < p; s++)
         stage_order(in, s, r.tasks + s * 2 * n);
-    rc = sweep_run(&w, why, why_size);
+    rc = sweep_run(&w, err);
     if (!rc)
         summarise(P, p, total, &r);
 
@@ -267,7 +268,7 @@ done:
     free(w.queued);
     if (rc != 0) {
         sched_result_free(&r);
-        return -1;
+        return rc;
     }
     *out = r;
     return 0;

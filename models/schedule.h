@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "workload.h" /* enum pp_schedule */
 
 typedef struct sched_input {
@@ -70,12 +71,13 @@ typedef struct sched_result {
 } sched_result;
 
 /* Place every task. O(m v p) time and memory. Returns 0 and fills *out
- * (the caller frees it with sched_result_free), or -1 with a one-line
- * reason in why (pp, vpp or microbatches 0; an unknown kind; interleaved
- * with m not a multiple of p or vpp < 2; GPipe or 1F1B with vpp != 1; a
- * time missing, negative or not finite; no memory; an order that deadlocks,
- * which would be a bug here) and *out untouched. why may be NULL. */
-int sched_run(const sched_input *in, sched_result *out, char *why, size_t why_size);
+ * (the caller frees it with sched_result_free), or the error's code with a
+ * one-line reason in err and *out untouched: SIM_ERR_INPUT for pp, vpp or
+ * microbatches 0, an unknown kind, interleaved with m not a multiple of p or
+ * vpp < 2, GPipe or 1F1B with vpp != 1, a time missing, negative or not
+ * finite; SIM_ERR_NOMEM for no memory; SIM_ERR_INTERNAL for no input or
+ * result record or an order that deadlocks (a bug here). err may be NULL. */
+int sched_run(const sched_input *in, sched_result *out, sim_error *err);
 void sched_result_free(sched_result *r); /* NULL is a no-op; zeroes *r */
 
 #endif

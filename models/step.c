@@ -3,14 +3,14 @@
 #include "step.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "netcoll.h"
 #include "schedule.h"
 
-#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+#define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
+#define STEP_OOM "out of memory in the step tier"
 
 static const char *const part_names[STEP_PART_COUNT] = {"compute", "tp", "pp", "dp",
                                                         "cp", "ep", "bubble", "optimizer"};
@@ -67,7 +67,8 @@ typedef struct comm_ctx {
     double *scratch;      /* one representative group's bytes, per link */
     uint32_t *touched;    /* the links scratch holds bytes for */
     double tier_copies[STEP_TIERS]; /* bytes of the groups not routed link by link */
-    char why[256];
+    sim_error *err;       /* the step tier's own errors (no memory) */
+    char why[256];        /* a collective's reason: a function returning < 0 left it here */
 } comm_ctx;
 
 /* 0 scale-up, 1 host-leaf, 2 leaf-spine, 3 spine-core or router-router */
@@ -176,6 +177,7 @@ static int stage_comm(comm_ctx *cx, const workload *w, unsigned s, const step_op
     const stage_workload *st = &w->stages[s];
     uint32_t ranks[4096];
     double mb = w->microbatches;
+    int rc;
     for (size_t i = 0; i < st->n_comm; i++) {
         const comm_op *op = &st->comm[i];
         double t = 0;
@@ -187,25 +189,25 @@ static int stage_comm(comm_ctx *cx, const workload *w, unsigned s, const step_op
         case COMM_TP_REDUCE_SCATTER:
             for (n = 0; n < p->tp; n++)
                 ranks[n] = step_gpu(p, s, 0, 0, n);
-            if (collective_time(cx, coll_of(op->kind), ranks, n, op->bytes, op->count * mb,
-                                (double)p->dp * p->cp, &t))
-                return -1;
+            if ((rc = collective_time(cx, coll_of(op->kind), ranks, n, op->bytes, op->count * mb,
+                                      (double)p->dp * p->cp, &t)))
+                return rc;
             *(fwd ? &c->tp_f : &c->tp_b) += (1 - o->tp_overlap) * t * op->count;
             break;
         case COMM_CP_SENDRECV:
             ranks[0] = step_gpu(p, s, 0, 0, 0);
             ranks[1] = step_gpu(p, s, 0, 1, 0);
-            if (collective_time(cx, NC_SENDRECV, ranks, 2, op->bytes, op->count * mb,
-                                (double)p->dp * p->tp * p->cp, &t))
-                return -1;
+            if ((rc = collective_time(cx, NC_SENDRECV, ranks, 2, op->bytes, op->count * mb,
+                                      (double)p->dp * p->tp * p->cp, &t)))
+                return rc;
             *(fwd ? &c->cp_f : &c->cp_b) += t * op->count;
             break;
         case COMM_EP_ALLTOALL:
             for (n = 0; n < p->ep && n < 4096; n++)
                 ranks[n] = step_gpu(p, s, n, 0, 0);
-            if (collective_time(cx, NC_ALLTOALL, ranks, n, op->bytes, op->count * mb,
-                                (double)p->dp * p->cp * p->tp / n, &t))
-                return -1;
+            if ((rc = collective_time(cx, NC_ALLTOALL, ranks, n, op->bytes, op->count * mb,
+                                      (double)p->dp * p->cp * p->tp / n, &t)))
+                return rc;
             *(fwd ? &c->ep_f : &c->ep_b) += t * op->count;
             break;
         case COMM_PP_SEND:
@@ -240,8 +242,7 @@ static int pp_sends(comm_ctx *cx, const workload *w, stage_costs *c)
     if (!src || !dst) {
         free(src);
         free(dst);
-        snprintf(cx->why, sizeof cx->why, "out of memory");
-        return -1;
+        return sim_error_set(cx->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     }
     int rc = 0;
     for (unsigned s = 0; s < p->pp && !rc; s++) {
@@ -300,7 +301,7 @@ static int dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
         return 0;
     uint32_t *ranks = malloc(n * sizeof *ranks);
     if (!ranks)
-        return -1;
+        return sim_error_set(cx->err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
     nc_plan plan;
     memset(&plan, 0, sizeof plan);
     int rc = 0;
@@ -337,16 +338,17 @@ typedef struct replica_run {
     sched_result ideal;   /* free transfers, for the bubble / PP split */
 } replica_run;
 
-static int run_replica(const workload *w, const stage_costs *c, replica_run *rr, char *why,
-                       size_t why_size)
+static int run_replica(const workload *w, const stage_costs *c, replica_run *rr, sim_error *err)
 {
     const parallel_config *p = &w->par;
     unsigned v = p->vpp ? p->vpp : 1, P = p->pp, n = v * P;
     double *tf = malloc(n * sizeof *tf), *tb = malloc(n * sizeof *tb);
     double *sf = malloc(n * sizeof *sf), *sb = malloc(n * sizeof *sb);
-    int rc = -1;
-    if (!tf || !tb || !sf || !sb)
+    int rc = SIM_ERR_NOMEM;
+    if (!tf || !tb || !sf || !sb) {
+        sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
         goto done;
+    }
     for (unsigned ch = 0; ch < v; ch++)
         for (unsigned s = 0; s < P; s++) {
             const stage_costs *x = &c[s];
@@ -363,14 +365,14 @@ static int run_replica(const workload *w, const stage_costs *c, replica_run *rr,
     if (v == 1 && in.kind == SCHEDULE_INTERLEAVED)
         in.kind = SCHEDULE_1F1B;
     if (in.kind != SCHEDULE_INTERLEAVED && v != 1) {
-        snprintf(why, why_size, "virtual pipeline chunks (vpp %u) need the interleaved schedule",
-                 v);
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                           "virtual pipeline chunks (vpp %u) need the interleaved schedule", v);
         goto done;
     }
-    rc = sched_run(&in, &rr->sched, why, why_size);
+    rc = sched_run(&in, &rr->sched, err);
     if (!rc) {
         in.t_send_forward = in.t_send_backward = NULL;
-        rc = sched_run(&in, &rr->ideal, why, why_size);
+        rc = sched_run(&in, &rr->ideal, err);
     }
 done:
     free(tf);
@@ -424,8 +426,8 @@ static int tier_totals(const fabric *f, const comm_ctx *cx, step_profile *out)
 }
 
 /* Refusals before anything is allocated. */
-static int check_inputs(const workload *w, const fabric *f, const step_options *o, char *why,
-                        size_t why_size)
+static int check_inputs(const workload *w, const fabric *f, const step_options *o,
+                        sim_error *err)
 {
     const parallel_config *p = &w->par;
     unsigned long long gpus = (unsigned long long)p->tp * p->cp * p->dp * p->pp;
@@ -441,7 +443,9 @@ static int check_inputs(const workload *w, const fabric *f, const step_options *
 }
 
 /* What step_simulate works with between its phases; owns everything but
- * cx.f and cx.link_bytes (out->link_bytes). */
+ * cx.f, cx.link_bytes (out->link_bytes) and cx.err. Its functions return 0,
+ * a sim_error code recorded in cx.err, or < 0 with a collective's reason in
+ * cx.why (netcoll's convention). */
 typedef struct step_run {
     comm_ctx cx;
     stage_costs *c;       /* per stage */
@@ -461,11 +465,9 @@ static int price_stages(step_run *sr, const workload *w, const compute_device *d
         c[s].compute_f = ops_time(dev, st->forward, st->n_forward, &c[s].attention_f);
         c[s].compute_b = ops_time(dev, st->backward, st->n_backward, &c[s].attention_b);
         c[s].optimizer = ops_time(dev, st->step, st->n_step, NULL);
-        if (c[s].compute_f < 0 || c[s].compute_b < 0 || c[s].optimizer < 0) {
-            snprintf(sr->cx.why, sizeof sr->cx.why, "stage %u: an operation the GPU cannot time "
-                     "(no peak for its precision?)", s);
-            return -1;
-        }
+        if (c[s].compute_f < 0 || c[s].compute_b < 0 || c[s].optimizer < 0)
+            return sim_error_set(sr->cx.err, SIM_ERR_INPUT, NULL, 0, "stage %u: an operation the "
+                                 "GPU cannot time (no peak for its precision?)", s);
         /* what training kernels sustain of the roofline (GEMM, attention and
          * memory-bound alike): clocks under power capping, shapes off the
          * best one, SMs shared with communication kernels */
@@ -475,8 +477,9 @@ static int price_stages(step_run *sr, const workload *w, const compute_device *d
         c[s].optimizer /= eta;
         c[s].attention_f /= eta;
         c[s].attention_b /= eta;
-        if (stage_comm(&sr->cx, w, s, o, &c[s]))
-            return -1;
+        int rc = stage_comm(&sr->cx, w, s, o, &c[s]);
+        if (rc)
+            return rc;
     }
     return pp_sends(&sr->cx, w, c);
 }
@@ -489,9 +492,9 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
     dp_chain *dc = sr->dc;
     unsigned P = w->par.pp, v = w->par.vpp ? w->par.vpp : 1;
     double *bucket = calloc(P, sizeof *bucket), *gbucket = calloc(P, sizeof *gbucket);
-    int rc = -1;
+    int rc = 0;
     if (!bucket || !gbucket) {
-        snprintf(sr->cx.why, sizeof sr->cx.why, "out of memory in the step tier");
+        rc = sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
         goto done;
     }
     for (unsigned s = 0; s < P; s++) {
@@ -505,21 +508,24 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
         bucket[s] = c[s].dp_bytes;
         gbucket[s] = c[s].ag_bytes;
     }
-    if (dp_bucket_time(&sr->cx, w, c, bucket, 0, NULL) ||
-        dp_bucket_time(&sr->cx, w, c, gbucket, 1, NULL))
+    rc = dp_bucket_time(&sr->cx, w, c, bucket, 0, NULL);
+    if (!rc)
+        rc = dp_bucket_time(&sr->cx, w, c, gbucket, 1, NULL);
+    if (rc)
         goto done;
     for (unsigned s = 0; s < P; s++) {
         bucket[s] = dc[s].buckets ? c[s].dp_bytes / v / dc[s].buckets : 0;
         gbucket[s] = dc[s].buckets ? c[s].ag_bytes / v / dc[s].buckets : 0;
     }
-    if (dp_bucket_time(&sr->cx, w, c, bucket, 0, &tb_dp) ||
-        dp_bucket_time(&sr->cx, w, c, gbucket, 1, &tb_ag))
+    rc = dp_bucket_time(&sr->cx, w, c, bucket, 0, &tb_dp);
+    if (!rc)
+        rc = dp_bucket_time(&sr->cx, w, c, gbucket, 1, &tb_ag);
+    if (rc)
         goto done;
     for (unsigned s = 0; s < P; s++) {
         dc[s].bucket_s = tb_dp;
         dc[s].gather_bucket_s = tb_ag;
     }
-    rc = 0;
 done:
     free(bucket);
     free(gbucket);
@@ -535,13 +541,13 @@ static int run_replicas(step_run *sr, const workload *w, const step_options *o,
     unsigned P = p->pp;
     sr->runs = calloc(p->dp + 1, sizeof *sr->runs);
     if (!sr->runs)
-        goto oom;
+        return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
     out->slowest_speed = 1;
     out->slowest_gpu = UINT32_MAX;
     for (unsigned d = 0; d <= p->dp; d++) {
         double *speed = malloc(P * sizeof *speed);
         if (!speed)
-            goto oom;
+            return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
         int slower = 0;
         for (unsigned s = 0; s < P; s++) {
             speed[s] = 1;
@@ -564,13 +570,11 @@ static int run_replicas(step_run *sr, const workload *w, const step_options *o,
         }
         replica_run *rr = &sr->runs[sr->n_runs++];
         rr->speed = speed;
-        if (run_replica(w, sr->c, rr, sr->cx.why, sizeof sr->cx.why))
-            return -1;
+        int rc = run_replica(w, sr->c, rr, sr->cx.err);
+        if (rc)
+            return rc;
     }
     return 0;
-oom:
-    snprintf(sr->cx.why, sizeof sr->cx.why, "out of memory in the step tier");
-    return -1;
 }
 
 /* each stage: the reduction waits for every replica's gradients; its end,
@@ -654,7 +658,7 @@ static int finish_profile(const step_run *sr, const workload *w, const compute_d
     out->tasks = malloc((slowest->sched.n_tasks ? slowest->sched.n_tasks : 1) *
                         sizeof *out->tasks);
     if (!out->tasks)
-        return -1;
+        return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
     memcpy(out->tasks, slowest->sched.tasks, slowest->sched.n_tasks * sizeof *out->tasks);
     out->n_tasks = slowest->sched.n_tasks;
     for (unsigned s = 0; s < p->pp; s++) {
@@ -679,7 +683,9 @@ static int finish_profile(const step_run *sr, const workload *w, const compute_d
     out->hfu = w->hardware_flops_iteration / (iteration * gpus) / peak;
     if (out->slowest_speed >= 1)
         out->slowest_gpu = UINT32_MAX;
-    return tier_totals(f, &sr->cx, out);
+    if (tier_totals(f, &sr->cx, out))
+        return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+    return 0;
 }
 
 static void step_run_free(step_run *sr)
@@ -697,11 +703,12 @@ static void step_run_free(step_run *sr)
 }
 
 int step_simulate(const workload *w, const compute_device *dev, fabric *f,
-                  const step_options *o, step_profile *out, char *why, size_t why_size)
+                  const step_options *o, step_profile *out, sim_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (check_inputs(w, f, o, why, why_size))
-        return -1;
+    int rc = check_inputs(w, f, o, err);
+    if (rc)
+        return rc;
     unsigned P = w->par.pp;
     size_t n_links = (size_t)f->g.n_links + 1;
     out->n_links = f->g.n_links;
@@ -710,25 +717,22 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     out->stage = calloc(P, sizeof *out->stage);
     step_run sr = {.cx = {.f = f, .analytic = o->analytic, .link_bytes = out->link_bytes,
                           .scratch = calloc(n_links, sizeof(double)),
-                          .touched = malloc(n_links * sizeof(uint32_t))},
+                          .touched = malloc(n_links * sizeof(uint32_t)), .err = err},
                    .c = calloc(P, sizeof(stage_costs)), .dc = calloc(P, sizeof(dp_chain))};
-    int rc = -1;
-    if (!out->link_bytes || !out->stage || !sr.cx.scratch || !sr.cx.touched || !sr.c || !sr.dc) {
-        snprintf(sr.cx.why, sizeof sr.cx.why, "out of memory in the step tier");
-        goto done;
-    }
-    if (price_stages(&sr, w, dev, o) || dp_buckets(&sr, w, o) || run_replicas(&sr, w, o, out))
-        goto done;
-    if (finish_profile(&sr, w, dev, f, stage_ends(&sr, w, o, out), out)) {
-        snprintf(sr.cx.why, sizeof sr.cx.why, "out of memory in the step tier");
-        goto done;
-    }
-    rc = 0;
-done:
-    if (rc) {
-        snprintf(why, why_size, "%s", sr.cx.why);
+    if (!out->link_bytes || !out->stage || !sr.cx.scratch || !sr.cx.touched || !sr.c || !sr.dc)
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+    if (!rc)
+        rc = price_stages(&sr, w, dev, o);
+    if (!rc)
+        rc = dp_buckets(&sr, w, o);
+    if (!rc)
+        rc = run_replicas(&sr, w, o, out);
+    if (!rc)
+        rc = finish_profile(&sr, w, dev, f, stage_ends(&sr, w, o, out), out);
+    if (rc < 0) /* a collective's reason (netcoll reports through why) */
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s", sr.cx.why);
+    if (rc)
         step_profile_free(out);
-    }
     step_run_free(&sr);
     return rc;
 }

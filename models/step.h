@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "compute.h"
+#include "error.h"
 #include "fabric.h"
 #include "schedule.h"
 #include "workload.h"
@@ -105,9 +106,11 @@ void step_options_defaults(step_options *o);
 uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned c, unsigned t);
 
 /* Simulate one iteration. The fabric must hold tp cp dp pp GPUs. Returns 0,
- * or -1 with a one-line reason. Free with step_profile_free. */
+ * or the error's code with a one-line reason in err (err may be NULL) and
+ * *out zeroed: SIM_ERR_NOMEM when out of memory, SIM_ERR_INPUT for what the
+ * job, options, device or fabric cannot do. Free with step_profile_free. */
 int step_simulate(const workload *w, const compute_device *dev, fabric *f,
-                  const step_options *o, step_profile *out, char *why, size_t why_size);
+                  const step_options *o, step_profile *out, sim_error *err);
 void step_profile_free(step_profile *p);
 
 const char *step_part_name(int part); /* "compute", "tp", ..., "optimizer" */

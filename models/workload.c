@@ -2,7 +2,6 @@
 #include "workload.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,13 +31,14 @@ const char *schedule_name(int s)
     return s >= 0 && s < 3 ? names[s] : "?";
 }
 
-#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+#define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
 
 int workload_check(const model_arch *m, const parallel_config *p, unsigned long long gpus,
-                   char *why, size_t why_size)
+                   sim_error *err)
 {
-    if (model_arch_check(m, why, why_size))
-        return -1;
+    int rc = model_arch_check(m, err);
+    if (rc)
+        return rc;
     if (!p->tp || !p->pp || !p->vpp || !p->cp || !p->ep || !p->dp || !p->micro_batch ||
         !p->global_batch)
         FAIL("tp, pp, vpp, cp, ep, dp, micro-batch and global-batch must all be at least 1");
@@ -433,11 +433,12 @@ static int build_stage(const model_arch *m, const parallel_config *p, unsigned i
 }
 
 int workload_build(const model_arch *m, const parallel_config *p, unsigned long long gpus,
-                   workload *out, char *why, size_t why_size)
+                   workload *out, sim_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (workload_check(m, p, gpus, why, why_size))
-        return -1;
+    int rc = workload_check(m, p, gpus, err);
+    if (rc)
+        return rc;
     workload w;
     memset(&w, 0, sizeof w);
     w.model = *m;
@@ -447,7 +448,8 @@ int workload_build(const model_arch *m, const parallel_config *p, unsigned long 
     w.tokens_per_iteration = (double)p->global_batch * m->seq_len;
     w.stages = calloc(p->pp, sizeof *w.stages);
     if (!w.stages)
-        FAIL("out of memory for %u pipeline stages", p->pp);
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for %u pipeline stages",
+                             p->pp);
     int failed = 0;
     for (unsigned i = 0; i < p->pp; i++)
         failed |= build_stage(m, p, i, &w.stages[i]);
@@ -460,7 +462,7 @@ int workload_build(const model_arch *m, const parallel_config *p, unsigned long 
     }
     if (failed) {
         workload_free(&w);
-        FAIL("out of memory for the operation lists");
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the operation lists");
     }
     *out = w;
     return 0;

@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 
+#include "error.h"
 #include "model.h"
 #include "ops.h"
 
@@ -109,15 +110,17 @@ typedef struct workload {
 } workload;
 
 /* Check that the parallelism fits the model and the GPU count. Returns 0, or
- * -1 with a one-line reason that shows the arithmetic, e.g.
- * "global-batch 2048 is not a multiple of micro-batch x dp = 1 x 96 = 96". */
+ * SIM_ERR_INPUT with a one-line reason in err that shows the arithmetic, e.g.
+ * "global-batch 2048 is not a multiple of micro-batch x dp = 1 x 96 = 96".
+ * err may be NULL. */
 int workload_check(const model_arch *m, const parallel_config *p, unsigned long long gpus,
-                   char *why, size_t why_size);
+                   sim_error *err);
 
-/* Build the operation lists. Returns 0, or -1 with why (as workload_check,
- * or out of memory). Free with workload_free. */
+/* Build the operation lists. Returns 0, or the error's code with err filled
+ * (SIM_ERR_INPUT as workload_check; SIM_ERR_NOMEM when out of memory). Free
+ * with workload_free. */
 int workload_build(const model_arch *m, const parallel_config *p, unsigned long long gpus,
-                   workload *out, char *why, size_t why_size);
+                   workload *out, sim_error *err);
 void workload_free(workload *w);
 
 /* layers on stage i, and how many of them are MoE layers */

@@ -18,6 +18,7 @@
 #ifndef DCSIM_TESTS_MEGATRON_TABLE_H
 #define DCSIM_TESTS_MEGATRON_TABLE_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "compute.h"
@@ -53,8 +54,12 @@ static inline int megatron_profile(const scn_catalog *cat, const megatron_row *r
     const hw_gpu *gpu = scn_catalog_gpu(cat, "H100-SXM");
     const model_arch *m = scn_catalog_model(cat, r->model);
     compute_device dev;
-    if (!gpu || !m || hw_compute_device(gpu, PREC_BF16, &dev, why, why_size))
+    sim_error e;
+    sim_error_clear(&e);
+    if (!gpu || !m || hw_compute_device(gpu, PREC_BF16, &dev, &e)) {
+        snprintf(why, why_size, "%s", e.msg);
         return -1;
+    }
     parallel_config p;
     memset(&p, 0, sizeof p);
     p.tp = r->tp;
@@ -93,12 +98,16 @@ static inline int megatron_profile(const scn_catalog *cat, const megatron_row *r
                              : gpu->sustained_efficiency > 0 ? gpu->sustained_efficiency : 1;
     o.tp_overlap = published_setup ? 1.0 : 0.0;
     workload w;
-    if (workload_build(m, &p, gpus, &w, why, why_size))
+    if (workload_build(m, &p, gpus, &w, &e)) {
+        snprintf(why, why_size, "%s", e.msg);
         return -1;
+    }
     fabric f;
     int rc = fabric_build(&fc, &f, why, why_size);
     if (!rc) {
-        rc = step_simulate(&w, &dev, &f, &o, out, why, why_size);
+        rc = step_simulate(&w, &dev, &f, &o, out, &e) ? -1 : 0;
+        if (rc)
+            snprintf(why, why_size, "%s", e.msg);
         fabric_free(&f);
     }
     workload_free(&w);

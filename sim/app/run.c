@@ -20,26 +20,24 @@
  * at k = 1, 2, 4, 8 ... and at the most missing; the iteration time between
  * them is interpolated linearly in k (it changes smoothly with dp: only
  * the data-parallel collectives see the replica count). */
-static int elastic_speeds(const scn_scenario *s, run_plan *p, double full_iteration_s, char *why,
-                          size_t why_size)
+static int elastic_speeds(const scn_scenario *s, run_plan *p, double full_iteration_s,
+                          sim_error *err)
 {
     unsigned dp = s->par.dp, most = p->campaign.elastic_max_missing;
     double *speed = calloc((size_t)most + 1, sizeof *speed);
     double *iteration = calloc((size_t)most + 1, sizeof *iteration);
     step_cache *cache = step_cache_create(1);
     int rc = 0;
-    if (!speed || !iteration || !cache) {
-        snprintf(why, why_size, "out of memory");
-        rc = -1;
-    }
+    if (!speed || !iteration || !cache)
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     unsigned prev = 0;
     if (!rc)
         iteration[0] = full_iteration_s;
     for (unsigned k = 1; !rc && prev < most; k *= 2) {
         unsigned at = k < most ? k : most;
-        const step_profile *q = step_cache_get(cache, s, dp - at, 0, why, why_size);
+        const step_profile *q = step_cache_get(cache, s, dp - at, 0, err);
         if (!q) {
-            rc = -1;
+            rc = err->code;
             break;
         }
         iteration[at] = q->iteration_s;
@@ -70,16 +68,14 @@ static int elastic_speeds(const scn_scenario *s, run_plan *p, double full_iterat
  * pipeline stage, where most nodes are (the first and last stages often
  * carry fewer layers, and so have slack to absorb a slow node). */
 static int straggler_speed(const scn_scenario *s, run_plan *p, double full_iteration_s,
-                           char *why, size_t why_size)
+                           sim_error *err)
 {
     size_t n = (size_t)s->campaign.gpu_count;
     unsigned per_node = s->campaign.gpus_per_node ? s->campaign.gpus_per_node : 8;
     size_t middle = n / 2 / per_node * per_node;
     double *speed = malloc(n * sizeof *speed);
-    if (!speed) {
-        snprintf(why, why_size, "out of memory");
-        return -1;
-    }
+    if (!speed)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     for (size_t i = 0; i < n; i++)
         speed[i] = (s->step.gpu_speed && i < s->step.n_gpu_speed ? s->step.gpu_speed[i] : 1.0) *
                    (i >= middle && i < middle + per_node ? s->straggler_gpu_speed : 1.0);
@@ -87,10 +83,10 @@ static int straggler_speed(const scn_scenario *s, run_plan *p, double full_itera
     copy.step.gpu_speed = speed;
     copy.step.n_gpu_speed = (unsigned)n;
     step_profile q;
-    int rc = app_step_profile(&copy, &q, why, why_size);
+    int rc = app_step_profile(&copy, &q, err);
     free(speed);
     if (rc)
-        return -1;
+        return rc;
     p->campaign.straggler_speed = fmin(1.0, full_iteration_s / q.iteration_s);
     step_profile_free(&q);
     return 0;
@@ -102,9 +98,10 @@ static int straggler_speed(const scn_scenario *s, run_plan *p, double full_itera
 static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
 {
     run_step *st = &p->step;
-    char why[512];
-    if (app_step_profile(s, &st->profile, why, sizeof why))
-        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "step tier: %s", why);
+    sim_error e; /* the step tier's error, reported with the scenario and what failed */
+    sim_error_clear(&e);
+    if (app_step_profile(s, &st->profile, &e))
+        return sim_error_set(err, e.code, s->source, 0, "step tier: %s", e.msg);
     const step_profile *prof = &st->profile;
     campaign_config *c = &p->campaign;
     double tokens = fmin(c->tokens_per_iteration, c->train_tokens);
@@ -121,10 +118,10 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
         return sim_error_set(err, SIM_ERR_INPUT, s->source, 0,
                              "step tier: the iteration (%.6g s) implies a 6ND utilisation of %.4g, "
                              "outside (0, 1]", st->iteration_s, c->mfu_frac);
-    if (c->elastic_replicas && elastic_speeds(s, p, prof->iteration_s, why, sizeof why))
-        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "elastic continuation: %s", why);
-    if (c->straggler_rate_per_s > 0 && straggler_speed(s, p, prof->iteration_s, why, sizeof why))
-        return sim_error_set(err, SIM_ERR_INPUT, s->source, 0, "stragglers: %s", why);
+    if (c->elastic_replicas && elastic_speeds(s, p, prof->iteration_s, &e))
+        return sim_error_set(err, e.code, s->source, 0, "elastic continuation: %s", e.msg);
+    if (c->straggler_rate_per_s > 0 && straggler_speed(s, p, prof->iteration_s, &e))
+        return sim_error_set(err, e.code, s->source, 0, "stragglers: %s", e.msg);
     return 0;
 }
 

@@ -132,7 +132,8 @@ void scn_catalog_model_names(const scn_catalog *cat, char *buf, size_t size);
 
 /* Memory of every pipeline stage of a scenario with <parallelism>: builds the
  * workload (free with workload_free) and fills mem[0 .. pp-1] (caller
- * allocates pp entries). Returns 0 or -1 with why. */
-int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, char *why, size_t why_size);
+ * allocates pp entries). Returns 0, or the error's code with err filled (no
+ * file; SIM_ERR_NOMEM when out of memory, else SIM_ERR_INPUT). */
+int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, sim_error *err);
 
 #endif

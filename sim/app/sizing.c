@@ -110,12 +110,15 @@ int cmd_fit(int argc, char **argv)
     }
     workload w;
     stage_memory *mem = calloc(s.par.pp, sizeof *mem);
-    char why[400];
-    if (!mem || scn_memory(&s, &w, mem, why, sizeof why)) {
-        fprintf(stderr, "%s: error: %s\n", s.source, mem ? why : "out of memory");
+    sim_error e; /* scn_memory's, printed as the scenario's */
+    sim_error_clear(&e);
+    if (!mem)
+        sim_error_set(&e, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!mem || scn_memory(&s, &w, mem, &e)) {
+        sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         free(mem);
         scn_scenario_free(&s);
-        return CLI_EXIT_INPUT;
+        return cli_print_error(&err);
     }
     const parallel_config *p = &s.par;
     double cap = s.gpu.hbm_bytes;

@@ -149,11 +149,12 @@ int cmd_step(int argc, char **argv)
     if (analytic)
         s.step.analytic = 1;
     step_profile prof;
-    char why[512];
+    sim_error e; /* the step tier's, printed as the scenario's */
+    sim_error_clear(&e);
     int rc = 0;
-    if (app_step_profile(&s, &prof, why, sizeof why)) {
-        fprintf(stderr, "%s: error: %s\n", s.source, why);
-        rc = CLI_EXIT_INPUT;
+    if (app_step_profile(&s, &prof, &e)) {
+        sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
+        rc = cli_print_error(&err);
     } else {
         if (json)
             print_json(&prof);

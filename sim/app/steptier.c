@@ -11,27 +11,28 @@
 #include "hardware.h"
 #include "workload.h"
 
-int app_step_profile(const scn_scenario *s, step_profile *out, char *why, size_t why_size)
+int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err)
 {
-    if (!s->has_fabric || !s->has_parallelism) {
-        snprintf(why, why_size, "the step tier needs <cluster><fabric> and <job><parallelism>");
-        return -1;
-    }
+    if (!s->has_fabric || !s->has_parallelism)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the step tier needs <cluster><fabric> and <job><parallelism>");
     workload w;
     compute_device dev;
     fabric f;
     unsigned long long gpus = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
-    if (workload_build(&s->arch, &s->par, gpus, &w, why, why_size))
-        return -1;
-    int rc = hw_compute_device(&s->gpu, s->precision, &dev, why, why_size);
-    if (!rc)
-        rc = fabric_build(&s->fabric, &f, why, why_size);
+    int rc = workload_build(&s->arch, &s->par, gpus, &w, err);
+    if (rc)
+        return rc;
+    rc = hw_compute_device(&s->gpu, s->precision, &dev, err);
+    char why[512];
+    if (!rc && fabric_build(&s->fabric, &f, why, sizeof why))
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s", why);
     if (!rc) {
         step_options o = s->step;
         if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
             o.sustained_efficiency =
                 s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
-        rc = step_simulate(&w, &dev, &f, &o, out, why, why_size);
+        rc = step_simulate(&w, &dev, &f, &o, out, err);
         fabric_free(&f);
     }
     workload_free(&w);
@@ -81,7 +82,7 @@ void step_cache_free(step_cache *c)
 size_t step_cache_simulations(const step_cache *c) { return c->simulations; }
 
 const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigned dp,
-                                   uint64_t state, char *why, size_t why_size)
+                                   uint64_t state, sim_error *err)
 {
     size_t victim = 0;
     for (size_t i = 0; i < c->capacity; i++) {
@@ -94,14 +95,14 @@ const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigne
             victim = i;
     }
     if (!dp || !s->has_parallelism || s->par.global_batch % s->par.dp) {
-        snprintf(why, why_size, "no parallelism to shrink, or dp 0");
+        sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "no parallelism to shrink, or dp 0");
         return NULL;
     }
     scn_scenario copy = *s; /* shallow: only par changes */
     copy.par.global_batch = s->par.global_batch / s->par.dp * dp;
     copy.par.dp = dp;
     step_profile p;
-    if (app_step_profile(&copy, &p, why, why_size))
+    if (app_step_profile(&copy, &p, err))
         return NULL;
     c->simulations++;
     cache_entry *x = &c->e[victim];

@@ -11,9 +11,11 @@
 #include "step.h"
 
 /* Simulate one iteration of the scenario's job on its cluster. Needs
- * <cluster><fabric> and <job><parallelism>. Returns 0, or -1 with a
- * one-line reason. Free the profile with step_profile_free. */
-int app_step_profile(const scn_scenario *s, step_profile *out, char *why, size_t why_size);
+ * <cluster><fabric> and <job><parallelism>. Returns 0, or the error's code
+ * with a one-line reason in err (no file: the caller names the scenario;
+ * SIM_ERR_NOMEM when out of memory, else SIM_ERR_INPUT). Free the profile
+ * with step_profile_free. */
+int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err);
 
 /* Profiles cached by cluster state, so the campaign can ask again cheaply
  * when the state changes back and forth (fewer data-parallel replicas after
@@ -25,10 +27,10 @@ step_cache *step_cache_create(size_t capacity);
 void step_cache_free(step_cache *c); /* NULL-safe */
 /* The profile of s with dp data-parallel replicas (the GPUs in use shrink
  * to tp cp pp dp; the global batch shrinks with them at the same
- * micro-batches per replica); NULL with why on failure. Owned by the cache,
- * valid until the next call. */
+ * micro-batches per replica); NULL with err filled (as app_step_profile) on
+ * failure. Owned by the cache, valid until the next call. */
 const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigned dp,
-                                   uint64_t state, char *why, size_t why_size);
+                                   uint64_t state, sim_error *err);
 size_t step_cache_simulations(const step_cache *c); /* misses so far */
 
 #endif

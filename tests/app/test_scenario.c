@@ -222,13 +222,12 @@ static void test_catalog_api(void)
     const hw_gpu *tiered = scn_catalog_gpu(cat, "TIERED-GPU");
     CHECK(tiered && tiered->n_mem_tiers == 3);
     compute_device dev;
-    char why[256];
-    CHECK(tiered && hw_compute_device(tiered, PREC_BF16, &dev, why, sizeof why) == 0);
+    CHECK(tiered && hw_compute_device(tiered, PREC_BF16, &dev, &err) == 0);
     CHECK(compute_mem_efficiency(&dev, 4 * 1048576.0 - 1) == 0.25);
     CHECK(compute_mem_efficiency(&dev, 4 * 1048576.0) == 0.5);
     CHECK(compute_mem_efficiency(&dev, 1e9) == 1.0);
     /* without the attribute: calculon's table */
-    CHECK(hw_compute_device(scn_catalog_gpu(cat, "H200-SXM"), PREC_BF16, &dev, why, sizeof why) == 0);
+    CHECK(hw_compute_device(scn_catalog_gpu(cat, "H200-SXM"), PREC_BF16, &dev, &err) == 0);
     CHECK(dev.n_mem_tiers == 4 && compute_mem_efficiency(&dev, 0.5e6) == 0.30 &&
           compute_mem_efficiency(&dev, 2e8) == 0.90);
     CHECK_NEAR(scn_catalog_gpu(cat, "H100-SXM")->peak_flops_per_s[PREC_BF16], 900e12, 1);

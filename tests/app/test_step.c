@@ -49,11 +49,13 @@ static int run(const model_arch *m, parallel_config p, fabric_config fc, int fre
                const step_options *o, step_profile *out)
 {
     char why[256];
+    sim_error err;
+    sim_error_clear(&err);
     workload w;
     unsigned gpus = p.tp * p.pp * p.dp * p.cp;
     fc.gpus = gpus;
-    if (workload_build(m, &p, gpus, &w, why, sizeof why)) {
-        fprintf(stderr, "workload: %s\n", why);
+    if (workload_build(m, &p, gpus, &w, &err)) {
+        fprintf(stderr, "workload: %s\n", err.msg);
         return -1;
     }
     if (free_comm) { /* links a million times faster, no latency */
@@ -68,8 +70,10 @@ static int run(const model_arch *m, parallel_config p, fabric_config fc, int fre
             f.nc.base_latency_s = f.nc.intra_step_latency_s = f.nc.inter_step_latency_s = 0;
             f.nc.scaleup_reduction_latency_s = 0;
         }
-        rc = step_simulate(&w, &dev, &f, o, out, why, sizeof why);
+        rc = step_simulate(&w, &dev, &f, o, out, &err);
         fabric_free(&f);
+        if (rc)
+            snprintf(why, sizeof why, "%s", err.msg);
     }
     if (rc)
         fprintf(stderr, "step: %s\n", why);
@@ -271,25 +275,24 @@ static void test_profile_cache(void)
     CHECK(scn_load_flags(DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", sets, 1,
                          SCN_LOAD_NO_FIT_CHECK, &s, &err) == 0);
     step_cache *c = step_cache_create(2);
-    char why[256];
-    const step_profile *a = step_cache_get(c, &s, 2, 0, why, sizeof why);
+    const step_profile *a = step_cache_get(c, &s, 2, 0, &err);
     CHECK(a != NULL);
     double t2 = a ? a->iteration_s : 0;
     CHECK_INT_EQ(step_cache_simulations(c), 1);
-    a = step_cache_get(c, &s, 2, 0, why, sizeof why);
+    a = step_cache_get(c, &s, 2, 0, &err);
     CHECK(a && a->iteration_s == t2);
     CHECK_INT_EQ(step_cache_simulations(c), 1);
-    const step_profile *b = step_cache_get(c, &s, 1, 0, why, sizeof why);
+    const step_profile *b = step_cache_get(c, &s, 1, 0, &err);
     CHECK_INT_EQ(step_cache_simulations(c), 2);
     /* one replica: the same work per GPU and no data-parallel reduction; the
      * optimizer step is no longer sharded over 2 (ZeRO 1), hence about equal */
     CHECK(b && b->part_s[STEP_DP] == 0);
     CHECK(b && fabs(b->iteration_s - t2) < 1e-3 * t2);
-    CHECK(step_cache_get(c, &s, 2, 7, why, sizeof why) != NULL); /* evicts dp 2, state 0 */
+    CHECK(step_cache_get(c, &s, 2, 7, &err) != NULL); /* evicts dp 2, state 0 */
     CHECK_INT_EQ(step_cache_simulations(c), 3);
-    CHECK(step_cache_get(c, &s, 1, 0, why, sizeof why) != NULL);
+    CHECK(step_cache_get(c, &s, 1, 0, &err) != NULL);
     CHECK_INT_EQ(step_cache_simulations(c), 3);
-    CHECK(step_cache_get(c, &s, 2, 0, why, sizeof why) != NULL);
+    CHECK(step_cache_get(c, &s, 2, 0, &err) != NULL);
     CHECK_INT_EQ(step_cache_simulations(c), 4);
     step_cache_free(c);
     scn_scenario_free(&s);
@@ -301,8 +304,7 @@ int main(void)
     sim_error_clear(&err);
     if (scn_catalog_load(NULL, &cat, &err))
         return 1;
-    char why[256];
-    if (hw_compute_device(scn_catalog_gpu(cat, "H100-SXM"), PREC_BF16, &dev, why, sizeof why))
+    if (hw_compute_device(scn_catalog_gpu(cat, "H100-SXM"), PREC_BF16, &dev, &err))
         return 1;
     test_bubble_closed_forms();
     test_straggler();

@@ -211,9 +211,10 @@ int main(int argc, char **argv)
     }
 
     compute_device d = h100();
-    char why[128];
-    if (compute_device_check(&d, why, sizeof why) != 0) {
-        fprintf(stderr, "bench_compute: bad device: %s\n", why);
+    sim_error e;
+    sim_error_clear(&e);
+    if (compute_device_check(&d, &e) != 0) {
+        fprintf(stderr, "bench_compute: bad device: %s\n", e.msg);
         return 1;
     }
     op *ops = malloc(n_ops * sizeof *ops);

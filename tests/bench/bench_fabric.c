@@ -451,8 +451,10 @@ static int maxmin_once(unsigned k, unsigned n_flows, uint64_t seed, struct maxmi
                 "%.3g (relative)\n", k, n_flows, out->max_rel_diff);
         goto out;
     }
-    if (flow_net_check(m.net, why, sizeof why)) {
-        fprintf(stderr, "bench_fabric: k=%u flows=%u: %s\n", k, n_flows, why);
+    sim_error e;
+    sim_error_clear(&e);
+    if (flow_net_check(m.net, &e)) {
+        fprintf(stderr, "bench_fabric: k=%u flows=%u: %s\n", k, n_flows, e.msg);
         goto out;
     }
     rc = 0;

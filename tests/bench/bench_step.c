@@ -71,12 +71,14 @@ static void one_iteration(const char *path, int analytic, unsigned scale_down, r
     compute_device dev;
     fabric f;
     step_profile p;
-    char why[256];
+    char why[256] = "";
+    sim_error e;
+    sim_error_clear(&e);
     unsigned long long gpus = (unsigned long long)s.par.tp * s.par.pp * s.par.dp;
-    if (!workload_build(&s.arch, &s.par, gpus, &w, why, sizeof why)) {
-        if (!hw_compute_device(&s.gpu, s.precision, &dev, why, sizeof why) &&
+    if (!workload_build(&s.arch, &s.par, gpus, &w, &e)) {
+        if (!hw_compute_device(&s.gpu, s.precision, &dev, &e) &&
             !fabric_build(&s.fabric, &f, why, sizeof why)) {
-            if (!step_simulate(&w, &dev, &f, &s.step, &p, why, sizeof why)) {
+            if (!step_simulate(&w, &dev, &f, &s.step, &p, &e)) {
                 r->ok = 1;
                 r->iteration_s = p.iteration_s;
                 r->mfu = p.mfu;
@@ -88,7 +90,7 @@ static void one_iteration(const char *path, int analytic, unsigned scale_down, r
     }
     r->wall_s = now_s() - t0;
     if (!r->ok)
-        fprintf(stderr, "bench_step: %s\n", why);
+        fprintf(stderr, "bench_step: %s\n", e.code ? e.msg : why);
     scn_scenario_free(&s);
 }
 

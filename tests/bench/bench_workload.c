@@ -28,10 +28,11 @@ static int bench(const char *label, const model_arch *m, const parallel_config *
     size_t ops = 0;
     for (int r = 0; r < reps; r++) {
         workload w;
-        char why[256];
+        sim_error e;
+        sim_error_clear(&e);
         double t0 = now_s();
-        if (workload_build(m, p, gpus, &w, why, sizeof why)) {
-            fprintf(stderr, "bench_workload: %s: %s\n", label, why);
+        if (workload_build(m, p, gpus, &w, &e)) {
+            fprintf(stderr, "bench_workload: %s: %s\n", label, e.msg);
             return 1;
         }
         double t1 = now_s();

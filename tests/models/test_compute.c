@@ -70,11 +70,21 @@ static double gemm_bytes(double m, double n, double k)
     return 2.0 * (m * k + k * n + m * n);
 }
 
+/* compute_device_check with its message copied to msg ("" when it passes) */
+static int device_check(const compute_device *d, char *msg, size_t size)
+{
+    sim_error e;
+    sim_error_clear(&e);
+    int rc = compute_device_check(d, &e);
+    snprintf(msg, size, "%s", e.msg);
+    return rc;
+}
+
 static void test_worked_example(void)
 {
     compute_device d = a100();
     char why[128];
-    CHECK_INT_EQ(compute_device_check(&d, why, sizeof why), 0);
+    CHECK_INT_EQ(device_check(&d, why, sizeof why), 0);
 
     /* M = N = 1792: 7 x 14 = 98 tiles, exactly tiled, one wave on 108 SMs */
     CHECK(compute_tile_efficiency(&d, 1792, 1792) == 1.0);
@@ -322,11 +332,11 @@ static void test_device_check(void)
 {
     char why[160];
     compute_device good = h100();
-    CHECK_INT_EQ(compute_device_check(&good, why, sizeof why), 0);
-    CHECK_INT_EQ(compute_device_check(&good, NULL, 0), 0);
+    CHECK_INT_EQ(device_check(&good, why, sizeof why), 0);
+    CHECK_INT_EQ(compute_device_check(&good, NULL), 0);
     good.sms = 0; /* no quantisation: tiles and CTAs unused */
     good.tile_m = good.tile_n = good.ctas_per_sm = 0;
-    CHECK_INT_EQ(compute_device_check(&good, why, sizeof why), 0);
+    CHECK_INT_EQ(device_check(&good, why, sizeof why), 0);
 
     struct {
         compute_device d;
@@ -358,15 +368,17 @@ static void test_device_check(void)
 #undef BAD
     for (size_t i = 0; i < n; i++) {
         strcpy(why, "(unset)");
-        CHECK_INT_EQ(compute_device_check(&cases[i].d, why, sizeof why), -1);
+        CHECK_INT_EQ(device_check(&cases[i].d, why, sizeof why), SIM_ERR_INPUT);
         CHECK_CONTAINS(why, cases[i].msg);
         CHECK(strchr(why, '\n') == NULL);
-        CHECK_INT_EQ(compute_device_check(&cases[i].d, NULL, 0), -1);
+        CHECK_INT_EQ(compute_device_check(&cases[i].d, NULL), SIM_ERR_INPUT);
     }
-    /* a short buffer is truncated, not overrun */
-    char tiny[8];
-    CHECK_INT_EQ(compute_device_check(&cases[0].d, tiny, sizeof tiny), -1);
-    CHECK_STR_EQ(tiny, "gemm_ef");
+    /* the first error wins: a recorded one is kept */
+    sim_error e;
+    sim_error_clear(&e);
+    CHECK_INT_EQ(compute_device_check(&cases[0].d, &e), SIM_ERR_INPUT);
+    CHECK_INT_EQ(compute_device_check(&cases[1].d, &e), SIM_ERR_INPUT);
+    CHECK_STR_EQ(e.msg, "gemm_efficiency must be in (0, 1], got 0");
 }
 
 /* xorshift64*: deterministic test data, no shared state with the library */
@@ -482,7 +494,7 @@ static void test_memory_tiers(void)
         d.mem_tier_efficiency[i] = eff[i];
     }
     char why[200];
-    CHECK_INT_EQ(compute_device_check(&d, why, sizeof why), 0);
+    CHECK_INT_EQ(device_check(&d, why, sizeof why), 0);
     CHECK(compute_mem_efficiency(&d, 0) == 0.30);
     CHECK(compute_mem_efficiency(&d, 999999) == 0.30);
     CHECK(compute_mem_efficiency(&d, 1e6) == 0.60); /* a boundary belongs to the tier above */
@@ -501,18 +513,18 @@ static void test_memory_tiers(void)
     /* bad tables */
     d.n_mem_tiers = 4;
     d.mem_tier_min_bytes[2] = 1e6;
-    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK(device_check(&d, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "mem_tier_min_bytes must be ascending");
     d.mem_tier_min_bytes[2] = 10e6;
     d.mem_tier_min_bytes[0] = 5;
-    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK(device_check(&d, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "0 for the first tier");
     d.mem_tier_min_bytes[0] = 0;
     d.mem_tier_efficiency[1] = 1.5;
-    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK(device_check(&d, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "mem_tier_efficiency must be in (0, 1]");
     d.n_mem_tiers = 5;
-    CHECK(compute_device_check(&d, why, sizeof why) != 0);
+    CHECK(device_check(&d, why, sizeof why) != 0);
 }
 
 int main(void)

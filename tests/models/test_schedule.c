@@ -129,11 +129,12 @@ static int check_valid(const sched_input *in, const sched_result *r)
 
 static double run(const setup *su, sched_result *r)
 {
-    char why[256] = "";
-    int rc = sched_run(&su->in, r, why, sizeof why);
+    sim_error e;
+    sim_error_clear(&e);
+    int rc = sched_run(&su->in, r, &e);
     CHECK_INT_EQ(rc, 0);
     if (rc) { /* nothing below can be checked without the tasks */
-        fprintf(stderr, "  sched_run: %s\n", why);
+        fprintf(stderr, "  sched_run: %s\n", e.msg);
         exit(check_report());
     }
     check_valid(&su->in, r);
@@ -331,10 +332,11 @@ static void test_sweep_shapes(void)
                         su.tb[j] *= 1 + 0.07 * (j % 5);
                         su.sf[j] *= 1 + (j % 2);
                     }
-                    char why[256] = "";
+                    sim_error e;
+                    sim_error_clear(&e);
                     int fails = check_failures;
-                    if (sched_run(&su.in, &r, why, sizeof why) != 0) {
-                        fprintf(stderr, "kind %d p %u v %u m %u: %s\n", kind, p, vv, m, why);
+                    if (sched_run(&su.in, &r, &e) != 0) {
+                        fprintf(stderr, "kind %d p %u v %u m %u: %s\n", kind, p, vv, m, e.msg);
                         bad++;
                         continue;
                     }
@@ -361,10 +363,12 @@ static void test_deterministic(void)
 
 static void expect_fail(const sched_input *in, const char *needle)
 {
-    char why[256] = "";
+    sim_error e;
+    sim_error_clear(&e);
     sched_result r = {.iteration_s = 42.0};
-    CHECK_INT_EQ(sched_run(in, &r, why, sizeof why), -1);
-    CHECK_CONTAINS(why, needle);
+    CHECK_INT_EQ(sched_run(in, &r, &e), SIM_ERR_INPUT);
+    CHECK_INT_EQ(e.code, SIM_ERR_INPUT);
+    CHECK_CONTAINS(e.msg, needle);
     CHECK(r.iteration_s == 42.0 && r.tasks == NULL); /* untouched on failure */
 }
 
@@ -398,6 +402,8 @@ static void test_bad_input(void)
     expect_fail(&su.in, "transfer times");
     su.sb[2] = INFINITY;
     expect_fail(&su.in, "transfer times");
+    /* no result record is the caller's bug, not bad input */
+    CHECK_INT_EQ(sched_run(&su.in, NULL, NULL), SIM_ERR_INTERNAL);
 }
 
 /* Not an assertion: the cost of a large interleaved schedule. */
@@ -410,7 +416,7 @@ static void bench(void)
     for (int rep = 0; rep < 20; rep++) {
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        int rc = sched_run(&su.in, &r, NULL, 0);
+        int rc = sched_run(&su.in, &r, NULL);
         clock_gettime(CLOCK_MONOTONIC, &b);
         double dt = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
         best = dt < best ? dt : best;

@@ -43,8 +43,7 @@ static void test_ops_by_hand(void)
     p.tp = 2;
     p.dp = 1;
     workload w;
-    char why[256];
-    CHECK_INT_EQ(workload_build(&m, &p, 2, &w, why, sizeof why), 0);
+    CHECK_INT_EQ(workload_build(&m, &p, 2, &w, NULL), 0);
     const stage_workload *st = &w.stages[0];
     CHECK_INT_EQ(st->layers, 4);
     /* T = b s = 64 tokens; per TP rank (a + 2g) d / t = 12 x 16 / 2 = 96 */
@@ -129,11 +128,12 @@ static void test_megatron_flops(void)
                                  .precision = PREC_BF16};
             unsigned long long gpus = (unsigned long long)p.tp * p.pp * p.cp * p.dp;
             workload w;
-            char why[256] = "";
-            int rc = workload_build(models[mi], &p, gpus, &w, why, sizeof why);
+            sim_error e;
+            sim_error_clear(&e);
+            int rc = workload_build(models[mi], &p, gpus, &w, &e);
             CHECK_INT_EQ(rc, 0);
             if (rc) {
-                fprintf(stderr, "  case %zu: %s\n", i, why);
+                fprintf(stderr, "  case %zu: %s\n", i, e.msg);
                 continue;
             }
             CHECK_REL(w.model_flops_iteration, model_megatron_flops(models[mi], p.global_batch),
@@ -147,8 +147,7 @@ static void test_megatron_flops(void)
                          .micro_batch = 1, .global_batch = 4, .precision = PREC_BF16,
                          .recompute = RECOMPUTE_FULL};
     workload w;
-    char why[256];
-    CHECK_INT_EQ(workload_build(&gpt, &p, 4, &w, why, sizeof why), 0);
+    CHECK_INT_EQ(workload_build(&gpt, &p, 4, &w, NULL), 0);
     CHECK_REL(w.model_flops_iteration, model_megatron_flops(&gpt, 4), 1e-12);
     /* the layers' forward once more: a third of the model FLOPs less the logits' */
     model_arch no_vocab = gpt;
@@ -188,8 +187,7 @@ static void test_training_memory(void)
     p.micro_batch = 1;
     p.global_batch = 1;
     workload w;
-    char why[256];
-    CHECK_INT_EQ(workload_build(&m, &p, 1, &w, why, sizeof why), 0);
+    CHECK_INT_EQ(workload_build(&m, &p, 1, &w, NULL), 0);
     stage_memory mem;
     memory_training_stage(&w, 0, 0, &mem);
     CHECK_REL(w.stages[0].params, N, 1e-12);
@@ -224,7 +222,7 @@ static void test_training_memory(void)
     double prev = INFINITY;
     for (int z = 0; z <= 3; z++) {
         p.zero_stage = z;
-        CHECK_INT_EQ(workload_build(&m, &p, 8, &w, why, sizeof why), 0);
+        CHECK_INT_EQ(workload_build(&m, &p, 8, &w, NULL), 0);
         memory_training_stage(&w, 0, 0, &mem);
         double states = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes;
         double expect = N * ((z >= 3 ? 2.0 / 8 : 2) + (z >= 2 ? 2.0 / 8 : 2) +
@@ -241,7 +239,7 @@ static void test_training_memory(void)
     p.micro_batch = 1;
     p.global_batch = 8;
     p.pp = 2;
-    CHECK_INT_EQ(workload_build(&m, &p, 2, &w, why, sizeof why), 0);
+    CHECK_INT_EQ(workload_build(&m, &p, 2, &w, NULL), 0);
     stage_memory s0, s1;
     memory_training_stage(&w, 0, 0, &s0);
     memory_training_stage(&w, 1, 0, &s1);
@@ -252,7 +250,7 @@ static void test_training_memory(void)
     p.pp = 1;
     p.tp = 2;
     p.global_batch = 1;
-    CHECK_INT_EQ(workload_build(&m, &p, 2, &w, why, sizeof why), 0);
+    CHECK_INT_EQ(workload_build(&m, &p, 2, &w, NULL), 0);
     memory_training_stage(&w, 0, 0, &s0);
     CHECK_NEAR(s0.weights_bytes, 2 * (N / 2 + 32 * 4096 + 4096 / 2.0), 1);
     workload_free(&w);
@@ -287,30 +285,41 @@ static void test_kv_cache_example(void)
                floor((80 * GIB - s.weights_bytes) / (s.kv_bytes_per_token * 4096)), 0);
 }
 
+/* workload_check with its message copied to why ("" when it passes) */
+static int check_parallelism(const model_arch *m, const parallel_config *p,
+                             unsigned long long gpus, char *why, size_t size)
+{
+    sim_error e;
+    sim_error_clear(&e);
+    int rc = workload_check(m, p, gpus, &e);
+    snprintf(why, size, "%s", e.msg);
+    return rc;
+}
+
 static void test_bad_parallelism(void)
 {
     model_arch m = tiny();
     char why[256];
     parallel_config p = serial();
     p.tp = 3;
-    CHECK(workload_check(&m, &p, 3, why, sizeof why) != 0);
+    CHECK_INT_EQ(check_parallelism(&m, &p, 3, why, sizeof why), SIM_ERR_INPUT);
     CHECK_CONTAINS(why, "heads (4) must be a multiple of tp (3)");
     p = serial();
     p.pp = 3;
-    CHECK(workload_check(&m, &p, 3, why, sizeof why) != 0);
+    CHECK_INT_EQ(check_parallelism(&m, &p, 3, why, sizeof why), SIM_ERR_INPUT);
     CHECK_CONTAINS(why, "layers (4) must be a multiple of pp x vpp = 3 x 1 = 3");
     p = serial();
     p.dp = 2;
-    CHECK(workload_check(&m, &p, 3, why, sizeof why) != 0);
+    CHECK_INT_EQ(check_parallelism(&m, &p, 3, why, sizeof why), SIM_ERR_INPUT);
     CHECK_CONTAINS(why, "GPUs (3) must equal tp x cp x pp x dp = 1 x 1 x 1 x 2 = 2");
     p.global_batch = 3;
-    CHECK(workload_check(&m, &p, 2, why, sizeof why) != 0);
+    CHECK_INT_EQ(check_parallelism(&m, &p, 2, why, sizeof why), SIM_ERR_INPUT);
     CHECK_CONTAINS(why, "global-batch 3 is not a multiple of micro-batch x dp = 2 x 2 = 4");
     p = serial();
     p.pp = 2;
     p.first_stage_layers = 1;
     p.last_stage_layers = 2;
-    CHECK(workload_check(&m, &p, 2, why, sizeof why) != 0);
+    CHECK_INT_EQ(check_parallelism(&m, &p, 2, why, sizeof why), SIM_ERR_INPUT);
     /* Llama 3's uneven pipeline: 126 layers, pp 16, one layer fewer at each end */
     model_arch big = tiny();
     big.layers = 126;
@@ -320,7 +329,7 @@ static void test_bad_parallelism(void)
     p.last_stage_layers = 7;
     p.global_batch = 16;
     p.micro_batch = 1;
-    CHECK_INT_EQ(workload_check(&big, &p, 16, why, sizeof why), 0);
+    CHECK_INT_EQ(workload_check(&big, &p, 16, NULL), 0);
     unsigned first, n;
     workload_stage_layers(&big, &p, 0, &first, &n);
     CHECK(first == 0 && n == 7);

@@ -294,9 +294,10 @@ int finish_arch(loader *ld, xmlNode *n, model_arch *m)
         m->top_k = 1;
     if (!m->experts)
         m->top_k = 1;
-    char why[256];
-    if (model_arch_check(m, why, sizeof why))
-        return node_error(ld, n, NULL, "%s", why);
+    sim_error e;
+    sim_error_clear(&e);
+    if (model_arch_check(m, &e))
+        return node_error(ld, n, NULL, "%s", e.msg);
     return 0;
 }
 

@@ -171,21 +171,22 @@ static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
                               (unsigned long long)(gpus / per_replica), UINT32_MAX);
         p->dp = (unsigned)(gpus / per_replica);
     }
-    char why[400];
-    if (workload_check(&s->arch, p, gpus, why, sizeof why))
-        return node_error(ld, par_node, NULL, "%s", why);
+    sim_error e;
+    sim_error_clear(&e);
+    if (workload_check(&s->arch, p, gpus, &e))
+        return node_error(ld, par_node, NULL, "%s", e.msg);
     s->has_parallelism = 1;
     return 0;
 }
 
-int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, char *why, size_t why_size)
+int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, sim_error *err)
 {
-    if (!s->has_parallelism) {
-        snprintf(why, why_size, "the scenario has no <parallelism>: no workload to size");
-        return -1;
-    }
-    if (workload_build(&s->arch, &s->par, s->campaign.gpu_count, w, why, why_size))
-        return -1;
+    if (!s->has_parallelism)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the scenario has no <parallelism>: no workload to size");
+    int rc = workload_build(&s->arch, &s->par, s->campaign.gpu_count, w, err);
+    if (rc)
+        return rc;
     for (unsigned i = 0; i < w->n_stages; i++)
         memory_training_stage(w, i, s->reserved_bytes, &mem[i]);
     return 0;
@@ -198,13 +199,15 @@ static int check_fits(loader *ld, xmlNode *par_node, const scn_scenario *s)
         return node_error(ld, par_node, NULL, "GPU type '%s' has no memory capacity in the "
                           "catalog, so the workload cannot be checked against it", s->gpu.name);
     workload w;
-    char why[400];
+    sim_error e;
+    sim_error_clear(&e);
     stage_memory *mem = calloc(s->par.pp, sizeof *mem);
     if (!mem)
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     int rc = 0;
-    if (scn_memory(s, &w, mem, why, sizeof why)) {
-        rc = node_error(ld, par_node, NULL, "%s", why);
+    if (scn_memory(s, &w, mem, &e)) {
+        rc = e.code == SIM_ERR_INPUT ? node_error(ld, par_node, NULL, "%s", e.msg)
+                                     : sim_error_set(ld->err, e.code, NULL, 0, "%s", e.msg);
     } else {
         unsigned worst = 0;
         for (unsigned i = 1; i < w.n_stages; i++)
