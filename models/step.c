@@ -10,10 +10,15 @@
 #include "schedule.h"
 
 #define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
-#define STEP_OOM "out of memory in the step tier"
 
 static const char *const part_names[STEP_PART_COUNT] = {"compute", "tp", "pp", "dp",
                                                         "cp", "ep", "bubble", "optimizer"};
+
+/* out of memory anywhere in the step tier; returns SIM_ERR_NOMEM */
+static int no_memory(sim_error *err)
+{
+    return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory in the step tier");
+}
 
 const char *step_part_name(int part)
 {
@@ -301,7 +306,7 @@ static int dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
         return 0;
     uint32_t *ranks = malloc(n * sizeof *ranks);
     if (!ranks)
-        return sim_error_set(cx->err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        return no_memory(cx->err);
     nc_plan plan;
     memset(&plan, 0, sizeof plan);
     int rc = 0;
@@ -346,7 +351,7 @@ static int run_replica(const workload *w, const stage_costs *c, replica_run *rr,
     double *sf = malloc(n * sizeof *sf), *sb = malloc(n * sizeof *sb);
     int rc = SIM_ERR_NOMEM;
     if (!tf || !tb || !sf || !sb) {
-        sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        no_memory(err);
         goto done;
     }
     for (unsigned ch = 0; ch < v; ch++)
@@ -494,7 +499,7 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
     double *bucket = calloc(P, sizeof *bucket), *gbucket = calloc(P, sizeof *gbucket);
     int rc = 0;
     if (!bucket || !gbucket) {
-        rc = sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        rc = no_memory(sr->cx.err);
         goto done;
     }
     for (unsigned s = 0; s < P; s++) {
@@ -541,13 +546,13 @@ static int run_replicas(step_run *sr, const workload *w, const step_options *o,
     unsigned P = p->pp;
     sr->runs = calloc(p->dp + 1, sizeof *sr->runs);
     if (!sr->runs)
-        return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        return no_memory(sr->cx.err);
     out->slowest_speed = 1;
     out->slowest_gpu = UINT32_MAX;
     for (unsigned d = 0; d <= p->dp; d++) {
         double *speed = malloc(P * sizeof *speed);
         if (!speed)
-            return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+            return no_memory(sr->cx.err);
         int slower = 0;
         for (unsigned s = 0; s < P; s++) {
             speed[s] = 1;
@@ -658,7 +663,7 @@ static int finish_profile(const step_run *sr, const workload *w, const compute_d
     out->tasks = malloc((slowest->sched.n_tasks ? slowest->sched.n_tasks : 1) *
                         sizeof *out->tasks);
     if (!out->tasks)
-        return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        return no_memory(sr->cx.err);
     memcpy(out->tasks, slowest->sched.tasks, slowest->sched.n_tasks * sizeof *out->tasks);
     out->n_tasks = slowest->sched.n_tasks;
     for (unsigned s = 0; s < p->pp; s++) {
@@ -684,7 +689,7 @@ static int finish_profile(const step_run *sr, const workload *w, const compute_d
     if (out->slowest_speed >= 1)
         out->slowest_gpu = UINT32_MAX;
     if (tier_totals(f, &sr->cx, out))
-        return sim_error_set(sr->cx.err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        return no_memory(sr->cx.err);
     return 0;
 }
 
@@ -720,7 +725,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
                           .touched = malloc(n_links * sizeof(uint32_t)), .err = err},
                    .c = calloc(P, sizeof(stage_costs)), .dc = calloc(P, sizeof(dp_chain))};
     if (!out->link_bytes || !out->stage || !sr.cx.scratch || !sr.cx.touched || !sr.c || !sr.dc)
-        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, STEP_OOM);
+        rc = no_memory(err);
     if (!rc)
         rc = price_stages(&sr, w, dev, o);
     if (!rc)
