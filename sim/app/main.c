@@ -69,7 +69,8 @@ static const char usage_main[] =
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
-    "options: --help, --version\n"
+    "options: --help, --version. A command's options: --name VALUE or --name=VALUE,\n"
+    "anywhere on the line; -- ends them (dcsim run -- -odd.xml).\n"
     "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/energy.md,\n"
     "      docs/analysis.md, docs/trace-format.md\n";
 

@@ -25,7 +25,7 @@ extern const size_t dcsim_analysis_trace_len, dcsim_analysis_figures_len,
     dcsim_analysis_report_len;
 
 const char usage_report[] =
-    "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html]\n"
+    "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html] [--goodput FILE]\n"
     "\n"
     "Writes a self-contained HTML report of a trace (summary, failures by\n"
     "cause, and every figure the trace supports, embedded) and prints the\n"
@@ -34,7 +34,9 @@ const char usage_report[] =
     "(Debian: python3-h5py python3-numpy python3-matplotlib). The figures\n"
     "alone: /usr/bin/python3 analysis/dcsim_figures.py TRACE.h5 -o DIR.\n"
     "\n"
-    "  -o FILE   the report (default report.html)\n";
+    "  -o, --output FILE  the report (default report.html)\n"
+    "  --goodput FILE     add the goodput curve of a `dcsim goodput --json` output\n"
+    "                     or a `dcsim sweep` file\n";
 
 static int write_file(const char *dir, const char *name, const unsigned char *data, size_t len)
 {
