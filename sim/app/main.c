@@ -457,9 +457,13 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_default(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 0)
-        return cmd_help("default");
+    static const cli_option options[] = {{"--help", 'h', CLI_HELP, 0, NULL, NULL}, {0}};
+    static const cli_command cmd = {"default", usage_default, options, 0,
+                                    .too_many = "unexpected argument '%s'"};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, NULL, NULL, &n_args);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
     size_t len;
     const char *text = scn_default_xml(&len);
     return fwrite(text, 1, len, stdout) == len ? 0 : EXIT_FAILURE;
