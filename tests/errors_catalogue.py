@@ -4,7 +4,8 @@ of every error message equal to the source.
 The catalogue (between the markers in docs/errors.md) is generated: every
 error message format in the C sources - the format string of each call that
 reports an error (node_error, set_error, sim_error_set, cli_usage_error,
-FAIL, REQUIRE, snprintf into a `why` buffer, fprintf of an "error:" line) -
+FAIL, REQUIRE, snprintf into a `why` buffer, fprintf of an "error:" line,
+and the .missing and .too_many texts of a command's option table) -
 grouped by source file, each with the tests/bad cases whose expected line it
 produces. Then every tests/bad case with its exact expected line. Without
 --write the script exits 1 when docs/errors.md differs from what it would
@@ -127,7 +128,13 @@ def messages(path):
             continue
         line = text.count("\n", 0, m.start()) + 1
         found.append((line, fmt))
-    return found
+    # the usage errors of a command's option table (sim/app/cli.h): a
+    # missing value, one positional argument too many
+    for m in re.finditer(r'\.(?:missing|too_many)\s*=\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text):
+        fmt = literal(m.group(1))
+        if fmt and fmt.strip():
+            found.append((text.count("\n", 0, m.start()) + 1, fmt))
+    return sorted(found, key=lambda f: f[0])
 
 
 CONVERSION = re.compile(r"%[-+ #0]*(\*|\d+)?(\.(\*|\d+))?(hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp]"

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,68 +130,85 @@ static int folder_is_writable(const char *path)
     return access(dir, W_OK);
 }
 
-/* returns 0, 1 for --help (usage printed), or EXIT_INPUT */
+static int opt_threads(void *ctx, const char *v)
+{
+    calib_options *o = ctx;
+    if (parse_unsigned(v, 1024, &o->threads) || o->threads == 0)
+        return cli_usage_error("calibrate", "--threads needs a whole number from 1 to 1024%s", "");
+    return 0;
+}
+
+static int opt_gemm(void *ctx, const char *v)
+{
+    calib_options *o = ctx;
+    if (strcmp(v, "own") == 0) {
+        o->backend = CALIB_GEMM_OWN;
+    } else if (strcmp(v, "cblas") == 0) {
+        if (!calib_has_cblas())
+            return cli_usage_error("calibrate", "--gemm=cblas: this dcsim was built without CBLAS "
+                               "(install libopenblas-dev and rebuild); use --gemm=own%s", "");
+        o->backend = CALIB_GEMM_CBLAS;
+    } else {
+        return cli_usage_error("calibrate", "--gemm %s: expected cblas or own", v);
+    }
+    return 0;
+}
+
+static int opt_tile(void *ctx, const char *v)
+{
+    calib_options *o = ctx;
+    o->has_tile = 1;
+    if (strcmp(v, "none") == 0) {
+        o->tile_m = o->tile_n = 0;
+        return 0;
+    }
+    char m_text[16];
+    const char *x = strchr(v, 'x');
+    size_t len = x ? (size_t)(x - v) : 0;
+    if (!x || len == 0 || len >= sizeof m_text)
+        return cli_usage_error("calibrate", "--tile %s: expected MxN (e.g. 64x64) or none", v);
+    memcpy(m_text, v, len);
+    m_text[len] = '\0';
+    if (parse_unsigned(m_text, 65536, &o->tile_m) || parse_unsigned(x + 1, 65536, &o->tile_n) ||
+        !o->tile_m || !o->tile_n)
+        return cli_usage_error("calibrate", "--tile %s: expected MxN with M, N from 1 to 65536, or none",
+                           v);
+    return 0;
+}
+
+static int opt_write(void *ctx, const char *v)
+{
+    calib_options *o = ctx;
+    if (!v[0])
+        return cli_usage_error("calibrate", "--write needs a file name%s", "");
+    o->write_path = v;
+    if (folder_is_writable(v) != 0) /* say so now, not after the sweep */
+        return cli_usage_error("calibrate", "--write %s: cannot create a file in its folder", v);
+    return 0;
+}
+
+static const cli_option calib_option_table[] = {
+    {"--quick", 0, CLI_FLAG, offsetof(calib_options, is_quick), NULL, NULL},
+    {"--threads", 0, CLI_CALL, 0, opt_threads, .missing = "%s needs a whole number from 1 to 1024"},
+    {"--gemm", 0, CLI_CALL, 0, opt_gemm, .missing = "%s needs cblas or own"},
+    {"--tile", 0, CLI_CALL, 0, opt_tile, .missing = "%s needs MxN (e.g. 64x64) or none"},
+    {"--write", 0, CLI_CALL, 0, opt_write, .missing = "%s needs a file name"},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+/* Returns 0, CLI_DONE (usage printed) or the exit status of a usage error. */
 static int parse_calib_options(int argc, char **argv, calib_options *o)
 {
+    static const cli_command cmd = {"calibrate", calibrate_usage, calib_option_table, 0,
+                                    .too_many = "unexpected argument '%s'"};
     memset(o, 0, sizeof *o);
     o->backend = calib_has_cblas() ? CALIB_GEMM_CBLAS : CALIB_GEMM_OWN;
     int procs = omp_get_num_procs();
     o->threads = procs > 0 ? (unsigned)procs : 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(calibrate_usage, stdout);
-            return 1;
-        } else if (strcmp(a, "--quick") == 0) {
-            o->is_quick = 1;
-        } else if (cli_is_option(a, "--threads")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--threads")) ||
-                parse_unsigned(v, 1024, &o->threads) || o->threads == 0)
-                return cli_usage_error("calibrate", "--threads needs a whole number from 1 to 1024%s", "");
-        } else if (cli_is_option(a, "--gemm")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--gemm")))
-                return cli_usage_error("calibrate", "--gemm needs cblas or own%s", "");
-            if (strcmp(v, "own") == 0) {
-                o->backend = CALIB_GEMM_OWN;
-            } else if (strcmp(v, "cblas") == 0) {
-                if (!calib_has_cblas())
-                    return cli_usage_error("calibrate", "--gemm=cblas: this dcsim was built without CBLAS "
-                                       "(install libopenblas-dev and rebuild); use --gemm=own%s", "");
-                o->backend = CALIB_GEMM_CBLAS;
-            } else {
-                return cli_usage_error("calibrate", "--gemm %s: expected cblas or own", v);
-            }
-        } else if (cli_is_option(a, "--tile")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--tile")))
-                return cli_usage_error("calibrate", "--tile needs MxN (e.g. 64x64) or none%s", "");
-            o->has_tile = 1;
-            if (strcmp(v, "none") == 0) {
-                o->tile_m = o->tile_n = 0;
-            } else {
-                char m_text[16];
-                const char *x = strchr(v, 'x');
-                size_t len = x ? (size_t)(x - v) : 0;
-                if (!x || len == 0 || len >= sizeof m_text)
-                    return cli_usage_error("calibrate", "--tile %s: expected MxN (e.g. 64x64) or none", v);
-                memcpy(m_text, v, len);
-                m_text[len] = '\0';
-                if (parse_unsigned(m_text, 65536, &o->tile_m) ||
-                    parse_unsigned(x + 1, 65536, &o->tile_n) || !o->tile_m || !o->tile_n)
-                    return cli_usage_error("calibrate", "--tile %s: expected MxN with M, N from 1 to 65536, or none",
-                                       v);
-            }
-        } else if (cli_is_option(a, "--write")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--write")) || !v[0])
-                return cli_usage_error("calibrate", "--write needs a file name%s", "");
-            o->write_path = v;
-            if (folder_is_writable(v) != 0) /* say so now, not after the sweep */
-                return cli_usage_error("calibrate", "--write %s: cannot create a file in its folder", v);
-        } else if (a[0] == '-') {
-            return cli_usage_error("calibrate", "unknown option '%s'", a);
-        } else {
-            return cli_usage_error("calibrate", "unexpected argument '%s'", a);
-        }
-    }
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, o, NULL, &n_args);
+    if (rc)
+        return rc;
     if (!o->has_tile) {
         o->tile_m = o->backend == CALIB_GEMM_OWN ? CALIB_OWN_TILE_M : CBLAS_TILE_M;
         o->tile_n = o->backend == CALIB_GEMM_OWN ? CALIB_OWN_TILE_N : CBLAS_TILE_N;
@@ -544,7 +562,7 @@ int cmd_calibrate(int argc, char **argv)
     calib_options o;
     int rc = parse_calib_options(argc, argv, &o);
     if (rc)
-        return rc == 1 ? 0 : rc;
+        return rc == CLI_DONE ? 0 : rc;
     gsl_set_error_handler_off();
     char where[512];
     if (o.backend == CALIB_GEMM_CBLAS && calib_blas_check_openblas(where, sizeof where)) {

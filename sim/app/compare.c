@@ -8,6 +8,7 @@
 #include "compare.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@
 #define MAX_VARY 8
 #define MAX_VALUES 64
 #define MAX_VARIANTS 1024
-#define MAX_SETS 256
+#define MAX_PATHS 64
 
 const char usage_compare[] =
     "usage: dcsim compare [SCENARIO ...] [--vary KEY=V1,V2,...]... [--set PATH=VALUE]...\n"
@@ -58,7 +59,7 @@ const char usage_compare[] =
 typedef struct variant {
     char label[256];
     const char *path;
-    const char *sets[MAX_SETS + MAX_VARY + 1];
+    const char *sets[CLI_MAX_SETS + MAX_VARY + 1];
     size_t n_sets;
     const char *site;  /* --vary site=..., or NULL */
     unsigned start_month; /* --start-month, or 0 */
@@ -267,213 +268,284 @@ static char *table_json(const variant *v, size_t n)
     return text;
 }
 
-int cmd_compare(int argc, char **argv)
-{
-    const char *paths[64], *sets[MAX_SETS], *output = NULL;
-    size_t n_paths = 0, n_sets = 0, n_vary = 0;
+/* ------------------------------------------------------------ the command */
+
+typedef struct compare {
+    /* options */
+    const char *paths[MAX_PATHS];
+    size_t n_paths;
+    cli_sets sets;
     vary vs[MAX_VARY];
-    memset(vs, 0, sizeof vs);
-    int json = 0, rc = 0;
-    unsigned start_month = 0;
-    for (int i = 0; i < argc && !rc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_compare, stdout);
-            return 0;
-        } else if (!strcmp(a, "--sites")) {
-            char names[1024];
-            site_names(names, sizeof names);
-            printf("%s\n", names);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (cli_is_option(a, "--vary")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--vary")) || n_vary == MAX_VARY ||
-                parse_vary(v, &vs[n_vary++]))
-                rc = cli_usage_error("compare", "--vary needs KEY=V1,V2,... (at most 8 of them, "
-                                     "64 values each)%s", "");
-        } else if (cli_is_option(a, "--set")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '=') ||
-                n_sets == MAX_SETS)
-                rc = cli_usage_error("compare", "--set needs PATH=VALUE%s", "");
-            else
-                sets[n_sets++] = v;
-        } else if (cli_is_option(a, "--start-month")) {
-            char *end = NULL;
-            v = cli_option_value(argc, argv, &i, "--start-month");
-            unsigned long m = v ? strtoul(v, &end, 10) : 0;
-            if (!v || *end || m < 1 || m > 12)
-                rc = cli_usage_error("compare", "--start-month needs a month from 1 to 12%s", "");
-            start_month = (unsigned)m;
-        } else if (cli_is_option(a, "-o")) {
-            if (!(output = cli_option_value(argc, argv, &i, "-o")))
-                rc = cli_usage_error("compare", "-o needs a file name%s", "");
-        } else if (a[0] == '-') {
-            rc = cli_usage_error("compare", "unknown option '%s'", a);
-        } else if (n_paths < 64) {
-            paths[n_paths++] = a;
-        } else {
-            rc = cli_usage_error("compare", "more than 64 scenarios%s", "");
-        }
-    }
-    size_t n = n_paths ? n_paths : 1;
-    for (size_t k = 0; !rc && k < n_vary; k++)
-        n *= vs[k].n;
-    if (!rc && n > MAX_VARIANTS)
-        rc = cli_usage_error("compare", "more than 1024 variants%s", "");
-    variant *x = rc ? NULL : calloc(n, sizeof *x);
-    char **owned = rc ? NULL : calloc(n * (MAX_VARY + 1) * MAX_VARY, sizeof *owned);
-    size_t n_owned = 0;
-    if (!rc && (!x || !owned)) {
-        fprintf(stderr, "dcsim compare: out of memory\n");
-        rc = 1;
-    }
-    /* the variants: every scenario times every combination, the last --vary fastest */
-    for (size_t i = 0; !rc && i < n; i++) {
-        size_t idx = i, per = n / (n_paths ? n_paths : 1);
-        variant *v = &x[i];
-        v->path = n_paths ? paths[i / per] : NULL;
-        v->start_month = start_month;
-        memcpy(v->sets, sets, n_sets * sizeof *sets);
-        v->n_sets = n_sets;
-        size_t used = (size_t)snprintf(v->label, sizeof v->label, "%s",
-                                       n_paths > 1 ? v->path : "");
-        for (size_t k = n_vary; k-- > 0;) {
-            const char *value = vs[k].values[idx % vs[k].n];
-            idx /= vs[k].n;
-            if (!strcmp(vs[k].key, "site")) {
-                v->site = value;
-            } else if (!strcmp(vs[k].key, "network") && strstr(value, ".xml")) {
-                sim_error err;
-                sim_error_clear(&err);
-                int got = fabric_file_sets(value, owned + n_owned, MAX_VARY, &err);
-                if (got == -2) {
-                    rc = cli_print_error(&err);
-                    break;
-                }
-                if (got < 0) {
-                    fprintf(stderr, "dcsim compare: error: --vary network=%s: no <fabric> "
-                                    "element in that file\n", value);
-                    rc = CLI_EXIT_INPUT;
-                    break;
-                }
-                for (int j = 0; j < got && v->n_sets < MAX_SETS + MAX_VARY; j++)
-                    v->sets[v->n_sets++] = owned[n_owned + (size_t)j];
-                n_owned += (size_t)got;
-            } else {
-                char *set = vary_set(&vs[k], value);
-                if (!set) {
-                    rc = 1;
-                    break;
-                }
-                owned[n_owned++] = set;
-                v->sets[v->n_sets++] = set;
-            }
-        }
-        /* label in the --vary order */
-        idx = i;
-        size_t divisor = per;
-        for (size_t k = 0; k < n_vary; k++) {
-            divisor /= vs[k].n;
-            const char *value = vs[k].values[(idx / divisor) % vs[k].n];
-            if (used < sizeof v->label)
-                used += (size_t)snprintf(v->label + used, sizeof v->label - used, "%s%s=%s",
-                                         used ? " " : "", vs[k].key, value);
-        }
-        if (!v->label[0])
-            snprintf(v->label, sizeof v->label, "%s", v->path ? v->path : "default");
-    }
-    for (size_t i = 0; !rc && i < n; i++)
-        if (set_up(&x[i]))
-            rc = print_variant_error(&x[i]);
-    /* the inputs, never overwritten: scenarios, their XIncludes, network
-     * files; an output that cannot be written fails now, not after the runs */
-    const char **inputs = NULL;
-    size_t n_in = n_paths;
-    if (!rc && output) {
-        size_t cap = n_paths;
-        for (size_t i = 0; i < n; i++)
-            cap += x[i].loaded ? x[i].scn.n_included : 0;
-        for (size_t k = 0; k < n_vary; k++)
-            cap += vs[k].n;
-        if (!(inputs = malloc((cap ? cap : 1) * sizeof *inputs))) {
-            rc = 1;
-        } else {
-            memcpy(inputs, paths, n_paths * sizeof *inputs);
-            for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; x[i].loaded && j < x[i].scn.n_included; j++)
-                    inputs[n_in++] = x[i].scn.included[j];
-            for (size_t k = 0; k < n_vary; k++)
-                for (size_t j = 0; !strcmp(vs[k].key, "network") && j < vs[k].n; j++)
-                    inputs[n_in++] = vs[k].values[j];
-            outpath probe;
+    size_t n_vary;
+    const char *output;
+    int json;
+    unsigned start_month;
+    /* the variants: every scenario times every combination of the --vary values */
+    variant *x;
+    size_t n;
+    char **owned;          /* the sets made for --vary values */
+    size_t n_owned;
+    const char **inputs;   /* -o: never overwritten */
+    size_t n_in;
+} compare;
+
+static int opt_sites(void *ctx, const char *value)
+{
+    (void)ctx;
+    (void)value;
+    char names[1024];
+    site_names(names, sizeof names);
+    printf("%s\n", names);
+    return CLI_DONE;
+}
+
+static int opt_vary(void *ctx, const char *v)
+{
+    compare *c = ctx;
+    if (c->n_vary == MAX_VARY || parse_vary(v, &c->vs[c->n_vary++]))
+        return cli_usage_error("compare", "--vary needs KEY=V1,V2,... (at most 8 of them, "
+                               "64 values each)%s", "");
+    return 0;
+}
+
+static int opt_start_month(void *ctx, const char *v)
+{
+    compare *c = ctx;
+    char *end = NULL;
+    unsigned long m = strtoul(v, &end, 10);
+    if (*end || m < 1 || m > 12)
+        return cli_usage_error("compare", "--start-month needs a month from 1 to 12%s", "");
+    c->start_month = (unsigned)m;
+    return 0;
+}
+
+static const cli_option compare_options[] = {
+    {"--vary", 0, CLI_CALL_EACH, 0, opt_vary,
+     .missing = "%s needs KEY=V1,V2,... (at most 8 of them, 64 values each)"},
+    {"--set", 0, CLI_SETS_EQ, offsetof(compare, sets), .missing = "%s needs PATH=VALUE"},
+    {"--start-month", 0, CLI_CALL, 0, opt_start_month,
+     .missing = "%s needs a month from 1 to 12"},
+    {"--output", 'o', CLI_TEXT, offsetof(compare, output), .missing = "%s needs a file name"},
+    {"--json", 0, CLI_FLAG, offsetof(compare, json), NULL, NULL},
+    {"--sites", 0, CLI_DO, 0, opt_sites, NULL},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+/* The options and the number of variants. Returns 0, CLI_DONE or an exit status. */
+static int compare_parse(int argc, char **argv, compare *c)
+{
+    static const cli_command cmd = {"compare", usage_compare, compare_options, MAX_PATHS,
+                                    .too_many = "more than 64 scenarios given ('%s')"};
+    int rc = cli_parse(&cmd, argc, argv, c, c->paths, &c->n_paths);
+    if (rc)
+        return rc;
+    c->n = c->n_paths ? c->n_paths : 1;
+    for (size_t k = 0; k < c->n_vary; k++)
+        c->n *= c->vs[k].n;
+    if (c->n > MAX_VARIANTS)
+        return cli_usage_error("compare", "more than 1024 variants%s", "");
+    return 0;
+}
+
+/* Variant i's sets for its --vary values (a network file gives its
+ * <fabric>'s attributes), the last --vary varying fastest. Returns 0 or the
+ * exit status of the error printed. */
+static int variant_sets(compare *c, size_t i, variant *v)
+{
+    size_t idx = i;
+    for (size_t k = c->n_vary; k-- > 0;) {
+        const vary *vs = &c->vs[k];
+        const char *value = vs->values[idx % vs->n];
+        idx /= vs->n;
+        if (!strcmp(vs->key, "site")) {
+            v->site = value;
+        } else if (!strcmp(vs->key, "network") && strstr(value, ".xml")) {
             sim_error err;
             sim_error_clear(&err);
-            if (outpath_init(&probe, output, "the table", inputs, n_in, &err))
-                rc = cli_print_error(&err);
+            int got = fabric_file_sets(value, c->owned + c->n_owned, MAX_VARY, &err);
+            if (got == -2)
+                return cli_print_error(&err);
+            if (got < 0) {
+                fprintf(stderr, "dcsim compare: error: --vary network=%s: no <fabric> "
+                                "element in that file\n", value);
+                return CLI_EXIT_INPUT;
+            }
+            for (int j = 0; j < got && v->n_sets < CLI_MAX_SETS + MAX_VARY; j++)
+                v->sets[v->n_sets++] = c->owned[c->n_owned + (size_t)j];
+            c->n_owned += (size_t)got;
+        } else {
+            char *set = vary_set(vs, value);
+            if (!set)
+                return 1;
+            c->owned[c->n_owned++] = set;
+            v->sets[v->n_sets++] = set;
         }
     }
-    int failed = 0;
-    if (!rc) {
+    return 0;
+}
+
+/* "a.xml site=guian network=ib-ndr": the scenario when there are several,
+ * then the --vary values in the order given; or the scenario alone. */
+static void variant_label(const compare *c, size_t i, variant *v)
+{
+    size_t per = c->n / (c->n_paths ? c->n_paths : 1), divisor = per;
+    size_t used = (size_t)snprintf(v->label, sizeof v->label, "%s",
+                                   c->n_paths > 1 ? v->path : "");
+    for (size_t k = 0; k < c->n_vary; k++) {
+        divisor /= c->vs[k].n;
+        const char *value = c->vs[k].values[(i / divisor) % c->vs[k].n];
+        if (used < sizeof v->label)
+            used += (size_t)snprintf(v->label + used, sizeof v->label - used, "%s%s=%s",
+                                     used ? " " : "", c->vs[k].key, value);
+    }
+    if (!v->label[0])
+        snprintf(v->label, sizeof v->label, "%s", v->path ? v->path : "default");
+}
+
+/* The variants, loaded and set up one after another. */
+static int make_variants(compare *c)
+{
+    c->x = calloc(c->n, sizeof *c->x);
+    c->owned = calloc(c->n * (MAX_VARY + 1) * MAX_VARY, sizeof *c->owned);
+    if (!c->x || !c->owned) {
+        fprintf(stderr, "dcsim compare: out of memory\n");
+        return 1;
+    }
+    size_t per = c->n / (c->n_paths ? c->n_paths : 1);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        variant *v = &c->x[i];
+        v->path = c->n_paths ? c->paths[i / per] : NULL;
+        v->start_month = c->start_month;
+        memcpy(v->sets, c->sets.v, c->sets.n * sizeof *c->sets.v);
+        v->n_sets = c->sets.n;
+        rc = variant_sets(c, i, v);
+        variant_label(c, i, v);
+    }
+    for (size_t i = 0; !rc && i < c->n; i++)
+        if (set_up(&c->x[i]))
+            rc = print_variant_error(&c->x[i]);
+    return rc;
+}
+
+/* -o: the inputs, never overwritten (scenarios, their XIncludes, network
+ * files), and a check that the table can be written there, now rather
+ * than after the runs. */
+static int check_output(compare *c)
+{
+    size_t cap = c->n_paths;
+    for (size_t i = 0; i < c->n; i++)
+        cap += c->x[i].loaded ? c->x[i].scn.n_included : 0;
+    for (size_t k = 0; k < c->n_vary; k++)
+        cap += c->vs[k].n;
+    if (!(c->inputs = malloc((cap ? cap : 1) * sizeof *c->inputs)))
+        return 1;
+    memcpy(c->inputs, c->paths, c->n_paths * sizeof *c->inputs);
+    c->n_in = c->n_paths;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t j = 0; c->x[i].loaded && j < c->x[i].scn.n_included; j++)
+            c->inputs[c->n_in++] = c->x[i].scn.included[j];
+    for (size_t k = 0; k < c->n_vary; k++)
+        for (size_t j = 0; !strcmp(c->vs[k].key, "network") && j < c->vs[k].n; j++)
+            c->inputs[c->n_in++] = c->vs[k].values[j];
+    outpath probe;
+    sim_error err;
+    sim_error_clear(&err);
+    if (outpath_init(&probe, c->output, "the table", c->inputs, c->n_in, &err))
+        return cli_print_error(&err);
+    return 0;
+}
+
+/* The campaigns in parallel, then the output invariant on every row. */
+static int run_variants(compare *c)
+{
+    int failed = 0, rc = 0;
 #pragma omp parallel for schedule(dynamic) reduction(| : failed)
-        for (long long i = 0; i < (long long)n; i++)
-            failed |= run(&x[i]) != 0;
-        for (size_t i = 0; failed && i < n; i++)
-            if (x[i].err.code) {
-                rc = print_variant_error(&x[i]);
-                break;
-            }
-    }
-    for (size_t i = 0; !rc && i < n; i++) { /* the output invariant, as dcsim run's */
+    for (long long i = 0; i < (long long)c->n; i++)
+        failed |= run(&c->x[i]) != 0;
+    for (size_t i = 0; failed && i < c->n; i++)
+        if (c->x[i].err.code)
+            return print_variant_error(&c->x[i]);
+    for (size_t i = 0; !rc && i < c->n; i++) { /* the output invariant, as dcsim run's */
         double r[COLS];
-        row_of(&x[i], r);
-        for (int c = 0; !rc && c < COLS; c++)
-            rc = summary_check_value("compare column", col_names[c], r[c], &x[i].err);
+        row_of(&c->x[i], r);
+        for (int k = 0; !rc && k < COLS; k++)
+            rc = summary_check_value("compare column", col_names[k], r[k], &c->x[i].err);
         if (rc)
-            rc = print_variant_error(&x[i]);
+            rc = print_variant_error(&c->x[i]);
     }
-    if (!rc && json) {
-        char *text = table_json(x, n);
+    return rc;
+}
+
+/* -o: the table as HDF5, one row per variant. */
+static int write_table(const compare *c)
+{
+    double *values = malloc(c->n * COLS * sizeof *values);
+    const char **rows = malloc(c->n * sizeof *rows);
+    sim_error err;
+    sim_error_clear(&err);
+    int rc = 0;
+    if (!values || !rows) {
+        rc = 1;
+    } else {
+        for (size_t i = 0; i < c->n; i++) {
+            row_of(&c->x[i], values + i * COLS);
+            rows[i] = c->x[i].label;
+        }
+        if (trace_write_table(c->output, "compare", "one row per variant of dcsim compare",
+                              col_names, col_units, COLS, rows, c->n, values, c->inputs, c->n_in,
+                              &err))
+            rc = cli_print_error(&err);
+        else if (!c->json)
+            printf("  table written to %s\n", c->output);
+    }
+    free(values);
+    free(rows);
+    return rc;
+}
+
+static void compare_free(compare *c)
+{
+    free(c->inputs);
+    for (size_t i = 0; c->x && i < c->n; i++) {
+        run_outcome_free(&c->x[i].out);
+        run_plan_free(&c->x[i].plan);
+        if (c->x[i].loaded)
+            scn_scenario_free(&c->x[i].scn);
+    }
+    for (size_t i = 0; i < c->n_owned; i++)
+        free(c->owned[i]);
+    for (size_t k = 0; k < c->n_vary; k++)
+        free(c->vs[k].buf);
+    free(c->owned);
+    free(c->x);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    compare *c = calloc(1, sizeof *c);
+    if (!c) {
+        fprintf(stderr, "dcsim compare: out of memory\n");
+        return 1;
+    }
+    int rc = compare_parse(argc, argv, c);
+    if (!rc)
+        rc = make_variants(c);
+    if (!rc && c->output)
+        rc = check_output(c);
+    if (!rc)
+        rc = run_variants(c);
+    if (!rc && c->json) {
+        char *text = table_json(c->x, c->n);
         if (text)
             printf("%s\n", text);
         free(text);
     } else if (!rc) {
-        print_table(x, n);
+        print_table(c->x, c->n);
     }
-    if (!rc && output) {
-        double *values = malloc(n * COLS * sizeof *values);
-        const char **rows = malloc(n * sizeof *rows);
-        sim_error err;
-        sim_error_clear(&err);
-        if (!values || !rows || !inputs) {
-            rc = 1;
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                row_of(&x[i], values + i * COLS);
-                rows[i] = x[i].label;
-            }
-            if (trace_write_table(output, "compare", "one row per variant of dcsim compare",
-                                  col_names, col_units, COLS, rows, n, values, inputs, n_in,
-                                  &err))
-                rc = cli_print_error(&err);
-            else if (!json)
-                printf("  table written to %s\n", output);
-        }
-        free(values);
-        free(rows);
-    }
-    free(inputs);
-    for (size_t i = 0; x && i < n; i++) {
-        run_outcome_free(&x[i].out);
-        run_plan_free(&x[i].plan);
-        if (x[i].loaded)
-            scn_scenario_free(&x[i].scn);
-    }
-    for (size_t i = 0; i < n_owned; i++)
-        free(owned[i]);
-    for (size_t k = 0; k < n_vary; k++)
-        free(vs[k].buf);
-    free(owned);
-    free(x);
-    return rc;
+    if (!rc && c->output)
+        rc = write_table(c);
+    compare_free(c);
+    free(c);
+    return rc == CLI_DONE ? 0 : rc;
 }

@@ -5,6 +5,7 @@
 #include "goodput.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,6 @@
 #include "scenario.h"
 #include "run.h"
 #include "units.h"
-
-#define MAX_SETS 256
 
 const char usage_goodput[] =
     "usage: dcsim goodput [SCENARIO.xml] [--from T] [--to T] [--steps N] [--replicas N]\n"
@@ -42,162 +41,213 @@ static int parse_time(const char *text, double *out)
     return sim_units_parse(text, SIM_DIM_TIME, out, why, sizeof why) || !(*out > 0) ? -1 : 0;
 }
 
-int cmd_goodput(int argc, char **argv)
+typedef struct goodput_args {
+    const char *path, *from, *to;
+    cli_sets sets;
+    unsigned steps, replicas;
+    int json;
+} goodput_args;
+
+/* "%s: expected a whole number from LO to 100000" for --steps (from 2) and --replicas (1) */
+static int parse_count(const char *v, unsigned lo, unsigned *out)
 {
-    const char *path = NULL, *sets[MAX_SETS + 1], *from = NULL, *to = NULL;
-    size_t n_sets = 0;
-    unsigned steps = 17, replicas = 32;
-    int json = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_goodput, stdout);
-            return 0;
-        } else if (cli_is_option(a, "--set")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '='))
-                return cli_usage_error("goodput", "--set needs PATH=VALUE%s", "");
-            if (n_sets == MAX_SETS)
-                return cli_usage_error("goodput", "more than 256 --set options%s", "");
-            sets[n_sets++] = v;
-        } else if (cli_is_option(a, "--from") || cli_is_option(a, "--to")) {
-            int is_from = cli_is_option(a, "--from");
-            if (!(v = cli_option_value(argc, argv, &i, is_from ? "--from" : "--to")))
-                return cli_usage_error("goodput", "%s needs a duration", a);
-            *(is_from ? &from : &to) = v;
-        } else if (cli_is_option(a, "--steps") || cli_is_option(a, "--replicas")) {
-            int is_steps = cli_is_option(a, "--steps");
-            if (!(v = cli_option_value(argc, argv, &i, is_steps ? "--steps" : "--replicas")))
-                return cli_usage_error("goodput", "%s needs a number", a);
-            char *end;
-            unsigned long n = strtoul(v, &end, 10);
-            if (*end || end == v || n < (is_steps ? 2u : 1u) || n > 100000)
-                return cli_usage_error("goodput", is_steps
-                                           ? "--steps %s: expected a whole number from 2 to 100000"
-                                           : "--replicas %s: expected a whole number from 1 to 100000",
-                                       v);
-            *(is_steps ? &steps : &replicas) = (unsigned)n;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("goodput", "unknown option '%s'", a);
-        } else if (!path) {
-            path = a;
-        } else {
-            return cli_usage_error("goodput", "more than one scenario given ('%s')", a);
-        }
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*end || end == v || n < lo || n > 100000)
+        return -1;
+    *out = (unsigned)n;
+    return 0;
+}
+
+static int opt_steps(void *ctx, const char *v)
+{
+    goodput_args *o = ctx;
+    if (parse_count(v, 2, &o->steps))
+        return cli_usage_error("goodput", "--steps %s: expected a whole number from 2 to 100000", v);
+    return 0;
+}
+
+static int opt_replicas(void *ctx, const char *v)
+{
+    goodput_args *o = ctx;
+    if (parse_count(v, 1, &o->replicas))
+        return cli_usage_error("goodput", "--replicas %s: expected a whole number from 1 to 100000",
+                               v);
+    return 0;
+}
+
+static const cli_option goodput_options[] = {
+    {"--set", 0, CLI_SETS_EQ, offsetof(goodput_args, sets), .missing = "%s needs PATH=VALUE"},
+    {"--from", 0, CLI_TEXT, offsetof(goodput_args, from), .missing = "%s needs a duration"},
+    {"--to", 0, CLI_TEXT, offsetof(goodput_args, to), .missing = "%s needs a duration"},
+    {"--steps", 0, CLI_CALL, 0, opt_steps, .missing = "%s needs a number"},
+    {"--replicas", 0, CLI_CALL, 0, opt_replicas, .missing = "%s needs a number"},
+    {"--json", 0, CLI_FLAG, offsetof(goodput_args, json), NULL, NULL},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+static int parse_args(int argc, char **argv, goodput_args *o)
+{
+    static const cli_command cmd = {"goodput", usage_goodput, goodput_options, 1,
+                                    .too_many = "more than one scenario given ('%s')"};
+    *o = (goodput_args){.steps = 17, .replicas = 32};
+    size_t n_args;
+    return cli_parse(&cmd, argc, argv, o, &o->path, &n_args);
+}
+
+/* A campaign's error names the scenario; returns the exit status. */
+static int campaign_error(const scn_scenario *s, sim_error *err)
+{
+    if (err->code == SIM_ERR_INPUT && !err->file[0])
+        snprintf(err->file, sizeof err->file, "%s", s->source);
+    return cli_print_error(err);
+}
+
+/* The intervals swept: Daly's optimum / 4 to x 4, or --from and --to, up
+ * to the failure-free compute time (a longer one checkpoints only at the
+ * end: the same row). Returns 0 or the exit status of the error printed. */
+static int interval_range(const goodput_args *o, const scn_scenario *s,
+                          const campaign_result *probe, double *lo, double *hi)
+{
+    if (!(probe->daly_interval_s > 0) && (!o->from || !o->to)) {
+        fprintf(stderr, "%s: error: no failures, so no optimum: give --from and --to, or a "
+                        "<reliability><failure>\n", s->source);
+        return CLI_EXIT_INPUT;
     }
-    sim_error err;
-    sim_error_clear(&err);
-    scn_scenario s;
-    if (scn_load(path, sets, n_sets, &s, &err))
-        return cli_print_error(&err);
+    *lo = probe->daly_interval_s / 4;
+    *hi = probe->daly_interval_s * 4;
+    if ((o->from && parse_time(o->from, lo)) || (o->to && parse_time(o->to, hi)) || !(*hi > *lo))
+        return cli_usage_error("goodput", "--from and --to need durations with units, "
+                               "from below to, e.g. --from 5min --to 2h%s", "");
+    if (*hi > probe->compute_time_s) {
+        char why[160];
+        snprintf(why, sizeof why, "%%s: intervals go up to the failure-free compute time, "
+                 "%.6g s (a longer one checkpoints only at the end)", probe->compute_time_s);
+        return cli_usage_error("goodput", why, o->to ? "--to" : "Daly's optimum x 4");
+    }
+    return 0;
+}
+
+/* The curve: per step, the effective interval (whole iterations) and the
+ * replicas' statistics; best is the step of the highest mean ETTR. */
+typedef struct goodput_curve {
+    unsigned steps, replicas;
+    double *interval;
+    campaign_mc *mc;
+    unsigned best;
+} goodput_curve;
+
+/* Run every interval on the same replicas. Returns 0, -1 out of memory, or
+ * the error in err. */
+static int run_curve(const campaign_config *base, double lo, double hi, goodput_curve *cv,
+                     sim_error *err)
+{
+    campaign_result *r = malloc((size_t)cv->replicas * sizeof *r);
+    cv->interval = malloc(cv->steps * sizeof *cv->interval);
+    cv->mc = malloc(cv->steps * sizeof *cv->mc);
+    cv->best = 0;
+    int rc = !r || !cv->interval || !cv->mc ? -1 : 0;
+    for (unsigned k = 0; k < cv->steps && !rc; k++) {
+        campaign_config c = *base;
+        c.checkpoint_interval_s = lo * pow(hi / lo, (double)k / (cv->steps - 1));
+        rc = campaign_run(&c, NULL, NULL, NULL, &r[0], err);
+        if (!rc)
+            rc = campaign_run_replicas(&c, cv->replicas, r, NULL, NULL, err);
+        if (!rc) {
+            cv->interval[k] = r[0].checkpoint_interval_s; /* the effective, whole iterations */
+            campaign_mc_summarize(r, cv->replicas, &cv->mc[k]);
+            rc = summary_check_mc(&cv->mc[k], err); /* the output invariant, as dcsim run's */
+        }
+        if (!rc && cv->mc[k].ettr_frac.mean > cv->mc[cv->best].ettr_frac.mean)
+            cv->best = k;
+    }
+    free(r);
+    return rc;
+}
+
+static void print_json(const goodput_curve *cv, const campaign_result *probe)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "replicas", cv->replicas);
+    cJSON_AddNumberToObject(o, "young_interval_s", probe->young_interval_s);
+    cJSON_AddNumberToObject(o, "daly_interval_s", probe->daly_interval_s);
+    cJSON_AddNumberToObject(o, "best_interval_s", cv->interval[cv->best]);
+    cJSON *rows = cJSON_AddArrayToObject(o, "curve");
+    for (unsigned k = 0; k < cv->steps; k++) {
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddNumberToObject(row, "interval_s", cv->interval[k]);
+        cJSON_AddNumberToObject(row, "ettr_mean", cv->mc[k].ettr_frac.mean);
+        cJSON_AddNumberToObject(row, "ettr_ci95", cv->mc[k].ettr_frac.ci95);
+        cJSON_AddNumberToObject(row, "time_to_train_mean_s", cv->mc[k].time_to_train_s.mean);
+        cJSON_AddItemToArray(rows, row);
+    }
+    char *text = cJSON_Print(o);
+    if (text)
+        puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+static void print_text(const scn_scenario *s, const goodput_curve *cv,
+                       const campaign_result *probe)
+{
+    printf("# goodput over the checkpoint interval: %s, %u replicas per interval\n", s->source,
+           cv->replicas);
+    printf("#%13s %12s %12s %16s\n", "interval (s)", "ETTR", "95% CI (+-)",
+           "time to train (d)");
+    for (unsigned k = 0; k < cv->steps; k++)
+        printf("%14.1f %12.5f %12.5f %16.3f%s\n", cv->interval[k], cv->mc[k].ettr_frac.mean,
+               cv->mc[k].ettr_frac.ci95, cv->mc[k].time_to_train_s.mean / 86400,
+               k == cv->best ? "  <- best" : "");
+    printf("best %.1f s (%.2f min); Young %.1f s, Daly %.1f s\n", cv->interval[cv->best],
+           cv->interval[cv->best] / 60, probe->young_interval_s, probe->daly_interval_s);
+}
+
+/* The scenario's campaign, run once as a probe (Young's and Daly's
+ * intervals, the compute time), and the curve around them. */
+static int goodput(const goodput_args *o, const scn_scenario *s, sim_error *err)
+{
     run_plan plan; /* the iteration from the step tier when no MFU, as dcsim run */
-    int rc = run_plan_prepare(&s, res_parallel_campaigns(replicas), 0, &plan, &err);
+    int rc = run_plan_prepare(s, res_parallel_campaigns(o->replicas), 0, &plan, err);
     campaign_config base = plan.campaign; /* may point into plan (elastic speeds): kept to the end */
     if (rc) {
         run_plan_free(&plan);
-        scn_scenario_free(&s);
-        return cli_print_error(&err);
+        return cli_print_error(err);
     }
     campaign_result probe;
-    if ((rc = campaign_run(&base, NULL, NULL, NULL, &probe, &err))) {
-        if (err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
-            snprintf(err.file, sizeof err.file, "%s", s.source);
-        run_plan_free(&plan);
-        scn_scenario_free(&s);
-        return cli_print_error(&err);
-    }
-    if (!(probe.daly_interval_s > 0) && (!from || !to)) {
-        fprintf(stderr, "%s: error: no failures, so no optimum: give --from and --to, or a "
-                        "<reliability><failure>\n", s.source);
-        run_plan_free(&plan);
-        scn_scenario_free(&s);
-        return CLI_EXIT_INPUT;
-    }
-    double lo = probe.daly_interval_s / 4, hi = probe.daly_interval_s * 4;
-    if ((from && parse_time(from, &lo)) || (to && parse_time(to, &hi)) || !(hi > lo)) {
-        run_plan_free(&plan);
-        scn_scenario_free(&s);
-        return cli_usage_error("goodput", "--from and --to need durations with units, "
-                               "from below to, e.g. --from 5min --to 2h%s", "");
-    }
-    if (hi > probe.compute_time_s) { /* longer: only the final checkpoint, the same row */
-        char why[160];
-        snprintf(why, sizeof why, "%%s: intervals go up to the failure-free compute time, "
-                 "%.6g s (a longer one checkpoints only at the end)", probe.compute_time_s);
-        run_plan_free(&plan);
-        scn_scenario_free(&s);
-        return cli_usage_error("goodput", why, to ? "--to" : "Daly's optimum x 4");
-    }
-    campaign_result *r = malloc((size_t)replicas * sizeof *r);
-    double *interval = malloc(steps * sizeof *interval);
-    campaign_mc *mc = malloc(steps * sizeof *mc);
-    if (!r || !interval || !mc) {
-        free(r);
-        free(interval);
-        free(mc);
-        run_plan_free(&plan);
-        scn_scenario_free(&s);
+    double lo, hi;
+    goodput_curve cv = {.steps = o->steps, .replicas = o->replicas};
+    if ((rc = campaign_run(&base, NULL, NULL, NULL, &probe, err))) {
+        rc = campaign_error(s, err);
+    } else if (!(rc = interval_range(o, s, &probe, &lo, &hi)) &&
+               (rc = run_curve(&base, lo, hi, &cv, err)) < 0) {
         fprintf(stderr, "dcsim goodput: error: out of memory\n");
-        return 1;
+        rc = 1;
+    } else if (rc > 0 && err->code) {
+        rc = campaign_error(s, err);
     }
-    unsigned best = 0;
-    for (unsigned k = 0; k < steps && !rc; k++) {
-        campaign_config c = base;
-        c.checkpoint_interval_s = lo * pow(hi / lo, (double)k / (steps - 1));
-        rc = campaign_run(&c, NULL, NULL, NULL, &r[0], &err);
-        if (!rc)
-            rc = campaign_run_replicas(&c, replicas, r, NULL, NULL, &err);
-        if (!rc) {
-            interval[k] = r[0].checkpoint_interval_s; /* the effective, whole iterations */
-            campaign_mc_summarize(r, replicas, &mc[k]);
-            rc = summary_check_mc(&mc[k], &err); /* the output invariant, as dcsim run's */
-        }
-        if (!rc) {
-            if (mc[k].ettr_frac.mean > mc[best].ettr_frac.mean)
-                best = k;
-        }
-    }
-    if (rc) {
-        if (err.code == SIM_ERR_INPUT && !err.file[0]) /* the campaign's: name the scenario */
-            snprintf(err.file, sizeof err.file, "%s", s.source);
-        rc = cli_print_error(&err);
-    } else if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "replicas", replicas);
-        cJSON_AddNumberToObject(o, "young_interval_s", probe.young_interval_s);
-        cJSON_AddNumberToObject(o, "daly_interval_s", probe.daly_interval_s);
-        cJSON_AddNumberToObject(o, "best_interval_s", interval[best]);
-        cJSON *rows = cJSON_AddArrayToObject(o, "curve");
-        for (unsigned k = 0; k < steps; k++) {
-            cJSON *row = cJSON_CreateObject();
-            cJSON_AddNumberToObject(row, "interval_s", interval[k]);
-            cJSON_AddNumberToObject(row, "ettr_mean", mc[k].ettr_frac.mean);
-            cJSON_AddNumberToObject(row, "ettr_ci95", mc[k].ettr_frac.ci95);
-            cJSON_AddNumberToObject(row, "time_to_train_mean_s", mc[k].time_to_train_s.mean);
-            cJSON_AddItemToArray(rows, row);
-        }
-        char *text = cJSON_Print(o);
-        if (text)
-            puts(text);
-        free(text);
-        cJSON_Delete(o);
-    } else {
-        printf("# goodput over the checkpoint interval: %s, %u replicas per interval\n",
-               s.source, replicas);
-        printf("#%13s %12s %12s %16s\n", "interval (s)", "ETTR", "95% CI (+-)",
-               "time to train (d)");
-        for (unsigned k = 0; k < steps; k++)
-            printf("%14.1f %12.5f %12.5f %16.3f%s\n", interval[k], mc[k].ettr_frac.mean,
-                   mc[k].ettr_frac.ci95, mc[k].time_to_train_s.mean / 86400,
-                   k == best ? "  <- best" : "");
-        printf("best %.1f s (%.2f min); Young %.1f s, Daly %.1f s\n", interval[best],
-               interval[best] / 60, probe.young_interval_s, probe.daly_interval_s);
-    }
-    free(r);
-    free(interval);
-    free(mc);
+    if (!rc && o->json)
+        print_json(&cv, &probe);
+    else if (!rc)
+        print_text(s, &cv, &probe);
+    free(cv.interval);
+    free(cv.mc);
     run_plan_free(&plan);
+    return rc;
+}
+
+int cmd_goodput(int argc, char **argv)
+{
+    goodput_args o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
+    sim_error err;
+    sim_error_clear(&err);
+    scn_scenario s;
+    if (scn_load(o.path, o.sets.v, o.sets.n, &s, &err))
+        return cli_print_error(&err);
+    rc = goodput(&o, &s, &err);
     scn_scenario_free(&s);
     return rc;
 }

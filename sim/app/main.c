@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,6 @@
 #include "sweep.h"
 #include "trace.h"
 #include "version.h"
-
-#define MAX_SETS 256
 
 static volatile sig_atomic_t interrupted;
 
@@ -70,7 +69,8 @@ static const char usage_main[] =
     "  default                print the built-in default scenario\n"
     "  help [COMMAND]         show help for a command\n"
     "\n"
-    "options: --help, --version\n"
+    "options: --help, --version. A command's options: --name VALUE or --name=VALUE,\n"
+    "anywhere on the line; -- ends them (dcsim run -- -odd.xml).\n"
     "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/energy.md,\n"
     "      docs/analysis.md, docs/trace-format.md\n";
 
@@ -156,8 +156,7 @@ static int cmd_help(const char *topic)
 typedef struct options {
     const char *scenario;
     const char *output;
-    const char *sets[MAX_SETS + 1];
-    size_t n_sets;
+    cli_sets sets;
     char seed_set[64];
     int json;
     int quiet;
@@ -165,56 +164,60 @@ typedef struct options {
     unsigned replicas;  /* --replicas N; 0 = 1 */
 } options;
 
-static int parse_options(const char *command, int argc, char **argv, int allow_run, options *o)
+static int opt_seed(void *ctx, const char *v)
+{
+    options *o = ctx;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long seed = strtoull(v, &end, 10);
+    if (!*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+        return cli_usage_error("run", "--seed %s: expected a whole number from 0 to 18446744073709551615", v);
+    snprintf(o->seed_set, sizeof o->seed_set, "@seed=%llu", seed);
+    return 0;
+}
+
+static int opt_replicas(void *ctx, const char *v)
+{
+    options *o = ctx;
+    char *end = NULL;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!*v || *end || v[0] == '-' || n < 1 || n > 1000000)
+        return cli_usage_error("run", "--replicas %s: expected a whole number from 1 to 1000000", v);
+    o->replicas = (unsigned)n;
+    return 0;
+}
+
+#define SET_OPTION                                                                          \
+    {"--set", 0, CLI_SETS, offsetof(options, sets),                                        \
+     .missing = "%s needs PATH=VALUE, e.g. --set checkpoint/@interval=20min"}
+#define HELP_OPTION {"--help", 'h', CLI_FLAG, offsetof(options, help), NULL, NULL}
+
+static const cli_option run_options[] = {
+    SET_OPTION,
+    {"--output", 'o', CLI_TEXT, offsetof(options, output), .missing = "%s needs a file name"},
+    {"--seed", 0, CLI_CALL, .fn = opt_seed, .missing = "%s needs a number"},
+    {"--replicas", 0, CLI_CALL, .fn = opt_replicas, .missing = "%s needs a number"},
+    {"--json", 0, CLI_FLAG, offsetof(options, json), NULL, NULL},
+    {"--quiet", 'q', CLI_FLAG, offsetof(options, quiet), NULL, NULL},
+    HELP_OPTION,
+    {0}};
+
+static const cli_option validate_options[] = {SET_OPTION, HELP_OPTION, {0}};
+
+static const cli_command run_command = {"run", usage_run, run_options, 1,
+                                        .too_many = "more than one scenario given ('%s')"};
+static const cli_command validate_command = {"validate", usage_validate, validate_options, 1,
+                                             .too_many = "more than one scenario given ('%s')"};
+
+/* run's or validate's options; 0, or the exit status of a usage error */
+static int parse_options(const cli_command *cmd, int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = 1;
-        } else if (cli_is_option(a, "--set")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--set")))
-                return cli_usage_error(command, "--set needs PATH=VALUE, e.g. --set checkpoint/@interval=20min%s", "");
-            if (o->n_sets == MAX_SETS)
-                return cli_usage_error(command, "more than 256 --set options%s", "");
-            o->sets[o->n_sets++] = v;
-        } else if (allow_run && (strcmp(a, "-o") == 0 || cli_is_option(a, "--output"))) {
-            if (!(v = cli_option_value(argc, argv, &i, strcmp(a, "-o") == 0 ? "-o" : "--output")))
-                return cli_usage_error(command, "%s needs a file name", a);
-            o->output = v;
-        } else if (allow_run && cli_is_option(a, "--seed")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--seed")))
-                return cli_usage_error(command, "--seed needs a number%s", "");
-            char *end = NULL;
-            errno = 0;
-            unsigned long long seed = strtoull(v, &end, 10);
-            if (!*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
-                return cli_usage_error(command, "--seed %s: expected a whole number from 0 to 18446744073709551615", v);
-            snprintf(o->seed_set, sizeof o->seed_set, "@seed=%llu", seed);
-        } else if (allow_run && cli_is_option(a, "--replicas")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--replicas")))
-                return cli_usage_error(command, "--replicas needs a number%s", "");
-            char *end = NULL;
-            unsigned long n = strtoul(v, &end, 10);
-            if (!*v || *end || v[0] == '-' || n < 1 || n > 1000000)
-                return cli_usage_error(command, "--replicas %s: expected a whole number from 1 to 1000000", v);
-            o->replicas = (unsigned)n;
-        } else if (allow_run && strcmp(a, "--json") == 0) {
-            o->json = 1;
-        } else if (allow_run && (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)) {
-            o->quiet = 1;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error(command, "unknown option '%s'", a);
-        } else if (!o->scenario) {
-            o->scenario = a;
-        } else {
-            return cli_usage_error(command, "more than one scenario given ('%s')", a);
-        }
-    }
-    if (o->seed_set[0]) /* --seed wins over any --set @seed */
-        o->sets[o->n_sets++] = o->seed_set;
-    return 0;
+    size_t n_args;
+    int rc = cli_parse(cmd, argc, argv, o, &o->scenario, &n_args);
+    if (!rc && o->seed_set[0]) /* --seed wins over any --set @seed */
+        o->sets.v[o->sets.n++] = o->seed_set;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- progress */
@@ -355,7 +358,7 @@ static int print_results(const options *o, const run_plan *plan, const run_outco
 static int cmd_run(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("run", argc, argv, 1, &o);
+    int rc = parse_options(&run_command, argc, argv, &o);
     if (rc)
         return rc;
     if (o.help)
@@ -364,7 +367,7 @@ static int cmd_run(int argc, char **argv)
     sim_error err;
     sim_error_clear(&err);
     scn_scenario scn;
-    if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
+    if (scn_load(o.scenario, o.sets.v, o.sets.n, &scn, &err))
         return cli_print_error(&err);
     run_plan plan;
     trace_writer *tw = NULL;
@@ -434,7 +437,7 @@ static int cmd_run(int argc, char **argv)
 static int cmd_validate(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("validate", argc, argv, 0, &o);
+    int rc = parse_options(&validate_command, argc, argv, &o);
     if (rc)
         return rc;
     if (o.help)
@@ -444,7 +447,7 @@ static int cmd_validate(int argc, char **argv)
     sim_error err;
     sim_error_clear(&err);
     scn_scenario scn;
-    if (scn_load(o.scenario, o.sets, o.n_sets, &scn, &err))
+    if (scn_load(o.scenario, o.sets.v, o.sets.n, &scn, &err))
         return cli_print_error(&err);
     printf("%s: ok (%" PRIu64 " x %s, %s)\n", o.scenario, scn.campaign.gpu_count, scn.gpu.name,
            scn.name[0] ? scn.name : "unnamed");
@@ -454,9 +457,13 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_default(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 0)
-        return cmd_help("default");
+    static const cli_option options[] = {{"--help", 'h', CLI_HELP, 0, NULL, NULL}, {0}};
+    static const cli_command cmd = {"default", usage_default, options, 0,
+                                    .too_many = "unexpected argument '%s'"};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, NULL, NULL, &n_args);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
     size_t len;
     const char *text = scn_default_xml(&len);
     return fwrite(text, 1, len, stdout) == len ? 0 : EXIT_FAILURE;

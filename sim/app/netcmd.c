@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,6 @@
 #include "scenario.h"
 #include "stats.h"
 #include "units.h"
-
-#define MAX_SETS 256
 
 const char usage_topo[] =
     "usage: dcsim topo [SCENARIO.xml] [--export FILE.graphml|FILE.dot] [--json]\n"
@@ -65,60 +64,41 @@ const char usage_netbench[] =
 
 typedef struct net_options {
     const char *path;
-    const char *sets[MAX_SETS];
-    size_t n_sets;
+    cli_sets sets;
     int json, quiet, analytic;
     const char *export_path;
     const char *op, *algo, *ranks, *min, *max, *factor;
 } net_options;
 
+#define NET_TEXT(name, member) \
+    {name, 0, CLI_TEXT, offsetof(net_options, member), .missing = "%s needs a value"}
+#define NET_FLAG(name, short_name, member) \
+    {name, short_name, CLI_FLAG, offsetof(net_options, member), NULL, NULL}
+#define NET_SET {"--set", 0, CLI_SETS_EQ, offsetof(net_options, sets), .missing = "%s needs PATH=VALUE"}
+
+static const cli_option topo_options[] = {
+    NET_TEXT("--export", export_path), NET_SET, NET_FLAG("--json", 0, json),
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+static const cli_option netbench_options[] = {
+    NET_TEXT("--op", op),           NET_TEXT("--algo", algo),   NET_TEXT("--ranks", ranks),
+    NET_TEXT("--min", min),         NET_TEXT("--max", max),     NET_TEXT("--factor", factor),
+    NET_SET,                        NET_FLAG("--json", 0, json), NET_FLAG("--quiet", 'q', quiet),
+    NET_FLAG("--analytic", 0, analytic),
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+/* Returns 0, CLI_DONE (help printed) or an exit status. */
 static int parse_options(const char *command, int argc, char **argv, net_options *o,
                          int netbench)
 {
+    const cli_command cmd = {command, netbench ? usage_netbench : usage_topo,
+                             netbench ? netbench_options : topo_options, 1,
+                             .too_many = "more than one scenario given ('%s')"};
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        struct { const char *name; const char **slot; } valued[] = {
-            {"--export", &o->export_path}, {"--op", &o->op},   {"--algo", &o->algo},
-            {"--ranks", &o->ranks},        {"--min", &o->min}, {"--max", &o->max},
-            {"--factor", &o->factor},
-        };
-        int matched = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
-            int for_me = netbench ? k > 0 : k == 0;
-            if (for_me && cli_is_option(a, valued[k].name)) {
-                if (!(v = cli_option_value(argc, argv, &i, valued[k].name)))
-                    return cli_usage_error(command, "%s needs a value", valued[k].name);
-                *valued[k].slot = v;
-                matched = 1;
-            }
-        }
-        if (matched)
-            continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(netbench ? usage_netbench : usage_topo, stdout);
-            return -1;
-        } else if (cli_is_option(a, "--set")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '='))
-                return cli_usage_error(command, "--set needs PATH=VALUE%s", "");
-            if (o->n_sets == MAX_SETS)
-                return cli_usage_error(command, "more than 256 --set options%s", "");
-            o->sets[o->n_sets++] = v;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (netbench && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
-            o->quiet = 1;
-        } else if (netbench && !strcmp(a, "--analytic")) {
-            o->analytic = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error(command, "unknown option '%s'", a);
-        } else if (!o->path) {
-            o->path = a;
-        } else {
-            return cli_usage_error(command, "more than one scenario given ('%s')", a);
-        }
-    }
-    return 0;
+    size_t n_args;
+    return cli_parse(&cmd, argc, argv, o, &o->path, &n_args);
 }
 
 /* Load the scenario and build its fabric. Returns 0 or an exit status. */
@@ -126,7 +106,7 @@ static int load_fabric(const net_options *o, scn_scenario *s, fabric *f)
 {
     sim_error err;
     sim_error_clear(&err);
-    if (scn_load_flags(o->path, o->sets, o->n_sets, SCN_LOAD_NO_FIT_CHECK, s, &err))
+    if (scn_load_flags(o->path, o->sets.v, o->sets.n, SCN_LOAD_NO_FIT_CHECK, s, &err))
         return cli_print_error(&err);
     if (res_check(s, RES_STEP, 0, &err)) {
         scn_scenario_free(s);
@@ -281,7 +261,7 @@ int cmd_topo(int argc, char **argv)
     net_options o;
     int rc = parse_options("topo", argc, argv, &o, 0);
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc == CLI_DONE ? 0 : rc;
     scn_scenario s;
     fabric f;
     if ((rc = load_fabric(&o, &s, &f)))
@@ -428,117 +408,162 @@ static double nic_share(const fabric *f, unsigned ranks)
     return (double)g;
 }
 
+/* One netbench: the sweep's settings and what it has printed so far. */
+typedef struct bench {
+    const net_options *o;
+    const scn_scenario *s;
+    fabric *f;
+    bench_spec b;
+    uint32_t *ranks;       /* 0 .. b.ranks - 1 */
+    double per_nic;        /* GPUs per NIC share, 0 within one domain */
+    cJSON *json, *rows;    /* --json: the object, and its rows once the header is in */
+    int has_header;
+    uint64_t links_used, links_colliding; /* at the largest size */
+} bench;
+
+/* The header, once the algorithm (auto's choice) is known. */
+static void bench_header(bench *bn, enum nc_algorithm used)
+{
+    const bench_spec *b = &bn->b;
+    bn->has_header = 1;
+    if (bn->json) {
+        cJSON_AddStringToObject(bn->json, "op", nc_collective_name(b->op));
+        cJSON_AddStringToObject(bn->json, "algorithm", nc_algorithm_name(used));
+        cJSON_AddNumberToObject(bn->json, "ranks", b->ranks);
+        cJSON_AddStringToObject(bn->json, "model", bn->o->analytic ? "analytic" : "flow");
+        bn->rows = cJSON_AddArrayToObject(bn->json, "rows");
+        return;
+    }
+    printf("# dcsim netbench: %s, algorithm %s, %u ranks, %s fabric of %s, %s\n",
+           nc_collective_name(b->op), nc_algorithm_name(used), b->ranks,
+           fabric_topology_name(bn->s->fabric.topology), bn->s->fabric.link.name,
+           bn->o->analytic ? "analytic bottleneck path" : "max-min flow model");
+    printf("#%13s %13s %6s %12s %9s %9s %10s\n", "size", "count", "type", "time", "algbw",
+           "busbw", "busbw/NIC");
+    printf("#%13s %13s %6s %12s %9s %9s %10s\n", "(B)", "(elements)", "", "(us)", "(GB/s)",
+           "(GB/s)", "(GB/s)");
+}
+
+static void bench_row(const bench *bn, double size, const nc_result *res)
+{
+    double nic = bn->per_nic ? res->busbw / bn->per_nic : NAN;
+    if (bn->json) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "bytes", size);
+        cJSON_AddNumberToObject(r, "time_s", res->time_s);
+        cJSON_AddNumberToObject(r, "algbw_bytes_per_s", res->algbw);
+        cJSON_AddNumberToObject(r, "busbw_bytes_per_s", res->busbw);
+        if (bn->per_nic)
+            cJSON_AddNumberToObject(r, "busbw_per_nic_bytes_per_s", nic);
+        cJSON_AddNumberToObject(r, "flows", (double)res->flows);
+        cJSON_AddNumberToObject(r, "recomputes", (double)res->recomputes);
+        cJSON_AddNumberToObject(r, "events", (double)res->events);
+        cJSON_AddItemToArray(bn->rows, r);
+        return;
+    }
+    char nic_text[32] = "-";
+    if (bn->per_nic)
+        snprintf(nic_text, sizeof nic_text, "%.2f", nic / 1e9);
+    printf("%14.0f %13.0f %6s %12.2f %9.2f %9.2f %10s\n", size, floor(size / 4), "float",
+           res->time_s * 1e6, res->algbw / 1e9, res->busbw / 1e9, nic_text);
+}
+
+/* One size: its plan, its time (flow model or closed form) and row; at the
+ * largest, how the routing spread it over the fabric. Returns 0 or the
+ * exit status of the error printed. */
+static int bench_size(bench *bn, double size)
+{
+    const bench_spec *b = &bn->b;
+    nc_plan plan;
+    nc_result res;
+    char why[512];
+    if (nc_plan_build(&plan, &bn->f->nc, b->op, b->algo, bn->ranks, b->ranks, size, why,
+                      sizeof why)) {
+        fprintf(stderr, "dcsim netbench: error: %s\n", why);
+        return CLI_EXIT_INPUT;
+    }
+    if (!bn->has_header)
+        bench_header(bn, plan.algo);
+    int rc = bn->o->analytic ? nc_analytic(&plan, &bn->f->nc, &res, why, sizeof why)
+                             : nc_simulate(&plan, &bn->f->nc, &res, why, sizeof why);
+    int last = next_size(size, b->factor) > b->max * (1 + 1e-12);
+    if (!rc && last) {
+        nc_result routed = res;
+        if (!bn->o->analytic)
+            rc = nc_analytic(&plan, &bn->f->nc, &routed, why, sizeof why);
+        bn->links_used = routed.fabric_links_used;
+        bn->links_colliding = routed.fabric_links_colliding;
+    }
+    nc_plan_free(&plan);
+    if (rc) {
+        fprintf(stderr, "dcsim netbench: error: %s\n", why);
+        return 1;
+    }
+    bench_row(bn, size, &res);
+    return 0;
+}
+
+/* After the last size: the routing line, or the JSON object. */
+static void bench_footer(const bench *bn)
+{
+    if (!bn->json && bn->links_used)
+        printf("# fabric links (switch to switch) at the largest size: %llu used, %llu (%.1f%%) "
+               "carrying more than one connection (%s routing)\n",
+               (unsigned long long)bn->links_used, (unsigned long long)bn->links_colliding,
+               100.0 * bn->links_colliding / bn->links_used,
+               topo_balance_name(bn->s->fabric.routing.balance));
+    if (bn->json) {
+        cJSON_AddNumberToObject(bn->json, "fabric_links_used", (double)bn->links_used);
+        cJSON_AddNumberToObject(bn->json, "fabric_links_colliding", (double)bn->links_colliding);
+        char *text = cJSON_Print(bn->json);
+        if (text)
+            puts(text);
+        free(text);
+    }
+}
+
+/* Every size from --min to --max, with progress on a terminal. */
+static int bench_run(bench *bn)
+{
+    const bench_spec *b = &bn->b;
+    int progress = !bn->o->quiet && isatty(STDERR_FILENO);
+    double started = now_s();
+    int rc = 0;
+    for (double size = b->min; !rc && size <= b->max * (1 + 1e-12);
+         size = next_size(size, b->factor)) {
+        rc = bench_size(bn, size);
+        if (!rc && progress && now_s() - started > 1.0)
+            fprintf(stderr, "\rnetbench: %.0f of %.0f bytes done", size, b->max);
+        fflush(stdout);
+    }
+    if (progress && now_s() - started > 1.0)
+        fprintf(stderr, "\r%50s\r", "");
+    if (!rc)
+        bench_footer(bn);
+    return rc;
+}
+
 int cmd_netbench(int argc, char **argv)
 {
     net_options o;
     int rc = parse_options("netbench", argc, argv, &o, 1);
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc == CLI_DONE ? 0 : rc;
     scn_scenario s;
     fabric f;
     if ((rc = load_fabric(&o, &s, &f)))
         return rc;
-    bench_spec b;
-    if ((rc = parse_bench(&o, f.gpus, &b))) {
-        fabric_free(&f);
-        scn_scenario_free(&s);
-        return rc;
+    bench bn = {.o = &o, .s = &s, .f = &f};
+    if (!(rc = parse_bench(&o, f.gpus, &bn.b))) {
+        bn.ranks = malloc((size_t)bn.b.ranks * sizeof *bn.ranks);
+        bn.json = o.json ? cJSON_CreateObject() : NULL;
+        for (unsigned i = 0; bn.ranks && i < bn.b.ranks; i++)
+            bn.ranks[i] = i;
+        bn.per_nic = nic_share(&f, bn.b.ranks);
+        rc = bn.ranks ? bench_run(&bn) : 1;
+        cJSON_Delete(bn.json);
+        free(bn.ranks);
     }
-    uint32_t *ranks = malloc((size_t)b.ranks * sizeof *ranks);
-    cJSON *json = o.json ? cJSON_CreateObject() : NULL, *rows = NULL;
-    for (unsigned i = 0; ranks && i < b.ranks; i++)
-        ranks[i] = i;
-    int progress = !o.quiet && isatty(STDERR_FILENO);
-    double per_nic = nic_share(&f, b.ranks), started = now_s();
-    enum nc_algorithm used = b.algo;
-    uint64_t links_used = 0, links_colliding = 0;
-    rc = ranks ? 0 : 1;
-    for (double size = b.min; !rc && size <= b.max * (1 + 1e-12); size = next_size(size, b.factor)) {
-        nc_plan plan;
-        nc_result res;
-        char why[512];
-        if (nc_plan_build(&plan, &f.nc, b.op, b.algo, ranks, b.ranks, size, why, sizeof why)) {
-            fprintf(stderr, "dcsim netbench: error: %s\n", why);
-            rc = CLI_EXIT_INPUT;
-            break;
-        }
-        used = plan.algo;
-        if (!rows) { /* the header once the algorithm is known */
-            if (json) {
-                cJSON_AddStringToObject(json, "op", nc_collective_name(b.op));
-                cJSON_AddStringToObject(json, "algorithm", nc_algorithm_name(used));
-                cJSON_AddNumberToObject(json, "ranks", b.ranks);
-                cJSON_AddStringToObject(json, "model", o.analytic ? "analytic" : "flow");
-                rows = cJSON_AddArrayToObject(json, "rows");
-            } else {
-                printf("# dcsim netbench: %s, algorithm %s, %u ranks, %s fabric of %s, %s\n",
-                       nc_collective_name(b.op), nc_algorithm_name(used), b.ranks,
-                       fabric_topology_name(s.fabric.topology), s.fabric.link.name,
-                       o.analytic ? "analytic bottleneck path" : "max-min flow model");
-                printf("#%13s %13s %6s %12s %9s %9s %10s\n", "size", "count", "type", "time",
-                       "algbw", "busbw", "busbw/NIC");
-                printf("#%13s %13s %6s %12s %9s %9s %10s\n", "(B)", "(elements)", "", "(us)",
-                       "(GB/s)", "(GB/s)", "(GB/s)");
-                rows = (cJSON *)1; /* header printed */
-            }
-        }
-        rc = o.analytic ? nc_analytic(&plan, &f.nc, &res, why, sizeof why)
-                        : nc_simulate(&plan, &f.nc, &res, why, sizeof why);
-        int last = next_size(size, b.factor) > b.max * (1 + 1e-12);
-        if (!rc && last) { /* how the routing spread the largest size over the fabric */
-            nc_result routed = res;
-            if (!o.analytic)
-                rc = nc_analytic(&plan, &f.nc, &routed, why, sizeof why);
-            links_used = routed.fabric_links_used;
-            links_colliding = routed.fabric_links_colliding;
-        }
-        nc_plan_free(&plan);
-        if (rc) {
-            fprintf(stderr, "dcsim netbench: error: %s\n", why);
-            rc = 1;
-            break;
-        }
-        double nic = per_nic ? res.busbw / per_nic : NAN;
-        if (json) {
-            cJSON *r = cJSON_CreateObject();
-            cJSON_AddNumberToObject(r, "bytes", size);
-            cJSON_AddNumberToObject(r, "time_s", res.time_s);
-            cJSON_AddNumberToObject(r, "algbw_bytes_per_s", res.algbw);
-            cJSON_AddNumberToObject(r, "busbw_bytes_per_s", res.busbw);
-            if (per_nic)
-                cJSON_AddNumberToObject(r, "busbw_per_nic_bytes_per_s", nic);
-            cJSON_AddNumberToObject(r, "flows", (double)res.flows);
-            cJSON_AddNumberToObject(r, "recomputes", (double)res.recomputes);
-            cJSON_AddNumberToObject(r, "events", (double)res.events);
-            cJSON_AddItemToArray(rows, r);
-        } else {
-            char nic_text[32] = "-";
-            if (per_nic)
-                snprintf(nic_text, sizeof nic_text, "%.2f", nic / 1e9);
-            printf("%14.0f %13.0f %6s %12.2f %9.2f %9.2f %10s\n", size, floor(size / 4), "float",
-                   res.time_s * 1e6, res.algbw / 1e9, res.busbw / 1e9, nic_text);
-        }
-        if (progress && now_s() - started > 1.0)
-            fprintf(stderr, "\rnetbench: %.0f of %.0f bytes done", size, b.max);
-        fflush(stdout);
-    }
-    if (progress && now_s() - started > 1.0)
-        fprintf(stderr, "\r%50s\r", "");
-    if (!rc && !json && links_used)
-        printf("# fabric links (switch to switch) at the largest size: %llu used, %llu (%.1f%%) "
-               "carrying more than one connection (%s routing)\n",
-               (unsigned long long)links_used, (unsigned long long)links_colliding,
-               100.0 * links_colliding / links_used, topo_balance_name(s.fabric.routing.balance));
-    if (json && !rc) {
-        cJSON_AddNumberToObject(json, "fabric_links_used", (double)links_used);
-        cJSON_AddNumberToObject(json, "fabric_links_colliding", (double)links_colliding);
-        char *text = cJSON_Print(json);
-        if (text)
-            puts(text);
-        free(text);
-    }
-    cJSON_Delete(json);
-    free(ranks);
     fabric_free(&f);
     scn_scenario_free(&s);
     return rc;

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ extern const size_t dcsim_analysis_trace_len, dcsim_analysis_figures_len,
     dcsim_analysis_report_len;
 
 const char usage_report[] =
-    "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html]\n"
+    "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html] [--goodput FILE]\n"
     "\n"
     "Writes a self-contained HTML report of a trace (summary, failures by\n"
     "cause, and every figure the trace supports, embedded) and prints the\n"
@@ -33,7 +34,9 @@ const char usage_report[] =
     "(Debian: python3-h5py python3-numpy python3-matplotlib). The figures\n"
     "alone: /usr/bin/python3 analysis/dcsim_figures.py TRACE.h5 -o DIR.\n"
     "\n"
-    "  -o FILE   the report (default report.html)\n";
+    "  -o, --output FILE  the report (default report.html)\n"
+    "  --goodput FILE     add the goodput curve of a `dcsim goodput --json` output\n"
+    "                     or a `dcsim sweep` file\n";
 
 static int write_file(const char *dir, const char *name, const unsigned char *data, size_t len)
 {
@@ -60,27 +63,80 @@ static void remove_dir(const char *dir)
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* "a.h5" or "a.h5, b.h5": the files among the arguments (not -o FILE and
- * the like), for an error line */
-static const char *traces_named(int argc, char **argv, char *buf, size_t size)
+/* "a.h5" or "a.h5, b.h5": the traces, for an error line */
+static const char *traces_named(const char *const *traces, size_t n, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < argc && used < size; i++) {
-        if (argv[i][0] == '-') {
-            i += !strchr(argv[i], '=') && i + 1 < argc; /* -o FILE, --goodput FILE */
-            continue;
-        }
-        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", argv[i]);
-    }
+    for (size_t i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", traces[i]);
     return buf;
+}
+
+typedef struct report_args {
+    const char *output, *goodput;
+    const char **traces;  /* argc entries */
+    size_t n_traces;
+} report_args;
+
+static const cli_option report_options[] = {
+    {"--output", 'o', CLI_TEXT, offsetof(report_args, output), .missing = "%s needs a file name"},
+    {"--goodput", 0, CLI_TEXT, offsetof(report_args, goodput),
+     .missing = "%s needs a file name"},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+/* The options, read here so that every command reads them alike (the
+ * script gets them back in one form). Returns 0, CLI_DONE or an exit status. */
+static int report_parse(int argc, char **argv, report_args *o)
+{
+    if (argc == 0) {
+        fputs(usage_report, stderr);
+        return CLI_EXIT_INPUT;
+    }
+    o->traces = calloc((size_t)argc, sizeof *o->traces);
+    if (!o->traces) {
+        fprintf(stderr, "dcsim report: error: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    /* as many traces as arguments: never too many */
+    const cli_command cmd = {"report", usage_report, report_options, (size_t)argc, NULL, 0};
+    int rc = cli_parse(&cmd, argc, argv, o, o->traces, &o->n_traces);
+    if (!rc && !o->n_traces)
+        rc = cli_usage_error("report", "no trace given%s", "");
+    return rc;
+}
+
+/* python3 SCRIPT [-o FILE] [--goodput FILE] -- TRACE...: malloc'd */
+static char **script_argv(const char *python, const char *script, const report_args *o)
+{
+    char **args = calloc(o->n_traces + 8, sizeof *args);
+    size_t k = 0;
+    if (!args)
+        return NULL;
+    args[k++] = (char *)python;
+    args[k++] = (char *)script;
+    if (o->output) {
+        args[k++] = "-o";
+        args[k++] = (char *)o->output;
+    }
+    if (o->goodput) {
+        args[k++] = "--goodput";
+        args[k++] = (char *)o->goodput;
+    }
+    args[k++] = "--";
+    for (size_t i = 0; i < o->n_traces; i++)
+        args[k++] = (char *)o->traces[i];
+    return args;
 }
 
 int cmd_report(int argc, char **argv)
 {
-    if (argc == 0 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
-        fputs(usage_report, argc ? stdout : stderr);
-        return argc ? 0 : CLI_EXIT_INPUT;
+    report_args o = {0};
+    int rc = report_parse(argc, argv, &o);
+    if (rc) {
+        free(o.traces);
+        return rc == CLI_DONE ? 0 : rc;
     }
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
@@ -88,6 +144,7 @@ int cmd_report(int argc, char **argv)
     if (!mkdtemp(dir)) {
         fprintf(stderr, "dcsim report: error: cannot make a temporary directory: %s\n",
                 strerror(errno));
+        free(o.traces);
         return EXIT_FAILURE;
     }
     if (write_file(dir, "dcsim_trace.py", dcsim_analysis_trace, dcsim_analysis_trace_len) ||
@@ -95,6 +152,7 @@ int cmd_report(int argc, char **argv)
         write_file(dir, "dcsim_report.py", dcsim_analysis_report, dcsim_analysis_report_len)) {
         fprintf(stderr, "dcsim report: error: cannot write to %s\n", dir);
         remove_dir(dir);
+        free(o.traces);
         return EXIT_FAILURE;
     }
     const char *python = getenv("DCSIM_PYTHON");
@@ -102,15 +160,12 @@ int cmd_report(int argc, char **argv)
         python = "/usr/bin/python3";
     char script[4200];
     snprintf(script, sizeof script, "%s/dcsim_report.py", dir);
-    char **args = calloc((size_t)argc + 3, sizeof *args);
+    char **args = script_argv(python, script, &o);
     if (!args) {
         remove_dir(dir);
+        free(o.traces);
         return EXIT_FAILURE;
     }
-    args[0] = (char *)python;
-    args[1] = script;
-    for (int i = 0; i < argc; i++)
-        args[i + 2] = argv[i];
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -123,7 +178,7 @@ int cmd_report(int argc, char **argv)
                 python, strerror(errno));
         _exit(127);
     }
-    int status = 0, rc;
+    int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) < 0)
         rc = EXIT_FAILURE;
     else if (WIFEXITED(status))
@@ -139,7 +194,7 @@ int cmd_report(int argc, char **argv)
          * an error: say so in one line */
         char names[1024];
         fprintf(stderr, "dcsim report: error: %s: the HDF5 reader crashed (%s); the file is "
-                        "probably damaged\n", traces_named(argc, argv, names, sizeof names),
+                        "probably damaged\n", traces_named(o.traces, o.n_traces, names, sizeof names),
                 strsignal(WTERMSIG(status)));
         rc = CLI_EXIT_INPUT;
     } else {
@@ -149,6 +204,7 @@ int cmd_report(int argc, char **argv)
         rc = EXIT_FAILURE;
     }
     free(args);
+    free(o.traces);
     remove_dir(dir);
     return rc;
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include "units.h"
 
 #define EXIT_DOES_NOT_FIT 1
-#define MAX_SETS 256
 #define GIB (1024.0 * 1024.0 * 1024.0)
 /* The largest --params: 1e15 (a thousand times any model built), so the
  * weights print as ordinary numbers. */
@@ -66,87 +66,86 @@ static void describe_layers(const scn_scenario *s, char *buf, size_t size)
         snprintf(buf, size, "%u layers per stage", s->arch.layers / p->pp);
 }
 
-int cmd_fit(int argc, char **argv)
+typedef struct fit_args {
+    const char *path;
+    cli_sets sets;
+} fit_args;
+
+static const cli_option fit_options[] = {
+    {"--set", 0, CLI_SETS, offsetof(fit_args, sets), .missing = "%s needs PATH=VALUE"},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+/* Load the scenario and size its memory per stage (w and *mem are the
+ * caller's to free). Returns 0, or the exit status of the error printed. */
+static int fit_load(const fit_args *o, scn_scenario *s, workload *w, stage_memory **mem)
 {
-    const char *path = NULL;
-    const char *sets[MAX_SETS];
-    size_t n_sets = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_fit, stdout);
-            return 0;
-        } else if (strncmp(a, "--set", 5) == 0 && (a[5] == '\0' || a[5] == '=')) {
-            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v)
-                return cli_usage_error("fit", "--set needs PATH=VALUE%s", "");
-            if (n_sets == MAX_SETS)
-                return cli_usage_error("fit", "more than 256 --set options%s", "");
-            sets[n_sets++] = v;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("fit", "unknown option '%s'", a);
-        } else if (!path) {
-            path = a;
-        } else {
-            return cli_usage_error("fit", "more than one scenario given ('%s')", a);
-        }
-    }
     sim_error err;
     sim_error_clear(&err);
-    scn_scenario s;
-    if (scn_load_flags(path, sets, n_sets, SCN_LOAD_NO_FIT_CHECK, &s, &err))
+    if (scn_load_flags(o->path, o->sets.v, o->sets.n, SCN_LOAD_NO_FIT_CHECK, s, &err))
         return cli_print_error(&err);
-    if (!s.has_parallelism) {
+    if (!s->has_parallelism) {
         fprintf(stderr, "%s: error: the scenario has no <parallelism>: add one (tp, pp, dp, "
-                        "micro-batch, global-batch, ...) to size its memory\n", s.source);
-        scn_scenario_free(&s);
+                        "micro-batch, global-batch, ...) to size its memory\n", s->source);
+        scn_scenario_free(s);
         return CLI_EXIT_INPUT;
     }
-    if (!(s.gpu.hbm_bytes > 0)) {
+    if (!(s->gpu.hbm_bytes > 0)) {
         fprintf(stderr, "%s: error: GPU type '%s' has no memory capacity in the catalog\n",
-                s.source, s.gpu.name);
-        scn_scenario_free(&s);
+                s->source, s->gpu.name);
+        scn_scenario_free(s);
         return CLI_EXIT_INPUT;
     }
-    workload w;
-    stage_memory *mem = calloc(s.par.pp, sizeof *mem);
+    *mem = calloc(s->par.pp, sizeof **mem);
     sim_error e; /* scn_memory's, printed as the scenario's */
     sim_error_clear(&e);
-    if (!mem)
+    if (!*mem)
         sim_error_set(&e, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-    if (!mem || scn_memory(&s, &w, mem, &e)) {
-        sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
-        free(mem);
-        scn_scenario_free(&s);
+    if (!*mem || scn_memory(s, w, *mem, &e)) {
+        sim_error_set(&err, e.code, s->source, 0, "%s", e.msg);
+        free(*mem);
+        scn_scenario_free(s);
         return cli_print_error(&err);
     }
-    const parallel_config *p = &s.par;
-    double cap = s.gpu.hbm_bytes;
+    return 0;
+}
+
+/* The job: model, GPUs, parallelism, FLOPs per iteration. */
+static void print_fit_job(const scn_scenario *s, const workload *w)
+{
+    const parallel_config *p = &s->par;
     char layers[96];
-    describe_layers(&s, layers, sizeof layers);
-    printf("dcsim fit: %s on %llu x %s (%.1f GB each), %s\n", s.arch.name,
-           (unsigned long long)s.campaign.gpu_count, s.gpu.name, cap / 1e9,
-           precision_name(s.precision));
+    describe_layers(s, layers, sizeof layers);
+    printf("dcsim fit: %s on %llu x %s (%.1f GB each), %s\n", s->arch.name,
+           (unsigned long long)s->campaign.gpu_count, s->gpu.name, s->gpu.hbm_bytes / 1e9,
+           precision_name(s->precision));
     printf("parallelism: tp %u, pp %u (%s), vpp %u, cp %u, ep %u, dp %u; micro-batch %u, "
            "global batch %u (%u micro-batches per pipeline)\n",
            p->tp, p->pp, layers, p->vpp, p->cp, p->ep, p->dp, p->micro_batch, p->global_batch,
-           w.microbatches);
+           w->microbatches);
     printf("             sequence parallel %s, recompute %s, ZeRO stage %d, schedule %s\n",
            p->sequence_parallel ? "on" : "off", recompute_name(p->recompute), p->zero_stage,
            schedule_name(p->schedule));
     printf("model: %.4g B parameters (%.4g B active per token); per iteration %.4g model FLOPs "
            "(Megatron-Core), %.4g hardware FLOPs\n\n",
-           model_params_total(&s.arch) / 1e9, model_params_active(&s.arch) / 1e9,
-           w.model_flops_iteration, w.hardware_flops_iteration);
+           model_params_total(&s->arch) / 1e9, model_params_active(&s->arch) / 1e9,
+           w->model_flops_iteration, w->hardware_flops_iteration);
+}
+
+/* Every stage's memory against the GPU's, and the verdict; returns whether
+ * the fullest stage fits. */
+static int print_fit_stages(const scn_scenario *s, const workload *w, const stage_memory *mem)
+{
+    double cap = s->gpu.hbm_bytes;
     printf("  %5s %6s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "stage", "layers", "in-flight",
            "weights", "grads", "optim", "activ", "buffers", "reserved", "total", "GB per GPU");
     unsigned worst = 0;
-    for (unsigned i = 0; i < w.n_stages; i++) {
+    for (unsigned i = 0; i < w->n_stages; i++) {
         const stage_memory *m = &mem[i];
         if (m->total_bytes > mem[worst].total_bytes)
             worst = i;
         printf("  %5u %6u %9.3g %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %s\n", i,
-               w.stages[i].layers, m->inflight_microbatches, m->weights_bytes / 1e9,
+               w->stages[i].layers, m->inflight_microbatches, m->weights_bytes / 1e9,
                m->gradients_bytes / 1e9, m->optimizer_bytes / 1e9, m->activations_bytes / 1e9,
                m->buffers_bytes / 1e9, m->reserved_bytes / 1e9, m->total_bytes / 1e9,
                m->total_bytes <= cap ? "fits" : "DOES NOT FIT");
@@ -160,15 +159,34 @@ int cmd_fit(int argc, char **argv)
                (cap - m->total_bytes) / 1e9);
     } else {
         unsigned over = 0;
-        for (unsigned i = 0; i < w.n_stages; i++)
+        for (unsigned i = 0; i < w->n_stages; i++)
             over += mem[i].total_bytes > cap;
         printf("DOES NOT FIT: %u of %u pipeline stages exceed %.1f GB; stage %u needs %.1f GB "
                "(%.1f GB over, activations %.1f GB)\n",
-               over, w.n_stages, cap / 1e9, worst, m->total_bytes / 1e9,
+               over, w->n_stages, cap / 1e9, worst, m->total_bytes / 1e9,
                (m->total_bytes - cap) / 1e9, m->activations_bytes / 1e9);
         printf("  to shrink it: recompute=\"full\", a smaller micro-batch, more pp or cp, "
                "sequence-parallel=\"true\", or a higher zero stage\n");
     }
+    return fits;
+}
+
+int cmd_fit(int argc, char **argv)
+{
+    static const cli_command cmd = {"fit", usage_fit, fit_options, 1,
+                                    .too_many = "more than one scenario given ('%s')"};
+    fit_args o = {0};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
+    scn_scenario s;
+    workload w;
+    stage_memory *mem;
+    if ((rc = fit_load(&o, &s, &w, &mem)))
+        return rc;
+    print_fit_job(&s, &w);
+    int fits = print_fit_stages(&s, &w, mem);
     if (s.reserved_bytes == 0)
         printf("  note: no memory is reserved for the CUDA context, allocator and NCCL; set "
                "cluster/gpu/@reserved-memory\n");
@@ -189,160 +207,227 @@ static int parse_count(const char *text, double *out)
     return 0;
 }
 
-int cmd_size(int argc, char **argv)
+typedef struct size_args {
+    const char *names[2]; /* MODEL GPU */
+    const char *catalog, *reserved_text;
+    inference_config c;
+    int have_context;
+} size_args;
+
+/* --weights, --kv: into the int of inference_config (an enum precision) */
+static int opt_precision(const char *v, int *out)
 {
-    const char *model_name = NULL, *gpu_name = NULL, *catalog = NULL, *reserved_text = "0";
-    inference_config c = {.weight_precision = PREC_BF16, .kv_precision = PREC_BF16, .batch = 1,
-                          .max_tp = 8};
-    int have_context = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_size, stdout);
-            return 0;
-        }
-        if (a[0] == '-' && a[1] == '-') {
-            const char *eq = strchr(a, '=');
-            v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v)
-                return cli_usage_error("size", "%s needs a value", a);
-        }
-        double x;
-        char why[200];
-        if (cli_is_option(a, "--weights") || cli_is_option(a, "--kv")) {
-            enum precision p;
-            if (precision_parse(v, &p))
-                return cli_usage_error("size", "unknown precision '%s'; use fp32 tf32 bf16 fp16 fp8 "
-                                   "fp4 int8", v);
-            if (cli_is_option(a, "--kv"))
-                c.kv_precision = p;
-            else
-                c.weight_precision = p;
-        } else if (cli_is_option(a, "--batch")) {
-            if (parse_count(v, &x) || x > 1e9)
-                return cli_usage_error("size", "--batch %s: expected a whole number from 1", v);
-            c.batch = (unsigned)x;
-        } else if (cli_is_option(a, "--context")) {
-            char buf[128];
-            snprintf(buf, sizeof buf, "%s", v);
-            int n = 0;
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                if (n == 3 || parse_count(tok, &x) || x > 1e9)
-                    return cli_usage_error("size", "--context %s: expected 1 to 3 token counts, "
-                                       "e.g. 4096 or 2K,8K,32K", v);
-                c.context_tokens[n++] = x;
-            }
-            if (n == 0)
-                return cli_usage_error("size", "--context needs a value%s", "");
-            for (; n < 3; n++)
-                c.context_tokens[n] = c.context_tokens[n - 1];
-            if (c.context_tokens[1] < c.context_tokens[0] || c.context_tokens[2] < c.context_tokens[1])
-                return cli_usage_error("size", "--context %s: P50 <= P90 <= P99 expected", v);
-            have_context = 1;
-        } else if (cli_is_option(a, "--params")) {
-            if (sim_units_parse(v, SIM_DIM_COUNT, &x, why, sizeof why) || !(x > 0) ||
-                x > SIZE_MAX_PARAMS)
-                return cli_usage_error("size", "--params %s: expected a positive count such as "
-                                       "70B, at most 1e15", v);
-            c.params = x;
-        } else if (cli_is_option(a, "--reserved")) {
-            if (sim_units_parse(v, SIM_DIM_DATA, &x, why, sizeof why) || x < 0) {
-                fprintf(stderr, "dcsim size: error: --reserved %s: %s\n", v, why);
-                return CLI_EXIT_INPUT;
-            }
-            c.reserved_bytes = x;
-            reserved_text = v;
-        } else if (cli_is_option(a, "--max-gpus")) {
-            if (parse_count(v, &x) || x > 1024)
-                return cli_usage_error("size", "--max-gpus %s: expected 1 to 1024", v);
-            c.max_tp = (unsigned)x;
-        } else if (cli_is_option(a, "--catalog")) {
-            catalog = v;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("size", "unknown option '%s'", a);
-        } else if (!model_name) {
-            model_name = a;
-        } else if (!gpu_name) {
-            gpu_name = a;
-        } else {
-            return cli_usage_error("size", "unexpected argument '%s'", a);
-        }
+    enum precision p;
+    if (precision_parse(v, &p))
+        return cli_usage_error("size", "unknown precision '%s'; use fp32 tf32 bf16 fp16 fp8 "
+                               "fp4 int8", v);
+    *out = p;
+    return 0;
+}
+
+static int opt_weights(void *ctx, const char *v)
+{
+    return opt_precision(v, &((size_args *)ctx)->c.weight_precision);
+}
+
+static int opt_kv(void *ctx, const char *v)
+{
+    return opt_precision(v, &((size_args *)ctx)->c.kv_precision);
+}
+
+static int opt_batch(void *ctx, const char *v)
+{
+    double x;
+    if (parse_count(v, &x) || x > 1e9)
+        return cli_usage_error("size", "--batch %s: expected a whole number from 1", v);
+    ((size_args *)ctx)->c.batch = (unsigned)x;
+    return 0;
+}
+
+/* --context N[,P90[,P99]]: one value applies to all three */
+static int opt_context(void *ctx, const char *v)
+{
+    size_args *o = ctx;
+    double *t = o->c.context_tokens, x;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == 3 || parse_count(tok, &x) || x > 1e9)
+            return cli_usage_error("size", "--context %s: expected 1 to 3 token counts, "
+                                   "e.g. 4096 or 2K,8K,32K", v);
+        t[n++] = x;
     }
-    if (!model_name || !gpu_name)
+    if (n == 0)
+        return cli_usage_error("size", "--context needs a value%s", "");
+    for (; n < 3; n++)
+        t[n] = t[n - 1];
+    if (t[1] < t[0] || t[2] < t[1])
+        return cli_usage_error("size", "--context %s: P50 <= P90 <= P99 expected", v);
+    o->have_context = 1;
+    return 0;
+}
+
+static int opt_params(void *ctx, const char *v)
+{
+    double x;
+    char why[200];
+    if (sim_units_parse(v, SIM_DIM_COUNT, &x, why, sizeof why) || !(x > 0) ||
+        x > SIZE_MAX_PARAMS)
+        return cli_usage_error("size", "--params %s: expected a positive count such as "
+                               "70B, at most 1e15", v);
+    ((size_args *)ctx)->c.params = x;
+    return 0;
+}
+
+static int opt_reserved(void *ctx, const char *v)
+{
+    size_args *o = ctx;
+    double x;
+    char why[200];
+    if (sim_units_parse(v, SIM_DIM_DATA, &x, why, sizeof why) || x < 0) {
+        fprintf(stderr, "dcsim size: error: --reserved %s: %s\n", v, why);
+        return CLI_EXIT_INPUT;
+    }
+    o->c.reserved_bytes = x;
+    o->reserved_text = v;
+    return 0;
+}
+
+static int opt_max_gpus(void *ctx, const char *v)
+{
+    double x;
+    if (parse_count(v, &x) || x > 1024)
+        return cli_usage_error("size", "--max-gpus %s: expected 1 to 1024", v);
+    ((size_args *)ctx)->c.max_tp = (unsigned)x;
+    return 0;
+}
+
+static const cli_option size_options[] = {
+    {"--weights", 0, CLI_CALL, 0, opt_weights, .missing = "%s needs a value"},
+    {"--kv", 0, CLI_CALL, 0, opt_kv, .missing = "%s needs a value"},
+    {"--batch", 0, CLI_CALL, 0, opt_batch, .missing = "%s needs a value"},
+    {"--context", 0, CLI_CALL, 0, opt_context, .missing = "%s needs a value"},
+    {"--params", 0, CLI_CALL, 0, opt_params, .missing = "%s needs a value"},
+    {"--reserved", 0, CLI_CALL, 0, opt_reserved, .missing = "%s needs a value"},
+    {"--max-gpus", 0, CLI_CALL, 0, opt_max_gpus, .missing = "%s needs a value"},
+    {"--catalog", 0, CLI_TEXT, offsetof(size_args, catalog), .missing = "%s needs a value"},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+static int size_parse(int argc, char **argv, size_args *o)
+{
+    static const cli_command cmd = {"size", usage_size, size_options, 2,
+                                    .too_many = "unexpected argument '%s'"};
+    *o = (size_args){.reserved_text = "0",
+                     .c = {.weight_precision = PREC_BF16, .kv_precision = PREC_BF16, .batch = 1,
+                           .max_tp = 8}};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, o, o->names, &n_args);
+    if (!rc && n_args < 2)
         return cli_usage_error("size", "give a MODEL and a GPU, e.g. dcsim size llama2-70b H100-SXM%s", "");
+    return rc;
+}
+
+/* The model and the GPU from the catalog (built in, and --catalog), checked
+ * against the options. Returns 0 (*cat the caller's to free), or the exit
+ * status of the error printed. */
+static int size_lookup(const size_args *o, scn_catalog **cat, const model_arch **m,
+                       const hw_gpu **g)
+{
+    const char *model_name = o->names[0], *gpu_name = o->names[1];
     sim_error err;
     sim_error_clear(&err);
-    scn_catalog *cat = NULL;
-    if (scn_catalog_load(catalog, &cat, &err))
+    *cat = NULL;
+    if (scn_catalog_load(o->catalog, cat, &err))
         return cli_print_error(&err);
-    const model_arch *m = scn_catalog_model(cat, model_name);
-    const hw_gpu *g = scn_catalog_gpu(cat, gpu_name);
+    *m = scn_catalog_model(*cat, model_name);
+    *g = scn_catalog_gpu(*cat, gpu_name);
     char known[2048];
     int rc = 0;
-    if (!m) {
-        scn_catalog_model_names(cat, known, sizeof known);
+    if (!*m) {
+        scn_catalog_model_names(*cat, known, sizeof known);
         fprintf(stderr, "dcsim size: error: unknown model '%s'; known models: %s\n", model_name,
                 known);
         rc = CLI_EXIT_INPUT;
-    } else if (!g) {
-        scn_catalog_gpu_names(cat, known, sizeof known);
+    } else if (!*g) {
+        scn_catalog_gpu_names(*cat, known, sizeof known);
         fprintf(stderr, "dcsim size: error: unknown GPU type '%s'; known types: %s\n", gpu_name,
                 known);
         rc = CLI_EXIT_INPUT;
-    } else if (!(g->hbm_bytes > 0)) {
+    } else if (!((*g)->hbm_bytes > 0)) {
         fprintf(stderr, "dcsim size: error: GPU type '%s' has no memory capacity in the catalog\n",
-                g->name);
+                (*g)->name);
         rc = CLI_EXIT_INPUT;
-    } else if (!(c.reserved_bytes < g->hbm_bytes)) {
+    } else if (!(o->c.reserved_bytes < (*g)->hbm_bytes)) {
         fprintf(stderr, "dcsim size: error: --reserved %s: less than the %s's %.4g GB of "
                         "memory expected (the rest holds weights and KV cache)\n",
-                reserved_text, g->name, g->hbm_bytes / 1e9);
+                o->reserved_text, (*g)->name, (*g)->hbm_bytes / 1e9);
         rc = CLI_EXIT_INPUT;
     }
-    if (rc) {
-        scn_catalog_free(cat);
-        return rc;
-    }
-    if (!have_context)
-        c.context_tokens[0] = c.context_tokens[1] = c.context_tokens[2] = m->seq_len;
-    c.gpu_bytes = g->hbm_bytes;
-    inference_sizing s;
-    memory_inference(m, &c, &s);
-    double params = c.params > 0 ? c.params : model_params_total(m);
+    if (rc)
+        scn_catalog_free(*cat);
+    return rc;
+}
+
+static void print_size(const model_arch *m, const hw_gpu *g, const inference_config *c,
+                       const inference_sizing *s)
+{
+    double params = c->params > 0 ? c->params : model_params_total(m);
     printf("dcsim size: %s (%.4g B parameters%s) on %s (%.1f GB = %.1f GiB)\n", m->name,
-           params / 1e9, c.params > 0 ? ", as given" : "", g->name, g->hbm_bytes / 1e9,
+           params / 1e9, c->params > 0 ? ", as given" : "", g->name, g->hbm_bytes / 1e9,
            g->hbm_bytes / GIB);
-    printf("weights (%s): %.1f GB = %.1f GiB\n", precision_name(c.weight_precision),
-           s.weights_bytes / 1e9, s.weights_bytes / GIB);
+    printf("weights (%s): %.1f GB = %.1f GiB\n", precision_name(c->weight_precision),
+           s->weights_bytes / 1e9, s->weights_bytes / GIB);
     printf("KV cache (%s): %.0f bytes per token = 2 x %u layers x %u KV heads x %u x %g B\n",
-           precision_name(c.kv_precision), s.kv_bytes_per_token, m->layers, m->kv_heads,
-           m->head_dim, precision_bytes(c.kv_precision));
-    if (c.reserved_bytes > 0)
-        printf("reserved per GPU: %.1f GB\n", c.reserved_bytes / 1e9);
+           precision_name(c->kv_precision), s->kv_bytes_per_token, m->layers, m->kv_heads,
+           m->head_dim, precision_bytes(c->kv_precision));
+    if (c->reserved_bytes > 0)
+        printf("reserved per GPU: %.1f GB\n", c->reserved_bytes / 1e9);
     printf("\n  %-4s %10s %16s %18s %14s %22s\n", "", "context", "KV (batch GiB)",
            "weights+KV (GiB)", "GPUs/replica", "sequences per replica");
     static const char *const q[3] = {"P50", "P90", "P99"};
     for (int k = 0; k < 3; k++) {
         char gpus[16];
-        if (s.gpus_per_replica[k])
-            snprintf(gpus, sizeof gpus, "%u", s.gpus_per_replica[k]);
+        if (s->gpus_per_replica[k])
+            snprintf(gpus, sizeof gpus, "%u", s->gpus_per_replica[k]);
         else
-            snprintf(gpus, sizeof gpus, "> %u", c.max_tp);
-        printf("  %-4s %10.0f %16.2f %18.2f %14s %22.0f\n", q[k], c.context_tokens[k],
-               s.kv_bytes[k] / GIB, (s.weights_bytes + s.kv_bytes[k]) / GIB, gpus,
-               s.sequences_per_replica[k]);
+            snprintf(gpus, sizeof gpus, "> %u", c->max_tp);
+        printf("  %-4s %10.0f %16.2f %18.2f %14s %22.0f\n", q[k], c->context_tokens[k],
+               s->kv_bytes[k] / GIB, (s->weights_bytes + s->kv_bytes[k]) / GIB, gpus,
+               s->sequences_per_replica[k]);
     }
     printf("\nA replica of %u GPU%s (sized for P99) holds the weights and the KV cache of the "
            "sequence counts above (activations and runtime overheads not included).\n",
-           s.replica_gpus, s.replica_gpus == 1 ? "" : "s");
-    if (s.gpus_per_replica[0] == 1)
+           s->replica_gpus, s->replica_gpus == 1 ? "" : "s");
+    if (s->gpus_per_replica[0] == 1)
         printf("At the P50 context a single %s holds batch %u with %.1f GB to spare.\n", g->name,
-               c.batch, (g->hbm_bytes - c.reserved_bytes - s.weights_bytes - s.kv_bytes[0]) / 1e9);
+               c->batch,
+               (g->hbm_bytes - c->reserved_bytes - s->weights_bytes - s->kv_bytes[0]) / 1e9);
     else
         printf("At the P50 context batch %u does not fit on one %s: weights + KV = %.1f GB > %.1f "
-               "GB usable.\n", c.batch, g->name, (s.weights_bytes + s.kv_bytes[0]) / 1e9,
-               (g->hbm_bytes - c.reserved_bytes) / 1e9);
+               "GB usable.\n", c->batch, g->name, (s->weights_bytes + s->kv_bytes[0]) / 1e9,
+               (g->hbm_bytes - c->reserved_bytes) / 1e9);
+}
+
+int cmd_size(int argc, char **argv)
+{
+    size_args o;
+    int rc = size_parse(argc, argv, &o);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
+    scn_catalog *cat;
+    const model_arch *m;
+    const hw_gpu *g;
+    if ((rc = size_lookup(&o, &cat, &m, &g)))
+        return rc;
+    inference_config c = o.c;
+    if (!o.have_context)
+        c.context_tokens[0] = c.context_tokens[1] = c.context_tokens[2] = m->seq_len;
+    c.gpu_bytes = g->hbm_bytes;
+    inference_sizing s;
+    memory_inference(m, &c, &s);
+    print_size(m, g, &c, &s);
     scn_catalog_free(cat);
     return 0;
 }

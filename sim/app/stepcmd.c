@@ -3,6 +3,7 @@
 #include "stepcmd.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,6 @@
 #include "resources.h"
 #include "steptier.h"
 #include "workload.h"
-
-#define MAX_SETS 256
 
 const char usage_step[] =
     "usage: dcsim step [SCENARIO.xml] [--analytic] [--json] [--set PATH=VALUE]...\n"
@@ -109,54 +108,47 @@ static void print_json(const step_profile *p)
     cJSON_Delete(o);
 }
 
+typedef struct step_args {
+    const char *path;
+    cli_sets sets;
+    int json, analytic;
+} step_args;
+
+static const cli_option step_table[] = {
+    {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
+    {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
+    {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
 int cmd_step(int argc, char **argv)
 {
-    const char *path = NULL, *sets[MAX_SETS + 1];
-    size_t n_sets = 0;
-    int json = 0, analytic = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_step, stdout);
-            return 0;
-        } else if (cli_is_option(a, "--set")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '='))
-                return cli_usage_error("step", "--set needs PATH=VALUE%s", "");
-            if (n_sets == MAX_SETS)
-                return cli_usage_error("step", "more than 256 --set options%s", "");
-            sets[n_sets++] = v;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--analytic")) {
-            analytic = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("step", "unknown option '%s'", a);
-        } else if (!path) {
-            path = a;
-        } else {
-            return cli_usage_error("step", "more than one scenario given ('%s')", a);
-        }
-    }
+    static const cli_command cmd = {"step", usage_step, step_table, 1,
+                                    .too_many = "more than one scenario given ('%s')"};
+    step_args o = {0};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
     sim_error err;
     sim_error_clear(&err);
     scn_scenario s;
-    if (scn_load(path, sets, n_sets, &s, &err))
+    if (scn_load(o.path, o.sets.v, o.sets.n, &s, &err))
         return cli_print_error(&err);
     if (res_check(&s, RES_STEP, 0, &err)) {
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
-    if (analytic)
+    if (o.analytic)
         s.step.analytic = 1;
     step_profile prof;
     sim_error e; /* the step tier's, printed as the scenario's */
     sim_error_clear(&e);
-    int rc = 0;
     if (app_step_profile(&s, &prof, &e)) {
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         rc = cli_print_error(&err);
     } else {
-        if (json)
+        if (o.json)
             print_json(&prof);
         else
             print_text(&s, &prof);

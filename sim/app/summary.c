@@ -21,13 +21,10 @@ static void add(run_summary *s, const char *name, const char *unit, const char *
         (summary_metric){name, unit, label, description, value, is_count};
 }
 
-void summary_build(const run_plan *plan, const campaign_result *r, run_summary *out)
+/* Where the time went: training, rework, checkpoints and restarts. */
+static void add_time_rows(run_summary *out, const scn_scenario *scn, const campaign_config *c,
+                          const campaign_result *r)
 {
-    memset(out, 0, sizeof *out);
-    const scn_scenario *scn = plan->scn;
-    const campaign_config *c = &plan->campaign;
-    snprintf(out->event_digest, sizeof out->event_digest, "0x%016" PRIx64, r->event_digest);
-    memcpy(out->failures_by_cause, r->failures_by_cause, sizeof out->failures_by_cause);
     add(out, "time_to_train_s", "s", "time to train",
         "wall-clock time from job start to the final checkpoint of the last token",
         r->time_to_train_s, 0);
@@ -62,6 +59,14 @@ void summary_build(const run_plan *plan, const campaign_result *r, run_summary *
         add(out, "checkpoint_size_bytes", "B", "checkpoint size",
             "bytes per checkpoint (size=auto: weights + fp32 master + Adam moments)",
             scn->checkpoint_bytes, 0);
+}
+
+/* The rows of the mechanisms the scenario has: silent corruption,
+ * maintenance, async checkpoints, limited spares, stragglers, elastic
+ * continuation. */
+static void add_mechanism_rows(run_summary *out, const campaign_config *c,
+                               const campaign_result *r)
+{
     int silent = 0;
     for (unsigned i = 0; i < c->n_causes; i++)
         silent |= c->causes[i].detection_s > 0;
@@ -107,6 +112,11 @@ void summary_build(const run_plan *plan, const campaign_result *r, run_summary *
             "restarts that went on without the nodes the pool could not supply",
             (double)r->elastic_restarts, 1);
     }
+}
+
+/* The counts, the checkpoint interval and the optimal intervals. */
+static void add_count_rows(run_summary *out, const campaign_result *r)
+{
     add(out, "failures", "1", "failures", "failures that interrupted the job",
         (double)r->failures, 1);
     add(out, "restarts", "1", "restarts completed", "restarts that completed",
@@ -127,6 +137,12 @@ void summary_build(const run_plan *plan, const campaign_result *r, run_summary *
     add(out, "daly_interval_s", "s", "Daly's optimal interval",
         "Daly 2006 eq. 37 from write time and cluster MTBF; 0 = no failures; the interval used "
         "when <checkpoint interval=\"auto\">", r->daly_interval_s, 0);
+}
+
+/* The GPUs, the MFU (given, or the step tier's) and the engine's events. */
+static void add_gpu_rows(run_summary *out, const run_plan *plan, const campaign_config *c,
+                         const campaign_result *r)
+{
     add(out, "gpu_count", "1", "GPUs", "GPUs in the job", (double)c->gpu_count, 1);
     add(out, "gpu_peak_flops_per_s", "FLOP/s", "GPU peak", "dense peak at the training precision",
         c->gpu_peak_flops_per_s, 0);
@@ -145,6 +161,18 @@ void summary_build(const run_plan *plan, const campaign_result *r, run_summary *
     }
     add(out, "events_fired", "1", "simulation events", "events the engine processed",
         (double)r->events_fired, 1);
+}
+
+void summary_build(const run_plan *plan, const campaign_result *r, run_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    const campaign_config *c = &plan->campaign;
+    snprintf(out->event_digest, sizeof out->event_digest, "0x%016" PRIx64, r->event_digest);
+    memcpy(out->failures_by_cause, r->failures_by_cause, sizeof out->failures_by_cause);
+    add_time_rows(out, plan->scn, c, r);
+    add_mechanism_rows(out, c, r);
+    add_count_rows(out, r);
+    add_gpu_rows(out, plan, c, r);
 }
 
 typedef struct mc_row {

@@ -20,6 +20,7 @@
 #include "sweep.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,72 +81,83 @@ int sweep_usage_error(const sweep *sw, const char *fmt, const char *arg)
 }
 
 
+static int opt_grid(void *ctx, const char *v)
+{
+    sweep *sw = ctx;
+    if (sw->n_grids == MAX_GRIDS || sweep_grid_parse(v, &sw->grids[sw->n_grids++]))
+        return sweep_usage_error(sw, "--grid needs PATH=V1,V2,... with no empty value "
+                                 "(at most 16 of them), e.g. --grid "
+                                 "checkpoint/@interval=10min,20min%s", "");
+    for (size_t k = 0; k + 1 < sw->n_grids; k++)
+        if (!strcmp(sw->grids[k].path, sw->grids[sw->n_grids - 1].path))
+            return sweep_usage_error(sw, "--grid %s given twice: list all its values "
+                                     "in one", sw->grids[k].path);
+    return 0;
+}
+
+static int opt_replicas(void *ctx, const char *v)
+{
+    sweep *sw = ctx;
+    char *end = NULL;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!*v || *end || v[0] == '-' || n < 1 || n > 1000000)
+        return sweep_usage_error(sw, "--replicas %s: expected a whole number from 1 "
+                                 "to 1000000", v);
+    sw->replicas = (unsigned)n;
+    return 0;
+}
+
+static int opt_seed(void *ctx, const char *v)
+{
+    sweep *sw = ctx;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long seed = strtoull(v, &end, 10);
+    if (!*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+        return sweep_usage_error(sw, "--seed %s: expected a whole number from 0 to "
+                                 "18446744073709551615", v);
+    snprintf(sw->seed_set, sizeof sw->seed_set, "@seed=%llu", seed);
+    return 0;
+}
+
+static int opt_write_every(void *ctx, const char *v)
+{
+    sweep *sw = ctx;
+    char why[128];
+    if (sim_units_parse(v, SIM_DIM_TIME, &sw->write_every_s, why, sizeof why) ||
+        !(sw->write_every_s >= 0))
+        return sweep_usage_error(sw, "--write-every %s: expected a duration, e.g. "
+                                 "30s or 0s", v);
+    return 0;
+}
+
+static const cli_option sweep_options[] = {
+    {"--grid", 0, CLI_CALL_EACH, 0, opt_grid,
+     .missing = "%s needs PATH=V1,V2,... with no empty value (at most 16 of them), e.g. "
+                "--grid checkpoint/@interval=10min,20min"},
+    {"--points", 0, CLI_TEXT, offsetof(sweep, points_file), .missing = "%s needs a file name"},
+    {"--set", 0, CLI_SETS_EQ, offsetof(sweep, fixed), .missing = "%s needs PATH=VALUE"},
+    {"--output", 'o', CLI_TEXT, offsetof(sweep, output), .missing = "%s needs a file name"},
+    {"--replicas", 0, CLI_CALL, 0, opt_replicas,
+     .missing = "%s : expected a whole number from 1 to 1000000"},
+    {"--seed", 0, CLI_CALL, 0, opt_seed,
+     .missing = "%s : expected a whole number from 0 to 18446744073709551615"},
+    {"--write-every", 0, CLI_CALL, 0, opt_write_every,
+     .missing = "%s : expected a duration, e.g. 30s or 0s"},
+    {"--force", 0, CLI_FLAG, offsetof(sweep, force), NULL, NULL},
+    {"--quiet", 'q', CLI_FLAG, offsetof(sweep, quiet), NULL, NULL},
+    {"--help", 'h', CLI_FLAG, offsetof(sweep, help), NULL, NULL},
+    {0}};
+
 static int parse_args(sweep *sw, int argc, char **argv)
 {
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            sw->help = 1;
-        } else if (cli_is_option(a, "--grid")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--grid")) || sw->n_grids == MAX_GRIDS ||
-                sweep_grid_parse(v, &sw->grids[sw->n_grids++]))
-                return sweep_usage_error(sw, "--grid needs PATH=V1,V2,... with no empty value "
-                                         "(at most 16 of them), e.g. --grid "
-                                         "checkpoint/@interval=10min,20min%s", "");
-            for (size_t k = 0; k + 1 < sw->n_grids; k++)
-                if (!strcmp(sw->grids[k].path, sw->grids[sw->n_grids - 1].path))
-                    return sweep_usage_error(sw, "--grid %s given twice: list all its values "
-                                             "in one", sw->grids[k].path);
-        } else if (cli_is_option(a, "--points")) {
-            if (!(sw->points_file = cli_option_value(argc, argv, &i, "--points")))
-                return sweep_usage_error(sw, "--points needs a file name%s", "");
-        } else if (cli_is_option(a, "--set")) {
-            if (!(v = cli_option_value(argc, argv, &i, "--set")) || !strchr(v, '='))
-                return sweep_usage_error(sw, "--set needs PATH=VALUE%s", "");
-            if (sw->n_fixed == MAX_SETS)
-                return sweep_usage_error(sw, "more than 256 --set options%s", "");
-            sw->fixed[sw->n_fixed++] = v;
-        } else if (!strcmp(a, "-o") || cli_is_option(a, "--output")) {
-            if (!(sw->output = cli_option_value(argc, argv, &i, !strcmp(a, "-o") ? "-o" : "--output")))
-                return sweep_usage_error(sw, "%s needs a file name", a);
-        } else if (cli_is_option(a, "--replicas")) {
-            char *end = NULL;
-            v = cli_option_value(argc, argv, &i, "--replicas");
-            unsigned long n = v ? strtoul(v, &end, 10) : 0;
-            if (!v || !*v || *end || v[0] == '-' || n < 1 || n > 1000000)
-                return sweep_usage_error(sw, "--replicas %s: expected a whole number from 1 "
-                                         "to 1000000", v ? v : "");
-            sw->replicas = (unsigned)n;
-        } else if (cli_is_option(a, "--seed")) {
-            char *end = NULL;
-            v = cli_option_value(argc, argv, &i, "--seed");
-            errno = 0;
-            unsigned long long seed = v ? strtoull(v, &end, 10) : 0;
-            if (!v || !*v || *end || errno == ERANGE || v[0] == '-' || v[0] == '+' || v[0] == ' ')
-                return sweep_usage_error(sw, "--seed %s: expected a whole number from 0 to "
-                                         "18446744073709551615", v ? v : "");
-            snprintf(sw->seed_set, sizeof sw->seed_set, "@seed=%llu", seed);
-        } else if (cli_is_option(a, "--write-every")) {
-            char why[128];
-            v = cli_option_value(argc, argv, &i, "--write-every");
-            if (!v || sim_units_parse(v, SIM_DIM_TIME, &sw->write_every_s, why, sizeof why) ||
-                !(sw->write_every_s >= 0))
-                return sweep_usage_error(sw, "--write-every %s: expected a duration, e.g. "
-                                         "30s or 0s", v ? v : "");
-        } else if (!strcmp(a, "--force")) {
-            sw->force = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            sw->quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return sweep_usage_error(sw, "unknown option '%s'", a);
-        } else if (!sw->scenario) {
-            sw->scenario = a;
-        } else {
-            return sweep_usage_error(sw, "more than one scenario given ('%s')", a);
-        }
-    }
-    if (sw->help)
-        return 0;
+    const cli_command cmd = {"sweep", usage_sweep, sweep_options, 1,
+                             .too_many = "more than one scenario given ('%s')",
+                             .quiet = sw->rank != 0};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, sw, &sw->scenario, &n_args);
+    if (rc || sw->help)
+        return rc;
     if (!sw->output)
         return sweep_usage_error(sw, "no result file: give -o SWEEP.h5%s", "");
     if (!sw->n_grids == !sw->points_file)

@@ -54,13 +54,13 @@ int sweep_grid_parse(const char *arg, grid *g)
 /* Every point's set list: the fixed ones, its own, then --seed. */
 static int point_sets(sweep *sw, point *p, const char *const *own, size_t n_own)
 {
-    p->n_sets = sw->n_fixed + n_own + (sw->seed_set[0] ? 1 : 0);
+    p->n_sets = sw->fixed.n + n_own + (sw->seed_set[0] ? 1 : 0);
     p->sets = malloc((p->n_sets ? p->n_sets : 1) * sizeof *p->sets);
     if (!p->sets)
         return -1;
-    memcpy(p->sets, sw->fixed, sw->n_fixed * sizeof *p->sets);
-    memcpy(p->sets + sw->n_fixed, own, n_own * sizeof *own);
-    p->first_own = sw->n_fixed;
+    memcpy(p->sets, sw->fixed.v, sw->fixed.n * sizeof *p->sets);
+    memcpy(p->sets + sw->fixed.n, own, n_own * sizeof *own);
+    p->first_own = sw->fixed.n;
     p->n_own = n_own;
     if (sw->seed_set[0])
         p->sets[p->n_sets - 1] = sw->seed_set;

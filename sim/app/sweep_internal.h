@@ -15,13 +15,13 @@
 #include <mpi.h>
 #endif
 
+#include "cli.h"
 #include "error.h"
 #include "outpath.h"
 #include "run.h"
 #include "scenario.h"
 
 #define MAX_GRIDS 16
-#define MAX_SETS 256
 #define MAX_PARAMS 64
 #define MAX_POINTS 10000000u
 
@@ -70,8 +70,7 @@ typedef struct point {
 typedef struct sweep {
     /* options */
     const char *scenario, *output, *points_file;
-    const char *fixed[MAX_SETS + 1];
-    size_t n_fixed;
+    cli_sets fixed;        /* --set */
     char seed_set[64];
     grid grids[MAX_GRIDS];
     size_t n_grids;

@@ -306,10 +306,10 @@ static int write_meta(const sweep *sw, hid_t file, hid_t g)
     }
     for (size_t k = 0; k < sw->n_grids; k++)
         grid[n_grid++] = sw->grids[k].given;
-    const char *fixed[MAX_SETS + 1];
+    const char *fixed[CLI_MAX_SETS + 1];
     size_t nf = 0;
-    for (size_t k = 0; k < sw->n_fixed; k++)
-        fixed[nf++] = sw->fixed[k];
+    for (size_t k = 0; k < sw->fixed.n; k++)
+        fixed[nf++] = sw->fixed.v[k];
     if (sw->seed_set[0])
         fixed[nf++] = sw->seed_set;
     const char *xml = sw->pts[0].scn.resolved_xml;
