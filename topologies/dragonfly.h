@@ -48,6 +48,12 @@ enum topo_dragonfly_arrangement {
     TOPO_DF_CIRCULANT = 2,
 };
 
+/* The arrangements by enum value, for scenarios: "absolute", "relative",
+ * "circulant"; then {NULL, NULL}. */
+extern const topo_choice topo_dragonfly_arrangements[];
+int topo_dragonfly_arrangement_parse(const char *name,
+                                     enum topo_dragonfly_arrangement *out); /* 0 or -1 */
+
 typedef struct topo_dragonfly_config {
     unsigned p;       /* hosts per router */
     unsigned a;       /* routers per group */

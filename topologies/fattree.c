@@ -1,11 +1,15 @@
 /* fattree.c - folded-Clos builders: k-ary fat-tree, 2- and 3-tier
- * leaf-spine, rail-optimised fat-tree, multi-plane copies (see fattree.h).
- * Every builder validates all its numbers before adding a node, so the only
+ * leaf-spine, rail-optimised fat-tree, multi-plane copies (see fattree.h),
+ * and the registry kinds fat-tree, leaf-spine and rail-optimized
+ * (topology.h). Every builder validates all its numbers before adding a node
+ * (in a *_check function the kinds' closed-form counts share), so the only
  * failure after that is running out of memory. */
 #include "fattree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "topology.h"
 
 #define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
 
@@ -32,14 +36,21 @@ static void number_groups(topo_graph *g, uint32_t first, uint32_t count, uint32_
         g->node_group[first + i] = i / per_group;
 }
 
-int topo_fattree_kary(unsigned k, double bytes_per_s, topo_graph *out, char *why,
-                      size_t why_size)
+static int kary_check(unsigned k, char *why, size_t why_size)
 {
-    topo_graph_init(out);
     if (k < 2 || k % 2)
         FAIL("a k-ary fat-tree needs an even k of at least 2 (k/2 ports down, k/2 up), got %u", k);
     if (k > 256)
         FAIL("k = %u: at most 256 (%.4g hosts)", k, (double)k * k * k / 4);
+    return 0;
+}
+
+int topo_fattree_kary(unsigned k, double bytes_per_s, topo_graph *out, char *why,
+                      size_t why_size)
+{
+    topo_graph_init(out);
+    if (kary_check(k, why, why_size))
+        return -1;
     if (!(bytes_per_s > 0))
         FAIL("link bandwidth must be positive");
     /* the k-ary tree is the full-size non-blocking 3-tier leaf-spine, with
@@ -47,10 +58,9 @@ int topo_fattree_kary(unsigned k, double bytes_per_s, topo_graph *out, char *why
     return topo_leafspine3(k, k, k / 2, k / 2, bytes_per_s, out, why, why_size);
 }
 
-int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_per_s,
-                   topo_graph *out, char *why, size_t why_size)
+static int leafspine2_check(unsigned radix, unsigned leaves, unsigned down, char *why,
+                            size_t why_size)
 {
-    topo_graph_init(out);
     if (radix < 2 || radix > 4096)
         FAIL("switch radix must be between 2 and 4096, got %u", radix);
     if (down < 1 || down >= radix)
@@ -59,6 +69,15 @@ int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_
     if (leaves < 1 || leaves > radix)
         FAIL("a leaf-spine of radix %u has at most %u leaves (one port on every spine each), "
              "got %u", radix, radix, leaves);
+    return 0;
+}
+
+int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_per_s,
+                   topo_graph *out, char *why, size_t why_size)
+{
+    topo_graph_init(out);
+    if (leafspine2_check(radix, leaves, down, why, why_size))
+        return -1;
     if (!(bytes_per_s > 0))
         FAIL("link bandwidth must be positive");
     unsigned spines = radix - down;
@@ -76,7 +95,7 @@ int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_
 }
 
 static int leafspine3_check(unsigned radix, unsigned pods, unsigned leaves_per_pod,
-                            unsigned down, double bytes_per_s, char *why, size_t why_size)
+                            unsigned down, char *why, size_t why_size)
 {
     if (radix < 2 || radix > 4096)
         FAIL("switch radix must be between 2 and 4096, got %u", radix);
@@ -89,8 +108,6 @@ static int leafspine3_check(unsigned radix, unsigned pods, unsigned leaves_per_p
     if (pods < 1 || pods > radix)
         FAIL("a core switch of radix %u has one port per pod: 1 to %u pods, got %u", radix,
              radix, pods);
-    if (!(bytes_per_s > 0))
-        FAIL("link bandwidth must be positive");
     double up = radix - down, hosts = (double)pods * leaves_per_pod * down;
     double spines = pods * up, cores = up * (radix - leaves_per_pod);
     double cables = hosts + (double)pods * leaves_per_pod * up + spines * (radix - leaves_per_pod);
@@ -104,8 +121,10 @@ int topo_leafspine3(unsigned radix, unsigned pods, unsigned leaves_per_pod, unsi
                     double bytes_per_s, topo_graph *out, char *why, size_t why_size)
 {
     topo_graph_init(out);
-    if (leafspine3_check(radix, pods, leaves_per_pod, down, bytes_per_s, why, why_size))
+    if (leafspine3_check(radix, pods, leaves_per_pod, down, why, why_size))
         return -1;
+    if (!(bytes_per_s > 0))
+        FAIL("link bandwidth must be positive");
     unsigned L = leaves_per_pod, up = radix - down, core_up = radix - L;
     unsigned hosts = pods * L * down;
     topo_graph *g = out;
@@ -219,23 +238,29 @@ static void railopt_cables(topo_graph *g, const railopt_shape *s, unsigned rails
                 topo_graph_add_cable(g, spine0 + sp, core0 + (sp % sg) * per_set + c, bps);
 }
 
-int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned radix,
-                 double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+static int railopt_check(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned radix,
+                         railopt_shape *s, char *why, size_t why_size)
 {
-    topo_graph_init(out);
     if (!sus || !nodes_per_su || !rails)
         FAIL("a rail-optimised fabric needs at least one SU, node and rail");
     if (radix < 2 || radix > 4096)
         FAIL("switch radix must be between 2 and 4096, got %u", radix);
     if (nodes_per_su >= radix)
         FAIL("a leaf of radix %u cannot take %u nodes and keep an up port", radix, nodes_per_su);
-    if (!(bytes_per_s > 0))
-        FAIL("link bandwidth must be positive");
     if ((double)sus * nodes_per_su * rails * 4 > MAX_IDS)
         FAIL("%u SUs x %u nodes x %u rails: more than 2^29 GPUs", sus, nodes_per_su, rails);
+    return railopt_shape_of(sus, nodes_per_su, rails, radix, s, why, why_size);
+}
+
+int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned radix,
+                 double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    topo_graph_init(out);
     railopt_shape s;
-    if (railopt_shape_of(sus, nodes_per_su, rails, radix, &s, why, why_size))
+    if (railopt_check(sus, nodes_per_su, rails, radix, &s, why, why_size))
         return -1;
+    if (!(bytes_per_s > 0))
+        FAIL("link bandwidth must be positive");
     topo_graph *g = out;
     unsigned hosts = sus * nodes_per_su * rails;
     topo_graph_add_nodes(g, hosts, TOPO_HOST, 0);
@@ -253,10 +278,20 @@ int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned r
     return finish(g, why, why_size);
 }
 
-static int multiplane_check(const topo_graph *p, unsigned planes, char *why, size_t why_size)
+int topo_multiplane_check_size(unsigned planes, double hosts, double switches, double links,
+                               char *why, size_t why_size)
 {
     if (planes < 1 || planes > 256)
         FAIL("planes must be between 1 and 256 (node_plane is 8 bits), got %u", planes);
+    if (hosts + planes * switches > MAX_IDS || planes * links > MAX_IDS)
+        FAIL("%u planes x %.0f switches, %.0f links: more than 2^31 ids", planes, switches, links);
+    return 0;
+}
+
+static int multiplane_check(const topo_graph *p, unsigned planes, char *why, size_t why_size)
+{
+    if (topo_multiplane_check_size(planes, p->n_hosts, p->n_switches, p->n_links, why, why_size))
+        return -1;
     if (p->n_scaleup)
         FAIL("the plane has %u scale-up crossbars: copy the fabric first, then add scale-up "
              "domains", p->n_scaleup);
@@ -267,10 +302,6 @@ static int multiplane_check(const topo_graph *p, unsigned planes, char *why, siz
             FAIL("node %u is already in plane %u: the plane must be a single plane", v,
                  p->node_plane[v]);
     }
-    double nodes = p->n_hosts + (double)planes * p->n_switches;
-    if (nodes > MAX_IDS || (double)planes * p->n_links > MAX_IDS)
-        FAIL("%u planes x %u switches, %u links: more than 2^31 ids", planes, p->n_switches,
-             p->n_links);
     return 0;
 }
 
@@ -311,3 +342,200 @@ int topo_multiplane(const topo_graph *plane, unsigned planes, topo_graph *out, c
     g->updown = updown;
     return 0;
 }
+
+/* ---- the registry's folded-Clos kinds (topology.h): <fabric> numbers to the
+ * builders above, their checks and their closed-form counts ---- */
+
+static void clos_counts(topo_counts *c, uint64_t hosts, uint64_t leaves, uint64_t spines,
+                        uint64_t cores, uint64_t leaf_up, uint64_t spine_up, uint32_t groups)
+{
+    c->hosts = hosts;
+    c->switches[1] = leaves, c->switches[2] = spines, c->switches[3] = cores;
+    c->cables[0] = hosts, c->cables[1] = leaf_up, c->cables[2] = spine_up;
+    c->groups = groups;
+    c->updown = 1;
+}
+
+/* topo_leafspine3's parts: L = leaves per pod, u = R - down up ports */
+static void leafspine3_counts(unsigned radix, unsigned pods, unsigned L, unsigned down,
+                              topo_counts *c)
+{
+    uint64_t up = radix - down, leaves = (uint64_t)pods * L;
+    clos_counts(c, leaves * down, leaves, pods * up, up * (radix - L), leaves * up,
+                pods * up * (radix - L), pods);
+}
+
+static int fat_tree_count(const topo_shape *s, unsigned hosts, unsigned per_node,
+                          topo_counts *out, char *why, size_t why_size)
+{
+    (void)per_node;
+    unsigned k = s->k;
+    if (kary_check(k, why, why_size))
+        return -1;
+    double ports = (double)k * k * k / 4;
+    if (ports < hosts)
+        FAIL("a k = %u fat-tree has k^3/4 = %.0f host ports, fewer than the %u GPUs", k, ports,
+             hosts);
+    leafspine3_counts(k, k, k / 2, k / 2, out); /* the same tree (topo_fattree_kary) */
+    return 0;
+}
+
+static int fat_tree_build(const topo_shape *s, unsigned hosts, unsigned per_node,
+                          double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    topo_counts c;
+    topo_graph_init(out);
+    if (fat_tree_count(s, hosts, per_node, &c, why, why_size))
+        return -1;
+    return topo_fattree_kary(s->k, bytes_per_s, out, why, why_size);
+}
+
+static const char *const fat_tree_required[] = {"k", NULL};
+const topo_kind topo_kind_fat_tree = {
+    "fat-tree", "k-ary fat-tree of Al-Fares et al.: k^3/4 hosts, 5k^2/4 switches of radix k",
+    fat_tree_required, NULL, fat_tree_count, fat_tree_build};
+
+/* A leaf-spine from radix and oversubscription d:u: down = radix d / (d + u)
+ * host ports per leaf, leaves = ceil(hosts / down); 2 tiers while leaves <=
+ * radix (unless tiers="3"), else 3 with pods of radix/2 leaves. */
+typedef struct leafspine_plan {
+    unsigned radix, down, leaves, pods, per_pod; /* pods 0: two tiers */
+} leafspine_plan;
+
+static int leafspine_plan_of(const topo_shape *s, unsigned hosts, unsigned per_node,
+                             leafspine_plan *p, char *why, size_t why_size)
+{
+    unsigned R = s->radix, d = s->over_down ? s->over_down : 1, u = s->over_up ? s->over_up : 1;
+    if (R < 2)
+        FAIL("a leaf-spine needs radix >= 2, got %u", R);
+    if ((unsigned long long)R * d % (d + u))
+        FAIL("oversubscription %u:%u splits radix %u into %u x %u / %u host ports: not whole",
+             d, u, R, R, d, d + u);
+    unsigned down = (unsigned)((unsigned long long)R * d / (d + u));
+    if (!down || down >= R)
+        FAIL("oversubscription %u:%u leaves a radix-%u leaf with %u host and %u up ports", d, u,
+             R, down, R - down);
+    unsigned leaves = (hosts + down - 1) / down;
+    if (per_node > 1 && down % per_node)
+        FAIL("a leaf's %u host ports are not a whole number of %u-GPU nodes", down, per_node);
+    p->radix = R, p->down = down, p->leaves = leaves, p->pods = 0, p->per_pod = 0;
+    if (s->tiers != 3 && leaves <= R && s->tiers <= 2)
+        return leafspine2_check(R, leaves, down, why, why_size);
+    if (s->tiers == 2)
+        FAIL("%u GPUs need %u leaves of %u host ports, more than the %u a 2-tier leaf-spine of "
+             "radix %u reaches: use tiers=\"3\"", hosts, leaves, down, R, R);
+    p->per_pod = R / 2, p->pods = (leaves + p->per_pod - 1) / p->per_pod;
+    return leafspine3_check(R, p->pods, p->per_pod, down, why, why_size);
+}
+
+static int leaf_spine_count(const topo_shape *s, unsigned hosts, unsigned per_node,
+                            topo_counts *out, char *why, size_t why_size)
+{
+    leafspine_plan p;
+    if (leafspine_plan_of(s, hosts, per_node, &p, why, why_size))
+        return -1;
+    if (p.pods)
+        leafspine3_counts(p.radix, p.pods, p.per_pod, p.down, out);
+    else /* all in pod 0 */
+        clos_counts(out, (uint64_t)p.leaves * p.down, p.leaves, p.radix - p.down, 0,
+                    (uint64_t)p.leaves * (p.radix - p.down), 0, 1);
+    return 0;
+}
+
+static int leaf_spine_build(const topo_shape *s, unsigned hosts, unsigned per_node,
+                            double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    leafspine_plan p;
+    topo_graph_init(out);
+    if (leafspine_plan_of(s, hosts, per_node, &p, why, why_size))
+        return -1;
+    if (!p.pods)
+        return topo_leafspine(p.radix, p.leaves, p.down, bytes_per_s, out, why, why_size);
+    return topo_leafspine3(p.radix, p.pods, p.per_pod, p.down, bytes_per_s, out, why, why_size);
+}
+
+static const char *const leaf_spine_required[] = {"radix", NULL};
+const topo_kind topo_kind_leaf_spine = {
+    "leaf-spine", "2- or 3-tier leaf-spine of one switch radix, optionally oversubscribed",
+    leaf_spine_required, NULL, leaf_spine_count, leaf_spine_build};
+
+/* k SUs and every larger count fail in railopt_check: a radix or SU size no
+ * count cures, over its 2^29-GPU cap, a third tier with an odd radix, or a
+ * fourth tier (railopt_three_tiers: rails x ceil(k / min(k, R/2)) spine
+ * groups over the R core ports, which only grows with k). railopt_sus stops
+ * its search there: trying every count up to 4 x SUs took minutes for 2^28
+ * GPUs in 1-node SUs when each try built the graph (found while fuzzing the
+ * loader: tests/fuzz/regressions/fuzz_scenario/hang-railopt-search-2p28-gpus.xml). */
+static int railopt_past_reach(unsigned k, unsigned per_su, unsigned rails, unsigned radix)
+{
+    if (radix < 2 || radix > 4096 || per_su >= radix) /* no count of SUs helps */
+        return 1;
+    if ((double)k * per_su * rails * 4 > 2147483647.0)
+        return 1;
+    if ((double)k * rails <= radix)
+        return 0; /* two tiers */
+    if (radix % 2)
+        return 1; /* a third tier needs an even radix */
+    unsigned most = k < radix / 2 ? k : radix / 2;
+    return (double)rails * ((k + most - 1) / most) > radix;
+}
+
+/* Whole SUs (rails = GPUs per node, nodes_per_su nodes each), rounded up to
+ * the first count railopt_check accepts (its spine and core arithmetic needs
+ * e.g. 4 or 8 SUs, not 3 or 6); the ports beyond the GPUs stay idle. */
+static int railopt_sus(const topo_shape *s, unsigned hosts, unsigned per_node, unsigned *sus_out,
+                       railopt_shape *shape, char *why, size_t why_size)
+{
+    unsigned rails = per_node > 1 ? per_node : 1, per_su = s->nodes_per_su;
+    if (hosts % rails)
+        FAIL("%u GPUs are not a whole number of %u-GPU nodes", hosts, rails);
+    unsigned nodes = hosts / rails;
+    if (!per_su)
+        FAIL("nodes-per-su must be at least 1");
+    unsigned sus = (nodes + per_su - 1) / per_su;
+    char first[512] = "";
+    for (unsigned k = sus; k <= 4 * sus + 4; k++) {
+        char w[512];
+        if (!railopt_check(k, per_su, rails, s->radix, shape, w, sizeof w)) {
+            *sus_out = k;
+            return 0;
+        }
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", w);
+        if (railopt_past_reach(k, per_su, rails, s->radix))
+            break;
+    }
+    FAIL("%s (and no larger count of up to 4 x %u + 4 SUs could be cabled either)", first, sus);
+}
+
+static int rail_optimized_count(const topo_shape *s, unsigned hosts, unsigned per_node,
+                                topo_counts *out, char *why, size_t why_size)
+{
+    unsigned sus, rails = per_node > 1 ? per_node : 1;
+    railopt_shape r;
+    if (railopt_sus(s, hosts, per_node, &sus, &r, why, why_size))
+        return -1;
+    /* node_group: the SU of a leaf, the spine group of a 3-tier spine */
+    uint32_t groups = r.cores && r.groups > sus ? r.groups : sus;
+    clos_counts(out, (uint64_t)sus * s->nodes_per_su * rails, r.leaves, r.spines, r.cores,
+                (uint64_t)r.leaves * r.up, r.cores ? (uint64_t)r.spines * r.spine_up : 0,
+                groups);
+    return 0;
+}
+
+static int rail_optimized_build(const topo_shape *s, unsigned hosts, unsigned per_node,
+                                double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    unsigned sus;
+    railopt_shape r;
+    topo_graph_init(out);
+    if (railopt_sus(s, hosts, per_node, &sus, &r, why, why_size))
+        return -1;
+    return topo_railopt(sus, s->nodes_per_su, per_node > 1 ? per_node : 1, s->radix, bytes_per_s,
+                        out, why, why_size);
+}
+
+static const char *const rail_optimized_required[] = {"radix", NULL};
+const topo_kind topo_kind_rail_optimized = {
+    "rail-optimized", "rail-optimised fat-tree of DGX SuperPOD scalable units, 2 or 3 tiers",
+    rail_optimized_required, NULL, rail_optimized_count, rail_optimized_build};

@@ -104,4 +104,11 @@ int topo_railopt(unsigned sus, unsigned nodes_per_su, unsigned rails, unsigned r
 int topo_multiplane(const topo_graph *plane, unsigned planes, topo_graph *out, char *why,
                     size_t why_size);
 
+/* The numeric part of topo_multiplane's checks, for a plane of `hosts`
+ * hosts, `switches` switches and `links` directed links (counts, not yet
+ * built): planes in 1 .. 256, ids within 2^31. Returns 0, or -1 with the
+ * reason topo_multiplane would give. */
+int topo_multiplane_check_size(unsigned planes, double hosts, double switches, double links,
+                               char *why, size_t why_size);
+
 #endif

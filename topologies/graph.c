@@ -4,6 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+int topo_choice_find(const topo_choice *table, const char *name)
+{
+    for (int i = 0; table[i].name; i++)
+        if (!strcmp(table[i].name, name))
+            return i;
+    return -1;
+}
+
 void topo_graph_init(topo_graph *g) { memset(g, 0, sizeof *g); }
 
 void topo_graph_fini(topo_graph *g)

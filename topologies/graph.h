@@ -20,6 +20,17 @@ enum topo_node_kind { TOPO_HOST = 0, TOPO_SWITCH = 1, TOPO_SCALEUP = 2 };
 
 #define TOPO_NO_GROUP UINT32_MAX
 
+/* One entry of a table of named choices (routing balance and path classes,
+ * Dragonfly global-link arrangements): the word a scenario uses and one line
+ * of doc. Tables are indexed by their enum and end with {NULL, NULL}. */
+typedef struct topo_choice {
+    const char *name;
+    const char *doc;
+} topo_choice;
+
+/* The index of name in table, or -1. */
+int topo_choice_find(const topo_choice *table, const char *name);
+
 typedef struct topo_graph {
     uint32_t n_nodes, n_hosts, n_switches; /* n_switches: fabric switches only */
     uint32_t n_scaleup;                   /* scale-up crossbars */

@@ -34,33 +34,51 @@ struct topo_router {
     int out_of_memory;       /* a hop table could not be allocated */
 };
 
-static const char *const balance_names[] = {"ecmp", "adaptive", "spray"};
-static const char *const class_names[] = {"minimal", "valiant", "ugal"};
+const topo_choice topo_balances[] = {
+    [TOPO_BALANCE_ECMP] = {"ecmp", "a hash of the connection, QP and switch picks one equal-cost "
+                                   "next hop"},
+    [TOPO_BALANCE_ADAPTIVE] = {"adaptive", "the equal-cost next hop with the least load per "
+                                           "byte/s when the connection starts"},
+    [TOPO_BALANCE_SPRAY] = {"spray", "an even split over every equal-cost next hop (per-packet "
+                                     "spraying)"},
+    {NULL, NULL},
+};
+
+const topo_choice topo_path_classes[] = {
+    [TOPO_PATH_MINIMAL] = {"minimal", "shortest paths only"},
+    [TOPO_PATH_VALIANT] = {"valiant", "minimal to a random router of a random third group, "
+                                      "then minimal on (Dragonfly family)"},
+    [TOPO_PATH_UGAL] = {"ugal", "per connection, minimal unless the Valiant path's hops x "
+                                "highest load is smaller (Dragonfly family)"},
+    {NULL, NULL},
+};
 
 const char *topo_balance_name(int b)
 {
-    return b >= 0 && b < TOPO_BALANCE_COUNT ? balance_names[b] : "?";
+    return b >= 0 && b < TOPO_BALANCE_COUNT ? topo_balances[b].name : "?";
 }
 
 const char *topo_path_class_name(int c)
 {
-    return c >= 0 && c < TOPO_PATH_COUNT ? class_names[c] : "?";
+    return c >= 0 && c < TOPO_PATH_COUNT ? topo_path_classes[c].name : "?";
 }
 
 int topo_balance_parse(const char *name, enum topo_balance *out)
 {
-    for (int i = 0; i < TOPO_BALANCE_COUNT; i++)
-        if (!strcmp(name, balance_names[i]))
-            return *out = (enum topo_balance)i, 0;
-    return -1;
+    int i = topo_choice_find(topo_balances, name);
+    if (i < 0)
+        return -1;
+    *out = (enum topo_balance)i;
+    return 0;
 }
 
 int topo_path_class_parse(const char *name, enum topo_path_class *out)
 {
-    for (int i = 0; i < TOPO_PATH_COUNT; i++)
-        if (!strcmp(name, class_names[i]))
-            return *out = (enum topo_path_class)i, 0;
-    return -1;
+    int i = topo_choice_find(topo_path_classes, name);
+    if (i < 0)
+        return -1;
+    *out = (enum topo_path_class)i;
+    return 0;
 }
 
 static uint64_t mix64(uint64_t x)
@@ -76,14 +94,21 @@ static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
     return mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d);
 }
 
+/* 1 + the highest group of a fabric switch; 0 when none has one */
+static uint32_t switch_groups(const topo_graph *g)
+{
+    uint32_t n_groups = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->node_kind[v] == TOPO_SWITCH && g->node_group[v] != TOPO_NO_GROUP &&
+            g->node_group[v] + 1 > n_groups)
+            n_groups = g->node_group[v] + 1;
+    return n_groups;
+}
+
 static int build_groups(topo_router *r)
 {
     const topo_graph *g = r->g;
-    uint32_t n_groups = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP &&
-            g->node_group[v] + 1 > n_groups)
-            n_groups = g->node_group[v] + 1;
+    uint32_t n_groups = switch_groups(g);
     r->n_groups = n_groups;
     r->group_offset = calloc((size_t)n_groups + 2, sizeof *r->group_offset);
     r->group_switch = malloc(((size_t)r->n_sw + 1) * sizeof *r->group_switch);
@@ -168,17 +193,34 @@ static int build_group_pairs(topo_router *r)
     return 0;
 }
 
+int topo_router_check(const topo_route_config *cfg, int updown, uint32_t groups, char *why,
+                      size_t why_size)
+{
+    if (cfg->qps < 1)
+        return snprintf(why, why_size, "qps (ECMP sub-flows per connection) must be at least 1"),
+               -1;
+    if (cfg->path_class != TOPO_PATH_MINIMAL && updown)
+        return snprintf(why, why_size,
+                        "%s routing needs a Dragonfly-family topology: in a folded Clos every "
+                        "shortest path is already balanced by ECMP, adaptive routing or spraying",
+                        topo_path_class_name(cfg->path_class)),
+               -1;
+    if (cfg->path_class != TOPO_PATH_MINIMAL && groups < 3)
+        return snprintf(why, why_size,
+                        "%s routing needs at least 3 switch groups (a third group to detour "
+                        "through), the topology has %u",
+                        topo_path_class_name(cfg->path_class), groups),
+               -1;
+    return 0;
+}
+
 topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
                                 size_t why_size)
 {
     if (!g->out_offset)
         FAIL("the topology is not finished");
-    if (cfg->qps < 1)
-        FAIL("qps (ECMP sub-flows per connection) must be at least 1");
-    if (cfg->path_class != TOPO_PATH_MINIMAL && g->updown)
-        FAIL("%s routing needs a Dragonfly-family topology: in a folded Clos every shortest "
-             "path is already balanced by ECMP, adaptive routing or spraying",
-             topo_path_class_name(cfg->path_class));
+    if (topo_router_check(cfg, g->updown, switch_groups(g), why, why_size))
+        return NULL;
     topo_router *r = calloc(1, sizeof *r);
     if (!r)
         FAIL("out of memory for the router");
@@ -208,11 +250,6 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
         goto oom;
     if (g->updown && build_up_links(r))
         goto oom;
-    if (cfg->path_class != TOPO_PATH_MINIMAL && r->n_groups < 3) {
-        topo_router_destroy(r);
-        FAIL("%s routing needs at least 3 switch groups (a third group to detour through), "
-             "the topology has %u", topo_path_class_name(cfg->path_class), r->n_groups);
-    }
     return r;
 oom:
     topo_router_destroy(r);

@@ -55,15 +55,29 @@ typedef struct topo_usage {
 
 typedef struct topo_router topo_router;
 
-/* "ecmp", "adaptive", "spray" / "minimal", "valiant", "ugal"; "?" if out of range */
+/* The registries, by enum value, then {NULL, NULL}: balancing "ecmp",
+ * "adaptive", "spray"; path classes "minimal", "valiant", "ugal" (each with
+ * one line of doc). Scenarios name them by these words. */
+extern const topo_choice topo_balances[];
+extern const topo_choice topo_path_classes[];
+
+/* the name of an enum value; "?" if out of range */
 const char *topo_balance_name(int b);
 const char *topo_path_class_name(int c);
 int topo_balance_parse(const char *name, enum topo_balance *out);       /* 0 or -1 */
 int topo_path_class_parse(const char *name, enum topo_path_class *out); /* 0 or -1 */
 
+/* The rules a configuration must meet on a topology (graph.h updown; groups:
+ * 1 + the highest node_group of a fabric switch, 0 if none): qps at least 1;
+ * Valiant and UGAL need a topology that is no folded Clos and has 3 switch
+ * groups or more. Returns 0, or -1 with the reason topo_router_create gives.
+ * For checking a topology before it is built (topologies/topology.h);
+ * why must be a buffer of why_size bytes (or NULL with why_size 0). */
+int topo_router_check(const topo_route_config *cfg, int updown, uint32_t groups, char *why,
+                      size_t why_size);
+
 /* The graph must be finished and outlive the router. Returns NULL with a
- * reason (Valiant/UGAL on a topology without groups or on a folded Clos,
- * qps 0, no memory). */
+ * reason (topo_router_check's, no memory). */
 topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
                                 size_t why_size);
 void topo_router_destroy(topo_router *r); /* NULL-safe */

@@ -5,6 +5,19 @@
 
 #define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
 
+int topo_scaleup_check(uint32_t n_hosts, unsigned per, double bytes_per_s, char *why,
+                       size_t why_size)
+{
+    if (per < 1)
+        FAIL("a scale-up domain needs at least one host, got 0");
+    if (n_hosts % per)
+        FAIL("%u hosts do not split into domains of %u: %u = %u x %u + %u", n_hosts, per,
+             n_hosts, n_hosts / per, per, n_hosts % per);
+    if (!(bytes_per_s > 0))
+        FAIL("scale-up bandwidth must be positive");
+    return 0;
+}
+
 static int scaleup_check(const topo_graph *g, unsigned per, double bytes_per_s, char *why,
                          size_t why_size)
 {
@@ -12,16 +25,11 @@ static int scaleup_check(const topo_graph *g, unsigned per, double bytes_per_s, 
         FAIL("build the fabric (topo_graph_finish) before adding scale-up domains");
     if (g->n_scaleup)
         FAIL("the graph already has %u scale-up crossbars", g->n_scaleup);
-    if (per < 1)
-        FAIL("a scale-up domain needs at least one host, got 0");
-    if (g->n_hosts % per)
-        FAIL("%u hosts do not split into domains of %u: %u = %u x %u + %u", g->n_hosts, per,
-             g->n_hosts, g->n_hosts / per, per, g->n_hosts % per);
+    if (topo_scaleup_check(g->n_hosts, per, bytes_per_s, why, why_size))
+        return -1;
     for (uint32_t v = 0; v < g->n_hosts; v++)
         if (g->node_kind[v] != TOPO_HOST)
             FAIL("node %u is not a host: hosts must be ids 0 .. %u", v, g->n_hosts - 1);
-    if (!(bytes_per_s > 0))
-        FAIL("scale-up bandwidth must be positive");
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #define DCSIM_TOPO_SCALEUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "graph.h"
 
@@ -27,5 +28,13 @@
  * Out of memory while adding: -1, g->failed set; the caller frees g. */
 int topo_scaleup_add(topo_graph *g, unsigned hosts_per_domain, double bytes_per_s, char *why,
                      size_t why_size);
+
+/* The checks of topo_scaleup_add that depend on the numbers only, for a
+ * fabric of n_hosts host ports not yet built: hosts_per_domain at least 1
+ * and dividing n_hosts, bandwidth positive. Returns 0, or -1 with the reason
+ * topo_scaleup_add would give. Then there are n_hosts / hosts_per_domain
+ * crossbars and n_hosts scale-up cables. */
+int topo_scaleup_check(uint32_t n_hosts, unsigned hosts_per_domain, double bytes_per_s,
+                       char *why, size_t why_size);
 
 #endif
