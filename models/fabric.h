@@ -11,44 +11,33 @@
  * on a path reaches what nccl-tests measure for a large transfer, and busbw
  * can never exceed the line rate.
  *
- * Sizing (every number checked, the arithmetic shown on refusal):
- *  - fat-tree: k-ary (Al-Fares), k required: k^3/4 >= GPUs.
- *  - leaf-spine: radix required; oversubscription d:u splits a leaf's ports
- *    (down = radix d / (d + u)); leaves = ceil(GPUs / down); 2 tiers while
- *    leaves <= radix, 3 tiers (pods of radix/2 leaves) when asked or needed.
- *  - rail-optimised: rails = gpus_per_node, nodes_per_su nodes per scalable
- *    unit (SuperPOD: 32), SUs = nodes / nodes_per_su rounded up to the
- *    first count the builder can cable evenly (e.g. 3 -> 4, 9 -> 16);
- *    radix required.
- *  - Dragonfly: p, a, h required, groups default a h + 1.
- *  - Dragonfly+: p, leaves, spines, h required, groups default spines h + 1.
- *  - planes > 1: that many copies of the switch fabric, each host with one
- *    port into each (each port at the link rate).
+ * The topology comes from the registry (topologies/topology.h: fat-tree,
+ * leaf-spine, rail-optimized, dragonfly, dragonfly-plus, torus); each kind
+ * checks its numbers, shows the arithmetic on refusal and counts its parts
+ * in closed form (docs/fabric.md lists the rules). planes > 1: that many
+ * copies of the switch fabric, each host with one port into each (each port
+ * at the link rate).
  */
 #ifndef DCSIM_MODELS_FABRIC_H
 #define DCSIM_MODELS_FABRIC_H
 
 #include <stddef.h>
 
+#include "error.h"
 #include "graph.h"
 #include "hardware.h"
 #include "netcoll.h"
 #include "routing.h"
-
-enum fabric_topology { FABRIC_FAT_TREE = 0, FABRIC_LEAF_SPINE, FABRIC_RAIL_OPTIMIZED,
-                       FABRIC_DRAGONFLY, FABRIC_DRAGONFLY_PLUS, FABRIC_TOPOLOGY_COUNT };
+#include "topology.h"
 
 typedef struct fabric_config {
-    enum fabric_topology topology;
+    const topo_kind *topology; /* from the registry: fabric_topology_parse */
     unsigned gpus;            /* GPUs, one fabric port each */
     unsigned gpus_per_node;   /* scale-up domain size; <= 1: none */
     hw_link link;             /* the fabric's technology */
     hw_link scaleup;          /* the scale-up technology (used when gpus_per_node > 1) */
     double scaleup_bytes_per_s; /* per GPU and direction, before efficiency */
-    unsigned radix, tiers, k, nodes_per_su, planes;
-    unsigned over_down, over_up;  /* leaf oversubscription down:up; 0:0 = 1:1 */
-    unsigned p, a, h, groups, leaves, spines;  /* Dragonfly, Dragonfly+ */
-    int arrangement;          /* enum topo_dragonfly_arrangement */
+    topo_shape shape;         /* the topology's numbers (radix, k, dims, planes, ...) */
     topo_route_config routing;
     unsigned channels, chunks; /* collective channels (0: auto) and pipeline chunks */
 } fabric_config;
@@ -70,13 +59,23 @@ typedef struct fabric {
                                     technology (0 without a domain): floor of the intra step */
 } fabric;
 
-const char *fabric_topology_name(int t); /* "fat-tree", "leaf-spine", "rail-optimized",
-                                            "dragonfly", "dragonfly-plus"; "?" */
-int fabric_topology_parse(const char *name, enum fabric_topology *out);
+/* The registry's name of a kind ("fat-tree", "leaf-spine", ...); "?" for NULL. */
+const char *fabric_topology_name(const topo_kind *t);
+/* The kind named name: 0, or -1 when the registry has none. */
+int fabric_topology_parse(const char *name, const topo_kind **out);
 
-/* Build the fabric. Returns 0, or -1 with a one-line reason (sizes that do
- * not fit or divide, with the arithmetic; no memory). */
-int fabric_build(const fabric_config *c, fabric *out, char *why, size_t why_size);
+/* The parts the fabric would have, without building it: hosts, switches and
+ * cables per tier over all planes, scale-up domains and cables, switch
+ * groups. Refuses exactly what fabric_build refuses for its numbers, with
+ * the same message (sizes that do not fit or divide, with the arithmetic;
+ * routing the topology cannot do): returns 0 and fills *out, or
+ * SIM_ERR_INPUT with err filled (no file or line: the caller adds them). */
+int fabric_count(const fabric_config *c, topo_counts *out, sim_error *err);
+
+/* Build the fabric. Returns 0, or fills err and returns its code:
+ * SIM_ERR_INPUT for what fabric_count refuses, SIM_ERR_NOMEM when memory
+ * runs out. */
+int fabric_build(const fabric_config *c, fabric *out, sim_error *err);
 void fabric_free(fabric *f); /* NULL-safe */
 
 #endif

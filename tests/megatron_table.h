@@ -82,11 +82,11 @@ static inline int megatron_profile(const scn_catalog *cat, const megatron_row *r
     unsigned gpus = p.tp * p.pp * p.dp;
     fabric_config fc;
     memset(&fc, 0, sizeof fc);
-    fc.topology = FABRIC_RAIL_OPTIMIZED;
+    fc.topology = topo_kind_find("rail-optimized");
     fc.gpus = gpus;
     fc.gpus_per_node = 8;
-    fc.radix = 64;
-    fc.nodes_per_su = 32;
+    fc.shape.radix = 64;
+    fc.shape.nodes_per_su = 32;
     fc.link = *scn_catalog_link(cat, "ib-ndr");
     fc.scaleup = *scn_catalog_link(cat, "nvlink4");
     fc.scaleup_bytes_per_s = gpu->scaleup_bytes_per_s;
@@ -103,7 +103,9 @@ static inline int megatron_profile(const scn_catalog *cat, const megatron_row *r
         return -1;
     }
     fabric f;
-    int rc = fabric_build(&fc, &f, why, why_size);
+    int rc = fabric_build(&fc, &f, &e);
+    if (rc)
+        snprintf(why, why_size, "%s", e.msg);
     if (!rc) {
         rc = step_simulate(&w, &dev, &f, &o, out, &e) ? -1 : 0;
         if (rc)

@@ -118,11 +118,10 @@ static int load_fabric(const net_options *o, scn_scenario *s, fabric *f)
         scn_scenario_free(s);
         return CLI_EXIT_INPUT;
     }
-    char why[512];
-    if (fabric_build(&s->fabric, f, why, sizeof why)) {
-        fprintf(stderr, "%s: error: <fabric>: %s\n", s->source, why);
+    if (fabric_build(&s->fabric, f, &err)) {
+        fprintf(stderr, "%s: error: <fabric>: %s\n", s->source, err.msg);
         scn_scenario_free(s);
-        return CLI_EXIT_INPUT;
+        return err.code == SIM_ERR_INPUT ? CLI_EXIT_INPUT : EXIT_FAILURE;
     }
     return 0;
 }

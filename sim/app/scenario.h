@@ -63,8 +63,8 @@ typedef struct scn_scenario {
     double reserved_bytes;  /* per GPU, <cluster><gpu reserved-memory> */
     campaign_config campaign;
     int has_fabric;         /* <cluster><fabric> given */
-    fabric_config fabric;   /* the network, checked buildable at load time */
-    uint64_t fabric_switches[5]; /* switches per tier 1..4 ([0] = 0), from the built fabric */
+    fabric_config fabric;   /* the network, checked buildable at load time (fabric_count) */
+    uint64_t fabric_switches[5]; /* switches per tier 1..4 ([0] = 0), counted in closed form */
     uint64_t fabric_cables[5];   /* cables: [0] host-switch, [t] switch-switch up from tier t */
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
     step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */

@@ -24,9 +24,8 @@ int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err)
     if (rc)
         return rc;
     rc = hw_compute_device(&s->gpu, s->precision, &dev, err);
-    char why[512];
-    if (!rc && fabric_build(&s->fabric, &f, why, sizeof why))
-        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s", why);
+    if (!rc)
+        rc = fabric_build(&s->fabric, &f, err);
     if (!rc) {
         step_options o = s->step;
         if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */

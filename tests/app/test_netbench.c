@@ -57,8 +57,7 @@ static int load_superpod(scn_scenario *s, fabric *f)
     sim_error_clear(&err);
     if (scn_load(DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", NULL, 0, s, &err))
         return -1;
-    char why[256];
-    if (fabric_build(&s->fabric, f, why, sizeof why)) {
+    if (fabric_build(&s->fabric, f, &err)) {
         scn_scenario_free(s);
         return -1;
     }
@@ -163,8 +162,9 @@ static void test_wire_latency_floor(void)
     double fast = busbw_of(&f, NC_ALLREDUCE, NC_ALGO_RING, 16, 4096, 0);
     fabric_free(&f);
     s.fabric.link.switch_latency_s = 50e-6;
-    char why[256];
-    CHECK(fabric_build(&s.fabric, &f, why, sizeof why) == 0);
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(fabric_build(&s.fabric, &f, &err) == 0);
     CHECK_REL(f.inter_wire_latency_s, 2 * 300e-9 + 5 * 50e-6, 1e-12);
     CHECK_REL(f.nc.inter_step_latency_s, 250.6e-6, 1e-12);
     CHECK_REL(f.nc.intra_step_latency_s, 3.4e-6, 1e-12);

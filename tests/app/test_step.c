@@ -32,11 +32,11 @@ static fabric_config rail_ndr(unsigned gpus)
 {
     fabric_config c;
     memset(&c, 0, sizeof c);
-    c.topology = FABRIC_RAIL_OPTIMIZED;
+    c.topology = topo_kind_find("rail-optimized");
     c.gpus = gpus;
     c.gpus_per_node = 8;
-    c.radix = 64;
-    c.nodes_per_su = 32;
+    c.shape.radix = 64;
+    c.shape.nodes_per_su = 32;
     c.link = *scn_catalog_link(cat, "ib-ndr");
     c.scaleup = *scn_catalog_link(cat, "nvlink4");
     c.scaleup_bytes_per_s = 450e9;
@@ -64,7 +64,9 @@ static int run(const model_arch *m, parallel_config p, fabric_config fc, int fre
         fc.scaleup_bytes_per_s *= 1e6;
     }
     fabric f;
-    int rc = fabric_build(&fc, &f, why, sizeof why);
+    int rc = fabric_build(&fc, &f, &err);
+    if (rc)
+        snprintf(why, sizeof why, "%s", err.msg);
     if (!rc) {
         if (free_comm) {
             f.nc.base_latency_s = f.nc.intra_step_latency_s = f.nc.inter_step_latency_s = 0;
@@ -226,17 +228,17 @@ static void test_fabric_comparison(void)
     o.overlap_grad_reduce = 0; /* expose the reduction to compare it */
     fabric_config ib = rail_ndr(0);
     fabric_config roce = ib;
-    roce.topology = FABRIC_LEAF_SPINE;
+    roce.topology = topo_kind_find("leaf-spine");
     roce.link = *scn_catalog_link(cat, "roce-400g");
-    roce.over_down = 3;
-    roce.over_up = 1;
-    roce.radix = 64;
+    roce.shape.over_down = 3;
+    roce.shape.over_up = 1;
+    roce.shape.radix = 64;
     roce.routing.balance = TOPO_BALANCE_ECMP;
     fabric_config df = ib;
-    df.topology = FABRIC_DRAGONFLY;
-    df.p = 8;
-    df.a = 4;
-    df.h = 2;
+    df.topology = topo_kind_find("dragonfly");
+    df.shape.p = 8;
+    df.shape.a = 4;
+    df.shape.h = 2;
     df.routing.balance = TOPO_BALANCE_ADAPTIVE;
     df.routing.path_class = TOPO_PATH_UGAL;
     step_profile a, b, c;

@@ -142,12 +142,13 @@ static void test_step_simulate_nomem(const scn_scenario *s)
     workload w;
     compute_device dev;
     fabric f;
-    char why[256];
+    sim_error err;
+    sim_error_clear(&err);
     CHECK_INT_EQ(workload_build(&s->arch, &s->par, 1, &w, NULL), 0);
     CHECK_INT_EQ(hw_compute_device(&s->gpu, s->precision, &dev, NULL), 0);
-    if (fabric_build(&s->fabric, &f, why, sizeof why)) {
+    if (fabric_build(&s->fabric, &f, &err)) {
         CHECK(!"fabric_build");
-        fprintf(stderr, "fabric: %s\n", why);
+        fprintf(stderr, "fabric: %s\n", err.msg);
         workload_free(&w);
         return;
     }

@@ -77,12 +77,12 @@ static double peak_rss_bytes(void)
 static void h100_ndr_config(unsigned gpus, fabric_config *c)
 {
     memset(c, 0, sizeof *c);
-    c->topology = FABRIC_RAIL_OPTIMIZED;
+    c->topology = topo_kind_find("rail-optimized");
     c->gpus = gpus;
     c->gpus_per_node = 8;
-    c->radix = 64;
-    c->nodes_per_su = 32;
-    c->planes = 1;
+    c->shape.radix = 64;
+    c->shape.nodes_per_su = 32;
+    c->shape.planes = 1;
     snprintf(c->link.name, sizeof c->link.name, "ib-ndr");
     c->link.kind = HW_LINK_INFINIBAND;
     c->link.bytes_per_s = 400e9 / 8;
@@ -137,7 +137,10 @@ static void run_size(unsigned gpus, struct size_result *r)
         ranks[i] = i; /* GPU (rank) r is host r (fabric.h) */
 
     double t0 = now_s();
-    if (fabric_build(&c, &f, r->why, sizeof r->why)) {
+    sim_error err;
+    sim_error_clear(&err);
+    if (fabric_build(&c, &f, &err)) {
+        snprintf(r->why, sizeof r->why, "%s", err.msg);
         free(ranks);
         return;
     }

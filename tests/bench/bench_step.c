@@ -77,7 +77,7 @@ static void one_iteration(const char *path, int analytic, unsigned scale_down, r
     unsigned long long gpus = (unsigned long long)s.par.tp * s.par.pp * s.par.dp;
     if (!workload_build(&s.arch, &s.par, gpus, &w, &e)) {
         if (!hw_compute_device(&s.gpu, s.precision, &dev, &e) &&
-            !fabric_build(&s.fabric, &f, why, sizeof why)) {
+            !fabric_build(&s.fabric, &f, &e)) {
             if (!step_simulate(&w, &dev, &f, &s.step, &p, &e)) {
                 r->ok = 1;
                 r->iteration_s = p.iteration_s;

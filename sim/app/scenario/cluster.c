@@ -1,7 +1,8 @@
 /* cluster.c - <cluster>: <gpu type count reserved-memory> (the catalog
  * entry it names) and <fabric> (topology, link, scale-up, the topology's
- * sizes, oversubscription, routing, paths, arrangement), the fabric built
- * once to refuse impossible sizes and to count its switches and cables.
+ * sizes, oversubscription, routing, paths, arrangement), its switches and
+ * cables counted in closed form (fabric_count), which refuses impossible
+ * sizes as building would, without building.
  */
 #include "loader.h"
 
@@ -12,7 +13,6 @@
 #include <libxml/tree.h>
 
 #include "dragonfly.h"
-#include "stats.h"
 
 #define MAX_GPUS 1e12 /* beyond any machine: the resource guard (resources.h) refuses what will not fit */
 
@@ -41,65 +41,69 @@ static int parse_oversubscription(loader *ld, xmlNode *n, fabric_config *c)
     if (sscanf(text, "%u:%u%c", &d, &u, &tail) != 2 || !d || !u || d > 1000 || u > 1000)
         return node_error(ld, n, "oversubscription",
                           "expected DOWN:UP with whole numbers from 1 to 1000, e.g. 3:1");
-    c->over_down = d;
-    c->over_up = u;
+    c->shape.over_down = d;
+    c->shape.over_up = u;
     return 0;
 }
 
-/* the attributes each topology needs */
-static int fabric_required(loader *ld, xmlNode *n, enum fabric_topology t)
+/* the attributes the topology needs (its registry entry, topologies/topology.h) */
+static int fabric_required(loader *ld, xmlNode *n, const topo_kind *t)
 {
-    static const char *const need[FABRIC_TOPOLOGY_COUNT][4] = {
-        [FABRIC_FAT_TREE] = {"k"},
-        [FABRIC_LEAF_SPINE] = {"radix"},
-        [FABRIC_RAIL_OPTIMIZED] = {"radix"},
-        [FABRIC_DRAGONFLY] = {"hosts-per-router", "routers-per-group", "global-links"},
-        [FABRIC_DRAGONFLY_PLUS] = {"hosts-per-router", "leaves-per-group", "spines-per-group",
-                                   "global-links"},
-    };
-    for (int i = 0; i < 4 && need[t][i]; i++)
-        if (!has_attr(n, need[t][i]))
-            return node_error(ld, n, NULL, "topology=\"%s\" needs attribute '%s'",
-                              fabric_topology_name(t), need[t][i]);
+    for (const char *const *a = t->required; *a; a++)
+        if (!has_attr(n, *a))
+            return node_error(ld, n, NULL, "topology=\"%s\" needs attribute '%s'", t->name, *a);
     return 0;
 }
 
+/* gpus-per-node, the topology numbers (topo_shape_attrs, read whatever the
+ * topology), qps, channels, chunks, oversubscription */
 static int parse_fabric_numbers(loader *ld, xmlNode *n, fabric_config *c)
 {
+    int rc = get_uint(ld, n, "gpus-per-node", 0, 1, 4096, &c->gpus_per_node);
+    for (const topo_shape_attr *a = topo_shape_attrs; !rc && a->name; a++)
+        rc = get_uint(ld, n, a->name, 0, a->min, a->max,
+                      (unsigned *)(void *)((char *)&c->shape + a->offset));
     struct { const char *attr; unsigned min, max; unsigned *out; } nums[] = {
-        {"gpus-per-node", 1, 4096, &c->gpus_per_node}, {"radix", 2, 4096, &c->radix},
-        {"tiers", 2, 3, &c->tiers}, {"k", 2, 256, &c->k},
-        {"nodes-per-su", 1, 4096, &c->nodes_per_su}, {"planes", 1, 16, &c->planes},
-        {"hosts-per-router", 1, 4096, &c->p}, {"routers-per-group", 1, 4096, &c->a},
-        {"leaves-per-group", 1, 4096, &c->leaves}, {"spines-per-group", 1, 4096, &c->spines},
-        {"global-links", 1, 4096, &c->h}, {"groups", 2, 1000000, &c->groups},
         {"qps", 1, 1024, &c->routing.qps}, {"channels", 1, 64, &c->channels},
         {"chunks", 1, 1024, &c->chunks},
     };
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
-        int rc = get_uint(ld, n, nums[i].attr, 0, nums[i].min, nums[i].max, nums[i].out);
-        if (rc)
-            return rc;
-    }
-    return parse_oversubscription(ld, n, c);
+    for (size_t i = 0; !rc && i < sizeof nums / sizeof nums[0]; i++)
+        rc = get_uint(ld, n, nums[i].attr, 0, nums[i].min, nums[i].max, nums[i].out);
+    return rc ? rc : parse_oversubscription(ld, n, c);
 }
 
-/* <cluster><fabric>: the network (docs/fabric.md). Built once here so that
- * impossible sizes are refused at load time with the element's line. */
+/* the text attributes only this topology reads (topo_kind.attrs: dims) */
+static int parse_topology_attrs(loader *ld, xmlNode *n, fabric_config *c)
+{
+    for (const topo_text_attr *a = c->topology->attrs; a && a->name; a++) {
+        xmlChar *v = xmlGetProp(n, (const xmlChar *)a->name);
+        char why[256];
+        int rc = v && a->parse((const char *)v, &c->shape, why, sizeof why);
+        xmlFree(v);
+        if (rc)
+            return node_error(ld, n, a->name, "%s", why);
+    }
+    return 0;
+}
+
+/* <cluster><fabric>: the network (docs/fabric.md). Its parts are counted
+ * here in closed form (fabric_count, refusing what fabric_build would) so
+ * that impossible sizes are refused at load time with the element's line. */
 static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
 {
     fabric_config *c = &s->fabric;
     memset(c, 0, sizeof *c);
     char text[128];
     copy_attr(n, "topology", text, sizeof text);
-    fabric_topology_parse(text, &c->topology); /* the schema allows only known names */
+    if (fabric_topology_parse(text, &c->topology)) /* the schema allows only known names */
+        return node_error(ld, n, "topology", "unknown topology");
     int rc = fabric_required(ld, n, c->topology);
     if (!rc) {
         copy_attr(n, "link", text, sizeof text);
         rc = fabric_link(ld, n, "link", text, &c->link);
     }
     c->gpus_per_node = s->gpu.scaleup_domain ? s->gpu.scaleup_domain : 1;
-    c->nodes_per_su = 32; /* DGX SuperPOD scalable unit (hardware.md 6.2, V) */
+    c->shape.nodes_per_su = 32; /* DGX SuperPOD scalable unit (hardware.md 6.2, V) */
     c->routing.qps = 1;
     c->routing.seed = s->seed;
     c->routing.balance = c->link.routing == HW_ROUTING_ECMP    ? TOPO_BALANCE_ECMP
@@ -109,6 +113,8 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
         rc = parse_fabric_numbers(ld, n, c);
     if (!rc)
         rc = get_fraction(ld, n, "incast-efficiency", &c->link.incast_efficiency);
+    if (!rc)
+        rc = parse_topology_attrs(ld, n, c);
     if (rc)
         return rc;
     if (has_attr(n, "routing")) {
@@ -121,8 +127,9 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
     }
     if (has_attr(n, "arrangement")) {
         copy_attr(n, "arrangement", text, sizeof text);
-        c->arrangement = !strcmp(text, "relative") ? TOPO_DF_RELATIVE
-                         : !strcmp(text, "circulant") ? TOPO_DF_CIRCULANT : TOPO_DF_ABSOLUTE;
+        enum topo_dragonfly_arrangement arr = TOPO_DF_ABSOLUTE; /* the schema's words only */
+        topo_dragonfly_arrangement_parse(text, &arr);
+        c->shape.arrangement = (int)arr;
     }
     if (c->gpus_per_node > 1) {
         if (has_attr(n, "scale-up"))
@@ -143,18 +150,14 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
         return node_error(ld, n, NULL, "%llu GPUs: too many for a fabric",
                           (unsigned long long)s->campaign.gpu_count);
     c->gpus = (unsigned)s->campaign.gpu_count;
-    fabric f;
-    char why[512];
-    if (fabric_build(c, &f, why, sizeof why))
-        return node_error(ld, n, NULL, "%s", why);
-    topo_stats st; /* what can fail: switches and cables per tier */
-    int counted = topo_stats_count(&f.g, &st, why, sizeof why);
-    fabric_free(&f);
-    if (counted)
-        return node_error(ld, n, NULL, "%s", why);
+    topo_counts parts;
+    sim_error err;
+    sim_error_clear(&err);
+    if (fabric_count(c, &parts, &err))
+        return node_error(ld, n, NULL, "%s", err.msg);
     for (int t = 0; t <= 4; t++) {
-        s->fabric_switches[t] = st.switches_per_tier[t];
-        s->fabric_cables[t] = st.cables_per_tier[t];
+        s->fabric_switches[t] = parts.switches[t];
+        s->fabric_cables[t] = parts.cables[t];
     }
     s->has_fabric = 1;
     return 0;
