@@ -27,6 +27,18 @@ if [ "$nodes" -ne 19712 ] || [ "$edges" -ne 65536 ]; then
     fail=$((fail + 1))
 fi
 ls "$tmp" | grep -q tmp && { echo "FAIL topo export left a temporary file"; fail=$((fail + 1)); }
+# the torus (tests/scenarios/torus.xml, 8x8x4 routers of 4 GPUs): N = 256 routers,
+# 3N router cables, diameter 4 + 4 + 2 router hops + 2, bisection 2N/8 = 64
+# cables x 47 GB/s effective, radix 4 + 2 x 3; its routers are the switches
+# that fail (MTBF 50,000 h / 256)
+torus=$src/tests/scenarios/torus.xml
+expect "torus switches" 0 "^switches *256: tier 1 256$" "$dcsim" topo "$torus"
+expect "torus cables" 0 "^cables *1792 fabric (host 1024, from tier 1 768), 1024 scale-up" \
+    "$dcsim" topo "$torus"
+expect "torus bisection" 0 "^bisection *3.008 TB/s one way" "$dcsim" topo "$torus"
+expect "torus diameter" 0 "^diameter *12 links" "$dcsim" topo "$torus"
+expect "torus radix" 0 "^max radix *10 ports" "$dcsim" topo "$torus"
+expect "torus switch failures" 0 "cluster MTBF *703125 *s" "$dcsim" run --quiet "$torus"
 expect "netbench header" 0 "^# dcsim netbench: allreduce, algorithm in-network, 8 ranks" \
     "$dcsim" netbench "$sp" --ranks 8 --min 1M --max 1M
 expect "netbench nvls 8G" 0 "^ *8589934592 *2147483648 *float .* 470\.[0-9][0-9] *-$" \
