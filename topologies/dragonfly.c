@@ -78,14 +78,18 @@ static int finish(topo_graph *gr, char *why, size_t why_size)
     return 0;
 }
 
-static int common_checks(enum topo_dragonfly_arrangement arr, double nodes, char *why,
-                         size_t why_size)
+/* nodes and cables within the graph's 32-bit ids (a cable is two directed
+ * links); the cables counted are the most the arrangement can lay */
+static int common_checks(enum topo_dragonfly_arrangement arr, double nodes, double cables,
+                         char *why, size_t why_size)
 {
     if (arr != TOPO_DF_ABSOLUTE && arr != TOPO_DF_RELATIVE && arr != TOPO_DF_CIRCULANT)
         FAIL("unknown global-link arrangement %d (absolute 0, relative 1, circulant 2)",
              (int)arr);
     if (nodes > 2147483647.0)
         FAIL("%.4g nodes: more than 2^31", nodes);
+    if (cables > 1073741824.0)
+        FAIL("%.4g cables: more than 2^30", cables);
     return 0;
 }
 
@@ -112,7 +116,9 @@ static int dragonfly_check(const topo_dragonfly_config *c, unsigned *groups, cha
         FAIL("groups must be between 2 and a x h + 1 = %u x %u + 1 = %.0f (one global link "
              "between every pair of groups), got %u", c->a, c->h, max_groups, g);
     *groups = g;
-    return common_checks(c->arrangement, (double)g * c->a * (c->p + 1), why, why_size);
+    double routers = (double)g * c->a;
+    double cables = routers * c->p + routers * (c->a - 1) / 2 + routers * c->h / 2;
+    return common_checks(c->arrangement, routers * (c->p + 1.0), cables, why, why_size);
 }
 
 int topo_dragonfly(const topo_dragonfly_config *c, topo_graph *out, char *why, size_t why_size)
@@ -163,7 +169,9 @@ static int plus_check(const topo_dragonfly_plus_config *c, unsigned *groups, cha
              c->leaves, c->h, (double)c->leaves + c->h, c->radix);
     double nodes = (double)g * (c->leaves * ((double)c->p + 1) + c->spines);
     *groups = g;
-    return common_checks(c->arrangement, nodes, why, why_size);
+    double cables = (double)g * ((double)c->leaves * c->p + (double)c->leaves * c->spines +
+                                 (double)c->spines * c->h / 2);
+    return common_checks(c->arrangement, nodes, cables, why, why_size);
 }
 
 int topo_dragonfly_plus(const topo_dragonfly_plus_config *c, topo_graph *out, char *why,
