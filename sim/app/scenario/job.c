@@ -243,24 +243,12 @@ static int group_spans_domains(const parallel_config *p, unsigned g, int expert)
     return 0;
 }
 
-int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
+/* <training tokens mfu>: the run's tokens, and the MFU or (without one,
+ * given a <fabric> and a <parallelism>) the step tier to compute it */
+static int parse_tokens_mfu(loader *ld, xmlNode *training, xmlNode *par_node, scn_scenario *s)
 {
-    xmlNode *job = child(root, "job");
-    xmlNode *model = child(job, "model");
-    xmlNode *training = child(job, "training");
-    xmlNode *par_node = child(job, "parallelism");
     campaign_config *c = &s->campaign;
-    char prec[16];
-    copy_attr(training, "precision", prec, sizeof prec);
-    if (precision_parse(prec, &s->precision))
-        return node_error(ld, training, "precision", "unknown precision");
-    int rc = parse_model(ld, model, s);
-    if (rc)
-        return rc;
-    if (par_node && !s->has_arch)
-        return node_error(ld, par_node, NULL, "<parallelism> needs the model's architecture: "
-                          "use <model ref=\"...\"/> or give layers, hidden, heads, ...");
-    rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
+    int rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
     if (!rc)
         rc = positive(ld, training, "tokens", c->train_tokens, MAX_TOKENS, "");
     if (!rc && has_attr(training, "mfu")) {
@@ -274,8 +262,14 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
                             "<parallelism>, from which the step tier computes the iteration");
         s->step_computes_iteration = 1;
     }
-    if (rc)
-        return rc;
+    return rc;
+}
+
+/* the GPU's peak at <training precision>; without one, the precisions the
+ * catalog has for it */
+static int training_peak(loader *ld, xmlNode *training, const char *prec, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
     c->gpu_peak_flops_per_s = s->gpu.peak_flops_per_s[s->precision];
     if (!(c->gpu_peak_flops_per_s > 0)) {
         char have[128] = "";
@@ -288,16 +282,18 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
                           "the catalog has no %s peak for GPU type '%s'; it has: %s", prec,
                           s->gpu.name, have);
     }
-    if (par_node) {
-        rc = parse_parallelism(ld, par_node, s);
-        if (rc)
-            return rc;
-    }
-    /* tokens per iteration: given, or global batch x sequence length */
+    return 0;
+}
+
+/* <training tokens-per-iteration>: given, or global batch x sequence
+ * length; at most the run's tokens */
+static int tokens_per_iteration(loader *ld, xmlNode *training, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
     int has_tpi = has_attr(training, "tokens-per-iteration");
     if (has_tpi) {
-        rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
-                          &c->tokens_per_iteration);
+        int rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
+                              &c->tokens_per_iteration);
         if (!rc)
             rc = whole(ld, training, "tokens-per-iteration", c->tokens_per_iteration);
         if (!rc)
@@ -321,27 +317,59 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
         return node_error(ld, training, has_tpi ? "tokens-per-iteration" : "tokens",
                           "tokens-per-iteration (%.15g) must not exceed tokens (%.15g)",
                           c->tokens_per_iteration, c->train_tokens);
-    int src = parse_step(ld, child(job, "step"), s);
-    if (src)
-        return src;
-    if (s->has_parallelism && s->has_fabric) {
-        unsigned long long need = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
-        if (need > s->fabric.gpus)
-            return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
-                              "the cluster's %u", need, s->fabric.gpus);
-        unsigned g = s->fabric.gpus_per_node;
-        if (g > 1 && group_spans_domains(&s->par, g, 0))
-            fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
-                    "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
-                    s->par.tp, g);
-        if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
-            fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
-                    "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
-                    s->par.ep, g);
-    }
-    if (s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
-        return check_fits(ld, par_node, s);
     return 0;
+}
+
+/* the parallel job on the fabric: enough GPUs, and a warning when a tensor-
+ * or expert-parallel group crosses scale-up domains */
+static int check_placement(loader *ld, xmlNode *par_node, const scn_scenario *s)
+{
+    unsigned long long need = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+    if (need > s->fabric.gpus)
+        return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
+                          "the cluster's %u", need, s->fabric.gpus);
+    unsigned g = s->fabric.gpus_per_node;
+    if (g > 1 && group_spans_domains(&s->par, g, 0))
+        fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
+                "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
+                s->par.tp, g);
+    if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
+        fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
+                "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
+                s->par.ep, g);
+    return 0;
+}
+
+int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *job = child(root, "job");
+    xmlNode *model = child(job, "model");
+    xmlNode *training = child(job, "training");
+    xmlNode *par_node = child(job, "parallelism");
+    char prec[16];
+    copy_attr(training, "precision", prec, sizeof prec);
+    if (precision_parse(prec, &s->precision))
+        return node_error(ld, training, "precision", "unknown precision");
+    int rc = parse_model(ld, model, s);
+    if (rc)
+        return rc;
+    if (par_node && !s->has_arch)
+        return node_error(ld, par_node, NULL, "<parallelism> needs the model's architecture: "
+                          "use <model ref=\"...\"/> or give layers, hidden, heads, ...");
+    rc = parse_tokens_mfu(ld, training, par_node, s);
+    if (!rc)
+        rc = training_peak(ld, training, prec, s);
+    if (!rc && par_node)
+        rc = parse_parallelism(ld, par_node, s);
+    if (!rc)
+        rc = tokens_per_iteration(ld, training, s);
+    if (!rc)
+        rc = parse_step(ld, child(job, "step"), s);
+    if (!rc && s->has_parallelism && s->has_fabric)
+        rc = check_placement(ld, par_node, s);
+    if (!rc && s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
+        rc = check_fits(ld, par_node, s);
+    return rc;
 }
 
 /* <job><step>: the step tier's options and stragglers (docs/step.md) */
