@@ -12,14 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <libxml/tree.h>
 
-#include "rng.h"
-
 #define MAX_PARAMS 1e15
-#define MAX_SPEED_GPUS 1048576u /* <step> per-GPU speeds: see parse_step */
+#define MAX_SPEED_GPUS 1048576u /* <step> per-GPU speeds: see parse_step_stragglers */
 #define MAX_TOKENS 1e18
 
 static const char *const arch_attrs[] = {"layers", "hidden", "heads", "kv-heads", "head-dim",
@@ -372,6 +368,48 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
     return rc;
 }
 
+/* <step straggler-spread> and <straggler gpu speed>: what the run layer
+ * draws each GPU's speed from (run.c); checked here, drawn there. */
+static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    size_t named = 0;
+    for (xmlNode *c = n->children; c; c = c->next)
+        named += c->type == XML_ELEMENT_NODE;
+    if (!named && s->straggler_spread == 0)
+        return 0;
+    uint64_t gpus = s->campaign.gpu_count;
+    /* the run draws one random stream and one double per GPU: a bound keeps
+     * that quick and small (2^30 GPUs took minutes and 8 GiB) */
+    if (gpus > MAX_SPEED_GPUS)
+        return node_error(ld, n, NULL,
+                          "per-GPU speeds (straggler-spread, <straggler>) are drawn for at most "
+                          "%u GPUs; this cluster has %llu",
+                          MAX_SPEED_GPUS, (unsigned long long)gpus);
+    s->stragglers = named ? malloc(named * sizeof *s->stragglers) : NULL;
+    if (named && !s->stragglers)
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    int rc = 0;
+    for (xmlNode *c = n->children; c && !rc; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        double gpu = 0, speed = 0;
+        rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
+        if (!rc)
+            rc = whole(ld, c, "gpu", gpu);
+        if (!rc && !(gpu >= 0 && gpu < (double)gpus))
+            rc = node_error(ld, c, "gpu", "gpu must be a GPU id from 0 to %llu",
+                            (unsigned long long)gpus - 1);
+        if (!rc)
+            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
+        if (!rc && !(speed > 0 && speed <= 1))
+            rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
+                            "(a straggler is slower: 90%% runs at nine tenths)");
+        if (!rc)
+            s->stragglers[s->n_stragglers++] = (scn_straggler){(uint32_t)gpu, speed};
+    }
+    return rc;
+}
+
 /* <job><step>: the step tier's options and stragglers (docs/step.md) */
 static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
 {
@@ -402,61 +440,11 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
         if (!rc)
             rc = positive(ld, n, "bucket", o->bucket_params, 1e15, " parameters");
     }
-    double spread = 0;
     if (!rc && has_attr(n, "straggler-spread")) {
-        rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &spread);
-        if (!rc && !(spread >= 0 && spread < 0.5))
+        rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &s->straggler_spread);
+        if (!rc && !(s->straggler_spread >= 0 && s->straggler_spread < 0.5))
             rc = node_error(ld, n, "straggler-spread",
                             "straggler-spread must be from 0%% to below 50%%");
     }
-    int named = 0;
-    for (xmlNode *c = n->children; c; c = c->next)
-        named += c->type == XML_ELEMENT_NODE;
-    if (rc || (!named && spread == 0))
-        return rc;
-    uint64_t gpus = s->campaign.gpu_count;
-    /* one random stream and one double per GPU, drawn here at load time: a
-     * bound keeps `dcsim validate` quick (2^30 GPUs took minutes and 8 GiB) */
-    if (gpus > MAX_SPEED_GPUS)
-        return node_error(ld, n, NULL,
-                          "per-GPU speeds (straggler-spread, <straggler>) are drawn for at most "
-                          "%u GPUs; this cluster has %llu",
-                          MAX_SPEED_GPUS, (unsigned long long)gpus);
-    s->gpu_speed = malloc(gpus * sizeof *s->gpu_speed);
-    if (!s->gpu_speed)
-        return node_error(ld, n, NULL, "out of memory for %llu GPU speeds",
-                          (unsigned long long)gpus);
-    s->step.n_gpu_speed = (unsigned)gpus;
-    /* spread: each GPU's speed is 1 - |N(0, spread)|, from its own stream, so
-     * the draws do not depend on the GPU count or the thread count */
-    for (uint64_t g = 0; g < gpus; g++) {
-        s->gpu_speed[g] = 1;
-        if (spread > 0) {
-            gsl_rng *r = sim_rng_stream_create(s->seed, SIM_ENTITY_GPU, g, SIM_PURPOSE_SPEED);
-            if (!r)
-                return node_error(ld, n, NULL, "out of memory for random streams");
-            s->gpu_speed[g] = 1 - fabs(gsl_ran_gaussian(r, spread));
-            gsl_rng_free(r);
-        }
-    }
-    for (xmlNode *c = n->children; c && !rc; c = c->next) {
-        if (c->type != XML_ELEMENT_NODE)
-            continue;
-        double gpu = 0, speed = 0;
-        rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
-        if (!rc)
-            rc = whole(ld, c, "gpu", gpu);
-        if (!rc && !(gpu >= 0 && gpu < (double)gpus))
-            rc = node_error(ld, c, "gpu", "gpu must be a GPU id from 0 to %llu",
-                            (unsigned long long)gpus - 1);
-        if (!rc)
-            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
-        if (!rc && !(speed > 0 && speed <= 1))
-            rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
-                            "(a straggler is slower: 90%% runs at nine tenths)");
-        if (!rc)
-            s->gpu_speed[(uint64_t)gpu] = speed;
-    }
-    s->step.gpu_speed = s->gpu_speed;
-    return rc;
+    return rc ? rc : parse_step_stragglers(ld, n, s);
 }

@@ -180,7 +180,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     if (!rc)
         *out = s;
     else
-        free(s.gpu_speed); /* the only allocation a failed load may have made */
+        free(s.stragglers); /* the only allocation a failed load may have made */
     return rc;
 }
 
@@ -206,6 +206,6 @@ void scn_scenario_free(scn_scenario *s)
     for (size_t i = 0; i < s->n_included; i++)
         free(s->included[i]);
     free(s->included);
-    free(s->gpu_speed);
+    free(s->stragglers);
     memset(s, 0, sizeof *s);
 }
