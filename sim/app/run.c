@@ -5,13 +5,52 @@
 #include "run.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
 #include "power.h"
 #include "resources.h"
+#include "rng.h"
 #include "steptier.h"
+
+/* <step straggler-spread> and <straggler>: each GPU's speed is
+ * 1 - |N(0, spread)|, from its own stream, so the draws depend on neither
+ * the GPU count nor the thread count; then the named stragglers in file
+ * order (a later one for the same GPU wins). The loader bounds the GPU
+ * count (MAX_SPEED_GPUS). */
+static int draw_gpu_speeds(const scn_scenario *s, run_plan *p, sim_error *err)
+{
+    if (!(s->straggler_spread > 0) && !s->n_stragglers)
+        return 0;
+    uint64_t gpus = s->campaign.gpu_count;
+    double *speed = malloc(gpus * sizeof *speed);
+    if (!speed)
+        return sim_error_set(err, SIM_ERR_NOMEM, s->source, 0, "out of memory for %llu GPU speeds",
+                             (unsigned long long)gpus);
+    for (uint64_t g = 0; g < gpus; g++) {
+        speed[g] = 1;
+        if (s->straggler_spread > 0) {
+            gsl_rng *r = sim_rng_stream_create(s->seed, SIM_ENTITY_GPU, g, SIM_PURPOSE_SPEED);
+            if (!r) {
+                free(speed);
+                return sim_error_set(err, SIM_ERR_NOMEM, s->source, 0,
+                                     "out of memory for random streams");
+            }
+            speed[g] = 1 - fabs(gsl_ran_gaussian(r, s->straggler_spread));
+            gsl_rng_free(r);
+        }
+    }
+    for (size_t i = 0; i < s->n_stragglers; i++)
+        speed[s->stragglers[i].gpu] = s->stragglers[i].speed;
+    p->gpu_speed = speed;
+    p->n_gpu_speed = (unsigned)gpus;
+    return 0;
+}
 
 /* <spares elastic="true"> on the step tier: the job's speed with k of its
  * dp replicas missing, from the profile of the smaller job (same
@@ -26,7 +65,7 @@ static int elastic_speeds(const scn_scenario *s, run_plan *p, double full_iterat
     unsigned dp = s->par.dp, most = p->campaign.elastic_max_missing;
     double *speed = calloc((size_t)most + 1, sizeof *speed);
     double *iteration = calloc((size_t)most + 1, sizeof *iteration);
-    step_cache *cache = step_cache_create(1);
+    step_cache *cache = step_cache_create(1, p->gpu_speed, p->n_gpu_speed);
     int rc = 0;
     if (!speed || !iteration || !cache)
         rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
@@ -77,13 +116,10 @@ static int straggler_speed(const scn_scenario *s, run_plan *p, double full_itera
     if (!speed)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     for (size_t i = 0; i < n; i++)
-        speed[i] = (s->step.gpu_speed && i < s->step.n_gpu_speed ? s->step.gpu_speed[i] : 1.0) *
+        speed[i] = (p->gpu_speed && i < p->n_gpu_speed ? p->gpu_speed[i] : 1.0) *
                    (i >= middle && i < middle + per_node ? s->straggler_gpu_speed : 1.0);
-    scn_scenario copy = *s; /* shallow: only the speeds change */
-    copy.step.gpu_speed = speed;
-    copy.step.n_gpu_speed = (unsigned)n;
     step_profile q;
-    int rc = app_step_profile(&copy, &q, err);
+    int rc = app_step_profile(s, speed, (unsigned)n, &q, err);
     free(speed);
     if (rc)
         return rc;
@@ -100,7 +136,7 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
     run_step *st = &p->step;
     sim_error e; /* the step tier's error, reported with the scenario and what failed */
     sim_error_clear(&e);
-    if (app_step_profile(s, &st->profile, &e))
+    if (app_step_profile(s, p->gpu_speed, p->n_gpu_speed, &st->profile, &e))
         return sim_error_set(err, e.code, s->source, 0, "step tier: %s", e.msg);
     const step_profile *prof = &st->profile;
     campaign_config *c = &p->campaign;
@@ -133,9 +169,13 @@ int run_plan_prepare(const scn_scenario *s, unsigned parallel_campaigns, unsigne
     p->campaign = s->campaign;
     p->step.compute_frac = 1; /* without a profile every GPU computes all of it */
     p->with_energy = (flags & RUN_PLAN_ENERGY) && s->site.given;
+    if (flags & RUN_PLAN_STEP_INPUTS)
+        return draw_gpu_speeds(s, p, err);
     int rc = flags & RUN_PLAN_GUARD_DONE
                  ? 0
                  : res_check(s, s->step_computes_iteration ? RES_STEP : 0, parallel_campaigns, err);
+    if (!rc && s->step_computes_iteration)
+        rc = draw_gpu_speeds(s, p, err);
     if (!rc && s->step_computes_iteration)
         rc = step_decides(s, p, err);
     return rc;
@@ -147,6 +187,7 @@ void run_plan_free(run_plan *p)
         return;
     step_profile_free(&p->step.profile);
     free(p->step.elastic_speed);
+    free(p->gpu_speed);
     memset(p, 0, sizeof *p);
 }
 

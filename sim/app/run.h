@@ -2,9 +2,10 @@
  * runs a scenario shares (run, compare, goodput, sweep).
  *
  *   scn_scenario (inputs, never changed)
- *     -> run_plan_prepare: resource check, the step tier when the scenario
- *        gives no MFU (iteration, elastic and straggler speeds), the
- *        finished campaign configuration
+ *     -> run_plan_prepare: resource check, the per-GPU speeds of <step>
+ *        stragglers (drawn here, not at load), the step tier when the
+ *        scenario gives no MFU (iteration, elastic and straggler speeds),
+ *        the finished campaign configuration
  *     -> run_execute (once, or once per replica / variant): the campaign,
  *        and at a <site> the energy account fed by its timeline
  *     -> run_outcome: the campaign's result and the energy account.
@@ -39,6 +40,9 @@ typedef struct run_plan {
     campaign_config campaign; /* scn's campaign, finished: the MFU and speeds of the step
                                  tier (its elastic_speed points into step) */
     run_step step;
+    double *gpu_speed;        /* per GPU, from <step straggler-spread> and <straggler>:
+                                 what the step tier runs with; NULL = all nominal; owned */
+    unsigned n_gpu_speed;
     int with_energy;          /* run_execute keeps an energy account (a <site>, and asked) */
 } run_plan;
 
@@ -46,11 +50,16 @@ enum {
     RUN_PLAN_ENERGY = 1,      /* at a <site>, account energy, cost and carbon */
     RUN_PLAN_GUARD_DONE = 2,  /* the caller ran the resource guard (a sweep, once for all
                                  its points) */
+    RUN_PLAN_STEP_INPUTS = 4, /* only what the step tier reads (the per-GPU speeds): no
+                                 guard, no step tier (`dcsim step` times one iteration) */
 };
 
 /* Prepare the plan of s for `parallel_campaigns` campaigns in memory at once
  * (res_parallel_campaigns; the resource guard's estimate). flags:
- * RUN_PLAN_ENERGY. Returns 0, or an error (the guard's refusal, the step
+ * RUN_PLAN_*. The per-GPU speeds are drawn when the step tier runs (or
+ * with RUN_PLAN_STEP_INPUTS): GPU g's is 1 - |N(0, spread)| from its own
+ * stream (seed, GPU g, speed), then the named <straggler>s in order.
+ * Returns 0, or an error (the guard's refusal, out of memory, the step
  * tier's, an MFU the iteration implies outside (0, 1]); free the plan with
  * run_plan_free either way. */
 int run_plan_prepare(const scn_scenario *s, unsigned parallel_campaigns, unsigned flags,

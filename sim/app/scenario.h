@@ -49,6 +49,13 @@ typedef struct scn_costs {
     double rent_per_gpu_hour;                        /* 0 = no rent comparison */
 } scn_costs;
 
+/* <job><step><straggler gpu="G" speed="S">: GPU G runs at S (0, 1] of
+ * nominal speed; gpu < the cluster's GPUs, at most 1,048,576 of them */
+typedef struct scn_straggler {
+    uint32_t gpu;
+    double speed;
+} scn_straggler;
+
 typedef struct scn_scenario {
     char source[512];        /* the path given, or "default.xml" for the built-in one */
     char name[64];          /* <dcsim name>, or "" */
@@ -67,8 +74,11 @@ typedef struct scn_scenario {
     uint64_t fabric_switches[5]; /* switches per tier 1..4 ([0] = 0), counted in closed form */
     uint64_t fabric_cables[5];   /* cables: [0] host-switch, [t] switch-switch up from tier t */
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
-    step_options step;      /* <job><step>; step.gpu_speed points into gpu_speed */
-    double *gpu_speed;      /* per GPU when stragglers are given, else NULL; owned */
+    step_options step;      /* <job><step>; no per-GPU speeds (step.gpu_speed NULL): the
+                               run layer draws them (run.h, run_plan.gpu_speed) */
+    double straggler_spread; /* <step straggler-spread>: each GPU's speed 1 - |N(0, spread)| */
+    scn_straggler *stragglers; /* <step><straggler gpu speed>, in file order; owned */
+    size_t n_stragglers;    /* with straggler_spread > 0: the run draws per-GPU speeds */
     double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
     scn_site site;
     scn_costs costs;

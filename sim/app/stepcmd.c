@@ -15,6 +15,7 @@
 #include "fabric.h"
 #include "hardware.h"
 #include "resources.h"
+#include "run.h"
 #include "steptier.h"
 #include "workload.h"
 
@@ -141,10 +142,16 @@ int cmd_step(int argc, char **argv)
     }
     if (o.analytic)
         s.step.analytic = 1;
+    run_plan plan; /* the per-GPU speeds of the scenario's stragglers */
+    if (run_plan_prepare(&s, 0, RUN_PLAN_STEP_INPUTS, &plan, &err)) {
+        run_plan_free(&plan);
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
     step_profile prof;
     sim_error e; /* the step tier's, printed as the scenario's */
     sim_error_clear(&e);
-    if (app_step_profile(&s, &prof, &e)) {
+    if (app_step_profile(&s, plan.gpu_speed, plan.n_gpu_speed, &prof, &e)) {
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         rc = cli_print_error(&err);
     } else {
@@ -154,6 +161,7 @@ int cmd_step(int argc, char **argv)
             print_text(&s, &prof);
         step_profile_free(&prof);
     }
+    run_plan_free(&plan);
     scn_scenario_free(&s);
     return rc;
 }

@@ -11,7 +11,8 @@
 #include "hardware.h"
 #include "workload.h"
 
-int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err)
+int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                     step_profile *out, sim_error *err)
 {
     if (!s->has_fabric || !s->has_parallelism)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
@@ -28,6 +29,8 @@ int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err)
         rc = fabric_build(&s->fabric, &f, err);
     if (!rc) {
         step_options o = s->step;
+        o.gpu_speed = gpu_speed;
+        o.n_gpu_speed = gpu_speed ? n_gpu_speed : 0;
         if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
             o.sustained_efficiency =
                 s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
@@ -49,16 +52,20 @@ typedef struct cache_entry {
 struct step_cache {
     cache_entry *e;
     size_t capacity;
+    const double *gpu_speed; /* not owned */
+    unsigned n_gpu_speed;
     uint64_t clock;
     size_t simulations;
 };
 
-step_cache *step_cache_create(size_t capacity)
+step_cache *step_cache_create(size_t capacity, const double *gpu_speed, unsigned n_gpu_speed)
 {
     step_cache *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->capacity = capacity ? capacity : 1;
+    c->gpu_speed = gpu_speed;
+    c->n_gpu_speed = n_gpu_speed;
     c->e = calloc(c->capacity, sizeof *c->e);
     if (!c->e) {
         free(c);
@@ -101,7 +108,7 @@ const step_profile *step_cache_get(step_cache *c, const scn_scenario *s, unsigne
     copy.par.global_batch = s->par.global_batch / s->par.dp * dp;
     copy.par.dp = dp;
     step_profile p;
-    if (app_step_profile(&copy, &p, err))
+    if (app_step_profile(&copy, c->gpu_speed, c->n_gpu_speed, &p, err))
         return NULL;
     c->simulations++;
     cache_entry *x = &c->e[victim];

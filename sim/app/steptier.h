@@ -10,12 +10,15 @@
 #include "scenario.h"
 #include "step.h"
 
-/* Simulate one iteration of the scenario's job on its cluster. Needs
+/* Simulate one iteration of the scenario's job on its cluster, GPU g at
+ * gpu_speed[g] of nominal speed (g < n_gpu_speed; the others, or all when
+ * gpu_speed is NULL, at 1: the run plan's speeds, run.h). Needs
  * <cluster><fabric> and <job><parallelism>. Returns 0, or the error's code
  * with a one-line reason in err (no file: the caller names the scenario;
  * SIM_ERR_NOMEM when out of memory, else SIM_ERR_INPUT). Free the profile
  * with step_profile_free. */
-int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err);
+int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                     step_profile *out, sim_error *err);
 
 /* Profiles cached by cluster state, so the campaign can ask again cheaply
  * when the state changes back and forth (fewer data-parallel replicas after
@@ -23,7 +26,9 @@ int app_step_profile(const scn_scenario *s, step_profile *out, sim_error *err);
  * plus a caller's 64-bit digest of everything else it changed in the
  * scenario copy it passes. Least recently used profiles go first. */
 typedef struct step_cache step_cache;
-step_cache *step_cache_create(size_t capacity);
+/* Every profile with the per-GPU speeds gpu_speed[0 .. n_gpu_speed) (as
+ * app_step_profile's; NULL: nominal), which must outlive the cache. */
+step_cache *step_cache_create(size_t capacity, const double *gpu_speed, unsigned n_gpu_speed);
 void step_cache_free(step_cache *c); /* NULL-safe */
 /* The profile of s with dp data-parallel replicas (the GPUs in use shrink
  * to tp cp pp dp; the global batch shrinks with them at the same

@@ -276,7 +276,7 @@ static void test_profile_cache(void)
      * tier does not ask */
     CHECK(scn_load_flags(DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", sets, 1,
                          SCN_LOAD_NO_FIT_CHECK, &s, &err) == 0);
-    step_cache *c = step_cache_create(2);
+    step_cache *c = step_cache_create(2, NULL, 0);
     const step_profile *a = step_cache_get(c, &s, 2, 0, &err);
     CHECK(a != NULL);
     double t2 = a ? a->iteration_s : 0;

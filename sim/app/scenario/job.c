@@ -12,14 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <libxml/tree.h>
 
-#include "rng.h"
-
 #define MAX_PARAMS 1e15
-#define MAX_SPEED_GPUS 1048576u /* <step> per-GPU speeds: see parse_step */
+#define MAX_SPEED_GPUS 1048576u /* <step> per-GPU speeds: see parse_step_stragglers */
 #define MAX_TOKENS 1e18
 
 static const char *const arch_attrs[] = {"layers", "hidden", "heads", "kv-heads", "head-dim",
@@ -243,24 +239,12 @@ static int group_spans_domains(const parallel_config *p, unsigned g, int expert)
     return 0;
 }
 
-int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
+/* <training tokens mfu>: the run's tokens, and the MFU or (without one,
+ * given a <fabric> and a <parallelism>) the step tier to compute it */
+static int parse_tokens_mfu(loader *ld, xmlNode *training, xmlNode *par_node, scn_scenario *s)
 {
-    xmlNode *job = child(root, "job");
-    xmlNode *model = child(job, "model");
-    xmlNode *training = child(job, "training");
-    xmlNode *par_node = child(job, "parallelism");
     campaign_config *c = &s->campaign;
-    char prec[16];
-    copy_attr(training, "precision", prec, sizeof prec);
-    if (precision_parse(prec, &s->precision))
-        return node_error(ld, training, "precision", "unknown precision");
-    int rc = parse_model(ld, model, s);
-    if (rc)
-        return rc;
-    if (par_node && !s->has_arch)
-        return node_error(ld, par_node, NULL, "<parallelism> needs the model's architecture: "
-                          "use <model ref=\"...\"/> or give layers, hidden, heads, ...");
-    rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
+    int rc = get_quantity(ld, training, "tokens", SIM_DIM_COUNT, 1, &c->train_tokens);
     if (!rc)
         rc = positive(ld, training, "tokens", c->train_tokens, MAX_TOKENS, "");
     if (!rc && has_attr(training, "mfu")) {
@@ -274,8 +258,14 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
                             "<parallelism>, from which the step tier computes the iteration");
         s->step_computes_iteration = 1;
     }
-    if (rc)
-        return rc;
+    return rc;
+}
+
+/* the GPU's peak at <training precision>; without one, the precisions the
+ * catalog has for it */
+static int training_peak(loader *ld, xmlNode *training, const char *prec, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
     c->gpu_peak_flops_per_s = s->gpu.peak_flops_per_s[s->precision];
     if (!(c->gpu_peak_flops_per_s > 0)) {
         char have[128] = "";
@@ -288,16 +278,18 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
                           "the catalog has no %s peak for GPU type '%s'; it has: %s", prec,
                           s->gpu.name, have);
     }
-    if (par_node) {
-        rc = parse_parallelism(ld, par_node, s);
-        if (rc)
-            return rc;
-    }
-    /* tokens per iteration: given, or global batch x sequence length */
+    return 0;
+}
+
+/* <training tokens-per-iteration>: given, or global batch x sequence
+ * length; at most the run's tokens */
+static int tokens_per_iteration(loader *ld, xmlNode *training, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
     int has_tpi = has_attr(training, "tokens-per-iteration");
     if (has_tpi) {
-        rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
-                          &c->tokens_per_iteration);
+        int rc = get_quantity(ld, training, "tokens-per-iteration", SIM_DIM_COUNT, 1,
+                              &c->tokens_per_iteration);
         if (!rc)
             rc = whole(ld, training, "tokens-per-iteration", c->tokens_per_iteration);
         if (!rc)
@@ -321,27 +313,101 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
         return node_error(ld, training, has_tpi ? "tokens-per-iteration" : "tokens",
                           "tokens-per-iteration (%.15g) must not exceed tokens (%.15g)",
                           c->tokens_per_iteration, c->train_tokens);
-    int src = parse_step(ld, child(job, "step"), s);
-    if (src)
-        return src;
-    if (s->has_parallelism && s->has_fabric) {
-        unsigned long long need = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
-        if (need > s->fabric.gpus)
-            return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
-                              "the cluster's %u", need, s->fabric.gpus);
-        unsigned g = s->fabric.gpus_per_node;
-        if (g > 1 && group_spans_domains(&s->par, g, 0))
-            fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
-                    "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
-                    s->par.tp, g);
-        if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
-            fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
-                    "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
-                    s->par.ep, g);
-    }
-    if (s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
-        return check_fits(ld, par_node, s);
     return 0;
+}
+
+/* the parallel job on the fabric: enough GPUs, and a warning when a tensor-
+ * or expert-parallel group crosses scale-up domains */
+static int check_placement(loader *ld, xmlNode *par_node, const scn_scenario *s)
+{
+    unsigned long long need = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+    if (need > s->fabric.gpus)
+        return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
+                          "the cluster's %u", need, s->fabric.gpus);
+    unsigned g = s->fabric.gpus_per_node;
+    if (g > 1 && group_spans_domains(&s->par, g, 0))
+        fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
+                "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
+                s->par.tp, g);
+    if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
+        fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
+                "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
+                s->par.ep, g);
+    return 0;
+}
+
+int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *job = child(root, "job");
+    xmlNode *model = child(job, "model");
+    xmlNode *training = child(job, "training");
+    xmlNode *par_node = child(job, "parallelism");
+    char prec[16];
+    copy_attr(training, "precision", prec, sizeof prec);
+    if (precision_parse(prec, &s->precision))
+        return node_error(ld, training, "precision", "unknown precision");
+    int rc = parse_model(ld, model, s);
+    if (rc)
+        return rc;
+    if (par_node && !s->has_arch)
+        return node_error(ld, par_node, NULL, "<parallelism> needs the model's architecture: "
+                          "use <model ref=\"...\"/> or give layers, hidden, heads, ...");
+    rc = parse_tokens_mfu(ld, training, par_node, s);
+    if (!rc)
+        rc = training_peak(ld, training, prec, s);
+    if (!rc && par_node)
+        rc = parse_parallelism(ld, par_node, s);
+    if (!rc)
+        rc = tokens_per_iteration(ld, training, s);
+    if (!rc)
+        rc = parse_step(ld, child(job, "step"), s);
+    if (!rc && s->has_parallelism && s->has_fabric)
+        rc = check_placement(ld, par_node, s);
+    if (!rc && s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
+        rc = check_fits(ld, par_node, s);
+    return rc;
+}
+
+/* <step straggler-spread> and <straggler gpu speed>: what the run layer
+ * draws each GPU's speed from (run.c); checked here, drawn there. */
+static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    size_t named = 0;
+    for (xmlNode *c = n->children; c; c = c->next)
+        named += c->type == XML_ELEMENT_NODE;
+    if (!named && s->straggler_spread == 0)
+        return 0;
+    uint64_t gpus = s->campaign.gpu_count;
+    /* the run draws one random stream and one double per GPU: a bound keeps
+     * that quick and small (2^30 GPUs took minutes and 8 GiB) */
+    if (gpus > MAX_SPEED_GPUS)
+        return node_error(ld, n, NULL,
+                          "per-GPU speeds (straggler-spread, <straggler>) are drawn for at most "
+                          "%u GPUs; this cluster has %llu",
+                          MAX_SPEED_GPUS, (unsigned long long)gpus);
+    s->stragglers = named ? malloc(named * sizeof *s->stragglers) : NULL;
+    if (named && !s->stragglers)
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    int rc = 0;
+    for (xmlNode *c = n->children; c && !rc; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        double gpu = 0, speed = 0;
+        rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
+        if (!rc)
+            rc = whole(ld, c, "gpu", gpu);
+        if (!rc && !(gpu >= 0 && gpu < (double)gpus))
+            rc = node_error(ld, c, "gpu", "gpu must be a GPU id from 0 to %llu",
+                            (unsigned long long)gpus - 1);
+        if (!rc)
+            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
+        if (!rc && !(speed > 0 && speed <= 1))
+            rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
+                            "(a straggler is slower: 90%% runs at nine tenths)");
+        if (!rc)
+            s->stragglers[s->n_stragglers++] = (scn_straggler){(uint32_t)gpu, speed};
+    }
+    return rc;
 }
 
 /* <job><step>: the step tier's options and stragglers (docs/step.md) */
@@ -374,61 +440,11 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
         if (!rc)
             rc = positive(ld, n, "bucket", o->bucket_params, 1e15, " parameters");
     }
-    double spread = 0;
     if (!rc && has_attr(n, "straggler-spread")) {
-        rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &spread);
-        if (!rc && !(spread >= 0 && spread < 0.5))
+        rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &s->straggler_spread);
+        if (!rc && !(s->straggler_spread >= 0 && s->straggler_spread < 0.5))
             rc = node_error(ld, n, "straggler-spread",
                             "straggler-spread must be from 0%% to below 50%%");
     }
-    int named = 0;
-    for (xmlNode *c = n->children; c; c = c->next)
-        named += c->type == XML_ELEMENT_NODE;
-    if (rc || (!named && spread == 0))
-        return rc;
-    uint64_t gpus = s->campaign.gpu_count;
-    /* one random stream and one double per GPU, drawn here at load time: a
-     * bound keeps `dcsim validate` quick (2^30 GPUs took minutes and 8 GiB) */
-    if (gpus > MAX_SPEED_GPUS)
-        return node_error(ld, n, NULL,
-                          "per-GPU speeds (straggler-spread, <straggler>) are drawn for at most "
-                          "%u GPUs; this cluster has %llu",
-                          MAX_SPEED_GPUS, (unsigned long long)gpus);
-    s->gpu_speed = malloc(gpus * sizeof *s->gpu_speed);
-    if (!s->gpu_speed)
-        return node_error(ld, n, NULL, "out of memory for %llu GPU speeds",
-                          (unsigned long long)gpus);
-    s->step.n_gpu_speed = (unsigned)gpus;
-    /* spread: each GPU's speed is 1 - |N(0, spread)|, from its own stream, so
-     * the draws do not depend on the GPU count or the thread count */
-    for (uint64_t g = 0; g < gpus; g++) {
-        s->gpu_speed[g] = 1;
-        if (spread > 0) {
-            gsl_rng *r = sim_rng_stream_create(s->seed, SIM_ENTITY_GPU, g, SIM_PURPOSE_SPEED);
-            if (!r)
-                return node_error(ld, n, NULL, "out of memory for random streams");
-            s->gpu_speed[g] = 1 - fabs(gsl_ran_gaussian(r, spread));
-            gsl_rng_free(r);
-        }
-    }
-    for (xmlNode *c = n->children; c && !rc; c = c->next) {
-        if (c->type != XML_ELEMENT_NODE)
-            continue;
-        double gpu = 0, speed = 0;
-        rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
-        if (!rc)
-            rc = whole(ld, c, "gpu", gpu);
-        if (!rc && !(gpu >= 0 && gpu < (double)gpus))
-            rc = node_error(ld, c, "gpu", "gpu must be a GPU id from 0 to %llu",
-                            (unsigned long long)gpus - 1);
-        if (!rc)
-            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
-        if (!rc && !(speed > 0 && speed <= 1))
-            rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
-                            "(a straggler is slower: 90%% runs at nine tenths)");
-        if (!rc)
-            s->gpu_speed[(uint64_t)gpu] = speed;
-    }
-    s->step.gpu_speed = s->gpu_speed;
-    return rc;
+    return rc ? rc : parse_step_stragglers(ld, n, s);
 }

@@ -55,6 +55,97 @@ int scn_load(const char *path, const char *const *sets, size_t n_sets, scn_scena
     return scn_load_flags(path, sets, n_sets, 0, out, err);
 }
 
+/* The document of path (NULL: the built-in default scenario), its root
+ * <dcsim>, the --set overrides applied, validated against the schema. *out
+ * is the document even on failure (NULL when none was read). */
+static int read_scenario(loader *ld, const char *path, const char *const *sets, size_t n_sets,
+                         xmlDoc **out)
+{
+    int rc = path ? check_readable(ld, path) : 0;
+    xmlDoc *doc = NULL;
+    if (!rc) {
+        doc = read_doc(ld, path, (const char *)dcsim_default_scenario, dcsim_default_scenario_len);
+        if (!doc)
+            rc = SIM_ERR_INPUT;
+    }
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    if (!rc && (!root || !xmlStrEqual(root->name, (const xmlChar *)"dcsim")))
+        rc = root ? node_error(ld, root, NULL, "the root element must be <dcsim>")
+                  : sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "empty document");
+    for (size_t i = 0; !rc && i < n_sets; i++)
+        rc = apply_set(ld, doc, sets[i]);
+    if (!rc)
+        rc = validate(ld, doc);
+    *out = doc;
+    return rc;
+}
+
+/* <dcsim version seed name> and its sections, in the order later ones
+ * depend on earlier ones (the job on the cluster, reliability on both...) */
+static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    int rc = 0;
+    char version[16];
+    copy_attr(root, "version", version, sizeof version);
+    if (strcmp(version, "1") != 0)
+        rc = node_error(ld, root, "version", "unsupported format version; this dcsim reads version 1");
+    if (!rc)
+        rc = parse_seed(ld, root, &s->seed);
+    if (!rc) {
+        copy_attr(root, "name", s->name, sizeof s->name);
+        xmlNode *catalog = child(root, "catalog");
+        if (catalog)
+            rc = parse_catalog(ld, catalog);
+    }
+    if (!rc)
+        rc = parse_cluster(ld, root, s);
+    if (!rc)
+        rc = parse_job(ld, root, s);
+    if (!rc)
+        rc = parse_reliability(ld, root, s);
+    if (!rc)
+        rc = parse_checkpoint(ld, root, s);
+    if (!rc)
+        rc = parse_site(ld, root, s);
+    if (!rc)
+        rc = parse_costs(ld, root, s);
+    return rc;
+}
+
+/* the campaign's own check of what the sections gave it, located at the
+ * document (its messages name the setting) */
+static int check_campaign(loader *ld, scn_scenario *s)
+{
+    s->campaign.seed = s->seed;
+    sim_error check;
+    sim_error_clear(&check);
+    campaign_config probe = s->campaign;
+    if (s->step_computes_iteration)
+        probe.mfu_frac = 1; /* the step tier sets it; check the rest */
+    if (campaign_config_check(&probe, &check))
+        return sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "%s", check.msg);
+    return 0;
+}
+
+/* the document after XInclude and --set, as the trace records it */
+static int keep_resolved_xml(loader *ld, xmlDoc *doc, scn_scenario *s)
+{
+    int rc = 0;
+    xmlChar *text = NULL;
+    int len = 0;
+    xmlDocDumpFormatMemoryEnc(doc, &text, &len, "UTF-8", 1);
+    s->resolved_xml = text ? malloc((size_t)len + 1) : NULL;
+    if (!s->resolved_xml) {
+        rc = sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    } else {
+        memcpy(s->resolved_xml, text, (size_t)len);
+        s->resolved_xml[len] = '\0';
+        s->resolved_xml_len = (size_t)len;
+    }
+    xmlFree(text);
+    return rc;
+}
+
 int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, unsigned flags,
                    scn_scenario *out, sim_error *err)
 {
@@ -64,73 +155,16 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     memset(&s, 0, sizeof s);
     snprintf(s.source, sizeof s.source, "%s", ld.display_name);
 
-    int rc = load_builtin_catalog(&ld);
-    if (!rc && path)
-        rc = check_readable(&ld, path);
     xmlDoc *doc = NULL;
-    if (!rc) {
-        doc = read_doc(&ld, path, (const char *)dcsim_default_scenario, dcsim_default_scenario_len);
-        if (!doc)
-            rc = SIM_ERR_INPUT;
-    }
-    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
-    if (!rc && (!root || !xmlStrEqual(root->name, (const xmlChar *)"dcsim")))
-        rc = root ? node_error(&ld, root, NULL, "the root element must be <dcsim>")
-                  : sim_error_set(err, SIM_ERR_INPUT, ld.display_name, 0, "empty document");
-    for (size_t i = 0; !rc && i < n_sets; i++)
-        rc = apply_set(&ld, doc, sets[i]);
+    int rc = load_builtin_catalog(&ld);
     if (!rc)
-        rc = validate(&ld, doc);
-    if (!rc) {
-        char version[16];
-        copy_attr(root, "version", version, sizeof version);
-        if (strcmp(version, "1") != 0)
-            rc = node_error(&ld, root, "version", "unsupported format version; this dcsim reads version 1");
-    }
+        rc = read_scenario(&ld, path, sets, n_sets, &doc);
     if (!rc)
-        rc = parse_seed(&ld, root, &s.seed);
-    if (!rc) {
-        copy_attr(root, "name", s.name, sizeof s.name);
-        xmlNode *catalog = child(root, "catalog");
-        if (catalog)
-            rc = parse_catalog(&ld, catalog);
-    }
+        rc = parse_sections(&ld, xmlDocGetRootElement(doc), &s);
     if (!rc)
-        rc = parse_cluster(&ld, root, &s);
+        rc = check_campaign(&ld, &s);
     if (!rc)
-        rc = parse_job(&ld, root, &s);
-    if (!rc)
-        rc = parse_reliability(&ld, root, &s);
-    if (!rc)
-        rc = parse_checkpoint(&ld, root, &s);
-    if (!rc)
-        rc = parse_site(&ld, root, &s);
-    if (!rc)
-        rc = parse_costs(&ld, root, &s);
-    if (!rc) {
-        s.campaign.seed = s.seed;
-        sim_error check;
-        sim_error_clear(&check);
-        campaign_config probe = s.campaign;
-        if (s.step_computes_iteration)
-            probe.mfu_frac = 1; /* the step tier sets it; check the rest */
-        if (campaign_config_check(&probe, &check))
-            rc = sim_error_set(err, SIM_ERR_INPUT, ld.display_name, 0, "%s", check.msg);
-    }
-    if (!rc) {
-        xmlChar *text = NULL;
-        int len = 0;
-        xmlDocDumpFormatMemoryEnc(doc, &text, &len, "UTF-8", 1);
-        s.resolved_xml = text ? malloc((size_t)len + 1) : NULL;
-        if (!s.resolved_xml) {
-            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-        } else {
-            memcpy(s.resolved_xml, text, (size_t)len);
-            s.resolved_xml[len] = '\0';
-            s.resolved_xml_len = (size_t)len;
-        }
-        xmlFree(text);
-    }
+        rc = keep_resolved_xml(&ld, doc, &s);
     xmlFreeDoc(doc);
     free(ld.ovr);
     free_lists(&ld);
@@ -146,7 +180,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     if (!rc)
         *out = s;
     else
-        free(s.gpu_speed); /* the only allocation a failed load may have made */
+        free(s.stragglers); /* the only allocation a failed load may have made */
     return rc;
 }
 
@@ -172,6 +206,6 @@ void scn_scenario_free(scn_scenario *s)
     for (size_t i = 0; i < s->n_included; i++)
         free(s->included[i]);
     free(s->included);
-    free(s->gpu_speed);
+    free(s->stragglers);
     memset(s, 0, sizeof *s);
 }

@@ -198,6 +198,213 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, 
     return 0;
 }
 
+/* what a <failure component distribution> names */
+typedef struct failure_kind {
+    int node, rack, sw, cable, weibull; /* node is also set for a rack */
+} failure_kind;
+
+/* a named (or non-GPU, Weibull or silent) <failure>: its cause in the
+ * campaign's list, created or updated */
+static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_kind *k,
+                     double rate, uint64_t parts, double shape)
+{
+    char name[48];
+    if (has_attr(f, "cause"))
+        copy_attr(f, "cause", name, sizeof name);
+    else
+        snprintf(name, sizeof name, "%s failure",
+                 k->sw      ? "switch"
+                 : k->cable ? "cable"
+                 : k->rack  ? "rack"
+                 : k->node  ? "node"
+                            : "GPU");
+    campaign_cause *x = cause_slot(c, name);
+    if (!x)
+        return node_error(ld, f, "cause", "more than %d failure causes", CAMPAIGN_MAX_CAUSES);
+    x->unit = k->sw      ? CAMPAIGN_UNIT_SWITCH
+              : k->cable ? CAMPAIGN_UNIT_CABLE
+              : k->rack  ? CAMPAIGN_UNIT_RACK
+              : k->node  ? CAMPAIGN_UNIT_NODE
+                         : CAMPAIGN_UNIT_GPU;
+    x->rate_per_s = rate;
+    x->parts = parts;
+    x->weibull_shape = shape;
+    if (has_attr(f, "detection")) { /* silent: found after a mean delay */
+        int rc = get_quantity(ld, f, "detection", SIM_DIM_TIME, 1, &x->detection_s);
+        if (!rc)
+            rc = non_negative(ld, f, "detection", x->detection_s);
+        if (!rc && x->detection_s > 0 && shape > 0)
+            rc = node_error(ld, f, "detection", "a silent cause must be exponential");
+        if (rc)
+            return rc;
+    }
+    if (has_attr(f, "category"))
+        copy_attr(f, "category", x->category, sizeof x->category);
+    else if (!x->category[0])
+        snprintf(x->category, sizeof x->category, "%s",
+                 k->sw || k->cable ? "Network" : k->node ? "Host" : "GPU");
+    return 0;
+}
+
+/* <failure component rate|mtbf distribution shape cause detection tier
+ * category>: the unnamed per-GPU rate, or a cause */
+static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
+    double rate = 0;
+    int rc = failure_rate(ld, f, &rate);
+    if (rc)
+        return rc;
+    char comp[16], dist[16];
+    copy_attr(f, "component", comp, sizeof comp);
+    copy_attr(f, "distribution", dist, sizeof dist);
+    failure_kind k = {.node = !strcmp(comp, "node"), .rack = !strcmp(comp, "rack"),
+                      .sw = !strcmp(comp, "switch"), .cable = !strcmp(comp, "cable"),
+                      .weibull = !strcmp(dist, "weibull")};
+    uint64_t parts = 0;
+    if (k.sw || k.cable) {
+        rc = network_parts(ld, f, s, k.sw, &parts);
+        if (rc)
+            return rc;
+        if (k.weibull)
+            return node_error(ld, f, "distribution", "%s failures are exponential", comp);
+        if (has_attr(f, "detection"))
+            return node_error(ld, f, "detection", "%s failures are not silent", comp);
+    } else if (has_attr(f, "tier")) {
+        return node_error(ld, f, "tier", "tier belongs to component=\"switch\" or "
+                          "component=\"cable\"");
+    }
+    if (k.rack && !c->nodes_per_rack)
+        return node_error(ld, f, "component", "rack failures need <reliability "
+                          "nodes-per-rack=\"...\"> (Llama 3: 16 GPUs, 2 nodes, per rack)");
+    if (k.rack && k.weibull)
+        return node_error(ld, f, "distribution", "rack failures are exponential");
+    k.node |= k.rack;
+    double shape = 0;
+    if (k.weibull) {
+        rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
+        if (!rc && !(shape >= CAMPAIGN_WEIBULL_SHAPE_MIN && shape <= CAMPAIGN_WEIBULL_SHAPE_MAX))
+            rc = node_error(ld, f, "shape", "a Weibull shape must be from 1/170 (0.00588: "
+                            "below, Gamma(1 + 1/k) overflows a double) to 100 (below 1: "
+                            "infant mortality; above 1: wear-out)");
+        if (rc)
+            return rc;
+    } else if (has_attr(f, "shape")) {
+        return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
+    }
+    if (!has_attr(f, "cause") && !k.node && !k.sw && !k.cable && !k.weibull &&
+        !has_attr(f, "detection")) {
+        /* the unnamed per-GPU rate */
+        c->gpu_failure_rate_per_s = rate;
+        return 0;
+    }
+    return add_cause(ld, f, c, &k, rate, parts, shape);
+}
+
+/* <spares nodes swap-time repair-time elastic max-missing>: a limited pool
+ * of spare nodes, repaired ones returning to it */
+static int parse_spares(loader *ld, xmlNode *spares, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
+    double n = 0;
+    int rc = get_quantity(ld, spares, "nodes", SIM_DIM_COUNT, 1, &n);
+    if (!rc)
+        rc = whole(ld, spares, "nodes", n);
+    if (!rc && !(n >= 0 && n <= 1e9))
+        rc = node_error(ld, spares, "nodes", "nodes must be from 0 to 1e9");
+    if (!rc)
+        rc = get_quantity(ld, spares, "swap-time", SIM_DIM_TIME, 1, &c->swap_s);
+    if (!rc)
+        rc = non_negative(ld, spares, "swap-time", c->swap_s);
+    if (!rc)
+        rc = get_quantity(ld, spares, "repair-time", SIM_DIM_TIME, 1, &c->repair_mean_s);
+    if (!rc)
+        rc = non_negative(ld, spares, "repair-time", c->repair_mean_s);
+    c->spares_limited = 1;
+    c->spare_nodes = (uint64_t)n;
+    int elastic = 0;
+    if (!rc)
+        rc = get_bool(ld, spares, "elastic", &elastic);
+    if (!rc && has_attr(spares, "max-missing") && !elastic)
+        rc = node_error(ld, spares, "max-missing", "max-missing needs elastic=\"true\"");
+    if (!rc && elastic && !(s->has_parallelism && s->par.dp >= 2))
+        rc = node_error(ld, spares, "elastic",
+                        "elastic continuation needs <job><parallelism> with at least 2 "
+                        "data-parallel replicas (it goes on with fewer of them)");
+    if (!rc && elastic) {
+        c->elastic_replicas = s->par.dp;
+        unsigned most = s->par.dp - 1 < SCN_ELASTIC_MAX_MISSING_DEFAULT
+                            ? s->par.dp - 1
+                            : SCN_ELASTIC_MAX_MISSING_DEFAULT;
+        rc = get_uint(ld, spares, "max-missing", 0, 1, s->par.dp - 1, &most);
+        c->elastic_max_missing = most;
+    }
+    return rc;
+}
+
+/* <maintenance every duration>: planned windows; the job checkpoints,
+ * waits, restarts (so <reliability> needs a <restart>) */
+static int parse_maintenance(loader *ld, xmlNode *rel, xmlNode *maint, xmlNode *restart,
+                             campaign_config *c)
+{
+    int rc = get_quantity(ld, maint, "every", SIM_DIM_TIME, 1, &c->maintenance_every_s);
+    if (!rc)
+        rc = positive(ld, maint, "every", c->maintenance_every_s, INFINITY, "");
+    if (!rc)
+        rc = get_quantity(ld, maint, "duration", SIM_DIM_TIME, 1, &c->maintenance_s);
+    if (!rc)
+        rc = non_negative(ld, maint, "duration", c->maintenance_s);
+    if (!rc && !(c->maintenance_s < c->maintenance_every_s))
+        rc = node_error(ld, maint, "duration", "a window must be shorter than its period");
+    if (!rc && !restart)
+        rc = node_error(ld, rel, NULL, "maintenance windows need a <restart> saying what "
+                        "restarting after one costs");
+    return rc;
+}
+
+/* <stragglers rate|mtbf speed drain-after>: nodes turning slow, drained at
+ * a checkpoint after a while */
+static int parse_stragglers(loader *ld, xmlNode *rel, xmlNode *slow, xmlNode *restart,
+                            scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
+    int rc = failure_rate(ld, slow, &c->straggler_rate_per_s);
+    if (!rc)
+        rc = get_quantity(ld, slow, "speed", SIM_DIM_FRACTION, 1, &s->straggler_gpu_speed);
+    if (!rc && !(s->straggler_gpu_speed > 0 && s->straggler_gpu_speed < 1))
+        rc = node_error(ld, slow, "speed", "a slow node's GPUs run at above 0%% and below "
+                        "100%% of nominal speed (90%%: nine tenths)");
+    if (!rc)
+        rc = get_quantity(ld, slow, "drain-after", SIM_DIM_TIME, 1, &c->straggler_drain_s);
+    if (!rc)
+        rc = non_negative(ld, slow, "drain-after", c->straggler_drain_s);
+    if (!rc && !restart)
+        rc = node_error(ld, rel, NULL, "stragglers need a <restart> saying what restarting "
+                        "after a drain costs");
+    /* the job's speed while a node is slow: the synchronous job waits for
+     * it all the time (the step tier refines this from its profile) */
+    c->straggler_speed = s->straggler_gpu_speed;
+    return rc;
+}
+
+/* <reliability scale="2">: every failure and straggler rate times the
+ * scale (every MTBF divided by it), for what-if sweeps; detection, repair
+ * and restart times are left as they are */
+static int apply_scale(loader *ld, xmlNode *rel, campaign_config *c)
+{
+    double scale = 1;
+    int rc = get_quantity(ld, rel, "scale", SIM_DIM_COUNT, 1, &scale);
+    if (!rc)
+        rc = positive(ld, rel, "scale", scale, 1e6, "");
+    for (unsigned i = 0; !rc && i < c->n_causes; i++)
+        c->causes[i].rate_per_s *= scale;
+    if (!rc) {
+        c->gpu_failure_rate_per_s *= scale;
+        c->straggler_rate_per_s *= scale;
+    }
+    return rc;
+}
+
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
@@ -217,84 +424,7 @@ int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         if (f->type != XML_ELEMENT_NODE || !xmlStrEqual(f->name, (const xmlChar *)"failure"))
             continue;
         any = 1;
-        double rate = 0;
-        rc = failure_rate(ld, f, &rate);
-        if (rc)
-            break;
-        char comp[16], name[48], dist[16];
-        copy_attr(f, "component", comp, sizeof comp);
-        copy_attr(f, "distribution", dist, sizeof dist);
-        int node = !strcmp(comp, "node"), rack = !strcmp(comp, "rack");
-        int sw = !strcmp(comp, "switch"), cable = !strcmp(comp, "cable");
-        int weibull = !strcmp(dist, "weibull");
-        uint64_t parts = 0;
-        if (sw || cable) {
-            rc = network_parts(ld, f, s, sw, &parts);
-            if (rc)
-                break;
-            if (weibull)
-                return node_error(ld, f, "distribution", "%s failures are exponential", comp);
-            if (has_attr(f, "detection"))
-                return node_error(ld, f, "detection", "%s failures are not silent", comp);
-        } else if (has_attr(f, "tier")) {
-            return node_error(ld, f, "tier", "tier belongs to component=\"switch\" or "
-                              "component=\"cable\"");
-        }
-        if (rack && !c->nodes_per_rack)
-            return node_error(ld, f, "component", "rack failures need <reliability "
-                              "nodes-per-rack=\"...\"> (Llama 3: 16 GPUs, 2 nodes, per rack)");
-        if (rack && weibull)
-            return node_error(ld, f, "distribution", "rack failures are exponential");
-        node |= rack;
-        double shape = 0;
-        if (weibull) {
-            rc = get_quantity(ld, f, "shape", SIM_DIM_COUNT, 1, &shape);
-            if (!rc && !(shape >= CAMPAIGN_WEIBULL_SHAPE_MIN && shape <= CAMPAIGN_WEIBULL_SHAPE_MAX))
-                rc = node_error(ld, f, "shape", "a Weibull shape must be from 1/170 (0.00588: "
-                                "below, Gamma(1 + 1/k) overflows a double) to 100 (below 1: "
-                                "infant mortality; above 1: wear-out)");
-            if (rc)
-                break;
-        } else if (has_attr(f, "shape")) {
-            return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
-        }
-        if (!has_attr(f, "cause") && !node && !sw && !cable && !weibull &&
-            !has_attr(f, "detection")) {
-            /* the unnamed per-GPU rate */
-            c->gpu_failure_rate_per_s = rate;
-            continue;
-        }
-        if (has_attr(f, "cause"))
-            copy_attr(f, "cause", name, sizeof name);
-        else
-            snprintf(name, sizeof name, "%s failure",
-                     sw ? "switch" : cable ? "cable" : rack ? "rack" : node ? "node" : "GPU");
-        campaign_cause *x = cause_slot(c, name);
-        if (!x)
-            return node_error(ld, f, "cause", "more than %d failure causes",
-                              CAMPAIGN_MAX_CAUSES);
-        x->unit = sw      ? CAMPAIGN_UNIT_SWITCH
-                  : cable ? CAMPAIGN_UNIT_CABLE
-                  : rack  ? CAMPAIGN_UNIT_RACK
-                  : node  ? CAMPAIGN_UNIT_NODE
-                          : CAMPAIGN_UNIT_GPU;
-        x->rate_per_s = rate;
-        x->parts = parts;
-        x->weibull_shape = shape;
-        if (has_attr(f, "detection")) { /* silent: found after a mean delay */
-            rc = get_quantity(ld, f, "detection", SIM_DIM_TIME, 1, &x->detection_s);
-            if (!rc)
-                rc = non_negative(ld, f, "detection", x->detection_s);
-            if (!rc && x->detection_s > 0 && shape > 0)
-                rc = node_error(ld, f, "detection", "a silent cause must be exponential");
-            if (rc)
-                break;
-        }
-        if (has_attr(f, "category"))
-            copy_attr(f, "category", x->category, sizeof x->category);
-        else if (!x->category[0])
-            snprintf(x->category, sizeof x->category, "%s",
-                     sw || cable ? "Network" : node ? "Host" : "GPU");
+        rc = parse_failure(ld, f, s);
     }
     if (!rc && any && !restart)
         rc = node_error(ld, rel, NULL,
@@ -303,89 +433,15 @@ int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
     if (!rc && restart)
         rc = parse_restart(ld, restart, c);
     xmlNode *spares = child(rel, "spares");
-    if (!rc && spares) { /* a limited pool of spare nodes, repaired ones returning to it */
-        double n = 0;
-        rc = get_quantity(ld, spares, "nodes", SIM_DIM_COUNT, 1, &n);
-        if (!rc)
-            rc = whole(ld, spares, "nodes", n);
-        if (!rc && !(n >= 0 && n <= 1e9))
-            rc = node_error(ld, spares, "nodes", "nodes must be from 0 to 1e9");
-        if (!rc)
-            rc = get_quantity(ld, spares, "swap-time", SIM_DIM_TIME, 1, &c->swap_s);
-        if (!rc)
-            rc = non_negative(ld, spares, "swap-time", c->swap_s);
-        if (!rc)
-            rc = get_quantity(ld, spares, "repair-time", SIM_DIM_TIME, 1, &c->repair_mean_s);
-        if (!rc)
-            rc = non_negative(ld, spares, "repair-time", c->repair_mean_s);
-        c->spares_limited = 1;
-        c->spare_nodes = (uint64_t)n;
-        int elastic = 0;
-        if (!rc)
-            rc = get_bool(ld, spares, "elastic", &elastic);
-        if (!rc && has_attr(spares, "max-missing") && !elastic)
-            rc = node_error(ld, spares, "max-missing", "max-missing needs elastic=\"true\"");
-        if (!rc && elastic && !(s->has_parallelism && s->par.dp >= 2))
-            rc = node_error(ld, spares, "elastic",
-                            "elastic continuation needs <job><parallelism> with at least 2 "
-                            "data-parallel replicas (it goes on with fewer of them)");
-        if (!rc && elastic) {
-            c->elastic_replicas = s->par.dp;
-            unsigned most = s->par.dp - 1 < SCN_ELASTIC_MAX_MISSING_DEFAULT
-                                ? s->par.dp - 1
-                                : SCN_ELASTIC_MAX_MISSING_DEFAULT;
-            rc = get_uint(ld, spares, "max-missing", 0, 1, s->par.dp - 1, &most);
-            c->elastic_max_missing = most;
-        }
-    }
+    if (!rc && spares)
+        rc = parse_spares(ld, spares, s);
     xmlNode *maint = child(rel, "maintenance");
-    if (!rc && maint) { /* planned windows: the job checkpoints, waits, restarts */
-        rc = get_quantity(ld, maint, "every", SIM_DIM_TIME, 1, &c->maintenance_every_s);
-        if (!rc)
-            rc = positive(ld, maint, "every", c->maintenance_every_s, INFINITY, "");
-        if (!rc)
-            rc = get_quantity(ld, maint, "duration", SIM_DIM_TIME, 1, &c->maintenance_s);
-        if (!rc)
-            rc = non_negative(ld, maint, "duration", c->maintenance_s);
-        if (!rc && !(c->maintenance_s < c->maintenance_every_s))
-            rc = node_error(ld, maint, "duration", "a window must be shorter than its period");
-        if (!rc && !restart)
-            rc = node_error(ld, rel, NULL, "maintenance windows need a <restart> saying what "
-                            "restarting after one costs");
-    }
+    if (!rc && maint)
+        rc = parse_maintenance(ld, rel, maint, restart, c);
     xmlNode *slow = child(rel, "stragglers");
-    if (!rc && slow) { /* nodes turning slow, drained at a checkpoint after a while */
-        rc = failure_rate(ld, slow, &c->straggler_rate_per_s);
-        if (!rc)
-            rc = get_quantity(ld, slow, "speed", SIM_DIM_FRACTION, 1, &s->straggler_gpu_speed);
-        if (!rc && !(s->straggler_gpu_speed > 0 && s->straggler_gpu_speed < 1))
-            rc = node_error(ld, slow, "speed", "a slow node's GPUs run at above 0%% and below "
-                            "100%% of nominal speed (90%%: nine tenths)");
-        if (!rc)
-            rc = get_quantity(ld, slow, "drain-after", SIM_DIM_TIME, 1, &c->straggler_drain_s);
-        if (!rc)
-            rc = non_negative(ld, slow, "drain-after", c->straggler_drain_s);
-        if (!rc && !restart)
-            rc = node_error(ld, rel, NULL, "stragglers need a <restart> saying what restarting "
-                            "after a drain costs");
-        /* the job's speed while a node is slow: the synchronous job waits for
-         * it all the time (the step tier refines this from its profile) */
-        c->straggler_speed = s->straggler_gpu_speed;
-    }
-    if (!rc && rel && has_attr(rel, "scale")) {
-        /* <reliability scale="2">: every failure and straggler rate times
-         * the scale (every MTBF divided by it), for what-if sweeps; detection,
-         * repair and restart times are left as they are */
-        double scale = 1;
-        rc = get_quantity(ld, rel, "scale", SIM_DIM_COUNT, 1, &scale);
-        if (!rc)
-            rc = positive(ld, rel, "scale", scale, 1e6, "");
-        for (unsigned i = 0; !rc && i < c->n_causes; i++)
-            c->causes[i].rate_per_s *= scale;
-        if (!rc) {
-            c->gpu_failure_rate_per_s *= scale;
-            c->straggler_rate_per_s *= scale;
-        }
-    }
+    if (!rc && slow)
+        rc = parse_stragglers(ld, rel, slow, restart, s);
+    if (!rc && rel && has_attr(rel, "scale"))
+        rc = apply_scale(ld, rel, c);
     return rc;
 }

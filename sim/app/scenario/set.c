@@ -104,11 +104,11 @@ static void list_children(xmlNode *n, char *out, size_t size)
         snprintf(out, size, "no child elements");
 }
 
-/* PATH=VALUE with PATH = [/dcsim/] (name[index]/)* @attr */
-int apply_set(loader *ld, xmlDoc *doc, const char *spec)
+/* The value becomes an attribute (the scenario name, a description...)
+ * that the trace, its XML and the report scripts carry: the whole option
+ * must be text XML can hold, on one line. */
+static int check_set_text(loader *ld, const char *spec)
 {
-    /* the value becomes an attribute (the scenario name, a description...)
-     * that the trace, its XML and the report scripts carry: text only */
     size_t at = 0;
     long cp = 0;
     if (bad_xml_char(spec, &at, &cp)) {
@@ -122,17 +122,66 @@ int apply_set(loader *ld, xmlDoc *doc, const char *spec)
     if (spec[ctl]) /* XML holds them, but every value must print on one line */
         return set_error(ld, spec, "U+%04X (byte %zu of the option) is a control character; "
                          "values are one line of text", (unsigned)spec[ctl], ctl + 1);
-    const char *eq = strchr(spec, '=');
-    if (!eq)
-        return set_error(ld, spec, "expected PATH=VALUE, e.g. --set checkpoint/@interval=20min");
-    char path[512];
-    size_t plen = (size_t)(eq - spec);
-    if (plen == 0 || plen >= sizeof path)
-        return set_error(ld, spec, "empty or too long path; expected e.g. checkpoint/@interval");
-    memcpy(path, spec, plen);
-    path[plen] = '\0';
-    const char *value = eq + 1;
+    return 0;
+}
 
+/* "@attr", the last part of a path: a name */
+static int check_attr_part(loader *ld, const char *spec, const char *p)
+{
+    const char *attr = p + 1;
+    if (!*attr || !isalpha((unsigned char)*attr))
+        return set_error(ld, spec, "'%s' is not an attribute name", p);
+    for (const char *q = attr; *q; q++)
+        if (!is_name_char((unsigned char)*q))
+            return set_error(ld, spec, "'%s' is not an attribute name", p);
+    return 0;
+}
+
+/* One step "name" or "name[index]" of a path (cut in place): the child of
+ * cur it names, in *found. Without an index the child must be unique. */
+static int path_step(loader *ld, const char *spec, xmlNode *cur, char *p, xmlNode **found)
+{
+    long index = 0; /* 0: the element must be unique */
+    char *bracket = strchr(p, '[');
+    if (bracket) {
+        char *end = NULL;
+        index = strtol(bracket + 1, &end, 10);
+        if (index < 1 || !end || strcmp(end, "]") != 0)
+            return set_error(ld, spec, "'%s': an index is written [1], [2], ...", p);
+        *bracket = '\0';
+    }
+    if (!*p)
+        return set_error(ld, spec, "empty element name in the path");
+    for (const char *q = p; *q; q++)
+        if (!is_name_char((unsigned char)*q))
+            return set_error(ld, spec, "'%s' is not an element name", p);
+    *found = NULL;
+    long count = 0;
+    for (xmlNode *c = cur->children; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && xmlStrEqual(c->name, (const xmlChar *)p)) {
+            count++;
+            if (index == 0 ? count == 1 : count == index)
+                *found = c;
+        }
+    if (count == 0) {
+        char kids[400];
+        list_children(cur, kids, sizeof kids);
+        return set_error(ld, spec, "no element <%s> in <%s>; it has: %s", p, cur->name,
+                         kids);
+    }
+    if (index == 0 && count > 1)
+        return set_error(ld, spec, "<%s> has %ld <%s> elements; pick one with %s[1] ... %s[%ld]",
+                         cur->name, count, p, p, p, count);
+    if (!*found)
+        return set_error(ld, spec, "<%s> has only %ld <%s> elements", cur->name, count, p);
+    return 0;
+}
+
+/* PATH = [/dcsim/] (name[index]/)* @attr, cut in place: its element in
+ * *elem and its attribute name (inside path) in *attr */
+static int walk_path(loader *ld, xmlDoc *doc, const char *spec, char *path, xmlNode **elem,
+                     const char **attr)
+{
     xmlNode *cur = xmlDocGetRootElement(doc);
     char *p = path;
     if (strncmp(p, "/dcsim/", 7) == 0)
@@ -144,55 +193,46 @@ int apply_set(loader *ld, xmlDoc *doc, const char *spec)
         if (*p == '@') {
             if (slash)
                 return set_error(ld, spec, "the attribute '%s' must be the last part of the path", p);
-            const char *attr = p + 1;
-            if (!*attr || !isalpha((unsigned char)*attr))
-                return set_error(ld, spec, "'%s' is not an attribute name", p);
-            for (const char *q = attr; *q; q++)
-                if (!is_name_char((unsigned char)*q))
-                    return set_error(ld, spec, "'%s' is not an attribute name", p);
+            int rc = check_attr_part(ld, spec, p);
+            if (rc)
+                return rc;
             break;
         }
         if (!slash)
             return set_error(ld, spec,
                              "the path must end in an attribute, e.g. checkpoint/@interval");
         *slash = '\0';
-        long index = 0; /* 0: the element must be unique */
-        char *bracket = strchr(p, '[');
-        if (bracket) {
-            char *end = NULL;
-            index = strtol(bracket + 1, &end, 10);
-            if (index < 1 || !end || strcmp(end, "]") != 0)
-                return set_error(ld, spec, "'%s': an index is written [1], [2], ...", p);
-            *bracket = '\0';
-        }
-        if (!*p)
-            return set_error(ld, spec, "empty element name in the path");
-        for (const char *q = p; *q; q++)
-            if (!is_name_char((unsigned char)*q))
-                return set_error(ld, spec, "'%s' is not an element name", p);
-        xmlNode *found = NULL;
-        long count = 0;
-        for (xmlNode *c = cur->children; c; c = c->next)
-            if (c->type == XML_ELEMENT_NODE && xmlStrEqual(c->name, (const xmlChar *)p)) {
-                count++;
-                if (index == 0 ? count == 1 : count == index)
-                    found = c;
-            }
-        if (count == 0) {
-            char kids[400];
-            list_children(cur, kids, sizeof kids);
-            return set_error(ld, spec, "no element <%s> in <%s>; it has: %s", p, cur->name,
-                             kids);
-        }
-        if (index == 0 && count > 1)
-            return set_error(ld, spec, "<%s> has %ld <%s> elements; pick one with %s[1] ... %s[%ld]",
-                             cur->name, count, p, p, p, count);
-        if (!found)
-            return set_error(ld, spec, "<%s> has only %ld <%s> elements", cur->name, count, p);
-        cur = found;
+        int rc = path_step(ld, spec, cur, p, &cur);
+        if (rc)
+            return rc;
         p = slash + 1;
     }
-    const char *attr = p + 1;
+    *elem = cur;
+    *attr = p + 1;
+    return 0;
+}
+
+/* PATH=VALUE with PATH = [/dcsim/] (name[index]/)* @attr */
+int apply_set(loader *ld, xmlDoc *doc, const char *spec)
+{
+    int rc = check_set_text(ld, spec);
+    if (rc)
+        return rc;
+    const char *eq = strchr(spec, '=');
+    if (!eq)
+        return set_error(ld, spec, "expected PATH=VALUE, e.g. --set checkpoint/@interval=20min");
+    char path[512];
+    size_t plen = (size_t)(eq - spec);
+    if (plen == 0 || plen >= sizeof path)
+        return set_error(ld, spec, "empty or too long path; expected e.g. checkpoint/@interval");
+    memcpy(path, spec, plen);
+    path[plen] = '\0';
+    const char *value = eq + 1;
+    xmlNode *cur = NULL;
+    const char *attr = NULL;
+    rc = walk_path(ld, doc, spec, path, &cur, &attr);
+    if (rc)
+        return rc;
     override *ovr = realloc(ld->ovr, (ld->n_ovr + 1) * sizeof *ovr);
     if (!ovr)
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
