@@ -1,7 +1,8 @@
 /* campaign_internal.h - what the campaign's files share: the run's state
  * (one struct campaign per campaign_run, owned by it), the engine event
- * kinds and priorities, and the private functions each file lends the
- * others. Not for callers outside models/campaign*.c: they use campaign.h.
+ * priorities (the kinds are in event_kinds.h) and the private functions each
+ * file lends the others. Not for callers outside models/campaign*.c: they
+ * use campaign.h.
  */
 #ifndef DCSIM_MODELS_CAMPAIGN_INTERNAL_H
 #define DCSIM_MODELS_CAMPAIGN_INTERNAL_H
@@ -12,11 +13,8 @@
 
 #include "campaign.h"
 #include "engine.h"
+#include "event_kinds.h" /* the engine event kinds (KIND_*), which enter the digest */
 
-/* engine event kinds (enter the digest); append only */
-enum { KIND_SEGMENT_END = 1, KIND_CHECKPOINT_END = 2, KIND_FAILURE = 3, KIND_RESTART_END = 4,
-       KIND_REPAIR = 5, KIND_PERSIST_END = 6, KIND_MAINTENANCE = 7, KIND_SDC_FOUND = 8,
-       KIND_STRAGGLER = 9, KIND_DRAIN_DUE = 10 };
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
 

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EV_FLOW_DONE = 40, EV_FLOW_DELIVER, EV_FLOW_RECOMPUTE };
+#include "event_kinds.h"
+
 #define RECOMPUTE_PRIORITY 255 /* after every other event of the instant */
 #define FINISHED_FRACTION 1e-12 /* bytes left below this share of the flow: finished */
 
@@ -183,7 +184,7 @@ static void want_recompute(flow_net *n)
     if (n->recompute_pending)
         return;
     n->recompute_pending = 1;
-    sim_schedule_in(n->eng, 0.0, RECOMPUTE_PRIORITY, EV_FLOW_RECOMPUTE, on_recompute, n, 0);
+    sim_schedule_in(n->eng, 0.0, RECOMPUTE_PRIORITY, KIND_FLOW_RECOMPUTE, on_recompute, n, 0);
 }
 
 /* Put the flow on its links; merges repeated links into one usage. */
@@ -280,7 +281,7 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
     if (n->n_active > n->stats.max_active)
         n->stats.max_active = n->n_active;
     if (bytes == 0 || (n->n_use[f] == 0 && !isfinite(rate_cap))) {
-        n->event[f] = sim_schedule_in(n->eng, 0.0, 0, EV_FLOW_DONE, on_done, n, f);
+        n->event[f] = sim_schedule_in(n->eng, 0.0, 0, KIND_FLOW_DONE, on_done, n, f);
         return f;
     }
     want_recompute(n);
@@ -313,7 +314,7 @@ static void finish_flow(flow_net *n, uint32_t f, int recompute)
         want_recompute(n);
     /* reported by an event even without latency: the callback may start
      * flows, which must not join a filling already under way */
-    sim_schedule_in(n->eng, n->latency[f], 0, EV_FLOW_DELIVER, on_deliver, n, f);
+    sim_schedule_in(n->eng, n->latency[f], 0, KIND_FLOW_DELIVER, on_deliver, n, f);
 }
 
 static void on_done(sim_engine *eng, void *ctx, uint64_t data)
@@ -554,7 +555,7 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
             sim_cancel(eng, n->event[f]);
         n->stats.reschedules++;
         double dt = isfinite(r) ? n->left[f] / r : 0.0;
-        n->event[f] = sim_schedule_in(eng, dt, 0, EV_FLOW_DONE, on_done, n, f);
+        n->event[f] = sim_schedule_in(eng, dt, 0, KIND_FLOW_DONE, on_done, n, f);
     }
 #ifndef NDEBUG
     check_capacity(n, nl);

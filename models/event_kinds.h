@@ -1,0 +1,54 @@
+/* event_kinds.h - every engine event kind the models schedule: its number
+ * and what the event is. The engine folds the kind into the event digest
+ * (engine.h) and traces, golden files and users' notes record digests, so a
+ * number never changes and is never reused: append only. Documented in
+ * docs/trace-format.md ("Engine event kinds"), which
+ * tests/models/test_registries.c checks against this list both ways.
+ *
+ * The models own this numbering, not the engine: the engine only hashes a
+ * kind and sits below every model, so it must not know its users. Any tier
+ * that schedules events (a packet network, a cluster scheduler) adds its
+ * kinds here, in a free range of its own.
+ */
+#ifndef DCSIM_MODELS_EVENT_KINDS_H
+#define DCSIM_MODELS_EVENT_KINDS_H
+
+/* X(name, number, meaning): one line per kind. Ranges: campaign 1-39,
+ * flow model 40-59, collectives on the flow model 60-79. */
+#define MODEL_EVENT_KINDS(X)                                                                \
+    X(KIND_SEGMENT_END, 1, "campaign: a compute segment reaches its checkpoint iteration")  \
+    X(KIND_CHECKPOINT_END, 2, "campaign: a checkpoint write (or async snapshot) ends")       \
+    X(KIND_FAILURE, 3, "campaign: a unit, switch or cable fails")                            \
+    X(KIND_RESTART_END, 4, "campaign: a restart ends, compute resumes")                      \
+    X(KIND_REPAIR, 5, "campaign: repaired nodes return to the spare pool")                   \
+    X(KIND_PERSIST_END, 6, "campaign: an async checkpoint is durable")                       \
+    X(KIND_MAINTENANCE, 7, "campaign: a maintenance window opens or ends")                   \
+    X(KIND_SDC_FOUND, 8, "campaign: a silent data corruption is found")                      \
+    X(KIND_STRAGGLER, 9, "campaign: a node turns slow")                                      \
+    X(KIND_DRAIN_DUE, 10, "campaign: a slow node's drain comes due")                         \
+    X(KIND_FLOW_DONE, 40, "flow model: a flow's last byte leaves")                           \
+    X(KIND_FLOW_DELIVER, 41, "flow model: a finished flow is delivered (after its latency)") \
+    X(KIND_FLOW_RECOMPUTE, 42, "flow model: the max-min rates are recomputed")               \
+    X(KIND_NC_PHASE_DONE, 60, "collectives: a phase of a collective's plan ends")
+
+enum model_event_kind {
+#define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,
+    MODEL_EVENT_KINDS(MODEL_EVENT_KIND_ENUM)
+#undef MODEL_EVENT_KIND_ENUM
+};
+
+/* 1 for a kind listed above, else 0. Also the static uniqueness check: a
+ * number listed twice is a duplicate case label, which does not compile. */
+static inline int model_event_kind_is_known(unsigned kind)
+{
+    switch (kind) {
+#define MODEL_EVENT_KIND_CASE(name, number, meaning) case number:
+        MODEL_EVENT_KINDS(MODEL_EVENT_KIND_CASE)
+#undef MODEL_EVENT_KIND_CASE
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+#endif
