@@ -34,7 +34,10 @@
  *    crossbar and receives S), SHARP over the fabric otherwise (each rank's
  *    NIC plus an aggregation tree of switches, every tree link carrying S
  *    once each way); capped at the reduction bandwidth of the technology.
- *  - all-to-all: n(n-1) independent flows of S/n. send/recv: one flow.
+ *  - direct (all-to-all, send/recv): each rank's n-1 sends of S/n as one
+ *    coupled phase (n flows, as NCCL's grouped send/recv); send/recv: one flow.
+ * Each expansion is one file, models/netcoll_NAME.c, listed in the registry
+ * below; auto picks one (netcoll_auto.c).
  *
  * Latency: NCCL's model (hardware.md 7.2-7.3, tuning.cc): a base latency plus
  * a per-step latency, intra-domain steps at the scale-up technology's step
@@ -55,15 +58,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "flow.h"
 #include "graph.h"
 #include "routing.h"
 
 enum nc_collective { NC_ALLREDUCE = 0, NC_REDUCESCATTER, NC_ALLGATHER, NC_ALLTOALL,
                      NC_BROADCAST, NC_SENDRECV, NC_COLLECTIVE_COUNT };
+/* An algorithm is its index in the registry (nc_algorithms below); these are
+ * the built-in ones, in registry order. One added later needs no value here:
+ * nc_algorithm_parse finds it by name. */
 enum nc_algorithm { NC_ALGO_AUTO = 0, NC_ALGO_RING, NC_ALGO_TREE, NC_ALGO_HALVING_DOUBLING,
-                    NC_ALGO_HIERARCHICAL, NC_ALGO_IN_NETWORK, NC_ALGO_DIRECT,
-                    NC_ALGORITHM_COUNT };
+                    NC_ALGO_HIERARCHICAL, NC_ALGO_IN_NETWORK, NC_ALGO_DIRECT };
 
 /* What the collectives know of the cluster. */
 typedef struct nc_fabric {
@@ -123,11 +129,46 @@ typedef struct nc_result {
     uint64_t fabric_links_used, fabric_links_colliding;
 } nc_result;
 
+/* ---- the algorithm registry ----
+ * One entry per algorithm: its file (models/netcoll_NAME.c) defines a const
+ * nc_algorithm_type and netcoll.c's NC_ALGORITHM_REGISTRY lists it in one
+ * line. nc_plan_append checks, in this order, the rank count, size and hosts
+ * (every algorithm), resolves `resolve` (auto), then refuses a collective
+ * outside `collectives`, then calls check, then build. */
+
+/* 0 when the algorithm can arrange coll over ranks r[0..n) on f, else
+ * SIM_ERR_INPUT with err saying why (power-of-two ranks, whole domains,
+ * reduction hardware). */
+typedef int (*nc_check_fn)(const nc_fabric *f, enum nc_collective coll, const uint32_t *r,
+                           unsigned n, sim_error *err);
+/* Append coll's phases and connections to p (checked); 0, or -1 when out of
+ * memory (p->failed). */
+typedef int (*nc_build_fn)(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
+                           const uint32_t *r, unsigned n, double bytes);
+/* The algorithm to build instead (auto's choice); never a resolver itself. */
+typedef enum nc_algorithm (*nc_resolve_fn)(const nc_fabric *f, enum nc_collective coll,
+                                           const uint32_t *r, unsigned n);
+
+typedef struct nc_algorithm_type {
+    const char *name;       /* as --algo writes it: "ring" */
+    const char *doc;        /* one line: the expansion (docs/fabric.md has the table) */
+    unsigned collectives;   /* bit 1u << c for each enum nc_collective it implements */
+    nc_check_fn check;      /* NULL: any ranks will do */
+    nc_build_fn build;      /* NULL only for a resolver */
+    nc_resolve_fn resolve;  /* NULL, or: this name only picks another algorithm */
+} nc_algorithm_type;
+
+/* The registry, in enum nc_algorithm order, ending in NULL. */
+extern const nc_algorithm_type *const nc_algorithms[];
+
+/* Entries in nc_algorithms; the algorithm's entry, or NULL out of range. */
+unsigned nc_algorithm_count(void);
+const nc_algorithm_type *nc_algorithm_get(int a);
+
 const char *nc_collective_name(int c);   /* "allreduce", ...; "?" if out of range */
-const char *nc_algorithm_name(int a);    /* "auto", "ring", "tree", "hd", "hierarchical",
-                                            "in-network", "direct" */
+const char *nc_algorithm_name(int a);    /* the registry's name; "?" if out of range */
 int nc_collective_parse(const char *name, enum nc_collective *out);
-int nc_algorithm_parse(const char *name, enum nc_algorithm *out);
+int nc_algorithm_parse(const char *name, enum nc_algorithm *out); /* by registry name */
 
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor (in-network
  * all-reduce keeps 2(n-1)/n so that algorithms compare on one scale). */
@@ -138,15 +179,19 @@ double nc_busbw_factor(enum nc_collective c, unsigned ranks);
  * the caller. */
 void nc_fabric_defaults(nc_fabric *f);
 
+/* Errors: every function below returns 0, or a non-zero sim_error code with
+ * err (caller-owned, may be NULL; the first error wins) saying why:
+ * SIM_ERR_INPUT for a request the fabric or algorithm cannot serve,
+ * SIM_ERR_NOMEM when out of memory. */
+
 /* Expand a collective over ranks[0..n) (host ids; ranks[0] is the root of a
  * broadcast, send/recv goes ranks[0] -> ranks[1]) into plan (zeroed on
- * entry; free with nc_plan_free). Returns 0, or -1 with the reason
- * (algorithm not defined for the collective, halving-doubling on a rank count
- * that is not a power of two, in-network reduction the hardware lacks, no
- * memory). */
+ * entry; free with nc_plan_free). Fails for an algorithm not defined for the
+ * collective, halving-doubling on a rank count that is not a power of two,
+ * in-network reduction the hardware lacks, or no memory. */
 int nc_plan_build(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
                   enum nc_algorithm algo, const uint32_t *ranks, unsigned n, double bytes,
-                  char *why, size_t why_size);
+                  sim_error *err);
 void nc_plan_free(nc_plan *plan);
 
 /* As nc_plan_build, appending to an existing plan (its phases start at the
@@ -154,28 +199,25 @@ void nc_plan_free(nc_plan *plan);
  * every data-parallel group of a cluster. */
 int nc_plan_append(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
                    enum nc_algorithm algo, const uint32_t *ranks, unsigned n, double bytes,
-                   char *why, size_t why_size);
+                   sim_error *err);
 
 /* Add scale x the bytes the plan puts on every link (routed as the analytic
  * path routes it) to bytes[n_links]. When touched is not NULL (room for
  * n_links ids), the links whose bytes were 0 before are appended to it and
- * counted in *n_touched. Returns 0 or -1 with why. */
+ * counted in *n_touched. Fails when a route fails or out of memory. */
 int nc_link_bytes(const nc_plan *plan, const nc_fabric *f, double scale, double *bytes,
-                  uint32_t *touched, size_t *n_touched, char *why, size_t why_size);
+                  uint32_t *touched, size_t *n_touched, sim_error *err);
 
 /* A permutation: pairs src[i] -> dst[i] each move bytes, all at once, as
  * independent flows (one uncoupled phase). */
 int nc_plan_permutation(nc_plan *plan, const nc_fabric *f, const uint32_t *src,
-                        const uint32_t *dst, unsigned n, double bytes, char *why,
-                        size_t why_size);
+                        const uint32_t *dst, unsigned n, double bytes, sim_error *err);
 
-/* Run the plan on the flow model from an idle network. Returns 0 or -1 with
- * why (a route failed, no memory). */
-int nc_simulate(const nc_plan *plan, const nc_fabric *f, nc_result *out, char *why,
-                size_t why_size);
+/* Run the plan on the flow model from an idle network (netcoll_sim.c).
+ * Fails when a route fails or out of memory. */
+int nc_simulate(const nc_plan *plan, const nc_fabric *f, nc_result *out, sim_error *err);
 
-/* The closed-form time of the plan (see above). */
-int nc_analytic(const nc_plan *plan, const nc_fabric *f, nc_result *out, char *why,
-                size_t why_size);
+/* The closed-form time of the plan (see above; netcoll_analytic.c). */
+int nc_analytic(const nc_plan *plan, const nc_fabric *f, nc_result *out, sim_error *err);
 
 #endif

@@ -72,8 +72,7 @@ typedef struct comm_ctx {
     double *scratch;      /* one representative group's bytes, per link */
     uint32_t *touched;    /* the links scratch holds bytes for */
     double tier_copies[STEP_TIERS]; /* bytes of the groups not routed link by link */
-    sim_error *err;       /* the step tier's own errors (no memory) */
-    char why[256];        /* a collective's reason: a function returning < 0 left it here */
+    sim_error *err;       /* the step tier's errors, the collectives' included */
 } comm_ctx;
 
 /* 0 scale-up, 1 host-leaf, 2 leaf-spine, 3 spine-core or router-router */
@@ -92,8 +91,8 @@ static int link_tier(const topo_graph *g, uint32_t l)
 static int run_plan(comm_ctx *cx, const nc_plan *plan, double *t)
 {
     nc_result r;
-    int rc = cx->analytic ? nc_analytic(plan, &cx->f->nc, &r, cx->why, sizeof cx->why)
-                          : nc_simulate(plan, &cx->f->nc, &r, cx->why, sizeof cx->why);
+    int rc = cx->analytic ? nc_analytic(plan, &cx->f->nc, &r, cx->err)
+                          : nc_simulate(plan, &cx->f->nc, &r, cx->err);
     *t = r.time_s;
     return rc;
 }
@@ -109,14 +108,16 @@ static int collective_time(comm_ctx *cx, enum nc_collective coll, const uint32_t
     if (n < 2 || bytes <= 0)
         return 0;
     nc_plan plan;
-    if (nc_plan_build(&plan, &cx->f->nc, coll, NC_ALGO_AUTO, ranks, n, bytes, cx->why,
-                      sizeof cx->why))
-        return -1;
-    int rc = run_plan(cx, &plan, t);
+    int rc = nc_plan_build(&plan, &cx->f->nc, coll, NC_ALGO_AUTO, ranks, n, bytes, cx->err);
+    if (rc) {
+        nc_plan_free(&plan);
+        return rc;
+    }
+    rc = run_plan(cx, &plan, t);
     size_t n_touched = 0;
     if (!rc && per_iteration > 0)
         rc = nc_link_bytes(&plan, &cx->f->nc, per_iteration, cx->scratch, cx->touched,
-                           &n_touched, cx->why, sizeof cx->why);
+                           &n_touched, cx->err);
     nc_plan_free(&plan);
     const topo_graph *g = &cx->f->g;
     for (size_t i = 0; i < n_touched; i++) {
@@ -273,9 +274,7 @@ static int pp_sends(comm_ctx *cx, const workload *w, stage_costs *c)
                     }
             nc_plan plan;
             double t = 0;
-            if (nc_plan_permutation(&plan, &cx->f->nc, src, dst, pairs, bytes, cx->why,
-                                    sizeof cx->why))
-                rc = -1;
+            rc = nc_plan_permutation(&plan, &cx->f->nc, src, dst, pairs, bytes, cx->err);
             if (!rc)
                 rc = run_plan(cx, &plan, &t);
             /* forward sends leave stage s (count_f of them), backward sends
@@ -283,7 +282,7 @@ static int pp_sends(comm_ctx *cx, const workload *w, stage_costs *c)
             double per_iter = w->microbatches * (dir ? count_b : count_f);
             if (!rc && per_iter > 0)
                 rc = nc_link_bytes(&plan, &cx->f->nc, per_iter, cx->link_bytes, NULL, NULL,
-                                   cx->why, sizeof cx->why);
+                                   cx->err);
             nc_plan_free(&plan);
             *(dir ? &c[s].send_b : &c[s].send_f) = t;
         }
@@ -322,14 +321,12 @@ static int dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
             for (unsigned d = 0; d < p->dp; d++)
                 for (unsigned cc = 0; cc < p->cp; cc++)
                     ranks[k++] = step_gpu(p, s, d, cc, t0);
-            rc = nc_plan_append(&plan, &cx->f->nc, coll, NC_ALGO_RING, ranks, n, bytes, cx->why,
-                                sizeof cx->why);
+            rc = nc_plan_append(&plan, &cx->f->nc, coll, NC_ALGO_RING, ranks, n, bytes, cx->err);
         }
     }
     if (!rc && plan.n_phases)
         rc = t ? run_plan(cx, &plan, t)
-               : nc_link_bytes(&plan, &cx->f->nc, 1.0, cx->link_bytes, NULL, NULL, cx->why,
-                               sizeof cx->why);
+               : nc_link_bytes(&plan, &cx->f->nc, 1.0, cx->link_bytes, NULL, NULL, cx->err);
     nc_plan_free(&plan);
     free(ranks);
     return rc;
@@ -448,9 +445,8 @@ static int check_inputs(const workload *w, const fabric *f, const step_options *
 }
 
 /* What step_simulate works with between its phases; owns everything but
- * cx.f, cx.link_bytes (out->link_bytes) and cx.err. Its functions return 0,
- * a sim_error code recorded in cx.err, or < 0 with a collective's reason in
- * cx.why (netcoll's convention). */
+ * cx.f, cx.link_bytes (out->link_bytes) and cx.err. Its functions return 0
+ * or a sim_error code recorded in cx.err. */
 typedef struct step_run {
     comm_ctx cx;
     stage_costs *c;       /* per stage */
@@ -734,8 +730,6 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         rc = run_replicas(&sr, w, o, out);
     if (!rc)
         rc = finish_profile(&sr, w, dev, f, stage_ends(&sr, w, o, out), out);
-    if (rc < 0) /* a collective's reason (netcoll reports through why) */
-        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s", sr.cx.why);
     if (rc)
         step_profile_free(out);
     step_run_free(&sr);

@@ -475,27 +475,26 @@ static int bench_size(bench *bn, double size)
     const bench_spec *b = &bn->b;
     nc_plan plan;
     nc_result res;
-    char why[512];
-    if (nc_plan_build(&plan, &bn->f->nc, b->op, b->algo, bn->ranks, b->ranks, size, why,
-                      sizeof why)) {
-        fprintf(stderr, "dcsim netbench: error: %s\n", why);
-        return CLI_EXIT_INPUT;
+    sim_error err = {0};
+    if (nc_plan_build(&plan, &bn->f->nc, b->op, b->algo, bn->ranks, b->ranks, size, &err)) {
+        fprintf(stderr, "dcsim netbench: error: %s\n", err.msg);
+        return err.code == SIM_ERR_NOMEM ? EXIT_FAILURE : CLI_EXIT_INPUT;
     }
     if (!bn->has_header)
         bench_header(bn, plan.algo);
-    int rc = bn->o->analytic ? nc_analytic(&plan, &bn->f->nc, &res, why, sizeof why)
-                             : nc_simulate(&plan, &bn->f->nc, &res, why, sizeof why);
+    int rc = bn->o->analytic ? nc_analytic(&plan, &bn->f->nc, &res, &err)
+                             : nc_simulate(&plan, &bn->f->nc, &res, &err);
     int last = next_size(size, b->factor) > b->max * (1 + 1e-12);
     if (!rc && last) {
         nc_result routed = res;
         if (!bn->o->analytic)
-            rc = nc_analytic(&plan, &bn->f->nc, &routed, why, sizeof why);
+            rc = nc_analytic(&plan, &bn->f->nc, &routed, &err);
         bn->links_used = routed.fabric_links_used;
         bn->links_colliding = routed.fabric_links_colliding;
     }
     nc_plan_free(&plan);
     if (rc) {
-        fprintf(stderr, "dcsim netbench: error: %s\n", why);
+        fprintf(stderr, "dcsim netbench: error: %s\n", err.msg);
         return 1;
     }
     bench_row(bn, size, &res);

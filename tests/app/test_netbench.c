@@ -72,13 +72,12 @@ static double busbw_of(const fabric *f, enum nc_collective c, enum nc_algorithm 
         ranks[i] = i;
     nc_plan p;
     nc_result r = {0};
-    char why[256];
-    int rc = nc_plan_build(&p, &f->nc, c, a, ranks, n, bytes, why, sizeof why);
+    sim_error err = {0};
+    int rc = nc_plan_build(&p, &f->nc, c, a, ranks, n, bytes, &err);
     if (!rc)
-        rc = analytic ? nc_analytic(&p, &f->nc, &r, why, sizeof why)
-                      : nc_simulate(&p, &f->nc, &r, why, sizeof why);
+        rc = analytic ? nc_analytic(&p, &f->nc, &r, &err) : nc_simulate(&p, &f->nc, &r, &err);
     if (rc)
-        fprintf(stderr, "%s\n", why);
+        fprintf(stderr, "%s\n", err.msg);
     nc_plan_free(&p);
     free(ranks);
     return rc ? -1 : r.busbw;

@@ -118,6 +118,14 @@ struct size_result {
     double rss_start_bytes, peak_rss_bytes;
 };
 
+/* A collective's error into r->why; returns rc. */
+static int nc_why(struct size_result *r, const sim_error *err, int rc)
+{
+    if (rc)
+        snprintf(r->why, sizeof r->why, "%s", err->msg);
+    return rc;
+}
+
 static void run_size(unsigned gpus, struct size_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -150,8 +158,8 @@ static void run_size(unsigned gpus, struct size_result *r)
     r->n_links = f.g.n_links;
 
     t0 = now_s();
-    if (nc_plan_build(&plan, &f.nc, NC_ALLREDUCE, NC_ALGO_RING, ranks, gpus, ALLREDUCE_BYTES,
-                      r->why, sizeof r->why))
+    if (nc_why(r, &err, nc_plan_build(&plan, &f.nc, NC_ALLREDUCE, NC_ALGO_RING, ranks, gpus,
+                                      ALLREDUCE_BYTES, &err)))
         goto out;
     t1 = now_s();
     r->plan_s = t1 - t0;
@@ -160,7 +168,7 @@ static void run_size(unsigned gpus, struct size_result *r)
 
     nc_result res;
     t0 = now_s();
-    if (nc_simulate(&plan, &f.nc, &res, r->why, sizeof r->why))
+    if (nc_why(r, &err, nc_simulate(&plan, &f.nc, &res, &err)))
         goto out;
     t1 = now_s();
     r->simulate_s = t1 - t0;
@@ -179,7 +187,7 @@ static void run_size(unsigned gpus, struct size_result *r)
     nc_fabric nc = f.nc;
     nc.router = fresh;
     t0 = now_s();
-    if (nc_analytic(&plan, &nc, &res, r->why, sizeof r->why))
+    if (nc_why(r, &err, nc_analytic(&plan, &nc, &res, &err)))
         goto out;
     t1 = now_s();
     r->analytic_cold_s = t1 - t0;
@@ -188,7 +196,7 @@ static void run_size(unsigned gpus, struct size_result *r)
     r->analytic_warm_s = INFINITY;
     for (int k = 0; k < ANALYTIC_WARM_REPS; k++) {
         t0 = now_s();
-        if (nc_analytic(&plan, &nc, &res, r->why, sizeof r->why))
+        if (nc_why(r, &err, nc_analytic(&plan, &nc, &res, &err)))
             goto out;
         t1 = now_s();
         if (t1 - t0 < r->analytic_warm_s)

@@ -1,0 +1,74 @@
+/* netcoll_in_network.c - in-network all-reduce: NVLS inside one scale-up
+ * domain (each GPU sends S to the crossbar and receives S), SHARP over the
+ * fabric otherwise (each rank's NIC sends S up and receives the reduced S);
+ * one coupled phase over the ranks' fixed links, capped at the reduction
+ * bandwidth of the technology. Latency: the scale-up reduction latency, or
+ * base + 2 fabric steps.
+ */
+#include <math.h>
+
+#include "netcoll_internal.h"
+
+/* The host's link into a node of the given kind, or UINT32_MAX. */
+static uint32_t host_link(const topo_graph *g, uint32_t host, enum topo_node_kind kind)
+{
+    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
+        uint32_t l = g->out_links[i];
+        if (g->node_kind[g->link_dst[l]] == kind)
+            return l;
+    }
+    return UINT32_MAX;
+}
+
+/* NVLS when the ranks are one multi-GPU domain, else SHARP. */
+static int in_one_domain(const nc_fabric *f, const uint32_t *r, unsigned n)
+{
+    return nc_count_domains(f, r, n) == 1 && f->domain_size > 1;
+}
+
+static int check(const nc_fabric *f, enum nc_collective coll, const uint32_t *r, unsigned n,
+                 sim_error *err)
+{
+    (void)coll;
+    int one_domain = in_one_domain(f, r, n);
+    enum topo_node_kind kind = one_domain ? TOPO_SCALEUP : TOPO_SWITCH;
+    double cap = one_domain ? f->scaleup_reduction_bytes_per_s : f->fabric_reduction_bytes_per_s;
+    if (!(cap > 0))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "in-network reduction is not available %s (no reduction bandwidth "
+                             "for the link technology)",
+                             one_domain ? "in this scale-up domain" : "on this fabric");
+    for (unsigned i = 0; i < n; i++)
+        if (host_link(f->g, r[i], kind) == UINT32_MAX)
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                                 "rank %u (host %u) has no link for in-network reduction", i,
+                                 r[i]);
+    return 0;
+}
+
+static int build(nc_plan *p, const nc_fabric *f, enum nc_collective coll, const uint32_t *r,
+                 unsigned n, double bytes)
+{
+    (void)coll;
+    int one_domain = in_one_domain(f, r, n);
+    enum topo_node_kind kind = one_domain ? TOPO_SCALEUP : TOPO_SWITCH;
+    double cap = one_domain ? f->scaleup_reduction_bytes_per_s : f->fabric_reduction_bytes_per_s;
+    double lat = one_domain ? f->scaleup_reduction_latency_s
+                            : f->base_latency_s + 2 * f->inter_step_latency_s;
+    nc_add_phase(p, bytes, lat, cap, 1, NULL, 0);
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t up = host_link(f->g, r[i], kind);
+        nc_add_conn(p, up, NC_FIXED_LINK, 1.0);
+        nc_add_conn(p, up ^ 1u, NC_FIXED_LINK, 1.0); /* the reduced data coming back */
+    }
+    return p->failed ? -1 : 0;
+}
+
+const nc_algorithm_type nc_algo_in_network = {
+    .name = "in-network",
+    .doc = "NVLS inside one node (each GPU sends S to the crossbar and receives S, capped at "
+           "the reduction bandwidth); SHARP across nodes (each NIC sends and receives S)",
+    .collectives = 1u << NC_ALLREDUCE,
+    .check = check,
+    .build = build,
+};
