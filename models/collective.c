@@ -1,31 +1,12 @@
 /* collective.c - alpha-beta all-reduce times (formulas in collective.h:
  * ring 2(n-1) alpha + 2(n-1)/n S/B; binomial tree 2 ceil(log2 n)(alpha + S/B);
- * B = B(S), a step function of the per-rank size S when tiered).
+ * B = B(S), a step function of the per-rank size S when tiered). An
+ * algorithm is one line of coll_algorithms plus its enum value.
  */
 #include "collective.h"
 
 #include <math.h>
 #include <string.h>
-
-static const char *const coll_names[COLL_ALGORITHM_COUNT] = {
-    [COLL_RING] = "ring",
-    [COLL_TREE] = "tree",
-};
-
-const char *coll_algorithm_name(int alg)
-{
-    return alg >= 0 && alg < COLL_ALGORITHM_COUNT ? coll_names[alg] : "?";
-}
-
-int coll_algorithm_parse(const char *name, enum coll_algorithm *out)
-{
-    for (int a = 0; a < COLL_ALGORITHM_COUNT; a++)
-        if (name && strcmp(name, coll_names[a]) == 0) {
-            *out = (enum coll_algorithm)a;
-            return 0;
-        }
-    return -1;
-}
 
 /* ceil(log2 n) for n >= 1, exactly (no floating point) */
 static unsigned ceil_log2(unsigned n)
@@ -36,32 +17,56 @@ static unsigned ceil_log2(unsigned n)
     return levels;
 }
 
+static double ring_steps(unsigned n) { return 2.0 * (n - 1); }
+static double ring_bytes_factor(unsigned n) { return 2.0 * (n - 1) / n; }
+static double tree_steps(unsigned n) { return 2.0 * ceil_log2(n); }
+static double tree_bytes_factor(unsigned n) { return 2.0 * ceil_log2(n); }
+
+/* The algorithms, one line each, indexed by enum coll_algorithm. */
+static const struct coll_algorithm_type {
+    const char *name;
+    const char *doc;
+    double (*steps)(unsigned ranks);        /* latency steps, ranks >= 1 */
+    double (*bytes_factor)(unsigned ranks); /* multiple of S/B, ranks >= 1 */
+} coll_algorithms[COLL_ALGORITHM_COUNT] = {
+    [COLL_RING] = {"ring", "reduce-scatter then all-gather: 2(n-1) steps of S/n", ring_steps,
+                   ring_bytes_factor},
+    [COLL_TREE] = {"tree", "binomial reduce then broadcast: 2 ceil(log2 n) steps of S",
+                   tree_steps, tree_bytes_factor},
+};
+
+const char *coll_algorithm_name(int alg)
+{
+    return alg >= 0 && alg < COLL_ALGORITHM_COUNT ? coll_algorithms[alg].name : "?";
+}
+
+const char *coll_algorithm_doc(int alg)
+{
+    return alg >= 0 && alg < COLL_ALGORITHM_COUNT ? coll_algorithms[alg].doc : "?";
+}
+
+int coll_algorithm_parse(const char *name, enum coll_algorithm *out)
+{
+    for (int a = 0; a < COLL_ALGORITHM_COUNT; a++)
+        if (name && strcmp(name, coll_algorithms[a].name) == 0) {
+            *out = (enum coll_algorithm)a;
+            return 0;
+        }
+    return -1;
+}
+
 double coll_allreduce_steps(enum coll_algorithm alg, unsigned ranks)
 {
-    if (ranks == 0)
+    if (ranks == 0 || (unsigned)alg >= COLL_ALGORITHM_COUNT)
         return -1.0;
-    switch (alg) {
-    case COLL_RING:
-        return 2.0 * (ranks - 1);
-    case COLL_TREE:
-        return 2.0 * ceil_log2(ranks);
-    default:
-        return -1.0;
-    }
+    return coll_algorithms[alg].steps(ranks);
 }
 
 double coll_allreduce_bytes_factor(enum coll_algorithm alg, unsigned ranks)
 {
-    if (ranks == 0)
+    if (ranks == 0 || (unsigned)alg >= COLL_ALGORITHM_COUNT)
         return -1.0;
-    switch (alg) {
-    case COLL_RING:
-        return 2.0 * (ranks - 1) / ranks;
-    case COLL_TREE:
-        return 2.0 * ceil_log2(ranks);
-    default:
-        return -1.0;
-    }
+    return coll_algorithms[alg].bytes_factor(ranks);
 }
 
 int coll_bandwidth_check(const coll_bandwidth *bw)

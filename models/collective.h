@@ -41,6 +41,8 @@ typedef struct coll_bandwidth {
 
 /* "ring", "tree"; "?" when out of range */
 const char *coll_algorithm_name(int alg);
+/* one line: what the algorithm does; "?" when out of range */
+const char *coll_algorithm_doc(int alg);
 /* 0 and *out set, or -1 for an unknown name */
 int coll_algorithm_parse(const char *name, enum coll_algorithm *out);
 
