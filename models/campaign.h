@@ -40,8 +40,9 @@
 #include "error.h"
 
 /* A cause of failure: every unit (GPU, or node of gpus_per_node GPUs) of
- * the job fails from it after an exponential time of mean 1/rate, on the
- * unit's own random stream (one stream per unit carries all its causes:
+ * the job fails from it after a time drawn from its failure process
+ * (failure_process.h) of mean 1/rate. Exponential (memoryless) causes share
+ * the unit's own random stream (one stream per unit carries all of them:
  * the next failure after Exp(sum of rates), its cause drawn in proportion
  * to the rates). A Weibull cause instead renews on its own stream per unit:
  * time to failure Weibull(shape k, scale = mean / Gamma(1 + 1/k)), a fresh
@@ -74,9 +75,11 @@ typedef struct campaign_cause {
                             per cause at parts x rate, the failing part drawn uniformly) */
     double detection_s;  /* > 0: silent (data corruption): found after Exp(detection_s), the
                             job rolls back to the last checkpoint from before it */
-    double weibull_shape; /* 0: exponential (superposed on the unit's stream); > 0: Weibull
-                             of this shape and mean 1/rate, renewed at each replacement, on
-                             its own stream per unit */
+    unsigned process;    /* its failure process: index in failure_processes
+                            (failure_process.h); 0, exponential, superposed on the unit's
+                            stream; FAILURE_WEIBULL: of this shape and mean 1/rate,
+                            renewed at each replacement, on its own stream per unit */
+    double shape;        /* the process's shape (Weibull k); 0 for the exponential */
 } campaign_cause;
 
 /* A campaign still running after this many times its failure-free

@@ -1,29 +1,29 @@
-/* campaign_failures.c - the campaign's failure processes: the causes'
- * rates per unit, their random streams, and the draws (cause, Weibull
- * renewal and residual life, detection delays, silent corruption found).
+/* campaign_failures.c - the campaign's failure streams: the causes'
+ * rates per unit, their random streams, and the draws (cause, renewal and
+ * residual life through the cause's failure process (failure_process.h),
+ * detection delays, silent corruption found).
  *
  * Each unit has a pending failure event on its own random stream; the
  * streams and first draws are made in parallel (OpenMP, one output slot
  * per unit) and scheduled serially in unit order, so any thread count gives
  * the same events.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
-#include <gsl/gsl_sf_gamma.h>
 
 #include "campaign.h"
 #include "campaign_internal.h"
 #include "engine.h"
+#include "failure_process.h"
 #include "rng.h"
 
 #define NODE_FLAG (1ULL << 63) /* event payload: a node's failure, not a GPU's */
 #define RACK_FLAG (1ULL << 62) /* event payload: a rack's failure */
 #define PART_FLAG (1ULL << 61) /* event payload: a switch or cable cause (index in the low bits) */
-#define WEIBULL_SHIFT 40        /* payload bits 40..47: Weibull cause index + 1 */
-#define UNIT_MASK ((1ULL << WEIBULL_SHIFT) - 1)
+#define RENEWAL_SHIFT 40        /* payload bits 40..47: renewing cause index + 1 */
+#define UNIT_MASK ((1ULL << RENEWAL_SHIFT) - 1)
 
 /* How long until this failure is noticed: U(0, period) of a health check,
  * capped by a collective timeout. */
@@ -61,7 +61,8 @@ static int32_t draw_cause(campaign *c, gsl_rng *r, int unit, double total)
     }
     int32_t last = -1;
     for (unsigned i = 0; i < c->cfg->n_causes; i++) {
-        if (c->cfg->causes[i].unit != unit || c->cfg->causes[i].weibull_shape > 0)
+        const campaign_cause *x = &c->cfg->causes[i];
+        if (x->unit != unit || !failure_process_is_memoryless(x->process))
             continue;
         acc += c->cfg->causes[i].rate_per_s;
         last = (int32_t)i;
@@ -71,21 +72,20 @@ static int32_t draw_cause(campaign *c, gsl_rng *r, int unit, double total)
     return last; /* rounding at the top end */
 }
 
-static double weibull_time(const campaign_cause *x, gsl_rng *r)
+/* A renewing cause's next failure: a fresh part's time to failure. */
+static double renewal_time(const campaign_cause *x, gsl_rng *r)
 {
-    double k = x->weibull_shape, mean = 1 / x->rate_per_s;
-    return gsl_ran_weibull(r, mean / gsl_sf_gamma(1 + 1 / k), k);
+    return failure_process_get(x->process)->draw(r, x->rate_per_s, x->shape);
 }
 
 /* The first failure of a unit on a cluster in steady state (parts of every
- * age): its residual life, U x L with L length-biased. For Weibull(k,
- * scale a), (L/a)^k of the length-biased law is Gamma(1 + 1/k, 1). */
-static double weibull_residual(const campaign_cause *x, gsl_rng *r)
+ * age): a renewing cause's residual life, or for a memoryless stream (x
+ * NULL) its exponential time at the summed rate. */
+static double first_time(const campaign_cause *x, gsl_rng *r, double rate)
 {
-    double k = x->weibull_shape, a = 1 / x->rate_per_s / gsl_sf_gamma(1 + 1 / k);
-    /* G^(1/k) alone can overflow for small k (a is tiny then): multiply in logs */
-    double length = exp(log(a) + log(gsl_ran_gamma(r, 1 + 1 / k, 1)) / k);
-    return gsl_rng_uniform(r) * length;
+    if (!x)
+        return gsl_ran_exponential(r, 1.0 / rate);
+    return failure_process_get(x->process)->residual(r, x->rate_per_s, x->shape);
 }
 
 /* A silent corruption is found: roll back to the last checkpoint from
@@ -128,13 +128,13 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         return;
     }
     int is_node = (data & NODE_FLAG) != 0, is_rack = (data & RACK_FLAG) != 0;
-    unsigned weibull = (unsigned)((data >> WEIBULL_SHIFT) & 0xff);
+    unsigned renewing = (unsigned)((data >> RENEWAL_SHIFT) & 0xff);
     uint64_t id = data & UNIT_MASK;
     int32_t cause;
-    if (weibull) { /* a Weibull cause: its part is replaced and renews */
-        cause = (int32_t)weibull - 1;
-        gsl_rng *r = c->weibull_rng[cause][id];
-        sim_schedule_in(eng, weibull_time(&c->cfg->causes[cause], r), PRIO_FAILURE, KIND_FAILURE,
+    if (renewing) { /* a cause of its own stream: its part is replaced and renews */
+        cause = (int32_t)renewing - 1;
+        gsl_rng *r = c->renewal_rng[cause][id];
+        sim_schedule_in(eng, renewal_time(&c->cfg->causes[cause], r), PRIO_FAILURE, KIND_FAILURE,
                         on_failure, c, data);
     } else {
         gsl_rng *r = is_rack ? c->rack_rng[id] : is_node ? c->node_rng[id] : c->gpu_rng[id];
@@ -176,18 +176,21 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
 /* One stream per unit of a kind, its first failure drawn: pure per-unit
  * work into per-index slots, so the thread count cannot change results. */
 static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, gsl_rng ***out,
-                        uint64_t flag, uint32_t purpose, const campaign_cause *weibull,
+                        uint64_t flag, uint32_t purpose, const campaign_cause *renewing,
                         unsigned kind, sim_handler_fn handler);
 
 static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double rate,
                              gsl_rng ***out, uint64_t flag, uint32_t purpose,
-                             const campaign_cause *weibull)
+                             const campaign_cause *renewing)
 {
-    return make_streams(c, entity, n, rate, out, flag, purpose, weibull, KIND_FAILURE, on_failure);
+    return make_streams(c, entity, n, rate, out, flag, purpose, renewing, KIND_FAILURE,
+                        on_failure);
 }
 
+/* renewing: the cause of a stream of its own (its residual life first), or
+ * NULL for a memoryless stream at rate. */
 static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, gsl_rng ***out,
-                        uint64_t flag, uint32_t purpose, const campaign_cause *weibull,
+                        uint64_t flag, uint32_t purpose, const campaign_cause *renewing,
                         unsigned kind, sim_handler_fn handler)
 {
     gsl_rng **rng = calloc(n ? n : 1, sizeof *rng);
@@ -206,8 +209,7 @@ static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, g
             failed = 1;
             continue;
         }
-        first[i] = weibull ? weibull_residual(weibull, rng[i])
-                           : gsl_ran_exponential(rng[i], 1.0 / rate);
+        first[i] = first_time(renewing, rng[i], rate);
     }
     if (failed) {
         free(first);
@@ -233,14 +235,15 @@ int campaign_make_failure_streams(campaign *c)
                                RACK_FLAG, SIM_PURPOSE_FAILURE, NULL);
     for (unsigned i = 0; !rc && i < c->cfg->n_causes; i++) {
         const campaign_cause *x = &c->cfg->causes[i];
-        if (!(x->weibull_shape > 0) || !(x->rate_per_s > 0) || x->unit == CAMPAIGN_UNIT_RACK)
+        if (failure_process_is_memoryless(x->process) || !(x->rate_per_s > 0) ||
+            x->unit == CAMPAIGN_UNIT_RACK)
             continue;
         int node = x->unit == CAMPAIGN_UNIT_NODE;
         /* purposes above the fixed ones: one per cause, so causes draw apart */
         rc = make_unit_streams(c, node ? SIM_ENTITY_NODE : SIM_ENTITY_GPU,
                                node ? c->n_nodes : c->cfg->gpu_count, x->rate_per_s,
-                               &c->weibull_rng[i],
-                               (node ? NODE_FLAG : 0) | ((uint64_t)(i + 1) << WEIBULL_SHIFT),
+                               &c->renewal_rng[i],
+                               (node ? NODE_FLAG : 0) | ((uint64_t)(i + 1) << RENEWAL_SHIFT),
                                SIM_PURPOSE_FAILURE + 256 + i, x);
     }
     /* switches and cables: identical exponential parts, so one stream per
@@ -299,10 +302,10 @@ void campaign_free_streams(campaign *c)
             gsl_rng_free(c->part_rng[k]);
         c->part_rng[k] = NULL;
         uint64_t n = c->cfg->causes[k].unit == CAMPAIGN_UNIT_NODE ? c->n_nodes : c->cfg->gpu_count;
-        for (uint64_t i = 0; c->weibull_rng[k] && i < n; i++)
-            gsl_rng_free(c->weibull_rng[k][i]);
-        free(c->weibull_rng[k]);
-        c->weibull_rng[k] = NULL;
+        for (uint64_t i = 0; c->renewal_rng[k] && i < n; i++)
+            gsl_rng_free(c->renewal_rng[k][i]);
+        free(c->renewal_rng[k]);
+        c->renewal_rng[k] = NULL;
     }
 }
 
@@ -313,7 +316,7 @@ double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs)
     unsigned per_node = cfg->gpus_per_node ? cfg->gpus_per_node : 8;
     rs->n_nodes = (cfg->gpu_count + per_node - 1) / per_node;
     rs->gpu_rate = cfg->gpu_failure_rate_per_s;
-    double weibull_rate = 0; /* long-run rate of the renewing Weibull causes: 1 / mean */
+    double renewal_rate = 0; /* long-run rate of the renewing (Weibull) causes: 1 / mean */
     double part_rate = 0;    /* switches and cables */
     for (unsigned i = 0; i < cfg->n_causes && i < CAMPAIGN_MAX_CAUSES; i++) {
         const campaign_cause *x = &cfg->causes[i];
@@ -322,8 +325,8 @@ double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs)
             part_rate += (double)x->parts * x->rate_per_s;
         else if (x->unit == CAMPAIGN_UNIT_RACK)
             rs->rack_rate += x->rate_per_s;
-        else if (x->weibull_shape > 0)
-            weibull_rate += units * x->rate_per_s;
+        else if (!failure_process_is_memoryless(x->process))
+            renewal_rate += units * x->rate_per_s;
         else if (x->unit == CAMPAIGN_UNIT_NODE)
             rs->node_rate += x->rate_per_s;
         else
@@ -332,7 +335,7 @@ double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs)
     if (cfg->nodes_per_rack)
         rs->n_racks = (rs->n_nodes + cfg->nodes_per_rack - 1) / cfg->nodes_per_rack;
     return (double)cfg->gpu_count * rs->gpu_rate + (double)rs->n_nodes * rs->node_rate +
-           (double)rs->n_racks * rs->rack_rate + weibull_rate + part_rate;
+           (double)rs->n_racks * rs->rack_rate + renewal_rate + part_rate;
 }
 
 double campaign_cluster_failure_rate_per_s(const campaign_config *cfg)

@@ -27,7 +27,8 @@ typedef struct campaign {
     sim_error *err;
     gsl_rng **gpu_rng;           /* failure stream per GPU */
     gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
-    gsl_rng **weibull_rng[CAMPAIGN_MAX_CAUSES]; /* per Weibull cause, one stream per unit */
+    gsl_rng **renewal_rng[CAMPAIGN_MAX_CAUSES]; /* per renewing (Weibull) cause, one stream
+                                                   per unit */
     gsl_rng **rack_rng;          /* failure stream per rack (rack-unit causes) */
     gsl_rng *part_rng[CAMPAIGN_MAX_CAUSES]; /* per switch or cable cause: one stream */
     int64_t failing_part;        /* the switch or cable failing now, for its event; else -1 */

@@ -10,12 +10,36 @@
 
 #include "campaign.h"
 #include "campaign_internal.h"
+#include "failure_process.h"
 
 double campaign_iteration_time_s(const campaign_config *cfg)
 {
     double tokens = fmin(cfg->tokens_per_iteration, cfg->train_tokens);
     return 6.0 * cfg->model_params * tokens /
            ((double)cfg->gpu_count * cfg->gpu_peak_flops_per_s * cfg->mfu_frac);
+}
+
+/* A cause the campaign can run: a rate, parameters its failure process
+ * accepts, and a unit; racks, switches and cables on one shared stream, so
+ * memoryless; switches and cables with a part count and never silent. */
+static int cause_ok(const campaign_config *cfg, const campaign_cause *x)
+{
+    const failure_process *fp = failure_process_get(x->process);
+    int memoryless = failure_process_is_memoryless(x->process);
+    if (!(x->rate_per_s >= 0 && isfinite(x->rate_per_s)) || !fp || fp->check(x))
+        return 0;
+    switch (x->unit) {
+    case CAMPAIGN_UNIT_GPU:
+    case CAMPAIGN_UNIT_NODE:
+        return 1;
+    case CAMPAIGN_UNIT_RACK:
+        return cfg->nodes_per_rack > 0 && memoryless;
+    case CAMPAIGN_UNIT_SWITCH:
+    case CAMPAIGN_UNIT_CABLE:
+        return x->parts > 0 && memoryless && x->detection_s == 0;
+    default:
+        return 0;
+    }
 }
 
 int campaign_config_check(const campaign_config *cfg, sim_error *err)
@@ -38,18 +62,7 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
     REQUIRE(cfg->n_causes <= CAMPAIGN_MAX_CAUSES, "campaign: at most %d failure causes",
             CAMPAIGN_MAX_CAUSES);
     for (unsigned i = 0; i < cfg->n_causes; i++)
-        REQUIRE(cfg->causes[i].rate_per_s >= 0 && isfinite(cfg->causes[i].rate_per_s) &&
-                    (cfg->causes[i].weibull_shape == 0 ||
-                     (cfg->causes[i].weibull_shape >= CAMPAIGN_WEIBULL_SHAPE_MIN &&
-                      cfg->causes[i].weibull_shape <= CAMPAIGN_WEIBULL_SHAPE_MAX)) &&
-                    (cfg->causes[i].unit == CAMPAIGN_UNIT_GPU ||
-                     cfg->causes[i].unit == CAMPAIGN_UNIT_NODE ||
-                     (cfg->causes[i].unit == CAMPAIGN_UNIT_RACK && cfg->nodes_per_rack > 0 &&
-                      cfg->causes[i].weibull_shape == 0) ||
-                     ((cfg->causes[i].unit == CAMPAIGN_UNIT_SWITCH ||
-                       cfg->causes[i].unit == CAMPAIGN_UNIT_CABLE) &&
-                      cfg->causes[i].parts > 0 && cfg->causes[i].weibull_shape == 0 &&
-                      cfg->causes[i].detection_s == 0)),
+        REQUIRE(cause_ok(cfg, &cfg->causes[i]),
                 "campaign: failure cause %u needs a rate >= 0, a Weibull shape of 0 "
                 "(exponential) or from 1/170 to 100, and a GPU, node, rack, switch "
                 "or cable unit (racks: nodes per rack set; racks, switches and cables: "

@@ -12,6 +12,7 @@
 #include <omp.h>
 #endif
 
+#include "failure_process.h"
 #include "units.h"
 
 /* Measured per-item costs (x86-64, glibc, Release build), rounded up:
@@ -89,7 +90,7 @@ static double streams(const campaign_config *c)
                        : x->unit == CAMPAIGN_UNIT_RACK ? racks
                        : x->unit == CAMPAIGN_UNIT_GPU  ? gpus
                                                        : 1; /* switches, cables: one stream */
-        if (x->weibull_shape > 0)
+        if (!failure_process_is_memoryless(x->process))
             n += units;
         else if (x->unit == CAMPAIGN_UNIT_GPU)
             gpu_stream = 1;

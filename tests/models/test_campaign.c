@@ -22,6 +22,7 @@
 
 #include "campaign.h"
 #include "check.h"
+#include "failure_process.h"
 
 typedef struct collector {
     size_t n_events, n_segments;
@@ -406,14 +407,14 @@ static void test_weibull_shape_bound(void)
     c.n_causes = 1;
     c.causes[0] = (campaign_cause){.name = "w", .unit = CAMPAIGN_UNIT_GPU,
                                    .rate_per_s = c.gpu_failure_rate_per_s,
-                                   .weibull_shape = 1.0 / 170};
+                                   .process = FAILURE_WEIBULL, .shape = 1.0 / 170};
     c.gpu_failure_rate_per_s = 0;
     campaign_result r;
     sim_error err;
     sim_error_clear(&err);
     CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), 0);
     CHECK(isfinite(r.time_to_train_s) && r.ettr_frac > 0 && r.ettr_frac <= 1);
-    c.causes[0].weibull_shape = 1.0 / 171;
+    c.causes[0].shape = 1.0 / 171;
     sim_error_clear(&err);
     CHECK_INT_EQ(campaign_run(&c, NULL, NULL, NULL, &r, &err), SIM_ERR_INPUT);
     CHECK_CONTAINS(err.msg, "from 1/170 to 100");
@@ -431,7 +432,7 @@ static void test_cluster_rate(void)
     c.causes[2] = (campaign_cause){.name = "sw", .unit = CAMPAIGN_UNIT_SWITCH, .rate_per_s = 4e-7,
                                    .parts = 10};
     c.causes[3] = (campaign_cause){.name = "wb", .unit = CAMPAIGN_UNIT_GPU, .rate_per_s = 5e-9,
-                                   .weibull_shape = 0.8};
+                                   .process = FAILURE_WEIBULL, .shape = 0.8};
     double want = 1024 * 1e-9 + 128 * 2e-8 + 8 * 3e-7 + 10 * 4e-7 + 1024 * 5e-9;
     CHECK_REL(campaign_cluster_failure_rate_per_s(&c), want, 1e-15);
     campaign_result r;

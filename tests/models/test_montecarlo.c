@@ -10,6 +10,7 @@
 
 #include "campaign.h"
 #include "check.h"
+#include "failure_process.h"
 
 /* One GPU whose iterations take 1 s (6 N T / (G peak MFU) = 6/6 s), so the
  * compute is `compute_h` hours and the checkpoint interval is exact to the
@@ -262,7 +263,8 @@ static void test_weibull_causes(void)
         snprintf(c.causes[0].name, sizeof c.causes[0].name, "part");
         c.causes[0].unit = CAMPAIGN_UNIT_GPU;
         c.causes[0].rate_per_s = 1 / (10 * 3600.0);
-        c.causes[0].weibull_shape = shapes[k];
+        c.causes[0].process = FAILURE_WEIBULL;
+        c.causes[0].shape = shapes[k];
         CHECK(run_all(&c, N, r) == 0);
         double rate[N];
         for (int i = 0; i < N; i++)

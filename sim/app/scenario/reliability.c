@@ -13,6 +13,8 @@
 
 #include <libxml/tree.h>
 
+#include "failure_process.h"
+
 extern const unsigned char dcsim_catalog_failures[];
 extern const size_t dcsim_catalog_failures_len;
 
@@ -201,6 +203,7 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, 
 /* what a <failure component distribution> names */
 typedef struct failure_kind {
     int node, rack, sw, cable, weibull; /* node is also set for a rack */
+    unsigned process;                   /* failure_process.h: the XSD names only these */
 } failure_kind;
 
 /* a named (or non-GPU, Weibull or silent) <failure>: its cause in the
@@ -228,7 +231,8 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
                          : CAMPAIGN_UNIT_GPU;
     x->rate_per_s = rate;
     x->parts = parts;
-    x->weibull_shape = shape;
+    x->process = k->process;
+    x->shape = shape;
     if (has_attr(f, "detection")) { /* silent: found after a mean delay */
         int rc = get_quantity(ld, f, "detection", SIM_DIM_TIME, 1, &x->detection_s);
         if (!rc)
@@ -260,7 +264,8 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     copy_attr(f, "distribution", dist, sizeof dist);
     failure_kind k = {.node = !strcmp(comp, "node"), .rack = !strcmp(comp, "rack"),
                       .sw = !strcmp(comp, "switch"), .cable = !strcmp(comp, "cable"),
-                      .weibull = !strcmp(dist, "weibull")};
+                      .weibull = !strcmp(dist, "weibull"),
+                      .process = (unsigned)failure_process_find(dist)};
     uint64_t parts = 0;
     if (k.sw || k.cable) {
         rc = network_parts(ld, f, s, k.sw, &parts);
