@@ -174,9 +174,9 @@ int nc_algorithm_parse(const char *name, enum nc_algorithm *out); /* by registry
  * all-reduce keeps 2(n-1)/n so that algorithms compare on one scale). */
 double nc_busbw_factor(enum nc_collective c, unsigned ranks);
 
-/* The fabric's defaults: NCCL's ring Simple latencies (base 8.4 us), one
- * chunk per 4 MiB up to 64 chunks... see netcoll.c; g and router set by
- * the caller. */
+/* The fabric's defaults: NCCL's ring Simple latencies (base 8.4 us, NVLink
+ * and network step latencies; netcoll.c), 4 hierarchical pipeline chunks,
+ * automatic channels; g and router set by the caller. */
 void nc_fabric_defaults(nc_fabric *f);
 
 /* Errors: every function below returns 0, or a non-zero sim_error code with

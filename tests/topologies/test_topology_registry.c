@@ -1,4 +1,4 @@
-/* test_registry.c - the registries of topologies/ against the schema
+/* test_topology_registry.c - the registries of topologies/ against the schema
  * scenarios read: the <fabric topology> enumeration of scenarios/dcsim.xsd
  * equals the topology registry's names (same order), every attribute a kind
  * requires or parses and every whole-number shape attribute is a <fabric>
