@@ -14,7 +14,7 @@
  * `const topo_kind topo_kind_NAME`, e.g. torus.c) and one line X(NAME) in
  * TOPO_KINDS of topology.c; then its value in the <fabric topology>
  * enumeration and its attributes in scenarios/dcsim.xsd, which
- * tests/topologies/test_registry.c checks against this registry. A kind with
+ * tests/topologies/test_topology_registry.c checks against this registry. A kind with
  * a new text attribute parses it itself (topo_kind.attrs); the value lands in
  * a topo_shape field.
  */

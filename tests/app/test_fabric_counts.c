@@ -7,7 +7,7 @@
  * rail-optimised SU rounding (3 -> 4, 9 -> 16 SUs), Dragonfly arrangements
  * and group counts, path classes. Where either refuses, both refuse with the
  * same message and SIM_ERR_INPUT: fabric_count is the loader's only check
- * (sim/app/scenario.c parse_fabric), so it must refuse exactly what the
+ * (sim/app/scenario/cluster.c parse_fabric), so it must refuse exactly what the
  * build refuses. */
 #include <dirent.h>
 #include <stdlib.h>

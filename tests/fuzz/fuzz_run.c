@@ -11,7 +11,7 @@
  *    than any example scenario needs (the 16K-GPU examples: ~10^4);
  *  - the summary JSON of a finished run holds no nan or inf.
  * The input may XInclude only lab-gpus.xml from the private directory, as in
- * fuzz_scenario.c (whose sandbox this copies).
+ * fuzz_scenario.c (the sandbox of fuzz_sandbox.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -143,18 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setup();
         ready = 1;
     }
-    if (fuzz_write_file(fuzz_input_path, data, size))
-        abort();
     scn_scenario scn;
-    sim_error err;
-    sim_error_clear(&err);
-    if (scn_load(fuzz_input_path, NULL, 0, &scn, &err) == 0) {
-        if (!scn.resolved_xml)
-            abort();
+    if (fuzz_load_input(lab_gpus, sizeof lab_gpus - 1, data, size, &scn) == 0) {
         run(&scn);
         scn_scenario_free(&scn);
-    } else if (!err.msg[0]) {
-        abort();
     }
     return 0;
 }

@@ -10,6 +10,7 @@
 #ifndef DCSIM_FUZZ_SANDBOX_H
 #define DCSIM_FUZZ_SANDBOX_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@
 
 #include <libxml/globals.h>
 #include <libxml/xmlIO.h>
+
+#include "error.h"
+#include "scenario.h"
 
 static char fuzz_dir[64];
 static char fuzz_input_path[96], fuzz_include_path[96];
@@ -65,6 +69,30 @@ static void fuzz_sandbox_setup(const char *catalog, size_t catalog_len)
         abort();
     atexit(fuzz_remove_dir);
     xmlParserInputBufferCreateFilenameDefault(fuzz_open_private);
+}
+
+/* One fuzz input as a scenario: the sandbox made on the first call (with
+ * catalog as lab-gpus.xml), data written as scenario.xml and loaded. Returns
+ * 0 with *scn loaded (the caller frees it), or -1 when the loader refused.
+ * Aborts on what must never happen: a loaded scenario without its resolved
+ * text, a refusal that does not say why. */
+static int fuzz_load_input(const char *catalog, size_t catalog_len, const uint8_t *data,
+                           size_t size, scn_scenario *scn)
+{
+    if (!fuzz_dir[0])
+        fuzz_sandbox_setup(catalog, catalog_len);
+    if (fuzz_write_file(fuzz_input_path, data, size))
+        abort();
+    sim_error err;
+    sim_error_clear(&err);
+    if (scn_load(fuzz_input_path, NULL, 0, scn, &err)) {
+        if (!err.msg[0])
+            abort(); /* every failure says why */
+        return -1;
+    }
+    if (!scn->resolved_xml)
+        abort(); /* a loaded scenario carries its resolved text */
+    return 0;
 }
 
 #endif
