@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""sizes.py SRC - the size limits of docs/design.md ("a file per concern"):
+"""sizes.py SRC [--summary] - the size limits of docs/design.md ("a file per concern"):
 no C source or header in sim/, models/ or topologies/ over 800 lines, no
 function over 120 lines (from its opening brace to its closing one).
 
@@ -7,7 +7,9 @@ Functions are found by brace matching at file level, after removing string
 and character literals and comments, which is enough for this code base's
 one style (STYLE.md: a function's opening brace on its own line). Prints
 every breach as FILE:LINE and exits 1, or prints the largest file and
-function and exits 0."""
+function and exits 0. --summary also prints, per folder, its files, lines,
+largest file, functions, how many are over the limit and the largest (the
+before/after figures of a restructuring: run it on `git archive REV` too)."""
 import glob
 import os
 import re
@@ -43,6 +45,25 @@ def functions(path):
     return found
 
 
+def summary(src):
+    """one line per folder of sim/ (its subfolders), models/, topologies/"""
+    sim = sorted(os.path.join("sim", d) for d in os.listdir(os.path.join(src, "sim"))
+                 if os.path.isdir(os.path.join(src, "sim", d)))
+    folders = sim + [f for f in FOLDERS if f != "sim"]
+    for folder in folders:
+        paths = sorted(glob.glob(os.path.join(src, folder, "**", "*.[ch]"), recursive=True))
+        if not paths:
+            continue
+        lines = [(sum(1 for _ in open(p, errors="replace")), os.path.relpath(p, src))
+                 for p in paths]
+        fns = [(n, name) for p in paths for n, name, _ in functions(p)]
+        over = sum(1 for n, _ in fns if n > MAX_FUNCTION_LINES)
+        big = max(fns) if fns else (0, "-")
+        print(f"{folder}: {len(paths)} files, {sum(n for n, _ in lines)} lines, largest "
+              f"{max(lines)[1]} ({max(lines)[0]}); {len(fns)} functions, {over} over "
+              f"{MAX_FUNCTION_LINES} lines, largest {big[1]} ({big[0]})")
+
+
 def main(src):
     breaches, biggest_file, biggest_fn = [], (0, ""), (0, "")
     for folder in FOLDERS:
@@ -68,4 +89,8 @@ def main(src):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))
+    args = [a for a in sys.argv[1:] if a != "--summary"]
+    root = args[0] if args else "."
+    if "--summary" in sys.argv[1:]:
+        summary(root)
+    sys.exit(main(root))
