@@ -63,13 +63,27 @@ def finished(path):
             return int(f["sweep"].attrs["points_finished"])
     except (OSError, KeyError):
         return -1
-p = subprocess.Popen([mpiexec, "--oversubscribe", "-n", "2", "-x", "OMP_NUM_THREADS=1", dcsim,
-                      *args, "-o", out], env=env, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True)
-while p.poll() is None and not 0 < finished(out) < 24:
-    time.sleep(0.02)
-os.killpg(p.pid, signal.SIGKILL)  # mpirun and both ranks at once
-p.wait()
+# Kill mpirun once some but not all points are stored. On a busy machine the
+# poll may miss that window (the sweep ends first, or the file is being
+# written each time we look): start over, at most three times, and say what
+# happened if it never opened.
+for attempt in range(3):
+    if os.path.exists(out):
+        os.unlink(out)
+    with open(f"{t}/cut.err", "w") as err:
+        p = subprocess.Popen([mpiexec, "--oversubscribe", "-n", "2", "-x", "OMP_NUM_THREADS=1",
+                              dcsim, *args, "-o", out], env=env, stdout=subprocess.DEVNULL,
+                             stderr=err, start_new_session=True)
+    while p.poll() is None and not 0 < finished(out) < 24:
+        time.sleep(0.02)
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)  # mpirun and both ranks at once
+        p.wait()
+        break
+    print(f"attempt {attempt + 1}: mpirun ended by itself (status {p.returncode}, "
+          f"{finished(out)} points stored) before it could be cut:", open(f"{t}/cut.err").read())
+else:
+    sys.exit("mpirun was never caught with some but not all points stored")
 import fcntl
 deadline = time.time() + 30  # a rank may outlive mpirun a moment: wait for rank 0's lock
 while time.time() < deadline:
