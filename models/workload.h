@@ -42,6 +42,56 @@
 enum recompute { RECOMPUTE_NONE = 0, RECOMPUTE_SELECTIVE = 1, RECOMPUTE_FULL = 2 };
 enum pp_schedule { SCHEDULE_1F1B = 0, SCHEDULE_INTERLEAVED = 1, SCHEDULE_GPIPE = 2 };
 
+/* Framework behaviour: what the training framework does that changes the
+ * time or memory of the same model and parallelism (the <job><framework>
+ * element, docs/step.md). Every zero value is the documented default, which
+ * is Megatron-Core's where one exists. */
+enum attention_kernel {
+    ATTN_FLASH2 = 0,      /* FlashAttention-2 (Dao 2023) */
+    ATTN_FLASH3,          /* FlashAttention-3 (Hopper only) */
+    ATTN_CUDNN,           /* cuDNN fused attention (Transformer Engine's default on Hopper) */
+    ATTN_MATERIALISED,    /* scores written to HBM: baddbmm, mask, softmax, dropout, bmm */
+    ATTN_KERNEL_COUNT
+};
+enum fp8_recipe {
+    FP8_RECIPE_TE = 0,    /* Transformer Engine: GEMMs in FP8; attention, norms, activations
+                             and communication in BF16 */
+    FP8_RECIPE_ALL,       /* every op, byte and message in FP8 (a bound, not a real recipe) */
+    FP8_RECIPE_COUNT
+};
+enum bucket_rule {
+    BUCKET_MEGATRON = 0,  /* max(40M, 1M x dp) parameters (components.md 4.4) */
+    BUCKET_PYTORCH_DDP,   /* 25 MB, first bucket 1 MiB */
+    BUCKET_DEEPSPEED,     /* 5e8 elements */
+    BUCKET_FIXED,         /* framework_config.bucket_params */
+    BUCKET_RULE_COUNT
+};
+enum tp_overlap_mode {
+    TP_OVERLAP_FRACTION = 0, /* a fixed fraction of TP communication hides (step_options) */
+    TP_OVERLAP_NONE,         /* everything exposed */
+    TP_OVERLAP_PIPELINED,    /* Megatron --tp-comm-overlap: chunked GEMM + communication */
+    TP_OVERLAP_MODE_COUNT
+};
+enum pp_send_mode {
+    PP_SEND_FULL = 0,        /* each TP rank sends the whole boundary activation */
+    PP_SEND_SCATTER_GATHER,  /* each TP rank sends 1/tp, all-gathered after (Megatron without SP) */
+    PP_SEND_MODE_COUNT
+};
+
+typedef struct framework_config {
+    int attention_kernel;      /* enum attention_kernel */
+    int fp8_recipe;            /* enum fp8_recipe, when the training precision is fp8 */
+    int grad_reduce_precision; /* enum precision of the DP gradient reduction; 0 (fp32) default */
+    int bucket_rule;           /* enum bucket_rule */
+    double bucket_params;      /* BUCKET_FIXED: parameters per bucket */
+    int tp_overlap_mode;       /* enum tp_overlap_mode */
+    int pp_send_mode;          /* enum pp_send_mode */
+    int cuda_graphs;           /* 1: kernels launched from CUDA graphs (no CPU launch cost) */
+    double launch_overhead_s;  /* CPU cost per kernel launch; 0 = the device's */
+    int no_main_grad_buffer;   /* 0: Megatron's fp32 main-gradient buffer, 4 B/param (default);
+                                  1: gradients kept at the training precision */
+} framework_config;
+
 typedef struct parallel_config {
     unsigned tp, pp, vpp, cp, ep, dp;
     unsigned micro_batch;        /* sequences per micro-batch */
@@ -55,6 +105,7 @@ typedef struct parallel_config {
     int precision;               /* enum precision of the math */
     unsigned char order[4];      /* placement, innermost first: a permutation of enum
                                     parallel_dim; all 0 = Megatron's tp-cp-dp-pp */
+    framework_config fw;         /* framework behaviour; all 0 = the defaults above */
 } parallel_config;
 
 enum parallel_dim { DIM_TP = 0, DIM_CP, DIM_DP, DIM_PP };
