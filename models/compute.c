@@ -19,6 +19,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "attention.h"
+#include "kernel_table.h"
+
 /* "FIELD must be RULE, got VALUE" into err; returns SIM_ERR_INPUT */
 static int fail(sim_error *err, const char *field, const char *rule, double value)
 {
@@ -61,6 +64,23 @@ int compute_device_check(const compute_device *d, sim_error *err)
     }
     if (!(d->launch_s >= 0) || isinf(d->launch_s))
         return fail(err, "launch_s", ">= 0 and finite", d->launch_s);
+    if (d->n_gemm_tiles > COMPUTE_MAX_TILES)
+        return fail(err, "n_gemm_tiles", "at most 16", d->n_gemm_tiles);
+    for (unsigned i = 0; i < d->n_gemm_tiles; i++)
+        if (d->gemm_tiles[i][0] < 1 || d->gemm_tiles[i][1] < 1)
+            return fail(err, "gemm_tiles", ">= 1 in both dimensions",
+                        d->gemm_tiles[i][0] < 1 ? d->gemm_tiles[i][0] : d->gemm_tiles[i][1]);
+    const char *time_names[] = {"gemm_fixed_s", "mem_fixed_s", "roofline_p"};
+    double times[] = {d->gemm_fixed_s, d->mem_fixed_s, d->roofline_p};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if (!(times[i] >= 0) || isinf(times[i]))
+            return fail(err, time_names[i], ">= 0 and finite", times[i]);
+    if (d->mem_fused_efficiency != 0 && !is_fraction(d->mem_fused_efficiency))
+        return fail(err, "mem_fused_efficiency", "0 or in (0, 1]", d->mem_fused_efficiency);
+    if (d->mem_fused_efficiency > 0 && !is_fraction(d->mem_eager_efficiency))
+        return fail(err, "mem_eager_efficiency", "in (0, 1]", d->mem_eager_efficiency);
+    if (d->attn_family < 0 || d->attn_family >= KFAM_COUNT)
+        return fail(err, "attn_family", "a kernel family (0 none)", d->attn_family);
     if (d->n_mem_tiers > COMPUTE_MEM_TIERS)
         return fail(err, "n_mem_tiers", "at most 4", d->n_mem_tiers);
     for (unsigned i = 0; i < d->n_mem_tiers; i++) {
@@ -129,45 +149,135 @@ static double memory_time_s(const compute_device *d, double bytes)
     return bytes / (d->mem_bytes_per_s * compute_mem_efficiency(d, bytes));
 }
 
-double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
-                           double bytes)
+/* tile x wave efficiency of one tm x tn tile on d, for a batch of
+ * independent m x n outputs quantised together */
+static double tile_wave(const compute_device *d, double batch, double m, double n, double tm,
+                        double tn)
+{
+    double slots = (double)d->sms * d->ctas_per_sm;
+    double tiles = batch * ceil(m / tm) * ceil(n / tn);
+    double padded = ceil(m / tm) * tm * (ceil(n / tn) * tn);
+    return (m * n) / padded * tiles / (ceil(tiles / slots) * slots);
+}
+
+/* the tile d picks for a batch of m x n outputs and its efficiency */
+static double pick_tile(const compute_device *d, double batch, double m, double n,
+                        unsigned *tile_m, unsigned *tile_n)
+{
+    unsigned tm = d->tile_m, tn = d->tile_n;
+    double best = d->n_gemm_tiles ? -1.0 : tile_wave(d, batch, m, n, tm, tn);
+    /* cuBLAS picks a kernel per shape; the best quantisation stands for it
+     * (first tile wins ties, so the order of gemm_tiles is a preference) */
+    for (unsigned i = 0; i < d->n_gemm_tiles; i++) {
+        double q = tile_wave(d, batch, m, n, d->gemm_tiles[i][0], d->gemm_tiles[i][1]);
+        if (q > best) {
+            best = q;
+            tm = d->gemm_tiles[i][0];
+            tn = d->gemm_tiles[i][1];
+        }
+    }
+    *tile_m = tm;
+    *tile_n = tn;
+    return best;
+}
+
+double compute_gemm_tile(const compute_device *d, double m, double n, unsigned *tile_m,
+                         unsigned *tile_n)
+{
+    if (!is_dim(m) || !is_dim(n))
+        return -1.0;
+    if (d->sms == 0) {
+        *tile_m = d->tile_m;
+        *tile_n = d->tile_n;
+        return 1.0;
+    }
+    return pick_tile(d, 1.0, m, n, tile_m, tile_n);
+}
+
+/* the roofline: max(c, m), or the soft (c^p + m^p)^(1/p) when p > 1 */
+static double roofline(const compute_device *d, double compute_s, double memory_s)
+{
+    double hi = compute_s > memory_s ? compute_s : memory_s;
+    if (!(d->roofline_p > 1) || !(hi > 0))
+        return hi;
+    double p = d->roofline_p;
+    return hi * pow(pow(compute_s / hi, p) + pow(memory_s / hi, p), 1.0 / p);
+}
+
+/* a kernel of GPU time kernel_s as the step sees it, launch included */
+static double launched(const compute_device *d, double kernel_s)
+{
+    if (d->launch_overlaps) /* the CPU runs ahead unless kernels are shorter than a launch */
+        return kernel_s > d->launch_s ? kernel_s : d->launch_s;
+    return d->launch_s + kernel_s;
+}
+
+/* one instance of a batch of `batch` GEMMs run as one kernel (bytes per
+ * instance): the batched kernel's time over batch */
+static double gemm_time_s(const compute_device *d, int precision, double batch, double m,
+                          double n, double k, double bytes)
 {
     double peak = peak_of(d, precision);
-    if (!(peak > 0) || !is_dim(m) || !is_dim(n) || !is_dim(k) || !is_amount(bytes))
+    if (!(peak > 0) || !is_dim(m) || !is_dim(n) || !is_dim(k) || !is_amount(bytes) ||
+        !(batch >= 1) || isinf(batch))
         return -1.0;
     double rate = peak * d->gemm_efficiency;
     double compute_s;
     if (d->sms == 0) {
-        compute_s = 2.0 * m * n * k / rate;
+        compute_s = batch * 2.0 * m * n * k / rate;
     } else {
         double slots = (double)d->sms * d->ctas_per_sm;
-        double tm = d->tile_m, tn = d->tile_n;
-        double waves = ceil(ceil(m / tm) * ceil(n / tn) / slots);
+        unsigned tile_m, tile_n;
+        pick_tile(d, batch, m, n, &tile_m, &tile_n);
+        double tm = tile_m, tn = tile_n;
+        double waves = ceil(batch * ceil(m / tm) * ceil(n / tn) / slots);
         /* (W * tile flops) / slot rate: doubling W doubles the time exactly */
         compute_s = waves * (2.0 * tm * tn * k) / (rate / slots);
     }
-    double memory_s = memory_time_s(d, bytes);
-    return d->launch_s + (compute_s > memory_s ? compute_s : memory_s);
+    compute_s += d->gemm_fixed_s;
+    double kernel_s = roofline(d, compute_s, memory_time_s(d, batch * bytes));
+    return batch == 1.0 ? launched(d, kernel_s) : launched(d, kernel_s) / batch;
+}
+
+double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
+                           double bytes)
+{
+    return gemm_time_s(d, precision, 1.0, m, n, k, bytes);
+}
+
+/* a memory-bound op: measured fused/eager kernels when the device has them */
+static double memory_op_s(const compute_device *d, const op *o)
+{
+    if (d->mem_fused_efficiency > 0) {
+        double eff = o->is_eager ? d->mem_eager_efficiency : d->mem_fused_efficiency;
+        return d->mem_fixed_s + o->bytes / (eff * d->mem_bytes_per_s);
+    }
+    return memory_time_s(d, o->bytes);
 }
 
 double compute_op_time_s(const compute_device *d, const op *o)
 {
     switch (o->kind) {
     case OP_GEMM:
-        return compute_gemm_time_s(d, o->precision, o->m, o->n, o->k, o->bytes);
+        return gemm_time_s(d, o->precision, o->gemm_batch > 1 ? o->gemm_batch : 1.0, o->m, o->n,
+                           o->k, o->bytes);
     case OP_ATTENTION: {
         double peak = peak_of(d, o->precision);
         if (!(peak > 0) || !is_amount(o->flops) || !is_amount(o->bytes))
             return -1.0;
+        if (o->seq_q > 0 && d->attn_family > 0) { /* the measured kernel tables */
+            double t = attn_op_time_s(d->attn_family, o);
+            return t < 0 ? -1.0 : launched(d, t);
+        }
         double compute_s = o->flops / (peak * d->attention_efficiency);
         double memory_s = memory_time_s(d, o->bytes);
-        return d->launch_s + (compute_s > memory_s ? compute_s : memory_s);
+        return launched(d, compute_s > memory_s ? compute_s : memory_s);
     }
     case OP_MEMORY:
         /* bytes only: the math units (and so the precision's peak) play no part */
         if (o->precision < 0 || o->precision >= PREC_COUNT || !is_amount(o->bytes))
             return -1.0;
-        return d->launch_s + memory_time_s(d, o->bytes);
+        return launched(d, memory_op_s(d, o));
     default:
         return -1.0;
     }

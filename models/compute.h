@@ -22,6 +22,14 @@
  * its tile per shape; one fixed tile overstates quantisation for small or
  * skinny GEMMs.
  *
+ * Kernel models (issue 17, docs/step.md "Kernels"; fields after launch_s,
+ * all zero = the forms above): the tile the device picks per shape (best
+ * tile x wave efficiency among gemm_tiles), a fixed GPU time per GEMM, a soft
+ * roofline (t_c^p + t_m^p)^(1/p); memory-bound ops at mem_fixed_s + bytes /
+ * (eff bw) with eff fused or eager (op.is_eager); attention ops with a shape
+ * from the measured tables of attention.h; launch_overlaps: max(launch,
+ * kernel) instead of the sum (the CPU enqueues ahead of an asynchronous GPU).
+ *
  * Batch evaluation runs in parallel with OpenMP over operations and over
  * GPUs, writing per-index outputs and summing in a fixed order, so the
  * results are bit-identical for any thread count.
@@ -36,6 +44,7 @@
 #include "precision.h"
 
 #define COMPUTE_MEM_TIERS 4
+#define COMPUTE_MAX_TILES 16
 
 typedef struct compute_device {
     double peak_flops_per_s[PREC_COUNT]; /* dense peak per math precision; 0 = unsupported */
@@ -51,6 +60,21 @@ typedef struct compute_device {
     unsigned ctas_per_sm;         /* concurrent output tiles per SM (>= 1 when sms > 0) */
     unsigned tile_m, tile_n;      /* output tile of one CTA (>= 1 when sms > 0) */
     double launch_s;              /* fixed cost per kernel */
+    /* Kernel models of issue 17 (docs/step.md "Kernels"); every zero keeps
+     * the plain forms above, which dcsim calibrate's CPU device uses. */
+    unsigned n_gemm_tiles;        /* > 0: GEMMs use the tile of gemm_tiles with the best
+                                     tile x wave efficiency (tile_m/tile_n otherwise) */
+    unsigned gemm_tiles[COMPUTE_MAX_TILES][2];
+    double gemm_fixed_s;          /* GPU time added to every GEMM's compute time */
+    double roofline_p;            /* > 1: time = (t_c^p + t_m^p)^(1/p); else max(t_c, t_m) */
+    double mem_fused_efficiency;  /* > 0: a memory-bound op takes mem_fixed_s +
+                                     bytes / (eff x mem_bytes_per_s), eff fused or eager */
+    double mem_eager_efficiency;  /* (0, 1] when mem_fused_efficiency > 0 */
+    double mem_fixed_s;
+    int attn_family;              /* enum kern_family: attention ops with a shape are timed
+                                     from its measured tables; 0: attention_efficiency */
+    int launch_overlaps;          /* 1: an asynchronous GPU: time = max(launch_s, kernel);
+                                     0: launch_s + kernel (a synchronous call) */
 } compute_device;
 
 /* Check a device: returns 0, or SIM_ERR_INPUT with a one-line reason in err
@@ -68,9 +92,13 @@ double compute_op_time_s(const compute_device *d, const op *o);
 double compute_mem_efficiency(const compute_device *d, double bytes);
 
 /* GEMM pieces, exposed for tests and calibration; the efficiencies return -1
- * when m or n is not above 0 */
+ * when m or n is not above 0. They use tile_m x tile_n; compute_gemm_tile
+ * gives the tile the device picks for (m, n) (the best of gemm_tiles when
+ * n_gemm_tiles > 0) and its tile x wave efficiency. */
 double compute_tile_efficiency(const compute_device *d, double m, double n);
 double compute_wave_efficiency(const compute_device *d, double m, double n);
+double compute_gemm_tile(const compute_device *d, double m, double n, unsigned *tile_m,
+                         unsigned *tile_n);
 double compute_gemm_time_s(const compute_device *d, int precision, double m, double n, double k,
                            double bytes);
 

@@ -20,6 +20,7 @@
 
 #include "compute.h"
 #include "precision.h"
+#include "workload.h"
 
 typedef struct hw_gpu {
     char name[64];
@@ -82,5 +83,15 @@ typedef struct hw_link {
  * a reason in err naming what the catalog lacks (peak, GEMM efficiency, HBM
  * bandwidth); err may be NULL. */
 int hw_compute_device(const hw_gpu *g, int precision, compute_device *out, sim_error *err);
+
+/* The same for a training framework (the step tier): also refuses an
+ * attention kernel without a measured table for g (attention.h), and sets the
+ * CPU launch cost per kernel, overlapped with the GPU (time = max(launch,
+ * kernel)): fw->launch_overhead_s if > 0, else 0.5 us with fw->cuda_graphs,
+ * else the catalog's <compute launch-overhead>, else 7 us (kernel_table.h,
+ * components.md 3.4). hw_compute_device is this with fw NULL: no attention
+ * check, the catalog's launch cost (0 if none) added to each kernel. */
+int hw_compute_device_fw(const hw_gpu *g, int precision, const framework_config *fw,
+                         compute_device *out, sim_error *err);
 
 #endif

@@ -17,6 +17,15 @@ double memory_activation_per_layer(const model_arch *m, const parallel_config *p
     double replicated = (m->no_dropout ? 8 : 10) * T * h;
     double split = 2 * T * (m->heads + 2.0 * m->kv_heads) * d + 2 * T * m->heads * d +
                    k * (2 * T * glu * f + 2 * T * f);
+    /* materialised attention keeps its score matrices, Korthikanti et al.
+     * Table 2: softmax output 2 a s^2 b, dropout mask a s^2 b, dropout output
+     * 2 a s^2 b (5 a s^2 b; 2 without dropout), split across TP, s_q x s_kv
+     * with CP; selective recompute reruns the core and keeps none of them */
+    if (p->fw.attention_kernel == ATTN_MATERIALISED && p->recompute == RECOMPUTE_NONE) {
+        double scores = (double)p->micro_batch * m->heads * ((double)m->seq_len / p->cp) *
+                        m->seq_len;
+        split += (m->no_dropout ? 2 : 5) * scores;
+    }
     double full_layer = (p->sequence_parallel ? replicated / t : replicated) + split / t;
     if (p->recompute == RECOMPUTE_FULL) {
         double input = 2 * T * h;

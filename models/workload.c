@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "precision.h"
 
 #define GRAD_REDUCE_BYTES 4.0 /* Megatron reduces fp32 main gradients by default */
@@ -182,12 +183,13 @@ static void push_comm(comm_list *l, int kind, int phase, double bytes, unsigned 
 static op gemm(const char *name, int prec, double m, double n, double k, double count)
 {
     double w = precision_bytes(prec);
-    return (op){OP_GEMM, prec, m, n, k, 2 * m * n * k, (m * k + k * n + m * n) * w, count, name};
+    return (op){.kind = OP_GEMM, .precision = prec, .m = m, .n = n, .k = k, .flops = 2 * m * n * k,
+            .bytes = (m * k + k * n + m * n) * w, .count = count, .name = name};
 }
 
 static op memory_op(const char *name, int prec, double bytes, double count)
 {
-    return (op){OP_MEMORY, prec, 0, 0, 0, 0, bytes, count, name};
+    return (op){.kind = OP_MEMORY, .precision = prec, .bytes = bytes, .count = count, .name = name};
 }
 
 /* the forward GEMMs of one layer kind (dense or MoE) on one GPU */
@@ -207,9 +209,26 @@ static void forward_layer(const model_arch *m, const parallel_config *p, const l
 
     push_op(fwd, memory_op("norm", prec, 2 * ls->act_tokens * h * w, 2 * count));
     push_op(fwd, gemm("qkv", prec, T, (a_local + 2 * g_local) * d, h, count));
-    double attn_flops = 4 * b * s_q * s_kv * a_local * d;
-    double attn_bytes = (2 * T * a_local * d + 2 * b * s_kv * g_local * d) * w;
-    push_op(fwd, (op){OP_ATTENTION, prec, 0, 0, 0, attn_flops, attn_bytes, count, "attention"});
+    if (p->fw.attention_kernel == ATTN_MATERIALISED) { /* scores in HBM (attention.h) */
+        op core[4];
+        size_t n_core = attn_materialised_ops(b * a_local, s_q, s_kv, d, prec, m->no_dropout,
+                                              count, core);
+        for (size_t i = 0; i < n_core; i++)
+            push_op(fwd, core[i]);
+    } else { /* a fused kernel, causal (decoder LLMs), timed from its measured tables */
+        double attn_flops = 4 * b * s_q * s_kv * a_local * d;
+        double attn_bytes = (2 * T * a_local * d + 2 * b * s_kv * g_local * d) * w;
+        op attn = {.kind = OP_ATTENTION, .precision = prec, .flops = attn_flops,
+                .bytes = attn_bytes, .count = count, .name = "attention"};
+        attn.attn_batch_heads = b * a_local;
+        attn.seq_q = s_q;
+        attn.seq_kv = s_kv;
+        attn.head_dim = d;
+        attn.causal = 1;
+        attn.attn_kernel = p->fw.attention_kernel;
+        attn.is_attention_core = 1;
+        push_op(fwd, attn);
+    }
     push_op(fwd, gemm("proj", prec, T, h, a_local * d, count));
     push_op(fwd, memory_op("residual", prec, 3 * ls->act_tokens * h * w, 2 * count));
     if (!moe) {
@@ -241,6 +260,7 @@ static void backward_of(const op_list *fwd, size_t from, size_t to, op_list *bwd
         if (o->kind == OP_GEMM) {
             op dgrad = gemm(o->name, o->precision, o->m, o->k, o->n, o->count);
             op wgrad = gemm(o->name, o->precision, o->k, o->n, o->m, o->count);
+            dgrad.gemm_batch = wgrad.gemm_batch = o->gemm_batch; /* batched attention GEMMs */
             push_op(bwd, dgrad);
             push_op(bwd, wgrad);
         } else {
@@ -288,7 +308,7 @@ static double stage_ops(const model_arch *m, const parallel_config *p, const lay
             push_op(bwd, fwd->ops[k]);
     } else if (p->recompute == RECOMPUTE_SELECTIVE) {
         for (size_t k = layers_from; k < layers_to; k++)
-            if (fwd->ops[k].kind == OP_ATTENTION)
+            if (fwd->ops[k].is_attention_core) /* the attention core, either kernel */
                 push_op(bwd, fwd->ops[k]);
     }
     double recompute_flops = op_flops(bwd, 0, bwd->n);

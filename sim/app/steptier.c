@@ -24,7 +24,7 @@ int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_
     int rc = workload_build(&s->arch, &s->par, gpus, &w, err);
     if (rc)
         return rc;
-    rc = hw_compute_device(&s->gpu, s->precision, &dev, err);
+    rc = hw_compute_device_fw(&s->gpu, s->precision, &s->par.fw, &dev, err);
     if (!rc)
         rc = fabric_build(&s->fabric, &f, err);
     if (!rc) {

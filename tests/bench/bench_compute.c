@@ -48,7 +48,7 @@ static void random_ops(op *ops, size_t n_ops, uint64_t seed)
     static const double dims[] = {1024, 2048, 4096, 5120, 8192, 12288, 14336, 16384, 28672};
     uint64_t x = seed;
     for (size_t i = 0; i < n_ops; i++) {
-        op o = {0, PREC_BF16, 0, 0, 0, 0, 0, 1 + floor(96 * uniform(&x)), "op"};
+        op o = {.precision = PREC_BF16, .count = 1 + floor(96 * uniform(&x)), .name = "op"};
         double u = uniform(&x);
         if (u < 0.6) {
             o.kind = OP_GEMM;

@@ -234,7 +234,8 @@ static void test_kinds_and_launch(void)
     double mem_rate = d.mem_bytes_per_s * d.mem_efficiency;
 
     /* attention, compute-bound: 1 PFLOP over 1 GB */
-    op att = {OP_ATTENTION, PREC_BF16, 0, 0, 0, 1e15, 1e9, 1, "attn"};
+    op att = {.kind = OP_ATTENTION, .precision = PREC_BF16, .flops = 1e15, .bytes = 1e9,
+            .count = 1, .name = "attn"};
     CHECK_REL(compute_op_time_s(&d, &att), d.launch_s + 1e15 / (989.4e12 * 0.6), 1e-14);
     /* attention, memory-bound: 1 GFLOP over 1 GB */
     att.flops = 1e9;
@@ -247,13 +248,15 @@ static void test_kinds_and_launch(void)
     CHECK(compute_op_time_s(&e, &att) == compute_op_time_s(&d, &att));
 
     /* memory-bound op: bytes only; its precision needs no math peak */
-    op mem = {OP_MEMORY, PREC_FP32, 0, 0, 0, 123e9, 4e8, 1, "layernorm"};
+    op mem = {.kind = OP_MEMORY, .precision = PREC_FP32, .flops = 123e9, .bytes = 4e8, .count = 1,
+            .name = "layernorm"};
     CHECK_REL(compute_op_time_s(&d, &mem), d.launch_s + 4e8 / mem_rate, 1e-14);
     mem.precision = PREC_FP4;
     CHECK_REL(compute_op_time_s(&d, &mem), d.launch_s + 4e8 / mem_rate, 1e-14);
 
     /* GEMM dispatch: m, n, k and bytes (flops is not used) */
-    op gemm = {OP_GEMM, PREC_BF16, 4096, 12288, 4096, 0, gemm_bytes(4096, 12288, 4096), 1, "qkv"};
+    op gemm = {.kind = OP_GEMM, .precision = PREC_BF16, .m = 4096, .n = 12288, .k = 4096,
+            .flops = 0, .bytes = gemm_bytes(4096, 12288, 4096), .count = 1, .name = "qkv"};
     CHECK(compute_op_time_s(&d, &gemm) ==
           compute_gemm_time_s(&d, PREC_BF16, 4096, 12288, 4096, gemm.bytes));
 
@@ -289,20 +292,24 @@ static void test_rejections(void)
     CHECK(compute_gemm_time_s(&d, PREC_BF16, 4096, 4096, 4096, -1) < 0);
     CHECK(compute_gemm_time_s(&d, PREC_BF16, 4096, 4096, 4096, 0) > 0);
 
-    op att = {OP_ATTENTION, PREC_FP4, 0, 0, 0, 1e12, 1e9, 1, "attn"};
+    op att = {.kind = OP_ATTENTION, .precision = PREC_FP4, .flops = 1e12, .bytes = 1e9, .count = 1,
+            .name = "attn"};
     CHECK(compute_op_time_s(&d, &att) < 0);
-    op bad_kind = {OP_KIND_COUNT, PREC_BF16, 1, 1, 1, 1, 1, 1, "bad"};
+    op bad_kind = {.kind = OP_KIND_COUNT, .precision = PREC_BF16, .m = 1, .n = 1, .k = 1,
+            .flops = 1, .bytes = 1, .count = 1, .name = "bad"};
     CHECK(compute_op_time_s(&d, &bad_kind) < 0);
     bad_kind.kind = -1;
     CHECK(compute_op_time_s(&d, &bad_kind) < 0);
-    op mem = {OP_MEMORY, PREC_COUNT, 0, 0, 0, 0, 1e9, 1, "mem"};
+    op mem = {.kind = OP_MEMORY, .precision = PREC_COUNT, .bytes = 1e9, .count = 1, .name = "mem"};
     CHECK(compute_op_time_s(&d, &mem) < 0);
 
     /* a batch with one unsupported op: -1, the good ones still timed */
     op list[3] = {
-        {OP_GEMM, PREC_BF16, 1024, 1024, 1024, 0, gemm_bytes(1024, 1024, 1024), 2, "ok"},
-        {OP_GEMM, PREC_FP4, 1024, 1024, 1024, 0, gemm_bytes(1024, 1024, 1024), 2, "fp4"},
-        {OP_MEMORY, PREC_BF16, 0, 0, 0, 0, 1e6, 3, "ok2"},
+        {.kind = OP_GEMM, .precision = PREC_BF16, .m = 1024, .n = 1024, .k = 1024,
+         .bytes = gemm_bytes(1024, 1024, 1024), .count = 2, .name = "ok"},
+        {.kind = OP_GEMM, .precision = PREC_FP4, .m = 1024, .n = 1024, .k = 1024,
+         .bytes = gemm_bytes(1024, 1024, 1024), .count = 2, .name = "fp4"},
+        {.kind = OP_MEMORY, .precision = PREC_BF16, .bytes = 1e6, .count = 3, .name = "ok2"},
     };
     double t[3];
     CHECK_INT_EQ(compute_op_times(&d, list, 3, t), -1);
@@ -393,7 +400,7 @@ static void random_ops(op *ops, size_t n_ops, uint64_t seed)
     static const double dims[] = {1024, 2048, 4096, 5120, 8192, 12288, 14336, 16384, 28672};
     uint64_t x = seed;
     for (size_t i = 0; i < n_ops; i++) {
-        op o = {0, PREC_BF16, 0, 0, 0, 0, 0, 1 + floor(96 * uniform(&x)), "op"};
+        op o = {.precision = PREC_BF16, .count = 1 + floor(96 * uniform(&x)), .name = "op"};
         double u = uniform(&x);
         if (u < 0.6) {
             o.kind = OP_GEMM;
@@ -500,8 +507,10 @@ static void test_memory_tiers(void)
     CHECK(compute_mem_efficiency(&d, 1e6) == 0.60); /* a boundary belongs to the tier above */
     CHECK(compute_mem_efficiency(&d, 50e6) == 0.75);
     CHECK(compute_mem_efficiency(&d, 1e12) == 0.90);
-    op small = {OP_MEMORY, PREC_BF16, 0, 0, 0, 0, 0.5e6, 1, "small"};
-    op large = {OP_MEMORY, PREC_BF16, 0, 0, 0, 0, 200e6, 1, "large"};
+    op small = {.kind = OP_MEMORY, .precision = PREC_BF16, .bytes = 0.5e6, .count = 1,
+            .name = "small"};
+    op large = {.kind = OP_MEMORY, .precision = PREC_BF16, .bytes = 200e6, .count = 1,
+            .name = "large"};
     CHECK_REL(compute_op_time_s(&d, &small), 0.5e6 / (3.35e12 * 0.30), 1e-15);
     CHECK_REL(compute_op_time_s(&d, &large), 200e6 / (3.35e12 * 0.90), 1e-15);
     /* per byte, the small transfer is 3x slower */
