@@ -83,6 +83,8 @@ static int collective_parameters(const fabric_config *c, fabric *f)
         nc->inter_step_latency_s = f->inter_wire_latency_s;
     if (f->intra_wire_latency_s > nc->intra_step_latency_s)
         nc->intra_step_latency_s = f->intra_wire_latency_s;
+    nc->inter_wire_latency_s = f->inter_wire_latency_s; /* NCCL's tuner: every step's floor */
+    nc->intra_wire_latency_s = f->intra_wire_latency_s;
     if (nc->domain_size && c->scaleup.has_in_network_reduction &&
         c->scaleup.reduction_efficiency > 0) {
         nc->scaleup_reduction_bytes_per_s = c->scaleup_bytes_per_s * c->scaleup.reduction_efficiency;

@@ -139,8 +139,11 @@ int nc_plan_append(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
         if (r[i] >= f->g->n_nodes || f->g->node_kind[r[i]] != TOPO_HOST)
             FAIL("rank %u: node %u is not a host of the topology", i, r[i]);
     const nc_algorithm_type *t = nc_algorithm_get(algo);
+    p->nccl_algo = p->nccl_proto = -1;
+    p->nccl_latency_s = -1;
+    p->nccl_bytes_factor = 1;
     if (t && t->resolve) {
-        algo = t->resolve(f, coll, r, n);
+        algo = t->resolve(f, coll, r, n, bytes, p);
         t = nc_algorithm_get(algo);
     }
     if (!t || !t->build)
@@ -154,8 +157,14 @@ int nc_plan_append(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
     int rc = t->check ? t->check(f, coll, r, n, err) : 0;
     if (rc)
         return rc;
+    uint32_t first = p->n_phases;
     if (t->build(p, f, coll, r, n, bytes) || p->failed)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the collective plan");
+    for (uint32_t i = first; i < p->n_phases; i++) { /* the protocol auto picked */
+        p->phase[i].bytes *= p->nccl_bytes_factor;
+        if (p->nccl_latency_s >= 0)
+            p->phase[i].latency_s = p->nccl_latency_s;
+    }
     return 0;
 }
 
@@ -171,6 +180,7 @@ int nc_plan_permutation(nc_plan *p, const nc_fabric *f, const uint32_t *src, con
             FAIL("pair %u: %u -> %u is not a pair of hosts", i, src[i], dst[i]);
     p->coll = NC_SENDRECV;
     p->algo = NC_ALGO_DIRECT;
+    p->nccl_algo = p->nccl_proto = -1;
     p->ranks = 2;
     p->bytes = bytes;
     nc_add_phase(p, bytes, f->base_latency_s + f->inter_step_latency_s, INFINITY, 0, NULL, 0);

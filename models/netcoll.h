@@ -44,6 +44,15 @@
  * latency and inter-domain steps at the fabric's; a ring of n ranks over m
  * domains takes k(n-1) steps of which k(m-1) cross the fabric (k = 2 for
  * all-reduce, 1 otherwise). Other algorithms count their steps likewise.
+ * These are the Simple protocol's latencies, used by an explicit algorithm.
+ *
+ * Auto: NCCL's tuning model (nccl_tuning.h) picks an (algorithm, protocol)
+ * for the collective, ranks, nodes and size; the expansion matching the
+ * algorithm is built (Ring: ring; Tree: tree; NVLS in one node or CollNet:
+ * in-network; NVLSTree: hierarchical) and the protocol applied to its phases:
+ * the tuner's latency (ring, tree, CollNet; NVLS keeps a measured reduction
+ * latency when the link gives one) and bytes x 1/wire efficiency (LL 2,
+ * LL128 128/120). All-to-all and send/recv are direct.
  *
  * Analytic path: the same phases, routed on an idle network, each level of
  * the DAG (phases at equal depth run together) taking
@@ -87,6 +96,12 @@ typedef struct nc_fabric {
                                      zeroed), or NULL: it allocates its own */
     unsigned channels;            /* ring channels (0: one per GPU of a domain) */
     unsigned chunks;              /* hierarchical pipeline chunks (>= 1) */
+    /* NCCL's tuning model (auto; nccl_tuning.h): */
+    double intra_wire_latency_s;  /* floor under every scale-up step (0: none) */
+    double inter_wire_latency_s;  /* floor under every network step (0: none) */
+    double net_overhead_s;        /* per network step (0: NCCL's 1 us, Intel hosts) */
+    int is_latency_free;          /* tests only: every auto latency 0 (with the base and
+                                     step latencies above set to 0 by the caller) */
 } nc_fabric;
 
 typedef struct nc_conn {
@@ -116,6 +131,13 @@ typedef struct nc_plan {
     unsigned ranks;
     double bytes;
     int failed;
+    /* auto only (else nccl_algo = -1): NCCL's pick for the last collective
+     * appended (enum nccl_algo, nccl_proto of nccl_tuning.h), its predicted
+     * time, and what was applied to that collective's phases: latency_s
+     * (the tuner's; < 0: the expansion's own) and bytes x 1/wire efficiency */
+    int nccl_algo, nccl_proto;
+    unsigned nccl_channels;
+    double nccl_time_s, nccl_latency_s, nccl_bytes_factor;
 } nc_plan;
 
 typedef struct nc_result {
@@ -145,9 +167,12 @@ typedef int (*nc_check_fn)(const nc_fabric *f, enum nc_collective coll, const ui
  * memory (p->failed). */
 typedef int (*nc_build_fn)(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
                            const uint32_t *r, unsigned n, double bytes);
-/* The algorithm to build instead (auto's choice); never a resolver itself. */
+/* The algorithm to build instead (auto's choice); never a resolver itself.
+ * It may also set p->nccl_* (the pick of NCCL's tuning model and how to
+ * apply its protocol to the phases built next; see nc_plan). */
 typedef enum nc_algorithm (*nc_resolve_fn)(const nc_fabric *f, enum nc_collective coll,
-                                           const uint32_t *r, unsigned n);
+                                           const uint32_t *r, unsigned n, double bytes,
+                                           nc_plan *p);
 
 typedef struct nc_algorithm_type {
     const char *name;       /* as --algo writes it: "ring" */

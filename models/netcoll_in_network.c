@@ -2,23 +2,13 @@
  * domain (each GPU sends S to the crossbar and receives S), SHARP over the
  * fabric otherwise (each rank's NIC sends S up and receives the reduced S);
  * one coupled phase over the ranks' fixed links, capped at the reduction
- * bandwidth of the technology. Latency: the scale-up reduction latency, or
- * base + 2 fabric steps.
+ * bandwidth of the technology. Latency: the scale-up reduction latency
+ * (NCCL's NVLS hwLat when the link gives none), or base + 2 fabric steps.
  */
 #include <math.h>
 
+#include "nccl_tuning.h"
 #include "netcoll_internal.h"
-
-/* The host's link into a node of the given kind, or UINT32_MAX. */
-static uint32_t host_link(const topo_graph *g, uint32_t host, enum topo_node_kind kind)
-{
-    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
-        uint32_t l = g->out_links[i];
-        if (g->node_kind[g->link_dst[l]] == kind)
-            return l;
-    }
-    return UINT32_MAX;
-}
 
 /* NVLS when the ranks are one multi-GPU domain, else SHARP. */
 static int in_one_domain(const nc_fabric *f, const uint32_t *r, unsigned n)
@@ -39,7 +29,7 @@ static int check(const nc_fabric *f, enum nc_collective coll, const uint32_t *r,
                              "for the link technology)",
                              one_domain ? "in this scale-up domain" : "on this fabric");
     for (unsigned i = 0; i < n; i++)
-        if (host_link(f->g, r[i], kind) == UINT32_MAX)
+        if (nc_host_link(f->g, r[i], kind) == UINT32_MAX)
             return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                                  "rank %u (host %u) has no link for in-network reduction", i,
                                  r[i]);
@@ -53,11 +43,15 @@ static int build(nc_plan *p, const nc_fabric *f, enum nc_collective coll, const 
     int one_domain = in_one_domain(f, r, n);
     enum topo_node_kind kind = one_domain ? TOPO_SCALEUP : TOPO_SWITCH;
     double cap = one_domain ? f->scaleup_reduction_bytes_per_s : f->fabric_reduction_bytes_per_s;
-    double lat = one_domain ? f->scaleup_reduction_latency_s
-                            : f->base_latency_s + 2 * f->inter_step_latency_s;
+    /* NVLS without a measured reduction latency: NCCL's NVLS NVLink hwLat
+     * (hardware.md 7.3, V), never zero */
+    double lat = !one_domain ? f->base_latency_s + 2 * f->inter_step_latency_s
+                 : f->scaleup_reduction_latency_s > 0
+                     ? f->scaleup_reduction_latency_s
+                     : nccl_hw_latency_s(0, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE);
     nc_add_phase(p, bytes, lat, cap, 1, NULL, 0);
     for (unsigned i = 0; i < n; i++) {
-        uint32_t up = host_link(f->g, r[i], kind);
+        uint32_t up = nc_host_link(f->g, r[i], kind);
         nc_add_conn(p, up, NC_FIXED_LINK, 1.0);
         nc_add_conn(p, up ^ 1u, NC_FIXED_LINK, 1.0); /* the reduced data coming back */
     }

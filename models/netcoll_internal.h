@@ -49,6 +49,10 @@ unsigned nc_whole_domains(const nc_fabric *f, const uint32_t *r, unsigned n);
  * 0 when out of memory. */
 unsigned nc_count_domains(const nc_fabric *f, const uint32_t *r, unsigned n);
 
+/* The host's link into a node of the given kind (TOPO_SCALEUP, TOPO_SWITCH),
+ * or UINT32_MAX. */
+uint32_t nc_host_link(const topo_graph *g, uint32_t host, enum topo_node_kind kind);
+
 /* ---- routing one connection (netcoll_plan.c) ---- */
 
 typedef struct nc_route_buf {

@@ -112,6 +112,16 @@ unsigned nc_count_domains(const nc_fabric *f, const uint32_t *r, unsigned n)
     return m;
 }
 
+uint32_t nc_host_link(const topo_graph *g, uint32_t host, enum topo_node_kind kind)
+{
+    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
+        uint32_t l = g->out_links[i];
+        if (g->node_kind[g->link_dst[l]] == kind)
+            return l;
+    }
+    return UINT32_MAX;
+}
+
 /* ---- routing one connection ---- */
 
 long nc_route_conn(const nc_fabric *f, const nc_conn *c, uint64_t key, const double *load,

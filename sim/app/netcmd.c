@@ -16,6 +16,7 @@
 #include "outpath.h"
 #include "export.h"
 #include "fabric.h"
+#include "nccl_tuning.h"
 #include "netcoll.h"
 #include "resources.h"
 #include "scenario.h"
@@ -49,7 +50,8 @@ const char usage_netbench[] =
     "\n"
     "  --op OP       allreduce (default), reducescatter, allgather, alltoall,\n"
     "                broadcast, sendrecv\n"
-    "  --algo ALGO   auto (default: NVLS inside one NVSwitch node, else ring),\n"
+    "  --algo ALGO   auto (default: NCCL's tuning model picks algorithm and\n"
+    "                protocol per size; the rows show its pick), \n"
     "                ring, tree, hd (halving-doubling), hierarchical,\n"
     "                in-network, direct\n"
     "  --ranks N     the first N GPUs (default: every GPU of the cluster)\n"
@@ -427,28 +429,36 @@ static void bench_header(bench *bn, enum nc_algorithm used)
     bn->has_header = 1;
     if (bn->json) {
         cJSON_AddStringToObject(bn->json, "op", nc_collective_name(b->op));
-        cJSON_AddStringToObject(bn->json, "algorithm", nc_algorithm_name(used));
+        cJSON_AddStringToObject(bn->json, "algorithm", nc_algorithm_name(b->algo));
         cJSON_AddNumberToObject(bn->json, "ranks", b->ranks);
         cJSON_AddStringToObject(bn->json, "model", bn->o->analytic ? "analytic" : "flow");
         bn->rows = cJSON_AddArrayToObject(bn->json, "rows");
         return;
     }
-    printf("# dcsim netbench: %s, algorithm %s, %u ranks, %s fabric of %s, %s\n",
-           nc_collective_name(b->op), nc_algorithm_name(used), b->ranks,
+    printf("# dcsim netbench: %s, algorithm %s%s, %u ranks, %s fabric of %s, %s\n",
+           nc_collective_name(b->op), nc_algorithm_name(b->algo == NC_ALGO_AUTO ? b->algo : used),
+           b->algo == NC_ALGO_AUTO ? " (NCCL's tuning model picks per size)" : "", b->ranks,
            fabric_topology_name(bn->s->fabric.topology), bn->s->fabric.link.name,
            bn->o->analytic ? "analytic bottleneck path" : "max-min flow model");
-    printf("#%13s %13s %6s %12s %9s %9s %10s\n", "size", "count", "type", "time", "algbw",
-           "busbw", "busbw/NIC");
+    printf("#%13s %13s %6s %12s %9s %9s %10s  %s\n", "size", "count", "type", "time", "algbw",
+           "busbw", "busbw/NIC", "expansion NCCL-pick/protocol");
     printf("#%13s %13s %6s %12s %9s %9s %10s\n", "(B)", "(elements)", "", "(us)", "(GB/s)",
            "(GB/s)", "(GB/s)");
 }
 
-static void bench_row(const bench *bn, double size, const nc_result *res)
+static void bench_row(const bench *bn, double size, const nc_result *res, const nc_plan *plan)
 {
     double nic = bn->per_nic ? res->busbw / bn->per_nic : NAN;
+    int tuned = plan->nccl_algo >= 0;
     if (bn->json) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddNumberToObject(r, "bytes", size);
+        cJSON_AddStringToObject(r, "expansion", nc_algorithm_name(plan->algo));
+        if (tuned) {
+            cJSON_AddStringToObject(r, "nccl_algorithm", nccl_algo_name(plan->nccl_algo));
+            cJSON_AddStringToObject(r, "nccl_protocol", nccl_proto_name(plan->nccl_proto));
+            cJSON_AddNumberToObject(r, "nccl_time_s", plan->nccl_time_s);
+        }
         cJSON_AddNumberToObject(r, "time_s", res->time_s);
         cJSON_AddNumberToObject(r, "algbw_bytes_per_s", res->algbw);
         cJSON_AddNumberToObject(r, "busbw_bytes_per_s", res->busbw);
@@ -463,8 +473,13 @@ static void bench_row(const bench *bn, double size, const nc_result *res)
     char nic_text[32] = "-";
     if (bn->per_nic)
         snprintf(nic_text, sizeof nic_text, "%.2f", nic / 1e9);
-    printf("%14.0f %13.0f %6s %12.2f %9.2f %9.2f %10s\n", size, floor(size / 4), "float",
-           res->time_s * 1e6, res->algbw / 1e9, res->busbw / 1e9, nic_text);
+    char pick[64] = "";
+    if (tuned)
+        snprintf(pick, sizeof pick, " %s/%s", nccl_algo_name(plan->nccl_algo),
+                 nccl_proto_name(plan->nccl_proto));
+    printf("%14.0f %13.0f %6s %12.2f %9.2f %9.2f %10s  %s%s\n", size, floor(size / 4), "float",
+           res->time_s * 1e6, res->algbw / 1e9, res->busbw / 1e9, nic_text,
+           nc_algorithm_name(plan->algo), pick);
 }
 
 /* One size: its plan, its time (flow model or closed form) and row; at the
@@ -492,12 +507,13 @@ static int bench_size(bench *bn, double size)
         bn->links_used = routed.fabric_links_used;
         bn->links_colliding = routed.fabric_links_colliding;
     }
+    if (!rc)
+        bench_row(bn, size, &res, &plan);
     nc_plan_free(&plan);
     if (rc) {
         fprintf(stderr, "dcsim netbench: error: %s\n", err.msg);
         return 1;
     }
-    bench_row(bn, size, &res);
     return 0;
 }
 

@@ -71,6 +71,7 @@ static int run(const model_arch *m, parallel_config p, fabric_config fc, int fre
         if (free_comm) {
             f.nc.base_latency_s = f.nc.intra_step_latency_s = f.nc.inter_step_latency_s = 0;
             f.nc.scaleup_reduction_latency_s = 0;
+            f.nc.is_latency_free = 1; /* auto's NCCL tuner has its own latencies */
         }
         rc = step_simulate(&w, &dev, &f, o, out, &err);
         fabric_free(&f);

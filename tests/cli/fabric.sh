@@ -39,13 +39,13 @@ expect "torus bisection" 0 "^bisection *3.008 TB/s one way" "$dcsim" topo "$toru
 expect "torus diameter" 0 "^diameter *12 links" "$dcsim" topo "$torus"
 expect "torus radix" 0 "^max radix *10 ports" "$dcsim" topo "$torus"
 expect "torus switch failures" 0 "cluster MTBF *703125 *s" "$dcsim" run --quiet "$torus"
-expect "netbench header" 0 "^# dcsim netbench: allreduce, algorithm in-network, 8 ranks" \
+expect "netbench header" 0 "^# dcsim netbench: allreduce, algorithm auto (NCCL's tuning model picks per size), 8 ranks" \
     "$dcsim" netbench "$sp" --ranks 8 --min 1M --max 1M
-expect "netbench nvls 8G" 0 "^ *8589934592 *2147483648 *float .* 470\.[0-9][0-9] *-$" \
+expect "netbench nvls 8G" 0 "^ *8589934592 *2147483648 *float .* 470\.[0-9][0-9] *-  in-network nvls/Simple$" \
     "$dcsim" netbench "$sp" --ranks 8 --min 8G --max 8G
-expect "netbench per NIC" 0 " 46\.[0-9][0-9]$" \
+expect "netbench per NIC" 0 " 46\.[0-9][0-9]  ring ring/Simple$" \
     "$dcsim" netbench "$sp" --ranks 16 --min 8G --max 8G
-expect "netbench json" 0 '"algorithm":[[:space:]]*"ring"' "$dcsim" netbench "$sp" --ranks 64 --max 64K --json
+expect "netbench json" 0 '"nccl_algorithm":[[:space:]]*"tree"' "$dcsim" netbench "$sp" --ranks 64 --max 64K --json
 a=$("$dcsim" netbench "$sp" --ranks 128 --op alltoall --min 1K --max 1M --factor 32)
 b=$("$dcsim" netbench "$sp" --ranks 128 --op alltoall --min 1K --max 1M --factor 32)
 [ "$a" = "$b" ] || { echo "FAIL netbench is not deterministic"; fail=$((fail + 1)); }
