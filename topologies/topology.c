@@ -38,6 +38,8 @@ const topo_shape_attr topo_shape_attrs[] = {
     SHAPE("spines-per-group", 1, 4096, spines),
     SHAPE("global-links", 1, 4096, h),
     SHAPE("groups", 2, 1000000, groups),
+    SHAPE("hosts-per-leaf", 1, 4095, hosts_per_leaf),
+    SHAPE("leaves-per-pod", 1, 4095, leaves_per_pod),
     {NULL, 0, 0, 0},
 };
 

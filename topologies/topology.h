@@ -45,6 +45,9 @@ typedef struct topo_shape {
     unsigned over_down, over_up; /* leaf oversubscription down:up; 0:0 = 1:1 */
     int arrangement;         /* enum topo_dragonfly_arrangement */
     unsigned dims[TOPO_MAX_DIMS]; /* torus: routers per dimension, 0 after the last */
+    unsigned hosts_per_leaf;  /* leaf-spine: host ports per leaf; 0 = from radix and ratio */
+    unsigned leaves_per_pod;  /* leaf-spine 3 tiers: leaves per pod; 0 = from radix and ratio */
+    unsigned spine_over_down, spine_over_up; /* spine (pod to core) oversubscription; 0:0 = 1:1 */
 } topo_shape;
 
 /* A whole-number attribute of <fabric> that sets a topo_shape field, in
@@ -56,7 +59,8 @@ typedef struct topo_shape_attr {
 } topo_shape_attr;
 
 /* radix, tiers, k, nodes-per-su, planes, hosts-per-router, routers-per-group,
- * leaves-per-group, spines-per-group, global-links, groups; then {NULL}. */
+ * leaves-per-group, spines-per-group, global-links, groups, hosts-per-leaf,
+ * leaves-per-pod; then {NULL}. */
 extern const topo_shape_attr topo_shape_attrs[];
 
 /* A text attribute only one kind reads: parse(text) sets its field of *s, or
