@@ -29,33 +29,29 @@ static int fabric_link(loader *ld, xmlNode *n, const char *attr, const char *nam
     return 0;
 }
 
-/* oversubscription="3:1" (leaf) or "1:1,7:1" (leaf, then spine to core):
- * DOWN:UP port shares per tier */
-static int parse_oversubscription(loader *ld, xmlNode *n, fabric_config *c)
+/* oversubscription="3:1" (a leaf's down and up port shares) and
+ * spine-oversubscription="7:1" (a pod spine's leaf and core port shares) */
+static int parse_ratio(loader *ld, xmlNode *n, const char *attr, unsigned *down, unsigned *up)
 {
-    if (!has_attr(n, "oversubscription"))
+    if (!has_attr(n, attr))
         return 0;
     char text[64];
-    copy_attr(n, "oversubscription", text, sizeof text);
-    unsigned d = 0, u = 0, d2 = 1, u2 = 1;
-    int at = 0, at2 = 0, spine = 0;
-    int ok = sscanf(text, "%u:%u%n", &d, &u, &at) == 2;
-    if (ok && text[at]) {
-        spine = 1;
-        ok = sscanf(text + at, ",%u:%u%n", &d2, &u2, &at2) == 2 && !text[at + at2];
-    }
-    unsigned v[4] = {d, u, d2, u2};
-    for (int i = 0; ok && i < 4; i++)
-        ok = v[i] >= 1 && v[i] <= 1000;
-    if (!ok)
-        return node_error(ld, n, "oversubscription",
-                          "expected DOWN:UP (leaf) or DOWN:UP,DOWN:UP (leaf, spine) with whole "
-                          "numbers from 1 to 1000, e.g. 3:1 or 1:1,7:1");
-    c->shape.over_down = d;
-    c->shape.over_up = u;
-    if (spine)
-        c->shape.spine_over_down = d2, c->shape.spine_over_up = u2;
+    copy_attr(n, attr, text, sizeof text);
+    unsigned d = 0, u = 0;
+    char tail;
+    if (sscanf(text, "%u:%u%c", &d, &u, &tail) != 2 || !d || !u || d > 1000 || u > 1000)
+        return node_error(ld, n, attr,
+                          "expected DOWN:UP with whole numbers from 1 to 1000, e.g. 3:1");
+    *down = d;
+    *up = u;
     return 0;
+}
+
+static int parse_oversubscription(loader *ld, xmlNode *n, fabric_config *c)
+{
+    int rc = parse_ratio(ld, n, "oversubscription", &c->shape.over_down, &c->shape.over_up);
+    return rc ? rc : parse_ratio(ld, n, "spine-oversubscription", &c->shape.spine_over_down,
+                                 &c->shape.spine_over_up);
 }
 
 /* the attributes the topology needs (its registry entry, topologies/topology.h) */
