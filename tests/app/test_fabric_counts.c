@@ -60,8 +60,9 @@ static void agree(const fabric_config *c, const char *label)
     CHECK_INT_EQ(topo_stats_count(&f.g, &st, why, sizeof why), 0);
     int same = n.hosts == st.n_hosts && n.scaleup_domains == st.n_scaleup_domains &&
                n.scaleup_cables == st.n_scaleup_cables && n.updown == f.g.updown &&
-               n.groups == switch_groups(&f.g);
-    uint64_t cables = n.scaleup_cables;
+               n.groups == switch_groups(&f.g) && n.nics == st.n_nics &&
+               n.nic_cables == st.n_nic_cables;
+    uint64_t cables = n.scaleup_cables + n.nic_cables;
     for (int t = 0; t <= TOPO_STATS_MAX_TIER; t++) {
         same = same && n.switches[t] == st.switches_per_tier[t] &&
                n.cables[t] == st.cables_per_tier[t];
@@ -229,6 +230,42 @@ static void test_leaf_spine_pods(void)
     }
 }
 
+/* Shared NICs (topologies/nic.h): nics-per-node below the GPUs of a node
+ * on every Clos kind, with planes, and the refusals (more NICs than GPUs,
+ * not dividing them). */
+static void test_shared_nics(void)
+{
+    const char *kinds[] = {"fat-tree", "leaf-spine", "rail-optimized", "torus"};
+    unsigned nics[] = {1, 2, 4, 8, 3, 16};
+    unsigned gpus[] = {64, 1024, 4096, 100};
+    for (size_t k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizeof nics / sizeof nics[0]; i++)
+            for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++)
+                for (unsigned planes = 1; planes <= 2; planes++) {
+                    fabric_config c = base(kinds[k], gpus[g], 8);
+                    c.shape.k = 16, c.shape.radix = 64, c.shape.planes = planes;
+                    c.shape.dims[0] = 8, c.shape.dims[1] = 8, c.shape.p = 4;
+                    c.shape.nics_per_node = nics[i];
+                    char label[128];
+                    snprintf(label, sizeof label, "%s nics %u gpus %u planes %u", kinds[k],
+                             nics[i], gpus[g], planes);
+                    agree(&c, label);
+                }
+    fabric_config c = base("leaf-spine", 16384, 8);
+    c.shape.radix = 64, c.shape.nics_per_node = 4;
+    topo_counts n;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(fabric_count(&c, &n, &err), 0); /* 8,192 NIC ports: 8 pods */
+    CHECK_INT_EQ(n.hosts, 16384);
+    CHECK_INT_EQ(n.nics, 8192);
+    CHECK_INT_EQ(n.cables[0], 8192);
+    CHECK_INT_EQ(n.switches[1] + n.switches[2] + n.switches[3], 256 + 256 + 128);
+    c.shape.nics_per_node = 3;
+    CHECK_INT_EQ(fabric_count(&c, &n, &err), SIM_ERR_INPUT);
+    CHECK_STR_EQ(err.msg, "nics-per-node 3 does not divide the 8 GPUs of a node: 8 = 3 x 2 + 2");
+}
+
 /* SuperPOD sizes (hardware.md 6.2): 1 to 64 SUs of 32 8-GPU nodes, the
  * rounding of 3 -> 4 and 9 -> 16 SUs, small SUs, odd radixes, refusals */
 static void test_rail_optimized(void)
@@ -339,6 +376,7 @@ int main(void)
     test_fat_tree();
     test_leaf_spine();
     test_leaf_spine_pods();
+    test_shared_nics();
     test_rail_optimized();
     test_dragonflies();
     test_torus();

@@ -1,11 +1,13 @@
 /* cluster.c - <cluster>: <gpu type count reserved-memory> (the catalog
  * entry it names) and <fabric> (topology, link, scale-up, the topology's
- * sizes, oversubscription, routing, paths, arrangement), its switches and
- * cables counted in closed form (fabric_count), which refuses impossible
- * sizes as building would, without building.
+ * sizes, oversubscription, NICs per node or server, routing, paths,
+ * arrangement), its switches and cables counted in closed form
+ * (fabric_count), which refuses impossible sizes as building would, without
+ * building.
  */
 #include "loader.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -94,6 +96,40 @@ static int parse_topology_attrs(loader *ld, xmlNode *n, fabric_config *c)
     return 0;
 }
 
+/* server="DGX-A100": the server's NICs (servers.xml) set nics-per-node,
+ * which an explicit nics-per-node overrides; its GPU type must be the
+ * cluster's and its NIC rate the fabric link's */
+static int fabric_server(loader *ld, xmlNode *n, const scn_scenario *s, fabric_config *c)
+{
+    if (!has_attr(n, "server"))
+        return 0;
+    char name[128];
+    copy_attr(n, "server", name, sizeof name);
+    const hw_server *sv = find_named(ld, CAT_SERVER, name);
+    if (!sv) {
+        char known[1024];
+        entry_names(ld, CAT_SERVER, known, sizeof known);
+        return node_error(ld, n, "server", "unknown server; known: %s", known);
+    }
+    if (strcmp(sv->gpu, s->gpu.name))
+        return node_error(ld, n, "server", "server %s holds %s GPUs, the cluster %s", sv->name,
+                          sv->gpu, s->gpu.name);
+    if (sv->nic_bytes_per_s > 0 &&
+        fabs(sv->nic_bytes_per_s - c->link.bytes_per_s) > 0.01 * sv->nic_bytes_per_s)
+        return node_error(ld, n, "server", "server %s has %g Gb/s NICs, link %s runs at %g Gb/s: "
+                          "name a link at the NICs' rate", sv->name, sv->nic_bytes_per_s * 8e-9,
+                          c->link.name, c->link.bytes_per_s * 8e-9);
+    if (has_attr(n, "nics-per-node") || !sv->gpus || !sv->nics)
+        return 0;
+    unsigned long long per_node = c->gpus_per_node > 1 ? c->gpus_per_node : 1;
+    if (per_node * sv->nics % sv->gpus)
+        return node_error(ld, n, "server", "server %s has %u NICs for %u GPUs: a node of %llu "
+                          "GPUs would have %llu x %u / %u NICs, not whole", sv->name, sv->nics,
+                          sv->gpus, per_node, per_node, sv->nics, sv->gpus);
+    c->shape.nics_per_node = (unsigned)(per_node * sv->nics / sv->gpus);
+    return 0;
+}
+
 /* <cluster><fabric>: the network (docs/fabric.md). Its parts are counted
  * here in closed form (fabric_count, refusing what fabric_build would) so
  * that impossible sizes are refused at load time with the element's line. */
@@ -154,6 +190,9 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
         c->scaleup_bytes_per_s = s->gpu.scaleup_bytes_per_s > 0 ? s->gpu.scaleup_bytes_per_s
                                                                 : c->scaleup.bytes_per_s;
     }
+    rc = fabric_server(ld, n, s, c);
+    if (rc)
+        return rc;
     if (s->campaign.gpu_count > UINT32_MAX / 2)
         return node_error(ld, n, NULL, "%llu GPUs: too many for a fabric",
                           (unsigned long long)s->campaign.gpu_count);
