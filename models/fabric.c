@@ -47,6 +47,8 @@ static long cross_domain_switch_hops(const topo_graph *g)
             (g->node_group[h] == TOPO_NO_GROUP || g->node_group[h] != g->node_group[0]))
             most = dist[h];
     free(dist);
+    if (g->n_nics && most > 2) /* a shared NIC at each end (nic.h) is no switch hop */
+        most -= 2;
     return most > 1 ? (long)most - 1 : 0; /* links host..host cross links - 1 switches */
 }
 
@@ -145,11 +147,13 @@ static int incast_efficiencies(const fabric_config *c, fabric *f)
     f->incast_efficiency = malloc(((size_t)f->g.n_links + 1) * sizeof *f->incast_efficiency);
     if (!f->incast_efficiency)
         return -1;
-    for (uint32_t l = 0; l < f->g.n_links; l++) /* many-to-one into a receiving NIC */
-        f->incast_efficiency[l] = f->g.node_kind[f->g.link_src[l]] == TOPO_SWITCH &&
-                                          f->g.node_kind[f->g.link_dst[l]] == TOPO_HOST
+    for (uint32_t l = 0; l < f->g.n_links; l++) { /* many-to-one into a receiving NIC */
+        int into_nic = f->g.node_kind[f->g.link_dst[l]] == TOPO_HOST ||
+                       f->g.node_kind[f->g.link_dst[l]] == TOPO_NIC; /* shared: nic.h */
+        f->incast_efficiency[l] = f->g.node_kind[f->g.link_src[l]] == TOPO_SWITCH && into_nic
                                       ? c->link.incast_efficiency
                                       : 1.0;
+    }
     return 0;
 }
 

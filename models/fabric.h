@@ -3,6 +3,9 @@
  *
  * Hosts are GPU NIC ports, one per GPU; GPU (rank) r is host r, so a node's
  * GPUs are consecutive hosts and share a scale-up domain of gpus_per_node.
+ * With shape.nics_per_node below gpus_per_node the GPUs of a node share its
+ * NICs (topologies/nic.h): host r hangs under a TOPO_NIC node that holds the
+ * fabric link, so the flows of the GPUs of one NIC share that link.
  * The fabric may have more host ports than GPUs (a leaf-spine rounds up to
  * whole leaves, a k-ary fat-tree has k^3/4): the extra ports stay idle.
  *

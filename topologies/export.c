@@ -6,7 +6,10 @@
 
 static const char *kind_name(uint8_t kind)
 {
-    return kind == TOPO_HOST ? "host" : kind == TOPO_SWITCH ? "switch" : "scaleup";
+    return kind == TOPO_HOST     ? "host"
+           : kind == TOPO_SWITCH ? "switch"
+           : kind == TOPO_NIC    ? "nic"
+                                 : "scaleup";
 }
 
 static long long group_of(const topo_graph *g, uint32_t v)

@@ -1,7 +1,7 @@
 /* export.h - write a topology graph for other tools: GraphML (yEd, Gephi,
  * NetworkX) or Graphviz DOT. One cable (links 2c and 2c+1) is one undirected
  * edge from link_src[2c] to link_dst[2c]; node ids are "n<id>", edge ids
- * "c<cable>". Attributes: node kind (host, switch, scaleup), tier, plane,
+ * "c<cable>". Attributes: node kind (host, switch, scaleup, nic), tier, plane,
  * group (-1 for TOPO_NO_GROUP); edge bytes_per_s (direction source -> target)
  * and reverse_bytes_per_s (target -> source).
  */

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topology.h"
 
@@ -72,15 +73,15 @@ static int leafspine2_check(unsigned radix, unsigned leaves, unsigned down, char
     return 0;
 }
 
-int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_per_s,
-                   topo_graph *out, char *why, size_t why_size)
+/* a 2-tier leaf-spine whose leaves have `spines` up ports (down + spines <= radix) */
+static int leafspine2_build(unsigned radix, unsigned leaves, unsigned down, unsigned spines,
+                            double bytes_per_s, topo_graph *out, char *why, size_t why_size)
 {
     topo_graph_init(out);
     if (leafspine2_check(radix, leaves, down, why, why_size))
         return -1;
     if (!(bytes_per_s > 0))
         FAIL("link bandwidth must be positive");
-    unsigned spines = radix - down;
     topo_graph *g = out;
     topo_graph_add_nodes(g, leaves * down, TOPO_HOST, 0);
     uint32_t leaf0 = topo_graph_add_nodes(g, leaves, TOPO_SWITCH, 1);
@@ -94,44 +95,84 @@ int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_
     return finish(g, why, why_size);
 }
 
-static int leafspine3_check(unsigned radix, unsigned pods, unsigned leaves_per_pod,
-                            unsigned down, char *why, size_t why_size)
+int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_per_s,
+                   topo_graph *out, char *why, size_t why_size)
 {
-    if (radix < 2 || radix > 4096)
-        FAIL("switch radix must be between 2 and 4096, got %u", radix);
-    if (down < 1 || down >= radix)
+    unsigned spines = down < radix ? radix - down : 0;
+    return leafspine2_build(radix, leaves, down, spines, bytes_per_s, out, why, why_size);
+}
+
+/* c with its zeros resolved: leaf_up = radix - down, spine_up = radix - L */
+static topo_clos3 clos3_resolved(const topo_clos3 *c)
+{
+    topo_clos3 r = *c;
+    if (!r.leaf_up && r.down < r.radix)
+        r.leaf_up = r.radix - r.down;
+    if (!r.spine_up && r.leaves_per_pod < r.radix)
+        r.spine_up = r.radix - r.leaves_per_pod;
+    return r;
+}
+
+/* the smallest divisor m of the spine's U up cables that spreads the pods'
+ * U cables of core set j over m cores of at most radix ports each */
+static unsigned clos3_cores_per_set(unsigned radix, unsigned pods, unsigned spine_up)
+{
+    for (unsigned m = 1; m < spine_up; m++)
+        if (spine_up % m == 0 && (unsigned long long)pods * (spine_up / m) <= radix)
+            return m;
+    return spine_up;
+}
+
+int topo_clos3_check(const topo_clos3 *in, unsigned *cores_per_set, char *why, size_t why_size)
+{
+    topo_clos3 c = clos3_resolved(in);
+    unsigned R = c.radix, L = c.leaves_per_pod;
+    if (R < 2 || R > 4096)
+        FAIL("switch radix must be between 2 and 4096, got %u", R);
+    if (c.down < 1 || c.down >= R)
         FAIL("a leaf of radix %u needs at least one host port and one up port, got %u host "
-             "ports", radix, down);
-    if (leaves_per_pod < 1 || leaves_per_pod >= radix)
+             "ports", R, c.down);
+    if ((unsigned long long)c.down + c.leaf_up > R)
+        FAIL("a leaf of radix %u cannot take %u host ports and %u up ports", R, c.down,
+             c.leaf_up);
+    if (L < 1 || L >= R)
         FAIL("a spine of radix %u needs a port per leaf of its pod and one up port: 1 to %u "
-             "leaves per pod, got %u", radix, radix - 1, leaves_per_pod);
-    if (pods < 1 || pods > radix)
-        FAIL("a core switch of radix %u has one port per pod: 1 to %u pods, got %u", radix,
-             radix, pods);
-    double up = radix - down, hosts = (double)pods * leaves_per_pod * down;
-    double spines = pods * up, cores = up * (radix - leaves_per_pod);
-    double cables = hosts + (double)pods * leaves_per_pod * up + spines * (radix - leaves_per_pod);
-    if (hosts + pods * leaves_per_pod + spines + cores > MAX_IDS || 2 * cables > MAX_IDS)
+             "leaves per pod, got %u", R, R - 1, L);
+    if ((unsigned long long)L + c.spine_up > R)
+        FAIL("a spine of radix %u cannot take %u leaves of its pod and %u up ports", R, L,
+             c.spine_up);
+    if (c.pods < 1 || c.pods > R)
+        FAIL("a core switch of radix %u has one port per pod: 1 to %u pods, got %u", R, R,
+             c.pods);
+    unsigned m = clos3_cores_per_set(R, c.pods, c.spine_up);
+    double up = c.leaf_up, hosts = (double)c.pods * L * c.down;
+    double spines = c.pods * up, cores = up * m;
+    double cables = hosts + (double)c.pods * L * up + spines * c.spine_up;
+    if (hosts + (double)c.pods * L + spines + cores > MAX_IDS || 2 * cables > MAX_IDS)
         FAIL("%u pods x %u leaves x %u hosts = %.4g hosts, %.4g cables: more than 2^31 ids",
-             pods, leaves_per_pod, down, hosts, cables);
+             c.pods, L, c.down, hosts, cables);
+    if (cores_per_set)
+        *cores_per_set = m;
     return 0;
 }
 
-int topo_leafspine3(unsigned radix, unsigned pods, unsigned leaves_per_pod, unsigned down,
-                    double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+int topo_clos3_build(const topo_clos3 *in, double bytes_per_s, topo_graph *out, char *why,
+                     size_t why_size)
 {
     topo_graph_init(out);
-    if (leafspine3_check(radix, pods, leaves_per_pod, down, why, why_size))
+    unsigned m;
+    if (topo_clos3_check(in, &m, why, why_size))
         return -1;
     if (!(bytes_per_s > 0))
         FAIL("link bandwidth must be positive");
-    unsigned L = leaves_per_pod, up = radix - down, core_up = radix - L;
-    unsigned hosts = pods * L * down;
+    topo_clos3 c = clos3_resolved(in);
+    unsigned L = c.leaves_per_pod, up = c.leaf_up, pods = c.pods, down = c.down;
+    unsigned hosts = pods * L * down, per_core = c.spine_up / m;
     topo_graph *g = out;
     topo_graph_add_nodes(g, hosts, TOPO_HOST, 0);
     uint32_t leaf0 = topo_graph_add_nodes(g, pods * L, TOPO_SWITCH, 1);
     uint32_t spine0 = topo_graph_add_nodes(g, pods * up, TOPO_SWITCH, 2);
-    uint32_t core0 = topo_graph_add_nodes(g, up * core_up, TOPO_SWITCH, 3);
+    uint32_t core0 = topo_graph_add_nodes(g, up * m, TOPO_SWITCH, 3);
     number_groups(g, leaf0, pods * L, L);
     number_groups(g, spine0, pods * up, up);
     for (unsigned h = 0; h < hosts; h++)
@@ -140,9 +181,17 @@ int topo_leafspine3(unsigned radix, unsigned pods, unsigned leaves_per_pod, unsi
         for (unsigned s = 0; s < up; s++)
             topo_graph_add_cable(g, leaf0 + l, spine0 + (l / L) * up + s, bytes_per_s);
     for (unsigned s = 0; s < pods * up; s++) /* spine j = s % up: core set j */
-        for (unsigned c = 0; c < core_up; c++)
-            topo_graph_add_cable(g, spine0 + s, core0 + (s % up) * core_up + c, bytes_per_s);
+        for (unsigned k = 0; k < m; k++)
+            for (unsigned p = 0; p < per_core; p++)
+                topo_graph_add_cable(g, spine0 + s, core0 + (s % up) * m + k, bytes_per_s);
     return finish(g, why, why_size);
+}
+
+int topo_leafspine3(unsigned radix, unsigned pods, unsigned leaves_per_pod, unsigned down,
+                    double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    topo_clos3 c = {radix, pods, leaves_per_pod, down, 0, 0};
+    return topo_clos3_build(&c, bytes_per_s, out, why, why_size);
 }
 
 /* The shape of a rail-optimised fabric, worked out before anything is built. */
@@ -356,13 +405,12 @@ static void clos_counts(topo_counts *c, uint64_t hosts, uint64_t leaves, uint64_
     c->updown = 1;
 }
 
-/* topo_leafspine3's parts: L = leaves per pod, u = R - down up ports */
-static void leafspine3_counts(unsigned radix, unsigned pods, unsigned L, unsigned down,
-                              topo_counts *c)
+/* topo_clos3_build's parts (c resolved, m cores per set) */
+static void clos3_counts(const topo_clos3 *c, unsigned m, topo_counts *out)
 {
-    uint64_t up = radix - down, leaves = (uint64_t)pods * L;
-    clos_counts(c, leaves * down, leaves, pods * up, up * (radix - L), leaves * up,
-                pods * up * (radix - L), pods);
+    uint64_t up = c->leaf_up, leaves = (uint64_t)c->pods * c->leaves_per_pod;
+    clos_counts(out, leaves * c->down, leaves, c->pods * up, up * m, leaves * up,
+                c->pods * up * c->spine_up, c->pods);
 }
 
 static int fat_tree_count(const topo_shape *s, unsigned hosts, unsigned per_node,
@@ -376,7 +424,8 @@ static int fat_tree_count(const topo_shape *s, unsigned hosts, unsigned per_node
     if (ports < hosts)
         FAIL("a k = %u fat-tree has k^3/4 = %.0f host ports, fewer than the %u GPUs", k, ports,
              hosts);
-    leafspine3_counts(k, k, k / 2, k / 2, out); /* the same tree (topo_fattree_kary) */
+    topo_clos3 c = {k, k, k / 2, k / 2, k / 2, k / 2}; /* the same tree (topo_fattree_kary) */
+    clos3_counts(&c, clos3_cores_per_set(k, k, k / 2), out);
     return 0;
 }
 
@@ -395,37 +444,80 @@ const topo_kind topo_kind_fat_tree = {
     "fat-tree", "k-ary fat-tree of Al-Fares et al.: k^3/4 hosts, 5k^2/4 switches of radix k",
     fat_tree_required, NULL, fat_tree_count, fat_tree_build};
 
-/* A leaf-spine from radix and oversubscription d:u: down = radix d / (d + u)
- * host ports per leaf, leaves = ceil(hosts / down); 2 tiers while leaves <=
- * radix (unless tiers="3"), else 3 with pods of radix/2 leaves. */
+/* A leaf-spine from radix and oversubscription (docs/fabric.md): down =
+ * hosts-per-leaf, or radix d / (d + u) at leaf ratio d:u (whole); leaf up
+ * ports ceil(down u / d) with hosts-per-leaf, else radix - down; leaves =
+ * ceil(hosts / down). 2 tiers while leaves fit one pod (leaves-per-pod, else
+ * radix) unless tiers="3"; else pods of L = leaves-per-pod, or floor(radix
+ * d2 / (d2 + u2)) at spine ratio d2:u2, leaves with ceil(L u2 / d2), or
+ * radix - L, spine up ports. */
 typedef struct leafspine_plan {
-    unsigned radix, down, leaves, pods, per_pod; /* pods 0: two tiers */
+    unsigned radix, down, up, leaves; /* up: a leaf's up ports (= spines per pod) */
+    topo_clos3 c;                     /* c.pods 0: two tiers */
+    unsigned cores_per_set;
 } leafspine_plan;
 
-static int leafspine_plan_of(const topo_shape *s, unsigned hosts, unsigned per_node,
-                             leafspine_plan *p, char *why, size_t why_size)
+static unsigned ceil_ratio(unsigned n, unsigned num, unsigned den)
+{
+    return (unsigned)(((unsigned long long)n * num + den - 1) / den);
+}
+
+/* a leaf's host and up ports */
+static int leaf_ports(const topo_shape *s, unsigned *down, unsigned *up, char *why,
+                      size_t why_size)
 {
     unsigned R = s->radix, d = s->over_down ? s->over_down : 1, u = s->over_up ? s->over_up : 1;
     if (R < 2)
         FAIL("a leaf-spine needs radix >= 2, got %u", R);
+    if (s->hosts_per_leaf) {
+        *down = s->hosts_per_leaf, *up = ceil_ratio(*down, u, d);
+        if ((unsigned long long)*down + *up > R)
+            FAIL("hosts-per-leaf %u at oversubscription %u:%u needs %u + ceil(%u x %u / %u) = "
+                 "%u leaf ports, more than the radix %u", *down, d, u, *down, *down, u, d,
+                 *down + *up, R);
+        return 0;
+    }
     if ((unsigned long long)R * d % (d + u))
         FAIL("oversubscription %u:%u splits radix %u into %u x %u / %u host ports: not whole",
              d, u, R, R, d, d + u);
-    unsigned down = (unsigned)((unsigned long long)R * d / (d + u));
-    if (!down || down >= R)
+    *down = (unsigned)((unsigned long long)R * d / (d + u)), *up = R - *down;
+    if (!*down || *down >= R)
         FAIL("oversubscription %u:%u leaves a radix-%u leaf with %u host and %u up ports", d, u,
-             R, down, R - down);
-    unsigned leaves = (hosts + down - 1) / down;
+             R, *down, R - *down);
+    return 0;
+}
+
+static int leafspine_plan_of(const topo_shape *s, unsigned hosts, unsigned per_node,
+                             leafspine_plan *p, char *why, size_t why_size)
+{
+    unsigned R = s->radix, down, up;
+    if (leaf_ports(s, &down, &up, why, why_size))
+        return -1;
+    unsigned leaves = (unsigned)(((unsigned long long)hosts + down - 1) / down);
     if (per_node > 1 && down % per_node)
         FAIL("a leaf's %u host ports are not a whole number of %u-GPU nodes", down, per_node);
-    p->radix = R, p->down = down, p->leaves = leaves, p->pods = 0, p->per_pod = 0;
-    if (s->tiers != 3 && leaves <= R && s->tiers <= 2)
+    memset(p, 0, sizeof *p);
+    p->radix = R, p->down = down, p->up = up, p->leaves = leaves;
+    unsigned one_pod = s->leaves_per_pod ? s->leaves_per_pod : R;
+    if (s->tiers == 2 || (s->tiers != 3 && leaves <= one_pod)) {
+        if (s->tiers == 2 && leaves > R)
+            FAIL("%u GPUs need %u leaves of %u host ports, more than the %u a 2-tier leaf-spine "
+                 "of radix %u reaches: use tiers=\"3\"", hosts, leaves, down, R, R);
         return leafspine2_check(R, leaves, down, why, why_size);
-    if (s->tiers == 2)
-        FAIL("%u GPUs need %u leaves of %u host ports, more than the %u a 2-tier leaf-spine of "
-             "radix %u reaches: use tiers=\"3\"", hosts, leaves, down, R, R);
-    p->per_pod = R / 2, p->pods = (leaves + p->per_pod - 1) / p->per_pod;
-    return leafspine3_check(R, p->pods, p->per_pod, down, why, why_size);
+    }
+    unsigned d2 = s->spine_over_down ? s->spine_over_down : 1;
+    unsigned u2 = s->spine_over_up ? s->spine_over_up : 1;
+    unsigned L = s->leaves_per_pod, U = 0; /* U 0: radix - L */
+    if (!L)
+        L = (unsigned)((unsigned long long)R * d2 / (d2 + u2));
+    else
+        U = ceil_ratio(L, u2, d2);
+    if (!L)
+        FAIL("spine oversubscription %u:%u leaves a radix-%u spine with %u leaf ports", d2, u2,
+             R, L);
+    topo_clos3 c = {R, (leaves + L - 1) / L, L, down, up, U};
+    p->c = c;
+    return topo_clos3_check(&p->c, &p->cores_per_set, why, why_size);
 }
 
 static int leaf_spine_count(const topo_shape *s, unsigned hosts, unsigned per_node,
@@ -434,11 +526,13 @@ static int leaf_spine_count(const topo_shape *s, unsigned hosts, unsigned per_no
     leafspine_plan p;
     if (leafspine_plan_of(s, hosts, per_node, &p, why, why_size))
         return -1;
-    if (p.pods)
-        leafspine3_counts(p.radix, p.pods, p.per_pod, p.down, out);
-    else /* all in pod 0 */
-        clos_counts(out, (uint64_t)p.leaves * p.down, p.leaves, p.radix - p.down, 0,
-                    (uint64_t)p.leaves * (p.radix - p.down), 0, 1);
+    if (p.c.pods) {
+        topo_clos3 r = clos3_resolved(&p.c);
+        clos3_counts(&r, p.cores_per_set, out);
+    } else { /* all in pod 0 */
+        clos_counts(out, (uint64_t)p.leaves * p.down, p.leaves, p.up, 0,
+                    (uint64_t)p.leaves * p.up, 0, 1);
+    }
     return 0;
 }
 
@@ -449,9 +543,10 @@ static int leaf_spine_build(const topo_shape *s, unsigned hosts, unsigned per_no
     topo_graph_init(out);
     if (leafspine_plan_of(s, hosts, per_node, &p, why, why_size))
         return -1;
-    if (!p.pods)
-        return topo_leafspine(p.radix, p.leaves, p.down, bytes_per_s, out, why, why_size);
-    return topo_leafspine3(p.radix, p.pods, p.per_pod, p.down, bytes_per_s, out, why, why_size);
+    if (!p.c.pods)
+        return leafspine2_build(p.radix, p.leaves, p.down, p.up, bytes_per_s, out, why,
+                                why_size);
+    return topo_clos3_build(&p.c, bytes_per_s, out, why, why_size);
 }
 
 static const char *const leaf_spine_required[] = {"radix", NULL};

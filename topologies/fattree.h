@@ -20,19 +20,22 @@
  * R^2/2 hosts and 3R/2 switches. Oversubscription = down : (R - down).
  * node_group 0 for every switch (the fabric is one pod).
  *
- * 3-tier leaf-spine (topo_leafspine3): `pods` copies of a 2-tier leaf-spine
- * of L = leaves_per_pod leaves with `down` host ports; a leaf's R - down up
- * ports go one to each of the pod's u = R - down spines. A spine uses L ports
- * down and R - L up; spine j of every pod connects to its own set of R - L
- * core switches, one cable to each, so a core switch has one port per pod
- * (pods <= R; with fewer pods the cores keep R - pods ports free for growth).
- * Counts: hosts = pods L down, leaves = pods L, spines = pods u, cores =
- * u (R - L), cables = hosts + pods L u + pods u (R - L). With down = L = R/2
- * and pods = R it is the k-ary fat-tree of k = R (radix 40: 16,000 hosts,
- * 2,000 switches; radix 64: 65,536 and 5,120; hardware.md 6.1), in the same
- * id order. Oversubscription down : (R - down) at the leaf and L : (R - L) at
- * the spine. Paths: 2 links under one leaf, 4 in a pod, 6 across pods.
- * node_group: pod of a leaf or spine; cores none.
+ * 3-tier leaf-spine (topo_clos3, topo_leafspine3): `pods` copies of a
+ * 2-tier leaf-spine of L = leaves_per_pod leaves with `down` host ports; a
+ * leaf's u = leaf_up up ports go one to each of the pod's u spines (down + u
+ * <= R). A spine uses L ports down and U = spine_up up (L + U <= R). The core
+ * is sized to the pods it joins: spine j of every pod feeds core set j of m
+ * cores, U / m parallel cables to each, where m is the smallest divisor of U
+ * with pods U / m <= R (a core's ports); m = U (one cable per pod and core)
+ * always fits while pods <= R. Counts: hosts = pods L down, leaves = pods L,
+ * spines = pods u, cores = u m, cables = hosts + pods L u + pods u U. With
+ * down = L = u = U = R/2 and pods = R, m = R/2 and it is the k-ary fat-tree
+ * of k = R (radix 40: 16,000 hosts, 2,000 switches; radix 64: 65,536 and
+ * 5,120; hardware.md 6.1), in the same id order; with 4 such pods of radix
+ * 64 (4,096 hosts) m = 2: 64 cores, 320 switches (a full core would be
+ * 1,024). Oversubscription down : u at the leaf and L : U at the spine.
+ * Paths: 2 links under one leaf, 4 in a pod, 6 across pods. node_group: pod
+ * of a leaf or spine; cores none.
  */
 #ifndef DCSIM_TOPO_FATTREE_H
 #define DCSIM_TOPO_FATTREE_H
@@ -52,9 +55,29 @@ int topo_fattree_kary(unsigned k, double bytes_per_s, topo_graph *out, char *why
 int topo_leafspine(unsigned radix, unsigned leaves, unsigned down, double bytes_per_s,
                    topo_graph *out, char *why, size_t why_size);
 
-/* Build a 3-tier leaf-spine (model above), every cable at bytes_per_s.
- * Returns 0, or -1 with a reason (no up port at a leaf or spine, more pods
- * than a core switch has ports, more than 2^31 nodes or links, no memory). */
+/* The numbers of a 3-tier leaf-spine (model above). */
+typedef struct topo_clos3 {
+    unsigned radix;          /* ports of every switch */
+    unsigned pods;
+    unsigned leaves_per_pod; /* L */
+    unsigned down;           /* host ports per leaf */
+    unsigned leaf_up;        /* u: spines per pod; 0 = radix - down */
+    unsigned spine_up;       /* U: up cables per spine; 0 = radix - L */
+} topo_clos3;
+
+/* Check c (zeros resolved as above) and give the cores per set m. Returns 0,
+ * or -1 with a reason (no host or up port at a leaf, no up port at a spine,
+ * a switch over its radix, more pods than a core switch has ports, more than
+ * 2^31 nodes or links). */
+int topo_clos3_check(const topo_clos3 *c, unsigned *cores_per_set, char *why, size_t why_size);
+
+/* Build the 3-tier leaf-spine c, every cable at bytes_per_s. Returns 0, or
+ * -1 with topo_clos3_check's reason or "out of memory". */
+int topo_clos3_build(const topo_clos3 *c, double bytes_per_s, topo_graph *out, char *why,
+                     size_t why_size);
+
+/* topo_clos3_build of {radix, pods, leaves_per_pod, down, 0, 0}: every port
+ * of leaves and spines in use. */
 int topo_leafspine3(unsigned radix, unsigned pods, unsigned leaves_per_pod, unsigned down,
                     double bytes_per_s, topo_graph *out, char *why, size_t why_size);
 

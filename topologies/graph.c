@@ -62,6 +62,8 @@ uint32_t topo_graph_add_node(topo_graph *g, enum topo_node_kind kind, unsigned t
         g->n_hosts++;
     else if (kind == TOPO_SCALEUP)
         g->n_scaleup++;
+    else if (kind == TOPO_NIC)
+        g->n_nics++;
     else
         g->n_switches++;
     return id;

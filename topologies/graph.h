@@ -16,7 +16,10 @@
 /* TOPO_SCALEUP: the non-blocking crossbar of one scale-up domain (NVSwitch
  * of a node, or of an NVL72 rack); only hosts of the domain attach to it, so
  * it never carries traffic between domains. */
-enum topo_node_kind { TOPO_HOST = 0, TOPO_SWITCH = 1, TOPO_SCALEUP = 2 };
+/* TOPO_NIC: a network card that several GPUs (hosts) of one server share
+ * (topologies/nic.h): each of its GPUs has a cable to it, and it has the
+ * fabric uplink(s); tier 0, not a fabric switch. */
+enum topo_node_kind { TOPO_HOST = 0, TOPO_SWITCH = 1, TOPO_SCALEUP = 2, TOPO_NIC = 3 };
 
 #define TOPO_NO_GROUP UINT32_MAX
 
@@ -34,6 +37,7 @@ int topo_choice_find(const topo_choice *table, const char *name);
 typedef struct topo_graph {
     uint32_t n_nodes, n_hosts, n_switches; /* n_switches: fabric switches only */
     uint32_t n_scaleup;                   /* scale-up crossbars */
+    uint32_t n_nics;                      /* shared NICs (TOPO_NIC); 0 = one port per GPU */
     uint8_t *node_kind;        /* enum topo_node_kind */
     uint8_t *node_tier;        /* 0 host, 1 first switch tier (edge/leaf), 2, 3 ...;
                                   scale-up crossbars are tier 0 */

@@ -518,15 +518,21 @@ static int walk_spray(topo_router *r, uint32_t s, uint32_t t, double w, topo_usa
     return 0;
 }
 
-/* The host's link to its scale-up crossbar, or UINT32_MAX. */
-static uint32_t scaleup_link(const topo_graph *g, uint32_t host)
+/* The host's link to a node of kind (its scale-up crossbar or its shared
+ * NIC), or UINT32_MAX. */
+static uint32_t link_to_kind(const topo_graph *g, uint32_t host, enum topo_node_kind kind)
 {
     for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
         uint32_t l = g->out_links[i];
-        if (g->node_kind[g->link_dst[l]] == TOPO_SCALEUP)
+        if (g->node_kind[g->link_dst[l]] == kind)
             return l;
     }
     return UINT32_MAX;
+}
+
+static uint32_t scaleup_link(const topo_graph *g, uint32_t host)
+{
+    return link_to_kind(g, host, TOPO_SCALEUP);
 }
 
 /* The host's fabric uplinks into cand; returns how many. */
@@ -677,10 +683,16 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
         out[1] = (topo_usage){du ^ 1u, 1.0}; /* the crossbar -> dst half of dst's cable */
         return 2;
     }
-    unsigned qps = r->cfg.balance == TOPO_BALANCE_ECMP ? r->cfg.qps : 1;
+    /* a shared NIC (nic.h): the GPU's cable to it, then the NIC's uplinks */
+    uint32_t sn = link_to_kind(g, src, TOPO_NIC), dn = link_to_kind(g, dst, TOPO_NIC);
+    uint32_t from = sn == UINT32_MAX ? src : g->link_dst[sn];
+    uint32_t to = dn == UINT32_MAX ? dst : g->link_dst[dn];
+    if (sn != UINT32_MAX)
+        add_usage(r, sn, 1.0, out, &n);
+    unsigned qps = from == to ? 0 : r->cfg.balance == TOPO_BALANCE_ECMP ? r->cfg.qps : 1;
     long rc = 0;
     for (unsigned q = 0; q < qps && rc == 0; q++) {
-        uint32_t nu = fabric_uplinks(r, src);
+        uint32_t nu = fabric_uplinks(r, from);
         if (!nu) {
             rc = -1;
             break;
@@ -702,7 +714,7 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
             ups[i] = r->cand[first + i];
         double w = 1.0 / qps / count;
         for (uint32_t i = 0; i < count && rc == 0; i++) {
-            uint32_t s = g->link_dst[ups[i]], dl = uplink_in_plane(g, dst, s);
+            uint32_t s = g->link_dst[ups[i]], dl = uplink_in_plane(g, to, s);
             if (dl == UINT32_MAX) {
                 rc = -1;
                 break;
@@ -716,6 +728,8 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
                 add_usage(r, dl ^ 1u, w, out, &n);
         }
     }
+    if (dn != UINT32_MAX && rc == 0)
+        add_usage(r, dn ^ 1u, 1.0, out, &n); /* the NIC -> dst half of dst's cable */
     for (size_t i = 0; i < n; i++)
         r->link_slot[out[i].link] = UINT32_MAX;
     return rc ? (r->out_of_memory ? -2 : -1) : (long)n;

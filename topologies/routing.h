@@ -19,7 +19,11 @@
  *
  * Traffic between two hosts of one scale-up domain (TOPO_SCALEUP crossbar)
  * stays in it: host -> crossbar -> host. All other traffic uses the fabric
- * and never enters a crossbar. A host with several fabric uplinks (one per
+ * and never enters a crossbar. A host under a shared NIC (TOPO_NIC, nic.h)
+ * reaches the fabric through it: host -> NIC -> the NIC's uplink ... -> the
+ * destination's NIC -> destination, so the GPUs of one NIC share its fabric
+ * link (two GPUs of one NIC and no crossbar: host -> NIC -> host). A host
+ * (or shared NIC) with several fabric uplinks (one per
  * plane) picks its plane by the balancing rule and stays in it.
  *
  * Shortest paths come from hop tables keyed by the destination's attachment

@@ -28,6 +28,8 @@ static int count_nodes(const topo_graph *g, topo_stats *s, char *why, size_t why
             if (g->node_plane[v] + 1u > s->n_planes)
                 s->n_planes = g->node_plane[v] + 1u;
             s->max_switch_radix = deg > s->max_switch_radix ? deg : s->max_switch_radix;
+        } else if (g->node_kind[v] == TOPO_NIC) {
+            s->n_nics++;
         } else {
             s->n_hosts++;
         }
@@ -45,6 +47,9 @@ static int count_cables(const topo_graph *g, topo_stats *s, char *why, size_t wh
             FAIL("links %u and %u are not the two directions of one cable", l, l + 1);
         if (g->node_kind[a] == TOPO_SCALEUP || g->node_kind[b] == TOPO_SCALEUP)
             s->n_scaleup_cables++;
+        else if ((g->node_kind[a] == TOPO_NIC && g->node_kind[b] == TOPO_HOST) ||
+                 (g->node_kind[a] == TOPO_HOST && g->node_kind[b] == TOPO_NIC))
+            s->n_nic_cables++;
         else {
             s->n_fabric_cables++;
             if (g->node_kind[a] != TOPO_SWITCH || g->node_kind[b] != TOPO_SWITCH)
@@ -295,9 +300,22 @@ static int diam_switches(diam *d, const topo_graph *g)
 
 /* Host h's fabric switches, sorted and without repeats, into buf (room for
  * its degree); returns how many. */
+/* the node whose uplinks a host's fabric traffic takes: its shared NIC
+ * (nic.h) if it has one, else the host */
+static uint32_t fabric_end(const topo_graph *g, uint32_t h)
+{
+    for (uint32_t i = g->out_offset[h]; i < g->out_offset[h + 1]; i++) {
+        uint32_t w = g->link_dst[g->out_links[i]];
+        if (g->node_kind[w] == TOPO_NIC)
+            return w;
+    }
+    return h;
+}
+
 static uint32_t host_switches(const topo_graph *g, const diam *d, uint32_t h, uint32_t *buf)
 {
     uint32_t n = 0;
+    h = fabric_end(g, h);
     for (uint32_t i = g->out_offset[h]; i < g->out_offset[h + 1]; i++) {
         uint32_t s = d->sw_of[g->link_dst[g->out_links[i]]];
         if (s == UINT32_MAX)
@@ -344,8 +362,9 @@ static int diam_classes(diam *d, const topo_graph *g)
     for (uint32_t v = 0; keys && v < g->n_nodes; v++)
         if (g->node_kind[v] == TOPO_HOST) {
             keys[nh++].host = v;
-            if (g->out_offset[v + 1] - g->out_offset[v] > deg_max)
-                deg_max = g->out_offset[v + 1] - g->out_offset[v];
+            uint32_t e = fabric_end(g, v); /* host_switches reads e's links */
+            if (g->out_offset[e + 1] - g->out_offset[e] > deg_max)
+                deg_max = g->out_offset[e + 1] - g->out_offset[e];
         }
     uint32_t *a = malloc(2 * (size_t)deg_max * sizeof *a), *b = a ? a + deg_max : NULL;
     d->coff = calloc((size_t)nh + 1, sizeof *d->coff);

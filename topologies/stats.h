@@ -3,7 +3,10 @@
  *
  * "Fabric" means hosts, fabric switches (TOPO_SWITCH) and the cables between
  * them; scale-up crossbars and their cables are counted apart and take no
- * part in bisection or diameter.
+ * part in bisection or diameter. Shared NICs (nic.h) and their GPU cables
+ * are counted apart too, but carry the bisection's flows (their NIC link is
+ * what the GPUs share); the diameter counts fabric links only (a GPU's
+ * hops through its NIC are not counted).
  *
  * Transceivers (hardware.md 3.4: an optical cable has a transceiver at each
  * end): we count every fabric cable, host-to-switch and switch-to-switch, as
@@ -42,6 +45,8 @@ typedef struct topo_stats {
     uint32_t diameter_links;            /* topo_fabric_diameter */
     uint32_t max_switch_radix;          /* most links out of one fabric switch */
     uint32_t max_scaleup_radix;         /* most links out of one crossbar */
+    uint32_t n_nics;                    /* shared NICs (TOPO_NIC, nic.h) */
+    uint32_t n_nic_cables;              /* GPU-NIC, inside the server: not fabric cables */
 } topo_stats;
 
 /* Fill *out for the finished graph g. Returns 0, or -1 with a one-line

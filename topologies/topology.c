@@ -3,9 +3,11 @@
  * into (see topology.h). */
 #include "topology.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "fattree.h"
+#include "nic.h"
 
 /* The registry: X(name) for each `const topo_kind topo_kind_name`, in the
  * order tools list them. */
@@ -38,11 +40,34 @@ const topo_shape_attr topo_shape_attrs[] = {
     SHAPE("spines-per-group", 1, 4096, spines),
     SHAPE("global-links", 1, 4096, h),
     SHAPE("groups", 2, 1000000, groups),
+    SHAPE("hosts-per-leaf", 1, 4095, hosts_per_leaf),
+    SHAPE("leaves-per-pod", 1, 4095, leaves_per_pod),
+    SHAPE("nics-per-node", 1, 4096, nics_per_node),
     {NULL, 0, 0, 0},
 };
 
-int topo_count(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsigned per_node,
-               topo_counts *out, char *why, size_t why_size)
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), -1
+
+/* GPUs per NIC port: 1 unless nics_per_node is given and below per_node */
+static int gpus_per_nic(const topo_shape *s, unsigned per_node, unsigned *out, char *why,
+                        size_t why_size)
+{
+    unsigned nics = s->nics_per_node, node = per_node > 1 ? per_node : 1;
+    *out = 1;
+    if (!nics || nics == node)
+        return 0;
+    if (nics > node)
+        FAIL("nics-per-node %u: more NIC ports than the %u GPUs of a node (one port per GPU "
+             "at most)", nics, node);
+    if (node % nics)
+        FAIL("nics-per-node %u does not divide the %u GPUs of a node: %u = %u x %u + %u", nics,
+             node, node, nics, node / nics, node % nics);
+    *out = node / nics;
+    return 0;
+}
+
+static int count_ports(const topo_kind *kind, const topo_shape *s, unsigned hosts,
+                       unsigned per_node, topo_counts *out, char *why, size_t why_size)
 {
     topo_counts c;
     memset(&c, 0, sizeof c);
@@ -62,8 +87,31 @@ int topo_count(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsig
     return 0;
 }
 
-int topo_build(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsigned per_node,
-               double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+int topo_count(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsigned per_node,
+               topo_counts *out, char *why, size_t why_size)
+{
+    unsigned g;
+    topo_counts c;
+    if (gpus_per_nic(s, per_node, &g, why, why_size))
+        return -1;
+    if (g == 1)
+        return count_ports(kind, s, hosts, per_node, out, why, why_size);
+    if (count_ports(kind, s, (hosts + g - 1) / g, per_node / g, &c, why, why_size))
+        return -1;
+    uint64_t switches = 0, cables = 0;
+    for (int t = 0; t <= TOPO_STATS_MAX_TIER; t++)
+        switches += c.switches[t], cables += c.cables[t];
+    if (topo_nic_check((double)c.hosts, g, (double)switches, 2.0 * (double)cables, why,
+                       why_size))
+        return -1;
+    c.nics = c.hosts, c.hosts *= g, c.nic_cables = c.hosts;
+    *out = c;
+    return 0;
+}
+
+static int build_ports(const topo_kind *kind, const topo_shape *s, unsigned hosts,
+                       unsigned per_node, double bytes_per_s, topo_graph *out, char *why,
+                       size_t why_size)
 {
     if (s->planes <= 1)
         return kind->build(s, hosts, per_node, bytes_per_s, out, why, why_size);
@@ -73,5 +121,23 @@ int topo_build(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsig
         return -1;
     int rc = topo_multiplane(&plane, s->planes, out, why, why_size);
     topo_graph_fini(&plane);
+    return rc;
+}
+
+int topo_build(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsigned per_node,
+               double bytes_per_s, topo_graph *out, char *why, size_t why_size)
+{
+    unsigned g;
+    topo_graph_init(out);
+    if (gpus_per_nic(s, per_node, &g, why, why_size))
+        return -1;
+    if (g == 1)
+        return build_ports(kind, s, hosts, per_node, bytes_per_s, out, why, why_size);
+    topo_graph ports;
+    if (build_ports(kind, s, (hosts + g - 1) / g, per_node / g, bytes_per_s, &ports, why,
+                    why_size))
+        return -1;
+    int rc = topo_nic_expand(&ports, g, bytes_per_s, out, why, why_size);
+    topo_graph_fini(&ports);
     return rc;
 }

@@ -45,6 +45,10 @@ typedef struct topo_shape {
     unsigned over_down, over_up; /* leaf oversubscription down:up; 0:0 = 1:1 */
     int arrangement;         /* enum topo_dragonfly_arrangement */
     unsigned dims[TOPO_MAX_DIMS]; /* torus: routers per dimension, 0 after the last */
+    unsigned hosts_per_leaf;  /* leaf-spine: host ports per leaf; 0 = from radix and ratio */
+    unsigned leaves_per_pod;  /* leaf-spine 3 tiers: leaves per pod; 0 = from radix and ratio */
+    unsigned spine_over_down, spine_over_up; /* spine (pod to core) oversubscription; 0:0 = 1:1 */
+    unsigned nics_per_node;   /* NIC ports per node (nic.h); 0 = one per GPU */
 } topo_shape;
 
 /* A whole-number attribute of <fabric> that sets a topo_shape field, in
@@ -56,7 +60,8 @@ typedef struct topo_shape_attr {
 } topo_shape_attr;
 
 /* radix, tiers, k, nodes-per-su, planes, hosts-per-router, routers-per-group,
- * leaves-per-group, spines-per-group, global-links, groups; then {NULL}. */
+ * leaves-per-group, spines-per-group, global-links, groups, hosts-per-leaf,
+ * leaves-per-pod, nics-per-node; then {NULL}. */
 extern const topo_shape_attr topo_shape_attrs[];
 
 /* A text attribute only one kind reads: parse(text) sets its field of *s, or
@@ -77,6 +82,7 @@ typedef struct topo_counts {
                                                          (scaleup.h); 0 from topo_count */
     uint32_t groups;  /* switch groups: 1 + the highest node_group of a switch, 0 if none */
     int updown;       /* graph.h: a folded Clos */
+    uint64_t nics, nic_cables; /* shared NICs (nic.h) and their GPU cables; 0 without */
 } topo_counts;
 
 typedef int topo_count_fn(const topo_shape *s, unsigned hosts, unsigned per_node,
@@ -106,12 +112,17 @@ extern const topo_kind *const topo_kinds[];
 const topo_kind *topo_kind_find(const char *name);
 
 /* The kind's count() then the planes: every switch and cable once per plane
- * (topo_multiplane), with its id limits. Returns 0, or -1 with a reason. */
+ * (topo_multiplane), with its id limits; then shared NICs (nic.h) when
+ * s->nics_per_node is below per_node: the kind counts one host per NIC port
+ * (ceil(hosts / g) ports in nodes of nics_per_node, g = per_node /
+ * nics_per_node GPUs per NIC, whole), hosts = ports x g. Returns 0, or -1
+ * with a reason. */
 int topo_count(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsigned per_node,
                topo_counts *out, char *why, size_t why_size);
 
-/* The kind's build() then topo_multiplane for planes > 1. Returns 0, or -1
- * with a reason (the ones topo_count gives, or no memory). */
+/* The kind's build(), topo_multiplane for planes > 1, then topo_nic_expand
+ * for shared NICs, GPU-to-NIC cables at bytes_per_s. Returns 0, or -1 with a
+ * reason (the ones topo_count gives, or no memory). */
 int topo_build(const topo_kind *kind, const topo_shape *s, unsigned hosts, unsigned per_node,
                double bytes_per_s, topo_graph *out, char *why, size_t why_size);
 

@@ -60,8 +60,9 @@ static void agree(const fabric_config *c, const char *label)
     CHECK_INT_EQ(topo_stats_count(&f.g, &st, why, sizeof why), 0);
     int same = n.hosts == st.n_hosts && n.scaleup_domains == st.n_scaleup_domains &&
                n.scaleup_cables == st.n_scaleup_cables && n.updown == f.g.updown &&
-               n.groups == switch_groups(&f.g);
-    uint64_t cables = n.scaleup_cables;
+               n.groups == switch_groups(&f.g) && n.nics == st.n_nics &&
+               n.nic_cables == st.n_nic_cables;
+    uint64_t cables = n.scaleup_cables + n.nic_cables;
     for (int t = 0; t <= TOPO_STATS_MAX_TIER; t++) {
         same = same && n.switches[t] == st.switches_per_tier[t] &&
                n.cables[t] == st.cables_per_tier[t];
@@ -179,6 +180,92 @@ static void test_leaf_spine(void)
                     }
 }
 
+/* Pods and oversubscription above them: hosts-per-leaf (leaf up ports
+ * ceil(down u / d)), leaves-per-pod (spine up ports ceil(L u2 / d2)), spine
+ * ratios on the radix split, Llama 3's shape (calibration.md 2b: 16 GPUs per
+ * ToR, 192 ToRs per 3,072-GPU pod, 7:1 above) at 3,072 to 24,576 GPUs, and
+ * the core sized to the pods (4,096 GPUs at radix 64: 320 switches). */
+static void test_leaf_spine_pods(void)
+{
+    struct { unsigned radix, per_leaf, per_pod, d, u, d2, u2; } t[] = {
+        {64, 0, 0, 0, 0, 0, 0},   {64, 0, 0, 0, 0, 7, 1},   {64, 0, 0, 3, 1, 3, 1},
+        {220, 16, 192, 1, 1, 7, 1}, {256, 16, 192, 1, 2, 7, 1}, {64, 16, 24, 1, 1, 3, 1},
+        {16, 4, 6, 1, 1, 5, 1},   {16, 8, 8, 1, 1, 1, 1},   {16, 12, 0, 1, 1, 0, 0},
+        {15, 3, 5, 2, 1, 2, 3},   {8, 0, 0, 0, 0, 1000, 1}, {8, 0, 0, 0, 0, 1, 1000},
+        {64, 64, 0, 0, 0, 0, 0},  {64, 8, 63, 1, 1, 1, 1},  {200, 16, 192, 1, 1, 7, 1},
+    };
+    unsigned gpus[] = {1, 100, 3072, 4096, 16384, 24576, 16385};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++)
+            for (unsigned tiers = 0; tiers <= 3; tiers += 3) {
+                fabric_config c = base("leaf-spine", gpus[g], g % 2 ? 8 : 1);
+                c.shape.radix = t[i].radix, c.shape.tiers = tiers;
+                c.shape.hosts_per_leaf = t[i].per_leaf, c.shape.leaves_per_pod = t[i].per_pod;
+                c.shape.over_down = t[i].d, c.shape.over_up = t[i].u;
+                c.shape.spine_over_down = t[i].d2, c.shape.spine_over_up = t[i].u2;
+                char label[160];
+                snprintf(label, sizeof label, "leaf-spine radix %u per-leaf %u per-pod %u "
+                         "%u:%u,%u:%u tiers %u gpus %u", t[i].radix, t[i].per_leaf,
+                         t[i].per_pod, t[i].d, t[i].u, t[i].d2, t[i].u2, tiers, gpus[g]);
+                agree(&c, label);
+            }
+    /* the counts the issue names */
+    struct { unsigned gpus, radix, per_leaf, per_pod, d2, u2; uint64_t sw[4]; } want[] = {
+        {4096, 64, 0, 0, 0, 0, {0, 128, 128, 64}},
+        {16384, 64, 0, 0, 0, 0, {0, 512, 512, 256}},
+        {24576, 220, 16, 192, 7, 1, {0, 1536, 128, 32}},
+        {16384, 220, 16, 192, 7, 1, {0, 1152, 96, 16}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        fabric_config c = base("leaf-spine", want[i].gpus, 8);
+        c.shape.radix = want[i].radix, c.shape.hosts_per_leaf = want[i].per_leaf;
+        c.shape.leaves_per_pod = want[i].per_pod;
+        c.shape.spine_over_down = want[i].d2, c.shape.spine_over_up = want[i].u2;
+        topo_counts n;
+        sim_error err;
+        sim_error_clear(&err);
+        CHECK_INT_EQ(fabric_count(&c, &n, &err), 0);
+        for (int t = 1; t <= 3; t++)
+            CHECK_INT_EQ(n.switches[t], want[i].sw[t]);
+    }
+}
+
+/* Shared NICs (topologies/nic.h): nics-per-node below the GPUs of a node
+ * on every Clos kind, with planes, and the refusals (more NICs than GPUs,
+ * not dividing them). */
+static void test_shared_nics(void)
+{
+    const char *kinds[] = {"fat-tree", "leaf-spine", "rail-optimized", "torus"};
+    unsigned nics[] = {1, 2, 4, 8, 3, 16};
+    unsigned gpus[] = {64, 1024, 4096, 100};
+    for (size_t k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizeof nics / sizeof nics[0]; i++)
+            for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++)
+                for (unsigned planes = 1; planes <= 2; planes++) {
+                    fabric_config c = base(kinds[k], gpus[g], 8);
+                    c.shape.k = 16, c.shape.radix = 64, c.shape.planes = planes;
+                    c.shape.dims[0] = 8, c.shape.dims[1] = 8, c.shape.p = 4;
+                    c.shape.nics_per_node = nics[i];
+                    char label[128];
+                    snprintf(label, sizeof label, "%s nics %u gpus %u planes %u", kinds[k],
+                             nics[i], gpus[g], planes);
+                    agree(&c, label);
+                }
+    fabric_config c = base("leaf-spine", 16384, 8);
+    c.shape.radix = 64, c.shape.nics_per_node = 4;
+    topo_counts n;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(fabric_count(&c, &n, &err), 0); /* 8,192 NIC ports: 8 pods */
+    CHECK_INT_EQ(n.hosts, 16384);
+    CHECK_INT_EQ(n.nics, 8192);
+    CHECK_INT_EQ(n.cables[0], 8192);
+    CHECK_INT_EQ(n.switches[1] + n.switches[2] + n.switches[3], 256 + 256 + 128);
+    c.shape.nics_per_node = 3;
+    CHECK_INT_EQ(fabric_count(&c, &n, &err), SIM_ERR_INPUT);
+    CHECK_STR_EQ(err.msg, "nics-per-node 3 does not divide the 8 GPUs of a node: 8 = 3 x 2 + 2");
+}
+
 /* SuperPOD sizes (hardware.md 6.2): 1 to 64 SUs of 32 8-GPU nodes, the
  * rounding of 3 -> 4 and 9 -> 16 SUs, small SUs, odd radixes, refusals */
 static void test_rail_optimized(void)
@@ -288,6 +375,8 @@ int main(void)
     test_examples();
     test_fat_tree();
     test_leaf_spine();
+    test_leaf_spine_pods();
+    test_shared_nics();
     test_rail_optimized();
     test_dragonflies();
     test_torus();

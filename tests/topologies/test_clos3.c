@@ -8,6 +8,7 @@
 #include "check.h"
 #include "fattree.h"
 #include "graph.h"
+#include "stats.h"
 
 static unsigned count_tier(const topo_graph *g, unsigned tier)
 {
@@ -92,8 +93,10 @@ static void test_same_as_kary(void)
 }
 
 /* 3:1 at the leaf (12 down, 4 up), 1:1 at the spine (8 leaves, 8 up):
- * radix 16, 4 pods -> 384 hosts, 32 leaves, 16 spines, 4 x 8 = 32 cores of
- * which 4 ports (one per pod) are used. */
+ * radix 16, 4 pods -> 384 hosts, 32 leaves, 16 spines; the core is sized to
+ * the 4 pods: spine j's 4 x 8 cables fill m = 2 cores of 16 ports (4 cables
+ * from each pod), so 4 x 2 = 8 cores, every port used (a core of one port
+ * per pod would be 4 x 8 = 32 cores with 12 ports idle each). */
 static void test_oversubscribed(void)
 {
     topo_graph g;
@@ -102,14 +105,91 @@ static void test_oversubscribed(void)
     CHECK_INT_EQ(g.n_hosts, 4 * 8 * 12);
     CHECK_INT_EQ(count_tier(&g, 1), 32);
     CHECK_INT_EQ(count_tier(&g, 2), 16);
-    CHECK_INT_EQ(count_tier(&g, 3), 32);
+    CHECK_INT_EQ(count_tier(&g, 3), 8);
     CHECK_INT_EQ(g.n_links / 2, 384 + 32 * 4 + 16 * 8);
     CHECK_INT_EQ(degree(&g, g.n_hosts), 16);       /* a leaf: full */
     CHECK_INT_EQ(degree(&g, g.n_hosts + 32), 16);  /* a spine: full */
-    CHECK_INT_EQ(degree(&g, g.n_nodes - 1), 4);    /* a core: one port per pod */
+    CHECK_INT_EQ(degree(&g, g.n_nodes - 1), 16);   /* a core: 4 cables from each pod */
     CHECK(clos3_paths(&g, 0, 12, 96));
     CHECK(clos3_paths(&g, 383, 12, 96));
     topo_graph_fini(&g);
+}
+
+/* The core sized to the pods (fattree.h): radix 64, full bisection, 32
+ * leaves of 32 hosts per pod. 4,096 hosts = 4 pods: 128 leaves, 128
+ * spines, m = 2 -> 64 cores, 320 switches (a full core: 1,024 cores, 1,280
+ * switches, the issue-17 report). 16,384 = 16 pods: m = 8, 256 cores, 1,280
+ * switches (not 2,048). 64 pods: the k = 64 fat-tree, 1,024 cores. Every
+ * switch port is used and paths stay 2/4/6 links. */
+static void test_core_sized_to_pods(void)
+{
+    struct { unsigned pods, cores, switches; } t[] = {
+        {1, 32, 96}, {2, 32, 160}, {4, 64, 320}, {16, 256, 1280}, {64, 1024, 5120}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        topo_graph g;
+        char why[200];
+        CHECK_INT_EQ(topo_leafspine3(64, t[i].pods, 32, 32, 50e9, &g, why, sizeof why), 0);
+        CHECK_INT_EQ(g.n_hosts, t[i].pods * 1024);
+        CHECK_INT_EQ(count_tier(&g, 3), t[i].cores);
+        CHECK_INT_EQ(g.n_switches, t[i].switches);
+        CHECK_INT_EQ(g.n_links / 2, 3 * t[i].pods * 1024);
+        int spines_full = 1, cores_even = 1;
+        uint32_t core0 = g.n_nodes - t[i].cores;
+        for (uint32_t v = g.n_hosts; v < core0; v++)
+            spines_full &= degree(&g, v) == 64;
+        for (uint32_t v = core0; v < g.n_nodes; v++) /* pods x 32 / m cables each */
+            cores_even &= degree(&g, v) == t[i].pods * 32 * 32 / t[i].cores;
+        CHECK(spines_full);
+        CHECK(cores_even);
+        CHECK(clos3_paths(&g, 0, 32, 1024));
+        CHECK(clos3_paths(&g, g.n_hosts - 1, 32, 1024));
+        double bisection;
+        CHECK_INT_EQ(topo_bisection_bytes_per_s(&g, &bisection), 0);
+        CHECK_NEAR(bisection, g.n_hosts / 2 * 50e9, 1.0); /* full bisection */
+        topo_graph_fini(&g);
+    }
+}
+
+/* Oversubscription above the pods: radix 16, 4 pods of 8 leaves of 8 hosts
+ * (1:1 at the leaf), spines with 8 leaves and U = 2 up cables (4:1): 256
+ * hosts, 32 leaves, 32 spines, m = 1 (4 pods x 2 cables fit a core) -> 8
+ * cores of 8 ports. Bisection (halves = pods 0-1 and 2-3): 2 pods x 8
+ * spines x 2 cables = 32 links, a quarter of the 128 a full core gives. */
+static void test_spine_oversubscribed(void)
+{
+    topo_clos3 c = {16, 4, 8, 8, 8, 2};
+    topo_graph g;
+    char why[200];
+    unsigned m = 0;
+    CHECK_INT_EQ(topo_clos3_check(&c, &m, why, sizeof why), 0);
+    CHECK_INT_EQ(m, 1);
+    CHECK_INT_EQ(topo_clos3_build(&c, 50e9, &g, why, sizeof why), 0);
+    CHECK_INT_EQ(g.n_hosts, 256);
+    CHECK_INT_EQ(count_tier(&g, 1), 32);
+    CHECK_INT_EQ(count_tier(&g, 2), 32);
+    CHECK_INT_EQ(count_tier(&g, 3), 8);
+    CHECK_INT_EQ(g.n_links / 2, 256 + 32 * 8 + 32 * 2);
+    CHECK_INT_EQ(degree(&g, g.n_hosts + 32), 10);  /* a spine: 8 leaves + 2 up */
+    CHECK_INT_EQ(degree(&g, g.n_nodes - 1), 8);    /* a core: 2 cables from each pod */
+    CHECK(clos3_paths(&g, 0, 8, 64));
+    double bisection;
+    CHECK_INT_EQ(topo_bisection_bytes_per_s(&g, &bisection), 0);
+    CHECK_NEAR(bisection, 32 * 50e9, 1.0);
+    topo_graph_fini(&g);
+    /* a leaf with fewer up ports than the radix leaves free (1:1 on 32 ports
+     * of a radix-64 switch) */
+    topo_clos3 half = {64, 2, 4, 16, 16, 2};
+    CHECK_INT_EQ(topo_clos3_build(&half, 50e9, &g, why, sizeof why), 0);
+    CHECK_INT_EQ(count_tier(&g, 2), 2 * 16);
+    CHECK_INT_EQ(count_tier(&g, 3), 16); /* 2 pods x 2 cables fit one core per set */
+    CHECK_INT_EQ(degree(&g, g.n_hosts), 32);
+    topo_graph_fini(&g);
+    topo_clos3 over = {16, 4, 8, 8, 9, 0};
+    CHECK(topo_clos3_check(&over, &m, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "a leaf of radix 16 cannot take 8 host ports and 9 up ports");
+    topo_clos3 spine = {16, 4, 8, 8, 8, 9};
+    CHECK(topo_clos3_check(&spine, &m, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "a spine of radix 16 cannot take 8 leaves of its pod and 9 up ports");
 }
 
 static void test_refusals(void)
@@ -198,6 +278,8 @@ int main(void)
     test_full_size();
     test_same_as_kary();
     test_oversubscribed();
+    test_core_sized_to_pods();
+    test_spine_oversubscribed();
     test_refusals();
     test_multiplane_leafspine();
     test_multiplane_railopt();

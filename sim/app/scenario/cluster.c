@@ -1,11 +1,13 @@
 /* cluster.c - <cluster>: <gpu type count reserved-memory> (the catalog
  * entry it names) and <fabric> (topology, link, scale-up, the topology's
- * sizes, oversubscription, routing, paths, arrangement), its switches and
- * cables counted in closed form (fabric_count), which refuses impossible
- * sizes as building would, without building.
+ * sizes, oversubscription, NICs per node or server, routing, paths,
+ * arrangement), its switches and cables counted in closed form
+ * (fabric_count), which refuses impossible sizes as building would, without
+ * building.
  */
 #include "loader.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,21 +31,29 @@ static int fabric_link(loader *ld, xmlNode *n, const char *attr, const char *nam
     return 0;
 }
 
-/* oversubscription="3:1": down and up port shares of a leaf */
-static int parse_oversubscription(loader *ld, xmlNode *n, fabric_config *c)
+/* oversubscription="3:1" (a leaf's down and up port shares) and
+ * spine-oversubscription="7:1" (a pod spine's leaf and core port shares) */
+static int parse_ratio(loader *ld, xmlNode *n, const char *attr, unsigned *down, unsigned *up)
 {
-    if (!has_attr(n, "oversubscription"))
+    if (!has_attr(n, attr))
         return 0;
     char text[64];
-    copy_attr(n, "oversubscription", text, sizeof text);
+    copy_attr(n, attr, text, sizeof text);
     unsigned d = 0, u = 0;
     char tail;
     if (sscanf(text, "%u:%u%c", &d, &u, &tail) != 2 || !d || !u || d > 1000 || u > 1000)
-        return node_error(ld, n, "oversubscription",
+        return node_error(ld, n, attr,
                           "expected DOWN:UP with whole numbers from 1 to 1000, e.g. 3:1");
-    c->shape.over_down = d;
-    c->shape.over_up = u;
+    *down = d;
+    *up = u;
     return 0;
+}
+
+static int parse_oversubscription(loader *ld, xmlNode *n, fabric_config *c)
+{
+    int rc = parse_ratio(ld, n, "oversubscription", &c->shape.over_down, &c->shape.over_up);
+    return rc ? rc : parse_ratio(ld, n, "spine-oversubscription", &c->shape.spine_over_down,
+                                 &c->shape.spine_over_up);
 }
 
 /* the attributes the topology needs (its registry entry, topologies/topology.h) */
@@ -83,6 +93,40 @@ static int parse_topology_attrs(loader *ld, xmlNode *n, fabric_config *c)
         if (rc)
             return node_error(ld, n, a->name, "%s", why);
     }
+    return 0;
+}
+
+/* server="DGX-A100": the server's NICs (servers.xml) set nics-per-node,
+ * which an explicit nics-per-node overrides; its GPU type must be the
+ * cluster's and its NIC rate the fabric link's */
+static int fabric_server(loader *ld, xmlNode *n, const scn_scenario *s, fabric_config *c)
+{
+    if (!has_attr(n, "server"))
+        return 0;
+    char name[128];
+    copy_attr(n, "server", name, sizeof name);
+    const hw_server *sv = find_named(ld, CAT_SERVER, name);
+    if (!sv) {
+        char known[1024];
+        entry_names(ld, CAT_SERVER, known, sizeof known);
+        return node_error(ld, n, "server", "unknown server; known: %s", known);
+    }
+    if (strcmp(sv->gpu, s->gpu.name))
+        return node_error(ld, n, "server", "server %s holds %s GPUs, the cluster %s", sv->name,
+                          sv->gpu, s->gpu.name);
+    if (sv->nic_bytes_per_s > 0 &&
+        fabs(sv->nic_bytes_per_s - c->link.bytes_per_s) > 0.01 * sv->nic_bytes_per_s)
+        return node_error(ld, n, "server", "server %s has %g Gb/s NICs, link %s runs at %g Gb/s: "
+                          "name a link at the NICs' rate", sv->name, sv->nic_bytes_per_s * 8e-9,
+                          c->link.name, c->link.bytes_per_s * 8e-9);
+    if (has_attr(n, "nics-per-node") || !sv->gpus || !sv->nics)
+        return 0;
+    unsigned long long per_node = c->gpus_per_node > 1 ? c->gpus_per_node : 1;
+    if (per_node * sv->nics % sv->gpus)
+        return node_error(ld, n, "server", "server %s has %u NICs for %u GPUs: a node of %llu "
+                          "GPUs would have %llu x %u / %u NICs, not whole", sv->name, sv->nics,
+                          sv->gpus, per_node, per_node, sv->nics, sv->gpus);
+    c->shape.nics_per_node = (unsigned)(per_node * sv->nics / sv->gpus);
     return 0;
 }
 
@@ -146,6 +190,9 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
         c->scaleup_bytes_per_s = s->gpu.scaleup_bytes_per_s > 0 ? s->gpu.scaleup_bytes_per_s
                                                                 : c->scaleup.bytes_per_s;
     }
+    rc = fabric_server(ld, n, s, c);
+    if (rc)
+        return rc;
     if (s->campaign.gpu_count > UINT32_MAX / 2)
         return node_error(ld, n, NULL, "%llu GPUs: too many for a fabric",
                           (unsigned long long)s->campaign.gpu_count);
