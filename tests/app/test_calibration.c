@@ -1,11 +1,12 @@
 /* test_calibration.c - the step tier against the Megatron-Core H100 table
  * (calibration.md section 1; NVIDIA/Megatron-LM README, commit f2e5db40,
- * verified-in-source): all nine rows with one set of constants (the GPU
- * catalog's sustained efficiency, fitted once to this table; see
- * tests/megatron_table.h for the setup), and the strong-scaling trend the
- * same README states: GPT-3-like 177B at a fixed batch of 1,152 sequences,
- * 96 -> 4,608 GPUs, MFU 47 % -> 42 % ("Communication becomes more exposed at
- * larger scale"). */
+ * verified-in-source), as a CHECK, never a fit (issue 17): all nine rows run
+ * with the catalog's component values only (no GPU has a "sustained
+ * efficiency": the 64 % once fitted on this table is gone) and their errors
+ * are printed; tests/validation judges them. Asserted here is behaviour: the
+ * strong-scaling trend the same README states, GPT-3-like 177B at a fixed
+ * batch of 1,152 sequences, 96 -> 4,608 GPUs: MFU never rises as GPUs grow
+ * ("Communication becomes more exposed at larger scale"). */
 #include <math.h>
 #include <stdio.h>
 
@@ -14,8 +15,8 @@
 
 static scn_catalog *cat;
 
-/* every row within 10 % of the published TFLOP/s per GPU, mean absolute
- * error at most 5 % */
+/* every row runs on catalog values alone; the errors are reported, not
+ * bounded (the bounds held only through the constant fitted on these rows) */
 static void test_table(void)
 {
     double sum = 0;
@@ -31,18 +32,21 @@ static void test_table(void)
         double tf = p.model_flops_per_gpu_s / 1e12, e = tf / megatron_rows[i].published_tflops - 1;
         printf("%-18s predicted %6.1f published %6.1f TFLOP/s per GPU (%+.1f %%)\n",
                megatron_rows[i].model, tf, megatron_rows[i].published_tflops, 100 * e);
-        CHECK(fabs(e) <= 0.10);
+        CHECK(isfinite(e) && tf > 0);
         sum += fabs(e);
         n++;
         step_profile_free(&p);
     }
-    printf("mean absolute error %.2f %%\n", 100 * sum / n);
-    CHECK(n == 9 && sum / n <= 0.05);
+    printf("mean absolute error %.2f %% (a check: nothing is fitted on these rows)\n",
+           100 * sum / n);
+    CHECK(n == 9);
+    CHECK(scn_catalog_gpu(cat, "H100-SXM")->sustained_efficiency == 0);
 }
 
 /* 177B (TP8 PP6, batch 1,152) on 96 .. 4,608 GPUs: MFU never rises as GPUs
- * grow, and the ends land within 10 % of 47 % and 42 %. dp 72 (3,456 GPUs)
- * is left out: 16 micro-batches cannot interleave over 6 stages. */
+ * grow (the published ends, 47 % and 42 %, are printed as a check). dp 72
+ * (3,456 GPUs) is left out: 16 micro-batches cannot interleave over 6
+ * stages. */
 static void test_strong_scaling(void)
 {
     unsigned dps[] = {2, 4, 8, 16, 32, 64, 96};
@@ -60,8 +64,8 @@ static void test_strong_scaling(void)
         last = p.mfu;
         step_profile_free(&p);
     }
-    CHECK(fabs(first / 0.47 - 1) <= 0.10);
-    CHECK(fabs(last / 0.42 - 1) <= 0.10);
+    printf("ends: MFU %.1f %% (published 47 %%) -> %.1f %% (published 42 %%)\n", 100 * first,
+           100 * last);
     CHECK(last < first);
 }
 
