@@ -24,9 +24,24 @@ int fabric_topology_parse(const char *name, const topo_kind **out)
     return 0;
 }
 
+/* What large transfers reach of a rate on link technology l. No silent
+ * ideal: a link without an efficiency is refused (link_refused) before any
+ * rate is used; the catalog loader fills or refuses it (docs/scenario.md). */
 static double effective(const hw_link *l, double rate)
 {
-    return rate * (l->efficiency > 0 ? l->efficiency : 1.0);
+    return rate * l->efficiency;
+}
+
+/* 0, or SIM_ERR_INPUT naming the link (role: "fabric", "scale-up") when it
+ * has no efficiency in (0, 1] */
+static int link_refused(const hw_link *l, const char *role, sim_error *err)
+{
+    if (l->efficiency > 0 && l->efficiency <= 1)
+        return 0;
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                         "the %s link '%s' has no efficiency in (0, 1] (got %g): give the "
+                         "measured fraction of its rate in its catalog <link efficiency>",
+                         role, l->name, l->efficiency);
 }
 
 /* The most switches on a shortest path from host 0 to a host of another
@@ -113,9 +128,12 @@ int fabric_count(const fabric_config *c, topo_counts *out, sim_error *err)
     topo_counts n;
     if (!c->gpus)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "a fabric needs at least one GPU");
-    if (!(effective(&c->link, c->link.bytes_per_s) > 0))
+    if (!(c->link.bytes_per_s > 0))
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "the fabric link rate must be positive");
+    if (link_refused(&c->link, "fabric", err) ||
+        (c->gpus_per_node > 1 && link_refused(&c->scaleup, "scale-up", err)))
+        return SIM_ERR_INPUT;
     if (!c->topology)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "unknown topology");
     int rc = topo_count(c->topology, &c->shape, c->gpus, c->gpus_per_node, &n, why, sizeof why);

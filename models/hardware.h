@@ -7,11 +7,15 @@
  *   memory efficiency by transfer size, unless the catalog gives
  *     <memory efficiency-by-size>: calculon's HBM table (hardware.md 2.2,
  *     N12, V): >= 100 MB 0.90, >= 10 MB 0.75, >= 1 MB 0.60, else 0.30 (MB
- *     read as 10^6 bytes).
+ *     read as 10^6 bytes). The catalog loader fills it so (and reports it).
  *   attention efficiency = the GEMM efficiency (A: no measured figure for
  *     fused attention in shared/reference).
- *   launch overhead 0 unless the catalog gives <compute launch-overhead>
- *     (A: no sourced figure).
+ *   launch overhead: the catalog's <compute launch-overhead>; the loader
+ *     fills a GPU without one (docs/scenario.md, "Defaults used").
+ *
+ * What the catalog lacked and the loader filled by a documented rule (a
+ * sibling part's value, or a catalog-wide rule) is listed in the entry's
+ * `defaults` (hw_default), so every output can print it.
  */
 #ifndef DCSIM_MODELS_HARDWARE_H
 #define DCSIM_MODELS_HARDWARE_H
@@ -21,6 +25,17 @@
 #include "compute.h"
 #include "precision.h"
 #include "workload.h"
+
+/* One value a catalog entry lacked, filled at load time by a rule
+ * (docs/scenario.md, "Defaults used"). */
+#define HW_MAX_DEFAULTS 12
+typedef struct hw_default {
+    char part[64];    /* the entry: "A800-SXM-80GB", "roce-400g" */
+    char what[40];    /* "gemm-efficiency bf16", "efficiency", "launch-overhead" */
+    char value[40];   /* as written in the catalog: "0.880", "94%", "3us" */
+    char rule[200];   /* why this value: "as A100-SXM-80GB: same die (hardware.md 1.1)" */
+    int precision;    /* the precision it applies to (enum precision), or -1 for any */
+} hw_default;
 
 typedef struct hw_gpu {
     char name[64];
@@ -36,11 +51,14 @@ typedef struct hw_gpu {
     double idle_w;                       /* 0 = unknown */
     unsigned sms;                        /* 0 = unknown */
     double launch_overhead_s;
-    double sustained_efficiency;         /* training kernels' sustained fraction of the
-                                            roofline times (step tier); 0 = not given (1) */
+    double sustained_efficiency;         /* a user's end-to-end override of the roofline
+                                            times (step tier); 0 = not given (1); no
+                                            built-in GPU has one */
     char scaleup_kind[32];
     double scaleup_bytes_per_s;          /* per GPU, per direction; 0 = unknown */
     unsigned scaleup_domain;             /* GPUs in one scale-up domain; 0 = unknown */
+    hw_default defaults[HW_MAX_DEFAULTS]; /* values the loader filled by a rule */
+    unsigned n_defaults;
 } hw_gpu;
 
 /* A server (node) type of scenarios/catalog/servers.xml. */
@@ -63,7 +81,8 @@ typedef struct hw_link {
     char name[64];
     int kind;                     /* enum hw_link_kind */
     double bytes_per_s;           /* data rate per direction */
-    double efficiency;            /* fraction of it large transfers reach; 0 = not measured */
+    double efficiency;            /* fraction of it large transfers reach; the loader refuses
+                                     a link without one or fills it by a rule (defaults) */
     double switch_latency_s;      /* one hop */
     double nic_latency_s;         /* one side; 0 = not given */
     int routing;                  /* enum hw_routing, the default */
@@ -73,6 +92,8 @@ typedef struct hw_link {
     double reduction_latency_s;   /* fixed cost of one in-network all-reduce; 0 = not given */
     double incast_efficiency;     /* capacity fraction of a link into a host when two or more
                                      flows converge on it; 0 = not given (no loss) */
+    hw_default defaults[HW_MAX_DEFAULTS]; /* values the loader filled by a rule */
+    unsigned n_defaults;
 } hw_link;
 
 #define HW_TILE_M 256

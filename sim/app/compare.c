@@ -240,10 +240,11 @@ static void print_table(const variant *v, size_t n)
         row_of(&v[i], r);
         printf("%s%-32s capital cost %.4g M CNY\n", i ? "" : "\n", v[i].label, r[13] / 1e6);
     }
-    for (size_t i = 0; i < n; i++)
-        if (v[i].scn.site.info.defaults[0])
-            printf("  %s: defaults used for %s (docs/energy.md)\n", v[i].label,
-                   v[i].scn.site.info.defaults);
+    for (size_t i = 0; i < n; i++) { /* what the catalogs lacked (docs/scenario.md) */
+        char prefix[96];
+        snprintf(prefix, sizeof prefix, "  %s: defaults used: ", v[i].label);
+        summary_print_defaults(stdout, prefix, &v[i].scn);
+    }
 }
 
 static char *table_json(const variant *v, size_t n)
@@ -258,7 +259,7 @@ static char *table_json(const variant *v, size_t n)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "variant", v[i].label);
         cJSON_AddStringToObject(o, "site", v[i].scn.site.info.name);
-        cJSON_AddStringToObject(o, "defaults_used", v[i].scn.site.info.defaults);
+        summary_defaults_json(o, &v[i].scn);
         for (int c = 0; c < COLS; c++)
             cJSON_AddNumberToObject(o, col_names[c], r[c]);
         cJSON_AddItemToArray(rows, o);

@@ -140,6 +140,16 @@ const hw_link *scn_catalog_link(const scn_catalog *cat, const char *name);
 void scn_catalog_gpu_names(const scn_catalog *cat, char *buf, size_t size);
 void scn_catalog_model_names(const scn_catalog *cat, char *buf, size_t size);
 
+/* "Defaults used": the values a run of s uses that its catalogs lacked,
+ * each filled at load time by a documented rule (docs/scenario.md): its
+ * GPU's (those for its precision), its fabric link's and scale-up link's,
+ * and its site's. Writes at most max records to out and returns how many
+ * there are (0: every value is the catalogs' own). */
+#define SCN_MAX_DEFAULTS_USED 40
+size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max);
+/* The same on one line, "PART WHAT = VALUE (RULE); ...", or "". */
+void scn_defaults_text(const scn_scenario *s, char *buf, size_t size);
+
 /* Memory of every pipeline stage of a scenario with <parallelism>: builds the
  * workload (free with workload_free) and fills mem[0 .. pp-1] (caller
  * allocates pp entries). Returns 0, or the error's code with err filled (no

@@ -42,6 +42,9 @@ static void print_text(const scn_scenario *s, const step_profile *p)
     printf("iteration       %.6g s (%s network model)\n", p->iteration_s,
            s->step.analytic ? "analytic" : "flow");
     printf("tokens/s        %.6g\n", p->tokens_per_s);
+    char defaults[4096]; /* what the catalogs lacked (docs/scenario.md) */
+    scn_defaults_text(s, defaults, sizeof defaults);
+    printf("defaults used   %s\n", defaults[0] ? defaults : "none");
     printf("model TFLOP/s   %.1f per GPU: MFU %.1f %%, HFU %.1f %% (Megatron-Core FLOP counting, "
            "%s peak %.4g TFLOP/s)\n", p->model_flops_per_gpu_s / 1e12, 100 * p->mfu,
            100 * p->hfu, precision_name(s->precision),

@@ -315,12 +315,38 @@ void summary_print_site(FILE *f, const scn_scenario *scn, const energy_run *er)
     fprintf(f, "           price %.4g CNY/kWh (%s); grid %.4g kgCO2/kWh (%s)%s%.0f%% green\n",
             s->info.price_per_kwh, s->info.price_basis, s->info.emission_kg_per_kwh,
             s->info.emission_basis, "; ", 100 * s->green_share);
-    if (s->info.defaults[0])
-        fprintf(f, "           defaults used (the catalog has no value): %s\n", s->info.defaults);
     if (s->overrides[0])
         fprintf(f, "           given by the scenario: %s\n", s->overrides);
     if (!er->network_counted)
         fprintf(f, "           network power not counted: the scenario has no <fabric>\n");
+}
+
+void summary_print_defaults(FILE *f, const char *prefix, const scn_scenario *scn)
+{
+    hw_default d[SCN_MAX_DEFAULTS_USED];
+    size_t n = scn_defaults_used(scn, d, SCN_MAX_DEFAULTS_USED);
+    if (n == 0)
+        fprintf(f, "%snone: every value is the catalogs' own\n", prefix);
+    for (size_t i = 0; i < n && i < SCN_MAX_DEFAULTS_USED; i++)
+        fprintf(f, "%*s%s %s = %s (%s)\n", i ? (int)strlen(prefix) : 0, i ? "" : prefix,
+                d[i].part, d[i].what, d[i].value, d[i].rule);
+    if (n > SCN_MAX_DEFAULTS_USED)
+        fprintf(f, "%*s... and %zu more\n", (int)strlen(prefix), "", n - SCN_MAX_DEFAULTS_USED);
+}
+
+void summary_defaults_json(cJSON *obj, const scn_scenario *scn)
+{
+    hw_default d[SCN_MAX_DEFAULTS_USED];
+    size_t n = scn_defaults_used(scn, d, SCN_MAX_DEFAULTS_USED);
+    cJSON *list = cJSON_AddArrayToObject(obj, "defaults_used");
+    for (size_t i = 0; list && i < n && i < SCN_MAX_DEFAULTS_USED; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "part", d[i].part);
+        cJSON_AddStringToObject(o, "what", d[i].what);
+        cJSON_AddStringToObject(o, "value", d[i].value);
+        cJSON_AddStringToObject(o, "rule", d[i].rule);
+        cJSON_AddItemToArray(list, o);
+    }
 }
 
 /* 93.4 d, 5.2 h, 12.0 min: a reading aid beside values in seconds */
@@ -366,7 +392,9 @@ void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r
     fprintf(f, "job        %s: %.6g parameters, %.6g tokens, %.6g tokens per iteration\n",
             scn->model_name[0] ? scn->model_name : "model", c->model_params, c->train_tokens,
             c->tokens_per_iteration);
-    fprintf(f, "iteration  %s\n\n", rule);
+    fprintf(f, "iteration  %s\n", rule);
+    summary_print_defaults(f, "defaults   ", scn);
+    fputc('\n', f);
     fprintf(f, "  %-34s %16s  %s\n", "metric", "value", "unit");
     for (size_t i = 0; i < sum->n_metrics; i++) {
         const summary_metric *m = &sum->metrics[i];
@@ -504,6 +532,7 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
     cJSON_AddStringToObject(root, "gpu_type", scn->gpu.name);
     cJSON_AddStringToObject(root, "precision", precision_name(scn->precision));
     cJSON_AddStringToObject(root, "iteration_time_rule", "6*N*T/(GPUs*peak*MFU)");
+    summary_defaults_json(root, scn);
     for (size_t i = 0; i < sum->n_metrics; i++) {
         char number[32];
         exact_number(sum->metrics[i].value, number, sizeof number);

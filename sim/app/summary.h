@@ -42,6 +42,14 @@ void summary_add_energy(run_summary *out, const scn_scenario *scn, const campaig
 
 /* The site's header lines (where its values came from) for the table. */
 void summary_print_site(FILE *f, const scn_scenario *scn, const struct energy_run *er);
+/* "Defaults used" (scn_defaults_used): one line per value the catalogs
+ * lacked and a rule filled, each line starting with prefix ("defaults   ");
+ * "none" when every value is the catalogs' own. */
+void summary_print_defaults(FILE *f, const char *prefix, const scn_scenario *scn);
+/* The same as a JSON array of {part, what, value, rule} added to obj under
+ * "defaults_used" (empty when none). obj is a cJSON object. */
+struct cJSON;
+void summary_defaults_json(struct cJSON *obj, const scn_scenario *scn);
 
 /* The output invariant (docs/trace-format.md): every row is finite and
  * >= 0; rows ending in _frac lie in [0, 1], except the PUE rows (>= 1);

@@ -359,6 +359,18 @@ static void test_fabric_rules(void)
     c.shape.k = 4;
     c.scaleup_bytes_per_s = 0, c.scaleup.bytes_per_s = 0;
     agree(&c, "no scale-up rate");
+    /* no silent ideal: a link without an efficiency is refused by name */
+    for (int which = 0; which < 2; which++) {
+        fabric_config e = base("fat-tree", 16, 8);
+        e.shape.k = 4;
+        (which ? &e.scaleup : &e.link)->efficiency = 0;
+        sim_error why;
+        sim_error_clear(&why);
+        topo_counts parts;
+        CHECK_INT_EQ(fabric_count(&e, &parts, &why), SIM_ERR_INPUT);
+        CHECK_CONTAINS(why.msg, which ? "the scale-up link 'nvlink4' has no efficiency"
+                                      : "the fabric link 'ib-ndr' has no efficiency");
+    }
     c.topology = NULL;
     sim_error err;
     sim_error_clear(&err);

@@ -1,6 +1,6 @@
 /* catalog.c - the hardware and model catalog: <gpu> (<peak>, <memory>,
  * <power>, <compute>, <sustained>, <scale-up>), <model>, <server> and
- * <link> entries, from the built-in catalog files (gpus.xml, models.xml,
+ * <link> entries (what a <gpu> or <link> lacks filled by defaults.c), from the built-in catalog files (gpus.xml, models.xml,
  * servers.xml, links.xml), a scenario's <catalog> (inline or inside an
  * XInclude'd <gpus>/<models>/<servers>/<links>), or an extra catalog file;
  * and the scn_catalog_* API. A later catalog's entry replaces a built-in
@@ -162,6 +162,7 @@ static int parse_gpu(loader *ld, xmlNode *n)
 {
     hw_gpu g;
     memset(&g, 0, sizeof g);
+    g.launch_overhead_s = -1; /* not given: fill_gpu_defaults decides */
     copy_attr(n, "name", g.name, sizeof g.name);
     copy_attr(n, "description", g.description, sizeof g.description);
     for (xmlNode *c = n->children; c; c = c->next) {
@@ -205,10 +206,10 @@ static int parse_gpu(loader *ld, xmlNode *n)
                 rc = positive(ld, c, "idle", g.idle_w, g.tdp_w, " (the TDP)");
         } else if (xmlStrEqual(c->name, (const xmlChar *)"compute")) {
             rc = get_uint(ld, c, "sms", 0, 1, 100000, &g.sms);
-            if (!rc)
-                rc = get_quantity(ld, c, "launch-overhead", SIM_DIM_TIME, 0,
+            if (!rc && has_attr(c, "launch-overhead"))
+                rc = get_quantity(ld, c, "launch-overhead", SIM_DIM_TIME, 1,
                                   &g.launch_overhead_s);
-            if (!rc)
+            if (!rc && has_attr(c, "launch-overhead"))
                 rc = non_negative(ld, c, "launch-overhead", g.launch_overhead_s);
         } else if (xmlStrEqual(c->name, (const xmlChar *)"sustained")) {
             rc = get_fraction(ld, c, "efficiency", &g.sustained_efficiency);
@@ -223,7 +224,8 @@ static int parse_gpu(loader *ld, xmlNode *n)
         if (rc)
             return rc;
     }
-    return add_entry(ld, CAT_GPU, &g, n);
+    int rc = fill_gpu_defaults(ld, n, &g);
+    return rc ? rc : add_entry(ld, CAT_GPU, &g, n);
 }
 
 /* architecture attributes onto m (only those present); catalog entries and
@@ -383,6 +385,8 @@ static int parse_link(loader *ld, xmlNode *n)
         rc = non_negative(ld, n, "reduction-latency", lk.reduction_latency_s);
     if (!rc)
         rc = get_fraction(ld, n, "incast-efficiency", &lk.incast_efficiency);
+    if (!rc)
+        rc = fill_link_defaults(ld, n, &lk);
     if (rc)
         return rc;
     return add_entry(ld, CAT_LINK, &lk, n);

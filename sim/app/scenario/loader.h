@@ -17,6 +17,8 @@
  *   catalog.c       <catalog>, <gpus>/<gpu>, <models>/<model>, <servers>/
  *                   <server>, <links>/<link>; the built-in catalog files and
  *                   the scn_catalog_* API
+ *   defaults.c      <gpu>/<link defaults-from defaults-rule>, the catalog-
+ *                   wide fill rules, scn_defaults_used ("defaults used")
  *   site_catalog.c  the built-in sites.xml (site.h: site_lookup, site_names)
  *   cluster.c       <cluster>: <gpu>, <fabric>
  *   job.c           <job>: <model>, <training>, <parallelism>, <step>,
@@ -117,6 +119,12 @@ int finish_arch(loader *ld, xmlNode *n, model_arch *m);
 int parse_catalog(loader *ld, xmlNode *catalog);
 int load_builtin_catalog(loader *ld);
 void free_lists(loader *ld);
+
+/* ---- defaults.c: after an entry is parsed, before it is added; fill what
+ * it lacks by its defaults-from sibling or a catalog-wide rule, recorded in
+ * its defaults list; a link still without an efficiency is refused */
+int fill_gpu_defaults(loader *ld, xmlNode *n, hw_gpu *g);
+int fill_link_defaults(loader *ld, xmlNode *n, hw_link *lk);
 
 /* ---- the sections, each filling its part of s */
 
