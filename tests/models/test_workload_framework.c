@@ -103,6 +103,26 @@ static void test_fp8_recipes(void)
     CHECK_REL(w.model_flops_iteration, te_flops, 1e-15); /* the recipe moves no FLOPs */
     workload_free(&w);
 
+    /* TE: PP sends and the DP parameter all-gather in BF16 too, gradients fp32 */
+    p.fw.fp8_recipe = FP8_RECIPE_TE;
+    p.pp = 2;
+    p.dp = 2;
+    p.zero_stage = 1;
+    p.global_batch = 8;
+    CHECK_INT_EQ(build(&p, 8, &w), 0);
+    st = &w.stages[0];
+    const comm_op *send = find_comm(st, COMM_PP_SEND, PHASE_FORWARD, NULL);
+    CHECK(send && send->bytes == T * h * 2);
+    const comm_op *ag = find_comm(st, COMM_DP_ALLGATHER, PHASE_STEP, NULL);
+    const comm_op *rs = find_comm(st, COMM_DP_REDUCE_SCATTER, PHASE_STEP, NULL);
+    CHECK(ag && ag->bytes == st->params * 2);
+    CHECK(rs && rs->bytes == st->params * 4);
+    workload_free(&w);
+    p.pp = 1;
+    p.dp = 1;
+    p.zero_stage = 0;
+    p.global_batch = 2;
+
     /* bf16 training: the recipe changes nothing */
     p.precision = PREC_BF16;
     p.fw.fp8_recipe = FP8_RECIPE_TE;
