@@ -6,6 +6,13 @@
 
 #include "precision.h"
 
+/* Megatron-Core accumulates gradients in an fp32 main_grad buffer (4 bytes
+ * per parameter) in place of 16-bit gradients: "bf16 param, fp32 grads: 18
+ * bytes per parameter" without the distributed optimizer, 6 + 12/d with it
+ * (Megatron-LM docs/source/distrib_optimizer.md, read from memory, not in
+ * the reference sheets: U). */
+#define MAIN_GRAD_BYTES 4.0
+
 double memory_activation_per_layer(const model_arch *m, const parallel_config *p, int moe)
 {
     double t = p->tp, h = m->hidden, d = m->head_dim;
@@ -58,7 +65,11 @@ void memory_training_stage(const workload *w, unsigned stage, double reserved_by
     const stage_workload *st = &w->stages[stage];
     double P = st->params;
     int fp32 = p->precision == PREC_FP32 || p->precision == PREC_TF32;
-    double wb = fp32 ? 4 : 2, gb = fp32 ? 4 : 2, ob = 12;
+    /* 16-bit and FP8 training keep BF16 weights (TE's FP8 copies are
+     * transient); gradients go to the fp32 main-gradient buffer unless the
+     * framework has none */
+    double wb = fp32 ? 4 : 2, ob = 12;
+    double gb = fp32 || !p->fw.no_main_grad_buffer ? MAIN_GRAD_BYTES : 2;
     double dp = p->dp;
     out->weights_bytes = wb * P / (p->zero_stage >= 3 ? dp : 1);
     out->gradients_bytes = gb * P / (p->zero_stage >= 2 ? dp : 1);

@@ -2,11 +2,13 @@
  *
  * Training, per GPU of a pipeline stage (P = its parameters, dp = the
  * data-parallel group):
- *   weights 2 P, gradients 2 P, optimizer 12 P (fp32 master, Adam m and v):
- *   16 bytes per parameter for mixed-precision Adam (Rajbhandari et al.,
- *   ZeRO, 2020); ZeRO stage 1 divides the optimizer by dp, stage 2 also the
- *   gradients, stage 3 also the weights. fp32 training: weights and
- *   gradients 4 bytes each.
+ *   weights 2 P, gradients 4 P in Megatron's fp32 main-gradient buffer
+ *   (2 P with fw.no_main_grad_buffer), optimizer 12 P (fp32 master, Adam m
+ *   and v): 18 bytes per parameter, 16 for ZeRO's mixed-precision Adam
+ *   (Rajbhandari et al., ZeRO, 2020); ZeRO stage 1 divides the optimizer by
+ *   dp, stage 2 also the gradients, stage 3 also the weights. fp32
+ *   training: weights and gradients 4 bytes each. FP8 training keeps BF16
+ *   weights (the FP8 copies are transient).
  *   activations per layer and micro-batch, 16-bit, flash attention (no
  *   s^2 terms), after Korthikanti et al. 2022 ("Reducing Activation
  *   Recomputation in Large Transformer Models", Table 2), generalised to
@@ -22,8 +24,9 @@
  *     activations while recomputing; selective recompute with flash
  *     attention stores the same as none.
  *   micro-batches in flight on stage i: 1F1B min(pp - i, m); interleaved
- *     (Megatron's warm-up count) 2(pp - i - 1) + (vpp - 1) pp + 1 chunks of
- *     layers/vpp layers, at most m vpp; GPipe all m.
+ *     (Megatron's warm-up count, schedules.py, plus the steady state's one
+ *     forward) 2(pp - i - 1) + (vpp - 1) pp + 1 chunks of layers/(pp vpp)
+ *     layers, at most m vpp (all warm-up); GPipe all m.
  *   the last stage adds fp32 logits for the loss, 4 T V / t; pipeline send
  *   and receive buffers add 2 x the boundary activation.
  *   reserved: memory the job cannot use (CUDA context, allocator, NCCL),

@@ -8,7 +8,6 @@
 #include "attention.h"
 #include "precision.h"
 
-#define GRAD_REDUCE_BYTES 4.0 /* Megatron reduces fp32 main gradients by default */
 #define ADAM_BYTES_PER_PARAM 30.0 /* read master, m, v, grad (4 each); write master, m, v (4), param (2) */
 
 static const char *const comm_names[COMM_KIND_COUNT] = {
@@ -32,7 +31,93 @@ const char *schedule_name(int s)
     return s >= 0 && s < 3 ? names[s] : "?";
 }
 
+/* ---- framework behaviour (workload.h) ---- */
+
+/* precision of everything but the transformer layers' GEMMs: BF16 under the
+ * Transformer Engine FP8 recipe (TE keeps attention, norms, activations and
+ * communication in BF16; the issue's statement of the recipe, TE's
+ * documentation, not in the reference sheets: U), else the training one */
+static int act_precision(const parallel_config *p)
+{
+    if (p->precision == PREC_FP8 && p->fw.fp8_recipe == FP8_RECIPE_TE)
+        return PREC_BF16;
+    return p->precision;
+}
+
+double workload_comm_bytes(const parallel_config *p)
+{
+    return precision_bytes(act_precision(p));
+}
+
+double workload_grad_reduce_bytes(const parallel_config *p)
+{
+    return precision_bytes(p->fw.grad_reduce_precision);
+}
+
+/* Bucket rules, components.md 4.4 (all V):
+ *  Megatron-Core DDP: bucket_size = max(40,000,000, 1,000,000 x dp_size)
+ *    parameters (distributed_data_parallel_config.py @ 00119989); dp_size
+ *    is the gradient-reduction group, dp x cp, as stage_comm reduces over;
+ *  PyTorch DDP: bucket_cap_mb = 25, first bucket kDefaultFirstBucketBytes =
+ *    1024 x 1024 bytes; DDP's cap is bucket_cap_mb x 1024 x 1024 bytes
+ *    (torch/nn/parallel/distributed.py, read from memory: U), of gradients
+ *    at the reduction precision;
+ *  DeepSpeed ZeRO: reduce_bucket_size = 5e8 elements (zero/config.py @
+ *    03dc2b92). */
+#define MEGATRON_BUCKET_MIN_PARAMS 40e6
+#define MEGATRON_BUCKET_PARAMS_PER_DP 1e6
+#define DDP_BUCKET_BYTES (25.0 * 1024 * 1024)
+#define DDP_FIRST_BUCKET_BYTES (1024.0 * 1024)
+#define DEEPSPEED_BUCKET_PARAMS 5e8
+
+double workload_bucket_params(const parallel_config *p)
+{
+    switch (p->fw.bucket_rule) {
+    case BUCKET_PYTORCH_DDP:
+        return DDP_BUCKET_BYTES / workload_grad_reduce_bytes(p);
+    case BUCKET_DEEPSPEED:
+        return DEEPSPEED_BUCKET_PARAMS;
+    case BUCKET_FIXED:
+        return p->fw.bucket_params;
+    default:
+        return fmax(MEGATRON_BUCKET_MIN_PARAMS,
+                    MEGATRON_BUCKET_PARAMS_PER_DP * (double)p->dp * p->cp);
+    }
+}
+
+double workload_first_bucket_params(const parallel_config *p)
+{
+    if (p->fw.bucket_rule == BUCKET_PYTORCH_DDP)
+        return DDP_FIRST_BUCKET_BYTES / workload_grad_reduce_bytes(p);
+    return workload_bucket_params(p);
+}
+
 #define FAIL(...) return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, __VA_ARGS__)
+
+/* the framework fields in range, and combinations a framework cannot run */
+static int framework_check(const parallel_config *p, sim_error *err)
+{
+    const framework_config *f = &p->fw;
+    if (f->attention_kernel < 0 || f->attention_kernel >= ATTN_KERNEL_COUNT ||
+        f->fp8_recipe < 0 || f->fp8_recipe >= FP8_RECIPE_COUNT || f->bucket_rule < 0 ||
+        f->bucket_rule >= BUCKET_RULE_COUNT || f->tp_overlap_mode < 0 ||
+        f->tp_overlap_mode >= TP_OVERLAP_MODE_COUNT || f->pp_send_mode < 0 ||
+        f->pp_send_mode >= PP_SEND_MODE_COUNT)
+        FAIL("framework: a field is outside its enumeration");
+    if (f->grad_reduce_precision != PREC_FP32 && f->grad_reduce_precision != PREC_BF16)
+        FAIL("framework: gradient reduction must be fp32 or bf16 (is %s)",
+             precision_name(f->grad_reduce_precision));
+    if (f->bucket_rule == BUCKET_FIXED && !(f->bucket_params >= 1))
+        FAIL("framework: a fixed bucket needs at least 1 parameter (is %g)", f->bucket_params);
+    if (!(f->launch_overhead_s >= 0))
+        FAIL("framework: launch overhead must be at least 0 s (is %g)", f->launch_overhead_s);
+    int fp32_grads = p->precision == PREC_FP32 || p->precision == PREC_TF32;
+    if (f->no_main_grad_buffer && !fp32_grads && f->grad_reduce_precision == PREC_FP32)
+        FAIL("framework: grad-reduce fp32 needs the fp32 main-gradient buffer (main-grad-buffer "
+             "fp32): without it %s gradients are reduced as they are kept, use grad-reduce bf16",
+             precision_name(p->precision));
+    return 0;
+}
 
 int workload_check(const model_arch *m, const parallel_config *p, unsigned long long gpus,
                    sim_error *err)
@@ -98,7 +183,7 @@ int workload_check(const model_arch *m, const parallel_config *p, unsigned long 
              "ranks)", p->ep, p->dp, p->cp, p->dp * p->cp);
     if (p->zero_stage < 0 || p->zero_stage > 3)
         FAIL("zero stage must be 0, 1, 2 or 3 (is %d)", p->zero_stage);
-    return 0;
+    return framework_check(p, err);
 }
 
 /* which pipeline stage holds layer l */
@@ -179,12 +264,14 @@ static void push_comm(comm_list *l, int kind, int phase, double bytes, unsigned 
     l->ops[l->n++] = (comm_op){kind, phase, bytes, group, count, name};
 }
 
-/* a GEMM (m x k).(k x n) in precision w bytes: reads A and B, writes C */
-static op gemm(const char *name, int prec, double m, double n, double k, double count)
+/* a GEMM (m x k).(k x n) in precision prec: reads A and B, writes C in
+ * out_prec (BF16 under the TE FP8 recipe, which writes GEMM outputs in BF16) */
+static op gemm(const char *name, int prec, int out_prec, double m, double n, double k,
+               double count)
 {
-    double w = precision_bytes(prec);
+    double w = precision_bytes(prec), w_out = precision_bytes(out_prec);
     return (op){.kind = OP_GEMM, .precision = prec, .m = m, .n = n, .k = k, .flops = 2 * m * n * k,
-            .bytes = (m * k + k * n + m * n) * w, .count = count, .name = name};
+            .bytes = (m * k + k * n) * w + m * n * w_out, .count = count, .name = name};
 }
 
 static op memory_op(const char *name, int prec, double bytes, double count)
@@ -201,14 +288,15 @@ typedef struct layer_shape {
 static void forward_layer(const model_arch *m, const parallel_config *p, const layer_shape *ls,
                           int moe, double count, op_list *fwd)
 {
-    int prec = p->precision;
+    /* prec: attention, norms, activations; gp: the GEMMs (they differ under TE FP8) */
+    int prec = act_precision(p), gp = p->precision;
     double t = p->tp, T = ls->tokens, h = m->hidden, d = m->head_dim, w = precision_bytes(prec);
     double a_local = m->heads / t, g_local = fmax(1.0, m->kv_heads / t);
     double glu = m->activation == ACT_SWIGLU ? 2 : 1;
     double s_kv = m->seq_len, s_q = (double)m->seq_len / p->cp, b = p->micro_batch;
 
     push_op(fwd, memory_op("norm", prec, 2 * ls->act_tokens * h * w, 2 * count));
-    push_op(fwd, gemm("qkv", prec, T, (a_local + 2 * g_local) * d, h, count));
+    push_op(fwd, gemm("qkv", gp, prec, T, (a_local + 2 * g_local) * d, h, count));
     if (p->fw.attention_kernel == ATTN_MATERIALISED) { /* scores in HBM (attention.h) */
         op core[4];
         size_t n_core = attn_materialised_ops(b * a_local, s_q, s_kv, d, prec, m->no_dropout,
@@ -229,37 +317,40 @@ static void forward_layer(const model_arch *m, const parallel_config *p, const l
         attn.is_attention_core = 1;
         push_op(fwd, attn);
     }
-    push_op(fwd, gemm("proj", prec, T, h, a_local * d, count));
+    push_op(fwd, gemm("proj", gp, prec, T, h, a_local * d, count));
     push_op(fwd, memory_op("residual", prec, 3 * ls->act_tokens * h * w, 2 * count));
     if (!moe) {
         double f = m->ffn_hidden / t;
-        push_op(fwd, gemm("fc1", prec, T, glu * f, h, count));
+        push_op(fwd, gemm("fc1", gp, prec, T, glu * f, h, count));
         push_op(fwd, memory_op("activation", prec, T * (glu + 1) * f * w, count));
-        push_op(fwd, gemm("fc2", prec, T, h, f, count));
+        push_op(fwd, gemm("fc2", gp, prec, T, h, f, count));
         return;
     }
     /* balanced routing: each GPU's E/ep experts see T k ep / E tokens each */
     double local_experts = (double)m->experts / p->ep;
     double expert_tokens = T * m->top_k * p->ep / m->experts;
     double f = m->moe_ffn_hidden / t;
-    push_op(fwd, gemm("expert_fc1", prec, expert_tokens, glu * f, h, count * local_experts));
+    push_op(fwd, gemm("expert_fc1", gp, prec, expert_tokens, glu * f, h, count * local_experts));
     push_op(fwd, memory_op("expert_activation", prec, expert_tokens * (glu + 1) * f * w,
                            count * local_experts));
-    push_op(fwd, gemm("expert_fc2", prec, expert_tokens, h, f, count * local_experts));
+    push_op(fwd, gemm("expert_fc2", gp, prec, expert_tokens, h, f, count * local_experts));
     if (m->shared_experts) {
-        push_op(fwd, gemm("shared_fc1", prec, T, glu * f, h, count * m->shared_experts));
-        push_op(fwd, gemm("shared_fc2", prec, T, h, f, count * m->shared_experts));
+        push_op(fwd, gemm("shared_fc1", gp, prec, T, glu * f, h, count * m->shared_experts));
+        push_op(fwd, gemm("shared_fc2", gp, prec, T, h, f, count * m->shared_experts));
     }
 }
 
-/* backward of a forward list: dgrad + wgrad per GEMM, 2x attention, 2x bytes */
-static void backward_of(const op_list *fwd, size_t from, size_t to, op_list *bwd)
+/* backward of a forward list: dgrad + wgrad per GEMM (in the forward GEMM's
+ * precision: TE runs both in FP8), 2x attention, 2x bytes */
+static void backward_of(const parallel_config *p, const op_list *fwd, size_t from, size_t to,
+                        op_list *bwd)
 {
+    int out = act_precision(p);
     for (size_t i = from; i < to; i++) {
         const op *o = &fwd->ops[i];
         if (o->kind == OP_GEMM) {
-            op dgrad = gemm(o->name, o->precision, o->m, o->k, o->n, o->count);
-            op wgrad = gemm(o->name, o->precision, o->k, o->n, o->m, o->count);
+            op dgrad = gemm(o->name, o->precision, out, o->m, o->k, o->n, o->count);
+            op wgrad = gemm(o->name, o->precision, out, o->k, o->n, o->m, o->count);
             dgrad.gemm_batch = wgrad.gemm_batch = o->gemm_batch; /* batched attention GEMMs */
             push_op(bwd, dgrad);
             push_op(bwd, wgrad);
@@ -285,7 +376,7 @@ static double op_flops(const op_list *l, size_t from, size_t to)
 static double stage_ops(const model_arch *m, const parallel_config *p, const layer_shape *ls,
                         const stage_workload *st, op_list *fwd, op_list *bwd)
 {
-    int prec = p->precision;
+    int prec = act_precision(p); /* the output layer stays BF16 under TE FP8 (see below) */
     double t = p->tp, w = precision_bytes(prec), h = m->hidden;
     unsigned dense = st->layers - st->moe_layers;
     if (st->has_embedding)
@@ -298,7 +389,9 @@ static double stage_ops(const model_arch *m, const parallel_config *p, const lay
     size_t layers_to = fwd->n;
     if (st->has_output) {
         push_op(fwd, memory_op("final_norm", prec, 2 * ls->act_tokens * h * w, 1));
-        push_op(fwd, gemm("logits", prec, ls->tokens, m->vocab / t, h, 1));
+        /* Megatron-Core's output layer is a plain ColumnParallelLinear outside
+         * TE's fp8_autocast (gpt_model.py; not in the sheets: U) */
+        push_op(fwd, gemm("logits", prec, prec, ls->tokens, m->vocab / t, h, 1));
         push_op(fwd, memory_op("cross_entropy", prec, 2 * ls->tokens * (m->vocab / t) * 4, 1));
     }
 
@@ -312,7 +405,7 @@ static double stage_ops(const model_arch *m, const parallel_config *p, const lay
                 push_op(bwd, fwd->ops[k]);
     }
     double recompute_flops = op_flops(bwd, 0, bwd->n);
-    backward_of(fwd, 0, fwd->n, bwd);
+    backward_of(p, fwd, 0, fwd->n, bwd);
     return recompute_flops;
 }
 
@@ -346,37 +439,96 @@ static void stage_params(const model_arch *m, const parallel_config *p, unsigned
     st->expert_params = expert_params;
 }
 
-/* TP, PP, CP and EP per micro-batch; DP per iteration (stage_params first). */
+/* TP per micro-batch. With sequence parallelism the backward repeats the
+ * forward's input all-gathers of the two column-parallel GEMMs (qkv, fc1):
+ * Megatron keeps that input sharded and gathers it again for the weight
+ * gradient (LinearWithGradAccumulationAndAsyncCommunication.backward; the
+ * issue's statement, not in the sheets: U). Full recompute repeats the
+ * forward's collectives in the backward. */
+static void tp_comm(const parallel_config *p, double act_bytes, unsigned L, comm_list *comm)
+{
+    double fwd_count = 2.0 * L, bwd_count = 2.0 * L;
+    if (p->recompute == RECOMPUTE_FULL)
+        bwd_count += 2.0 * L;
+    if (p->sequence_parallel) {
+        double bwd_gathers = bwd_count + 2.0 * L;
+        push_comm(comm, COMM_TP_ALLGATHER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ag");
+        push_comm(comm, COMM_TP_REDUCE_SCATTER, PHASE_FORWARD, act_bytes, p->tp, fwd_count,
+                  "tp_rs");
+        push_comm(comm, COMM_TP_ALLGATHER, PHASE_BACKWARD, act_bytes, p->tp, bwd_gathers,
+                  "tp_ag");
+        push_comm(comm, COMM_TP_REDUCE_SCATTER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count,
+                  "tp_rs");
+    } else {
+        push_comm(comm, COMM_TP_ALLREDUCE, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ar");
+        push_comm(comm, COMM_TP_ALLREDUCE, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ar");
+    }
+}
+
+/* PP per micro-batch: each stage sends once per virtual chunk, except the
+ * model's very end (forward) and beginning (backward). With sequence
+ * parallelism the boundary activation is already sharded over TP (each
+ * rank sends 1/t); without it each rank sends all of it (full), or 1/t and
+ * the receiving TP group all-gathers it (scatter-gather, Megatron-LM's
+ * legacy --scatter-gather-tensors-in-pipeline). */
+static void pp_comm(const parallel_config *p, unsigned i, double act_bytes, comm_list *comm)
+{
+    double t = p->tp;
+    int scatter = !p->sequence_parallel && p->fw.pp_send_mode == PP_SEND_SCATTER_GATHER;
+    double pp_bytes = p->sequence_parallel || scatter ? act_bytes / t : act_bytes;
+    double sends_fwd = p->vpp - (i == p->pp - 1 ? 1.0 : 0.0);
+    double sends_bwd = p->vpp - (i == 0 ? 1.0 : 0.0);
+    push_comm(comm, COMM_PP_SEND, PHASE_FORWARD, pp_bytes, 2, sends_fwd, "pp_activation");
+    push_comm(comm, COMM_PP_SEND, PHASE_BACKWARD, pp_bytes, 2, sends_bwd, "pp_gradient");
+    if (scatter) {
+        /* stage i receives activations as often as stage i-1 sends them, and
+         * gradients as often as stage i+1 does */
+        double recv_fwd = p->vpp - (i == 0 ? 1.0 : 0.0);
+        double recv_bwd = p->vpp - (i == p->pp - 1 ? 1.0 : 0.0);
+        push_comm(comm, COMM_TP_ALLGATHER, PHASE_FORWARD, act_bytes, p->tp, recv_fwd,
+                  "pp_activation_gather");
+        push_comm(comm, COMM_TP_ALLGATHER, PHASE_BACKWARD, act_bytes, p->tp, recv_bwd,
+                  "pp_gradient_gather");
+    }
+}
+
+/* DP per iteration: gradients at the reduction precision (r bytes per
+ * parameter), the sharded optimizer's parameter all-gather at c */
+static void dp_comm(const parallel_config *p, const stage_workload *st, comm_list *comm)
+{
+    double r = workload_grad_reduce_bytes(p), c = workload_comm_bytes(p);
+    unsigned dp_group = p->dp * p->cp;
+    double dense_params = st->params - st->expert_params, expert_params = st->expert_params;
+    unsigned expert_group = dp_group / p->ep;
+    if (p->zero_stage >= 1) {
+        push_comm(comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, dense_params * r, dp_group, 1,
+                  "dp_grad_rs");
+        push_comm(comm, COMM_DP_ALLGATHER, PHASE_STEP, dense_params * c, dp_group, 1,
+                  "dp_param_ag");
+        push_comm(comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, expert_params * r, expert_group, 1,
+                  "dp_expert_grad_rs");
+        push_comm(comm, COMM_DP_ALLGATHER, PHASE_STEP, expert_params * c, expert_group, 1,
+                  "dp_expert_param_ag");
+    } else {
+        push_comm(comm, COMM_DP_ALLREDUCE, PHASE_STEP, dense_params * r, dp_group, 1,
+                  "dp_grad_ar");
+        push_comm(comm, COMM_DP_ALLREDUCE, PHASE_STEP, expert_params * r, expert_group, 1,
+                  "dp_expert_grad_ar");
+    }
+}
+
+/* TP, PP, CP and EP per micro-batch; DP per iteration (stage_params first).
+ * Every message is in c = workload_comm_bytes bytes per element. */
 static void stage_comm(const model_arch *m, const parallel_config *p, const layer_shape *ls,
                        const stage_workload *st, comm_list *comm)
 {
-    unsigned i = st->index;
-    double t = p->tp, w = precision_bytes(p->precision), h = m->hidden;
+    double t = p->tp, w = workload_comm_bytes(p), h = m->hidden;
     double act_bytes = ls->tokens * h * w;
     unsigned L = st->layers;
-    if (p->tp > 1) {
-        double fwd_count = 2.0 * L, bwd_count = 2.0 * L;
-        if (p->recompute == RECOMPUTE_FULL)
-            bwd_count += 2.0 * L;
-        if (p->sequence_parallel) {
-            push_comm(comm, COMM_TP_ALLGATHER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ag");
-            push_comm(comm, COMM_TP_REDUCE_SCATTER, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_rs");
-            push_comm(comm, COMM_TP_ALLGATHER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ag");
-            push_comm(comm, COMM_TP_REDUCE_SCATTER, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_rs");
-        } else {
-            push_comm(comm, COMM_TP_ALLREDUCE, PHASE_FORWARD, act_bytes, p->tp, fwd_count, "tp_ar");
-            push_comm(comm, COMM_TP_ALLREDUCE, PHASE_BACKWARD, act_bytes, p->tp, bwd_count, "tp_ar");
-        }
-    }
-    if (p->pp > 1) {
-        /* each stage sends once per virtual chunk, except the model's very end
-         * (forward) and beginning (backward) */
-        double pp_bytes = p->sequence_parallel ? act_bytes / t : act_bytes;
-        double sends_fwd = p->vpp - (i == p->pp - 1 ? 1.0 : 0.0);
-        double sends_bwd = p->vpp - (i == 0 ? 1.0 : 0.0);
-        push_comm(comm, COMM_PP_SEND, PHASE_FORWARD, pp_bytes, 2, sends_fwd, "pp_activation");
-        push_comm(comm, COMM_PP_SEND, PHASE_BACKWARD, pp_bytes, 2, sends_bwd, "pp_gradient");
-    }
+    if (p->tp > 1)
+        tp_comm(p, act_bytes, L, comm);
+    if (p->pp > 1)
+        pp_comm(p, st->index, act_bytes, comm);
     if (p->cp > 1) {
         double g_local = fmax(1.0, m->kv_heads / t);
         double kv_bytes = 2 * ls->tokens * g_local * m->head_dim * w;
@@ -392,24 +544,7 @@ static void stage_comm(const model_arch *m, const parallel_config *p, const laye
         push_comm(comm, COMM_EP_ALLTOALL, PHASE_BACKWARD, a2a, p->ep, 2.0 * st->moe_layers,
                   "ep_dispatch_combine");
     }
-    unsigned dp_group = p->dp * p->cp;
-    double dense_params = st->params - st->expert_params, expert_params = st->expert_params;
-    unsigned expert_group = dp_group / p->ep;
-    if (p->zero_stage >= 1) {
-        push_comm(comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
-                  dp_group, 1, "dp_grad_rs");
-        push_comm(comm, COMM_DP_ALLGATHER, PHASE_STEP, dense_params * w, dp_group, 1,
-                  "dp_param_ag");
-        push_comm(comm, COMM_DP_REDUCE_SCATTER, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
-                  expert_group, 1, "dp_expert_grad_rs");
-        push_comm(comm, COMM_DP_ALLGATHER, PHASE_STEP, expert_params * w, expert_group, 1,
-                  "dp_expert_param_ag");
-    } else {
-        push_comm(comm, COMM_DP_ALLREDUCE, PHASE_STEP, dense_params * GRAD_REDUCE_BYTES,
-                  dp_group, 1, "dp_grad_ar");
-        push_comm(comm, COMM_DP_ALLREDUCE, PHASE_STEP, expert_params * GRAD_REDUCE_BYTES,
-                  expert_group, 1, "dp_expert_grad_ar");
-    }
+    dp_comm(p, st, comm);
 }
 
 static int build_stage(const model_arch *m, const parallel_config *p, unsigned i,
@@ -435,7 +570,7 @@ static int build_stage(const model_arch *m, const parallel_config *p, unsigned i
     stage_params(m, p, i, st);
     /* optimizer step on the local shard */
     double shard = p->zero_stage >= 1 ? st->params / p->dp : st->params;
-    push_op(&step, memory_op("adam", p->precision, ADAM_BYTES_PER_PARAM * shard, 1));
+    push_op(&step, memory_op("adam", act_precision(p), ADAM_BYTES_PER_PARAM * shard, 1));
     stage_comm(m, p, &ls, st, &comm);
 
     st->forward = fwd.ops;

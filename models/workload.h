@@ -17,15 +17,26 @@
  * recompute adds the layer's forward again to the backward; selective
  * recompute adds the attention core. Model FLOPs exclude recompute
  * (Megatron-Core); hardware FLOPs include it.
- * Communication per micro-batch: TP 2 all-reduces per layer forward and 2
- * backward of T h w bytes (with sequence parallelism, an all-gather and a
- * reduce-scatter in place of each); PP one activation send forward and one
- * gradient send backward per stage boundary and virtual chunk; CP (cp-1)
- * ring exchanges of the K,V chunk per layer forward (twice backward); EP an
- * all-to-all dispatch and combine of T k h w bytes per MoE layer, twice
- * backward. Per iteration: DP gradient all-reduce (4-byte gradients), or
+ * Communication per micro-batch, in c bytes per element (the training
+ * precision's; BF16 under the Transformer Engine FP8 recipe): TP 2
+ * all-reduces per layer forward and 2 backward of T h c bytes (with sequence
+ * parallelism, an all-gather and a reduce-scatter in place of each, and the
+ * backward repeats the 2 input all-gathers the column-parallel GEMMs' weight
+ * gradients need, the gathered input not being kept); PP one activation
+ * send forward and one gradient send backward per stage boundary and virtual
+ * chunk (T h c / t with sequence parallelism; without it T h c, or with
+ * pp-send scatter-gather T h c / t and a TP all-gather after the receive);
+ * CP (cp-1) ring exchanges of the K,V chunk per layer forward (twice
+ * backward); EP an all-to-all dispatch and combine of T k h c bytes per MoE
+ * layer, twice backward. Per iteration: DP gradient all-reduce (r bytes per
+ * parameter: 4 with fp32 reduction, Megatron's default, 2 with bf16), or
  * with a sharded optimizer (ZeRO >= 1, Megatron's distributed optimizer) a
- * gradient reduce-scatter and a parameter all-gather (w bytes).
+ * gradient reduce-scatter (r) and a parameter all-gather (c bytes).
+ * FP8 (fw.fp8_recipe): the Transformer Engine recipe runs the transformer
+ * layers' GEMMs (forward, dgrad, wgrad) in FP8, reading FP8 operands and
+ * writing BF16; attention, norms, activations, the output layer, the
+ * optimizer and all communication stay BF16. "all" puts every op, byte and
+ * message in FP8: a bound, not a recipe.
  * Layers are split evenly over PP x VPP, or first/last stage counts are
  * given and the rest split evenly (as Megatron's
  * --decoder-first/last-pipeline-num-layers).
@@ -177,6 +188,19 @@ void workload_free(workload *w);
 /* layers on stage i, and how many of them are MoE layers */
 void workload_stage_layers(const model_arch *m, const parallel_config *p, unsigned stage,
                            unsigned *first_layer, unsigned *layers);
+
+/* Bytes per element of activations and messages (TP, PP, CP, EP, the DP
+ * parameter all-gather): the training precision's, BF16 under the TE FP8
+ * recipe. */
+double workload_comm_bytes(const parallel_config *p);
+/* Bytes per parameter of the DP gradient reduction (fw.grad_reduce_precision). */
+double workload_grad_reduce_bytes(const parallel_config *p);
+/* Parameters per DP gradient bucket under fw.bucket_rule (sources in
+ * workload.c): Megatron max(40e6, 1e6 x dp x cp); PyTorch DDP 25 MiB of
+ * gradients; DeepSpeed 5e8 elements; or fw.bucket_params. The first bucket
+ * (PyTorch DDP: 1 MiB) may be smaller: workload_first_bucket_params. */
+double workload_bucket_params(const parallel_config *p);
+double workload_first_bucket_params(const parallel_config *p);
 
 const char *comm_kind_name(int kind);
 const char *recompute_name(int r);

@@ -114,7 +114,7 @@ static void test_named_only_and_none(void)
     scn_scenario_free(&s);
 
     /* a <step> without stragglers: no speeds at all */
-    CHECK_INT_EQ(load_with_step("<step tp-overlap=\"50%\"/>\n    ", &s), 0);
+    CHECK_INT_EQ(load_with_step("<step network=\"flow\"/>\n    ", &s), 0);
     CHECK_INT_EQ(s.n_stragglers, 0);
     CHECK_INT_EQ(run_plan_prepare(&s, 0, RUN_PLAN_STEP_INPUTS, &plan, &err), 0);
     CHECK(plan.gpu_speed == NULL);

@@ -72,7 +72,7 @@ static void test_default_values(void)
     CHECK(s.has_parallelism);
     CHECK(s.par.tp == 8 && s.par.pp == 16 && s.par.dp == 128 && s.par.cp == 1);
     CHECK(s.par.first_stage_layers == 7 && s.par.last_stage_layers == 7);
-    CHECK(s.par.sequence_parallel && s.par.zero_stage == 1);
+    CHECK(s.par.sequence_parallel && s.par.zero_stage == 2);
     CHECK_REL(s.campaign.tokens_per_iteration, 2048.0 * 8192, 1e-15);
     CHECK_REL(s.campaign.mfu_frac, 0.42, 1e-15);
     CHECK_REL(s.campaign.gpu_failure_rate_per_s, 1.973e-5 / 3600, 1e-15);
@@ -256,16 +256,16 @@ static void test_parallelism_and_fit(void)
     CHECK_INT_EQ(load(NULL, tp, 2, &s, &err), SIM_ERR_INPUT);
     CHECK_CONTAINS(err.msg, "heads (128) must be a multiple of tp (3)");
     CHECK_STR_EQ(err.file, "--set job/parallelism/@tp=3"); /* the --set on that element */
-    /* does not fit: micro-batch 2 doubles the activations */
-    const char *big[] = {"job/parallelism/@micro-batch=2"};
+    /* does not fit: ZeRO 1 leaves the fp32 main-gradient buffer unsharded
+     * (12.75 GB on stage 1, where ZeRO 2 has 0.1) */
+    const char *big[] = {"job/parallelism/@zero=1"};
     CHECK_INT_EQ(load(NULL, big, 1, &s, &err), SIM_ERR_INPUT);
     CHECK_CONTAINS(err.msg, "<parallelism>: does not fit: pipeline stage 1 needs");
     CHECK_CONTAINS(err.msg, "H100-SXM has 80.0 GB");
     /* ... unless the fit check is off (dcsim fit), and with full recompute it fits */
     CHECK_INT_EQ(scn_load_flags(NULL, big, 1, SCN_LOAD_NO_FIT_CHECK, &s, &err), 0);
     scn_scenario_free(&s);
-    const char *recompute[] = {"job/parallelism/@micro-batch=2",
-                               "job/parallelism/@recompute=full"};
+    const char *recompute[] = {"job/parallelism/@zero=1", "job/parallelism/@recompute=full"};
     CHECK_INT_EQ(load(NULL, recompute, 2, &s, &err), 0);
     scn_scenario_free(&s);
     /* an unknown model lists the known ones */

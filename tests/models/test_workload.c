@@ -1,6 +1,6 @@
 /* test_workload.c - operations, FLOPs and memory of a training step against
  * hand computation, the Megatron-Core formula (calibration.md), the 6ND
- * rule, ZeRO's 16 bytes per parameter and a KV-cache worked example. */
+ * rule, ZeRO's 16 bytes per parameter (18 with Megatron's fp32 main-gradient buffer) and a KV-cache worked example. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,7 +177,9 @@ static void test_six_nd(void)
 
 static void test_training_memory(void)
 {
-    /* a 7B dense model: 16 bytes per parameter without sharding */
+    /* a 7B dense model: 18 bytes per parameter without sharding (2 weights,
+     * 4 in Megatron's fp32 main-gradient buffer, 12 optimizer), 16 (ZeRO's
+     * mixed-precision Adam) with 16-bit gradients */
     model_arch m = {.name = "7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32,
                     .head_dim = 128, .ffn_hidden = 11008, .vocab = 32000, .seq_len = 4096,
                     .activation = ACT_SWIGLU};
@@ -191,14 +193,22 @@ static void test_training_memory(void)
     stage_memory mem;
     memory_training_stage(&w, 0, 0, &mem);
     CHECK_REL(w.stages[0].params, N, 1e-12);
-    CHECK_REL(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes, 16 * N, 1e-12);
+    CHECK_REL(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes, 18 * N, 1e-12);
     /* activations: 32 layers x T h (34 + ...) for T = 4096, one micro-batch in flight */
     double T = 4096, h = 4096;
     double per_layer = 10 * T * h + 2 * T * 3 * h + 2 * T * h + 2 * T * 2 * 11008 + 2 * T * 11008;
     CHECK_REL(mem.activation_per_layer_bytes, per_layer, 1e-12);
     CHECK_REL(mem.activations_bytes, 32 * per_layer + 4 * T * 32000, 1e-12);
-    CHECK_REL(mem.total_bytes, 16 * N + mem.activations_bytes, 1e-12);
+    CHECK_REL(mem.total_bytes, 18 * N + mem.activations_bytes, 1e-12);
     workload_free(&w);
+    p.fw.no_main_grad_buffer = 1;
+    p.fw.grad_reduce_precision = PREC_BF16;
+    CHECK_INT_EQ(workload_build(&m, &p, 1, &w, NULL), 0);
+    memory_training_stage(&w, 0, 0, &mem);
+    CHECK_REL(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes, 16 * N, 1e-12);
+    CHECK_REL(mem.gradients_bytes, 2 * N, 1e-12);
+    workload_free(&w);
+    p.fw = (framework_config){0};
 
     /* GPT (MHA, f = 4h) reproduces Korthikanti et al.'s 34 s b h per layer, and
      * 10 + 24/t with TP, 34/t with sequence parallelism */
@@ -216,7 +226,8 @@ static void test_training_memory(void)
     q.recompute = RECOMPUTE_FULL;
     CHECK_REL(memory_activation_per_layer(&gpt, &q, 0), 2.0 / 4 * sbh, 1e-12);
 
-    /* ZeRO stages over dp = 8: optimizer, then gradients, then weights shrink 8x */
+    /* ZeRO stages over dp = 8: optimizer, then gradients (the fp32 buffer),
+     * then weights shrink 8x */
     p.dp = 8;
     p.global_batch = 8;
     double prev = INFINITY;
@@ -225,7 +236,7 @@ static void test_training_memory(void)
         CHECK_INT_EQ(workload_build(&m, &p, 8, &w, NULL), 0);
         memory_training_stage(&w, 0, 0, &mem);
         double states = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes;
-        double expect = N * ((z >= 3 ? 2.0 / 8 : 2) + (z >= 2 ? 2.0 / 8 : 2) +
+        double expect = N * ((z >= 3 ? 2.0 / 8 : 2) + (z >= 2 ? 4.0 / 8 : 4) +
                              (z >= 1 ? 12.0 / 8 : 12));
         CHECK_REL(states, expect, 1e-12);
         CHECK(states < prev);

@@ -1,7 +1,9 @@
 /* job.c - <job>: <model> (catalog ref, inline architecture or parameters),
  * <training> (precision, tokens, mfu, tokens-per-iteration),
  * <parallelism> (tp pp vpp cp ep dp, batches, order, schedule, recompute,
- * zero; checked to fit in GPU memory) and <step> (the step tier's options,
+ * zero; checked to fit in GPU memory), <framework> (what the training
+ * framework does: parallel_config.fw and the step tier's overlap and bucket
+ * options) and <step> (network model, sustained efficiency,
  * straggler-spread and <straggler gpu speed>).
  */
 #include "loader.h"
@@ -226,6 +228,7 @@ static int check_fits(loader *ld, xmlNode *par_node, const scn_scenario *s)
 }
 
 static int parse_step(loader *ld, xmlNode *n, scn_scenario *s);
+static int parse_framework(loader *ld, xmlNode *n, scn_scenario *s);
 
 /* The first tensor-parallel (expert = 0) or expert-parallel (expert = 1)
  * group, placed by step_gpu, touches more than one domain of g GPUs. */
@@ -361,6 +364,8 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
         rc = tokens_per_iteration(ld, training, s);
     if (!rc)
         rc = parse_step(ld, child(job, "step"), s);
+    if (!rc)
+        rc = parse_framework(ld, child(job, "framework"), s);
     if (!rc && s->has_parallelism && s->has_fabric)
         rc = check_placement(ld, par_node, s);
     if (!rc && s->has_parallelism && !(ld->flags & SCN_LOAD_NO_FIT_CHECK))
@@ -410,7 +415,9 @@ static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
     return rc;
 }
 
-/* <job><step>: the step tier's options and stragglers (docs/step.md) */
+/* <job><step>: the step tier's network model, sustained efficiency and
+ * stragglers (docs/step.md); TP overlap, DP overlap and buckets are
+ * framework behaviour (<framework>, parse_framework) */
 static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
 {
     step_options *o = &s->step;
@@ -424,22 +431,8 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
         o->analytic = !strcmp(text, "analytic");
     }
     int rc = 0;
-    if (has_attr(n, "tp-overlap")) {
-        rc = get_quantity(ld, n, "tp-overlap", SIM_DIM_FRACTION, 1, &o->tp_overlap);
-        if (!rc && !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
-            rc = node_error(ld, n, "tp-overlap", "tp-overlap must be between 0%% and 100%%");
-    }
-    if (!rc && has_attr(n, "overlap-grad-reduce"))
-        get_bool(ld, n, "overlap-grad-reduce", &o->overlap_grad_reduce);
-    if (!rc && has_attr(n, "overlap-param-gather"))
-        get_bool(ld, n, "overlap-param-gather", &o->overlap_param_gather);
-    if (!rc && has_attr(n, "sustained-efficiency"))
+    if (has_attr(n, "sustained-efficiency"))
         rc = get_fraction(ld, n, "sustained-efficiency", &o->sustained_efficiency);
-    if (!rc && has_attr(n, "bucket")) {
-        rc = get_quantity(ld, n, "bucket", SIM_DIM_COUNT, 1, &o->bucket_params);
-        if (!rc)
-            rc = positive(ld, n, "bucket", o->bucket_params, 1e15, " parameters");
-    }
     if (!rc && has_attr(n, "straggler-spread")) {
         rc = get_quantity(ld, n, "straggler-spread", SIM_DIM_FRACTION, 1, &s->straggler_spread);
         if (!rc && !(s->straggler_spread >= 0 && s->straggler_spread < 0.5))
@@ -447,4 +440,148 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
                             "straggler-spread must be from 0%% to below 50%%");
     }
     return rc ? rc : parse_step_stragglers(ld, n, s);
+}
+
+/* ---- <job><framework>: the training framework's behaviour ---- */
+
+typedef struct keyword {
+    const char *name;
+    int value;
+} keyword;
+
+/* attr's value, one of the n names of k (its value in *out), or a one-line
+ * error listing them; absent: *out untouched */
+static int get_keyword(loader *ld, xmlNode *n, const char *attr, const keyword *k, size_t nk,
+                       int *out)
+{
+    if (!has_attr(n, attr))
+        return 0;
+    char text[64], allowed[256] = "";
+    copy_attr(n, attr, text, sizeof text);
+    size_t used = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (!strcmp(text, k[i].name)) {
+            *out = k[i].value;
+            return 0;
+        }
+        used += (size_t)snprintf(allowed + used, sizeof allowed - used, "%s%s",
+                                 i == 0 ? "" : i + 1 == nk ? " or " : ", ", k[i].name);
+    }
+    return node_error(ld, n, attr, "%s must be %s", attr, allowed);
+}
+
+#define N_OF(a) (sizeof a / sizeof a[0])
+
+/* bucket="megatron|ddp|deepspeed|COUNT" */
+static int parse_bucket(loader *ld, xmlNode *n, framework_config *f)
+{
+    static const keyword rules[] = {
+        {"megatron", BUCKET_MEGATRON}, {"ddp", BUCKET_PYTORCH_DDP}, {"deepspeed", BUCKET_DEEPSPEED}};
+    char text[64];
+    copy_attr(n, "bucket", text, sizeof text);
+    for (size_t i = 0; i < N_OF(rules); i++)
+        if (!strcmp(text, rules[i].name)) {
+            f->bucket_rule = rules[i].value;
+            return 0;
+        }
+    double x = 0;
+    char why[400];
+    if (sim_units_parse(text, SIM_DIM_COUNT, &x, why, sizeof why) || !(x >= 1 && x <= 1e15) ||
+        x != floor(x))
+        return node_error(ld, n, "bucket", "bucket must be megatron, ddp, deepspeed or a whole "
+                          "number of parameters from 1 to 1e15 (e.g. 40M)");
+    f->bucket_rule = BUCKET_FIXED;
+    f->bucket_params = x;
+    return 0;
+}
+
+/* tp-overlap="none|pipelined|FRACTION": the fraction goes to the step tier */
+static int parse_tp_overlap(loader *ld, xmlNode *n, framework_config *f, step_options *o)
+{
+    char text[64];
+    copy_attr(n, "tp-overlap", text, sizeof text);
+    if (!strcmp(text, "none")) {
+        f->tp_overlap_mode = TP_OVERLAP_NONE;
+        o->tp_overlap = 0;
+        return 0;
+    }
+    if (!strcmp(text, "pipelined")) {
+        f->tp_overlap_mode = TP_OVERLAP_PIPELINED;
+        return 0;
+    }
+    double x = 0;
+    char why[400];
+    if (sim_units_parse(text, SIM_DIM_FRACTION, &x, why, sizeof why) || !(x >= 0 && x <= 1))
+        return node_error(ld, n, "tp-overlap", "tp-overlap must be none, pipelined or the "
+                          "fraction hidden, from 0%% to 100%%");
+    f->tp_overlap_mode = TP_OVERLAP_FRACTION;
+    o->tp_overlap = x;
+    return 0;
+}
+
+/* the enumerated attributes */
+static int parse_framework_keywords(loader *ld, xmlNode *n, framework_config *f,
+                                    step_options *o)
+{
+    static const keyword attention[] = {{"flash2", ATTN_FLASH2},
+                                        {"flash3", ATTN_FLASH3},
+                                        {"cudnn", ATTN_CUDNN},
+                                        {"materialised", ATTN_MATERIALISED}};
+    static const keyword recipe[] = {{"te", FP8_RECIPE_TE}, {"all", FP8_RECIPE_ALL}};
+    static const keyword reduce[] = {{"fp32", PREC_FP32}, {"bf16", PREC_BF16}};
+    static const keyword send[] = {{"full", PP_SEND_FULL},
+                                   {"scatter-gather", PP_SEND_SCATTER_GATHER}};
+    static const keyword truth[] = {{"true", 1}, {"false", 0}};
+    static const keyword buffer[] = {{"fp32", 0}, {"none", 1}};
+    int rc = get_keyword(ld, n, "attention", attention, N_OF(attention), &f->attention_kernel);
+    if (!rc)
+        rc = get_keyword(ld, n, "fp8-recipe", recipe, N_OF(recipe), &f->fp8_recipe);
+    if (!rc)
+        rc = get_keyword(ld, n, "grad-reduce", reduce, N_OF(reduce), &f->grad_reduce_precision);
+    if (!rc)
+        rc = get_keyword(ld, n, "pp-send", send, N_OF(send), &f->pp_send_mode);
+    if (!rc)
+        rc = get_keyword(ld, n, "cuda-graphs", truth, N_OF(truth), &f->cuda_graphs);
+    if (!rc)
+        rc = get_keyword(ld, n, "main-grad-buffer", buffer, N_OF(buffer),
+                         &f->no_main_grad_buffer);
+    if (!rc)
+        rc = get_keyword(ld, n, "overlap-grad-reduce", truth, N_OF(truth),
+                         &o->overlap_grad_reduce);
+    if (!rc)
+        rc = get_keyword(ld, n, "overlap-param-gather", truth, N_OF(truth),
+                         &o->overlap_param_gather);
+    return rc;
+}
+
+/* <job><framework>: parallel_config.fw (all defaults without the element)
+ * and the step tier's TP overlap fraction, DP overlap and bucket size
+ * (docs/scenario.md). After parse_parallelism and parse_step. */
+static int parse_framework(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    framework_config *f = &s->par.fw;
+    step_options *o = &s->step;
+    int rc = n ? parse_framework_keywords(ld, n, f, o) : 0;
+    if (!rc && n && has_attr(n, "bucket"))
+        rc = parse_bucket(ld, n, f);
+    if (!rc && n && has_attr(n, "tp-overlap"))
+        rc = parse_tp_overlap(ld, n, f, o);
+    if (!rc && n && has_attr(n, "launch-overhead")) {
+        rc = get_quantity(ld, n, "launch-overhead", SIM_DIM_TIME, 1, &f->launch_overhead_s);
+        if (!rc && !(f->launch_overhead_s > 0 && f->launch_overhead_s <= 1e-3))
+            rc = node_error(ld, n, "launch-overhead", "launch-overhead must be above 0 and at "
+                            "most 1 ms per kernel (absent: the GPU catalog's)");
+    }
+    if (rc)
+        return rc;
+    int fp32 = s->precision == PREC_FP32 || s->precision == PREC_TF32;
+    if (n && f->no_main_grad_buffer && !fp32 && !has_attr(n, "grad-reduce"))
+        f->grad_reduce_precision = PREC_BF16; /* gradients are reduced as they are kept */
+    if (n && f->no_main_grad_buffer && !fp32 && f->grad_reduce_precision == PREC_FP32)
+        return node_error(ld, n, "grad-reduce", "grad-reduce=\"fp32\" needs main-grad-buffer="
+                          "\"fp32\": without the buffer %s gradients are reduced in bf16",
+                          precision_name(s->precision));
+    if (s->has_parallelism)
+        o->bucket_params = workload_bucket_params(&s->par);
+    return 0;
 }
