@@ -169,18 +169,49 @@ done:
 /* ------------------------------------------------------------ DP buckets */
 
 /* When the reduction of (chunk, stage) ends, its buckets ready evenly over
- * the chunk's last backward (or all at its end) and run one after another. */
+ * the chunk's last backward (or all at its end) and run one after another;
+ * *window (added to) is how long they run before busy_end, the stage's last
+ * backward (an upper bound of their overlap with its compute: bubbles
+ * before it are counted as busy). */
 static double reduce_end(const step_options *o, double last_end, double last_len,
-                         const dp_chain *dc)
+                         const dp_chain *dc, double busy_end, double *window)
 {
     double end = 0;
     for (unsigned i = 0; i < dc->buckets; i++) {
         double ready = o->overlap_grad_reduce
                            ? last_end - last_len + last_len * (i + 1) / dc->buckets
                            : last_end;
-        end = fmax(end, ready) + dc->bucket_s;
+        double start = fmax(end, ready);
+        end = start + dc->bucket_s;
+        *window += fmax(0, fmin(end, busy_end) - start);
     }
     return dc->buckets ? end : last_end;
+}
+
+/* compute lost while a DP collective of stage s runs beside it for
+ * `window` seconds: window x k / (S - k) with k its SMs (step_comm_sms) of
+ * the GPU's S; 0 without an SM count */
+static double dp_sm_cost(const step_run *sr, const workload *w, const compute_device *dev,
+                         unsigned s, int gather, double window, int *unpriced)
+{
+    const parallel_config *p = &w->par;
+    uint32_t ranks[2];
+    unsigned n = p->dp * p->cp;
+    if (n < 2 || !(window > 0))
+        return 0;
+    if (!dev->sms) {
+        *unpriced = 1;
+        return 0;
+    }
+    /* the first and the last rank decide whether the group leaves its
+     * scale-up domain (ranks run in order of placement) */
+    ranks[0] = step_gpu(p, s, 0, 0, 0);
+    ranks[1] = step_gpu(p, s, p->dp - 1, p->cp - 1, 0);
+    enum nc_collective coll = gather ? NC_ALLGATHER
+                              : sr->c[s].dp_kind == COMM_DP_ALLREDUCE ? NC_ALLREDUCE
+                                                                      : NC_REDUCESCATTER;
+    double k = step_comm_sms(sr->cx.f, coll, ranks, 2), S = dev->sms;
+    return S > k ? window * k / (S - k) : 0;
 }
 
 /* Parameters per DP bucket by the framework's rule (components.md 4.4, V):
@@ -416,8 +447,8 @@ static int run_replicas(step_run *sr, const workload *w, const step_options *o,
 /* each stage: the reduction of every chunk waits for every replica's
  * gradients; its end, the slowest replica's breakdown (all but the bubble)
  * and the nominal replicas' wait. Returns the iteration time. */
-static double stage_ends(const step_run *sr, const workload *w, const step_options *o,
-                         step_profile *out)
+static double stage_ends(const step_run *sr, const workload *w, const compute_device *dev,
+                         const step_options *o, step_profile *out)
 {
     const stage_costs *c = sr->c;
     const replica_run *runs = sr->runs, *nominal = &runs[sr->n_runs - 1];
@@ -425,6 +456,10 @@ static double stage_ends(const step_run *sr, const workload *w, const step_optio
     double iteration = 0;
     for (unsigned s = 0; s < P; s++) {
         double dp_end = 0, bwd_end = 0, nominal_ready = 0, all_ready = 0, gather = 0;
+        double busy_end = 0, window = 0;
+        for (unsigned ch = 0; ch < v; ch++)
+            for (unsigned r = 0; r < n_runs; r++)
+                busy_end = fmax(busy_end, runs[r].sched.chunk_backward_end_s[ch * P + s]);
         for (unsigned ch = 0; ch < v; ch++) {
             unsigned j = ch * P + s;
             double last_end = 0, last_len = 0;
@@ -435,7 +470,8 @@ static double stage_ends(const step_run *sr, const workload *w, const step_optio
                     last_len = chunk_time(w, c, s, ch, 1 / runs[r].speed[s], 1);
                 }
             }
-            dp_end = fmax(dp_end, reduce_end(o, last_end, last_len, &sr->dc[j]));
+            dp_end = fmax(dp_end, reduce_end(o, last_end, last_len, &sr->dc[j], busy_end,
+                                             &window));
             bwd_end = fmax(bwd_end, last_end);
             nominal_ready = fmax(nominal_ready, nominal->sched.chunk_backward_end_s[j]);
             all_ready = fmax(all_ready, last_end);
@@ -447,7 +483,12 @@ static double stage_ends(const step_run *sr, const workload *w, const step_optio
                                     ? fmax(0, gather - (c[s].compute_f + c[s].tp_f))
                                     : gather;
         sr->gather_exposed[s] = gather_exposed;
-        double end = fmax(dp_end, bwd_end) + c[s].optimizer + gather_exposed;
+        /* the SMs the overlapped reduction and gather take from compute */
+        double smx = dp_sm_cost(sr, w, dev, s, 0, window, &out->sm_contention_unpriced) +
+                     dp_sm_cost(sr, w, dev, s, 1, gather - gather_exposed,
+                                &out->sm_contention_unpriced);
+        sr->dp_smx[s] = smx;
+        double end = fmax(dp_end, bwd_end + smx) + c[s].optimizer + gather_exposed;
         step_stage *ss = &out->stage[s];
         ss->end_s = end;
         /* the breakdown of the slowest replica's stage */
@@ -457,14 +498,14 @@ static double stage_ends(const step_run *sr, const workload *w, const step_optio
                 slow = &runs[r];
         double m = w->microbatches, sl = 1 / slow->speed[s];
         ss->part_s[STEP_COMPUTE] =
-            m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b);
+            m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b) + smx;
         ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b);
         ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b);
         ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b);
         double last_task = 0;
         for (unsigned ch = 0; ch < v; ch++)
             last_task = fmax(last_task, slow->sched.chunk_backward_end_s[ch * P + s]);
-        ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task);
+        ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task - smx);
         ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
         /* PP: what the transfers add to the schedule; bubble: the rest of
          * the stage's idle time up to the iteration's end (filled in below,
@@ -490,6 +531,7 @@ static void step_run_free(step_run *sr)
     free(sr->c);
     free(sr->dc);
     free(sr->gather_exposed);
+    free(sr->dp_smx);
 }
 
 int step_simulate(const workload *w, const compute_device *dev, fabric *f,
@@ -510,9 +552,10 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
                           .touched = malloc(n_links * sizeof(uint32_t)), .err = err},
                    .c = calloc(P, sizeof(stage_costs)),
                    .dc = calloc((size_t)P * v, sizeof(dp_chain)),
-                   .gather_exposed = calloc(P, sizeof(double))};
+                   .gather_exposed = calloc(P, sizeof(double)),
+                   .dp_smx = calloc(P, sizeof(double))};
     if (!out->link_bytes || !out->stage || !sr.cx.scratch || !sr.cx.touched || !sr.c ||
-        !sr.dc || !sr.gather_exposed)
+        !sr.dc || !sr.gather_exposed || !sr.dp_smx)
         rc = step_no_memory(err);
     if (!rc)
         rc = price_stages(&sr, w, dev, o);
@@ -521,7 +564,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     if (!rc)
         rc = run_replicas(&sr, w, o, out);
     if (!rc)
-        rc = step_finish_profile(&sr, w, dev, f, stage_ends(&sr, w, o, out), out);
+        rc = step_finish_profile(&sr, w, dev, f, stage_ends(&sr, w, dev, o, out), out);
     if (rc)
         step_profile_free(out);
     step_run_free(&sr);

@@ -59,6 +59,7 @@ typedef struct step_run {
     replica_run *runs;    /* the replicas simulated, the nominal one last */
     unsigned n_runs;
     double *gather_exposed; /* per stage: the parameter all-gather left exposed */
+    double *dp_smx;         /* per stage: compute lost to the SMs of overlapped DP */
 } step_run;
 
 /* Fraction of stage s's layer work in its chunk ch (1/v without layers). */

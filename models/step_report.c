@@ -49,13 +49,13 @@ static void attribute(const step_run *sr, const workload *w, const compute_devic
         slowest = fmin(slowest, sr->runs[r].speed[s]);
     for (int k = 0; k < OP_KIND_COUNT; k++)
         out->kernel_s[k] = m * (c->kind_f[k] + c->kind_b[k]) / slowest + c->kind_opt[k];
-    out->sm_contention_s = m * (c->smx_f + c->smx_b);
+    out->sm_contention_s = m * (c->smx_f + c->smx_b) + sr->dp_smx[s];
     for (int k = 0; k < COMM_KIND_COUNT; k++) {
         out->coll_total_s[k] = m * c->coll_total[k];
         out->coll_exposed_s[k] = m * c->coll_exposed[k];
     }
     /* hidden TP with no SM count to price it: say so */
-    out->sm_contention_unpriced = !dev->sms && out->part_s[STEP_TP] <
+    out->sm_contention_unpriced |= !dev->sms && out->part_s[STEP_TP] <
         out->coll_total_s[COMM_TP_ALLREDUCE] + out->coll_total_s[COMM_TP_ALLGATHER] +
         out->coll_total_s[COMM_TP_REDUCE_SCATTER] - 1e-12;
     /* PP: the stage's own sends; exposed is what the transfers add to the

@@ -437,14 +437,15 @@ static void test_attribution(void)
     }
 }
 
-/* TP overlap modes on a node-local TP group: none hides nothing; fraction
+/* TP overlap modes on a node-local TP group (no DP, whose overlapped
+ * reductions take SMs too): none hides nothing; fraction
  * 100 % hides everything and pays hidden x 5 / (132 - 5) in compute (the
  * reduce-scatter's 5 SMs of H100's 132, components.md 4.4, hardware.md 1.1);
  * pipelined lies between; pipelined without SP is refused. */
 static void test_tp_modes(void)
 {
     model_arch m = model();
-    parallel_config p = par(8, 2, 4, 64);
+    parallel_config p = par(8, 2, 1, 16);
     step_options o;
     step_options_defaults(&o);
     step_profile none, full, pipe;
@@ -490,6 +491,13 @@ static void test_buckets(void)
     o.bucket_params = 40e6;
     CHECK(run(&m, p, rail_ndr(0), 0, &o, &given) == 0);
     CHECK(rule.iteration_s == given.iteration_s);
+    /* no TP hidden: the SM cost is the DP reduction and gather running
+     * beside compute, at most their whole time x 16 / (132 - 16) (NVLink +
+     * IB without SHARP, components.md 4.4) */
+    double dp_total = rule.coll_total_s[COMM_DP_REDUCE_SCATTER] +
+                      rule.coll_total_s[COMM_DP_ALLGATHER];
+    CHECK(rule.sm_contention_s > 0);
+    CHECK(rule.sm_contention_s <= dp_total * 16 / 116.0 * (1 + 1e-9));
     o.bucket_params = 0;
     p.fw.bucket_rule = BUCKET_FIXED;
     p.fw.bucket_params = 1e15;
