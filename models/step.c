@@ -498,14 +498,16 @@ static double stage_ends(const step_run *sr, const workload *w, const compute_de
                 slow = &runs[r];
         double m = w->microbatches, sl = 1 / slow->speed[s];
         ss->part_s[STEP_COMPUTE] =
-            m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b) + smx;
+            m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b);
         ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b);
         ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b);
         ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b);
         double last_task = 0;
         for (unsigned ch = 0; ch < v; ch++)
             last_task = fmax(last_task, slow->sched.chunk_backward_end_s[ch * P + s]);
-        ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task - smx);
+        /* DP: what the reduction adds after the stage's last task, the
+         * compute its kernels' SMs slowed (smx) included */
+        ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task);
         ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
         /* PP: what the transfers add to the schedule; bubble: the rest of
          * the stage's idle time up to the iteration's end (filled in below,

@@ -102,12 +102,16 @@ typedef struct step_profile {
     /* attribution, the critical stage's, per iteration (the slowest replica's):
      * kernel_s[k] compute by op kind (GEMM, attention, memory-bound, ...), the
      * optimizer step's included; sm_contention_s the compute that SMs taken by
-     * overlapped communication cost. They sum to part_s[COMPUTE] +
-     * part_s[OPTIMIZER]. Per collective kind (enum comm_kind): the time it
-     * runs, what of it the stage waits for (exposed; summed per group these
-     * are part_s[TP], [PP], [DP], [CP], [EP]) and hidden = total - exposed. */
+     * overlapped TP takes cost. They sum to part_s[COMPUTE] +
+     * part_s[OPTIMIZER]. dp_sm_contention_s: the compute that SMs of the
+     * overlapped DP reduction and gather cost, which delays the stage's end
+     * and is counted in part_s[DP]. Per collective kind (enum comm_kind):
+     * the time it runs, what of it the stage waits for (exposed; summed per
+     * group these are part_s[TP], [PP], [CP], [EP], and [DP] less
+     * dp_sm_contention_s) and hidden = total - exposed. */
     double kernel_s[OP_KIND_COUNT];
     double sm_contention_s;
+    double dp_sm_contention_s;
     int sm_contention_unpriced;      /* 1: overlap hid communication but the GPU gives no SM
                                         count, so its SM cost is not priced */
     double coll_total_s[COMM_KIND_COUNT];

@@ -49,7 +49,8 @@ static void attribute(const step_run *sr, const workload *w, const compute_devic
         slowest = fmin(slowest, sr->runs[r].speed[s]);
     for (int k = 0; k < OP_KIND_COUNT; k++)
         out->kernel_s[k] = m * (c->kind_f[k] + c->kind_b[k]) / slowest + c->kind_opt[k];
-    out->sm_contention_s = m * (c->smx_f + c->smx_b) + sr->dp_smx[s];
+    out->sm_contention_s = m * (c->smx_f + c->smx_b);
+    out->dp_sm_contention_s = fmin(sr->dp_smx[s], out->part_s[STEP_DP]);
     for (int k = 0; k < COMM_KIND_COUNT; k++) {
         out->coll_total_s[k] = m * c->coll_total[k];
         out->coll_exposed_s[k] = m * c->coll_exposed[k];
@@ -71,10 +72,11 @@ static void attribute(const step_run *sr, const workload *w, const compute_devic
         gather += dc->buckets * dc->gather_bucket_s;
     }
     int kind = c->dp_kind == COMM_DP_ALLREDUCE ? COMM_DP_ALLREDUCE : COMM_DP_REDUCE_SCATTER;
-    double ag_exposed = fmin(sr->gather_exposed[s], out->part_s[STEP_DP]);
+    double dp_left = out->part_s[STEP_DP] - out->dp_sm_contention_s;
+    double ag_exposed = fmin(sr->gather_exposed[s], dp_left);
     out->coll_exposed_s[COMM_DP_ALLGATHER] = ag_exposed;
     out->coll_total_s[COMM_DP_ALLGATHER] = fmax(gather, ag_exposed);
-    out->coll_exposed_s[kind] = out->part_s[STEP_DP] - ag_exposed;
+    out->coll_exposed_s[kind] = dp_left - ag_exposed;
     out->coll_total_s[kind] = fmax(grads, out->coll_exposed_s[kind]);
     for (int k = 0; k < COMM_KIND_COUNT; k++)
         out->coll_hidden_s[k] = out->coll_total_s[k] - out->coll_exposed_s[k];

@@ -50,6 +50,9 @@ static void print_attribution(const step_profile *p)
     printf("  %-14s %12.6g s %6.1f %%%s\n", "sm-contention", p->sm_contention_s,
            100 * p->sm_contention_s / p->iteration_s,
            p->sm_contention_unpriced ? " (not priced: the GPU gives no SM count)" : "");
+    printf("  %-14s %12.6g s %6.1f %% (counted in dp: the SMs of the overlapped DP "
+           "reduction)\n", "sm-contention-dp", p->dp_sm_contention_s,
+           100 * p->dp_sm_contention_s / p->iteration_s);
     printf("collectives (critical stage, s):\n  %-18s %12s %12s %12s\n", "kind", "total",
            "exposed", "hidden");
     for (int k = 0; k < COMM_KIND_COUNT; k++)
@@ -124,6 +127,7 @@ static void print_json(const step_profile *p)
     for (int k = 0; k < OP_KIND_COUNT; k++)
         cJSON_AddNumberToObject(kernels, step_kernel_name(k), p->kernel_s[k]);
     cJSON_AddNumberToObject(kernels, "sm-contention", p->sm_contention_s);
+    cJSON_AddNumberToObject(o, "dp_sm_contention_s", p->dp_sm_contention_s);
     cJSON_AddBoolToObject(o, "sm_contention_unpriced", p->sm_contention_unpriced);
     cJSON *colls = cJSON_AddObjectToObject(o, "collectives_s");
     for (int k = 0; k < COMM_KIND_COUNT; k++) {
