@@ -28,7 +28,11 @@
  * Closed forms with free transfers and equal stages (t_f, t_b per
  * micro-batch of a whole stage): 1F1B and GPipe take (m + p - 1)(t_f + t_b),
  * a bubble of (p - 1)(t_f + t_b); interleaved takes m (t_f + t_b) +
- * (p - 1)(t_f + t_b)/v.
+ * (p - 1)(t_f + t_b)/v. Per-(chunk, stage) times may differ (an uneven
+ * interleaved pipeline: the step tier gives each chunk its own layers,
+ * embedding and loss): the placement is a max-plus system of the task
+ * times, so the iteration scales with them and never grows when one task
+ * gets shorter (tested).
  */
 #ifndef DCSIM_MODELS_SCHEDULE_H
 #define DCSIM_MODELS_SCHEDULE_H

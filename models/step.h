@@ -57,9 +57,10 @@ typedef struct step_options {
     double tp_overlap;          /* fraction of TP communication hidden, [0, 1] */
     int overlap_grad_reduce;    /* DP buckets start during the last backward */
     int overlap_param_gather;   /* parameter all-gather behind the next forward */
-    double bucket_params;       /* parameters per DP bucket (> 0) */
-    double sustained_efficiency; /* (0, 1]: compute times are the roofline's / this (the
-                                    GPU catalog's <sustained efficiency>; 1 = none) */
+    double bucket_params;       /* parameters per DP bucket; 0 = the framework's rule
+                                   (parallel_config.fw.bucket_rule) */
+    double sustained_efficiency; /* (0, 1]: compute times are the kernel models' / this;
+                                    a user override, 1 = off (the default) */
     const double *gpu_speed;    /* per GPU, > 0, 1 = nominal (stragglers < 1); NULL = all 1 */
     unsigned n_gpu_speed;
 } step_options;
@@ -98,6 +99,24 @@ typedef struct step_profile {
      * stage, stage by stage in the order each runs them; owned */
     size_t n_tasks;
     sched_task *tasks;
+    /* attribution, the critical stage's, per iteration (the slowest replica's):
+     * kernel_s[k] compute by op kind (GEMM, attention, memory-bound, ...), the
+     * optimizer step's included; sm_contention_s the compute that SMs taken by
+     * overlapped TP takes cost. They sum to part_s[COMPUTE] +
+     * part_s[OPTIMIZER]. dp_sm_contention_s: the compute that SMs of the
+     * overlapped DP reduction and gather cost, which delays the stage's end
+     * and is counted in part_s[DP]. Per collective kind (enum comm_kind):
+     * the time it runs, what of it the stage waits for (exposed; summed per
+     * group these are part_s[TP], [PP], [CP], [EP], and [DP] less
+     * dp_sm_contention_s) and hidden = total - exposed. */
+    double kernel_s[OP_KIND_COUNT];
+    double sm_contention_s;
+    double dp_sm_contention_s;
+    int sm_contention_unpriced;      /* 1: overlap hid communication but the GPU gives no SM
+                                        count, so its SM cost is not priced */
+    double coll_total_s[COMM_KIND_COUNT];
+    double coll_exposed_s[COMM_KIND_COUNT];
+    double coll_hidden_s[COMM_KIND_COUNT];
 } step_profile;
 
 void step_options_defaults(step_options *o);
@@ -114,5 +133,6 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
 void step_profile_free(step_profile *p);
 
 const char *step_part_name(int part); /* "compute", "tp", ..., "optimizer" */
+const char *step_kernel_name(int kind); /* op kind: "gemm", "attention", "memory", ...; "other" */
 
 #endif

@@ -152,8 +152,6 @@ int workload_check(const model_arch *m, const parallel_config *p, unsigned long 
         FAIL("the interleaved schedule needs micro-batches per pipeline (global-batch / "
              "(micro-batch x dp) = %u) to be a multiple of pp (%u)", m_count, p->pp);
     if (p->first_stage_layers || p->last_stage_layers) {
-        if (p->vpp > 1)
-            FAIL("first-stage-layers and last-stage-layers cannot be combined with vpp > 1");
         if (p->pp < 2)
             FAIL("first-stage-layers and last-stage-layers need pp of at least 2");
         unsigned ends = p->first_stage_layers + p->last_stage_layers;
@@ -186,19 +184,41 @@ int workload_check(const model_arch *m, const parallel_config *p, unsigned long 
     return framework_check(p, err);
 }
 
-/* which pipeline stage holds layer l */
+/* Layers on stage s: first/last-stage-layers on the end stages and the rest
+ * evenly over the middle ones (workload_check has checked the split), else
+ * layers / pp. */
+static unsigned stage_layer_count(const model_arch *m, const parallel_config *p, unsigned s)
+{
+    if (!p->first_stage_layers)
+        return m->layers / p->pp;
+    if (s == 0)
+        return p->first_stage_layers;
+    if (s == p->pp - 1)
+        return p->last_stage_layers;
+    return (m->layers - p->first_stage_layers - p->last_stage_layers) / (p->pp - 2);
+}
+
+unsigned workload_chunk_layer_count(const model_arch *m, const parallel_config *p,
+                                    unsigned stage, unsigned chunk)
+{
+    unsigned v = p->vpp ? p->vpp : 1, n = stage_layer_count(m, p, stage);
+    unsigned base = n / v, extra = n % v;
+    if (stage == 0) /* the lighter chunks first: chunk 0 also holds the embedding */
+        return base + (chunk >= v - extra ? 1 : 0);
+    return base + (chunk < extra ? 1 : 0); /* the lighter chunks last (the loss) */
+}
+
+/* which pipeline stage holds layer l: layers fill the model positions
+ * j = chunk pp + stage in order */
 static unsigned layer_stage(const model_arch *m, const parallel_config *p, unsigned l)
 {
-    if (p->first_stage_layers) {
-        if (l < p->first_stage_layers)
-            return 0;
-        if (l >= m->layers - p->last_stage_layers)
-            return p->pp - 1;
-        unsigned per = (m->layers - p->first_stage_layers - p->last_stage_layers) / (p->pp - 2);
-        return 1 + (l - p->first_stage_layers) / per;
+    unsigned v = p->vpp ? p->vpp : 1, cum = 0;
+    for (unsigned j = 0; j < p->pp * v; j++) {
+        cum += workload_chunk_layer_count(m, p, j % p->pp, j / p->pp);
+        if (l < cum)
+            return j % p->pp;
     }
-    unsigned chunk = m->layers / (p->pp * p->vpp);
-    return (l / chunk) % p->pp;
+    return p->pp - 1;
 }
 
 void workload_stage_layers(const model_arch *m, const parallel_config *p, unsigned stage,

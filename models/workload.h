@@ -39,7 +39,10 @@
  * message in FP8: a bound, not a recipe.
  * Layers are split evenly over PP x VPP, or first/last stage counts are
  * given and the rest split evenly (as Megatron's
- * --decoder-first/last-pipeline-num-layers).
+ * --decoder-first/last-pipeline-num-layers). With VPP a stage's layers go
+ * evenly over its chunks; a remainder (uneven end stages) makes the first
+ * chunk of stage 0 and the last chunk of the last stage the lighter ones
+ * (workload_chunk_layer_count; docs/step.md).
  */
 #ifndef DCSIM_MODELS_WORKLOAD_H
 #define DCSIM_MODELS_WORKLOAD_H
@@ -201,6 +204,16 @@ double workload_grad_reduce_bytes(const parallel_config *p);
  * (PyTorch DDP: 1 MiB) may be smaller: workload_first_bucket_params. */
 double workload_bucket_params(const parallel_config *p);
 double workload_first_bucket_params(const parallel_config *p);
+/* Transformer layers of virtual chunk `chunk` of `stage` (model position
+ * chunk x pp + stage): the stage's layers split evenly over its vpp chunks,
+ * the remainder r = layers mod vpp on the last r chunks of stage 0 (its
+ * first chunk, which holds the embedding, is lighter) and on the first r
+ * chunks of every other stage (the last stage's last chunk, which holds the
+ * loss, is lighter). Llama 3 405B (126 layers, pp 16, vpp 8, first and last
+ * stage 7): chunk 0 of stage 0 and chunk 7 of stage 15 hold no layer.
+ * Assumes workload_check passed. */
+unsigned workload_chunk_layer_count(const model_arch *m, const parallel_config *p,
+                                    unsigned stage, unsigned chunk);
 
 const char *comm_kind_name(int kind);
 const char *recompute_name(int r);

@@ -27,7 +27,9 @@ const char usage_step[] =
     "MFU and HFU (Megatron-Core FLOP counting), the critical pipeline stage's\n"
     "breakdown (compute, exposed TP / PP / DP / CP / EP communication, bubble,\n"
     "optimizer), every stage's, the fabric's bytes and peak link utilisation\n"
-    "per tier, and stragglers (docs/step.md). Needs <cluster><fabric> and\n"
+    "per tier, the critical stage's compute by kernel class and each\n"
+    "collective's total, exposed and hidden time, and stragglers\n"
+    "(docs/step.md). Needs <cluster><fabric> and\n"
     "<job><parallelism>.\n"
     "\n"
     "  --analytic   the analytic network path instead of the flow model\n"
@@ -36,6 +38,29 @@ const char usage_step[] =
 
 static const char *const tier_names[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
                                                    "spine-core/global"};
+
+/* where the critical stage's time goes: compute by kernel class, each
+ * collective's total, exposed and hidden time (docs/step.md) */
+static void print_attribution(const step_profile *p)
+{
+    printf("compute by kernel class (critical stage, optimizer step included):\n");
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        printf("  %-14s %12.6g s %6.1f %%\n", step_kernel_name(k), p->kernel_s[k],
+               100 * p->kernel_s[k] / p->iteration_s);
+    printf("  %-14s %12.6g s %6.1f %%%s\n", "sm-contention", p->sm_contention_s,
+           100 * p->sm_contention_s / p->iteration_s,
+           p->sm_contention_unpriced ? " (not priced: the GPU gives no SM count)" : "");
+    printf("  %-14s %12.6g s %6.1f %% (counted in dp: the SMs of the overlapped DP "
+           "reduction)\n", "sm-contention-dp", p->dp_sm_contention_s,
+           100 * p->dp_sm_contention_s / p->iteration_s);
+    printf("collectives (critical stage, s):\n  %-18s %12s %12s %12s\n", "kind", "total",
+           "exposed", "hidden");
+    for (int k = 0; k < COMM_KIND_COUNT; k++)
+        if (p->coll_total_s[k] > 0)
+            printf("  %-18s %12.6g %12.6g %12.6g\n", comm_kind_name(k), p->coll_total_s[k],
+                   p->coll_exposed_s[k], p->coll_hidden_s[k]);
+    printf("  %-18s %12s %12.6g\n", "bubble", "", p->part_s[STEP_BUBBLE]);
+}
 
 static void print_text(const scn_scenario *s, const step_profile *p)
 {
@@ -68,6 +93,7 @@ static void print_text(const scn_scenario *s, const step_profile *p)
     for (int t = 0; t < STEP_TIERS; t++)
         printf("  %-18s %14.4g %17.1f%%\n", tier_names[t], p->tier_bytes[t],
                100 * p->tier_peak_utilisation[t]);
+    print_attribution(p);
     if (p->slowest_gpu != UINT32_MAX)
         printf("stragglers      slowest GPU %u at %.1f %% speed; the other replicas waited %.4g s "
                "for it at the gradient reduction\n", p->slowest_gpu, 100 * p->slowest_speed,
@@ -100,6 +126,22 @@ static void print_json(const step_profile *p)
         cJSON_AddNumberToObject(tiers, tier_names[t], p->tier_bytes[t]);
         cJSON_AddNumberToObject(peaks, tier_names[t], p->tier_peak_utilisation[t]);
     }
+    cJSON *kernels = cJSON_AddObjectToObject(o, "compute_by_kernel_s");
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        cJSON_AddNumberToObject(kernels, step_kernel_name(k), p->kernel_s[k]);
+    cJSON_AddNumberToObject(kernels, "sm-contention", p->sm_contention_s);
+    cJSON_AddNumberToObject(o, "dp_sm_contention_s", p->dp_sm_contention_s);
+    cJSON_AddBoolToObject(o, "sm_contention_unpriced", p->sm_contention_unpriced);
+    cJSON *colls = cJSON_AddObjectToObject(o, "collectives_s");
+    for (int k = 0; k < COMM_KIND_COUNT; k++) {
+        if (!(p->coll_total_s[k] > 0))
+            continue;
+        cJSON *c = cJSON_AddObjectToObject(colls, comm_kind_name(k));
+        cJSON_AddNumberToObject(c, "total", p->coll_total_s[k]);
+        cJSON_AddNumberToObject(c, "exposed", p->coll_exposed_s[k]);
+        cJSON_AddNumberToObject(c, "hidden", p->coll_hidden_s[k]);
+    }
+    cJSON_AddNumberToObject(o, "bubble_s", p->part_s[STEP_BUBBLE]);
     if (p->slowest_gpu != UINT32_MAX) {
         cJSON_AddNumberToObject(o, "slowest_gpu", p->slowest_gpu);
         cJSON_AddNumberToObject(o, "slowest_speed", p->slowest_speed);

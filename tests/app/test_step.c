@@ -301,6 +301,229 @@ static void test_profile_cache(void)
     scn_scenario_free(&s);
 }
 
+/* Uneven interleaved pipelines: the chunk layer rule (workload.h) on Llama
+ * 3 405B's split (126 layers, pp 16, vpp 8, 7 layers on the first and last
+ * stage: "the first model chunk on the first stage has only the embedding,
+ * and the last model chunk on the last stage has only output projection and
+ * loss calculation", Llama 3 paper 3.3.2 as hardware.md P6 reads it), and
+ * the even split on every chunk otherwise. */
+static void test_chunk_layers(void)
+{
+    model_arch m = *scn_catalog_model(cat, "llama3-405b");
+    parallel_config p = par(8, 16, 1, 16);
+    p.vpp = 8;
+    p.schedule = SCHEDULE_INTERLEAVED;
+    p.first_stage_layers = p.last_stage_layers = 7;
+    unsigned total = 0;
+    for (unsigned s = 0; s < 16; s++)
+        for (unsigned c = 0; c < 8; c++) {
+            unsigned n = workload_chunk_layer_count(&m, &p, s, c);
+            unsigned want = (s == 0 && c == 0) || (s == 15 && c == 7) ? 0 : 1;
+            CHECK_INT_EQ(n, want);
+            total += n;
+        }
+    CHECK_INT_EQ(total, 126);
+    unsigned first, n;
+    workload_stage_layers(&m, &p, 0, &first, &n);
+    CHECK_INT_EQ(n, 7);
+    CHECK_INT_EQ(first, 15); /* model positions 1 .. 15 (chunk 0 of stages 1 .. 15) come first */
+    workload_stage_layers(&m, &p, 1, &first, &n);
+    CHECK_INT_EQ(n, 8);
+    CHECK_INT_EQ(first, 0); /* chunk 0 of stage 1 holds layer 0: chunk 0 of stage 0 has none */
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(workload_check(&m, &p, 16 * 8, &err) == 0);
+    /* divisible: 6 layers over 2 chunks go 3 + 3 (Megatron's split) */
+    p.vpp = 2;
+    p.first_stage_layers = p.last_stage_layers = 6;
+    m.layers = 6 + 6 + 14 * 8;
+    CHECK_INT_EQ(workload_chunk_layer_count(&m, &p, 0, 0), 3);
+    CHECK_INT_EQ(workload_chunk_layer_count(&m, &p, 15, 1), 3);
+    CHECK_INT_EQ(workload_chunk_layer_count(&m, &p, 7, 1), 4);
+}
+
+/* The uneven interleaved schedule runs (it used to be refused), beats the
+ * uneven 1F1B it fell back to, cannot beat its busiest stage's work, and
+ * first = last = the even count gives the even schedule bit for bit. */
+static void test_uneven_interleaved(void)
+{
+    model_arch m = model();
+    step_options o;
+    step_options_defaults(&o);
+    step_profile a, b;
+    m.layers = 30; /* 7 + 8 + 8 + 7: chunks 3 4 | 4 4 | 4 4 | 4 3 */
+    parallel_config p = par(8, 4, 1, 32);
+    p.first_stage_layers = p.last_stage_layers = 7;
+    CHECK(run(&m, p, rail_ndr(0), 1, &o, &a) == 0);
+    p.vpp = 2;
+    p.schedule = SCHEDULE_INTERLEAVED;
+    CHECK(run(&m, p, rail_ndr(0), 1, &o, &b) == 0);
+    double busiest = 0;
+    for (unsigned s = 0; s < 4; s++)
+        busiest = fmax(busiest, b.stage[s].part_s[STEP_COMPUTE]);
+    printf("uneven pp 4: 1F1B %.4g s, interleaved v 2 %.4g s, busiest stage %.4g s\n",
+           a.iteration_s, b.iteration_s, busiest);
+    CHECK(b.iteration_s < a.iteration_s);
+    CHECK(b.iteration_s >= busiest);
+    step_profile_free(&a);
+    step_profile_free(&b);
+    m.layers = 32;
+    p.first_stage_layers = p.last_stage_layers = 8;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &a) == 0);
+    p.first_stage_layers = p.last_stage_layers = 0;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &b) == 0);
+    CHECK(a.iteration_s == b.iteration_s);
+    step_profile_free(&a);
+    step_profile_free(&b);
+}
+
+/* Attribution: the parts add up to the iteration; kernel classes plus SM
+ * contention to compute + optimizer; per collective exposed + hidden =
+ * total, hidden >= 0, and the exposed ones sum to their part. */
+static void check_conservation(const step_profile *q)
+{
+    double parts = 0, kernels = q->sm_contention_s;
+    for (int k = 0; k < STEP_PART_COUNT; k++)
+        parts += q->part_s[k];
+    CHECK_REL(parts, q->iteration_s, 1e-9);
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        kernels += q->kernel_s[k];
+    CHECK_REL(kernels, q->part_s[STEP_COMPUTE] + q->part_s[STEP_OPTIMIZER], 1e-9);
+    const double *e = q->coll_exposed_s;
+    for (int k = 0; k < COMM_KIND_COUNT; k++) {
+        CHECK(q->coll_hidden_s[k] >= -1e-12 * q->iteration_s);
+        CHECK_NEAR(e[k] + q->coll_hidden_s[k], q->coll_total_s[k], 1e-12 * q->iteration_s);
+    }
+    double tol = 1e-9 * q->iteration_s;
+    CHECK_NEAR(e[COMM_TP_ALLREDUCE] + e[COMM_TP_ALLGATHER] + e[COMM_TP_REDUCE_SCATTER],
+               q->part_s[STEP_TP], tol);
+    CHECK_NEAR(e[COMM_PP_SEND], q->part_s[STEP_PP], tol);
+    CHECK_NEAR(e[COMM_CP_SENDRECV], q->part_s[STEP_CP], tol);
+    CHECK_NEAR(e[COMM_EP_ALLTOALL], q->part_s[STEP_EP], tol);
+    CHECK_NEAR(e[COMM_DP_ALLREDUCE] + e[COMM_DP_REDUCE_SCATTER] + e[COMM_DP_ALLGATHER] +
+               q->dp_sm_contention_s, q->part_s[STEP_DP], tol);
+}
+
+static void test_attribution(void)
+{
+    model_arch m = model();
+    struct { unsigned tp, pp, dp, cp, vpp, first; int zero, mode; double overlap, slow; } cs[] = {
+        {8, 2, 4, 1, 1, 0, 1, TP_OVERLAP_FRACTION, 0, 1},
+        {8, 1, 8, 1, 1, 0, 0, TP_OVERLAP_NONE, 0, 1},
+        {8, 4, 2, 1, 2, 7, 1, TP_OVERLAP_PIPELINED, 0, 1},
+        {8, 2, 4, 1, 2, 0, 1, TP_OVERLAP_FRACTION, 0.5, 0.9},
+        {4, 2, 2, 2, 1, 0, 1, TP_OVERLAP_PIPELINED, 0, 1}};
+    double speed[64];
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        parallel_config p = par(cs[i].tp, cs[i].pp, cs[i].dp, 16 * cs[i].dp);
+        p.cp = cs[i].cp;
+        p.vpp = cs[i].vpp;
+        p.schedule = cs[i].vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        p.first_stage_layers = p.last_stage_layers = cs[i].first;
+        m.layers = cs[i].first ? 30 : 32;
+        p.zero_stage = cs[i].zero;
+        p.fw.tp_overlap_mode = cs[i].mode;
+        step_options o;
+        step_options_defaults(&o);
+        o.tp_overlap = cs[i].overlap;
+        for (unsigned g = 0; g < 64; g++)
+            speed[g] = g == 9 ? cs[i].slow : 1;
+        o.gpu_speed = speed;
+        o.n_gpu_speed = 64;
+        step_profile q;
+        CHECK(run(&m, p, rail_ndr(0), 0, &o, &q) == 0);
+        check_conservation(&q);
+        CHECK(q.kernel_s[OP_GEMM] > q.kernel_s[OP_ATTENTION]);
+        step_profile_free(&q);
+    }
+}
+
+/* TP overlap modes on a node-local TP group (no DP, whose overlapped
+ * reductions take SMs too): none hides nothing; fraction
+ * 100 % hides everything and pays hidden x 5 / (132 - 5) in compute (the
+ * reduce-scatter's 5 SMs of H100's 132, components.md 4.4, hardware.md 1.1);
+ * pipelined lies between; pipelined without SP is refused. */
+static void test_tp_modes(void)
+{
+    model_arch m = model();
+    parallel_config p = par(8, 2, 1, 16);
+    step_options o;
+    step_options_defaults(&o);
+    step_profile none, full, pipe;
+    p.fw.tp_overlap_mode = TP_OVERLAP_NONE;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &none) == 0);
+    p.fw.tp_overlap_mode = TP_OVERLAP_FRACTION;
+    o.tp_overlap = 1;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &full) == 0);
+    p.fw.tp_overlap_mode = TP_OVERLAP_PIPELINED;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &pipe) == 0);
+    double tp_total = none.coll_total_s[COMM_TP_ALLGATHER] +
+                      none.coll_total_s[COMM_TP_REDUCE_SCATTER];
+    CHECK(tp_total > 0);
+    CHECK_REL(none.part_s[STEP_TP], tp_total, 1e-9);
+    CHECK(none.sm_contention_s == 0);
+    CHECK(full.part_s[STEP_TP] == 0);
+    CHECK_REL(full.sm_contention_s, tp_total * 5 / 127.0, 1e-9);
+    CHECK(pipe.part_s[STEP_TP] > 0 && pipe.part_s[STEP_TP] < none.part_s[STEP_TP]);
+    CHECK(pipe.iteration_s < none.iteration_s);
+    CHECK(full.iteration_s < none.iteration_s);
+    printf("tp overlap: none %.4g s, pipelined %.4g s (exposed tp %.4g of %.4g), all hidden "
+           "%.4g s (SMs %.4g s)\n", none.iteration_s, pipe.iteration_s, pipe.part_s[STEP_TP],
+           tp_total, full.iteration_s, full.sm_contention_s);
+    step_profile_free(&none);
+    step_profile_free(&full);
+    step_profile_free(&pipe);
+    p.sequence_parallel = 0;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &pipe) != 0);
+}
+
+/* DP buckets: the default is Megatron's max(40M, 1M x dp) (components.md
+ * 4.4), so 40M given explicitly changes nothing; one bucket per chunk (a
+ * huge fixed bucket) or no overlap can only expose more; the same run twice
+ * gives the same profile. */
+static void test_buckets(void)
+{
+    model_arch m = model();
+    parallel_config p = par(8, 2, 4, 64);
+    step_options o;
+    step_options_defaults(&o);
+    step_profile rule, given, huge, late, again;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &rule) == 0);
+    o.bucket_params = 40e6;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &given) == 0);
+    CHECK(rule.iteration_s == given.iteration_s);
+    /* no TP hidden: the SM cost is the DP reduction and gather running
+     * beside compute, at most their whole time x 16 / (132 - 16) (NVLink +
+     * IB without SHARP, components.md 4.4) */
+    double dp_total = rule.coll_total_s[COMM_DP_REDUCE_SCATTER] +
+                      rule.coll_total_s[COMM_DP_ALLGATHER];
+    CHECK(rule.sm_contention_s == 0);
+    CHECK(rule.dp_sm_contention_s > 0);
+    CHECK(rule.dp_sm_contention_s <= dp_total * 16 / 116.0 * (1 + 1e-9));
+    o.bucket_params = 0;
+    p.fw.bucket_rule = BUCKET_FIXED;
+    p.fw.bucket_params = 1e15;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &huge) == 0);
+    CHECK(huge.part_s[STEP_DP] >= rule.part_s[STEP_DP]);
+    p.fw.bucket_rule = BUCKET_MEGATRON;
+    o.overlap_grad_reduce = 0;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &late) == 0);
+    CHECK(late.part_s[STEP_DP] >= rule.part_s[STEP_DP]);
+    o.overlap_grad_reduce = 1;
+    CHECK(run(&m, p, rail_ndr(0), 0, &o, &again) == 0);
+    CHECK(again.iteration_s == rule.iteration_s &&
+          !memcmp(again.kernel_s, rule.kernel_s, sizeof rule.kernel_s) &&
+          !memcmp(again.coll_total_s, rule.coll_total_s, sizeof rule.coll_total_s) &&
+          !memcmp(again.coll_exposed_s, rule.coll_exposed_s, sizeof rule.coll_exposed_s));
+    printf("dp exposed: Megatron buckets %.4g s, one bucket per chunk %.4g s, no overlap %.4g s\n",
+           rule.part_s[STEP_DP], huge.part_s[STEP_DP], late.part_s[STEP_DP]);
+    step_profile_free(&rule);
+    step_profile_free(&given);
+    step_profile_free(&huge);
+    step_profile_free(&late);
+    step_profile_free(&again);
+}
+
 int main(void)
 {
     sim_error err;
@@ -314,6 +537,11 @@ int main(void)
     test_overlap_and_fidelity();
     test_fabric_comparison();
     test_profile_cache();
+    test_chunk_layers();
+    test_uneven_interleaved();
+    test_attribution();
+    test_tp_modes();
+    test_buckets();
     scn_catalog_free(cat);
     return check_report();
 }

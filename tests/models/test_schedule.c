@@ -349,6 +349,70 @@ static void test_sweep_shapes(void)
     CHECK(n > 300);
 }
 
+/* Uneven chunks (per-(chunk, stage) times, as the step tier gives an
+ * uneven interleaved pipeline: Llama 3's lighter first chunk of stage 0 and
+ * last chunk of the last stage). The schedule is a max-plus system of its
+ * task times, so: scaling every time by a scales the iteration by a; making
+ * one chunk faster never makes the iteration longer; it lies between the
+ * busiest stage's work and the even schedule with every chunk at the
+ * largest time (m v + (p - 1)) (t_f + t_b) (Narayanan et al. 2021, 2.2). A
+ * Llama-3-like pipeline (chunk (0, 0) and (v - 1, p - 1) without layers)
+ * ends no later than the even one and saves at most those chunks' work. */
+static void test_uneven_chunks(void)
+{
+    static const unsigned pv[][2] = {{2, 2}, {4, 2}, {4, 3}, {8, 4}};
+    unsigned long long x = 12345;
+    setup su, sc;
+    sched_result r, r2;
+    for (size_t c = 0; c < sizeof pv / sizeof pv[0]; c++) {
+        unsigned p = pv[c][0], v = pv[c][1], m = 2 * p, n = p * v;
+        make(&su, SCHEDULE_INTERLEAVED, p, v, m, 1, 2, 0, 99, 1);
+        double fmaxv = 0, bmaxv = 0;
+        for (unsigned j = 0; j < n; j++) { /* times in [0.5, 1.5) ms, a fixed LCG */
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            su.tf[j] = 1e-3 * (0.5 + (double)(x >> 11) / 9007199254740992.0);
+            su.tb[j] = 2 * su.tf[j];
+            fmaxv = fmax(fmaxv, su.tf[j]);
+            bmaxv = fmax(bmaxv, su.tb[j]);
+        }
+        double it = run(&su, &r), busiest = 0;
+        for (unsigned s = 0; s < p; s++)
+            busiest = fmax(busiest, r.busy_s[s]);
+        CHECK(it >= busiest * (1 - 1e-12));
+        CHECK(it <= (m * v + p - 1) * (fmaxv + bmaxv) * (1 + 1e-12));
+        sched_result_free(&r);
+        sc = su;
+        sc.in.t_forward = sc.tf;
+        sc.in.t_backward = sc.tb;
+        for (unsigned j = 0; j < n; j++) {
+            sc.tf[j] *= 2.5;
+            sc.tb[j] *= 2.5;
+        }
+        CHECK_REL(run(&sc, &r2), 2.5 * it, 1e-12);
+        sched_result_free(&r2);
+        for (unsigned j = 0; j < n; j++) {
+            sc = su;
+            sc.in.t_forward = sc.tf;
+            sc.in.t_backward = sc.tb;
+            sc.tf[j] /= 2;
+            sc.tb[j] /= 2;
+            CHECK(run(&sc, &r2) <= it * (1 + 1e-12));
+            sched_result_free(&r2);
+        }
+    }
+    /* Llama-3-like: p = 4, v = 2, m = 8; one layer per chunk, t per layer */
+    const double t_f = 1e-3, t_b = 2e-3;
+    make(&su, SCHEDULE_INTERLEAVED, 4, 2, 8, 2 * t_f, 2 * t_b, 0, 99, 1);
+    double even = run(&su, &r);
+    sched_result_free(&r);
+    su.tf[0] = su.tb[0] = su.tf[7] = su.tb[7] = 0;
+    double light = run(&su, &r);
+    CHECK(light <= even);
+    CHECK(light >= even - 8 * (t_f + t_b) * 2 * (1 + 1e-12));
+    CHECK_REL(r.busy_s[0], 8 * (t_f + t_b), 1e-12);
+    sched_result_free(&r);
+}
+
 static void test_deterministic(void)
 {
     setup su;
@@ -434,6 +498,7 @@ int main(void)
     test_transfers();
     test_straggler();
     test_sweep_shapes();
+    test_uneven_chunks();
     test_deterministic();
     test_bad_input();
     bench();

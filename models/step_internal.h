@@ -1,0 +1,98 @@
+/* step_internal.h - what step.c, step_comm.c and step_report.c share: the
+ * communication context and one stage's costs. Not a public interface. */
+#ifndef DCSIM_MODELS_STEP_INTERNAL_H
+#define DCSIM_MODELS_STEP_INTERNAL_H
+
+#include "step.h"
+
+typedef struct comm_ctx {
+    fabric *f;
+    int analytic;
+    double *link_bytes;   /* per link, per iteration */
+    double *scratch;      /* one representative group's bytes, per link */
+    uint32_t *touched;    /* the links scratch holds bytes for */
+    double tier_copies[STEP_TIERS]; /* bytes of the groups not routed link by link */
+    sim_error *err;       /* the step tier's errors, the collectives' included */
+} comm_ctx;
+
+/* One stage, per micro-batch unless said otherwise (every chunk together;
+ * step.c splits it over the chunks). */
+typedef struct stage_costs {
+    double compute_f, compute_b;     /* nominal speed: layers + edges */
+    double layer_f, layer_b;         /* the transformer layers' ops */
+    double embed_f, embed_b;         /* stage 0's embedding (its chunk 0) */
+    double head_f, head_b;           /* the last stage's norm, logits, loss (its last chunk) */
+    double gemm_f, gemm_b;           /* the layers' GEMMs (TP overlap pairs) */
+    double kind_f[OP_KIND_COUNT], kind_b[OP_KIND_COUNT]; /* compute by op kind */
+    double kind_opt[OP_KIND_COUNT];  /* optimizer step by op kind, per iteration */
+    double tp_f, tp_b;               /* exposed TP */
+    double smx_f, smx_b;             /* compute lost to SMs the overlapped TP takes */
+    double cp_f, cp_b, ep_f, ep_b;   /* exposed CP, EP */
+    double coll_total[COMM_KIND_COUNT], coll_exposed[COMM_KIND_COUNT]; /* TP, CP, EP */
+    double optimizer;                /* per iteration */
+    double send_f, send_b;           /* PP transfer to the next / from the next stage */
+    double sends_f, sends_b;         /* PP sends leaving the stage forward / backward */
+    double dp_bytes, ag_bytes;       /* DP reduction and parameter gather, per GPU */
+    int dp_kind;                     /* COMM_DP_ALLREDUCE or COMM_DP_REDUCE_SCATTER */
+    double attention_f, attention_b; /* for the CP overlap rule */
+} stage_costs;
+
+typedef struct replica_run {
+    double *speed;        /* per stage: the slowest GPU's speed in this replica */
+    sched_result sched;   /* with transfers */
+    sched_result ideal;   /* free transfers, for the bubble / PP split */
+} replica_run;
+
+/* the DP reduction of one (chunk, stage), at c x pp + s */
+typedef struct dp_chain {
+    double bucket_s, gather_bucket_s; /* one bucket, every DP group at once */
+    unsigned buckets;
+} dp_chain;
+
+/* What step_simulate works with between its phases; owns everything but
+ * cx.f, cx.link_bytes (out->link_bytes) and cx.err. Its functions return 0
+ * or a sim_error code recorded in cx.err. */
+typedef struct step_run {
+    comm_ctx cx;
+    stage_costs *c;       /* per stage */
+    dp_chain *dc;         /* per (chunk, stage) */
+    replica_run *runs;    /* the replicas simulated, the nominal one last */
+    unsigned n_runs;
+    double *gather_exposed; /* per stage: the parameter all-gather left exposed */
+    double *dp_smx;         /* per stage: compute lost to the SMs of overlapped DP */
+} step_run;
+
+/* Fraction of stage s's layer work in its chunk ch (1/v without layers). */
+double step_chunk_share(const workload *w, unsigned s, unsigned ch);
+
+/* The profile once the iteration is known (step_report.c): the Gantt
+ * chart's tasks, bubbles, fractions, critical stage, rates, attribution and
+ * per-tier link totals. */
+int step_finish_profile(const step_run *sr, const workload *w, const compute_device *dev,
+                        const fabric *f, double iteration, step_profile *out);
+
+/* 0 scale-up, 1 host-leaf, 2 leaf-spine, 3 spine-core or router-router */
+int step_link_tier(const topo_graph *g, uint32_t l);
+
+/* TP, CP and EP: time, exposure (o's TP overlap rule, fw.tp_overlap_mode)
+ * and SM contention, and the volumes of PP and DP, for stage s (its compute
+ * already priced in c). */
+int step_stage_comm(comm_ctx *cx, const workload *w, const compute_device *dev, unsigned s,
+                    const step_options *o, stage_costs *c);
+
+/* PP transfers of every stage boundary, every replica at once. */
+int step_pp_sends(comm_ctx *cx, const workload *w, stage_costs *c);
+
+/* One DP bucket of every DP group at once: the time of the slowest (t
+ * non-NULL), or the bytes the given volumes put on every link (t NULL). */
+int step_dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
+                        const double *bucket_bytes, int gather, double *t);
+
+/* SMs an overlapped collective's kernels take (components.md 4.4): 0 for
+ * collectives that never overlap compute here. */
+double step_comm_sms(const fabric *f, enum nc_collective coll, const uint32_t *ranks,
+                     unsigned n);
+
+int step_no_memory(sim_error *err);
+
+#endif
