@@ -35,7 +35,9 @@ static void set_memory(const hw_gpu *g, int has_entry, compute_device *d)
     static const double tier_eff[4] = {0.30, 0.60, 0.75, HW_MEM_EFFICIENCY};
     d->mem_bytes_per_s = g->hbm_bytes_per_s;
     d->mem_efficiency = HW_MEM_EFFICIENCY;
-    int own = g->n_mem_tiers > 0;
+    /* a GPU with measured kernels: the flat 0.90 its GEMM fit assumed for
+     * operand traffic (memory-bound ops use the entry's fused/eager rates) */
+    int own = g->n_mem_tiers > 0 && !has_entry;
     d->n_mem_tiers = own ? g->n_mem_tiers : has_entry ? 0 : 4;
     for (unsigned i = 0; i < d->n_mem_tiers; i++) {
         d->mem_tier_min_bytes[i] = own ? g->mem_tier_min_bytes[i] : tier_bytes[i];
@@ -95,8 +97,9 @@ int hw_compute_device_fw(const hw_gpu *g, int precision, const framework_config 
             d.launch_s = fw->launch_overhead_s;
         else if (fw->cuda_graphs)
             d.launch_s = KERN_GRAPH_LAUNCH_S;
-        else if (!(d.launch_s > 0))
-            d.launch_s = KERN_LAUNCH_S;
+        else /* through the framework's Python path: at least its 5-9 us
+              * (components.md 3.4), never below the device's bare launch */
+            d.launch_s = d.launch_s > KERN_LAUNCH_S ? d.launch_s : KERN_LAUNCH_S;
     }
     *out = d;
     return 0;

@@ -214,28 +214,14 @@ static double dp_sm_cost(const step_run *sr, const workload *w, const compute_de
     return S > k ? window * k / (S - k) : 0;
 }
 
-/* Parameters per DP bucket by the framework's rule (components.md 4.4, V):
- * Megatron max(40M, 1M x dp) parameters; PyTorch DDP bucket_cap_mb = 25
- * (25 x 2^20 bytes as PyTorch converts it, U; its 1 MiB first bucket is not
- * modelled); DeepSpeed ZeRO reduce_bucket_size 5e8 elements; or the
- * framework's fixed size. step_options.bucket_params (<step bucket>) wins.
- * grad_bytes: bytes per gradient element. TODO: workload_bucket_params
- * (workload.c, the framework's) when it lands. Returns <= 0 when the fixed
- * rule has no size. */
-static double bucket_params(const parallel_config *p, const step_options *o, double grad_bytes)
+/* Parameters per DP bucket: step_options.bucket_params when an API caller
+ * sets one, else the framework's rule (workload_bucket_params: Megatron
+ * max(40M, 1M x dp x cp), PyTorch DDP 25 MiB, DeepSpeed 5e8 elements, or a
+ * fixed size; components.md 4.4). Returns <= 0 when the fixed rule has no
+ * size. */
+static double bucket_params(const parallel_config *p, const step_options *o)
 {
-    if (o->bucket_params > 0)
-        return o->bucket_params;
-    switch (p->fw.bucket_rule) {
-    case BUCKET_PYTORCH_DDP:
-        return 25.0 * 1024 * 1024 / (grad_bytes > 0 ? grad_bytes : 4);
-    case BUCKET_DEEPSPEED:
-        return 5e8;
-    case BUCKET_FIXED:
-        return p->fw.bucket_params;
-    default:
-        return fmax(40e6, 1e6 * p->dp);
-    }
+    return o->bucket_params > 0 ? o->bucket_params : workload_bucket_params(p);
 }
 
 /* parameters of (chunk ch, stage s) on one GPU: its share of the layers'
@@ -288,12 +274,12 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
         goto done;
     int uneven = 0;
     for (unsigned s = 0; s < P; s++) {
-        double params = w->stages[s].params, g = params > 0 ? c[s].dp_bytes / params : 0;
+        double params = w->stages[s].params;
         bmax[s] = gmax[s] = 0;
         for (unsigned ch = 0; ch < v; ch++) {
             unsigned j = ch * P + s;
             double cp = chunk_params(w, s, ch), frac = params > 0 ? cp / params : 0;
-            double size = o->overlap_grad_reduce ? bucket_params(&w->par, o, g) : cp;
+            double size = o->overlap_grad_reduce ? bucket_params(&w->par, o) : cp;
             sr->dc[j].buckets = c[s].dp_bytes > 0 && cp > 0 ? (unsigned)ceil(cp / size) : 0;
             unsigned n = sr->dc[j].buckets ? sr->dc[j].buckets : 1;
             bb[2 * j] = c[s].dp_bytes * frac / n;

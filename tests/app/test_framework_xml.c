@@ -50,7 +50,7 @@ static void test_defaults(void)
     CHECK(s.step.tp_overlap == 0);
     /* Megatron's rule at dp 128: max(40M, 128M) (components.md 4.4) */
     CHECK_INT_EQ(s.par.dp, 128);
-    CHECK(s.step.bucket_params == 128e6);
+    CHECK(s.step.bucket_params == 0 && workload_bucket_params(&s.par) == 128e6);
     scn_scenario_free(&s);
 }
 
@@ -69,7 +69,7 @@ static void test_every_attribute(void)
     CHECK_INT_EQ(f->fp8_recipe, FP8_RECIPE_ALL);
     CHECK_INT_EQ(f->grad_reduce_precision, PREC_BF16);
     CHECK_INT_EQ(f->bucket_rule, BUCKET_FIXED);
-    CHECK(f->bucket_params == 25e6 && s.step.bucket_params == 25e6);
+    CHECK(f->bucket_params == 25e6 && workload_bucket_params(&s.par) == 25e6);
     CHECK_INT_EQ(f->tp_overlap_mode, TP_OVERLAP_FRACTION);
     CHECK_REL(s.step.tp_overlap, 0.4, 1e-15);
     CHECK_INT_EQ(f->pp_send_mode, PP_SEND_SCATTER_GATHER);
@@ -87,7 +87,7 @@ static void test_every_attribute(void)
     CHECK_INT_EQ(s.par.fw.tp_overlap_mode, TP_OVERLAP_PIPELINED);
     CHECK_INT_EQ(s.par.fw.bucket_rule, BUCKET_PYTORCH_DDP);
     CHECK_INT_EQ(s.par.fw.grad_reduce_precision, PREC_BF16);
-    CHECK(s.step.bucket_params == 25.0 * 1024 * 1024 / 2); /* 25 MiB of bf16 gradients */
+    CHECK(workload_bucket_params(&s.par) == 25.0 * 1024 * 1024 / 2); /* 25 MiB of bf16 gradients */
     scn_scenario_free(&s);
 }
 
@@ -96,13 +96,13 @@ static void test_set(void)
 {
     scn_scenario s;
     const char *sets[] = {"job/framework/@tp-overlap=none", "job/framework/@bucket=deepspeed",
-                          "job/framework/@attention=materialised"};
+                          "job/framework/@attention=flash3"};
     CHECK_INT_EQ(load_with("<framework tp-overlap=\"50%\"/>\n    ", sets, 3, &s), 0);
     CHECK_INT_EQ(s.par.fw.tp_overlap_mode, TP_OVERLAP_NONE);
     CHECK(s.step.tp_overlap == 0);
     CHECK_INT_EQ(s.par.fw.bucket_rule, BUCKET_DEEPSPEED);
-    CHECK(s.step.bucket_params == 5e8);
-    CHECK_INT_EQ(s.par.fw.attention_kernel, ATTN_MATERIALISED);
+    CHECK(workload_bucket_params(&s.par) == 5e8);
+    CHECK_INT_EQ(s.par.fw.attention_kernel, ATTN_FLASH3);
     scn_scenario_free(&s);
     const char *bad[] = {"job/framework/@pp-send=both"};
     CHECK(load_with("<framework/>\n    ", bad, 1, &s) != 0);

@@ -362,12 +362,16 @@ static void test_launch(void)
     CHECK_INT_EQ(hw_compute_device_fw(&g, PREC_BF16, &fw, &d, NULL), 0);
     CHECK(d.launch_s == 50e-6);
     CHECK(compute_op_time_s(&d, &tiny) == 50e-6); /* launch-bound */
-    /* the catalog's launch cost is used when the framework gives none */
+    /* without a framework value: the framework's Python path (7 us), never
+     * below the device's bare launch from the catalog */
     fw.cuda_graphs = 0;
     fw.launch_overhead_s = 0;
     g.launch_overhead_s = 3e-6;
     CHECK_INT_EQ(hw_compute_device_fw(&g, PREC_BF16, &fw, &d, NULL), 0);
-    CHECK(d.launch_s == 3e-6);
+    CHECK(d.launch_s == KERN_LAUNCH_S);
+    g.launch_overhead_s = 20e-6;
+    CHECK_INT_EQ(hw_compute_device_fw(&g, PREC_BF16, &fw, &d, NULL), 0);
+    CHECK(d.launch_s == 20e-6);
 }
 
 static void test_refusals(void)

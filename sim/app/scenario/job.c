@@ -555,8 +555,7 @@ static int parse_framework_keywords(loader *ld, xmlNode *n, framework_config *f,
 }
 
 /* <job><framework>: parallel_config.fw (all defaults without the element)
- * and the step tier's TP overlap fraction, DP overlap and bucket size
- * (docs/scenario.md). After parse_parallelism and parse_step. */
+ * and the step tier's TP overlap fraction and DP overlap (docs/scenario.md). After parse_parallelism and parse_step. */
 static int parse_framework(loader *ld, xmlNode *n, scn_scenario *s)
 {
     framework_config *f = &s->par.fw;
@@ -581,7 +580,5 @@ static int parse_framework(loader *ld, xmlNode *n, scn_scenario *s)
         return node_error(ld, n, "grad-reduce", "grad-reduce=\"fp32\" needs main-grad-buffer="
                           "\"fp32\": without the buffer %s gradients are reduced in bf16",
                           precision_name(s->precision));
-    if (s->has_parallelism)
-        o->bucket_params = workload_bucket_params(&s->par);
-    return 0;
+    return 0; /* buckets: the step tier applies the rule to the dp it runs (elastic runs shrink it) */
 }
