@@ -86,5 +86,8 @@ n0=$("$dcsim" run --quiet --json "$src/tests/scenarios/site.xml" | grep '"facili
 echo '<fabric link="roce-400g" routing="ecmp"/>' > "$tmp/roce.xml"
 expect "compare network file" 0 "network=$tmp/roce.xml" "$dcsim" compare "$src/tests/scenarios/site.xml" --vary network=ib-ndr,"$tmp/roce.xml"
 expect "compare capex" 0 "capital cost" "$dcsim" compare "$src/tests/scenarios/site.xml" --vary site=zhongwei,wuhu
+# told the answer: an MFU with a fabric warns that the fabric changes nothing
+expect "mfu with a fabric warns" 0 "warning: <training mfu=\"42%\"> fixes the iteration time" \
+    "$dcsim" run --quiet "$src/scenarios/examples/superpod-h100.xml"
 [ "$fail" -eq 0 ] && echo "ok: compare"
 exit "$fail"
