@@ -161,6 +161,21 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
     return 0;
 }
 
+/* Told the answer: with <training mfu> the fabric cannot change the time
+ * to train, so a network what-if would silently print the same figure.
+ * Once per process (a sweep or compare prepares many plans). */
+static void warn_mfu_with_fabric(const scn_scenario *s)
+{
+    static int warned;
+    if (warned || s->step_computes_iteration || !s->has_fabric || !s->mfu_line)
+        return;
+    warned = 1;
+    fprintf(stderr, "%s:%ld: warning: <training mfu=\"%g%%\"> fixes the iteration time, so the "
+            "<fabric> (its links, routing and topology) does not affect time to train; remove "
+            "mfu to time the iteration with the step tier\n",
+            s->source, s->mfu_line, 100 * s->campaign.mfu_frac);
+}
+
 int run_plan_prepare(const scn_scenario *s, unsigned parallel_campaigns, unsigned flags,
                      run_plan *p, sim_error *err)
 {
@@ -171,6 +186,7 @@ int run_plan_prepare(const scn_scenario *s, unsigned parallel_campaigns, unsigne
     p->with_energy = (flags & RUN_PLAN_ENERGY) && s->site.given;
     if (flags & RUN_PLAN_STEP_INPUTS)
         return draw_gpu_speeds(s, p, err);
+    warn_mfu_with_fabric(s);
     int rc = flags & RUN_PLAN_GUARD_DONE
                  ? 0
                  : res_check(s, s->step_computes_iteration ? RES_STEP : 0, parallel_campaigns, err);

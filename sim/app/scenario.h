@@ -74,6 +74,8 @@ typedef struct scn_scenario {
     uint64_t fabric_switches[5]; /* switches per tier 1..4 ([0] = 0), counted in closed form */
     uint64_t fabric_cables[5];   /* cables: [0] host-switch, [t] switch-switch up from tier t */
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
+    long mfu_line;               /* the line of <training mfu> (0: none); with a <fabric>, the
+                                    run layer warns that the fabric does not affect time */
     step_options step;      /* <job><step>; no per-GPU speeds (step.gpu_speed NULL): the
                                run layer draws them (run.h, run_plan.gpu_speed) */
     double straggler_spread; /* <step straggler-spread>: each GPU's speed 1 - |N(0, spread)| */

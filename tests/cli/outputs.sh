@@ -90,7 +90,12 @@ notreg="cannot write the trace: it exists and is not a regular file (a device, p
 one_line "run -o FIFO" "$dir/fifo: error: $notreg" 2 "$dir/err" $?
 "$dcsim" sweep --quiet $grid -o "$dir/fifo" >/dev/null 2>"$dir/err"
 one_line "sweep -o FIFO" "$dir/fifo: error: cannot write the sweep file: it exists and is not a regular file (a device, pipe or socket); dcsim replaces only regular files" 2 "$dir/err" $?
-"$dcsim" compare "$src/tests/scenarios/site.xml" -o "$dir/fifo" >/dev/null 2>"$dir/err"
+"$dcsim" compare "$src/tests/scenarios/site.xml" -o "$dir/fifo" >/dev/null 2>"$dir/err.all"
+status=$?
+# site.xml gives an MFU and a fabric (for its capital cost): the run layer's
+# one warning about that is expected and not the line under test
+grep -v ': warning: <training mfu=' "$dir/err.all" >"$dir/err"
+(exit $status)
 one_line "compare -o FIFO" "$dir/fifo: error: cannot write the table: it exists and is not a regular file (a device, pipe or socket); dcsim replaces only regular files" 2 "$dir/err" $?
 [ -p "$dir/fifo" ] || { echo "FAIL: the FIFO was replaced"; fail=1; }
 if [ "$(id -u)" -eq 0 ] && mknod "$dir/null" c 1 3 2>/dev/null; then

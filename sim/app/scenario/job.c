@@ -254,11 +254,7 @@ static int parse_tokens_mfu(loader *ld, xmlNode *training, xmlNode *par_node, sc
         rc = get_quantity(ld, training, "mfu", SIM_DIM_FRACTION, 1, &c->mfu_frac);
         if (!rc && !(c->mfu_frac > 0 && c->mfu_frac <= 1))
             rc = node_error(ld, training, "mfu", "mfu must be above 0 and at most 100%%");
-        if (!rc && s->has_fabric) /* told the answer: a network what-if would change nothing */
-            fprintf(stderr, "%s:%ld: warning: <training mfu=\"%g%%\"> fixes the iteration "
-                    "time, so the <fabric> (its links, routing and topology) does not affect "
-                    "time to train; remove mfu to time the iteration with the step tier\n",
-                    s->source, (long)xmlGetLineNo(training), 100 * c->mfu_frac);
+        s->mfu_line = xmlGetLineNo(training);
     } else if (!rc) {
         if (!s->has_fabric || !par_node)
             rc = node_error(ld, training, NULL,
