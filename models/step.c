@@ -168,6 +168,12 @@ done:
 
 /* ------------------------------------------------------------ DP buckets */
 
+/* Buckets per (chunk, stage): the reduction chain walks them one by one, so
+ * a bucket of a few parameters would make the step tier loop for minutes.
+ * Real frameworks use tens of millions of parameters (components.md 4.4):
+ * a few hundred buckets per chunk. */
+#define STEP_MAX_BUCKETS 1e6
+
 /* When the reduction of (chunk, stage) ends, its buckets ready evenly over
  * the chunk's last backward (or all at its end) and run one after another;
  * *window (added to) is how long they run before busy_end, the stage's last
@@ -280,7 +286,15 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
             unsigned j = ch * P + s;
             double cp = chunk_params(w, s, ch), frac = params > 0 ? cp / params : 0;
             double size = o->overlap_grad_reduce ? bucket_params(&w->par, o) : cp;
-            sr->dc[j].buckets = c[s].dp_bytes > 0 && cp > 0 ? (unsigned)ceil(cp / size) : 0;
+            double count = c[s].dp_bytes > 0 && cp > 0 ? ceil(cp / size) : 0;
+            if (!(count <= STEP_MAX_BUCKETS)) { /* each bucket is a step of the reduction chain */
+                rc = sim_error_set(sr->cx.err, SIM_ERR_INPUT, NULL, 0,
+                                   "a DP bucket of %.6g parameters splits stage %u's chunk of "
+                                   "%.6g parameters into %.6g buckets: at most %.0f (use a "
+                                   "larger bucket)", size, s, cp, count, STEP_MAX_BUCKETS);
+                goto done;
+            }
+            sr->dc[j].buckets = (unsigned)count;
             unsigned n = sr->dc[j].buckets ? sr->dc[j].buckets : 1;
             bb[2 * j] = c[s].dp_bytes * frac / n;
             bb[2 * j + 1] = c[s].ag_bytes * frac / n;

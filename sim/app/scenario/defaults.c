@@ -214,30 +214,34 @@ static size_t add_all(const hw_default *list, unsigned n, int precision, hw_defa
     return count;
 }
 
+/* one site fallback as a "defaults used" entry */
+static size_t add_site_value(const site_info *s, const char *what, const char *value,
+                             const char *basis, hw_default *out, size_t max, size_t count)
+{
+    hw_default d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.part, sizeof d.part, "site %s", s->name);
+    snprintf(d.what, sizeof d.what, "%s", what);
+    snprintf(d.value, sizeof d.value, "%s", value);
+    snprintf(d.rule, sizeof d.rule, "%s (docs/energy.md)", basis);
+    d.precision = -1;
+    return add_all(&d, 1, -1, out, max, count);
+}
+
 /* the site's fallbacks (site_info.defaults names them: "emission factor, price") */
 static size_t add_site(const scn_site *site, hw_default *out, size_t max, size_t count)
 {
     const site_info *s = &site->info;
     if (!site->given || !s->defaults[0])
         return count;
-    hw_default d;
+    char value[64];
     if (strstr(s->defaults, "emission factor")) {
-        memset(&d, 0, sizeof d);
-        snprintf(d.part, sizeof d.part, "site %s", s->name);
-        snprintf(d.what, sizeof d.what, "emission factor");
-        snprintf(d.value, sizeof d.value, "%.4g kgCO2/kWh", s->emission_kg_per_kwh);
-        snprintf(d.rule, sizeof d.rule, "%s (docs/energy.md)", s->emission_basis);
-        d.precision = -1;
-        count = add_all(&d, 1, -1, out, max, count);
+        snprintf(value, sizeof value, "%.4g kgCO2/kWh", s->emission_kg_per_kwh);
+        count = add_site_value(s, "emission factor", value, s->emission_basis, out, max, count);
     }
     if (strstr(s->defaults, "price")) {
-        memset(&d, 0, sizeof d);
-        snprintf(d.part, sizeof d.part, "site %s", s->name);
-        snprintf(d.what, sizeof d.what, "price");
-        snprintf(d.value, sizeof d.value, "%.4g CNY/kWh", s->price_per_kwh);
-        snprintf(d.rule, sizeof d.rule, "%s (docs/energy.md)", s->price_basis);
-        d.precision = -1;
-        count = add_all(&d, 1, -1, out, max, count);
+        snprintf(value, sizeof value, "%.4g CNY/kWh", s->price_per_kwh);
+        count = add_site_value(s, "price", value, s->price_basis, out, max, count);
     }
     return count;
 }
