@@ -103,6 +103,14 @@ fi
 a=$("$dcsim" step --json --set cluster/fabric/@link=ib-ndr | grep '"iteration_s"')
 b=$("$dcsim" step --json --set cluster/fabric/@routing=adaptive | grep '"iteration_s"')
 [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL RoCE adaptive vs IB: $a / $b"; fail=$((fail + 1)); }
+# defaults every variant shares are listed once, a variant's own under its name:
+# Zhangjiakou has no price quote (the mean of the others fills it), Zhongwei has
+"$dcsim" compare --vary site=zhangjiakou,zhongwei >"$tmp/defaults.txt" 2>&1 || fail=$((fail + 1))
+[ "$(grep -c 'roce-400g efficiency = 94%' "$tmp/defaults.txt")" -eq 1 ] &&
+    grep -q '^  every variant: defaults used: ' "$tmp/defaults.txt" &&
+    grep -q '^  site=zhangjiakou: defaults used: site zhangjiakou price' "$tmp/defaults.txt" &&
+    ! grep -q '^  site=zhongwei: defaults used' "$tmp/defaults.txt" ||
+    { echo "FAIL compare defaults used:"; cat "$tmp/defaults.txt"; fail=$((fail + 1)); }
 # told the answer: an MFU with a fabric warns that the fabric changes nothing
 expect "mfu with a fabric warns" 0 "warning: <training mfu=\"42%\"> fixes the iteration time" \
     "$dcsim" run --quiet --set job/training/@mfu=42%
