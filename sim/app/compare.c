@@ -220,6 +220,73 @@ static void row_of(const variant *x, double *v)
     v[13] = k.capex; /* 0 without <costs> */
 }
 
+static int same_default(const hw_default *a, const hw_default *b)
+{
+    return !strcmp(a->part, b->part) && !strcmp(a->what, b->what) && !strcmp(a->value, b->value);
+}
+
+/* is d among the n defaults of list */
+static int has_default(const hw_default *list, size_t n, const hw_default *d)
+{
+    for (size_t i = 0; i < n; i++)
+        if (same_default(&list[i], d))
+            return 1;
+    return 0;
+}
+
+/* what the catalogs lacked (docs/scenario.md): the fills every variant shares
+ * once, then each variant's own (one line per variant, per variant, in a
+ * ten-site comparison was the same two lines ten times) */
+static void print_defaults(const variant *v, size_t n)
+{
+    hw_default *d = malloc(n * SCN_MAX_DEFAULTS_USED * sizeof *d);
+    size_t *count = malloc(n * sizeof *count);
+    if (!d || !count) { /* fall back to the plain per-variant lists */
+        for (size_t i = 0; i < n; i++) {
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "  %s: defaults used: ", v[i].label);
+            summary_print_defaults(stdout, prefix, &v[i].scn);
+        }
+        free(d);
+        free(count);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        count[i] = scn_defaults_used(&v[i].scn, d + i * SCN_MAX_DEFAULTS_USED,
+                                     SCN_MAX_DEFAULTS_USED);
+        if (count[i] > SCN_MAX_DEFAULTS_USED)
+            count[i] = SCN_MAX_DEFAULTS_USED;
+    }
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) { /* 0: shared by all variants, 1: each one's own */
+        for (size_t i = 0; i < (pass ? n : 1); i++) {
+            char prefix[96];
+            if (pass)
+                snprintf(prefix, sizeof prefix, "  %s: defaults used: ", v[i].label);
+            else
+                snprintf(prefix, sizeof prefix, "  every variant: defaults used: ");
+            const hw_default *mine = d + i * SCN_MAX_DEFAULTS_USED;
+            size_t shown = 0;
+            for (size_t k = 0; k < count[i]; k++) {
+                int shared = 1;
+                for (size_t j = 0; j < n && shared; j++)
+                    shared = has_default(d + j * SCN_MAX_DEFAULTS_USED, count[j], &mine[k]);
+                if (shared == pass)
+                    continue;
+                printf("%*s%s %s = %s (%s)\n", shown ? (int)strlen(prefix) : 0,
+                       shown ? "" : prefix, mine[k].part, mine[k].what, mine[k].value,
+                       mine[k].rule);
+                shown++;
+            }
+            total += shown;
+        }
+    }
+    if (total == 0)
+        printf("  defaults used: none: every value is the catalogs' own\n");
+    free(d);
+    free(count);
+}
+
 static void print_table(const variant *v, size_t n)
 {
     printf("%-32s %9s %6s %6s %9s %9s %8s %6s %6s %10s %9s %8s\n", "variant", "train d", "MFU",
@@ -240,11 +307,7 @@ static void print_table(const variant *v, size_t n)
         row_of(&v[i], r);
         printf("%s%-32s capital cost %.4g M CNY\n", i ? "" : "\n", v[i].label, r[13] / 1e6);
     }
-    for (size_t i = 0; i < n; i++) { /* what the catalogs lacked (docs/scenario.md) */
-        char prefix[96];
-        snprintf(prefix, sizeof prefix, "  %s: defaults used: ", v[i].label);
-        summary_print_defaults(stdout, prefix, &v[i].scn);
-    }
+    print_defaults(v, n);
 }
 
 static char *table_json(const variant *v, size_t n)

@@ -87,7 +87,18 @@ static void test_speeds_drawn_by_the_plan(void)
     run_plan_free(&again);
     run_plan_free(&plan);
 
+    /* the default has no MFU: the step tier times the run's iteration, so a
+     * run's plan draws the speeds too */
+    CHECK_INT_EQ(s.step_computes_iteration, 1);
+    CHECK_INT_EQ(run_plan_prepare(&s, 1, 0, &plan, &err), 0);
+    CHECK(plan.gpu_speed != NULL);
+    run_plan_free(&plan);
+    scn_scenario_free(&s);
+
     /* an MFU is given: no step tier, so a run's plan draws nothing */
+    const char *mfu[] = {"job/training/@mfu=42%"};
+    sim_error_clear(&err);
+    CHECK_INT_EQ(scn_load(NULL, mfu, 1, &s, &err), 0);
     CHECK_INT_EQ(s.step_computes_iteration, 0);
     CHECK_INT_EQ(run_plan_prepare(&s, 1, 0, &plan, &err), 0);
     CHECK(plan.gpu_speed == NULL);

@@ -74,7 +74,10 @@ static void test_default_values(void)
     CHECK(s.par.first_stage_layers == 7 && s.par.last_stage_layers == 7);
     CHECK(s.par.sequence_parallel && s.par.zero_stage == 2);
     CHECK_REL(s.campaign.tokens_per_iteration, 2048.0 * 8192, 1e-15);
-    CHECK_REL(s.campaign.mfu_frac, 0.42, 1e-15);
+    /* no MFU: the step tier times the iteration on Meta's RoCE Clos */
+    CHECK(s.campaign.mfu_frac == 0);
+    CHECK(s.step_computes_iteration);
+    CHECK(s.par.schedule == SCHEDULE_INTERLEAVED && s.par.vpp == 8);
     CHECK_REL(s.campaign.gpu_failure_rate_per_s, 1.973e-5 / 3600, 1e-15);
     CHECK_REL(s.campaign.restart_s, 600, 1e-15);
     CHECK_REL(s.campaign.checkpoint_interval_s, 900, 1e-15);
@@ -91,15 +94,19 @@ static void test_default_values(void)
 
 static void test_set_overrides(void)
 {
-    const char *sets[] = {"checkpoint/@interval=20min", "/dcsim/cluster/gpu/@count=8192",
+    /* 32,768 GPUs: DP 256, and a global batch of 4,096 keeps 16 micro-batches
+     * per pipeline, a multiple of pp as the interleaved schedule needs (8,192
+     * GPUs do not fit: DP 64 doubles the micro-batches stage 1 holds) */
+    const char *sets[] = {"checkpoint/@interval=20min", "/dcsim/cluster/gpu/@count=32768",
+                          "job/parallelism/@global-batch=4096",
                           "@seed=7", "checkpoint/@interval=25min",
                           "reliability/failure/@rate=0/h"};
     scn_scenario s;
     sim_error err;
-    CHECK_INT_EQ(load(NULL, sets, 5, &s, &err), 0);
+    CHECK_INT_EQ(load(NULL, sets, 6, &s, &err), 0);
     CHECK_REL(s.campaign.checkpoint_interval_s, 1500, 1e-15); /* the last --set wins */
-    CHECK_INT_EQ(s.campaign.gpu_count, 8192);
-    CHECK_INT_EQ(s.par.dp, 64); /* derived: 8192 / (tp 8 x pp 16) */
+    CHECK_INT_EQ(s.campaign.gpu_count, 32768);
+    CHECK_INT_EQ(s.par.dp, 256); /* derived: 32768 / (tp 8 x pp 16) */
     CHECK_INT_EQ(s.seed, 7);
     CHECK_INT_EQ(s.campaign.seed, 7);
     CHECK(s.campaign.gpu_failure_rate_per_s == 0);

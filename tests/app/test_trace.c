@@ -121,7 +121,11 @@ static void test_round_trip(void)
     campaign_result again;
     sim_error err;
     sim_error_clear(&err);
-    CHECK_INT_EQ(campaign_run(&scn.campaign, &sink, NULL, NULL, &again, &err), 0);
+    /* the run layer's plan holds the campaign with the step tier's iteration */
+    run_plan plan;
+    CHECK_INT_EQ(run_plan_prepare(&scn, 1, 0, &plan, &err), 0);
+    CHECK_INT_EQ(campaign_run(&plan.campaign, &sink, NULL, NULL, &again, &err), 0);
+    run_plan_free(&plan);
     CHECK_INT_EQ(c.events, 2 + res.checkpoints + res.failures + res.restarts);
 
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);

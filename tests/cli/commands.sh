@@ -17,7 +17,8 @@ expect "bogus command" 2 "unknown command 'frob'" "$dcsim" frob
 expect "no command" 2 "usage: dcsim COMMAND" "$dcsim"
 expect "validate without file" 2 "no scenario given" "$dcsim" validate
 expect "two scenarios" 2 "more than one scenario" "$dcsim" run a.xml b.xml
-expect "run prints the rule" 0 "6\*N\*T / (GPUs \* peak \* MFU)" "$dcsim" run
+expect "run prints where the iteration comes from" 0 "^iteration  the step tier (dcsim step)" "$dcsim" run
+expect "run with an MFU prints the rule" 0 "6\*N\*T / (GPUs \* peak \* MFU)" "$dcsim" run --set job/training/@mfu=42%
 expect "run --json" 0 '"time_to_train_s"' "$dcsim" run --json
 [ "$fail" -eq 0 ] && echo "ok: commands"
 exit "$fail"

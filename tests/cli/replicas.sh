@@ -40,12 +40,13 @@ assert abs(s['checkpoint_interval_s'] - s['daly_interval_s']) <= s['iteration_ti
     echo "FAIL auto interval is not Daly's"
     fail=$((fail + 1))
 fi
-# every="150" iterations is the default's 15 minutes (150 x 6.0 s): the same run
-sed 's|<checkpoint interval="15min" write-time="33s"/>|<checkpoint every="150" write-time="33s"/>|' \
+# every="134" iterations is the default's 15 minutes (900 s / 6.72 s, rounded;
+# dcsim run prints "checkpoint every 134"): the same run
+sed 's|<checkpoint interval="15min" write-time="33s"/>|<checkpoint every="134" write-time="33s"/>|' \
     "$src/scenarios/examples/default.xml" > "$tmp/every.xml"
 d1=$("$dcsim" run --quiet --json | grep '"event_digest"')
 d2=$("$dcsim" run --quiet --json "$tmp/every.xml" | grep '"event_digest"')
-[ "$d1" = "$d2" ] || { echo "FAIL checkpoint every 150 iterations differs from 15 min"; fail=$((fail + 1)); }
+[ "$d1" = "$d2" ] || { echo "FAIL checkpoint every 134 iterations differs from 15 min"; fail=$((fail + 1)); }
 # a restart by its parts: 2 + 1 + 3 min + 15 s x 16.384 = 605.76 s each (a failure
 # during a restart starts it over, so the mean per completed restart is a little more)
 sed 's|<restart time="10min"/>|<restart detection="2min" teardown="1min" launch="3min" launch-per-1000-gpus="15s"/>|' \
@@ -119,15 +120,19 @@ assert abs(total / s['time_to_train_s'] - 1) < 1e-9, (total, s['time_to_train_s'
         fail=$((fail + 1))
     fi
 done
-# stragglers: a node turns slow, the job slows (the step tier: by the slow
-# node's compute share, so less than the node itself) until drained
+# stragglers: a node turns slow, the job slows (with an MFU given: by the node's
+# speed; on the step tier: by the slow node's compute share, so less than the
+# node itself) until drained
 slow='<stragglers rate="1e-4/h" speed="80%" drain-after="2h"/>'
 sed "s|<restart time=\"10min\"/>|<restart time=\"10min\"/>$slow|" \
     "$src/scenarios/examples/llama3-failures.xml" > "$tmp/slow.xml"
 sed "s| mfu=\"42%\"||; s|<restart time=\"10min\"/>|<restart time=\"10min\"/>$slow|" \
     "$src/scenarios/examples/superpod-h100.xml" > "$tmp/slow-step.xml"
 for f in slow slow-step; do
-    if ! "$dcsim" run --quiet --json "$tmp/$f.xml" | /usr/bin/python3 -c "
+    mfu=
+    [ "$f" = slow ] && mfu="--set job/training/@mfu=42%"
+    # shellcheck disable=SC2086 # $mfu is zero or two words
+    if ! "$dcsim" run --quiet --json $mfu "$tmp/$f.xml" | /usr/bin/python3 -c "
 import json, sys
 s = json.load(sys.stdin)['summary']
 speed = s['straggler_speed_frac']

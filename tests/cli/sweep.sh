@@ -118,6 +118,8 @@ for s in zhongwei wuhu; do
 done
 "$dcsim" run "$src/scenarios/examples/superpod-guian.xml" --quiet --json >"$tmp/step-site.json" ||
     fail=1
+"$dcsim" sweep "$src/tests/scenarios/no-fabric.xml" --quiet --grid checkpoint/@interval=15min \
+    --replicas 1 -o "$tmp/no-site.h5" >/dev/null || { echo "FAIL sweep without a site"; fail=1; }
 if ! "$py" - "$tmp" <<'EOF2'
 import json, sys
 import h5py, numpy as np; same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[n], b[n], equal_nan=a.dtype[n].kind == 'f') for n in a.dtype.names)
@@ -132,7 +134,7 @@ for row, run in zip(list(pts) + list(pts2), runs):
         assert row[m + "_mean"] == run[m], (m, row[m + "_mean"], run[m])
 assert pts["energy_cost_cny_mean"][1] > pts["energy_cost_cny_mean"][0]   # wuhu dearer
 # without a site the energy columns are NaN
-plain = h5py.File(f"{d}/t1.h5", "r")["sweep/points"][()]
+plain = h5py.File(f"{d}/no-site.h5", "r")["sweep/points"][()]
 assert np.all(np.isnan(plain["it_energy_j_mean"]))
 EOF2
 then

@@ -36,20 +36,14 @@ class Figures(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = cls.tmp.name
         cls.default_path = os.path.join(cls.dir, "default.h5")
-        dcsim("run", "--quiet", "-o", cls.default_path)
-        # the superpod example without its MFU takes the iteration from the step tier
-        with open(os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
-                  encoding="utf-8") as f:
-            xml = f.read()
-        assert ' mfu="42%"' in xml
-        nomfu = os.path.join(cls.dir, "nomfu.xml")
-        xml = xml.replace(' mfu="42%"', "")
-        assert xml.count("</dcsim>") == 1
-        xml = xml.replace("</dcsim>", '<site name="zhangjiakou"/>\n</dcsim>')
-        with open(nomfu, "w", encoding="utf-8") as f:
-            f.write(xml)
+        # an MFU given and no fabric: a trace without /step (the default before
+        # it ran on a fabric)
+        dcsim("run", os.path.join(SOURCE, "tests/scenarios/no-fabric.xml"), "--quiet", "-o",
+              cls.default_path)
+        # the SuperPOD example takes the iteration from the step tier, at Wuhu
         cls.step_path = os.path.join(cls.dir, "step.h5")
-        dcsim("run", nomfu, "--quiet", "-o", cls.step_path)
+        dcsim("run", os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"), "--quiet",
+              "-o", cls.step_path)
         cls.goodput_path = os.path.join(cls.dir, "goodput.json")
         with open(cls.goodput_path, "w", encoding="utf-8") as f:
             f.write(dcsim("goodput", "--json", "--replicas", "2", "--steps", "3"))
@@ -189,7 +183,10 @@ class Figures(unittest.TestCase):
         self.assertTrue(np.array_equal(d["tasks"]["end_s"], tasks[:, 5]))
         n = len(d["stage"])
         microbatches = int(tasks[:, 2].max()) + 1
-        self.assertEqual(len(tasks), 2 * n * microbatches)    # a forward and a backward each
+        chunks = int(tasks[:, 1].max()) + 1                    # virtual stages (interleaved)
+        self.assertEqual(chunks, 8)
+        # a forward and a backward per micro-batch and chunk
+        self.assertEqual(len(tasks), 2 * n * microbatches * chunks)
         for s in range(n):
             mine = tasks[tasks[:, 0] == s]
             # a stage runs one task at a time, in the order stored

@@ -85,16 +85,10 @@ class Report(unittest.TestCase):
         cls.other = os.path.join(d, "seed7.h5")
         dcsim("run", "--quiet", "--seed", "7", "--set", "checkpoint/@interval=30min",
               "-o", cls.other)
-        # the default job on the SuperPOD fabric at a site: /step and /energy/hourly
-        with open(os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
-                  encoding="utf-8") as f:
-            xml = f.read().replace(' mfu="42%"', "")
-        xml = xml.replace("</dcsim>", '<site name="guian"/>\n</dcsim>')
-        scenario = os.path.join(d, "superpod-site.xml")
-        with open(scenario, "w", encoding="utf-8") as f:
-            f.write(xml)
+        # the default job on the SuperPOD fabric at Gui'an: /step and /energy/hourly
         cls.full = os.path.join(d, "full.h5")
-        dcsim("run", scenario, "--quiet", "-o", cls.full)
+        dcsim("run", os.path.join(SOURCE, "scenarios/examples/superpod-guian.xml"), "--quiet",
+              "-o", cls.full)
         # failures by cause: the Llama 3 inventory
         cls.causes = os.path.join(d, "causes.h5")
         dcsim("run", os.path.join(SOURCE, "scenarios/examples/llama3-failures.xml"), "--quiet",
@@ -159,8 +153,16 @@ class Report(unittest.TestCase):
         out, _ = self.report(self.default, name="default.html")
         p = parse(out)
         self.assert_summary_cells(p.cells["summary"], self.default)
-        # the default scenario has no fabric or site: the figures its trace supports
-        self.assert_svg_images(p.images, ["time_breakdown", "campaign_timeline"])
+        # the default runs on a fabric (the step tier) at a site: every figure
+        # a single trace supports
+        self.assert_svg_images(p.images, ["time_breakdown", "campaign_timeline", "step_timeline",
+                                          "tier_utilisation", "power_pue"])
+        # a trace without /step or /energy (an MFU given, no fabric, no site)
+        plain = os.path.join(self.dir, "no-fabric.h5")
+        dcsim("run", os.path.join(SOURCE, "tests/scenarios/no-fabric.xml"), "--quiet", "-o",
+              plain)
+        out, _ = self.report(plain, name="no-fabric.html")
+        self.assert_svg_images(parse(out).images, ["time_breakdown", "campaign_timeline"])
 
     def test_failures_by_cause_are_the_events(self):
         out, stdout = self.report(self.causes, name="causes.html")

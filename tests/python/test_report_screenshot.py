@@ -67,7 +67,9 @@ class Screenshot(unittest.TestCase):
         return png
 
     def test_screenshot_shows_the_figures(self):
-        self.assertEqual(self.images, 2)          # the default trace: two figures
+        # the default trace: the time breakdown, the campaign timeline, the step
+        # tier's pipeline timeline and tier utilisation, the site's hourly energy
+        self.assertEqual(self.images, 5)
         shot = self.shoot(self.report, "report.png")
         image = matplotlib.image.imread(shot)
         self.assertEqual(image.shape[:2], (HEIGHT, WIDTH))

@@ -96,17 +96,14 @@ class TraceTables(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         d = cls.tmp.name
         cls.replicas_path = os.path.join(d, "replicas.h5")
-        subprocess.run([DCSIM, "run", "--quiet", "--replicas", "3", "-o", cls.replicas_path],
+        # an MFU given and no fabric: a trace without /step
+        subprocess.run([DCSIM, "run", os.path.join(SOURCE, "tests/scenarios/no-fabric.xml"),
+                        "--quiet", "--replicas", "3", "-o", cls.replicas_path],
                        check=True, capture_output=True)
-        with open(os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
-                  encoding="utf-8") as f:
-            xml = f.read().replace(' mfu="42%"', "")
-        nomfu = os.path.join(d, "nomfu.xml")
-        with open(nomfu, "w", encoding="utf-8") as f:
-            f.write(xml)
+        # the SuperPOD example: the step tier's /step, and its site's /energy
         cls.step_path = os.path.join(d, "step.h5")
-        subprocess.run([DCSIM, "run", nomfu, "--quiet", "-o", cls.step_path], check=True,
-                       capture_output=True)
+        subprocess.run([DCSIM, "run", os.path.join(SOURCE, "scenarios/examples/superpod-h100.xml"),
+                        "--quiet", "-o", cls.step_path], check=True, capture_output=True)
         cls.replicas = Trace(cls.replicas_path)
         cls.step = Trace(cls.step_path)
 
@@ -178,7 +175,7 @@ class TraceTables(unittest.TestCase):
             self.assertTrue(np.array_equal(t.step_tasks["end_s"], g["tasks"][:, 5]))
         self.assertEqual(set(t.tables), {"events", "timeline", "summary_table", "step_stages",
                                          "step_tiers", "step_tasks", "link_bytes",
-                                         "link_utilisation"})
+                                         "link_utilisation", "energy_hourly"})
 
     def test_unknown_format_version_is_refused(self):
         path = os.path.join(self.tmp.name, "future.h5")
