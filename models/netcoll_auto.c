@@ -19,22 +19,33 @@ static double link_rate(const topo_graph *g, uint32_t host, enum topo_node_kind 
     return l == UINT32_MAX ? 0 : g->link_bytes_per_s[l];
 }
 
+/* The capacity of the host's NIC cable (its own or its shared NIC's), or 0:
+ * NCCL's inter-node bandwidth is the NIC's speed whether or not GPUs share
+ * it (a ring or tree crosses a node boundary once per channel) */
+static double nic_rate(const topo_graph *g, uint32_t host, unsigned *sharing)
+{
+    uint32_t nic_link;
+    uint32_t l = nc_host_fabric_link(g, host, &nic_link, sharing);
+    return l == UINT32_MAX ? 0 : g->link_bytes_per_s[l];
+}
+
 /* The tuner's view of ranks r[0..n) on f; -1 when out of memory. */
 static int tune_input(const nc_fabric *f, enum nc_collective c, const uint32_t *r, unsigned n,
                       double bytes, nccl_tune_in *in)
 {
-    unsigned m = nc_count_domains(f, r, n);
+    unsigned m = nc_count_domains(f, r, n), sharing = 1;
     if (!m)
         return -1;
+    double inter = nic_rate(f->g, r[0], &sharing);
     *in = (nccl_tune_in){.coll = c, .ranks = n, .nodes = m, .bytes = bytes,
                          .intra_bytes_per_s = link_rate(f->g, r[0], TOPO_SCALEUP),
-                         .inter_bytes_per_s = link_rate(f->g, r[0], TOPO_SWITCH),
+                         .inter_bytes_per_s = inter,
                          .channels = f->channels,
                          .intra_ring_simple_lat_s = f->intra_step_latency_s,
                          .inter_ring_simple_lat_s = f->inter_step_latency_s,
                          .intra_wire_latency_s = f->intra_wire_latency_s,
                          .inter_wire_latency_s = f->inter_wire_latency_s,
-                         .net_overhead_s = f->net_overhead_s, .gpus_per_nic = 1,
+                         .net_overhead_s = f->net_overhead_s, .gpus_per_nic = sharing,
                          .is_latency_free = f->is_latency_free};
     in->has_nvls = f->domain_size > 1 && f->scaleup_reduction_bytes_per_s > 0;
     /* CollNet (and NVLS across nodes, which needs it) only with one GPU per
@@ -44,7 +55,7 @@ static int tune_input(const nc_fabric *f, enum nc_collective c, const uint32_t *
     for (unsigned i = 0; i < n; i++) {
         if (in->has_nvls && nc_host_link(f->g, r[i], TOPO_SCALEUP) == UINT32_MAX)
             in->has_nvls = 0;
-        if (in->has_collnet && nc_host_link(f->g, r[i], TOPO_SWITCH) == UINT32_MAX)
+        if (in->has_collnet && nic_rate(f->g, r[i], &sharing) == 0)
             in->has_collnet = 0;
     }
     in->whole_domains = nc_whole_domains(f, r, n) >= 2;

@@ -16,6 +16,21 @@ static int in_one_domain(const nc_fabric *f, const uint32_t *r, unsigned n)
     return nc_count_domains(f, r, n) == 1 && f->domain_size > 1;
 }
 
+/* The host's link up to the reduction: its crossbar link (NVLS), or its
+ * cable to the first switch, through its shared NIC when it has one
+ * (SHARP; *nic_link the GPU's link to that NIC, else UINT32_MAX). */
+static uint32_t host_up(const topo_graph *g, uint32_t host, enum topo_node_kind kind,
+                        uint32_t *nic_link)
+{
+    uint32_t nic = UINT32_MAX;
+    unsigned sharing;
+    uint32_t l = kind == TOPO_SWITCH ? nc_host_fabric_link(g, host, &nic, &sharing)
+                                     : nc_host_link(g, host, kind);
+    if (nic_link)
+        *nic_link = nic;
+    return l;
+}
+
 static int check(const nc_fabric *f, enum nc_collective coll, const uint32_t *r, unsigned n,
                  sim_error *err)
 {
@@ -29,7 +44,7 @@ static int check(const nc_fabric *f, enum nc_collective coll, const uint32_t *r,
                              "for the link technology)",
                              one_domain ? "in this scale-up domain" : "on this fabric");
     for (unsigned i = 0; i < n; i++)
-        if (nc_host_link(f->g, r[i], kind) == UINT32_MAX)
+        if (host_up(f->g, r[i], kind, NULL) == UINT32_MAX)
             return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                                  "rank %u (host %u) has no link for in-network reduction", i,
                                  r[i]);
@@ -51,9 +66,14 @@ static int build(nc_plan *p, const nc_fabric *f, enum nc_collective coll, const 
                      : nccl_hw_latency_s(0, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE);
     nc_add_phase(p, bytes, lat, cap, 1, NULL, 0);
     for (unsigned i = 0; i < n; i++) {
-        uint32_t up = nc_host_link(f->g, r[i], kind);
+        uint32_t nic_link;
+        uint32_t up = host_up(f->g, r[i], kind, &nic_link);
         nc_add_conn(p, up, NC_FIXED_LINK, 1.0);
         nc_add_conn(p, up ^ 1u, NC_FIXED_LINK, 1.0); /* the reduced data coming back */
+        if (nic_link != UINT32_MAX) { /* and the GPU's hop to its shared NIC */
+            nc_add_conn(p, nic_link, NC_FIXED_LINK, 1.0);
+            nc_add_conn(p, nic_link ^ 1u, NC_FIXED_LINK, 1.0);
+        }
     }
     return p->failed ? -1 : 0;
 }

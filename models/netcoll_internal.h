@@ -53,6 +53,13 @@ unsigned nc_count_domains(const nc_fabric *f, const uint32_t *r, unsigned n);
  * or UINT32_MAX. */
 uint32_t nc_host_link(const topo_graph *g, uint32_t host, enum topo_node_kind kind);
 
+/* The host's cable into the fabric's first switch: its own, or its shared
+ * NIC's (TOPO_NIC, topologies/nic.h), then *nic_link is the host's link to
+ * that NIC and *sharing the GPUs under it (UINT32_MAX and 1 without a shared
+ * NIC). UINT32_MAX when the host has neither. */
+uint32_t nc_host_fabric_link(const topo_graph *g, uint32_t host, uint32_t *nic_link,
+                             unsigned *sharing);
+
 /* ---- routing one connection (netcoll_plan.c) ---- */
 
 typedef struct nc_route_buf {

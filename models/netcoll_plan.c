@@ -122,6 +122,33 @@ uint32_t nc_host_link(const topo_graph *g, uint32_t host, enum topo_node_kind ki
     return UINT32_MAX;
 }
 
+uint32_t nc_host_fabric_link(const topo_graph *g, uint32_t host, uint32_t *nic_link,
+                             unsigned *sharing)
+{
+    *nic_link = UINT32_MAX;
+    *sharing = 1;
+    uint32_t l = nc_host_link(g, host, TOPO_SWITCH);
+    if (l != UINT32_MAX)
+        return l;
+    uint32_t to_nic = nc_host_link(g, host, TOPO_NIC);
+    if (to_nic == UINT32_MAX)
+        return UINT32_MAX;
+    uint32_t nic = g->link_dst[to_nic];
+    unsigned hosts = 0;
+    for (uint32_t i = g->out_offset[nic]; i < g->out_offset[nic + 1]; i++) {
+        uint32_t x = g->out_links[i];
+        if (g->node_kind[g->link_dst[x]] == TOPO_HOST)
+            hosts++;
+        else if (g->node_kind[g->link_dst[x]] == TOPO_SWITCH)
+            l = x;
+    }
+    if (l == UINT32_MAX)
+        return UINT32_MAX;
+    *nic_link = to_nic;
+    *sharing = hosts ? hosts : 1;
+    return l;
+}
+
 /* ---- routing one connection ---- */
 
 long nc_route_conn(const nc_fabric *f, const nc_conn *c, uint64_t key, const double *load,

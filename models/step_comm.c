@@ -30,9 +30,12 @@ int step_no_memory(sim_error *err)
 int step_link_tier(const topo_graph *g, uint32_t l)
 {
     uint32_t a = g->link_src[l], b = g->link_dst[l];
-    if (g->node_kind[a] == TOPO_SCALEUP || g->node_kind[b] == TOPO_SCALEUP)
+    int ka = g->node_kind[a], kb = g->node_kind[b];
+    if (ka == TOPO_SCALEUP || kb == TOPO_SCALEUP)
         return 0;
-    if (g->node_kind[a] == TOPO_HOST || g->node_kind[b] == TOPO_HOST)
+    /* a shared NIC (TOPO_NIC) is the server's end of the host cable: both
+     * its GPU links and its cable to the leaf are host-leaf */
+    if (ka == TOPO_HOST || kb == TOPO_HOST || ka == TOPO_NIC || kb == TOPO_NIC)
         return 1;
     if (g->node_tier[a] == g->node_tier[b] || g->node_tier[a] + g->node_tier[b] >= 5)
         return 3;

@@ -28,7 +28,14 @@ static int tier_totals(const fabric *f, const comm_ctx *cx, step_profile *out)
         out->tier_bytes[t] = cx->tier_copies[t];
     for (uint32_t l = 0; l < g->n_links; l++) {
         int tier = step_link_tier(g, l);
-        out->tier_bytes[tier] += out->link_bytes[l];
+        /* bytes cross the host cable once: a GPU's link to its shared NIC
+         * carries the same bytes again, inside the server */
+        int inside_server = (g->node_kind[g->link_src[l]] == TOPO_HOST &&
+                             g->node_kind[g->link_dst[l]] == TOPO_NIC) ||
+                            (g->node_kind[g->link_src[l]] == TOPO_NIC &&
+                             g->node_kind[g->link_dst[l]] == TOPO_HOST);
+        if (!inside_server)
+            out->tier_bytes[tier] += out->link_bytes[l];
         double u = out->link_bytes[l] / (g->link_bytes_per_s[l] * out->iteration_s);
         out->link_tier[l] = (uint8_t)tier;
         out->link_utilisation[l] = u;

@@ -14,9 +14,12 @@
 #include "engine.h"
 #include "fattree.h"
 #include "flow.h"
+#include "netcoll.h"
+#include "netcoll_internal.h"
 #include "nic.h"
 #include "routing.h"
 #include "stats.h"
+#include "step_internal.h"
 
 #define RATE 50e9
 
@@ -137,6 +140,73 @@ static void test_routes_and_flows(void)
     topo_graph_fini(&p);
 }
 
+/* the step tier's link tiers: a GPU's link to its NIC and the NIC's cable
+ * to the leaf are host-leaf (1), leaf to spine is 2 */
+static void test_step_tiers(void)
+{
+    topo_graph g = shared();
+    unsigned count[STEP_TIERS] = {0};
+    for (uint32_t l = 0; l < g.n_links; l++) {
+        int t = step_link_tier(&g, l);
+        CHECK(t >= 0 && t < STEP_TIERS);
+        if (t >= 0 && t < STEP_TIERS)
+            count[t]++;
+        int a = g.node_kind[g.link_src[l]], b = g.node_kind[g.link_dst[l]];
+        if (a == TOPO_NIC || b == TOPO_NIC)
+            CHECK_INT_EQ(t, 1);
+    }
+    CHECK_INT_EQ(count[0], 0);
+    CHECK_INT_EQ(count[1], 2 * (16 + 8)); /* GPU-NIC and NIC-leaf, both directions */
+    CHECK_INT_EQ(count[2], 2 * 4 * 2);    /* leaf-spine */
+    CHECK_INT_EQ(count[3], 0);
+    topo_graph_fini(&g);
+}
+
+/* Collectives see the shared NIC: a GPU's cable into the fabric is its
+ * NIC's, shared by 2; SHARP (in-network) all-reduce of S on one GPU per NIC
+ * takes S / RATE, on both GPUs of two NICs twice that (the NIC's cable
+ * carries two GPUs' S). Latencies set to 0 for the closed form. */
+static void test_collectives_through_the_nic(void)
+{
+    topo_graph g = shared();
+    char why[200];
+    uint32_t nic_link;
+    unsigned sharing = 0;
+    uint32_t up = nc_host_fabric_link(&g, 0, &nic_link, &sharing);
+    CHECK(up != UINT32_MAX && nic_link != UINT32_MAX);
+    CHECK_INT_EQ(sharing, 2);
+    CHECK_INT_EQ(g.node_kind[g.link_src[up]], TOPO_NIC);
+    CHECK_INT_EQ(g.node_kind[g.link_dst[up]], TOPO_SWITCH);
+    CHECK_INT_EQ(g.link_src[nic_link], 0);
+
+    topo_route_config cfg = {TOPO_BALANCE_ADAPTIVE, TOPO_PATH_MINIMAL, 1, 1};
+    topo_router *r = topo_router_create(&g, &cfg, why, sizeof why);
+    nc_fabric f;
+    nc_fabric_defaults(&f);
+    f.g = &g;
+    f.router = r;
+    f.base_latency_s = f.intra_step_latency_s = f.inter_step_latency_s = 0;
+    f.fabric_reduction_bytes_per_s = 10 * RATE; /* the NIC's cable, not the switch, limits */
+    const double S = 1e9;
+    double t[2];
+    const uint32_t one_per_nic[4] = {0, 2, 4, 6}, two_per_nic[4] = {0, 1, 2, 3};
+    for (int k = 0; k < 2; k++) {
+        nc_plan p;
+        nc_result res;
+        sim_error err = {0};
+        int rc = nc_plan_build(&p, &f, NC_ALLREDUCE, NC_ALGO_IN_NETWORK,
+                               k ? two_per_nic : one_per_nic, 4, S, &err);
+        CHECK_INT_EQ(rc, 0);
+        t[k] = rc ? -1 : nc_simulate(&p, &f, &res, &err) ? -1 : res.time_s;
+        if (!rc)
+            nc_plan_free(&p);
+    }
+    CHECK_REL(t[0], S / RATE, 1e-9);
+    CHECK_REL(t[1], 2 * S / RATE, 1e-9);
+    topo_router_destroy(r);
+    topo_graph_fini(&g);
+}
+
 static void test_refusals(void)
 {
     topo_graph ports, g;
@@ -158,6 +228,8 @@ static void test_refusals(void)
 
 int main(void)
 {
+    test_step_tiers();
+    test_collectives_through_the_nic();
     test_counts();
     test_routes_and_flows();
     test_refusals();
