@@ -162,3 +162,4 @@ size_t sim_pending(const sim_engine *eng)
 }
 const char *sim_engine_failure(const sim_engine *eng) { return eng->failure; }
 size_t sim_engine_pool_grows(const sim_engine *eng) { return eng->queue.pool_grows; }
+size_t sim_engine_queue_bytes(const sim_engine *eng) { return sim_queue_bytes(&eng->queue); }

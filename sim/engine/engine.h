@@ -62,4 +62,7 @@ const char *sim_engine_failure(const sim_engine *eng);
 /* How often the event pool grew (for the no-malloc-per-event test). */
 size_t sim_engine_pool_grows(const sim_engine *eng);
 
+/* Bytes the event queue has allocated (bench_engine's bytes_per_pending). */
+size_t sim_engine_queue_bytes(const sim_engine *eng);
+
 #endif

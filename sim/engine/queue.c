@@ -281,3 +281,11 @@ int sim_queue_cancel(sim_queue *q, sim_event_id id)
     }
     return 1;
 }
+
+size_t sim_queue_bytes(const sim_queue *q)
+{
+    size_t heap_bytes = (q->heap_cap + HEAP_PAD) * sizeof(sim_heap_entry);
+    heap_bytes = (heap_bytes + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
+    size_t per_rec = sizeof *q->recs + sizeof *q->heap_pos + sizeof *q->free_recs;
+    return q->heap ? heap_bytes + q->recs_cap * per_rec : 0;
+}

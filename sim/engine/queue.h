@@ -98,6 +98,10 @@ int sim_queue_cancel(sim_queue *q, sim_event_id id);
 /* Is the event still pending? */
 int sim_queue_is_pending(const sim_queue *q, sim_event_id id);
 
+/* Bytes the queue has allocated (heap, records, positions, free list), from
+ * the sizes asked of malloc. */
+size_t sim_queue_bytes(const sim_queue *q);
+
 static inline size_t sim_queue_size(const sim_queue *q) { return q->n_pending; }
 
 #endif
