@@ -42,7 +42,8 @@ sim_event_id sim_schedule_in(sim_engine *eng, double delay_s, unsigned priority,
                              sim_handler_fn fn, void *ctx, uint64_t data);
 
 /* Cancel a pending event: 1 if removed, 0 if it already fired, is firing now
- * or was cancelled before. O(log n). */
+ * or was cancelled before. O(1) (the entry is dropped when it reaches the
+ * head, or in a purge; queue.h). */
 int sim_cancel(sim_engine *eng, sim_event_id id);
 
 /* Fire events in order until none is left, the next is later than until_s,
