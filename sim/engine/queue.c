@@ -121,6 +121,20 @@ void sim_queue_fini(sim_queue *q)
     memset(q, 0, sizeof *q);
 }
 
+void sim_queue_clear(sim_queue *q)
+{
+    for (size_t i = 0; i < q->n_pending; i++)
+        q->recs[q->heap[i].rec].gen++;
+    q->n_pending = 0;
+    q->n_free = 0;
+    /* the free stack as grow_pool leaves it: the lowest index on top */
+    for (size_t i = q->recs_cap; i-- > 0;) {
+        q->heap_pos[i] = NOT_PENDING;
+        q->free_recs[q->n_free++] = (uint32_t)i;
+    }
+    q->next_seq = 0;
+}
+
 static int grow_pool(sim_queue *q)
 {
     size_t cap = q->recs_cap ? q->recs_cap * 2 : 1024;

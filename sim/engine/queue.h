@@ -73,6 +73,13 @@ typedef struct sim_fired {
 void sim_queue_init(sim_queue *q);
 void sim_queue_fini(sim_queue *q);
 
+/* Drop every pending event and restart the sequence, keeping the pool and
+ * heap memory: the queue then orders and numbers new events exactly as a
+ * freshly initialised one would (records handed out lowest index first).
+ * Ids of the dropped events stay stale (their generations are bumped).
+ * O(pool capacity), no allocation. */
+void sim_queue_clear(sim_queue *q);
+
 /* Insert an event. Returns its id, or 0 when memory is exhausted,
  * priority > SIM_PRIORITY_MAX or kind > SIM_KIND_MAX. time_s must not be NaN. */
 sim_event_id sim_queue_push(sim_queue *q, double time_s, unsigned priority, unsigned kind,
