@@ -606,6 +606,21 @@ uint32_t flow_active_count(const flow_net *n) { return n->n_active; }
 const flow_stats *flow_net_stats(const flow_net *n) { return &n->stats; }
 const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
 
+size_t flow_net_memory_bytes(const flow_net *n)
+{
+    size_t L = (size_t)n->n_links + 1, F = n->cap_flows, b = sizeof *n;
+    b += L * (4 * sizeof(double) + sizeof(link_list) + 5 * sizeof(uint32_t));
+    b += F * (sizeof(flow_use *) + 2 * sizeof(uint32_t) + 7 * sizeof(double) + sizeof(uint64_t) +
+              sizeof(sim_event_id) + 1 + 4 * sizeof(uint32_t));
+    b += (size_t)n->cap_dirty * sizeof(uint32_t);
+    for (uint32_t l = 0; l < n->n_links; l++)
+        b += (size_t)n->on_link[l].cap * sizeof(link_entry);
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        if (n->use[f])
+            b += (n->n_use[f] ? n->n_use[f] : 1) * sizeof(flow_use);
+    return b + (n->incast ? L * sizeof(double) : 0);
+}
+
 int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
 {
     n->epoch += 2;

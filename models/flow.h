@@ -83,6 +83,10 @@ const flow_stats *flow_net_stats(const flow_net *net);
  * recomputation and completion (so exact after the run). */
 const double *flow_net_link_bytes(const flow_net *net);
 
+/* Bytes the net holds in its own arrays (per link, per flow, routes and
+ * link lists, by allocated capacity; not the engine's events). */
+size_t flow_net_memory_bytes(const flow_net *net);
+
 /* Recompute every flow's rate from scratch over the whole network into
  * rates[flow id] (for tests: must equal the incremental rates). Returns 0
  * or -1 when out of memory. */
