@@ -309,7 +309,7 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
 void campaign_on_straggler(sim_engine *eng, void *ctx, uint64_t node)
 {
     campaign *c = ctx;
-    sim_schedule_in(eng, gsl_ran_exponential(c->straggler_rng[node], 1 / c->cfg->straggler_rate_per_s),
+    sim_schedule_in(eng, gsl_ran_exponential(&c->straggler_rng[node], 1 / c->cfg->straggler_rate_per_s),
                     PRIO_FAILURE, KIND_STRAGGLER, campaign_on_straggler, c, node);
     if (c->slow[node] || c->state == CAMPAIGN_STATE_DONE)
         return;
@@ -622,8 +622,8 @@ static int set_up_timing(campaign *c, campaign_outlook *look)
 }
 
 /* The failure side: rates per unit, the first-order ETTR and the optimal
- * intervals, the spare pool, and every random stream with its first draw.
- * 0 or SIM_ERR_NOMEM; what was made is freed by tear_down. */
+ * intervals, the spare pool, and every random stream (in c->ws) with its
+ * first draw. 0 or SIM_ERR_NOMEM. */
 static int set_up_failures(campaign *c)
 {
     const campaign_config *cfg = c->cfg;
@@ -642,17 +642,14 @@ static int set_up_failures(campaign *c)
     if (cfg->spares_limited) {
         c->spares = cfg->spare_nodes;
         r->spares_lowest = cfg->spare_nodes;
-        c->repair_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
-        if (!c->repair_rng)
-            rc = sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
-                               "out of memory for the repair stream");
+        c->repair_rng = &c->ws->job.rngs[WS_SLOT_REPAIR];
+        sim_rng_stream_reseed(c->repair_rng, cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
     }
-    if (!rc && cfg->health_check_s > 0) {
-        c->detect_rng = sim_rng_stream_create(cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_DETECTION);
-        if (!c->detect_rng)
-            rc = sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a stream");
+    if (cfg->health_check_s > 0) {
+        c->detect_rng = &c->ws->job.rngs[WS_SLOT_DETECT];
+        sim_rng_stream_reseed(c->detect_rng, cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_DETECTION);
     }
-    if (!rc && cluster_rate > 0) {
+    if (cluster_rate > 0) {
         r->cluster_mtbf_s = 1.0 / cluster_rate;
         r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
         r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
@@ -721,34 +718,34 @@ static int simulate(campaign *c, const campaign_outlook *look)
     return run_outcome(c, st, look);
 }
 
-static void tear_down(campaign *c)
-{
-    campaign_free_streams(c);
-    if (c->repair_rng)
-        gsl_rng_free(c->repair_rng);
-    if (c->detect_rng)
-        gsl_rng_free(c->detect_rng);
-    sim_engine_destroy(c->eng);
-}
-
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
                  void *poll_ctx, campaign_result *out, sim_error *err)
 {
     int rc = campaign_config_check(cfg, err);
     if (rc)
         return rc;
-    campaign c = {.cfg = cfg, .sink = sink, .poll = poll, .poll_ctx = poll_ctx, .err = err,
-                  .failing_part = -1};
-    c.eng = sim_engine_create();
-    if (!c.eng)
+    campaign_workspace *ws = campaign_workspace_create();
+    if (!ws)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the engine");
+    rc = campaign_run_in(ws, cfg, sink, poll, poll_ctx, out, err);
+    campaign_workspace_destroy(ws);
+    return rc;
+}
+
+int campaign_run_in(campaign_workspace *ws, const campaign_config *cfg, const campaign_sink *sink,
+                    campaign_poll_fn poll, void *poll_ctx, campaign_result *out, sim_error *err)
+{
+    int rc = campaign_config_check(cfg, err);
+    if (rc)
+        return rc;
+    /* everything the run reads from ws is reset or reseeded below */
+    sim_engine_reset(ws->eng);
+    campaign c = {.cfg = cfg, .sink = sink, .poll = poll, .poll_ctx = poll_ctx, .err = err,
+                  .failing_part = -1, .ws = ws, .eng = ws->eng};
     campaign_outlook look;
     rc = set_up_timing(&c, &look);
-    if (rc) {
-        sim_engine_destroy(c.eng);
-        return rc;
-    }
-    rc = set_up_failures(&c);
+    if (!rc)
+        rc = set_up_failures(&c);
     if (!rc)
         rc = simulate(&c, &look);
     if (!rc) {
@@ -759,6 +756,5 @@ int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign
         r->event_digest = sim_digest(c.eng);
         *out = *r;
     }
-    tear_down(&c);
     return rc;
 }

@@ -325,8 +325,9 @@ uint64_t campaign_replica_seed(uint64_t seed, unsigned replica);
 typedef int (*campaign_replica_fn)(void *ctx, unsigned done, unsigned total);
 
 /* Run replicas 1 .. n-1 (replica 0 is the caller's campaign_run, with its
- * sink) into results[1 .. n-1], in parallel with OpenMP; each result depends
- * only on its index, so any thread count gives the same numbers. Returns 0,
+ * sink) into results[1 .. n-1], in parallel with OpenMP, each thread in one
+ * campaign_workspace for all its replicas; each result depends only on its
+ * index, so any thread count gives the same numbers. Returns 0,
  * or the error of the lowest failing replica (SIM_ERR_INTERRUPTED when
  * progress asked to stop). */
 int campaign_run_replicas(const campaign_config *cfg, unsigned n, campaign_result *results,
@@ -350,6 +351,22 @@ campaign_stat campaign_stat_of(const double *x, unsigned n);
 
 int campaign_run(const campaign_config *cfg, const campaign_sink *sink, campaign_poll_fn poll,
                  void *poll_ctx, campaign_result *out, sim_error *err);
+
+/* Memory that runs one after another can share: the event pool, a random
+ * stream per unit (GPU, node, rack, ...) and the per-node arrays, kept at
+ * the largest run's size. A run in a workspace reseeds its streams in place
+ * from their keys instead of allocating them, and reuses the pool instead of
+ * growing it, so it gives exactly the numbers of campaign_run (which makes
+ * and frees a workspace of its own) whatever ran in the workspace before.
+ * One run at a time per workspace: one workspace per thread. */
+typedef struct campaign_workspace campaign_workspace;
+
+campaign_workspace *campaign_workspace_create(void); /* NULL when out of memory */
+void campaign_workspace_destroy(campaign_workspace *ws); /* NULL is a no-op */
+
+/* campaign_run, in ws's memory. */
+int campaign_run_in(campaign_workspace *ws, const campaign_config *cfg, const campaign_sink *sink,
+                    campaign_poll_fn poll, void *poll_ctx, campaign_result *out, sim_error *err);
 
 const char *campaign_state_name(int state);
 const char *campaign_event_kind_name(int kind);

@@ -4,9 +4,10 @@
  * detection delays, silent corruption found).
  *
  * Each unit has a pending failure event on its own random stream; the
- * streams and first draws are made in parallel (OpenMP, one output slot
- * per unit) and scheduled serially in unit order, so any thread count gives
- * the same events.
+ * streams (slots of the run's workspace, reseeded from their keys: no
+ * allocation once the workspace has grown) and first draws are made in
+ * parallel (OpenMP, one output slot per unit) and scheduled serially in unit
+ * order, so any thread count gives the same events.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,10 @@
 #define PART_FLAG (1ULL << 61) /* event payload: a switch or cable cause (index in the low bits) */
 #define RENEWAL_SHIFT 40        /* payload bits 40..47: renewing cause index + 1 */
 #define UNIT_MASK ((1ULL << RENEWAL_SHIFT) - 1)
+/* Fewer units are seeded on one thread: a reseed and a first draw take
+ * ~40 ns, less than waking a second thread (and far less than waiting for
+ * one on a busy machine) */
+#define PARALLEL_MIN_UNITS 4096
 
 /* How long until this failure is noticed: U(0, period) of a health check,
  * capped by a collective timeout. */
@@ -133,11 +138,11 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     int32_t cause;
     if (renewing) { /* a cause of its own stream: its part is replaced and renews */
         cause = (int32_t)renewing - 1;
-        gsl_rng *r = c->renewal_rng[cause][id];
+        gsl_rng *r = &c->renewal_rng[cause][id];
         sim_schedule_in(eng, renewal_time(&c->cfg->causes[cause], r), PRIO_FAILURE, KIND_FAILURE,
                         on_failure, c, data);
     } else {
-        gsl_rng *r = is_rack ? c->rack_rng[id] : is_node ? c->node_rng[id] : c->gpu_rng[id];
+        gsl_rng *r = is_rack ? &c->rack_rng[id] : is_node ? &c->node_rng[id] : &c->gpu_rng[id];
         double total = is_rack ? c->rack_rate : is_node ? c->node_rate : c->gpu_rate;
         cause = draw_cause(c, r,
                            is_rack ? CAMPAIGN_UNIT_RACK
@@ -163,7 +168,7 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
             return; /* one rollback covers every corruption since the good checkpoint */
         c->corrupt_pending = 1;
         c->good_committed = c->committed;
-        gsl_rng *r = is_rack ? c->rack_rng[id] : is_node ? c->node_rng[id] : c->gpu_rng[id];
+        gsl_rng *r = is_rack ? &c->rack_rng[id] : is_node ? &c->node_rng[id] : &c->gpu_rng[id];
         double delay = gsl_ran_exponential(r, x->detection_s);
         sim_schedule_in(eng, delay, PRIO_FAILURE, KIND_SDC_FOUND, on_corruption_found, c,
                         (uint64_t)(cause + 1) | ((uint64_t)id << 8) | (is_node ? NODE_FLAG : 0) |
@@ -173,66 +178,51 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     campaign_interrupt(c, cause, gpu, node, c->committed, lost_nodes);
 }
 
-/* One stream per unit of a kind, its first failure drawn: pure per-unit
- * work into per-index slots, so the thread count cannot change results. */
-static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, gsl_rng ***out,
-                        uint64_t flag, uint32_t purpose, const campaign_cause *renewing,
-                        unsigned kind, sim_handler_fn handler);
-
-static int make_unit_streams(campaign *c, uint32_t entity, uint64_t n, double rate,
-                             gsl_rng ***out, uint64_t flag, uint32_t purpose,
-                             const campaign_cause *renewing)
+/* One stream per unit of a kind, reseeded in block b, its first failure
+ * drawn: pure per-unit work into per-index slots, so the thread count
+ * cannot change results. *out: the streams, indexed by unit. renewing: the
+ * cause of a stream of its own (its residual life first), or NULL for a
+ * memoryless stream at rate. */
+static int make_streams(campaign *c, sim_rng_block *b, uint32_t entity, uint64_t n, double rate,
+                        gsl_rng **out, uint64_t flag, uint32_t purpose,
+                        const campaign_cause *renewing, unsigned kind, sim_handler_fn handler)
 {
-    return make_streams(c, entity, n, rate, out, flag, purpose, renewing, KIND_FAILURE,
-                        on_failure);
-}
-
-/* renewing: the cause of a stream of its own (its residual life first), or
- * NULL for a memoryless stream at rate. */
-static int make_streams(campaign *c, uint32_t entity, uint64_t n, double rate, gsl_rng ***out,
-                        uint64_t flag, uint32_t purpose, const campaign_cause *renewing,
-                        unsigned kind, sim_handler_fn handler)
-{
-    gsl_rng **rng = calloc(n ? n : 1, sizeof *rng);
-    double *first = malloc((n ? n : 1) * sizeof *first);
-    *out = rng;
-    if (!rng || !first) {
-        free(first);
+    if (sim_rng_block_reserve(b, n) || campaign_workspace_firsts(c->ws, n))
         return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0,
                              "out of memory for %llu failure streams", (unsigned long long)n);
-    }
-    int failed = 0;
-#pragma omp parallel for schedule(static) reduction(| : failed)
+    gsl_rng *rng = b->rngs;
+    double *first = c->ws->first;
+    *out = rng;
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_MIN_UNITS)
     for (long long i = 0; i < (long long)n; i++) {
-        rng[i] = sim_rng_stream_create(c->cfg->seed, entity, (uint64_t)i, purpose);
-        if (!rng[i]) {
-            failed = 1;
-            continue;
-        }
-        first[i] = first_time(renewing, rng[i], rate);
-    }
-    if (failed) {
-        free(first);
-        return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for failure streams");
+        sim_rng_stream_reseed(&rng[i], c->cfg->seed, entity, (uint64_t)i, purpose);
+        first[i] = first_time(renewing, &rng[i], rate);
     }
     for (uint64_t i = 0; i < n; i++)
         sim_schedule_at(c->eng, first[i], PRIO_FAILURE, kind, handler, c, i | flag);
-    free(first);
     return 0;
+}
+
+static int make_unit_streams(campaign *c, sim_rng_block *b, uint32_t entity, uint64_t n,
+                             double rate, gsl_rng **out, uint64_t flag, uint32_t purpose,
+                             const campaign_cause *renewing)
+{
+    return make_streams(c, b, entity, n, rate, out, flag, purpose, renewing, KIND_FAILURE,
+                        on_failure);
 }
 
 int campaign_make_failure_streams(campaign *c)
 {
     int rc = 0;
     if (c->gpu_rate > 0)
-        rc = make_unit_streams(c, SIM_ENTITY_GPU, c->cfg->gpu_count, c->gpu_rate, &c->gpu_rng, 0,
-                               SIM_PURPOSE_FAILURE, NULL);
+        rc = make_unit_streams(c, &c->ws->gpu, SIM_ENTITY_GPU, c->cfg->gpu_count, c->gpu_rate,
+                               &c->gpu_rng, 0, SIM_PURPOSE_FAILURE, NULL);
     if (!rc && c->node_rate > 0)
-        rc = make_unit_streams(c, SIM_ENTITY_NODE, c->n_nodes, c->node_rate, &c->node_rng,
-                               NODE_FLAG, SIM_PURPOSE_FAILURE, NULL);
+        rc = make_unit_streams(c, &c->ws->node, SIM_ENTITY_NODE, c->n_nodes, c->node_rate,
+                               &c->node_rng, NODE_FLAG, SIM_PURPOSE_FAILURE, NULL);
     if (!rc && c->rack_rate > 0)
-        rc = make_unit_streams(c, SIM_ENTITY_RACK, c->n_racks, c->rack_rate, &c->rack_rng,
-                               RACK_FLAG, SIM_PURPOSE_FAILURE, NULL);
+        rc = make_unit_streams(c, &c->ws->rack, SIM_ENTITY_RACK, c->n_racks, c->rack_rate,
+                               &c->rack_rng, RACK_FLAG, SIM_PURPOSE_FAILURE, NULL);
     for (unsigned i = 0; !rc && i < c->cfg->n_causes; i++) {
         const campaign_cause *x = &c->cfg->causes[i];
         if (failure_process_is_memoryless(x->process) || !(x->rate_per_s > 0) ||
@@ -240,7 +230,7 @@ int campaign_make_failure_streams(campaign *c)
             continue;
         int node = x->unit == CAMPAIGN_UNIT_NODE;
         /* purposes above the fixed ones: one per cause, so causes draw apart */
-        rc = make_unit_streams(c, node ? SIM_ENTITY_NODE : SIM_ENTITY_GPU,
+        rc = make_unit_streams(c, &c->ws->renewal[i], node ? SIM_ENTITY_NODE : SIM_ENTITY_GPU,
                                node ? c->n_nodes : c->cfg->gpu_count, x->rate_per_s,
                                &c->renewal_rng[i],
                                (node ? NODE_FLAG : 0) | ((uint64_t)(i + 1) << RENEWAL_SHIFT),
@@ -252,11 +242,10 @@ int campaign_make_failure_streams(campaign *c)
         const campaign_cause *x = &c->cfg->causes[i];
         if (!is_part(x->unit) || !(x->rate_per_s > 0))
             continue;
-        c->part_rng[i] = sim_rng_stream_create(
-            c->cfg->seed, x->unit == CAMPAIGN_UNIT_SWITCH ? SIM_ENTITY_SWITCH : SIM_ENTITY_LINK, i,
-            SIM_PURPOSE_FAILURE);
-        if (!c->part_rng[i])
-            return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a stream");
+        c->part_rng[i] = &c->ws->job.rngs[WS_SLOT_PART + i];
+        sim_rng_stream_reseed(c->part_rng[i], c->cfg->seed,
+                              x->unit == CAMPAIGN_UNIT_SWITCH ? SIM_ENTITY_SWITCH : SIM_ENTITY_LINK,
+                              i, SIM_PURPOSE_FAILURE);
         sim_schedule_at(c->eng,
                         gsl_ran_exponential(c->part_rng[i], 1.0 / ((double)x->parts * x->rate_per_s)),
                         PRIO_FAILURE, KIND_FAILURE, on_failure, c, PART_FLAG | i);
@@ -267,48 +256,14 @@ int campaign_make_failure_streams(campaign *c)
 /* Stragglers: a stream per node for when it turns slow. */
 int campaign_make_straggler_streams(campaign *c)
 {
-    c->slow = calloc(c->n_nodes ? c->n_nodes : 1, 1);
-    c->slow_since = calloc(c->n_nodes ? c->n_nodes : 1, sizeof *c->slow_since);
-    if (!c->slow || !c->slow_since)
+    if (campaign_workspace_nodes(c->ws, c->n_nodes))
         return sim_error_set(c->err, SIM_ERR_NOMEM, NULL, 0, "out of memory for stragglers");
-    return make_streams(c, SIM_ENTITY_NODE, c->n_nodes, c->cfg->straggler_rate_per_s,
-                        &c->straggler_rng, 0, SIM_PURPOSE_SPEED, NULL, KIND_STRAGGLER,
-                        campaign_on_straggler);
+    c->slow = c->ws->slow;
+    c->slow_since = c->ws->slow_since;
+    return make_streams(c, &c->ws->straggler, SIM_ENTITY_NODE, c->n_nodes,
+                        c->cfg->straggler_rate_per_s, &c->straggler_rng, 0, SIM_PURPOSE_SPEED,
+                        NULL, KIND_STRAGGLER, campaign_on_straggler);
 }
-
-void campaign_free_streams(campaign *c)
-{
-    for (uint64_t i = 0; c->gpu_rng && i < c->cfg->gpu_count; i++)
-        gsl_rng_free(c->gpu_rng[i]);
-    for (uint64_t i = 0; c->node_rng && i < c->n_nodes; i++)
-        gsl_rng_free(c->node_rng[i]);
-    for (uint64_t i = 0; c->rack_rng && i < c->n_racks; i++)
-        gsl_rng_free(c->rack_rng[i]);
-    for (uint64_t i = 0; c->straggler_rng && i < c->n_nodes; i++)
-        gsl_rng_free(c->straggler_rng[i]);
-    free(c->straggler_rng);
-    free(c->slow);
-    free(c->slow_since);
-    c->straggler_rng = NULL;
-    c->slow = NULL;
-    c->slow_since = NULL;
-    free(c->rack_rng);
-    c->rack_rng = NULL;
-    free(c->gpu_rng);
-    free(c->node_rng);
-    c->gpu_rng = c->node_rng = NULL;
-    for (unsigned k = 0; k < c->cfg->n_causes; k++) {
-        if (c->part_rng[k])
-            gsl_rng_free(c->part_rng[k]);
-        c->part_rng[k] = NULL;
-        uint64_t n = c->cfg->causes[k].unit == CAMPAIGN_UNIT_NODE ? c->n_nodes : c->cfg->gpu_count;
-        for (uint64_t i = 0; c->renewal_rng[k] && i < n; i++)
-            gsl_rng_free(c->renewal_rng[k][i]);
-        free(c->renewal_rng[k]);
-        c->renewal_rng[k] = NULL;
-    }
-}
-
 
 double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs)
 {

@@ -14,6 +14,7 @@
 #include "campaign.h"
 #include "engine.h"
 #include "event_kinds.h" /* the engine event kinds (KIND_*), which enter the digest */
+#include "rng.h"
 
 /* a failure at the same instant as anything else is handled first */
 enum { PRIO_FAILURE = 0, PRIO_JOB = 1 };
@@ -23,13 +24,16 @@ typedef struct campaign {
     const campaign_sink *sink;
     campaign_poll_fn poll;
     void *poll_ctx;
-    sim_engine *eng;
+    campaign_workspace *ws;      /* the memory below lives there (reused run to run) */
+    sim_engine *eng;             /* ws->eng, reset for this run */
     sim_error *err;
-    gsl_rng **gpu_rng;           /* failure stream per GPU */
-    gsl_rng **node_rng;          /* failure stream per node (node-unit causes) */
-    gsl_rng **renewal_rng[CAMPAIGN_MAX_CAUSES]; /* per renewing (Weibull) cause, one stream
-                                                   per unit */
-    gsl_rng **rack_rng;          /* failure stream per rack (rack-unit causes) */
+    /* The streams are slots of the workspace's blocks, reseeded for this
+     * run's keys (rng.h): arrays indexed by unit, NULL where unused. */
+    gsl_rng *gpu_rng;            /* failure stream per GPU */
+    gsl_rng *node_rng;           /* failure stream per node (node-unit causes) */
+    gsl_rng *renewal_rng[CAMPAIGN_MAX_CAUSES]; /* per renewing (Weibull) cause, one stream
+                                                  per unit */
+    gsl_rng *rack_rng;           /* failure stream per rack (rack-unit causes) */
     gsl_rng *part_rng[CAMPAIGN_MAX_CAUSES]; /* per switch or cable cause: one stream */
     int64_t failing_part;        /* the switch or cable failing now, for its event; else -1 */
     uint64_t n_racks;
@@ -65,9 +69,10 @@ typedef struct campaign {
     double epoch_start_s;        /* when the segment's speed last changed */
     double speed_elastic;        /* (0, 1]: fewer replicas */
     double speed_slow;           /* (0, 1]: a slow node */
-    unsigned char *slow;         /* per node: 0 fine, 1 slow, 2 slow and due to be drained */
+    unsigned char *slow;         /* per node: 0 fine, 1 slow, 2 slow and due to be drained;
+                                    NULL without stragglers */
     uint64_t n_slow, n_drain_due;
-    gsl_rng **straggler_rng;     /* per node: when it turns slow */
+    gsl_rng *straggler_rng;      /* per node: when it turns slow */
     double *slow_since;          /* per node: when it turned slow */
     double event_cap;            /* stop with an error after this many engine events */
     int over_cap;
@@ -82,6 +87,30 @@ typedef struct campaign {
     campaign_result res;
     int sink_failed;
 } campaign;
+
+/* What one run needs that can outlive it (campaign_workspace.c): the
+ * engine (its event pool), the streams of every kind of unit, the per-node
+ * straggler arrays and the first failure times. Sized to the largest run so
+ * far; a run resets and reseeds what it uses, so its results never depend
+ * on the runs before (the replicas' bit-identity rests on that). */
+enum { WS_SLOT_REPAIR = 0, WS_SLOT_DETECT = 1, WS_SLOT_PART = 2 }; /* in ws->job */
+
+struct campaign_workspace {
+    sim_engine *eng;
+    sim_rng_block gpu, node, rack, straggler;
+    sim_rng_block renewal[CAMPAIGN_MAX_CAUSES];
+    sim_rng_block job;        /* WS_SLOT_*: repair, detection, one per switch or cable cause */
+    unsigned char *slow;      /* per node, cleared by the run that uses it */
+    double *slow_since;
+    uint64_t nodes_cap;
+    double *first;            /* per unit of the kind being made: its first failure */
+    uint64_t first_cap;
+};
+
+/* campaign_workspace.c: at least n per-node slots (slow, slow_since;
+ * cleared) or first-failure slots. 0 or -1 when out of memory. */
+int campaign_workspace_nodes(campaign_workspace *ws, uint64_t n);
+int campaign_workspace_firsts(campaign_workspace *ws, uint64_t n);
 
 /* The failure rates per kind of unit (exponential causes, per unit). */
 typedef struct campaign_rate_split {
@@ -109,13 +138,12 @@ double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs)
 /* A failure's detection delay, drawn on c's detection stream. */
 double campaign_draw_detection(campaign *c);
 
-/* Create the failure streams of every unit and cause and schedule their
- * first failures (c's rates and unit counts set); the straggler streams
- * (and the per-node slow flags) and their first slow spells. 0 or
- * SIM_ERR_NOMEM with c->err set; campaign_free_streams frees what exists. */
+/* Seed the failure streams of every unit and cause in c->ws's blocks and
+ * schedule their first failures (c's rates and unit counts set); the
+ * straggler streams (and the per-node slow flags) and their first slow
+ * spells. 0 or SIM_ERR_NOMEM with c->err set (a block could not grow). */
 int campaign_make_failure_streams(campaign *c);
 int campaign_make_straggler_streams(campaign *c);
-void campaign_free_streams(campaign *c);
 
 /* campaign_outlook.c: counts and the up-front refusal */
 

@@ -17,55 +17,7 @@
 #include <string.h>
 
 #include "event_kinds.h"
-
-#define RECOMPUTE_PRIORITY 255 /* after every other event of the instant */
-#define FINISHED_FRACTION 1e-12 /* bytes left below this share of the flow: finished */
-
-typedef struct flow_use {
-    uint32_t link;
-    uint32_t pos;   /* index in the link's list */
-    double weight;
-} flow_use;
-
-typedef struct link_entry {
-    uint32_t flow;
-    uint32_t use;   /* index in the flow's usage array */
-} link_entry;
-
-typedef struct link_list {
-    link_entry *e;
-    uint32_t n, cap;
-} link_list;
-
-struct flow_net {
-    sim_engine *eng;
-    flow_done_fn done;
-    void *ctx;
-    uint32_t n_links;
-    double *capacity, *load, *link_bytes;
-    double *incast;        /* per link, or NULL: capacity factor under incast */
-    link_list *on_link;
-    /* per flow */
-    uint32_t n_flows, cap_flows;
-    flow_use **use;
-    uint32_t *n_use;
-    double *bytes, *left, *rate, *since, *rate_cap, *latency;
-    uint64_t *tag;
-    sim_event_id *event;
-    uint8_t *active;
-    uint32_t *free_ids, n_free;
-    uint32_t n_active;
-    /* recomputation scratch */
-    uint32_t *dirty, n_dirty, cap_dirty;
-    uint32_t *link_mark, *flow_mark, epoch;
-    uint32_t *comp_links, *comp_flows, *capped;
-    double *cap_left, *w_unfrozen, *new_rate;
-    uint32_t *n_unfrozen, *heap, *heap_pos;
-    uint32_t heap_n;
-    int recompute_pending;
-    int failed;
-    flow_stats stats;
-};
+#include "flow_internal.h"
 
 static int grow_array(void **p, size_t n, size_t elem)
 {
@@ -101,9 +53,10 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->n_unfrozen = malloc(L * sizeof *n->n_unfrozen);
     n->heap = malloc(L * sizeof *n->heap);
     n->heap_pos = malloc(L * sizeof *n->heap_pos);
+    n->touched = malloc(L * sizeof *n->touched);
     if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->link_mark ||
         !n->comp_links || !n->cap_left || !n->w_unfrozen || !n->n_unfrozen || !n->heap ||
-        !n->heap_pos) {
+        !n->heap_pos || !n->touched) {
         flow_net_destroy(n);
         return NULL;
     }
@@ -124,7 +77,8 @@ void flow_net_destroy(flow_net *n)
                       n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
                       n->heap_pos, n->use, n->n_use, n->bytes, n->left, n->rate, n->since,
                       n->rate_cap, n->latency, n->tag, n->event, n->active, n->free_ids,
-                      n->dirty, n->flow_mark, n->comp_flows, n->capped, n->new_rate};
+                      n->dirty, n->flow_mark, n->comp_flows, n->capped, n->new_rate, n->touched,
+                      n->bneck, n->fresh};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(n);
@@ -150,7 +104,9 @@ static int grow_flows(flow_net *n)
         grow_array((void **)&n->flow_mark, cap, sizeof *n->flow_mark) ||
         grow_array((void **)&n->comp_flows, cap, sizeof *n->comp_flows) ||
         grow_array((void **)&n->capped, cap, sizeof *n->capped) ||
-        grow_array((void **)&n->new_rate, cap, sizeof *n->new_rate))
+        grow_array((void **)&n->new_rate, cap, sizeof *n->new_rate) ||
+        grow_array((void **)&n->bneck, cap, sizeof *n->bneck) ||
+        grow_array((void **)&n->fresh, cap, sizeof *n->fresh))
         return -1;
     for (size_t f = n->cap_flows; f < cap; f++) {
         n->use[f] = NULL;
@@ -175,7 +131,6 @@ static void mark_dirty(flow_net *n, uint32_t link)
 }
 
 static void on_recompute(sim_engine *eng, void *ctx, uint64_t data);
-static double link_capacity(const flow_net *n, uint32_t l);
 static void on_done(sim_engine *eng, void *ctx, uint64_t data);
 static void on_deliver(sim_engine *eng, void *ctx, uint64_t data);
 
@@ -284,12 +239,14 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
         n->event[f] = sim_schedule_in(n->eng, 0.0, 0, KIND_FLOW_DONE, on_done, n, f);
         return f;
     }
+    n->bneck[f] = NO_LINK;
+    n->fresh[n->n_fresh++] = f;
     want_recompute(n);
     return f;
 }
 
 /* Bytes moved since the last update, onto the flow's links. */
-static void advance(flow_net *n, uint32_t f, double now)
+void flow_advance(flow_net *n, uint32_t f, double now)
 {
     double moved = n->rate[f] * (now - n->since[f]);
     if (moved > n->left[f])
@@ -302,7 +259,7 @@ static void advance(flow_net *n, uint32_t f, double now)
     n->since[f] = now;
 }
 
-static void finish_flow(flow_net *n, uint32_t f, int recompute)
+void flow_finish(flow_net *n, uint32_t f, int recompute)
 {
     n->stats.bytes_delivered += n->bytes[f];
     n->left[f] = 0;
@@ -322,8 +279,8 @@ static void on_done(sim_engine *eng, void *ctx, uint64_t data)
     flow_net *n = ctx;
     uint32_t f = (uint32_t)data;
     n->event[f] = 0;
-    advance(n, f, sim_now(eng));
-    finish_flow(n, f, 1);
+    flow_advance(n, f, sim_now(eng));
+    flow_finish(n, f, 1);
 }
 
 /* The id is free for reuse only once the delivery is reported, so the
@@ -337,146 +294,6 @@ static void on_deliver(sim_engine *eng, void *ctx, uint64_t data)
     n->free_ids[n->n_free++] = f;
     if (n->done)
         n->done(n->ctx, f, tag);
-}
-
-/* ---- binary min-heap of links keyed by fair share ---- */
-
-static double share(const flow_net *n, uint32_t l)
-{
-    double c = n->cap_left[l] > 0 ? n->cap_left[l] : 0;
-    return c / n->w_unfrozen[l];
-}
-
-static void heap_swap(flow_net *n, uint32_t i, uint32_t j)
-{
-    uint32_t a = n->heap[i], b = n->heap[j];
-    n->heap[i] = b;
-    n->heap[j] = a;
-    n->heap_pos[b] = i;
-    n->heap_pos[a] = j;
-}
-
-static void sift_down(flow_net *n, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n->heap_n && share(n, n->heap[l]) < share(n, n->heap[m]))
-            m = l;
-        if (r < n->heap_n && share(n, n->heap[r]) < share(n, n->heap[m]))
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(n, i, m);
-        i = m;
-    }
-}
-
-static void heap_fix(flow_net *n, uint32_t i)
-{
-    while (i > 0 && share(n, n->heap[i]) < share(n, n->heap[(i - 1) / 2])) {
-        heap_swap(n, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    sift_down(n, i);
-}
-
-static void heap_remove(flow_net *n, uint32_t link)
-{
-    uint32_t i = n->heap_pos[link];
-    n->heap_n--;
-    if (i != n->heap_n) {
-        heap_swap(n, i, n->heap_n);
-        heap_fix(n, i);
-    }
-}
-
-static void freeze(flow_net *n, uint32_t f, double rate)
-{
-    n->new_rate[f] = rate;
-    n->flow_mark[f] = n->epoch + 1; /* frozen in this filling */
-    for (uint32_t i = 0; i < n->n_use[f]; i++) {
-        const flow_use *u = &n->use[f][i];
-        n->cap_left[u->link] -= rate * u->weight;
-        n->w_unfrozen[u->link] -= u->weight;
-        if (--n->n_unfrozen[u->link] == 0)
-            heap_remove(n, u->link);
-        else
-            heap_fix(n, n->heap_pos[u->link]);
-    }
-}
-
-static int cmp_cap(const void *a, const void *b, void *ctx);
-
-/* Progressive filling over comp_flows[0..nf) whose links are
- * comp_links[0..nl); writes new_rate. Flow marks: epoch = in the component,
- * epoch + 1 = frozen. */
-static void fill(flow_net *n, uint32_t nf, uint32_t nl)
-{
-    n->heap_n = 0;
-    for (uint32_t i = 0; i < nl; i++) {
-        uint32_t l = n->comp_links[i];
-        n->cap_left[l] = link_capacity(n, l);
-        n->w_unfrozen[l] = 0;
-        n->n_unfrozen[l] = 0;
-    }
-    uint32_t n_capped = 0;
-    for (uint32_t i = 0; i < nf; i++) {
-        uint32_t f = n->comp_flows[i];
-        for (uint32_t k = 0; k < n->n_use[f]; k++) {
-            n->w_unfrozen[n->use[f][k].link] += n->use[f][k].weight;
-            n->n_unfrozen[n->use[f][k].link]++;
-        }
-        if (isfinite(n->rate_cap[f]) || n->n_use[f] == 0)
-            n->capped[n_capped++] = f;
-        n->stats.usages_refilled += n->n_use[f];
-    }
-    for (uint32_t i = 0; i < nl; i++) {
-        uint32_t l = n->comp_links[i];
-        if (n->n_unfrozen[l]) {
-            n->heap[n->heap_n] = l;
-            n->heap_pos[l] = n->heap_n++;
-        }
-    }
-    for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
-        if (i < n->heap_n)
-            sift_down(n, i);
-    /* flows with a cap, by cap (insertion sort: few flows carry caps) */
-    for (uint32_t i = 1; i < n_capped; i++)
-        for (uint32_t j = i; j > 0 && cmp_cap(&n->capped[j - 1], &n->capped[j], n) > 0; j--) {
-            uint32_t t = n->capped[j];
-            n->capped[j] = n->capped[j - 1];
-            n->capped[j - 1] = t;
-        }
-    uint32_t next_cap = 0, left = nf;
-    while (left) {
-        while (next_cap < n_capped && n->flow_mark[n->capped[next_cap]] != n->epoch)
-            next_cap++;
-        double by_link = n->heap_n ? share(n, n->heap[0]) : INFINITY;
-        double by_cap = next_cap < n_capped ? n->rate_cap[n->capped[next_cap]] : INFINITY;
-        if (by_cap <= by_link) {
-            freeze(n, n->capped[next_cap++], by_cap);
-            left--;
-            continue;
-        }
-        if (!n->heap_n)
-            break; /* unreachable: every uncapped flow has a link */
-        uint32_t l = n->heap[0];
-        const link_list *ll = &n->on_link[l];
-        for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = ll->e[i].flow;
-            if (n->flow_mark[f] == n->epoch) {
-                freeze(n, f, by_link);
-                left--;
-            }
-        }
-    }
-}
-
-static int cmp_cap(const void *a, const void *b, void *ctx)
-{
-    const flow_net *n = ctx;
-    double x = n->rate_cap[*(const uint32_t *)a], y = n->rate_cap[*(const uint32_t *)b];
-    return (x > y) - (x < y);
 }
 
 /* The flows and links connected to the dirty links; returns the flow count
@@ -518,23 +335,23 @@ static uint32_t collect_component(flow_net *n, uint32_t *nl_out)
 static void check_capacity(const flow_net *n, uint32_t nl);
 #endif
 
-static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
+/* The whole component of the dirty links, refilled: what every net did
+ * before the local repair, kept for small nets (no bookkeeping, and the
+ * same arithmetic, so their results stay bit for bit) and with incast (a
+ * link's capacity changes with its flow count). Returns the link count. */
+static uint32_t refill_component(flow_net *n, double now)
 {
-    (void)data;
-    flow_net *n = ctx;
-    double now = sim_now(eng);
-    n->recompute_pending = 0;
     uint32_t nl, nf = collect_component(n, &nl);
     /* flows done but for rounding are finished now, in this batch */
     uint32_t kept = 0;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t f = n->comp_flows[i];
-        advance(n, f, now);
+        flow_advance(n, f, now);
         if (n->rate[f] > 0 && n->left[f] <= FINISHED_FRACTION * n->bytes[f]) {
-            sim_cancel(eng, n->event[f]);
+            sim_cancel(n->eng, n->event[f]);
             n->event[f] = 0;
             n->flow_mark[f] = 0;
-            finish_flow(n, f, 0); /* its links are in this component already */
+            flow_finish(n, f, 0); /* its links are in this component already */
             continue;
         }
         n->comp_flows[kept++] = f;
@@ -544,21 +361,46 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
     n->stats.recomputes++;
     n->stats.flows_refilled += nf;
     n->stats.links_refilled += nl;
-    fill(n, nf, nl);
-    for (uint32_t i = 0; i < nf; i++) {
-        uint32_t f = n->comp_flows[i];
-        double r = n->new_rate[f];
-        if (r == n->rate[f] && n->event[f])
-            continue; /* same rate: the completion event stands */
-        n->rate[f] = r;
-        if (n->event[f])
-            sim_cancel(eng, n->event[f]);
-        n->stats.reschedules++;
-        double dt = isfinite(r) ? n->left[f] / r : 0.0;
-        n->event[f] = sim_schedule_in(eng, dt, 0, KIND_FLOW_DONE, on_done, n, f);
+    flow_fill(n, nf, nl, 0);
+    for (uint32_t i = 0; i < nf; i++)
+        flow_set_rate(n, n->comp_flows[i], n->new_rate[n->comp_flows[i]]);
+    return nl;
+}
+
+void flow_set_rate(flow_net *n, uint32_t f, double r)
+{
+    if (r == n->rate[f] && n->event[f])
+        return; /* same rate: the completion event stands */
+    flow_advance(n, f, sim_now(n->eng)); /* bytes moved at the old rate */
+    n->rate[f] = r;
+    if (n->event[f])
+        sim_cancel(n->eng, n->event[f]);
+    n->stats.reschedules++;
+    double dt = isfinite(r) ? n->left[f] / r : 0.0;
+    n->event[f] = sim_schedule_in(n->eng, dt, 0, KIND_FLOW_DONE, on_done, n, f);
+}
+
+static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    flow_net *n = ctx;
+    double now = sim_now(eng);
+    n->recompute_pending = 0;
+    uint32_t nl;
+    if (n->n_active <= COMPONENT_MAX_FLOWS || n->incast || n->no_repair)
+        nl = refill_component(n, now);
+    else
+        nl = flow_repair(n, now);
+    for (uint32_t i = 0; i < n->n_fresh; i++) { /* capped flows on no link */
+        uint32_t f = n->fresh[i];
+        if (n->active[f] && !n->n_use[f] && !n->event[f])
+            flow_set_rate(n, f, n->rate_cap[f]);
     }
+    n->n_fresh = 0;
 #ifndef NDEBUG
     check_capacity(n, nl);
+#else
+    (void)nl;
 #endif
 }
 
@@ -585,7 +427,7 @@ int flow_net_set_incast(flow_net *n, const double *eff)
 
 /* Link l's capacity now: reduced by the incast factor while two or more
  * flows converge on it. */
-static double link_capacity(const flow_net *n, uint32_t l)
+double flow_link_capacity(const flow_net *n, uint32_t l)
 {
     if (n->incast && n->on_link[l].n >= 2)
         return n->capacity[l] * n->incast[l];
@@ -606,8 +448,32 @@ uint32_t flow_active_count(const flow_net *n) { return n->n_active; }
 const flow_stats *flow_net_stats(const flow_net *n) { return &n->stats; }
 const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
 
+size_t flow_net_memory_bytes(const flow_net *n)
+{
+    size_t L = (size_t)n->n_links + 1, F = n->cap_flows, b = sizeof *n;
+    b += L * (4 * sizeof(double) + sizeof(link_list) + 5 * sizeof(uint32_t));
+    b += L * sizeof(uint32_t); /* touched */
+    b += F * (sizeof(flow_use *) + 2 * sizeof(uint32_t) + 7 * sizeof(double) + sizeof(uint64_t) +
+              sizeof(sim_event_id) + 1 + 6 * sizeof(uint32_t));
+    b += (size_t)n->cap_dirty * sizeof(uint32_t);
+    for (uint32_t l = 0; l < n->n_links; l++)
+        b += (size_t)n->on_link[l].cap * sizeof(link_entry);
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        if (n->use[f])
+            b += (n->n_use[f] ? n->n_use[f] : 1) * sizeof(flow_use);
+    return b + (n->incast ? L * sizeof(double) : 0);
+}
+
+void flow_net_set_local_repair(flow_net *n, int is_on) { n->no_repair = !is_on; }
+
 int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
 {
+    /* the filling writes bottlenecks: keep the net's own for its repairs */
+    uint32_t *kept = malloc(((size_t)n->n_flows + 1) * sizeof *kept);
+    if (!kept)
+        return -1;
+    if (n->n_flows)
+        memcpy(kept, n->bneck, (size_t)n->n_flows * sizeof *kept);
     n->epoch += 2;
     uint32_t nf = 0, nl = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)
@@ -618,10 +484,13 @@ int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
     for (uint32_t l = 0; l < n->n_links; l++)
         if (n->on_link[l].n)
             n->comp_links[nl++] = l;
-    fill(n, nf, nl);
+    flow_fill(n, nf, nl, 0);
     for (uint32_t i = 0; i < nf; i++)
         if (n->comp_flows[i] < n_rates)
             rates[n->comp_flows[i]] = n->new_rate[n->comp_flows[i]];
+    if (n->n_flows)
+        memcpy(n->bneck, kept, (size_t)n->n_flows * sizeof *kept);
+    free(kept);
     return 0;
 }
 
@@ -636,7 +505,7 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
             const link_entry *e = &n->on_link[l].e[i];
             sum += n->rate[e->flow] * n->use[e->flow][e->use].weight;
         }
-        if (sum > link_capacity(n, l) * (1 + 1e-9)) {
+        if (sum > flow_link_capacity(n, l) * (1 + 1e-9)) {
             *link = l;
             *used = sum;
             return 1;
@@ -652,7 +521,7 @@ static void check_capacity(const flow_net *n, uint32_t nl)
     double used;
     if (capacity_violation(n, n->comp_links, nl, &l, &used)) {
         fprintf(stderr, "flow model invariant broken: link %u carries %.17g B/s > capacity %.17g\n",
-                l, used, link_capacity(n, l));
+                l, used, flow_link_capacity(n, l));
         abort();
     }
 }
@@ -665,7 +534,7 @@ int flow_net_check(const flow_net *n, sim_error *err)
     if (capacity_violation(n, NULL, n->n_links, &l, &used))
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
                              "link %u carries %.17g B/s, capacity %.17g", l, used,
-                             link_capacity(n, l));
+                             flow_link_capacity(n, l));
     double in_flight = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)
         if (n->active[f])

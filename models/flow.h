@@ -13,9 +13,10 @@
  *
  * Rates are recomputed once per instant at which flows start or finish (a
  * low-priority event at that time, so completions at one instant are one
- * batch), and only over the connected component of the changed links:
- * flows that share no link, directly or through other flows, with a changed
- * one keep their rates and their completion events. Debug builds check after
+ * batch). Small nets refill the connected component of the changed links;
+ * larger ones repair locally: only the new flows and those whose bottleneck
+ * condition the change breaks are re-solved, the others keep their rates and
+ * completion events (flow_fill.c). Debug builds check after
  * every recomputation that no link is above capacity; flow_net_check tests
  * that and byte conservation on demand.
  */
@@ -82,6 +83,16 @@ const flow_stats *flow_net_stats(const flow_net *net);
 /* Bytes carried by each link so far (n_links entries), updated at every
  * recomputation and completion (so exact after the run). */
 const double *flow_net_link_bytes(const flow_net *net);
+
+/* Bytes the net holds in its own arrays (per link, per flow, routes and
+ * link lists, by allocated capacity; not the engine's events). */
+size_t flow_net_memory_bytes(const flow_net *net);
+
+/* Local repair (default on): with more than a few dozen active flows, a
+ * recomputation re-solves only the flows whose max-min condition the change
+ * can break (flow_fill.c) instead of the whole component. Off: always the
+ * component (for tests that compare the two). */
+void flow_net_set_local_repair(flow_net *net, int is_on);
 
 /* Recompute every flow's rate from scratch over the whole network into
  * rates[flow id] (for tests: must equal the incremental rates). Returns 0

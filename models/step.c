@@ -20,6 +20,13 @@ const char *step_part_name(int part)
     return part >= 0 && part < STEP_PART_COUNT ? part_names[part] : "?";
 }
 
+const char *step_tier_name(int tier)
+{
+    static const char *const names[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
+                                                  "spine-core/global"};
+    return tier >= 0 && tier < STEP_TIERS ? names[tier] : "?";
+}
+
 void step_options_defaults(step_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -180,7 +187,7 @@ done:
  * backward (an upper bound of their overlap with its compute: bubbles
  * before it are counted as busy). */
 static double reduce_end(const step_options *o, double last_end, double last_len,
-                         const dp_chain *dc, double busy_end, double *window)
+                         const dp_chain *dc, double busy_end, double *window, double *first)
 {
     double end = 0;
     for (unsigned i = 0; i < dc->buckets; i++) {
@@ -188,6 +195,8 @@ static double reduce_end(const step_options *o, double last_end, double last_len
                            ? last_end - last_len + last_len * (i + 1) / dc->buckets
                            : last_end;
         double start = fmax(end, ready);
+        if (i == 0)
+            *first = fmin(*first, start);
         end = start + dc->bucket_s;
         *window += fmax(0, fmin(end, busy_end) - start);
     }
@@ -456,7 +465,7 @@ static double stage_ends(const step_run *sr, const workload *w, const compute_de
     double iteration = 0;
     for (unsigned s = 0; s < P; s++) {
         double dp_end = 0, bwd_end = 0, nominal_ready = 0, all_ready = 0, gather = 0;
-        double busy_end = 0, window = 0;
+        double busy_end = 0, window = 0, dp_start = INFINITY;
         for (unsigned ch = 0; ch < v; ch++)
             for (unsigned r = 0; r < n_runs; r++)
                 busy_end = fmax(busy_end, runs[r].sched.chunk_backward_end_s[ch * P + s]);
@@ -471,7 +480,7 @@ static double stage_ends(const step_run *sr, const workload *w, const compute_de
                 }
             }
             dp_end = fmax(dp_end, reduce_end(o, last_end, last_len, &sr->dc[j], busy_end,
-                                             &window));
+                                             &window, &dp_start));
             bwd_end = fmax(bwd_end, last_end);
             nominal_ready = fmax(nominal_ready, nominal->sched.chunk_backward_end_s[j]);
             all_ready = fmax(all_ready, last_end);
@@ -509,6 +518,8 @@ static double stage_ends(const step_run *sr, const workload *w, const compute_de
          * compute its kernels' SMs slowed (smx) included */
         ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task);
         ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
+        /* no bucket (no DP traffic): the DP part, if any, starts after the last task */
+        ss->dp_start_s = fmin(dp_start, end - c[s].optimizer - ss->part_s[STEP_DP]);
         /* PP: what the transfers add to the schedule; bubble: the rest of
          * the stage's idle time up to the iteration's end (filled in below,
          * once the iteration is known) */

@@ -68,6 +68,10 @@ typedef struct step_options {
 typedef struct step_stage {
     double part_s[STEP_PART_COUNT]; /* per iteration, the slowest replica's stage */
     double end_s;                   /* when the stage is done (incl. DP and optimizer) */
+    double dp_start_s;              /* when its first DP bucket starts (overlapping its last
+                                       backwards); without DP traffic, end_s - part_s[DP] -
+                                       part_s[OPTIMIZER]. The DP part then runs to end_s -
+                                       part_s[OPTIMIZER], the optimizer to end_s */
     double compute_fraction;        /* busy computing / iteration (power: full load) */
     double comm_fraction;           /* exposed communication only / iteration */
 } step_stage;
@@ -133,6 +137,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
 void step_profile_free(step_profile *p);
 
 const char *step_part_name(int part); /* "compute", "tp", ..., "optimizer" */
+const char *step_tier_name(int tier); /* "scale-up", ..., "spine-core/global" */
 const char *step_kernel_name(int kind); /* op kind: "gemm", "attention", "memory", ...; "other" */
 
 #endif

@@ -14,13 +14,16 @@
 #include "compute.h"
 #include "fabric.h"
 #include "hardware.h"
+#include "outpath.h"
+#include "perfetto.h"
 #include "resources.h"
 #include "run.h"
 #include "steptier.h"
 #include "workload.h"
 
 const char usage_step[] =
-    "usage: dcsim step [SCENARIO.xml] [--analytic] [--json] [--set PATH=VALUE]...\n"
+    "usage: dcsim step [SCENARIO.xml] [--analytic] [--json] [--perfetto FILE.json]\n"
+    "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
     "print where the time goes: iteration time, tokens/s, model TFLOP/s per GPU,\n"
@@ -34,10 +37,12 @@ const char usage_step[] =
     "\n"
     "  --analytic   the analytic network path instead of the flow model\n"
     "               (same as --set job/step/@network=analytic)\n"
-    "  --json       the profile as one JSON object\n";
-
-static const char *const tier_names[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
-                                                   "spine-core/global"};
+    "  --json       the profile as one JSON object\n"
+    "  --perfetto FILE.json\n"
+    "               also write the iteration as a Trace Event Format file for\n"
+    "               ui.perfetto.dev or chrome://tracing: a process per stage\n"
+    "               with its forwards and backwards, its DP reduction and\n"
+    "               optimizer; per-tier link utilisation counters\n";
 
 /* where the critical stage's time goes: compute by kernel class, each
  * collective's total, exposed and hidden time (docs/step.md) */
@@ -91,7 +96,7 @@ static void print_text(const scn_scenario *s, const step_profile *p)
     }
     printf("fabric per iteration:\n  %-18s %14s %18s\n", "tier", "bytes", "peak utilisation");
     for (int t = 0; t < STEP_TIERS; t++)
-        printf("  %-18s %14.4g %17.1f%%\n", tier_names[t], p->tier_bytes[t],
+        printf("  %-18s %14.4g %17.1f%%\n", step_tier_name(t), p->tier_bytes[t],
                100 * p->tier_peak_utilisation[t]);
     print_attribution(p);
     if (p->slowest_gpu != UINT32_MAX)
@@ -123,8 +128,8 @@ static void print_json(const step_profile *p)
     cJSON *tiers = cJSON_AddObjectToObject(o, "fabric_bytes");
     cJSON *peaks = cJSON_AddObjectToObject(o, "fabric_peak_utilisation");
     for (int t = 0; t < STEP_TIERS; t++) {
-        cJSON_AddNumberToObject(tiers, tier_names[t], p->tier_bytes[t]);
-        cJSON_AddNumberToObject(peaks, tier_names[t], p->tier_peak_utilisation[t]);
+        cJSON_AddNumberToObject(tiers, step_tier_name(t), p->tier_bytes[t]);
+        cJSON_AddNumberToObject(peaks, step_tier_name(t), p->tier_peak_utilisation[t]);
     }
     cJSON *kernels = cJSON_AddObjectToObject(o, "compute_by_kernel_s");
     for (int k = 0; k < OP_KIND_COUNT; k++)
@@ -156,6 +161,7 @@ static void print_json(const step_profile *p)
 
 typedef struct step_args {
     const char *path;
+    const char *perfetto; /* --perfetto FILE.json, or NULL */
     cli_sets sets;
     int json, analytic;
 } step_args;
@@ -164,8 +170,23 @@ static const cli_option step_table[] = {
     {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
     {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
+    {"--perfetto", 0, CLI_TEXT, offsetof(step_args, perfetto), .missing = "%s needs a file name"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
+
+/* --perfetto: checked before the simulation (never over the scenario, a
+ * file it includes or a non-regular file), so a bad name fails at once */
+static int check_perfetto(const step_args *o, const scn_scenario *s, outpath *op,
+                          sim_error *err)
+{
+    size_t n;
+    const char **inputs = scn_input_paths(s, o->path, NULL, &n);
+    if (!inputs)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    int rc = outpath_init(op, o->perfetto, "the Perfetto trace", inputs, n, err);
+    free(inputs);
+    return rc;
+}
 
 int cmd_step(int argc, char **argv)
 {
@@ -181,7 +202,9 @@ int cmd_step(int argc, char **argv)
     scn_scenario s;
     if (scn_load(o.path, o.sets.v, o.sets.n, &s, &err))
         return cli_print_error(&err);
-    if (res_check(&s, RES_STEP, 0, &err)) {
+    outpath trace;
+    if (res_check(&s, RES_STEP, 0, &err) ||
+        (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
@@ -200,7 +223,9 @@ int cmd_step(int argc, char **argv)
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         rc = cli_print_error(&err);
     } else {
-        if (o.json)
+        if (o.perfetto && perfetto_write_step(&trace, &prof, &err))
+            rc = cli_print_error(&err);
+        else if (o.json)
             print_json(&prof);
         else
             print_text(&s, &prof);

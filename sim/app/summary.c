@@ -424,7 +424,7 @@ void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r
 /* The shortest decimal that reads back as exactly the same double. cJSON's
  * own number printer accepts a one-ulp difference, and a summary must match
  * the trace bit for bit. JSON has no inf or NaN: those print as null. */
-static void exact_number(double x, char *buf, size_t size)
+void summary_number_text(double x, char *buf, size_t size)
 {
     if (!isfinite(x)) {
         snprintf(buf, size, "null");
@@ -535,7 +535,7 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
     summary_defaults_json(root, scn);
     for (size_t i = 0; i < sum->n_metrics; i++) {
         char number[32];
-        exact_number(sum->metrics[i].value, number, sizeof number);
+        summary_number_text(sum->metrics[i].value, number, sizeof number);
         cJSON_AddRawToObject(metrics, sum->metrics[i].name, number);
         cJSON_AddStringToObject(units, sum->metrics[i].name, sum->metrics[i].unit);
     }
@@ -564,11 +564,11 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
         for (size_t i = 0; i < n; i++) {
             cJSON *o = cJSON_AddObjectToObject(rep, rows[i].name);
             char number[32];
-            exact_number(rows[i].stat->mean, number, sizeof number);
+            summary_number_text(rows[i].stat->mean, number, sizeof number);
             cJSON_AddRawToObject(o, "mean", number);
-            exact_number(rows[i].stat->ci95, number, sizeof number);
+            summary_number_text(rows[i].stat->ci95, number, sizeof number);
             cJSON_AddRawToObject(o, "ci95", number);
-            exact_number(rows[i].stat->sd, number, sizeof number);
+            summary_number_text(rows[i].stat->sd, number, sizeof number);
             cJSON_AddRawToObject(o, "sd", number);
         }
     }

@@ -64,6 +64,11 @@ int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err)
 int summary_check_mc(const campaign_mc *mc, sim_error *err);
 int summary_check_value(const char *what, const char *name, double x, sim_error *err);
 
+/* x as the shortest decimal that reads back as exactly the same double
+ * (cJSON's printer allows a one-ulp difference); "null" when x is not
+ * finite (JSON has no inf or NaN). buf: 32 bytes are enough. */
+void summary_number_text(double x, char *buf, size_t size);
+
 /* The aligned table with units (stdout in `dcsim run`). */
 void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *res,
                          const run_summary *sum);

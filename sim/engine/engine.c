@@ -52,6 +52,15 @@ void sim_engine_destroy(sim_engine *eng)
     free(eng);
 }
 
+void sim_engine_reset(sim_engine *eng)
+{
+    sim_queue q = eng->queue;
+    sim_queue_clear(&q);
+    memset(eng, 0, sizeof *eng);
+    eng->queue = q;
+    eng->digest = DIGEST_SEED;
+}
+
 static sim_event_id fail(sim_engine *eng, const char *why, double time_s)
 {
     if (!eng->failed) {

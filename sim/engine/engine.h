@@ -32,6 +32,13 @@ enum sim_run_status {
 sim_engine *sim_engine_create(void);
 void sim_engine_destroy(sim_engine *eng); /* NULL is a no-op */
 
+/* Back to the state sim_engine_create returns (time 0, no events, fresh
+ * digest and counters, no poll function, no failure), keeping the event
+ * pool's memory: a run on a reset engine fires the same events with the same
+ * digest as on a new one, without re-growing (and re-faulting) the pool.
+ * Ids from before the reset are stale. */
+void sim_engine_reset(sim_engine *eng);
+
 /* Schedule fn(ctx, data) at absolute time_s (>= now) or after delay_s (>= 0).
  * priority 0..255, lower fires first at equal times; kind is folded into the
  * digest. Returns the id, or 0 on failure (then sim_run reports SIM_RUN_FAILED

@@ -343,6 +343,20 @@ static inline void release_slot(sim_queue *q, uint32_t s)
 }
 
 /* Remove heap[0], whose slot was released. */
+void sim_queue_clear(sim_queue *q)
+{
+    /* every slot an entry (live or cancelled) names goes back to free, its
+     * id stale (the generation moves on) */
+    for (; q->n_heap > 0; q->n_heap--)
+        release_slot(q, q->heap[q->n_heap - 1].slot);
+    q->n_pending = 0;
+    /* the free list as grow leaves a fresh queue's: lowest index first */
+    for (size_t i = 0; i < q->cap; i++)
+        sim_slot_set_data(&q->slots[i], i + 1 < q->cap ? i + 1 : NO_SLOT);
+    q->free_slot = q->cap ? 0 : NO_SLOT;
+    q->next_seq = 0;
+}
+
 static inline void remove_root(sim_queue *q)
 {
     if (--q->n_heap > 0)

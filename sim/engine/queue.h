@@ -122,6 +122,13 @@ typedef struct sim_fired {
 void sim_queue_init(sim_queue *q);
 void sim_queue_fini(sim_queue *q);
 
+/* Drop every pending event and restart the sequence, keeping the pool and
+ * heap memory: the queue then orders and numbers new events exactly as a
+ * freshly initialised one would (records handed out lowest index first).
+ * Ids of the dropped events stay stale (their generations are bumped).
+ * O(pool capacity), no allocation. */
+void sim_queue_clear(sim_queue *q);
+
 /* Insert an event. Returns its id, or 0 when memory is exhausted,
  * priority > SIM_PRIORITY_MAX, kind > SIM_KIND_MAX, or SIM_TYPES_MAX types
  * are in use. time_s must not be NaN. */

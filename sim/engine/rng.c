@@ -1,6 +1,7 @@
 /* rng.c - xoshiro256** as a gsl_rng_type, and stream keys (see rng.h). */
 #include "rng.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct xoshiro_state {
@@ -77,6 +78,43 @@ gsl_rng *sim_rng_stream_create(uint64_t master_seed, uint32_t entity_kind, uint6
     gsl_rng *r = gsl_rng_alloc(sim_rng_xoshiro256);
     if (!r)
         return NULL;
-    gsl_rng_set(r, sim_rng_key_seed(master_seed, entity_kind, entity_id, purpose));
+    sim_rng_stream_reseed(r, master_seed, entity_kind, entity_id, purpose);
     return r;
+}
+
+void sim_rng_stream_reseed(gsl_rng *r, uint64_t master_seed, uint32_t entity_kind,
+                           uint64_t entity_id, uint32_t purpose)
+{
+    gsl_rng_set(r, sim_rng_key_seed(master_seed, entity_kind, entity_id, purpose));
+}
+
+void sim_rng_block_init(sim_rng_block *b) { memset(b, 0, sizeof *b); }
+
+int sim_rng_block_reserve(sim_rng_block *b, size_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    gsl_rng *rngs = calloc(n, sizeof *rngs); /* calloc: checks n x size for overflow */
+    xoshiro_state *states = calloc(n, sizeof *states);
+    if (!rngs || !states) {
+        free(rngs);
+        free(states);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rngs[i].type = sim_rng_xoshiro256;
+        rngs[i].state = &states[i];
+    }
+    sim_rng_block_fini(b);
+    b->rngs = rngs;
+    b->states = states;
+    b->cap = n;
+    return 0;
+}
+
+void sim_rng_block_fini(sim_rng_block *b)
+{
+    free(b->rngs);
+    free(b->states);
+    memset(b, 0, sizeof *b);
 }

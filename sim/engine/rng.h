@@ -49,4 +49,29 @@ uint64_t sim_rng_key_seed(uint64_t master_seed, uint32_t entity_kind, uint64_t e
 gsl_rng *sim_rng_stream_create(uint64_t master_seed, uint32_t entity_kind, uint64_t entity_id,
                                uint32_t purpose);
 
+/* Turn an existing sim_rng_xoshiro256 generator into the key's stream in
+ * place: it then draws exactly what sim_rng_stream_create(key) would (the
+ * same seeding; a stream's state is a function of its key alone). Costs
+ * seven splitmix64 steps and no allocation. */
+void sim_rng_stream_reseed(gsl_rng *r, uint64_t master_seed, uint32_t entity_kind,
+                           uint64_t entity_id, uint32_t purpose);
+
+/* Caller-owned storage for many streams (init/fini): cap generators of type
+ * sim_rng_xoshiro256 in two allocations, the gsl_rng headers and their
+ * states, instead of two mallocs per stream. Slot i (rngs + i) is a
+ * gsl_rng for every GSL function except gsl_rng_free; give it a key with
+ * sim_rng_stream_reseed before drawing. A block kept across runs makes
+ * creating n streams n reseeds: no malloc, free or first-touch page fault. */
+typedef struct sim_rng_block {
+    gsl_rng *rngs;
+    void *states;
+    size_t cap;
+} sim_rng_block;
+
+void sim_rng_block_init(sim_rng_block *b);
+/* At least n slots (their states unset when it grows). 0, or -1 when out
+ * of memory (the block is then as before). */
+int sim_rng_block_reserve(sim_rng_block *b, size_t n);
+void sim_rng_block_fini(sim_rng_block *b);
+
 #endif

@@ -12,14 +12,17 @@
  *    host-to-host flows routed adaptively (topo_route with the net's load),
  *    one recomputation at t = 0 (sim_run(eng, 0)), then one more flow and its
  *    incremental recomputation, and flow_net_full_rates for comparison (and
- *    as a check: the rates must agree).
+ *    as a check: the rates must agree), and the net's bytes per flow.
+ * 3. Churn: N random host-to-host flows (1e3, 1.6e4, 1e5) on the k = 16
+ *    fat-tree (k = 32 for 1e5), each started at a uniform random time in [0, 1 s) and run to
+ *    completion: every start and finish is its own recomputation.
  * Prints one line per metric, "bench_fabric <part> <size keys> <metric>=<value>"
  * (targets from the issue next to their metric, as target_* and meets_target;
  * nothing fails on them), after one line describing each all-reduce size.
  * Exit status 0 whatever the speed; non-zero only when something is
  * functionally wrong (a build or route fails, a child dies, the incremental
  * rates differ from a full recomputation). --smoke: 256 and 512 GPUs, 1e3
- * flows on k = 16 (for ctest; the figures mean nothing).
+ * flows on k = 16, 1e3 churned flows (for ctest; the figures mean nothing).
  */
 #include <errno.h>
 #include <math.h>
@@ -51,6 +54,12 @@
 #define FLOW_BYTES 1e9
 #define MAXMIN_SEED 0x5eedf10du
 #define RATE_TOLERANCE 1e-9 /* relative: incremental vs full recomputation */
+#define TARGET_BYTES_PER_FLOW 128.0 /* issue 18: a single-path flow's record */
+#define CHURN_K_SMALL 16u      /* part 3: 1,024 hosts up to 16,000 flows ... */
+#define CHURN_K_LARGE 32u      /* ... 8,192 beyond: each host offered ~1/3 of its link */
+#define CHURN_WINDOW_S 1.0     /* part 3: starts uniform in [0, 1 s) */
+#define TARGET_CHURN_16K_S 1.0 /* issue 18: 16,000 random flows under 1 s ... */
+#define TARGET_CHURN_100K_S 10.0 /* ... and 100,000 under 10 s */
 
 static double now_s(void)
 {
@@ -363,7 +372,7 @@ static void maxmin_free(struct maxmin_run *m)
 }
 
 struct maxmin_result {
-    double route_s, fill_s, incr_s, full_s, max_rel_diff;
+    double route_s, fill_s, incr_s, full_s, max_rel_diff, bytes_per_flow;
     uint64_t fill_flows, fill_links, incr_flows, incr_links, incr_usages, incr_reschedules;
 };
 
@@ -397,6 +406,7 @@ static int maxmin_once(unsigned k, unsigned n_flows, uint64_t seed, struct maxmi
         goto out;
     }
 
+    size_t mem0 = flow_net_memory_bytes(m.net);
     double t0 = now_s();
     for (unsigned i = 0; i < n_flows; i++)
         if (start_random_flow(&m, i) == UINT32_MAX) {
@@ -418,6 +428,7 @@ static int maxmin_once(unsigned k, unsigned n_flows, uint64_t seed, struct maxmi
         goto out;
     }
     out->fill_flows = s0.flows_refilled;
+    out->bytes_per_flow = (double)(flow_net_memory_bytes(m.net) - mem0) / n_flows;
     out->fill_links = s0.links_refilled;
 
     uint32_t extra = start_random_flow(&m, n_flows);
@@ -526,19 +537,120 @@ static int bench_maxmin(unsigned k, unsigned n_flows)
            best.full_s);
     printf("%s k=%u hosts=%u flows=%u full_vs_incremental_max_rel_diff=%.3g\n", pre, k, hosts,
            n_flows, best.max_rel_diff);
+    printf("%s k=%u hosts=%u flows=%u bytes_per_flow=%.1f target_bytes=%g meets_target=%d\n",
+           pre, k, hosts, n_flows, best.bytes_per_flow, TARGET_BYTES_PER_FLOW,
+           best.bytes_per_flow <= TARGET_BYTES_PER_FLOW);
     fflush(stdout);
     return 0;
 }
 
+/* ---- 3. random flows started at random times, run to completion ---- */
+
+struct churn {
+    struct maxmin_run m;
+    double *start_s;
+    int failed;
+};
+
+/* A start event: route on the load of this instant and start the flow. */
+static void churn_start(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    struct churn *c = ctx;
+    if (start_random_flow(&c->m, data) == UINT32_MAX)
+        c->failed = 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* N flows of FLOW_BYTES between random hosts of a k = 16 fat-tree (k = 32
+ * beyond 16,000 flows), each started at a uniform random time in [0, 1 s)
+ * and run to completion: each host is offered about a third of its link
+ * (16,000 x 1 GB on 1,024 hosts, 100,000 on 8,192 at 47 GB/s). */
+static int bench_churn(unsigned n_flows)
+{
+    unsigned k = n_flows > 16000 ? CHURN_K_LARGE : CHURN_K_SMALL;
+    struct churn c;
+    memset(&c, 0, sizeof c);
+    c.m.rng = MAXMIN_SEED ^ n_flows;
+    char why[256];
+    int rc = -1;
+    if (topo_fattree_kary(k, 400e9 / 8 * 0.94, &c.m.g, why, sizeof why)) {
+        fprintf(stderr, "bench_fabric: churn: %s\n", why);
+        return -1;
+    }
+    topo_route_config cfg = {TOPO_BALANCE_ADAPTIVE, TOPO_PATH_MINIMAL, 1, 42};
+    c.m.router = topo_router_create(&c.m.g, &cfg, why, sizeof why);
+    c.m.eng = sim_engine_create();
+    c.m.route = malloc(((size_t)c.m.g.n_links + 1) * sizeof *c.m.route);
+    c.start_s = malloc((size_t)n_flows * sizeof *c.start_s);
+    if (c.m.router && c.m.eng)
+        c.m.net = flow_net_create(c.m.eng, c.m.g.n_links, c.m.g.link_bytes_per_s, NULL, NULL);
+    if (!c.m.net || !c.m.route || !c.start_s) {
+        fprintf(stderr, "bench_fabric: churn: out of memory\n");
+        goto out;
+    }
+    for (uint32_t i = 0; i < n_flows; i++)
+        c.start_s[i] = CHURN_WINDOW_S * (double)(next_u64(&c.m.rng) >> 11) * 0x1p-53;
+    qsort(c.start_s, n_flows, sizeof *c.start_s, cmp_double);
+    for (uint32_t i = 0; i < n_flows; i++)
+        if (!sim_schedule_at(c.m.eng, c.start_s[i], 0, 0, churn_start, &c, i)) {
+            fprintf(stderr, "bench_fabric: churn: schedule failed\n");
+            goto out;
+        }
+    double t0 = now_s();
+    enum sim_run_status st = sim_run(c.m.eng, INFINITY);
+    double t1 = now_s();
+    const flow_stats *s = flow_net_stats(c.m.net);
+    sim_error e;
+    sim_error_clear(&e);
+    if (st != SIM_RUN_EMPTY || c.failed || s->flows_finished != n_flows ||
+        flow_net_check(c.m.net, &e)) {
+        fprintf(stderr, "bench_fabric: churn flows=%u: run status %d, %llu of %u finished %s\n",
+                n_flows, (int)st, (unsigned long long)s->flows_finished, n_flows, e.msg);
+        goto out;
+    }
+    const char *pre = "bench_fabric churn";
+    unsigned hosts = k * k * k / 4;
+    double total = t1 - t0;
+    if (n_flows == 16000 || n_flows == 100000) {
+        double target = n_flows == 16000 ? TARGET_CHURN_16K_S : TARGET_CHURN_100K_S;
+        printf("%s k=%u hosts=%u flows=%u total_s=%.6f target_s=%g meets_target=%d\n", pre,
+               k, hosts, n_flows, total, target, total <= target);
+    } else
+        printf("%s k=%u hosts=%u flows=%u total_s=%.6f\n", pre, k, hosts, n_flows, total);
+    printf("%s k=%u hosts=%u flows=%u sim_time_s=%.9g\n", pre, k, hosts, n_flows,
+           sim_now(c.m.eng));
+    printf("%s k=%u hosts=%u flows=%u max_active=%u\n", pre, k, hosts, n_flows,
+           s->max_active);
+    printf("%s k=%u hosts=%u flows=%u recomputes=%llu\n", pre, k, hosts, n_flows,
+           (unsigned long long)s->recomputes);
+    printf("%s k=%u hosts=%u flows=%u flows_refilled=%llu\n", pre, k, hosts, n_flows,
+           (unsigned long long)s->flows_refilled);
+    printf("%s k=%u hosts=%u flows=%u us_per_recompute=%.2f\n", pre, k, hosts, n_flows,
+           1e6 * total / (double)(s->recomputes ? s->recomputes : 1));
+    fflush(stdout);
+    rc = 0;
+out:
+    free(c.start_s);
+    maxmin_free(&c.m);
+    return rc;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_fabric [--smoke] [--gpus=N] [--flows=N] [--k=K]\n"
+    fprintf(stderr, "usage: bench_fabric [--smoke] [--gpus=N] [--flows=N] [--k=K] [--churn=N]\n"
                     "  --smoke    256 and 512 GPUs, 1e3 flows on k = 16 (for ctest);\n"
                     "             the figures mean nothing\n"
                     "  --gpus=N   one all-reduce size instead of 1024, 4096, 16384 (a multiple\n"
                     "             of 256: whole scalable units of 32 nodes of 8 GPUs)\n"
                     "  --flows=N  one flow count instead of 1e3, 1e4, 1e5\n"
-                    "  --k=K      one fat-tree arity for the max-min part instead of 16 and 32\n");
+                    "  --k=K      one fat-tree arity for the max-min part instead of 16 and 32\n"
+                    "  --churn=N  one count of randomly timed flows instead of 1e3, 1.6e4, 1e5\n");
     return 2;
 }
 
@@ -557,7 +669,7 @@ static int parse_unsigned(const char *s, unsigned *out)
 int main(int argc, char **argv)
 {
     int is_smoke = 0;
-    unsigned only_gpus = 0, only_flows = 0, only_k = 0;
+    unsigned only_gpus = 0, only_flows = 0, only_k = 0, only_churn = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0)
             is_smoke = 1;
@@ -566,6 +678,9 @@ int main(int argc, char **argv)
                 return usage();
         } else if (strncmp(argv[i], "--flows=", 8) == 0) {
             if (parse_unsigned(argv[i] + 8, &only_flows))
+                return usage();
+        } else if (strncmp(argv[i], "--churn=", 8) == 0) {
+            if (parse_unsigned(argv[i] + 8, &only_churn))
                 return usage();
         } else if (strncmp(argv[i], "--k=", 4) == 0) {
             if (parse_unsigned(argv[i] + 4, &only_k))
@@ -576,6 +691,7 @@ int main(int argc, char **argv)
     static const unsigned gpu_sizes[] = {1024, 4096, 16384}, smoke_gpus[] = {256, 512};
     static const unsigned flow_counts[] = {1000, 10000, 100000}, smoke_flows[] = {1000};
     static const unsigned arities[] = {16, 32}, smoke_arities[] = {16};
+    static const unsigned churns[] = {1000, 16000, 100000}, smoke_churns[] = {1000};
     const unsigned *gs = is_smoke ? smoke_gpus : gpu_sizes;
     size_t n_gs = is_smoke ? 2 : 3;
     const unsigned *fs = is_smoke ? smoke_flows : flow_counts;
@@ -595,5 +711,11 @@ int main(int argc, char **argv)
     for (size_t j = 0; j < n_ks; j++)
         for (size_t i = 0; i < n_fs; i++)
             failed |= bench_maxmin(ks[j], fs[i]) != 0;
+    const unsigned *cs = is_smoke ? smoke_churns : churns;
+    size_t n_cs = is_smoke ? 1 : 3;
+    if (only_churn)
+        cs = &only_churn, n_cs = 1;
+    for (size_t i = 0; i < n_cs; i++)
+        failed |= bench_churn(cs[i]) != 0;
     return failed;
 }

@@ -1,0 +1,316 @@
+/* flow_fill.c - progressive filling and the local repair of the max-min
+ * rates (see flow.h, flow_internal.h).
+ *
+ * Filling: a binary heap of links keyed by fair share = capacity left /
+ * unfrozen weight; the lowest share freezes its unfrozen flows; a flow's cap
+ * freezes it when lower. O(usages x log links) per filling.
+ *
+ * Repair: the rates r are max-min fair exactly when every flow f is at its
+ * cap or has a bottleneck, a saturated link on which no flow has a higher
+ * rate (Bertsekas & Gallager, Data Networks, 6.5.2; the proof carries over to
+ * weighted usages). Each flow remembers the link that froze it. After a
+ * change, the flows that may break the condition are only those on the
+ * changed links: the new flows (set D), the flows whose remembered
+ * bottleneck is a changed link, and the flows that now take more than a
+ * flow of D on D's bottleneck. D is filled on what the others leave of each
+ * link; the links D and the change touch are checked; the flows that fail
+ * join D, and D is filled again, until none fails. Every other flow keeps
+ * its rate and its completion event. D only grows, so this ends; once the
+ * rounds have filled half as many flows as are active (dense traffic, where
+ * one change moves a large share of the rates), one filling of all of them
+ * finishes the job: a repair costs at most about 1.5 full fillings.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "flow_internal.h"
+
+/* ---- binary min-heap of links keyed by fair share ---- */
+
+static double share(const flow_net *n, uint32_t l)
+{
+    double c = n->cap_left[l] > 0 ? n->cap_left[l] : 0;
+    return c / n->w_unfrozen[l];
+}
+
+static void heap_swap(flow_net *n, uint32_t i, uint32_t j)
+{
+    uint32_t a = n->heap[i], b = n->heap[j];
+    n->heap[i] = b;
+    n->heap[j] = a;
+    n->heap_pos[b] = i;
+    n->heap_pos[a] = j;
+}
+
+static void sift_down(flow_net *n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n->heap_n && share(n, n->heap[l]) < share(n, n->heap[m]))
+            m = l;
+        if (r < n->heap_n && share(n, n->heap[r]) < share(n, n->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(n, i, m);
+        i = m;
+    }
+}
+
+static void heap_fix(flow_net *n, uint32_t i)
+{
+    while (i > 0 && share(n, n->heap[i]) < share(n, n->heap[(i - 1) / 2])) {
+        heap_swap(n, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    sift_down(n, i);
+}
+
+static void heap_remove(flow_net *n, uint32_t link)
+{
+    uint32_t i = n->heap_pos[link];
+    n->heap_n--;
+    if (i != n->heap_n) {
+        heap_swap(n, i, n->heap_n);
+        heap_fix(n, i);
+    }
+}
+
+static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
+{
+    n->new_rate[f] = rate;
+    n->bneck[f] = link;
+    n->flow_mark[f] = n->epoch + 1; /* frozen in this filling */
+    for (uint32_t i = 0; i < n->n_use[f]; i++) {
+        const flow_use *u = &n->use[f][i];
+        n->cap_left[u->link] -= rate * u->weight;
+        n->w_unfrozen[u->link] -= u->weight;
+        if (--n->n_unfrozen[u->link] == 0)
+            heap_remove(n, u->link);
+        else
+            heap_fix(n, n->heap_pos[u->link]);
+    }
+}
+
+static int cmp_cap(const void *a, const void *b, void *ctx);
+
+/* Progressive filling (flow_internal.h). Flow marks: epoch = in the
+ * filling, epoch + 1 = frozen. */
+void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
+{
+    n->heap_n = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t l = n->comp_links[i];
+        n->cap_left[l] = flow_link_capacity(n, l);
+        const link_list *ll = &n->on_link[l];
+        for (uint32_t k = 0; residual && k < ll->n; k++) {
+            uint32_t g = ll->e[k].flow;
+            if (n->flow_mark[g] != n->epoch)
+                n->cap_left[l] -= n->rate[g] * n->use[g][ll->e[k].use].weight;
+        }
+        n->w_unfrozen[l] = 0;
+        n->n_unfrozen[l] = 0;
+    }
+    uint32_t n_capped = 0;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t f = n->comp_flows[i];
+        for (uint32_t k = 0; k < n->n_use[f]; k++) {
+            n->w_unfrozen[n->use[f][k].link] += n->use[f][k].weight;
+            n->n_unfrozen[n->use[f][k].link]++;
+        }
+        if (isfinite(n->rate_cap[f]) || n->n_use[f] == 0)
+            n->capped[n_capped++] = f;
+        n->stats.usages_refilled += n->n_use[f];
+    }
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t l = n->comp_links[i];
+        if (n->n_unfrozen[l]) {
+            n->heap[n->heap_n] = l;
+            n->heap_pos[l] = n->heap_n++;
+        }
+    }
+    for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
+        if (i < n->heap_n)
+            sift_down(n, i);
+    /* flows with a cap, by cap (insertion sort: few flows carry caps) */
+    for (uint32_t i = 1; i < n_capped; i++)
+        for (uint32_t j = i; j > 0 && cmp_cap(&n->capped[j - 1], &n->capped[j], n) > 0; j--) {
+            uint32_t t = n->capped[j];
+            n->capped[j] = n->capped[j - 1];
+            n->capped[j - 1] = t;
+        }
+    uint32_t next_cap = 0, left = nf;
+    while (left) {
+        while (next_cap < n_capped && n->flow_mark[n->capped[next_cap]] != n->epoch)
+            next_cap++;
+        double by_link = n->heap_n ? share(n, n->heap[0]) : INFINITY;
+        double by_cap = next_cap < n_capped ? n->rate_cap[n->capped[next_cap]] : INFINITY;
+        if (by_cap <= by_link) {
+            freeze(n, n->capped[next_cap++], by_cap, NO_LINK);
+            left--;
+            continue;
+        }
+        if (!n->heap_n)
+            break; /* unreachable: every uncapped flow has a link */
+        uint32_t l = n->heap[0];
+        const link_list *ll = &n->on_link[l];
+        for (uint32_t i = 0; i < ll->n; i++) {
+            uint32_t f = ll->e[i].flow;
+            if (n->flow_mark[f] == n->epoch) {
+                freeze(n, f, by_link, l);
+                left--;
+            }
+        }
+    }
+}
+
+static int cmp_cap(const void *a, const void *b, void *ctx)
+{
+    const flow_net *n = ctx;
+    double x = n->rate_cap[*(const uint32_t *)a], y = n->rate_cap[*(const uint32_t *)b];
+    return (x > y) - (x < y);
+}
+
+/* ---- local repair ---- */
+
+#define RATE_TOL 1e-13 /* relative: rates this close are one level */
+
+static int in_fill(const flow_net *n, uint32_t g)
+{
+    return n->flow_mark[g] == n->epoch || n->flow_mark[g] == n->epoch + 1;
+}
+
+/* Flow g joins D for the next filling (marked epoch + 2, the next epoch). */
+static void join(flow_net *n, uint32_t g, uint32_t *nd)
+{
+    if (n->flow_mark[g] == n->epoch + 2)
+        return;
+    n->flow_mark[g] = n->epoch + 2;
+    n->comp_flows[(*nd)++] = g;
+}
+
+/* Check link l after a filling of D: a flow outside D fails when l is its
+ * remembered bottleneck and l is no longer saturated or another flow on l
+ * is faster, or when it is faster than a flow of D whose bottleneck is l. */
+static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
+{
+    const link_list *ll = &n->on_link[l];
+    double used = 0, top = 0, low_d = INFINITY;
+    for (uint32_t i = 0; i < ll->n; i++) {
+        uint32_t g = ll->e[i].flow;
+        double r = in_fill(n, g) ? n->new_rate[g] : n->rate[g];
+        used += r * n->use[g][ll->e[i].use].weight;
+        top = r > top ? r : top;
+        if (in_fill(n, g) && n->bneck[g] == l && r < low_d)
+            low_d = r;
+    }
+    /* the sum's rounding grows with the terms: a margin of a few ulps each */
+    double cap = flow_link_capacity(n, l);
+    int saturated = cap - used <= (2.0 * ll->n + 8) * 0x1p-52 * cap;
+    double slowest_ok = top * (1 - RATE_TOL), fastest_ok = low_d * (1 + RATE_TOL);
+    for (uint32_t i = 0; i < ll->n; i++) {
+        uint32_t g = ll->e[i].flow;
+        if (in_fill(n, g))
+            continue;
+        if ((n->bneck[g] == l && !(saturated && n->rate[g] >= slowest_ok)) ||
+            n->rate[g] > fastest_ok)
+            join(n, g, nd);
+    }
+}
+
+/* Touched links: the dirty ones, deduplicated, with the flows on them
+ * advanced and the flows done but for rounding finished (as the component
+ * refill does; their links join). Returns the count in n->touched. */
+static uint32_t collect_touched(flow_net *n, double now)
+{
+    n->epoch += 2;
+    uint32_t nt = 0;
+    for (uint32_t h = 0;; h++) {
+        for (uint32_t i = 0; i < n->n_dirty; i++) {
+            uint32_t l = n->dirty[i];
+            if (n->link_mark[l] != n->epoch) {
+                n->link_mark[l] = n->epoch;
+                n->touched[nt++] = l;
+            }
+        }
+        n->n_dirty = 0;
+        if (h == nt)
+            return nt;
+        const link_list *ll = &n->on_link[n->touched[h]];
+        for (uint32_t i = 0; i < ll->n;) {
+            uint32_t f = ll->e[i].flow;
+            flow_advance(n, f, now);
+            if (n->rate[f] > 0 && n->event[f] && n->left[f] <= FINISHED_FRACTION * n->bytes[f]) {
+                sim_cancel(n->eng, n->event[f]);
+                n->event[f] = 0;
+                flow_finish(n, f, 0); /* moves another entry to i */
+                continue;
+            }
+            i++;
+        }
+    }
+}
+
+/* One filling of every active flow (D grew past half of them). */
+static uint32_t fill_all(flow_net *n)
+{
+    n->epoch += 2;
+    uint32_t nf = 0, nl = 0;
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        if (n->active[f] && n->n_use[f]) {
+            n->flow_mark[f] = n->epoch;
+            n->comp_flows[nf++] = f;
+        }
+    for (uint32_t l = 0; l < n->n_links; l++)
+        if (n->on_link[l].n)
+            n->comp_links[nl++] = l;
+    n->stats.flows_refilled += nf;
+    n->stats.links_refilled += nl;
+    flow_fill(n, nf, nl, 0);
+    for (uint32_t i = 0; i < nf; i++)
+        flow_set_rate(n, n->comp_flows[i], n->new_rate[n->comp_flows[i]]);
+    return nl;
+}
+
+uint32_t flow_repair(flow_net *n, double now)
+{
+    uint32_t nt = collect_touched(n, now), nd = 0, nl = 0;
+    uint64_t work = 0; /* flows filled over the rounds */
+    n->stats.recomputes++;
+    for (uint32_t i = 0; i < n->n_fresh; i++) /* the new flows */
+        if (n->n_use[n->fresh[i]])
+            join(n, n->fresh[i], &nd);
+    for (;;) {
+        work += nd;
+        if (2 * work > n->n_active)
+            return fill_all(n);
+        n->epoch += 2;
+        nl = 0;
+        for (uint32_t i = 0; i < nd; i++) {
+            uint32_t f = n->comp_flows[i];
+            n->flow_mark[f] = n->epoch;
+            for (uint32_t k = 0; k < n->n_use[f]; k++) {
+                uint32_t m = n->use[f][k].link;
+                if (n->link_mark[m] != n->epoch) {
+                    n->link_mark[m] = n->epoch;
+                    n->comp_links[nl++] = m;
+                }
+            }
+        }
+        n->stats.flows_refilled += nd;
+        n->stats.links_refilled += nl;
+        if (nd)
+            flow_fill(n, nd, nl, 1);
+        uint32_t before = nd;
+        for (uint32_t i = 0; i < nl; i++)
+            check_link(n, n->comp_links[i], &nd);
+        for (uint32_t i = 0; i < nt; i++)
+            if (n->link_mark[n->touched[i]] != n->epoch)
+                check_link(n, n->touched[i], &nd);
+        if (nd == before)
+            break;
+    }
+    for (uint32_t i = 0; i < nd; i++)
+        flow_set_rate(n, n->comp_flows[i], n->new_rate[n->comp_flows[i]]);
+    return nl;
+}

@@ -1,0 +1,167 @@
+/* perfetto.c - the step profile as Trace Event Format JSON (perfetto.h).
+ * Times are microseconds (the format's unit), printed as the shortest
+ * decimal that reads back as the same double; one event per line, in a
+ * fixed order (metadata, tasks in the profile's order, DP and optimizer per
+ * stage, fabric counters), so the same profile gives the same bytes.
+ * Layout: pid = pipeline stage (tid 0 its forwards and backwards, tid 1 its
+ * DP reduction and optimizer step), pid = n_stages the fabric's counters.
+ */
+#include "perfetto.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "summary.h"
+
+#define US_PER_S 1e6
+
+typedef struct pf_writer {
+    FILE *f;
+    int n_events;    /* events written so far: a comma before all but the first */
+    int non_finite;  /* a number was inf or NaN (printed as null, refused at the end) */
+} pf_writer;
+
+static void pf_number(pf_writer *w, double x)
+{
+    char buf[32];
+    if (!isfinite(x))
+        w->non_finite = 1;
+    summary_number_text(x, buf, sizeof buf);
+    fputs(buf, w->f);
+}
+
+/* the start of an event: {"ph":"PH","name":"NAME","pid":PID,"tid":TID */
+static void pf_begin(pf_writer *w, const char *ph, const char *name, unsigned pid, unsigned tid)
+{
+    fprintf(w->f, "%s\n{\"ph\":\"%s\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u",
+            w->n_events++ ? "," : "", ph, name, pid, tid);
+}
+
+/* a complete event ("X") from start_s to end_s; the caller adds args and "}" */
+static void pf_complete(pf_writer *w, const char *name, const char *cat, unsigned pid,
+                        unsigned tid, double start_s, double end_s)
+{
+    pf_begin(w, "X", name, pid, tid);
+    fprintf(w->f, ",\"cat\":\"%s\",\"ts\":", cat);
+    pf_number(w, start_s * US_PER_S);
+    fputs(",\"dur\":", w->f);
+    pf_number(w, end_s * US_PER_S - start_s * US_PER_S);
+}
+
+/* process and thread names ("M" events) and the order of the processes */
+static void pf_process(pf_writer *w, unsigned pid, const char *name, unsigned sort)
+{
+    pf_begin(w, "M", "process_name", pid, 0);
+    fprintf(w->f, ",\"args\":{\"name\":\"%s\"}}", name);
+    pf_begin(w, "M", "process_sort_index", pid, 0);
+    fprintf(w->f, ",\"args\":{\"sort_index\":%u}}", sort);
+}
+
+static void pf_thread(pf_writer *w, unsigned pid, unsigned tid, const char *name)
+{
+    pf_begin(w, "M", "thread_name", pid, tid);
+    fprintf(w->f, ",\"args\":{\"name\":\"%s\"}}", name);
+}
+
+static void write_stages(pf_writer *w, const step_profile *p)
+{
+    char name[64];
+    for (unsigned s = 0; s < p->n_stages; s++) {
+        snprintf(name, sizeof name, "stage %u", s);
+        pf_process(w, s, name, s);
+        pf_thread(w, s, 0, "compute");
+        pf_thread(w, s, 1, "DP + optimizer");
+    }
+    for (size_t i = 0; i < p->n_tasks; i++) {
+        const sched_task *t = &p->tasks[i];
+        snprintf(name, sizeof name, "%c mb%u c%u", t->backward ? 'B' : 'F', t->microbatch,
+                 t->chunk);
+        pf_complete(w, name, t->backward ? "backward" : "forward", t->stage, 0, t->start_s,
+                    t->end_s);
+        fprintf(w->f, ",\"args\":{\"stage\":%u,\"chunk\":%u,\"microbatch\":%u}}", t->stage,
+                t->chunk, t->microbatch);
+    }
+    /* the reduction from its first bucket to the optimizer step, which ends
+     * the stage (step.h: dp_start_s); empty parts are left out */
+    for (unsigned s = 0; s < p->n_stages; s++) {
+        const step_stage *st = &p->stage[s];
+        double opt_start = st->end_s - st->part_s[STEP_OPTIMIZER];
+        if (opt_start > st->dp_start_s) {
+            pf_complete(w, "DP reduction", "dp", s, 1, st->dp_start_s, opt_start);
+            fprintf(w->f, ",\"args\":{\"stage\":%u,\"exposed_s\":", s);
+            pf_number(w, st->part_s[STEP_DP]);
+            fputs("}}", w->f);
+        }
+        if (st->end_s > opt_start) {
+            pf_complete(w, "optimizer", "optimizer", s, 1, opt_start, st->end_s);
+            fprintf(w->f, ",\"args\":{\"stage\":%u}}", s);
+        }
+    }
+}
+
+/* per tier with traffic, a counter of link utilisation in percent: the
+ * busiest link's and the mean over the tier's links, each averaged over the
+ * iteration (the profile keeps no finer time resolution), held from 0 to
+ * the iteration's end */
+static void write_fabric(pf_writer *w, const step_profile *p)
+{
+    double sum[STEP_TIERS] = {0};
+    unsigned n[STEP_TIERS] = {0};
+    for (uint32_t l = 0; l < p->n_links; l++)
+        if (p->link_tier[l] < STEP_TIERS) {
+            sum[p->link_tier[l]] += p->link_utilisation[l];
+            n[p->link_tier[l]]++;
+        }
+    unsigned pid = p->n_stages;
+    pf_process(w, pid, "fabric", pid);
+    for (int t = 0; t < STEP_TIERS; t++) {
+        if (!(p->tier_bytes[t] > 0) || !n[t])
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "%s link utilisation %%", step_tier_name(t));
+        for (int end = 0; end < 2; end++) {
+            pf_begin(w, "C", name, pid, 0);
+            fputs(",\"ts\":", w->f);
+            pf_number(w, end ? p->iteration_s * US_PER_S : 0);
+            fputs(",\"args\":{\"peak\":", w->f);
+            pf_number(w, 100 * p->tier_peak_utilisation[t]);
+            fputs(",\"mean\":", w->f);
+            pf_number(w, 100 * sum[t] / n[t]);
+            fputs("}}", w->f);
+        }
+    }
+}
+
+int perfetto_write_step(outpath *op, const step_profile *p, sim_error *err)
+{
+    outpath_remove_stale(op);
+    pf_writer w = {.f = fopen(op->tmp, "w")};
+    if (!w.f)
+        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write %s: %s", op->what,
+                             strerror(errno));
+    fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"dcsim step\","
+          "\"iteration_s\":", w.f);
+    pf_number(&w, p->iteration_s);
+    fprintf(w.f, ",\"critical_stage\":%u,\"stages\":%u},\n\"traceEvents\":[", p->critical_stage,
+            p->n_stages);
+    write_stages(&w, p);
+    write_fabric(&w, p);
+    fputs("\n]}\n", w.f);
+    int failed = ferror(w.f), e = errno;
+    if (fclose(w.f) && !failed) {
+        failed = 1;
+        e = errno;
+    }
+    if (failed || w.non_finite) {
+        outpath_discard(op);
+        if (failed)
+            return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write %s: %s", op->what,
+                                 strerror(e));
+        return sim_error_set(err, SIM_ERR_INTERNAL, op->path, 0,
+                             "cannot write %s: the step profile has a time that is not finite",
+                             op->what);
+    }
+    return outpath_commit(op, 0, err);
+}
