@@ -49,7 +49,8 @@ sim_event_id sim_schedule_in(sim_engine *eng, double delay_s, unsigned priority,
                              sim_handler_fn fn, void *ctx, uint64_t data);
 
 /* Cancel a pending event: 1 if removed, 0 if it already fired, is firing now
- * or was cancelled before. O(log n). */
+ * or was cancelled before. O(1) (the entry is dropped when it reaches the
+ * head, or in a purge; queue.h). */
 int sim_cancel(sim_engine *eng, sim_event_id id);
 
 /* Fire events in order until none is left, the next is later than until_s,
@@ -68,5 +69,8 @@ size_t sim_pending(const sim_engine *eng);
 const char *sim_engine_failure(const sim_engine *eng);
 /* How often the event pool grew (for the no-malloc-per-event test). */
 size_t sim_engine_pool_grows(const sim_engine *eng);
+
+/* Bytes the event queue has allocated (bench_engine's bytes_per_pending). */
+size_t sim_engine_queue_bytes(const sim_engine *eng);
 
 #endif

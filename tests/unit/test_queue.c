@@ -4,14 +4,15 @@
  * cancellation anywhere in the heap, stale ids, replace_first, pool reuse,
  * and 1e6 random push/pop/cancel/replace operations against an independent
  * reference (a binary heap keyed by (time, priority, push sequence) with
- * lazy deletion).
+ * lazy deletion). The compact layout's own paths (purge, renumbering, type
+ * recycling, memory) are in test_queue_compact.c.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "check.h"
-#include "queue.h"
+#include "queue_check.h"
 
 /* Handlers are never called by the queue; two distinct addresses suffice. */
 static void handler_a(struct sim_engine *eng, void *ctx, uint64_t data)
@@ -30,25 +31,6 @@ static uint64_t test_rand(uint64_t *x)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
-}
-
-/* Heap invariant from queue.c: parent <= child in (time, order) and every
- * record knows its heap position. O(n); called every so often. */
-static int heap_is_valid(const sim_queue *q)
-{
-    for (size_t i = 0; i < q->n_pending; i++) {
-        const sim_heap_entry *e = &q->heap[i];
-        if (e->rec >= q->recs_cap || q->heap_pos[e->rec] != i)
-            return 0;
-        if (i > 0) {
-            const sim_heap_entry *p = &q->heap[(i - 1) / 4];
-            if (p->time_s > e->time_s)
-                return 0;
-            if (p->time_s == e->time_s && q->recs[p->rec].order > q->recs[e->rec].order)
-                return 0;
-        }
-    }
-    return 1;
 }
 
 /* Same time: lower priority first; same time and priority: insertion order. */
@@ -79,7 +61,7 @@ static void test_order_with_ties(void)
         CHECK(id != 0);
     }
     CHECK_INT_EQ(sim_queue_size(&q), N);
-    CHECK(heap_is_valid(&q));
+    CHECK(queue_is_valid(&q));
 
     for (unsigned k = 0; k < N; k++) {
         unsigned i = expect[k];
@@ -93,7 +75,7 @@ static void test_order_with_ties(void)
         CHECK_INT_EQ(f.kind, 100 + i);
         CHECK(f.fn == ((i & 1) ? handler_b : handler_a));
         CHECK(f.ctx == &q);
-        CHECK(heap_is_valid(&q));
+        CHECK(queue_is_valid(&q));
     }
     CHECK_INT_EQ(sim_queue_size(&q), 0);
     CHECK_INT_EQ(sim_queue_pop(&q, NULL), -1);
@@ -173,16 +155,21 @@ static void test_cancel_in_the_middle(void)
     size_t n_cancelled = 0;
     size_t positions[] = {N - 1, 0, 1, 2, 3, 4, 5, 20, 21, 84, 85, 200, 341, 342, 400, LAST};
     for (size_t k = 0; k < sizeof positions / sizeof positions[0]; k++) {
-        size_t pos = positions[k] == LAST ? q.n_pending - 1 : positions[k];
-        CHECK(pos < q.n_pending);
-        uint32_t rec = q.heap[pos].rec;
-        unsigned i = (unsigned)q.recs[rec].data;
+        size_t pos = positions[k] == LAST ? q.n_heap - 1 : positions[k];
+        /* cancelled entries stay in the heap until they surface: take the
+         * first live one from pos on */
+        while (pos < q.n_heap && !sim_queue_is_pending(&q, sim_queue_slot_id(&q, q.heap[pos].slot)))
+            pos++;
+        CHECK(pos < q.n_heap);
+        if (pos >= q.n_heap)
+            break;
+        unsigned i = (unsigned)sim_slot_data(&q.slots[q.heap[pos].slot]);
         CHECK_INT_EQ(sim_queue_cancel(&q, ids[i]), 1);
         CHECK(!sim_queue_is_pending(&q, ids[i]));
         CHECK_INT_EQ(sim_queue_cancel(&q, ids[i]), 0); /* second cancel is a no-op */
         cancelled[i] = 1;
         n_cancelled++;
-        CHECK(heap_is_valid(&q));
+        CHECK(queue_is_valid(&q));
     }
     /* and every 7th by index */
     for (unsigned i = 0; i < N; i += 7) {
@@ -192,7 +179,7 @@ static void test_cancel_in_the_middle(void)
         cancelled[i] = 1;
         n_cancelled++;
     }
-    CHECK(heap_is_valid(&q));
+    CHECK(queue_is_valid(&q));
     CHECK_INT_EQ(sim_queue_size(&q), N - n_cancelled);
 
     static struct ref_item expect[N];
@@ -298,7 +285,7 @@ static void test_replace_first(void)
     CHECK_INT_EQ(sim_queue_cancel(&q, a), 0);
     CHECK(sim_queue_is_pending(&q, e));
     CHECK_INT_EQ(sim_queue_size(&q), 4);
-    CHECK(heap_is_valid(&q));
+    CHECK(queue_is_valid(&q));
 
     /* the head is now b; replace it by something earlier than everything */
     CHECK_INT_EQ(sim_queue_peek(&q, &f), 0);
@@ -358,20 +345,23 @@ static void test_pool_reuse(void)
         sim_fired f;
         for (unsigned i = 0; i < N / 2; i++)
             sim_queue_pop(&q, &f);
-        while (q.n_pending > N / 4) {
-            sim_event_rec *rec = &q.recs[q.heap[q.n_pending - 1].rec];
-            sim_event_id id = ((uint64_t)rec->gen << 32) | (q.heap[q.n_pending - 1].rec + 1u);
-            CHECK_INT_EQ(sim_queue_cancel(&q, id), 1);
+        for (size_t k = q.n_heap; q.n_pending > N / 4 && k-- > 1;) {
+            sim_event_id id = sim_queue_slot_id(&q, q.heap[k].slot);
+            if (sim_queue_is_pending(&q, id))
+                CHECK_INT_EQ(sim_queue_cancel(&q, id), 1);
         }
+        CHECK_INT_EQ(sim_queue_size(&q), N / 4);
+        CHECK(queue_is_valid(&q));
         while (q.n_pending > 0) {
             sim_queue_replace_first(&q, 2000.0, 0, 0, handler_a, NULL, 0);
             sim_queue_pop(&q, &f);
         }
-        CHECK_INT_EQ(q.n_free, q.recs_cap);
+        CHECK_INT_EQ(q.n_heap, 0); /* the cancelled entries left as they surfaced */
+        CHECK(queue_is_valid(&q));
     }
     size_t grows = q.pool_grows;
-    CHECK(q.recs_cap >= N);
-    CHECK(q.recs_cap < 2 * N + 1024);
+    CHECK(q.cap >= N);
+    CHECK(q.cap < 2 * N + 1024);
     sim_queue_fini(&q);
     CHECK(grows > 0);
 }
@@ -551,7 +541,7 @@ static void test_random_against_reference(void)
             size_mismatches++;
         if (s.n_live > max_size)
             max_size = s.n_live;
-        if (op % 100000 == 99999 && !heap_is_valid(&q))
+        if (op % 100000 == 99999 && !queue_is_valid(&q))
             invalid_heaps++;
     }
 
