@@ -14,10 +14,12 @@ mpiexec=${4:-}
 . "$(dirname "$0")/expect.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the MFU path: the points cost no step tier (fast under the sanitizers)
+scenario=$2/tests/scenarios/no-fabric.xml
 grid="--grid checkpoint/@interval=10min,20min,40min --grid reliability/@scale=0.5,1,2 --replicas 5"
 if [ "$have_mpi" != "ON" ]; then
     expect "launched sweep without MPI refused" 2 "built without MPI" \
-        env OMPI_COMM_WORLD_SIZE=2 "$dcsim" sweep --quiet $grid -o "$tmp/x.h5"
+        env OMPI_COMM_WORLD_SIZE=2 "$dcsim" sweep "$scenario" --quiet $grid -o "$tmp/x.h5"
     [ -e "$tmp/x.h5" ] && { echo "FAIL a refused sweep wrote a file"; fail=1; }
     [ "$fail" -eq 0 ] && echo "SKIP: sweep_mpi: this dcsim is built without MPI (refusal checked)"
     exit "$fail"
@@ -28,10 +30,10 @@ if [ -z "$mpiexec" ] || ! command -v "$mpiexec" >/dev/null 2>&1; then
 fi
 # Open MPI refuses root unless told (CI containers run as root)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-OMP_NUM_THREADS=1 "$dcsim" sweep --quiet $grid -o "$tmp/one.h5" >"$tmp/out" 2>&1 ||
+OMP_NUM_THREADS=1 "$dcsim" sweep "$scenario" --quiet $grid -o "$tmp/one.h5" >"$tmp/out" 2>&1 ||
     { echo "FAIL single process"; cat "$tmp/out"; fail=1; }
 for n in 2 3; do
-    "$mpiexec" --oversubscribe -n $n -x OMP_NUM_THREADS=1 "$dcsim" sweep --quiet $grid \
+    "$mpiexec" --oversubscribe -n $n -x OMP_NUM_THREADS=1 "$dcsim" sweep "$scenario" --quiet $grid \
         -o "$tmp/mpi$n.h5" >"$tmp/out$n" 2>&1 || { echo "FAIL mpirun -n $n"; cat "$tmp/out$n"; fail=1; }
     [ "$(grep -c '^# 9 points (9 run now' "$tmp/out$n")" -eq 1 ] ||
         { echo "FAIL mpirun -n $n: not one table from rank 0"; cat "$tmp/out$n"; fail=1; }
@@ -47,11 +49,11 @@ for n in (2, 3):
     assert a.attrs["sweep_id"] == b.attrs["sweep_id"]
 PY
 # cut short under mpirun, finished by one process with two threads
-/usr/bin/python3 - "$dcsim" "$mpiexec" "$tmp" <<'PY' || { echo "FAIL mpirun kill and resume"; fail=1; }
+/usr/bin/python3 - "$dcsim" "$mpiexec" "$tmp" "$scenario" <<'PY' || { echo "FAIL mpirun kill and resume"; fail=1; }
 import os, signal, subprocess, sys, time
 import h5py, numpy as np; same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[n], b[n], equal_nan=a.dtype[n].kind == 'f') for n in a.dtype.names)
-dcsim, mpiexec, t = sys.argv[1:4]
-args = ["sweep", "--quiet", "--grid", "checkpoint/@interval=10min,15min,20min,30min,40min,60min",
+dcsim, mpiexec, t, scenario = sys.argv[1:5]
+args = ["sweep", scenario, "--quiet", "--grid", "checkpoint/@interval=10min,15min,20min,30min,40min,60min",
         "--grid", "reliability/@scale=0.5,1,1.5,2", "--replicas", "16", "--write-every", "0s"]
 out, ref = f"{t}/cut.h5", f"{t}/ref.h5"
 env = dict(os.environ, OMP_NUM_THREADS="1")

@@ -9,11 +9,11 @@ set -u
 dcsim=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-/usr/bin/python3 - "$dcsim" "$tmp" <<'EOF'
+/usr/bin/python3 - "$dcsim" "$tmp" "$2/tests/scenarios/no-fabric.xml" <<'EOF'
 import os, signal, subprocess, sys, time
 import h5py, numpy as np; same = lambda a, b: a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[n], b[n], equal_nan=a.dtype[n].kind == 'f') for n in a.dtype.names)
 
-dcsim, tmp = sys.argv[1:3]
+dcsim, tmp, scenario = sys.argv[1:4]  # the MFU path: points cost no step tier
 N, R = 24, 16
 args = ["--grid", "checkpoint/@interval=10min,15min,20min,30min,40min,60min",
         "--grid", "reliability/@scale=0.5,1,1.5,2", "--replicas", str(R),
@@ -23,7 +23,7 @@ two = dict(os.environ, OMP_NUM_THREADS="2")
 
 
 def sweep(out, *extra):
-    return [dcsim, "sweep", "--quiet", *args, "-o", out, *extra]
+    return [dcsim, "sweep", scenario, "--quiet", *args, "-o", out, *extra]
 
 
 def tables(path):
