@@ -14,7 +14,8 @@
 #define DCSIM_MODELS_EVENT_KINDS_H
 
 /* X(name, number, meaning): one line per kind. Ranges: campaign 1-39,
- * flow model 40-59, collectives on the flow model 60-79. */
+ * flow model 40-59, collectives on the flow model 60-79, the step tier's
+ * concurrent iteration 80-99. */
 #define MODEL_EVENT_KINDS(X)                                                                \
     X(KIND_SEGMENT_END, 1, "campaign: a compute segment reaches its checkpoint iteration")  \
     X(KIND_CHECKPOINT_END, 2, "campaign: a checkpoint write (or async snapshot) ends")       \
@@ -29,7 +30,10 @@
     X(KIND_FLOW_DONE, 40, "flow model: a flow's last byte leaves")                           \
     X(KIND_FLOW_DELIVER, 41, "flow model: a finished flow is delivered (after its latency)") \
     X(KIND_FLOW_RECOMPUTE, 42, "flow model: the max-min rates are recomputed")               \
-    X(KIND_NC_PHASE_DONE, 60, "collectives: a phase of a collective's plan ends")
+    X(KIND_NC_PHASE_DONE, 60, "collectives: a phase of a collective's plan ends")           \
+    X(KIND_STEP_TASK_END, 80, "step tier: a forward or backward of a pipeline stage ends")   \
+    X(KIND_STEP_BUCKET_START, 81, "step tier: a DP gradient bucket starts on every group")   \
+    X(KIND_STEP_OPTIMIZER_END, 82, "step tier: a stage's optimizer step ends")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

@@ -114,8 +114,8 @@ double step_chunk_share(const workload *w, unsigned s, unsigned ch)
 
 /* one micro-batch of (chunk ch, stage s): its share of the layers' compute
  * and communication, and the embedding or head where it holds them */
-static double chunk_time(const workload *w, const stage_costs *c, unsigned s, unsigned ch,
-                         double slow, int backward)
+double step_chunk_time(const workload *w, const stage_costs *c, unsigned s, unsigned ch,
+                       double slow, int backward)
 {
     unsigned v = w->par.vpp ? w->par.vpp : 1, P = w->par.pp;
     const stage_costs *x = &c[s];
@@ -145,8 +145,8 @@ static int run_replica(const workload *w, const stage_costs *c, replica_run *rr,
     for (unsigned ch = 0; ch < v; ch++)
         for (unsigned s = 0; s < P; s++) {
             unsigned j = ch * P + s;
-            tf[j] = chunk_time(w, c, s, ch, 1 / rr->speed[s], 0);
-            tb[j] = chunk_time(w, c, s, ch, 1 / rr->speed[s], 1);
+            tf[j] = step_chunk_time(w, c, s, ch, 1 / rr->speed[s], 0);
+            tb[j] = step_chunk_time(w, c, s, ch, 1 / rr->speed[s], 1);
             sf[j] = c[s].send_f;
             sb[j] = c[(s + 1) % P].send_b;
         }
@@ -282,8 +282,10 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
         bmax[s] = c[s].dp_bytes;
         gmax[s] = c[s].ag_bytes;
     }
-    rc = step_dp_bucket_time(&sr->cx, w, c, bmax, 0, NULL);
-    if (!rc)
+    /* the concurrent iteration puts its own buckets' bytes on the links */
+    if (!o->concurrent)
+        rc = step_dp_bucket_time(&sr->cx, w, c, bmax, 0, NULL);
+    if (!rc && !o->concurrent)
         rc = step_dp_bucket_time(&sr->cx, w, c, gmax, 1, NULL);
     if (rc)
         goto done;
@@ -305,8 +307,8 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
             }
             sr->dc[j].buckets = (unsigned)count;
             unsigned n = sr->dc[j].buckets ? sr->dc[j].buckets : 1;
-            bb[2 * j] = c[s].dp_bytes * frac / n;
-            bb[2 * j + 1] = c[s].ag_bytes * frac / n;
+            bb[2 * j] = sr->dc[j].bucket_bytes = c[s].dp_bytes * frac / n;
+            bb[2 * j + 1] = sr->dc[j].gather_bytes = c[s].ag_bytes * frac / n;
             bmax[s] = fmax(bmax[s], bb[2 * j]);
             gmax[s] = fmax(gmax[s], bb[2 * j + 1]);
         }
@@ -316,6 +318,8 @@ static int dp_buckets(step_run *sr, const workload *w, const step_options *o)
         ghalf[s] = gmax[s] / 2;
     }
     double t1 = 0, t2 = 0, g1 = 0, g2 = 0;
+    if (o->concurrent) /* every bucket is timed where it runs (step_des.c) */
+        goto done;
     rc = step_dp_bucket_time(&sr->cx, w, c, bmax, 0, &t1);
     if (!rc)
         rc = step_dp_bucket_time(&sr->cx, w, c, gmax, 1, &g1);
@@ -346,6 +350,8 @@ static int check_inputs(const workload *w, const fabric *f, const step_options *
         FAIL("the job needs tp x cp x dp x pp = %llu GPUs, the fabric has %u", gpus, f->gpus);
     if (p->tp > 4096 || p->ep > 4096)
         FAIL("tp and ep above 4096 are not supported");
+    if (o->concurrent && o->analytic)
+        FAIL("the concurrent iteration runs on the flow model, not the analytic path");
     if (!(o->bucket_params >= 0) || !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
         FAIL("bucket size must not be negative and tp overlap must be in [0, 1]");
     if (!(o->sustained_efficiency > 0 && o->sustained_efficiency <= 1))
@@ -405,7 +411,8 @@ static int price_stages(step_run *sr, const workload *w, const compute_device *d
         if (rc)
             return rc;
     }
-    return step_pp_sends(&sr->cx, w, sr->c);
+    /* the concurrent iteration times every send where it runs (step_des.c) */
+    return o->concurrent ? 0 : step_pp_sends(&sr->cx, w, sr->c);
 }
 
 /* replicas: the nominal one and every one holding a slower GPU; records the
@@ -453,10 +460,53 @@ static int run_replicas(step_run *sr, const workload *w, const step_options *o,
     return 0;
 }
 
+/* Stage s's end and breakdown from when its work ends (tm: from the
+ * reduction chains below, or from the concurrent iteration, step_des.c):
+ * the all-gather hides behind the first micro-batch's forward through all
+ * of the stage's chunks (overlap_param_gather); the SMs the overlapped
+ * reduction and gather take from compute delay the last backward; then the
+ * optimizer. Records the slowest replica's breakdown (all but the bubble)
+ * and the nominal replicas' wait; returns the stage's end. */
+double step_stage_finish(step_run *sr, const workload *w, const compute_device *dev,
+                         const step_options *o, unsigned s, const stage_timing *tm,
+                         step_profile *out)
+{
+    const stage_costs *c = sr->c;
+    double gather_exposed = o->overlap_param_gather
+                                ? fmax(0, tm->gather - (c[s].compute_f + c[s].tp_f))
+                                : tm->gather;
+    sr->gather_exposed[s] = gather_exposed;
+    double smx = dp_sm_cost(sr, w, dev, s, 0, tm->window, &out->sm_contention_unpriced) +
+                 dp_sm_cost(sr, w, dev, s, 1, tm->gather - gather_exposed,
+                            &out->sm_contention_unpriced);
+    sr->dp_smx[s] = smx;
+    double end = fmax(tm->dp_end, tm->bwd_end + smx) + c[s].optimizer + gather_exposed;
+    step_stage *ss = &out->stage[s];
+    ss->end_s = end;
+    double m = w->microbatches, sl = 1 / tm->slow_speed;
+    ss->part_s[STEP_COMPUTE] =
+        m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b);
+    ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b);
+    ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b);
+    ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b);
+    /* DP: what the reduction adds after the stage's last task, the
+     * compute its kernels' SMs slowed (smx) included */
+    ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - tm->last_task);
+    ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
+    /* no bucket (no DP traffic): the DP part, if any, starts after the last task */
+    ss->dp_start_s = fmin(tm->dp_start, end - c[s].optimizer - ss->part_s[STEP_DP]);
+    /* PP: what the transfers add to the schedule; bubble: the rest of the
+     * stage's idle time up to the iteration's end (step_finish_profile) */
+    ss->part_s[STEP_PP] = fmax(0, tm->pp_added);
+    if (tm->all_ready - tm->nominal_ready > out->wait_s)
+        out->wait_s = tm->all_ready - tm->nominal_ready;
+    return end;
+}
+
 /* each stage: the reduction of every chunk waits for every replica's
- * gradients; its end, the slowest replica's breakdown (all but the bubble)
- * and the nominal replicas' wait. Returns the iteration time. */
-static double stage_ends(const step_run *sr, const workload *w, const compute_device *dev,
+ * gradients and runs its buckets one after another at the time of a bucket
+ * with every DP group at once. Returns the iteration time. */
+static double stage_ends(step_run *sr, const workload *w, const compute_device *dev,
                          const step_options *o, step_profile *out)
 {
     const stage_costs *c = sr->c;
@@ -464,8 +514,8 @@ static double stage_ends(const step_run *sr, const workload *w, const compute_de
     unsigned P = w->par.pp, v = w->par.vpp ? w->par.vpp : 1, n_runs = sr->n_runs;
     double iteration = 0;
     for (unsigned s = 0; s < P; s++) {
-        double dp_end = 0, bwd_end = 0, nominal_ready = 0, all_ready = 0, gather = 0;
-        double busy_end = 0, window = 0, dp_start = INFINITY;
+        stage_timing tm = {.dp_start = INFINITY};
+        double busy_end = 0;
         for (unsigned ch = 0; ch < v; ch++)
             for (unsigned r = 0; r < n_runs; r++)
                 busy_end = fmax(busy_end, runs[r].sched.chunk_backward_end_s[ch * P + s]);
@@ -476,57 +526,26 @@ static double stage_ends(const step_run *sr, const workload *w, const compute_de
                 double e = runs[r].sched.chunk_backward_end_s[j];
                 if (e > last_end) {
                     last_end = e;
-                    last_len = chunk_time(w, c, s, ch, 1 / runs[r].speed[s], 1);
+                    last_len = step_chunk_time(w, c, s, ch, 1 / runs[r].speed[s], 1);
                 }
             }
-            dp_end = fmax(dp_end, reduce_end(o, last_end, last_len, &sr->dc[j], busy_end,
-                                             &window, &dp_start));
-            bwd_end = fmax(bwd_end, last_end);
-            nominal_ready = fmax(nominal_ready, nominal->sched.chunk_backward_end_s[j]);
-            all_ready = fmax(all_ready, last_end);
-            gather += sr->dc[j].buckets * sr->dc[j].gather_bucket_s;
+            tm.dp_end = fmax(tm.dp_end, reduce_end(o, last_end, last_len, &sr->dc[j], busy_end,
+                                                   &tm.window, &tm.dp_start));
+            tm.bwd_end = fmax(tm.bwd_end, last_end);
+            tm.nominal_ready = fmax(tm.nominal_ready, nominal->sched.chunk_backward_end_s[j]);
+            tm.all_ready = fmax(tm.all_ready, last_end);
+            tm.gather += sr->dc[j].buckets * sr->dc[j].gather_bucket_s;
         }
-        /* the all-gather of every chunk hides behind the first micro-batch's
-         * forward through all of the stage's chunks */
-        double gather_exposed = o->overlap_param_gather
-                                    ? fmax(0, gather - (c[s].compute_f + c[s].tp_f))
-                                    : gather;
-        sr->gather_exposed[s] = gather_exposed;
-        /* the SMs the overlapped reduction and gather take from compute */
-        double smx = dp_sm_cost(sr, w, dev, s, 0, window, &out->sm_contention_unpriced) +
-                     dp_sm_cost(sr, w, dev, s, 1, gather - gather_exposed,
-                                &out->sm_contention_unpriced);
-        sr->dp_smx[s] = smx;
-        double end = fmax(dp_end, bwd_end + smx) + c[s].optimizer + gather_exposed;
-        step_stage *ss = &out->stage[s];
-        ss->end_s = end;
         /* the breakdown of the slowest replica's stage */
         const replica_run *slow = nominal;
         for (unsigned r = 0; r < n_runs; r++)
             if (runs[r].speed[s] < slow->speed[s])
                 slow = &runs[r];
-        double m = w->microbatches, sl = 1 / slow->speed[s];
-        ss->part_s[STEP_COMPUTE] =
-            m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b);
-        ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b);
-        ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b);
-        ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b);
-        double last_task = 0;
+        tm.slow_speed = slow->speed[s];
         for (unsigned ch = 0; ch < v; ch++)
-            last_task = fmax(last_task, slow->sched.chunk_backward_end_s[ch * P + s]);
-        /* DP: what the reduction adds after the stage's last task, the
-         * compute its kernels' SMs slowed (smx) included */
-        ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - last_task);
-        ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
-        /* no bucket (no DP traffic): the DP part, if any, starts after the last task */
-        ss->dp_start_s = fmin(dp_start, end - c[s].optimizer - ss->part_s[STEP_DP]);
-        /* PP: what the transfers add to the schedule; bubble: the rest of
-         * the stage's idle time up to the iteration's end (filled in below,
-         * once the iteration is known) */
-        ss->part_s[STEP_PP] = fmax(0, slow->sched.iteration_s - slow->ideal.iteration_s);
-        iteration = fmax(iteration, end);
-        if (all_ready - nominal_ready > out->wait_s)
-            out->wait_s = all_ready - nominal_ready;
+            tm.last_task = fmax(tm.last_task, slow->sched.chunk_backward_end_s[ch * P + s]);
+        tm.pp_added = slow->sched.iteration_s - slow->ideal.iteration_s;
+        iteration = fmax(iteration, step_stage_finish(sr, w, dev, o, s, &tm, out));
     }
     return iteration;
 }
@@ -545,6 +564,7 @@ static void step_run_free(step_run *sr)
     free(sr->dc);
     free(sr->gather_exposed);
     free(sr->dp_smx);
+    free(sr->gantt);
 }
 
 int step_simulate(const workload *w, const compute_device *dev, fabric *f,
@@ -576,8 +596,13 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
         rc = dp_buckets(&sr, w, o);
     if (!rc)
         rc = run_replicas(&sr, w, o, out);
+    double iteration = 0;
+    if (!rc && o->concurrent)
+        rc = step_des_run(&sr, w, dev, o, out, &iteration);
+    else if (!rc)
+        iteration = stage_ends(&sr, w, dev, o, out);
     if (!rc)
-        rc = step_finish_profile(&sr, w, dev, f, stage_ends(&sr, w, dev, o, out), out);
+        rc = step_finish_profile(&sr, w, dev, f, iteration, out);
     if (rc)
         step_profile_free(out);
     step_run_free(&sr);

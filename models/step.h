@@ -54,6 +54,9 @@ enum step_part { STEP_COMPUTE = 0, STEP_TP, STEP_PP, STEP_DP, STEP_CP, STEP_EP, 
 
 typedef struct step_options {
     int analytic;               /* network: 0 flow model, 1 analytic path */
+    int concurrent;             /* 1: the iteration as a discrete-event simulation, every
+                                   PP send and DP bucket of every replica on one shared
+                                   flow net (needs the flow model); 0: each timed alone */
     double tp_overlap;          /* fraction of TP communication hidden, [0, 1] */
     int overlap_grad_reduce;    /* DP buckets start during the last backward */
     int overlap_param_gather;   /* parameter all-gather behind the next forward */

@@ -46,6 +46,7 @@ typedef struct replica_run {
 /* the DP reduction of one (chunk, stage), at c x pp + s */
 typedef struct dp_chain {
     double bucket_s, gather_bucket_s; /* one bucket, every DP group at once */
+    double bucket_bytes, gather_bytes; /* one bucket, per GPU */
     unsigned buckets;
 } dp_chain;
 
@@ -60,7 +61,40 @@ typedef struct step_run {
     unsigned n_runs;
     double *gather_exposed; /* per stage: the parameter all-gather left exposed */
     double *dp_smx;         /* per stage: compute lost to the SMs of overlapped DP */
+    sched_task *gantt;      /* the concurrent iteration's slowest replica (step_des.c), owned;
+                               NULL: the slowest run's schedule */
+    size_t n_gantt;
 } step_run;
+
+/* When one stage's work ends, what step_stage_finish turns into its end and
+ * breakdown. */
+typedef struct stage_timing {
+    double dp_end;        /* its last gradient bucket is reduced */
+    double bwd_end;       /* its last backward, every replica */
+    double window;        /* how long DP buckets ran before bwd_end (SM contention) */
+    double dp_start;      /* its first bucket starts (INFINITY: none) */
+    double gather;        /* its parameter all-gather, every chunk, one after another */
+    double nominal_ready, all_ready; /* nominal replicas' / every replica's last backward */
+    double last_task;     /* the slowest replica's last task on the stage ends */
+    double pp_added;      /* what the transfers add to that replica's pipeline */
+    double slow_speed;    /* that replica's stage speed (1 nominal) */
+} stage_timing;
+
+double step_stage_finish(step_run *sr, const workload *w, const compute_device *dev,
+                         const step_options *o, unsigned s, const stage_timing *tm,
+                         step_profile *out);
+
+/* one micro-batch of (chunk ch, stage s) at speed 1 / slow */
+double step_chunk_time(const workload *w, const stage_costs *c, unsigned s, unsigned ch,
+                       double slow, int backward);
+
+/* The iteration as a discrete-event simulation (step_des.c): every replica's
+ * pipeline on the engine, every PP send and DP bucket a plan on one shared
+ * flow net. Needs price_stages, the bucket counts and the replicas' task
+ * order; fills the stages' ends and breakdowns and returns 0 with the
+ * iteration in *iteration, or an error code. */
+int step_des_run(step_run *sr, const workload *w, const compute_device *dev,
+                 const step_options *o, step_profile *out, double *iteration);
 
 /* Fraction of stage s's layer work in its chunk ch (1/v without layers). */
 double step_chunk_share(const workload *w, unsigned s, unsigned ch);

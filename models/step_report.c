@@ -100,12 +100,13 @@ int step_finish_profile(const step_run *sr, const workload *w, const compute_dev
     for (unsigned r = 0; r < sr->n_runs; r++)
         if (sr->runs[r].sched.iteration_s > slowest->sched.iteration_s)
             slowest = &sr->runs[r];
-    out->tasks = malloc((slowest->sched.n_tasks ? slowest->sched.n_tasks : 1) *
-                        sizeof *out->tasks);
+    const sched_task *tasks = sr->gantt ? sr->gantt : slowest->sched.tasks;
+    size_t n_tasks = sr->gantt ? sr->n_gantt : slowest->sched.n_tasks;
+    out->tasks = malloc((n_tasks ? n_tasks : 1) * sizeof *out->tasks);
     if (!out->tasks)
         return step_no_memory(sr->cx.err);
-    memcpy(out->tasks, slowest->sched.tasks, slowest->sched.n_tasks * sizeof *out->tasks);
-    out->n_tasks = slowest->sched.n_tasks;
+    memcpy(out->tasks, tasks, n_tasks * sizeof *out->tasks);
+    out->n_tasks = n_tasks;
     for (unsigned s = 0; s < p->pp; s++) {
         step_stage *ss = &out->stage[s];
         double accounted = 0;

@@ -22,7 +22,8 @@
 #include "workload.h"
 
 const char usage_step[] =
-    "usage: dcsim step [SCENARIO.xml] [--analytic] [--json] [--perfetto FILE.json]\n"
+    "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent] [--json]\n"
+    "                  [--perfetto FILE.json]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
@@ -37,6 +38,9 @@ const char usage_step[] =
     "\n"
     "  --analytic   the analytic network path instead of the flow model\n"
     "               (same as --set job/step/@network=analytic)\n"
+    "  --concurrent the iteration as a discrete-event simulation: every PP send\n"
+    "               and DP bucket of every replica on one shared flow net, at\n"
+    "               the moments they overlap (same as network=\"concurrent\")\n"
     "  --json       the profile as one JSON object\n"
     "  --perfetto FILE.json\n"
     "               also write the iteration as a Trace Event Format file for\n"
@@ -70,7 +74,7 @@ static void print_attribution(const step_profile *p)
 static void print_text(const scn_scenario *s, const step_profile *p)
 {
     printf("iteration       %.6g s (%s network model)\n", p->iteration_s,
-           s->step.analytic ? "analytic" : "flow");
+           s->step.analytic ? "analytic" : s->step.concurrent ? "concurrent flow" : "flow");
     printf("tokens/s        %.6g\n", p->tokens_per_s);
     char defaults[4096]; /* what the catalogs lacked (docs/scenario.md) */
     scn_defaults_text(s, defaults, sizeof defaults);
@@ -163,13 +167,14 @@ typedef struct step_args {
     const char *path;
     const char *perfetto; /* --perfetto FILE.json, or NULL */
     cli_sets sets;
-    int json, analytic;
+    int json, analytic, concurrent;
 } step_args;
 
 static const cli_option step_table[] = {
     {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
     {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
+    {"--concurrent", 0, CLI_FLAG, offsetof(step_args, concurrent), NULL, NULL},
     {"--perfetto", 0, CLI_TEXT, offsetof(step_args, perfetto), .missing = "%s needs a file name"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -208,8 +213,14 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
-    if (o.analytic)
-        s.step.analytic = 1;
+    if (o.analytic && o.concurrent) {
+        scn_scenario_free(&s);
+        return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
+    }
+    if (o.analytic || o.concurrent) {
+        s.step.analytic = o.analytic;
+        s.step.concurrent = o.concurrent;
+    }
     run_plan plan; /* the per-GPU speeds of the scenario's stragglers */
     if (run_plan_prepare(&s, 0, RUN_PLAN_STEP_INPUTS, &plan, &err)) {
         run_plan_free(&plan);

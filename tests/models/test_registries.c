@@ -423,7 +423,10 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_FLOW_DELIVER, 41);
     CHECK_INT_EQ(KIND_FLOW_RECOMPUTE, 42);
     CHECK_INT_EQ(KIND_NC_PHASE_DONE, 60);
-    CHECK_INT_EQ(N_KINDS, 14);
+    CHECK_INT_EQ(KIND_STEP_TASK_END, 80);
+    CHECK_INT_EQ(KIND_STEP_BUCKET_START, 81);
+    CHECK_INT_EQ(KIND_STEP_OPTIMIZER_END, 82);
+    CHECK_INT_EQ(N_KINDS, 17);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per

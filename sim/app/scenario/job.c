@@ -430,6 +430,7 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
     if (has_attr(n, "network")) {
         copy_attr(n, "network", text, sizeof text);
         o->analytic = !strcmp(text, "analytic");
+        o->concurrent = !strcmp(text, "concurrent");
     }
     int rc = 0;
     if (has_attr(n, "sustained-efficiency"))

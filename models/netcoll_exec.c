@@ -1,0 +1,283 @@
+/* netcoll_exec.c - plans on a shared engine and flow net (netcoll_exec.h).
+ * Each running plan is a run record holding its phases' counters and the
+ * dependents of each phase (CSR); flows and phase events carry
+ * (run << 32) | phase, so one flow net serves every plan at once. */
+#include "netcoll_exec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event_kinds.h"
+#include "netcoll_internal.h"
+
+typedef struct exec_run {
+    const nc_plan *p;
+    nc_exec_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    uint32_t *block;        /* one allocation: the four arrays below */
+    uint32_t *deps_left, *flows_left; /* per phase */
+    uint32_t *next_offset, *next;     /* dependents of each phase (CSR) */
+    uint32_t phases_left;
+    uint32_t next_free;     /* free list (UINT32_MAX: end) */
+} exec_run;
+
+struct nc_exec {
+    sim_engine *eng;
+    const nc_fabric *f;
+    flow_net *net;
+    exec_run *run;
+    uint32_t n_runs, cap_runs, free_head;
+    nc_route_buf buf;
+    uint64_t started, finished;
+    int code;
+    sim_error *err;
+};
+
+static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
+
+static uint64_t key(uint32_t run, uint32_t phase)
+{
+    return (uint64_t)run << 32 | phase;
+}
+
+static int append(nc_route_buf *b, const topo_usage *u, size_t k, double w)
+{
+    if (b->n_all + k > b->cap_all) {
+        size_t c = b->cap_all ? b->cap_all : 1024;
+        while (c < b->n_all + k)
+            c *= 2;
+        topo_usage *q = realloc(b->all, c * sizeof *q);
+        if (!q)
+            return -1;
+        b->all = q;
+        b->cap_all = c;
+    }
+    for (size_t i = 0; i < k; i++)
+        b->all[b->n_all++] = (topo_usage){u[i].link, u[i].weight * w};
+    return 0;
+}
+
+static int no_memory(nc_exec *x)
+{
+    return sim_error_set(x->err, SIM_ERR_NOMEM, NULL, 0, "out of memory in the flow model");
+}
+
+/* route and start phase i of run r; 0 or an error code */
+static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
+{
+    const nc_plan *p = x->run[r].p;
+    const nc_phase *ph = &p->phase[i];
+    const double *load = flow_net_link_load(x->net);
+    x->buf.n_all = 0;
+    x->run[r].flows_left[i] = ph->coupled ? 1 : ph->n_conn;
+    if (ph->n_conn == 0) {
+        if (!sim_schedule_in(x->eng, ph->latency_s, 0, KIND_NC_PHASE_DONE, phase_done, x,
+                             key(r, i)))
+            return no_memory(x);
+        return 0;
+    }
+    for (uint32_t k = 0; k < ph->n_conn; k++) {
+        const nc_conn *c = &p->conn[ph->conn_first + k];
+        long nu = nc_route_conn(x->f, c, nc_route_key(i, k), load, &x->buf);
+        if (nu < 0)
+            return nc_route_failure(x->err, nu, c);
+        if (ph->coupled) {
+            if (append(&x->buf, x->buf.one, (size_t)nu, c->weight))
+                return no_memory(x);
+            flow_net_bias_load(x->net, x->buf.all + x->buf.n_all - nu, (size_t)nu, +1);
+        } else if (flow_start(x->net, x->buf.one, (size_t)nu, ph->bytes * c->weight,
+                              ph->rate_cap, 0, key(r, i)) == UINT32_MAX) {
+            return no_memory(x);
+        }
+    }
+    if (ph->coupled) {
+        uint32_t id = flow_start(x->net, x->buf.all, x->buf.n_all, ph->bytes, ph->rate_cap, 0,
+                                 key(r, i));
+        flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
+        if (id == UINT32_MAX)
+            return no_memory(x);
+    }
+    return 0;
+}
+
+static void fail(nc_exec *x, int code)
+{
+    if (!x->code)
+        x->code = code;
+    sim_stop(x->eng);
+}
+
+static void release(nc_exec *x, uint32_t r)
+{
+    free(x->run[r].block);
+    memset(&x->run[r], 0, sizeof x->run[r]);
+    x->run[r].next_free = x->free_head;
+    x->free_head = r;
+}
+
+static void phase_done(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    nc_exec *x = ctx;
+    uint32_t r = (uint32_t)(data >> 32), i = (uint32_t)data;
+    exec_run *run = &x->run[r];
+    for (uint32_t k = run->next_offset[i]; k < run->next_offset[i + 1] && !x->code; k++)
+        if (--run->deps_left[run->next[k]] == 0) {
+            int rc = start_phase(x, r, run->next[k]);
+            if (rc)
+                fail(x, rc);
+        }
+    if (--x->run[r].phases_left == 0) {
+        exec_run done = x->run[r];
+        release(x, r);
+        x->finished++;
+        if (done.done)
+            done.done(done.ctx, done.tag);
+    }
+}
+
+static void flow_finished(void *ctx, uint32_t flow, uint64_t tag)
+{
+    (void)flow;
+    nc_exec *x = ctx;
+    uint32_t r = (uint32_t)(tag >> 32), i = (uint32_t)tag;
+    if (--x->run[r].flows_left[i] == 0 &&
+        !sim_schedule_in(x->eng, x->run[r].p->phase[i].latency_s, 0, KIND_NC_PHASE_DONE,
+                         phase_done, x, tag))
+        fail(x, no_memory(x));
+}
+
+nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
+{
+    nc_exec *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->eng = eng;
+    x->f = f;
+    x->free_head = UINT32_MAX;
+    x->buf.one = malloc(((size_t)f->g->n_links + 1) * sizeof *x->buf.one);
+    x->net = flow_net_create(eng, f->g->n_links, f->g->link_bytes_per_s, flow_finished, x);
+    if (!x->buf.one || !x->net ||
+        (f->incast_efficiency && flow_net_set_incast(x->net, f->incast_efficiency))) {
+        nc_exec_destroy(x);
+        return NULL;
+    }
+    return x;
+}
+
+void nc_exec_destroy(nc_exec *x)
+{
+    if (!x)
+        return;
+    for (uint32_t r = 0; r < x->n_runs; r++)
+        free(x->run[r].block);
+    free(x->run);
+    flow_net_destroy(x->net);
+    free(x->buf.one);
+    free(x->buf.all);
+    free(x);
+}
+
+/* a free run record; UINT32_MAX when out of memory */
+static uint32_t new_run(nc_exec *x)
+{
+    if (x->free_head != UINT32_MAX) {
+        uint32_t r = x->free_head;
+        x->free_head = x->run[r].next_free;
+        return r;
+    }
+    if (x->n_runs == x->cap_runs) {
+        uint32_t cap = x->cap_runs ? 2 * x->cap_runs : 64;
+        exec_run *q = cap > x->cap_runs ? realloc(x->run, cap * sizeof *q) : NULL;
+        if (!q)
+            return UINT32_MAX;
+        x->run = q;
+        x->cap_runs = cap;
+    }
+    memset(&x->run[x->n_runs], 0, sizeof x->run[0]);
+    return x->n_runs++;
+}
+
+/* the per-phase counters and the dependents of every phase */
+static int build_run(exec_run *run, const nc_plan *p)
+{
+    size_t n = p->n_phases;
+    run->block = malloc((3 * n + 2 + (size_t)p->n_deps + 1) * sizeof *run->block);
+    if (!run->block)
+        return -1;
+    run->deps_left = run->block;
+    run->flows_left = run->deps_left + n;
+    run->next_offset = run->flows_left + n;
+    run->next = run->next_offset + n + 2;
+    memset(run->next_offset, 0, (n + 2) * sizeof *run->next_offset);
+    for (uint32_t i = 0; i < p->n_phases; i++) {
+        run->deps_left[i] = p->phase[i].n_deps;
+        for (uint32_t k = 0; k < p->phase[i].n_deps; k++)
+            run->next_offset[p->deps[p->phase[i].dep_first + k] + 2]++;
+    }
+    /* counts at d + 2, prefix sums into d + 1: then filling at d + 1 leaves
+     * next_offset[d] the start of d's dependents */
+    for (uint32_t i = 0; i < p->n_phases; i++)
+        run->next_offset[i + 2] += run->next_offset[i + 1];
+    for (uint32_t i = 0; i < p->n_phases; i++)
+        for (uint32_t k = 0; k < p->phase[i].n_deps; k++) {
+            uint32_t d = p->deps[p->phase[i].dep_first + k];
+            run->next[run->next_offset[d + 1]++] = i;
+        }
+    run->phases_left = p->n_phases;
+    run->p = p;
+    return 0;
+}
+
+int nc_exec_start(nc_exec *x, const nc_plan *p, nc_exec_done_fn done, void *ctx, uint64_t tag,
+                  sim_error *err)
+{
+    x->err = err;
+    uint32_t r = new_run(x);
+    if (r == UINT32_MAX)
+        return no_memory(x);
+    if (build_run(&x->run[r], p)) {
+        release(x, r);
+        return no_memory(x);
+    }
+    x->run[r].done = done;
+    x->run[r].ctx = ctx;
+    x->run[r].tag = tag;
+    x->started++;
+    if (p->n_phases == 0) { /* nothing to move: done at once */
+        release(x, r);
+        x->finished++;
+        if (done)
+            done(ctx, tag);
+        return 0;
+    }
+    for (uint32_t i = 0; i < p->n_phases; i++)
+        if (x->run[r].deps_left[i] == 0) {
+            int rc = start_phase(x, r, i);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+int nc_exec_error(const nc_exec *x)
+{
+    return x->code;
+}
+
+flow_net *nc_exec_net(nc_exec *x)
+{
+    return x->net;
+}
+
+uint64_t nc_exec_started(const nc_exec *x)
+{
+    return x->started;
+}
+
+uint64_t nc_exec_finished(const nc_exec *x)
+{
+    return x->finished;
+}

@@ -1,0 +1,49 @@
+/* netcoll_exec.h - collectives' plans run on a shared engine and flow net:
+ * many plans at once, each started at any instant, their flows contending
+ * for the same links (max-min, flow.h). A plan's phase starts when the
+ * phases it depends on are done, routes its connections on the load of that
+ * moment and starts one flow (coupled) or one per connection; it is done its
+ * latency after its last flow; the plan is done when every phase is. This is
+ * what nc_simulate does for one plan on an idle network; the step tier's
+ * concurrent iteration (step.h) runs every PP send and DP bucket of an
+ * iteration through one executor.
+ */
+#ifndef DCSIM_MODELS_NETCOLL_EXEC_H
+#define DCSIM_MODELS_NETCOLL_EXEC_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "error.h"
+#include "flow.h"
+#include "netcoll.h"
+
+typedef struct nc_exec nc_exec;
+
+/* Called once the plan's last phase is done (its latency included). */
+typedef void (*nc_exec_done_fn)(void *ctx, uint64_t tag);
+
+/* A flow net over f's links (capacities and incast efficiency) on eng; the
+ * engine and fabric must outlive the executor. NULL when out of memory. */
+nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f);
+void nc_exec_destroy(nc_exec *x); /* NULL-safe; runs still in flight are dropped */
+
+/* Start plan p now (its first phases route and start at once). The plan
+ * must stay alive and unchanged until done is called; one plan may run
+ * several times at once. Returns 0, or the error's code with the reason in
+ * err: SIM_ERR_NOMEM, or a route failure (nc_route_failure). A failure
+ * while a later phase starts stops the engine (sim_stop) and is kept:
+ * nc_exec_error returns its code. */
+int nc_exec_start(nc_exec *x, const nc_plan *p, nc_exec_done_fn done, void *ctx, uint64_t tag,
+                  sim_error *err);
+
+/* 0, or the code of the first failure inside a running plan. */
+int nc_exec_error(const nc_exec *x);
+
+flow_net *nc_exec_net(nc_exec *x);
+
+/* Plans started and finished so far. */
+uint64_t nc_exec_started(const nc_exec *x);
+uint64_t nc_exec_finished(const nc_exec *x);
+
+#endif
