@@ -184,7 +184,8 @@ static void run_size(unsigned gpus, struct size_result *r)
     t1 = now_s();
     r->plan_s = t1 - t0;
     r->phases = plan.n_phases;
-    r->conns = plan.n_conns;
+    for (uint32_t i = 0; i < plan.n_phases; i++)
+        r->conns += plan.phase[i].n_conn;
 
     nc_result res;
     t0 = now_s();
@@ -714,7 +715,8 @@ static void run_alltoall(unsigned gpus, void *out)
     double t1 = now_s();
     r->plan_s = t1 - t0;
     r->phases = plan.n_phases;
-    r->conns = plan.n_conns;
+    for (uint32_t i = 0; i < plan.n_phases; i++)
+        r->conns += plan.phase[i].n_conn;
     nc_result res;
     t0 = now_s();
     if (nc_simulate(&plan, &f.nc, &res, &err)) {
