@@ -116,6 +116,7 @@ void nc_plan_free(nc_plan *p)
     free(p->phase);
     free(p->conn);
     free(p->deps);
+    free(p->rank);
     memset(p, 0, sizeof *p);
 }
 

@@ -92,14 +92,14 @@ static int route_phase(analytic *a, uint32_t i, sim_error *err)
 {
     const nc_phase *ph = &a->p->phase[i];
     for (uint32_t k = 0; k < ph->n_conn; k++) {
-        const nc_conn *c = &a->p->conn[ph->conn_first + k];
-        long nu = nc_route_conn(a->f, c, nc_route_key(i, k), a->load, &a->b);
+        nc_conn c = nc_phase_conn(a->p, ph, k);
+        long nu = nc_route_conn(a->f, &c, nc_route_key(i, k), a->load, &a->b);
         if (nu < 0)
-            return nc_route_failure(err, nu, c);
+            return nc_route_failure(err, nu, &c);
         if ((!ph->coupled || k == 0) &&
-            new_unit(a, i, ph->bytes * (ph->coupled ? 1 : c->weight)))
+            new_unit(a, i, ph->bytes * (ph->coupled ? 1 : c.weight)))
             return -1;
-        if (add_route(a, nu, c->weight))
+        if (add_route(a, nu, c.weight))
             return -1;
     }
     return 0;
@@ -206,18 +206,18 @@ int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *by
     for (uint32_t i = 0; i < p->n_phases; i++) {
         const nc_phase *ph = &p->phase[i];
         for (uint32_t k = 0; k < ph->n_conn; k++) {
-            const nc_conn *c = &p->conn[ph->conn_first + k];
-            long nu = nc_route_conn(f, c, nc_route_key(i, k), load, &b);
+            nc_conn c = nc_phase_conn(p, ph, k);
+            long nu = nc_route_conn(f, &c, nc_route_key(i, k), load, &b);
             if (nu < 0) {
-                rc = nc_route_failure(err, nu, c);
+                rc = nc_route_failure(err, nu, &c);
                 goto done;
             }
             for (long u = 0; u < nu; u++) {
                 uint32_t l = b.one[u].link;
                 if (load[l] == 0)
                     seen[n_seen++] = l;
-                load[l] += b.one[u].weight * c->weight;
-                double add = scale * ph->bytes * c->weight * b.one[u].weight;
+                load[l] += b.one[u].weight * c.weight;
+                double add = scale * ph->bytes * c.weight * b.one[u].weight;
                 if (touched && bytes[l] == 0 && add > 0)
                     touched[(*n_touched)++] = l;
                 bytes[l] += add;

@@ -27,6 +27,23 @@ uint32_t nc_add_phase(nc_plan *p, double bytes, double latency_s, double rate_ca
 /* Append a connection to the last phase (plan->failed when out of memory). */
 void nc_add_conn(nc_plan *p, uint32_t src, uint32_t dst, double weight);
 
+/* Make the last phase's connections the all-to-all rule of nc_phase: rank
+ * `sender` of r[0..n) to every other (n - 1 connections; plan->failed when
+ * out of memory). rank_first: from an earlier call for the same ranks, or
+ * NC_LISTED to copy r into the plan; returns the offset used. */
+uint32_t nc_set_alltoall_conns(nc_plan *p, uint32_t rank_first, const uint32_t *r, uint32_t n,
+                               uint32_t sender);
+
+/* Connection k of phase ph, listed or by rule. */
+static inline nc_conn nc_phase_conn(const nc_plan *p, const nc_phase *ph, uint32_t k)
+{
+    if (ph->rank_first == NC_LISTED)
+        return p->conn[ph->conn_first + k];
+    uint32_t n = ph->n_conn + 1, d = ph->sender + 1 + k;
+    const uint32_t *r = p->rank + ph->rank_first;
+    return (nc_conn){r[ph->sender], r[d >= n ? d - n : d], 1.0};
+}
+
 /* The result of a plan that took t seconds: algbw and busbw (netcoll.c). */
 void nc_fill_result(const nc_plan *p, double t, nc_result *out);
 
@@ -64,8 +81,9 @@ uint32_t nc_host_fabric_link(const topo_graph *g, uint32_t host, uint32_t *nic_l
 
 typedef struct nc_route_buf {
     topo_usage *one;    /* one route, n_links entries */
-    topo_usage *all;    /* the phase's usages (coupled; the flow path only) */
-    size_t n_all, cap_all;
+    topo_usage *all;    /* a coupled phase's usages merged per link, n_links entries
+                           (the flow path only) */
+    size_t n_all;
 } nc_route_buf;
 
 /* The routing key of connection k of phase i: the same on every path, so

@@ -33,7 +33,7 @@ uint32_t nc_add_phase(nc_plan *p, double bytes, double latency_s, double cap, in
         return UINT32_MAX;
     }
     nc_phase *ph = &p->phase[p->n_phases];
-    *ph = (nc_phase){.conn_first = p->n_conns, .bytes = bytes, .latency_s = latency_s,
+    *ph = (nc_phase){.conn_first = p->n_conns, .rank_first = NC_LISTED, .bytes = bytes, .latency_s = latency_s,
                      .rate_cap = cap, .coupled = coupled, .dep_first = p->n_deps, .n_deps = nd};
     for (uint32_t i = 0; i < nd; i++)
         if (deps[i] != UINT32_MAX)
@@ -50,6 +50,27 @@ void nc_add_conn(nc_plan *p, uint32_t src, uint32_t dst, double weight)
     }
     p->conn[p->n_conns++] = (nc_conn){src, dst, weight};
     p->phase[p->n_phases - 1].n_conn++;
+}
+
+uint32_t nc_set_alltoall_conns(nc_plan *p, uint32_t rank_first, const uint32_t *r, uint32_t n,
+                               uint32_t sender)
+{
+    if (p->failed)
+        return NC_LISTED;
+    if (rank_first == NC_LISTED) {
+        if (grow((void **)&p->rank, &p->cap_rank, p->n_rank + n, sizeof *p->rank)) {
+            p->failed = 1;
+            return NC_LISTED;
+        }
+        rank_first = p->n_rank;
+        for (uint32_t i = 0; i < n; i++)
+            p->rank[p->n_rank++] = r[i];
+    }
+    nc_phase *ph = &p->phase[p->n_phases - 1];
+    ph->rank_first = rank_first;
+    ph->sender = sender;
+    ph->n_conn = n - 1;
+    return rank_first;
 }
 
 /* ---- scale-up domains ---- */

@@ -18,7 +18,8 @@ typedef struct executor {
     flow_net *net;
     uint32_t *deps_left, *flows_left;
     uint32_t *next_offset, *next;   /* dependents of each phase (CSR) */
-    nc_route_buf buf;
+    nc_route_buf buf;               /* all: n_links entries, a coupled phase's merged usages */
+    uint32_t *slot;                 /* link -> its entry in buf.all, or UINT32_MAX */
     double end;
     int failed;
     int code;                       /* a route failure's sim_error code, else 0 */
@@ -27,21 +28,24 @@ typedef struct executor {
 
 static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
 
-static int append(nc_route_buf *b, const topo_usage *u, size_t k, double w)
+/* Add route u[0..k) x w to the phase's merged usages b->all (one entry per
+ * link, in first-use order, weights summed in route order: the usages
+ * flow_start would merge itself, without holding every connection's route),
+ * and reserve it in the load so that the next adaptive choice sees it. */
+static void merge_route(executor *x, const topo_usage *u, size_t k, double w)
 {
-    if (b->n_all + k > b->cap_all) {
-        size_t c = b->cap_all ? b->cap_all : 1024;
-        while (c < b->n_all + k)
-            c *= 2;
-        topo_usage *q = realloc(b->all, c * sizeof *q);
-        if (!q)
-            return -1;
-        b->all = q;
-        b->cap_all = c;
+    nc_route_buf *b = &x->buf;
+    for (size_t i = 0; i < k; i++) {
+        topo_usage one = {u[i].link, u[i].weight * w};
+        flow_net_bias_load(x->net, &one, 1, +1);
+        uint32_t s = x->slot[one.link];
+        if (s == UINT32_MAX) {
+            x->slot[one.link] = (uint32_t)b->n_all;
+            b->all[b->n_all++] = one;
+        } else {
+            b->all[s].weight += one.weight;
+        }
     }
-    for (size_t i = 0; i < k; i++)
-        b->all[b->n_all++] = (topo_usage){u[i].link, u[i].weight * w};
-    return 0;
 }
 
 static void fail(executor *x)
@@ -61,31 +65,29 @@ static void start_phase(executor *x, uint32_t i)
         return;
     }
     for (uint32_t k = 0; k < ph->n_conn; k++) {
-        const nc_conn *c = &x->p->conn[ph->conn_first + k];
-        long nu = nc_route_conn(x->f, c, nc_route_key(i, k), load, &x->buf);
+        nc_conn c = nc_phase_conn(x->p, ph, k);
+        long nu = nc_route_conn(x->f, &c, nc_route_key(i, k), load, &x->buf);
         if (nu < 0) {
-            x->code = nc_route_failure(x->err, nu, c);
+            x->code = nc_route_failure(x->err, nu, &c);
             fail(x);
-            return;
+            break;
         }
-        if (ph->coupled) {
-            if (append(&x->buf, x->buf.one, (size_t)nu, c->weight)) {
-                fail(x);
-                return;
-            }
-            flow_net_bias_load(x->net, x->buf.all + x->buf.n_all - nu, (size_t)nu, +1);
-        } else if (flow_start(x->net, x->buf.one, (size_t)nu, ph->bytes * c->weight, ph->rate_cap,
-                              0, i) == UINT32_MAX) {
+        if (ph->coupled)
+            merge_route(x, x->buf.one, (size_t)nu, c.weight);
+        else if (flow_start(x->net, x->buf.one, (size_t)nu, ph->bytes * c.weight, ph->rate_cap,
+                            0, i) == UINT32_MAX) {
             fail(x);
-            return;
+            break;
         }
     }
-    if (ph->coupled) {
+    if (ph->coupled && !x->failed) {
         if (flow_start(x->net, x->buf.all, x->buf.n_all, ph->bytes, ph->rate_cap, 0, i) ==
             UINT32_MAX)
             fail(x);
         flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
     }
+    for (size_t u = 0; u < x->buf.n_all; u++)
+        x->slot[x->buf.all[u].link] = UINT32_MAX;
 }
 
 static void phase_done(sim_engine *eng, void *ctx, uint64_t data)
@@ -142,7 +144,12 @@ int nc_simulate(const nc_plan *p, const nc_fabric *f, nc_result *out, sim_error 
     x.deps_left = malloc(((size_t)p->n_phases + 1) * sizeof *x.deps_left);
     x.flows_left = calloc((size_t)p->n_phases + 1, sizeof *x.flows_left);
     x.buf.one = malloc(((size_t)f->g->n_links + 1) * sizeof *x.buf.one);
-    if (!x.eng || !x.deps_left || !x.flows_left || !x.buf.one ||
+    x.buf.all = malloc(((size_t)f->g->n_links + 1) * sizeof *x.buf.all);
+    x.slot = malloc(((size_t)f->g->n_links + 1) * sizeof *x.slot);
+    if (x.slot)
+        for (uint32_t l = 0; l < f->g->n_links; l++)
+            x.slot[l] = UINT32_MAX;
+    if (!x.eng || !x.deps_left || !x.flows_left || !x.buf.one || !x.buf.all || !x.slot ||
         build_dependents(p, &x.next_offset, &x.next))
         goto done;
     x.net = flow_net_create(x.eng, f->g->n_links, f->g->link_bytes_per_s, flow_finished, &x);
@@ -176,5 +183,6 @@ done:
     free(x.next);
     free(x.buf.one);
     free(x.buf.all);
+    free(x.slot);
     return rc;
 }

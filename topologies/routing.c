@@ -11,6 +11,12 @@
 #define HOP_INF UINT16_MAX
 #define MAX_ROUTE_HOPS 64 /* a path longer than this means a broken table */
 
+struct sw_hop {
+    uint32_t link;
+    uint32_t wi : 31;        /* the far switch's index */
+    uint32_t is_up : 1;      /* it is on a higher tier */
+};
+
 struct topo_router {
     const topo_graph *g;
     topo_route_config cfg;
@@ -28,6 +34,9 @@ struct topo_router {
     uint32_t max_degree;
     uint32_t *up_offset;     /* folded Clos: each node's links to higher tiers (CSR) */
     uint32_t *up_links;
+    uint32_t *adj_offset;    /* each switch's links to switches, in out_links order (CSR by */
+    struct sw_hop *adj;      /* switch index): next_links reads one array, not four */
+    uint32_t *tied;          /* choose: the candidates tied for least pressure */
     uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
     double *node_weight;     /* spray frontier weights, per node */
     uint32_t *front, *next_front;
@@ -154,6 +163,31 @@ static int build_up_links(topo_router *r)
     return 0;
 }
 
+/* Each switch's links to switches with the far end's index and whether
+ * it climbs: what next_links reads at every hop of every route. */
+static int build_switch_adjacency(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    r->adj_offset = calloc((size_t)r->n_sw + 2, sizeof *r->adj_offset);
+    r->adj = malloc(((size_t)g->n_links + 1) * sizeof *r->adj);
+    if (!r->adj_offset || !r->adj || r->n_sw >= 0x80000000u)
+        return -1;
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t vi = r->sw_index[v];
+        if (vi == UINT32_MAX)
+            continue;
+        r->adj_offset[vi] = n;
+        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+            uint32_t l = g->out_links[i], w = g->link_dst[l], wi = r->sw_index[w];
+            if (wi != UINT32_MAX)
+                r->adj[n++] = (struct sw_hop){l, wi, g->node_tier[w] > g->node_tier[v]};
+        }
+    }
+    r->adj_offset[r->n_sw] = n;
+    return 0;
+}
+
 /* The global links of every ordered pair of groups (Dragonfly family). */
 static int build_group_pairs(topo_router *r)
 {
@@ -244,7 +278,9 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
     r->tables = calloc((size_t)r->n_sw + 1, sizeof *r->tables);
     r->queue = malloc(((size_t)r->n_sw + 1) * sizeof *r->queue);
     r->cand = malloc(((size_t)r->max_degree + 1) * sizeof *r->cand);
-    if (!r->tables || !r->queue || !r->cand || build_groups(r))
+    r->tied = malloc(((size_t)r->max_degree + 64) * sizeof *r->tied);
+    if (!r->tables || !r->queue || !r->cand || !r->tied || build_groups(r) ||
+        build_switch_adjacency(r))
         goto oom;
     if (!g->updown && r->n_groups > 1 && build_group_pairs(r))
         goto oom;
@@ -273,6 +309,9 @@ void topo_router_destroy(topo_router *r)
     free(r->up_offset);
     free(r->up_links);
     free(r->cand);
+    free(r->tied);
+    free(r->adj_offset);
+    free(r->adj);
     free(r->link_slot);
     free(r->node_weight);
     free(r->front);
@@ -329,27 +368,27 @@ static const uint16_t *table_to(topo_router *r, uint32_t t)
  * up-neighbours that are in the table. Returns the number written to cand. */
 static uint32_t next_links(topo_router *r, uint32_t v, const uint16_t *hops)
 {
-    const topo_graph *g = r->g;
-    uint16_t dv = hops[r->sw_index[v]];
+    uint32_t vi = r->sw_index[v];
+    uint16_t dv = hops[vi];
     uint32_t n = 0;
+    const struct sw_hop *a = r->adj + r->adj_offset[vi], *end = r->adj + r->adj_offset[vi + 1];
+    if (dv != HOP_INF) {
+        for (; a < end; a++)
+            if (hops[a->wi] + 1 == dv)
+                r->cand[n++] = a->link;
+        return n;
+    }
     uint16_t best = HOP_INF;
-    for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
-        uint32_t l = g->out_links[i], w = g->link_dst[l], wi = r->sw_index[w];
-        if (wi == UINT32_MAX)
+    for (; a < end; a++) {
+        if (!a->is_up)
             continue;
-        if (dv != HOP_INF) {
-            if (hops[wi] + 1 == dv)
-                r->cand[n++] = l;
-            continue;
-        }
-        if (g->node_tier[w] <= g->node_tier[v])
-            continue;
-        if (hops[wi] < best) { /* a common ancestor: keep only the nearest ones */
-            best = hops[wi];
+        uint16_t h = hops[a->wi];
+        if (h < best) { /* a common ancestor: keep only the nearest ones */
+            best = h;
             n = 0;
         }
-        if (hops[wi] == best)
-            r->cand[n++] = l;
+        if (h == best)
+            r->cand[n++] = a->link;
     }
     return n;
 }
@@ -360,7 +399,10 @@ static double link_pressure(const topo_graph *g, const double *load, uint32_t l)
 }
 
 /* One of n candidate links by the balancing rule (ECMP hash, or least
- * pressure with hash tie-break). */
+ * pressure with hash tie-break). The tie-break is a reservoir choice: the
+ * k-th tie (k = 1, 2, ...) replaces the pick when mix64(h + k) % k == 0, so
+ * the pick is the last tie whose test holds: found by testing from the last
+ * tie back (about half the hashes of a forward pass; the same pick). */
 static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_t key,
                        uint64_t qp, uint32_t at, const double *load)
 {
@@ -369,21 +411,24 @@ static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_
         return cand[0];
     if (r->cfg.balance != TOPO_BALANCE_ADAPTIVE || !load)
         return cand[h % n];
+    const double *cap = r->g->link_bytes_per_s;
     double best = INFINITY;
-    uint32_t ties = 0, pick = cand[0];
+    uint32_t ties = 0, *tied = r->tied; /* n <= max_degree, or 64 (walk_single, landing) */
     for (uint32_t i = 0; i < n; i++) {
-        double p = link_pressure(r->g, load, cand[i]);
+        double p = load[cand[i]] / cap[cand[i]];
         if (p < best * (1 - 1e-12)) {
             best = p;
             ties = 0;
         }
-        if (p <= best * (1 + 1e-12)) {
-            ties++; /* reservoir choice among equals, driven by the hash */
-            if (mix64(h + ties) % ties == 0)
-                pick = cand[i];
-        }
+        if (p <= best * (1 + 1e-12))
+            tied[ties++] = cand[i];
     }
-    return pick;
+    if (!ties) /* no candidate below infinite pressure: the forward pass kept cand[0] */
+        return cand[0];
+    for (uint32_t k = ties; k > 1; k--)
+        if (mix64(h + k) % k == 0)
+            return tied[k - 1];
+    return tied[0];
 }
 
 static void add_usage(topo_router *r, uint32_t l, double w, topo_usage *out, size_t *n)

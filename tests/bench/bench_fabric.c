@@ -16,13 +16,20 @@
  * 3. Churn: N random host-to-host flows (1e3, 1.6e4, 1e5) on the k = 16
  *    fat-tree (k = 32 for 1e5), each started at a uniform random time in [0, 1 s) and run to
  *    completion: every start and finish is its own recomputation.
+ * 4. All-to-all (direct: each rank's n-1 sends one coupled flow) on the
+ *    fat-tree of part 1 at 4,096 GPUs, 1 MiB per rank pair (nccl-tests' S
+ *    = n MiB per rank: 4 GiB, inside its default -e 8G sweep), in a fork()ed
+ *    child as in part 1. Timed: nc_plan_build and nc_simulate (router tables
+ *    cold); total_s = plan + simulate, and the child's peak RSS less its RSS
+ *    at the fork (the fabric itself included).
  * Prints one line per metric, "bench_fabric <part> <size keys> <metric>=<value>"
  * (targets from the issue next to their metric, as target_* and meets_target;
  * nothing fails on them), after one line describing each all-reduce size.
  * Exit status 0 whatever the speed; non-zero only when something is
  * functionally wrong (a build or route fails, a child dies, the incremental
  * rates differ from a full recomputation). --smoke: 256 and 512 GPUs, 1e3
- * flows on k = 16, 1e3 churned flows (for ctest; the figures mean nothing).
+ * flows on k = 16, 1e3 churned flows, a 256-GPU all-to-all (for ctest; the
+ * figures mean nothing). --part=NAME runs one part only.
  */
 #include <errno.h>
 #include <math.h>
@@ -60,6 +67,10 @@
 #define CHURN_WINDOW_S 1.0     /* part 3: starts uniform in [0, 1 s) */
 #define TARGET_CHURN_16K_S 1.0 /* issue 18: 16,000 random flows under 1 s ... */
 #define TARGET_CHURN_100K_S 10.0 /* ... and 100,000 under 10 s */
+#define ALLTOALL_PAIR_BYTES 1048576.0 /* part 4: 1 MiB per rank pair */
+#define TARGET_ALLTOALL_GPUS 4096u
+#define TARGET_ALLTOALL_S 2.0  /* issue 18: 4,096-rank all-to-all under 2 s ... */
+#define TARGET_ALLTOALL_RSS_BYTES 500e6 /* ... and 500 MB */
 
 static double now_s(void)
 {
@@ -173,7 +184,8 @@ static void run_size(unsigned gpus, struct size_result *r)
     t1 = now_s();
     r->plan_s = t1 - t0;
     r->phases = plan.n_phases;
-    r->conns = plan.n_conns;
+    for (uint32_t i = 0; i < plan.n_phases; i++)
+        r->conns += plan.phase[i].n_conn;
 
     nc_result res;
     t0 = now_s();
@@ -220,8 +232,16 @@ out:
     free(ranks);
 }
 
-/* Run one size in a child; returns 0 and fills r, or -1. */
-static int run_size_forked(unsigned gpus, struct size_result *r)
+/* What every child result begins with: whether it ran, and why not. */
+struct child_head {
+    int ok;
+    char why[256];
+};
+
+/* Run child(gpus, r) in a fork()ed child, so its peak RSS is its own;
+ * r (size bytes, beginning with a struct child_head's fields) comes back
+ * through a pipe. Returns 0 and fills r, or -1 with a message printed. */
+static int run_forked(void (*child)(unsigned, void *), unsigned gpus, void *r, size_t size)
 {
     int fd[2];
     if (pipe(fd)) {
@@ -239,10 +259,12 @@ static int run_size_forked(unsigned gpus, struct size_result *r)
     }
     if (pid == 0) {
         close(fd[0]);
-        struct size_result mine;
-        run_size(gpus, &mine);
-        const char *p = (const char *)&mine;
-        size_t left = sizeof mine;
+        char *mine = malloc(size);
+        if (!mine)
+            _exit(3);
+        child(gpus, mine);
+        const char *p = mine;
+        size_t left = size;
         while (left) {
             ssize_t w = write(fd[1], p, left);
             if (w < 0 && errno == EINTR)
@@ -255,10 +277,10 @@ static int run_size_forked(unsigned gpus, struct size_result *r)
         _exit(0);
     }
     close(fd[1]);
-    char *p = (char *)r;
+    char *p = r;
     size_t got = 0;
-    while (got < sizeof *r) {
-        ssize_t k = read(fd[0], p + got, sizeof *r - got);
+    while (got < size) {
+        ssize_t k = read(fd[0], p + got, size - got);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -269,27 +291,34 @@ static int run_size_forked(unsigned gpus, struct size_result *r)
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (got != sizeof *r || !WIFEXITED(status) || WEXITSTATUS(status)) {
+    if (got != size || !WIFEXITED(status) || WEXITSTATUS(status)) {
         if (WIFSIGNALED(status))
             fprintf(stderr, "bench_fabric: gpus=%u: child killed by signal %d\n", gpus,
                     WTERMSIG(status));
         else
             fprintf(stderr, "bench_fabric: gpus=%u: child exited with %d after %zu of %zu "
                     "result bytes\n", gpus, WIFEXITED(status) ? WEXITSTATUS(status) : -1, got,
-                    sizeof *r);
+                    size);
         return -1;
     }
-    if (!r->ok) {
-        fprintf(stderr, "bench_fabric: gpus=%u: %s\n", gpus, r->why);
+    struct child_head h;
+    memcpy(&h, r, sizeof h);
+    if (!h.ok) {
+        fprintf(stderr, "bench_fabric: gpus=%u: %s\n", gpus, h.why);
         return -1;
     }
     return 0;
 }
 
+static void run_size_child(unsigned gpus, void *r)
+{
+    run_size(gpus, r);
+}
+
 static int bench_allreduce(unsigned gpus)
 {
     struct size_result r;
-    if (run_size_forked(gpus, &r))
+    if (run_forked(run_size_child, gpus, &r, sizeof r))
         return -1;
     const char *pre = "bench_fabric allreduce";
     double total = r.build_s + r.plan_s + r.simulate_s;
@@ -641,16 +670,124 @@ out:
     return rc;
 }
 
+/* ---- 4. all-to-all on the fat-tree of part 1 ---- */
+
+struct alltoall_result { /* the fields of struct child_head first */
+    int ok;
+    char why[256];
+    double plan_s, simulate_s, sim_time_s, busbw;
+    uint64_t conns, flows, recomputes, events;
+    uint32_t phases, max_active;
+    double rss_start_bytes, rss_fabric_bytes, peak_rss_bytes;
+};
+
+static void run_alltoall(unsigned gpus, void *out)
+{
+    struct alltoall_result *r = out;
+    memset(r, 0, sizeof *r);
+    r->rss_start_bytes = peak_rss_bytes();
+    fabric_config c;
+    h100_ndr_config(gpus, &c);
+    fabric f;
+    nc_plan plan;
+    memset(&plan, 0, sizeof plan);
+    sim_error err;
+    sim_error_clear(&err);
+    uint32_t *ranks = malloc((size_t)gpus * sizeof *ranks);
+    if (!ranks) {
+        snprintf(r->why, sizeof r->why, "out of memory");
+        return;
+    }
+    for (unsigned i = 0; i < gpus; i++)
+        ranks[i] = i;
+    if (fabric_build(&c, &f, &err)) {
+        snprintf(r->why, sizeof r->why, "%s", err.msg);
+        free(ranks);
+        return;
+    }
+    r->rss_fabric_bytes = peak_rss_bytes();
+    double bytes = ALLTOALL_PAIR_BYTES * gpus; /* nccl-tests' S: the rank's whole buffer */
+    double t0 = now_s();
+    if (nc_plan_build(&plan, &f.nc, NC_ALLTOALL, NC_ALGO_DIRECT, ranks, gpus, bytes, &err)) {
+        snprintf(r->why, sizeof r->why, "%s", err.msg);
+        goto out;
+    }
+    double t1 = now_s();
+    r->plan_s = t1 - t0;
+    r->phases = plan.n_phases;
+    for (uint32_t i = 0; i < plan.n_phases; i++)
+        r->conns += plan.phase[i].n_conn;
+    nc_result res;
+    t0 = now_s();
+    if (nc_simulate(&plan, &f.nc, &res, &err)) {
+        snprintf(r->why, sizeof r->why, "%s", err.msg);
+        goto out;
+    }
+    t1 = now_s();
+    r->simulate_s = t1 - t0;
+    r->sim_time_s = res.time_s;
+    r->busbw = res.busbw;
+    r->flows = res.flows;
+    r->recomputes = res.recomputes;
+    r->events = res.events;
+    r->max_active = res.max_active_flows;
+    r->ok = 1;
+out:
+    r->peak_rss_bytes = peak_rss_bytes();
+    nc_plan_free(&plan);
+    fabric_free(&f);
+    free(ranks);
+}
+
+static int bench_alltoall(unsigned gpus)
+{
+    struct alltoall_result r;
+    if (run_forked(run_alltoall, gpus, &r, sizeof r))
+        return -1;
+    const char *pre = "bench_fabric alltoall";
+    int is_target = gpus == TARGET_ALLTOALL_GPUS;
+    double total = r.plan_s + r.simulate_s, rss = r.peak_rss_bytes - r.rss_start_bytes;
+    printf("%s gpus=%u bytes_per_pair=%.0f phases=%u conns=%llu\n", pre, gpus,
+           ALLTOALL_PAIR_BYTES, r.phases, (unsigned long long)r.conns);
+    printf("%s gpus=%u plan_s=%.6f\n", pre, gpus, r.plan_s);
+    printf("%s gpus=%u simulate_s=%.6f\n", pre, gpus, r.simulate_s);
+    if (is_target)
+        printf("%s gpus=%u total_s=%.6f target_s=%g meets_target=%d\n", pre, gpus, total,
+               TARGET_ALLTOALL_S, total <= TARGET_ALLTOALL_S);
+    else
+        printf("%s gpus=%u total_s=%.6f\n", pre, gpus, total);
+    printf("%s gpus=%u path=flow sim_time_s=%.9g\n", pre, gpus, r.sim_time_s);
+    printf("%s gpus=%u path=flow busbw_bytes_per_s=%.6g\n", pre, gpus, r.busbw);
+    printf("%s gpus=%u path=flow flows=%llu\n", pre, gpus, (unsigned long long)r.flows);
+    printf("%s gpus=%u path=flow max_active=%u\n", pre, gpus, r.max_active);
+    printf("%s gpus=%u path=flow recomputes=%llu\n", pre, gpus,
+           (unsigned long long)r.recomputes);
+    printf("%s gpus=%u path=flow events=%llu\n", pre, gpus, (unsigned long long)r.events);
+    printf("%s gpus=%u fabric_rss_bytes=%.0f\n", pre, gpus,
+           r.rss_fabric_bytes - r.rss_start_bytes);
+    if (is_target)
+        printf("%s gpus=%u peak_rss_bytes=%.0f target_bytes=%.0f meets_target=%d\n", pre, gpus,
+               rss, TARGET_ALLTOALL_RSS_BYTES, rss <= TARGET_ALLTOALL_RSS_BYTES);
+    else
+        printf("%s gpus=%u peak_rss_bytes=%.0f\n", pre, gpus, rss);
+    fflush(stdout);
+    return 0;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_fabric [--smoke] [--gpus=N] [--flows=N] [--k=K] [--churn=N]\n"
-                    "  --smoke    256 and 512 GPUs, 1e3 flows on k = 16 (for ctest);\n"
-                    "             the figures mean nothing\n"
+    fprintf(stderr, "usage: bench_fabric [--smoke] [--part=NAME] [--gpus=N] [--flows=N] [--k=K]\n"
+                    "                    [--churn=N] [--alltoall=N]\n"
+                    "  --smoke    256 and 512 GPUs, 1e3 flows on k = 16, a 256-GPU\n"
+                    "             all-to-all (for ctest); the figures mean nothing\n"
+                    "  --part=NAME  only allreduce, maxmin, churn or alltoall\n"
                     "  --gpus=N   one all-reduce size instead of 1024, 4096, 16384 (a multiple\n"
                     "             of 256: whole scalable units of 32 nodes of 8 GPUs)\n"
                     "  --flows=N  one flow count instead of 1e3, 1e4, 1e5\n"
                     "  --k=K      one fat-tree arity for the max-min part instead of 16 and 32\n"
-                    "  --churn=N  one count of randomly timed flows instead of 1e3, 1.6e4, 1e5\n");
+                    "  --churn=N  one count of randomly timed flows instead of 1e3, 1.6e4, 1e5\n"
+                    "  --alltoall=N  one all-to-all size instead of 4096 GPUs (a multiple\n"
+                    "             of 256)\n");
     return 2;
 }
 
@@ -669,7 +806,8 @@ static int parse_unsigned(const char *s, unsigned *out)
 int main(int argc, char **argv)
 {
     int is_smoke = 0;
-    unsigned only_gpus = 0, only_flows = 0, only_k = 0, only_churn = 0;
+    unsigned only_gpus = 0, only_flows = 0, only_k = 0, only_churn = 0, only_a2a = 0;
+    const char *part = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0)
             is_smoke = 1;
@@ -681,6 +819,14 @@ int main(int argc, char **argv)
                 return usage();
         } else if (strncmp(argv[i], "--churn=", 8) == 0) {
             if (parse_unsigned(argv[i] + 8, &only_churn))
+                return usage();
+        } else if (strncmp(argv[i], "--alltoall=", 11) == 0) {
+            if (parse_unsigned(argv[i] + 11, &only_a2a))
+                return usage();
+        } else if (strncmp(argv[i], "--part=", 7) == 0) {
+            part = argv[i] + 7;
+            if (strcmp(part, "allreduce") && strcmp(part, "maxmin") && strcmp(part, "churn") &&
+                strcmp(part, "alltoall"))
                 return usage();
         } else if (strncmp(argv[i], "--k=", 4) == 0) {
             if (parse_unsigned(argv[i] + 4, &only_k))
@@ -705,17 +851,21 @@ int main(int argc, char **argv)
     if (only_flows)
         fs = &only_flows, n_fs = 1;
 
-    int failed = 0;
-    for (size_t i = 0; i < n_gs; i++)
-        failed |= bench_allreduce(gs[i]) != 0;
-    for (size_t j = 0; j < n_ks; j++)
-        for (size_t i = 0; i < n_fs; i++)
-            failed |= bench_maxmin(ks[j], fs[i]) != 0;
     const unsigned *cs = is_smoke ? smoke_churns : churns;
     size_t n_cs = is_smoke ? 1 : 3;
     if (only_churn)
         cs = &only_churn, n_cs = 1;
-    for (size_t i = 0; i < n_cs; i++)
+    unsigned a2a = only_a2a ? only_a2a : is_smoke ? 256 : TARGET_ALLTOALL_GPUS;
+
+    int failed = 0;
+    for (size_t i = 0; i < n_gs && (!part || !strcmp(part, "allreduce")); i++)
+        failed |= bench_allreduce(gs[i]) != 0;
+    for (size_t j = 0; j < n_ks && (!part || !strcmp(part, "maxmin")); j++)
+        for (size_t i = 0; i < n_fs; i++)
+            failed |= bench_maxmin(ks[j], fs[i]) != 0;
+    for (size_t i = 0; i < n_cs && (!part || !strcmp(part, "churn")); i++)
         failed |= bench_churn(cs[i]) != 0;
+    if (!part || !strcmp(part, "alltoall"))
+        failed |= bench_alltoall(a2a) != 0;
     return failed;
 }

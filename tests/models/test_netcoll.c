@@ -10,6 +10,7 @@
 #include "fattree.h"
 #include "nccl_tuning.h"
 #include "netcoll.h"
+#include "netcoll_internal.h"
 #include "routing.h"
 
 #define B 50e9 /* bytes/s per link */
@@ -270,10 +271,58 @@ static void test_auto_is_nccl(void)
     topo_graph_fini(&g);
 }
 
+/* A direct all-to-all holds its connections as a rule (no list): phase i
+ * sends from ranks[i] to ranks[i + k + 1 mod n], k = 0 .. n-2, weight 1;
+ * on a k = 4 fat-tree with spraying (non-blocking) each rank's coupled
+ * flow carries n-1 sends of S/n on its host link: (n-1) S/n / B + latency. */
+static void test_alltoall_rule(void)
+{
+    topo_graph g;
+    char why[256];
+    CHECK(topo_fattree_kary(4, B, &g, why, sizeof why) == 0);
+    topo_route_config rc = {TOPO_BALANCE_SPRAY, TOPO_PATH_MINIMAL, 1, 1};
+    topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
+    nc_fabric f;
+    fabric_on(&f, &g, r);
+    enum { N = 12 };
+    uint32_t ranks[N];
+    for (unsigned i = 0; i < N; i++)
+        ranks[i] = (7 * i + 3) % 16; /* hosts in a shuffled order */
+    nc_plan p;
+    sim_error err = {0};
+    CHECK(nc_plan_build(&p, &f, NC_ALLTOALL, NC_ALGO_DIRECT, ranks, N, 12e6, &err) == 0);
+    CHECK(p.n_phases == N && p.n_conns == 0 && p.n_rank == N);
+    unsigned seen = 0;
+    for (uint32_t i = 0; i < p.n_phases; i++) {
+        CHECK(p.phase[i].coupled && p.phase[i].n_conn == N - 1);
+        for (uint32_t k = 0; k < p.phase[i].n_conn; k++) {
+            nc_conn c = nc_phase_conn(&p, &p.phase[i], k);
+            CHECK(c.src == ranks[i] && c.dst == ranks[(i + k + 1) % N] && c.weight == 1.0);
+            seen++;
+        }
+    }
+    CHECK(seen == N * (N - 1));
+    nc_result res;
+    CHECK(nc_simulate(&p, &f, &res, &err) == 0);
+    double lat = f.base_latency_s + f.inter_step_latency_s;
+    CHECK_REL(res.time_s, (N - 1) * 12e6 / N / B + lat, 1e-9);
+    CHECK(res.flows == N);
+    /* appended twice: the second collective's rule names its own ranks */
+    uint32_t other[2] = {15, 14};
+    CHECK(nc_plan_append(&p, &f, NC_ALLTOALL, NC_ALGO_DIRECT, other, 2, 1e6, &err) == 0);
+    CHECK(p.n_phases == N + 2 && p.n_rank == N + 2);
+    nc_conn c = nc_phase_conn(&p, &p.phase[N + 1], 0);
+    CHECK(c.src == 14 && c.dst == 15);
+    nc_plan_free(&p);
+    topo_router_destroy(r);
+    topo_graph_fini(&g);
+}
+
 int main(void)
 {
     test_auto_is_nccl();
     test_ring_closed_form();
+    test_alltoall_rule();
     test_algorithms_agree_and_monotone();
     test_ecmp_collisions();
     test_dragonfly_adversarial();
