@@ -29,7 +29,8 @@ struct nc_exec {
     flow_net *net;
     exec_run *run;
     uint32_t n_runs, cap_runs, free_head;
-    nc_route_buf buf;
+    nc_route_buf buf;       /* all: n_links entries, a coupled phase's merged usages */
+    uint32_t *slot;         /* link -> its entry in buf.all, or UINT32_MAX */
     uint64_t started, finished;
     int code;
     sim_error *err;
@@ -42,21 +43,24 @@ static uint64_t key(uint32_t run, uint32_t phase)
     return (uint64_t)run << 32 | phase;
 }
 
-static int append(nc_route_buf *b, const topo_usage *u, size_t k, double w)
+/* Add route u[0..k) x w to a coupled phase's merged usages (one entry per
+ * link, in first-use order, weights summed in route order: what flow_start
+ * would merge itself, without holding every connection's route), and
+ * reserve it in the load so that the next adaptive choice sees it. */
+static void merge_route(nc_exec *x, const topo_usage *u, size_t k, double w)
 {
-    if (b->n_all + k > b->cap_all) {
-        size_t c = b->cap_all ? b->cap_all : 1024;
-        while (c < b->n_all + k)
-            c *= 2;
-        topo_usage *q = realloc(b->all, c * sizeof *q);
-        if (!q)
-            return -1;
-        b->all = q;
-        b->cap_all = c;
+    nc_route_buf *b = &x->buf;
+    for (size_t i = 0; i < k; i++) {
+        topo_usage one = {u[i].link, u[i].weight * w};
+        flow_net_bias_load(x->net, &one, 1, +1);
+        uint32_t s = x->slot[one.link];
+        if (s == UINT32_MAX) {
+            x->slot[one.link] = (uint32_t)b->n_all;
+            b->all[b->n_all++] = one;
+        } else {
+            b->all[s].weight += one.weight;
+        }
     }
-    for (size_t i = 0; i < k; i++)
-        b->all[b->n_all++] = (topo_usage){u[i].link, u[i].weight * w};
-    return 0;
 }
 
 static int no_memory(nc_exec *x)
@@ -78,28 +82,27 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
             return no_memory(x);
         return 0;
     }
-    for (uint32_t k = 0; k < ph->n_conn; k++) {
-        const nc_conn *c = &p->conn[ph->conn_first + k];
-        long nu = nc_route_conn(x->f, c, nc_route_key(i, k), load, &x->buf);
+    int rc = 0;
+    for (uint32_t k = 0; k < ph->n_conn && !rc; k++) {
+        nc_conn c = nc_phase_conn(p, ph, k);
+        long nu = nc_route_conn(x->f, &c, nc_route_key(i, k), load, &x->buf);
         if (nu < 0)
-            return nc_route_failure(x->err, nu, c);
-        if (ph->coupled) {
-            if (append(&x->buf, x->buf.one, (size_t)nu, c->weight))
-                return no_memory(x);
-            flow_net_bias_load(x->net, x->buf.all + x->buf.n_all - nu, (size_t)nu, +1);
-        } else if (flow_start(x->net, x->buf.one, (size_t)nu, ph->bytes * c->weight,
-                              ph->rate_cap, 0, key(r, i)) == UINT32_MAX) {
-            return no_memory(x);
-        }
+            rc = nc_route_failure(x->err, nu, &c);
+        else if (ph->coupled)
+            merge_route(x, x->buf.one, (size_t)nu, c.weight);
+        else if (flow_start(x->net, x->buf.one, (size_t)nu, ph->bytes * c.weight, ph->rate_cap,
+                            0, key(r, i)) == UINT32_MAX)
+            rc = no_memory(x);
     }
-    if (ph->coupled) {
-        uint32_t id = flow_start(x->net, x->buf.all, x->buf.n_all, ph->bytes, ph->rate_cap, 0,
-                                 key(r, i));
+    if (ph->coupled && !rc) {
+        if (flow_start(x->net, x->buf.all, x->buf.n_all, ph->bytes, ph->rate_cap, 0,
+                       key(r, i)) == UINT32_MAX)
+            rc = no_memory(x);
         flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
-        if (id == UINT32_MAX)
-            return no_memory(x);
     }
-    return 0;
+    for (size_t u = 0; u < x->buf.n_all; u++)
+        x->slot[x->buf.all[u].link] = UINT32_MAX;
+    return rc;
 }
 
 static void fail(nc_exec *x, int code)
@@ -157,9 +160,15 @@ nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
     x->eng = eng;
     x->f = f;
     x->free_head = UINT32_MAX;
-    x->buf.one = malloc(((size_t)f->g->n_links + 1) * sizeof *x->buf.one);
+    size_t n_links = (size_t)f->g->n_links + 1;
+    x->buf.one = malloc(n_links * sizeof *x->buf.one);
+    x->buf.all = malloc(n_links * sizeof *x->buf.all);
+    x->slot = malloc(n_links * sizeof *x->slot);
+    if (x->slot)
+        for (size_t l = 0; l < n_links; l++)
+            x->slot[l] = UINT32_MAX;
     x->net = flow_net_create(eng, f->g->n_links, f->g->link_bytes_per_s, flow_finished, x);
-    if (!x->buf.one || !x->net ||
+    if (!x->buf.one || !x->buf.all || !x->slot || !x->net ||
         (f->incast_efficiency && flow_net_set_incast(x->net, f->incast_efficiency))) {
         nc_exec_destroy(x);
         return NULL;
@@ -177,6 +186,7 @@ void nc_exec_destroy(nc_exec *x)
     flow_net_destroy(x->net);
     free(x->buf.one);
     free(x->buf.all);
+    free(x->slot);
     free(x);
 }
 
