@@ -16,6 +16,7 @@ typedef struct exec_run {
     nc_exec_done_fn done;
     void *ctx;
     uint64_t tag;
+    unsigned cls;
     uint32_t *block;        /* one allocation: the four arrays below */
     uint32_t *deps_left, *flows_left; /* per phase */
     uint32_t *next_offset, *next;     /* dependents of each phase (CSR) */
@@ -34,6 +35,14 @@ struct nc_exec {
     uint64_t started, finished;
     int code;
     sim_error *err;
+    /* link activity (nc_exec_track_links), NULL when off */
+    uint32_t *n_on;         /* per (link, class): flows on it now */
+    double *busy;           /* per (class, link): seconds with a flow of the class */
+    double *overlap;        /* per link: seconds with two classes or more */
+    double *since;          /* per link: the last change */
+    uint32_t **flow_links;  /* per flow id: its links, [0] the count */
+    uint8_t *flow_class;
+    uint32_t n_flow_slots;
 };
 
 static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
@@ -68,6 +77,81 @@ static int no_memory(nc_exec *x)
     return sim_error_set(x->err, SIM_ERR_NOMEM, NULL, 0, "out of memory in the flow model");
 }
 
+/* a flow of class c enters (+1) or leaves (-1) link l now */
+static void link_change(nc_exec *x, uint32_t l, unsigned c, int delta)
+{
+    double now = sim_now(x->eng), dt = now - x->since[l];
+    uint32_t *on = &x->n_on[(size_t)l * NC_EXEC_CLASSES];
+    if (dt > 0) {
+        unsigned classes = 0;
+        for (unsigned k = 0; k < NC_EXEC_CLASSES; k++)
+            if (on[k]) {
+                classes++;
+                x->busy[(size_t)k * x->f->g->n_links + l] += dt;
+            }
+        if (classes >= 2)
+            x->overlap[l] += dt;
+    }
+    x->since[l] = now;
+    on[c] = delta > 0 ? on[c] + 1 : on[c] - 1;
+}
+
+/* remember flow id's links and count it on them; 0 or -1 (no memory) */
+static int track_start(nc_exec *x, uint32_t id, unsigned c, const topo_usage *u, size_t n)
+{
+    if (!x->n_on)
+        return 0;
+    if (id >= x->n_flow_slots) {
+        uint32_t cap = x->n_flow_slots ? 2 * x->n_flow_slots : 1024;
+        while (cap <= id)
+            cap *= 2;
+        uint32_t **q = realloc(x->flow_links, cap * sizeof *q);
+        if (!q)
+            return -1;
+        x->flow_links = q;
+        uint8_t *k = realloc(x->flow_class, cap);
+        if (!k)
+            return -1;
+        x->flow_class = k;
+        memset(q + x->n_flow_slots, 0, (cap - x->n_flow_slots) * sizeof *q);
+        x->n_flow_slots = cap;
+    }
+    uint32_t *links = malloc((n + 1) * sizeof *links);
+    if (!links)
+        return -1;
+    links[0] = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        links[i + 1] = u[i].link;
+        link_change(x, u[i].link, c, +1);
+    }
+    free(x->flow_links[id]);
+    x->flow_links[id] = links;
+    x->flow_class[id] = (uint8_t)c;
+    return 0;
+}
+
+static void track_finish(nc_exec *x, uint32_t id)
+{
+    if (!x->n_on || id >= x->n_flow_slots || !x->flow_links[id])
+        return;
+    uint32_t *links = x->flow_links[id];
+    for (uint32_t i = 0; i < links[0]; i++)
+        link_change(x, links[i + 1], x->flow_class[id], -1);
+    free(links);
+    x->flow_links[id] = NULL;
+}
+
+/* start one flow of run r's phase i and track it */
+static int start_flow(nc_exec *x, uint32_t r, uint32_t i, const topo_usage *u, size_t n,
+                      double bytes)
+{
+    const nc_phase *ph = &x->run[r].p->phase[i];
+    uint32_t id = flow_start(x->net, u, n, bytes, ph->rate_cap, 0, key(r, i));
+    if (id == UINT32_MAX || track_start(x, id, x->run[r].cls, u, n))
+        return no_memory(x);
+    return 0;
+}
+
 /* route and start phase i of run r; 0 or an error code */
 static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
 {
@@ -90,14 +174,11 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
             rc = nc_route_failure(x->err, nu, &c);
         else if (ph->coupled)
             merge_route(x, x->buf.one, (size_t)nu, c.weight);
-        else if (flow_start(x->net, x->buf.one, (size_t)nu, ph->bytes * c.weight, ph->rate_cap,
-                            0, key(r, i)) == UINT32_MAX)
-            rc = no_memory(x);
+        else
+            rc = start_flow(x, r, i, x->buf.one, (size_t)nu, ph->bytes * c.weight);
     }
     if (ph->coupled && !rc) {
-        if (flow_start(x->net, x->buf.all, x->buf.n_all, ph->bytes, ph->rate_cap, 0,
-                       key(r, i)) == UINT32_MAX)
-            rc = no_memory(x);
+        rc = start_flow(x, r, i, x->buf.all, x->buf.n_all, ph->bytes);
         flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
     }
     for (size_t u = 0; u < x->buf.n_all; u++)
@@ -143,8 +224,8 @@ static void phase_done(sim_engine *eng, void *ctx, uint64_t data)
 
 static void flow_finished(void *ctx, uint32_t flow, uint64_t tag)
 {
-    (void)flow;
     nc_exec *x = ctx;
+    track_finish(x, flow);
     uint32_t r = (uint32_t)(tag >> 32), i = (uint32_t)tag;
     if (--x->run[r].flows_left[i] == 0 &&
         !sim_schedule_in(x->eng, x->run[r].p->phase[i].latency_s, 0, KIND_NC_PHASE_DONE,
@@ -187,6 +268,14 @@ void nc_exec_destroy(nc_exec *x)
     free(x->buf.one);
     free(x->buf.all);
     free(x->slot);
+    for (uint32_t i = 0; i < x->n_flow_slots; i++)
+        free(x->flow_links[i]);
+    free(x->flow_links);
+    free(x->flow_class);
+    free(x->n_on);
+    free(x->busy);
+    free(x->overlap);
+    free(x->since);
     free(x);
 }
 
@@ -241,8 +330,8 @@ static int build_run(exec_run *run, const nc_plan *p)
     return 0;
 }
 
-int nc_exec_start(nc_exec *x, const nc_plan *p, nc_exec_done_fn done, void *ctx, uint64_t tag,
-                  sim_error *err)
+int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn done, void *ctx,
+                  uint64_t tag, sim_error *err)
 {
     x->err = err;
     uint32_t r = new_run(x);
@@ -255,6 +344,7 @@ int nc_exec_start(nc_exec *x, const nc_plan *p, nc_exec_done_fn done, void *ctx,
     x->run[r].done = done;
     x->run[r].ctx = ctx;
     x->run[r].tag = tag;
+    x->run[r].cls = cls < NC_EXEC_CLASSES ? cls : NC_EXEC_CLASSES - 1;
     x->started++;
     if (p->n_phases == 0) { /* nothing to move: done at once */
         release(x, r);
@@ -290,4 +380,31 @@ uint64_t nc_exec_started(const nc_exec *x)
 uint64_t nc_exec_finished(const nc_exec *x)
 {
     return x->finished;
+}
+
+int nc_exec_track_links(nc_exec *x)
+{
+    size_t n = (size_t)x->f->g->n_links + 1;
+    if (x->n_on)
+        return 0;
+    x->n_on = calloc(n * NC_EXEC_CLASSES, sizeof *x->n_on);
+    x->busy = calloc(n * NC_EXEC_CLASSES, sizeof *x->busy);
+    x->overlap = calloc(n, sizeof *x->overlap);
+    x->since = calloc(n, sizeof *x->since);
+    if (!x->n_on || !x->busy || !x->overlap || !x->since) {
+        free(x->n_on);
+        x->n_on = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+const double *nc_exec_link_busy(const nc_exec *x, unsigned cls)
+{
+    return x->n_on && cls < NC_EXEC_CLASSES ? x->busy + (size_t)cls * x->f->g->n_links : NULL;
+}
+
+const double *nc_exec_link_overlap(const nc_exec *x)
+{
+    return x->n_on ? x->overlap : NULL;
 }

@@ -34,8 +34,21 @@ void nc_exec_destroy(nc_exec *x); /* NULL-safe; runs still in flight are dropped
  * err: SIM_ERR_NOMEM, or a route failure (nc_route_failure). A failure
  * while a later phase starts stops the engine (sim_stop) and is kept:
  * nc_exec_error returns its code. */
-int nc_exec_start(nc_exec *x, const nc_plan *p, nc_exec_done_fn done, void *ctx, uint64_t tag,
-                  sim_error *err);
+int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn done, void *ctx,
+                  uint64_t tag, sim_error *err);
+
+/* Link activity by class of traffic (cls of nc_exec_start, below
+ * NC_EXEC_CLASSES): from now on, per link, how long flows of each class were
+ * on it and how long flows of two classes or more were on it at once (exact:
+ * updated at every flow start and finish). 0, or -1 when out of memory. */
+#define NC_EXEC_CLASSES 4
+int nc_exec_track_links(nc_exec *x);
+
+/* Per link (n_links entries), after the run: seconds with a flow of class
+ * cls on it, and seconds with flows of two classes or more; NULL unless
+ * tracked. */
+const double *nc_exec_link_busy(const nc_exec *x, unsigned cls);
+const double *nc_exec_link_overlap(const nc_exec *x);
 
 /* 0, or the code of the first failure inside a running plan. */
 int nc_exec_error(const nc_exec *x);

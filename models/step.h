@@ -81,6 +81,17 @@ typedef struct step_stage {
 
 #define STEP_TIERS 4 /* 0 scale-up, 1 host-leaf, 2 leaf-spine, 3 spine-core / global */
 
+/* A link where the concurrent iteration's PP sends and DP traffic met. */
+#define STEP_HOT_LINKS 8
+typedef struct step_hot_link {
+    uint32_t link, src, dst;  /* the directed link and its end nodes (topo_graph ids) */
+    int tier;                 /* step_link_tier: 0 scale-up .. 3 spine-core / global */
+    double pp_s;              /* seconds with a PP send on it */
+    double dp_s;              /* seconds with a DP reduction or parameter gather on it */
+    double both_s;            /* seconds with both at once */
+    double utilisation;       /* bytes / (capacity x iteration) */
+} step_hot_link;
+
 typedef struct step_profile {
     double iteration_s;
     double tokens_per_s;
@@ -124,6 +135,10 @@ typedef struct step_profile {
     double coll_total_s[COMM_KIND_COUNT];
     double coll_exposed_s[COMM_KIND_COUNT];
     double coll_hidden_s[COMM_KIND_COUNT];
+    /* the concurrent iteration only (else n_hot 0): the links where PP and DP
+     * traffic overlapped longest, longest first */
+    unsigned n_hot;
+    step_hot_link hot[STEP_HOT_LINKS];
 } step_profile;
 
 void step_options_defaults(step_options *o);

@@ -137,7 +137,7 @@ static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
     z->pp_time[2 * s + (unsigned)dir] -= sim_now(z->eng);
     z->pp_count[2 * s + (unsigned)dir] += 1;
     uint64_t tag = ((((uint64_t)d * z->n_pos + b) * 2 + (unsigned)dir) * z->m + mb) << 2 | TAG_PP;
-    return nc_exec_start(z->x, plan, plan_done, z, tag, z->err);
+    return nc_exec_start(z->x, plan, TAG_PP, plan_done, z, tag, z->err);
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -244,8 +244,8 @@ static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
     des *z = ctx;
     unsigned j = (unsigned)data;
     z->b_start[z->bucket_first[j] + z->bucket_next[j]] = sim_now(eng);
-    int rc = nc_exec_start(z->x, &z->dp_plan[j], plan_done, z, (uint64_t)j << 2 | TAG_DP,
-                           z->err);
+    int rc = nc_exec_start(z->x, &z->dp_plan[j], TAG_DP, plan_done, z,
+                           (uint64_t)j << 2 | TAG_DP, z->err);
     if (rc)
         fail(z, rc);
 }
@@ -290,7 +290,7 @@ static void gather_next(des *z, unsigned s)
         const dp_chain *dc = &z->sr->dc[j];
         if (z->gather_bucket[s] < dc->buckets && dc->gather_bytes > 0) {
             z->gather_t0[s] = sim_now(z->eng);
-            int rc = nc_exec_start(z->x, &z->ag_plan[j], plan_done, z,
+            int rc = nc_exec_start(z->x, &z->ag_plan[j], TAG_GATHER, plan_done, z,
                                    (uint64_t)s << 2 | TAG_GATHER, z->err);
             if (rc)
                 fail(z, rc);
@@ -518,7 +518,7 @@ static int set_up(des *z)
     if (rc)
         return rc;
     z->x = nc_exec_create(z->eng, &z->f->nc);
-    return z->x ? 0 : no_memory(z);
+    return z->x && !nc_exec_track_links(z->x) ? 0 : no_memory(z);
 }
 
 static void free_all(des *z)
@@ -541,6 +541,35 @@ static void free_all(des *z)
         free(ptrs[i]);
     nc_exec_destroy(z->x);
     sim_engine_destroy(z->eng);
+}
+
+/* the links where PP and DP traffic overlapped longest (then the busiest
+ * with both), longest first, lowest link id on ties */
+static void hot_links(des *z)
+{
+    const nc_exec *x = z->x;
+    const double *pp = nc_exec_link_busy(x, TAG_PP), *dp = nc_exec_link_busy(x, TAG_DP);
+    const double *ag = nc_exec_link_busy(x, TAG_GATHER), *both = nc_exec_link_overlap(x);
+    const topo_graph *g = &z->f->g;
+    step_profile *out = z->out;
+    out->n_hot = 0;
+    for (uint32_t l = 0; l < g->n_links; l++) {
+        if (!(both[l] > 0))
+            continue;
+        step_hot_link h = {.link = l, .src = g->link_src[l], .dst = g->link_dst[l],
+                           .tier = step_link_tier(g, l), .pp_s = pp[l], .dp_s = dp[l] + ag[l],
+                           .both_s = both[l]};
+        unsigned k = out->n_hot < STEP_HOT_LINKS ? out->n_hot++ : STEP_HOT_LINKS;
+        while (k > 0 && (out->hot[k - 1].both_s < h.both_s ||
+                         (out->hot[k - 1].both_s == h.both_s &&
+                          out->hot[k - 1].pp_s + out->hot[k - 1].dp_s < h.pp_s + h.dp_s))) {
+            if (k < STEP_HOT_LINKS)
+                out->hot[k] = out->hot[k - 1];
+            k--;
+        }
+        if (k < STEP_HOT_LINKS)
+            out->hot[k] = h;
+    }
 }
 
 /* what the iteration measured, where the profile's attribution reads it:
@@ -585,6 +614,12 @@ static int record(des *z)
     const double *bytes = flow_net_link_bytes(nc_exec_net(z->x));
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
         z->out->link_bytes[l] += bytes[l];
+    hot_links(z);
+    for (unsigned k = 0; k < z->out->n_hot; k++) {
+        uint32_t l = z->out->hot[k].link;
+        z->out->hot[k].utilisation =
+            z->out->link_bytes[l] / (z->f->g.link_bytes_per_s[l] * z->iteration);
+    }
     return 0;
 }
 

@@ -103,6 +103,17 @@ static void print_text(const scn_scenario *s, const step_profile *p)
         printf("  %-18s %14.4g %17.1f%%\n", step_tier_name(t), p->tier_bytes[t],
                100 * p->tier_peak_utilisation[t]);
     print_attribution(p);
+    if (p->n_hot) {
+        printf("links where PP sends and DP traffic overlapped (concurrent iteration, the "
+               "longest %u; s per iteration):\n  %-7s %-8s %-8s %-18s %9s %9s %9s %12s\n",
+               p->n_hot, "link", "from", "to", "tier", "pp", "dp", "both", "utilisation");
+        for (unsigned k = 0; k < p->n_hot; k++) {
+            const step_hot_link *h = &p->hot[k];
+            printf("  %-7u %-8u %-8u %-18s %9.4g %9.4g %9.4g %11.1f%%\n", h->link, h->src,
+                   h->dst, step_tier_name(h->tier), h->pp_s, h->dp_s, h->both_s,
+                   100 * h->utilisation);
+        }
+    }
     if (p->slowest_gpu != UINT32_MAX)
         printf("stragglers      slowest GPU %u at %.1f %% speed; the other replicas waited %.4g s "
                "for it at the gradient reduction\n", p->slowest_gpu, 100 * p->slowest_speed,
@@ -151,6 +162,22 @@ static void print_json(const step_profile *p)
         cJSON_AddNumberToObject(c, "hidden", p->coll_hidden_s[k]);
     }
     cJSON_AddNumberToObject(o, "bubble_s", p->part_s[STEP_BUBBLE]);
+    if (p->n_hot) {
+        cJSON *hot = cJSON_AddArrayToObject(o, "overlap_links");
+        for (unsigned k = 0; k < p->n_hot; k++) {
+            const step_hot_link *h = &p->hot[k];
+            cJSON *l = cJSON_CreateObject();
+            cJSON_AddNumberToObject(l, "link", h->link);
+            cJSON_AddNumberToObject(l, "from", h->src);
+            cJSON_AddNumberToObject(l, "to", h->dst);
+            cJSON_AddStringToObject(l, "tier", step_tier_name(h->tier));
+            cJSON_AddNumberToObject(l, "pp_s", h->pp_s);
+            cJSON_AddNumberToObject(l, "dp_s", h->dp_s);
+            cJSON_AddNumberToObject(l, "both_s", h->both_s);
+            cJSON_AddNumberToObject(l, "utilisation", h->utilisation);
+            cJSON_AddItemToArray(hot, l);
+        }
+    }
     if (p->slowest_gpu != UINT32_MAX) {
         cJSON_AddNumberToObject(o, "slowest_gpu", p->slowest_gpu);
         cJSON_AddNumberToObject(o, "slowest_speed", p->slowest_speed);
