@@ -39,7 +39,6 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->load = calloc(L, sizeof *n->load);
     n->link_bytes = calloc(L, sizeof *n->link_bytes);
     n->on_link = calloc(L, sizeof *n->on_link);
-    n->attach_slot = calloc(L, sizeof *n->attach_slot);
     n->level = malloc(L * sizeof *n->level);
     n->link_mark = calloc(L, sizeof *n->link_mark);
     n->comp_links = malloc(L * sizeof *n->comp_links);
@@ -54,7 +53,7 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
     n->free_class = NO_CLASS;
     if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->link_mark ||
-        !n->attach_slot || !n->level || !n->dirty || !n->is_dirty ||
+        !n->level || !n->dirty || !n->is_dirty ||
         !n->comp_links || !n->cap_left || !n->w_unfrozen || !n->n_unfrozen || !n->heap ||
         !n->heap_pos || !n->touched) {
         flow_net_destroy(n);
@@ -72,7 +71,7 @@ void flow_net_destroy(flow_net *n)
     free(n->incast);
     void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->link_mark,
                       n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
-                      n->heap_pos, n->dirty, n->touched, n->attach_slot, n->level,
+                      n->heap_pos, n->dirty, n->touched, n->level,
                       n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -407,9 +406,8 @@ size_t flow_net_memory_bytes(const flow_net *n)
 {
     size_t L = (size_t)n->n_links + 1, b = sizeof *n;
     /* capacity, load, link_bytes, cap_left, w_unfrozen, level; link_mark,
-     * comp_links, n_unfrozen, heap, heap_pos, touched, attach_slot, dirty;
-     * is_dirty */
-    b += L * (6 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
+     * comp_links, n_unfrozen, heap, heap_pos, touched, dirty; is_dirty */
+    b += L * (6 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
     b += flow_store_memory_bytes(n);
     return b + (n->incast ? L * sizeof(double) : 0);
 }

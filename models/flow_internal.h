@@ -50,7 +50,6 @@ struct flow_net {
     double *capacity, *load, *link_bytes;
     double *incast;        /* per link, or NULL: capacity factor under incast */
     link_list *on_link;
-    uint32_t *attach_slot; /* per link: its usage index while a flow attaches */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;

@@ -242,30 +242,37 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
 {
     if (reserve_scratch(n, k))
         return -1;
-    uint32_t m = 0; /* merge repeated links, adding their weights in order */
+    for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
+        if (reserve_link(&n->on_link[u[i].link]))
+            return -1;
+    /* f goes on each link once: a repeated link finds f last on its list
+     * (repeats are rare; netcoll merges its own), and its weights add in order */
+    uint32_t m = 0;
     for (size_t i = 0; i < k; i++) {
-        uint32_t l = u[i].link, s = n->attach_slot[l];
-        if (s < m && n->attach_link[s] == l) {
+        uint32_t l = u[i].link;
+        link_list *ll = &n->on_link[l];
+        if (ll->n && ll->flow[ll->n - 1] == f) {
+            uint32_t s = m - 1;
+            while (n->attach_link[s] != l) /* l is among the first m */
+                s--;
             n->attach_w[s] += u[i].weight;
             continue;
         }
-        n->attach_slot[l] = m;
+        ll->flow[ll->n++] = f;
         n->attach_link[m] = l;
         n->attach_w[m++] = u[i].weight;
     }
     int uniform = 1;
     for (uint32_t s = 1; s < m; s++)
         uniform &= n->attach_w[s] == n->attach_w[0];
-    for (uint32_t s = 0; s < m; s++)
-        if (reserve_link(&n->on_link[n->attach_link[s]]))
-            return -1;
     flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0};
     uint32_t id = class_get(n, &key);
-    if (id == NO_CLASS)
-        return -1;
-    size_t off = pool_alloc(n, block_size(m, uniform));
-    if (off == SIZE_MAX) {
-        class_put(n, id);
+    size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, uniform));
+    if (off == SIZE_MAX) { /* take f off its links again: it is last on each */
+        if (id != NO_CLASS)
+            class_put(n, id);
+        for (uint32_t s = 0; s < m; s++)
+            n->on_link[n->attach_link[s]].n--;
         return -1;
     }
     uint32_t *b = n->pool + off;
@@ -281,11 +288,8 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     }
     n->use_off[f] = (uint32_t)off;
     n->cls[f] = id;
-    for (uint32_t s = 0; s < m; s++) {
-        link_list *ll = &n->on_link[b[s]];
-        ll->flow[ll->n++] = f;
+    for (uint32_t s = 0; s < m; s++)
         flow_mark_dirty(n, b[s]);
-    }
     for (size_t i = 0; i < k; i++)
         n->load[u[i].link] += u[i].weight;
     return 0;
