@@ -1,9 +1,11 @@
 /* flow.c - max-min fair flow model with incremental recomputation (see
  * flow.h).
  *
- * Data layout: flows and links are dense ids with per-id arrays (STYLE.md).
- * A link keeps the list of (flow, usage index) on it; a usage keeps its
- * position in that list, so removing a flow is O(its usages). Recomputation
+ * Data layout: flows and links are dense ids with per-id arrays (STYLE.md);
+ * the flow records, usage pool and link lists are flow_store.c's
+ * (flow_internal.h gives the layout: 116 bytes for a 6-hop single-path
+ * flow). A link keeps the list of flows on it; removing a flow scans each of
+ * its links' lists, which a recomputation scans anyway. Recomputation
  * collects the component of the changed links (breadth-first over link ->
  * flows -> links, marked by an epoch counter so nothing needs clearing) and
  * runs progressive filling on it with a binary heap of links keyed by fair
@@ -18,15 +20,6 @@
 
 #include "event_kinds.h"
 #include "flow_internal.h"
-
-static int grow_array(void **p, size_t n, size_t elem)
-{
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    return 0;
-}
 
 flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
                           flow_done_fn done, void *ctx)
@@ -46,6 +39,7 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->load = calloc(L, sizeof *n->load);
     n->link_bytes = calloc(L, sizeof *n->link_bytes);
     n->on_link = calloc(L, sizeof *n->on_link);
+    n->level = malloc(L * sizeof *n->level);
     n->link_mark = calloc(L, sizeof *n->link_mark);
     n->comp_links = malloc(L * sizeof *n->comp_links);
     n->cap_left = malloc(L * sizeof *n->cap_left);
@@ -54,7 +48,12 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->heap = malloc(L * sizeof *n->heap);
     n->heap_pos = malloc(L * sizeof *n->heap_pos);
     n->touched = malloc(L * sizeof *n->touched);
+    n->dirty = malloc(L * sizeof *n->dirty);
+    n->is_dirty = calloc(L, sizeof *n->is_dirty);
+    n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
+    n->free_class = NO_CLASS;
     if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->link_mark ||
+        !n->level || !n->dirty || !n->is_dirty ||
         !n->comp_links || !n->cap_left || !n->w_unfrozen || !n->n_unfrozen || !n->heap ||
         !n->heap_pos || !n->touched) {
         flow_net_destroy(n);
@@ -68,66 +67,30 @@ void flow_net_destroy(flow_net *n)
 {
     if (!n)
         return;
-    for (uint32_t l = 0; n->on_link && l < n->n_links; l++)
-        free(n->on_link[l].e);
-    for (uint32_t f = 0; n->use && f < n->n_flows; f++)
-        free(n->use[f]);
+    flow_store_free(n);
     free(n->incast);
     void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->link_mark,
                       n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
-                      n->heap_pos, n->use, n->n_use, n->bytes, n->left, n->rate, n->since,
-                      n->rate_cap, n->latency, n->tag, n->event, n->active, n->free_ids,
-                      n->dirty, n->flow_mark, n->comp_flows, n->capped, n->new_rate, n->touched,
-                      n->bneck, n->fresh};
+                      n->heap_pos, n->dirty, n->touched, n->level,
+                      n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(n);
 }
 
-static int grow_flows(flow_net *n)
+void flow_mark_dirty(flow_net *n, uint32_t link)
 {
-    size_t cap = n->cap_flows ? 2 * (size_t)n->cap_flows : 256;
-    if (cap > UINT32_MAX - 1)
-        return -1;
-    if (grow_array((void **)&n->use, cap, sizeof *n->use) ||
-        grow_array((void **)&n->n_use, cap, sizeof *n->n_use) ||
-        grow_array((void **)&n->bytes, cap, sizeof *n->bytes) ||
-        grow_array((void **)&n->left, cap, sizeof *n->left) ||
-        grow_array((void **)&n->rate, cap, sizeof *n->rate) ||
-        grow_array((void **)&n->since, cap, sizeof *n->since) ||
-        grow_array((void **)&n->rate_cap, cap, sizeof *n->rate_cap) ||
-        grow_array((void **)&n->latency, cap, sizeof *n->latency) ||
-        grow_array((void **)&n->tag, cap, sizeof *n->tag) ||
-        grow_array((void **)&n->event, cap, sizeof *n->event) ||
-        grow_array((void **)&n->active, cap, sizeof *n->active) ||
-        grow_array((void **)&n->free_ids, cap, sizeof *n->free_ids) ||
-        grow_array((void **)&n->flow_mark, cap, sizeof *n->flow_mark) ||
-        grow_array((void **)&n->comp_flows, cap, sizeof *n->comp_flows) ||
-        grow_array((void **)&n->capped, cap, sizeof *n->capped) ||
-        grow_array((void **)&n->new_rate, cap, sizeof *n->new_rate) ||
-        grow_array((void **)&n->bneck, cap, sizeof *n->bneck) ||
-        grow_array((void **)&n->fresh, cap, sizeof *n->fresh))
-        return -1;
-    for (size_t f = n->cap_flows; f < cap; f++) {
-        n->use[f] = NULL;
-        n->flow_mark[f] = 0;
-        n->active[f] = 0;
+    if (!n->is_dirty[link]) { /* each link once: the list never outgrows the links */
+        n->is_dirty[link] = 1;
+        n->dirty[n->n_dirty++] = link;
     }
-    n->cap_flows = (uint32_t)cap;
-    return 0;
 }
 
-static void mark_dirty(flow_net *n, uint32_t link)
+static void clear_dirty(flow_net *n)
 {
-    if (n->n_dirty == n->cap_dirty) {
-        size_t cap = n->cap_dirty ? 2 * (size_t)n->cap_dirty : 1024;
-        if (grow_array((void **)&n->dirty, cap, sizeof *n->dirty)) {
-            n->failed = 1;
-            return;
-        }
-        n->cap_dirty = (uint32_t)cap;
-    }
-    n->dirty[n->n_dirty++] = link;
+    for (uint32_t i = 0; i < n->n_dirty; i++)
+        n->is_dirty[n->dirty[i]] = 0;
+    n->n_dirty = 0;
 }
 
 static void on_recompute(sim_engine *eng, void *ctx, uint64_t data);
@@ -142,67 +105,40 @@ static void want_recompute(flow_net *n)
     sim_schedule_in(n->eng, 0.0, RECOMPUTE_PRIORITY, KIND_FLOW_RECOMPUTE, on_recompute, n, 0);
 }
 
-/* Put the flow on its links; merges repeated links into one usage. */
-static int attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k)
+/* Append flow f to a FIFO list threaded through bneck. */
+static void list_push(flow_net *n, uint32_t *head, uint32_t *tail, uint32_t f)
 {
-    flow_use *use = malloc((k ? k : 1) * sizeof *use);
-    if (!use)
+    n->bneck[f] = NO_FLOW;
+    if (*tail == NO_FLOW)
+        *head = f;
+    else
+        n->bneck[*tail] = f;
+    *tail = f;
+}
+
+/* Room in the capped scratch for one more flow with a cap or no link. */
+static int reserve_capped(flow_net *n)
+{
+    if (n->n_capped_active < n->cap_capped)
+        return 0;
+    size_t cap = (size_t)n->cap_capped + n->cap_capped / 4 + 16;
+    uint32_t *p = realloc(n->capped, cap * sizeof *p);
+    if (!p || cap > UINT32_MAX)
         return -1;
-    uint32_t m = 0;
-    for (size_t i = 0; i < k; i++) {
-        uint32_t l = u[i].link;
-        /* repeated links are rare and usage lists short per link: the
-         * link's own list, whose last entry is this flow if seen, finds them */
-        link_list *ll = &n->on_link[l];
-        if (ll->n && ll->e[ll->n - 1].flow == f) {
-            use[ll->e[ll->n - 1].use].weight += u[i].weight;
-            n->load[l] += u[i].weight;
-            continue;
-        }
-        if (ll->n == ll->cap) {
-            uint32_t cap = ll->cap ? 2 * ll->cap : 4;
-            if (grow_array((void **)&ll->e, cap, sizeof *ll->e)) {
-                free(use);
-                return -1;
-            }
-            ll->cap = cap;
-        }
-        ll->e[ll->n] = (link_entry){f, m};
-        use[m] = (flow_use){l, ll->n, u[i].weight};
-        ll->n++;
-        m++;
-        n->load[l] += u[i].weight;
-        mark_dirty(n, l);
-    }
-    n->use[f] = use;
-    n->n_use[f] = m;
+    n->capped = p;
+    n->cap_capped = (uint32_t)cap;
     return 0;
 }
 
-static void detach(flow_net *n, uint32_t f)
+static int is_capped(const flow_net *n, uint32_t f)
 {
-    for (uint32_t i = 0; i < n->n_use[f]; i++) {
-        flow_use *u = &n->use[f][i];
-        link_list *ll = &n->on_link[u->link];
-        link_entry last = ll->e[--ll->n];
-        if (u->pos != ll->n) { /* move the last entry into the hole */
-            ll->e[u->pos] = last;
-            n->use[last.flow][last.use].pos = u->pos;
-        }
-        n->load[u->link] -= u->weight;
-        if (ll->n == 0)
-            n->load[u->link] = 0; /* no rounding residue on an idle link */
-        mark_dirty(n, u->link);
-    }
-    free(n->use[f]);
-    n->use[f] = NULL;
-    n->n_use[f] = 0;
+    return isfinite(flow_cls(n, f)->rate_cap) || flow_n_use(n, f) == 0;
 }
 
 uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double bytes,
                     double rate_cap, double latency_s, uint64_t tag)
 {
-    if (n->failed || !(bytes >= 0) || !isfinite(bytes) || !(rate_cap > 0) ||
+    if (!(bytes >= 0) || !isfinite(bytes) || !(rate_cap > 0) ||
         !(latency_s >= 0) || !isfinite(latency_s))
         return UINT32_MAX;
     for (size_t i = 0; i < n_usage; i++)
@@ -210,37 +146,42 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
             return UINT32_MAX;
     uint32_t f;
     if (n->n_free)
-        f = n->free_ids[--n->n_free];
+        f = n->free_head;
     else {
-        if (n->n_flows == n->cap_flows && grow_flows(n))
+        if (n->n_flows == n->cap_flows && flow_store_grow_flows(n))
             return UINT32_MAX;
-        f = n->n_flows++;
+        f = n->n_flows;
     }
+    if (reserve_capped(n) || flow_store_attach(n, f, usage, n_usage, rate_cap, latency_s))
+        return UINT32_MAX;
+    if (n->n_free) {
+        n->free_head = n->flow_mark[f]; /* the free list's link */
+        n->flow_mark[f] = 0;
+        n->n_free--;
+    } else
+        n->n_flows++;
     n->bytes[f] = bytes;
     n->left[f] = bytes;
     n->rate[f] = 0;
     n->since[f] = sim_now(n->eng);
-    n->rate_cap[f] = rate_cap;
-    n->latency[f] = latency_s;
     n->tag[f] = tag;
     n->event[f] = 0;
-    n->active[f] = 1;
-    if (attach(n, f, usage, n_usage)) {
-        n->active[f] = 0;
-        n->free_ids[n->n_free++] = f;
-        return UINT32_MAX;
-    }
+    n->n_capped_active += is_capped(n, f);
     n->n_active++;
     n->stats.flows_started++;
     n->stats.bytes_started += bytes;
     if (n->n_active > n->stats.max_active)
         n->stats.max_active = n->n_active;
-    if (bytes == 0 || (n->n_use[f] == 0 && !isfinite(rate_cap))) {
+    uint32_t n_use = flow_n_use(n, f);
+    if (bytes == 0 || (n_use == 0 && !isfinite(rate_cap))) {
+        n->bneck[f] = NO_LINK;
         n->event[f] = sim_schedule_in(n->eng, 0.0, 0, KIND_FLOW_DONE, on_done, n, f);
         return f;
     }
-    n->bneck[f] = NO_LINK;
-    n->fresh[n->n_fresh++] = f;
+    if (n_use)
+        list_push(n, &n->fresh_head, &n->fresh_tail, f);
+    else
+        list_push(n, &n->bare_head, &n->bare_tail, f);
     want_recompute(n);
     return f;
 }
@@ -253,8 +194,9 @@ void flow_advance(flow_net *n, uint32_t f, double now)
         moved = n->left[f];
     if (moved > 0) {
         n->left[f] -= moved;
-        for (uint32_t i = 0; i < n->n_use[f]; i++)
-            n->link_bytes[n->use[f][i].link] += moved * n->use[f][i].weight;
+        const uint32_t *links = flow_links(n, f);
+        for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++)
+            n->link_bytes[links[k]] += moved * flow_use_weight(n, f, k);
     }
     n->since[f] = now;
 }
@@ -263,15 +205,16 @@ void flow_finish(flow_net *n, uint32_t f, int recompute)
 {
     n->stats.bytes_delivered += n->bytes[f];
     n->left[f] = 0;
-    detach(n, f);
-    n->active[f] = 0;
+    double latency_s = flow_cls(n, f)->latency_s;
+    n->n_capped_active -= is_capped(n, f);
+    flow_store_detach(n, f);
     n->n_active--;
     n->stats.flows_finished++;
     if (recompute)
         want_recompute(n);
     /* reported by an event even without latency: the callback may start
      * flows, which must not join a filling already under way */
-    sim_schedule_in(n->eng, n->latency[f], 0, KIND_FLOW_DELIVER, on_deliver, n, f);
+    sim_schedule_in(n->eng, latency_s, 0, KIND_FLOW_DELIVER, on_deliver, n, f);
 }
 
 static void on_done(sim_engine *eng, void *ctx, uint64_t data)
@@ -291,9 +234,24 @@ static void on_deliver(sim_engine *eng, void *ctx, uint64_t data)
     flow_net *n = ctx;
     uint32_t f = (uint32_t)data;
     uint64_t tag = n->tag[f];
-    n->free_ids[n->n_free++] = f;
+    n->flow_mark[f] = n->free_head; /* the free list's link (no filling marks a free id) */
+    n->free_head = f;
+    n->n_free++;
     if (n->done)
         n->done(n->ctx, f, tag);
+}
+
+uint32_t flow_take_dirty(flow_net *n, uint32_t *out, uint32_t count)
+{
+    for (uint32_t i = 0; i < n->n_dirty; i++) {
+        uint32_t l = n->dirty[i];
+        if (n->link_mark[l] != n->epoch) {
+            n->link_mark[l] = n->epoch;
+            out[count++] = l;
+        }
+    }
+    clear_dirty(n);
+    return count;
 }
 
 /* The flows and links connected to the dirty links; returns the flow count
@@ -301,30 +259,21 @@ static void on_deliver(sim_engine *eng, void *ctx, uint64_t data)
 static uint32_t collect_component(flow_net *n, uint32_t *nl_out)
 {
     n->epoch += 2;
-    uint32_t nl = 0, nf = 0;
-    for (uint32_t i = 0; i < n->n_dirty; i++) {
-        uint32_t l = n->dirty[i];
-        if (n->link_mark[l] != n->epoch) {
-            n->link_mark[l] = n->epoch;
-            n->comp_links[nl++] = l;
-        }
-    }
-    n->n_dirty = 0;
+    uint32_t nl = flow_take_dirty(n, n->comp_links, 0), nf = 0;
     for (uint32_t head = 0; head < nl; head++) {
         const link_list *ll = &n->on_link[n->comp_links[head]];
         for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = ll->e[i].flow;
+            uint32_t f = ll->flow[i];
             if (n->flow_mark[f] == n->epoch)
                 continue;
             n->flow_mark[f] = n->epoch;
             n->comp_flows[nf++] = f;
-            for (uint32_t k = 0; k < n->n_use[f]; k++) {
-                uint32_t m = n->use[f][k].link;
-                if (n->link_mark[m] != n->epoch) {
-                    n->link_mark[m] = n->epoch;
-                    n->comp_links[nl++] = m;
+            const uint32_t *links = flow_links(n, f);
+            for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++)
+                if (n->link_mark[links[k]] != n->epoch) {
+                    n->link_mark[links[k]] = n->epoch;
+                    n->comp_links[nl++] = links[k];
                 }
-            }
         }
     }
     *nl_out = nl;
@@ -357,13 +306,13 @@ static uint32_t refill_component(flow_net *n, double now)
         n->comp_flows[kept++] = f;
     }
     nf = kept;
-    n->n_dirty = 0; /* the links the finishes above marked are in the component */
+    clear_dirty(n); /* the links the finishes above marked are in the component */
     n->stats.recomputes++;
     n->stats.flows_refilled += nf;
     n->stats.links_refilled += nl;
     flow_fill(n, nf, nl, 0);
     for (uint32_t i = 0; i < nf; i++)
-        flow_set_rate(n, n->comp_flows[i], n->new_rate[n->comp_flows[i]]);
+        flow_set_rate(n, n->comp_flows[i], flow_new_rate(n, n->comp_flows[i]));
     return nl;
 }
 
@@ -387,16 +336,21 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
     double now = sim_now(eng);
     n->recompute_pending = 0;
     uint32_t nl;
-    if (n->n_active <= COMPONENT_MAX_FLOWS || n->incast || n->no_repair)
+    if (n->n_active <= COMPONENT_MAX_FLOWS || n->incast || n->no_repair) {
+        n->fresh_head = n->fresh_tail = NO_FLOW; /* in the component */
         nl = refill_component(n, now);
-    else
+    } else
         nl = flow_repair(n, now);
-    for (uint32_t i = 0; i < n->n_fresh; i++) { /* capped flows on no link */
-        uint32_t f = n->fresh[i];
-        if (n->active[f] && !n->n_use[f] && !n->event[f])
-            flow_set_rate(n, f, n->rate_cap[f]);
+    /* capped flows on no link (the list is threaded through bneck, which
+     * no filling writes for them: they are on no link) */
+    for (uint32_t f = n->bare_head; f != NO_FLOW;) {
+        uint32_t next = n->bneck[f];
+        n->bneck[f] = NO_LINK;
+        if (flow_is_active(n, f) && !n->event[f])
+            flow_set_rate(n, f, flow_cls(n, f)->rate_cap);
+        f = next;
     }
-    n->n_fresh = 0;
+    n->bare_head = n->bare_tail = NO_FLOW;
 #ifndef NDEBUG
     check_capacity(n, nl);
 #else
@@ -450,17 +404,11 @@ const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
 
 size_t flow_net_memory_bytes(const flow_net *n)
 {
-    size_t L = (size_t)n->n_links + 1, F = n->cap_flows, b = sizeof *n;
-    b += L * (4 * sizeof(double) + sizeof(link_list) + 5 * sizeof(uint32_t));
-    b += L * sizeof(uint32_t); /* touched */
-    b += F * (sizeof(flow_use *) + 2 * sizeof(uint32_t) + 7 * sizeof(double) + sizeof(uint64_t) +
-              sizeof(sim_event_id) + 1 + 6 * sizeof(uint32_t));
-    b += (size_t)n->cap_dirty * sizeof(uint32_t);
-    for (uint32_t l = 0; l < n->n_links; l++)
-        b += (size_t)n->on_link[l].cap * sizeof(link_entry);
-    for (uint32_t f = 0; f < n->n_flows; f++)
-        if (n->use[f])
-            b += (n->n_use[f] ? n->n_use[f] : 1) * sizeof(flow_use);
+    size_t L = (size_t)n->n_links + 1, b = sizeof *n;
+    /* capacity, load, link_bytes, cap_left, w_unfrozen, level; link_mark,
+     * comp_links, n_unfrozen, heap, heap_pos, touched, dirty; is_dirty */
+    b += L * (6 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
+    b += flow_store_memory_bytes(n);
     return b + (n->incast ? L * sizeof(double) : 0);
 }
 
@@ -477,7 +425,7 @@ int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
     n->epoch += 2;
     uint32_t nf = 0, nl = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)
-        if (n->active[f] && n->bytes[f] > 0) {
+        if (flow_is_active(n, f) && n->bytes[f] > 0) {
             n->flow_mark[f] = n->epoch;
             n->comp_flows[nf++] = f;
         }
@@ -487,7 +435,7 @@ int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
     flow_fill(n, nf, nl, 0);
     for (uint32_t i = 0; i < nf; i++)
         if (n->comp_flows[i] < n_rates)
-            rates[n->comp_flows[i]] = n->new_rate[n->comp_flows[i]];
+            rates[n->comp_flows[i]] = flow_new_rate(n, n->comp_flows[i]);
     if (n->n_flows)
         memcpy(n->bneck, kept, (size_t)n->n_flows * sizeof *kept);
     free(kept);
@@ -501,9 +449,9 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = links ? links[i] : i;
         double sum = 0;
-        for (uint32_t i = 0; i < n->on_link[l].n; i++) {
-            const link_entry *e = &n->on_link[l].e[i];
-            sum += n->rate[e->flow] * n->use[e->flow][e->use].weight;
+        for (uint32_t k = 0; k < n->on_link[l].n; k++) {
+            uint32_t f = n->on_link[l].flow[k];
+            sum += n->rate[f] * flow_weight_on(n, f, l);
         }
         if (sum > flow_link_capacity(n, l) * (1 + 1e-9)) {
             *link = l;
@@ -537,7 +485,7 @@ int flow_net_check(const flow_net *n, sim_error *err)
                              flow_link_capacity(n, l));
     double in_flight = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)
-        if (n->active[f])
+        if (flow_is_active(n, f))
             in_flight += n->bytes[f];
     double lhs = n->stats.bytes_started, rhs = n->stats.bytes_delivered + in_flight;
     if (fabs(lhs - rhs) > 1e-9 * (lhs > 1 ? lhs : 1))

@@ -84,8 +84,9 @@ const flow_stats *flow_net_stats(const flow_net *net);
  * recomputation and completion (so exact after the run). */
 const double *flow_net_link_bytes(const flow_net *net);
 
-/* Bytes the net holds in its own arrays (per link, per flow, routes and
- * link lists, by allocated capacity; not the engine's events). */
+/* Bytes the net holds in its own arrays (per link, per flow, the usage
+ * pool, flow classes and link lists, by allocated capacity; not malloc's
+ * headers nor the engine's events). A 6-hop single-path flow: about 120. */
 size_t flow_net_memory_bytes(const flow_net *net);
 
 /* Local repair (default on): with more than a few dozen active flows, a

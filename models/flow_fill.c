@@ -76,19 +76,22 @@ static void heap_remove(flow_net *n, uint32_t link)
     }
 }
 
+/* Freeze flow f at rate (its new rate: level[link], or its cap when link
+ * is NO_LINK). */
 static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
 {
-    n->new_rate[f] = rate;
     n->bneck[f] = link;
     n->flow_mark[f] = n->epoch + 1; /* frozen in this filling */
-    for (uint32_t i = 0; i < n->n_use[f]; i++) {
-        const flow_use *u = &n->use[f][i];
-        n->cap_left[u->link] -= rate * u->weight;
-        n->w_unfrozen[u->link] -= u->weight;
-        if (--n->n_unfrozen[u->link] == 0)
-            heap_remove(n, u->link);
+    const uint32_t *links = flow_links(n, f);
+    for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++) {
+        uint32_t l = links[k];
+        double w = flow_use_weight(n, f, k);
+        n->cap_left[l] -= rate * w;
+        n->w_unfrozen[l] -= w;
+        if (--n->n_unfrozen[l] == 0)
+            heap_remove(n, l);
         else
-            heap_fix(n, n->heap_pos[u->link]);
+            heap_fix(n, n->heap_pos[l]);
     }
 }
 
@@ -104,23 +107,24 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         n->cap_left[l] = flow_link_capacity(n, l);
         const link_list *ll = &n->on_link[l];
         for (uint32_t k = 0; residual && k < ll->n; k++) {
-            uint32_t g = ll->e[k].flow;
+            uint32_t g = ll->flow[k];
             if (n->flow_mark[g] != n->epoch)
-                n->cap_left[l] -= n->rate[g] * n->use[g][ll->e[k].use].weight;
+                n->cap_left[l] -= n->rate[g] * flow_weight_on(n, g, l);
         }
         n->w_unfrozen[l] = 0;
         n->n_unfrozen[l] = 0;
     }
     uint32_t n_capped = 0;
     for (uint32_t i = 0; i < nf; i++) {
-        uint32_t f = n->comp_flows[i];
-        for (uint32_t k = 0; k < n->n_use[f]; k++) {
-            n->w_unfrozen[n->use[f][k].link] += n->use[f][k].weight;
-            n->n_unfrozen[n->use[f][k].link]++;
+        uint32_t f = n->comp_flows[i], m = flow_n_use(n, f);
+        const uint32_t *links = flow_links(n, f);
+        for (uint32_t k = 0; k < m; k++) {
+            n->w_unfrozen[links[k]] += flow_use_weight(n, f, k);
+            n->n_unfrozen[links[k]]++;
         }
-        if (isfinite(n->rate_cap[f]) || n->n_use[f] == 0)
+        if (isfinite(flow_cls(n, f)->rate_cap) || m == 0)
             n->capped[n_capped++] = f;
-        n->stats.usages_refilled += n->n_use[f];
+        n->stats.usages_refilled += m;
     }
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
@@ -144,7 +148,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         while (next_cap < n_capped && n->flow_mark[n->capped[next_cap]] != n->epoch)
             next_cap++;
         double by_link = n->heap_n ? share(n, n->heap[0]) : INFINITY;
-        double by_cap = next_cap < n_capped ? n->rate_cap[n->capped[next_cap]] : INFINITY;
+        double by_cap = next_cap < n_capped ? flow_cls(n, n->capped[next_cap])->rate_cap : INFINITY;
         if (by_cap <= by_link) {
             freeze(n, n->capped[next_cap++], by_cap, NO_LINK);
             left--;
@@ -154,8 +158,9 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
             break; /* unreachable: every uncapped flow has a link */
         uint32_t l = n->heap[0];
         const link_list *ll = &n->on_link[l];
+        n->level[l] = by_link; /* every flow it freezes gets this rate */
         for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = ll->e[i].flow;
+            uint32_t f = ll->flow[i];
             if (n->flow_mark[f] == n->epoch) {
                 freeze(n, f, by_link, l);
                 left--;
@@ -167,7 +172,8 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
 static int cmp_cap(const void *a, const void *b, void *ctx)
 {
     const flow_net *n = ctx;
-    double x = n->rate_cap[*(const uint32_t *)a], y = n->rate_cap[*(const uint32_t *)b];
+    double x = flow_cls(n, *(const uint32_t *)a)->rate_cap;
+    double y = flow_cls(n, *(const uint32_t *)b)->rate_cap;
     return (x > y) - (x < y);
 }
 
@@ -197,9 +203,9 @@ static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
     const link_list *ll = &n->on_link[l];
     double used = 0, top = 0, low_d = INFINITY;
     for (uint32_t i = 0; i < ll->n; i++) {
-        uint32_t g = ll->e[i].flow;
-        double r = in_fill(n, g) ? n->new_rate[g] : n->rate[g];
-        used += r * n->use[g][ll->e[i].use].weight;
+        uint32_t g = ll->flow[i];
+        double r = in_fill(n, g) ? flow_new_rate(n, g) : n->rate[g];
+        used += r * flow_weight_on(n, g, l);
         top = r > top ? r : top;
         if (in_fill(n, g) && n->bneck[g] == l && r < low_d)
             low_d = r;
@@ -209,7 +215,7 @@ static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
     int saturated = cap - used <= (2.0 * ll->n + 8) * 0x1p-52 * cap;
     double slowest_ok = top * (1 - RATE_TOL), fastest_ok = low_d * (1 + RATE_TOL);
     for (uint32_t i = 0; i < ll->n; i++) {
-        uint32_t g = ll->e[i].flow;
+        uint32_t g = ll->flow[i];
         if (in_fill(n, g))
             continue;
         if ((n->bneck[g] == l && !(saturated && n->rate[g] >= slowest_ok)) ||
@@ -226,19 +232,12 @@ static uint32_t collect_touched(flow_net *n, double now)
     n->epoch += 2;
     uint32_t nt = 0;
     for (uint32_t h = 0;; h++) {
-        for (uint32_t i = 0; i < n->n_dirty; i++) {
-            uint32_t l = n->dirty[i];
-            if (n->link_mark[l] != n->epoch) {
-                n->link_mark[l] = n->epoch;
-                n->touched[nt++] = l;
-            }
-        }
-        n->n_dirty = 0;
+        nt = flow_take_dirty(n, n->touched, nt);
         if (h == nt)
             return nt;
         const link_list *ll = &n->on_link[n->touched[h]];
         for (uint32_t i = 0; i < ll->n;) {
-            uint32_t f = ll->e[i].flow;
+            uint32_t f = ll->flow[i];
             flow_advance(n, f, now);
             if (n->rate[f] > 0 && n->event[f] && n->left[f] <= FINISHED_FRACTION * n->bytes[f]) {
                 sim_cancel(n->eng, n->event[f]);
@@ -257,7 +256,7 @@ static uint32_t fill_all(flow_net *n)
     n->epoch += 2;
     uint32_t nf = 0, nl = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)
-        if (n->active[f] && n->n_use[f]) {
+        if (flow_is_active(n, f) && flow_n_use(n, f)) {
             n->flow_mark[f] = n->epoch;
             n->comp_flows[nf++] = f;
         }
@@ -268,7 +267,7 @@ static uint32_t fill_all(flow_net *n)
     n->stats.links_refilled += nl;
     flow_fill(n, nf, nl, 0);
     for (uint32_t i = 0; i < nf; i++)
-        flow_set_rate(n, n->comp_flows[i], n->new_rate[n->comp_flows[i]]);
+        flow_set_rate(n, n->comp_flows[i], flow_new_rate(n, n->comp_flows[i]));
     return nl;
 }
 
@@ -277,9 +276,14 @@ uint32_t flow_repair(flow_net *n, double now)
     uint32_t nt = collect_touched(n, now), nd = 0, nl = 0;
     uint64_t work = 0; /* flows filled over the rounds */
     n->stats.recomputes++;
-    for (uint32_t i = 0; i < n->n_fresh; i++) /* the new flows */
-        if (n->n_use[n->fresh[i]])
-            join(n, n->fresh[i], &nd);
+    /* the new flows on links, before any filling writes bneck (their list) */
+    for (uint32_t f = n->fresh_head; f != NO_FLOW;) {
+        uint32_t next = n->bneck[f];
+        n->bneck[f] = NO_LINK;
+        join(n, f, &nd);
+        f = next;
+    }
+    n->fresh_head = n->fresh_tail = NO_FLOW;
     for (;;) {
         work += nd;
         if (2 * work > n->n_active)
@@ -289,13 +293,12 @@ uint32_t flow_repair(flow_net *n, double now)
         for (uint32_t i = 0; i < nd; i++) {
             uint32_t f = n->comp_flows[i];
             n->flow_mark[f] = n->epoch;
-            for (uint32_t k = 0; k < n->n_use[f]; k++) {
-                uint32_t m = n->use[f][k].link;
-                if (n->link_mark[m] != n->epoch) {
-                    n->link_mark[m] = n->epoch;
-                    n->comp_links[nl++] = m;
+            const uint32_t *links = flow_links(n, f);
+            for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++)
+                if (n->link_mark[links[k]] != n->epoch) {
+                    n->link_mark[links[k]] = n->epoch;
+                    n->comp_links[nl++] = links[k];
                 }
-            }
         }
         n->stats.flows_refilled += nd;
         n->stats.links_refilled += nl;
@@ -311,6 +314,6 @@ uint32_t flow_repair(flow_net *n, double now)
             break;
     }
     for (uint32_t i = 0; i < nd; i++)
-        flow_set_rate(n, n->comp_flows[i], n->new_rate[n->comp_flows[i]]);
+        flow_set_rate(n, n->comp_flows[i], flow_new_rate(n, n->comp_flows[i]));
     return nl;
 }

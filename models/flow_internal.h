@@ -1,32 +1,44 @@
 /* flow_internal.h - the flow net's record, shared by flow.c (flows, events,
- * the component refill) and flow_fill.c (progressive filling and the local
- * repair). Not part of the model's interface: use flow.h.
+ * the component refill), flow_fill.c (progressive filling and the local
+ * repair) and flow_store.c (the usage pool, the flow classes, the link
+ * lists). Not part of the model's interface: use flow.h.
+ *
+ * Layout (docs/fabric.md, "Flow records"): per flow, struct-of-arrays of
+ * 4 doubles (bytes, left, rate, since), 2 uint64 (tag, event) and 5 uint32
+ * (use_off, cls, bneck, flow_mark, comp_flows): 68 bytes. What most flows
+ * share - latency, rate cap, usage count and a single weight - is one
+ * interned flow_class record. A flow's links are a block of the usage pool
+ * (uint32 link ids; a flow with unequal weights adds its weights and a
+ * link-sorted index). A link's list holds flow ids only (4 bytes). A 6-hop
+ * single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
+ * A flow's new rate after a filling is not stored: it is the fill level of
+ * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
  */
 #ifndef DCSIM_MODELS_FLOW_INTERNAL_H
 #define DCSIM_MODELS_FLOW_INTERNAL_H
+
+#include <math.h>
+#include <string.h>
 
 #include "flow.h"
 
 #define RECOMPUTE_PRIORITY 255 /* after every other event of the instant */
 #define FINISHED_FRACTION 1e-12 /* bytes left below this share of the flow: finished */
 #define NO_LINK UINT32_MAX
+#define NO_FLOW UINT32_MAX
+#define NO_CLASS UINT32_MAX /* cls of a flow not active */
 /* Nets with up to this many active flows refill the changed component
  * whole; larger ones repair locally (flow_fill.c). */
 #define COMPONENT_MAX_FLOWS 64
 
-typedef struct flow_use {
-    uint32_t link;
-    uint32_t pos;   /* index in the link's list */
-    double weight;
-} flow_use;
-
-typedef struct link_entry {
-    uint32_t flow;
-    uint32_t use;   /* index in the flow's usage array */
-} link_entry;
+/* What flows share: interned by (latency, cap, weight, n_use), counted. */
+typedef struct flow_class {
+    double latency_s, rate_cap, weight; /* weight: NAN when per usage (in the pool) */
+    uint32_t n_use, refs;
+} flow_class;
 
 typedef struct link_list {
-    link_entry *e;
+    uint32_t *flow;        /* flow ids; a flow at most once */
     uint32_t n, cap;
 } link_list;
 
@@ -38,42 +50,110 @@ struct flow_net {
     double *capacity, *load, *link_bytes;
     double *incast;        /* per link, or NULL: capacity factor under incast */
     link_list *on_link;
-    /* per flow */
+    /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
-    flow_use **use;
-    uint32_t *n_use;
-    double *bytes, *left, *rate, *since, *rate_cap, *latency;
+    double *bytes, *left, *rate, *since;
     uint64_t *tag;
     sim_event_id *event;
-    uint8_t *active;
-    uint32_t *bneck;       /* the link that froze the flow in its last filling, or NO_LINK (cap) */
-    uint32_t *free_ids, n_free;
-    uint32_t *fresh, n_fresh; /* started since the last recomputation */
+    uint32_t *use_off;     /* block in the pool; next free id while the id is free */
+    uint32_t *cls;         /* flow_class index, NO_CLASS when not active */
+    uint32_t *bneck;       /* the link that froze the flow in its last filling, or NO_LINK
+                            * (cap); before its first recomputation: the next fresh flow */
+    uint32_t *flow_mark, *comp_flows;
+    uint32_t free_head, n_free;          /* free ids, last freed first */
+    uint32_t fresh_head, fresh_tail;     /* started since the last recomputation, on links */
+    uint32_t bare_head, bare_tail;       /* ... on no link */
     uint32_t n_active;
+    /* usage pool: per flow n_use link ids; unequal weights add n_use link-sorted
+     * usage indices and n_use doubles (as 2 uint32 each) */
+    uint32_t *pool;
+    size_t pool_n, pool_cap, pool_garbage;
+    /* flow classes, interned through an open-addressing table of indices */
+    flow_class *classes;
+    uint32_t n_classes, cap_classes, free_class;
+    uint32_t *class_hash, hash_cap; /* hash_cap a power of two, >= 2 x live classes */
+    uint32_t n_live_classes;
+    /* attach scratch: merged weights of the flow being started */
+    double *attach_w;
+    uint32_t *attach_link, attach_cap;
+    uint64_t *attach_key;  /* (link, usage index) pairs to sort */
     /* recomputation scratch */
-    uint32_t *dirty, n_dirty, cap_dirty;
-    uint32_t *link_mark, *flow_mark, epoch;
-    uint32_t *comp_links, *comp_flows, *capped, *touched;
-    double *cap_left, *w_unfrozen, *new_rate;
+    uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
+    uint8_t *is_dirty;
+    uint32_t *link_mark, epoch;
+    uint32_t *comp_links, *touched;
+    uint32_t *capped, n_capped_active, cap_capped; /* flows with a cap or no link */
+    double *cap_left, *w_unfrozen, *level;         /* level: share at which a link froze */
     uint32_t *n_unfrozen, *heap, *heap_pos;
     uint32_t heap_n;
     int recompute_pending;
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
-    int failed;
     flow_stats stats;
 };
 
+/* ---- flow_store.c ---- */
+/* Grow the per-flow arrays (by an eighth); 0 or -1. */
+int flow_store_grow_flows(flow_net *n);
+/* Put flow f on its links (merging repeated links) and give it its class.
+ * Nothing changes on failure; 0 or -1. */
+int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
+                      double rate_cap, double latency_s);
+/* Take flow f off its links and release its block and class. */
+void flow_store_detach(flow_net *n, uint32_t f);
+size_t flow_store_memory_bytes(const flow_net *n);
+void flow_store_free(flow_net *n);
+/* Weight of flow f on link l (f must use l). */
+double flow_weight_on(const flow_net *n, uint32_t f, uint32_t l);
+
+static inline const flow_class *flow_cls(const flow_net *n, uint32_t f)
+{
+    return &n->classes[n->cls[f]];
+}
+static inline uint32_t flow_n_use(const flow_net *n, uint32_t f)
+{
+    return n->classes[n->cls[f]].n_use;
+}
+static inline const uint32_t *flow_links(const flow_net *n, uint32_t f)
+{
+    return n->pool + n->use_off[f];
+}
+/* Weight of flow f's k-th usage. */
+static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
+{
+    const flow_class *c = flow_cls(n, f);
+    if (!isnan(c->weight))
+        return c->weight;
+    double w;
+    memcpy(&w, n->pool + n->use_off[f] + 2 * (size_t)c->n_use + 2 * (size_t)k, sizeof w);
+    return w;
+}
+static inline int flow_is_active(const flow_net *n, uint32_t f)
+{
+    return n->cls[f] != NO_CLASS;
+}
+/* The rate flow f got in the last filling it was in. */
+static inline double flow_new_rate(const flow_net *n, uint32_t f)
+{
+    return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->level[n->bneck[f]];
+}
+
+/* ---- flow.c ---- */
 double flow_link_capacity(const flow_net *n, uint32_t l);
 void flow_advance(flow_net *n, uint32_t f, double now);
 void flow_finish(flow_net *n, uint32_t f, int recompute);
 /* Give flow f rate r from now on (moves its completion event if needed). */
 void flow_set_rate(flow_net *n, uint32_t f, double r);
+void flow_mark_dirty(flow_net *n, uint32_t link);
+/* Append to out[count..] the dirty links not yet marked link_mark == epoch,
+ * each once, marking them; empties the dirty list. Returns the new count. */
+uint32_t flow_take_dirty(flow_net *n, uint32_t *out, uint32_t count);
 
+/* ---- flow_fill.c ---- */
 /* Progressive filling over comp_flows[0..nf) on comp_links[0..nl) (every
- * link of those flows); writes new_rate and bneck. Flows must be marked
- * flow_mark == epoch (epoch + 1 once frozen). residual: a link's capacity
- * is reduced by the current rates of the flows on it that are not in the
- * filling. */
+ * link of those flows); writes bneck and the level of the links that
+ * freeze (flow_new_rate). Flows must be marked flow_mark == epoch (epoch + 1
+ * once frozen). residual: a link's capacity is reduced by the current rates
+ * of the flows on it that are not in the filling. */
 void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual);
 
 /* The local repair (flow_fill.c): rates after the changes on the dirty links,

@@ -218,6 +218,48 @@ static void test_incremental_equals_full(void)
     sim_engine_destroy(eng);
 }
 
+/* The record layout (docs/fabric.md, "Flow records"): 2,000 single-path
+ * flows of 6 hops on 96 links cost at most 128 bytes each, all included
+ * (per-flow arrays, usage pool, link lists, classes); a second wave after
+ * the first has finished reuses the ids and stays within the same bound. */
+static void test_record_bytes(void)
+{
+    enum { LINKS = 96, FLOWS = 2000, HOPS = 6 };
+    sim_engine *eng = sim_engine_create();
+    double cap[LINKS];
+    for (int l = 0; l < LINKS; l++)
+        cap[l] = 1e9;
+    done_log *d = calloc(1, sizeof *d);
+    d->eng = eng;
+    flow_net *n = flow_net_create(eng, LINKS, cap, on_done, d);
+    size_t mem0 = flow_net_memory_bytes(n);
+    uint64_t s = 99;
+    for (int wave = 0; wave < 2; wave++) {
+        uint32_t max_id = 0;
+        for (int f = 0; f < FLOWS; f++) {
+            topo_usage u[HOPS];
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            uint32_t first = (uint32_t)((s >> 33) % LINKS);
+            for (int h = 0; h < HOPS; h++) /* six distinct links */
+                u[h] = (topo_usage){(first + 16 * (uint32_t)h) % LINKS, 1.0};
+            uint32_t id = flow_start(n, u, HOPS, 1e6 + f, INFINITY, 1e-6, (uint64_t)f);
+            CHECK(id != UINT32_MAX);
+            max_id = id > max_id ? id : max_id;
+        }
+        double per_flow = (double)(flow_net_memory_bytes(n) - mem0) / FLOWS;
+        CHECK(per_flow <= 128);
+        CHECK(per_flow >= 4 * 8 + 2 * 8 + 5 * 4 + 2 * HOPS * 4); /* the layout's floor */
+        CHECK_INT_EQ(max_id, FLOWS - 1); /* the second wave reuses the first's ids */
+        sim_run(eng, INFINITY);
+        CHECK_INT_EQ(flow_active_count(n), 0);
+        CHECK(flow_net_check(n, NULL) == 0);
+    }
+    CHECK_INT_EQ(d->n, 2 * FLOWS);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+    free(d);
+}
+
 /* ---- local repair against full recomputation on real topologies ---- */
 
 enum { RND_FLOWS = 600, RND_CHECKS = 40 };
@@ -457,6 +499,7 @@ int main(void)
     test_latency_and_batches();
     test_incast();
     test_incremental_equals_full();
+    test_record_bytes();
     test_repair_fattree_and_dragonfly();
     test_fattree_routes();
     test_dragonfly_routes();

@@ -1,12 +1,29 @@
-/* queue_check.h - the queue's internal invariants, for test_queue and
- * test_queue_compact (see the header of sim/engine/queue.c).
+/* queue_check.h - what test_queue and test_queue_compact share: a handler
+ * the queue never calls, the inputs' generator and the queue's internal
+ * invariants (see the header of sim/engine/queue.c).
  */
 #ifndef DCSIM_TESTS_QUEUE_CHECK_H
 #define DCSIM_TESTS_QUEUE_CHECK_H
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "queue.h"
+
+/* Handlers are never called by the queue; distinct addresses suffice. */
+static void handler_a(struct sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng, (void)ctx, (void)data;
+}
+
+/* splitmix64: a small self-contained generator for test inputs */
+static uint64_t test_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
 
 static unsigned qc_priority(const sim_queue *q, uint32_t slot)
 {

@@ -14,23 +14,10 @@
 #include "check.h"
 #include "queue_check.h"
 
-/* Handlers are never called by the queue; two distinct addresses suffice. */
-static void handler_a(struct sim_engine *eng, void *ctx, uint64_t data)
-{
-    (void)eng, (void)ctx, (void)data;
-}
+/* A second handler address, next to queue_check.h's handler_a. */
 static void handler_b(struct sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng, (void)ctx, (void)data;
-}
-
-/* splitmix64: a small self-contained generator for test inputs */
-static uint64_t test_rand(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 /* Same time: lower priority first; same time and priority: insertion order. */

@@ -14,19 +14,6 @@
 #include "engine.h"
 #include "queue_check.h"
 
-static void handler_a(struct sim_engine *eng, void *ctx, uint64_t data)
-{
-    (void)eng, (void)ctx, (void)data;
-}
-
-static uint64_t test_rand(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* A pending event = 16-byte heap entry + 14-byte slot; the queue's count is
  * what it asked malloc for. At a full pool of 2^16 events that is 30 bytes
  * each plus the padding line and one type. */

@@ -1,0 +1,358 @@
+/* flow_store.c - where the flow net keeps its flows (see flow_internal.h):
+ * the per-flow arrays, the usage pool, the interned flow classes and the
+ * per-link lists of flow ids. Every structure grows by a fraction (an eighth
+ * or a quarter), not by doubling, so that the slack stays a few percent of
+ * what the flows hold. Order matters for bit-identical rates: a link's list
+ * appends and fills a hole with its last entry, as before.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+
+static int grow_array(void **p, size_t n, size_t elem)
+{
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+int flow_store_grow_flows(flow_net *n)
+{
+    size_t cap = n->cap_flows ? (size_t)n->cap_flows + n->cap_flows / 8 : 256;
+    if (cap > UINT32_MAX - 1)
+        return -1;
+    if (grow_array((void **)&n->bytes, cap, sizeof *n->bytes) ||
+        grow_array((void **)&n->left, cap, sizeof *n->left) ||
+        grow_array((void **)&n->rate, cap, sizeof *n->rate) ||
+        grow_array((void **)&n->since, cap, sizeof *n->since) ||
+        grow_array((void **)&n->tag, cap, sizeof *n->tag) ||
+        grow_array((void **)&n->event, cap, sizeof *n->event) ||
+        grow_array((void **)&n->use_off, cap, sizeof *n->use_off) ||
+        grow_array((void **)&n->cls, cap, sizeof *n->cls) ||
+        grow_array((void **)&n->bneck, cap, sizeof *n->bneck) ||
+        grow_array((void **)&n->flow_mark, cap, sizeof *n->flow_mark) ||
+        grow_array((void **)&n->comp_flows, cap, sizeof *n->comp_flows))
+        return -1;
+    for (size_t f = n->cap_flows; f < cap; f++) {
+        n->cls[f] = NO_CLASS;
+        n->flow_mark[f] = 0;
+    }
+    n->cap_flows = (uint32_t)cap;
+    return 0;
+}
+
+/* ---- usage pool ---- */
+
+static size_t block_size(uint32_t n_use, int uniform)
+{
+    return uniform ? n_use : 4 * (size_t)n_use; /* links, sorted index, weights */
+}
+
+static size_t flow_block_size(const flow_net *n, uint32_t f)
+{
+    const flow_class *c = flow_cls(n, f);
+    return block_size(c->n_use, !isnan(c->weight));
+}
+
+/* Copy the live blocks, in flow id order, into a pool of cap entries. */
+static int pool_rebuild(flow_net *n, size_t cap)
+{
+    uint32_t *p = malloc((cap ? cap : 1) * sizeof *p);
+    if (!p)
+        return -1;
+    size_t at = 0;
+    for (uint32_t f = 0; f < n->n_flows; f++) {
+        if (!flow_is_active(n, f))
+            continue;
+        size_t s = flow_block_size(n, f);
+        memcpy(p + at, n->pool + n->use_off[f], s * sizeof *p);
+        n->use_off[f] = (uint32_t)at;
+        at += s;
+    }
+    free(n->pool);
+    n->pool = p;
+    n->pool_n = at;
+    n->pool_cap = cap;
+    n->pool_garbage = 0;
+    return 0;
+}
+
+/* Offset of a new block of s entries, or SIZE_MAX. A full pool is compacted
+ * when half of it is garbage (freed blocks), else grown by an eighth. */
+static size_t pool_alloc(flow_net *n, size_t s)
+{
+    if (n->pool_n + s > n->pool_cap) {
+        if (n->pool_garbage && 2 * n->pool_garbage >= n->pool_n) {
+            size_t need = n->pool_n - n->pool_garbage + s, cap = need + need / 8 + 1024;
+            if (cap > UINT32_MAX || pool_rebuild(n, cap))
+                return SIZE_MAX;
+        } else {
+            size_t cap = n->pool_cap + n->pool_cap / 8 + s + 1024;
+            if (cap > UINT32_MAX || grow_array((void **)&n->pool, cap, sizeof *n->pool))
+                return SIZE_MAX;
+            n->pool_cap = cap;
+        }
+    }
+    size_t off = n->pool_n;
+    n->pool_n += s;
+    return off;
+}
+
+/* ---- flow classes ---- */
+
+static uint64_t bits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static uint32_t class_hash(const flow_class *c)
+{
+    uint64_t h = bits(c->latency_s) * 0x9e3779b97f4a7c15ull;
+    h = (h ^ bits(c->rate_cap)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ bits(c->weight)) * 0x94d049bb133111ebull;
+    h = (h ^ c->n_use) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32);
+}
+
+static int class_equal(const flow_class *a, const flow_class *b)
+{
+    return bits(a->latency_s) == bits(b->latency_s) && bits(a->rate_cap) == bits(b->rate_cap) &&
+           bits(a->weight) == bits(b->weight) && a->n_use == b->n_use;
+}
+
+static void hash_put(flow_net *n, uint32_t id)
+{
+    uint32_t mask = n->hash_cap - 1, i = class_hash(&n->classes[id]) & mask;
+    while (n->class_hash[i] != NO_CLASS)
+        i = (i + 1) & mask;
+    n->class_hash[i] = id;
+}
+
+static int hash_grow(flow_net *n)
+{
+    uint32_t cap = n->hash_cap ? 2 * n->hash_cap : 64;
+    uint32_t *t = malloc((size_t)cap * sizeof *t);
+    if (!t)
+        return -1;
+    for (uint32_t i = 0; i < cap; i++)
+        t[i] = NO_CLASS;
+    free(n->class_hash);
+    n->class_hash = t;
+    n->hash_cap = cap;
+    for (uint32_t id = 0; id < n->n_classes; id++)
+        if (n->classes[id].refs)
+            hash_put(n, id);
+    return 0;
+}
+
+/* The class equal to *key, one more reference; NO_CLASS when out of memory. */
+static uint32_t class_get(flow_net *n, const flow_class *key)
+{
+    if (2 * ((size_t)n->n_live_classes + 1) > n->hash_cap && hash_grow(n))
+        return NO_CLASS;
+    uint32_t mask = n->hash_cap - 1, i = class_hash(key) & mask;
+    for (; n->class_hash[i] != NO_CLASS; i = (i + 1) & mask)
+        if (class_equal(&n->classes[n->class_hash[i]], key)) {
+            n->classes[n->class_hash[i]].refs++;
+            return n->class_hash[i];
+        }
+    uint32_t id;
+    if (n->free_class != NO_CLASS) {
+        id = n->free_class;
+        n->free_class = n->classes[id].n_use; /* the free list's link */
+    } else {
+        if (n->n_classes == n->cap_classes) {
+            uint32_t cap = n->cap_classes ? 2 * n->cap_classes : 16;
+            if (grow_array((void **)&n->classes, cap, sizeof *n->classes))
+                return NO_CLASS;
+            n->cap_classes = cap;
+        }
+        id = n->n_classes++;
+    }
+    n->classes[id] = *key;
+    n->classes[id].refs = 1;
+    n->class_hash[i] = id;
+    n->n_live_classes++;
+    return id;
+}
+
+/* Drop a reference; the last one frees the class (backward-shift deletion). */
+static void class_put(flow_net *n, uint32_t id)
+{
+    if (--n->classes[id].refs)
+        return;
+    uint32_t mask = n->hash_cap - 1, i = class_hash(&n->classes[id]) & mask;
+    while (n->class_hash[i] != id)
+        i = (i + 1) & mask;
+    for (uint32_t j = (i + 1) & mask; n->class_hash[j] != NO_CLASS; j = (j + 1) & mask) {
+        uint32_t home = class_hash(&n->classes[n->class_hash[j]]) & mask;
+        /* the entry at j may fill the hole at i unless its home lies in (i, j] */
+        int in_between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!in_between) {
+            n->class_hash[i] = n->class_hash[j];
+            i = j;
+        }
+    }
+    n->class_hash[i] = NO_CLASS;
+    n->classes[id].n_use = n->free_class;
+    n->free_class = id;
+    n->n_live_classes--;
+}
+
+/* ---- attach and detach ---- */
+
+static int reserve_scratch(flow_net *n, size_t k)
+{
+    if (k <= n->attach_cap)
+        return 0;
+    if (k > UINT32_MAX - 1 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
+        grow_array((void **)&n->attach_link, k, sizeof *n->attach_link) ||
+        grow_array((void **)&n->attach_key, k, sizeof *n->attach_key))
+        return -1;
+    n->attach_cap = (uint32_t)k;
+    return 0;
+}
+
+static int reserve_link(link_list *ll)
+{
+    if (ll->n < ll->cap)
+        return 0;
+    size_t cap = (size_t)ll->cap + ll->cap / 4 + 1;
+    if (cap > UINT32_MAX || grow_array((void **)&ll->flow, cap, sizeof *ll->flow))
+        return -1;
+    ll->cap = (uint32_t)cap;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
+                      double rate_cap, double latency_s)
+{
+    if (reserve_scratch(n, k))
+        return -1;
+    for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
+        if (reserve_link(&n->on_link[u[i].link]))
+            return -1;
+    /* f goes on each link once: a repeated link finds f last on its list
+     * (repeats are rare; netcoll merges its own), and its weights add in order */
+    uint32_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t l = u[i].link;
+        link_list *ll = &n->on_link[l];
+        if (ll->n && ll->flow[ll->n - 1] == f) {
+            uint32_t s = m - 1;
+            while (n->attach_link[s] != l) /* l is among the first m */
+                s--;
+            n->attach_w[s] += u[i].weight;
+            continue;
+        }
+        ll->flow[ll->n++] = f;
+        n->attach_link[m] = l;
+        n->attach_w[m++] = u[i].weight;
+    }
+    int uniform = 1;
+    for (uint32_t s = 1; s < m; s++)
+        uniform &= n->attach_w[s] == n->attach_w[0];
+    flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0};
+    uint32_t id = class_get(n, &key);
+    size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, uniform));
+    if (off == SIZE_MAX) { /* take f off its links again: it is last on each */
+        if (id != NO_CLASS)
+            class_put(n, id);
+        for (uint32_t s = 0; s < m; s++)
+            n->on_link[n->attach_link[s]].n--;
+        return -1;
+    }
+    uint32_t *b = n->pool + off;
+    memcpy(b, n->attach_link, (size_t)m * sizeof *b);
+    if (!uniform) { /* weights, then the usage indices by link (sorted as keys) */
+        memcpy(b + 2 * (size_t)m, n->attach_w, (size_t)m * sizeof(double));
+        uint64_t *key = n->attach_key;
+        for (uint32_t s = 0; s < m; s++)
+            key[s] = (uint64_t)b[s] << 32 | s;
+        qsort(key, m, sizeof *key, cmp_u64);
+        for (uint32_t s = 0; s < m; s++)
+            b[m + s] = (uint32_t)key[s];
+    }
+    n->use_off[f] = (uint32_t)off;
+    n->cls[f] = id;
+    for (uint32_t s = 0; s < m; s++)
+        flow_mark_dirty(n, b[s]);
+    for (size_t i = 0; i < k; i++)
+        n->load[u[i].link] += u[i].weight;
+    return 0;
+}
+
+void flow_store_detach(flow_net *n, uint32_t f)
+{
+    uint32_t m = flow_n_use(n, f);
+    const uint32_t *links = flow_links(n, f);
+    for (uint32_t k = 0; k < m; k++) {
+        uint32_t l = links[k];
+        link_list *ll = &n->on_link[l];
+        uint32_t i = 0;
+        while (ll->flow[i] != f) /* f is on l: bounded by ll->n */
+            i++;
+        ll->flow[i] = ll->flow[--ll->n]; /* the last entry fills the hole */
+        n->load[l] -= flow_use_weight(n, f, k);
+        if (ll->n == 0)
+            n->load[l] = 0; /* no rounding residue on an idle link */
+        flow_mark_dirty(n, l);
+    }
+    n->pool_garbage += flow_block_size(n, f);
+    class_put(n, n->cls[f]);
+    n->cls[f] = NO_CLASS;
+}
+
+double flow_weight_on(const flow_net *n, uint32_t f, uint32_t l)
+{
+    const flow_class *c = flow_cls(n, f);
+    if (!isnan(c->weight))
+        return c->weight;
+    const uint32_t *links = flow_links(n, f), *sorted = links + c->n_use;
+    uint32_t lo = 0, hi = c->n_use; /* binary search on the link-sorted index */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (links[sorted[mid]] <= l)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return flow_use_weight(n, f, sorted[lo]);
+}
+
+size_t flow_store_memory_bytes(const flow_net *n)
+{
+    size_t b = (size_t)n->cap_flows *
+               (4 * sizeof(double) + 2 * sizeof(uint64_t) + 5 * sizeof(uint32_t));
+    b += n->pool_cap * sizeof(uint32_t);
+    b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
+    b += (size_t)n->attach_cap * (sizeof(double) + sizeof(uint32_t) + sizeof(uint64_t));
+    b += (size_t)n->cap_capped * sizeof(uint32_t);
+    for (uint32_t l = 0; l < n->n_links; l++)
+        b += (size_t)n->on_link[l].cap * sizeof(uint32_t);
+    return b;
+}
+
+void flow_store_free(flow_net *n)
+{
+    for (uint32_t l = 0; n->on_link && l < n->n_links; l++)
+        free(n->on_link[l].flow);
+    void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
+                      n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
+                      n->class_hash, n->attach_w, n->attach_link, n->attach_key, n->capped};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+}
