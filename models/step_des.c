@@ -290,7 +290,7 @@ static void gather_next(des *z, unsigned s)
         const dp_chain *dc = &z->sr->dc[j];
         if (z->gather_bucket[s] < dc->buckets && dc->gather_bytes > 0) {
             z->gather_t0[s] = sim_now(z->eng);
-            int rc = nc_exec_start(z->x, &z->ag_plan[j], TAG_GATHER, plan_done, z,
+            int rc = nc_exec_start(z->x, &z->ag_plan[j], TAG_DP, plan_done, z,
                                    (uint64_t)s << 2 | TAG_GATHER, z->err);
             if (rc)
                 fail(z, rc);
@@ -548,8 +548,9 @@ static void free_all(des *z)
 static void hot_links(des *z)
 {
     const nc_exec *x = z->x;
+    /* two classes: PP sends, and DP traffic (reductions and gathers) */
     const double *pp = nc_exec_link_busy(x, TAG_PP), *dp = nc_exec_link_busy(x, TAG_DP);
-    const double *ag = nc_exec_link_busy(x, TAG_GATHER), *both = nc_exec_link_overlap(x);
+    const double *both = nc_exec_link_overlap(x);
     const topo_graph *g = &z->f->g;
     step_profile *out = z->out;
     out->n_hot = 0;
@@ -557,7 +558,7 @@ static void hot_links(des *z)
         if (!(both[l] > 0))
             continue;
         step_hot_link h = {.link = l, .src = g->link_src[l], .dst = g->link_dst[l],
-                           .tier = step_link_tier(g, l), .pp_s = pp[l], .dp_s = dp[l] + ag[l],
+                           .tier = step_link_tier(g, l), .pp_s = pp[l], .dp_s = dp[l],
                            .both_s = both[l]};
         unsigned k = out->n_hot < STEP_HOT_LINKS ? out->n_hot++ : STEP_HOT_LINKS;
         while (k > 0 && (out->hot[k - 1].both_s < h.both_s ||
