@@ -33,7 +33,8 @@
     X(KIND_NC_PHASE_DONE, 60, "collectives: a phase of a collective's plan ends")           \
     X(KIND_STEP_TASK_END, 80, "step tier: a forward or backward of a pipeline stage ends")   \
     X(KIND_STEP_BUCKET_START, 81, "step tier: a DP gradient bucket starts on every group")   \
-    X(KIND_STEP_OPTIMIZER_END, 82, "step tier: a stage's optimizer step ends")
+    X(KIND_STEP_OPTIMIZER_END, 82, "step tier: a stage's optimizer step ends")             \
+    X(KIND_STEP_SAMPLE, 83, "step tier: link utilisation is sampled for one time bin")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

@@ -201,6 +201,14 @@ void flow_advance(flow_net *n, uint32_t f, double now)
     n->since[f] = now;
 }
 
+void flow_net_sync(flow_net *n)
+{
+    double now = sim_now(n->eng);
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        if (flow_is_active(n, f))
+            flow_advance(n, f, now);
+}
+
 void flow_finish(flow_net *n, uint32_t f, int recompute)
 {
     n->stats.bytes_delivered += n->bytes[f];

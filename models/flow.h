@@ -84,6 +84,11 @@ const flow_stats *flow_net_stats(const flow_net *net);
  * recomputation and completion (so exact after the run). */
 const double *flow_net_link_bytes(const flow_net *net);
 
+/* Bring every active flow's bytes up to now, onto its links (what a
+ * recomputation does first): flow_net_link_bytes is then exact at this
+ * instant (for sampling link utilisation over time). The rates stay. */
+void flow_net_sync(flow_net *net);
+
 /* Bytes the net holds in its own arrays (per link, per flow, the usage
  * pool, flow classes and link lists, by allocated capacity; not malloc's
  * headers nor the engine's events). A 6-hop single-path flow: about 120. */

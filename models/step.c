@@ -60,6 +60,8 @@ void step_profile_free(step_profile *p)
     free(p->link_tier);
     free(p->link_utilisation);
     free(p->tasks);
+    free(p->bin_peak);
+    free(p->bin_mean);
     memset(p, 0, sizeof *p);
 }
 

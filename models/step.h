@@ -139,6 +139,14 @@ typedef struct step_profile {
      * traffic overlapped longest, longest first */
     unsigned n_hot;
     step_hot_link hot[STEP_HOT_LINKS];
+    /* the concurrent iteration only (else n_bins 0, NULL): the utilisation of
+     * the links by the traffic of the shared net (PP and DP) over time, in
+     * n_bins bins of bin_s seconds from 0 (they cover the iteration): per
+     * bin and tier (bin x STEP_TIERS + tier) the busiest link's and the mean
+     * over the tier's links; owned */
+    unsigned n_bins;
+    double bin_s;
+    double *bin_peak, *bin_mean;
 } step_profile;
 
 void step_options_defaults(step_options *o);

@@ -75,11 +75,25 @@ typedef struct des {
     unsigned *gather_chunk, *gather_bucket;
     double *gather_t0, *gather_s, *gather_sum, *gather_n;
     double iteration;
+    /* link utilisation over time (KIND_STEP_SAMPLE every bin_s) */
+    double bin_s;
+    double *prev_bytes;         /* per link: its bytes at the last sample */
+    uint8_t *tier;              /* per link: step_link_tier */
+    unsigned tier_links[STEP_TIERS];
+    unsigned n_bins, cap_bins;
+    double *peak, *mean;        /* per (bin, tier) */
+    unsigned stages_done;
 } des;
 
 static void task_end(sim_engine *eng, void *ctx, uint64_t data);
 static void bucket_start(sim_engine *eng, void *ctx, uint64_t data);
 static void optimizer_end(sim_engine *eng, void *ctx, uint64_t data);
+static void sample(sim_engine *eng, void *ctx, uint64_t data);
+
+/* Bins of link utilisation: the free-transfer iteration / STEP_BINS_PER_IDEAL
+ * wide, at most STEP_MAX_BINS (then sampling stops: 32 x the ideal). */
+#define STEP_BINS_PER_IDEAL 128.0
+#define STEP_MAX_BINS 4096u
 
 static void fail(des *z, int code)
 {
@@ -405,6 +419,47 @@ static void finish_stage(des *z, unsigned s)
     double end = step_stage_finish(z->sr, z->w, z->dev, z->o, s, &tm, z->out);
     z->iteration = fmax(z->iteration, end);
     z->stage_state[s] = 2;
+    z->stages_done++;
+}
+
+/* one bin of link utilisation: every link's bytes since the last sample
+ * over its capacity and the bin; the next sample while any stage runs */
+static void sample(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    des *z = ctx;
+    flow_net *net = nc_exec_net(z->x);
+    if (z->n_bins == z->cap_bins) {
+        unsigned cap = z->cap_bins ? 2 * z->cap_bins : 256;
+        double *p = realloc(z->peak, (size_t)cap * STEP_TIERS * sizeof *p);
+        if (p)
+            z->peak = p;
+        double *m = p ? realloc(z->mean, (size_t)cap * STEP_TIERS * sizeof *m) : NULL;
+        if (!m) {
+            fail(z, no_memory(z));
+            return;
+        }
+        z->mean = m;
+        z->cap_bins = cap;
+    }
+    flow_net_sync(net);
+    const double *bytes = flow_net_link_bytes(net), *cap = z->f->g.link_bytes_per_s;
+    double *peak = z->peak + (size_t)z->n_bins * STEP_TIERS;
+    double *mean = z->mean + (size_t)z->n_bins * STEP_TIERS;
+    for (int t = 0; t < STEP_TIERS; t++)
+        peak[t] = mean[t] = 0;
+    for (uint32_t l = 0; l < z->f->g.n_links; l++) {
+        double u = (bytes[l] - z->prev_bytes[l]) / (cap[l] * z->bin_s);
+        z->prev_bytes[l] = bytes[l];
+        peak[z->tier[l]] = fmax(peak[z->tier[l]], u);
+        mean[z->tier[l]] += u;
+    }
+    for (int t = 0; t < STEP_TIERS; t++)
+        mean[t] = z->tier_links[t] ? mean[t] / z->tier_links[t] : 0;
+    z->n_bins++;
+    if (z->stages_done < z->P && z->n_bins < STEP_MAX_BINS &&
+        !sim_schedule_in(eng, z->bin_s, 0, KIND_STEP_SAMPLE, sample, z, 0))
+        fail(z, no_memory(z));
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -517,8 +572,22 @@ static int set_up(des *z)
     free(ranks);
     if (rc)
         return rc;
+    const topo_graph *g = &z->f->g;
+    z->prev_bytes = zalloc(g->n_links, sizeof *z->prev_bytes);
+    z->tier = zalloc(g->n_links, sizeof *z->tier);
+    if (!z->prev_bytes || !z->tier)
+        return no_memory(z);
+    for (uint32_t l = 0; l < g->n_links; l++) {
+        z->tier[l] = (uint8_t)step_link_tier(g, l);
+        z->tier_links[z->tier[l]]++;
+    }
+    double ideal = z->sr->runs[z->sr->n_runs - 1].ideal.iteration_s;
+    z->bin_s = ideal > 0 ? ideal / STEP_BINS_PER_IDEAL : 1;
     z->x = nc_exec_create(z->eng, &z->f->nc);
-    return z->x && !nc_exec_track_links(z->x) ? 0 : no_memory(z);
+    if (!z->x || nc_exec_track_links(z->x))
+        return no_memory(z);
+    return sim_schedule_in(z->eng, z->bin_s, 0, KIND_STEP_SAMPLE, sample, z, 0) ? 0
+                                                                                : no_memory(z);
 }
 
 static void free_all(des *z)
@@ -536,7 +605,8 @@ static void free_all(des *z)
                     z->dp_plan, z->ag_plan, z->last_start, z->last_len, z->reported,
                     z->bucket_next, z->bucket_first, z->b_start, z->b_end, z->chain_end,
                     z->tasks_left, z->chains_left, z->stage_state, z->gather_chunk,
-                    z->gather_bucket, z->gather_t0, z->gather_s, z->gather_sum, z->gather_n};
+                    z->gather_bucket, z->gather_t0, z->gather_s, z->gather_sum, z->gather_n,
+                    z->prev_bytes, z->tier, z->peak, z->mean};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         free(ptrs[i]);
     nc_exec_destroy(z->x);
@@ -616,6 +686,11 @@ static int record(des *z)
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
         z->out->link_bytes[l] += bytes[l];
     hot_links(z);
+    z->out->n_bins = z->n_bins;
+    z->out->bin_s = z->bin_s;
+    z->out->bin_peak = z->peak;
+    z->out->bin_mean = z->mean;
+    z->peak = z->mean = NULL; /* the profile owns them now */
     for (unsigned k = 0; k < z->out->n_hot; k++) {
         uint32_t l = z->out->hot[k].link;
         z->out->hot[k].utilisation =

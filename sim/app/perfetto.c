@@ -101,10 +101,23 @@ static void write_stages(pf_writer *w, const step_profile *p)
     }
 }
 
+static void pf_counter(pf_writer *w, const char *name, unsigned pid, double t, double peak,
+                       double mean)
+{
+    pf_begin(w, "C", name, pid, 0);
+    fputs(",\"ts\":", w->f);
+    pf_number(w, t * US_PER_S);
+    fputs(",\"args\":{\"peak\":", w->f);
+    pf_number(w, 100 * peak);
+    fputs(",\"mean\":", w->f);
+    pf_number(w, 100 * mean);
+    fputs("}}", w->f);
+}
+
 /* per tier with traffic, a counter of link utilisation in percent: the
- * busiest link's and the mean over the tier's links, each averaged over the
- * iteration (the profile keeps no finer time resolution), held from 0 to
- * the iteration's end */
+ * busiest link's and the mean over the tier's links. The concurrent
+ * iteration gives them per time bin (the shared net's traffic, PP and DP);
+ * else each is averaged over the iteration, held from 0 to its end. */
 static void write_fabric(pf_writer *w, const step_profile *p)
 {
     double sum[STEP_TIERS] = {0};
@@ -121,16 +134,16 @@ static void write_fabric(pf_writer *w, const step_profile *p)
             continue;
         char name[64];
         snprintf(name, sizeof name, "%s link utilisation %%", step_tier_name(t));
-        for (int end = 0; end < 2; end++) {
-            pf_begin(w, "C", name, pid, 0);
-            fputs(",\"ts\":", w->f);
-            pf_number(w, end ? p->iteration_s * US_PER_S : 0);
-            fputs(",\"args\":{\"peak\":", w->f);
-            pf_number(w, 100 * p->tier_peak_utilisation[t]);
-            fputs(",\"mean\":", w->f);
-            pf_number(w, 100 * sum[t] / n[t]);
-            fputs("}}", w->f);
+        if (p->n_bins) {
+            for (unsigned b = 0; b < p->n_bins; b++)
+                pf_counter(w, name, pid, b * p->bin_s, p->bin_peak[b * STEP_TIERS + t],
+                           p->bin_mean[b * STEP_TIERS + t]);
+            pf_counter(w, name, pid, p->n_bins * p->bin_s, 0, 0);
+            continue;
         }
+        for (int end = 0; end < 2; end++)
+            pf_counter(w, name, pid, end ? p->iteration_s : 0, p->tier_peak_utilisation[t],
+                       sum[t] / n[t]);
     }
 }
 

@@ -162,6 +162,21 @@ static void print_json(const step_profile *p)
         cJSON_AddNumberToObject(c, "hidden", p->coll_hidden_s[k]);
     }
     cJSON_AddNumberToObject(o, "bubble_s", p->part_s[STEP_BUBBLE]);
+    if (p->n_bins) { /* per tier with traffic: utilisation per time bin */
+        cJSON *u = cJSON_AddObjectToObject(o, "utilisation_over_time");
+        cJSON_AddNumberToObject(u, "bin_s", p->bin_s);
+        for (int t = 0; t < STEP_TIERS; t++) {
+            if (!(p->tier_bytes[t] > 0))
+                continue;
+            cJSON *tier = cJSON_AddObjectToObject(u, step_tier_name(t));
+            cJSON *peak = cJSON_AddArrayToObject(tier, "peak");
+            cJSON *mean = cJSON_AddArrayToObject(tier, "mean");
+            for (unsigned b = 0; b < p->n_bins; b++) {
+                cJSON_AddItemToArray(peak, cJSON_CreateNumber(p->bin_peak[b * STEP_TIERS + t]));
+                cJSON_AddItemToArray(mean, cJSON_CreateNumber(p->bin_mean[b * STEP_TIERS + t]));
+            }
+        }
+    }
     if (p->n_hot) {
         cJSON *hot = cJSON_AddArrayToObject(o, "overlap_links");
         for (unsigned k = 0; k < p->n_hot; k++) {

@@ -70,6 +70,26 @@ static void check_gantt(const step_profile *q, const parallel_config *p, unsigne
     }
 }
 
+/* Link utilisation over time: the bins cover the iteration (at most 4,096
+ * of them), and per bin
+ * and tier 0 <= mean <= busiest <= 1 (no link above its capacity); the
+ * fabric's tiers carry traffic in some bin. */
+static void check_bins(const step_profile *q)
+{
+    CHECK(q->n_bins > 0 && q->bin_s > 0);
+    CHECK(q->n_bins * q->bin_s >= q->iteration_s);
+    CHECK(q->n_bins <= 4096);
+    double busiest = 0;
+    for (unsigned b = 0; b < q->n_bins; b++)
+        for (int t = 0; t < STEP_TIERS; t++) {
+            double pk = q->bin_peak[b * STEP_TIERS + t], mn = q->bin_mean[b * STEP_TIERS + t];
+            CHECK(mn >= 0 && mn <= pk * (1 + 1e-12) + 1e-15 && pk <= 1 + 1e-9);
+            if (t > 0)
+                busiest = fmax(busiest, pk);
+        }
+    CHECK(busiest > 0);
+}
+
 /* 16 replicas on a 3:1 oversubscribed RoCE leaf-spine with ECMP: the
  * concurrent iteration conserves bytes, adds up, keeps its schedule and is
  * repeatable bit for bit; it is never faster than the job with free
@@ -99,6 +119,8 @@ static void test_contention(void)
     check_same_bytes(&a, &b);
     check_conservation(&b);
     check_gantt(&b, &p, 16);
+    check_bins(&b);
+    CHECK(a.n_bins == 0 && a.bin_peak == NULL);
     CHECK(b.iteration_s > free_comm.iteration_s);
     CHECK(b.iteration_s == c.iteration_s);
     CHECK(!memcmp(b.link_bytes, c.link_bytes, b.n_links * sizeof *b.link_bytes));

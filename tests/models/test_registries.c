@@ -426,7 +426,8 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_STEP_TASK_END, 80);
     CHECK_INT_EQ(KIND_STEP_BUCKET_START, 81);
     CHECK_INT_EQ(KIND_STEP_OPTIMIZER_END, 82);
-    CHECK_INT_EQ(N_KINDS, 17);
+    CHECK_INT_EQ(KIND_STEP_SAMPLE, 83);
+    CHECK_INT_EQ(N_KINDS, 18);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per
