@@ -25,7 +25,18 @@
  *    the hop tables (972 MB peak for k = 128 with 524,288 GPUs, of which
  *    335 MB hop tables), and one hop table of 2 B per fabric switch for
  *    every first-tier switch traffic can go to (routing.h);
+ *  - the concurrent iteration (step_des.c), measured on superpod-h100
+ *    (16,384 GPUs, 128 replicas x 16 stages x 8 chunks x 16 micro-batches:
+ *    100 MB peak of dcsim step against 39 MB isolated): 80 B per directed link (link
+ *    activity by class, samples), 16 B per task of every replica (start and
+ *    end), 2 B per input of every replica's model position and micro-batch,
+ *    1,100 B per cached PP send plan with its share of the flow and event
+ *    state (two per replica and stage boundary);
  *  - the program itself: 24 MB. */
+#define DES_LINK_BYTES 80.0
+#define DES_TASK_BYTES 16.0
+#define DES_ARRIVAL_BYTES 2.0
+#define DES_PLAN_BYTES 1100.0
 #define STREAM_BYTES 220.0
 #define FABRIC_LINK_BYTES 32.0
 #define STEP_LINK_BYTES 160.0
@@ -121,6 +132,15 @@ void res_estimate_run(const scn_scenario *s, unsigned flags, unsigned campaigns,
         out->fabric_bytes = FABRIC_LINK_BYTES * links;
         if (flags & RES_STEP)
             out->step_bytes = STEP_LINK_BYTES * links + HOP_ENTRY_BYTES * first_tier * switches;
+        const parallel_config *p = &s->par;
+        if ((flags & RES_STEP) && s->step.concurrent && p->dp && p->micro_batch) {
+            double replicas = p->dp, positions = (double)p->pp * (p->vpp ? p->vpp : 1);
+            double m = (double)p->global_batch / ((double)p->micro_batch * p->dp);
+            out->step_bytes += DES_LINK_BYTES * links +
+                               replicas * positions * (2 * m * DES_TASK_BYTES +
+                                                       2 * m * DES_ARRIVAL_BYTES +
+                                                       2 * DES_PLAN_BYTES);
+        }
     }
     out->total_bytes = BASE_BYTES + out->campaign_bytes + out->fabric_bytes + out->step_bytes;
     available(out);

@@ -249,19 +249,19 @@ int cmd_step(int argc, char **argv)
     scn_scenario s;
     if (scn_load(o.path, o.sets.v, o.sets.n, &s, &err))
         return cli_print_error(&err);
+    if (o.analytic && o.concurrent) {
+        scn_scenario_free(&s);
+        return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
+    }
+    if (o.analytic || o.concurrent) { /* before the guard: the concurrent iteration needs more */
+        s.step.analytic = o.analytic;
+        s.step.concurrent = o.concurrent;
+    }
     outpath trace;
     if (res_check(&s, RES_STEP, 0, &err) ||
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {
         scn_scenario_free(&s);
         return cli_print_error(&err);
-    }
-    if (o.analytic && o.concurrent) {
-        scn_scenario_free(&s);
-        return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
-    }
-    if (o.analytic || o.concurrent) {
-        s.step.analytic = o.analytic;
-        s.step.concurrent = o.concurrent;
     }
     run_plan plan; /* the per-GPU speeds of the scenario's stragglers */
     if (run_plan_prepare(&s, 0, RUN_PLAN_STEP_INPUTS, &plan, &err)) {
