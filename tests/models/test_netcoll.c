@@ -22,6 +22,18 @@ static void fabric_on(nc_fabric *f, const topo_graph *g, topo_router *r)
     f->router = r;
 }
 
+/* the k = 4 fat-tree (16 hosts) with packet spraying: f on g, its router
+ * returned (the caller frees both) */
+static topo_router *spray_fattree4(topo_graph *g, nc_fabric *f)
+{
+    char why[256];
+    CHECK(topo_fattree_kary(4, B, g, why, sizeof why) == 0);
+    topo_route_config rc = {TOPO_BALANCE_SPRAY, TOPO_PATH_MINIMAL, 1, 1};
+    topo_router *r = topo_router_create(g, &rc, why, sizeof why);
+    fabric_on(f, g, r);
+    return r;
+}
+
 static double run(const nc_fabric *f, enum nc_collective c, enum nc_algorithm a,
                   const uint32_t *ranks, unsigned n, double bytes, int analytic, nc_result *res)
 {
@@ -79,12 +91,8 @@ static void test_ring_closed_form(void)
 static void test_algorithms_agree_and_monotone(void)
 {
     topo_graph g;
-    char why[256];
-    CHECK(topo_fattree_kary(4, B, &g, why, sizeof why) == 0);
-    topo_route_config rc = {TOPO_BALANCE_SPRAY, TOPO_PATH_MINIMAL, 1, 1};
-    topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
     nc_fabric f;
-    fabric_on(&f, &g, r);
+    topo_router *r = spray_fattree4(&g, &f);
     uint32_t ranks[16];
     for (unsigned i = 0; i < 16; i++)
         ranks[i] = i;
@@ -278,12 +286,8 @@ static void test_auto_is_nccl(void)
 static void test_alltoall_rule(void)
 {
     topo_graph g;
-    char why[256];
-    CHECK(topo_fattree_kary(4, B, &g, why, sizeof why) == 0);
-    topo_route_config rc = {TOPO_BALANCE_SPRAY, TOPO_PATH_MINIMAL, 1, 1};
-    topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
     nc_fabric f;
-    fabric_on(&f, &g, r);
+    topo_router *r = spray_fattree4(&g, &f);
     enum { N = 12 };
     uint32_t ranks[N];
     for (unsigned i = 0; i < N; i++)
