@@ -302,7 +302,10 @@ static void gather_next(des *z, unsigned s)
     while (z->gather_chunk[s] < z->v) {
         unsigned j = z->gather_chunk[s] * z->P + s;
         const dp_chain *dc = &z->sr->dc[j];
-        if (z->gather_bucket[s] < dc->buckets && dc->gather_bytes > 0) {
+        /* an empty plan (one rank per group) has nothing to gather: skipped,
+         * so the chain never recurses through done-at-once plans */
+        if (z->gather_bucket[s] < dc->buckets && dc->gather_bytes > 0 &&
+            z->ag_plan[j].n_phases) {
             z->gather_t0[s] = sim_now(z->eng);
             int rc = nc_exec_start(z->x, &z->ag_plan[j], TAG_DP, plan_done, z,
                                    (uint64_t)s << 2 | TAG_GATHER, z->err);
