@@ -40,6 +40,13 @@ static void test_no_contention(void)
     check_conservation(&b);
     step_profile_free(&a);
     step_profile_free(&b);
+    /* a sharded optimizer without data parallelism: nothing to gather */
+    p.zero_stage = 3;
+    CHECK(run(&m, p, rail_ndr(0), 0, &iso, &a) == 0);
+    CHECK(run(&m, p, rail_ndr(0), 0, &con, &b) == 0);
+    CHECK_REL(b.iteration_s, a.iteration_s, 1e-12);
+    step_profile_free(&a);
+    step_profile_free(&b);
 }
 
 /* The bytes are the job's whatever overlaps: every tier carries the same
