@@ -316,12 +316,7 @@ static uint32_t refill_component(flow_net *n, double now)
     nf = kept;
     clear_dirty(n); /* the links the finishes above marked are in the component */
     n->stats.recomputes++;
-    n->stats.flows_refilled += nf;
-    n->stats.links_refilled += nl;
-    flow_fill(n, nf, nl, 0);
-    for (uint32_t i = 0; i < nf; i++)
-        flow_set_rate(n, n->comp_flows[i], flow_new_rate(n, n->comp_flows[i]));
-    return nl;
+    return flow_refill_component(n, nf, nl);
 }
 
 void flow_set_rate(flow_net *n, uint32_t f, double r)

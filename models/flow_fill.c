@@ -263,6 +263,11 @@ static uint32_t fill_all(flow_net *n)
     for (uint32_t l = 0; l < n->n_links; l++)
         if (n->on_link[l].n)
             n->comp_links[nl++] = l;
+    return flow_refill_component(n, nf, nl);
+}
+
+uint32_t flow_refill_component(flow_net *n, uint32_t nf, uint32_t nl)
+{
     n->stats.flows_refilled += nf;
     n->stats.links_refilled += nl;
     flow_fill(n, nf, nl, 0);

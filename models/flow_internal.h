@@ -156,6 +156,11 @@ uint32_t flow_take_dirty(flow_net *n, uint32_t *out, uint32_t count);
  * of the flows on it that are not in the filling. */
 void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual);
 
+/* A whole component (comp_flows[0..nf), comp_links[0..nl), marked as for
+ * flow_fill) re-solved from scratch: counted in the stats, filled, and
+ * every flow given its new rate. Returns nl. */
+uint32_t flow_refill_component(flow_net *n, uint32_t nf, uint32_t nl);
+
 /* The local repair (flow_fill.c): rates after the changes on the dirty links,
  * re-solving only the flows whose max-min condition the change can break.
  * Returns the count of links in comp_links (those of the re-solved flows). */
