@@ -148,6 +148,7 @@ static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
          * stage needs every one, so the most loaded pair sets the pace */
         plan->phase[0].coupled = 1;
     }
+    /* summed times: minus each start here, plus each end in plan_done */
     z->pp_time[2 * s + (unsigned)dir] -= sim_now(z->eng);
     z->pp_count[2 * s + (unsigned)dir] += 1;
     uint64_t tag = ((((uint64_t)d * z->n_pos + b) * 2 + (unsigned)dir) * z->m + mb) << 2 | TAG_PP;
@@ -362,18 +363,31 @@ static void plan_done(void *ctx, uint64_t tag)
     }
 }
 
+/* when replica d's last task on stage s ends */
+static double stage_last_end(const des *z, unsigned d, unsigned s)
+{
+    return z->t_end[((size_t)d * z->P + s) * z->per_stage + z->per_stage - 1];
+}
+
+/* when replica d's pipeline ends: its stages' last tasks */
+static double pipeline_end(const des *z, unsigned d)
+{
+    double end = 0;
+    for (unsigned s = 0; s < z->P; s++)
+        end = fmax(end, stage_last_end(z, d, s));
+    return end;
+}
+
 /* the replica whose last task on stage s ends last (the lowest on ties) */
 static unsigned slowest_replica(const des *z, unsigned s, double *last)
 {
     unsigned slow = 0;
     *last = -1;
-    for (unsigned d = 0; d < z->D; d++) {
-        double e = z->t_end[((size_t)d * z->P + s) * z->per_stage + z->per_stage - 1];
-        if (e > *last) {
-            *last = e;
+    for (unsigned d = 0; d < z->D; d++)
+        if (stage_last_end(z, d, s) > *last) {
+            *last = stage_last_end(z, d, s);
             slow = d;
         }
-    }
     return slow;
 }
 
@@ -414,11 +428,7 @@ static void finish_stage(des *z, unsigned s)
     }
     unsigned slow = slowest_replica(z, s, &tm.last_task);
     tm.slow_speed = z->speed[(size_t)slow * P + s];
-    double pipeline_end = 0;
-    for (unsigned q = 0; q < P; q++)
-        pipeline_end = fmax(pipeline_end,
-                            z->t_end[((size_t)slow * P + q) * z->per_stage + z->per_stage - 1]);
-    tm.pp_added = pipeline_end - ideal_iteration(z, slow);
+    tm.pp_added = pipeline_end(z, slow) - ideal_iteration(z, slow);
     double end = step_stage_finish(z->sr, z->w, z->dev, z->o, s, &tm, z->out);
     z->iteration = fmax(z->iteration, end);
     z->stage_state[s] = 2;
@@ -668,12 +678,9 @@ static int record(des *z)
     unsigned slow = 0;
     double last = -1;
     for (unsigned d = 0; d < z->D; d++)
-        for (unsigned s = 0; s < z->P; s++) {
-            double e = z->t_end[((size_t)d * z->P + s) * z->per_stage + z->per_stage - 1];
-            if (e > last) {
-                last = e;
-                slow = d;
-            }
+        if (pipeline_end(z, d) > last) {
+            last = pipeline_end(z, d);
+            slow = d;
         }
     size_t n = (size_t)z->P * z->per_stage;
     sr->gantt = malloc(n * sizeof *sr->gantt);
