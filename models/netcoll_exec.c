@@ -17,8 +17,10 @@ typedef struct exec_run {
     void *ctx;
     uint64_t tag;
     unsigned cls;
-    uint32_t *block;        /* one allocation: the four arrays below */
+    uint32_t *block;        /* one allocation: the five arrays below */
     uint32_t *deps_left, *flows_left; /* per phase */
+    uint32_t *flow_first;   /* per phase: its first flow's number in the plan */
+    uint32_t first;         /* folded: the plan's first flow in the fold; else UINT32_MAX */
     uint32_t *next_offset, *next;     /* dependents of each phase (CSR) */
     uint32_t phases_left;
     uint32_t next_free;     /* free list (UINT32_MAX: end) */
@@ -30,6 +32,9 @@ struct nc_exec {
     flow_net *net;
     exec_run *run;
     uint32_t n_runs, cap_runs, free_head;
+    uint32_t n_links;       /* the net's: the fabric's, or the fold's link cells */
+    flow_fold *fd;          /* folded (nc_exec_create_folded), else NULL */
+    topo_usage *quotient;   /* folded: a flow's quotient usages, fabric links + 1 */
     nc_route_buf buf;       /* all: n_links entries, a coupled phase's merged usages */
     uint32_t *slot;         /* link -> its entry in buf.all, or UINT32_MAX */
     uint64_t started, finished;
@@ -61,7 +66,8 @@ static void merge_route(nc_exec *x, const topo_usage *u, size_t k, double w)
     nc_route_buf *b = &x->buf;
     for (size_t i = 0; i < k; i++) {
         topo_usage one = {u[i].link, u[i].weight * w};
-        flow_net_bias_load(x->net, &one, 1, +1);
+        if (!x->fd) /* folded routes do not look at the load */
+            flow_net_bias_load(x->net, &one, 1, +1);
         uint32_t s = x->slot[one.link];
         if (s == UINT32_MAX) {
             x->slot[one.link] = (uint32_t)b->n_all;
@@ -87,7 +93,7 @@ static void link_change(nc_exec *x, uint32_t l, unsigned c, int delta)
         for (unsigned k = 0; k < NC_EXEC_CLASSES; k++)
             if (on[k]) {
                 classes++;
-                x->busy[(size_t)k * x->f->g->n_links + l] += dt;
+                x->busy[(size_t)k * x->n_links + l] += dt;
             }
         if (classes >= 2)
             x->overlap[l] += dt;
@@ -141,15 +147,29 @@ static void track_finish(nc_exec *x, uint32_t id)
     x->flow_links[id] = NULL;
 }
 
-/* start one flow of run r's phase i and track it */
-static int start_flow(nc_exec *x, uint32_t r, uint32_t i, const topo_usage *u, size_t n,
-                      double bytes)
+/* start one flow of run r's phase i (folded: flow number sid of the fold,
+ * on its quotient usages) and track it */
+static int start_flow(nc_exec *x, uint32_t r, uint32_t i, uint32_t sid, const topo_usage *u,
+                      size_t n, double bytes)
 {
     const nc_phase *ph = &x->run[r].p->phase[i];
+    if (x->fd) {
+        n = flow_fold_quotient(x->fd, sid, u, n, x->quotient);
+        u = x->quotient;
+    }
     uint32_t id = flow_start(x->net, u, n, bytes, ph->rate_cap, 0, key(r, i));
     if (id == UINT32_MAX || track_start(x, id, x->run[r].cls, u, n))
         return no_memory(x);
     return 0;
+}
+
+/* folded: whether flow k of run r's phase i moves (it represents its cell) */
+static int moves(const nc_exec *x, const exec_run *run, uint32_t i, uint32_t k)
+{
+    if (!x->fd)
+        return 1;
+    uint32_t sid = run->first + run->flow_first[i] + k;
+    return x->fd->flow_cell_rep[x->fd->flow_cell[sid]] == sid;
 }
 
 /* route and start phase i of run r; 0 or an error code */
@@ -157,10 +177,14 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
 {
     const nc_plan *p = x->run[r].p;
     const nc_phase *ph = &p->phase[i];
-    const double *load = flow_net_link_load(x->net);
+    const double *load = x->fd ? NULL : flow_net_link_load(x->net);
+    const exec_run *run = &x->run[r];
+    uint32_t sid = run->first + run->flow_first[i], moving = 0;
+    for (uint32_t k = 0; k < (ph->coupled ? (ph->n_conn > 0) : ph->n_conn); k++)
+        moving += (uint32_t)moves(x, run, i, k);
     x->buf.n_all = 0;
-    x->run[r].flows_left[i] = ph->coupled ? 1 : ph->n_conn;
-    if (ph->n_conn == 0) {
+    x->run[r].flows_left[i] = moving;
+    if (moving == 0) {
         if (!sim_schedule_in(x->eng, ph->latency_s, 0, KIND_NC_PHASE_DONE, phase_done, x,
                              key(r, i)))
             return no_memory(x);
@@ -168,6 +192,8 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
     }
     int rc = 0;
     for (uint32_t k = 0; k < ph->n_conn && !rc; k++) {
+        if (!ph->coupled && !moves(x, run, i, k))
+            continue;
         nc_conn c = nc_phase_conn(p, ph, k);
         long nu = nc_route_conn(x->f, &c, nc_route_key(i, k), load, &x->buf);
         if (nu < 0)
@@ -175,11 +201,12 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
         else if (ph->coupled)
             merge_route(x, x->buf.one, (size_t)nu, c.weight);
         else
-            rc = start_flow(x, r, i, x->buf.one, (size_t)nu, ph->bytes * c.weight);
+            rc = start_flow(x, r, i, sid + k, x->buf.one, (size_t)nu, ph->bytes * c.weight);
     }
     if (ph->coupled && !rc) {
-        rc = start_flow(x, r, i, x->buf.all, x->buf.n_all, ph->bytes);
-        flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
+        rc = start_flow(x, r, i, sid, x->buf.all, x->buf.n_all, ph->bytes);
+        if (!x->fd)
+            flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
     }
     for (size_t u = 0; u < x->buf.n_all; u++)
         x->slot[x->buf.all[u].link] = UINT32_MAX;
@@ -233,13 +260,17 @@ static void flow_finished(void *ctx, uint32_t flow, uint64_t tag)
         fail(x, no_memory(x));
 }
 
-nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
+/* an executor on a net of n_links links of the given capacities */
+static nc_exec *create(sim_engine *eng, const nc_fabric *f, uint32_t n_links_net,
+                       const double *capacity, flow_fold *fd)
 {
     nc_exec *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
     x->eng = eng;
     x->f = f;
+    x->fd = fd;
+    x->n_links = n_links_net;
     x->free_head = UINT32_MAX;
     size_t n_links = (size_t)f->g->n_links + 1;
     x->buf.one = malloc(n_links * sizeof *x->buf.one);
@@ -248,13 +279,27 @@ nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
     if (x->slot)
         for (size_t l = 0; l < n_links; l++)
             x->slot[l] = UINT32_MAX;
-    x->net = flow_net_create(eng, f->g->n_links, f->g->link_bytes_per_s, flow_finished, x);
-    if (!x->buf.one || !x->buf.all || !x->slot || !x->net ||
+    x->quotient = fd ? malloc(n_links * sizeof *x->quotient) : NULL;
+    x->net = flow_net_create(eng, n_links_net, capacity, flow_finished, x);
+    if (!x->buf.one || !x->buf.all || !x->slot || !x->net || (fd && !x->quotient) ||
         (f->incast_efficiency && flow_net_set_incast(x->net, f->incast_efficiency))) {
         nc_exec_destroy(x);
         return NULL;
     }
     return x;
+}
+
+nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
+{
+    return create(eng, f, f->g->n_links, f->g->link_bytes_per_s, NULL);
+}
+
+nc_exec *nc_exec_create_folded(sim_engine *eng, const nc_fabric *f, flow_fold *fd)
+{
+    if (f->incast_efficiency || topo_router_uses_load(f->router) ||
+        fd->n_links != f->g->n_links)
+        return NULL;
+    return create(eng, f, fd->n_link_cells, fd->link_cell_capacity, fd);
 }
 
 void nc_exec_destroy(nc_exec *x)
@@ -268,6 +313,7 @@ void nc_exec_destroy(nc_exec *x)
     free(x->buf.one);
     free(x->buf.all);
     free(x->slot);
+    free(x->quotient);
     for (uint32_t i = 0; i < x->n_flow_slots; i++)
         free(x->flow_links[i]);
     free(x->flow_links);
@@ -303,15 +349,19 @@ static uint32_t new_run(nc_exec *x)
 static int build_run(exec_run *run, const nc_plan *p)
 {
     size_t n = p->n_phases;
-    run->block = malloc((3 * n + 2 + (size_t)p->n_deps + 1) * sizeof *run->block);
+    run->block = malloc((4 * n + 2 + (size_t)p->n_deps + 1) * sizeof *run->block);
     if (!run->block)
         return -1;
     run->deps_left = run->block;
     run->flows_left = run->deps_left + n;
-    run->next_offset = run->flows_left + n;
+    run->flow_first = run->flows_left + n;
+    run->next_offset = run->flow_first + n;
     run->next = run->next_offset + n + 2;
     memset(run->next_offset, 0, (n + 2) * sizeof *run->next_offset);
+    uint32_t flows = 0;
     for (uint32_t i = 0; i < p->n_phases; i++) {
+        run->flow_first[i] = flows;
+        flows += p->phase[i].coupled ? (p->phase[i].n_conn > 0) : p->phase[i].n_conn;
         run->deps_left[i] = p->phase[i].n_deps;
         for (uint32_t k = 0; k < p->phase[i].n_deps; k++)
             run->next_offset[p->deps[p->phase[i].dep_first + k] + 2]++;
@@ -330,16 +380,43 @@ static int build_run(exec_run *run, const nc_plan *p)
     return 0;
 }
 
+/* the flows run's plan starts, all phases together */
+static uint64_t plan_flows(const exec_run *run)
+{
+    const nc_plan *p = run->p;
+    if (!p->n_phases)
+        return 0;
+    const nc_phase *last = &p->phase[p->n_phases - 1];
+    return (uint64_t)run->flow_first[p->n_phases - 1] +
+           (last->coupled ? (last->n_conn > 0) : last->n_conn);
+}
+
 int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn done, void *ctx,
                   uint64_t tag, sim_error *err)
 {
+    return nc_exec_start_folded(x, p, UINT32_MAX, cls, done, ctx, tag, err);
+}
+
+int nc_exec_start_folded(nc_exec *x, const nc_plan *p, uint32_t first, unsigned cls,
+                         nc_exec_done_fn done, void *ctx, uint64_t tag, sim_error *err)
+{
     x->err = err;
+    if (!x->fd != (first == UINT32_MAX))
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "a plan started %s on %s executor", x->fd ? "unfolded" : "folded",
+                             x->fd ? "a folded" : "an unfolded");
     uint32_t r = new_run(x);
     if (r == UINT32_MAX)
         return no_memory(x);
     if (build_run(&x->run[r], p)) {
         release(x, r);
         return no_memory(x);
+    }
+    x->run[r].first = first;
+    if (x->fd && (uint64_t)first + plan_flows(&x->run[r]) > x->fd->n_flows) {
+        release(x, r);
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "a folded plan's flows lie outside the fold");
     }
     x->run[r].done = done;
     x->run[r].ctx = ctx;
@@ -384,7 +461,7 @@ uint64_t nc_exec_finished(const nc_exec *x)
 
 int nc_exec_track_links(nc_exec *x)
 {
-    size_t n = (size_t)x->f->g->n_links + 1;
+    size_t n = (size_t)x->n_links + 1;
     if (x->n_on)
         return 0;
     x->n_on = calloc(n * NC_EXEC_CLASSES, sizeof *x->n_on);
@@ -401,10 +478,108 @@ int nc_exec_track_links(nc_exec *x)
 
 const double *nc_exec_link_busy(const nc_exec *x, unsigned cls)
 {
-    return x->n_on && cls < NC_EXEC_CLASSES ? x->busy + (size_t)cls * x->f->g->n_links : NULL;
+    return x->n_on && cls < NC_EXEC_CLASSES ? x->busy + (size_t)cls * x->n_links : NULL;
 }
 
 const double *nc_exec_link_overlap(const nc_exec *x)
 {
     return x->n_on ? x->overlap : NULL;
+}
+
+/* ------------------------------------------------------------ folding */
+
+static int list_reserve(nc_flow_list *l, size_t flows, size_t usages)
+{
+    if (l->n + flows + 1 > l->cap) {
+        size_t cap = (l->n + flows + 1) * 2;
+        size_t *o = realloc(l->offset, (cap + 1) * sizeof *o);
+        if (o)
+            l->offset = o;
+        double *b = o ? realloc(l->bytes, cap * sizeof *b) : NULL;
+        if (b)
+            l->bytes = b;
+        uint32_t *ph = b ? realloc(l->phase, cap * sizeof *ph) : NULL;
+        if (!ph)
+            return -1;
+        l->phase = ph;
+        if (l->cap == 0)
+            l->offset[0] = 0;
+        l->cap = cap;
+    }
+    size_t used = l->offset[l->n];
+    if (used + usages > l->cap_usage) {
+        size_t cap = (used + usages) * 2;
+        topo_usage *u = realloc(l->usage, cap * sizeof *u);
+        if (!u)
+            return -1;
+        l->usage = u;
+        l->cap_usage = cap;
+    }
+    return 0;
+}
+
+static int list_add(nc_flow_list *l, const topo_usage *u, size_t k, double bytes, uint32_t phase)
+{
+    if (list_reserve(l, 1, k))
+        return -1;
+    size_t at = l->offset[l->n];
+    memcpy(l->usage + at, u, k * sizeof *u);
+    l->bytes[l->n] = bytes;
+    l->phase[l->n] = phase;
+    l->offset[++l->n] = at + k;
+    return 0;
+}
+
+int nc_exec_plan_flows(const nc_fabric *f, const nc_plan *p, nc_flow_list *l, sim_error *err)
+{
+    size_t n_links = (size_t)f->g->n_links + 1;
+    nc_route_buf buf = {malloc(n_links * sizeof *buf.one), malloc(n_links * sizeof *buf.all), 0};
+    uint32_t *slot = malloc(n_links * sizeof *slot);
+    int rc = !buf.one || !buf.all || !slot || list_reserve(l, 0, 0) ? -1 : 0;
+    for (size_t i = 0; slot && i < n_links; i++)
+        slot[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < p->n_phases && rc == 0; i++) {
+        const nc_phase *ph = &p->phase[i];
+        buf.n_all = 0;
+        for (uint32_t k = 0; k < ph->n_conn && rc == 0; k++) {
+            nc_conn c = nc_phase_conn(p, ph, k);
+            long nu = nc_route_conn(f, &c, nc_route_key(i, k), NULL, &buf);
+            if (nu < 0) {
+                rc = nc_route_failure(err, nu, &c);
+            } else if (!ph->coupled) {
+                rc = list_add(l, buf.one, (size_t)nu, ph->bytes * c.weight, i);
+            } else { /* merged as merge_route does */
+                for (long u = 0; u < nu; u++) {
+                    topo_usage one = {buf.one[u].link, buf.one[u].weight * c.weight};
+                    if (slot[one.link] == UINT32_MAX) {
+                        slot[one.link] = (uint32_t)buf.n_all;
+                        buf.all[buf.n_all++] = one;
+                    } else {
+                        buf.all[slot[one.link]].weight += one.weight;
+                    }
+                }
+            }
+        }
+        if (ph->coupled && ph->n_conn > 0 && rc == 0)
+            rc = list_add(l, buf.all, buf.n_all, ph->bytes, i);
+        for (size_t u = 0; u < buf.n_all; u++)
+            slot[buf.all[u].link] = UINT32_MAX;
+    }
+    free(buf.one);
+    free(buf.all);
+    free(slot);
+    if (rc == -1)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory in the flow model");
+    return rc;
+}
+
+void nc_flow_list_free(nc_flow_list *l)
+{
+    if (!l)
+        return;
+    free(l->offset);
+    free(l->usage);
+    free(l->bytes);
+    free(l->phase);
+    memset(l, 0, sizeof *l);
 }

@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "error.h"
 #include "flow.h"
+#include "flow_fold.h"
 #include "netcoll.h"
 
 typedef struct nc_exec nc_exec;
@@ -37,6 +38,36 @@ void nc_exec_destroy(nc_exec *x); /* NULL-safe; runs still in flight are dropped
 int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn done, void *ctx,
                   uint64_t tag, sim_error *err);
 
+/* ---- exact symmetry folding (flow_fold.h) ----
+ * The flows plan p starts on a net whose routes do not depend on the load
+ * (topo_router_uses_load is 0), in the executor's own order and numbering:
+ * phase by phase, one flow for a coupled phase, else one per connection
+ * (none for a phase without connections); each flow's usages (a coupled
+ * phase's merged per link, as it starts them), bytes and phase. Appended to
+ * *l, which starts zeroed. */
+typedef struct nc_flow_list {
+    size_t n, cap;          /* flows */
+    size_t *offset;         /* n + 1: flow i's usages are usage[offset[i] .. offset[i + 1]) */
+    topo_usage *usage;
+    size_t cap_usage;
+    double *bytes;
+    uint32_t *phase;
+} nc_flow_list;
+int nc_exec_plan_flows(const nc_fabric *f, const nc_plan *p, nc_flow_list *l, sim_error *err);
+void nc_flow_list_free(nc_flow_list *l); /* NULL-safe, leaves it zeroed */
+
+/* An executor whose flow net is fd's quotient: one link per link cell, with
+ * the cell's capacity (f must have no incast efficiency and static routes;
+ * NULL otherwise or when out of memory). fd must outlive it. Plans start
+ * with nc_exec_start_folded: flow k of the plan (nc_exec_plan_flows' order)
+ * is flow first + k of fd; only each cell's representative moves, on its
+ * quotient usages, and the others of its cell are taken to move with it
+ * (a phase none of whose flows represents a cell is done after its latency).
+ * Link data (nc_exec_link_busy, the net's link bytes) is then per link cell. */
+nc_exec *nc_exec_create_folded(sim_engine *eng, const nc_fabric *f, flow_fold *fd);
+int nc_exec_start_folded(nc_exec *x, const nc_plan *p, uint32_t first, unsigned cls,
+                         nc_exec_done_fn done, void *ctx, uint64_t tag, sim_error *err);
+
 /* Link activity by class of traffic (cls of nc_exec_start, below
  * NC_EXEC_CLASSES): from now on, per link, how long flows of each class were
  * on it and how long flows of two classes or more were on it at once (exact:
@@ -44,9 +75,9 @@ int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn do
 #define NC_EXEC_CLASSES 4
 int nc_exec_track_links(nc_exec *x);
 
-/* Per link (n_links entries), after the run: seconds with a flow of class
- * cls on it, and seconds with flows of two classes or more; NULL unless
- * tracked. */
+/* Per link of the net (n_links entries; link cells when folded), after
+ * the run: seconds with a flow of class cls on it, and seconds with flows
+ * of two classes or more; NULL unless tracked. */
 const double *nc_exec_link_busy(const nc_exec *x, unsigned cls);
 const double *nc_exec_link_overlap(const nc_exec *x);
 

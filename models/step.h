@@ -66,6 +66,8 @@ typedef struct step_options {
                                     a user override, 1 = off (the default) */
     const double *gpu_speed;    /* per GPU, > 0, 1 = nominal (stragglers < 1); NULL = all 1 */
     unsigned n_gpu_speed;
+    int no_fold;                /* concurrent: 1 never folds identical replicas into one
+                                   (the default 0 folds where it is exact: step_des.c) */
 } step_options;
 
 typedef struct step_stage {
@@ -147,6 +149,12 @@ typedef struct step_profile {
     unsigned n_bins;
     double bin_s;
     double *bin_peak, *bin_mean;
+    /* the concurrent iteration only: exact symmetry folding. fold_replicas
+     * data-parallel replicas ran as one (0: not folded, fold_note says why),
+     * fold_flows distinct flows of the iteration moved as fold_cells */
+    unsigned fold_replicas;
+    uint32_t fold_flows, fold_cells;
+    const char *fold_note;          /* static text */
 } step_profile;
 
 void step_options_defaults(step_options *o);

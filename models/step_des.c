@@ -34,6 +34,7 @@
 #include "engine.h"
 #include "event_kinds.h"
 #include "netcoll_exec.h"
+#include "routing.h"
 
 enum { TAG_PP = 0, TAG_DP = 1, TAG_GATHER = 2 };
 
@@ -48,7 +49,8 @@ typedef struct des {
     nc_exec *x;
     sim_error *err;
     int code;
-    unsigned P, v, m, D, n_pos;
+    unsigned P, v, m, D, n_pos; /* D: the replicas simulated (1 when folded) */
+    unsigned D_all;             /* the data-parallel replicas */
     size_t per_stage;           /* tasks per stage per replica: 2 m v */
     const sched_task *order;    /* stage by stage, each stage's tasks in run order */
     double *speed;              /* per (d, s): the slowest GPU of the replica's stage */
@@ -75,6 +77,11 @@ typedef struct des {
     unsigned *gather_chunk, *gather_bucket;
     double *gather_t0, *gather_s, *gather_sum, *gather_n;
     double iteration;
+    /* exact symmetry folding (fold_try): replicas 1.. ride with replica 0 */
+    flow_fold fold;
+    int folded;
+    uint32_t *pp_first;         /* per PP plan: its first flow in the fold */
+    uint32_t *dp_first, *ag_first; /* per position j */
     /* link utilisation over time (KIND_STEP_SAMPLE every bin_s) */
     double bin_s;
     double *prev_bytes;         /* per link: its bytes at the last sample */
@@ -94,6 +101,12 @@ static void sample(sim_engine *eng, void *ctx, uint64_t data);
  * wide, at most STEP_MAX_BINS (then sampling stops: 32 x the ideal). */
 #define STEP_BINS_PER_IDEAL 128.0
 #define STEP_MAX_BINS 4096u
+
+/* the flow net's link for fabric link l (its cell when folded) */
+static uint32_t net_link(const des *z, uint32_t l)
+{
+    return z->folded ? z->fold.link_cell[l] : l;
+}
 
 static void fail(des *z, int code)
 {
@@ -116,17 +129,13 @@ static size_t arrival(const des *z, unsigned d, unsigned j, unsigned mb, int dir
 
 static void plan_done(void *ctx, uint64_t tag);
 
-/* the send over boundary b (positions b and b + 1) of replica d, dir 0
- * forward (b -> b + 1), 1 backward (b + 1 -> b), for micro-batch mb */
-static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
+/* the plan of replica d's send over boundary b (positions b and b + 1),
+ * dir 0 forward (b -> b + 1), 1 backward; built on first use. The stages
+ * must differ (pp_send hands over in place otherwise). */
+static int pp_plan(des *z, unsigned d, unsigned b, int dir)
 {
     const parallel_config *p = &z->w->par;
     unsigned s = b % z->P, next = (b + 1) % z->P;
-    if (s == next) { /* one stage: the chunks hand over in place */
-        unsigned j = dir ? b : b + 1;
-        z->arrived[arrival(z, d, j, mb, dir)] = 1;
-        return 0;
-    }
     nc_plan *plan = &z->pp[((size_t)d * (z->n_pos - 1) + b) * 2 + (unsigned)dir];
     if (!plan->n_phases) {
         unsigned pairs = p->cp * p->tp, k = 0;
@@ -148,11 +157,31 @@ static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
          * stage needs every one, so the most loaded pair sets the pace */
         plan->phase[0].coupled = 1;
     }
+    return 0;
+}
+
+/* the send over boundary b (positions b and b + 1) of replica d, dir 0
+ * forward (b -> b + 1), 1 backward (b + 1 -> b), for micro-batch mb */
+static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
+{
+    unsigned s = b % z->P, next = (b + 1) % z->P;
+    if (s == next) { /* one stage: the chunks hand over in place */
+        unsigned j = dir ? b : b + 1;
+        z->arrived[arrival(z, d, j, mb, dir)] = 1;
+        return 0;
+    }
+    size_t slot = ((size_t)d * (z->n_pos - 1) + b) * 2 + (unsigned)dir;
+    nc_plan *plan = &z->pp[slot];
+    int rc = pp_plan(z, d, b, dir);
+    if (rc)
+        return rc;
     /* summed times: minus each start here, plus each end in plan_done */
     z->pp_time[2 * s + (unsigned)dir] -= sim_now(z->eng);
     z->pp_count[2 * s + (unsigned)dir] += 1;
     uint64_t tag = ((((uint64_t)d * z->n_pos + b) * 2 + (unsigned)dir) * z->m + mb) << 2 | TAG_PP;
-    return nc_exec_start(z->x, plan, TAG_PP, plan_done, z, tag, z->err);
+    return z->folded ? nc_exec_start_folded(z->x, plan, z->pp_first[slot], TAG_PP, plan_done, z,
+                                            tag, z->err)
+                     : nc_exec_start(z->x, plan, TAG_PP, plan_done, z, tag, z->err);
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -259,8 +288,10 @@ static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
     des *z = ctx;
     unsigned j = (unsigned)data;
     z->b_start[z->bucket_first[j] + z->bucket_next[j]] = sim_now(eng);
-    int rc = nc_exec_start(z->x, &z->dp_plan[j], TAG_DP, plan_done, z,
-                           (uint64_t)j << 2 | TAG_DP, z->err);
+    uint64_t tag = (uint64_t)j << 2 | TAG_DP;
+    int rc = z->folded ? nc_exec_start_folded(z->x, &z->dp_plan[j], z->dp_first[j], TAG_DP,
+                                              plan_done, z, tag, z->err)
+                       : nc_exec_start(z->x, &z->dp_plan[j], TAG_DP, plan_done, z, tag, z->err);
     if (rc)
         fail(z, rc);
 }
@@ -308,8 +339,11 @@ static void gather_next(des *z, unsigned s)
         if (z->gather_bucket[s] < dc->buckets && dc->gather_bytes > 0 &&
             z->ag_plan[j].n_phases) {
             z->gather_t0[s] = sim_now(z->eng);
-            int rc = nc_exec_start(z->x, &z->ag_plan[j], TAG_DP, plan_done, z,
-                                   (uint64_t)s << 2 | TAG_GATHER, z->err);
+            uint64_t tag = (uint64_t)s << 2 | TAG_GATHER;
+            int rc = z->folded ? nc_exec_start_folded(z->x, &z->ag_plan[j], z->ag_first[j],
+                                                      TAG_DP, plan_done, z, tag, z->err)
+                               : nc_exec_start(z->x, &z->ag_plan[j], TAG_DP, plan_done, z, tag,
+                                               z->err);
             if (rc)
                 fail(z, rc);
             return;
@@ -462,8 +496,9 @@ static void sample(sim_engine *eng, void *ctx, uint64_t data)
     for (int t = 0; t < STEP_TIERS; t++)
         peak[t] = mean[t] = 0;
     for (uint32_t l = 0; l < z->f->g.n_links; l++) {
-        double u = (bytes[l] - z->prev_bytes[l]) / (cap[l] * z->bin_s);
-        z->prev_bytes[l] = bytes[l];
+        double now_bytes = bytes[net_link(z, l)];
+        double u = (now_bytes - z->prev_bytes[l]) / (cap[l] * z->bin_s);
+        z->prev_bytes[l] = now_bytes;
         peak[z->tier[l]] = fmax(peak[z->tier[l]], u);
         mean[z->tier[l]] += u;
     }
@@ -554,6 +589,260 @@ static int dp_plan(des *z, nc_plan *plan, unsigned j, int gather, double bytes, 
     return 0;
 }
 
+/* ------------------------------------------------------------ folding */
+
+/* Plan p is `groups` copies of one collective appended one after another
+ * (dp_plan: one per tensor rank): each group's phases equal the first's,
+ * connection counts, bytes, latency, rate cap, coupling and dependencies
+ * (shifted by the group's offset). Returns the phases per group, or 0. */
+static uint32_t phases_per_group(const nc_plan *p, unsigned groups)
+{
+    if (groups == 0 || p->n_phases % groups)
+        return 0;
+    uint32_t G = p->n_phases / groups;
+    for (uint32_t i = G; i < p->n_phases; i++) {
+        const nc_phase *a = &p->phase[i % G], *b = &p->phase[i];
+        uint32_t shift = i - i % G;
+        if (a->n_conn != b->n_conn || a->coupled != b->coupled || a->n_deps != b->n_deps ||
+            memcmp(&a->bytes, &b->bytes, sizeof a->bytes) ||
+            memcmp(&a->latency_s, &b->latency_s, sizeof a->latency_s) ||
+            memcmp(&a->rate_cap, &b->rate_cap, sizeof a->rate_cap))
+            return 0;
+        for (uint32_t k = 0; k < a->n_deps; k++)
+            if (p->deps[b->dep_first + k] != p->deps[a->dep_first + k] + shift)
+                return 0;
+    }
+    return G;
+}
+
+typedef struct flow_role {
+    uint64_t role, bytes; /* what must match for two flows to fold: role, bytes' bits */
+} flow_role;
+
+static int cmp_role(const void *a, const void *b)
+{
+    const flow_role *x = a, *y = b;
+    if (x->role != y->role)
+        return x->role < y->role ? -1 : 1;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* append plan p's flows to l with role `role` + its phase's role (the
+ * phase index within its group of G phases, or the index when G is 0) */
+static int list_plan(des *z, const nc_plan *p, uint64_t role, uint32_t G, nc_flow_list *l,
+                     flow_role **roles, size_t *cap)
+{
+    size_t before = l->n;
+    int rc = nc_exec_plan_flows(&z->f->nc, p, l, z->err);
+    if (rc)
+        return rc;
+    if (l->n > *cap) {
+        size_t c = 2 * l->n;
+        flow_role *r = realloc(*roles, c * sizeof *r);
+        if (!r)
+            return no_memory(z);
+        *roles = r;
+        *cap = c;
+    }
+    for (size_t f = before; f < l->n; f++) {
+        uint32_t ph = G ? l->phase[f] % G : l->phase[f];
+        uint64_t b;
+        memcpy(&b, &l->bytes[f], sizeof b);
+        (*roles)[f] = (flow_role){role << 24 | ph, b};
+    }
+    return 0;
+}
+
+/* flows first .. first + n of two plans fold onto each other, one to one */
+static int alike(const flow_fold *fd, uint32_t a, uint32_t b, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        if (fd->flow_cell[a + k] != fd->flow_cell[b + k])
+            return 0;
+    return 1;
+}
+
+static int fold_off(des *z, const char *why)
+{
+    z->out->fold_note = why;
+    return 0;
+}
+
+/* every replica's PP sends, by role (boundary and direction) */
+static int list_pp(des *z, nc_flow_list *l, flow_role **roles, size_t *cap)
+{
+    unsigned n_slots = (z->n_pos - 1) * 2;
+    int rc = 0;
+    for (unsigned d = 0; d < z->D_all && !rc; d++)
+        for (unsigned b = 0; b + 1 < z->n_pos && !rc; b++)
+            for (int dir = 0; dir < 2 && !rc; dir++) {
+                size_t slot = (size_t)d * n_slots + 2 * b + (unsigned)dir;
+                z->pp_first[slot] = (uint32_t)l->n;
+                if (b % z->P == (b + 1) % z->P)
+                    continue;
+                rc = pp_plan(z, d, b, dir);
+                if (!rc)
+                    rc = list_plan(z, &z->pp[slot], 1ull << 20 | (2 * b + (unsigned)dir), 0, l,
+                                   roles, cap);
+            }
+    z->pp_first[(size_t)z->D_all * n_slots] = (uint32_t)l->n;
+    return rc;
+}
+
+/* every position's DP bucket and parameter gather, by role (position and
+ * the phase within its tensor rank's collective, G[] phases a rank) */
+static int list_dp(des *z, nc_flow_list *l, flow_role **roles, size_t *cap, uint32_t *G)
+{
+    unsigned tp = z->w->par.tp;
+    int rc = 0;
+    for (unsigned j = 0; j < z->n_pos && !rc; j++) {
+        G[2 * j] = phases_per_group(&z->dp_plan[j], tp);
+        G[2 * j + 1] = phases_per_group(&z->ag_plan[j], tp);
+        z->dp_first[j] = (uint32_t)l->n;
+        rc = list_plan(z, &z->dp_plan[j], 2ull << 20 | j, G[2 * j], l, roles, cap);
+        z->ag_first[j] = (uint32_t)l->n;
+        if (!rc)
+            rc = list_plan(z, &z->ag_plan[j], 3ull << 20 | j, G[2 * j + 1], l, roles, cap);
+    }
+    z->dp_first[z->n_pos] = (uint32_t)l->n;
+    return rc;
+}
+
+/* the coarsest equitable partition (flow_fold.h) of the listed flows, each
+ * coloured by the rank of its (role, bytes) */
+static int fold_build(des *z, const nc_flow_list *l, const flow_role *roles)
+{
+    size_t n = l->n;
+    if (n >= UINT32_MAX)
+        return fold_off(z, "off: too many flows to fold");
+    flow_role *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    uint64_t *colour = malloc((n ? n : 1) * sizeof *colour);
+    if (!sorted || !colour) {
+        free(sorted);
+        free(colour);
+        return no_memory(z);
+    }
+    memcpy(sorted, roles, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_role);
+    for (size_t f = 0; f < n; f++) {
+        size_t lo = 0, hi = n; /* the first entry not below roles[f] */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_role(&sorted[mid], &roles[f]) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        colour[f] = lo;
+    }
+    free(sorted);
+    const topo_graph *g = &z->f->g;
+    flow_fold_free(&z->fold);
+    int rc = flow_fold_build((uint32_t)n, colour, l->offset, l->usage, g->n_links,
+                             g->link_bytes_per_s, &z->fold, z->err);
+    free(colour);
+    return rc;
+}
+
+/* every replica's sends fall in the cells of replica 0's, one to one */
+static int pp_alike(const des *z)
+{
+    unsigned n_slots = (z->n_pos - 1) * 2;
+    for (unsigned d = 1; d < z->D_all; d++)
+        for (unsigned k = 0; k < n_slots; k++) {
+            size_t b = (size_t)d * n_slots + k;
+            if (!alike(&z->fold, z->pp_first[k], z->pp_first[b],
+                       z->pp_first[k + 1] - z->pp_first[k]))
+                return 0;
+        }
+    return 1;
+}
+
+/* every tensor rank's DP flows fall in the cells of the first rank's, one
+ * to one (where the ranks' collectives are alike; else each rank's flows
+ * have their own roles and are their own representatives) */
+static int dp_alike(const des *z, const uint32_t *G)
+{
+    unsigned tp = z->w->par.tp;
+    for (unsigned j = 0; j < z->n_pos; j++)
+        for (int gather = 0; gather < 2; gather++) {
+            uint32_t first = gather ? z->ag_first[j] : z->dp_first[j];
+            uint32_t end = gather ? z->dp_first[j + 1] : z->ag_first[j];
+            if (!G[2 * j + gather] || end == first)
+                continue;
+            uint32_t per = (end - first) / tp;
+            for (unsigned t = 1; t < tp; t++)
+                if (!alike(&z->fold, first, first + t * per, per))
+                    return 0;
+        }
+    return 1;
+}
+
+/* Fold the data-parallel replicas into replica 0 where that is exact;
+ * z->folded and the profile's fold fields say whether it did and why not.
+ * 0 or an error code. */
+static int fold_try(des *z)
+{
+    const nc_fabric *nc = &z->f->nc;
+    if (z->o->no_fold)
+        return fold_off(z, "off (asked)");
+    if (z->D_all < 2)
+        return fold_off(z, "off: one data-parallel replica");
+    if (topo_router_uses_load(nc->router))
+        return fold_off(z, "off: routes depend on the load (adaptive routing, UGAL)");
+    if (nc->incast_efficiency)
+        return fold_off(z, "off: incast efficiency depends on the flows on a link");
+    for (unsigned d = 0; d < z->D_all; d++)
+        if (!z->nominal[d])
+            return fold_off(z, "off: replicas run at different speeds (stragglers)");
+    size_t slots = (size_t)z->D_all * (z->n_pos - 1) * 2;
+    z->pp_first = malloc((slots + 1) * sizeof *z->pp_first);
+    z->dp_first = malloc(((size_t)z->n_pos + 1) * sizeof *z->dp_first);
+    z->ag_first = malloc(((size_t)z->n_pos + 1) * sizeof *z->ag_first);
+    uint32_t *G = malloc(2 * ((size_t)z->n_pos + 1) * sizeof *G);
+    if (!z->pp_first || !z->dp_first || !z->ag_first || !G) {
+        free(G);
+        return no_memory(z);
+    }
+    /* the sends alone first: if the replicas' sends are not alike among
+     * themselves they are not alike among all flows either (the partition
+     * of all flows, cut to the sends, is equitable for the sends alone), so
+     * a fabric that breaks symmetry is found before the DP flows are listed */
+    nc_flow_list l = {0};
+    flow_role *roles = NULL;
+    size_t cap = 0;
+    int rc = list_pp(z, &l, &roles, &cap);
+    if (!rc)
+        rc = fold_build(z, &l, roles);
+    int ok = !rc && z->fold.flow_cell && pp_alike(z);
+    if (ok) {
+        rc = list_dp(z, &l, &roles, &cap, G);
+        if (!rc)
+            rc = fold_build(z, &l, roles);
+        ok = !rc && z->fold.flow_cell && pp_alike(z) && dp_alike(z, G);
+    }
+    if (!rc && z->fold.flow_cell) {
+        z->out->fold_flows = z->fold.n_flows;
+        z->out->fold_cells = z->fold.n_flow_cells;
+    }
+    if (ok) {
+        z->folded = 1;
+        z->out->fold_replicas = z->D_all;
+        z->out->fold_note = "on";
+        z->D = 1;
+        /* only replica 0 sends: the others' plans were for the check */
+        for (size_t k = (size_t)(z->n_pos - 1) * 2; k < (size_t)z->D_all * (z->n_pos - 1) * 2; k++)
+            nc_plan_free(&z->pp[k]);
+    } else if (!rc && z->fold.flow_cell) {
+        fold_off(z, "off: the replicas are not alike on this fabric");
+        flow_fold_free(&z->fold);
+    }
+    nc_flow_list_free(&l);
+    free(roles);
+    free(G);
+    return rc;
+}
+
 static int set_up(des *z)
 {
     const workload *w = z->w;
@@ -566,7 +855,6 @@ static int set_up(des *z)
         if (nominal->sched.tasks[(size_t)s * z->per_stage].stage != s)
             return sim_error_set(z->err, SIM_ERR_INTERNAL, NULL, 0,
                                  "the schedule's tasks are not stage by stage");
-        z->tasks_left[s] = (uint32_t)(z->D * z->per_stage);
         z->chains_left[s] = z->v;
         for (size_t i = 0; i < w->stages[s].n_comm; i++)
             if (w->stages[s].comm[i].kind == COMM_PP_SEND)
@@ -583,8 +871,10 @@ static int set_up(des *z)
             rc = dp_plan(z, &z->ag_plan[j], j, 1, dc->buckets ? dc->gather_bytes : 0, ranks);
     }
     free(ranks);
-    if (rc)
+    if (rc || (rc = fold_try(z)) != 0)
         return rc;
+    for (unsigned s = 0; s < z->P; s++)
+        z->tasks_left[s] = (uint32_t)(z->D * z->per_stage);
     const topo_graph *g = &z->f->g;
     z->prev_bytes = zalloc(g->n_links, sizeof *z->prev_bytes);
     z->tier = zalloc(g->n_links, sizeof *z->tier);
@@ -596,7 +886,8 @@ static int set_up(des *z)
     }
     double ideal = z->sr->runs[z->sr->n_runs - 1].ideal.iteration_s;
     z->bin_s = ideal > 0 ? ideal / STEP_BINS_PER_IDEAL : 1;
-    z->x = nc_exec_create(z->eng, &z->f->nc);
+    z->x = z->folded ? nc_exec_create_folded(z->eng, &z->f->nc, &z->fold)
+                     : nc_exec_create(z->eng, &z->f->nc);
     if (!z->x || nc_exec_track_links(z->x))
         return no_memory(z);
     return sim_schedule_in(z->eng, z->bin_s, 0, KIND_STEP_SAMPLE, sample, z, 0) ? 0
@@ -605,7 +896,7 @@ static int set_up(des *z)
 
 static void free_all(des *z)
 {
-    for (size_t i = 0; z->pp && i < (size_t)z->D * (z->n_pos - 1) * 2; i++)
+    for (size_t i = 0; z->pp && i < (size_t)z->D_all * (z->n_pos - 1) * 2; i++)
         nc_plan_free(&z->pp[i]);
     for (unsigned j = 0; j < z->n_pos; j++) {
         if (z->dp_plan)
@@ -619,10 +910,12 @@ static void free_all(des *z)
                     z->bucket_next, z->bucket_first, z->b_start, z->b_end, z->chain_end,
                     z->tasks_left, z->chains_left, z->stage_state, z->gather_chunk,
                     z->gather_bucket, z->gather_t0, z->gather_s, z->gather_sum, z->gather_n,
-                    z->prev_bytes, z->tier, z->peak, z->mean};
+                    z->prev_bytes, z->tier, z->peak, z->mean, z->pp_first, z->dp_first,
+                    z->ag_first};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         free(ptrs[i]);
     nc_exec_destroy(z->x);
+    flow_fold_free(&z->fold);
     sim_engine_destroy(z->eng);
 }
 
@@ -638,11 +931,12 @@ static void hot_links(des *z)
     step_profile *out = z->out;
     out->n_hot = 0;
     for (uint32_t l = 0; l < g->n_links; l++) {
-        if (!(both[l] > 0))
+        uint32_t q = net_link(z, l);
+        if (!(both[q] > 0))
             continue;
         step_hot_link h = {.link = l, .src = g->link_src[l], .dst = g->link_dst[l],
-                           .tier = step_link_tier(g, l), .pp_s = pp[l], .dp_s = dp[l],
-                           .both_s = both[l]};
+                           .tier = step_link_tier(g, l), .pp_s = pp[q], .dp_s = dp[q],
+                           .both_s = both[q]};
         unsigned k = out->n_hot < STEP_HOT_LINKS ? out->n_hot++ : STEP_HOT_LINKS;
         while (k > 0 && (out->hot[k - 1].both_s < h.both_s ||
                          (out->hot[k - 1].both_s == h.both_s &&
@@ -694,7 +988,7 @@ static int record(des *z)
     }
     const double *bytes = flow_net_link_bytes(nc_exec_net(z->x));
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
-        z->out->link_bytes[l] += bytes[l];
+        z->out->link_bytes[l] += bytes[net_link(z, l)];
     hot_links(z);
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;
@@ -715,7 +1009,7 @@ int step_des_run(step_run *sr, const workload *w, const compute_device *dev,
     const parallel_config *p = &w->par;
     des z = {.w = w, .sr = sr, .o = o, .dev = dev, .out = out, .f = sr->cx.f,
              .err = sr->cx.err, .P = p->pp, .v = p->vpp ? p->vpp : 1,
-             .m = w->microbatches, .D = p->dp};
+             .m = w->microbatches, .D = p->dp, .D_all = p->dp};
     z.n_pos = z.v * z.P;
     z.per_stage = 2 * (size_t)z.m * z.v;
     z.order = sr->runs[sr->n_runs - 1].sched.tasks;

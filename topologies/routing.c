@@ -320,6 +320,11 @@ void topo_router_destroy(topo_router *r)
 }
 
 size_t topo_route_max_usages(const topo_router *r) { return r->g->n_links; }
+int topo_router_uses_load(const topo_router *r)
+{
+    return r->cfg.balance == TOPO_BALANCE_ADAPTIVE || r->cfg.path_class == TOPO_PATH_UGAL;
+}
+
 size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
 
 /* Hops from every fabric switch to switch t (by switch index). In a folded

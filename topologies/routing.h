@@ -100,6 +100,10 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
 /* An upper bound on the usages one route can return. */
 size_t topo_route_max_usages(const topo_router *r);
 
+/* 1 when a route depends on the links' load (adaptive balancing, UGAL):
+ * then routes are decided as connections start, not known beforehand. */
+int topo_router_uses_load(const topo_router *r);
+
 /* Hop tables built so far (for tests and benchmarks). */
 size_t topo_router_tables(const topo_router *r);
 

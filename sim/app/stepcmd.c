@@ -22,8 +22,8 @@
 #include "workload.h"
 
 const char usage_step[] =
-    "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent] [--json]\n"
-    "                  [--perfetto FILE.json]\n"
+    "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold]]\n"
+    "                  [--json] [--perfetto FILE.json]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
@@ -41,6 +41,9 @@ const char usage_step[] =
     "  --concurrent the iteration as a discrete-event simulation: every PP send\n"
     "               and DP bucket of every replica on one shared flow net, at\n"
     "               the moments they overlap (same as network=\"concurrent\")\n"
+    "  --no-fold    with --concurrent: simulate every data-parallel replica even\n"
+    "               where they are provably alike (by default they are folded\n"
+    "               into one, exactly; same as fold=\"off\")\n"
     "  --json       the profile as one JSON object\n"
     "  --perfetto FILE.json\n"
     "               also write the iteration as a Trace Event Format file for\n"
@@ -114,6 +117,12 @@ static void print_text(const scn_scenario *s, const step_profile *p)
                    100 * h->utilisation);
         }
     }
+    if (s->step.concurrent && p->fold_note)
+        printf("symmetry folding %s%s\n", p->fold_note,
+               p->fold_replicas ? "" : " (every replica simulated)");
+    if (p->fold_replicas)
+        printf("                %u data-parallel replicas simulated as one; the iteration's %u "
+               "flows moved as %u\n", p->fold_replicas, p->fold_flows, p->fold_cells);
     if (p->slowest_gpu != UINT32_MAX)
         printf("stragglers      slowest GPU %u at %.1f %% speed; the other replicas waited %.4g s "
                "for it at the gradient reduction\n", p->slowest_gpu, 100 * p->slowest_speed,
@@ -193,6 +202,13 @@ static void print_json(const step_profile *p)
             cJSON_AddItemToArray(hot, l);
         }
     }
+    if (p->fold_note) { /* the concurrent iteration */
+        cJSON *f = cJSON_AddObjectToObject(o, "symmetry_folding");
+        cJSON_AddStringToObject(f, "note", p->fold_note);
+        cJSON_AddNumberToObject(f, "replicas_as_one", p->fold_replicas);
+        cJSON_AddNumberToObject(f, "flows", p->fold_flows);
+        cJSON_AddNumberToObject(f, "cells", p->fold_cells);
+    }
     if (p->slowest_gpu != UINT32_MAX) {
         cJSON_AddNumberToObject(o, "slowest_gpu", p->slowest_gpu);
         cJSON_AddNumberToObject(o, "slowest_speed", p->slowest_speed);
@@ -209,7 +225,7 @@ typedef struct step_args {
     const char *path;
     const char *perfetto; /* --perfetto FILE.json, or NULL */
     cli_sets sets;
-    int json, analytic, concurrent;
+    int json, analytic, concurrent, no_fold;
 } step_args;
 
 static const cli_option step_table[] = {
@@ -217,6 +233,7 @@ static const cli_option step_table[] = {
     {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
     {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
     {"--concurrent", 0, CLI_FLAG, offsetof(step_args, concurrent), NULL, NULL},
+    {"--no-fold", 0, CLI_FLAG, offsetof(step_args, no_fold), NULL, NULL},
     {"--perfetto", 0, CLI_TEXT, offsetof(step_args, perfetto), .missing = "%s needs a file name"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -257,6 +274,8 @@ int cmd_step(int argc, char **argv)
         s.step.analytic = o.analytic;
         s.step.concurrent = o.concurrent;
     }
+    if (o.no_fold)
+        s.step.no_fold = 1;
     outpath trace;
     if (res_check(&s, RES_STEP, 0, &err) ||
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {

@@ -217,6 +217,111 @@ static void test_refusal(void)
     workload_free(&w);
 }
 
+/* folded (fold_replicas > 0) and unfolded iterations agree part by part,
+ * stage by stage and link by link (relative 1e-9) */
+static void check_same_iteration(const step_profile *a, const step_profile *b)
+{
+    CHECK_REL(b->iteration_s, a->iteration_s, 1e-9);
+    for (int k = 0; k < STEP_PART_COUNT; k++)
+        CHECK_NEAR(b->part_s[k], a->part_s[k], 1e-9 * a->iteration_s);
+    CHECK_INT_EQ(b->n_stages, a->n_stages);
+    for (unsigned s = 0; s < a->n_stages && s < b->n_stages; s++)
+        CHECK_REL(b->stage[s].end_s, a->stage[s].end_s, 1e-9);
+    CHECK_INT_EQ(b->n_links, a->n_links);
+    int differ = 0;
+    for (uint32_t l = 0; l < a->n_links && l < b->n_links; l++)
+        differ += fabs(b->link_bytes[l] - a->link_bytes[l]) > 1e-9 * (a->link_bytes[l] + 1);
+    CHECK_INT_EQ(differ, 0);
+    CHECK_INT_EQ(b->n_tasks, a->n_tasks);
+    for (size_t i = 0; i < a->n_tasks && i < b->n_tasks; i++)
+        CHECK_NEAR(b->tasks[i].end_s, a->tasks[i].end_s, 1e-9 * a->iteration_s);
+    CHECK_INT_EQ(b->n_bins, a->n_bins);
+    for (size_t i = 0; i < (size_t)a->n_bins * STEP_TIERS && b->n_bins == a->n_bins; i++)
+        CHECK_NEAR(b->bin_peak[i], a->bin_peak[i], 1e-6);
+    CHECK_INT_EQ(b->n_hot, a->n_hot);
+    for (unsigned k = 0; k < a->n_hot && k < b->n_hot; k++)
+        CHECK_REL(b->hot[k].both_s, a->hot[k].both_s, 1e-9);
+}
+
+/* Exact symmetry folding: with packet spraying (or ECMP, whose hash keys
+ * are the same for every replica's send) on the rail-optimised fat-tree
+ * every replica's sends and every rank's DP rings are alike, so the
+ * iteration runs replica 0 only and agrees with the unfolded one to 1e-9
+ * (1F1B, and interleaved with ZeRO 2's gathers). Folding stops by itself
+ * with a straggler, adaptive routing or replicas placed unevenly (three on
+ * leaves of two nodes), and says why. */
+static void test_folding(void)
+{
+    model_arch m = model();
+    fabric_config spray = rail_ndr(0), ecmp = rail_ndr(0);
+    spray.routing.balance = TOPO_BALANCE_SPRAY;
+    ecmp.routing.balance = TOPO_BALANCE_ECMP;
+    ecmp.routing.qps = 4;
+    /* and contended: test_contention's 3:1 leaf-spine (six nodes a leaf), sprayed */
+    fabric_config oversub = spray;
+    oversub.topology = topo_kind_find("leaf-spine");
+    oversub.shape.over_down = 3;
+    oversub.shape.over_up = 1;
+    parallel_config shapes[3] = {par(8, 2, 4, 64), par(8, 4, 4, 64), par(8, 2, 12, 192)};
+    shapes[1].vpp = 2;
+    shapes[1].schedule = SCHEDULE_INTERLEAVED;
+    shapes[1].zero_stage = 2;
+    const fabric_config *fabrics[4] = {&spray, &spray, &ecmp, &oversub};
+    const parallel_config *layouts[4] = {&shapes[0], &shapes[1], &shapes[0], &shapes[2]};
+    for (int k = 0; k < 4; k++) {
+        const fabric_config *fc = fabrics[k];
+        const parallel_config *p = layouts[k];
+        step_options on = options(1), off = options(1);
+        off.no_fold = 1;
+        step_options iso = options(0);
+        step_profile a, b, c;
+        CHECK(run(&m, *p, *fc, 0, &off, &a) == 0);
+        CHECK(run(&m, *p, *fc, 0, &on, &b) == 0);
+        CHECK(run(&m, *p, *fc, 0, &iso, &c) == 0);
+        printf("%s, TP8 PP%u DP%u v%u: isolated %.9f s, unfolded %.9f s, folded %.9f s (%u "
+               "replicas as one, %u flows in %u cells)\n", k == 2 ? "ECMP" : "spray", p->pp,
+               p->dp, p->vpp ? p->vpp : 1, c.iteration_s, a.iteration_s, b.iteration_s,
+               b.fold_replicas, b.fold_flows, b.fold_cells);
+        CHECK_INT_EQ(a.fold_replicas, 0);
+        CHECK(a.fold_note && strstr(a.fold_note, "asked"));
+        CHECK_INT_EQ(b.fold_replicas, p->dp);
+        CHECK(b.fold_cells > 0 && 4 * b.fold_cells <= b.fold_flows + 3);
+        check_same_iteration(&a, &b);
+        check_conservation(&b);
+        if (k == 3) /* contention the isolated iteration does not see */
+            CHECK(a.iteration_s > c.iteration_s * (1 + 1e-5));
+        step_profile_free(&a);
+        step_profile_free(&b);
+        step_profile_free(&c);
+    }
+    /* symmetry broken: off, with the reason */
+    double speed[64];
+    for (unsigned g = 0; g < 64; g++)
+        speed[g] = g == 42 ? 0.9 : 1;
+    step_options slow = options(1), plain = options(1);
+    slow.gpu_speed = speed;
+    slow.n_gpu_speed = 64;
+    fabric_config uneven = spray;
+    uneven.topology = topo_kind_find("leaf-spine");
+    uneven.shape.radix = 32; /* 16 host ports: two nodes a leaf */
+    uneven.shape.over_down = uneven.shape.over_up = 1;
+    struct {
+        fabric_config fc;
+        unsigned dp;
+        const step_options *o;
+        const char *why;
+    } broken[3] = {{spray, 4, &slow, "stragglers"}, {rail_ndr(0), 4, &plain, "load"},
+                   {uneven, 3, &plain, "not alike"}};
+    for (int k = 0; k < 3; k++) {
+        step_profile q;
+        parallel_config p = par(8, 2, broken[k].dp, 16 * broken[k].dp);
+        CHECK(run(&m, p, broken[k].fc, 0, broken[k].o, &q) == 0);
+        CHECK_INT_EQ(q.fold_replicas, 0);
+        CHECK(q.fold_note && strstr(q.fold_note, broken[k].why));
+        step_profile_free(&q);
+    }
+}
+
 int main(void)
 {
     if (fixture_init())
@@ -226,6 +331,7 @@ int main(void)
     test_interleaved();
     test_straggler();
     test_refusal();
+    test_folding();
     scn_catalog_free(cat);
     return check_report();
 }

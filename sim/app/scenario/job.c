@@ -416,8 +416,8 @@ static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
     return rc;
 }
 
-/* <job><step>: the step tier's network model, sustained efficiency and
- * stragglers (docs/step.md); TP overlap, DP overlap and buckets are
+/* <job><step>: the step tier's network model, symmetry folding, sustained
+ * efficiency and stragglers (docs/step.md); TP overlap, DP overlap and buckets are
  * framework behaviour (<framework>, parse_framework) */
 static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
 {
@@ -431,6 +431,10 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
         copy_attr(n, "network", text, sizeof text);
         o->analytic = !strcmp(text, "analytic");
         o->concurrent = !strcmp(text, "concurrent");
+    }
+    if (has_attr(n, "fold")) { /* the schema allows exact and off */
+        copy_attr(n, "fold", text, sizeof text);
+        o->no_fold = !strcmp(text, "off");
     }
     int rc = 0;
     if (has_attr(n, "sustained-efficiency"))
