@@ -39,6 +39,7 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->load = calloc(L, sizeof *n->load);
     n->link_bytes = calloc(L, sizeof *n->link_bytes);
     n->on_link = calloc(L, sizeof *n->on_link);
+    n->busy = calloc(L / 64 + 1, sizeof *n->busy);
     n->level = malloc(L * sizeof *n->level);
     n->link_mark = calloc(L, sizeof *n->link_mark);
     n->comp_links = malloc(L * sizeof *n->comp_links);
@@ -47,15 +48,16 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->n_unfrozen = malloc(L * sizeof *n->n_unfrozen);
     n->heap = malloc(L * sizeof *n->heap);
     n->heap_pos = malloc(L * sizeof *n->heap_pos);
+    n->heap_share = malloc(L * sizeof *n->heap_share);
     n->touched = malloc(L * sizeof *n->touched);
     n->dirty = malloc(L * sizeof *n->dirty);
     n->is_dirty = calloc(L, sizeof *n->is_dirty);
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
     n->free_class = NO_CLASS;
-    if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->link_mark ||
+    if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->busy || !n->link_mark ||
         !n->level || !n->dirty || !n->is_dirty ||
         !n->comp_links || !n->cap_left || !n->w_unfrozen || !n->n_unfrozen || !n->heap ||
-        !n->heap_pos || !n->touched) {
+        !n->heap_pos || !n->heap_share || !n->touched) {
         flow_net_destroy(n);
         return NULL;
     }
@@ -69,9 +71,9 @@ void flow_net_destroy(flow_net *n)
         return;
     flow_store_free(n);
     free(n->incast);
-    void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->link_mark,
+    void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->busy, n->link_mark,
                       n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
-                      n->heap_pos, n->dirty, n->touched, n->level,
+                      n->heap_pos, n->heap_share, n->dirty, n->touched, n->level,
                       n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -249,6 +251,15 @@ static void on_deliver(sim_engine *eng, void *ctx, uint64_t data)
         n->done(n->ctx, f, tag);
 }
 
+uint32_t flow_busy_links(const flow_net *n, uint32_t *out)
+{
+    uint32_t nl = 0;
+    for (uint32_t w = 0; w <= n->n_links / 64; w++)
+        for (uint64_t b = n->busy[w]; b; b &= b - 1) /* lowest set bit first */
+            out[nl++] = 64 * w + (uint32_t)__builtin_ctzll(b);
+    return nl;
+}
+
 uint32_t flow_take_dirty(flow_net *n, uint32_t *out, uint32_t count)
 {
     for (uint32_t i = 0; i < n->n_dirty; i++) {
@@ -408,9 +419,10 @@ const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
 size_t flow_net_memory_bytes(const flow_net *n)
 {
     size_t L = (size_t)n->n_links + 1, b = sizeof *n;
-    /* capacity, load, link_bytes, cap_left, w_unfrozen, level; link_mark,
-     * comp_links, n_unfrozen, heap, heap_pos, touched, dirty; is_dirty */
-    b += L * (6 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
+    /* capacity, load, link_bytes, cap_left, w_unfrozen, level, heap_share;
+     * link_mark, comp_links, n_unfrozen, heap, heap_pos, touched, dirty; is_dirty */
+    b += L * (7 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
+    b += (L / 64 + 1) * sizeof(uint64_t); /* busy */
     b += flow_store_memory_bytes(n);
     return b + (n->incast ? L * sizeof(double) : 0);
 }
@@ -432,9 +444,7 @@ int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
             n->flow_mark[f] = n->epoch;
             n->comp_flows[nf++] = f;
         }
-    for (uint32_t l = 0; l < n->n_links; l++)
-        if (n->on_link[l].n)
-            n->comp_links[nl++] = l;
+    nl = flow_busy_links(n, n->comp_links);
     flow_fill(n, nf, nl, 0);
     for (uint32_t i = 0; i < nf; i++)
         if (n->comp_flows[i] < n_rates)
@@ -452,10 +462,9 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = links ? links[i] : i;
         double sum = 0;
-        for (uint32_t k = 0; k < n->on_link[l].n; k++) {
-            uint32_t f = n->on_link[l].flow[k];
-            sum += n->rate[f] * flow_weight_on(n, f, l);
-        }
+        const link_list *ll = &n->on_link[l];
+        for (uint32_t k = 0; k < ll->n; k++)
+            sum += n->rate[ll->flow[k]] * flow_entry_weight(n, ll, k);
         if (sum > flow_link_capacity(n, l) * (1 + 1e-9)) {
             *link = l;
             *used = sum;

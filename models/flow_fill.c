@@ -27,6 +27,9 @@
 
 /* ---- binary min-heap of links keyed by fair share ---- */
 
+/* A link's share is computed once each time its capacity left or unfrozen
+ * weight changes and kept beside it in the heap (heap_share): the
+ * comparisons read it, the same double share() would return. */
 static double share(const flow_net *n, uint32_t l)
 {
     double c = n->cap_left[l] > 0 ? n->cap_left[l] : 0;
@@ -36,19 +39,23 @@ static double share(const flow_net *n, uint32_t l)
 static void heap_swap(flow_net *n, uint32_t i, uint32_t j)
 {
     uint32_t a = n->heap[i], b = n->heap[j];
+    double s = n->heap_share[i];
     n->heap[i] = b;
     n->heap[j] = a;
+    n->heap_share[i] = n->heap_share[j];
+    n->heap_share[j] = s;
     n->heap_pos[b] = i;
     n->heap_pos[a] = j;
 }
 
 static void sift_down(flow_net *n, uint32_t i)
 {
+    const double *key = n->heap_share;
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n->heap_n && share(n, n->heap[l]) < share(n, n->heap[m]))
+        if (l < n->heap_n && key[l] < key[m])
             m = l;
-        if (r < n->heap_n && share(n, n->heap[r]) < share(n, n->heap[m]))
+        if (r < n->heap_n && key[r] < key[m])
             m = r;
         if (m == i)
             return;
@@ -57,9 +64,11 @@ static void sift_down(flow_net *n, uint32_t i)
     }
 }
 
+/* The link at i changed (or was moved there): its share again, then its place. */
 static void heap_fix(flow_net *n, uint32_t i)
 {
-    while (i > 0 && share(n, n->heap[i]) < share(n, n->heap[(i - 1) / 2])) {
+    n->heap_share[i] = share(n, n->heap[i]);
+    while (i > 0 && n->heap_share[i] < n->heap_share[(i - 1) / 2]) {
         heap_swap(n, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
@@ -109,7 +118,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         for (uint32_t k = 0; residual && k < ll->n; k++) {
             uint32_t g = ll->flow[k];
             if (n->flow_mark[g] != n->epoch)
-                n->cap_left[l] -= n->rate[g] * flow_weight_on(n, g, l);
+                n->cap_left[l] -= n->rate[g] * flow_entry_weight(n, ll, k);
         }
         n->w_unfrozen[l] = 0;
         n->n_unfrozen[l] = 0;
@@ -130,6 +139,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         uint32_t l = n->comp_links[i];
         if (n->n_unfrozen[l]) {
             n->heap[n->heap_n] = l;
+            n->heap_share[n->heap_n] = share(n, l);
             n->heap_pos[l] = n->heap_n++;
         }
     }
@@ -147,7 +157,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
     while (left) {
         while (next_cap < n_capped && n->flow_mark[n->capped[next_cap]] != n->epoch)
             next_cap++;
-        double by_link = n->heap_n ? share(n, n->heap[0]) : INFINITY;
+        double by_link = n->heap_n ? n->heap_share[0] : INFINITY;
         double by_cap = next_cap < n_capped ? flow_cls(n, n->capped[next_cap])->rate_cap : INFINITY;
         if (by_cap <= by_link) {
             freeze(n, n->capped[next_cap++], by_cap, NO_LINK);
@@ -205,7 +215,7 @@ static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
     for (uint32_t i = 0; i < ll->n; i++) {
         uint32_t g = ll->flow[i];
         double r = in_fill(n, g) ? flow_new_rate(n, g) : n->rate[g];
-        used += r * flow_weight_on(n, g, l);
+        used += r * flow_entry_weight(n, ll, i);
         top = r > top ? r : top;
         if (in_fill(n, g) && n->bneck[g] == l && r < low_d)
             low_d = r;
@@ -260,9 +270,7 @@ static uint32_t fill_all(flow_net *n)
             n->flow_mark[f] = n->epoch;
             n->comp_flows[nf++] = f;
         }
-    for (uint32_t l = 0; l < n->n_links; l++)
-        if (n->on_link[l].n)
-            n->comp_links[nl++] = l;
+    nl = flow_busy_links(n, n->comp_links);
     return flow_refill_component(n, nf, nl);
 }
 

@@ -8,9 +8,11 @@
  * (use_off, cls, bneck, flow_mark, comp_flows): 68 bytes. What most flows
  * share - latency, rate cap, usage count and a single weight - is one
  * interned flow_class record. A flow's links are a block of the usage pool
- * (uint32 link ids; a flow with unequal weights adds its weights and a
- * link-sorted index). A link's list holds flow ids only (4 bytes). A 6-hop
- * single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
+ * (uint32 link ids; a flow with unequal weights adds its weights). A link's
+ * list holds flow ids (4 bytes); once a flow with unequal weights has been
+ * on the link, also each entry's weight on it (8 bytes), so that a scan of
+ * the link reads its flows' weights in O(1). A 6-hop single-path flow:
+ * 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
  * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
  */
@@ -39,6 +41,8 @@ typedef struct flow_class {
 
 typedef struct link_list {
     uint32_t *flow;        /* flow ids; a flow at most once */
+    double *w;             /* NULL, or w[i]: flow[i]'s weight on the link (every entry),
+                            * from the first flow with unequal weights on it on */
     uint32_t n, cap;
 } link_list;
 
@@ -50,6 +54,7 @@ struct flow_net {
     double *capacity, *load, *link_bytes;
     double *incast;        /* per link, or NULL: capacity factor under incast */
     link_list *on_link;
+    uint64_t *busy;        /* bit l set: link l carries a flow (on_link[l].n > 0) */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;
@@ -64,8 +69,8 @@ struct flow_net {
     uint32_t fresh_head, fresh_tail;     /* started since the last recomputation, on links */
     uint32_t bare_head, bare_tail;       /* ... on no link */
     uint32_t n_active;
-    /* usage pool: per flow n_use link ids; unequal weights add n_use link-sorted
-     * usage indices and n_use doubles (as 2 uint32 each) */
+    /* usage pool: per flow n_use link ids; unequal weights add n_use doubles
+     * (as 2 uint32 each) */
     uint32_t *pool;
     size_t pool_n, pool_cap, pool_garbage;
     /* flow classes, interned through an open-addressing table of indices */
@@ -76,7 +81,6 @@ struct flow_net {
     /* attach scratch: merged weights of the flow being started */
     double *attach_w;
     uint32_t *attach_link, attach_cap;
-    uint64_t *attach_key;  /* (link, usage index) pairs to sort */
     /* recomputation scratch */
     uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
     uint8_t *is_dirty;
@@ -85,6 +89,7 @@ struct flow_net {
     uint32_t *capped, n_capped_active, cap_capped; /* flows with a cap or no link */
     double *cap_left, *w_unfrozen, *level;         /* level: share at which a link froze */
     uint32_t *n_unfrozen, *heap, *heap_pos;
+    double *heap_share;    /* heap_share[i]: the fair share of link heap[i], kept with it */
     uint32_t heap_n;
     int recompute_pending;
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
@@ -102,8 +107,6 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
 void flow_store_detach(flow_net *n, uint32_t f);
 size_t flow_store_memory_bytes(const flow_net *n);
 void flow_store_free(flow_net *n);
-/* Weight of flow f on link l (f must use l). */
-double flow_weight_on(const flow_net *n, uint32_t f, uint32_t l);
 
 static inline const flow_class *flow_cls(const flow_net *n, uint32_t f)
 {
@@ -124,8 +127,13 @@ static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
     if (!isnan(c->weight))
         return c->weight;
     double w;
-    memcpy(&w, n->pool + n->use_off[f] + 2 * (size_t)c->n_use + 2 * (size_t)k, sizeof w);
+    memcpy(&w, n->pool + n->use_off[f] + c->n_use + 2 * (size_t)k, sizeof w);
     return w;
+}
+/* Weight of the i-th flow on link list ll on that link. */
+static inline double flow_entry_weight(const flow_net *n, const link_list *ll, uint32_t i)
+{
+    return ll->w ? ll->w[i] : flow_cls(n, ll->flow[i])->weight; /* no w: all uniform */
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)
 {
@@ -137,7 +145,16 @@ static inline double flow_new_rate(const flow_net *n, uint32_t f)
     return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->level[n->bneck[f]];
 }
 
+static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
+{
+    uint64_t bit = (uint64_t)1 << (l & 63);
+    n->busy[l >> 6] = is_busy ? n->busy[l >> 6] | bit : n->busy[l >> 6] & ~bit;
+}
+
 /* ---- flow.c ---- */
+/* Write the links that carry a flow to out, in increasing id order (a scan of
+ * the busy bitmap: L / 64 words); returns their count. */
+uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
 double flow_link_capacity(const flow_net *n, uint32_t l);
 void flow_advance(flow_net *n, uint32_t f, double now);
 void flow_finish(flow_net *n, uint32_t f, int recompute);

@@ -1,6 +1,7 @@
 /* flow_store.c - where the flow net keeps its flows (see flow_internal.h):
  * the per-flow arrays, the usage pool, the interned flow classes and the
- * per-link lists of flow ids. Every structure grows by a fraction (an eighth
+ * per-link lists of flow ids (and, on a link that has carried a flow with
+ * unequal weights, their weights). Every structure grows by a fraction (an eighth
  * or a quarter), not by doubling, so that the slack stays a few percent of
  * what the flows hold. Order matters for bit-identical rates: a link's list
  * appends and fills a hole with its last entry, as before.
@@ -50,7 +51,7 @@ int flow_store_grow_flows(flow_net *n)
 
 static size_t block_size(uint32_t n_use, int uniform)
 {
-    return uniform ? n_use : 4 * (size_t)n_use; /* links, sorted index, weights */
+    return uniform ? n_use : 3 * (size_t)n_use; /* links, weights (2 uint32 each) */
 }
 
 static size_t flow_block_size(const flow_net *n, uint32_t f)
@@ -213,8 +214,7 @@ static int reserve_scratch(flow_net *n, size_t k)
     if (k <= n->attach_cap)
         return 0;
     if (k > UINT32_MAX - 1 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
-        grow_array((void **)&n->attach_link, k, sizeof *n->attach_link) ||
-        grow_array((void **)&n->attach_key, k, sizeof *n->attach_key))
+        grow_array((void **)&n->attach_link, k, sizeof *n->attach_link))
         return -1;
     n->attach_cap = (uint32_t)k;
     return 0;
@@ -225,16 +225,25 @@ static int reserve_link(link_list *ll)
     if (ll->n < ll->cap)
         return 0;
     size_t cap = (size_t)ll->cap + ll->cap / 4 + 1;
-    if (cap > UINT32_MAX || grow_array((void **)&ll->flow, cap, sizeof *ll->flow))
-        return -1;
+    if (cap > UINT32_MAX || grow_array((void **)&ll->flow, cap, sizeof *ll->flow) ||
+        (ll->w && grow_array((void **)&ll->w, cap, sizeof *ll->w)))
+        return -1; /* a grown flow array with the old weights' cap: cap stays the smaller */
     ll->cap = (uint32_t)cap;
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Give link list ll its weights: the first n - 1 entries' (uniform flows:
+ * their class weight); the last entry, the flow being attached, is set by
+ * the caller. 0 or -1. */
+static int add_weights(const flow_net *n, link_list *ll)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    double *w = malloc((size_t)ll->cap * sizeof *w);
+    if (!w)
+        return -1;
+    for (uint32_t i = 0; i + 1 < ll->n; i++)
+        w[i] = flow_cls(n, ll->flow[i])->weight;
+    ll->w = w;
+    return 0;
 }
 
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
@@ -259,32 +268,36 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             continue;
         }
         ll->flow[ll->n++] = f;
+        flow_set_busy(n, l, 1);
         n->attach_link[m] = l;
         n->attach_w[m++] = u[i].weight;
     }
     int uniform = 1;
     for (uint32_t s = 1; s < m; s++)
         uniform &= n->attach_w[s] == n->attach_w[0];
+    int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
+    for (uint32_t s = 0; !uniform && !failed && s < m; s++)
+        if (!n->on_link[n->attach_link[s]].w)
+            failed = add_weights(n, &n->on_link[n->attach_link[s]]);
     flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0};
-    uint32_t id = class_get(n, &key);
+    uint32_t id = failed ? NO_CLASS : class_get(n, &key);
     size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, uniform));
     if (off == SIZE_MAX) { /* take f off its links again: it is last on each */
         if (id != NO_CLASS)
             class_put(n, id);
         for (uint32_t s = 0; s < m; s++)
-            n->on_link[n->attach_link[s]].n--;
+            if (--n->on_link[n->attach_link[s]].n == 0)
+                flow_set_busy(n, n->attach_link[s], 0);
         return -1;
     }
     uint32_t *b = n->pool + off;
     memcpy(b, n->attach_link, (size_t)m * sizeof *b);
-    if (!uniform) { /* weights, then the usage indices by link (sorted as keys) */
-        memcpy(b + 2 * (size_t)m, n->attach_w, (size_t)m * sizeof(double));
-        uint64_t *key = n->attach_key;
-        for (uint32_t s = 0; s < m; s++)
-            key[s] = (uint64_t)b[s] << 32 | s;
-        qsort(key, m, sizeof *key, cmp_u64);
-        for (uint32_t s = 0; s < m; s++)
-            b[m + s] = (uint32_t)key[s];
+    if (!uniform)
+        memcpy(b + m, n->attach_w, (size_t)m * sizeof(double));
+    for (uint32_t s = 0; s < m; s++) {
+        link_list *ll = &n->on_link[b[s]];
+        if (ll->w)
+            ll->w[ll->n - 1] = n->attach_w[s];
     }
     n->use_off[f] = (uint32_t)off;
     n->cls[f] = id;
@@ -306,31 +319,18 @@ void flow_store_detach(flow_net *n, uint32_t f)
         while (ll->flow[i] != f) /* f is on l: bounded by ll->n */
             i++;
         ll->flow[i] = ll->flow[--ll->n]; /* the last entry fills the hole */
+        if (ll->w)
+            ll->w[i] = ll->w[ll->n];
         n->load[l] -= flow_use_weight(n, f, k);
-        if (ll->n == 0)
+        if (ll->n == 0) {
             n->load[l] = 0; /* no rounding residue on an idle link */
+            flow_set_busy(n, l, 0);
+        }
         flow_mark_dirty(n, l);
     }
     n->pool_garbage += flow_block_size(n, f);
     class_put(n, n->cls[f]);
     n->cls[f] = NO_CLASS;
-}
-
-double flow_weight_on(const flow_net *n, uint32_t f, uint32_t l)
-{
-    const flow_class *c = flow_cls(n, f);
-    if (!isnan(c->weight))
-        return c->weight;
-    const uint32_t *links = flow_links(n, f), *sorted = links + c->n_use;
-    uint32_t lo = 0, hi = c->n_use; /* binary search on the link-sorted index */
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (links[sorted[mid]] <= l)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return flow_use_weight(n, f, sorted[lo]);
 }
 
 size_t flow_store_memory_bytes(const flow_net *n)
@@ -339,20 +339,22 @@ size_t flow_store_memory_bytes(const flow_net *n)
                (4 * sizeof(double) + 2 * sizeof(uint64_t) + 5 * sizeof(uint32_t));
     b += n->pool_cap * sizeof(uint32_t);
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
-    b += (size_t)n->attach_cap * (sizeof(double) + sizeof(uint32_t) + sizeof(uint64_t));
+    b += (size_t)n->attach_cap * (sizeof(double) + sizeof(uint32_t));
     b += (size_t)n->cap_capped * sizeof(uint32_t);
     for (uint32_t l = 0; l < n->n_links; l++)
-        b += (size_t)n->on_link[l].cap * sizeof(uint32_t);
+        b += (size_t)n->on_link[l].cap * (sizeof(uint32_t) + (n->on_link[l].w ? sizeof(double) : 0));
     return b;
 }
 
 void flow_store_free(flow_net *n)
 {
-    for (uint32_t l = 0; n->on_link && l < n->n_links; l++)
+    for (uint32_t l = 0; n->on_link && l < n->n_links; l++) {
         free(n->on_link[l].flow);
+        free(n->on_link[l].w);
+    }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
-                      n->class_hash, n->attach_w, n->attach_link, n->attach_key, n->capped};
+                      n->class_hash, n->attach_w, n->attach_link, n->capped};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
 }

@@ -353,6 +353,50 @@ static void rnd_free(rnd_run *r)
     free(r->route);
 }
 
+
+/* A link's list keeps its flows' weights once a flow with unequal weights
+ * is on it (flow_internal.h). 66 background flows on link 2 keep the net
+ * above COMPONENT_MAX_FLOWS, so the local repair runs and reads those
+ * weights. Link 0 (12 B/s) carries c (weight 3 on every link), then b
+ * (weight 1): 3 each. a (weight 2 on link 0, 1 on link 1) joins: its
+ * weights make link 0's list keep weights, the earlier entries' filled
+ * in: c + b + a take 3 + 1 + 2 = 6 shares of 12, 2 each. c (2 B) ends at
+ * 1 s; a, the last entry, fills its hole and takes its weight with it:
+ * b + 2 a = 12, 4 each (with c's weight 3 left in the hole, link 0 would
+ * carry 16 > 12 and flow_net_check fail). */
+static void test_link_weights(void)
+{
+    enum { BACKGROUND = 66 };
+    sim_engine *eng = sim_engine_create();
+    double cap[4] = {12, 100, BACKGROUND, 100};
+    flow_net *n = flow_net_create(eng, 4, cap, NULL, NULL);
+    topo_usage bg = {2, 1};
+    for (int i = 0; i < BACKGROUND; i++)
+        CHECK(flow_start(n, &bg, 1, 1e9, INFINITY, 0, 0) != UINT32_MAX);
+    topo_usage c[2] = {{0, 3}, {3, 3}}, b[1] = {{0, 1}}, a[2] = {{0, 2}, {1, 1}};
+    uint32_t fc = flow_start(n, c, 2, 2, INFINITY, 0, 0);
+    uint32_t fb = flow_start(n, b, 1, 1e9, INFINITY, 0, 0);
+    sim_run(eng, 0.0);
+    CHECK_NEAR(flow_rate(n, fc), 3, 1e-12);
+    CHECK_NEAR(flow_rate(n, fb), 3, 1e-12);
+    size_t before = flow_net_memory_bytes(n);
+    uint32_t fa = flow_start(n, a, 2, 1e9, INFINITY, 0, 0);
+    CHECK(flow_net_memory_bytes(n) >= before + 3 * sizeof(double)); /* link 0's weights */
+    sim_run(eng, 0.0);
+    CHECK(flow_net_stats(n)->recomputes >= 2);
+    CHECK_NEAR(flow_rate(n, fa), 2, 1e-12);
+    CHECK_NEAR(flow_rate(n, fb), 2, 1e-12);
+    CHECK_NEAR(flow_rate(n, fc), 2, 1e-12);
+    CHECK(flow_net_check(n, NULL) == 0);
+    sim_run(eng, 1.5);
+    CHECK_INT_EQ(flow_active_count(n), BACKGROUND + 2);
+    CHECK_NEAR(flow_rate(n, fa), 4, 1e-12);
+    CHECK_NEAR(flow_rate(n, fb), 4, 1e-12);
+    CHECK(flow_net_check(n, NULL) == 0);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
 /* The same random traffic with the local repair and with the component
  * refill: rates equal a full recomputation at every check, every flow ends
  * at the same time (relative 1e-12), and the repair re-solves less than
@@ -500,6 +544,7 @@ int main(void)
     test_incast();
     test_incremental_equals_full();
     test_record_bytes();
+    test_link_weights();
     test_repair_fattree_and_dragonfly();
     test_fattree_routes();
     test_dragonfly_routes();
