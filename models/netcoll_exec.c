@@ -43,6 +43,10 @@ struct nc_exec {
     uint32_t **flow_links;  /* per flow id: its links, [0] the count */
     uint8_t *flow_class;
     uint32_t n_flow_slots;
+    /* the flow observer (nc_exec_observe), NULL when none */
+    nc_exec_flow_start_fn on_start;
+    nc_exec_flow_end_fn on_end;
+    void *observer;
 };
 
 static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
@@ -141,14 +145,21 @@ static void track_finish(nc_exec *x, uint32_t id)
     x->flow_links[id] = NULL;
 }
 
-/* start one flow of run r's phase i and track it */
+/* start one flow of run r's phase i, track it and tell the observer: it
+ * carries n_conn connections, the first c, weighing w together */
 static int start_flow(nc_exec *x, uint32_t r, uint32_t i, const topo_usage *u, size_t n,
-                      double bytes)
+                      double bytes, const nc_conn *c, uint32_t n_conn, double w)
 {
     const nc_phase *ph = &x->run[r].p->phase[i];
     uint32_t id = flow_start(x->net, u, n, bytes, ph->rate_cap, 0, key(r, i));
     if (id == UINT32_MAX || track_start(x, id, x->run[r].cls, u, n))
         return no_memory(x);
+    if (x->on_start) {
+        nc_exec_flow f = {.tag = x->run[r].tag, .phase = i, .n_conn = n_conn, .src = c->src,
+                          .dst = c->dst, .bytes = bytes * w, .flow_bytes = bytes, .u = u,
+                          .n_u = n};
+        x->on_start(x->observer, id, &f);
+    }
     return 0;
 }
 
@@ -167,6 +178,8 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
         return 0;
     }
     int rc = 0;
+    nc_conn first = nc_phase_conn(p, ph, 0);
+    double weight = 0; /* a coupled phase's connections together */
     for (uint32_t k = 0; k < ph->n_conn && !rc; k++) {
         nc_conn c = nc_phase_conn(p, ph, k);
         long nu = nc_route_conn(x->f, &c, nc_route_key(i, k), load, &x->buf);
@@ -175,10 +188,12 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
         else if (ph->coupled)
             merge_route(x, x->buf.one, (size_t)nu, c.weight);
         else
-            rc = start_flow(x, r, i, x->buf.one, (size_t)nu, ph->bytes * c.weight);
+            rc = start_flow(x, r, i, x->buf.one, (size_t)nu, ph->bytes * c.weight, &c, 1, 1);
+        weight += c.weight;
     }
     if (ph->coupled && !rc) {
-        rc = start_flow(x, r, i, x->buf.all, x->buf.n_all, ph->bytes);
+        rc = start_flow(x, r, i, x->buf.all, x->buf.n_all, ph->bytes, &first, ph->n_conn,
+                        weight);
         flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
     }
     for (size_t u = 0; u < x->buf.n_all; u++)
@@ -226,6 +241,8 @@ static void flow_finished(void *ctx, uint32_t flow, uint64_t tag)
 {
     nc_exec *x = ctx;
     track_finish(x, flow);
+    if (x->on_end)
+        x->on_end(x->observer, flow);
     uint32_t r = (uint32_t)(tag >> 32), i = (uint32_t)tag;
     if (--x->run[r].flows_left[i] == 0 &&
         !sim_schedule_in(x->eng, x->run[r].p->phase[i].latency_s, 0, KIND_NC_PHASE_DONE,
@@ -360,6 +377,14 @@ int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn do
                 return rc;
         }
     return 0;
+}
+
+void nc_exec_observe(nc_exec *x, nc_exec_flow_start_fn started, nc_exec_flow_end_fn finished,
+                     void *ctx)
+{
+    x->on_start = started;
+    x->on_end = finished;
+    x->observer = ctx;
 }
 
 int nc_exec_error(const nc_exec *x)
