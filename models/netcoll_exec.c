@@ -48,6 +48,10 @@ struct nc_exec {
     uint32_t **flow_links;  /* per flow id: its links, [0] the count */
     uint8_t *flow_class;
     uint32_t n_flow_slots;
+    /* the flow observer (nc_exec_observe), NULL when none */
+    nc_exec_flow_start_fn on_start;
+    nc_exec_flow_end_fn on_end;
+    void *observer;
 };
 
 static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
@@ -148,18 +152,27 @@ static void track_finish(nc_exec *x, uint32_t id)
 }
 
 /* start one flow of run r's phase i (folded: flow number sid of the fold,
- * on its quotient usages) and track it */
+ * on its quotient usages), track it and tell the observer (its own route):
+ * it carries n_conn connections, the first c, weighing w together */
 static int start_flow(nc_exec *x, uint32_t r, uint32_t i, uint32_t sid, const topo_usage *u,
-                      size_t n, double bytes)
+                      size_t n, double bytes, const nc_conn *c, uint32_t n_conn, double w)
 {
     const nc_phase *ph = &x->run[r].p->phase[i];
+    const topo_usage *route = u, *on_net = u;
+    size_t n_route = n, n_net = n;
     if (x->fd) {
-        n = flow_fold_quotient(x->fd, sid, u, n, x->quotient);
-        u = x->quotient;
+        n_net = flow_fold_quotient(x->fd, sid, u, n, x->quotient);
+        on_net = x->quotient;
     }
-    uint32_t id = flow_start(x->net, u, n, bytes, ph->rate_cap, 0, key(r, i));
-    if (id == UINT32_MAX || track_start(x, id, x->run[r].cls, u, n))
+    uint32_t id = flow_start(x->net, on_net, n_net, bytes, ph->rate_cap, 0, key(r, i));
+    if (id == UINT32_MAX || track_start(x, id, x->run[r].cls, on_net, n_net))
         return no_memory(x);
+    if (x->on_start) {
+        nc_exec_flow f = {.tag = x->run[r].tag, .phase = i, .n_conn = n_conn, .src = c->src,
+                          .dst = c->dst, .bytes = bytes * w, .flow_bytes = bytes, .u = route,
+                          .n_u = n_route};
+        x->on_start(x->observer, id, &f);
+    }
     return 0;
 }
 
@@ -191,6 +204,8 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
         return 0;
     }
     int rc = 0;
+    nc_conn first = nc_phase_conn(p, ph, 0);
+    double weight = 0; /* a coupled phase's connections together */
     for (uint32_t k = 0; k < ph->n_conn && !rc; k++) {
         if (!ph->coupled && !moves(x, run, i, k))
             continue;
@@ -201,10 +216,13 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
         else if (ph->coupled)
             merge_route(x, x->buf.one, (size_t)nu, c.weight);
         else
-            rc = start_flow(x, r, i, sid + k, x->buf.one, (size_t)nu, ph->bytes * c.weight);
+            rc = start_flow(x, r, i, sid + k, x->buf.one, (size_t)nu, ph->bytes * c.weight, &c,
+                            1, 1);
+        weight += c.weight;
     }
     if (ph->coupled && !rc) {
-        rc = start_flow(x, r, i, sid, x->buf.all, x->buf.n_all, ph->bytes);
+        rc = start_flow(x, r, i, sid, x->buf.all, x->buf.n_all, ph->bytes, &first, ph->n_conn,
+                        weight);
         if (!x->fd)
             flow_net_bias_load(x->net, x->buf.all, x->buf.n_all, -1);
     }
@@ -253,6 +271,8 @@ static void flow_finished(void *ctx, uint32_t flow, uint64_t tag)
 {
     nc_exec *x = ctx;
     track_finish(x, flow);
+    if (x->on_end)
+        x->on_end(x->observer, flow);
     uint32_t r = (uint32_t)(tag >> 32), i = (uint32_t)tag;
     if (--x->run[r].flows_left[i] == 0 &&
         !sim_schedule_in(x->eng, x->run[r].p->phase[i].latency_s, 0, KIND_NC_PHASE_DONE,
@@ -437,6 +457,14 @@ int nc_exec_start_folded(nc_exec *x, const nc_plan *p, uint32_t first, unsigned 
                 return rc;
         }
     return 0;
+}
+
+void nc_exec_observe(nc_exec *x, nc_exec_flow_start_fn started, nc_exec_flow_end_fn finished,
+                     void *ctx)
+{
+    x->on_start = started;
+    x->on_end = finished;
+    x->observer = ctx;
 }
 
 int nc_exec_error(const nc_exec *x)

@@ -81,6 +81,28 @@ int nc_exec_track_links(nc_exec *x);
 const double *nc_exec_link_busy(const nc_exec *x, unsigned cls);
 const double *nc_exec_link_overlap(const nc_exec *x);
 
+/* Each flow the executor starts and finishes, told to an observer (the
+ * step tier's flow log): started(ctx, id, f) as the flow enters the flow
+ * net, finished(ctx, id) when its last byte is through (before its phase's
+ * latency). id is the flow net's, reused once the flow is done. f and what
+ * it points to live only during the call. NULL hooks: nothing is told. */
+typedef struct nc_exec_flow {
+    uint64_t tag;          /* the plan's run (nc_exec_start) */
+    uint32_t phase;        /* the plan's phase it belongs to */
+    uint32_t n_conn;       /* connections it carries: 1, or a coupled phase's every one */
+    uint32_t src, dst;     /* its (first) connection: hosts, or dst NC_FIXED_LINK and src a
+                              link (an in-network reduction) */
+    double bytes;          /* what it moves: every connection of a coupled phase together */
+    double flow_bytes;     /* the flow net's size: link u[k].link carries flow_bytes x
+                              u[k].weight */
+    const topo_usage *u;
+    size_t n_u;
+} nc_exec_flow;
+typedef void (*nc_exec_flow_start_fn)(void *ctx, uint32_t id, const nc_exec_flow *f);
+typedef void (*nc_exec_flow_end_fn)(void *ctx, uint32_t id);
+void nc_exec_observe(nc_exec *x, nc_exec_flow_start_fn started, nc_exec_flow_end_fn finished,
+                     void *ctx);
+
 /* 0, or the code of the first failure inside a running plan. */
 int nc_exec_error(const nc_exec *x);
 

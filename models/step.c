@@ -35,6 +35,7 @@ void step_options_defaults(step_options *o)
     o->overlap_param_gather = 1;
     o->bucket_params = 0; /* the framework's rule (fw.bucket_rule) */
     o->sustained_efficiency = 1;
+    o->flow_log = STEP_FLOW_LOG_DEFAULT;
 }
 
 uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned c, unsigned t)
@@ -62,6 +63,7 @@ void step_profile_free(step_profile *p)
     free(p->tasks);
     free(p->bin_peak);
     free(p->bin_mean);
+    free(p->flows);
     memset(p, 0, sizeof *p);
 }
 

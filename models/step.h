@@ -68,7 +68,16 @@ typedef struct step_options {
     unsigned n_gpu_speed;
     int no_fold;                /* concurrent: 1 never folds identical replicas into one
                                    (the default 0 folds where it is exact: step_des.c) */
+    size_t flow_log;            /* the concurrent iteration records at most this many flows
+                                   (step_profile.flows); 0 none. Default
+                                   STEP_FLOW_LOG_DEFAULT */
 } step_options;
+
+/* What the concurrent iteration's flow log holds by default: enough for
+ * every flow of a few hundred GPUs' iteration, a bounded cost (under 10 MB)
+ * for a superpod's, whose log is then truncated (step_profile.flows_truncated). */
+#define STEP_FLOW_LOG_DEFAULT 100000u
+#define STEP_FLOW_LOG_MAX 10000000u /* the most a scenario may ask for (about 1 GB) */
 
 typedef struct step_stage {
     double part_s[STEP_PART_COUNT]; /* per iteration, the slowest replica's stage */
@@ -93,6 +102,26 @@ typedef struct step_hot_link {
     double both_s;            /* seconds with both at once */
     double utilisation;       /* bytes / (capacity x iteration) */
 } step_hot_link;
+
+/* One flow of the concurrent iteration's shared flow net (step_des.c): a
+ * PP send (one coupled flow for the replica's cp x tp GPU pairs), or a flow
+ * of one step (phase) of a DP bucket's reduction or a parameter gather's
+ * bucket, the plan of every DP group of the stage at once. */
+enum step_flow_kind { STEP_FLOW_PP = 0, STEP_FLOW_DP, STEP_FLOW_GATHER, STEP_FLOW_KINDS };
+typedef struct step_flow {
+    double start_s, end_s;          /* it enters the net; its last byte is through */
+    double bytes;                   /* what it moves (a coupled flow: every pair together) */
+    double tier_bytes[STEP_TIERS];  /* bytes it puts on each tier's links (bytes x hops) */
+    uint32_t src, dst;              /* GPUs: its first connection (dst UINT32_MAX: src is
+                                       a link, an in-network reduction's) */
+    uint32_t n_conn;                /* connections it carries (PP: cp x tp; else 1) */
+    uint32_t replica;               /* PP: the replica; DP and gather: UINT32_MAX (all) */
+    uint32_t stage, chunk;          /* PP: the sender's; DP and gather: the chain's */
+    uint32_t index;                 /* PP: the micro-batch; DP and gather: the bucket */
+    uint32_t phase;                 /* the plan's phase (step of the collective) */
+    uint8_t kind;                   /* enum step_flow_kind */
+    uint8_t backward;               /* PP: 1 a gradient send (to the previous stage) */
+} step_flow;
 
 typedef struct step_profile {
     double iteration_s;
@@ -155,6 +184,14 @@ typedef struct step_profile {
     unsigned fold_replicas;
     uint32_t fold_flows, fold_cells;
     const char *fold_note;          /* static text */
+    /* the concurrent iteration only (else 0, NULL): its flows in the order
+     * they started, at most step_options.flow_log of them; flows_total
+     * counts every one, and flows_truncated is 1 when the log stopped at
+     * its cap (n_flows < flows_total); owned */
+    size_t n_flows;
+    uint64_t flows_total;
+    int flows_truncated;
+    step_flow *flows;
 } step_profile;
 
 void step_options_defaults(step_options *o);
@@ -173,5 +210,6 @@ void step_profile_free(step_profile *p);
 const char *step_part_name(int part); /* "compute", "tp", ..., "optimizer" */
 const char *step_tier_name(int tier); /* "scale-up", ..., "spine-core/global" */
 const char *step_kernel_name(int kind); /* op kind: "gemm", "attention", "memory", ...; "other" */
+const char *step_flow_kind_name(int kind); /* "pp", "dp", "gather" */
 
 #endif

@@ -23,7 +23,8 @@
  * Outputs: each stage's end and breakdown (the replica whose last task on
  * it ends last is "the slowest"), the Gantt chart of the replica whose
  * pipeline ends last, the mean time of each kind of send and bucket, and
- * the PP and DP bytes of every link (the flow net's, every replica).
+ * the PP and DP bytes of every link (the flow net's, every replica), and
+ * the log of the net's flows (step_flows.c), to o->flow_log of them.
  */
 #include "step_internal.h"
 
@@ -90,6 +91,7 @@ typedef struct des {
     unsigned n_bins, cap_bins;
     double *peak, *mean;        /* per (bin, tier) */
     unsigned stages_done;
+    step_flow_log log;          /* every flow of the net, to o->flow_log (step_flows.c) */
 } des;
 
 static void task_end(sim_engine *eng, void *ctx, uint64_t data);
@@ -395,6 +397,42 @@ static void plan_done(void *ctx, uint64_t tag)
         gather_done(z, (unsigned)v);
         break;
     }
+}
+
+/* the flow log: what a starting flow belongs to, from its plan's tag (a
+ * chain runs one bucket at a time: the one bucket_next or gather_bucket
+ * names) */
+static void flow_started(void *ctx, uint32_t id, const nc_exec_flow *f)
+{
+    des *z = ctx;
+    uint64_t v = f->tag >> 2;
+    step_flow who = {.replica = UINT32_MAX, .kind = STEP_FLOW_DP};
+    unsigned j = (unsigned)v;
+    if ((f->tag & 3) == TAG_PP) {
+        who.kind = STEP_FLOW_PP;
+        who.index = (uint32_t)(v % z->m);
+        v /= z->m;
+        who.backward = (uint8_t)(v % 2);
+        v /= 2;
+        j = (unsigned)(v % z->n_pos) + who.backward; /* the sender's position */
+        who.replica = (uint32_t)(v / z->n_pos);
+    } else if ((f->tag & 3) == TAG_DP) {
+        who.index = z->bucket_next[j];
+    } else {
+        who.kind = STEP_FLOW_GATHER;
+        j = z->gather_chunk[v] * z->P + (unsigned)v;
+        who.index = z->gather_bucket[v];
+    }
+    who.stage = j % z->P;
+    who.chunk = j / z->P;
+    if (step_flow_log_start(&z->log, id, sim_now(z->eng), &who, f))
+        fail(z, no_memory(z));
+}
+
+static void flow_ended(void *ctx, uint32_t id)
+{
+    des *z = ctx;
+    step_flow_log_end(&z->log, id, sim_now(z->eng));
 }
 
 /* when replica d's last task on stage s ends */
@@ -890,6 +928,9 @@ static int set_up(des *z)
                      : nc_exec_create(z->eng, &z->f->nc);
     if (!z->x || nc_exec_track_links(z->x))
         return no_memory(z);
+    z->log.cap = z->o->flow_log;
+    z->log.tier = z->tier;
+    nc_exec_observe(z->x, flow_started, flow_ended, z);
     return sim_schedule_in(z->eng, z->bin_s, 0, KIND_STEP_SAMPLE, sample, z, 0) ? 0
                                                                                 : no_memory(z);
 }
@@ -917,6 +958,7 @@ static void free_all(des *z)
     nc_exec_destroy(z->x);
     flow_fold_free(&z->fold);
     sim_engine_destroy(z->eng);
+    step_flow_log_free(&z->log);
 }
 
 /* the links where PP and DP traffic overlapped longest (then the busiest
@@ -995,6 +1037,7 @@ static int record(des *z)
     z->out->bin_peak = z->peak;
     z->out->bin_mean = z->mean;
     z->peak = z->mean = NULL; /* the profile owns them now */
+    step_flow_log_give(&z->log, z->out);
     for (unsigned k = 0; k < z->out->n_hot; k++) {
         uint32_t l = z->out->hot[k].link;
         z->out->hot[k].utilisation =

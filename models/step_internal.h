@@ -129,4 +129,26 @@ double step_comm_sms(const fabric *f, enum nc_collective coll, const uint32_t *r
 
 int step_no_memory(sim_error *err);
 
+/* The concurrent iteration's flow log (step_flows.c): the records of the
+ * flows the executor starts (netcoll_exec.h's observer), at most cap of
+ * them, with each flow's bytes per tier from tier (per link). */
+struct nc_exec_flow;
+typedef struct step_flow_log {
+    size_t cap, n, alloc;
+    uint64_t total;         /* every flow started, recorded or not */
+    step_flow *flows;
+    size_t *slot;           /* per flow net id: its record while it runs, or SIZE_MAX */
+    uint32_t n_slots;
+    const uint8_t *tier;    /* per link: step_link_tier */
+} step_flow_log;
+
+/* a flow starts now: who is its kind, place and phase (the rest is
+ * filled here); 0, or -1 when out of memory */
+int step_flow_log_start(step_flow_log *l, uint32_t id, double now, const step_flow *who,
+                        const struct nc_exec_flow *f);
+void step_flow_log_end(step_flow_log *l, uint32_t id, double now);
+/* the log into out (which owns it then); l is left empty */
+void step_flow_log_give(step_flow_log *l, step_profile *out);
+void step_flow_log_free(step_flow_log *l);
+
 #endif

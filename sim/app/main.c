@@ -76,7 +76,7 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
-    "                 [--json] [--quiet]\n"
+    "                 [--json] [--quiet] [--flow-log N]\n"
     "\n"
     "Simulate the scenario (the built-in default when none is given) and print\n"
     "a summary table on stdout.\n"
@@ -97,6 +97,9 @@ static const char usage_run[] =
     "  --json                 print the summary as one JSON object instead\n"
     "  -q, --quiet            no progress on stderr (it is shown only on a\n"
     "                         terminal, for runs longer than a second)\n"
+    "  --flow-log N           with <step network=\"concurrent\">: the trace's\n"
+    "                         /step/flows, the iteration's first N flows\n"
+    "                         (dcsim step --flow-log; docs/step.md)\n"
     "\n"
     "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
 
@@ -162,7 +165,16 @@ typedef struct options {
     int quiet;
     int help;
     unsigned replicas;  /* --replicas N; 0 = 1 */
+    size_t flow_log;    /* --flow-log N (has_flow_log) */
+    int has_flow_log;
 } options;
+
+static int opt_flow_log(void *ctx, const char *v)
+{
+    options *o = ctx;
+    o->has_flow_log = 1;
+    return step_parse_flow_log("run", v, &o->flow_log);
+}
 
 static int opt_seed(void *ctx, const char *v)
 {
@@ -197,6 +209,8 @@ static const cli_option run_options[] = {
     {"--output", 'o', CLI_TEXT, offsetof(options, output), .missing = "%s needs a file name"},
     {"--seed", 0, CLI_CALL, .fn = opt_seed, .missing = "%s needs a number"},
     {"--replicas", 0, CLI_CALL, .fn = opt_replicas, .missing = "%s needs a number"},
+    {"--flow-log", 0, CLI_CALL, .fn = opt_flow_log,
+     .missing = "%s needs a whole number from 0 to 10000000"},
     {"--json", 0, CLI_FLAG, offsetof(options, json), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(options, quiet), NULL, NULL},
     HELP_OPTION,
@@ -369,6 +383,10 @@ static int cmd_run(int argc, char **argv)
     scn_scenario scn;
     if (scn_load(o.scenario, o.sets.v, o.sets.n, &scn, &err))
         return cli_print_error(&err);
+    if (o.has_flow_log) {
+        scn.step.flow_log = o.flow_log;
+        scn.flow_log_given = 1;
+    }
     run_plan plan;
     trace_writer *tw = NULL;
     rc = run_plan_prepare(&scn, res_parallel_campaigns(o.replicas), RUN_PLAN_ENERGY, &plan, &err);
@@ -413,6 +431,14 @@ static int cmd_run(int argc, char **argv)
         rc = trace_write_replicas(tw, reps, n_rep, &err);
     if (!rc && tw && plan.step.used)
         rc = trace_write_step(tw, &plan.step.profile, &err);
+    if (!rc && tw && plan.step.used && scn.flow_log_given && plan.step.profile.flows_total) {
+        const step_profile *sp = &plan.step.profile;
+        rc = trace_write_step_flows(tw, sp, &err);
+        if (!rc && sp->flows_truncated) /* never silently */
+            fprintf(stderr, "dcsim run: note: flow log truncated at %zu flows (of %llu; "
+                    "--flow-log N raises the cap)\n", sp->n_flows,
+                    (unsigned long long)sp->flows_total);
+    }
     if (!rc && tw) {
         rc = trace_commit(tw, &scn, &out.result, &sum, &err);
         tw = NULL;

@@ -4,13 +4,18 @@
  * fixed order (metadata, tasks in the profile's order, DP and optimizer per
  * stage, fabric counters), so the same profile gives the same bytes.
  * Layout: pid = pipeline stage (tid 0 its forwards and backwards, tid 1 its
- * DP reduction and optimizer step), pid = n_stages the fabric's counters.
+ * DP reduction and optimizer step), pid = n_stages the fabric's counters,
+ * pid = n_stages + 1 + kind the concurrent iteration's logged flows of each
+ * kind (PP sends, DP reductions, parameter gathers), one complete event
+ * per flow on lanes (tids) where no two overlap: the first lane free when
+ * it starts (flows come in start order).
  */
 #include "perfetto.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "summary.h"
@@ -147,6 +152,110 @@ static void write_fabric(pf_writer *w, const step_profile *p)
     }
 }
 
+/* lanes: a binary min-heap of (end, lane), the lane that frees first on top */
+typedef struct pf_lane {
+    double end_s;
+    unsigned lane;
+} pf_lane;
+
+static int lane_before(const pf_lane *a, const pf_lane *b)
+{
+    return a->end_s < b->end_s || (a->end_s == b->end_s && a->lane < b->lane);
+}
+
+static void lane_sift_down(pf_lane *h, size_t n, size_t i)
+{
+    for (;;) { /* at most log2(n) levels */
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && lane_before(&h[l], &h[m]))
+            m = l;
+        if (r < n && lane_before(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        pf_lane t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static void lane_push(pf_lane *h, size_t *n, pf_lane x)
+{
+    size_t i = (*n)++;
+    h[i] = x;
+    while (i > 0 && lane_before(&h[i], &h[(i - 1) / 2])) {
+        pf_lane t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void write_flow(pf_writer *w, const step_flow *f, unsigned pid, unsigned lane)
+{
+    static const char *const names[STEP_FLOW_KINDS] = {"PP send", "DP bucket", "gather bucket"};
+    static const char *const cats[STEP_FLOW_KINDS] = {"flow-pp", "flow-dp", "flow-gather"};
+    char name[96];
+    if (f->kind == STEP_FLOW_PP)
+        snprintf(name, sizeof name, "%s %c mb%u r%u", names[f->kind], f->backward ? 'B' : 'F',
+                 f->index, f->replica);
+    else
+        snprintf(name, sizeof name, "%s %u c%u", names[f->kind], f->index, f->chunk);
+    pf_complete(w, name, cats[f->kind], pid, lane, f->start_s, f->end_s);
+    fprintf(w->f, ",\"args\":{\"kind\":\"%s\",\"stage\":%u,\"chunk\":%u,\"%s\":%u",
+            step_flow_kind_name(f->kind), f->stage, f->chunk,
+            f->kind == STEP_FLOW_PP ? "microbatch" : "bucket", f->index);
+    if (f->kind == STEP_FLOW_PP)
+        fprintf(w->f, ",\"replica\":%u,\"backward\":%u", f->replica, f->backward);
+    fprintf(w->f, ",\"phase\":%u,\"src\":%u,\"dst\":", f->phase, f->src);
+    if (f->dst == UINT32_MAX)
+        fputs("null", w->f);
+    else
+        fprintf(w->f, "%u", f->dst);
+    fprintf(w->f, ",\"connections\":%u,\"bytes\":", f->n_conn);
+    pf_number(w, f->bytes);
+    fputs("}}", w->f);
+}
+
+/* the flow log: a process per kind of traffic, lanes as its threads */
+static int write_flows(pf_writer *w, const step_profile *p)
+{
+    static const char *const procs[STEP_FLOW_KINDS] = {
+        "flows: PP sends", "flows: DP reductions", "flows: parameter gathers"};
+    pf_lane *heap = malloc((p->n_flows ? p->n_flows : 1) * sizeof *heap);
+    if (!heap)
+        return -1;
+    for (int k = 0; k < STEP_FLOW_KINDS; k++) {
+        unsigned pid = p->n_stages + 1 + (unsigned)k, lanes = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_flows; i++) {
+            const step_flow *f = &p->flows[i];
+            if (f->kind != k)
+                continue;
+            if (!lanes)
+                pf_process(w, pid, procs[k], pid);
+            pf_lane x = {f->end_s, lanes};
+            if (n && heap[0].end_s <= f->start_s) { /* the lane freed first takes it */
+                x.lane = heap[0].lane;
+                heap[0] = x;
+                lane_sift_down(heap, n, 0);
+            } else {
+                lanes++;
+                lane_push(heap, &n, x);
+            }
+            write_flow(w, f, pid, x.lane);
+        }
+        char name[32];
+        for (unsigned l = 0; l < lanes; l++) {
+            snprintf(name, sizeof name, "lane %u", l);
+            pf_thread(w, pid, l, name);
+        }
+    }
+    free(heap);
+    return 0;
+}
+
 int perfetto_write_step(outpath *op, const step_profile *p, sim_error *err)
 {
     outpath_remove_stale(op);
@@ -157,12 +266,20 @@ int perfetto_write_step(outpath *op, const step_profile *p, sim_error *err)
     fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"dcsim step\","
           "\"iteration_s\":", w.f);
     pf_number(&w, p->iteration_s);
-    fprintf(w.f, ",\"critical_stage\":%u,\"stages\":%u},\n\"traceEvents\":[", p->critical_stage,
-            p->n_stages);
+    fprintf(w.f, ",\"critical_stage\":%u,\"stages\":%u", p->critical_stage, p->n_stages);
+    if (p->flows_total) /* the concurrent iteration's flow log */
+        fprintf(w.f, ",\"flows\":%zu,\"flows_total\":%llu,\"flows_truncated\":%s", p->n_flows,
+                (unsigned long long)p->flows_total, p->flows_truncated ? "true" : "false");
+    fputs("},\n\"traceEvents\":[", w.f);
     write_stages(&w, p);
     write_fabric(&w, p);
+    int no_memory = write_flows(&w, p);
     fputs("\n]}\n", w.f);
     int failed = ferror(w.f), e = errno;
+    if (no_memory && !failed) {
+        failed = 1;
+        e = ENOMEM;
+    }
     if (fclose(w.f) && !failed) {
         failed = 1;
         e = errno;

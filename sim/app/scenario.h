@@ -78,6 +78,9 @@ typedef struct scn_scenario {
                                     run layer warns that the fabric does not affect time */
     step_options step;      /* <job><step>; no per-GPU speeds (step.gpu_speed NULL): the
                                run layer draws them (run.h, run_plan.gpu_speed) */
+    int flow_log_given;     /* --flow-log N of step and run (step.flow_log = N): the
+                               concurrent iteration's flows are exported (step --json,
+                               the HDF5 trace's /step/flows); not a scenario attribute */
     double straggler_spread; /* <step straggler-spread>: each GPU's speed 1 - |N(0, spread)| */
     scn_straggler *stragglers; /* <step><straggler gpu speed>, in file order; owned */
     size_t n_stragglers;    /* with straggler_spread > 0: the run draws per-GPU speeds */

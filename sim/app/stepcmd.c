@@ -23,7 +23,7 @@
 
 const char usage_step[] =
     "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold]]\n"
-    "                  [--json] [--perfetto FILE.json]\n"
+    "                  [--json] [--perfetto FILE.json] [--flow-log N]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
@@ -49,7 +49,13 @@ const char usage_step[] =
     "               also write the iteration as a Trace Event Format file for\n"
     "               ui.perfetto.dev or chrome://tracing: a process per stage\n"
     "               with its forwards and backwards, its DP reduction and\n"
-    "               optimizer; per-tier link utilisation counters\n";
+    "               optimizer; per-tier link utilisation counters; with\n"
+    "               --concurrent, every flow of the shared net (PP sends, DP\n"
+    "               reductions, parameter gathers) up to the flow log's cap\n"
+    "  --flow-log N the concurrent iteration logs at most N flows (default\n"
+    "               100000) and exports them: --json's \"flows\", a line in the\n"
+    "               text (dcsim run --flow-log N: /step/flows); past N it\n"
+    "               says \"flow log truncated at N flows\"\n";
 
 /* where the critical stage's time goes: compute by kernel class, each
  * collective's total, exposed and hidden time (docs/step.md) */
@@ -72,6 +78,16 @@ static void print_attribution(const step_profile *p)
             printf("  %-18s %12.6g %12.6g %12.6g\n", comm_kind_name(k), p->coll_total_s[k],
                    p->coll_exposed_s[k], p->coll_hidden_s[k]);
     printf("  %-18s %12s %12.6g\n", "bubble", "", p->part_s[STEP_BUBBLE]);
+}
+
+/* what the flow log holds, and whether it stopped at its cap */
+static void flow_log_line(FILE *out, const char *lead, const step_profile *p)
+{
+    if (p->flows_truncated)
+        fprintf(out, "%sflow log truncated at %zu flows (of %llu; --flow-log N raises the cap)\n",
+                lead, p->n_flows, (unsigned long long)p->flows_total);
+    else
+        fprintf(out, "%s%zu flows logged (every one)\n", lead, p->n_flows);
 }
 
 static void print_text(const scn_scenario *s, const step_profile *p)
@@ -127,9 +143,45 @@ static void print_text(const scn_scenario *s, const step_profile *p)
         printf("stragglers      slowest GPU %u at %.1f %% speed; the other replicas waited %.4g s "
                "for it at the gradient reduction\n", p->slowest_gpu, 100 * p->slowest_speed,
                p->wait_s);
+    if (s->flow_log_given && s->step.concurrent)
+        flow_log_line(stdout, "flows           ", p);
 }
 
-static void print_json(const step_profile *p)
+/* the flow log (--flow-log): one object per flow, in start order */
+static void json_flows(cJSON *o, const step_profile *p)
+{
+    cJSON_AddNumberToObject(o, "flows_total", (double)p->flows_total);
+    cJSON_AddBoolToObject(o, "flows_truncated", p->flows_truncated);
+    cJSON *a = cJSON_AddArrayToObject(o, "flows");
+    for (size_t i = 0; i < p->n_flows; i++) {
+        const step_flow *f = &p->flows[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "kind", step_flow_kind_name(f->kind));
+        if (f->kind == STEP_FLOW_PP) {
+            cJSON_AddNumberToObject(x, "replica", f->replica);
+            cJSON_AddBoolToObject(x, "backward", f->backward);
+        }
+        cJSON_AddNumberToObject(x, "stage", f->stage);
+        cJSON_AddNumberToObject(x, "chunk", f->chunk);
+        cJSON_AddNumberToObject(x, f->kind == STEP_FLOW_PP ? "microbatch" : "bucket", f->index);
+        cJSON_AddNumberToObject(x, "phase", f->phase);
+        cJSON_AddNumberToObject(x, "src", f->src);
+        if (f->dst == UINT32_MAX)
+            cJSON_AddNullToObject(x, "dst");
+        else
+            cJSON_AddNumberToObject(x, "dst", f->dst);
+        cJSON_AddNumberToObject(x, "connections", f->n_conn);
+        cJSON_AddNumberToObject(x, "bytes", f->bytes);
+        cJSON *t = cJSON_AddObjectToObject(x, "tier_bytes");
+        for (int k = 0; k < STEP_TIERS; k++)
+            cJSON_AddNumberToObject(t, step_tier_name(k), f->tier_bytes[k]);
+        cJSON_AddNumberToObject(x, "start_s", f->start_s);
+        cJSON_AddNumberToObject(x, "end_s", f->end_s);
+        cJSON_AddItemToArray(a, x);
+    }
+}
+
+static void print_json(const step_profile *p, int flows)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "iteration_s", p->iteration_s);
@@ -214,6 +266,8 @@ static void print_json(const step_profile *p)
         cJSON_AddNumberToObject(o, "slowest_speed", p->slowest_speed);
         cJSON_AddNumberToObject(o, "straggler_wait_s", p->wait_s);
     }
+    if (flows)
+        json_flows(o, p);
     char *text = cJSON_Print(o);
     if (text)
         puts(text);
@@ -224,9 +278,29 @@ static void print_json(const step_profile *p)
 typedef struct step_args {
     const char *path;
     const char *perfetto; /* --perfetto FILE.json, or NULL */
+    size_t flow_log;      /* --flow-log N */
+    int has_flow_log;
     cli_sets sets;
     int json, analytic, concurrent, no_fold;
 } step_args;
+
+int step_parse_flow_log(const char *command, const char *v, size_t *out)
+{
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end || n > STEP_FLOW_LOG_MAX)
+        return cli_usage_error(command, "%s needs a whole number from 0 to 10000000",
+                               "--flow-log");
+    *out = (size_t)n;
+    return 0;
+}
+
+static int opt_flow_log(void *ctx, const char *v)
+{
+    step_args *o = ctx;
+    o->has_flow_log = 1;
+    return step_parse_flow_log("step", v, &o->flow_log);
+}
 
 static const cli_option step_table[] = {
     {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
@@ -235,6 +309,8 @@ static const cli_option step_table[] = {
     {"--concurrent", 0, CLI_FLAG, offsetof(step_args, concurrent), NULL, NULL},
     {"--no-fold", 0, CLI_FLAG, offsetof(step_args, no_fold), NULL, NULL},
     {"--perfetto", 0, CLI_TEXT, offsetof(step_args, perfetto), .missing = "%s needs a file name"},
+    {"--flow-log", 0, CLI_CALL, 0, opt_flow_log,
+     .missing = "%s needs a whole number from 0 to 10000000"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -270,6 +346,10 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
     }
+    if (o.has_flow_log) {
+        s.step.flow_log = o.flow_log;
+        s.flow_log_given = 1;
+    }
     if (o.analytic || o.concurrent) { /* before the guard: the concurrent iteration needs more */
         s.step.analytic = o.analytic;
         s.step.concurrent = o.concurrent;
@@ -298,9 +378,11 @@ int cmd_step(int argc, char **argv)
         if (o.perfetto && perfetto_write_step(&trace, &prof, &err))
             rc = cli_print_error(&err);
         else if (o.json)
-            print_json(&prof);
+            print_json(&prof, s.flow_log_given && s.step.concurrent);
         else
             print_text(&s, &prof);
+        if (!rc && prof.flows_truncated && (o.perfetto || (o.json && s.flow_log_given)))
+            flow_log_line(stderr, "dcsim step: note: ", &prof); /* never silently */
         step_profile_free(&prof);
     }
     run_plan_free(&plan);

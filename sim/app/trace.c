@@ -436,6 +436,70 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
     return rc ? io_error(err, tw->out.path, "writing /step") : 0;
 }
 
+/* /step/flows: one row per logged flow of the concurrent iteration, in
+ * start order; -1 where a column does not apply */
+static int write_step_flows(hid_t g, const step_profile *p)
+{
+    enum { COLS = 13 + STEP_TIERS };
+    static const char *const columns[COLS] = {
+        "kind", "replica", "stage", "chunk", "index", "backward", "phase", "src", "dst",
+        "connections", "bytes", "scale-up_bytes", "host-leaf_bytes", "leaf-spine_bytes",
+        "spine-core/global_bytes", "start_s", "end_s"};
+    static const char *const units[COLS] = {"1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+                                            "B", "B", "B", "B", "B", "s", "s"};
+    size_t n = p->n_flows;
+    double *rows = malloc((n ? n : 1) * COLS * sizeof *rows);
+    if (!rows)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const step_flow *f = &p->flows[i];
+        double *r = rows + i * COLS;
+        r[0] = f->kind;
+        r[1] = f->replica == UINT32_MAX ? -1 : (double)f->replica;
+        r[2] = f->stage;
+        r[3] = f->chunk;
+        r[4] = f->index;
+        r[5] = f->backward;
+        r[6] = f->phase;
+        r[7] = f->src;
+        r[8] = f->dst == UINT32_MAX ? -1 : (double)f->dst;
+        r[9] = f->n_conn;
+        r[10] = f->bytes;
+        for (int t = 0; t < STEP_TIERS; t++)
+            r[11 + t] = f->tier_bytes[t];
+        r[11 + STEP_TIERS] = f->start_s;
+        r[12 + STEP_TIERS] = f->end_s;
+    }
+    int rc = put_matrix(g, "flows", rows, n, COLS, columns, units, "see column_units",
+                        "the concurrent iteration's flows in start order: kind (0 PP send, 1 DP "
+                        "reduction, 2 parameter gather), replica (PP; -1 all), stage and chunk "
+                        "(PP: the sender's), index (PP: micro-batch; else bucket), backward (PP "
+                        "gradient send), the plan's phase, src and dst GPU of its first "
+                        "connection (dst -1: src is a link, an in-network reduction), its "
+                        "connections, bytes, bytes put on each tier's links, start and end");
+    free(rows);
+    if (!rc) {
+        hid_t d = H5Dopen2(g, "flows", H5P_DEFAULT);
+        uint64_t total = p->flows_total;
+        uint32_t truncated = (uint32_t)p->flows_truncated;
+        rc = d < 0 || h5_attr_scalar(d, "flows_total", H5T_NATIVE_UINT64, &total) ||
+             h5_attr_scalar(d, "truncated", H5T_NATIVE_UINT32, &truncated);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    return rc;
+}
+
+int trace_write_step_flows(trace_writer *tw, const step_profile *p, sim_error *err)
+{
+    hid_t g = H5Gopen2(tw->file, "step", H5P_DEFAULT);
+    if (g < 0)
+        return io_error(err, tw->out.path, "writing /step/flows");
+    int rc = write_step_flows(g, p);
+    H5Gclose(g);
+    return rc ? io_error(err, tw->out.path, "writing /step/flows") : 0;
+}
+
 static int write_summary(hid_t file, const run_summary *sum)
 {
     hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);

@@ -41,6 +41,10 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
 /* Write /step: the step tier's profile of one iteration (before commit). */
 int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err);
 
+/* Write /step/flows: the concurrent iteration's flow log, one row per flow
+ * (after trace_write_step; the scenario's <step flow-log> asks for it). */
+int trace_write_step_flows(trace_writer *tw, const step_profile *p, sim_error *err);
+
 /* Close and delete the temporary file; the final path is not touched.
  * NULL is a no-op. */
 void trace_abort(trace_writer *tw);

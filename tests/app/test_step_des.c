@@ -1,7 +1,7 @@
 /* test_step_des.c - the concurrent iteration (step.h network="concurrent",
  * models/step_des.c): equal to the isolated iteration where nothing can
  * contend, the same bytes on the fabric whatever overlaps, a pipeline that
- * obeys its schedule, stragglers, determinism, and refusals. */
+ * obeys its schedule, stragglers, determinism, the flow log, and refusals. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +196,166 @@ static void test_straggler(void)
     }
 }
 
+/* flows one bucket's plan starts on the net: a phase's one coupled flow or
+ * one per connection (netcoll_exec.c), every DP group of stage s at once
+ * (step_des.c's dp_plan) */
+static size_t plan_flows(const fabric *f, const parallel_config *p, unsigned s,
+                         enum nc_collective coll, double bytes)
+{
+    unsigned n = p->dp * p->cp;
+    if (n < 2 || !(bytes > 0))
+        return 0;
+    nc_plan plan;
+    memset(&plan, 0, sizeof plan);
+    uint32_t ranks[64];
+    sim_error err;
+    sim_error_clear(&err);
+    for (unsigned t = 0; t < p->tp; t++) {
+        unsigned k = 0;
+        for (unsigned d = 0; d < p->dp; d++)
+            for (unsigned c = 0; c < p->cp; c++)
+                ranks[k++] = step_gpu(p, s, d, c, t);
+        CHECK(nc_plan_append(&plan, &f->nc, coll, NC_ALGO_AUTO, ranks, n, bytes, &err) == 0);
+    }
+    size_t flows = 0;
+    for (uint32_t i = 0; i < plan.n_phases; i++)
+        flows += plan.phase[i].n_conn == 0 ? 0 : plan.phase[i].coupled ? 1 : plan.phase[i].n_conn;
+    nc_plan_free(&plan);
+    return flows;
+}
+
+/* The flow log of TP8 PP2 DP2 (8 micro-batches, one DP bucket per stage,
+ * ZeRO 1): every PP send is one coupled flow (per replica, boundary,
+ * micro-batch and direction) from the sender's GPU pair 0 with its cp x tp
+ * pairs' bytes; the DP reductions and gathers are their plans' flows; each
+ * flow starts and ends within the iteration (a hidden parameter gather
+ * may end after it); the network tiers carry
+ * exactly the flows' bytes (TP stays in the node); the log is the same bit
+ * for bit on a second run, and a cap keeps its first flows and says it
+ * truncated. */
+static void test_flow_log(void)
+{
+    model_arch m = model();
+    parallel_config p = par(8, 2, 2, 16);
+    unsigned gpus = 32, mb = 8;
+    workload w;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(workload_build(&m, &p, gpus, &w, &err) == 0);
+    fabric_config fc = rail_ndr(gpus);
+    fabric f;
+    CHECK(fabric_build(&fc, &f, &err) == 0);
+    step_options o = options(1);
+    o.overlap_grad_reduce = 0;  /* one bucket per stage */
+    o.overlap_param_gather = 0; /* the gathers end within the iteration (below) */
+    step_profile a, b, cut, iso;
+    CHECK(step_simulate(&w, &dev, &f, &o, &a, &err) == 0);
+    CHECK(step_simulate(&w, &dev, &f, &o, &b, &err) == 0);
+    /* what the log must hold, from the workload and the plans */
+    double pp_bytes[2] = {0}, dp_bytes[2] = {0}, ag_bytes[2] = {0};
+    enum nc_collective red[2] = {NC_ALLREDUCE, NC_ALLREDUCE};
+    size_t want[STEP_FLOW_KINDS] = {(size_t)p.dp * (p.pp - 1) * mb * 2, 0, 0};
+    for (unsigned s = 0; s < p.pp; s++) {
+        for (size_t i = 0; i < w.stages[s].n_comm; i++) {
+            const comm_op *c = &w.stages[s].comm[i];
+            if (c->kind == COMM_PP_SEND)
+                pp_bytes[s] = c->bytes;
+            if (c->kind == COMM_DP_ALLREDUCE || c->kind == COMM_DP_REDUCE_SCATTER)
+                dp_bytes[s] += c->bytes;
+            if (c->kind == COMM_DP_REDUCE_SCATTER)
+                red[s] = NC_REDUCESCATTER;
+            if (c->kind == COMM_DP_ALLGATHER)
+                ag_bytes[s] += c->bytes;
+        }
+        want[STEP_FLOW_DP] += plan_flows(&f, &p, s, red[s], dp_bytes[s]);
+        want[STEP_FLOW_GATHER] += plan_flows(&f, &p, s, NC_ALLGATHER, ag_bytes[s]);
+    }
+    size_t got[STEP_FLOW_KINDS] = {0};
+    double tiers[STEP_TIERS] = {0};
+    for (size_t i = 0; i < a.n_flows; i++) {
+        const step_flow *x = &a.flows[i];
+        CHECK(x->kind < STEP_FLOW_KINDS);
+        got[x->kind]++;
+        CHECK(x->start_s >= 0 && x->start_s <= x->end_s && x->end_s <= a.iteration_s);
+        CHECK(i == 0 || x->start_s >= a.flows[i - 1].start_s); /* start order */
+        double hops = 0;
+        for (int t = 0; t < STEP_TIERS; t++) {
+            tiers[t] += x->tier_bytes[t];
+            hops += x->tier_bytes[t];
+        }
+        CHECK(hops >= x->bytes * (1 - 1e-12) && x->bytes > 0); /* one link at least */
+        CHECK(x->src < gpus && x->dst < gpus && x->stage < p.pp && x->chunk == 0);
+        if (x->kind == STEP_FLOW_PP) {
+            unsigned to = x->backward ? 0 : 1;
+            CHECK_INT_EQ(x->stage, 1 - to);
+            CHECK(x->replica < p.dp && x->index < mb && x->phase == 0);
+            CHECK_INT_EQ(x->src, step_gpu(&p, x->stage, x->replica, 0, 0));
+            CHECK_INT_EQ(x->dst, step_gpu(&p, to, x->replica, 0, 0));
+            CHECK_INT_EQ(x->n_conn, p.tp * p.cp);
+            CHECK_REL(x->bytes, pp_bytes[0] * p.tp * p.cp, 1e-12);
+        } else {
+            CHECK(x->replica == UINT32_MAX && x->index == 0); /* one bucket */
+            CHECK_INT_EQ(x->src / (p.tp * p.dp), x->stage); /* the stage's GPUs */
+            CHECK_INT_EQ(x->dst / (p.tp * p.dp), x->stage);
+        }
+    }
+    printf("flow log: %zu PP, %zu DP, %zu gather flows (want %zu, %zu, %zu)\n", got[0], got[1],
+           got[2], want[0], want[1], want[2]);
+    for (int k = 0; k < STEP_FLOW_KINDS; k++)
+        CHECK_INT_EQ(got[k], want[k]);
+    CHECK(want[STEP_FLOW_DP] > 0 && want[STEP_FLOW_GATHER] > 0);
+    CHECK_INT_EQ(a.flows_total, a.n_flows);
+    CHECK(!a.flows_truncated);
+    for (int t = 1; t < STEP_TIERS; t++) /* the network: only the shared net's flows */
+        CHECK_REL(tiers[t] + 1, a.tier_bytes[t] + 1, 1e-9);
+    CHECK(tiers[0] <= a.tier_bytes[0] * (1 + 1e-12)); /* scale-up: TP besides */
+    CHECK(tiers[1] > 0);
+    CHECK(b.n_flows == a.n_flows && !memcmp(a.flows, b.flows, a.n_flows * sizeof *a.flows));
+    o.flow_log = 10;
+    CHECK(step_simulate(&w, &dev, &f, &o, &cut, &err) == 0);
+    CHECK_INT_EQ(cut.n_flows, 10);
+    CHECK_INT_EQ(cut.flows_total, a.n_flows);
+    CHECK(cut.flows_truncated);
+    CHECK(!memcmp(cut.flows, a.flows, 10 * sizeof *a.flows));
+    CHECK(cut.iteration_s == a.iteration_s); /* the log changes nothing */
+    step_profile_free(&cut);
+    /* a gather hidden behind the next iteration's first forward may run
+     * past the iteration's end; the rest is as before */
+    o.overlap_param_gather = 1;
+    CHECK(step_simulate(&w, &dev, &f, &o, &cut, &err) == 0);
+    CHECK_INT_EQ(cut.n_flows, 10);
+    int late = 0;
+    step_profile_free(&cut);
+    o.flow_log = STEP_FLOW_LOG_DEFAULT;
+    CHECK(step_simulate(&w, &dev, &f, &o, &cut, &err) == 0);
+    CHECK_INT_EQ(cut.n_flows, a.n_flows);
+    double dp_end[2] = {0};
+    for (size_t i = 0; i < cut.n_flows; i++) {
+        const step_flow *x = &cut.flows[i];
+        CHECK(x->end_s <= cut.iteration_s || x->kind == STEP_FLOW_GATHER);
+        if (x->kind == STEP_FLOW_DP)
+            dp_end[x->stage] = fmax(dp_end[x->stage], x->end_s);
+        if (x->kind == STEP_FLOW_GATHER) /* after the stage's reduction and optimizer */
+            CHECK(x->start_s > dp_end[x->stage]);
+        late += x->end_s > cut.iteration_s;
+    }
+    CHECK(late > 0); /* this case hides its last gather */
+    step_profile_free(&cut);
+    o.flow_log = 0;
+    CHECK(step_simulate(&w, &dev, &f, &o, &cut, &err) == 0);
+    CHECK(cut.n_flows == 0 && cut.flows == NULL && cut.flows_truncated);
+    CHECK(!memcmp(cut.link_bytes, a.link_bytes, a.n_links * sizeof *a.link_bytes));
+    step_options io = options(0);
+    CHECK(step_simulate(&w, &dev, &f, &io, &iso, &err) == 0);
+    CHECK(iso.n_flows == 0 && iso.flows_total == 0 && iso.flows == NULL);
+    step_profile_free(&a);
+    step_profile_free(&b);
+    step_profile_free(&cut);
+    step_profile_free(&iso);
+    fabric_free(&f);
+    workload_free(&w);
+}
+
 /* The concurrent iteration runs on the flow model only. */
 static void test_refusal(void)
 {
@@ -330,6 +490,7 @@ int main(void)
     test_contention();
     test_interleaved();
     test_straggler();
+    test_flow_log();
     test_refusal();
     test_folding();
     scn_catalog_free(cat);

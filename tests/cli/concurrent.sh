@@ -5,7 +5,13 @@
 # where PP and DP traffic overlapped (each with both > 0 and no more than
 # either class alone), gives the same in JSON with the link utilisation per
 # time bin (which the Perfetto trace's counters follow), is repeatable byte
-# for byte, and refuses --analytic with it.
+# for byte, and refuses --analytic with it. The flow log: --flow-log's JSON
+# "flows" are the Perfetto trace's flow events (every PP send of every
+# replica, boundary, micro-batch and direction; each within the iteration
+# but the hidden parameter gathers,
+# a replica's forward sends starting at its forwards' ends, lanes without
+# overlap), their bytes per tier the fabric's; a cap truncates and says so;
+# /step/flows of `dcsim run -o --flow-log N` holds the same rows.
 set -u
 dcsim=$1
 src=$2
@@ -24,6 +30,22 @@ expect "both refused" 2 "choose one network model" "$dcsim" step "$ex" --concurr
     "$dcsim" step "$ex" --concurrent --perfetto "$tmp/trace.json" >/dev/null ||
     { echo "FAIL a step run failed"; fail=$((fail + 1)); }
 cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL two concurrent runs differ"; fail=$((fail + 1)); }
+"$dcsim" step "$ex" --concurrent --flow-log 100000 --json >"$tmp/flows.json" ||
+    { echo "FAIL step --flow-log"; fail=$((fail + 1)); }
+expect "flow log truncated" 0 "^flows *flow log truncated at 10 flows (of 10752;" \
+    "$dcsim" step "$ex" --concurrent --flow-log 10
+expect "flow log bad count" 2 "--flow-log needs a whole number" \
+    "$dcsim" step "$ex" --concurrent --flow-log 1e3
+"$dcsim" step "$ex" --concurrent --flow-log 10 --perfetto "$tmp/cut.json" >/dev/null \
+    2>"$tmp/cut.err" || { echo "FAIL step --perfetto --flow-log 10"; fail=$((fail + 1)); }
+grep -q "^dcsim step: note: flow log truncated at 10 flows" "$tmp/cut.err" ||
+    { echo "FAIL no truncation note"; fail=$((fail + 1)); }
+sed 's|  </job>|    <step network="concurrent"/>\n  </job>|' "$ex" >"$tmp/c.xml"
+"$dcsim" run --quiet "$tmp/c.xml" -o "$tmp/c.h5" --flow-log 100000 >/dev/null ||
+    { echo "FAIL run --flow-log"; fail=$((fail + 1)); }
+"$dcsim" run --quiet "$tmp/c.xml" -o "$tmp/plain.h5" >/dev/null &&
+    /usr/bin/python3 -c 'import h5py, sys; assert "flows" not in h5py.File(sys.argv[1])["step"]' \
+        "$tmp/plain.h5" || { echo "FAIL /step/flows without --flow-log"; fail=$((fail + 1)); }
 /usr/bin/python3 - "$tmp" <<'PY' || fail=$((fail + 1))
 import json, sys
 t = sys.argv[1]
@@ -49,6 +71,77 @@ both = [l["both_s"] for l in links]
 assert both == sorted(both, reverse=True), both
 parts = sum(a["critical_stage_s"].values())
 assert abs(parts - a["iteration_s"]) <= 1e-9 * a["iteration_s"], (parts, a["iteration_s"])
+# the flow log
+assert "flows" not in a, "flows only when asked for"
+fl = json.load(open(f"{t}/flows.json"))
+flows = fl["flows"]
+it = fl["iteration_s"]
+assert it == a["iteration_s"] and not fl["flows_truncated"] and fl["flows_total"] == len(flows)
+stages = tr["otherData"]["stages"]
+assert tr["otherData"]["flows"] == len(flows) and not tr["otherData"]["flows_truncated"]
+tasks = [e for e in tr["traceEvents"] if e.get("cat") in ("forward", "backward")]
+mb = sum(1 for e in tasks if e["pid"] == 0 and e["cat"] == "forward")
+pp = [f for f in flows if f["kind"] == "pp"]
+replicas = {f["replica"] for f in pp}
+assert replicas == set(range(32)), sorted(replicas)  # DP 32
+assert len(pp) == len(replicas) * (stages - 1) * mb * 2, (len(pp), stages, mb)
+keys = {(f["replica"], f["stage"], f["microbatch"], f["backward"]) for f in pp}
+assert len(keys) == len(pp), "one send per replica, boundary, micro-batch, direction"
+assert {f["kind"] for f in flows} == {"pp", "dp", "gather"}
+dp_end = {}
+for f in flows:
+    assert 0 <= f["start_s"] <= f["end_s"], f
+    if f["kind"] != "gather":
+        assert f["end_s"] <= it, f
+    if f["kind"] == "dp":
+        dp_end[f["stage"]] = max(dp_end.get(f["stage"], 0), f["end_s"])
+late = 0
+for f in flows:  # a stage's gathers follow its reduction and optimizer; hidden ones may end late
+    if f["kind"] == "gather":
+        assert f["start_s"] > dp_end[f["stage"]], f
+        late += f["end_s"] > it
+    assert f["bytes"] > 0 and sum(f["tier_bytes"].values()) >= f["bytes"] * (1 - 1e-12), f
+assert late > 0, "overlap-param-gather hides the last gathers behind the next forward"
+for tier in ("host-leaf", "leaf-spine", "spine-core/global"):  # TP stays in the node
+    got = sum(f["tier_bytes"][tier] for f in flows)
+    assert abs(got - fl["fabric_bytes"][tier]) <= 1e-9 * max(1, got), (tier, got)
+fx = [e for e in tr["traceEvents"] if e.get("cat", "").startswith("flow-")]
+assert len(fx) == len(flows), (len(fx), len(flows))
+for e, f in zip(sorted(fx, key=lambda e: (e["ts"], e["pid"])), sorted(flows, key=lambda f: f["start_s"])):
+    assert abs(e["ts"] - 1e6 * f["start_s"]) <= 1e-6 * max(1, e["ts"]), (e, f)
+assert {e["pid"] for e in fx} == {stages + 1, stages + 2, stages + 3}
+lanes = {}
+for e in fx:
+    lanes.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+for spans in lanes.values():
+    spans.sort()
+    for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
+        assert s1 >= e0 - 1e-6, "a lane's flows never overlap"
+# the Gantt replica's forward sends leave at its forwards' ends
+fwd_end = {(e["pid"], e["args"]["microbatch"]): e["ts"] + e["dur"] for e in tasks
+           if e["cat"] == "forward" and e["pid"] < stages - 1}
+def follows(r):
+    sends = [e for e in fx if e["cat"] == "flow-pp" and e["args"]["replica"] == r
+             and not e["args"]["backward"]]
+    return all(abs(e["ts"] - fwd_end[(e["args"]["stage"], e["args"]["microbatch"])]) <= 1e-3
+               for e in sends)
+assert any(follows(r) for r in sorted(replicas)), "no replica's sends follow the Gantt chart"
+cut = json.load(open(f"{t}/cut.json"))
+assert cut["otherData"]["flows"] == 10 and cut["otherData"]["flows_truncated"]
+assert cut["otherData"]["flows_total"] == len(flows)
+assert sum(1 for e in cut["traceEvents"] if e.get("cat", "").startswith("flow-")) == 10
+import h5py
+h = h5py.File(f"{t}/c.h5", "r")["step/flows"]
+assert h.shape == (len(flows), 17) and int(h.attrs["flows_total"]) == len(flows)
+assert int(h.attrs["truncated"]) == 0
+cols = [c.decode() if isinstance(c, bytes) else c for c in h.attrs["columns"]]
+rows = h[()]
+for r, f in zip(rows, flows):  # the run's step tier: the same to rounding
+    for c in ("start_s", "end_s"):
+        assert abs(r[cols.index(c)] - f[c]) <= 1e-12 * it, (c, r, f)
+    assert r[cols.index("bytes")] == f["bytes"] and r[cols.index("src")] == f["src"]
+print(f"flow log: {len(pp)} PP sends, {len(flows) - len(pp)} DP and gather flows, "
+      f"{late} gather flows past the iteration's end")
 print(f"concurrent {a['iteration_s']:.6f} s vs isolated {iso['iteration_s']:.6f} s; "
       f"longest PP/DP overlap {both[0]:.4g} s on link {links[0]['link']}")
 PY
