@@ -15,18 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* an edge of the bipartite graph seen from one end: the neighbour, its
+ * colour this round and the weight's bits; a vertex's entries, sorted by
+ * (colour, weight), are its signature (16 bytes an entry) */
 typedef struct pair {
-    uint64_t colour, weight; /* the neighbour's colour, the weight's bits */
+    uint32_t nbr, colour;
+    uint64_t weight;
 } pair;
 
-/* one side of the bipartite graph: CSR lists of (neighbour, weight) */
+/* one side of the bipartite graph: CSR lists of edges */
 typedef struct side {
     uint32_t n;
     size_t *off;
-    uint32_t *nbr;
-    double *w;
+    pair *sig;
     uint32_t *colour;
-    pair *sig;          /* per entry: this round's signature lists */
 } side;
 
 typedef struct sig_key {
@@ -44,7 +46,7 @@ static uint64_t bits(double x)
 
 static int cmp_pair(const void *a, const void *b)
 {
-    const pair *x = a, *y = b;
+    const pair *x = a, *y = b; /* the neighbour apart: the signature is a multiset */
     if (x->colour != y->colour)
         return x->colour < y->colour ? -1 : 1;
     return (x->weight > y->weight) - (x->weight < y->weight);
@@ -84,10 +86,8 @@ static uint32_t refine(side *s, const uint32_t *nbr_colour, sig_key *keys)
     for (uint32_t v = 0; v < s->n; v++) {
         pair *list = s->sig + s->off[v];
         uint32_t n = (uint32_t)(s->off[v + 1] - s->off[v]);
-        for (uint32_t i = 0; i < n; i++) {
-            list[i].colour = nbr_colour[s->nbr[s->off[v] + i]];
-            list[i].weight = bits(s->w[s->off[v] + i]);
-        }
+        for (uint32_t i = 0; i < n; i++)
+            list[i].colour = nbr_colour[list[i].nbr];
         qsort(list, n, sizeof *list, cmp_pair);
         uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
         for (uint32_t i = 0; i < n; i++)
@@ -128,8 +128,6 @@ static int bad(sim_error *err, int code, const char *what)
 static void side_free(side *s)
 {
     free(s->off);
-    free(s->nbr);
-    free(s->w);
     free(s->colour);
     free(s->sig);
 }
@@ -138,11 +136,9 @@ static int side_alloc(side *s, uint32_t n, size_t entries)
 {
     s->n = n;
     s->off = calloc((size_t)n + 1, sizeof *s->off);
-    s->nbr = malloc((entries ? entries : 1) * sizeof *s->nbr);
-    s->w = malloc((entries ? entries : 1) * sizeof *s->w);
     s->colour = malloc((n ? n : 1) * sizeof *s->colour);
     s->sig = malloc((entries ? entries : 1) * sizeof *s->sig);
-    return s->off && s->nbr && s->w && s->colour && s->sig ? 0 : -1;
+    return s->off && s->colour && s->sig ? 0 : -1;
 }
 
 /* The flows' merged usage lists (a link once, weights added in order) and
@@ -169,21 +165,23 @@ static int build_sides(uint32_t n_flows, const size_t *offset, const topo_usage 
                 return bad(err, SIM_ERR_INTERNAL, "a usage names a link out of range or a "
                                                   "weight that is not positive and finite");
             }
-            if (slot[l] != UINT32_MAX) {
-                fl->w[slot[l]] += w;
+            if (slot[l] != UINT32_MAX) { /* weights add in order, as flow_start's */
+                double sum;
+                memcpy(&sum, &fl->sig[slot[l]].weight, sizeof sum);
+                sum += w;
+                fl->sig[slot[l]].weight = bits(sum);
                 continue;
             }
             slot[l] = (uint32_t)at;
-            fl->nbr[at] = l;
-            fl->w[at++] = w;
+            fl->sig[at++] = (pair){l, 0, bits(w)};
         }
         for (size_t i = first; i < at; i++)
-            slot[fl->nbr[i]] = UINT32_MAX;
+            slot[fl->sig[i].nbr] = UINT32_MAX;
         fl->off[f + 1] = at;
     }
     free(slot);
     for (size_t i = 0; i < at; i++) /* count per link, then prefix sums */
-        ln->off[fl->nbr[i] + 1]++;
+        ln->off[fl->sig[i].nbr + 1]++;
     for (uint32_t l = 0; l < n_links; l++)
         ln->off[l + 1] += ln->off[l];
     size_t *fill = malloc(((size_t)n_links + 1) * sizeof *fill);
@@ -192,9 +190,8 @@ static int build_sides(uint32_t n_flows, const size_t *offset, const topo_usage 
     memcpy(fill, ln->off, ((size_t)n_links + 1) * sizeof *fill);
     for (uint32_t f = 0; f < n_flows; f++)
         for (size_t i = fl->off[f]; i < fl->off[f + 1]; i++) {
-            size_t k = fill[fl->nbr[i]]++;
-            ln->nbr[k] = f;
-            ln->w[k] = fl->w[i];
+            size_t k = fill[fl->sig[i].nbr]++;
+            ln->sig[k] = (pair){f, 0, fl->sig[i].weight};
         }
     free(fill);
     return 0;
@@ -226,9 +223,26 @@ static int summarise(flow_fold *fd, const side *fl, const side *ln, const double
     return 0;
 }
 
+/* whether a watched pair is in two cells */
+static int pair_split(const uint32_t *colour, const uint32_t *same, size_t n_same)
+{
+    for (size_t i = 0; i < n_same; i++)
+        if (colour[same[2 * i]] != colour[same[2 * i + 1]])
+            return 1;
+    return 0;
+}
+
 int flow_fold_build(uint32_t n_flows, const uint64_t *flow_colour, const size_t *offset,
                     const topo_usage *usage, uint32_t n_links, const double *capacity,
                     flow_fold *out, sim_error *err)
+{
+    return flow_fold_watch(n_flows, flow_colour, offset, usage, n_links, capacity, NULL, 0, out,
+                           err);
+}
+
+int flow_fold_watch(uint32_t n_flows, const uint64_t *flow_colour, const size_t *offset,
+                    const topo_usage *usage, uint32_t n_links, const double *capacity,
+                    const uint32_t *same, size_t n_same, flow_fold *out, sim_error *err)
 {
     memset(out, 0, sizeof *out);
     side fl = {0}, ln = {0};
@@ -237,26 +251,33 @@ int flow_fold_build(uint32_t n_flows, const uint64_t *flow_colour, const size_t 
     uint64_t *cap_bits = malloc((n_links ? n_links : 1) * sizeof *cap_bits);
     int rc = !keys || !cap_bits ? bad(err, SIM_ERR_NOMEM, "out of memory")
                                 : build_sides(n_flows, offset, usage, n_links, &fl, &ln, err);
+    for (size_t i = 0; !rc && i < 2 * n_same; i++)
+        if (same[i] >= n_flows)
+            rc = bad(err, SIM_ERR_INTERNAL, "a watched flow is out of range");
     if (!rc) {
         for (uint32_t l = 0; l < n_links; l++)
             cap_bits[l] = bits(capacity[l]);
         uint32_t nf = rank_values(n_flows, flow_colour, fl.colour, keys);
         uint32_t nl = rank_values(n_links, cap_bits, ln.colour, keys);
         unsigned rounds = 0;
-        for (;;) { /* bounded: each round adds a colour or stops */
+        int split = pair_split(fl.colour, same, n_same);
+        while (!split) { /* bounded: each round adds a colour or stops */
             rounds++;
             uint32_t nf2 = refine(&fl, ln.colour, keys);
+            split = pair_split(fl.colour, same, n_same);
             uint32_t nl2 = refine(&ln, fl.colour, keys);
-            if (nf2 == nf && nl2 == nl)
-                break;
+            int stable = nf2 == nf && nl2 == nl;
             nf = nf2;
             nl = nl2;
+            if (stable)
+                break;
         }
         out->n_flows = n_flows;
         out->n_links = n_links;
         out->n_flow_cells = nf;
         out->n_link_cells = nl;
         out->rounds = rounds;
+        out->split = split;
         out->flow_cell = malloc((n_flows ? n_flows : 1) * sizeof *out->flow_cell);
         out->link_cell = malloc((n_links ? n_links : 1) * sizeof *out->link_cell);
         if (!out->flow_cell || !out->link_cell || summarise(out, &fl, &ln, capacity))

@@ -48,6 +48,8 @@ typedef struct flow_fold {
     uint32_t *link_cell_size;  /* per link cell */
     double *link_cell_capacity;
     unsigned rounds;           /* refinement rounds run */
+    int split;                 /* 1: stopped early, two flows that had to share a cell
+                                  (flow_fold_watch) did not; the cells are then unfinished */
     uint32_t *slot;            /* scratch of flow_fold_quotient, per link cell */
 } flow_fold;
 
@@ -60,6 +62,13 @@ int flow_fold_build(uint32_t n_flows, const uint64_t *flow_colour, const size_t 
                     const topo_usage *usage, uint32_t n_links, const double *capacity,
                     flow_fold *out, sim_error *err);
 void flow_fold_free(flow_fold *fd); /* NULL-safe, leaves it zeroed */
+
+/* As flow_fold_build, for a caller that folds only if flows same[2i] and
+ * same[2i + 1] (i < n_same) end in one cell: refinement only splits cells,
+ * so it stops at the first round that separates a pair (out->split 1). */
+int flow_fold_watch(uint32_t n_flows, const uint64_t *flow_colour, const size_t *offset,
+                    const topo_usage *usage, uint32_t n_links, const double *capacity,
+                    const uint32_t *same, size_t n_same, flow_fold *out, sim_error *err);
 
 /* The quotient usages of flow f (any member of its cell; u[0..k) its own
  * usages): one entry per link cell, in first-use order, with W(F, L) as

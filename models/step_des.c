@@ -26,7 +26,7 @@
  * the PP and DP bytes of every link (the flow net's, every replica), and
  * the log of the net's flows (step_flows.c), to o->flow_log of them.
  */
-#include "step_internal.h"
+#include "step_des_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,62 +37,6 @@
 #include "netcoll_exec.h"
 #include "routing.h"
 
-enum { TAG_PP = 0, TAG_DP = 1, TAG_GATHER = 2 };
-
-typedef struct des {
-    const workload *w;
-    step_run *sr;
-    const step_options *o;
-    const compute_device *dev;
-    step_profile *out;
-    fabric *f;
-    sim_engine *eng;
-    nc_exec *x;
-    sim_error *err;
-    int code;
-    unsigned P, v, m, D, n_pos; /* D: the replicas simulated (1 when folded) */
-    unsigned D_all;             /* the data-parallel replicas */
-    size_t per_stage;           /* tasks per stage per replica: 2 m v */
-    const sched_task *order;    /* stage by stage, each stage's tasks in run order */
-    double *speed;              /* per (d, s): the slowest GPU of the replica's stage */
-    uint8_t *nominal;           /* per d: every GPU at speed 1 */
-    uint32_t *next;             /* per (d, s): the next task */
-    uint8_t *busy;              /* per (d, s) */
-    uint8_t *arrived;           /* per ((d, j, mb), dir): input of position j arrived */
-    uint32_t *bwd_started;      /* per (d, j) */
-    double *t_start, *t_end;    /* per (d, s, k): the k-th task of the stage */
-    nc_plan *pp;                /* per ((d, boundary), dir), built on first use */
-    double *pp_bytes;           /* per stage: one send, per GPU */
-    double *pp_time, *pp_count; /* per (stage below the boundary, dir): summed times */
-    /* DP chains, per position j */
-    nc_plan *dp_plan, *ag_plan;
-    double *last_start, *last_len; /* per (j, d): the chunk's last backward */
-    uint32_t *reported;         /* replicas whose last backward of j started */
-    uint32_t *bucket_next;      /* the next bucket to start */
-    size_t *bucket_first;       /* j's buckets' offset in b_start / b_end */
-    double *b_start, *b_end;
-    double *chain_end;
-    /* per stage */
-    uint32_t *tasks_left, *chains_left;
-    uint8_t *stage_state;       /* 0 running, 1 optimizer and gather, 2 done */
-    unsigned *gather_chunk, *gather_bucket;
-    double *gather_t0, *gather_s, *gather_sum, *gather_n;
-    double iteration;
-    /* exact symmetry folding (fold_try): replicas 1.. ride with replica 0 */
-    flow_fold fold;
-    int folded;
-    uint32_t *pp_first;         /* per PP plan: its first flow in the fold */
-    uint32_t *dp_first, *ag_first; /* per position j */
-    /* link utilisation over time (KIND_STEP_SAMPLE every bin_s) */
-    double bin_s;
-    double *prev_bytes;         /* per link: its bytes at the last sample */
-    uint8_t *tier;              /* per link: step_link_tier */
-    unsigned tier_links[STEP_TIERS];
-    unsigned n_bins, cap_bins;
-    double *peak, *mean;        /* per (bin, tier) */
-    unsigned stages_done;
-    step_flow_log log;          /* every flow of the net, to o->flow_log (step_flows.c) */
-} des;
 
 static void task_end(sim_engine *eng, void *ctx, uint64_t data);
 static void bucket_start(sim_engine *eng, void *ctx, uint64_t data);
@@ -103,12 +47,6 @@ static void sample(sim_engine *eng, void *ctx, uint64_t data);
  * wide, at most STEP_MAX_BINS (then sampling stops: 32 x the ideal). */
 #define STEP_BINS_PER_IDEAL 128.0
 #define STEP_MAX_BINS 4096u
-
-/* the flow net's link for fabric link l (its cell when folded) */
-static uint32_t net_link(const des *z, uint32_t l)
-{
-    return z->folded ? z->fold.link_cell[l] : l;
-}
 
 static void fail(des *z, int code)
 {
@@ -134,7 +72,7 @@ static void plan_done(void *ctx, uint64_t tag);
 /* the plan of replica d's send over boundary b (positions b and b + 1),
  * dir 0 forward (b -> b + 1), 1 backward; built on first use. The stages
  * must differ (pp_send hands over in place otherwise). */
-static int pp_plan(des *z, unsigned d, unsigned b, int dir)
+int step_des_pp_plan(des *z, unsigned d, unsigned b, int dir)
 {
     const parallel_config *p = &z->w->par;
     unsigned s = b % z->P, next = (b + 1) % z->P;
@@ -174,7 +112,7 @@ static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
     }
     size_t slot = ((size_t)d * (z->n_pos - 1) + b) * 2 + (unsigned)dir;
     nc_plan *plan = &z->pp[slot];
-    int rc = pp_plan(z, d, b, dir);
+    int rc = step_des_pp_plan(z, d, b, dir);
     if (rc)
         return rc;
     /* summed times: minus each start here, plus each end in plan_done */
@@ -534,7 +472,7 @@ static void sample(sim_engine *eng, void *ctx, uint64_t data)
     for (int t = 0; t < STEP_TIERS; t++)
         peak[t] = mean[t] = 0;
     for (uint32_t l = 0; l < z->f->g.n_links; l++) {
-        double now_bytes = bytes[net_link(z, l)];
+        double now_bytes = bytes[step_des_net_link(z, l)];
         double u = (now_bytes - z->prev_bytes[l]) / (cap[l] * z->bin_s);
         z->prev_bytes[l] = now_bytes;
         peak[z->tier[l]] = fmax(peak[z->tier[l]], u);
@@ -627,260 +565,6 @@ static int dp_plan(des *z, nc_plan *plan, unsigned j, int gather, double bytes, 
     return 0;
 }
 
-/* ------------------------------------------------------------ folding */
-
-/* Plan p is `groups` copies of one collective appended one after another
- * (dp_plan: one per tensor rank): each group's phases equal the first's,
- * connection counts, bytes, latency, rate cap, coupling and dependencies
- * (shifted by the group's offset). Returns the phases per group, or 0. */
-static uint32_t phases_per_group(const nc_plan *p, unsigned groups)
-{
-    if (groups == 0 || p->n_phases % groups)
-        return 0;
-    uint32_t G = p->n_phases / groups;
-    for (uint32_t i = G; i < p->n_phases; i++) {
-        const nc_phase *a = &p->phase[i % G], *b = &p->phase[i];
-        uint32_t shift = i - i % G;
-        if (a->n_conn != b->n_conn || a->coupled != b->coupled || a->n_deps != b->n_deps ||
-            memcmp(&a->bytes, &b->bytes, sizeof a->bytes) ||
-            memcmp(&a->latency_s, &b->latency_s, sizeof a->latency_s) ||
-            memcmp(&a->rate_cap, &b->rate_cap, sizeof a->rate_cap))
-            return 0;
-        for (uint32_t k = 0; k < a->n_deps; k++)
-            if (p->deps[b->dep_first + k] != p->deps[a->dep_first + k] + shift)
-                return 0;
-    }
-    return G;
-}
-
-typedef struct flow_role {
-    uint64_t role, bytes; /* what must match for two flows to fold: role, bytes' bits */
-} flow_role;
-
-static int cmp_role(const void *a, const void *b)
-{
-    const flow_role *x = a, *y = b;
-    if (x->role != y->role)
-        return x->role < y->role ? -1 : 1;
-    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
-}
-
-/* append plan p's flows to l with role `role` + its phase's role (the
- * phase index within its group of G phases, or the index when G is 0) */
-static int list_plan(des *z, const nc_plan *p, uint64_t role, uint32_t G, nc_flow_list *l,
-                     flow_role **roles, size_t *cap)
-{
-    size_t before = l->n;
-    int rc = nc_exec_plan_flows(&z->f->nc, p, l, z->err);
-    if (rc)
-        return rc;
-    if (l->n > *cap) {
-        size_t c = 2 * l->n;
-        flow_role *r = realloc(*roles, c * sizeof *r);
-        if (!r)
-            return no_memory(z);
-        *roles = r;
-        *cap = c;
-    }
-    for (size_t f = before; f < l->n; f++) {
-        uint32_t ph = G ? l->phase[f] % G : l->phase[f];
-        uint64_t b;
-        memcpy(&b, &l->bytes[f], sizeof b);
-        (*roles)[f] = (flow_role){role << 24 | ph, b};
-    }
-    return 0;
-}
-
-/* flows first .. first + n of two plans fold onto each other, one to one */
-static int alike(const flow_fold *fd, uint32_t a, uint32_t b, uint32_t n)
-{
-    for (uint32_t k = 0; k < n; k++)
-        if (fd->flow_cell[a + k] != fd->flow_cell[b + k])
-            return 0;
-    return 1;
-}
-
-static int fold_off(des *z, const char *why)
-{
-    z->out->fold_note = why;
-    return 0;
-}
-
-/* every replica's PP sends, by role (boundary and direction) */
-static int list_pp(des *z, nc_flow_list *l, flow_role **roles, size_t *cap)
-{
-    unsigned n_slots = (z->n_pos - 1) * 2;
-    int rc = 0;
-    for (unsigned d = 0; d < z->D_all && !rc; d++)
-        for (unsigned b = 0; b + 1 < z->n_pos && !rc; b++)
-            for (int dir = 0; dir < 2 && !rc; dir++) {
-                size_t slot = (size_t)d * n_slots + 2 * b + (unsigned)dir;
-                z->pp_first[slot] = (uint32_t)l->n;
-                if (b % z->P == (b + 1) % z->P)
-                    continue;
-                rc = pp_plan(z, d, b, dir);
-                if (!rc)
-                    rc = list_plan(z, &z->pp[slot], 1ull << 20 | (2 * b + (unsigned)dir), 0, l,
-                                   roles, cap);
-            }
-    z->pp_first[(size_t)z->D_all * n_slots] = (uint32_t)l->n;
-    return rc;
-}
-
-/* every position's DP bucket and parameter gather, by role (position and
- * the phase within its tensor rank's collective, G[] phases a rank) */
-static int list_dp(des *z, nc_flow_list *l, flow_role **roles, size_t *cap, uint32_t *G)
-{
-    unsigned tp = z->w->par.tp;
-    int rc = 0;
-    for (unsigned j = 0; j < z->n_pos && !rc; j++) {
-        G[2 * j] = phases_per_group(&z->dp_plan[j], tp);
-        G[2 * j + 1] = phases_per_group(&z->ag_plan[j], tp);
-        z->dp_first[j] = (uint32_t)l->n;
-        rc = list_plan(z, &z->dp_plan[j], 2ull << 20 | j, G[2 * j], l, roles, cap);
-        z->ag_first[j] = (uint32_t)l->n;
-        if (!rc)
-            rc = list_plan(z, &z->ag_plan[j], 3ull << 20 | j, G[2 * j + 1], l, roles, cap);
-    }
-    z->dp_first[z->n_pos] = (uint32_t)l->n;
-    return rc;
-}
-
-/* the coarsest equitable partition (flow_fold.h) of the listed flows, each
- * coloured by the rank of its (role, bytes) */
-static int fold_build(des *z, const nc_flow_list *l, const flow_role *roles)
-{
-    size_t n = l->n;
-    if (n >= UINT32_MAX)
-        return fold_off(z, "off: too many flows to fold");
-    flow_role *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    uint64_t *colour = malloc((n ? n : 1) * sizeof *colour);
-    if (!sorted || !colour) {
-        free(sorted);
-        free(colour);
-        return no_memory(z);
-    }
-    memcpy(sorted, roles, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_role);
-    for (size_t f = 0; f < n; f++) {
-        size_t lo = 0, hi = n; /* the first entry not below roles[f] */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_role(&sorted[mid], &roles[f]) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        colour[f] = lo;
-    }
-    free(sorted);
-    const topo_graph *g = &z->f->g;
-    flow_fold_free(&z->fold);
-    int rc = flow_fold_build((uint32_t)n, colour, l->offset, l->usage, g->n_links,
-                             g->link_bytes_per_s, &z->fold, z->err);
-    free(colour);
-    return rc;
-}
-
-/* every replica's sends fall in the cells of replica 0's, one to one */
-static int pp_alike(const des *z)
-{
-    unsigned n_slots = (z->n_pos - 1) * 2;
-    for (unsigned d = 1; d < z->D_all; d++)
-        for (unsigned k = 0; k < n_slots; k++) {
-            size_t b = (size_t)d * n_slots + k;
-            if (!alike(&z->fold, z->pp_first[k], z->pp_first[b],
-                       z->pp_first[k + 1] - z->pp_first[k]))
-                return 0;
-        }
-    return 1;
-}
-
-/* every tensor rank's DP flows fall in the cells of the first rank's, one
- * to one (where the ranks' collectives are alike; else each rank's flows
- * have their own roles and are their own representatives) */
-static int dp_alike(const des *z, const uint32_t *G)
-{
-    unsigned tp = z->w->par.tp;
-    for (unsigned j = 0; j < z->n_pos; j++)
-        for (int gather = 0; gather < 2; gather++) {
-            uint32_t first = gather ? z->ag_first[j] : z->dp_first[j];
-            uint32_t end = gather ? z->dp_first[j + 1] : z->ag_first[j];
-            if (!G[2 * j + gather] || end == first)
-                continue;
-            uint32_t per = (end - first) / tp;
-            for (unsigned t = 1; t < tp; t++)
-                if (!alike(&z->fold, first, first + t * per, per))
-                    return 0;
-        }
-    return 1;
-}
-
-/* Fold the data-parallel replicas into replica 0 where that is exact;
- * z->folded and the profile's fold fields say whether it did and why not.
- * 0 or an error code. */
-static int fold_try(des *z)
-{
-    const nc_fabric *nc = &z->f->nc;
-    if (z->o->no_fold)
-        return fold_off(z, "off (asked)");
-    if (z->D_all < 2)
-        return fold_off(z, "off: one data-parallel replica");
-    if (topo_router_uses_load(nc->router))
-        return fold_off(z, "off: routes depend on the load (adaptive routing, UGAL)");
-    if (nc->incast_efficiency)
-        return fold_off(z, "off: incast efficiency depends on the flows on a link");
-    for (unsigned d = 0; d < z->D_all; d++)
-        if (!z->nominal[d])
-            return fold_off(z, "off: replicas run at different speeds (stragglers)");
-    size_t slots = (size_t)z->D_all * (z->n_pos - 1) * 2;
-    z->pp_first = malloc((slots + 1) * sizeof *z->pp_first);
-    z->dp_first = malloc(((size_t)z->n_pos + 1) * sizeof *z->dp_first);
-    z->ag_first = malloc(((size_t)z->n_pos + 1) * sizeof *z->ag_first);
-    uint32_t *G = malloc(2 * ((size_t)z->n_pos + 1) * sizeof *G);
-    if (!z->pp_first || !z->dp_first || !z->ag_first || !G) {
-        free(G);
-        return no_memory(z);
-    }
-    /* the sends alone first: if the replicas' sends are not alike among
-     * themselves they are not alike among all flows either (the partition
-     * of all flows, cut to the sends, is equitable for the sends alone), so
-     * a fabric that breaks symmetry is found before the DP flows are listed */
-    nc_flow_list l = {0};
-    flow_role *roles = NULL;
-    size_t cap = 0;
-    int rc = list_pp(z, &l, &roles, &cap);
-    if (!rc)
-        rc = fold_build(z, &l, roles);
-    int ok = !rc && z->fold.flow_cell && pp_alike(z);
-    if (ok) {
-        rc = list_dp(z, &l, &roles, &cap, G);
-        if (!rc)
-            rc = fold_build(z, &l, roles);
-        ok = !rc && z->fold.flow_cell && pp_alike(z) && dp_alike(z, G);
-    }
-    if (!rc && z->fold.flow_cell) {
-        z->out->fold_flows = z->fold.n_flows;
-        z->out->fold_cells = z->fold.n_flow_cells;
-    }
-    if (ok) {
-        z->folded = 1;
-        z->out->fold_replicas = z->D_all;
-        z->out->fold_note = "on";
-        z->D = 1;
-        /* only replica 0 sends: the others' plans were for the check */
-        for (size_t k = (size_t)(z->n_pos - 1) * 2; k < (size_t)z->D_all * (z->n_pos - 1) * 2; k++)
-            nc_plan_free(&z->pp[k]);
-    } else if (!rc && z->fold.flow_cell) {
-        fold_off(z, "off: the replicas are not alike on this fabric");
-        flow_fold_free(&z->fold);
-    }
-    nc_flow_list_free(&l);
-    free(roles);
-    free(G);
-    return rc;
-}
-
 static int set_up(des *z)
 {
     const workload *w = z->w;
@@ -909,7 +593,7 @@ static int set_up(des *z)
             rc = dp_plan(z, &z->ag_plan[j], j, 1, dc->buckets ? dc->gather_bytes : 0, ranks);
     }
     free(ranks);
-    if (rc || (rc = fold_try(z)) != 0)
+    if (rc || (rc = step_des_fold(z)) != 0)
         return rc;
     for (unsigned s = 0; s < z->P; s++)
         z->tasks_left[s] = (uint32_t)(z->D * z->per_stage);
@@ -973,7 +657,7 @@ static void hot_links(des *z)
     step_profile *out = z->out;
     out->n_hot = 0;
     for (uint32_t l = 0; l < g->n_links; l++) {
-        uint32_t q = net_link(z, l);
+        uint32_t q = step_des_net_link(z, l);
         if (!(both[q] > 0))
             continue;
         step_hot_link h = {.link = l, .src = g->link_src[l], .dst = g->link_dst[l],
@@ -1030,7 +714,7 @@ static int record(des *z)
     }
     const double *bytes = flow_net_link_bytes(nc_exec_net(z->x));
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
-        z->out->link_bytes[l] += bytes[net_link(z, l)];
+        z->out->link_bytes[l] += bytes[step_des_net_link(z, l)];
     hot_links(z);
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;

@@ -52,6 +52,22 @@ static void test_star(void)
     CHECK_INT_EQ(fd.n_flow_cells, 2);
     CHECK_INT_EQ(fd.n_link_cells, 3);
     flow_fold_free(&fd);
+    /* watched pairs: flows 0 and 1 stay together (the partition as
+     * built); flow 3 on a slower host link splits from 0 in the first
+     * round, and the refinement stops there */
+    colour[3] = 7;
+    cap[3] = 0.5;
+    const uint32_t together[2] = {0, 1}, apart[2] = {0, 3};
+    CHECK(flow_fold_watch(4, colour, off, u, 5, cap, together, 1, &fd, &err) == 0);
+    CHECK_INT_EQ(fd.split, 0);
+    CHECK_INT_EQ(fd.n_flow_cells, 2);
+    CHECK(fd.flow_cell[0] == fd.flow_cell[1] && fd.flow_cell[0] != fd.flow_cell[3]);
+    flow_fold_free(&fd);
+    CHECK(flow_fold_watch(4, colour, off, u, 5, cap, apart, 1, &fd, &err) == 0);
+    CHECK_INT_EQ(fd.split, 1);
+    CHECK_INT_EQ(fd.rounds, 1);
+    flow_fold_free(&fd);
+    cap[3] = 1;
     /* bad input is refused, not folded */
     u[0].weight = 0;
     CHECK(flow_fold_build(4, colour, off, u, 5, cap, &fd, &err) == SIM_ERR_INTERNAL);
