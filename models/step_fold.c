@@ -80,15 +80,6 @@ static int list_plan(des *z, const nc_plan *p, uint64_t role, uint32_t G, nc_flo
     return 0;
 }
 
-/* flows first .. first + n of two plans fold onto each other, one to one */
-static int alike(const flow_fold *fd, uint32_t a, uint32_t b, uint32_t n)
-{
-    for (uint32_t k = 0; k < n; k++)
-        if (fd->flow_cell[a + k] != fd->flow_cell[b + k])
-            return 0;
-    return 1;
-}
-
 static int fold_off(des *z, const char *why)
 {
     z->out->fold_note = why;
@@ -225,40 +216,6 @@ static size_t fold_pairs(const des *z, const nc_flow_list *l, const uint32_t *G,
     return n;
 }
 
-/* every replica's sends fall in the cells of replica 0's, one to one */
-static int pp_alike(const des *z)
-{
-    unsigned n_slots = (z->n_pos - 1) * 2;
-    for (unsigned d = 1; d < z->D_all; d++)
-        for (unsigned k = 0; k < n_slots; k++) {
-            size_t b = (size_t)d * n_slots + k;
-            if (!alike(&z->fold, z->pp_first[k], z->pp_first[b],
-                       z->pp_first[k + 1] - z->pp_first[k]))
-                return 0;
-        }
-    return 1;
-}
-
-/* every tensor rank's DP flows fall in the cells of the first rank's, one
- * to one (where the ranks' collectives are alike; else each rank's flows
- * have their own roles and are their own representatives) */
-static int dp_alike(const des *z, const uint32_t *G)
-{
-    unsigned tp = z->w->par.tp;
-    for (unsigned j = 0; j < z->n_pos; j++)
-        for (int gather = 0; gather < 2; gather++) {
-            uint32_t first = gather ? z->ag_first[j] : z->dp_first[j];
-            uint32_t end = gather ? z->dp_first[j + 1] : z->ag_first[j];
-            if (!G[2 * j + gather] || end == first)
-                continue;
-            uint32_t per = (end - first) / tp;
-            for (unsigned t = 1; t < tp; t++)
-                if (!alike(&z->fold, first, first + t * per, per))
-                    return 0;
-        }
-    return 1;
-}
-
 int step_des_fold(des *z)
 {
     const nc_fabric *nc = &z->f->nc;
@@ -296,14 +253,15 @@ int step_des_fold(des *z)
         rc = no_memory(z);
     if (!rc)
         rc = fold_build(z, &l, roles, same, n_same);
-    int ok = !rc && z->fold.flow_cell && !z->fold.split && pp_alike(z);
+    /* no pair split: every pair shares a cell of the final partition */
+    int ok = !rc && z->fold.flow_cell && !z->fold.split;
     if (ok) {
         rc = list_dp(z, &l, &roles, &cap, G);
         if (!rc && (n_same = fold_pairs(z, &l, G, &same)) == SIZE_MAX)
             rc = no_memory(z);
         if (!rc)
             rc = fold_build(z, &l, roles, same, n_same);
-        ok = !rc && z->fold.flow_cell && !z->fold.split && pp_alike(z) && dp_alike(z, G);
+        ok = !rc && z->fold.flow_cell && !z->fold.split;
     }
     free(same);
     if (!rc && z->fold.flow_cell) {
