@@ -61,24 +61,31 @@ static uint64_t key(uint32_t run, uint32_t phase)
     return (uint64_t)run << 32 | phase;
 }
 
-/* Add route u[0..k) x w to a coupled phase's merged usages (one entry per
- * link, in first-use order, weights summed in route order: what flow_start
- * would merge itself, without holding every connection's route), and
- * reserve it in the load so that the next adaptive choice sees it. */
-static void merge_route(nc_exec *x, const topo_usage *u, size_t k, double w)
+/* Add route u[0..k) x w to a coupled phase's merged usages b->all (one
+ * entry per link, in first-use order, weights summed in route order: what
+ * flow_start would merge itself, without holding every connection's route);
+ * slot[link] is its entry or UINT32_MAX. */
+static void merge_into(nc_route_buf *b, uint32_t *slot, const topo_usage *u, size_t k, double w)
 {
-    nc_route_buf *b = &x->buf;
     for (size_t i = 0; i < k; i++) {
         topo_usage one = {u[i].link, u[i].weight * w};
-        if (!x->fd) /* folded routes do not look at the load */
-            flow_net_bias_load(x->net, &one, 1, +1);
-        uint32_t s = x->slot[one.link];
-        if (s == UINT32_MAX) {
-            x->slot[one.link] = (uint32_t)b->n_all;
+        if (slot[one.link] == UINT32_MAX) {
+            slot[one.link] = (uint32_t)b->n_all;
             b->all[b->n_all++] = one;
         } else {
-            b->all[s].weight += one.weight;
+            b->all[slot[one.link]].weight += one.weight;
         }
+    }
+}
+
+/* merge_into, and reserve the route in the load so that the next adaptive
+ * choice sees it (folded routes do not look at the load) */
+static void merge_route(nc_exec *x, const topo_usage *u, size_t k, double w)
+{
+    merge_into(&x->buf, x->slot, u, k, w);
+    for (size_t i = 0; i < k && !x->fd; i++) {
+        topo_usage one = {u[i].link, u[i].weight * w};
+        flow_net_bias_load(x->net, &one, 1, +1);
     }
 }
 
@@ -576,16 +583,8 @@ int nc_exec_plan_flows(const nc_fabric *f, const nc_plan *p, nc_flow_list *l, si
                 rc = nc_route_failure(err, nu, &c);
             } else if (!ph->coupled) {
                 rc = list_add(l, buf.one, (size_t)nu, ph->bytes * c.weight, i);
-            } else { /* merged as merge_route does */
-                for (long u = 0; u < nu; u++) {
-                    topo_usage one = {buf.one[u].link, buf.one[u].weight * c.weight};
-                    if (slot[one.link] == UINT32_MAX) {
-                        slot[one.link] = (uint32_t)buf.n_all;
-                        buf.all[buf.n_all++] = one;
-                    } else {
-                        buf.all[slot[one.link]].weight += one.weight;
-                    }
-                }
+            } else {
+                merge_into(&buf, slot, buf.one, (size_t)nu, c.weight);
             }
         }
         if (ph->coupled && ph->n_conn > 0 && rc == 0)
