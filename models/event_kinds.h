@@ -34,7 +34,9 @@
     X(KIND_STEP_TASK_END, 80, "step tier: a forward or backward of a pipeline stage ends")   \
     X(KIND_STEP_BUCKET_START, 81, "step tier: a DP gradient bucket starts on every group")   \
     X(KIND_STEP_OPTIMIZER_END, 82, "step tier: a stage's optimizer step ends")             \
-    X(KIND_STEP_SAMPLE, 83, "step tier: link utilisation is sampled for one time bin")
+    X(KIND_STEP_SAMPLE, 83, "step tier: link utilisation is sampled for one time bin")     \
+    X(KIND_STEP_COLL_START, 84, "step tier: a task segment's TP, CP or EP flows start")    \
+    X(KIND_STEP_SEGMENT_TIME, 85, "step tier: a task segment's isolated time is up")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

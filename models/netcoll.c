@@ -132,6 +132,15 @@ int nc_plan_append(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
                    enum nc_algorithm algo, const uint32_t *r, unsigned n, double bytes,
                    sim_error *err)
 {
+    return nc_plan_append_merged(p, f, coll, algo, r, n, bytes, 1, err);
+}
+
+int nc_plan_append_merged(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
+                          enum nc_algorithm algo, const uint32_t *r, unsigned n, double bytes,
+                          double instances, sim_error *err)
+{
+    if (!(instances > 0) || !isfinite(instances))
+        FAIL("a merged collective needs a finite number of instances > 0");
     if (n < 2)
         FAIL("a collective needs at least 2 ranks, got %u", n);
     if (!(bytes >= 0) || !isfinite(bytes))
@@ -152,14 +161,14 @@ int nc_plan_append(nc_plan *p, const nc_fabric *f, enum nc_collective coll,
     p->coll = coll;
     p->algo = algo;
     p->ranks = n;
-    p->bytes = bytes;
+    p->bytes = bytes * instances;
     if ((unsigned)coll >= NC_COLLECTIVE_COUNT || !(t->collectives & 1u << coll))
         FAIL("algorithm %s does not implement %s", t->name, nc_collective_name(coll));
     int rc = t->check ? t->check(f, coll, r, n, err) : 0;
     if (rc)
         return rc;
     uint32_t first = p->n_phases;
-    if (t->build(p, f, coll, r, n, bytes) || p->failed)
+    if (t->build(p, f, coll, r, n, bytes * instances) || p->failed)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the collective plan");
     for (uint32_t i = first; i < p->n_phases; i++) { /* the protocol auto picked */
         p->phase[i].bytes *= p->nccl_bytes_factor;

@@ -238,6 +238,15 @@ int nc_plan_append(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
                    enum nc_algorithm algo, const uint32_t *ranks, unsigned n, double bytes,
                    sim_error *err);
 
+/* As nc_plan_append for `instances` back-to-back instances of the
+ * collective merged into one: the algorithm and protocol auto picks for one
+ * instance of `bytes`, built for bytes x instances (the bandwidth of every
+ * instance, the latency of one). The step tier's concurrent iteration runs
+ * a task's TP, CP and EP collectives so (step_stagecoll.c). */
+int nc_plan_append_merged(nc_plan *plan, const nc_fabric *f, enum nc_collective coll,
+                          enum nc_algorithm algo, const uint32_t *ranks, unsigned n,
+                          double bytes, double instances, sim_error *err);
+
 /* Add scale x the bytes the plan puts on every link (routed as the analytic
  * path routes it) to bytes[n_links]. When touched is not NULL (room for
  * n_links ids), the links whose bytes were 0 before are appended to it and

@@ -354,6 +354,9 @@ static int check_inputs(const workload *w, const fabric *f, const step_options *
         FAIL("the job needs tp x cp x dp x pp = %llu GPUs, the fabric has %u", gpus, f->gpus);
     if (p->tp > 4096 || p->ep > 4096)
         FAIL("tp and ep above 4096 are not supported");
+    if (p->ep > p->dp) /* step_gpu places an expert group on ep data ranks */
+        FAIL("ep (%u) above dp (%u): expert groups that span context-parallel ranks are not "
+             "modelled by the step tier", p->ep, p->dp);
     if (o->concurrent && o->analytic)
         FAIL("the concurrent iteration runs on the flow model, not the analytic path");
     if (!(o->bucket_params >= 0) || !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
@@ -490,9 +493,14 @@ double step_stage_finish(step_run *sr, const workload *w, const compute_device *
     double m = w->microbatches, sl = 1 / tm->slow_speed;
     ss->part_s[STEP_COMPUTE] =
         m * ((c[s].compute_f + c[s].compute_b) * sl + c[s].smx_f + c[s].smx_b);
-    ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b);
-    ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b);
-    ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b);
+    /* with TP, CP or EP flows on the concurrent net, what contention added
+     * to them is theirs (step_stagecoll.c), taken from the pipeline's
+     * lengthening that PP is otherwise charged with */
+    const double *added = tm->coll_added;
+    memcpy(&sr->coll_added[(size_t)s * STEP_SC_KINDS], added, sizeof tm->coll_added);
+    ss->part_s[STEP_TP] = m * (c[s].tp_f + c[s].tp_b) + added[STEP_SC_TP];
+    ss->part_s[STEP_CP] = m * (c[s].cp_f + c[s].cp_b) + added[STEP_SC_CP];
+    ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b) + added[STEP_SC_EP];
     /* DP: what the reduction adds after the stage's last task, the
      * compute its kernels' SMs slowed (smx) included */
     ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - tm->last_task);
@@ -501,7 +509,8 @@ double step_stage_finish(step_run *sr, const workload *w, const compute_device *
     ss->dp_start_s = fmin(tm->dp_start, end - c[s].optimizer - ss->part_s[STEP_DP]);
     /* PP: what the transfers add to the schedule; bubble: the rest of the
      * stage's idle time up to the iteration's end (step_finish_profile) */
-    ss->part_s[STEP_PP] = fmax(0, tm->pp_added);
+    ss->part_s[STEP_PP] =
+        fmax(0, tm->pp_added - added[STEP_SC_TP] - added[STEP_SC_CP] - added[STEP_SC_EP]);
     if (tm->all_ready - tm->nominal_ready > out->wait_s)
         out->wait_s = tm->all_ready - tm->nominal_ready;
     return end;
@@ -568,6 +577,7 @@ static void step_run_free(step_run *sr)
     free(sr->dc);
     free(sr->gather_exposed);
     free(sr->dp_smx);
+    free(sr->coll_added);
     free(sr->gantt);
 }
 
@@ -590,9 +600,10 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
                    .c = calloc(P, sizeof(stage_costs)),
                    .dc = calloc((size_t)P * v, sizeof(dp_chain)),
                    .gather_exposed = calloc(P, sizeof(double)),
-                   .dp_smx = calloc(P, sizeof(double))};
+                   .dp_smx = calloc(P, sizeof(double)),
+                   .coll_added = calloc((size_t)P * STEP_SC_KINDS, sizeof(double))};
     if (!out->link_bytes || !out->stage || !sr.cx.scratch || !sr.cx.touched || !sr.c ||
-        !sr.dc || !sr.gather_exposed || !sr.dp_smx)
+        !sr.dc || !sr.gather_exposed || !sr.dp_smx || !sr.coll_added)
         rc = step_no_memory(err);
     if (!rc)
         rc = price_stages(&sr, w, dev, o);

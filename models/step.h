@@ -99,15 +99,20 @@ typedef struct step_hot_link {
     int tier;                 /* step_link_tier: 0 scale-up .. 3 spine-core / global */
     double pp_s;              /* seconds with a PP send on it */
     double dp_s;              /* seconds with a DP reduction or parameter gather on it */
+    double coll_s;            /* seconds with a TP, CP or EP flow on it (step_stagecoll.c) */
     double both_s;            /* seconds with both at once */
     double utilisation;       /* bytes / (capacity x iteration) */
 } step_hot_link;
 
 /* One flow of the concurrent iteration's shared flow net (step_des.c): a
- * PP send (one coupled flow for the replica's cp x tp GPU pairs), or a flow
+ * PP send (one coupled flow for the replica's cp x tp GPU pairs), a flow
  * of one step (phase) of a DP bucket's reduction or a parameter gather's
- * bucket, the plan of every DP group of the stage at once. */
-enum step_flow_kind { STEP_FLOW_PP = 0, STEP_FLOW_DP, STEP_FLOW_GATHER, STEP_FLOW_KINDS };
+ * bucket, the plan of every DP group of the stage at once, or a flow of a
+ * task segment's TP, CP or EP collective that crosses scale-up domains
+ * (step_stagecoll.c: every group of the replica's stage; EP: of the expert
+ * group's ep replicas, replica its first). */
+enum step_flow_kind { STEP_FLOW_PP = 0, STEP_FLOW_DP, STEP_FLOW_GATHER, STEP_FLOW_TP,
+                      STEP_FLOW_CP, STEP_FLOW_EP, STEP_FLOW_KINDS };
 typedef struct step_flow {
     double start_s, end_s;          /* it enters the net; its last byte is through */
     double bytes;                   /* what it moves (a coupled flow: every pair together) */
@@ -115,12 +120,16 @@ typedef struct step_flow {
     uint32_t src, dst;              /* GPUs: its first connection (dst UINT32_MAX: src is
                                        a link, an in-network reduction's) */
     uint32_t n_conn;                /* connections it carries (PP: cp x tp; else 1) */
-    uint32_t replica;               /* PP: the replica; DP and gather: UINT32_MAX (all) */
-    uint32_t stage, chunk;          /* PP: the sender's; DP and gather: the chain's */
-    uint32_t index;                 /* PP: the micro-batch; DP and gather: the bucket */
+    uint32_t replica;               /* PP, TP, CP, EP: the replica; DP and gather:
+                                       UINT32_MAX (all) */
+    uint32_t stage, chunk;          /* PP: the sender's; DP and gather: the chain's; TP,
+                                       CP, EP: the task's */
+    uint32_t index;                 /* PP, TP, CP, EP: the micro-batch; DP and gather: the
+                                       bucket */
     uint32_t phase;                 /* the plan's phase (step of the collective) */
     uint8_t kind;                   /* enum step_flow_kind */
-    uint8_t backward;               /* PP: 1 a gradient send (to the previous stage) */
+    uint8_t backward;               /* PP: 1 a gradient send (to the previous stage); TP,
+                                       CP, EP: 1 in a backward */
 } step_flow;
 
 typedef struct step_profile {
@@ -184,6 +193,10 @@ typedef struct step_profile {
     unsigned fold_replicas;
     uint32_t fold_flows, fold_cells;
     const char *fold_note;          /* static text */
+    /* the concurrent iteration only: bit k (0 TP, 1 CP, 2 EP) set when some
+     * stage's collectives of kind k crossed scale-up domains and ran as
+     * flows in its tasks (step_stagecoll.c); the most segments of a task */
+    unsigned coll_on_net, coll_segments;
     /* the concurrent iteration only (else 0, NULL): its flows in the order
      * they started, at most step_options.flow_log of them; flows_total
      * counts every one, and flows_truncated is 1 when the log stopped at
@@ -210,6 +223,6 @@ void step_profile_free(step_profile *p);
 const char *step_part_name(int part); /* "compute", "tp", ..., "optimizer" */
 const char *step_tier_name(int tier); /* "scale-up", ..., "spine-core/global" */
 const char *step_kernel_name(int kind); /* op kind: "gemm", "attention", "memory", ...; "other" */
-const char *step_flow_kind_name(int kind); /* "pp", "dp", "gather" */
+const char *step_flow_kind_name(int kind); /* "pp", "dp", "gather", "tp", "cp", "ep" */
 
 #endif

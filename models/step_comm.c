@@ -83,7 +83,7 @@ static int collective_time(comm_ctx *cx, enum nc_collective coll, const uint32_t
     return rc;
 }
 
-static enum nc_collective coll_of(int kind)
+enum nc_collective step_coll_of(int kind)
 {
     switch (kind) {
     case COMM_TP_ALLGATHER:
@@ -124,6 +124,57 @@ double step_comm_sms(const fabric *f, enum nc_collective coll, const uint32_t *r
     }
 }
 
+int step_sc_kind(int comm_kind)
+{
+    switch (comm_kind) {
+    case COMM_TP_ALLREDUCE:
+    case COMM_TP_ALLGATHER:
+    case COMM_TP_REDUCE_SCATTER:
+        return STEP_SC_TP;
+    case COMM_CP_SENDRECV:
+        return STEP_SC_CP;
+    case COMM_EP_ALLTOALL:
+        return STEP_SC_EP;
+    default:
+        return -1;
+    }
+}
+
+int step_sc_on_net(const fabric *f, const workload *w, const step_options *o, unsigned s,
+                   int sc)
+{
+    const parallel_config *p = &w->par;
+    if (!o->concurrent || o->analytic)
+        return 0;
+    unsigned dom = f->nc.domain_size, n = 0;
+    uint32_t ranks[4096];
+    switch (sc) {
+    case STEP_SC_TP:
+        for (n = 0; n < p->tp && n < 4096; n++)
+            ranks[n] = step_gpu(p, s, 0, 0, n);
+        break;
+    case STEP_SC_CP:
+        if (p->cp > 1) {
+            ranks[n++] = step_gpu(p, s, 0, 0, 0);
+            ranks[n++] = step_gpu(p, s, 0, 1, 0);
+        }
+        break;
+    default: /* expert groups of whole replicas only (ep divides dp) */
+        if (p->ep > 1 && p->dp % p->ep == 0)
+            for (n = 0; n < p->ep && n < 4096; n++)
+                ranks[n] = step_gpu(p, s, n, 0, 0);
+        break;
+    }
+    if (n < 2)
+        return 0;
+    if (!dom)
+        return 1;
+    for (unsigned i = 1; i < n; i++)
+        if (ranks[i] / dom != ranks[0] / dom)
+            return 1;
+    return 0;
+}
+
 /* TP of one phase: total time tot over n instances of SMs k each; sets the
  * exposed time (returned) and the compute the hidden part costs (*smx). */
 static double tp_exposed(const compute_device *dev, const workload *w, const step_options *o,
@@ -154,6 +205,7 @@ static int stage_tp(comm_ctx *cx, const workload *w, const compute_device *dev, 
         ranks[n] = step_gpu(p, s, 0, 0, n);
     double tot[2] = {0, 0}, inst[2] = {0, 0}, sms[2] = {0, 0};
     double by_kind[2][COMM_KIND_COUNT] = {{0}};
+    int net = step_sc_on_net(cx->f, w, o, s, STEP_SC_TP);
     for (size_t i = 0; i < st->n_comm; i++) {
         const comm_op *op = &st->comm[i];
         if (op->kind != COMM_TP_ALLREDUCE && op->kind != COMM_TP_ALLGATHER &&
@@ -161,14 +213,16 @@ static int stage_tp(comm_ctx *cx, const workload *w, const compute_device *dev, 
             continue;
         int b = op->phase != PHASE_FORWARD;
         double t;
-        int rc = collective_time(cx, coll_of(op->kind), ranks, n, op->bytes,
-                                 op->count * w->microbatches, (double)p->dp * p->cp, &t);
+        /* on the concurrent iteration's net its flows put every group's bytes on the links */
+        double per_iteration = net ? 0 : op->count * w->microbatches;
+        int rc = collective_time(cx, step_coll_of(op->kind), ranks, n, op->bytes, per_iteration,
+                                 (double)p->dp * p->cp, &t);
         if (rc)
             return rc;
         tot[b] += t * op->count;
         inst[b] += op->count;
         by_kind[b][op->kind] += t * op->count;
-        sms[b] = fmax(sms[b], step_comm_sms(cx->f, coll_of(op->kind), ranks, n));
+        sms[b] = fmax(sms[b], step_comm_sms(cx->f, step_coll_of(op->kind), ranks, n));
     }
     double gemm[2] = {c->gemm_f, c->gemm_b}, exposed[2], smx[2];
     for (int b = 0; b < 2; b++) {
@@ -204,7 +258,9 @@ int step_stage_comm(comm_ctx *cx, const workload *w, const compute_device *dev, 
         case COMM_CP_SENDRECV:
             ranks[0] = step_gpu(p, s, 0, 0, 0);
             ranks[1] = step_gpu(p, s, 0, 1, 0);
-            if ((rc = collective_time(cx, NC_SENDRECV, ranks, 2, op->bytes, op->count * mb,
+            if ((rc = collective_time(cx, NC_SENDRECV, ranks, 2, op->bytes,
+                                      step_sc_on_net(cx->f, w, o, s, STEP_SC_CP) ? 0
+                                                                                 : op->count * mb,
                                       (double)p->dp * p->tp * p->cp, &t)))
                 return rc;
             *(fwd ? &c->cp_f : &c->cp_b) += t * op->count;
@@ -213,7 +269,9 @@ int step_stage_comm(comm_ctx *cx, const workload *w, const compute_device *dev, 
         case COMM_EP_ALLTOALL:
             for (n = 0; n < p->ep && n < 4096; n++)
                 ranks[n] = step_gpu(p, s, n, 0, 0);
-            if ((rc = collective_time(cx, NC_ALLTOALL, ranks, n, op->bytes, op->count * mb,
+            if ((rc = collective_time(cx, NC_ALLTOALL, ranks, n, op->bytes,
+                                      step_sc_on_net(cx->f, w, o, s, STEP_SC_EP) ? 0
+                                                                                 : op->count * mb,
                                       (double)p->dp * p->cp * p->tp / n, &t)))
                 return rc;
             *(fwd ? &c->ep_f : &c->ep_b) += t * op->count;

@@ -38,7 +38,6 @@
 #include "routing.h"
 
 
-static void task_end(sim_engine *eng, void *ctx, uint64_t data);
 static void bucket_start(sim_engine *eng, void *ctx, uint64_t data);
 static void optimizer_end(sim_engine *eng, void *ctx, uint64_t data);
 static void sample(sim_engine *eng, void *ctx, uint64_t data);
@@ -66,8 +65,6 @@ static size_t arrival(const des *z, unsigned d, unsigned j, unsigned mb, int dir
 }
 
 /* ------------------------------------------------------------ PP sends */
-
-static void plan_done(void *ctx, uint64_t tag);
 
 /* the plan of replica d's send over boundary b (positions b and b + 1),
  * dir 0 forward (b -> b + 1), 1 backward; built on first use. The stages
@@ -119,9 +116,9 @@ static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
     z->pp_time[2 * s + (unsigned)dir] -= sim_now(z->eng);
     z->pp_count[2 * s + (unsigned)dir] += 1;
     uint64_t tag = ((((uint64_t)d * z->n_pos + b) * 2 + (unsigned)dir) * z->m + mb) << 2 | TAG_PP;
-    return z->folded ? nc_exec_start_folded(z->x, plan, z->pp_first[slot], TAG_PP, plan_done, z,
-                                            tag, z->err)
-                     : nc_exec_start(z->x, plan, TAG_PP, plan_done, z, tag, z->err);
+    return z->folded ? nc_exec_start_folded(z->x, plan, z->pp_first[slot], CLASS_PP,
+                                            step_des_plan_done, z, tag, z->err)
+                     : nc_exec_start(z->x, plan, CLASS_PP, step_des_plan_done, z, tag, z->err);
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -132,6 +129,7 @@ static const sched_task *task(const des *z, unsigned s, size_t k)
 }
 
 static void chain_report(des *z, unsigned j, unsigned d, double start, double len);
+static void chain_resume(des *z, unsigned j);
 
 static void try_start(des *z, unsigned d, unsigned s)
 {
@@ -150,13 +148,18 @@ static void try_start(des *z, unsigned d, unsigned s)
     z->t_start[ds * z->per_stage + z->next[ds]] = now;
     if (t->backward && ++z->bwd_started[(size_t)d * z->n_pos + j] == z->m)
         chain_report(z, j, d, now, len);
-    if (!sim_schedule_in(z->eng, len, 0, KIND_STEP_TASK_END, task_end, z, ds))
+    if (z->sc_kinds && z->sc_kinds[s]) { /* TP, CP or EP flows: in segments */
+        int rc = step_sc_task(z, d, s, len);
+        if (rc)
+            fail(z, rc);
+    } else if (!sim_schedule_in(z->eng, len, 0, KIND_STEP_TASK_END, step_des_task_end, z, ds)) {
         fail(z, no_memory(z));
+    }
 }
 
 static void stage_check(des *z, unsigned s);
 
-static void task_end(sim_engine *eng, void *ctx, uint64_t data)
+void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     des *z = ctx;
     unsigned d = (unsigned)(data / z->P), s = (unsigned)(data % z->P);
@@ -166,6 +169,16 @@ static void task_end(sim_engine *eng, void *ctx, uint64_t data)
     const sched_task *t = task(z, s, k);
     unsigned j = t->chunk * z->P + s;
     int rc = 0;
+    /* a task in segments (TP, CP or EP flows) may end after its isolated
+     * length: the chain learns its last backward's real end */
+    if (t->backward && z->sc_kinds && z->sc_kinds[s] &&
+        z->bwd_started[(size_t)d * z->n_pos + j] == z->m) {
+        z->last_len[(size_t)j * z->D + d] = sim_now(eng) - z->last_start[(size_t)j * z->D + d];
+        if (++z->last_ended[j] == z->D && z->chain_waits[j]) {
+            z->chain_waits[j] = 0;
+            chain_resume(z, j);
+        }
+    }
     if (!t->backward && j + 1 < z->n_pos)
         rc = pp_send(z, d, j, 0, t->microbatch);
     else if (t->backward && j > 0)
@@ -209,17 +222,30 @@ static void chain_report(des *z, unsigned j, unsigned d, double start, double le
 {
     z->last_start[(size_t)j * z->D + d] = start;
     z->last_len[(size_t)j * z->D + d] = len;
-    if (++z->reported[j] < z->D)
+    if (++z->reported[j] == z->D)
+        chain_resume(z, j);
+}
+
+/* the chain's next bucket, once every replica has reported its last
+ * backward; a bucket that needs the backwards' ends (the last, or every
+ * one without overlap-grad-reduce) waits for tasks in segments to end */
+static void chain_resume(des *z, unsigned j)
+{
+    unsigned i = z->bucket_next[j], buckets = z->sr->dc[j].buckets;
+    if (z->sc_kinds && z->sc_kinds[j % z->P] && z->last_ended[j] < z->D &&
+        (!z->o->overlap_grad_reduce || i + 1 >= buckets)) {
+        z->chain_waits[j] = 1;
         return;
-    if (!z->sr->dc[j].buckets) { /* no DP traffic: "reduced" once the gradients are */
+    }
+    if (!buckets) { /* no DP traffic: "reduced" once the gradients are */
         double end = 0;
         for (unsigned r = 0; r < z->D; r++)
             end = fmax(end, z->last_start[(size_t)j * z->D + r] + z->last_len[(size_t)j * z->D + r]);
         chain_done(z, j, end);
         return;
     }
-    if (!sim_schedule_at(z->eng, bucket_ready(z, j, 0), 0, KIND_STEP_BUCKET_START, bucket_start,
-                         z, j))
+    if (!sim_schedule_at(z->eng, fmax(sim_now(z->eng), bucket_ready(z, j, i)), 0,
+                         KIND_STEP_BUCKET_START, bucket_start, z, j))
         fail(z, no_memory(z));
 }
 
@@ -229,9 +255,10 @@ static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
     unsigned j = (unsigned)data;
     z->b_start[z->bucket_first[j] + z->bucket_next[j]] = sim_now(eng);
     uint64_t tag = (uint64_t)j << 2 | TAG_DP;
-    int rc = z->folded ? nc_exec_start_folded(z->x, &z->dp_plan[j], z->dp_first[j], TAG_DP,
-                                              plan_done, z, tag, z->err)
-                       : nc_exec_start(z->x, &z->dp_plan[j], TAG_DP, plan_done, z, tag, z->err);
+    int rc = z->folded ? nc_exec_start_folded(z->x, &z->dp_plan[j], z->dp_first[j], CLASS_DP,
+                                              step_des_plan_done, z, tag, z->err)
+                       : nc_exec_start(z->x, &z->dp_plan[j], CLASS_DP, step_des_plan_done, z, tag,
+                                       z->err);
     if (rc)
         fail(z, rc);
 }
@@ -241,13 +268,10 @@ static void bucket_done(des *z, unsigned j)
     double now = sim_now(z->eng);
     z->b_end[z->bucket_first[j] + z->bucket_next[j]] = now;
     unsigned i = ++z->bucket_next[j];
-    if (i == z->sr->dc[j].buckets) {
+    if (i == z->sr->dc[j].buckets)
         chain_done(z, j, now);
-        return;
-    }
-    if (!sim_schedule_at(z->eng, fmax(now, bucket_ready(z, j, i)), 0, KIND_STEP_BUCKET_START,
-                         bucket_start, z, j))
-        fail(z, no_memory(z));
+    else
+        chain_resume(z, j);
 }
 
 /* ------------------------------------------------------------ stage ends */
@@ -281,9 +305,9 @@ static void gather_next(des *z, unsigned s)
             z->gather_t0[s] = sim_now(z->eng);
             uint64_t tag = (uint64_t)s << 2 | TAG_GATHER;
             int rc = z->folded ? nc_exec_start_folded(z->x, &z->ag_plan[j], z->ag_first[j],
-                                                      TAG_DP, plan_done, z, tag, z->err)
-                               : nc_exec_start(z->x, &z->ag_plan[j], TAG_DP, plan_done, z, tag,
-                                               z->err);
+                                                      CLASS_DP, step_des_plan_done, z, tag, z->err)
+                               : nc_exec_start(z->x, &z->ag_plan[j], CLASS_DP,
+                                               step_des_plan_done, z, tag, z->err);
             if (rc)
                 fail(z, rc);
             return;
@@ -311,7 +335,7 @@ static void gather_done(des *z, unsigned s)
     gather_next(z, s);
 }
 
-static void plan_done(void *ctx, uint64_t tag)
+void step_des_plan_done(void *ctx, uint64_t tag)
 {
     des *z = ctx;
     uint64_t v = tag >> 2;
@@ -330,6 +354,9 @@ static void plan_done(void *ctx, uint64_t tag)
     }
     case TAG_DP:
         bucket_done(z, (unsigned)v);
+        break;
+    case TAG_STAGE:
+        step_sc_done(z, v);
         break;
     default:
         gather_done(z, (unsigned)v);
@@ -354,6 +381,9 @@ static void flow_started(void *ctx, uint32_t id, const nc_exec_flow *f)
         v /= 2;
         j = (unsigned)(v % z->n_pos) + who.backward; /* the sender's position */
         who.replica = (uint32_t)(v / z->n_pos);
+    } else if ((f->tag & 3) == TAG_STAGE) {
+        step_sc_who(z, v, &who);
+        j = who.chunk * z->P + who.stage;
     } else if ((f->tag & 3) == TAG_DP) {
         who.index = z->bucket_next[j];
     } else {
@@ -439,6 +469,8 @@ static void finish_stage(des *z, unsigned s)
     unsigned slow = slowest_replica(z, s, &tm.last_task);
     tm.slow_speed = z->speed[(size_t)slow * P + s];
     tm.pp_added = pipeline_end(z, slow) - ideal_iteration(z, slow);
+    for (int k = 0; z->sc_added && k < STEP_SC_KINDS; k++)
+        tm.coll_added[k] = z->sc_added[((size_t)slow * P + s) * STEP_SC_KINDS + (unsigned)k];
     double end = step_stage_finish(z->sr, z->w, z->dev, z->o, s, &tm, z->out);
     z->iteration = fmax(z->iteration, end);
     z->stage_state[s] = 2;
@@ -512,7 +544,7 @@ static int alloc_all(des *z)
         ALLOC(z->pp_count, 2 * P) || ALLOC(z->dp_plan, n) || ALLOC(z->ag_plan, n) ||
         ALLOC(z->last_start, n * D) || ALLOC(z->last_len, n * D) || ALLOC(z->reported, n) ||
         ALLOC(z->bucket_next, n) || ALLOC(z->b_start, buckets) || ALLOC(z->b_end, buckets) ||
-        ALLOC(z->chain_end, n) || ALLOC(z->tasks_left, P) || ALLOC(z->chains_left, P) ||
+        ALLOC(z->chain_end, n) || ALLOC(z->last_ended, n) || ALLOC(z->chain_waits, n) || ALLOC(z->tasks_left, P) || ALLOC(z->chains_left, P) ||
         ALLOC(z->stage_state, P) || ALLOC(z->gather_chunk, P) || ALLOC(z->gather_bucket, P) ||
         ALLOC(z->gather_t0, P) || ALLOC(z->gather_s, P) || ALLOC(z->gather_sum, n) ||
         ALLOC(z->gather_n, n))
@@ -593,6 +625,8 @@ static int set_up(des *z)
             rc = dp_plan(z, &z->ag_plan[j], j, 1, dc->buckets ? dc->gather_bytes : 0, ranks);
     }
     free(ranks);
+    if (!rc)
+        rc = step_sc_set_up(z);
     if (rc || (rc = step_des_fold(z)) != 0)
         return rc;
     for (unsigned s = 0; s < z->P; s++)
@@ -636,9 +670,10 @@ static void free_all(des *z)
                     z->tasks_left, z->chains_left, z->stage_state, z->gather_chunk,
                     z->gather_bucket, z->gather_t0, z->gather_s, z->gather_sum, z->gather_n,
                     z->prev_bytes, z->tier, z->peak, z->mean, z->pp_first, z->dp_first,
-                    z->ag_first};
+                    z->ag_first, z->last_ended, z->chain_waits};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         free(ptrs[i]);
+    step_sc_free(z);
     nc_exec_destroy(z->x);
     flow_fold_free(&z->fold);
     sim_engine_destroy(z->eng);
@@ -651,7 +686,8 @@ static void hot_links(des *z)
 {
     const nc_exec *x = z->x;
     /* two classes: PP sends, and DP traffic (reductions and gathers) */
-    const double *pp = nc_exec_link_busy(x, TAG_PP), *dp = nc_exec_link_busy(x, TAG_DP);
+    const double *pp = nc_exec_link_busy(x, CLASS_PP), *dp = nc_exec_link_busy(x, CLASS_DP);
+    const double *coll = nc_exec_link_busy(x, CLASS_STAGE);
     const double *both = nc_exec_link_overlap(x);
     const topo_graph *g = &z->f->g;
     step_profile *out = z->out;
@@ -662,7 +698,7 @@ static void hot_links(des *z)
             continue;
         step_hot_link h = {.link = l, .src = g->link_src[l], .dst = g->link_dst[l],
                            .tier = step_link_tier(g, l), .pp_s = pp[q], .dp_s = dp[q],
-                           .both_s = both[q]};
+                           .coll_s = coll[q], .both_s = both[q]};
         unsigned k = out->n_hot < STEP_HOT_LINKS ? out->n_hot++ : STEP_HOT_LINKS;
         while (k > 0 && (out->hot[k - 1].both_s < h.both_s ||
                          (out->hot[k - 1].both_s == h.both_s &&

@@ -9,7 +9,17 @@
 #include "flow_fold.h"
 #include "netcoll_exec.h"
 
-enum { TAG_PP = 0, TAG_DP = 1, TAG_GATHER = 2 };
+/* a plan's tag's low two bits; TAG_STAGE: a TP, CP or EP plan (step_stagecoll.c) */
+enum { TAG_PP = 0, TAG_DP = 1, TAG_GATHER = 2, TAG_STAGE = 3 };
+/* the executor's classes of traffic (nc_exec_track_links) */
+enum { CLASS_PP = 0, CLASS_DP = 1, CLASS_STAGE = 2 };
+
+/* one task shape of the stage collectives on the net: per ((s, dir), ch) */
+typedef struct sc_shape {
+    unsigned segments;          /* the task runs as this many segments */
+    double alone[STEP_SC_KINDS]; /* one segment's plan of the representative group, alone
+                                    (0: none of this kind on the net) */
+} sc_shape;
 
 typedef struct des {
     const workload *w;
@@ -44,6 +54,8 @@ typedef struct des {
     size_t *bucket_first;       /* j's buckets' offset in b_start / b_end */
     double *b_start, *b_end;
     double *chain_end;
+    uint32_t *last_ended;       /* per j: replicas whose last backward in segments ended */
+    uint8_t *chain_waits;       /* per j: its next bucket waits for those ends */
     /* per stage */
     uint32_t *tasks_left, *chains_left;
     uint8_t *stage_state;       /* 0 running, 1 optimizer and gather, 2 done */
@@ -64,6 +76,18 @@ typedef struct des {
     double *peak, *mean;        /* per (bin, tier) */
     unsigned stages_done;
     step_flow_log log;          /* every flow of the net, to o->flow_log (step_flows.c) */
+    /* TP, CP and EP as flows (step_stagecoll.c); NULL sc_kinds: none on the net */
+    uint8_t *sc_kinds;          /* per stage: bit k, kind k's flows on the net */
+    sc_shape *sc_shape;         /* per ((s, dir), ch) */
+    nc_plan *sc_plan;           /* per (((kind, owner), s, dir), ch), built on first use;
+                                   owner the replica (TP, CP) or expert group (EP) */
+    uint32_t *sc_seg;           /* per (d, s): the running task's segment */
+    double *sc_t0, *sc_len;     /* per (d, s): the segment's start and length */
+    uint8_t *sc_wait;           /* per (d, s): bit k, kind k's flows running; bit 7, the
+                                   segment's time not up */
+    uint8_t *sc_last;           /* per (d, s): the kind whose flows ended last */
+    double *sc_added;           /* per ((d, s), kind): what contention added */
+    uint32_t *sc_arrived;       /* per (expert group, s): replicas at the EP plan's start */
 } des;
 
 /* the plan of replica d's send over boundary b, dir 0 forward (b -> b + 1)
@@ -75,6 +99,23 @@ int step_des_pp_plan(des *z, unsigned d, unsigned b, int dir);
  * it did and why not. After the plans are built, before the executor. 0
  * or an error code. */
 int step_des_fold(des *z);
+
+/* the engine's handlers step_stagecoll.c shares: a task ends (data d P + s),
+ * a plan is done (nc_exec_done_fn) */
+void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data);
+void step_des_plan_done(void *ctx, uint64_t tag);
+
+/* The stage collectives on the net (step_stagecoll.c). set_up: which kinds
+ * of which stages run as flows, their task shapes and state (before the
+ * folding, which they turn off); 0 or an error code. task: replica d's
+ * stage s starts its next task, of isolated length len, as segments (only
+ * where sc_kinds[s]). done: a TAG_STAGE plan (tag >> 2) is done. who: what
+ * a starting flow of such a plan belongs to. */
+int step_sc_set_up(des *z);
+int step_sc_task(des *z, unsigned d, unsigned s, double len);
+void step_sc_done(des *z, uint64_t v);
+void step_sc_who(const des *z, uint64_t v, step_flow *who);
+void step_sc_free(des *z);
 
 /* the flow net's link for fabric link l (its cell when folded) */
 static inline uint32_t step_des_net_link(const des *z, uint32_t l)

@@ -12,7 +12,8 @@
 
 const char *step_flow_kind_name(int kind)
 {
-    static const char *const names[STEP_FLOW_KINDS] = {"pp", "dp", "gather"};
+    static const char *const names[STEP_FLOW_KINDS] = {"pp", "dp", "gather",
+                                                        "tp", "cp", "ep"};
     return kind >= 0 && kind < STEP_FLOW_KINDS ? names[kind] : "other";
 }
 

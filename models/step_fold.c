@@ -221,6 +221,9 @@ int step_des_fold(des *z)
     const nc_fabric *nc = &z->f->nc;
     if (z->o->no_fold)
         return fold_off(z, "off (asked)");
+    if (z->sc_kinds)
+        return fold_off(z, "off: TP, CP or EP collectives cross scale-up domains (their flows "
+                           "are not folded)");
     if (z->D_all < 2)
         return fold_off(z, "off: one data-parallel replica");
     if (topo_router_uses_load(nc->router))

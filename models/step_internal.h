@@ -5,6 +5,10 @@
 
 #include "step.h"
 
+/* TP, CP and EP: the stage collectives that may run as flows on the
+ * concurrent iteration's net (step_stagecoll.c) */
+enum { STEP_SC_TP = 0, STEP_SC_CP, STEP_SC_EP, STEP_SC_KINDS };
+
 typedef struct comm_ctx {
     fabric *f;
     int analytic;
@@ -61,6 +65,8 @@ typedef struct step_run {
     unsigned n_runs;
     double *gather_exposed; /* per stage: the parameter all-gather left exposed */
     double *dp_smx;         /* per stage: compute lost to the SMs of overlapped DP */
+    double *coll_added;     /* per (stage, STEP_SC_*): what contention added to the slowest
+                               replica's TP, CP and EP there (concurrent iteration) */
     sched_task *gantt;      /* the concurrent iteration's slowest replica (step_des.c), owned;
                                NULL: the slowest run's schedule */
     size_t n_gantt;
@@ -78,6 +84,8 @@ typedef struct stage_timing {
     double last_task;     /* the slowest replica's last task on the stage ends */
     double pp_added;      /* what the transfers add to that replica's pipeline */
     double slow_speed;    /* that replica's stage speed (1 nominal) */
+    double coll_added[STEP_SC_KINDS]; /* what contention added to that replica's tasks
+                                         on the stage through its TP, CP and EP flows */
 } stage_timing;
 
 double step_stage_finish(step_run *sr, const workload *w, const compute_device *dev,
@@ -128,6 +136,17 @@ double step_comm_sms(const fabric *f, enum nc_collective coll, const uint32_t *r
                      unsigned n);
 
 int step_no_memory(sim_error *err);
+
+/* the collective a comm_op kind runs */
+enum nc_collective step_coll_of(int kind);
+
+int step_sc_kind(int comm_kind); /* STEP_SC_*, or -1 for PP and DP */
+/* 1 when stage s's collectives of kind sc run as flows: a concurrent flow
+ * iteration whose representative group spans scale-up domains (EP: its
+ * groups are whole replicas, ep divides dp). Their bytes then reach the
+ * links from the net, not from the pricing (step_stage_comm). */
+int step_sc_on_net(const fabric *f, const workload *w, const step_options *o, unsigned s,
+                   int sc);
 
 /* The concurrent iteration's flow log (step_flows.c): the records of the
  * flows the executor starts (netcoll_exec.h's observer), at most cap of

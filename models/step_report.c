@@ -62,6 +62,27 @@ static void attribute(const step_run *sr, const workload *w, const compute_devic
         out->coll_total_s[k] = m * c->coll_total[k];
         out->coll_exposed_s[k] = m * c->coll_exposed[k];
     }
+    /* what contention added to the stage's TP, CP and EP flows (concurrent
+     * iteration): exposed, and part of their time; TP's over its kinds as
+     * their exposed times (all-reduce where none is exposed) */
+    const double *added = &sr->coll_added[(size_t)s * STEP_SC_KINDS];
+    out->coll_exposed_s[COMM_CP_SENDRECV] += added[STEP_SC_CP];
+    out->coll_total_s[COMM_CP_SENDRECV] += added[STEP_SC_CP];
+    out->coll_exposed_s[COMM_EP_ALLTOALL] += added[STEP_SC_EP];
+    out->coll_total_s[COMM_EP_ALLTOALL] += added[STEP_SC_EP];
+    static const int tp_kinds[3] = {COMM_TP_ALLREDUCE, COMM_TP_ALLGATHER,
+                                    COMM_TP_REDUCE_SCATTER};
+    double tp_exposed = 0;
+    for (int i = 0; i < 3; i++)
+        tp_exposed += out->coll_exposed_s[tp_kinds[i]];
+    for (int i = 0; i < 3 && added[STEP_SC_TP] > 0; i++) {
+        int k = tp_kinds[i];
+        double a = tp_exposed > 0 ? added[STEP_SC_TP] * out->coll_exposed_s[k] / tp_exposed
+                   : i == 0       ? added[STEP_SC_TP]
+                                  : 0;
+        out->coll_exposed_s[k] += a;
+        out->coll_total_s[k] += a;
+    }
     /* hidden TP with no SM count to price it: say so */
     out->sm_contention_unpriced |= !dev->sms && out->part_s[STEP_TP] <
         out->coll_total_s[COMM_TP_ALLREDUCE] + out->coll_total_s[COMM_TP_ALLGATHER] +

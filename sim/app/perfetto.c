@@ -194,10 +194,14 @@ static void lane_push(pf_lane *h, size_t *n, pf_lane x)
 
 static void write_flow(pf_writer *w, const step_flow *f, unsigned pid, unsigned lane)
 {
-    static const char *const names[STEP_FLOW_KINDS] = {"PP send", "DP bucket", "gather bucket"};
-    static const char *const cats[STEP_FLOW_KINDS] = {"flow-pp", "flow-dp", "flow-gather"};
+    static const char *const names[STEP_FLOW_KINDS] = {
+        "PP send", "DP bucket", "gather bucket", "TP", "CP", "EP all-to-all"};
+    static const char *const cats[STEP_FLOW_KINDS] = {"flow-pp", "flow-dp", "flow-gather",
+                                                      "flow-tp", "flow-cp", "flow-ep"};
+    /* PP, TP, CP and EP flows belong to a replica's micro-batch */
+    int per_microbatch = f->kind == STEP_FLOW_PP || f->kind >= STEP_FLOW_TP;
     char name[96];
-    if (f->kind == STEP_FLOW_PP)
+    if (per_microbatch)
         snprintf(name, sizeof name, "%s %c mb%u r%u", names[f->kind], f->backward ? 'B' : 'F',
                  f->index, f->replica);
     else
@@ -205,8 +209,8 @@ static void write_flow(pf_writer *w, const step_flow *f, unsigned pid, unsigned 
     pf_complete(w, name, cats[f->kind], pid, lane, f->start_s, f->end_s);
     fprintf(w->f, ",\"args\":{\"kind\":\"%s\",\"stage\":%u,\"chunk\":%u,\"%s\":%u",
             step_flow_kind_name(f->kind), f->stage, f->chunk,
-            f->kind == STEP_FLOW_PP ? "microbatch" : "bucket", f->index);
-    if (f->kind == STEP_FLOW_PP)
+            per_microbatch ? "microbatch" : "bucket", f->index);
+    if (per_microbatch)
         fprintf(w->f, ",\"replica\":%u,\"backward\":%u", f->replica, f->backward);
     fprintf(w->f, ",\"phase\":%u,\"src\":%u,\"dst\":", f->phase, f->src);
     if (f->dst == UINT32_MAX)
@@ -222,7 +226,8 @@ static void write_flow(pf_writer *w, const step_flow *f, unsigned pid, unsigned 
 static int write_flows(pf_writer *w, const step_profile *p)
 {
     static const char *const procs[STEP_FLOW_KINDS] = {
-        "flows: PP sends", "flows: DP reductions", "flows: parameter gathers"};
+        "flows: PP sends", "flows: DP reductions", "flows: parameter gathers",
+        "flows: TP collectives", "flows: CP exchanges", "flows: EP all-to-alls"};
     pf_lane *heap = malloc((p->n_flows ? p->n_flows : 1) * sizeof *heap);
     if (!heap)
         return -1;

@@ -123,15 +123,26 @@ static void print_text(const scn_scenario *s, const step_profile *p)
                100 * p->tier_peak_utilisation[t]);
     print_attribution(p);
     if (p->n_hot) {
-        printf("links where PP sends and DP traffic overlapped (concurrent iteration, the "
-               "longest %u; s per iteration):\n  %-7s %-8s %-8s %-18s %9s %9s %9s %12s\n",
-               p->n_hot, "link", "from", "to", "tier", "pp", "dp", "both", "utilisation");
+        printf("links where kinds of traffic overlapped (concurrent iteration, the longest "
+               "%u; s per iteration; tp/cp/ep: their flows across scale-up domains):\n"
+               "  %-7s %-8s %-8s %-18s %9s %9s %9s %9s %12s\n",
+               p->n_hot, "link", "from", "to", "tier", "pp", "dp", "tp/cp/ep", "both",
+               "utilisation");
         for (unsigned k = 0; k < p->n_hot; k++) {
             const step_hot_link *h = &p->hot[k];
-            printf("  %-7u %-8u %-8u %-18s %9.4g %9.4g %9.4g %11.1f%%\n", h->link, h->src,
-                   h->dst, step_tier_name(h->tier), h->pp_s, h->dp_s, h->both_s,
+            printf("  %-7u %-8u %-8u %-18s %9.4g %9.4g %9.4g %9.4g %11.1f%%\n", h->link, h->src,
+                   h->dst, step_tier_name(h->tier), h->pp_s, h->dp_s, h->coll_s, h->both_s,
                    100 * h->utilisation);
         }
+    }
+    if (p->coll_on_net) {
+        static const char *const names[3] = {"TP", "CP", "EP"};
+        printf("task flows      ");
+        for (int k = 0, n = 0; k < 3; k++)
+            if (p->coll_on_net >> k & 1)
+                printf("%s%s", n++ ? ", " : "", names[k]);
+        printf(" collectives cross scale-up domains: flows inside the tasks, at most %u "
+               "segments a task (docs/step.md)\n", p->coll_segments);
     }
     if (s->step.concurrent && p->fold_note)
         printf("symmetry folding %s%s\n", p->fold_note,
@@ -157,13 +168,15 @@ static void json_flows(cJSON *o, const step_profile *p)
         const step_flow *f = &p->flows[i];
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "kind", step_flow_kind_name(f->kind));
-        if (f->kind == STEP_FLOW_PP) {
+        /* PP, TP, CP and EP flows belong to a replica's micro-batch */
+        int per_microbatch = f->kind == STEP_FLOW_PP || f->kind >= STEP_FLOW_TP;
+        if (per_microbatch) {
             cJSON_AddNumberToObject(x, "replica", f->replica);
             cJSON_AddBoolToObject(x, "backward", f->backward);
         }
         cJSON_AddNumberToObject(x, "stage", f->stage);
         cJSON_AddNumberToObject(x, "chunk", f->chunk);
-        cJSON_AddNumberToObject(x, f->kind == STEP_FLOW_PP ? "microbatch" : "bucket", f->index);
+        cJSON_AddNumberToObject(x, per_microbatch ? "microbatch" : "bucket", f->index);
         cJSON_AddNumberToObject(x, "phase", f->phase);
         cJSON_AddNumberToObject(x, "src", f->src);
         if (f->dst == UINT32_MAX)
@@ -249,10 +262,20 @@ static void print_json(const step_profile *p, int flows)
             cJSON_AddStringToObject(l, "tier", step_tier_name(h->tier));
             cJSON_AddNumberToObject(l, "pp_s", h->pp_s);
             cJSON_AddNumberToObject(l, "dp_s", h->dp_s);
+            cJSON_AddNumberToObject(l, "tp_cp_ep_s", h->coll_s);
             cJSON_AddNumberToObject(l, "both_s", h->both_s);
             cJSON_AddNumberToObject(l, "utilisation", h->utilisation);
             cJSON_AddItemToArray(hot, l);
         }
+    }
+    if (p->coll_on_net) {
+        static const char *const names[3] = {"tp", "cp", "ep"};
+        cJSON *c = cJSON_AddObjectToObject(o, "collectives_as_flows");
+        cJSON *k = cJSON_AddArrayToObject(c, "kinds");
+        for (int i = 0; i < 3; i++)
+            if (p->coll_on_net >> i & 1)
+                cJSON_AddItemToArray(k, cJSON_CreateString(names[i]));
+        cJSON_AddNumberToObject(c, "max_segments_per_task", p->coll_segments);
     }
     if (p->fold_note) { /* the concurrent iteration */
         cJSON *f = cJSON_AddObjectToObject(o, "symmetry_folding");

@@ -472,9 +472,11 @@ static int write_step_flows(hid_t g, const step_profile *p)
     }
     int rc = put_matrix(g, "flows", rows, n, COLS, columns, units, "see column_units",
                         "the concurrent iteration's flows in start order: kind (0 PP send, 1 DP "
-                        "reduction, 2 parameter gather), replica (PP; -1 all), stage and chunk "
-                        "(PP: the sender's), index (PP: micro-batch; else bucket), backward (PP "
-                        "gradient send), the plan's phase, src and dst GPU of its first "
+                        "reduction, 2 parameter gather, 3 TP, 4 CP, 5 EP collective across "
+                        "scale-up domains), replica (PP, TP, CP, EP; -1 all), stage and chunk "
+                        "(PP: the sender's), index (PP, TP, CP, EP: micro-batch; else bucket), "
+                        "backward (PP gradient send; TP, CP, EP in a backward), the plan's phase, "
+                        "src and dst GPU of its first "
                         "connection (dst -1: src is a link, an in-network reduction), its "
                         "connections, bytes, bytes put on each tier's links, start and end");
     free(rows);

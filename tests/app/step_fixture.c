@@ -41,6 +41,19 @@ fabric_config rail_ndr(unsigned gpus)
     return c;
 }
 
+fabric_config roce_leafspine(void)
+{
+    fabric_config c = rail_ndr(0);
+    c.topology = topo_kind_find("leaf-spine");
+    c.link = *scn_catalog_link(cat, "roce-400g");
+    c.link.efficiency = 0.94; /* as the catalog's default rule fills it */
+    c.shape.over_down = 3;
+    c.shape.over_up = 1;
+    c.shape.radix = 64;
+    c.routing.balance = TOPO_BALANCE_ECMP;
+    return c;
+}
+
 int run(const model_arch *m, parallel_config p, fabric_config fc, int free_comm,
                const step_options *o, step_profile *out)
 {

@@ -21,6 +21,10 @@ model_arch model(void);
 /* rail-optimised NDR fat-tree of H100 nodes, adaptive routing, 1 QP */
 fabric_config rail_ndr(unsigned gpus);
 
+/* a 3:1 oversubscribed RoCE 400G leaf-spine of 64-port switches (six
+ * H100 nodes a leaf), ECMP, 1 QP */
+fabric_config roce_leafspine(void);
+
 /* tp x pp x dp, vpp 1, cp 1, ep 1, micro-batch 1, ZeRO 1, BF16 */
 parallel_config par(unsigned tp, unsigned pp, unsigned dp, unsigned gbs);
 

@@ -105,14 +105,7 @@ static void test_contention(void)
 {
     model_arch m = model();
     parallel_config p = par(8, 2, 16, 256);
-    fabric_config roce = rail_ndr(0);
-    roce.topology = topo_kind_find("leaf-spine");
-    roce.link = *scn_catalog_link(cat, "roce-400g");
-    roce.link.efficiency = 0.94; /* as the catalog's default rule fills it */
-    roce.shape.over_down = 3;
-    roce.shape.over_up = 1;
-    roce.shape.radix = 64;
-    roce.routing.balance = TOPO_BALANCE_ECMP;
+    fabric_config roce = roce_leafspine();
     step_options iso = options(0), con = options(1);
     step_profile a, b, c, free_comm;
     CHECK(run(&m, p, roce, 0, &iso, &a) == 0);

@@ -11,7 +11,8 @@
 # but the hidden parameter gathers,
 # a replica's forward sends starting at its forwards' ends, lanes without
 # overlap), their bytes per tier the fabric's; a cap truncates and says so;
-# /step/flows of `dcsim run -o --flow-log N` holds the same rows.
+# /step/flows of `dcsim run -o --flow-log N` holds the same rows. The MoE
+# example's expert all-to-alls run as flows (counted and weighed below).
 set -u
 dcsim=$1
 src=$2
@@ -21,7 +22,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 expect "concurrent model named" 0 "^iteration *[0-9.]* s (concurrent flow network model)" \
     "$dcsim" step "$ex" --concurrent
-expect "overlap table" 0 "^links where PP sends and DP traffic overlapped" \
+expect "overlap table" 0 "^links where kinds of traffic overlapped" \
     "$dcsim" step "$ex" --concurrent
 expect "both refused" 2 "choose one network model" "$dcsim" step "$ex" --concurrent --analytic
 "$dcsim" step "$ex" --concurrent --json >"$tmp/a.json" &&
@@ -144,6 +145,47 @@ print(f"flow log: {len(pp)} PP sends, {len(flows) - len(pp)} DP and gather flows
       f"{late} gather flows past the iteration's end")
 print(f"concurrent {a['iteration_s']:.6f} s vs isolated {iso['iteration_s']:.6f} s; "
       f"longest PP/DP overlap {both[0]:.4g} s on link {links[0]['link']}")
+PY
+
+# expert all-to-alls as flows (docs/step.md, "TP, CP and EP on the shared
+# net"): the MoE example's EP groups span four nodes; every all-to-all of
+# every group, segment, task and stage is in the log, with the job's bytes,
+# and the Perfetto trace draws them; the contention they meet is EP's
+moe=$src/scenarios/examples/moe-alltoall-leafspine.xml
+expect "EP as flows" 0 "^task flows *EP collectives cross scale-up domains" \
+    "$dcsim" step "$moe" --concurrent
+"$dcsim" step "$moe" --concurrent --json --flow-log 300000 >"$tmp/moe.json" 2>/dev/null &&
+    "$dcsim" step "$moe" --json >"$tmp/moe-iso.json" 2>/dev/null &&
+    "$dcsim" step "$moe" --concurrent --flow-log 300000 --perfetto "$tmp/moe-trace.json" \
+        >/dev/null 2>&1 || { echo "FAIL the MoE example's step runs"; fail=$((fail + 1)); }
+/usr/bin/python3 - "$tmp" <<'PY' || fail=$((fail + 1))
+import json, sys
+t = sys.argv[1]
+a = json.load(open(f"{t}/moe.json"))
+iso = json.load(open(f"{t}/moe-iso.json"))
+tr = json.load(open(f"{t}/moe-trace.json"))
+assert a["collectives_as_flows"]["kinds"] == ["ep"]
+assert a["collectives_as_flows"]["max_segments_per_task"] == 16
+ep = [f for f in a["flows"] if f["kind"] == "ep"]
+assert not a["flows_truncated"]
+# the example: TP 4, PP 4, EP 8, DP 32, 16 micro-batches, 8 MoE layers a stage;
+# a task's 2 x 8 all-to-alls are 16 segments of one; each all-to-all of ep
+# ranks is ep coupled flows (one per sender), for each of the 4 tensor ranks
+tp, pp, ep_n, dp, m = 4, 4, 8, 32, 16
+assert len(ep) == (dp // ep_n) * pp * (2 * m) * 16 * tp * ep_n, len(ep)
+a2a = 4096 * 2 * 4096 * 2  # tokens x top-k x hidden x 2 B, one all-to-all
+want = (ep_n - 1) * a2a * (2 * 8 * 2) * m * tp * (dp // ep_n) * pp
+got = sum(f["bytes"] for f in ep)
+assert abs(got - want) <= 1e-9 * want, (got, want)
+assert all(f["start_s"] <= f["end_s"] <= a["iteration_s"] for f in ep)
+assert a["iteration_s"] > iso["iteration_s"]
+assert a["critical_stage_s"]["ep"] > iso["critical_stage_s"]["ep"] * 1.01
+drawn = [e for e in tr["traceEvents"] if e.get("cat") == "flow-ep"]
+assert len(drawn) == len(ep)
+assert any(l["tp_cp_ep_s"] > 0 and l["both_s"] > 0 for l in a["overlap_links"])
+print(f"MoE example: {len(ep)} EP flows; concurrent {a['iteration_s']:.6f} s "
+      f"(EP {a['critical_stage_s']['ep']:.4f} s) vs isolated {iso['iteration_s']:.6f} s "
+      f"(EP {iso['critical_stage_s']['ep']:.4f} s)")
 PY
 [ "$fail" -eq 0 ] && echo "ok: concurrent"
 exit "$fail"

@@ -427,7 +427,9 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_STEP_BUCKET_START, 81);
     CHECK_INT_EQ(KIND_STEP_OPTIMIZER_END, 82);
     CHECK_INT_EQ(KIND_STEP_SAMPLE, 83);
-    CHECK_INT_EQ(N_KINDS, 18);
+    CHECK_INT_EQ(KIND_STEP_COLL_START, 84);
+    CHECK_INT_EQ(KIND_STEP_SEGMENT_TIME, 85);
+    CHECK_INT_EQ(N_KINDS, 20);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per

@@ -329,14 +329,18 @@ static int check_placement(loader *ld, xmlNode *par_node, const scn_scenario *s)
         return node_error(ld, par_node, NULL, "tp x cp x dp x pp = %llu GPUs, more than "
                           "the cluster's %u", need, s->fabric.gpus);
     unsigned g = s->fabric.gpus_per_node;
+    size_t at = strlen(ld->warnings), room = sizeof ld->warnings - at;
+    int n = 0;
     if (g > 1 && group_spans_domains(&s->par, g, 0))
-        fprintf(stderr, "%s: warning: a tensor-parallel group (tp = %u) spans more than one "
-                "%u-GPU scale-up domain: its collectives cross the fabric\n", s->source,
-                s->par.tp, g);
+        n = snprintf(ld->warnings + at, room, "%s: warning: a tensor-parallel group (tp = %u) "
+                     "spans more than one %u-GPU scale-up domain: its collectives cross the "
+                     "fabric\n", s->source, s->par.tp, g);
+    at += n > 0 && (size_t)n < room ? (size_t)n : 0;
+    room = sizeof ld->warnings - at;
     if (g > 1 && s->par.ep > 1 && group_spans_domains(&s->par, g, 1))
-        fprintf(stderr, "%s: warning: an expert-parallel group (ep = %u) spans more than one "
-                "%u-GPU scale-up domain: its all-to-all crosses the fabric\n", s->source,
-                s->par.ep, g);
+        snprintf(ld->warnings + at, room, "%s: warning: an expert-parallel group (ep = %u) "
+                 "spans more than one %u-GPU scale-up domain: its all-to-all crosses the "
+                 "fabric\n", s->source, s->par.ep, g);
     return 0;
 }
 

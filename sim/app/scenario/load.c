@@ -177,10 +177,12 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     for (size_t i = 0; i < ld.n_files; i++)
         free(ld.files[i]);
     free(ld.files);
-    if (!rc)
+    if (!rc) {
         *out = s;
-    else
+        fputs(ld.warnings, stderr);
+    } else {
         free(s.stragglers); /* the only allocation a failed load may have made */
+    }
     return rc;
 }
 

@@ -72,6 +72,9 @@ typedef struct loader {
     unsigned flags;           /* SCN_LOAD_* */
     char **files;             /* names of XInclude'd files, owned; see mark_included */
     size_t n_files;
+    /* warnings found while parsing, one line each, printed once the whole
+     * load succeeds (a failed load says only its one-line error) */
+    char warnings[1024];
 } loader;
 
 /* ---- xml.c */
