@@ -4,13 +4,16 @@
  * flow model, the analytic path and the concurrent iteration (every PP
  * send and DP bucket on one shared flow net), and the concurrent iteration
  * of the same job on scenarios/examples/dragonfly-16k.xml's Dragonfly (UGAL:
- * flows spread over many paths with unequal weights); wall time and peak
- * memory (each in a fork()ed child so the RSS high-water mark is its own).
+ * flows spread over many paths with unequal weights), and the concurrent
+ * iteration of scenarios/examples/moe-alltoall-leafspine.xml's Mixtral job
+ * grown to 16,384 GPUs (DP 1,024, 16 micro-batches): its expert
+ * all-to-alls cross nodes and run as flows inside the tasks; wall time and
+ * peak memory (each in a fork()ed child so the RSS high-water mark is its own).
  *
  * One machine-readable line per metric. Targets (issues): flow model under
  * 10 s and 4 GB, analytic under 0.1 s, concurrent under 10 s (both fabrics).
- * --smoke: 1/64 of the GPUs (the Dragonfly part with 1/64 of the global
- * batch too, so its replicas keep their 16 micro-batches). Printed, never asserted. The
+ * --smoke: 1/64 of the GPUs (the Dragonfly and MoE parts with 1/64 of the
+ * global batch too, so their replicas keep their 16 micro-batches). Printed, never asserted. The
  * Megatron-Core H100 table it used to fit and print (--fit-eta) is now the
  * validation suite's, a check and never a fit: tests/validation/validate.py,
  * docs/validation.md.
@@ -48,7 +51,7 @@ typedef struct result {
  * simulate one iteration (timed) */
 enum { NET_FLOW, NET_ANALYTIC, NET_CONCURRENT, NET_COUNT };
 
-static void one_iteration(const char *path, int net, unsigned scale_down, int scale_batch,
+static void one_iteration(const char *path, int net, unsigned scale_down, unsigned batch,
                           result *r)
 {
     scn_scenario s;
@@ -57,13 +60,12 @@ static void one_iteration(const char *path, int net, unsigned scale_down, int sc
     char set[2][64];
     const char *sets[2];
     size_t n_sets = 0;
-    if (scale_down > 1) { /* smoke: fewer data-parallel replicas */
-        snprintf(set[0], sizeof set[0], "cluster/gpu/@count=%u", 16384 / scale_down);
-        sets[n_sets++] = set[0];
-        if (scale_batch) {
-            snprintf(set[1], sizeof set[1], "job/parallelism/@global-batch=%u", 2048 / scale_down);
-            sets[n_sets++] = set[1];
-        }
+    /* 16,384 GPUs (smoke: fewer data-parallel replicas), the batch with them */
+    snprintf(set[0], sizeof set[0], "cluster/gpu/@count=%u", 16384 / scale_down);
+    sets[n_sets++] = set[0];
+    if (batch) {
+        snprintf(set[1], sizeof set[1], "job/parallelism/@global-batch=%u", batch / scale_down);
+        sets[n_sets++] = set[1];
     }
     if (scn_load_flags(path, sets, n_sets, SCN_LOAD_NO_FIT_CHECK, &s, &err)) {
         fprintf(stderr, "%s\n", err.msg);
@@ -101,7 +103,7 @@ static void one_iteration(const char *path, int net, unsigned scale_down, int sc
     scn_scenario_free(&s);
 }
 
-static void in_child(const char *path, int net, unsigned scale_down, int scale_batch, result *r)
+static void in_child(const char *path, int net, unsigned scale_down, unsigned batch, result *r)
 {
     int fd[2];
     memset(r, 0, sizeof *r);
@@ -111,7 +113,7 @@ static void in_child(const char *path, int net, unsigned scale_down, int scale_b
     if (pid == 0) {
         close(fd[0]);
         result x = {0};
-        one_iteration(path, net, scale_down, scale_batch, &x);
+        one_iteration(path, net, scale_down, batch, &x);
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         x.peak_rss_kb = ru.ru_maxrss;
@@ -133,20 +135,23 @@ int main(int argc, char **argv)
     static const char *const names[NET_COUNT] = {"flow", "analytic", "concurrent"};
     static const struct part {
         const char *path, *fabric;
-        int net, scale_batch;
+        int net;
+        unsigned batch; /* the global batch at 16,384 GPUs; 0: the scenario's */
         double target_s;
     } parts[] = {
         {DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", "fat-tree", NET_FLOW, 0, 10.0},
         {DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", "fat-tree", NET_ANALYTIC, 0, 0.1},
         {DCSIM_SOURCE_DIR "/scenarios/examples/superpod-h100.xml", "fat-tree", NET_CONCURRENT, 0,
          10.0},
-        {DCSIM_SOURCE_DIR "/scenarios/examples/dragonfly-16k.xml", "dragonfly", NET_CONCURRENT, 1,
-         10.0},
+        {DCSIM_SOURCE_DIR "/scenarios/examples/dragonfly-16k.xml", "dragonfly", NET_CONCURRENT,
+         2048, 10.0},
+        {DCSIM_SOURCE_DIR "/scenarios/examples/moe-alltoall-leafspine.xml", "leaf-spine-moe-ep",
+         NET_CONCURRENT, 16384, 10.0},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         const struct part *pt = &parts[i];
         result r;
-        in_child(pt->path, pt->net, scale, pt->scale_batch, &r);
+        in_child(pt->path, pt->net, scale, pt->batch, &r);
         printf("bench_step iteration gpus=%u fabric=%s network=%s ok=%d wall_s=%.4f target_s=%g "
                "meets_target=%d iteration_s=%.6g mfu=%.4f peak_rss_bytes=%ld\n", 16384 / scale,
                pt->fabric, names[pt->net], r.ok, r.wall_s, pt->target_s, r.wall_s < pt->target_s,
