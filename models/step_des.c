@@ -40,19 +40,7 @@
 
 static void bucket_start(sim_engine *eng, void *ctx, uint64_t data);
 static void optimizer_end(sim_engine *eng, void *ctx, uint64_t data);
-static void sample(sim_engine *eng, void *ctx, uint64_t data);
 
-/* Bins of link utilisation: the free-transfer iteration / STEP_BINS_PER_IDEAL
- * wide, at most STEP_MAX_BINS (then sampling stops: 32 x the ideal). */
-#define STEP_BINS_PER_IDEAL 128.0
-#define STEP_MAX_BINS 4096u
-
-static void fail(des *z, int code)
-{
-    if (!z->code)
-        z->code = code;
-    sim_stop(z->eng);
-}
 
 static int no_memory(des *z)
 {
@@ -151,9 +139,9 @@ static void try_start(des *z, unsigned d, unsigned s)
     if (z->sc_kinds && z->sc_kinds[s]) { /* TP, CP or EP flows: in segments */
         int rc = step_sc_task(z, d, s, len);
         if (rc)
-            fail(z, rc);
+            step_des_fail(z, rc);
     } else if (!sim_schedule_in(z->eng, len, 0, KIND_STEP_TASK_END, step_des_task_end, z, ds)) {
-        fail(z, no_memory(z));
+        step_des_fail(z, no_memory(z));
     }
 }
 
@@ -184,7 +172,7 @@ void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data)
     else if (t->backward && j > 0)
         rc = pp_send(z, d, j - 1, 1, t->microbatch);
     if (rc) {
-        fail(z, rc);
+        step_des_fail(z, rc);
         return;
     }
     /* a send with nothing to move arrives at once: the receiver may start */
@@ -246,7 +234,7 @@ static void chain_resume(des *z, unsigned j)
     }
     if (!sim_schedule_at(z->eng, fmax(sim_now(z->eng), bucket_ready(z, j, i)), 0,
                          KIND_STEP_BUCKET_START, bucket_start, z, j))
-        fail(z, no_memory(z));
+        step_des_fail(z, no_memory(z));
 }
 
 static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
@@ -260,7 +248,7 @@ static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
                        : nc_exec_start(z->x, &z->dp_plan[j], CLASS_DP, step_des_plan_done, z, tag,
                                        z->err);
     if (rc)
-        fail(z, rc);
+        step_des_fail(z, rc);
 }
 
 static void bucket_done(des *z, unsigned j)
@@ -289,7 +277,7 @@ static void stage_check(des *z, unsigned s)
         end = fmax(end, z->chain_end[ch * z->P + s]);
     double t = fmax(end, sim_now(z->eng)) + z->sr->c[s].optimizer;
     if (!sim_schedule_at(z->eng, t, 0, KIND_STEP_OPTIMIZER_END, optimizer_end, z, s))
-        fail(z, no_memory(z));
+        step_des_fail(z, no_memory(z));
 }
 
 /* start the stage's next gather bucket, or finish the stage */
@@ -309,7 +297,7 @@ static void gather_next(des *z, unsigned s)
                                : nc_exec_start(z->x, &z->ag_plan[j], CLASS_DP,
                                                step_des_plan_done, z, tag, z->err);
             if (rc)
-                fail(z, rc);
+                step_des_fail(z, rc);
             return;
         }
         z->gather_chunk[s]++;
@@ -394,7 +382,7 @@ static void flow_started(void *ctx, uint32_t id, const nc_exec_flow *f)
     who.stage = j % z->P;
     who.chunk = j / z->P;
     if (step_flow_log_start(&z->log, id, sim_now(z->eng), &who, f))
-        fail(z, no_memory(z));
+        step_des_fail(z, no_memory(z));
 }
 
 static void flow_ended(void *ctx, uint32_t id)
@@ -475,47 +463,6 @@ static void finish_stage(des *z, unsigned s)
     z->iteration = fmax(z->iteration, end);
     z->stage_state[s] = 2;
     z->stages_done++;
-}
-
-/* one bin of link utilisation: every link's bytes since the last sample
- * over its capacity and the bin; the next sample while any stage runs */
-static void sample(sim_engine *eng, void *ctx, uint64_t data)
-{
-    (void)data;
-    des *z = ctx;
-    flow_net *net = nc_exec_net(z->x);
-    if (z->n_bins == z->cap_bins) {
-        unsigned cap = z->cap_bins ? 2 * z->cap_bins : 256;
-        double *p = realloc(z->peak, (size_t)cap * STEP_TIERS * sizeof *p);
-        if (p)
-            z->peak = p;
-        double *m = p ? realloc(z->mean, (size_t)cap * STEP_TIERS * sizeof *m) : NULL;
-        if (!m) {
-            fail(z, no_memory(z));
-            return;
-        }
-        z->mean = m;
-        z->cap_bins = cap;
-    }
-    flow_net_sync(net);
-    const double *bytes = flow_net_link_bytes(net), *cap = z->f->g.link_bytes_per_s;
-    double *peak = z->peak + (size_t)z->n_bins * STEP_TIERS;
-    double *mean = z->mean + (size_t)z->n_bins * STEP_TIERS;
-    for (int t = 0; t < STEP_TIERS; t++)
-        peak[t] = mean[t] = 0;
-    for (uint32_t l = 0; l < z->f->g.n_links; l++) {
-        double now_bytes = bytes[step_des_net_link(z, l)];
-        double u = (now_bytes - z->prev_bytes[l]) / (cap[l] * z->bin_s);
-        z->prev_bytes[l] = now_bytes;
-        peak[z->tier[l]] = fmax(peak[z->tier[l]], u);
-        mean[z->tier[l]] += u;
-    }
-    for (int t = 0; t < STEP_TIERS; t++)
-        mean[t] = z->tier_links[t] ? mean[t] / z->tier_links[t] : 0;
-    z->n_bins++;
-    if (z->stages_done < z->P && z->n_bins < STEP_MAX_BINS &&
-        !sim_schedule_in(eng, z->bin_s, 0, KIND_STEP_SAMPLE, sample, z, 0))
-        fail(z, no_memory(z));
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -649,7 +596,7 @@ static int set_up(des *z)
     z->log.cap = z->o->flow_log;
     z->log.tier = z->tier;
     nc_exec_observe(z->x, flow_started, flow_ended, z);
-    return sim_schedule_in(z->eng, z->bin_s, 0, KIND_STEP_SAMPLE, sample, z, 0) ? 0
+    return sim_schedule_in(z->eng, z->bin_s, 0, KIND_STEP_SAMPLE, step_des_sample, z, 0) ? 0
                                                                                 : no_memory(z);
 }
 
@@ -678,38 +625,6 @@ static void free_all(des *z)
     flow_fold_free(&z->fold);
     sim_engine_destroy(z->eng);
     step_flow_log_free(&z->log);
-}
-
-/* the links where PP and DP traffic overlapped longest (then the busiest
- * with both), longest first, lowest link id on ties */
-static void hot_links(des *z)
-{
-    const nc_exec *x = z->x;
-    /* two classes: PP sends, and DP traffic (reductions and gathers) */
-    const double *pp = nc_exec_link_busy(x, CLASS_PP), *dp = nc_exec_link_busy(x, CLASS_DP);
-    const double *coll = nc_exec_link_busy(x, CLASS_STAGE);
-    const double *both = nc_exec_link_overlap(x);
-    const topo_graph *g = &z->f->g;
-    step_profile *out = z->out;
-    out->n_hot = 0;
-    for (uint32_t l = 0; l < g->n_links; l++) {
-        uint32_t q = step_des_net_link(z, l);
-        if (!(both[q] > 0))
-            continue;
-        step_hot_link h = {.link = l, .src = g->link_src[l], .dst = g->link_dst[l],
-                           .tier = step_link_tier(g, l), .pp_s = pp[q], .dp_s = dp[q],
-                           .coll_s = coll[q], .both_s = both[q]};
-        unsigned k = out->n_hot < STEP_HOT_LINKS ? out->n_hot++ : STEP_HOT_LINKS;
-        while (k > 0 && (out->hot[k - 1].both_s < h.both_s ||
-                         (out->hot[k - 1].both_s == h.both_s &&
-                          out->hot[k - 1].pp_s + out->hot[k - 1].dp_s < h.pp_s + h.dp_s))) {
-            if (k < STEP_HOT_LINKS)
-                out->hot[k] = out->hot[k - 1];
-            k--;
-        }
-        if (k < STEP_HOT_LINKS)
-            out->hot[k] = h;
-    }
 }
 
 /* what the iteration measured, where the profile's attribution reads it:
@@ -751,7 +666,7 @@ static int record(des *z)
     const double *bytes = flow_net_link_bytes(nc_exec_net(z->x));
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
         z->out->link_bytes[l] += bytes[step_des_net_link(z, l)];
-    hot_links(z);
+    step_des_hot_links(z);
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;
     z->out->bin_peak = z->peak;

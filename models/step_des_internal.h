@@ -100,6 +100,25 @@ int step_des_pp_plan(des *z, unsigned d, unsigned b, int dir);
  * or an error code. */
 int step_des_fold(des *z);
 
+/* the first failure stops the run (its code kept in z->code) */
+static inline void step_des_fail(des *z, int code)
+{
+    if (!z->code)
+        z->code = code;
+    sim_stop(z->eng);
+}
+
+/* Bins of link utilisation: the free-transfer iteration / STEP_BINS_PER_IDEAL
+ * wide, at most STEP_MAX_BINS (then sampling stops: 32 x the ideal). */
+#define STEP_BINS_PER_IDEAL 128.0
+#define STEP_MAX_BINS 4096u
+
+/* step_des_out.c: one bin of link utilisation (KIND_STEP_SAMPLE's handler,
+ * data unused), and after the run the links where kinds of traffic
+ * overlapped longest (out->hot) */
+void step_des_sample(sim_engine *eng, void *ctx, uint64_t data);
+void step_des_hot_links(des *z);
+
 /* the engine's handlers step_stagecoll.c shares: a task ends (data d P + s),
  * a plan is done (nc_exec_done_fn) */
 void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data);

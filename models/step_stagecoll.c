@@ -38,13 +38,6 @@ static int no_memory(des *z)
     return step_no_memory(z->err);
 }
 
-static void fail(des *z, int code)
-{
-    if (!z->code)
-        z->code = code;
-    sim_stop(z->eng);
-}
-
 static size_t shape_at(const des *z, unsigned s, int dir, unsigned ch)
 {
     return ((size_t)s * 2 + (unsigned)dir) * z->v + ch;
@@ -213,7 +206,7 @@ static void segment_end(des *z, size_t ds)
     if (++z->sc_seg[ds] < z->sc_shape[shape_at(z, s, t->backward, t->chunk)].segments) {
         int rc = segment_begin(z, ds);
         if (rc)
-            fail(z, rc);
+            step_des_fail(z, rc);
         return;
     }
     step_des_task_end(z->eng, z, ds);
@@ -269,7 +262,7 @@ static void kind_start(sim_engine *eng, void *ctx, uint64_t data)
     des *z = ctx;
     int rc = start_kind(z, data / STEP_SC_KINDS, (int)(data % STEP_SC_KINDS));
     if (rc)
-        fail(z, rc);
+        step_des_fail(z, rc);
 }
 
 static int segment_begin(des *z, size_t ds)
