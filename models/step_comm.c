@@ -102,13 +102,23 @@ enum nc_collective step_coll_of(int kind)
     }
 }
 
+/* 1 when the ranks span more than one scale-up domain (every rank is its
+ * own where the fabric has none) */
+static int spans_domains(const fabric *f, const uint32_t *ranks, unsigned n)
+{
+    unsigned dom = f->nc.domain_size;
+    if (!dom)
+        return 1;
+    for (unsigned i = 1; i < n; i++)
+        if (ranks[i] / dom != ranks[0] / dom)
+            return 1;
+    return 0;
+}
+
 double step_comm_sms(const fabric *f, enum nc_collective coll, const uint32_t *ranks,
                      unsigned n)
 {
-    unsigned dom = f->nc.domain_size;
-    int network = !dom;
-    for (unsigned i = 1; i < n && !network; i++)
-        network = ranks[i] / dom != ranks[0] / dom;
+    int network = spans_domains(f, ranks, n);
     /* components.md 4.4, Megatron distributed_data_parallel_config.py nccl_ub
      * docstring (V, "just a reference number"): SMs of AllGather /
      * ReduceScatter, NVLink only 4 / 5, NVLink + IB without SHARP 16 / 16.
@@ -146,7 +156,7 @@ int step_sc_on_net(const fabric *f, const workload *w, const step_options *o, un
     const parallel_config *p = &w->par;
     if (!o->concurrent || o->analytic)
         return 0;
-    unsigned dom = f->nc.domain_size, n = 0;
+    unsigned n = 0;
     uint32_t ranks[4096];
     switch (sc) {
     case STEP_SC_TP:
@@ -165,14 +175,7 @@ int step_sc_on_net(const fabric *f, const workload *w, const step_options *o, un
                 ranks[n] = step_gpu(p, s, n, 0, 0);
         break;
     }
-    if (n < 2)
-        return 0;
-    if (!dom)
-        return 1;
-    for (unsigned i = 1; i < n; i++)
-        if (ranks[i] / dom != ranks[0] / dom)
-            return 1;
-    return 0;
+    return n >= 2 && spans_domains(f, ranks, n);
 }
 
 /* TP of one phase: total time tot over n instances of SMs k each; sets the
