@@ -35,7 +35,7 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->ctx = ctx;
     n->n_links = n_links;
     size_t L = (size_t)n_links + 1;
-    n->capacity = malloc(L * sizeof *n->capacity);
+    n->capacity = capacity; /* borrowed: a copy was 8 B per link touched per net */
     n->load = calloc(L, sizeof *n->load);
     n->link_bytes = calloc(L, sizeof *n->link_bytes);
     n->on_link = calloc(L, sizeof *n->on_link);
@@ -54,14 +54,13 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->is_dirty = calloc(L, sizeof *n->is_dirty);
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
     n->free_class = NO_CLASS;
-    if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->busy || !n->link_mark ||
+    if (!n->load || !n->link_bytes || !n->on_link || !n->busy || !n->link_mark ||
         !n->level || !n->dirty || !n->is_dirty ||
         !n->comp_links || !n->cap_left || !n->w_unfrozen || !n->n_unfrozen || !n->heap ||
         !n->heap_pos || !n->heap_share || !n->touched) {
         flow_net_destroy(n);
         return NULL;
     }
-    memcpy(n->capacity, capacity, (size_t)n_links * sizeof *capacity);
     return n;
 }
 
@@ -71,7 +70,7 @@ void flow_net_destroy(flow_net *n)
         return;
     flow_store_free(n);
     free(n->incast);
-    void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->busy, n->link_mark,
+    void *arrays[] = {n->load, n->link_bytes, n->on_link, n->busy, n->link_mark,
                       n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
                       n->heap_pos, n->heap_share, n->dirty, n->touched, n->level,
                       n->is_dirty};
@@ -419,9 +418,10 @@ const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
 size_t flow_net_memory_bytes(const flow_net *n)
 {
     size_t L = (size_t)n->n_links + 1, b = sizeof *n;
-    /* capacity, load, link_bytes, cap_left, w_unfrozen, level, heap_share;
-     * link_mark, comp_links, n_unfrozen, heap, heap_pos, touched, dirty; is_dirty */
-    b += L * (7 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
+    /* load, link_bytes, cap_left, w_unfrozen, level, heap_share (capacity is
+     * the caller's); link_mark, comp_links, n_unfrozen, heap, heap_pos,
+     * touched, dirty; is_dirty */
+    b += L * (6 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
     b += (L / 64 + 1) * sizeof(uint64_t); /* busy */
     b += flow_store_memory_bytes(n);
     return b + (n->incast ? L * sizeof(double) : 0);

@@ -46,8 +46,8 @@ typedef struct flow_stats {
     double bytes_started, bytes_delivered;
 } flow_stats;
 
-/* capacity[n_links] in bytes/s (all > 0); copied. The engine must outlive
- * the net. Returns NULL when out of memory or a capacity is not positive. */
+/* capacity[n_links] in bytes/s (all > 0); not copied: the array and the
+ * engine must outlive the net. Returns NULL when out of memory or a capacity is not positive. */
 flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
                           flow_done_fn done, void *ctx);
 void flow_net_destroy(flow_net *net); /* NULL-safe */

@@ -51,7 +51,8 @@ struct flow_net {
     flow_done_fn done;
     void *ctx;
     uint32_t n_links;
-    double *capacity, *load, *link_bytes;
+    const double *capacity; /* the creator's array (flow_net_create) */
+    double *load, *link_bytes;
     double *incast;        /* per link, or NULL: capacity factor under incast */
     link_list *on_link;
     uint64_t *busy;        /* bit l set: link l carries a flow (on_link[l].n > 0) */
