@@ -47,7 +47,9 @@ typedef struct flow_stats {
 } flow_stats;
 
 /* capacity[n_links] in bytes/s (all > 0); not copied: the array and the
- * engine must outlive the net. Returns NULL when out of memory or a capacity is not positive. */
+ * engine must outlive the net. The net costs 20 B per link of the network
+ * and about 90 B per link its flows have used (flow_internal.h). Returns
+ * NULL when out of memory or a capacity is not positive. */
 flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
                           flow_done_fn done, void *ctx);
 void flow_net_destroy(flow_net *net); /* NULL-safe */
@@ -65,8 +67,8 @@ uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, doub
 const double *flow_net_link_load(const flow_net *net);
 
 /* Incast: efficiency[l] in (0, 1] scales link l's capacity while two or
- * more flows share it (many-to-one into a receiver); 1 = none. Copied;
- * NULL clears. Returns 0 or -1 (a value out of range, no memory). */
+ * more flows share it (many-to-one into a receiver); 1 = none. Not
+ * copied: the array must outlive the net. NULL clears. Returns 0 or -1 (a value out of range, no memory). */
 int flow_net_set_incast(flow_net *net, const double *efficiency);
 
 /* Add sign x the usage weights to the per-link load without starting a

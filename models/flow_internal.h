@@ -50,12 +50,22 @@ struct flow_net {
     sim_engine *eng;
     flow_done_fn done;
     void *ctx;
-    uint32_t n_links;
-    const double *capacity; /* the creator's array (flow_net_create) */
-    double *load, *link_bytes;
-    double *incast;        /* per link, or NULL: capacity factor under incast */
+    uint32_t n_links;      /* the network's links (ids the caller uses) */
+    const double *link_capacity; /* the creator's, per link (flow_net_create) */
+    const double *incast;  /* the creator's, per link, or NULL: capacity factor under incast */
+    double *load, *link_bytes; /* per link */
+    uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
+    /* Slots: a link gets a slot the first time a flow uses it, and every
+     * other per-link array below is per slot, so a net costs 20 B per link
+     * of the network and the rest per link its flows touched (a collective
+     * of 784 GPUs on a 878K-link fabric touches a few thousand). The pool
+     * and the lists hold slots; busy keeps the network's ids, so a scan
+     * lists links in the same order whatever slots they got. */
+    uint32_t *slot_of;     /* per link: its slot + 1, 0 for none yet */
+    uint32_t *link_of;     /* per slot: its link */
+    uint32_t n_slots, cap_slots;
+    double *capacity;      /* per slot */
     link_list *on_link;
-    uint64_t *busy;        /* bit l set: link l carries a flow (on_link[l].n > 0) */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;
@@ -82,6 +92,7 @@ struct flow_net {
     /* attach scratch: merged weights of the flow being started */
     double *attach_w;
     uint32_t *attach_link, attach_cap;
+    uint32_t *attach_slot;  /* the slots of the usages being attached */
     /* recomputation scratch */
     uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
     uint8_t *is_dirty;
@@ -96,6 +107,10 @@ struct flow_net {
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
     flow_stats stats;
 };
+
+/* ---- flow.c ---- */
+/* Room for need slots in every per-slot array; 0 or -1 (nothing lost). */
+int flow_grow_slots(flow_net *n, size_t need);
 
 /* ---- flow_store.c ---- */
 /* Grow the per-flow arrays (by an eighth); 0 or -1. */
@@ -146,15 +161,17 @@ static inline double flow_new_rate(const flow_net *n, uint32_t f)
     return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->level[n->bneck[f]];
 }
 
+/* slot l carries a flow (is_busy) or none */
 static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
 {
-    uint64_t bit = (uint64_t)1 << (l & 63);
-    n->busy[l >> 6] = is_busy ? n->busy[l >> 6] | bit : n->busy[l >> 6] & ~bit;
+    uint32_t g = n->link_of[l];
+    uint64_t bit = (uint64_t)1 << (g & 63);
+    n->busy[g >> 6] = is_busy ? n->busy[g >> 6] | bit : n->busy[g >> 6] & ~bit;
 }
 
 /* ---- flow.c ---- */
-/* Write the links that carry a flow to out, in increasing id order (a scan of
- * the busy bitmap: L / 64 words); returns their count. */
+/* Write the slots of the links that carry a flow to out, in increasing link
+ * id order (a scan of the busy bitmap: L / 64 words); returns their count. */
 uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
 double flow_link_capacity(const flow_net *n, uint32_t l);
 void flow_advance(flow_net *n, uint32_t f, double now);
