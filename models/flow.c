@@ -37,12 +37,11 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->link_capacity = capacity;
     size_t L = (size_t)n_links + 1;
     n->load = calloc(L, sizeof *n->load);
-    n->link_bytes = calloc(L, sizeof *n->link_bytes);
     n->busy = calloc(L / 64 + 1, sizeof *n->busy);
     n->slot_of = calloc(L, sizeof *n->slot_of);
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
     n->free_class = NO_CLASS;
-    if (!n->load || !n->link_bytes || !n->busy || !n->slot_of ||
+    if (!n->load || !n->busy || !n->slot_of ||
         flow_grow_slots(n, n_links < 64 ? n_links + 1 : 64)) {
         flow_net_destroy(n);
         return NULL;
@@ -55,7 +54,7 @@ void flow_net_destroy(flow_net *n)
     if (!n)
         return;
     flow_store_free(n);
-    void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of, n->capacity,
+    void *arrays[] = {n->load, n->by_link, n->link_bytes, n->busy, n->slot_of, n->link_of, n->capacity,
                       n->on_link, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
                       n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->dirty,
                       n->touched, n->level, n->is_dirty};
@@ -85,6 +84,7 @@ int flow_grow_slots(flow_net *n, size_t need)
         return -1;
     if (regrow(&n->link_of, cap, sizeof *n->link_of) ||
         regrow(&n->capacity, cap, sizeof *n->capacity) ||
+        regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
         regrow(&n->on_link, cap, sizeof *n->on_link) ||
         regrow(&n->link_mark, cap, sizeof *n->link_mark) ||
         regrow(&n->comp_links, cap, sizeof *n->comp_links) ||
@@ -100,6 +100,7 @@ int flow_grow_slots(flow_net *n, size_t need)
         regrow(&n->is_dirty, cap, sizeof *n->is_dirty))
         return -1; /* the grown ones are only larger: cap_slots stays */
     size_t old = n->cap_slots;
+    memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
     memset(n->on_link + old, 0, (cap - old) * sizeof *n->on_link);
     memset(n->link_mark + old, 0, (cap - old) * sizeof *n->link_mark);
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
@@ -225,7 +226,7 @@ void flow_advance(flow_net *n, uint32_t f, double now)
         n->left[f] -= moved;
         const uint32_t *links = flow_links(n, f);
         for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++)
-            n->link_bytes[n->link_of[links[k]]] += moved * flow_use_weight(n, f, k);
+            n->link_bytes[links[k]] += moved * flow_use_weight(n, f, k);
     }
     n->since[f] = now;
 }
@@ -432,17 +433,26 @@ void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)
 double flow_rate(const flow_net *n, uint32_t f) { return f < n->n_flows ? n->rate[f] : 0; }
 uint32_t flow_active_count(const flow_net *n) { return n->n_active; }
 const flow_stats *flow_net_stats(const flow_net *n) { return &n->stats; }
-const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
+const double *flow_net_link_bytes(flow_net *n)
+{
+    if (!n->by_link && !(n->by_link = malloc(((size_t)n->n_links + 1) * sizeof *n->by_link)))
+        return NULL;
+    memset(n->by_link, 0, (size_t)n->n_links * sizeof *n->by_link);
+    for (uint32_t l = 0; l < n->n_slots; l++)
+        n->by_link[n->link_of[l]] = n->link_bytes[l];
+    return n->by_link;
+}
 
 size_t flow_net_memory_bytes(const flow_net *n)
 {
     size_t L = (size_t)n->n_links + 1, S = n->cap_slots, b = sizeof *n;
-    b += L * (2 * sizeof(double) + sizeof(uint32_t)); /* load, link_bytes, slot_of */
+    b += L * (sizeof(double) + sizeof(uint32_t)); /* load, slot_of */
+    b += n->by_link ? L * sizeof(double) : 0;
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
-    /* per slot: capacity, cap_left, w_unfrozen, level, heap_share; the list;
-     * link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos, touched,
-     * dirty; is_dirty */
-    b += S * (5 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
+    /* per slot: capacity, link_bytes, cap_left, w_unfrozen, level, heap_share;
+     * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,
+     * touched, dirty; is_dirty */
+    b += S * (6 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 

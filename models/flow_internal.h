@@ -53,7 +53,8 @@ struct flow_net {
     uint32_t n_links;      /* the network's links (ids the caller uses) */
     const double *link_capacity; /* the creator's, per link (flow_net_create) */
     const double *incast;  /* the creator's, per link, or NULL: capacity factor under incast */
-    double *load, *link_bytes; /* per link */
+    double *load;          /* per link */
+    double *by_link;       /* flow_net_link_bytes' copy per link, NULL until asked for */
     uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
     /* Slots: a link gets a slot the first time a flow uses it, and every
      * other per-link array below is per slot, so a net costs 20 B per link
@@ -64,7 +65,7 @@ struct flow_net {
     uint32_t *slot_of;     /* per link: its slot + 1, 0 for none yet */
     uint32_t *link_of;     /* per slot: its link */
     uint32_t n_slots, cap_slots;
-    double *capacity;      /* per slot */
+    double *capacity, *link_bytes; /* per slot */
     link_list *on_link;
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;

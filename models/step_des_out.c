@@ -31,6 +31,10 @@ void step_des_sample(sim_engine *eng, void *ctx, uint64_t data)
     }
     flow_net_sync(net);
     const double *bytes = flow_net_link_bytes(net), *cap = z->f->g.link_bytes_per_s;
+    if (!bytes) {
+        step_des_fail(z, step_no_memory(z->err));
+        return;
+    }
     double *peak = z->peak + (size_t)z->n_bins * STEP_TIERS;
     double *mean = z->mean + (size_t)z->n_bins * STEP_TIERS;
     for (int t = 0; t < STEP_TIERS; t++)
