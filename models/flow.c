@@ -54,7 +54,7 @@ void flow_net_destroy(flow_net *n)
     if (!n)
         return;
     flow_store_free(n);
-    void *arrays[] = {n->load, n->by_link, n->link_bytes, n->busy, n->slot_of, n->link_of, n->capacity,
+    void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of, n->capacity,
                       n->on_link, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
                       n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->dirty,
                       n->touched, n->level, n->is_dirty};
@@ -433,21 +433,15 @@ void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)
 double flow_rate(const flow_net *n, uint32_t f) { return f < n->n_flows ? n->rate[f] : 0; }
 uint32_t flow_active_count(const flow_net *n) { return n->n_active; }
 const flow_stats *flow_net_stats(const flow_net *n) { return &n->stats; }
-const double *flow_net_link_bytes(flow_net *n)
+double flow_net_link_bytes(const flow_net *n, uint32_t link)
 {
-    if (!n->by_link && !(n->by_link = malloc(((size_t)n->n_links + 1) * sizeof *n->by_link)))
-        return NULL;
-    memset(n->by_link, 0, (size_t)n->n_links * sizeof *n->by_link);
-    for (uint32_t l = 0; l < n->n_slots; l++)
-        n->by_link[n->link_of[l]] = n->link_bytes[l];
-    return n->by_link;
+    return link < n->n_links && n->slot_of[link] ? n->link_bytes[n->slot_of[link] - 1] : 0;
 }
 
 size_t flow_net_memory_bytes(const flow_net *n)
 {
     size_t L = (size_t)n->n_links + 1, S = n->cap_slots, b = sizeof *n;
     b += L * (sizeof(double) + sizeof(uint32_t)); /* load, slot_of */
-    b += n->by_link ? L * sizeof(double) : 0;
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
     /* per slot: capacity, link_bytes, cap_left, w_unfrozen, level, heap_share;
      * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,

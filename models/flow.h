@@ -82,11 +82,9 @@ double flow_rate(const flow_net *net, uint32_t flow);
 uint32_t flow_active_count(const flow_net *net);
 const flow_stats *flow_net_stats(const flow_net *net);
 
-/* Bytes carried by each link so far (n_links entries), updated at every
- * recomputation and completion (so exact after the run). The array is the
- * net's, written afresh at each call (O(links)) and valid until the next;
- * NULL when out of memory. */
-const double *flow_net_link_bytes(flow_net *net);
+/* Bytes carried by link so far (0 for a link no flow has used), updated at
+ * every recomputation and completion (so exact after the run). */
+double flow_net_link_bytes(const flow_net *net, uint32_t link);
 
 /* Bring every active flow's bytes up to now, onto its links (what a
  * recomputation does first): flow_net_link_bytes is then exact at this

@@ -54,7 +54,6 @@ struct flow_net {
     const double *link_capacity; /* the creator's, per link (flow_net_create) */
     const double *incast;  /* the creator's, per link, or NULL: capacity factor under incast */
     double *load;          /* per link */
-    double *by_link;       /* flow_net_link_bytes' copy per link, NULL until asked for */
     uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
     /* Slots: a link gets a slot the first time a flow uses it, and every
      * other per-link array below is per slot, so a net costs 20 B per link
