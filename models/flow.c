@@ -78,7 +78,7 @@ int flow_grow_slots(flow_net *n, size_t need)
     if (need <= n->cap_slots)
         return 0;
     size_t cap = (size_t)n->cap_slots * 2 > need ? (size_t)n->cap_slots * 2 : need;
-    if (cap > (size_t)n->n_links + 1)
+    if (cap > (size_t)n->n_links / 2) /* most links: all of them, not one more doubling */
         cap = (size_t)n->n_links + 1;
     if (cap < need)
         return -1;
@@ -106,6 +106,11 @@ int flow_grow_slots(flow_net *n, size_t need)
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
     n->cap_slots = (uint32_t)cap;
     return 0;
+}
+
+int flow_net_reserve(flow_net *n, uint32_t n_links)
+{
+    return flow_grow_slots(n, n_links < n->n_links ? (size_t)n_links + 1 : (size_t)n->n_links + 1);
 }
 
 void flow_mark_dirty(flow_net *n, uint32_t link)

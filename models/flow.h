@@ -54,6 +54,10 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
                           flow_done_fn done, void *ctx);
 void flow_net_destroy(flow_net *net); /* NULL-safe */
 
+/* Room for the state of n_links links up front (a net whose flows will use
+ * most of its links: no growth on the way). 0 or -1 (out of memory). */
+int flow_net_reserve(flow_net *net, uint32_t n_links);
+
 /* Start a flow now. Usages may name a link more than once (weights add).
  * rate_cap in bytes/s (INFINITY for none), latency_s >= 0. A flow with no
  * usages and no cap, or with no bytes, moves instantly. Returns the flow id

@@ -8,7 +8,8 @@
  * (use_off, cls, bneck, flow_mark, comp_flows): 68 bytes. What most flows
  * share - latency, rate cap, usage count and a single weight - is one
  * interned flow_class record. A flow's links are a block of the usage pool
- * (uint32 link ids; a flow with unequal weights adds its weights). A link's
+ * (uint32 link slots, see "Slots" below; a flow with unequal weights adds
+ * its weights). A link's
  * list holds flow ids (4 bytes); once a flow with unequal weights has been
  * on the link, also each entry's weight on it (8 bytes), so that a scan of
  * the link reads its flows' weights in O(1). A 6-hop single-path flow:
@@ -57,10 +58,10 @@ struct flow_net {
     uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
     /* Slots: a link gets a slot the first time a flow uses it, and every
      * other per-link array below is per slot, so a net costs 20 B per link
-     * of the network and the rest per link its flows touched (a collective
-     * of 784 GPUs on a 878K-link fabric touches a few thousand). The pool
-     * and the lists hold slots; busy keeps the network's ids, so a scan
-     * lists links in the same order whatever slots they got. */
+     * of the network and the rest per link its flows touched (the DP
+     * buckets of 6,272 GPUs touch 36K of the 100K fat-tree's 878K links).
+     * The pool and the lists hold slots; busy keeps the network's ids, so a
+     * scan lists links in the same order whatever slots they got. */
     uint32_t *slot_of;     /* per link: its slot + 1, 0 for none yet */
     uint32_t *link_of;     /* per slot: its link */
     uint32_t n_slots, cap_slots;
