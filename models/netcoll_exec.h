@@ -25,8 +25,12 @@ typedef struct nc_exec nc_exec;
 typedef void (*nc_exec_done_fn)(void *ctx, uint64_t tag);
 
 /* A flow net over f's links (capacities and incast efficiency) on eng; the
- * engine and fabric must outlive the executor. NULL when out of memory. */
+ * engine and fabric must outlive the executor. NULL when out of memory.
+ * The net holds every link's state from the start (a whole iteration's
+ * traffic); nc_exec_create_sparse gives a link its state when a flow first
+ * uses it (one collective on a large fabric: the links it touches). */
 nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f);
+nc_exec *nc_exec_create_sparse(sim_engine *eng, const nc_fabric *f);
 void nc_exec_destroy(nc_exec *x); /* NULL-safe; runs still in flight are dropped */
 
 /* Start plan p now (its first phases route and start at once). The plan

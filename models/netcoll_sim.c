@@ -26,7 +26,7 @@ int nc_simulate(const nc_plan *p, const nc_fabric *f, nc_result *out, sim_error 
 {
     memset(out, 0, sizeof *out);
     alone a = {.eng = sim_engine_create()};
-    nc_exec *x = a.eng ? nc_exec_create(a.eng, f) : NULL;
+    nc_exec *x = a.eng ? nc_exec_create_sparse(a.eng, f) : NULL;
     int rc = x ? nc_exec_start(x, p, 0, plan_done, &a, 0, err)
                : sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory in the flow model");
     if (!rc) {

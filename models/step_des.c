@@ -690,9 +690,9 @@ static int record(des *z)
         sr->gantt[i].start_s = z->t_start[(size_t)slow * n + i];
         sr->gantt[i].end_s = z->t_end[(size_t)slow * n + i];
     }
-    const double *bytes = flow_net_link_bytes(nc_exec_net(z->x));
+    const flow_net *net = nc_exec_net(z->x);
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
-        z->out->link_bytes[l] += bytes[step_des_net_link(z, l)];
+        z->out->link_bytes[l] += flow_net_link_bytes(net, step_des_net_link(z, l));
     step_des_hot_links(z);
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;
