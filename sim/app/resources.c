@@ -13,6 +13,7 @@
 #endif
 
 #include "failure_process.h"
+#include "step.h"
 #include "units.h"
 
 /* Measured per-item costs (x86-64, glibc, Release build), rounded up:
@@ -31,15 +32,19 @@
  *  - the concurrent iteration (step_des.c), measured on superpod-h100
  *    (16,384 GPUs, 128 replicas x 16 stages x 8 chunks x 16 micro-batches:
  *    100 MB peak of dcsim step against 39 MB isolated): 90 B per directed link (link
- *    activity by class, samples, the flow net's link slots: 8 B), 16 B per task of every replica (start and
- *    end), 2 B per input of every replica's model position and micro-batch,
- *    1,100 B per cached PP send plan with its share of the flow and event
- *    state (two per replica and stage boundary);
+ *    activity by class, samples, the flow net's link slots: 8 B), 24 B per task of every replica (start,
+ *    end, what SM sharing added to it: step_sm.c), 2 B per input of every replica's model position and micro-batch,
+ *    2,000 B per cached PP send plan with its share of the flow and event
+ *    state (two per replica and stage boundary: 1,100 B covered
+ *    superpod-h100, but the built-in default's ECMP collisions on 7:1
+ *    spines keep more flows in flight, 147 MB peak on 2026-12-02 where
+ *    that gave 124 MB), and the flow log at its cap (step_flow records:
+ *    9.6 MB at the default 100,000);
  *  - the program itself: 24 MB. */
 #define DES_LINK_BYTES 90.0
-#define DES_TASK_BYTES 16.0
+#define DES_TASK_BYTES 24.0
 #define DES_ARRIVAL_BYTES 2.0
-#define DES_PLAN_BYTES 1100.0
+#define DES_PLAN_BYTES 2000.0
 #define STREAM_BYTES 220.0
 #define FABRIC_LINK_BYTES 32.0
 #define STEP_LINK_BYTES 160.0
@@ -139,6 +144,8 @@ void res_estimate_run(const scn_scenario *s, unsigned flags, unsigned campaigns,
         if ((flags & RES_STEP) && s->step.concurrent && p->dp && p->micro_batch) {
             double replicas = p->dp, positions = (double)p->pp * (p->vpp ? p->vpp : 1);
             double m = (double)p->global_batch / ((double)p->micro_batch * p->dp);
+            /* the flow log, at its cap (step_flows.c: at most cap records) */
+            out->step_bytes += (double)s->step.flow_log * sizeof(step_flow);
             out->step_bytes += DES_LINK_BYTES * links +
                                replicas * positions * (2 * m * DES_TASK_BYTES +
                                                        2 * m * DES_ARRIVAL_BYTES +
