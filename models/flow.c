@@ -80,6 +80,28 @@ void flow_net_destroy(flow_net *n)
     free(n);
 }
 
+int flow_net_reset(flow_net *n, sim_engine *eng)
+{
+    if (n->n_active || n->n_free != n->n_flows)
+        return -1;
+    size_t L = (size_t)n->n_links + 1;
+    memset(n->load, 0, L * sizeof *n->load);
+    memset(n->link_bytes, 0, L * sizeof *n->link_bytes);
+    memset(n->link_mark, 0, L * sizeof *n->link_mark);
+    memset(n->is_dirty, 0, L * sizeof *n->is_dirty);
+    memset(n->busy, 0, (L / 64 + 1) * sizeof *n->busy);
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        n->flow_mark[f] = 0; /* held the free list's links */
+    flow_store_reset(n);
+    n->eng = eng;
+    n->n_flows = n->n_free = n->n_active = n->n_capped_active = 0;
+    n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
+    n->n_dirty = n->epoch = n->heap_n = 0;
+    n->recompute_pending = 0;
+    memset(&n->stats, 0, sizeof n->stats);
+    return 0;
+}
+
 void flow_mark_dirty(flow_net *n, uint32_t link)
 {
     if (!n->is_dirty[link]) { /* each link once: the list never outgrows the links */

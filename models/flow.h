@@ -52,6 +52,15 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
                           flow_done_fn done, void *ctx);
 void flow_net_destroy(flow_net *net); /* NULL-safe */
 
+/* Back to the state flow_net_create returns (no flows, zero loads and
+ * bytes, fresh stats and ids), keeping the net's memory: a run on a reset
+ * net computes the same rates, ids and events as on a new one, without
+ * allocating and zeroing its per-link arrays again (O(links) memset, no
+ * page faults). Only once every flow is delivered; returns 0, or -1 (and
+ * changes nothing) while a flow is active or its delivery pending. The
+ * engine may be another (or the same one after sim_engine_reset). */
+int flow_net_reset(flow_net *net, sim_engine *eng);
+
 /* Start a flow now. Usages may name a link more than once (weights add).
  * rate_cap in bytes/s (INFINITY for none), latency_s >= 0. A flow with no
  * usages and no cap, or with no bytes, moves instantly. Returns the flow id
