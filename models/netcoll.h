@@ -273,6 +273,8 @@ int nc_simulate(const nc_plan *plan, const nc_fabric *f, nc_result *out, sim_err
 typedef struct nc_sim_cache nc_sim_cache;
 nc_sim_cache *nc_sim_cache_create(void); /* empty (filled on first use); NULL: no memory */
 void nc_sim_cache_destroy(nc_sim_cache *c); /* NULL-safe */
+/* Free what it holds, keeping it (to be filled again on next use); NULL-safe. */
+void nc_sim_cache_trim(nc_sim_cache *c);
 
 /* The closed-form time of the plan (see above; netcoll_analytic.c). */
 int nc_analytic(const nc_plan *plan, const nc_fabric *f, nc_result *out, sim_error *err);

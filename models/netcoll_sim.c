@@ -23,12 +23,19 @@ nc_sim_cache *nc_sim_cache_create(void)
     return calloc(1, sizeof(nc_sim_cache));
 }
 
-void nc_sim_cache_destroy(nc_sim_cache *c)
+void nc_sim_cache_trim(nc_sim_cache *c)
 {
     if (!c)
         return;
     nc_exec_destroy(c->x);
     sim_engine_destroy(c->eng);
+    c->x = NULL;
+    c->eng = NULL;
+}
+
+void nc_sim_cache_destroy(nc_sim_cache *c)
+{
+    nc_sim_cache_trim(c);
     free(c);
 }
 
