@@ -34,34 +34,18 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->done = done;
     n->ctx = ctx;
     n->n_links = n_links;
+    n->link_capacity = capacity;
     size_t L = (size_t)n_links + 1;
-    n->capacity = malloc(L * sizeof *n->capacity);
     n->load = calloc(L, sizeof *n->load);
-    n->link_bytes = calloc(L, sizeof *n->link_bytes);
-    n->on_link = calloc(L, sizeof *n->on_link);
     n->busy = calloc(L / 64 + 1, sizeof *n->busy);
-    n->level = malloc(L * sizeof *n->level);
-    n->link_mark = calloc(L, sizeof *n->link_mark);
-    n->comp_links = malloc(L * sizeof *n->comp_links);
-    n->cap_left = malloc(L * sizeof *n->cap_left);
-    n->w_unfrozen = malloc(L * sizeof *n->w_unfrozen);
-    n->n_unfrozen = malloc(L * sizeof *n->n_unfrozen);
-    n->heap = malloc(L * sizeof *n->heap);
-    n->heap_pos = malloc(L * sizeof *n->heap_pos);
-    n->heap_share = malloc(L * sizeof *n->heap_share);
-    n->touched = malloc(L * sizeof *n->touched);
-    n->dirty = malloc(L * sizeof *n->dirty);
-    n->is_dirty = calloc(L, sizeof *n->is_dirty);
+    n->slot_of = calloc(L, sizeof *n->slot_of);
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
     n->free_class = NO_CLASS;
-    if (!n->capacity || !n->load || !n->link_bytes || !n->on_link || !n->busy || !n->link_mark ||
-        !n->level || !n->dirty || !n->is_dirty ||
-        !n->comp_links || !n->cap_left || !n->w_unfrozen || !n->n_unfrozen || !n->heap ||
-        !n->heap_pos || !n->heap_share || !n->touched) {
+    if (!n->load || !n->busy || !n->slot_of ||
+        flow_grow_slots(n, n_links < 64 ? n_links + 1 : 64)) {
         flow_net_destroy(n);
         return NULL;
     }
-    memcpy(n->capacity, capacity, (size_t)n_links * sizeof *capacity);
     return n;
 }
 
@@ -70,11 +54,10 @@ void flow_net_destroy(flow_net *n)
     if (!n)
         return;
     flow_store_free(n);
-    free(n->incast);
-    void *arrays[] = {n->capacity, n->load, n->link_bytes, n->on_link, n->busy, n->link_mark,
-                      n->comp_links, n->cap_left, n->w_unfrozen, n->n_unfrozen, n->heap,
-                      n->heap_pos, n->heap_share, n->dirty, n->touched, n->level,
-                      n->is_dirty};
+    void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of, n->capacity,
+                      n->on_link, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
+                      n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->dirty,
+                      n->touched, n->level, n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(n);
@@ -84,11 +67,16 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
 {
     if (n->n_active || n->n_free != n->n_flows)
         return -1;
-    size_t L = (size_t)n->n_links + 1;
-    memset(n->load, 0, L * sizeof *n->load);
-    memset(n->link_bytes, 0, L * sizeof *n->link_bytes);
-    memset(n->link_mark, 0, L * sizeof *n->link_mark);
-    memset(n->is_dirty, 0, L * sizeof *n->is_dirty);
+    /* the slots go back to no link, to be given again in first-use order as
+     * on a new net; their lists are empty and keep their arrays */
+    for (uint32_t l = 0; l < n->n_slots; l++)
+        n->slot_of[n->link_of[l]] = 0;
+    size_t S = n->n_slots, L = (size_t)n->n_links + 1;
+    memset(n->link_bytes, 0, S * sizeof *n->link_bytes);
+    memset(n->link_mark, 0, S * sizeof *n->link_mark);
+    memset(n->is_dirty, 0, S * sizeof *n->is_dirty);
+    n->n_slots = 0;
+    memset(n->load, 0, L * sizeof *n->load); /* a failed route may leave its bias */
     memset(n->busy, 0, (L / 64 + 1) * sizeof *n->busy);
     for (uint32_t f = 0; f < n->n_flows; f++)
         n->flow_mark[f] = 0; /* held the free list's links */
@@ -100,6 +88,56 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
     n->recompute_pending = 0;
     memset(&n->stats, 0, sizeof n->stats);
     return 0;
+}
+
+/* realloc *p to n elements of elem bytes; 0 or -1 (*p kept) */
+static int regrow(void *p, size_t n, size_t elem)
+{
+    void *q = realloc(*(void **)p, n * elem);
+    if (!q)
+        return -1;
+    *(void **)p = q;
+    return 0;
+}
+
+int flow_grow_slots(flow_net *n, size_t need)
+{
+    if (need <= n->cap_slots)
+        return 0;
+    size_t cap = (size_t)n->cap_slots * 2 > need ? (size_t)n->cap_slots * 2 : need;
+    if (cap > (size_t)n->n_links / 2) /* most links: all of them, not one more doubling */
+        cap = (size_t)n->n_links + 1;
+    if (cap < need)
+        return -1;
+    if (regrow(&n->link_of, cap, sizeof *n->link_of) ||
+        regrow(&n->capacity, cap, sizeof *n->capacity) ||
+        regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
+        regrow(&n->on_link, cap, sizeof *n->on_link) ||
+        regrow(&n->link_mark, cap, sizeof *n->link_mark) ||
+        regrow(&n->comp_links, cap, sizeof *n->comp_links) ||
+        regrow(&n->cap_left, cap, sizeof *n->cap_left) ||
+        regrow(&n->w_unfrozen, cap, sizeof *n->w_unfrozen) ||
+        regrow(&n->n_unfrozen, cap, sizeof *n->n_unfrozen) ||
+        regrow(&n->heap, cap, sizeof *n->heap) ||
+        regrow(&n->heap_pos, cap, sizeof *n->heap_pos) ||
+        regrow(&n->heap_share, cap, sizeof *n->heap_share) ||
+        regrow(&n->dirty, cap, sizeof *n->dirty) ||
+        regrow(&n->touched, cap, sizeof *n->touched) ||
+        regrow(&n->level, cap, sizeof *n->level) ||
+        regrow(&n->is_dirty, cap, sizeof *n->is_dirty))
+        return -1; /* the grown ones are only larger: cap_slots stays */
+    size_t old = n->cap_slots;
+    memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
+    memset(n->on_link + old, 0, (cap - old) * sizeof *n->on_link);
+    memset(n->link_mark + old, 0, (cap - old) * sizeof *n->link_mark);
+    memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
+    n->cap_slots = (uint32_t)cap;
+    return 0;
+}
+
+int flow_net_reserve(flow_net *n, uint32_t n_links)
+{
+    return flow_grow_slots(n, n_links < n->n_links ? (size_t)n_links + 1 : (size_t)n->n_links + 1);
 }
 
 void flow_mark_dirty(flow_net *n, uint32_t link)
@@ -278,7 +316,7 @@ uint32_t flow_busy_links(const flow_net *n, uint32_t *out)
     uint32_t nl = 0;
     for (uint32_t w = 0; w <= n->n_links / 64; w++)
         for (uint64_t b = n->busy[w]; b; b &= b - 1) /* lowest set bit first */
-            out[nl++] = 64 * w + (uint32_t)__builtin_ctzll(b);
+            out[nl++] = n->slot_of[64 * w + (uint32_t)__builtin_ctzll(b)] - 1;
     return nl;
 }
 
@@ -398,29 +436,19 @@ const double *flow_net_link_load(const flow_net *n) { return n->load; }
 
 int flow_net_set_incast(flow_net *n, const double *eff)
 {
-    if (!eff) {
-        free(n->incast);
-        n->incast = NULL;
-        return 0;
-    }
-    for (uint32_t l = 0; l < n->n_links; l++)
+    for (uint32_t l = 0; eff && l < n->n_links; l++)
         if (!(eff[l] > 0 && eff[l] <= 1))
             return -1;
-    double *copy = malloc(((size_t)n->n_links + 1) * sizeof *copy);
-    if (!copy)
-        return -1;
-    memcpy(copy, eff, (size_t)n->n_links * sizeof *copy);
-    free(n->incast);
-    n->incast = copy;
+    n->incast = eff;
     return 0;
 }
 
-/* Link l's capacity now: reduced by the incast factor while two or more
+/* Slot l's capacity now: reduced by the incast factor while two or more
  * flows converge on it. */
 double flow_link_capacity(const flow_net *n, uint32_t l)
 {
     if (n->incast && n->on_link[l].n >= 2)
-        return n->capacity[l] * n->incast[l];
+        return n->capacity[l] * n->incast[n->link_of[l]];
     return n->capacity[l];
 }
 
@@ -429,24 +457,29 @@ void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)
     for (size_t i = 0; i < k; i++)
         if (u[i].link < n->n_links) {
             n->load[u[i].link] += sign * u[i].weight;
-            if (n->on_link[u[i].link].n == 0 && sign < 0)
+            uint32_t g = u[i].link;
+            if (sign < 0 && !(n->busy[g >> 6] >> (g & 63) & 1))
                 n->load[u[i].link] = 0; /* no rounding residue on an idle link */
         }
 }
 double flow_rate(const flow_net *n, uint32_t f) { return f < n->n_flows ? n->rate[f] : 0; }
 uint32_t flow_active_count(const flow_net *n) { return n->n_active; }
 const flow_stats *flow_net_stats(const flow_net *n) { return &n->stats; }
-const double *flow_net_link_bytes(const flow_net *n) { return n->link_bytes; }
+double flow_net_link_bytes(const flow_net *n, uint32_t link)
+{
+    return link < n->n_links && n->slot_of[link] ? n->link_bytes[n->slot_of[link] - 1] : 0;
+}
 
 size_t flow_net_memory_bytes(const flow_net *n)
 {
-    size_t L = (size_t)n->n_links + 1, b = sizeof *n;
-    /* capacity, load, link_bytes, cap_left, w_unfrozen, level, heap_share;
-     * link_mark, comp_links, n_unfrozen, heap, heap_pos, touched, dirty; is_dirty */
-    b += L * (7 * sizeof(double) + sizeof(link_list) + 7 * sizeof(uint32_t) + 1);
-    b += (L / 64 + 1) * sizeof(uint64_t); /* busy */
-    b += flow_store_memory_bytes(n);
-    return b + (n->incast ? L * sizeof(double) : 0);
+    size_t L = (size_t)n->n_links + 1, S = n->cap_slots, b = sizeof *n;
+    b += L * (sizeof(double) + sizeof(uint32_t)); /* load, slot_of */
+    b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
+    /* per slot: capacity, link_bytes, cap_left, w_unfrozen, level, heap_share;
+     * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,
+     * touched, dirty; is_dirty */
+    b += S * (6 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
+    return b + flow_store_memory_bytes(n);
 }
 
 void flow_net_set_local_repair(flow_net *n, int is_on) { n->no_repair = !is_on; }
@@ -477,7 +510,7 @@ int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
     return 0;
 }
 
-/* Checks links[0..nl), or every link when links is NULL. */
+/* Checks slots links[0..nl), or every slot when links is NULL. */
 static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t nl,
                               uint32_t *link, double *used)
 {
@@ -503,7 +536,7 @@ static void check_capacity(const flow_net *n, uint32_t nl)
     double used;
     if (capacity_violation(n, n->comp_links, nl, &l, &used)) {
         fprintf(stderr, "flow model invariant broken: link %u carries %.17g B/s > capacity %.17g\n",
-                l, used, flow_link_capacity(n, l));
+                n->link_of[l], used, flow_link_capacity(n, l));
         abort();
     }
 }
@@ -513,9 +546,9 @@ int flow_net_check(const flow_net *n, sim_error *err)
 {
     uint32_t l;
     double used;
-    if (capacity_violation(n, NULL, n->n_links, &l, &used))
+    if (capacity_violation(n, NULL, n->n_slots, &l, &used))
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
-                             "link %u carries %.17g B/s, capacity %.17g", l, used,
+                             "link %u carries %.17g B/s, capacity %.17g", n->link_of[l], used,
                              flow_link_capacity(n, l));
     double in_flight = 0;
     for (uint32_t f = 0; f < n->n_flows; f++)

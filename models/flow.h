@@ -46,19 +46,27 @@ typedef struct flow_stats {
     double bytes_started, bytes_delivered;
 } flow_stats;
 
-/* capacity[n_links] in bytes/s (all > 0); copied. The engine must outlive
- * the net. Returns NULL when out of memory or a capacity is not positive. */
+/* capacity[n_links] in bytes/s (all > 0); not copied: the array and the
+ * engine must outlive the net. The net costs 20 B per link of the network
+ * and about 90 B per link its flows have used (flow_internal.h). Returns
+ * NULL when out of memory or a capacity is not positive. */
 flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
                           flow_done_fn done, void *ctx);
 void flow_net_destroy(flow_net *net); /* NULL-safe */
 
+/* Room for the state of n_links links up front (a net whose flows will use
+ * most of its links: no growth on the way). 0 or -1 (out of memory). */
+int flow_net_reserve(flow_net *net, uint32_t n_links);
+
 /* Back to the state flow_net_create returns (no flows, zero loads and
  * bytes, fresh stats and ids), keeping the net's memory: a run on a reset
- * net computes the same rates, ids and events as on a new one, without
- * allocating and zeroing its per-link arrays again (O(links) memset, no
- * page faults). Only once every flow is delivered; returns 0, or -1 (and
- * changes nothing) while a flow is active or its delivery pending. The
- * engine may be another (or the same one after sim_engine_reset). */
+ * net computes the same rates, ids and events as on a new one. The links'
+ * slots are given again in first-use order; the used slots' state, the
+ * load and the busy bits are zeroed (a memset of 8 B per link, no
+ * allocation, no page faults). Only once every flow is delivered; returns
+ * 0, or -1 (and changes nothing) while a flow is active or its delivery
+ * pending. The engine may be another (or the same one after
+ * sim_engine_reset). A sparse net stays sparse, a reserved one reserved. */
 int flow_net_reset(flow_net *net, sim_engine *eng);
 
 /* Start a flow now. Usages may name a link more than once (weights add).
@@ -74,8 +82,8 @@ uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, doub
 const double *flow_net_link_load(const flow_net *net);
 
 /* Incast: efficiency[l] in (0, 1] scales link l's capacity while two or
- * more flows share it (many-to-one into a receiver); 1 = none. Copied;
- * NULL clears. Returns 0 or -1 (a value out of range, no memory). */
+ * more flows share it (many-to-one into a receiver); 1 = none. Not
+ * copied: the array must outlive the net. NULL clears. Returns 0 or -1 (a value out of range, no memory). */
 int flow_net_set_incast(flow_net *net, const double *efficiency);
 
 /* Add sign x the usage weights to the per-link load without starting a
@@ -89,9 +97,9 @@ double flow_rate(const flow_net *net, uint32_t flow);
 uint32_t flow_active_count(const flow_net *net);
 const flow_stats *flow_net_stats(const flow_net *net);
 
-/* Bytes carried by each link so far (n_links entries), updated at every
- * recomputation and completion (so exact after the run). */
-const double *flow_net_link_bytes(const flow_net *net);
+/* Bytes carried by link so far (0 for a link no flow has used), updated at
+ * every recomputation and completion (so exact after the run). */
+double flow_net_link_bytes(const flow_net *net, uint32_t link);
 
 /* Bring every active flow's bytes up to now, onto its links (what a
  * recomputation does first): flow_net_link_bytes is then exact at this

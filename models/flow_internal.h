@@ -8,7 +8,8 @@
  * (use_off, cls, bneck, flow_mark, comp_flows): 68 bytes. What most flows
  * share - latency, rate cap, usage count and a single weight - is one
  * interned flow_class record. A flow's links are a block of the usage pool
- * (uint32 link ids; a flow with unequal weights adds its weights). A link's
+ * (uint32 link slots, see "Slots" below; a flow with unequal weights adds
+ * its weights). A link's
  * list holds flow ids (4 bytes); once a flow with unequal weights has been
  * on the link, also each entry's weight on it (8 bytes), so that a scan of
  * the link reads its flows' weights in O(1). A 6-hop single-path flow:
@@ -50,11 +51,22 @@ struct flow_net {
     sim_engine *eng;
     flow_done_fn done;
     void *ctx;
-    uint32_t n_links;
-    double *capacity, *load, *link_bytes;
-    double *incast;        /* per link, or NULL: capacity factor under incast */
+    uint32_t n_links;      /* the network's links (ids the caller uses) */
+    const double *link_capacity; /* the creator's, per link (flow_net_create) */
+    const double *incast;  /* the creator's, per link, or NULL: capacity factor under incast */
+    double *load;          /* per link */
+    uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
+    /* Slots: a link gets a slot the first time a flow uses it, and every
+     * other per-link array below is per slot, so a net costs 20 B per link
+     * of the network and the rest per link its flows touched (the DP
+     * buckets of 6,272 GPUs touch 36K of the 100K fat-tree's 878K links).
+     * The pool and the lists hold slots; busy keeps the network's ids, so a
+     * scan lists links in the same order whatever slots they got. */
+    uint32_t *slot_of;     /* per link: its slot + 1, 0 for none yet */
+    uint32_t *link_of;     /* per slot: its link */
+    uint32_t n_slots, cap_slots;
+    double *capacity, *link_bytes; /* per slot */
     link_list *on_link;
-    uint64_t *busy;        /* bit l set: link l carries a flow (on_link[l].n > 0) */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;
@@ -81,6 +93,7 @@ struct flow_net {
     /* attach scratch: merged weights of the flow being started */
     double *attach_w;
     uint32_t *attach_link, attach_cap;
+    uint32_t *attach_slot;  /* the slots of the usages being attached */
     /* recomputation scratch */
     uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
     uint8_t *is_dirty;
@@ -95,6 +108,10 @@ struct flow_net {
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
     flow_stats stats;
 };
+
+/* ---- flow.c ---- */
+/* Room for need slots in every per-slot array; 0 or -1 (nothing lost). */
+int flow_grow_slots(flow_net *n, size_t need);
 
 /* ---- flow_store.c ---- */
 /* Grow the per-flow arrays (by an eighth); 0 or -1. */
@@ -148,15 +165,17 @@ static inline double flow_new_rate(const flow_net *n, uint32_t f)
     return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->level[n->bneck[f]];
 }
 
+/* slot l carries a flow (is_busy) or none */
 static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
 {
-    uint64_t bit = (uint64_t)1 << (l & 63);
-    n->busy[l >> 6] = is_busy ? n->busy[l >> 6] | bit : n->busy[l >> 6] & ~bit;
+    uint32_t g = n->link_of[l];
+    uint64_t bit = (uint64_t)1 << (g & 63);
+    n->busy[g >> 6] = is_busy ? n->busy[g >> 6] | bit : n->busy[g >> 6] & ~bit;
 }
 
 /* ---- flow.c ---- */
-/* Write the links that carry a flow to out, in increasing id order (a scan of
- * the busy bitmap: L / 64 words); returns their count. */
+/* Write the slots of the links that carry a flow to out, in increasing link
+ * id order (a scan of the busy bitmap: L / 64 words); returns their count. */
 uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
 double flow_link_capacity(const flow_net *n, uint32_t l);
 void flow_advance(flow_net *n, uint32_t f, double now);

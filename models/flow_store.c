@@ -214,7 +214,8 @@ static int reserve_scratch(flow_net *n, size_t k)
     if (k <= n->attach_cap)
         return 0;
     if (k > UINT32_MAX - 1 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
-        grow_array((void **)&n->attach_link, k, sizeof *n->attach_link))
+        grow_array((void **)&n->attach_link, k, sizeof *n->attach_link) ||
+        grow_array((void **)&n->attach_slot, k, sizeof *n->attach_slot))
         return -1;
     n->attach_cap = (uint32_t)k;
     return 0;
@@ -246,19 +247,34 @@ static int add_weights(const flow_net *n, link_list *ll)
     return 0;
 }
 
+/* The slot of link g, given one on first use; UINT32_MAX when out of memory. */
+static uint32_t slot_of(flow_net *n, uint32_t g)
+{
+    if (n->slot_of[g])
+        return n->slot_of[g] - 1;
+    if (flow_grow_slots(n, (size_t)n->n_slots + 1))
+        return UINT32_MAX;
+    uint32_t l = n->n_slots++;
+    n->slot_of[g] = l + 1;
+    n->link_of[l] = g;
+    n->capacity[l] = n->link_capacity[g];
+    return l;
+}
+
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
                       double rate_cap, double latency_s)
 {
     if (reserve_scratch(n, k))
         return -1;
+    uint32_t *slot = n->attach_slot;
     for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
-        if (reserve_link(&n->on_link[u[i].link]))
+        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX || reserve_link(&n->on_link[slot[i]]))
             return -1;
     /* f goes on each link once: a repeated link finds f last on its list
      * (repeats are rare; netcoll merges its own), and its weights add in order */
     uint32_t m = 0;
     for (size_t i = 0; i < k; i++) {
-        uint32_t l = u[i].link;
+        uint32_t l = slot[i];
         link_list *ll = &n->on_link[l];
         if (ll->n && ll->flow[ll->n - 1] == f) {
             uint32_t s = m - 1;
@@ -321,9 +337,9 @@ void flow_store_detach(flow_net *n, uint32_t f)
         ll->flow[i] = ll->flow[--ll->n]; /* the last entry fills the hole */
         if (ll->w)
             ll->w[i] = ll->w[ll->n];
-        n->load[l] -= flow_use_weight(n, f, k);
+        n->load[n->link_of[l]] -= flow_use_weight(n, f, k);
         if (ll->n == 0) {
-            n->load[l] = 0; /* no rounding residue on an idle link */
+            n->load[n->link_of[l]] = 0; /* no rounding residue on an idle link */
             flow_set_busy(n, l, 0);
         }
         flow_mark_dirty(n, l);
@@ -351,22 +367,22 @@ size_t flow_store_memory_bytes(const flow_net *n)
                (4 * sizeof(double) + 2 * sizeof(uint64_t) + 5 * sizeof(uint32_t));
     b += n->pool_cap * sizeof(uint32_t);
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
-    b += (size_t)n->attach_cap * (sizeof(double) + sizeof(uint32_t));
+    b += (size_t)n->attach_cap * (sizeof(double) + 2 * sizeof(uint32_t));
     b += (size_t)n->cap_capped * sizeof(uint32_t);
-    for (uint32_t l = 0; l < n->n_links; l++)
+    for (uint32_t l = 0; l < n->n_slots; l++)
         b += (size_t)n->on_link[l].cap * (sizeof(uint32_t) + (n->on_link[l].w ? sizeof(double) : 0));
     return b;
 }
 
 void flow_store_free(flow_net *n)
 {
-    for (uint32_t l = 0; n->on_link && l < n->n_links; l++) {
+    for (uint32_t l = 0; n->on_link && l < n->cap_slots; l++) { /* a reset net's too */
         free(n->on_link[l].flow);
         free(n->on_link[l].w);
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
-                      n->class_hash, n->attach_w, n->attach_link, n->capped};
+                      n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
 }

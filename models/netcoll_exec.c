@@ -337,9 +337,19 @@ static nc_exec *create(sim_engine *eng, const nc_fabric *f, uint32_t n_links_net
     return x;
 }
 
-nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
+nc_exec *nc_exec_create_sparse(sim_engine *eng, const nc_fabric *f)
 {
     return create(eng, f, f->g->n_links, f->g->link_bytes_per_s, NULL);
+}
+
+nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
+{
+    nc_exec *x = nc_exec_create_sparse(eng, f);
+    if (x && flow_net_reserve(x->net, f->g->n_links)) {
+        nc_exec_destroy(x);
+        return NULL;
+    }
+    return x;
 }
 
 nc_exec *nc_exec_create_folded(sim_engine *eng, const nc_fabric *f, flow_fold *fd)
@@ -347,7 +357,12 @@ nc_exec *nc_exec_create_folded(sim_engine *eng, const nc_fabric *f, flow_fold *f
     if (f->incast_efficiency || topo_router_uses_load(f->router) ||
         fd->n_links != f->g->n_links)
         return NULL;
-    return create(eng, f, fd->n_link_cells, fd->link_cell_capacity, fd);
+    nc_exec *x = create(eng, f, fd->n_link_cells, fd->link_cell_capacity, fd);
+    if (x && flow_net_reserve(x->net, fd->n_link_cells)) {
+        nc_exec_destroy(x);
+        return NULL;
+    }
+    return x;
 }
 
 void nc_exec_destroy(nc_exec *x)

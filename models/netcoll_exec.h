@@ -25,14 +25,19 @@ typedef struct nc_exec nc_exec;
 typedef void (*nc_exec_done_fn)(void *ctx, uint64_t tag);
 
 /* A flow net over f's links (capacities and incast efficiency) on eng; the
- * engine and fabric must outlive the executor. NULL when out of memory. */
+ * engine and fabric must outlive the executor. NULL when out of memory.
+ * The net holds every link's state from the start (a whole iteration's
+ * traffic); nc_exec_create_sparse gives a link its state when a flow first
+ * uses it (one collective on a large fabric: the links it touches). */
 nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f);
+nc_exec *nc_exec_create_sparse(sim_engine *eng, const nc_fabric *f);
 void nc_exec_destroy(nc_exec *x); /* NULL-safe; runs still in flight are dropped */
 
-/* Back to the state nc_exec_create(eng, f) returns on the executor's own
- * engine (reset by the caller), keeping its memory (flow_net_reset): for an
- * unfolded executor without link tracking or observer whose plans are all
- * done, on a fabric with the same graph, router and incast efficiency.
+/* Back to the state it was created in (nc_exec_create or _sparse) on the
+ * executor's own engine (reset by the caller), keeping its memory
+ * (flow_net_reset: a sparse net stays sparse): for an unfolded executor
+ * without link tracking or observer whose plans are all done, on a fabric
+ * with the same graph, router and incast efficiency.
  * Returns 0, or -1 (and changes nothing) otherwise. */
 int nc_exec_reset(nc_exec *x, const nc_fabric *f);
 

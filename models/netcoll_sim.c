@@ -64,7 +64,7 @@ int nc_simulate(const nc_plan *p, const nc_fabric *f, nc_result *out, sim_error 
     else
         c->eng = sim_engine_create();
     if (c->eng && !c->x)
-        c->x = nc_exec_create(c->eng, f);
+        c->x = nc_exec_create_sparse(c->eng, f); /* one collective: its links */
     alone a = {.eng = c->eng};
     nc_exec *x = c->x;
     int rc = x ? nc_exec_start(x, p, 0, plan_done, &a, 0, err)

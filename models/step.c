@@ -207,16 +207,15 @@ static double reduce_end(const step_options *o, double last_end, double last_len
     return dc->buckets ? end : last_end;
 }
 
-/* compute lost while a DP collective of stage s runs beside it for
- * `window` seconds: window x k / (S - k) with k its SMs (step_comm_sms) of
- * the GPU's S; 0 without an SM count */
-static double dp_sm_cost(const step_run *sr, const workload *w, const compute_device *dev,
-                         unsigned s, int gather, double window, int *unpriced)
+/* k, the SMs stage s's DP reduction (gather 0) or parameter gather (1)
+ * takes (step_comm_sms); 0 with fewer than two ranks; 0 and *unpriced = 1
+ * when the GPU has no SM count */
+static double dp_sm_k(const step_run *sr, const workload *w, const compute_device *dev,
+                      unsigned s, int gather, int *unpriced)
 {
     const parallel_config *p = &w->par;
     uint32_t ranks[2];
-    unsigned n = p->dp * p->cp;
-    if (n < 2 || !(window > 0))
+    if (p->dp * p->cp < 2)
         return 0;
     if (!dev->sms) {
         *unpriced = 1;
@@ -229,7 +228,24 @@ static double dp_sm_cost(const step_run *sr, const workload *w, const compute_de
     enum nc_collective coll = gather ? NC_ALLGATHER
                               : sr->c[s].dp_kind == COMM_DP_ALLREDUCE ? NC_ALLREDUCE
                                                                       : NC_REDUCESCATTER;
-    double k = step_comm_sms(sr->cx.f, coll, ranks, 2), S = dev->sms;
+    return step_comm_sms(sr->cx.f, coll, ranks, 2);
+}
+
+double step_dp_sm_share(const step_run *sr, const workload *w, const compute_device *dev,
+                        unsigned s, int gather, int *unpriced)
+{
+    double k = dp_sm_k(sr, w, dev, s, gather, unpriced), S = dev->sms;
+    return k > 0 && S > k ? k / (S - k) : 0;
+}
+
+/* compute lost while a DP collective of stage s runs beside it for
+ * `window` seconds: window x k / (S - k) */
+static double dp_sm_cost(const step_run *sr, const workload *w, const compute_device *dev,
+                         unsigned s, int gather, double window, int *unpriced)
+{
+    if (!(window > 0))
+        return 0;
+    double k = dp_sm_k(sr, w, dev, s, gather, unpriced), S = dev->sms;
     return S > k ? window * k / (S - k) : 0;
 }
 
@@ -486,7 +502,9 @@ double step_stage_finish(step_run *sr, const workload *w, const compute_device *
     double smx = dp_sm_cost(sr, w, dev, s, 0, tm->window, &out->sm_contention_unpriced) +
                  dp_sm_cost(sr, w, dev, s, 1, tm->gather - gather_exposed,
                             &out->sm_contention_unpriced);
-    sr->dp_smx[s] = smx;
+    /* the concurrent iteration may have fed the reduction's SMs into the
+     * schedule (step_sm.c): already in the tasks' ends, charged to DP */
+    sr->dp_smx[s] = smx + tm->sm_fed;
     double end = fmax(tm->dp_end, tm->bwd_end + smx) + c[s].optimizer + gather_exposed;
     step_stage *ss = &out->stage[s];
     ss->end_s = end;
@@ -503,14 +521,15 @@ double step_stage_finish(step_run *sr, const workload *w, const compute_device *
     ss->part_s[STEP_EP] = m * (c[s].ep_f + c[s].ep_b) + added[STEP_SC_EP];
     /* DP: what the reduction adds after the stage's last task, the
      * compute its kernels' SMs slowed (smx) included */
-    ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - tm->last_task);
+    ss->part_s[STEP_DP] = fmax(0, end - c[s].optimizer - tm->last_task) + tm->sm_fed;
     ss->part_s[STEP_OPTIMIZER] = c[s].optimizer;
     /* no bucket (no DP traffic): the DP part, if any, starts after the last task */
     ss->dp_start_s = fmin(tm->dp_start, end - c[s].optimizer - ss->part_s[STEP_DP]);
     /* PP: what the transfers add to the schedule; bubble: the rest of the
      * stage's idle time up to the iteration's end (step_finish_profile) */
     ss->part_s[STEP_PP] =
-        fmax(0, tm->pp_added - added[STEP_SC_TP] - added[STEP_SC_CP] - added[STEP_SC_EP]);
+        fmax(0, tm->pp_added - added[STEP_SC_TP] - added[STEP_SC_CP] - added[STEP_SC_EP] -
+                    tm->sm_fed);
     if (tm->all_ready - tm->nominal_ready > out->wait_s)
         out->wait_s = tm->all_ready - tm->nominal_ready;
     return end;

@@ -66,6 +66,10 @@ typedef struct step_options {
                                     a user override, 1 = off (the default) */
     const double *gpu_speed;    /* per GPU, > 0, 1 = nominal (stragglers < 1); NULL = all 1 */
     unsigned n_gpu_speed;
+    int sm_stage_end;           /* concurrent: 1 adds the SMs DP's kernels take from
+                                   overlapped compute at the stage's end (the isolated
+                                   rule); 0 (default) feeds them into the schedule
+                                   (step_sm.c). The isolated iteration always adds them */
     int no_fold;                /* concurrent: 1 never folds identical replicas into one
                                    (the default 0 folds where it is exact: step_des.c) */
     size_t flow_log;            /* the concurrent iteration records at most this many flows
@@ -170,6 +174,9 @@ typedef struct step_profile {
     double kernel_s[OP_KIND_COUNT];
     double sm_contention_s;
     double dp_sm_contention_s;
+    int dp_sm_in_schedule;           /* 1: the concurrent iteration fed the SMs of DP in
+                                        flight into its tasks (step_sm.c); 0: added at the
+                                        stage's end */
     int sm_contention_unpriced;      /* 1: overlap hid communication but the GPU gives no SM
                                         count, so its SM cost is not priced */
     double coll_total_s[COMM_KIND_COUNT];

@@ -134,18 +134,28 @@ static void try_start(des *z, unsigned d, unsigned s)
     double len = step_chunk_time(z->w, z->sr->c, s, t->chunk, 1 / z->speed[ds], t->backward);
     z->busy[ds] = 1;
     z->t_start[ds * z->per_stage + z->next[ds]] = now;
+    step_sm_task_start(z, ds);
     if (t->backward && ++z->bwd_started[(size_t)d * z->n_pos + j] == z->m)
         chain_report(z, j, d, now, len);
     if (z->sc_kinds && z->sc_kinds[s]) { /* TP, CP or EP flows: in segments */
         int rc = step_sc_task(z, d, s, len);
         if (rc)
             step_des_fail(z, rc);
-    } else if (!sim_schedule_in(z->eng, len, 0, KIND_STEP_TASK_END, step_des_task_end, z, ds)) {
-        step_des_fail(z, no_memory(z));
+    } else {
+        int rc = step_sm_arm(z, ds, len, KIND_STEP_TASK_END, step_des_task_end);
+        if (rc)
+            step_des_fail(z, rc);
     }
 }
 
 static void stage_check(des *z, unsigned s);
+
+/* stage s's tasks may end after their isolated length: in segments (TP,
+ * CP or EP flows) or slowed by the SMs of DP in flight (step_sm.c) */
+static int may_outlast(const des *z, unsigned s)
+{
+    return (z->sc_kinds && z->sc_kinds[s]) || (z->sm_q && z->sm_q[s] > 0);
+}
 
 void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data)
 {
@@ -154,12 +164,13 @@ void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data)
     size_t k = z->next[data]++;
     z->busy[data] = 0;
     z->t_end[data * z->per_stage + k] = sim_now(eng);
+    step_sm_task_end(z, data, k);
     const sched_task *t = task(z, s, k);
     unsigned j = t->chunk * z->P + s;
     int rc = 0;
-    /* a task in segments (TP, CP or EP flows) may end after its isolated
-     * length: the chain learns its last backward's real end */
-    if (t->backward && z->sc_kinds && z->sc_kinds[s] &&
+    /* a task may end after its isolated length: the chain learns its last
+     * backward's real end */
+    if (t->backward && may_outlast(z, s) &&
         z->bwd_started[(size_t)d * z->n_pos + j] == z->m) {
         z->last_len[(size_t)j * z->D + d] = sim_now(eng) - z->last_start[(size_t)j * z->D + d];
         if (++z->last_ended[j] == z->D && z->chain_waits[j]) {
@@ -216,11 +227,13 @@ static void chain_report(des *z, unsigned j, unsigned d, double start, double le
 
 /* the chain's next bucket, once every replica has reported its last
  * backward; a bucket that needs the backwards' ends (the last, or every
- * one without overlap-grad-reduce) waits for tasks in segments to end */
+ * one without overlap-grad-reduce) waits for them where a task may
+ * outlast its isolated length (the others become ready on the backward's
+ * isolated clock) */
 static void chain_resume(des *z, unsigned j)
 {
     unsigned i = z->bucket_next[j], buckets = z->sr->dc[j].buckets;
-    if (z->sc_kinds && z->sc_kinds[j % z->P] && z->last_ended[j] < z->D &&
+    if (may_outlast(z, j % z->P) && z->last_ended[j] < z->D &&
         (!z->o->overlap_grad_reduce || i + 1 >= buckets)) {
         z->chain_waits[j] = 1;
         return;
@@ -242,6 +255,7 @@ static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
     des *z = ctx;
     unsigned j = (unsigned)data;
     z->b_start[z->bucket_first[j] + z->bucket_next[j]] = sim_now(eng);
+    step_sm_dp(z, j % z->P, +1);
     uint64_t tag = (uint64_t)j << 2 | TAG_DP;
     int rc = z->folded ? nc_exec_start_folded(z->x, &z->dp_plan[j], z->dp_first[j], CLASS_DP,
                                               step_des_plan_done, z, tag, z->err)
@@ -255,6 +269,7 @@ static void bucket_done(des *z, unsigned j)
 {
     double now = sim_now(z->eng);
     z->b_end[z->bucket_first[j] + z->bucket_next[j]] = now;
+    step_sm_dp(z, j % z->P, -1);
     unsigned i = ++z->bucket_next[j];
     if (i == z->sr->dc[j].buckets)
         chain_done(z, j, now);
@@ -459,6 +474,17 @@ static void finish_stage(des *z, unsigned s)
     tm.pp_added = pipeline_end(z, slow) - ideal_iteration(z, slow);
     for (int k = 0; z->sc_added && k < STEP_SC_KINDS; k++)
         tm.coll_added[k] = z->sc_added[((size_t)slow * P + s) * STEP_SC_KINDS + (unsigned)k];
+    if (z->sm_q) { /* the SMs of DP in flight are in the tasks' ends (step_sm.c) */
+        tm.window = 0;
+        /* what they added to the replica's pipeline: the stretches of the
+         * tasks on its critical path, no more than the pipeline grew
+         * beyond the free-transfer schedule less what TP, CP and EP
+         * contention added */
+        double room = tm.pp_added;
+        for (int k = 0; k < STEP_SC_KINDS; k++)
+            room -= tm.coll_added[k];
+        tm.sm_fed = fmin(step_sm_on_path(z, slow), fmax(0, room));
+    }
     double end = step_stage_finish(z->sr, z->w, z->dev, z->o, s, &tm, z->out);
     z->iteration = fmax(z->iteration, end);
     z->stage_state[s] = 2;
@@ -574,7 +600,7 @@ static int set_up(des *z)
     free(ranks);
     if (!rc)
         rc = step_sc_set_up(z);
-    if (rc || (rc = step_des_fold(z)) != 0)
+    if (rc || (rc = step_des_fold(z)) != 0 || (rc = step_sm_set_up(z)) != 0)
         return rc;
     for (unsigned s = 0; s < z->P; s++)
         z->tasks_left[s] = (uint32_t)(z->D * z->per_stage);
@@ -621,6 +647,7 @@ static void free_all(des *z)
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         free(ptrs[i]);
     step_sc_free(z);
+    step_sm_free(z);
     nc_exec_destroy(z->x);
     flow_fold_free(&z->fold);
     sim_engine_destroy(z->eng);
@@ -663,9 +690,9 @@ static int record(des *z)
         sr->gantt[i].start_s = z->t_start[(size_t)slow * n + i];
         sr->gantt[i].end_s = z->t_end[(size_t)slow * n + i];
     }
-    const double *bytes = flow_net_link_bytes(nc_exec_net(z->x));
+    const flow_net *net = nc_exec_net(z->x);
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
-        z->out->link_bytes[l] += bytes[step_des_net_link(z, l)];
+        z->out->link_bytes[l] += flow_net_link_bytes(net, step_des_net_link(z, l));
     step_des_hot_links(z);
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;

@@ -21,6 +21,18 @@ typedef struct sc_shape {
                                     (0: none of this kind on the net) */
 } sc_shape;
 
+/* replica d's stage s's compute timer (step_sm.c): work in seconds at
+ * every SM, re-timed when the stage's rate changes */
+typedef struct step_sm_timer {
+    sim_handler_fn fn;          /* what runs when the work is done */
+    unsigned kind;              /* its event kind */
+    sim_event_id event;         /* 0: not armed */
+    double armed, mark;         /* when armed; when work was last brought up to date */
+    double work, total;         /* work left at mark; work when armed */
+    double added;               /* what slower SMs added to the stage's timers so far */
+    double at_task_start;       /* added when the running task started */
+} step_sm_timer;
+
 typedef struct des {
     const workload *w;
     step_run *sr;
@@ -82,12 +94,18 @@ typedef struct des {
     nc_plan *sc_plan;           /* per (((kind, owner), s, dir), ch), built on first use;
                                    owner the replica (TP, CP) or expert group (EP) */
     uint32_t *sc_seg;           /* per (d, s): the running task's segment */
-    double *sc_t0, *sc_len;     /* per (d, s): the segment's start and length */
+    double *sc_due, *sc_len;    /* per (d, s): when the segment's time is (was) up, its
+                                   length */
     uint8_t *sc_wait;           /* per (d, s): bit k, kind k's flows running; bit 7, the
                                    segment's time not up */
     uint8_t *sc_last;           /* per (d, s): the kind whose flows ended last */
     double *sc_added;           /* per ((d, s), kind): what contention added */
     uint32_t *sc_arrived;       /* per (expert group, s): replicas at the EP plan's start */
+    /* SM sharing in the schedule (step_sm.c); NULL sm_q: off */
+    double *sm_q;               /* per stage: k / (S - k) of its DP group's kernels */
+    unsigned *sm_running;       /* per stage: DP buckets in flight */
+    step_sm_timer *sm_timer;    /* per (d, s) */
+    double *sm_task;            /* per (d, s, k): what slower SMs added to the k-th task */
 } des;
 
 /* the plan of replica d's send over boundary b, dir 0 forward (b -> b + 1)
@@ -135,6 +153,25 @@ int step_sc_task(des *z, unsigned d, unsigned s, double len);
 void step_sc_done(des *z, uint64_t v);
 void step_sc_who(const des *z, uint64_t v, step_flow *who);
 void step_sc_free(des *z);
+
+/* SM sharing in the schedule (step_sm.c). set_up: each stage's q (none
+ * without the concurrent iteration, with sm-sharing="stage-end" or where
+ * no stage's DP takes SMs); 0 or an error code. arm: after `work` seconds
+ * of compute at every SM, fn(z, ds) runs (an event of kind `kind`); 0 or
+ * an error code. dp: delta DP buckets of stage s start (+1) or end (-1).
+ * added: what slower SMs added to replica d's stage s. */
+int step_sm_set_up(des *z);
+int step_sm_arm(des *z, size_t ds, double work, unsigned kind, sim_handler_fn fn);
+void step_sm_dp(des *z, unsigned s, int delta);
+/* replica d's stage s starts its next task / ends its k-th task */
+void step_sm_task_start(des *z, size_t ds);
+void step_sm_task_end(des *z, size_t ds, size_t k);
+/* what slower SMs added to the tasks on the critical path of replica d's
+ * pipeline, walked back from its last task: each task's predecessor is the
+ * stage's task before it where that one's end started it, else the task
+ * that sent its input */
+double step_sm_on_path(const des *z, unsigned d);
+void step_sm_free(des *z);
 
 /* the flow net's link for fabric link l (its cell when folded) */
 static inline uint32_t step_des_net_link(const des *z, uint32_t l)

@@ -30,13 +30,13 @@ void step_des_sample(sim_engine *eng, void *ctx, uint64_t data)
         z->cap_bins = cap;
     }
     flow_net_sync(net);
-    const double *bytes = flow_net_link_bytes(net), *cap = z->f->g.link_bytes_per_s;
+    const double *cap = z->f->g.link_bytes_per_s;
     double *peak = z->peak + (size_t)z->n_bins * STEP_TIERS;
     double *mean = z->mean + (size_t)z->n_bins * STEP_TIERS;
     for (int t = 0; t < STEP_TIERS; t++)
         peak[t] = mean[t] = 0;
     for (uint32_t l = 0; l < z->f->g.n_links; l++) {
-        double now_bytes = bytes[step_des_net_link(z, l)];
+        double now_bytes = flow_net_link_bytes(net, step_des_net_link(z, l));
         double u = (now_bytes - z->prev_bytes[l]) / (cap[l] * z->bin_s);
         z->prev_bytes[l] = now_bytes;
         peak[z->tier[l]] = fmax(peak[z->tier[l]], u);

@@ -86,7 +86,16 @@ typedef struct stage_timing {
     double slow_speed;    /* that replica's stage speed (1 nominal) */
     double coll_added[STEP_SC_KINDS]; /* what contention added to that replica's tasks
                                          on the stage through its TP, CP and EP flows */
+    double sm_fed;        /* what the SMs of DP in flight added to that replica's tasks on
+                             the stage (step_sm.c; then window is 0) */
 } stage_timing;
+
+/* q = k / (S - k) for stage s's DP reduction (gather 0) or parameter
+ * gather (1): k its kernels' SMs (step_comm_sms), S the GPU's; compute
+ * beside it takes 1 + q as long (rule 1). 0 with fewer than two ranks;
+ * 0 and *unpriced = 1 when the GPU has no SM count. */
+double step_dp_sm_share(const step_run *sr, const workload *w, const compute_device *dev,
+                        unsigned s, int gather, int *unpriced);
 
 double step_stage_finish(step_run *sr, const workload *w, const compute_device *dev,
                          const step_options *o, unsigned s, const stage_timing *tm,

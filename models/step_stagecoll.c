@@ -180,13 +180,13 @@ int step_sc_set_up(des *z)
     z->sc_shape = calloc(n_shapes, sizeof *z->sc_shape);
     z->sc_plan = calloc(STEP_SC_KINDS * ds * 2 * z->v, sizeof *z->sc_plan);
     z->sc_seg = calloc(ds, sizeof *z->sc_seg);
-    z->sc_t0 = calloc(ds, sizeof *z->sc_t0);
+    z->sc_due = calloc(ds, sizeof *z->sc_due);
     z->sc_len = calloc(ds, sizeof *z->sc_len);
     z->sc_wait = calloc(ds, 1);
     z->sc_last = calloc(ds, 1);
     z->sc_added = calloc(ds * STEP_SC_KINDS, sizeof *z->sc_added);
     z->sc_arrived = calloc((size_t)(groups ? groups : 1) * z->P, sizeof *z->sc_arrived);
-    if (!z->sc_shape || !z->sc_plan || !z->sc_seg || !z->sc_t0 || !z->sc_len || !z->sc_wait ||
+    if (!z->sc_shape || !z->sc_plan || !z->sc_seg || !z->sc_due || !z->sc_len || !z->sc_wait ||
         !z->sc_last || !z->sc_added || !z->sc_arrived)
         return no_memory(z);
     return shapes(z);
@@ -198,7 +198,7 @@ static int segment_begin(des *z, size_t ds);
 
 static void segment_end(des *z, size_t ds)
 {
-    double now = sim_now(z->eng), due = z->sc_t0[ds] + z->sc_len[ds];
+    double now = sim_now(z->eng), due = z->sc_due[ds];
     if (now > due) /* a kind's flows ended after the segment's time: contention */
         z->sc_added[ds * STEP_SC_KINDS + z->sc_last[ds]] += now - due;
     const sched_task *t = running(z, ds);
@@ -222,8 +222,8 @@ static void kind_done(des *z, size_t ds, int k)
 
 static void time_up(sim_engine *eng, void *ctx, uint64_t data)
 {
-    (void)eng;
     des *z = ctx;
+    z->sc_due[data] = sim_now(eng); /* later than planned where SMs were slower */
     z->sc_wait[data] &= (uint8_t)~SC_TIME_UP;
     if (!z->sc_wait[data])
         segment_end(z, data);
@@ -271,10 +271,11 @@ static int segment_begin(des *z, size_t ds)
     const sched_task *t = running(z, ds);
     const sc_shape *sh = &z->sc_shape[shape_at(z, s, t->backward, t->chunk)];
     double len = z->sc_len[ds];
-    z->sc_t0[ds] = sim_now(z->eng);
+    z->sc_due[ds] = sim_now(z->eng) + len;
     z->sc_wait[ds] = SC_TIME_UP;
-    if (!sim_schedule_in(z->eng, len, 0, KIND_STEP_SEGMENT_TIME, time_up, z, ds))
-        return no_memory(z);
+    int rc = step_sm_arm(z, ds, len, KIND_STEP_SEGMENT_TIME, time_up);
+    if (rc)
+        return rc;
     for (int k = 0; k < STEP_SC_KINDS; k++)
         if (z->sc_kinds[s] >> k & 1 && sh->alone[k] > 0)
             z->sc_wait[ds] |= (uint8_t)(1u << k);
@@ -337,7 +338,7 @@ void step_sc_free(des *z)
     if (z->sc_plan)
         for (size_t i = 0; i < STEP_SC_KINDS * (size_t)z->D_all * z->P * 2 * z->v; i++)
             nc_plan_free(&z->sc_plan[i]);
-    void *ptrs[] = {z->sc_kinds, z->sc_shape, z->sc_plan, z->sc_seg,  z->sc_t0,
+    void *ptrs[] = {z->sc_kinds, z->sc_shape, z->sc_plan, z->sc_seg,  z->sc_due,
                     z->sc_len,   z->sc_wait,  z->sc_last, z->sc_added, z->sc_arrived};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         free(ptrs[i]);

@@ -181,13 +181,13 @@ size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
 
 /* Hops from every fabric switch to switch t (by switch index). In a folded
  * Clos only the switches above t are filled: the search climbs from t. */
-static const uint16_t *table_to(topo_router *r, uint32_t t)
+static const hop_count *table_to(topo_router *r, uint32_t t)
 {
     uint32_t ti = r->sw_index[t];
     if (r->tables[ti])
         return r->tables[ti];
     const topo_graph *g = r->g;
-    uint16_t *hops = malloc(((size_t)r->n_sw + 1) * sizeof *hops);
+    hop_count *hops = malloc(((size_t)r->n_sw + 1) * sizeof *hops);
     if (!hops) {
         r->out_of_memory = 1; /* topo_route says so, rather than "no route" */
         return NULL;
@@ -199,7 +199,9 @@ static const uint16_t *table_to(topo_router *r, uint32_t t)
     r->queue[tail++] = t;
     while (head < tail) {
         uint32_t u = r->queue[head++];
-        uint16_t du = hops[r->sw_index[u]];
+        hop_count du = hops[r->sw_index[u]];
+        if (du + 1 >= HOP_INF)
+            continue; /* farther than any route may go */
         const uint32_t *links = g->updown ? r->up_links + r->up_offset[u]
                                           : g->out_links + g->out_offset[u];
         uint32_t nl = g->updown ? r->up_offset[u + 1] - r->up_offset[u]
@@ -211,7 +213,7 @@ static const uint16_t *table_to(topo_router *r, uint32_t t)
                 continue;
             if (!g->updown && g->node_group[w] != g->node_group[t])
                 continue; /* Dragonfly family: tables stay inside the group */
-            hops[wi] = (uint16_t)(du + 1);
+            hops[wi] = (hop_count)(du + 1);
             r->queue[tail++] = w;
         }
     }
@@ -223,10 +225,10 @@ static const uint16_t *table_to(topo_router *r, uint32_t t)
 /* The equal-cost next links from switch v towards t: down the table when v
  * is in it, else (folded Clos, below the common ancestors) up, preferring
  * up-neighbours that are in the table. Returns the number written to cand. */
-static uint32_t next_links(topo_router *r, uint32_t v, const uint16_t *hops)
+static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops)
 {
     uint32_t vi = r->sw_index[v];
-    uint16_t dv = hops[vi];
+    hop_count dv = hops[vi];
     uint32_t n = 0;
     const struct sw_hop *a = r->adj + r->adj_offset[vi], *up = r->adj + r->adj_up[vi];
     const struct sw_hop *end = r->adj + r->adj_offset[vi + 1];
@@ -236,11 +238,11 @@ static uint32_t next_links(topo_router *r, uint32_t v, const uint16_t *hops)
                 r->cand[n++] = a->link;
         return n;
     }
-    uint16_t best = HOP_INF;
+    hop_count best = HOP_INF;
     for (a = r->is_layered ? up : a; a < end; a++) {
         if (!a->is_up)
             continue;
-        uint16_t h = hops[a->wi];
+        hop_count h = hops[a->wi];
         if (h < best) { /* a common ancestor: keep only the nearest ones */
             best = h;
             n = 0;
@@ -313,7 +315,7 @@ static void add_usage(topo_router *r, uint32_t l, double w, topo_usage *out, siz
 static int walk_table_single(topo_router *r, uint32_t v, uint32_t t, uint64_t key, uint64_t qp,
                        const double *load, uint32_t *path)
 {
-    const uint16_t *hops = table_to(r, t);
+    const hop_count *hops = table_to(r, t);
     if (!hops)
         return -1;
     int n = 0;
@@ -332,7 +334,7 @@ static int walk_table_single(topo_router *r, uint32_t v, uint32_t t, uint64_t ke
 static int walk_table_spray(topo_router *r, uint32_t v, uint32_t t, double w, topo_usage *out,
                       size_t *n_out)
 {
-    const uint16_t *hops = table_to(r, t);
+    const hop_count *hops = table_to(r, t);
     if (!hops)
         return -1;
     uint32_t nf = 1, steps = 0;

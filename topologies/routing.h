@@ -93,7 +93,7 @@ void topo_router_destroy(topo_router *r); /* NULL-safe */
  * returns their number; returns 0 when src == dst, -1 when a host is not
  * connected or cap is too small (topo_route_max_usages bounds it), and -2
  * when there is no memory for the hop tables (one per destination switch,
- * 2 bytes per fabric switch each). */
+ * 1 byte per fabric switch each). */
 long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const double *link_load,
                 topo_usage *out, size_t cap);
 

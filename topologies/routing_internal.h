@@ -8,7 +8,11 @@
 
 #include "routing.h"
 
-#define HOP_INF UINT16_MAX
+/* Hop counts fit a byte: a route is at most MAX_ROUTE_HOPS links, so a
+ * switch 255 hops or more from the destination is as unreachable as one the
+ * search never meets (a table of 7,220 switches of a k = 76 fat-tree: 7 kB) */
+typedef uint8_t hop_count;
+#define HOP_INF UINT8_MAX
 
 /* x % k == 0 without a division (Granlund & Montgomery 1994, 9): with
  * k = d 2^s, d odd, x is a multiple of k when its low s bits are zero and
@@ -43,7 +47,7 @@ struct topo_router {
     topo_route_config cfg;
     uint32_t n_sw;
     uint32_t *sw_index;      /* node -> fabric switch index, UINT32_MAX otherwise */
-    uint16_t **tables;       /* per destination switch index: hops from every switch */
+    hop_count **tables;      /* per destination switch index: hops from every switch */
     size_t n_tables;
     uint32_t *queue;         /* BFS scratch, n_sw entries */
     uint32_t *group_offset;  /* switches by group (CSR), for Valiant */

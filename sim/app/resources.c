@@ -23,24 +23,27 @@
  *    fat-tree's 33.5M links, 135 MB for k = 128's 4.2M);
  *  - the step tier: 152 B per directed link of flow and link state besides
  *    the hop tables (972 MB peak for k = 128 with 524,288 GPUs, of which
- *    335 MB hop tables), and one hop table of 2 B per fabric switch for
- *    every first-tier switch traffic can go to (routing.h);
+ *    335 MB hop tables, before the hop tables took 1 B an entry and the
+ *    flow net kept its state only for the links its flows use: 129 MB for
+ *    the 100K fat-tree's 878K links on the flow path, 87 MB on the analytic
+ *    one), and one hop table of 1 B per fabric switch for every first-tier
+ *    switch traffic can go to (routing.h);
  *  - the concurrent iteration (step_des.c), measured on superpod-h100
  *    (16,384 GPUs, 128 replicas x 16 stages x 8 chunks x 16 micro-batches:
- *    100 MB peak of dcsim step against 39 MB isolated): 80 B per directed link (link
- *    activity by class, samples), 16 B per task of every replica (start and
+ *    100 MB peak of dcsim step against 39 MB isolated): 90 B per directed link (link
+ *    activity by class, samples, the flow net's link slots: 8 B), 16 B per task of every replica (start and
  *    end), 2 B per input of every replica's model position and micro-batch,
  *    1,100 B per cached PP send plan with its share of the flow and event
  *    state (two per replica and stage boundary);
  *  - the program itself: 24 MB. */
-#define DES_LINK_BYTES 80.0
+#define DES_LINK_BYTES 90.0
 #define DES_TASK_BYTES 16.0
 #define DES_ARRIVAL_BYTES 2.0
 #define DES_PLAN_BYTES 1100.0
 #define STREAM_BYTES 220.0
 #define FABRIC_LINK_BYTES 32.0
 #define STEP_LINK_BYTES 160.0
-#define HOP_ENTRY_BYTES 2.0
+#define HOP_ENTRY_BYTES 1.0
 #define BASE_BYTES (24.0 * 1024 * 1024)
 
 static void take_smaller(res_estimate *out, double bytes, const char *source)

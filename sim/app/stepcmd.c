@@ -22,7 +22,7 @@
 #include "workload.h"
 
 const char usage_step[] =
-    "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold]]\n"
+    "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold] [--sm-stage-end]]\n"
     "                  [--json] [--perfetto FILE.json] [--flow-log N]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
@@ -44,6 +44,10 @@ const char usage_step[] =
     "  --no-fold    with --concurrent: simulate every data-parallel replica even\n"
     "               where they are provably alike (by default they are folded\n"
     "               into one, exactly; same as fold=\"off\")\n"
+    "  --sm-stage-end with --concurrent: add the compute that DP's kernels take\n"
+    "               SMs from at each stage's end, the isolated iteration's rule,\n"
+    "               instead of slowing the tasks they overlap as they run (same\n"
+    "               as sm-sharing=\"stage-end\")\n"
     "  --json       the profile as one JSON object\n"
     "  --perfetto FILE.json\n"
     "               also write the iteration as a Trace Event Format file for\n"
@@ -69,8 +73,9 @@ static void print_attribution(const step_profile *p)
            100 * p->sm_contention_s / p->iteration_s,
            p->sm_contention_unpriced ? " (not priced: the GPU gives no SM count)" : "");
     printf("  %-14s %12.6g s %6.1f %% (counted in dp: the SMs of the overlapped DP "
-           "reduction)\n", "sm-contention-dp", p->dp_sm_contention_s,
-           100 * p->dp_sm_contention_s / p->iteration_s);
+           "reduction, %s)\n", "sm-contention-dp", p->dp_sm_contention_s,
+           100 * p->dp_sm_contention_s / p->iteration_s,
+           p->dp_sm_in_schedule ? "slowing the tasks it overlapped" : "added at the stage's end");
     printf("collectives (critical stage, s):\n  %-18s %12s %12s %12s\n", "kind", "total",
            "exposed", "hidden");
     for (int k = 0; k < COMM_KIND_COUNT; k++)
@@ -283,6 +288,9 @@ static void print_json(const step_profile *p, int flows)
         cJSON_AddNumberToObject(f, "replicas_as_one", p->fold_replicas);
         cJSON_AddNumberToObject(f, "flows", p->fold_flows);
         cJSON_AddNumberToObject(f, "cells", p->fold_cells);
+        /* where the SMs of overlapped DP went (step_sm.c) */
+        cJSON_AddStringToObject(o, "dp_sm_sharing",
+                                p->dp_sm_in_schedule ? "schedule" : "stage-end");
     }
     if (p->slowest_gpu != UINT32_MAX) {
         cJSON_AddNumberToObject(o, "slowest_gpu", p->slowest_gpu);
@@ -304,7 +312,7 @@ typedef struct step_args {
     size_t flow_log;      /* --flow-log N */
     int has_flow_log;
     cli_sets sets;
-    int json, analytic, concurrent, no_fold;
+    int json, analytic, concurrent, no_fold, sm_stage_end;
 } step_args;
 
 int step_parse_flow_log(const char *command, const char *v, size_t *out)
@@ -331,6 +339,7 @@ static const cli_option step_table[] = {
     {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
     {"--concurrent", 0, CLI_FLAG, offsetof(step_args, concurrent), NULL, NULL},
     {"--no-fold", 0, CLI_FLAG, offsetof(step_args, no_fold), NULL, NULL},
+    {"--sm-stage-end", 0, CLI_FLAG, offsetof(step_args, sm_stage_end), NULL, NULL},
     {"--perfetto", 0, CLI_TEXT, offsetof(step_args, perfetto), .missing = "%s needs a file name"},
     {"--flow-log", 0, CLI_CALL, 0, opt_flow_log,
      .missing = "%s needs a whole number from 0 to 10000000"},
@@ -379,6 +388,8 @@ int cmd_step(int argc, char **argv)
     }
     if (o.no_fold)
         s.step.no_fold = 1;
+    if (o.sm_stage_end)
+        s.step.sm_stage_end = 1;
     outpath trace;
     if (res_check(&s, RES_STEP, 0, &err) ||
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {

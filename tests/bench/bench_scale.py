@@ -1,10 +1,13 @@
 """bench_scale.py DCSIM SOURCE_DIR [--smoke] - the scale smoke: a 100,352-GPU
 job on a fat-tree and on a Dragonfly (tests/scale/*.xml), the whole run
 (`dcsim run`: the step tier on the analytic network path, then the campaign)
-and the step profile alone (`dcsim step --analytic`). One machine-readable
-line per metric: wall time, peak resident memory and memory per GPU, and the
-resource guard's estimate beside what the run really used (the estimate must
-not be below it; with --sanitized, for an ASan build, it is only reported).
+the step profile alone (`dcsim step --analytic`) and the step profile on the
+flow model (`dcsim step` with network=flow: every collective on the max-min
+flow net), whose memory per GPU has a target of 1 kB (docs/scaling.md). One
+machine-readable line per metric: wall time, peak resident memory and memory
+per GPU, and the resource guard's estimate beside what the run really used
+(the estimate must not be below it; with --sanitized, for an ASan build, it
+is only reported).
 --smoke runs the fat-tree `dcsim run` only. Run with Debian's
 /usr/bin/python3."""
 import os
@@ -23,6 +26,7 @@ CHECK_GUARD = "--sanitized" not in sys.argv[3:]
 SCENARIOS = (("fat-tree", "tests/scale/fattree-100k.xml"),
              ("dragonfly", "tests/scale/dragonfly-100k.xml"))
 GPUS = 100352
+FLOW_TARGET_BYTES_PER_GPU = 1000
 UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "EB": 1e18}
 
 
@@ -61,10 +65,22 @@ def main():
         commands = [("run", ["run", path, "--quiet"])]
         if not SMOKE:
             commands.append(("step", ["step", path, "--analytic"]))
+            commands.append(("step-flow", ["step", path, "--set", "job/step/@network=flow"]))
         for what, args in commands:
             wall, rss = measured(args)
             print(f"bench_scale topology={topology} gpus={GPUS} command={what} wall_s={wall:.2f} "
                   f"peak_rss_mb={rss / 1e6:.1f} bytes_per_gpu={rss / GPUS:.0f}")
+            if what == "step-flow":
+                per_gpu = rss / GPUS
+                print(f"bench_scale flow_memory topology={topology} gpus={GPUS} "
+                      f"bytes_per_gpu={per_gpu:.0f} "
+                      f"target_bytes_per_gpu={FLOW_TARGET_BYTES_PER_GPU} "
+                      f"meets_target={int(per_gpu <= FLOW_TARGET_BYTES_PER_GPU)}")
+                guess = estimate(path)
+                if guess < rss and CHECK_GUARD:
+                    print(f"bench_scale: FAIL the guard's estimate {guess / 1e6:.1f} MB is below "
+                          f"the flow step's peak {rss / 1e6:.1f} MB")
+                    failed = 1
             if what == "run":
                 guess = estimate(path)
                 print(f"bench_scale topology={topology} gpus={GPUS} guard_estimate_mb="

@@ -25,12 +25,32 @@ expect "concurrent model named" 0 "^iteration *[0-9.]* s (concurrent flow networ
 expect "overlap table" 0 "^links where kinds of traffic overlapped" \
     "$dcsim" step "$ex" --concurrent
 expect "both refused" 2 "choose one network model" "$dcsim" step "$ex" --concurrent --analytic
+# SM sharing (docs/step.md "SM sharing in the schedule"): fed into the tasks
+# by default, at the stage's end with --sm-stage-end or sm-sharing="stage-end";
+# the fed iteration is longer here (slowed last backwards delay the stages
+# below them in the cool-down) and says so
+expect "SM sharing in the schedule" 0 "^  sm-contention-dp .*slowing the tasks it overlapped)" \
+    "$dcsim" step "$ex" --concurrent
+expect "SM sharing at the stage end" 0 "^  sm-contention-dp .*added at the stage's end)" \
+    "$dcsim" step "$ex" --concurrent --sm-stage-end
+sed 's|<job>|<job><step sm-sharing="stage-end"/>|' "$ex" >"$tmp/sm.xml"
+"$dcsim" step "$tmp/sm.xml" --concurrent --json >"$tmp/sm-attr.json" &&
+    "$dcsim" step "$ex" --concurrent --sm-stage-end --json >"$tmp/sm-flag.json" ||
+    { echo "FAIL a step run with SMs at the stage end failed"; fail=$((fail + 1)); }
+cmp -s "$tmp/sm-attr.json" "$tmp/sm-flag.json" ||
+    { echo "FAIL sm-sharing=\"stage-end\" and --sm-stage-end differ"; fail=$((fail + 1)); }
+grep -q '"dp_sm_sharing":[[:space:]]*"stage-end"' "$tmp/sm-flag.json" ||
+    { echo "FAIL JSON dp_sm_sharing is not stage-end"; fail=$((fail + 1)); }
+sed 's|<job>|<job><step sm-sharing="later"/>|' "$ex" >"$tmp/sm-bad.xml"
+expect "sm-sharing bad value" 2 "sm-sharing" "$dcsim" validate "$tmp/sm-bad.xml"
 "$dcsim" step "$ex" --concurrent --json >"$tmp/a.json" &&
     "$dcsim" step "$ex" --concurrent --json >"$tmp/b.json" &&
     "$dcsim" step "$ex" --json >"$tmp/iso.json" &&
     "$dcsim" step "$ex" --concurrent --perfetto "$tmp/trace.json" >/dev/null ||
     { echo "FAIL a step run failed"; fail=$((fail + 1)); }
 cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL two concurrent runs differ"; fail=$((fail + 1)); }
+grep -q '"dp_sm_sharing":[[:space:]]*"schedule"' "$tmp/a.json" ||
+    { echo "FAIL JSON dp_sm_sharing is not schedule by default"; fail=$((fail + 1)); }
 "$dcsim" step "$ex" --concurrent --flow-log 100000 --json >"$tmp/flows.json" ||
     { echo "FAIL step --flow-log"; fail=$((fail + 1)); }
 expect "flow log truncated" 0 "^flows *flow log truncated at 10 flows (of 10752;" \

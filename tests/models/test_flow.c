@@ -53,7 +53,7 @@ static void test_share_then_speed_up(void)
     CHECK_INT_EQ(d.n, 2);
     CHECK_NEAR(done_time(&d, 1), 2.0, 1e-12);
     CHECK_NEAR(done_time(&d, 2), 4.0, 1e-12);
-    CHECK_NEAR(flow_net_link_bytes(n)[0], 400, 1e-9);
+    CHECK_NEAR(flow_net_link_bytes(n, 0), 400, 1e-9);
     CHECK(flow_net_check(n, NULL) == 0);
     /* one filling at t = 0 (both starts), one at 2 s, one at 4 s */
     CHECK_INT_EQ(flow_net_stats(n)->recomputes, 3);
@@ -211,7 +211,7 @@ static void test_incremental_equals_full(void)
     CHECK_REL(st->bytes_delivered, total, 1e-12);
     double carried = 0;
     for (int l = 0; l < LINKS; l++)
-        carried += flow_net_link_bytes(n)[l];
+        carried += flow_net_link_bytes(n, l);
     CHECK_REL(carried, on_links, 1e-9);
     free(full);
     flow_net_destroy(n);

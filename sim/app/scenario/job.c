@@ -440,6 +440,10 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
         copy_attr(n, "fold", text, sizeof text);
         o->no_fold = !strcmp(text, "off");
     }
+    if (has_attr(n, "sm-sharing")) { /* the schema allows schedule and stage-end */
+        copy_attr(n, "sm-sharing", text, sizeof text);
+        o->sm_stage_end = !strcmp(text, "stage-end");
+    }
     int rc = 0;
     if (has_attr(n, "sustained-efficiency"))
         rc = get_fraction(ld, n, "sustained-efficiency", &o->sustained_efficiency);
