@@ -199,7 +199,8 @@ int fabric_build(const fabric_config *c, fabric *f, sim_error *err)
         return out_of_memory(f, err, why);
     if (!incast_efficiencies(c, f) && !collective_parameters(c, f))
         f->scratch = calloc((size_t)f->g.n_links + 1, sizeof *f->scratch);
-    if (!f->scratch) {
+    f->nc.sim_cache = f->scratch ? nc_sim_cache_create() : NULL;
+    if (!f->nc.sim_cache) {
         fabric_free(f);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the fabric");
     }
@@ -212,6 +213,7 @@ void fabric_free(fabric *f)
 {
     if (!f)
         return;
+    nc_sim_cache_destroy(f->nc.sim_cache);
     topo_router_destroy(f->router);
     free(f->incast_efficiency);
     free(f->scratch);

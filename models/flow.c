@@ -63,6 +63,33 @@ void flow_net_destroy(flow_net *n)
     free(n);
 }
 
+int flow_net_reset(flow_net *n, sim_engine *eng)
+{
+    if (n->n_active || n->n_free != n->n_flows)
+        return -1;
+    /* the slots go back to no link, to be given again in first-use order as
+     * on a new net; their lists are empty and keep their arrays */
+    for (uint32_t l = 0; l < n->n_slots; l++)
+        n->slot_of[n->link_of[l]] = 0;
+    size_t S = n->n_slots, L = (size_t)n->n_links + 1;
+    memset(n->link_bytes, 0, S * sizeof *n->link_bytes);
+    memset(n->link_mark, 0, S * sizeof *n->link_mark);
+    memset(n->is_dirty, 0, S * sizeof *n->is_dirty);
+    n->n_slots = 0;
+    memset(n->load, 0, L * sizeof *n->load); /* a failed route may leave its bias */
+    memset(n->busy, 0, (L / 64 + 1) * sizeof *n->busy);
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        n->flow_mark[f] = 0; /* held the free list's links */
+    flow_store_reset(n);
+    n->eng = eng;
+    n->n_flows = n->n_free = n->n_active = n->n_capped_active = 0;
+    n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
+    n->n_dirty = n->epoch = n->heap_n = 0;
+    n->recompute_pending = 0;
+    memset(&n->stats, 0, sizeof n->stats);
+    return 0;
+}
+
 /* realloc *p to n elements of elem bytes; 0 or -1 (*p kept) */
 static int regrow(void *p, size_t n, size_t elem)
 {

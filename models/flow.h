@@ -58,6 +58,17 @@ void flow_net_destroy(flow_net *net); /* NULL-safe */
  * most of its links: no growth on the way). 0 or -1 (out of memory). */
 int flow_net_reserve(flow_net *net, uint32_t n_links);
 
+/* Back to the state flow_net_create returns (no flows, zero loads and
+ * bytes, fresh stats and ids), keeping the net's memory: a run on a reset
+ * net computes the same rates, ids and events as on a new one. The links'
+ * slots are given again in first-use order; the used slots' state, the
+ * load and the busy bits are zeroed (a memset of 8 B per link, no
+ * allocation, no page faults). Only once every flow is delivered; returns
+ * 0, or -1 (and changes nothing) while a flow is active or its delivery
+ * pending. The engine may be another (or the same one after
+ * sim_engine_reset). A sparse net stays sparse, a reserved one reserved. */
+int flow_net_reset(flow_net *net, sim_engine *eng);
+
 /* Start a flow now. Usages may name a link more than once (weights add).
  * rate_cap in bytes/s (INFINITY for none), latency_s >= 0. A flow with no
  * usages and no cap, or with no bytes, moves instantly. Returns the flow id

@@ -122,6 +122,9 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
                       double rate_cap, double latency_s);
 /* Take flow f off its links and release its block and class. */
 void flow_store_detach(flow_net *n, uint32_t f);
+/* No flow, no class, an empty pool, keeping their memory (flow_net_reset:
+ * every flow delivered, so every link list is empty). */
+void flow_store_reset(flow_net *n);
 size_t flow_store_memory_bytes(const flow_net *n);
 void flow_store_free(flow_net *n);
 

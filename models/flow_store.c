@@ -349,6 +349,18 @@ void flow_store_detach(flow_net *n, uint32_t f)
     n->cls[f] = NO_CLASS;
 }
 
+void flow_store_reset(flow_net *n)
+{
+    /* link lists: empty, their arrays kept; a list with weights keeps them,
+     * and a uniform flow's entry there holds its class weight: the same
+     * values flow_entry_weight reads from a list without */
+    n->pool_n = n->pool_garbage = 0;
+    for (uint32_t i = 0; i < n->hash_cap; i++)
+        n->class_hash[i] = NO_CLASS;
+    n->n_classes = n->n_live_classes = 0;
+    n->free_class = NO_CLASS;
+}
+
 size_t flow_store_memory_bytes(const flow_net *n)
 {
     size_t b = (size_t)n->cap_flows *
@@ -364,7 +376,7 @@ size_t flow_store_memory_bytes(const flow_net *n)
 
 void flow_store_free(flow_net *n)
 {
-    for (uint32_t l = 0; n->on_link && l < n->n_slots; l++) {
+    for (uint32_t l = 0; n->on_link && l < n->cap_slots; l++) { /* a reset net's too */
         free(n->on_link[l].flow);
         free(n->on_link[l].w);
     }

@@ -104,6 +104,8 @@ typedef struct nc_fabric {
     double net_overhead_s;        /* per network step (0: NCCL's 1 us, Intel hosts) */
     int is_latency_free;          /* tests only: every auto latency 0 (with the base and
                                      step latencies above set to 0 by the caller) */
+    struct nc_sim_cache *sim_cache; /* nc_simulate's engine and executor, reset between
+                                     runs (nc_sim_cache_create), or NULL: new ones each run */
 } nc_fabric;
 
 typedef struct nc_conn {
@@ -262,6 +264,17 @@ int nc_plan_permutation(nc_plan *plan, const nc_fabric *f, const uint32_t *src,
 /* Run the plan on the flow model from an idle network (netcoll_sim.c).
  * Fails when a route fails or out of memory. */
 int nc_simulate(const nc_plan *plan, const nc_fabric *f, nc_result *out, sim_error *err);
+
+/* What nc_simulate keeps between runs when a fabric lends it (sim_cache):
+ * an engine and an executor, reset before each run instead of created
+ * (their per-link arrays are not allocated, zeroed and freed again: a step
+ * prices dozens of collectives on a fabric of 10^5 links). Same results
+ * either way. Not for two threads at once (as the router). */
+typedef struct nc_sim_cache nc_sim_cache;
+nc_sim_cache *nc_sim_cache_create(void); /* empty (filled on first use); NULL: no memory */
+void nc_sim_cache_destroy(nc_sim_cache *c); /* NULL-safe */
+/* Free what it holds, keeping it (to be filled again on next use); NULL-safe. */
+void nc_sim_cache_trim(nc_sim_cache *c);
 
 /* The closed-form time of the plan (see above; netcoll_analytic.c). */
 int nc_analytic(const nc_plan *plan, const nc_fabric *f, nc_result *out, sim_error *err);

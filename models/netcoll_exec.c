@@ -45,8 +45,10 @@ struct nc_exec {
     double *busy;           /* per (class, link): seconds with a flow of the class */
     double *overlap;        /* per link: seconds with two classes or more */
     double *since;          /* per link: the last change */
-    uint32_t **flow_links;  /* per flow id: its links, [0] the count */
-    uint8_t *flow_class;
+    uint32_t **flow_links;  /* per flow id: its links, [0] the count; kept for the id's
+                               next flow (no allocation per flow) */
+    uint32_t *flow_links_cap; /* per flow id: room in flow_links[id] */
+    uint8_t *flow_class;    /* per flow id: its class; UNTRACKED when none is on links */
     uint32_t n_flow_slots;
     /* the flow observer (nc_exec_observe), NULL when none */
     nc_exec_flow_start_fn on_start;
@@ -113,49 +115,68 @@ static void link_change(nc_exec *x, uint32_t l, unsigned c, int delta)
     on[c] = delta > 0 ? on[c] + 1 : on[c] - 1;
 }
 
+#define UNTRACKED 0xff /* flow_class of an id with no flow on links */
+
+/* room for flow ids below id + 1; 0 or -1 (no memory) */
+static int track_slots(nc_exec *x, uint32_t id)
+{
+    if (id < x->n_flow_slots)
+        return 0;
+    uint32_t cap = x->n_flow_slots ? 2 * x->n_flow_slots : 1024;
+    while (cap <= id)
+        cap *= 2;
+    uint32_t **q = realloc(x->flow_links, cap * sizeof *q);
+    if (!q)
+        return -1;
+    x->flow_links = q;
+    uint32_t *room = realloc(x->flow_links_cap, cap * sizeof *room);
+    if (!room)
+        return -1;
+    x->flow_links_cap = room;
+    uint8_t *k = realloc(x->flow_class, cap);
+    if (!k)
+        return -1;
+    x->flow_class = k;
+    memset(q + x->n_flow_slots, 0, (cap - x->n_flow_slots) * sizeof *q);
+    memset(room + x->n_flow_slots, 0, (cap - x->n_flow_slots) * sizeof *room);
+    memset(k + x->n_flow_slots, UNTRACKED, cap - x->n_flow_slots);
+    x->n_flow_slots = cap;
+    return 0;
+}
+
 /* remember flow id's links and count it on them; 0 or -1 (no memory) */
 static int track_start(nc_exec *x, uint32_t id, unsigned c, const topo_usage *u, size_t n)
 {
     if (!x->n_on)
         return 0;
-    if (id >= x->n_flow_slots) {
-        uint32_t cap = x->n_flow_slots ? 2 * x->n_flow_slots : 1024;
-        while (cap <= id)
-            cap *= 2;
-        uint32_t **q = realloc(x->flow_links, cap * sizeof *q);
-        if (!q)
-            return -1;
-        x->flow_links = q;
-        uint8_t *k = realloc(x->flow_class, cap);
-        if (!k)
-            return -1;
-        x->flow_class = k;
-        memset(q + x->n_flow_slots, 0, (cap - x->n_flow_slots) * sizeof *q);
-        x->n_flow_slots = cap;
-    }
-    uint32_t *links = malloc((n + 1) * sizeof *links);
-    if (!links)
+    if (track_slots(x, id))
         return -1;
+    if (n + 1 > x->flow_links_cap[id]) {
+        size_t room = n + 1 > 8 ? n + 1 : 8;
+        uint32_t *links = realloc(x->flow_links[id], room * sizeof *links);
+        if (!links || room > UINT32_MAX)
+            return -1;
+        x->flow_links[id] = links;
+        x->flow_links_cap[id] = (uint32_t)room;
+    }
+    uint32_t *links = x->flow_links[id];
     links[0] = (uint32_t)n;
     for (size_t i = 0; i < n; i++) {
         links[i + 1] = u[i].link;
         link_change(x, u[i].link, c, +1);
     }
-    free(x->flow_links[id]);
-    x->flow_links[id] = links;
     x->flow_class[id] = (uint8_t)c;
     return 0;
 }
 
 static void track_finish(nc_exec *x, uint32_t id)
 {
-    if (!x->n_on || id >= x->n_flow_slots || !x->flow_links[id])
+    if (!x->n_on || id >= x->n_flow_slots || x->flow_class[id] == UNTRACKED)
         return;
-    uint32_t *links = x->flow_links[id];
+    const uint32_t *links = x->flow_links[id];
     for (uint32_t i = 0; i < links[0]; i++)
         link_change(x, links[i + 1], x->flow_class[id], -1);
-    free(links);
-    x->flow_links[id] = NULL;
+    x->flow_class[id] = UNTRACKED;
 }
 
 /* start one flow of run r's phase i (folded: flow number sid of the fold,
@@ -359,12 +380,27 @@ void nc_exec_destroy(nc_exec *x)
     for (uint32_t i = 0; i < x->n_flow_slots; i++)
         free(x->flow_links[i]);
     free(x->flow_links);
+    free(x->flow_links_cap);
     free(x->flow_class);
     free(x->n_on);
     free(x->busy);
     free(x->overlap);
     free(x->since);
     free(x);
+}
+
+int nc_exec_reset(nc_exec *x, const nc_fabric *f)
+{
+    if (x->fd || x->n_on || x->on_start || x->on_end || x->code || x->started != x->finished ||
+        f->g != x->f->g || f->router != x->f->router ||
+        f->incast_efficiency != x->f->incast_efficiency || flow_net_reset(x->net, x->eng))
+        return -1;
+    x->f = f;
+    x->n_runs = 0; /* every record released: its block freed */
+    x->free_head = UINT32_MAX;
+    x->started = x->finished = 0;
+    x->err = NULL;
+    return 0;
 }
 
 /* a free run record; UINT32_MAX when out of memory */

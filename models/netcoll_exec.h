@@ -33,6 +33,14 @@ nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f);
 nc_exec *nc_exec_create_sparse(sim_engine *eng, const nc_fabric *f);
 void nc_exec_destroy(nc_exec *x); /* NULL-safe; runs still in flight are dropped */
 
+/* Back to the state it was created in (nc_exec_create or _sparse) on the
+ * executor's own engine (reset by the caller), keeping its memory
+ * (flow_net_reset: a sparse net stays sparse): for an unfolded executor
+ * without link tracking or observer whose plans are all done, on a fabric
+ * with the same graph, router and incast efficiency.
+ * Returns 0, or -1 (and changes nothing) otherwise. */
+int nc_exec_reset(nc_exec *x, const nc_fabric *f);
+
 /* Start plan p now (its first phases route and start at once). The plan
  * must stay alive and unchanged until done is called; one plan may run
  * several times at once. Returns 0, or the error's code with the reason in

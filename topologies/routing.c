@@ -1,6 +1,7 @@
 /* routing.c - shortest-path, Valiant and UGAL routes with ECMP, adaptive or
  * spraying balance (see routing.h). */
 #include "routing.h"
+#include "routing_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,44 +9,7 @@
 #include <string.h>
 
 #define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), NULL
-/* Hop counts fit a byte: a route is at most MAX_ROUTE_HOPS links, so a
- * switch 255 hops or more from the destination is as unreachable as one the
- * search never meets (a table of 7,220 switches of a k = 76 fat-tree: 7 kB) */
-typedef uint8_t hop_count;
-#define HOP_INF UINT8_MAX
 #define MAX_ROUTE_HOPS 64 /* a path longer than this means a broken table */
-
-struct sw_hop {
-    uint32_t link;
-    uint32_t wi : 31;        /* the far switch's index */
-    uint32_t is_up : 1;      /* it is on a higher tier */
-};
-
-struct topo_router {
-    const topo_graph *g;
-    topo_route_config cfg;
-    uint32_t n_sw;
-    uint32_t *sw_index;      /* node -> fabric switch index, UINT32_MAX otherwise */
-    hop_count **tables;      /* per destination switch index: hops from every switch */
-    size_t n_tables;
-    uint32_t *queue;         /* BFS scratch, n_sw entries */
-    uint32_t *group_offset;  /* switches by group (CSR), for Valiant */
-    uint32_t *group_switch;
-    uint32_t n_groups;
-    uint32_t *pair_offset;   /* links from group a to group b: CSR over a * n_groups + b */
-    uint32_t *pair_link;
-    uint32_t *cand;          /* candidate links at one hop, max out-degree entries */
-    uint32_t max_degree;
-    uint32_t *up_offset;     /* folded Clos: each node's links to higher tiers (CSR) */
-    uint32_t *up_links;
-    uint32_t *adj_offset;    /* each switch's links to switches, in out_links order (CSR by */
-    struct sw_hop *adj;      /* switch index): next_links reads one array, not four */
-    uint32_t *tied;          /* choose: the candidates tied for least pressure */
-    uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
-    double *node_weight;     /* spray frontier weights, per node */
-    uint32_t *front, *next_front;
-    int out_of_memory;       /* a hop table could not be allocated */
-};
 
 const topo_choice topo_balances[] = {
     [TOPO_BALANCE_ECMP] = {"ecmp", "a hash of the connection, QP and switch picks one equal-cost "
@@ -107,130 +71,6 @@ static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
     return mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d);
 }
 
-/* 1 + the highest group of a fabric switch; 0 when none has one */
-static uint32_t switch_groups(const topo_graph *g)
-{
-    uint32_t n_groups = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (g->node_kind[v] == TOPO_SWITCH && g->node_group[v] != TOPO_NO_GROUP &&
-            g->node_group[v] + 1 > n_groups)
-            n_groups = g->node_group[v] + 1;
-    return n_groups;
-}
-
-static int build_groups(topo_router *r)
-{
-    const topo_graph *g = r->g;
-    uint32_t n_groups = switch_groups(g);
-    r->n_groups = n_groups;
-    r->group_offset = calloc((size_t)n_groups + 2, sizeof *r->group_offset);
-    r->group_switch = malloc(((size_t)r->n_sw + 1) * sizeof *r->group_switch);
-    if (!r->group_offset || !r->group_switch)
-        return -1;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP)
-            r->group_offset[g->node_group[v] + 1]++;
-    for (uint32_t i = 0; i < n_groups; i++)
-        r->group_offset[i + 1] += r->group_offset[i];
-    uint32_t *fill = calloc((size_t)n_groups + 1, sizeof *fill);
-    if (!fill)
-        return -1;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP) {
-            uint32_t grp = g->node_group[v];
-            r->group_switch[r->group_offset[grp] + fill[grp]++] = v;
-        }
-    free(fill);
-    return 0;
-}
-
-/* Links to higher-tier switches, per node: a folded Clos's tables climb
- * only these, so a table costs the links above its switch, not the whole
- * fabric's adjacency (cores have 64 links and none of them up). */
-static int build_up_links(topo_router *r)
-{
-    const topo_graph *g = r->g;
-    r->up_offset = calloc((size_t)g->n_nodes + 2, sizeof *r->up_offset);
-    r->up_links = malloc(((size_t)g->n_links + 1) * sizeof *r->up_links);
-    if (!r->up_offset || !r->up_links)
-        return -1;
-    uint32_t n = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        r->up_offset[v] = n;
-        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
-            uint32_t l = g->out_links[i], w = g->link_dst[l];
-            if (g->node_kind[w] == TOPO_SWITCH && g->node_tier[w] > g->node_tier[v])
-                r->up_links[n++] = l;
-        }
-    }
-    r->up_offset[g->n_nodes] = n;
-    return 0;
-}
-
-/* Each switch's links to switches with the far end's index and whether
- * it climbs: what next_links reads at every hop of every route. */
-static int build_switch_adjacency(topo_router *r)
-{
-    const topo_graph *g = r->g;
-    r->adj_offset = calloc((size_t)r->n_sw + 2, sizeof *r->adj_offset);
-    r->adj = malloc(((size_t)g->n_links + 1) * sizeof *r->adj);
-    if (!r->adj_offset || !r->adj || r->n_sw >= 0x80000000u)
-        return -1;
-    uint32_t n = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        uint32_t vi = r->sw_index[v];
-        if (vi == UINT32_MAX)
-            continue;
-        r->adj_offset[vi] = n;
-        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
-            uint32_t l = g->out_links[i], w = g->link_dst[l], wi = r->sw_index[w];
-            if (wi != UINT32_MAX)
-                r->adj[n++] = (struct sw_hop){l, wi, g->node_tier[w] > g->node_tier[v]};
-        }
-    }
-    r->adj_offset[r->n_sw] = n;
-    return 0;
-}
-
-/* The global links of every ordered pair of groups (Dragonfly family). */
-static int build_group_pairs(topo_router *r)
-{
-    const topo_graph *g = r->g;
-    size_t pairs = (size_t)r->n_groups * r->n_groups;
-    r->pair_offset = calloc(pairs + 2, sizeof *r->pair_offset);
-    if (!r->pair_offset)
-        return -1;
-    uint32_t count = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t l = 0; l < g->n_links; l++) {
-            uint32_t a = g->link_src[l], b = g->link_dst[l];
-            if (r->sw_index[a] == UINT32_MAX || r->sw_index[b] == UINT32_MAX)
-                continue;
-            uint32_t ga = g->node_group[a], gb = g->node_group[b];
-            if (ga == gb || ga == TOPO_NO_GROUP || gb == TOPO_NO_GROUP)
-                continue;
-            size_t k = (size_t)ga * r->n_groups + gb;
-            if (pass == 0) {
-                r->pair_offset[k + 1]++;
-                count++;
-            } else {
-                r->pair_link[r->pair_offset[k]++] = l;
-            }
-        }
-        if (pass == 0) {
-            for (size_t k = 0; k < pairs; k++)
-                r->pair_offset[k + 1] += r->pair_offset[k];
-            r->pair_link = malloc(((size_t)count + 1) * sizeof *r->pair_link);
-            if (!r->pair_link)
-                return -1;
-        }
-    }
-    for (size_t k = pairs; k > 0; k--) /* the fill shifted every start by one bucket */
-        r->pair_offset[k] = r->pair_offset[k - 1];
-    r->pair_offset[0] = 0;
-    return 0;
-}
-
 int topo_router_check(const topo_route_config *cfg, int updown, uint32_t groups, char *why,
                       size_t why_size)
 {
@@ -257,7 +97,7 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
 {
     if (!g->out_offset)
         FAIL("the topology is not finished");
-    if (topo_router_check(cfg, g->updown, switch_groups(g), why, why_size))
+    if (topo_router_check(cfg, g->updown, routing_switch_groups(g), why, why_size))
         return NULL;
     topo_router *r = calloc(1, sizeof *r);
     if (!r)
@@ -283,12 +123,17 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
     r->queue = malloc(((size_t)r->n_sw + 1) * sizeof *r->queue);
     r->cand = malloc(((size_t)r->max_degree + 1) * sizeof *r->cand);
     r->tied = malloc(((size_t)r->max_degree + 64) * sizeof *r->tied);
-    if (!r->tables || !r->queue || !r->cand || !r->tied || build_groups(r) ||
-        build_switch_adjacency(r))
+    r->div = malloc(((size_t)r->max_degree + 64) * sizeof *r->div);
+    r->pressure = malloc(((size_t)r->max_degree + 64) * sizeof *r->pressure);
+    if (r->div)
+        for (uint32_t k = 1; k < r->max_degree + 64; k++)
+            r->div[k] = routing_divisor_of(k);
+    if (!r->tables || !r->queue || !r->cand || !r->tied || !r->div || !r->pressure ||
+        routing_build_groups(r) || routing_build_switch_adjacency(r))
         goto oom;
-    if (!g->updown && r->n_groups > 1 && build_group_pairs(r))
+    if (!g->updown && r->n_groups > 1 && routing_build_group_pairs(r))
         goto oom;
-    if (g->updown && build_up_links(r))
+    if (g->updown && routing_build_up_links(r))
         goto oom;
     return r;
 oom:
@@ -314,7 +159,10 @@ void topo_router_destroy(topo_router *r)
     free(r->up_links);
     free(r->cand);
     free(r->tied);
+    free(r->div);
+    free(r->pressure);
     free(r->adj_offset);
+    free(r->adj_up);
     free(r->adj);
     free(r->link_slot);
     free(r->node_weight);
@@ -382,15 +230,16 @@ static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops)
     uint32_t vi = r->sw_index[v];
     hop_count dv = hops[vi];
     uint32_t n = 0;
-    const struct sw_hop *a = r->adj + r->adj_offset[vi], *end = r->adj + r->adj_offset[vi + 1];
-    if (dv != HOP_INF) {
-        for (; a < end; a++)
+    const struct sw_hop *a = r->adj + r->adj_offset[vi], *up = r->adj + r->adj_up[vi];
+    const struct sw_hop *end = r->adj + r->adj_offset[vi + 1];
+    if (dv != HOP_INF) { /* layered: no link up leads nearer (is_layered) */
+        for (const struct sw_hop *stop = r->is_layered ? up : end; a < stop; a++)
             if (hops[a->wi] + 1 == dv)
                 r->cand[n++] = a->link;
         return n;
     }
     hop_count best = HOP_INF;
-    for (; a < end; a++) {
+    for (a = r->is_layered ? up : a; a < end; a++) {
         if (!a->is_up)
             continue;
         hop_count h = hops[a->wi];
@@ -417,27 +266,32 @@ static double link_pressure(const topo_graph *g, const double *load, uint32_t l)
 static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_t key,
                        uint64_t qp, uint32_t at, const double *load)
 {
-    uint64_t h = hash4(r->cfg.seed, key, qp, at);
     if (n == 1)
         return cand[0];
+    uint64_t h = hash4(r->cfg.seed, key, qp, at);
     if (r->cfg.balance != TOPO_BALANCE_ADAPTIVE || !load)
         return cand[h % n];
     const double *cap = r->g->link_bytes_per_s;
-    double best = INFINITY;
+    double *p = r->pressure; /* first every division (independent: they overlap); an */
+    for (uint32_t i = 0; i < n; i++) { /* idle link's is its load (+-0), its capacity unread */
+        double l = load[cand[i]];
+        p[i] = l == 0 ? l : l / cap[cand[i]];
+    }
+    double below = INFINITY, within = INFINITY; /* the least pressure x (1 -+ 1e-12) */
     uint32_t ties = 0, *tied = r->tied; /* n <= max_degree, or 64 (walk_single, landing) */
     for (uint32_t i = 0; i < n; i++) {
-        double p = load[cand[i]] / cap[cand[i]];
-        if (p < best * (1 - 1e-12)) {
-            best = p;
+        if (p[i] < below) {
+            below = p[i] * (1 - 1e-12);
+            within = p[i] * (1 + 1e-12);
             ties = 0;
         }
-        if (p <= best * (1 + 1e-12))
+        if (p[i] <= within)
             tied[ties++] = cand[i];
     }
     if (!ties) /* no candidate below infinite pressure: the forward pass kept cand[0] */
         return cand[0];
     for (uint32_t k = ties; k > 1; k--)
-        if (mix64(h + k) % k == 0)
+        if (is_multiple(mix64(h + k), &r->div[k]))
             return tied[k - 1];
     return tied[0];
 }

@@ -1,0 +1,165 @@
+/* routing_build.c - the tables a router builds once (routing_internal.h):
+ * switches by group, each node's links up, each switch's links to switches
+ * (split down / up in a layered folded Clos) and the global links of every
+ * pair of groups. */
+#include <stdlib.h>
+
+#include "routing_internal.h"
+
+/* 1 + the highest group of a fabric switch; 0 when none has one */
+uint32_t routing_switch_groups(const topo_graph *g)
+{
+    uint32_t n_groups = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->node_kind[v] == TOPO_SWITCH && g->node_group[v] != TOPO_NO_GROUP &&
+            g->node_group[v] + 1 > n_groups)
+            n_groups = g->node_group[v] + 1;
+    return n_groups;
+}
+
+int routing_build_groups(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    uint32_t n_groups = routing_switch_groups(g);
+    r->n_groups = n_groups;
+    r->group_offset = calloc((size_t)n_groups + 2, sizeof *r->group_offset);
+    r->group_switch = malloc(((size_t)r->n_sw + 1) * sizeof *r->group_switch);
+    if (!r->group_offset || !r->group_switch)
+        return -1;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP)
+            r->group_offset[g->node_group[v] + 1]++;
+    for (uint32_t i = 0; i < n_groups; i++)
+        r->group_offset[i + 1] += r->group_offset[i];
+    uint32_t *fill = calloc((size_t)n_groups + 1, sizeof *fill);
+    if (!fill)
+        return -1;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (r->sw_index[v] != UINT32_MAX && g->node_group[v] != TOPO_NO_GROUP) {
+            uint32_t grp = g->node_group[v];
+            r->group_switch[r->group_offset[grp] + fill[grp]++] = v;
+        }
+    free(fill);
+    return 0;
+}
+
+/* Links to higher-tier switches, per node: a folded Clos's tables climb
+ * only these, so a table costs the links above its switch, not the whole
+ * fabric's adjacency (cores have 64 links and none of them up). */
+int routing_build_up_links(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    r->up_offset = calloc((size_t)g->n_nodes + 2, sizeof *r->up_offset);
+    r->up_links = malloc(((size_t)g->n_links + 1) * sizeof *r->up_links);
+    if (!r->up_offset || !r->up_links)
+        return -1;
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        r->up_offset[v] = n;
+        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+            uint32_t l = g->out_links[i], w = g->link_dst[l];
+            if (g->node_kind[w] == TOPO_SWITCH && g->node_tier[w] > g->node_tier[v])
+                r->up_links[n++] = l;
+        }
+    }
+    r->up_offset[g->n_nodes] = n;
+    return 0;
+}
+
+/* A folded Clos whose every switch-to-switch link climbs one tier or stays
+ * on one: then a hop table holds tier(w) - tier(t) for every switch w in
+ * it, so in next_links a switch in the table never has an up-neighbour one
+ * hop nearer, and its candidates are among its links down or across. */
+static int is_layered(const topo_router *r)
+{
+    const topo_graph *g = r->g;
+    if (!g->updown)
+        return 0;
+    for (uint32_t l = 0; l < g->n_links; l++) {
+        uint32_t a = g->link_src[l], b = g->link_dst[l];
+        if (r->sw_index[a] != UINT32_MAX && r->sw_index[b] != UINT32_MAX &&
+            g->node_tier[b] > g->node_tier[a] + 1)
+            return 0;
+    }
+    return 1;
+}
+
+/* Each switch's links to switches with the far end's index and whether
+ * it climbs: what next_links reads at every hop of every route. Layered
+ * (is_layered): the links down and across first, then those up (each part
+ * in out_links order, so next_links finds its candidates in the same order
+ * in either part while scanning only one); else one part in out_links
+ * order, adj_up the end. */
+int routing_build_switch_adjacency(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    r->adj_offset = calloc((size_t)r->n_sw + 2, sizeof *r->adj_offset);
+    r->adj_up = calloc((size_t)r->n_sw + 2, sizeof *r->adj_up);
+    r->adj = malloc(((size_t)g->n_links + 1) * sizeof *r->adj);
+    if (!r->adj_offset || !r->adj_up || !r->adj || r->n_sw >= 0x80000000u)
+        return -1;
+    r->is_layered = is_layered(r);
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t vi = r->sw_index[v];
+        if (vi == UINT32_MAX)
+            continue;
+        r->adj_offset[vi] = n;
+        for (int part = 0; part < 2; part++) {
+            if (part == 1)
+                r->adj_up[vi] = n;
+            for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+                uint32_t l = g->out_links[i], w = g->link_dst[l], wi = r->sw_index[w];
+                uint32_t is_up = g->node_tier[w] > g->node_tier[v];
+                if (wi != UINT32_MAX && (!r->is_layered || (int)is_up == part))
+                    r->adj[n++] = (struct sw_hop){l, wi, is_up};
+            }
+            if (!r->is_layered)
+                break;
+        }
+        if (!r->is_layered)
+            r->adj_up[vi] = n;
+    }
+    r->adj_offset[r->n_sw] = n;
+    return 0;
+}
+
+/* The global links of every ordered pair of groups (Dragonfly family). */
+int routing_build_group_pairs(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    size_t pairs = (size_t)r->n_groups * r->n_groups;
+    r->pair_offset = calloc(pairs + 2, sizeof *r->pair_offset);
+    if (!r->pair_offset)
+        return -1;
+    uint32_t count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t l = 0; l < g->n_links; l++) {
+            uint32_t a = g->link_src[l], b = g->link_dst[l];
+            if (r->sw_index[a] == UINT32_MAX || r->sw_index[b] == UINT32_MAX)
+                continue;
+            uint32_t ga = g->node_group[a], gb = g->node_group[b];
+            if (ga == gb || ga == TOPO_NO_GROUP || gb == TOPO_NO_GROUP)
+                continue;
+            size_t k = (size_t)ga * r->n_groups + gb;
+            if (pass == 0) {
+                r->pair_offset[k + 1]++;
+                count++;
+            } else {
+                r->pair_link[r->pair_offset[k]++] = l;
+            }
+        }
+        if (pass == 0) {
+            for (size_t k = 0; k < pairs; k++)
+                r->pair_offset[k + 1] += r->pair_offset[k];
+            r->pair_link = malloc(((size_t)count + 1) * sizeof *r->pair_link);
+            if (!r->pair_link)
+                return -1;
+        }
+    }
+    for (size_t k = pairs; k > 0; k--) /* the fill shifted every start by one bucket */
+        r->pair_offset[k] = r->pair_offset[k - 1];
+    r->pair_offset[0] = 0;
+    return 0;
+}
+

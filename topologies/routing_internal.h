@@ -1,0 +1,85 @@
+/* routing_internal.h - the router's record, shared by routing.c (routes)
+ * and routing_build.c (the adjacency, group and up-link tables it builds
+ * once). Not part of the interface: use routing.h. */
+#ifndef DCSIM_TOPO_ROUTING_INTERNAL_H
+#define DCSIM_TOPO_ROUTING_INTERNAL_H
+
+#include <stdint.h>
+
+#include "routing.h"
+
+/* Hop counts fit a byte: a route is at most MAX_ROUTE_HOPS links, so a
+ * switch 255 hops or more from the destination is as unreachable as one the
+ * search never meets (a table of 7,220 switches of a k = 76 fat-tree: 7 kB) */
+typedef uint8_t hop_count;
+#define HOP_INF UINT8_MAX
+
+/* x % k == 0 without a division (Granlund & Montgomery 1994, 9): with
+ * k = d 2^s, d odd, x is a multiple of k when its low s bits are zero and
+ * (x >> s) * d^-1 mod 2^64 <= (2^64 - 1) / d. */
+struct divisor {
+    uint64_t inverse, limit, low_mask;
+    unsigned shift;
+};
+
+static inline struct divisor routing_divisor_of(uint64_t k)
+{
+    unsigned s = (unsigned)__builtin_ctzll(k);
+    uint64_t d = k >> s, inv = d; /* Newton: each step doubles the correct low bits */
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - d * inv;
+    return (struct divisor){inv, UINT64_MAX / d, ((uint64_t)1 << s) - 1, s};
+}
+
+static inline int is_multiple(uint64_t x, const struct divisor *k)
+{
+    return !(x & k->low_mask) && (x >> k->shift) * k->inverse <= k->limit;
+}
+
+struct sw_hop {
+    uint32_t link;
+    uint32_t wi : 31;        /* the far switch's index */
+    uint32_t is_up : 1;      /* it is on a higher tier */
+};
+
+struct topo_router {
+    const topo_graph *g;
+    topo_route_config cfg;
+    uint32_t n_sw;
+    uint32_t *sw_index;      /* node -> fabric switch index, UINT32_MAX otherwise */
+    hop_count **tables;      /* per destination switch index: hops from every switch */
+    size_t n_tables;
+    uint32_t *queue;         /* BFS scratch, n_sw entries */
+    uint32_t *group_offset;  /* switches by group (CSR), for Valiant */
+    uint32_t *group_switch;
+    uint32_t n_groups;
+    uint32_t *pair_offset;   /* links from group a to group b: CSR over a * n_groups + b */
+    uint32_t *pair_link;
+    uint32_t *cand;          /* candidate links at one hop, max out-degree entries */
+    uint32_t max_degree;
+    uint32_t *up_offset;     /* folded Clos: each node's links to higher tiers (CSR) */
+    uint32_t *up_links;
+    uint32_t *adj_offset;    /* each switch's links to switches (CSR by switch index): */
+    struct sw_hop *adj;      /* next_links reads one array, not four; layered: the links */
+    uint32_t *adj_up;        /* down first, then from adj_up[vi] the links up, each part */
+    int is_layered;          /* in out_links order; else all in out_links order and adj_up */
+                             /* the end (see build_switch_adjacency) */
+    struct divisor *div;     /* choose's tie-break: k = 0 .. max_degree + 63 */
+    uint32_t *tied;          /* choose: the candidates tied for least pressure */
+    double *pressure;        /* choose: each candidate's */
+    uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
+    double *node_weight;     /* spray frontier weights, per node */
+    uint32_t *front, *next_front;
+    int out_of_memory;       /* a hop table could not be allocated */
+};
+
+/* ---- routing_build.c ---- */
+/* 1 + the highest group of a fabric switch; 0 when none has one */
+uint32_t routing_switch_groups(const topo_graph *g);
+/* Each fills its tables in r (sw_index set); 0, or -1 when out of memory. */
+int routing_build_groups(topo_router *r);
+int routing_build_up_links(topo_router *r);
+int routing_build_switch_adjacency(topo_router *r);
+int routing_build_group_pairs(topo_router *r);
+
+#endif
