@@ -134,7 +134,6 @@ static void try_start(des *z, unsigned d, unsigned s)
     double len = step_chunk_time(z->w, z->sr->c, s, t->chunk, 1 / z->speed[ds], t->backward);
     z->busy[ds] = 1;
     z->t_start[ds * z->per_stage + z->next[ds]] = now;
-    step_sm_task_start(z, ds);
     if (t->backward && ++z->bwd_started[(size_t)d * z->n_pos + j] == z->m)
         chain_report(z, j, d, now, len);
     if (z->sc_kinds && z->sc_kinds[s]) { /* TP, CP or EP flows: in segments */
@@ -164,7 +163,6 @@ void step_des_task_end(sim_engine *eng, void *ctx, uint64_t data)
     size_t k = z->next[data]++;
     z->busy[data] = 0;
     z->t_end[data * z->per_stage + k] = sim_now(eng);
-    step_sm_task_end(z, data, k);
     const sched_task *t = task(z, s, k);
     unsigned j = t->chunk * z->P + s;
     int rc = 0;

@@ -27,10 +27,8 @@ typedef struct step_sm_timer {
     sim_handler_fn fn;          /* what runs when the work is done */
     unsigned kind;              /* its event kind */
     sim_event_id event;         /* 0: not armed */
-    double armed, mark;         /* when armed; when work was last brought up to date */
-    double work, total;         /* work left at mark; work when armed */
-    double added;               /* what slower SMs added to the stage's timers so far */
-    double at_task_start;       /* added when the running task started */
+    double nominal_end;         /* when it would fire at every SM (armed + work) */
+    double mark, work;          /* work left at time mark */
 } step_sm_timer;
 
 typedef struct des {
@@ -105,7 +103,8 @@ typedef struct des {
     double *sm_q;               /* per stage: k / (S - k) of its DP group's kernels */
     unsigned *sm_running;       /* per stage: DP buckets in flight */
     step_sm_timer *sm_timer;    /* per (d, s) */
-    double *sm_task;            /* per (d, s, k): what slower SMs added to the k-th task */
+    double *sm_task;            /* per (d, s, k): what slower SMs added to the k-th task
+                                   (the running one is next[d, s]) */
 } des;
 
 /* the plan of replica d's send over boundary b, dir 0 forward (b -> b + 1)
@@ -163,9 +162,6 @@ void step_sc_free(des *z);
 int step_sm_set_up(des *z);
 int step_sm_arm(des *z, size_t ds, double work, unsigned kind, sim_handler_fn fn);
 void step_sm_dp(des *z, unsigned s, int delta);
-/* replica d's stage s starts its next task / ends its k-th task */
-void step_sm_task_start(des *z, size_t ds);
-void step_sm_task_end(des *z, size_t ds, size_t k);
 /* what slower SMs added to the tasks on the critical path of replica d's
  * pipeline, walked back from its last task: each task's predecessor is the
  * stage's task before it where that one's end started it, else the task

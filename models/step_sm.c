@@ -67,18 +67,18 @@ void step_sm_free(des *z)
     free(z->sm_task);
 }
 
-/* a timer fires: what the slower SMs added is the stage's, then its
- * handler runs */
+/* a timer fires: what the slower SMs added goes to the running task (the
+ * stage's next), then its handler runs */
 static void fire(sim_engine *eng, void *ctx, uint64_t data)
 {
     des *z = ctx;
     step_sm_timer *t = &z->sm_timer[data];
     t->event = 0;
-    /* a timer never re-timed fires at exactly armed + total: no rounding
+    /* a timer never re-timed fires at exactly its nominal end: no rounding
      * noise is charged */
-    double added = sim_now(eng) - (t->armed + t->total);
+    double added = sim_now(eng) - t->nominal_end;
     if (added > 0)
-        t->added += added;
+        z->sm_task[data * z->per_stage + z->next[data]] += added;
     t->fn(eng, ctx, data);
 }
 
@@ -88,11 +88,11 @@ int step_sm_arm(des *z, size_t ds, double work, unsigned kind, sim_handler_fn fn
     if (!z->sm_q || !(z->sm_q[s] > 0))
         return sim_schedule_in(z->eng, work, 0, kind, fn, z, ds) ? 0 : step_no_memory(z->err);
     step_sm_timer *t = &z->sm_timer[ds];
-    double now = sim_now(z->eng), r = rate(z, s);
-    *t = (step_sm_timer){.fn = fn, .kind = kind, .armed = now, .mark = now, .work = work,
-                         .total = work, .added = t->added, .at_task_start = t->at_task_start};
-    t->event = r == 1 ? sim_schedule_in(z->eng, work, 0, kind, fire, z, ds)
-                      : sim_schedule_at(z->eng, now + work / r, 0, kind, fire, z, ds);
+    double now = sim_now(z->eng);
+    *t = (step_sm_timer){.fn = fn, .kind = kind, .nominal_end = now + work, .mark = now,
+                         .work = work};
+    /* at rate 1, now + work / 1: the time sim_schedule_in would give */
+    t->event = sim_schedule_at(z->eng, now + work / rate(z, s), 0, kind, fire, z, ds);
     return t->event ? 0 : step_no_memory(z->err);
 }
 
@@ -117,18 +117,6 @@ void step_sm_dp(des *z, unsigned s, int delta)
             return;
         }
     }
-}
-
-void step_sm_task_start(des *z, size_t ds)
-{
-    if (z->sm_timer)
-        z->sm_timer[ds].at_task_start = z->sm_timer[ds].added;
-}
-
-void step_sm_task_end(des *z, size_t ds, size_t k)
-{
-    if (z->sm_timer)
-        z->sm_task[ds * z->per_stage + k] = z->sm_timer[ds].added - z->sm_timer[ds].at_task_start;
 }
 
 /* the index on stage s of the task (chunk, micro-batch, direction), or
