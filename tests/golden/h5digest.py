@@ -1,0 +1,49 @@
+"""h5digest.py FILE.h5 - an MD5 digest of an HDF5 file's content: every
+group's and dataset's name, attributes, type, shape and value bytes, in
+name order. The golden test digests traces and sweep files this way, not
+by their bytes: the bytes also depend on the HDF5 library's and zlib's
+internals (chunk compression, free-space layout), which differ between
+machines of the same Debian release while every stored value is the same.
+Run with Debian's /usr/bin/python3 (h5py)."""
+import hashlib
+import sys
+
+import h5py
+import numpy as np
+
+
+def value_bytes(value):
+    """Bytes of a value read back: numbers as stored, text as UTF-8 (never
+    the pointers an object array holds)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    value = np.asarray(value)
+    if value.dtype.kind == "O":
+        return repr(value.tolist()).encode()
+    return str(value.dtype).encode() + np.ascontiguousarray(value).tobytes()
+
+
+def feed(h, obj):
+    h.update(obj.name.encode())
+    for key in sorted(obj.attrs):
+        h.update(key.encode())
+        h.update(value_bytes(obj.attrs[key]))
+    if isinstance(obj, h5py.Dataset):
+        h.update(str(obj.dtype).encode() + str(obj.shape).encode())
+        h.update(value_bytes(obj[()]))
+    else:
+        for key in sorted(obj):
+            feed(h, obj[key])
+
+
+def main():
+    h = hashlib.md5()
+    with h5py.File(sys.argv[1], "r") as f:
+        feed(h, f)
+    print(h.hexdigest())
+
+
+if __name__ == "__main__":
+    main()
