@@ -639,6 +639,9 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     }
     else if (!rc)
         iteration = stage_ends(&sr, w, dev, o, out);
+    /* the priced collectives' net (tens of MB at 100K GPUs) goes before the
+     * profile's per-link arrays are made: they do not add up in the peak */
+    nc_sim_cache_trim(f->nc.sim_cache);
     if (!rc)
         rc = step_finish_profile(&sr, w, dev, f, iteration, out);
     if (rc)

@@ -120,6 +120,7 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
             r->max_degree = deg;
     }
     r->tables = calloc((size_t)r->n_sw + 1, sizeof *r->tables);
+    r->bfs = malloc((size_t)r->n_sw + 1);
     r->queue = malloc(((size_t)r->n_sw + 1) * sizeof *r->queue);
     r->cand = malloc(((size_t)r->max_degree + 1) * sizeof *r->cand);
     r->tied = malloc(((size_t)r->max_degree + 64) * sizeof *r->tied);
@@ -128,7 +129,7 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
     if (r->div)
         for (uint32_t k = 1; k < r->max_degree + 64; k++)
             r->div[k] = routing_divisor_of(k);
-    if (!r->tables || !r->queue || !r->cand || !r->tied || !r->div || !r->pressure ||
+    if (!r->tables || !r->bfs || !r->queue || !r->cand || !r->tied || !r->div || !r->pressure ||
         routing_build_groups(r) || routing_build_switch_adjacency(r))
         goto oom;
     if (!g->updown && r->n_groups > 1 && routing_build_group_pairs(r))
@@ -145,9 +146,12 @@ void topo_router_destroy(topo_router *r)
 {
     if (!r)
         return;
-    if (r->tables)
-        for (uint32_t i = 0; i < r->n_sw; i++)
-            free(r->tables[i]);
+    for (uint32_t d = 0; d < r->n_distinct; d++)
+        free(r->distinct[d]);
+    free(r->distinct);
+    free(r->distinct_hash);
+    free(r->intern);
+    free(r->bfs);
     free(r->tables);
     free(r->sw_index);
     free(r->queue);
@@ -178,20 +182,18 @@ int topo_router_uses_load(const topo_router *r)
 }
 
 size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
+size_t topo_router_tables_kept(const topo_router *r) { return r->n_distinct; }
 
-/* Hops from every fabric switch to switch t (by switch index). In a folded
- * Clos only the switches above t are filled: the search climbs from t. */
+/* Hops from every fabric switch to switch t (by switch index), t's own entry
+ * HOP_INF (next_links reads it as 0; routing_internal.h). In a folded Clos
+ * only the switches above t are filled: the search climbs from t. */
 static const hop_count *table_to(topo_router *r, uint32_t t)
 {
     uint32_t ti = r->sw_index[t];
     if (r->tables[ti])
         return r->tables[ti];
     const topo_graph *g = r->g;
-    hop_count *hops = malloc(((size_t)r->n_sw + 1) * sizeof *hops);
-    if (!hops) {
-        r->out_of_memory = 1; /* topo_route says so, rather than "no route" */
-        return NULL;
-    }
+    hop_count *hops = r->bfs;
     for (uint32_t i = 0; i < r->n_sw; i++)
         hops[i] = HOP_INF;
     size_t head = 0, tail = 0;
@@ -217,23 +219,35 @@ static const hop_count *table_to(topo_router *r, uint32_t t)
             r->queue[tail++] = w;
         }
     }
-    r->tables[ti] = hops;
+    hops[ti] = HOP_INF;
+    r->tables[ti] = routing_intern_table(r);
+    if (!r->tables[ti]) {
+        r->out_of_memory = 1; /* topo_route says so, rather than "no route" */
+        return NULL;
+    }
     r->n_tables++;
-    return hops;
+    return r->tables[ti];
 }
 
 /* The equal-cost next links from switch v towards t: down the table when v
  * is in it, else (folded Clos, below the common ancestors) up, preferring
  * up-neighbours that are in the table. Returns the number written to cand. */
-static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops)
+static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops, uint32_t ti)
 {
     uint32_t vi = r->sw_index[v];
-    hop_count dv = hops[vi];
+    hop_count dv = vi == ti ? 0 : hops[vi];
     uint32_t n = 0;
     const struct sw_hop *a = r->adj + r->adj_offset[vi], *up = r->adj + r->adj_up[vi];
     const struct sw_hop *end = r->adj + r->adj_offset[vi + 1];
     if (dv != HOP_INF) { /* layered: no link up leads nearer (is_layered) */
-        for (const struct sw_hop *stop = r->is_layered ? up : end; a < stop; a++)
+        const struct sw_hop *stop = r->is_layered ? up : end;
+        if (dv == 1) { /* to t itself, whose entry is not stored */
+            for (; a < stop; a++)
+                if (a->wi == ti)
+                    r->cand[n++] = a->link;
+            return n;
+        }
+        for (; a < stop; a++) /* t's HOP_INF + 1 matches no dv > 1, as its 0 + 1 would not */
             if (hops[a->wi] + 1 == dv)
                 r->cand[n++] = a->link;
         return n;
@@ -242,7 +256,7 @@ static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops)
     for (a = r->is_layered ? up : a; a < end; a++) {
         if (!a->is_up)
             continue;
-        hop_count h = hops[a->wi];
+        hop_count h = a->wi == ti ? 0 : hops[a->wi];
         if (h < best) { /* a common ancestor: keep only the nearest ones */
             best = h;
             n = 0;
@@ -320,7 +334,7 @@ static int walk_table_single(topo_router *r, uint32_t v, uint32_t t, uint64_t ke
         return -1;
     int n = 0;
     while (v != t) {
-        uint32_t nc = next_links(r, v, hops);
+        uint32_t nc = next_links(r, v, hops, r->sw_index[t]);
         if (!nc || n == MAX_ROUTE_HOPS)
             return -1;
         uint32_t l = choose(r, r->cand, nc, key, qp, v, load);
@@ -350,7 +364,7 @@ static int walk_table_spray(topo_router *r, uint32_t v, uint32_t t, double w, to
             r->node_weight[u] = 0;
             if (u == t)
                 continue;
-            uint32_t nc = next_links(r, u, hops);
+            uint32_t nc = next_links(r, u, hops, r->sw_index[t]);
             if (!nc)
                 return -1;
             for (uint32_t c = 0; c < nc; c++) {

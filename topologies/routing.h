@@ -104,7 +104,11 @@ size_t topo_route_max_usages(const topo_router *r);
  * then routes are decided as connections start, not known beforehand. */
 int topo_router_uses_load(const topo_router *r);
 
-/* Hop tables built so far (for tests and benchmarks). */
+/* Hop tables built so far, one per destination switch, and how many of
+ * them are kept: destinations whose tables are alike but for their own
+ * entry share one (a folded Clos pod's leaves, a Dragonfly group's routers).
+ * For tests and benchmarks. */
 size_t topo_router_tables(const topo_router *r);
+size_t topo_router_tables_kept(const topo_router *r);
 
 #endif

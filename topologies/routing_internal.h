@@ -47,8 +47,16 @@ struct topo_router {
     topo_route_config cfg;
     uint32_t n_sw;
     uint32_t *sw_index;      /* node -> fabric switch index, UINT32_MAX otherwise */
-    hop_count **tables;      /* per destination switch index: hops from every switch */
-    size_t n_tables;
+    hop_count **tables;      /* per destination switch index: hops from every switch,
+                              * the destination's own entry stored as HOP_INF (read as
+                              * 0): destinations alike but for it share one table */
+    size_t n_tables;         /* destinations with a table */
+    hop_count *bfs;          /* table_to's scratch: n_sw entries */
+    hop_count **distinct;    /* the tables kept, each once (routing_intern_table) */
+    uint64_t *distinct_hash;
+    uint32_t n_distinct, cap_distinct;
+    uint32_t *intern;        /* open addressing: distinct index + 1, 0 empty; intern_cap */
+    uint32_t intern_cap;     /* a power of two, 0 before the first table */
     uint32_t *queue;         /* BFS scratch, n_sw entries */
     uint32_t *group_offset;  /* switches by group (CSR), for Valiant */
     uint32_t *group_switch;
@@ -74,6 +82,9 @@ struct topo_router {
 };
 
 /* ---- routing_build.c ---- */
+/* The hop table in r->bfs as a kept one: an equal table kept before, else a
+ * copy of it. NULL when out of memory. */
+hop_count *routing_intern_table(topo_router *r);
 /* 1 + the highest group of a fabric switch; 0 when none has one */
 uint32_t routing_switch_groups(const topo_graph *g);
 /* Each fills its tables in r (sw_index set); 0, or -1 when out of memory. */

@@ -2,12 +2,14 @@
  * against the closed forms in fattree.h (hardware.md 6.1's 3-tier column at
  * full size: radix 40 16,000 hosts / 2,000 switches, radix 64 65,536 /
  * 5,120), path lengths 2/4/6, oversubscription, and refusals. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fattree.h"
 #include "graph.h"
+#include "routing.h"
 #include "stats.h"
 
 static unsigned count_tier(const topo_graph *g, unsigned tier)
@@ -273,8 +275,44 @@ static void test_multiplane_railopt(void)
     topo_graph_fini(&plane);
 }
 
+/* Hop tables kept once (routing_build.c): the 16 leaves of a 4-pod
+ * leaf-spine share their pod's table, 4 kept for 16 destinations, and every
+ * route still takes a shortest path: as many links as the graph's hop
+ * count, for each balancing rule (the last hop reads the destination's own
+ * entry, which the kept table leaves out). */
+static void test_shared_hop_tables(void)
+{
+    topo_graph g;
+    char why[128];
+    CHECK_INT_EQ(topo_leafspine3(8, 4, 4, 4, 50e9, &g, why, sizeof why), 0);
+    uint32_t *dist = malloc(g.n_nodes * sizeof *dist);
+    topo_usage *u = malloc(g.n_links * sizeof *u);
+    CHECK(topo_graph_hops_from(&g, 0, dist) == 0);
+    for (int b = 0; b < TOPO_BALANCE_COUNT; b++) {
+        topo_route_config cfg = {.balance = (enum topo_balance)b, .qps = 1, .seed = 7};
+        topo_router *r = topo_router_create(&g, &cfg, why, sizeof why);
+        CHECK(r != NULL);
+        unsigned wrong = 0;
+        for (uint32_t d = 1; r && d < g.n_hosts; d++) {
+            long n = topo_route(r, 0, d, d, NULL, u, g.n_links);
+            double links = 0; /* weighted: a sprayed route's links add to its hops */
+            for (long k = 0; k < n; k++)
+                links += u[k].weight;
+            wrong += n <= 0 || fabs(links - dist[d]) > 1e-9;
+        }
+        CHECK_INT_EQ(wrong, 0);
+        CHECK_INT_EQ(r ? topo_router_tables(r) : 0, 16);
+        CHECK_INT_EQ(r ? topo_router_tables_kept(r) : 0, 4);
+        topo_router_destroy(r);
+    }
+    free(u);
+    free(dist);
+    topo_graph_fini(&g);
+}
+
 int main(void)
 {
+    test_shared_hop_tables();
     test_full_size();
     test_same_as_kary();
     test_oversubscribed();
