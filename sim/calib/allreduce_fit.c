@@ -153,6 +153,17 @@ int calib_fit_allreduce(const calib_coll_point *pts, size_t n_pts, calib_coll_mo
                                  name, i, pts[i].bytes, pts[i].time_s);
         count[coll_bandwidth_tier(&bw, pts[i].bytes)]++;
     }
+    /* times that never grow with size leave no bandwidth term to fit: said
+     * from the points, since the least-squares slope of flat times is zero
+     * only up to the BLAS kernel's rounding (OpenBLAS's AVX-512 kernels give
+     * it a tiny positive value) */
+    int grows = 0;
+    for (size_t i = 0; i < n_pts && !grows; i++)
+        for (size_t j = 0; j < n_pts && !grows; j++)
+            grows = pts[j].bytes > pts[i].bytes && pts[j].time_s > pts[i].time_s;
+    if (!grows)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "all-reduce %s fit: times do not grow with size", name);
     unsigned base_rep[CALIB_TIERS], rep[CALIB_TIERS], next_rep[CALIB_TIERS];
     unsigned n_own = calib_tie_empty_tiers(count, d.n_tiers, base_rep);
     if (n_pts < 1 + (size_t)n_own)
