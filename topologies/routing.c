@@ -136,6 +136,8 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
         goto oom;
     if (g->updown && routing_build_up_links(r))
         goto oom;
+    if (!g->updown && routing_build_group_positions(r))
+        goto oom;
     return r;
 oom:
     topo_router_destroy(r);
@@ -150,6 +152,10 @@ void topo_router_destroy(topo_router *r)
         free(r->distinct[d]);
     free(r->distinct);
     free(r->distinct_hash);
+    free(r->distinct_len);
+    free(r->sw_group);
+    free(r->sw_pos);
+    free(r->group_size);
     free(r->intern);
     free(r->bfs);
     free(r->tables);
@@ -183,25 +189,48 @@ int topo_router_uses_load(const topo_router *r)
 
 size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
 size_t topo_router_tables_kept(const topo_router *r) { return r->n_distinct; }
+size_t topo_router_table_bytes(const topo_router *r)
+{
+    size_t b = 0;
+    for (uint32_t d = 0; d < r->n_distinct; d++)
+        b += r->distinct_len[d];
+    return b;
+}
 
-/* Hops from every fabric switch to switch t (by switch index), t's own entry
- * HOP_INF (next_links reads it as 0; routing_internal.h). In a folded Clos
- * only the switches above t are filled: the search climbs from t. */
+/* Entry wi of the table to switch index ti: ti's own reads 0 (the kept
+ * table leaves it out); a Dragonfly family's table (pos set) holds only the
+ * switches of ti's group, by position, the others are out of its reach. */
+static inline hop_count hop_at(const hop_count *hops, const uint32_t *grp, const uint32_t *pos,
+                               uint32_t ti, uint32_t wi)
+{
+    if (wi == ti)
+        return 0;
+    if (!pos)
+        return hops[wi];
+    return grp[wi] == grp[ti] ? hops[pos[wi]] : HOP_INF;
+}
+
+/* Hops to switch t from every switch it can be reached from: in a folded
+ * Clos by switch index, only the switches above t filled (the search
+ * climbs from t); in a Dragonfly family only the switches of t's group (by
+ * position). t's own entry is stored as HOP_INF (hop_at). */
 static const hop_count *table_to(topo_router *r, uint32_t t)
 {
     uint32_t ti = r->sw_index[t];
     if (r->tables[ti])
         return r->tables[ti];
     const topo_graph *g = r->g;
+    const uint32_t *grp = r->sw_group, *pos = r->sw_pos;
     hop_count *hops = r->bfs;
-    for (uint32_t i = 0; i < r->n_sw; i++)
+    uint32_t n = pos ? r->group_size[grp[ti]] : r->n_sw;
+    for (uint32_t i = 0; i < n; i++)
         hops[i] = HOP_INF;
     size_t head = 0, tail = 0;
-    hops[ti] = 0;
+    hops[pos ? pos[ti] : ti] = 0;
     r->queue[tail++] = t;
     while (head < tail) {
-        uint32_t u = r->queue[head++];
-        hop_count du = hops[r->sw_index[u]];
+        uint32_t u = r->queue[head++], ui = r->sw_index[u];
+        hop_count du = hops[pos ? pos[ui] : ui];
         if (du + 1 >= HOP_INF)
             continue; /* farther than any route may go */
         const uint32_t *links = g->updown ? r->up_links + r->up_offset[u]
@@ -211,16 +240,17 @@ static const hop_count *table_to(topo_router *r, uint32_t t)
         for (uint32_t i = 0; i < nl; i++) {
             uint32_t w = g->link_dst[links[i]];
             uint32_t wi = r->sw_index[w];
-            if (wi == UINT32_MAX || hops[wi] != HOP_INF)
-                continue;
-            if (!g->updown && g->node_group[w] != g->node_group[t])
+            if (wi == UINT32_MAX || (pos && grp[wi] != grp[ti]))
                 continue; /* Dragonfly family: tables stay inside the group */
-            hops[wi] = (hop_count)(du + 1);
+            hop_count *hw = &hops[pos ? pos[wi] : wi];
+            if (*hw != HOP_INF)
+                continue;
+            *hw = (hop_count)(du + 1);
             r->queue[tail++] = w;
         }
     }
-    hops[ti] = HOP_INF;
-    r->tables[ti] = routing_intern_table(r);
+    hops[pos ? pos[ti] : ti] = HOP_INF;
+    r->tables[ti] = routing_intern_table(r, n);
     if (!r->tables[ti]) {
         r->out_of_memory = 1; /* topo_route says so, rather than "no route" */
         return NULL;
@@ -234,21 +264,15 @@ static const hop_count *table_to(topo_router *r, uint32_t t)
  * up-neighbours that are in the table. Returns the number written to cand. */
 static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops, uint32_t ti)
 {
+    const uint32_t *grp = r->sw_group, *pos = r->sw_pos;
     uint32_t vi = r->sw_index[v];
-    hop_count dv = vi == ti ? 0 : hops[vi];
+    hop_count dv = hop_at(hops, grp, pos, ti, vi);
     uint32_t n = 0;
     const struct sw_hop *a = r->adj + r->adj_offset[vi], *up = r->adj + r->adj_up[vi];
     const struct sw_hop *end = r->adj + r->adj_offset[vi + 1];
     if (dv != HOP_INF) { /* layered: no link up leads nearer (is_layered) */
-        const struct sw_hop *stop = r->is_layered ? up : end;
-        if (dv == 1) { /* to t itself, whose entry is not stored */
-            for (; a < stop; a++)
-                if (a->wi == ti)
-                    r->cand[n++] = a->link;
-            return n;
-        }
-        for (; a < stop; a++) /* t's HOP_INF + 1 matches no dv > 1, as its 0 + 1 would not */
-            if (hops[a->wi] + 1 == dv)
+        for (const struct sw_hop *stop = r->is_layered ? up : end; a < stop; a++)
+            if (hop_at(hops, grp, pos, ti, a->wi) + 1 == dv)
                 r->cand[n++] = a->link;
         return n;
     }
@@ -256,7 +280,7 @@ static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops, ui
     for (a = r->is_layered ? up : a; a < end; a++) {
         if (!a->is_up)
             continue;
-        hop_count h = a->wi == ti ? 0 : hops[a->wi];
+        hop_count h = hop_at(hops, grp, pos, ti, a->wi);
         if (h < best) { /* a common ancestor: keep only the nearest ones */
             best = h;
             n = 0;

@@ -110,5 +110,6 @@ int topo_router_uses_load(const topo_router *r);
  * For tests and benchmarks. */
 size_t topo_router_tables(const topo_router *r);
 size_t topo_router_tables_kept(const topo_router *r);
+size_t topo_router_table_bytes(const topo_router *r); /* the kept ones' */
 
 #endif

@@ -167,9 +167,31 @@ int routing_build_group_pairs(topo_router *r)
 
 /* ---- hop tables kept once ----
  * In a folded Clos a leaf's table fills only the switches above it, the
- * same for every leaf of a pod; in a Dragonfly group every router is one
- * hop from the others. With each table's own destination entry left out,
- * the 2,641 leaves of the 100K fat-tree keep 70 tables, not 2,641 (19 MB). */
+ * same for every leaf of a pod: with each table's own destination entry
+ * left out, the 2,641 leaves of the 100K fat-tree keep 70 tables, not
+ * 2,641 (19 MB). A Dragonfly family's tables stay inside the destination's
+ * group and hold only its switches, by position (routing_build_group_positions):
+ * groups alike share them (39 MB of whole-fabric tables on dragonfly-100k). */
+
+int routing_build_group_positions(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    uint32_t extra = r->n_groups; /* the switches without a group */
+    r->sw_group = malloc(((size_t)r->n_sw + 1) * sizeof *r->sw_group);
+    r->sw_pos = malloc(((size_t)r->n_sw + 1) * sizeof *r->sw_pos);
+    r->group_size = calloc((size_t)extra + 1, sizeof *r->group_size);
+    if (!r->sw_group || !r->sw_pos || !r->group_size)
+        return -1;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t wi = r->sw_index[v];
+        if (wi == UINT32_MAX)
+            continue;
+        uint32_t grp = g->node_group[v] == TOPO_NO_GROUP ? extra : g->node_group[v];
+        r->sw_group[wi] = grp;
+        r->sw_pos[wi] = r->group_size[grp]++;
+    }
+    return 0;
+}
 
 static uint64_t table_hash(const hop_count *h, size_t n)
 {
@@ -204,16 +226,16 @@ static int intern_grow(topo_router *r)
     return 0;
 }
 
-hop_count *routing_intern_table(topo_router *r)
+hop_count *routing_intern_table(topo_router *r, uint32_t n)
 {
-    size_t n = r->n_sw;
     uint64_t h = table_hash(r->bfs, n);
     if (2 * ((size_t)r->n_distinct + 1) > r->intern_cap && intern_grow(r))
         return NULL;
     uint32_t i = (uint32_t)h & (r->intern_cap - 1);
     for (; r->intern[i]; i = (i + 1) & (r->intern_cap - 1)) {
         uint32_t d = r->intern[i] - 1;
-        if (r->distinct_hash[d] == h && !memcmp(r->distinct[d], r->bfs, n))
+        if (r->distinct_hash[d] == h && r->distinct_len[d] == n &&
+            !memcmp(r->distinct[d], r->bfs, n))
             return r->distinct[d];
     }
     if (r->n_distinct == r->cap_distinct) {
@@ -222,9 +244,12 @@ hop_count *routing_intern_table(topo_router *r)
         if (t)
             r->distinct = t;
         uint64_t *hh = t ? realloc(r->distinct_hash, cap * sizeof *hh) : NULL;
-        if (!hh)
+        if (hh)
+            r->distinct_hash = hh;
+        uint32_t *len = hh ? realloc(r->distinct_len, cap * sizeof *len) : NULL;
+        if (!len)
             return NULL;
-        r->distinct_hash = hh;
+        r->distinct_len = len;
         r->cap_distinct = cap;
     }
     hop_count *copy = malloc(n + 1);
@@ -233,6 +258,7 @@ hop_count *routing_intern_table(topo_router *r)
     memcpy(copy, r->bfs, n);
     r->distinct[r->n_distinct] = copy;
     r->distinct_hash[r->n_distinct] = h;
+    r->distinct_len[r->n_distinct] = n;
     r->intern[i] = ++r->n_distinct;
     return copy;
 }

@@ -52,8 +52,14 @@ struct topo_router {
                               * 0): destinations alike but for it share one table */
     size_t n_tables;         /* destinations with a table */
     hop_count *bfs;          /* table_to's scratch: n_sw entries */
+    /* Dragonfly family (not g->updown): a table holds only the switches of
+     * its destination's group, by position in it (sw_pos); switches
+     * without a group are one more group. NULL in a folded Clos, whose
+     * tables are by switch index. */
+    uint32_t *sw_group, *sw_pos, *group_size;
     hop_count **distinct;    /* the tables kept, each once (routing_intern_table) */
     uint64_t *distinct_hash;
+    uint32_t *distinct_len;
     uint32_t n_distinct, cap_distinct;
     uint32_t *intern;        /* open addressing: distinct index + 1, 0 empty; intern_cap */
     uint32_t intern_cap;     /* a power of two, 0 before the first table */
@@ -82,9 +88,11 @@ struct topo_router {
 };
 
 /* ---- routing_build.c ---- */
-/* The hop table in r->bfs as a kept one: an equal table kept before, else a
- * copy of it. NULL when out of memory. */
-hop_count *routing_intern_table(topo_router *r);
+/* The hop table in r->bfs[0 .. n) as a kept one: an equal table kept
+ * before, else a copy of it. NULL when out of memory. */
+hop_count *routing_intern_table(topo_router *r, uint32_t n);
+/* sw_group, sw_pos and group_size of a Dragonfly family's router. */
+int routing_build_group_positions(topo_router *r);
 /* 1 + the highest group of a fabric switch; 0 when none has one */
 uint32_t routing_switch_groups(const topo_graph *g);
 /* Each fills its tables in r (sw_index set); 0, or -1 when out of memory. */

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "dragonfly.h"
 #include "graph.h"
+#include "routing.h"
 
 static unsigned global_cables(const topo_graph *g, unsigned a)
 {
@@ -22,6 +23,54 @@ static unsigned global_cables(const topo_graph *g, unsigned a)
             n++;
     }
     return n;
+}
+
+/* 1 when u[0..n) (weight 1 each) is a path of links from src to dst */
+static int is_path(const topo_graph *g, const topo_usage *u, long n, uint32_t src, uint32_t dst)
+{
+    uint32_t at = src;
+    for (long step = 0; step < n; step++) {
+        long k = 0;
+        while (k < n && (g->link_src[u[k].link] != at || u[k].weight != 1.0))
+            k++;
+        if (k == n)
+            return 0;
+        at = g->link_dst[u[k].link];
+    }
+    return at == dst;
+}
+
+/* A Dragonfly's hop tables hold only the destination router's group, by
+ * position in it (routing_build_group_positions): routes from host 0 to
+ * every host, by every path class, are paths to the host; the 36 routers'
+ * tables (a = 4 per group, all-to-all inside it) are kept as a = 4 tables
+ * of 4 bytes, one per position, where whole-fabric tables took 36 x 36. */
+static void test_group_local_tables(void)
+{
+    topo_dragonfly_config c = {2, 4, 2, 0, 50e9, 50e9, 50e9, (enum topo_dragonfly_arrangement)0};
+    topo_graph g;
+    char why[200];
+    CHECK_INT_EQ(topo_dragonfly(&c, &g, why, sizeof why), 0);
+    topo_usage *u = malloc(g.n_links * sizeof *u);
+    for (int pc = 0; pc < TOPO_PATH_COUNT; pc++) {
+        topo_route_config cfg = {.balance = TOPO_BALANCE_ECMP, .path_class = (enum topo_path_class)pc,
+                                 .qps = 1, .seed = 3};
+        topo_router *r = topo_router_create(&g, &cfg, why, sizeof why);
+        CHECK(r != NULL);
+        unsigned bad = 0;
+        for (uint32_t d = 1; r && d < g.n_hosts; d++) {
+            long n = topo_route(r, 0, d, d, NULL, u, g.n_links);
+            bad += !is_path(&g, u, n, 0, d);
+        }
+        CHECK_INT_EQ(bad, 0);
+        CHECK_INT_EQ(r ? topo_router_tables(r) : 0, g.n_switches);
+        CHECK_INT_EQ(g.n_switches, 36);
+        CHECK_INT_EQ(r ? topo_router_tables_kept(r) : 0, c.a);
+        CHECK_INT_EQ(r ? topo_router_table_bytes(r) : 0, c.a * c.a);
+        topo_router_destroy(r);
+    }
+    free(u);
+    topo_graph_fini(&g);
 }
 
 static void test_balanced(void)
@@ -257,6 +306,7 @@ static void test_dragonfly_plus_refusals(void)
 
 int main(void)
 {
+    test_group_local_tables();
     test_balanced();
     test_fewer_groups_and_errors();
     test_arrangements_all_sizes();
