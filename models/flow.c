@@ -20,6 +20,7 @@
 
 #include "event_kinds.h"
 #include "flow_internal.h"
+#include "pages.h"
 
 flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
                           flow_done_fn done, void *ctx)
@@ -54,7 +55,7 @@ void flow_net_destroy(flow_net *n)
     if (!n)
         return;
     flow_store_free(n);
-    void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of, n->capacity,
+    void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
                       n->on_link, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
                       n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->dirty,
                       n->touched, n->level, n->is_dirty};
@@ -76,7 +77,9 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
     memset(n->link_mark, 0, S * sizeof *n->link_mark);
     memset(n->is_dirty, 0, S * sizeof *n->is_dirty);
     n->n_slots = 0;
-    memset(n->load, 0, L * sizeof *n->load); /* a failed route may leave its bias */
+    /* all of it (a failed route may leave its bias), its pages given back:
+     * the next collective may touch only a few links */
+    sim_zero_release(n->load, L * sizeof *n->load);
     memset(n->busy, 0, (L / 64 + 1) * sizeof *n->busy);
     for (uint32_t f = 0; f < n->n_flows; f++)
         n->flow_mark[f] = 0; /* held the free list's links */
@@ -110,7 +113,6 @@ int flow_grow_slots(flow_net *n, size_t need)
     if (cap < need)
         return -1;
     if (regrow(&n->link_of, cap, sizeof *n->link_of) ||
-        regrow(&n->capacity, cap, sizeof *n->capacity) ||
         regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
         regrow(&n->on_link, cap, sizeof *n->on_link) ||
         regrow(&n->link_mark, cap, sizeof *n->link_mark) ||
@@ -342,7 +344,7 @@ static uint32_t collect_component(flow_net *n, uint32_t *nl_out)
     for (uint32_t head = 0; head < nl; head++) {
         const link_list *ll = &n->on_link[n->comp_links[head]];
         for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = ll->flow[i];
+            uint32_t f = flow_list_ids_c(ll)[i];
             if (n->flow_mark[f] == n->epoch)
                 continue;
             n->flow_mark[f] = n->epoch;
@@ -448,8 +450,8 @@ int flow_net_set_incast(flow_net *n, const double *eff)
 double flow_link_capacity(const flow_net *n, uint32_t l)
 {
     if (n->incast && n->on_link[l].n >= 2)
-        return n->capacity[l] * n->incast[n->link_of[l]];
-    return n->capacity[l];
+        return n->link_capacity[n->link_of[l]] * n->incast[n->link_of[l]];
+    return n->link_capacity[n->link_of[l]];
 }
 
 void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)
@@ -475,10 +477,10 @@ size_t flow_net_memory_bytes(const flow_net *n)
     size_t L = (size_t)n->n_links + 1, S = n->cap_slots, b = sizeof *n;
     b += L * (sizeof(double) + sizeof(uint32_t)); /* load, slot_of */
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
-    /* per slot: capacity, link_bytes, cap_left, w_unfrozen, level, heap_share;
+    /* per slot: link_bytes, cap_left, w_unfrozen, level, heap_share;
      * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,
      * touched, dirty; is_dirty */
-    b += S * (6 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
+    b += S * (5 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 
@@ -519,7 +521,7 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
         double sum = 0;
         const link_list *ll = &n->on_link[l];
         for (uint32_t k = 0; k < ll->n; k++)
-            sum += n->rate[ll->flow[k]] * flow_entry_weight(n, ll, k);
+            sum += n->rate[flow_list_ids_c(ll)[k]] * flow_entry_weight(n, ll, k);
         if (sum > flow_link_capacity(n, l) * (1 + 1e-9)) {
             *link = l;
             *used = sum;

@@ -116,7 +116,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         n->cap_left[l] = flow_link_capacity(n, l);
         const link_list *ll = &n->on_link[l];
         for (uint32_t k = 0; residual && k < ll->n; k++) {
-            uint32_t g = ll->flow[k];
+            uint32_t g = flow_list_ids_c(ll)[k];
             if (n->flow_mark[g] != n->epoch)
                 n->cap_left[l] -= n->rate[g] * flow_entry_weight(n, ll, k);
         }
@@ -170,7 +170,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         const link_list *ll = &n->on_link[l];
         n->level[l] = by_link; /* every flow it freezes gets this rate */
         for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = ll->flow[i];
+            uint32_t f = flow_list_ids_c(ll)[i];
             if (n->flow_mark[f] == n->epoch) {
                 freeze(n, f, by_link, l);
                 left--;
@@ -213,7 +213,7 @@ static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
     const link_list *ll = &n->on_link[l];
     double used = 0, top = 0, low_d = INFINITY;
     for (uint32_t i = 0; i < ll->n; i++) {
-        uint32_t g = ll->flow[i];
+        uint32_t g = flow_list_ids_c(ll)[i];
         double r = in_fill(n, g) ? flow_new_rate(n, g) : n->rate[g];
         used += r * flow_entry_weight(n, ll, i);
         top = r > top ? r : top;
@@ -225,7 +225,7 @@ static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
     int saturated = cap - used <= (2.0 * ll->n + 8) * 0x1p-52 * cap;
     double slowest_ok = top * (1 - RATE_TOL), fastest_ok = low_d * (1 + RATE_TOL);
     for (uint32_t i = 0; i < ll->n; i++) {
-        uint32_t g = ll->flow[i];
+        uint32_t g = flow_list_ids_c(ll)[i];
         if (in_fill(n, g))
             continue;
         if ((n->bneck[g] == l && !(saturated && n->rate[g] >= slowest_ok)) ||
@@ -247,7 +247,7 @@ static uint32_t collect_touched(flow_net *n, double now)
             return nt;
         const link_list *ll = &n->on_link[n->touched[h]];
         for (uint32_t i = 0; i < ll->n;) {
-            uint32_t f = ll->flow[i];
+            uint32_t f = flow_list_ids_c(ll)[i];
             flow_advance(n, f, now);
             if (n->rate[f] > 0 && n->event[f] && n->left[f] <= FINISHED_FRACTION * n->bytes[f]) {
                 sim_cancel(n->eng, n->event[f]);

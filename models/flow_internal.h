@@ -40,12 +40,29 @@ typedef struct flow_class {
     uint32_t n_use, refs;
 } flow_class;
 
+/* A link's flows: ids (a flow at most once) in the list itself while they
+ * fit LIST_INLINE, else in an array of their own (most links of a large
+ * collective carry one or two flows: 32 bytes of allocation saved on each;
+ * flow_list_ids reads either). */
+#define LIST_INLINE 2
 typedef struct link_list {
-    uint32_t *flow;        /* flow ids; a flow at most once */
-    double *w;             /* NULL, or w[i]: flow[i]'s weight on the link (every entry),
+    union {
+        uint32_t *heap;              /* cap > LIST_INLINE */
+        uint32_t inl[LIST_INLINE];   /* cap <= LIST_INLINE */
+    } ids;
+    double *w;             /* NULL, or w[i]: entry i's weight on the link (every entry),
                             * from the first flow with unequal weights on it on */
     uint32_t n, cap;
 } link_list;
+
+static inline uint32_t *flow_list_ids(link_list *ll)
+{
+    return ll->cap <= LIST_INLINE ? ll->ids.inl : ll->ids.heap;
+}
+static inline const uint32_t *flow_list_ids_c(const link_list *ll)
+{
+    return ll->cap <= LIST_INLINE ? ll->ids.inl : ll->ids.heap;
+}
 
 struct flow_net {
     sim_engine *eng;
@@ -65,7 +82,7 @@ struct flow_net {
     uint32_t *slot_of;     /* per link: its slot + 1, 0 for none yet */
     uint32_t *link_of;     /* per slot: its link */
     uint32_t n_slots, cap_slots;
-    double *capacity, *link_bytes; /* per slot */
+    double *link_bytes;    /* per slot (a slot's capacity: link_capacity[link_of[l]]) */
     link_list *on_link;
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
@@ -153,7 +170,7 @@ static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
 /* Weight of the i-th flow on link list ll on that link. */
 static inline double flow_entry_weight(const flow_net *n, const link_list *ll, uint32_t i)
 {
-    return ll->w ? ll->w[i] : flow_cls(n, ll->flow[i])->weight; /* no w: all uniform */
+    return ll->w ? ll->w[i] : flow_cls(n, flow_list_ids_c(ll)[i])->weight; /* no w: uniform */
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)
 {

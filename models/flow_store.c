@@ -225,10 +225,18 @@ static int reserve_link(link_list *ll)
 {
     if (ll->n < ll->cap)
         return 0;
-    size_t cap = (size_t)ll->cap + ll->cap / 4 + 1;
-    if (cap > UINT32_MAX || grow_array((void **)&ll->flow, cap, sizeof *ll->flow) ||
-        (ll->w && grow_array((void **)&ll->w, cap, sizeof *ll->w)))
-        return -1; /* a grown flow array with the old weights' cap: cap stays the smaller */
+    size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
+    if (cap > UINT32_MAX || (ll->w && grow_array((void **)&ll->w, cap, sizeof *ll->w)))
+        return -1; /* grown weights, ids as they were: cap stays the smaller */
+    if (cap > LIST_INLINE) {
+        uint32_t *ids = ll->cap <= LIST_INLINE ? malloc(cap * sizeof *ids)
+                                               : realloc(ll->ids.heap, cap * sizeof *ids);
+        if (!ids)
+            return -1;
+        if (ll->cap <= LIST_INLINE)
+            memcpy(ids, ll->ids.inl, (size_t)ll->n * sizeof *ids);
+        ll->ids.heap = ids;
+    }
     ll->cap = (uint32_t)cap;
     return 0;
 }
@@ -242,7 +250,7 @@ static int add_weights(const flow_net *n, link_list *ll)
     if (!w)
         return -1;
     for (uint32_t i = 0; i + 1 < ll->n; i++)
-        w[i] = flow_cls(n, ll->flow[i])->weight;
+        w[i] = flow_cls(n, flow_list_ids(ll)[i])->weight;
     ll->w = w;
     return 0;
 }
@@ -257,7 +265,6 @@ static uint32_t slot_of(flow_net *n, uint32_t g)
     uint32_t l = n->n_slots++;
     n->slot_of[g] = l + 1;
     n->link_of[l] = g;
-    n->capacity[l] = n->link_capacity[g];
     return l;
 }
 
@@ -276,14 +283,15 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     for (size_t i = 0; i < k; i++) {
         uint32_t l = slot[i];
         link_list *ll = &n->on_link[l];
-        if (ll->n && ll->flow[ll->n - 1] == f) {
+        uint32_t *ids = flow_list_ids(ll);
+        if (ll->n && ids[ll->n - 1] == f) {
             uint32_t s = m - 1;
             while (n->attach_link[s] != l) /* l is among the first m */
                 s--;
             n->attach_w[s] += u[i].weight;
             continue;
         }
-        ll->flow[ll->n++] = f;
+        ids[ll->n++] = f;
         flow_set_busy(n, l, 1);
         n->attach_link[m] = l;
         n->attach_w[m++] = u[i].weight;
@@ -331,10 +339,10 @@ void flow_store_detach(flow_net *n, uint32_t f)
     for (uint32_t k = 0; k < m; k++) {
         uint32_t l = links[k];
         link_list *ll = &n->on_link[l];
-        uint32_t i = 0;
-        while (ll->flow[i] != f) /* f is on l: bounded by ll->n */
+        uint32_t i = 0, *ids = flow_list_ids(ll);
+        while (ids[i] != f) /* f is on l: bounded by ll->n */
             i++;
-        ll->flow[i] = ll->flow[--ll->n]; /* the last entry fills the hole */
+        ids[i] = ids[--ll->n]; /* the last entry fills the hole */
         if (ll->w)
             ll->w[i] = ll->w[ll->n];
         n->load[n->link_of[l]] -= flow_use_weight(n, f, k);
@@ -370,14 +378,16 @@ size_t flow_store_memory_bytes(const flow_net *n)
     b += (size_t)n->attach_cap * (sizeof(double) + 2 * sizeof(uint32_t));
     b += (size_t)n->cap_capped * sizeof(uint32_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
-        b += (size_t)n->on_link[l].cap * (sizeof(uint32_t) + (n->on_link[l].w ? sizeof(double) : 0));
+        b += (size_t)n->on_link[l].cap * ((n->on_link[l].cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
+                                          (n->on_link[l].w ? sizeof(double) : 0));
     return b;
 }
 
 void flow_store_free(flow_net *n)
 {
     for (uint32_t l = 0; n->on_link && l < n->cap_slots; l++) { /* a reset net's too */
-        free(n->on_link[l].flow);
+        if (n->on_link[l].cap > LIST_INLINE)
+            free(n->on_link[l].ids.heap);
         free(n->on_link[l].w);
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "netcoll_internal.h"
+#include "pages.h"
 
 /* A flow of the level: a coupled phase, or one connection of an uncoupled
  * one; its links are links[first .. first + n). */
@@ -225,8 +226,11 @@ int nc_link_bytes(const nc_plan *p, const nc_fabric *f, double scale, double *by
         }
     }
 done:
-    for (size_t i = 0; load && i < n_seen; i++)
-        load[seen[i]] = 0;
+    if (f->scratch && load && n_seen * 64 >= g->n_links) /* spread over most pages */
+        sim_zero_release(load, ((size_t)g->n_links + 1) * sizeof *load);
+    else
+        for (size_t i = 0; load && i < n_seen; i++)
+            load[seen[i]] = 0;
     if (!f->scratch)
         free(load);
     free(seen);

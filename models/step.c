@@ -2,6 +2,7 @@
  * pipeline schedule and data-parallel reduction (see step.h); the
  * communication is in step_comm.c, the profile in step_report.c. */
 #include "step_internal.h"
+#include "pages.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -642,6 +643,7 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     /* the priced collectives' net (tens of MB at 100K GPUs) goes before the
      * profile's per-link arrays are made: they do not add up in the peak */
     nc_sim_cache_trim(f->nc.sim_cache);
+    sim_give_back_freed(); /* its many small blocks too, not only the large ones */
     if (!rc)
         rc = step_finish_profile(&sr, w, dev, f, iteration, out);
     if (rc)

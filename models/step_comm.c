@@ -15,6 +15,7 @@
  * hidden x k / (S - k) (k from step_comm_sms).
  */
 #include "step_internal.h"
+#include "pages.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,12 +68,13 @@ static int collective_time(comm_ctx *cx, enum nc_collective coll, const uint32_t
         nc_plan_free(&plan);
         return rc;
     }
-    rc = run_plan(cx, &plan, t);
+    /* the bytes first: their per-link scratch is given back (sim_zero_release)
+     * before the plan's simulation grows its flow net, so the two do not
+     * add up in the peak */
     size_t n_touched = 0;
-    if (!rc && per_iteration > 0)
+    if (per_iteration > 0)
         rc = nc_link_bytes(&plan, &cx->f->nc, per_iteration, cx->scratch, cx->touched,
                            &n_touched, cx->err);
-    nc_plan_free(&plan);
     const topo_graph *g = &cx->f->g;
     for (size_t i = 0; i < n_touched; i++) {
         uint32_t l = cx->touched[i];
@@ -80,6 +82,11 @@ static int collective_time(comm_ctx *cx, enum nc_collective coll, const uint32_t
         cx->tier_copies[step_link_tier(g, l)] += cx->scratch[l] * (groups - 1);
         cx->scratch[l] = 0;
     }
+    if (n_touched * 64 >= g->n_links) /* the zeros written over most pages */
+        sim_zero_release(cx->scratch, ((size_t)g->n_links + 1) * sizeof *cx->scratch);
+    if (!rc)
+        rc = run_plan(cx, &plan, t);
+    nc_plan_free(&plan);
     return rc;
 }
 
