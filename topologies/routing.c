@@ -149,10 +149,8 @@ void topo_router_destroy(topo_router *r)
     if (!r)
         return;
     for (uint32_t d = 0; d < r->n_distinct; d++)
-        free(r->distinct[d]);
+        free(r->distinct[d].hops);
     free(r->distinct);
-    free(r->distinct_hash);
-    free(r->distinct_len);
     free(r->sw_group);
     free(r->sw_pos);
     free(r->group_size);
@@ -193,7 +191,7 @@ size_t topo_router_table_bytes(const topo_router *r)
 {
     size_t b = 0;
     for (uint32_t d = 0; d < r->n_distinct; d++)
-        b += r->distinct_len[d];
+        b += r->distinct[d].len;
     return b;
 }
 

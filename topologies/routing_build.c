@@ -215,7 +215,7 @@ static int intern_grow(topo_router *r)
     if (!slot)
         return -1;
     for (uint32_t d = 0; d < r->n_distinct; d++) {
-        uint32_t i = (uint32_t)r->distinct_hash[d] & (cap - 1);
+        uint32_t i = (uint32_t)r->distinct[d].hash & (cap - 1);
         while (slot[i])
             i = (i + 1) & (cap - 1);
         slot[i] = d + 1;
@@ -234,31 +234,23 @@ hop_count *routing_intern_table(topo_router *r, uint32_t n)
     uint32_t i = (uint32_t)h & (r->intern_cap - 1);
     for (; r->intern[i]; i = (i + 1) & (r->intern_cap - 1)) {
         uint32_t d = r->intern[i] - 1;
-        if (r->distinct_hash[d] == h && r->distinct_len[d] == n &&
-            !memcmp(r->distinct[d], r->bfs, n))
-            return r->distinct[d];
+        const struct kept_table *k = &r->distinct[d];
+        if (k->hash == h && k->len == n && !memcmp(k->hops, r->bfs, n))
+            return k->hops;
     }
     if (r->n_distinct == r->cap_distinct) {
         uint32_t cap = r->cap_distinct ? 2 * r->cap_distinct : 16;
-        hop_count **t = realloc(r->distinct, cap * sizeof *t);
-        if (t)
-            r->distinct = t;
-        uint64_t *hh = t ? realloc(r->distinct_hash, cap * sizeof *hh) : NULL;
-        if (hh)
-            r->distinct_hash = hh;
-        uint32_t *len = hh ? realloc(r->distinct_len, cap * sizeof *len) : NULL;
-        if (!len)
+        struct kept_table *t = realloc(r->distinct, cap * sizeof *t);
+        if (!t)
             return NULL;
-        r->distinct_len = len;
+        r->distinct = t;
         r->cap_distinct = cap;
     }
     hop_count *copy = malloc(n + 1);
     if (!copy)
         return NULL;
     memcpy(copy, r->bfs, n);
-    r->distinct[r->n_distinct] = copy;
-    r->distinct_hash[r->n_distinct] = h;
-    r->distinct_len[r->n_distinct] = n;
+    r->distinct[r->n_distinct] = (struct kept_table){copy, h, n};
     r->intern[i] = ++r->n_distinct;
     return copy;
 }

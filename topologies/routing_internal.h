@@ -57,9 +57,11 @@ struct topo_router {
      * without a group are one more group. NULL in a folded Clos, whose
      * tables are by switch index. */
     uint32_t *sw_group, *sw_pos, *group_size;
-    hop_count **distinct;    /* the tables kept, each once (routing_intern_table) */
-    uint64_t *distinct_hash;
-    uint32_t *distinct_len;
+    struct kept_table {      /* the tables kept, each once (routing_intern_table) */
+        hop_count *hops;
+        uint64_t hash;
+        uint32_t len;
+    } *distinct;
     uint32_t n_distinct, cap_distinct;
     uint32_t *intern;        /* open addressing: distinct index + 1, 0 empty; intern_cap */
     uint32_t intern_cap;     /* a power of two, 0 before the first table */
