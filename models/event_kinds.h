@@ -15,7 +15,7 @@
 
 /* X(name, number, meaning): one line per kind. Ranges: campaign 1-39,
  * flow model 40-59, collectives on the flow model 60-79, the step tier's
- * concurrent iteration 80-99. */
+ * concurrent iteration 80-99, the packet tier 100-119. */
 #define MODEL_EVENT_KINDS(X)                                                                \
     X(KIND_SEGMENT_END, 1, "campaign: a compute segment reaches its checkpoint iteration")  \
     X(KIND_CHECKPOINT_END, 2, "campaign: a checkpoint write (or async snapshot) ends")       \
@@ -36,7 +36,12 @@
     X(KIND_STEP_OPTIMIZER_END, 82, "step tier: a stage's optimizer step ends")             \
     X(KIND_STEP_SAMPLE, 83, "step tier: link utilisation is sampled for one time bin")     \
     X(KIND_STEP_COLL_START, 84, "step tier: a task segment's TP, CP or EP flows start")    \
-    X(KIND_STEP_SEGMENT_TIME, 85, "step tier: a task segment's isolated time is up")
+    X(KIND_STEP_SEGMENT_TIME, 85, "step tier: a task segment's isolated time is up")      \
+    X(KIND_PKT_TX_DONE, 100, "packet tier: a link finishes serialising a packet")           \
+    X(KIND_PKT_ARRIVE, 101, "packet tier: a packet arrives at the far end of a link")       \
+    X(KIND_PKT_CREDIT, 102, "packet tier: an InfiniBand credit reaches the sender")          \
+    X(KIND_PKT_PAUSE, 103, "packet tier: a PFC PAUSE reaches the upstream transmitter")     \
+    X(KIND_PKT_RESUME, 104, "packet tier: a PFC RESUME reaches the upstream transmitter")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

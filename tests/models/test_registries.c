@@ -429,7 +429,12 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_STEP_SAMPLE, 83);
     CHECK_INT_EQ(KIND_STEP_COLL_START, 84);
     CHECK_INT_EQ(KIND_STEP_SEGMENT_TIME, 85);
-    CHECK_INT_EQ(N_KINDS, 20);
+    CHECK_INT_EQ(KIND_PKT_TX_DONE, 100);
+    CHECK_INT_EQ(KIND_PKT_ARRIVE, 101);
+    CHECK_INT_EQ(KIND_PKT_CREDIT, 102);
+    CHECK_INT_EQ(KIND_PKT_PAUSE, 103);
+    CHECK_INT_EQ(KIND_PKT_RESUME, 104);
+    CHECK_INT_EQ(N_KINDS, 25);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per

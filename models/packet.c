@@ -1,0 +1,508 @@
+/* packet.c - the packet-level tier (see packet.h for the model).
+ *
+ * State lives in dense arrays (STYLE.md): one record per directed link (its
+ * egress FIFO as a singly linked list of packet ids, flow-control counters
+ * and stats), a pool of 16-byte packets with a free list, and a pool of
+ * message records (path, packets still to arrive, completion callback) with
+ * a free list. Handlers index these arrays by id and never keep a pointer
+ * across a call that may send (a completion callback may call pkt_send,
+ * which can grow the pools).
+ *
+ * Invariants: a link is busy with at most one packet, its FIFO's head; a
+ * packet is in exactly one FIFO or on exactly one wire (between its finish
+ * and arrive events) until consumed; under PKT_IB, credit_used of a link
+ * feeding a switch is >= the bytes held at that port and <= the buffer.
+ */
+#include "packet.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event_kinds.h"
+
+#define PKT_NONE UINT32_MAX
+
+/* At equal times: flow-control news first (a link that finishes a packet at
+ * the instant a PAUSE or credit arrives must see it), then arrivals, then
+ * finishes. Any fixed order is deterministic; this one is also causal. */
+enum { PRIO_CONTROL = 0, PRIO_ARRIVE = 1, PRIO_TX_DONE = 2 };
+
+typedef struct pkt_packet {
+    uint32_t msg;   /* message record */
+    uint32_t next;  /* next packet in the same FIFO, or in the free list */
+    uint32_t size;  /* bytes */
+    uint32_t hop;   /* index in the message's path of the link it is queued on / crossing */
+} pkt_packet;
+
+typedef struct pkt_link {
+    double credit_used;   /* PKT_IB: bytes reserved downstream, not yet credited back */
+    double held;          /* bytes held now at the ingress port this link feeds */
+    double max_held;
+    uint64_t sent, pauses;
+    uint32_t head, tail;  /* egress FIFO at link_src */
+    uint8_t is_busy, is_paused, has_paused; /* has_paused: downstream sent PAUSE, no RESUME */
+    uint8_t feeds_switch; /* link_dst is not a host: buffered, flow-controlled */
+} pkt_link;
+
+typedef struct pkt_msg {
+    pkt_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    double bytes;
+    uint32_t *path;       /* n_hops links in path order; kept when the record is reused */
+    uint32_t n_hops, path_cap;
+    uint32_t left;        /* packets not yet arrived */
+    uint32_t next_free;
+} pkt_msg;
+
+struct pkt_net {
+    sim_engine *eng;
+    const topo_graph *g;
+    topo_router *router;
+    pkt_config cfg;
+    pkt_link *links;
+    pkt_packet *pkts;
+    uint32_t n_pkts, free_pkt, n_free_pkts;
+    pkt_msg *msgs;
+    uint32_t n_msgs, free_msg;
+    topo_usage *usage;    /* topo_route scratch, topo_route_max_usages entries */
+    size_t usage_cap;
+    pkt_net_stats stats;
+    char error[160];
+};
+
+static int say(char *why, size_t why_size, const char *msg)
+{
+    if (why && why_size)
+        snprintf(why, why_size, "%s", msg);
+    return -1;
+}
+
+int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
+{
+    if (!c)
+        return say(why, why_size, "packet tier: no configuration");
+    if (!(c->mtu_bytes > 0) || !isfinite(c->mtu_bytes) || c->mtu_bytes != floor(c->mtu_bytes) ||
+        c->mtu_bytes >= 4294967296.0)
+        return say(why, why_size, "packet tier: mtu_bytes must be a whole number of bytes, "
+                                  "positive and below 2^32");
+    if (c->technology != PKT_IB && c->technology != PKT_ROCE)
+        return say(why, why_size, "packet tier: technology must be PKT_IB or PKT_ROCE");
+    if (!(c->buffer_bytes > 0) || !isfinite(c->buffer_bytes))
+        return say(why, why_size, "packet tier: buffer_bytes must be positive and finite");
+    if (c->mtu_bytes > c->buffer_bytes)
+        return say(why, why_size, "packet tier: mtu_bytes must be <= buffer_bytes "
+                                  "(a packet must fit in a port's buffer)");
+    if (!(c->hop_latency_s >= 0) || !isfinite(c->hop_latency_s))
+        return say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
+    if (c->technology == PKT_ROCE) {
+        if (!(c->xon_bytes >= 0) || !isfinite(c->xon_bytes) || !(c->xoff_bytes > 0) ||
+            !isfinite(c->xoff_bytes))
+            return say(why, why_size, "packet tier: xon_bytes >= 0 and xoff_bytes > 0, finite");
+        if (!(c->xon_bytes < c->xoff_bytes) || !(c->xoff_bytes <= c->buffer_bytes))
+            return say(why, why_size, "packet tier: PFC needs xon_bytes < xoff_bytes <= "
+                                      "buffer_bytes");
+    }
+    return 0;
+}
+
+pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
+                        const pkt_config *cfg, char *why, size_t why_size)
+{
+    if (!eng || !g || !r || !g->out_offset) {
+        say(why, why_size, "packet tier: needs an engine, a finished graph and a router");
+        return NULL;
+    }
+    if (pkt_config_check(cfg, why, why_size))
+        return NULL;
+    for (uint32_t l = 0; l < g->n_links; l++)
+        if (!(g->link_bytes_per_s[l] > 0) || !isfinite(g->link_bytes_per_s[l])) {
+            if (why && why_size)
+                snprintf(why, why_size, "packet tier: link %u has rate %g B/s (must be "
+                         "positive and finite)", l, g->link_bytes_per_s[l]);
+            return NULL;
+        }
+    pkt_net *n = calloc(1, sizeof *n);
+    if (!n) {
+        say(why, why_size, "packet tier: out of memory");
+        return NULL;
+    }
+    n->eng = eng;
+    n->g = g;
+    n->router = r;
+    n->cfg = *cfg;
+    n->free_pkt = n->free_msg = PKT_NONE;
+    n->usage_cap = topo_route_max_usages(r);
+    n->links = calloc((size_t)g->n_links + 1, sizeof *n->links);
+    n->usage = calloc(n->usage_cap + 1, sizeof *n->usage);
+    if (!n->links || !n->usage) {
+        pkt_net_destroy(n);
+        say(why, why_size, "packet tier: out of memory");
+        return NULL;
+    }
+    for (uint32_t l = 0; l < g->n_links; l++) {
+        n->links[l].head = n->links[l].tail = PKT_NONE;
+        n->links[l].feeds_switch = g->node_kind[g->link_dst[l]] != TOPO_HOST;
+    }
+    return n;
+}
+
+void pkt_net_destroy(pkt_net *n)
+{
+    if (!n)
+        return;
+    for (uint32_t m = 0; m < n->n_msgs; m++)
+        free(n->msgs[m].path);
+    free(n->msgs);
+    free(n->pkts);
+    free(n->links);
+    free(n->usage);
+    free(n);
+}
+
+const char *pkt_net_error(const pkt_net *n) { return n->error; }
+const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
+
+pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
+{
+    pkt_link_stats s = {0, 0, 0};
+    if (l < n->g->n_links) {
+        s.max_held_bytes = n->links[l].max_held;
+        s.packets_sent = n->links[l].sent;
+        s.pauses = n->links[l].pauses;
+    }
+    return s;
+}
+
+double pkt_net_link_held(const pkt_net *n, uint32_t l)
+{
+    return l < n->g->n_links ? n->links[l].held : 0;
+}
+
+/* ---- the link: FIFO, transmitter, flow control ---- */
+
+static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data);
+static void on_arrive(sim_engine *eng, void *ctx, uint64_t data);
+
+static void fifo_push(pkt_net *n, uint32_t l, uint32_t id)
+{
+    pkt_link *k = &n->links[l];
+    n->pkts[id].next = PKT_NONE;
+    if (k->tail == PKT_NONE)
+        k->head = id;
+    else
+        n->pkts[k->tail].next = id;
+    k->tail = id;
+}
+
+/* Start the head packet of l's FIFO if the transmitter is idle, not paused,
+ * and (PKT_IB) the downstream port has credits for the whole packet. */
+static void link_try_start(pkt_net *n, uint32_t l)
+{
+    pkt_link *k = &n->links[l];
+    if (k->is_busy || k->is_paused || k->head == PKT_NONE)
+        return;
+    double size = n->pkts[k->head].size;
+    if (n->cfg.technology == PKT_IB && k->feeds_switch) {
+        if (k->credit_used + size > n->cfg.buffer_bytes)
+            return; /* a returning credit retries */
+        k->credit_used += size;
+    }
+    k->is_busy = 1;
+    sim_schedule_in(n->eng, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
+                    on_tx_done, n, l);
+}
+
+static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    pkt_net *n = ctx;
+    uint32_t l = (uint32_t)(data >> 32);
+    n->stats.events++;
+    n->links[l].credit_used -= (double)(uint32_t)data;
+    link_try_start(n, l);
+}
+
+static void on_pause(sim_engine *eng, void *ctx, uint64_t l)
+{
+    (void)eng;
+    pkt_net *n = ctx;
+    n->stats.events++;
+    n->stats.pauses++;
+    n->links[l].pauses++;
+    n->links[l].is_paused = 1;
+}
+
+static void on_resume(sim_engine *eng, void *ctx, uint64_t l)
+{
+    (void)eng;
+    pkt_net *n = ctx;
+    n->stats.events++;
+    n->links[l].is_paused = 0;
+    link_try_start(n, (uint32_t)l);
+}
+
+/* A packet of `size` bytes that came in over link `up` has left the switch:
+ * free its bytes at that ingress port and tell the upstream transmitter
+ * (credit, or RESUME once below xon), d later. */
+static void port_release(pkt_net *n, uint32_t up, uint32_t size)
+{
+    pkt_link *u = &n->links[up];
+    u->held -= size;
+    double d = n->cfg.hop_latency_s;
+    if (n->cfg.technology == PKT_IB) {
+        sim_schedule_in(n->eng, d, PRIO_CONTROL, KIND_PKT_CREDIT, on_credit, n,
+                        ((uint64_t)up << 32) | size);
+    } else if (u->has_paused && u->held < n->cfg.xon_bytes) {
+        u->has_paused = 0;
+        sim_schedule_in(n->eng, d, PRIO_CONTROL, KIND_PKT_RESUME, on_resume, n, up);
+    }
+}
+
+static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    pkt_net *n = ctx;
+    uint32_t l = (uint32_t)data;
+    pkt_link *k = &n->links[l];
+    uint32_t id = k->head;
+    pkt_packet *p = &n->pkts[id];
+    n->stats.events++;
+    n->stats.packet_hops++;
+    k->head = p->next;
+    if (k->head == PKT_NONE)
+        k->tail = PKT_NONE;
+    k->is_busy = 0;
+    k->sent++;
+    if (p->hop > 0)
+        port_release(n, n->msgs[p->msg].path[p->hop - 1], p->size);
+    sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, n, id);
+    link_try_start(n, l);
+}
+
+static void msg_finish(pkt_net *n, uint32_t m)
+{
+    pkt_msg *r = &n->msgs[m];
+    pkt_done_fn done = r->done;
+    void *ctx = r->ctx;
+    uint64_t tag = r->tag;
+    n->stats.messages_delivered++;
+    r->done = NULL;
+    r->next_free = n->free_msg;
+    n->free_msg = m;
+    if (done) /* last: it may send, growing the pools */
+        done(ctx, tag);
+}
+
+static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    pkt_net *n = ctx;
+    uint32_t id = (uint32_t)data;
+    pkt_packet *p = &n->pkts[id];
+    pkt_msg *m = &n->msgs[p->msg];
+    uint32_t l = m->path[p->hop];
+    n->stats.events++;
+    if (p->hop + 1 == m->n_hops) { /* at the destination host: consumed */
+        uint32_t msg = p->msg;
+        n->stats.packets_delivered++;
+        n->stats.bytes_delivered += p->size;
+        p->next = n->free_pkt;
+        n->free_pkt = id;
+        n->n_free_pkts++;
+        if (--m->left == 0)
+            msg_finish(n, msg);
+        return;
+    }
+    pkt_link *k = &n->links[l]; /* feeds a switch: paths never pass through hosts */
+    k->held += p->size;
+    if (k->held > k->max_held) {
+        k->max_held = k->held;
+        if (k->held > n->stats.max_held_bytes)
+            n->stats.max_held_bytes = k->held;
+    }
+    if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
+        k->has_paused = 1;
+        sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause,
+                        n, l);
+    }
+    p->hop++;
+    uint32_t next = m->path[p->hop];
+    fifo_push(n, next, id);
+    link_try_start(n, next);
+}
+
+/* ---- sending ---- */
+
+static int fail(pkt_net *n, const char *msg)
+{
+    snprintf(n->error, sizeof n->error, "%s", msg);
+    return -1;
+}
+
+/* Order the route's usages into a path from src to dst: topo_route returns
+ * the links of a single path, but not in path order. O(h^2), h = hops. */
+static int order_path(pkt_net *n, long count, uint32_t src, uint32_t dst)
+{
+    const topo_graph *g = n->g;
+    uint32_t at = src;
+    for (long i = 0; i < count; i++) {
+        if (n->usage[i].weight != 1.0)
+            return fail(n, "pkt_send: the route is not a single path (the packet tier needs "
+                           "ECMP or adaptive balancing with one QP)");
+        long j = i;
+        while (j < count && g->link_src[n->usage[j].link] != at)
+            j++;
+        if (j == count)
+            return fail(n, "pkt_send: the route's links do not form one path");
+        topo_usage t = n->usage[i];
+        n->usage[i] = n->usage[j];
+        n->usage[j] = t;
+        at = g->link_dst[n->usage[i].link];
+    }
+    if (at != dst)
+        return fail(n, "pkt_send: the route does not end at the destination");
+    return 0;
+}
+
+/* Room for `need` more free packets; 0 or -1. */
+static int reserve_packets(pkt_net *n, uint64_t need)
+{
+    if (n->n_free_pkts >= need)
+        return 0;
+    uint64_t grow = need - n->n_free_pkts;
+    uint64_t cap = (uint64_t)n->n_pkts + (grow > n->n_pkts ? grow : n->n_pkts);
+    if (cap >= PKT_NONE)
+        cap = (uint64_t)n->n_pkts + grow;
+    if (cap >= PKT_NONE)
+        return -1;
+    pkt_packet *q = realloc(n->pkts, (size_t)cap * sizeof *q);
+    if (!q)
+        return -1;
+    n->pkts = q;
+    for (uint64_t i = cap; i-- > n->n_pkts;) { /* ascending ids off the free list */
+        q[i].next = n->free_pkt;
+        n->free_pkt = (uint32_t)i;
+    }
+    n->n_free_pkts += (uint32_t)(cap - n->n_pkts);
+    n->n_pkts = (uint32_t)cap;
+    return 0;
+}
+
+/* A message record with room for a path of `hops` links; PKT_NONE when out
+ * of memory. Not taken off the free list until the send succeeds. */
+static uint32_t msg_record(pkt_net *n, uint32_t hops)
+{
+    if (n->free_msg == PKT_NONE) {
+        if (n->n_msgs == PKT_NONE - 1)
+            return PKT_NONE;
+        uint32_t cap = n->n_msgs ? n->n_msgs * 2 : 16;
+        if (cap < n->n_msgs || cap >= PKT_NONE)
+            cap = PKT_NONE - 1;
+        pkt_msg *q = realloc(n->msgs, (size_t)cap * sizeof *q);
+        if (!q)
+            return PKT_NONE;
+        n->msgs = q;
+        memset(q + n->n_msgs, 0, (size_t)(cap - n->n_msgs) * sizeof *q);
+        for (uint32_t i = cap; i-- > n->n_msgs;) {
+            q[i].next_free = n->free_msg;
+            n->free_msg = i;
+        }
+        n->n_msgs = cap;
+    }
+    pkt_msg *r = &n->msgs[n->free_msg];
+    if (r->path_cap < hops) {
+        uint32_t *p = realloc(r->path, (size_t)hops * sizeof *p);
+        if (!p)
+            return PKT_NONE;
+        r->path = p;
+        r->path_cap = hops;
+    }
+    return n->free_msg;
+}
+
+int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t route_key,
+             pkt_done_fn done, void *ctx, uint64_t tag)
+{
+    const topo_graph *g = n->g;
+    if (src >= g->n_nodes || dst >= g->n_nodes || g->node_kind[src] != TOPO_HOST ||
+        g->node_kind[dst] != TOPO_HOST || src == dst)
+        return fail(n, "pkt_send: src and dst must be two different hosts");
+    if (!(bytes > 0) || !isfinite(bytes) || bytes != floor(bytes))
+        return fail(n, "pkt_send: bytes must be a positive whole number");
+    double mtu = n->cfg.mtu_bytes;
+    double packets = ceil(bytes / mtu);
+    if (packets >= (double)PKT_NONE)
+        return fail(n, "pkt_send: too many packets in one message");
+    long count = topo_route(n->router, src, dst, route_key, NULL, n->usage, n->usage_cap);
+    if (count == -2)
+        return fail(n, "pkt_send: out of memory for the routing tables");
+    if (count <= 0)
+        return fail(n, "pkt_send: no route between the hosts");
+    if (order_path(n, count, src, dst))
+        return -1;
+    uint32_t np = (uint32_t)packets;
+    uint32_t m = msg_record(n, (uint32_t)count);
+    if (m == PKT_NONE || reserve_packets(n, np))
+        return fail(n, "pkt_send: out of memory");
+    pkt_msg *r = &n->msgs[m];
+    n->free_msg = r->next_free;
+    for (long i = 0; i < count; i++)
+        r->path[i] = n->usage[i].link;
+    r->n_hops = (uint32_t)count;
+    r->done = done;
+    r->ctx = ctx;
+    r->tag = tag;
+    r->bytes = bytes;
+    r->left = np;
+    uint32_t first = r->path[0];
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t id = n->free_pkt;
+        pkt_packet *p = &n->pkts[id];
+        n->free_pkt = p->next;
+        p->msg = m;
+        p->hop = 0;
+        /* every packet an MTU but the last, which carries the rest */
+        p->size = (uint32_t)(i + 1 < np ? mtu : bytes - (double)(np - 1) * mtu);
+        fifo_push(n, first, id);
+    }
+    n->n_free_pkts -= np;
+    n->stats.messages_sent++;
+    n->stats.packets_injected += np;
+    n->stats.bytes_sent += bytes;
+    link_try_start(n, first);
+    return 0;
+}
+
+int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
+{
+    double in_packets = 0;
+    uint32_t live = 0;
+    /* live packets: every packet not on the free list (bounded by n_pkts) */
+    uint8_t *is_free = calloc((size_t)n->n_pkts + 1, 1);
+    if (!is_free)
+        return say(why, why_size, "pkt_net_check: out of memory");
+    uint32_t steps = 0;
+    for (uint32_t id = n->free_pkt; id != PKT_NONE && steps <= n->n_pkts; id = n->pkts[id].next)
+        is_free[id] = 1, steps++;
+    for (uint32_t id = 0; id < n->n_pkts; id++)
+        if (!is_free[id])
+            in_packets += n->pkts[id].size, live++;
+    free(is_free);
+    if (steps != n->n_free_pkts || live + n->n_free_pkts != n->n_pkts)
+        return say(why, why_size, "pkt_net_check: the packet free list is broken");
+    if (n->stats.bytes_delivered + in_packets != n->stats.bytes_sent)
+        return say(why, why_size, "pkt_net_check: bytes sent != delivered + in flight");
+    for (uint32_t l = 0; l < n->g->n_links; l++) {
+        const pkt_link *k = &n->links[l];
+        if (k->held < 0 || (!k->feeds_switch && k->held != 0))
+            return say(why, why_size, "pkt_net_check: a port holds a negative byte count");
+        if (n->cfg.technology == PKT_IB &&
+            (k->max_held > n->cfg.buffer_bytes || k->credit_used > n->cfg.buffer_bytes ||
+             k->held > k->credit_used))
+            return say(why, why_size, "pkt_net_check: an IB port went over its credits");
+    }
+    return 0;
+}
