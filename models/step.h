@@ -75,7 +75,14 @@ typedef struct step_options {
     size_t flow_log;            /* the concurrent iteration records at most this many flows
                                    (step_profile.flows); 0 none. Default
                                    STEP_FLOW_LOG_DEFAULT */
+    /* concurrent: the caller's progress hook, called every STEP_POLL_EVENTS
+     * events with the simulated time and the events so far; non-zero stops
+     * the iteration (SIM_ERR_INTERRUPTED). NULL: none. Not a scenario value. */
+    int (*poll)(void *ctx, double sim_time_s, uint64_t events);
+    void *poll_ctx;
 } step_options;
+
+#define STEP_POLL_EVENTS 16384u
 
 /* What the concurrent iteration's flow log holds by default: enough for
  * every flow of a few hundred GPUs' iteration, a bounded cost (under 10 MB)

@@ -706,6 +706,13 @@ static int record(des *z)
     return 0;
 }
 
+/* the caller's progress hook (step_options.poll) */
+static int des_poll(sim_engine *eng, void *ctx)
+{
+    const des *z = ctx;
+    return z->o->poll(z->o->poll_ctx, sim_now(eng), sim_events_fired(eng));
+}
+
 int step_des_run(step_run *sr, const workload *w, const compute_device *dev,
                  const step_options *o, step_profile *out, double *iteration)
 {
@@ -721,8 +728,11 @@ int step_des_run(step_run *sr, const workload *w, const compute_device *dev,
     for (unsigned d = 0; !rc && d < z.D; d++)
         for (unsigned s = 0; s < z.P; s++)
             try_start(&z, d, s);
-    if (!rc && !z.code)
-        sim_run(z.eng, INFINITY);
+    if (!rc && o->poll)
+        sim_engine_set_poll(z.eng, des_poll, &z, STEP_POLL_EVENTS);
+    if (!rc && !z.code && sim_run(z.eng, INFINITY) == SIM_RUN_POLLED_STOP)
+        rc = sim_error_set(z.err, SIM_ERR_INTERRUPTED, NULL, 0,
+                           "the concurrent iteration was interrupted at %.6g s", sim_now(z.eng));
     rc = rc ? rc : z.code ? z.code : nc_exec_error(z.x);
     for (unsigned s = 0; !rc && s < z.P; s++)
         if (z.stage_state[s] != 2)

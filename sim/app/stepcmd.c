@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -23,7 +25,7 @@
 
 const char usage_step[] =
     "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold] [--sm-stage-end]]\n"
-    "                  [--json] [--perfetto FILE.json] [--flow-log N]\n"
+    "                  [--json] [--perfetto FILE.json] [--flow-log N] [--quiet]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
@@ -59,7 +61,9 @@ const char usage_step[] =
     "  --flow-log N the concurrent iteration logs at most N flows (default\n"
     "               100000) and exports them: --json's \"flows\", a line in the\n"
     "               text (dcsim run --flow-log N: /step/flows); past N it\n"
-    "               says \"flow log truncated at N flows\"\n";
+    "               says \"flow log truncated at N flows\"\n"
+    "  -q, --quiet  no progress on stderr (the concurrent iteration shows its\n"
+    "               simulated time and events after a second, on a terminal only)\n";
 
 /* where the critical stage's time goes: compute by kernel class, each
  * collective's total, exposed and hidden time (docs/step.md) */
@@ -312,7 +316,7 @@ typedef struct step_args {
     size_t flow_log;      /* --flow-log N */
     int has_flow_log;
     cli_sets sets;
-    int json, analytic, concurrent, no_fold, sm_stage_end;
+    int json, analytic, concurrent, no_fold, sm_stage_end, quiet;
 } step_args;
 
 int step_parse_flow_log(const char *command, const char *v, size_t *out)
@@ -343,8 +347,38 @@ static const cli_option step_table[] = {
     {"--perfetto", 0, CLI_TEXT, offsetof(step_args, perfetto), .missing = "%s needs a file name"},
     {"--flow-log", 0, CLI_CALL, 0, opt_flow_log,
      .missing = "%s needs a whole number from 0 to 10000000"},
+    {"--quiet", 'q', CLI_FLAG, offsetof(step_args, quiet), NULL, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
+
+/* Progress of the concurrent iteration on a terminal: after a second,
+ * at most four lines a second, overwritten in place; cleared at the end. */
+typedef struct step_progress {
+    struct timespec start;
+    double last_s;
+    int shown;
+} step_progress;
+
+static double wall_since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
+}
+
+static int on_step_poll(void *ctx, double sim_time_s, uint64_t events)
+{
+    step_progress *p = ctx;
+    double wall = wall_since(&p->start);
+    if (wall < 1.0 || wall - p->last_s < 0.25)
+        return 0;
+    p->last_s = wall;
+    p->shown = 1;
+    fprintf(stderr, "\r\033[K  concurrent iteration: %.4g s simulated, %.1fM events, %.0f s",
+            sim_time_s, (double)events / 1e6, wall);
+    fflush(stderr);
+    return 0;
+}
 
 /* --perfetto: checked before the simulation (never over the scenario, a
  * file it includes or a non-regular file), so a bad name fails at once */
@@ -405,7 +439,14 @@ int cmd_step(int argc, char **argv)
     step_profile prof;
     sim_error e; /* the step tier's, printed as the scenario's */
     sim_error_clear(&e);
-    if (app_step_profile(&s, plan.gpu_speed, plan.n_gpu_speed, &prof, &e)) {
+    step_progress progress = {.shown = 0};
+    clock_gettime(CLOCK_MONOTONIC, &progress.start);
+    int show = !o.quiet && isatty(STDERR_FILENO);
+    rc = app_step_profile_polled(&s, plan.gpu_speed, plan.n_gpu_speed, show ? on_step_poll : NULL,
+                                 &progress, &prof, &e);
+    if (progress.shown)
+        fprintf(stderr, "\r\033[K");
+    if (rc) {
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         rc = cli_print_error(&err);
     } else {

@@ -14,6 +14,13 @@
 int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
                      step_profile *out, sim_error *err)
 {
+    return app_step_profile_polled(s, gpu_speed, n_gpu_speed, NULL, NULL, out, err);
+}
+
+int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                            int (*poll)(void *ctx, double sim_time_s, uint64_t events),
+                            void *poll_ctx, step_profile *out, sim_error *err)
+{
     if (!s->has_fabric || !s->has_parallelism)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "the step tier needs <cluster><fabric> and <job><parallelism>");
@@ -31,6 +38,8 @@ int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_
         step_options o = s->step;
         o.gpu_speed = gpu_speed;
         o.n_gpu_speed = gpu_speed ? n_gpu_speed : 0;
+        o.poll = poll;
+        o.poll_ctx = poll_ctx;
         if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
             o.sustained_efficiency =
                 s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;

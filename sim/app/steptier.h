@@ -19,6 +19,11 @@
  * with step_profile_free. */
 int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
                      step_profile *out, sim_error *err);
+/* The same, with a progress hook for the concurrent iteration
+ * (step_options.poll; poll may be NULL). */
+int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                            int (*poll)(void *ctx, double sim_time_s, uint64_t events),
+                            void *poll_ctx, step_profile *out, sim_error *err);
 
 /* Profiles cached by cluster state, so the campaign can ask again cheaply
  * when the state changes back and forth (fewer data-parallel replicas after

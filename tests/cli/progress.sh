@@ -1,6 +1,7 @@
 #!/bin/sh
-# progress.sh DCSIM SOURCE_DIR - a long run shows progress on a terminal,
-# and nothing with --quiet or when stderr is not a terminal. `script` gives
+# progress.sh DCSIM SOURCE_DIR - a long run (dcsim run, and dcsim step's
+# concurrent iteration) shows progress on a terminal, and nothing with
+# --quiet or when stderr is not a terminal. `script` gives
 # the run a pseudo-terminal.
 set -u
 dcsim=$1
@@ -18,5 +19,16 @@ script -qec "timeout -s INT 3 '$dcsim' run --quiet '$long'" /dev/null >"$dir/qui
 grep -q "simulating:" "$dir/quiet" && { echo "FAIL: progress shown with --quiet"; fail=1; }
 timeout -s INT 3 "$dcsim" run "$long" >/dev/null 2>"$dir/pipe"
 grep -q "simulating:" "$dir/pipe" && { echo "FAIL: progress shown when stderr is not a terminal"; fail=1; }
+# dcsim step: the concurrent iteration of a 4,096-GPU Dragonfly (about 6 s)
+# shows its simulated time and events after a second
+df="'$src/scenarios/examples/dragonfly-16k.xml' --concurrent --set cluster/gpu/@count=4096 --set job/parallelism/@global-batch=512"
+script -qec "timeout -s INT 3 '$dcsim' step $df" /dev/null >"$dir/step-tty" 2>&1
+grep -q "concurrent iteration: .* s simulated, .*M events" "$dir/step-tty" ||
+    { echo "FAIL: no step progress on a terminal"; fail=1; }
+script -qec "timeout -s INT 3 '$dcsim' step -q $df" /dev/null >"$dir/step-quiet" 2>&1
+grep -q "concurrent iteration:" "$dir/step-quiet" && { echo "FAIL: step progress with -q"; fail=1; }
+eval "timeout -s INT 3 '$dcsim' step $df" >/dev/null 2>"$dir/step-pipe"
+grep -q "concurrent iteration:" "$dir/step-pipe" &&
+    { echo "FAIL: step progress when stderr is not a terminal"; fail=1; }
 [ "$fail" -eq 0 ] && echo "ok: progress on a terminal only, and not with --quiet"
 exit "$fail"
