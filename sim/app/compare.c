@@ -244,7 +244,7 @@ static void print_defaults(const variant *v, size_t n)
     if (!d || !count) { /* fall back to the plain per-variant lists */
         for (size_t i = 0; i < n; i++) {
             char prefix[96];
-            snprintf(prefix, sizeof prefix, "  %s: defaults used: ", v[i].label);
+            snprintf(prefix, sizeof prefix, "  %.70s: defaults used: ", v[i].label);
             summary_print_defaults(stdout, prefix, &v[i].scn);
         }
         free(d);
@@ -262,7 +262,7 @@ static void print_defaults(const variant *v, size_t n)
         for (size_t i = 0; i < (pass ? n : 1); i++) {
             char prefix[96];
             if (pass)
-                snprintf(prefix, sizeof prefix, "  %s: defaults used: ", v[i].label);
+                snprintf(prefix, sizeof prefix, "  %.70s: defaults used: ", v[i].label);
             else
                 snprintf(prefix, sizeof prefix, "  every variant: defaults used: ");
             const hw_default *mine = d + i * SCN_MAX_DEFAULTS_USED;

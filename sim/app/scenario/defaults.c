@@ -186,7 +186,7 @@ int fill_link_defaults(loader *ld, xmlNode *n, hw_link *lk)
             return node_error(ld, n, "defaults-from", "'%s' has no measured efficiency of its "
                               "own: name the link whose measurement holds", sib->name);
         char why[200];
-        snprintf(why, sizeof why, "as %s: %s", sib->name, rule);
+        snprintf(why, sizeof why, "as %.60s: %.130s", sib->name, rule); /* both bounded */
         lk->efficiency = sib->efficiency;
         record(lk->defaults, &lk->n_defaults, lk->name, "efficiency", -1, why, "%g%%",
                100 * lk->efficiency);
