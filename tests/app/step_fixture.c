@@ -75,7 +75,7 @@ int run(const model_arch *m, parallel_config p, fabric_config fc, int free_comm,
     fabric f;
     int rc = fabric_build(&fc, &f, &err);
     if (rc)
-        snprintf(why, sizeof why, "%s", err.msg);
+        snprintf(why, sizeof why, "%.255s", err.msg);
     if (!rc) {
         if (free_comm) {
             f.nc.base_latency_s = f.nc.intra_step_latency_s = f.nc.inter_step_latency_s = 0;
@@ -85,7 +85,7 @@ int run(const model_arch *m, parallel_config p, fabric_config fc, int free_comm,
         rc = step_simulate(&w, &dev, &f, o, out, &err);
         fabric_free(&f);
         if (rc)
-            snprintf(why, sizeof why, "%s", err.msg);
+            snprintf(why, sizeof why, "%.255s", err.msg);
     }
     if (rc)
         fprintf(stderr, "step: %s\n", why);
