@@ -1,11 +1,13 @@
 """bench_scale.py DCSIM SOURCE_DIR [--smoke] - the scale smoke: a 100,352-GPU
 job on a fat-tree and on a Dragonfly (tests/scale/*.xml), the whole run
 (`dcsim run`: the step tier on the analytic network path, then the campaign)
-the step profile alone (`dcsim step --analytic`) and the step profile on the
+the step profile alone (`dcsim step --analytic`), the step profile on the
 flow model (`dcsim step` with network=flow: every collective on the max-min
-flow net), whose memory per GPU has a target of 1 kB (docs/scaling.md). One
+flow net), whose memory per GPU has a target of 1 kB (docs/scaling.md), and
+the concurrent iteration (`dcsim step --concurrent`, target under 60 s). One
 machine-readable line per metric: wall time, peak resident memory and memory
-per GPU, and the resource guard's estimate beside what the run really used
+per GPU, and the resource guard's estimate beside what `run` and the
+concurrent iteration really used
 (the estimate must not be below it; with --sanitized, for an ASan build, it
 is only reported).
 --smoke runs the fat-tree `dcsim run` only. Run with Debian's
@@ -27,6 +29,7 @@ SCENARIOS = (("fat-tree", "tests/scale/fattree-100k.xml"),
              ("dragonfly", "tests/scale/dragonfly-100k.xml"))
 GPUS = 100352
 FLOW_TARGET_BYTES_PER_GPU = 1000
+CONCURRENT_TARGET_S = 60  # issue 18: the 100K-GPU concurrent iteration, one core
 UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "EB": 1e18}
 
 
@@ -47,10 +50,10 @@ def measured(args):
     return wall, rss_kb * 1024
 
 
-def estimate(path):
-    """The resource guard's estimate for `dcsim run path`, read from its
+def estimate(path, command=("run", "--quiet")):
+    """The resource guard's estimate for `dcsim COMMAND path`, read from its
     refusal under a 1-byte limit."""
-    r = subprocess.run([DCSIM, "run", path, "--quiet"], capture_output=True, text=True,
+    r = subprocess.run([DCSIM, command[0], path, *command[1:]], capture_output=True, text=True,
                        env=dict(os.environ, DCSIM_MEMORY_LIMIT="1B"))
     m = re.search(r"needs an estimated ([0-9.e+]+) (\w+) of memory", r.stderr)
     if r.returncode != 2 or not m:
@@ -66,6 +69,7 @@ def main():
         if not SMOKE:
             commands.append(("step", ["step", path, "--analytic"]))
             commands.append(("step-flow", ["step", path, "--set", "job/step/@network=flow"]))
+            commands.append(("step-concurrent", ["step", path, "--concurrent"]))
         for what, args in commands:
             wall, rss = measured(args)
             print(f"bench_scale topology={topology} gpus={GPUS} command={what} wall_s={wall:.2f} "
@@ -80,6 +84,17 @@ def main():
                 if guess < rss and CHECK_GUARD:
                     print(f"bench_scale: FAIL the guard's estimate {guess / 1e6:.1f} MB is below "
                           f"the flow step's peak {rss / 1e6:.1f} MB")
+                    failed = 1
+            if what == "step-concurrent":
+                guess = estimate(path, ("step", "--concurrent"))
+                print(f"bench_scale topology={topology} gpus={GPUS} command=step-concurrent "
+                      f"guard_estimate_mb={guess / 1e6:.1f} measured_mb={rss / 1e6:.1f} "
+                      f"ratio={guess / rss:.2f} wall_s={wall:.2f} "
+                      f"target_s={CONCURRENT_TARGET_S} "
+                      f"meets_target={int(wall < CONCURRENT_TARGET_S)}")
+                if guess < rss and CHECK_GUARD:
+                    print(f"bench_scale: FAIL the guard's estimate is below the concurrent "
+                          f"iteration's peak")
                     failed = 1
             if what == "run":
                 guess = estimate(path)
