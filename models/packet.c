@@ -128,13 +128,15 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 {
-    pkt_link_stats s = {0, 0, 0, 0, 0};
+    pkt_link_stats s = {0, 0, 0, 0, 0, 0, 0};
     if (l < n->g->n_links) {
         s.max_held_bytes = n->links[l].max_held;
         s.packets_sent = n->links[l].sent;
         s.pauses = n->links[l].pauses;
         s.ecn_marks = n->links[l].marks;
         s.max_queued_bytes = n->links[l].max_queued;
+        s.ecn_p_sum = n->links[l].p_sum;
+        s.ecn_p_var = n->links[l].p_var;
     }
     return s;
 }

@@ -98,6 +98,8 @@ typedef struct pkt_link_stats {
     uint64_t packets_sent;
     uint64_t pauses;        /* PAUSE frames this link's transmitter received */
     uint64_t ecn_marks;     /* packets marked on entering this link's egress FIFO */
+    double ecn_p_sum;       /* sum of p(q) over the draws made there (expected marks) */
+    double ecn_p_var;       /* sum of p(q)(1 - p(q)): the marks' variance given the queues */
     double max_queued_bytes;/* most bytes in this link's egress FIFO at once (in service included) */
 } pkt_link_stats;
 

@@ -122,8 +122,11 @@ void pkt_dcqcn_enqueue(pkt_net *n, uint32_t id, uint32_t l)
     pkt_packet *p = &n->pkts[id];
     if (p->index & PKT_CE)
         return; /* already marked upstream */
-    if (pkt_ecn_is_marked(&n->cfg.dcqcn, n->msgs[p->msg].serial, p->index, p->hop,
-                          n->links[l].queued)) {
+    pkt_link *k = &n->links[l];
+    double prob = pkt_ecn_probability(&n->cfg.dcqcn, k->queued);
+    k->p_sum += prob;
+    k->p_var += prob * (1 - prob);
+    if (pkt_ecn_is_marked(&n->cfg.dcqcn, n->msgs[p->msg].serial, p->index, p->hop, k->queued)) {
         p->index |= PKT_CE;
         n->links[l].marks++;
         n->stats.ecn_marks++;

@@ -119,6 +119,8 @@ typedef struct two_flows {
     double goodput[2], rate[2], jain, max_queue, late_mean_queue, late_max_queue;
     uint64_t digest;
     uint64_t pauses, marks, cnps, cuts;
+    uint64_t link_marks; /* on the link with the most marks */
+    double link_p_sum, link_p_var;
 } two_flows;
 
 /* Hosts 0 (leaf 0) and 4 (leaf 1) each send 4 GB to host 8 (leaf 2) from
@@ -162,11 +164,18 @@ static int run_two_flows(const pkt_config *c, double t_end, two_flows *out)
     double a = out->goodput[0], b = out->goodput[1];
     out->jain = (a + b) * (a + b) / (2 * (a * a + b * b));
     out->max_queue = 0; /* over switch egress FIFOs: links out of a switch */
+    out->link_marks = 0;
+    out->link_p_sum = out->link_p_var = 0;
     for (uint32_t l = 0; l < x.g.n_links; l++)
         if (x.g.node_kind[x.g.link_src[l]] != TOPO_HOST) {
             pkt_link_stats ls = pkt_net_link_stats(x.net, l);
             if (ls.max_queued_bytes > out->max_queue)
                 out->max_queue = ls.max_queued_bytes;
+            if (l == 0 || ls.ecn_marks > out->link_marks) {
+                out->link_marks = ls.ecn_marks;
+                out->link_p_sum = ls.ecn_p_sum;
+                out->link_p_var = ls.ecn_p_var;
+            }
         }
     const pkt_net_stats *st = pkt_net_get_stats(x.net);
     out->pauses = st->pauses;
@@ -206,6 +215,14 @@ static void test_two_flows(void)
     CHECK(a.jain > 0.99);
     CHECK(a.cnps > 0 && a.cuts > 0 && a.marks > 0);
     CHECK(b.marks == 0 && b.cnps == 0);
+    /* the marking curve in the simulation: on the most-marked link, each
+     * draw is independent of the past given the queue it meets, so the
+     * marks minus the sum of p(q) is a martingale with variance
+     * sum p(q)(1 - p(q)); accept 5 standard deviations */
+    printf("in-run marking on the bottleneck: %llu marks, sum p(q) = %.1f, 5 sigma = %.1f\n",
+           (unsigned long long)a.link_marks, a.link_p_sum, 5 * sqrt(a.link_p_var));
+    CHECK(a.link_marks > 0);
+    CHECK(fabs((double)a.link_marks - a.link_p_sum) <= 5 * sqrt(a.link_p_var));
     /* after the start-up transient DCQCN holds the queue inside the marking
      * band (<= Kmax), while without it PFC holds it near xoff per ingress port */
     CHECK(a.late_max_queue <= KMAX);
