@@ -6,9 +6,9 @@
  * Marking (congestion point): on enqueue at a switch egress FIFO holding q
  * bytes (the packet in service included), mark with
  *     p(q) = 0 (q <= Kmin),  Pmax (q - Kmin)/(Kmax - Kmin) (q <= Kmax),  1 (q > Kmax).
- * Enqueue, not dequeue: RED decides on the queue a packet finds when it
- * arrives (RFC 3168/RED; the DCQCN paper's switches mark this way), and
- * that makes the marked fraction a function of the depth it sees. (HPCC's
+ * Enqueue, not dequeue: RED (Floyd & Jacobson 1993) decides on the queue
+ * a packet finds when it arrives, and that makes the marked fraction a
+ * function of the depth it sees. (HPCC's
  * simulator marks at dequeue, which feeds back one queueing delay sooner.)
  * The draw u in [0, 1) is a splitmix64 hash of (seed, message serial,
  * packet index, hop): no stream state, so a run is bit-identical and a
@@ -18,7 +18,7 @@
  * CNP if the message has had none in the last cnp_interval_s (the paper's
  * N = 50 us); it reaches the sender after hops x d.
  *
- * Reaction point, per message (the paper's Algorithm, §3.3):
+ * Reaction point, per message (the paper's reaction-point algorithm):
  *   on CNP:     Rt = Rc; Rc = max(Rmin, Rc (1 - alpha/2)); alpha = (1-g) alpha + g;
  *               T = BC = 0 (both counters and the timers restart)
  *   every K without CNP: alpha = (1-g) alpha

@@ -14,7 +14,7 @@
  * 55 us, F = 1, R_AI = 0.2 C Mb/s = 1e6 B/s, R_HAI = 2 C Mb/s = 1e7 B/s,
  * min rate 1 Gb/s; alpha starts at 1 and the byte counter is the paper's
  * 10 MB (row "DCQCN paper"; HPCC's simulator has none). PFC: xon = Kmax
- * (the DCQCN paper keeps ECN below PFC so that ECN acts first), xoff = xon
+ * (our choice, so that ECN acts before PFC; components.md gives no rule), xoff = xon
  * + 3 KiB, buffer = xoff + MTU + 2 BDP + 2 MTU (components.md 5.2).
  */
 #include <math.h>
