@@ -41,7 +41,11 @@
     X(KIND_PKT_ARRIVE, 101, "packet tier: a packet arrives at the far end of a link")       \
     X(KIND_PKT_CREDIT, 102, "packet tier: an InfiniBand credit reaches the sender")          \
     X(KIND_PKT_PAUSE, 103, "packet tier: a PFC PAUSE reaches the upstream transmitter")     \
-    X(KIND_PKT_RESUME, 104, "packet tier: a PFC RESUME reaches the upstream transmitter")
+    X(KIND_PKT_RESUME, 104, "packet tier: a PFC RESUME reaches the upstream transmitter")   \
+    X(KIND_PKT_PACE, 105, "packet tier: DCQCN pacing hands a message's next packet to the NIC") \
+    X(KIND_PKT_CNP, 106, "packet tier: a DCQCN CNP reaches the sender")                     \
+    X(KIND_PKT_DCQCN_ALPHA, 107, "packet tier: a DCQCN alpha timer expires")                \
+    X(KIND_PKT_DCQCN_INCREASE, 108, "packet tier: a DCQCN rate-increase timer expires")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

@@ -12,8 +12,10 @@
  * packet is in exactly one FIFO or on exactly one wire (between its finish
  * and arrive events) until consumed; under PKT_IB, credit_used of a link
  * feeding a switch is >= the bytes held at that port and <= the buffer.
+ * ECN marking, CNPs and DCQCN are in packet_dcqcn.c (records in
+ * packet_internal.h).
  */
-#include "packet.h"
+#include "packet_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,57 +23,6 @@
 #include <string.h>
 
 #include "event_kinds.h"
-
-#define PKT_NONE UINT32_MAX
-
-/* At equal times: flow-control news first (a link that finishes a packet at
- * the instant a PAUSE or credit arrives must see it), then arrivals, then
- * finishes. Any fixed order is deterministic; this one is also causal. */
-enum { PRIO_CONTROL = 0, PRIO_ARRIVE = 1, PRIO_TX_DONE = 2 };
-
-typedef struct pkt_packet {
-    uint32_t msg;   /* message record */
-    uint32_t next;  /* next packet in the same FIFO, or in the free list */
-    uint32_t size;  /* bytes */
-    uint32_t hop;   /* index in the message's path of the link it is queued on / crossing */
-} pkt_packet;
-
-typedef struct pkt_link {
-    double credit_used;   /* PKT_IB: bytes reserved downstream, not yet credited back */
-    double held;          /* bytes held now at the ingress port this link feeds */
-    double max_held;
-    uint64_t sent, pauses;
-    uint32_t head, tail;  /* egress FIFO at link_src */
-    uint8_t is_busy, is_paused, has_paused; /* has_paused: downstream sent PAUSE, no RESUME */
-    uint8_t feeds_switch; /* link_dst is not a host: buffered, flow-controlled */
-} pkt_link;
-
-typedef struct pkt_msg {
-    pkt_done_fn done;
-    void *ctx;
-    uint64_t tag;
-    double bytes;
-    uint32_t *path;       /* n_hops links in path order; kept when the record is reused */
-    uint32_t n_hops, path_cap;
-    uint32_t left;        /* packets not yet arrived */
-    uint32_t next_free;
-} pkt_msg;
-
-struct pkt_net {
-    sim_engine *eng;
-    const topo_graph *g;
-    topo_router *router;
-    pkt_config cfg;
-    pkt_link *links;
-    pkt_packet *pkts;
-    uint32_t n_pkts, free_pkt, n_free_pkts;
-    pkt_msg *msgs;
-    uint32_t n_msgs, free_msg;
-    topo_usage *usage;    /* topo_route scratch, topo_route_max_usages entries */
-    size_t usage_cap;
-    pkt_net_stats stats;
-    char error[160];
-};
 
 static int say(char *why, size_t why_size, const char *msg)
 {
@@ -105,7 +56,7 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
             return say(why, why_size, "packet tier: PFC needs xon_bytes < xoff_bytes <= "
                                       "buffer_bytes");
     }
-    return 0;
+    return pkt_dcqcn_check(c, why, why_size);
 }
 
 pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
@@ -124,6 +75,16 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                          "positive and finite)", l, g->link_bytes_per_s[l]);
             return NULL;
         }
+    if (cfg->dcqcn.is_enabled)
+        for (uint32_t l = 0; l < g->n_links; l++)
+            if (g->node_kind[g->link_src[l]] == TOPO_HOST &&
+                cfg->dcqcn.min_rate_bytes_per_s > g->link_bytes_per_s[l]) {
+                if (why && why_size)
+                    snprintf(why, why_size, "packet tier: DCQCN min rate %g B/s is above host "
+                             "link %u's rate %g B/s", cfg->dcqcn.min_rate_bytes_per_s, l,
+                             g->link_bytes_per_s[l]);
+                return NULL;
+            }
     pkt_net *n = calloc(1, sizeof *n);
     if (!n) {
         say(why, why_size, "packet tier: out of memory");
@@ -167,11 +128,15 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 {
-    pkt_link_stats s = {0, 0, 0};
+    pkt_link_stats s = {0, 0, 0, 0, 0, 0, 0};
     if (l < n->g->n_links) {
         s.max_held_bytes = n->links[l].max_held;
         s.packets_sent = n->links[l].sent;
         s.pauses = n->links[l].pauses;
+        s.ecn_marks = n->links[l].marks;
+        s.max_queued_bytes = n->links[l].max_queued;
+        s.ecn_p_sum = n->links[l].p_sum;
+        s.ecn_p_var = n->links[l].p_var;
     }
     return s;
 }
@@ -181,15 +146,23 @@ double pkt_net_link_held(const pkt_net *n, uint32_t l)
     return l < n->g->n_links ? n->links[l].held : 0;
 }
 
+double pkt_net_link_queued(const pkt_net *n, uint32_t l)
+{
+    return l < n->g->n_links ? n->links[l].queued : 0;
+}
+
 /* ---- the link: FIFO, transmitter, flow control ---- */
 
 static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data);
 static void on_arrive(sim_engine *eng, void *ctx, uint64_t data);
 
-static void fifo_push(pkt_net *n, uint32_t l, uint32_t id)
+void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
 {
     pkt_link *k = &n->links[l];
     n->pkts[id].next = PKT_NONE;
+    k->queued += n->pkts[id].size;
+    if (k->queued > k->max_queued)
+        k->max_queued = k->queued;
     if (k->tail == PKT_NONE)
         k->head = id;
     else
@@ -199,7 +172,7 @@ static void fifo_push(pkt_net *n, uint32_t l, uint32_t id)
 
 /* Start the head packet of l's FIFO if the transmitter is idle, not paused,
  * and (PKT_IB) the downstream port has credits for the whole packet. */
-static void link_try_start(pkt_net *n, uint32_t l)
+void pkt_link_try_start(pkt_net *n, uint32_t l)
 {
     pkt_link *k = &n->links[l];
     if (k->is_busy || k->is_paused || k->head == PKT_NONE)
@@ -222,7 +195,7 @@ static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t l = (uint32_t)(data >> 32);
     n->stats.events++;
     n->links[l].credit_used -= (double)(uint32_t)data;
-    link_try_start(n, l);
+    pkt_link_try_start(n, l);
 }
 
 static void on_pause(sim_engine *eng, void *ctx, uint64_t l)
@@ -241,7 +214,7 @@ static void on_resume(sim_engine *eng, void *ctx, uint64_t l)
     pkt_net *n = ctx;
     n->stats.events++;
     n->links[l].is_paused = 0;
-    link_try_start(n, (uint32_t)l);
+    pkt_link_try_start(n, (uint32_t)l);
 }
 
 /* A packet of `size` bytes that came in over link `up` has left the switch:
@@ -276,10 +249,11 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
         k->tail = PKT_NONE;
     k->is_busy = 0;
     k->sent++;
+    k->queued -= p->size;
     if (p->hop > 0)
         port_release(n, n->msgs[p->msg].path[p->hop - 1], p->size);
     sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, n, id);
-    link_try_start(n, l);
+    pkt_link_try_start(n, l);
 }
 
 static void msg_finish(pkt_net *n, uint32_t m)
@@ -290,6 +264,7 @@ static void msg_finish(pkt_net *n, uint32_t m)
     uint64_t tag = r->tag;
     n->stats.messages_delivered++;
     r->done = NULL;
+    r->is_live = 0;
     r->next_free = n->free_msg;
     n->free_msg = m;
     if (done) /* last: it may send, growing the pools */
@@ -307,6 +282,9 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     n->stats.events++;
     if (p->hop + 1 == m->n_hops) { /* at the destination host: consumed */
         uint32_t msg = p->msg;
+        if (n->cfg.dcqcn.is_enabled)
+            pkt_dcqcn_deliver(n, msg, id);
+        m->delivered += p->size;
         n->stats.packets_delivered++;
         n->stats.bytes_delivered += p->size;
         p->next = n->free_pkt;
@@ -330,8 +308,10 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     }
     p->hop++;
     uint32_t next = m->path[p->hop];
-    fifo_push(n, next, id);
-    link_try_start(n, next);
+    if (n->cfg.dcqcn.is_enabled)
+        pkt_dcqcn_enqueue(n, id, next);
+    pkt_fifo_push(n, next, id);
+    pkt_link_try_start(n, next);
 }
 
 /* ---- sending ---- */
@@ -434,7 +414,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
         return fail(n, "pkt_send: bytes must be a positive whole number");
     double mtu = n->cfg.mtu_bytes;
     double packets = ceil(bytes / mtu);
-    if (packets >= (double)PKT_NONE)
+    if (packets > (double)PKT_MAX_PACKETS)
         return fail(n, "pkt_send: too many packets in one message");
     long count = topo_route(n->router, src, dst, route_key, NULL, n->usage, n->usage_cap);
     if (count == -2)
@@ -457,7 +437,13 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     r->tag = tag;
     r->bytes = bytes;
     r->left = np;
+    r->serial = n->n_serial++;
+    r->gen++;
+    r->is_live = 1;
+    r->delivered = 0;
     uint32_t first = r->path[0];
+    int is_paced = n->cfg.dcqcn.is_enabled != 0;
+    r->pace_head = r->pace_tail = PKT_NONE;
     for (uint32_t i = 0; i < np; i++) {
         uint32_t id = n->free_pkt;
         pkt_packet *p = &n->pkts[id];
@@ -466,13 +452,26 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
         p->hop = 0;
         /* every packet an MTU but the last, which carries the rest */
         p->size = (uint32_t)(i + 1 < np ? mtu : bytes - (double)(np - 1) * mtu);
-        fifo_push(n, first, id);
+        p->index = i;
+        if (!is_paced) {
+            pkt_fifo_push(n, first, id);
+            continue;
+        }
+        p->next = PKT_NONE; /* onto the pacer's list, released at the rate Rc */
+        if (r->pace_tail == PKT_NONE)
+            r->pace_head = id;
+        else
+            n->pkts[r->pace_tail].next = id;
+        r->pace_tail = id;
     }
     n->n_free_pkts -= np;
     n->stats.messages_sent++;
     n->stats.packets_injected += np;
     n->stats.bytes_sent += bytes;
-    link_try_start(n, first);
+    if (is_paced)
+        pkt_dcqcn_start(n, m);
+    else
+        pkt_link_try_start(n, first);
     return 0;
 }
 

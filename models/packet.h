@@ -27,8 +27,9 @@
  *    headroom the caller must size: components.md 5.2).
  * Hosts always accept. Deterministic: the event digest of a run depends
  * only on the inputs. Cost: 2 engine events per packet-hop (finish, arrive)
- * plus one credit event per switch hop under IB; 16 bytes per packet in
- * flight, 56 per link, one path of topo_route_max_usages entries per
+ * plus one credit event per switch hop under IB; with DCQCN one pacing event
+ * per packet, one per CNP, one per rate timer tick; 20 bytes per packet in
+ * flight, 80 per link, one path of topo_route_max_usages entries per
  * message in flight.
  */
 #ifndef DCSIM_MODELS_PACKET_H
@@ -43,6 +44,40 @@
 
 enum pkt_technology { PKT_IB = 0, PKT_ROCE = 1 };
 
+/* ECN marking and DCQCN (PKT_ROCE only; docs/fabric.md "ECN and DCQCN"):
+ *  - a packet queued on a switch's egress FIFO that already holds q bytes
+ *    (the packet in service included) is marked with probability
+ *    p(q) = 0 for q <= kmin, pmax (q - kmin) / (kmax - kmin) up to kmax, 1
+ *    above (RED-like, Zhu et al. SIGCOMM'15), drawn from a counter-based
+ *    hash of (seed, message serial, packet index, hop): runs are
+ *    bit-identical;
+ *  - the destination (notification point) sends one CNP for a message when
+ *    a marked packet arrives and none was sent in the last cnp_interval_s;
+ *    it reaches the sender hops x hop_latency_s later;
+ *  - the sender (reaction point) paces each message at its current rate Rc
+ *    (starting at the rate of its first link) and runs the DCQCN rate
+ *    machine: cut on CNP, alpha decay every alpha_timer_s without CNP, rate
+ *    increase on every increase_timer_s and every byte_counter_bytes sent:
+ *    fast recovery, additive, hyper (models/packet_dcqcn.c has the rules).
+ * Every value from the caller (components.md 5.1 lists published sets). */
+typedef struct pkt_dcqcn_config {
+    int is_enabled;              /* 0: none of this (the rest is ignored) */
+    double kmin_bytes;           /* 0 <= kmin < kmax */
+    double kmax_bytes;
+    double pmax;                 /* marking probability at kmax, in (0, 1] */
+    uint64_t seed;               /* of the marking draws */
+    double cnp_interval_s;       /* >= 0 */
+    double g;                    /* alpha gain, in (0, 1] */
+    double alpha_init;           /* alpha before the first CNP, in [0, 1] */
+    double alpha_timer_s;        /* K > 0 */
+    double increase_timer_s;     /* T > 0 */
+    double byte_counter_bytes;   /* B > 0; INFINITY: no byte counter */
+    uint32_t fast_recovery_steps;/* F */
+    double rai_bytes_per_s;      /* additive increase step, >= 0 */
+    double rhai_bytes_per_s;     /* hyper increase step, >= 0 */
+    double min_rate_bytes_per_s; /* > 0, <= every host link's rate */
+} pkt_dcqcn_config;
+
 /* Every value comes from the caller: the tier has no defaults (facts in
  * components.md 5.2, 5.6, 5.7 and hardware.md 3.5). */
 typedef struct pkt_config {
@@ -52,6 +87,7 @@ typedef struct pkt_config {
     double xoff_bytes;      /* PKT_ROCE: pause above this; xon < xoff <= buffer */
     double xon_bytes;       /* PKT_ROCE: resume below this */
     double hop_latency_s;   /* propagation + switch latency, every link; >= 0 */
+    pkt_dcqcn_config dcqcn; /* zero: off */
 } pkt_config;
 
 /* Called when the last packet of a message has arrived at its destination. */
@@ -61,6 +97,10 @@ typedef struct pkt_link_stats {
     double max_held_bytes;  /* most bytes held at once in the ingress port this link feeds */
     uint64_t packets_sent;
     uint64_t pauses;        /* PAUSE frames this link's transmitter received */
+    uint64_t ecn_marks;     /* packets marked on entering this link's egress FIFO */
+    double ecn_p_sum;       /* sum of p(q) over the draws made there (expected marks) */
+    double ecn_p_var;       /* sum of p(q)(1 - p(q)): the marks' variance given the queues */
+    double max_queued_bytes;/* most bytes in this link's egress FIFO at once (in service included) */
 } pkt_link_stats;
 
 typedef struct pkt_net_stats {
@@ -69,6 +109,7 @@ typedef struct pkt_net_stats {
     uint64_t packet_hops;   /* packet transmissions over one link */
     uint64_t events;        /* engine events the tier handled */
     uint64_t pauses;        /* PAUSE frames, all links */
+    uint64_t ecn_marks, cnps, rate_cuts; /* DCQCN: marks, CNPs sent, RP rate cuts */
     double bytes_sent, bytes_delivered;
     double max_held_bytes;  /* over every switch ingress port */
 } pkt_net_stats;
@@ -107,6 +148,31 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *net);
 pkt_link_stats pkt_net_link_stats(const pkt_net *net, uint32_t link);
 /* Bytes held now at the ingress port link l feeds (0 when it feeds a host). */
 double pkt_net_link_held(const pkt_net *net, uint32_t link);
+/* Bytes in link l's egress FIFO now, the packet in service included. */
+double pkt_net_link_queued(const pkt_net *net, uint32_t link);
+
+/* A message in flight as its sender and receiver see it (DCQCN state is
+ * meaningful only when DCQCN is on). */
+typedef struct pkt_msg_state {
+    double rate_bytes_per_s;        /* Rc: the pacing rate */
+    double target_bytes_per_s;      /* Rt */
+    double alpha;
+    double bytes_released;          /* handed by the pacer to the NIC FIFO */
+    double bytes_delivered;         /* arrived at the destination */
+    uint64_t cnps;                  /* CNPs the sender received */
+} pkt_msg_state;
+
+/* The state of the first message in flight with this tag (O(messages)).
+ * Returns 0 and fills *out, or -1 when none is in flight. */
+int pkt_message_state(const pkt_net *net, uint64_t tag, pkt_msg_state *out);
+
+/* The RED marking probability p(q) of c at q bytes queued, and the draw
+ * the tier makes for packet `index` of message `serial` (messages are
+ * numbered from 0 in send order) entering the egress FIFO of its path's
+ * link `hop` with q bytes queued: 1 marked, 0 not. */
+double pkt_ecn_probability(const pkt_dcqcn_config *c, double queued_bytes);
+int pkt_ecn_is_marked(const pkt_dcqcn_config *c, uint64_t serial, uint32_t index, uint32_t hop,
+                      double queued_bytes);
 
 /* 0 when the net is consistent: bytes delivered + bytes still in packets
  * == bytes sent, no switch port holds a negative count, and under PKT_IB

@@ -434,7 +434,11 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_PKT_CREDIT, 102);
     CHECK_INT_EQ(KIND_PKT_PAUSE, 103);
     CHECK_INT_EQ(KIND_PKT_RESUME, 104);
-    CHECK_INT_EQ(N_KINDS, 25);
+    CHECK_INT_EQ(KIND_PKT_PACE, 105);
+    CHECK_INT_EQ(KIND_PKT_CNP, 106);
+    CHECK_INT_EQ(KIND_PKT_DCQCN_ALPHA, 107);
+    CHECK_INT_EQ(KIND_PKT_DCQCN_INCREASE, 108);
+    CHECK_INT_EQ(N_KINDS, 29);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per

@@ -1,0 +1,93 @@
+/* packet_internal.h - the packet tier's records, shared by packet.c (links,
+ * packets, messages, flow control) and packet_dcqcn.c (ECN marking, CNPs,
+ * DCQCN pacing and rate machine). Not a public header.
+ */
+#ifndef DCSIM_MODELS_PACKET_INTERNAL_H
+#define DCSIM_MODELS_PACKET_INTERNAL_H
+
+#include "packet.h"
+
+#define PKT_NONE UINT32_MAX
+#define PKT_CE 0x80000000u      /* pkt_packet.index: the ECN congestion-experienced bit */
+#define PKT_MAX_PACKETS 0x7fffffffu /* per message: the index keeps 31 bits */
+
+/* At equal times: flow-control news first (a link that finishes a packet at
+ * the instant a PAUSE or credit arrives must see it), then arrivals, then
+ * finishes. Any fixed order is deterministic; this one is also causal. */
+enum { PRIO_CONTROL = 0, PRIO_ARRIVE = 1, PRIO_TX_DONE = 2 };
+
+typedef struct pkt_packet {
+    uint32_t msg;   /* message record */
+    uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list */
+    uint32_t size;  /* bytes */
+    uint32_t hop;   /* index in the message's path of the link it is queued on / crossing */
+    uint32_t index; /* low 31 bits: index in the message; PKT_CE: ECN-marked */
+} pkt_packet;
+
+typedef struct pkt_link {
+    double credit_used;   /* PKT_IB: bytes reserved downstream, not yet credited back */
+    double held;          /* bytes held now at the ingress port this link feeds */
+    double max_held;
+    double queued;        /* bytes in the egress FIFO, the one in service included */
+    double max_queued;
+    double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
+    uint64_t sent, pauses, marks;
+    uint32_t head, tail;  /* egress FIFO at link_src */
+    uint8_t is_busy, is_paused, has_paused; /* has_paused: downstream sent PAUSE, no RESUME */
+    uint8_t feeds_switch; /* link_dst is not a host: buffered, flow-controlled */
+} pkt_link;
+
+typedef struct pkt_msg {
+    pkt_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    uint64_t serial;      /* send order, from 0: keys the ECN draws */
+    double bytes;
+    uint32_t *path;       /* n_hops links in path order; kept when the record is reused */
+    uint32_t n_hops, path_cap;
+    uint32_t left;        /* packets not yet arrived */
+    uint32_t next_free;
+    uint32_t gen;         /* bumped at every reuse: timer and CNP events of a finished message are stale */
+    uint8_t is_live;
+    /* DCQCN (zero when off) */
+    uint8_t has_cnp_sent, has_cnp_seen, is_alpha_armed, is_inc_armed;
+    uint32_t pace_head, pace_tail; /* packets the pacer has not released yet */
+    uint32_t t_count, bc_count;    /* rate-increase timer and byte-counter steps since the last cut */
+    double rc, rt, alpha, line;    /* bytes/s, bytes/s, -, bytes/s (the first link's rate) */
+    double bc_bytes;               /* bytes released since the last byte-counter step */
+    double alpha_due_s, inc_due_s, last_cnp_s;
+    double released, delivered;
+    uint64_t cnps;
+} pkt_msg;
+
+struct pkt_net {
+    sim_engine *eng;
+    const topo_graph *g;
+    topo_router *router;
+    pkt_config cfg;
+    pkt_link *links;
+    pkt_packet *pkts;
+    uint32_t n_pkts, free_pkt, n_free_pkts;
+    pkt_msg *msgs;
+    uint32_t n_msgs, free_msg;
+    uint64_t n_serial;    /* messages sent so far */
+    topo_usage *usage;    /* topo_route scratch, topo_route_max_usages entries */
+    size_t usage_cap;
+    pkt_net_stats stats;
+    char error[160];
+};
+
+/* packet.c */
+void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id);
+void pkt_link_try_start(pkt_net *n, uint32_t l);
+
+/* packet_dcqcn.c */
+int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);
+/* Packet id, at a switch, is about to join link l's FIFO: mark it or not. */
+void pkt_dcqcn_enqueue(pkt_net *n, uint32_t id, uint32_t l);
+/* Packet id of message m arrived at the destination (before m may finish). */
+void pkt_dcqcn_deliver(pkt_net *n, uint32_t m, uint32_t id);
+/* Message m's packets are on its pacing list: set up the RP and release the first. */
+void pkt_dcqcn_start(pkt_net *n, uint32_t m);
+
+#endif
