@@ -92,6 +92,9 @@ typedef struct hw_link {
     double reduction_latency_s;   /* fixed cost of one in-network all-reduce; 0 = not given */
     double incast_efficiency;     /* capacity fraction of a link into a host when two or more
                                      flows converge on it; 0 = not given (no loss) */
+    double mtu_bytes;             /* packet tier: largest packet payload; 0 = not given */
+    double port_buffer_bytes;     /* packet tier: buffer per switch port; 0 = not given
+                                     (a GAP: the packet tier then asks for one) */
     hw_default defaults[HW_MAX_DEFAULTS]; /* values the loader filled by a rule */
     unsigned n_defaults;
 } hw_link;

@@ -1,5 +1,6 @@
 /* netcmd.c - `dcsim topo` and `dcsim netbench` (see netcmd.h). */
 #include "netcmd.h"
+#include "netcmd_internal.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -60,17 +61,26 @@ const char usage_netbench[] =
     "  --factor F    size multiplier between rows (default 2)\n"
     "  --analytic    the closed-form bottleneck path instead of the flow model\n"
     "  --json        one JSON object on stdout\n"
-    "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n";
+    "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n"
+    "\n"
+    "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall] [--ranks N]\n"
+    "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
+    "                      [--hop-latency TIME] [--json]\n"
+    "\n"
+    "  --tier packet  run one pattern on the packet tier (MTU packets, InfiniBand\n"
+    "                credits or RoCE PFC) and on the flow tier over the same routes;\n"
+    "                print both times and their ratio (docs/fabric.md)\n"
+    "  --op          send (rank 0 to rank N-1; default), incast (ranks 1..N-1 to\n"
+    "                rank 0), alltoall (every rank to every other)\n"
+    "  --ranks N     N nodes, one rank each on its first GPU (the pattern crosses\n"
+    "                the fabric only); default 2 for send, else 16; at most 4096\n"
+    "  --bytes SIZE  every message (default 1M)\n"
+    "  --mtu, --buffer  packet size and buffer per switch port (default: the\n"
+    "                link's catalog values; --buffer is needed where it has none)\n"
+    "  --hop-latency TIME  per link (default: the link's switch-latency)\n";
 
 /* ------------------------------------------------------------ shared */
 
-typedef struct net_options {
-    const char *path;
-    cli_sets sets;
-    int json, quiet, analytic;
-    const char *export_path;
-    const char *op, *algo, *ranks, *min, *max, *factor;
-} net_options;
 
 #define NET_TEXT(name, member) \
     {name, 0, CLI_TEXT, offsetof(net_options, member), .missing = "%s needs a value"}
@@ -88,6 +98,8 @@ static const cli_option netbench_options[] = {
     NET_TEXT("--min", min),         NET_TEXT("--max", max),     NET_TEXT("--factor", factor),
     NET_SET,                        NET_FLAG("--json", 0, json), NET_FLAG("--quiet", 'q', quiet),
     NET_FLAG("--analytic", 0, analytic),
+    NET_TEXT("--tier", tier),       NET_TEXT("--bytes", bytes), NET_TEXT("--mtu", mtu),
+    NET_TEXT("--buffer", buffer),   NET_TEXT("--hop-latency", hop_latency),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -104,7 +116,7 @@ static int parse_options(const char *command, int argc, char **argv, net_options
 }
 
 /* Load the scenario and build its fabric. Returns 0 or an exit status. */
-static int load_fabric(const net_options *o, scn_scenario *s, fabric *f)
+int netcmd_load_fabric(const net_options *o, scn_scenario *s, fabric *f)
 {
     sim_error err;
     sim_error_clear(&err);
@@ -265,7 +277,7 @@ int cmd_topo(int argc, char **argv)
         return rc == CLI_DONE ? 0 : rc;
     scn_scenario s;
     fabric f;
-    if ((rc = load_fabric(&o, &s, &f)))
+    if ((rc = netcmd_load_fabric(&o, &s, &f)))
         return rc;
     topo_stats st;
     char why[256];
@@ -289,7 +301,7 @@ int cmd_topo(int argc, char **argv)
 /* ------------------------------------------------------------ netbench */
 
 /* "8", "64K", "8G" (binary, nccl-tests) or a dcsim data quantity ("8GB"). */
-static int parse_size(const char *text, double *out)
+int netcmd_parse_size(const char *text, double *out)
 {
     char *end;
     double x = strtod(text, &end);
@@ -321,9 +333,6 @@ typedef struct bench_spec {
 
 /* The most sizes (rows) one netbench prints: each is a simulation. */
 #define NETBENCH_MAX_ROWS 1000
-/* The largest message, 1 TiB: far above any model's gradients or
- * activations, and small enough that counts print exactly. */
-#define NETBENCH_MAX_BYTES 1099511627776.0
 
 /* The next message size: size x factor in whole bytes, at least one byte
  * more, so a factor that rounds back to the same size (1 x 1.5) still
@@ -359,10 +368,10 @@ static int parse_bench(const net_options *o, unsigned gpus, bench_spec *b)
         }
         b->ranks = (unsigned)n;
     }
-    if (o->min && parse_size(o->min, &b->min))
+    if (o->min && netcmd_parse_size(o->min, &b->min))
         return cli_usage_error("netbench", "--min %s: expected a size such as 8, 64K, 1M or 1GB",
                                o->min);
-    if (o->max && parse_size(o->max, &b->max))
+    if (o->max && netcmd_parse_size(o->max, &b->max))
         return cli_usage_error("netbench", "--max %s: expected a size such as 8, 64K, 1M or 8G",
                                o->max);
     if (b->max < b->min)
@@ -563,9 +572,17 @@ int cmd_netbench(int argc, char **argv)
     int rc = parse_options("netbench", argc, argv, &o, 1);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.tier && !strcmp(o.tier, "packet"))
+        return netbench_packet(&o);
+    if (o.tier && strcmp(o.tier, "flow"))
+        return cli_usage_error("netbench", "--tier %s: expected flow (default) or packet", o.tier);
+    const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
+                              : o.hop_latency ? "--hop-latency" : NULL;
+    if (packet_only)
+        return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;
     fabric f;
-    if ((rc = load_fabric(&o, &s, &f)))
+    if ((rc = netcmd_load_fabric(&o, &s, &f)))
         return rc;
     bench bn = {.o = &o, .s = &s, .f = &f};
     if (!(rc = parse_bench(&o, f.gpus, &bn.b))) {

@@ -386,6 +386,18 @@ static int parse_link(loader *ld, xmlNode *n)
     if (!rc)
         rc = get_fraction(ld, n, "incast-efficiency", &lk.incast_efficiency);
     if (!rc)
+        rc = get_quantity(ld, n, "mtu", SIM_DIM_DATA, 0, &lk.mtu_bytes);
+    if (!rc && has_attr(n, "mtu"))
+        rc = positive(ld, n, "mtu", lk.mtu_bytes, 65536, " B");
+    if (!rc)
+        rc = whole(ld, n, "mtu", lk.mtu_bytes);
+    if (!rc)
+        rc = get_quantity(ld, n, "port-buffer", SIM_DIM_DATA, 0, &lk.port_buffer_bytes);
+    if (!rc && has_attr(n, "port-buffer"))
+        rc = positive(ld, n, "port-buffer", lk.port_buffer_bytes, 1e12, " B");
+    if (!rc && lk.port_buffer_bytes > 0 && lk.mtu_bytes > lk.port_buffer_bytes)
+        rc = node_error(ld, n, "port-buffer", "port-buffer must hold at least one MTU");
+    if (!rc)
         rc = fill_link_defaults(ld, n, &lk);
     if (rc)
         return rc;

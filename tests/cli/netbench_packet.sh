@@ -1,0 +1,84 @@
+#!/bin/sh
+# netbench_packet.sh DCSIM SRC - `dcsim netbench --tier packet` end to end:
+# finite figures for an incast on a RoCE fabric (catalog buffer, PFC rule),
+# a single send no faster than on the flow tier (the packet tier adds the
+# store-and-forward pipeline), JSON that parses, InfiniBand refused without
+# a buffer (a GAP in the catalog) and taken with --buffer, bad options exit 2
+# with one line.
+set -u
+dcsim=$1
+src=$2
+. "$(dirname "$0")/expect.sh"
+ls=$src/scenarios/examples/concurrency-leafspine.xml
+sp=$src/scenarios/examples/superpod-h100.xml
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect "incast header" 0 "^# dcsim netbench --tier packet: incast, 16 ranks (one per node: GPUs 0, 8, ...), 15 messages" \
+    "$dcsim" netbench "$ls" --tier packet --op incast --bytes 256K
+expect "incast pfc rule" 0 "^#   PFC xoff [0-9]* B, xon [0-9]* B: rule: xoff = buffer - (2 BDP + 2 MTU)" \
+    "$dcsim" netbench "$ls" --tier packet --op incast --bytes 256K
+expect "incast buffer from catalog" 0 "^# port buffer  1000000 B: catalog link roce-400g" \
+    "$dcsim" netbench "$ls" --tier packet --op incast --bytes 256K
+out=$("$dcsim" netbench "$ls" --tier packet --op incast --bytes 256K)
+for key in "packet time" "flow time" "packet / flow" "goodput" "max queue held" "PFC pauses" "packets" "events"; do
+    line=$(printf '%s\n' "$out" | grep "^$key ")
+    if [ -z "$line" ] || printf '%s\n' "$line" | grep -qi -e "nan" -e "inf"; then
+        echo "FAIL incast: '$key' missing or not finite: $line"; fail=1
+    fi
+done
+
+# JSON parses; a single send: packet time >= flow time x (1 - 1e-9)
+"$dcsim" netbench "$ls" --tier packet --op send --bytes 1M --json >"$tmp/send.json" 2>"$tmp/err" ||
+    { echo "FAIL send --json: exit $?"; cat "$tmp/err"; fail=1; }
+$py -c '
+import json, math, sys
+o = json.load(open(sys.argv[1]))
+p, f = o["packet_time_s"], o["flow_time_s"]
+assert math.isfinite(p) and math.isfinite(f) and f > 0, (p, f)
+assert p >= f * (1 - 1e-9), ("packet faster than flow", p, f)
+assert o["messages"] == 1 and o["receivers"] == 1 and o["packet_hops"] > 0, o
+' "$tmp/send.json" || { echo "FAIL send: JSON or packet >= flow"; cat "$tmp/send.json"; fail=1; }
+"$dcsim" netbench "$ls" --tier packet --op incast --ranks 12 --bytes 64K --json >"$tmp/incast.json" &&
+    $py -c '
+import json, math, sys
+o = json.load(open(sys.argv[1]))
+assert o["messages"] == 11 and o["packets"] == 11 * 16, o
+for k in ("packet_time_s", "flow_time_s", "goodput_min_bytes_per_s", "max_held_bytes"):
+    assert math.isfinite(o[k]) and o[k] > 0, k
+assert o["max_held_bytes"] <= o["buffer_bytes"], o
+' "$tmp/incast.json" || { echo "FAIL incast --json"; cat "$tmp/incast.json"; fail=1; }
+
+# InfiniBand: the Quantum-2 buffer is a GAP: refused, then given
+expect "ib no buffer" 2 "no port-buffer for link ib-ndr.*--buffer 1MB" \
+    "$dcsim" netbench "$sp" --tier packet --op incast
+expect "ib with buffer" 0 "^packet / flow " \
+    "$dcsim" netbench "$sp" --tier packet --op incast --buffer 1MB --bytes 64K
+
+# bad input: one line, exit 2
+bad() {
+    what=$1 pattern=$2
+    shift 2
+    expect "$what" 2 "$pattern" "$@"
+    lines=$("$@" 2>&1 | wc -l)
+    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
+}
+bad "bad op" "--op allreduce: --tier packet runs send, incast or alltoall" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce
+bad "bad tier" "--tier cell: expected flow (default) or packet" "$dcsim" netbench "$ls" --tier cell
+bad "ranks too many" "--ranks 5000: expected a whole number from 2 to 256 (the cluster's nodes" \
+    "$dcsim" netbench "$ls" --tier packet --ranks 5000
+bad "ranks one" "--ranks 1: expected a whole number" "$dcsim" netbench "$ls" --tier packet --ranks 1
+bad "bytes zero" "--bytes 0: expected a positive size" "$dcsim" netbench "$ls" --tier packet --bytes 0
+bad "bytes negative" "--bytes -5: expected a positive size" "$dcsim" netbench "$ls" --tier packet --bytes -5
+bad "mtu zero" "--mtu 0: expected a positive size" "$dcsim" netbench "$ls" --tier packet --mtu 0
+bad "buffer junk" "--buffer lots: expected a positive size" "$dcsim" netbench "$ls" --tier packet --buffer lots
+bad "buffer below mtu" "--buffer 1K: a port's buffer must hold one MTU" \
+    "$dcsim" netbench "$ls" --tier packet --buffer 1K
+bad "buffer no pfc room" "leaves no room for PFC" "$dcsim" netbench "$ls" --tier packet --buffer 20K
+bad "flow option" "--min is an option of the flow tier" "$dcsim" netbench "$ls" --tier packet --min 8
+bad "packet option" "--bytes is an option of --tier packet" "$dcsim" netbench "$ls" --bytes 8
+bad "too big" "packet-hops" "$dcsim" netbench "$ls" --tier packet --op alltoall --ranks 256 --bytes 1G
+[ "$fail" -eq 0 ] && echo "ok: netbench --tier packet"
+exit "$fail"
