@@ -26,6 +26,7 @@
 #include "error.h"
 #include "goodput.h"
 #include "netcmd.h"
+#include "progress.h"
 #include "report.h"
 #include "resources.h"
 #include "scenario.h"
@@ -236,43 +237,18 @@ static int parse_options(const cli_command *cmd, int argc, char **argv, options 
 
 /* ---------------------------------------------------------------- progress */
 
-typedef struct progress {
-    int enabled;
-    int shown;
-    struct timespec start;
-    double last_print_s;
-} progress;
-
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
-}
-
 static int on_poll(void *ctx, double progress_frac, double sim_time_s)
 {
     progress *p = ctx;
+    double wall;
     if (interrupted)
         return 1;
-    if (!p->enabled)
-        return 0;
-    double wall = seconds_since(&p->start);
-    if (wall < 1.0 || wall - p->last_print_s < 0.25)
-        return 0;
-    p->last_print_s = wall;
-    p->shown = 1;
-    fprintf(stderr, "\r  simulating: %5.1f%% of tokens trained, day %.1f of the run, %.0f s   ",
-            100.0 * progress_frac, sim_time_s / 86400.0, wall);
-    fflush(stderr);
+    if (progress_due(p, 0.25, &wall)) {
+        fprintf(stderr, "\r  simulating: %5.1f%% of tokens trained, day %.1f of the run, %.0f s   ",
+                100.0 * progress_frac, sim_time_s / 86400.0, wall);
+        fflush(stderr);
+    }
     return 0;
-}
-
-static void progress_clear(progress *p)
-{
-    if (p->shown)
-        fprintf(stderr, "\r\033[K");
-    p->shown = 0;
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -287,18 +263,9 @@ typedef struct replica_progress {
 static int on_replica(void *ctx, unsigned done, unsigned total)
 {
     replica_progress *rp = ctx;
-    progress *p = rp->prog;
-    if (p->enabled) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double wall = (double)(now.tv_sec - p->start.tv_sec) +
-                      1e-9 * (double)(now.tv_nsec - p->start.tv_nsec);
-        if (wall >= 1.0 && wall - p->last_print_s >= 0.2) {
-            fprintf(stderr, "\r\033[Kreplicas %u of %u  (%.0f s)", done, total, wall);
-            p->shown = 1;
-            p->last_print_s = wall;
-        }
-    }
+    double wall;
+    if (progress_due(rp->prog, 0.2, &wall))
+        fprintf(stderr, "\r\033[Kreplicas %u of %u  (%.0f s)", done, total, wall);
     return interrupted != 0;
 }
 
@@ -399,8 +366,8 @@ static int cmd_run(int argc, char **argv)
     }
     catch_signals();
 
-    progress prog = {.enabled = !o.quiet && isatty(STDERR_FILENO)};
-    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    progress prog;
+    progress_start(&prog, o.quiet);
     campaign_sink trace_sink = tw ? trace_campaign_sink(tw) : (campaign_sink){0};
     run_outcome out;
     rc = run_execute(&plan, NULL, &trace_sink, on_poll, &prog, &out, &err);

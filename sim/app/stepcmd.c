@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -18,6 +16,7 @@
 #include "hardware.h"
 #include "outpath.h"
 #include "perfetto.h"
+#include "progress.h"
 #include "resources.h"
 #include "run.h"
 #include "steptier.h"
@@ -351,32 +350,15 @@ static const cli_option step_table[] = {
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
-/* Progress of the concurrent iteration on a terminal: after a second,
- * at most four lines a second, overwritten in place; cleared at the end. */
-typedef struct step_progress {
-    struct timespec start;
-    double last_s;
-    int shown;
-} step_progress;
-
-static double wall_since(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
-}
-
+/* Progress of the concurrent iteration on a terminal (progress.h). */
 static int on_step_poll(void *ctx, double sim_time_s, uint64_t events)
 {
-    step_progress *p = ctx;
-    double wall = wall_since(&p->start);
-    if (wall < 1.0 || wall - p->last_s < 0.25)
-        return 0;
-    p->last_s = wall;
-    p->shown = 1;
-    fprintf(stderr, "\r\033[K  concurrent iteration: %.4g s simulated, %.1fM events, %.0f s",
-            sim_time_s, (double)events / 1e6, wall);
-    fflush(stderr);
+    double wall;
+    if (progress_due(ctx, 0.25, &wall)) {
+        fprintf(stderr, "\r\033[K  concurrent iteration: %.4g s simulated, %.1fM events, %.0f s",
+                sim_time_s, (double)events / 1e6, wall);
+        fflush(stderr);
+    }
     return 0;
 }
 
@@ -439,13 +421,11 @@ int cmd_step(int argc, char **argv)
     step_profile prof;
     sim_error e; /* the step tier's, printed as the scenario's */
     sim_error_clear(&e);
-    step_progress progress = {.shown = 0};
-    clock_gettime(CLOCK_MONOTONIC, &progress.start);
-    int show = !o.quiet && isatty(STDERR_FILENO);
-    rc = app_step_profile_polled(&s, plan.gpu_speed, plan.n_gpu_speed, show ? on_step_poll : NULL,
-                                 &progress, &prof, &e);
-    if (progress.shown)
-        fprintf(stderr, "\r\033[K");
+    progress prog;
+    progress_start(&prog, o.quiet);
+    rc = app_step_profile_polled(&s, plan.gpu_speed, plan.n_gpu_speed,
+                                 prog.enabled ? on_step_poll : NULL, &prog, &prof, &e);
+    progress_clear(&prog);
     if (rc) {
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         rc = cli_print_error(&err);
