@@ -48,6 +48,8 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
                                   "(a packet must fit in a port's buffer)");
     if (!(c->hop_latency_s >= 0) || !isfinite(c->hop_latency_s))
         return say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
+    if (c->is_adaptive != 0 && c->is_adaptive != 1)
+        return say(why, why_size, "packet tier: is_adaptive must be 0 or 1");
     if (c->technology == PKT_ROCE) {
         if (!(c->xon_bytes >= 0) || !isfinite(c->xon_bytes) || !(c->xoff_bytes > 0) ||
             !isfinite(c->xoff_bytes))
@@ -85,6 +87,11 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                              g->link_bytes_per_s[l]);
                 return NULL;
             }
+    if (cfg->is_adaptive && !g->updown) {
+        say(why, why_size, "packet tier: adaptive routing needs a folded Clos (a Dragonfly "
+                           "route picks its global link first)");
+        return NULL;
+    }
     pkt_net *n = calloc(1, sizeof *n);
     if (!n) {
         say(why, why_size, "packet tier: out of memory");
@@ -98,7 +105,12 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
     n->usage_cap = topo_route_max_usages(r);
     n->links = calloc((size_t)g->n_links + 1, sizeof *n->links);
     n->usage = calloc(n->usage_cap + 1, sizeof *n->usage);
-    if (!n->links || !n->usage) {
+    for (uint32_t v = 0; v < g->n_nodes; v++) /* next links <= out-degree */
+        if (g->out_offset[v + 1] - g->out_offset[v] > n->cand_cap)
+            n->cand_cap = g->out_offset[v + 1] - g->out_offset[v];
+    n->cand = calloc((size_t)n->cand_cap + 1, sizeof *n->cand);
+    n->tied = calloc((size_t)n->cand_cap + 1, sizeof *n->tied);
+    if (!n->links || !n->usage || !n->cand || !n->tied) {
         pkt_net_destroy(n);
         say(why, why_size, "packet tier: out of memory");
         return NULL;
@@ -120,6 +132,8 @@ void pkt_net_destroy(pkt_net *n)
     free(n->pkts);
     free(n->links);
     free(n->usage);
+    free(n->cand);
+    free(n->tied);
     free(n);
 }
 
@@ -251,8 +265,12 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->sent++;
     k->queued -= p->size;
     if (p->hop > 0)
-        port_release(n, n->msgs[p->msg].path[p->hop - 1], p->size);
-    sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, n, id);
+        port_release(n, n->cfg.is_adaptive ? p->in_link : n->msgs[p->msg].path[p->hop - 1],
+                     p->size);
+    /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
+    uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
+    sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, n,
+                    arrival);
     pkt_link_try_start(n, l);
 }
 
@@ -271,6 +289,46 @@ static void msg_finish(pkt_net *n, uint32_t m)
         done(ctx, tag);
 }
 
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Adaptive routing: packet id, at switch v, takes the next link towards
+ * its destination whose FIFO drains soonest with it, ties by the hash.
+ * O(out-degree of v). */
+static uint32_t adaptive_next(pkt_net *n, uint32_t id, uint32_t v)
+{
+    const pkt_packet *p = &n->pkts[id];
+    const pkt_msg *m = &n->msgs[p->msg];
+    uint32_t nc = topo_next_hops(n->router, v, m->dst, n->cand, n->cand_cap);
+    if (nc == 0 || nc > n->cand_cap) /* not in a folded Clos whose table pkt_send built: */
+        return m->path[p->hop + 1 < m->n_hops ? p->hop + 1 : m->n_hops - 1]; /* the route's */
+    if (nc == 1)
+        return n->cand[0];
+    const double *rate = n->g->link_bytes_per_s;
+    double best = INFINITY;
+    uint32_t ties = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+        uint32_t c = n->cand[i];
+        double t = (n->links[c].queued + p->size) / rate[c];
+        if (t < best) {
+            best = t;
+            ties = 0;
+        }
+        if (t == best)
+            n->tied[ties++] = c;
+    }
+    if (ties == 1)
+        return n->tied[0];
+    uint64_t h = mix64(m->serial ^ mix64(((uint64_t)(p->index & ~PKT_CE) << 32) | v));
+    return n->tied[h % ties];
+}
+
 static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
@@ -278,9 +336,11 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t id = (uint32_t)data;
     pkt_packet *p = &n->pkts[id];
     pkt_msg *m = &n->msgs[p->msg];
-    uint32_t l = m->path[p->hop];
+    int is_adaptive = n->cfg.is_adaptive;
+    uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : m->path[p->hop];
     n->stats.events++;
-    if (p->hop + 1 == m->n_hops) { /* at the destination host: consumed */
+    if (is_adaptive ? n->g->link_dst[l] == m->dst : p->hop + 1 == m->n_hops) {
+        /* at the destination host: consumed */
         uint32_t msg = p->msg;
         if (n->cfg.dcqcn.is_enabled)
             pkt_dcqcn_deliver(n, msg, id);
@@ -306,8 +366,9 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
         sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause,
                         n, l);
     }
+    uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : m->path[p->hop + 1];
     p->hop++;
-    uint32_t next = m->path[p->hop];
+    p->in_link = l;
     if (n->cfg.dcqcn.is_enabled)
         pkt_dcqcn_enqueue(n, id, next);
     pkt_fifo_push(n, next, id);
@@ -437,6 +498,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     r->tag = tag;
     r->bytes = bytes;
     r->left = np;
+    r->dst = dst;
     r->serial = n->n_serial++;
     r->gen++;
     r->is_live = 1;
@@ -453,6 +515,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
         /* every packet an MTU but the last, which carries the rest */
         p->size = (uint32_t)(i + 1 < np ? mtu : bytes - (double)(np - 1) * mtu);
         p->index = i;
+        p->in_link = PKT_NONE;
         if (!is_paced) {
             pkt_fifo_push(n, first, id);
             continue;

@@ -28,7 +28,7 @@
  * Hosts always accept. Deterministic: the event digest of a run depends
  * only on the inputs. Cost: 2 engine events per packet-hop (finish, arrive)
  * plus one credit event per switch hop under IB; with DCQCN one pacing event
- * per packet, one per CNP, one per rate timer tick; 20 bytes per packet in
+ * per packet, one per CNP, one per rate timer tick; 24 bytes per packet in
  * flight, 80 per link, one path of topo_route_max_usages entries per
  * message in flight.
  */
@@ -88,6 +88,15 @@ typedef struct pkt_config {
     double xon_bytes;       /* PKT_ROCE: resume below this */
     double hop_latency_s;   /* propagation + switch latency, every link; >= 0 */
     pkt_dcqcn_config dcqcn; /* zero: off */
+    /* 1: per-packet adaptive routing (folded Clos only): at every switch a
+     * packet takes, of the equal-cost next links towards its destination
+     * (topo_next_hops), the one whose egress FIFO drains soonest with it:
+     * least (queued bytes + its size) / rate, ties broken by a hash of
+     * (message serial, packet index, switch); packets may arrive out of
+     * order, the message completes when all have arrived. The first link
+     * (the source's NIC port or plane) stays the route's. 0: every packet
+     * follows the message's route. */
+    int is_adaptive;
 } pkt_config;
 
 /* Called when the last packet of a message has arrived at its destination. */

@@ -22,6 +22,7 @@ typedef struct pkt_packet {
     uint32_t size;  /* bytes */
     uint32_t hop;   /* index in the message's path of the link it is queued on / crossing */
     uint32_t index; /* low 31 bits: index in the message; PKT_CE: ECN-marked */
+    uint32_t in_link; /* adaptive routing: the link it came in over (PKT_NONE at the source) */
 } pkt_packet;
 
 typedef struct pkt_link {
@@ -46,6 +47,7 @@ typedef struct pkt_msg {
     uint32_t *path;       /* n_hops links in path order; kept when the record is reused */
     uint32_t n_hops, path_cap;
     uint32_t left;        /* packets not yet arrived */
+    uint32_t dst;         /* destination host (adaptive routing walks towards it) */
     uint32_t next_free;
     uint32_t gen;         /* bumped at every reuse: timer and CNP events of a finished message are stale */
     uint8_t is_live;
@@ -72,6 +74,8 @@ struct pkt_net {
     uint32_t n_msgs, free_msg;
     uint64_t n_serial;    /* messages sent so far */
     topo_usage *usage;    /* topo_route scratch, topo_route_max_usages entries */
+    uint32_t *cand, *tied;/* adaptive routing scratch: cand_cap next links each */
+    uint32_t cand_cap;
     size_t usage_cap;
     pkt_net_stats stats;
     char error[160];

@@ -613,6 +613,53 @@ static uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uin
                                                                                  : mid;
 }
 
+/* Copy n candidates (at most cap) to out; returns n. */
+static uint32_t give(const uint32_t *cand, uint32_t n, uint32_t *out, uint32_t cap)
+{
+    for (uint32_t i = 0; i < n && i < cap; i++)
+        out[i] = cand[i];
+    return n;
+}
+
+uint32_t topo_next_hops(topo_router *r, uint32_t at, uint32_t dst, uint32_t *out, uint32_t cap)
+{
+    const topo_graph *g = r->g;
+    if (at >= g->n_nodes || dst >= g->n_nodes || g->node_kind[dst] != TOPO_HOST || at == dst)
+        return 0;
+    uint32_t du = scaleup_link(g, dst), dn = link_to_kind(g, dst, TOPO_NIC);
+    uint32_t to = dn == UINT32_MAX ? dst : g->link_dst[dn];
+    enum topo_node_kind kind = (enum topo_node_kind)g->node_kind[at];
+    if (kind == TOPO_SCALEUP) /* only a host of this domain routes through it */
+        return du != UINT32_MAX && g->link_dst[du] == at ? give(&(uint32_t){du ^ 1u}, 1, out, cap)
+                                                         : 0;
+    if (kind == TOPO_HOST) {
+        uint32_t su = scaleup_link(g, at), sn = link_to_kind(g, at, TOPO_NIC);
+        if (su != UINT32_MAX && du != UINT32_MAX && g->link_dst[su] == g->link_dst[du])
+            return give(&su, 1, out, cap);
+        if (sn != UINT32_MAX)
+            return give(&sn, 1, out, cap);
+    }
+    if (kind == TOPO_HOST || kind == TOPO_NIC) {
+        if (at == to) /* a shared NIC delivering to one of its GPUs */
+            return give(&(uint32_t){dn ^ 1u}, 1, out, cap);
+        return give(r->cand, fabric_uplinks(r, at), out, cap);
+    }
+    if (kind != TOPO_SWITCH || r->sw_index[at] == UINT32_MAX)
+        return 0;
+    uint32_t dl = uplink_in_plane(g, to, at);
+    if (dl == UINT32_MAX)
+        return 0;
+    uint32_t t = g->link_dst[dl];
+    if (at == t) /* the last hop: into the host or its shared NIC */
+        return give(&(uint32_t){dl ^ 1u}, 1, out, cap);
+    if (r->pair_offset && g->node_group[at] != g->node_group[t])
+        return 0; /* between groups a route picks its global link first (walk_single) */
+    const hop_count *hops = table_to(r, t);
+    if (!hops)
+        return 0;
+    return give(r->cand, next_links(r, at, hops, r->sw_index[t]), out, cap);
+}
+
 long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const double *link_load,
                 topo_usage *out, size_t cap)
 {

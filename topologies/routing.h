@@ -97,6 +97,19 @@ void topo_router_destroy(topo_router *r); /* NULL-safe */
 long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const double *link_load,
                 topo_usage *out, size_t cap);
 
+/* The equal-cost next links from node `at` towards host dst: the
+ * candidates topo_route's walk considers there (minimal paths). At a source
+ * host its fabric uplinks (one per plane), its shared NIC link or its
+ * scale-up link when dst is in its domain; at a shared NIC its uplinks, or
+ * the link to dst when dst is under it; at a fabric switch the links one hop
+ * nearer dst's attachment switch, or at that switch the last hop into dst
+ * (or its NIC); at dst's crossbar the link into dst. Writes at most cap of
+ * them to out and returns how many there are (0: none, at == dst, a switch
+ * in another Dragonfly group than dst's, whose route picks a global link
+ * first, or no memory for a hop table). The per-packet adaptive routing of
+ * the packet tier walks by it. */
+uint32_t topo_next_hops(topo_router *r, uint32_t at, uint32_t dst, uint32_t *out, uint32_t cap);
+
 /* An upper bound on the usages one route can return. */
 size_t topo_route_max_usages(const topo_router *r);
 
