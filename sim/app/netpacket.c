@@ -25,12 +25,17 @@ typedef struct packet_spec {
 } packet_spec;
 
 /* A size option: 0, or the exit status of the one-line error printed. */
-static int packet_size(const char *opt, const char *text, double *out)
+static int packet_size(const char *opt, const char *text, double max, const char *max_text,
+                       double *out)
 {
+    char msg[160];
     if (netcmd_parse_size(text, out) || !(*out >= 1)) {
-        char msg[160];
         snprintf(msg, sizeof msg, "%s %%s: expected a positive size such as 4096, 64K, 1M or 1MB",
                  opt);
+        return cli_usage_error("netbench", msg, text);
+    }
+    if (*out > max) {
+        snprintf(msg, sizeof msg, "%s %%s: expected at most %s", opt, max_text);
         return cli_usage_error("netbench", msg, text);
     }
     return 0;
@@ -75,17 +80,16 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         return cli_usage_error("netbench", "%s: the cluster has fewer than 2 GPUs", o->path);
     p->bytes = 1048576;
     int rc;
-    if (o->bytes && (rc = packet_size("--bytes", o->bytes, &p->bytes)))
+    if (o->bytes &&
+        (rc = packet_size("--bytes", o->bytes, NETBENCH_MAX_BYTES, "1 TiB", &p->bytes)))
         return rc;
-    if (p->bytes > NETBENCH_MAX_BYTES)
-        return cli_usage_error("netbench", "--bytes %s: expected at most 1 TiB", o->bytes);
     if (lk->kind == HW_LINK_NVLINK)
         return cli_usage_error("netbench", "--tier packet: the fabric link %s is NVLink; the "
                                "packet tier models InfiniBand and RoCE fabrics", lk->name);
     p->cfg.technology = lk->kind == HW_LINK_ETHERNET ? PKT_ROCE : PKT_IB;
     /* MTU */
     if (o->mtu) {
-        if ((rc = packet_size("--mtu", o->mtu, &p->cfg.mtu_bytes)))
+        if ((rc = packet_size("--mtu", o->mtu, 65536, "64K", &p->cfg.mtu_bytes)))
             return rc;
         snprintf(p->mtu_from, sizeof p->mtu_from, "--mtu %s", o->mtu);
     } else if (lk->mtu_bytes > 0) {
@@ -95,11 +99,10 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     } else
         return cli_usage_error("netbench", "--tier packet: the catalog gives no mtu for link "
                                "%s: give one with --mtu SIZE, e.g. --mtu 4096", lk->name);
-    if (p->cfg.mtu_bytes > 65536)
-        return cli_usage_error("netbench", "--mtu %s: expected at most 64K", o->mtu);
     /* buffer per switch port */
     if (o->buffer) {
-        if ((rc = packet_size("--buffer", o->buffer, &p->cfg.buffer_bytes)))
+        if ((rc = packet_size("--buffer", o->buffer, NETBENCH_MAX_BYTES, "1 TiB",
+                              &p->cfg.buffer_bytes)))
             return rc;
         snprintf(p->buffer_from, sizeof p->buffer_from, "--buffer %s", o->buffer);
     } else if (lk->port_buffer_bytes > 0) {

@@ -76,6 +76,10 @@ bad "mtu zero" "--mtu 0: expected a positive size" "$dcsim" netbench "$ls" --tie
 bad "buffer junk" "--buffer lots: expected a positive size" "$dcsim" netbench "$ls" --tier packet --buffer lots
 bad "buffer below mtu" "--buffer 1K: a port's buffer must hold one MTU" \
     "$dcsim" netbench "$ls" --tier packet --buffer 1K
+bad "buffer huge" "--buffer 1e308: expected at most 1 TiB" \
+    "$dcsim" netbench "$ls" --tier packet --buffer 1e308
+bad "mtu huge" "--mtu 1e308: expected at most 64K" "$dcsim" netbench "$ls" --tier packet --mtu 1e308
+bad "bytes huge" "--bytes 1e308: expected at most 1 TiB" "$dcsim" netbench "$ls" --tier packet --bytes 1e308
 bad "buffer no pfc room" "leaves no room for PFC" "$dcsim" netbench "$ls" --tier packet --buffer 20K
 bad "flow option" "--min is an option of the flow tier" "$dcsim" netbench "$ls" --tier packet --min 8
 bad "packet option" "--bytes is an option of --tier packet" "$dcsim" netbench "$ls" --bytes 8
