@@ -6,6 +6,7 @@
  * with OpenMP; each result lands in its own slot, so the table is the same
  * for any thread count. */
 #include "compare.h"
+#include "compare_why.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -310,7 +311,7 @@ static void print_table(const variant *v, size_t n)
     print_defaults(v, n);
 }
 
-static char *table_json(const variant *v, size_t n)
+static char *table_json(const variant *v, size_t n, cJSON *why)
 {
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(root, "variants");
     cJSON *units = cJSON_AddObjectToObject(root, "units");
@@ -327,6 +328,8 @@ static char *table_json(const variant *v, size_t n)
             cJSON_AddNumberToObject(o, col_names[c], r[c]);
         cJSON_AddItemToArray(rows, o);
     }
+    if (why)
+        cJSON_AddItemToObject(root, "why_networks", why);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
@@ -351,6 +354,8 @@ typedef struct compare {
     size_t n_owned;
     const char **inputs;   /* -o: never overwritten */
     size_t n_in;
+    why_result *why;       /* per variant: why its network differs from the baseline's */
+    int *has_why;
 } compare;
 
 static int opt_sites(void *ctx, const char *value)
@@ -568,8 +573,96 @@ static int write_table(const compare *c)
     return rc;
 }
 
+/* --vary network: each variant on another network than the first value
+ * (the site left at its first value: the iteration does not depend on it),
+ * against the variant that differs only by taking the first (compare_why.h).
+ * At most WHY_PAIRS pairs, each a few reruns. Returns 0 or an exit status. */
+#define WHY_PAIRS 16
+static int explain_networks(compare *c)
+{
+    size_t net = c->n_vary, site = c->n_vary;
+    for (size_t k = 0; k < c->n_vary; k++) {
+        if (!strcmp(c->vs[k].key, "network") && c->vs[k].n > 1)
+            net = k;
+        if (!strcmp(c->vs[k].key, "site"))
+            site = k;
+    }
+    if (net == c->n_vary)
+        return 0;
+    size_t stride_net = 1, stride_site = 1, per = c->n / (c->n_paths ? c->n_paths : 1);
+    for (size_t k = c->n_vary; k-- > 0;) {
+        if (k == net)
+            break;
+        stride_net *= c->vs[k].n;
+    }
+    for (size_t k = c->n_vary; site < c->n_vary && k-- > site + 1;)
+        stride_site *= c->vs[k].n;
+    size_t pairs = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t within = i % per, coord = (within / stride_net) % c->vs[net].n;
+        int site_first = site == c->n_vary || (within / stride_site) % c->vs[site].n == 0;
+        pairs += coord != 0 && site_first;
+    }
+    if (pairs > WHY_PAIRS) {
+        if (!c->json)
+            printf("\nwhy the networks differ: not run for %zu pairs of variants (at most %d; "
+                   "vary fewer values together with network=)\n", pairs, WHY_PAIRS);
+        return 0;
+    }
+    c->why = calloc(c->n, sizeof *c->why);
+    c->has_why = calloc(c->n, sizeof *c->has_why);
+    if (!c->why || !c->has_why)
+        return 1;
+    for (size_t i = 0; i < c->n; i++) {
+        size_t within = i % per, coord = (within / stride_net) % c->vs[net].n;
+        int site_first = site == c->n_vary || (within / stride_site) % c->vs[site].n == 0;
+        variant *x = &c->x[i], *b = &c->x[i - coord * stride_net];
+        if (!coord || !site_first || !x->plan.step.used || !b->plan.step.used ||
+            !x->scn.has_fabric || !b->scn.has_fabric)
+            continue;
+        if (compare_why(x->path, x->sets, x->n_sets, &x->scn, &b->scn, x->plan.step.iteration_s,
+                        x->out.result.time_to_train_s, b->plan.step.iteration_s,
+                        b->out.result.time_to_train_s, &c->why[i], &x->err))
+            return print_variant_error(x);
+        c->has_why[i] = 1;
+    }
+    return 0;
+}
+
+/* The pairs' blocks (text), or their JSON array (NULL when none). */
+static cJSON *print_why(const compare *c)
+{
+    cJSON *list = NULL;
+    size_t per = c->n / (c->n_paths ? c->n_paths : 1);
+    for (size_t i = 0; c->has_why && i < c->n; i++) {
+        if (!c->has_why[i])
+            continue;
+        size_t stride_net = 1, coord = 0;
+        for (size_t k = c->n_vary; k-- > 0;) {
+            if (!strcmp(c->vs[k].key, "network") && c->vs[k].n > 1) {
+                coord = ((i % per) / stride_net) % c->vs[k].n;
+                break;
+            }
+            stride_net *= c->vs[k].n;
+        }
+        const char *base = c->x[i - coord * stride_net].label;
+        if (!c->json) {
+            compare_why_print(c->x[i].label, base, &c->why[i]);
+            continue;
+        }
+        if (!list)
+            list = cJSON_CreateArray();
+        cJSON *o = list ? compare_why_json(c->x[i].label, base, &c->why[i]) : NULL;
+        if (o)
+            cJSON_AddItemToArray(list, o);
+    }
+    return list;
+}
+
 static void compare_free(compare *c)
 {
+    free(c->why);
+    free(c->has_why);
     free(c->inputs);
     for (size_t i = 0; c->x && i < c->n; i++) {
         run_outcome_free(&c->x[i].out);
@@ -599,13 +692,16 @@ int cmd_compare(int argc, char **argv)
         rc = check_output(c);
     if (!rc)
         rc = run_variants(c);
+    if (!rc)
+        rc = explain_networks(c);
     if (!rc && c->json) {
-        char *text = table_json(c->x, c->n);
+        char *text = table_json(c->x, c->n, print_why(c));
         if (text)
             printf("%s\n", text);
         free(text);
     } else if (!rc) {
         print_table(c->x, c->n);
+        print_why(c);
     }
     if (!rc && c->output)
         rc = write_table(c);

@@ -1,10 +1,12 @@
-"""h5digest.py FILE.h5 - an MD5 digest of an HDF5 file's content: every
+"""h5digest.py FILE.h5 [--list] - an MD5 digest of an HDF5 file's content: every
 group's and dataset's name, attributes, type, shape and value bytes, in
 name order. The golden test digests traces and sweep files this way, not
 by their bytes: the bytes also depend on the HDF5 library's and zlib's
 internals (chunk compression, free-space layout), which differ between
 machines of the same Debian release while every stored value is the same.
-Run with Debian's /usr/bin/python3 (h5py)."""
+--list prints one digest per object (name, attributes, type, shape,
+values) instead: compare two machines' lists to find the object whose
+content differs. Run with Debian's /usr/bin/python3 (h5py)."""
 import hashlib
 import sys
 
@@ -38,9 +40,26 @@ def feed(h, obj):
             feed(h, obj[key])
 
 
+def list_objects(f):
+    def one(name, obj):
+        h = hashlib.md5()
+        for key in sorted(obj.attrs):
+            h.update(key.encode())
+            h.update(value_bytes(obj.attrs[key]))
+        if isinstance(obj, h5py.Dataset):
+            h.update(str(obj.dtype).encode() + str(obj.shape).encode())
+            h.update(value_bytes(obj[()]))
+        print(h.hexdigest(), name)
+    one("/", f)
+    f.visititems(one)
+
+
 def main():
-    h = hashlib.md5()
     with h5py.File(sys.argv[1], "r") as f:
+        if sys.argv[2:] == ["--list"]:
+            list_objects(f)
+            return
+        h = hashlib.md5()
         feed(h, f)
     print(h.hexdigest())
 
