@@ -24,7 +24,19 @@ def value_bytes(value):
     value = np.asarray(value)
     if value.dtype.kind == "O":
         return repr(value.tolist()).encode()
+    if value.dtype.names:
+        # field by field: a compound's padding bytes are whatever memory
+        # numpy allocated for the read (HDF5 fills only the fields), so they
+        # differ between machines and runs
+        return b"".join(name.encode() + value_bytes(value[name]) for name in value.dtype.names)
     return str(value.dtype).encode() + np.ascontiguousarray(value).tobytes()
+
+
+def dtype_text(dtype):
+    """A type as names and field types, without offsets or item size."""
+    if dtype.names:
+        return "{" + ",".join(n + ":" + dtype_text(dtype.fields[n][0]) for n in dtype.names) + "}"
+    return str(dtype)
 
 
 def feed(h, obj):
@@ -33,7 +45,7 @@ def feed(h, obj):
         h.update(key.encode())
         h.update(value_bytes(obj.attrs[key]))
     if isinstance(obj, h5py.Dataset):
-        h.update(str(obj.dtype).encode() + str(obj.shape).encode())
+        h.update(dtype_text(obj.dtype).encode() + str(obj.shape).encode())
         h.update(value_bytes(obj[()]))
     else:
         for key in sorted(obj):
@@ -47,7 +59,7 @@ def list_objects(f):
             h.update(key.encode())
             h.update(value_bytes(obj.attrs[key]))
         if isinstance(obj, h5py.Dataset):
-            h.update(str(obj.dtype).encode() + str(obj.shape).encode())
+            h.update(dtype_text(obj.dtype).encode() + str(obj.shape).encode())
             h.update(value_bytes(obj[()]))
         print(h.hexdigest(), name)
     one("/", f)
