@@ -95,6 +95,9 @@ typedef struct hw_link {
     double mtu_bytes;             /* packet tier: largest packet payload; 0 = not given */
     double port_buffer_bytes;     /* packet tier: buffer per switch port; 0 = not given
                                      (a GAP: the packet tier then asks for one) */
+    double switch_power_w;        /* system power of one switch of this technology (not
+                                     its optics); the loader fills it by a rule when not
+                                     given (defaults); 0 for NVLink (inside the node) */
     hw_default defaults[HW_MAX_DEFAULTS]; /* values the loader filled by a rule */
     unsigned n_defaults;
 } hw_link;
@@ -102,6 +105,11 @@ typedef struct hw_link {
 #define HW_TILE_M 256
 #define HW_TILE_N 128
 #define HW_MEM_EFFICIENCY 0.90 /* the largest transfers' efficiency */
+/* A switch's system power where its technology's catalog entry gives none:
+ * the 51.2 Tb/s Ethernet ASICs draw about 450-500 W (hardware.md 3.3, S),
+ * half as much again for the management CPU, fans and power supplies (A);
+ * optics apart. The same figure as models/power.c's default. */
+#define HW_SWITCH_POWER_RULE_W 750.0
 
 /* The timing device of g at one precision. Returns 0, or SIM_ERR_INPUT with
  * a reason in err naming what the catalog lacks (peak, GEMM efficiency, HBM

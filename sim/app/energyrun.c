@@ -15,6 +15,9 @@ int energy_run_setup(const scn_scenario *s, double iteration_s, double compute_f
     k->n_nodes = (s->campaign.gpu_count + er->power.gpus_per_node - 1) / er->power.gpus_per_node;
     if (s->has_fabric) { /* fabric tiers 1..4 onto the model's leaf, spine, core */
         er->network_counted = 1;
+        if (s->fabric.link.switch_power_w > 0) /* the technology's (catalog or rule) */
+            for (int t = 0; t < PWR_SWITCH_TIERS; t++)
+                er->power.switch_w[t] = s->fabric.link.switch_power_w;
         for (int t = 1; t <= 4; t++)
             k->n_switches[t - 1 < PWR_SWITCH_TIERS ? t - 1 : PWR_SWITCH_TIERS - 1] +=
                 s->fabric_switches[t];

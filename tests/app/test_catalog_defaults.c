@@ -43,7 +43,24 @@ static void test_links(void)
     CHECK_NEAR(scn_catalog_link(cat, "nvlink5")->efficiency, 679.61 / 900, 0.001);
     /* HDR 24 of 25 GB/s, NDR 47 of 50 (calibration.md 3): measured, no default */
     const hw_link *hdr = scn_catalog_link(cat, "ib-hdr"), *ndr = scn_catalog_link(cat, "ib-ndr");
-    CHECK(hdr->n_defaults == 0 && ndr->n_defaults == 0);
+    CHECK(!find_default(hdr->defaults, hdr->n_defaults, "efficiency") &&
+          !find_default(ndr->defaults, ndr->n_defaults, "efficiency"));
+    /* switch power: the 51.2 Tb/s Ethernet links carry their ASIC's figure
+     * (hardware.md 3.3, S) and half again; every other fabric link gets the
+     * same 750 W by the recorded rule (no switch system power published, a
+     * GAP); NVLink none (inside the node) */
+    const char *sourced[] = {"roce-400g", "eth-800g"};
+    for (size_t i = 0; i < 2; i++) {
+        const hw_link *l = scn_catalog_link(cat, sourced[i]);
+        CHECK(l->switch_power_w == 750 && !find_default(l->defaults, l->n_defaults, "switch-power"));
+    }
+    const char *ruled[] = {"ib-hdr", "ib-hdr100", "ib-ndr", "ib-xdr", "roce-100g", "roce-200g"};
+    for (size_t i = 0; i < 6; i++) {
+        const hw_link *l = scn_catalog_link(cat, ruled[i]);
+        const hw_default *d = find_default(l->defaults, l->n_defaults, "switch-power");
+        CHECK(l->switch_power_w == HW_SWITCH_POWER_RULE_W && d && !strcmp(d->value, "750W"));
+    }
+    CHECK(scn_catalog_link(cat, "nvlink4")->switch_power_w == 0);
     /* RoCE takes the IB link of its line rate and NIC, and says so */
     struct { const char *link, *from; double bytes_per_s; } sib[] = {
         {"roce-400g", "ib-ndr", 50e9}, {"roce-200g", "ib-hdr", 25e9},
@@ -55,7 +72,9 @@ static void test_links(void)
         CHECK(l->bytes_per_s == sib[i].bytes_per_s);
         CHECK(l->efficiency == from->efficiency);
         const hw_default *d = find_default(l->defaults, l->n_defaults, "efficiency");
-        CHECK(d && l->n_defaults == 1);
+        /* and the switch-power rule, except the two links that carry one */
+        unsigned others = strcmp(sib[i].link, "roce-400g") && strcmp(sib[i].link, "eth-800g");
+        CHECK(d && l->n_defaults == 1 + others);
         if (d) {
             CHECK_STR_EQ(d->part, sib[i].link);
             char as[80];

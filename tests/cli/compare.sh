@@ -148,6 +148,31 @@ b=$("$dcsim" step --json $small --set cluster/fabric/@routing=adaptive | grep '"
     grep -q '^  site=zhangjiakou: defaults used: site zhangjiakou price' "$tmp/defaults.txt" &&
     ! grep -q '^  site=zhongwei: defaults used' "$tmp/defaults.txt" ||
     { echo "FAIL compare defaults used:"; cat "$tmp/defaults.txt"; fail=$((fail + 1)); }
+# a switch's power is its technology's (links.xml switch-power, else a rule
+# printed under "defaults used"): ib-ndr has none in the catalog (Quantum-2
+# system power is a GAP) and gets 750 W by the rule; a scenario's own link
+# with 1 kW raises the network power by 250 W per switch, optics unchanged
+sed -e 's|<dcsim version="1" seed="7" name="energy-test">|&<catalog><link name="lab-ib" kind="infiniband" rate="400Gb/s" efficiency="94%" switch-latency="100ns" routing="adaptive" in-network-reduction="true" switch-power="1kW" confidence="A" source="a datasheet"/></catalog>|' \
+    -e 's|link="ib-ndr"|link="lab-ib"|' "$src/tests/scenarios/site.xml" > "$tmp/lab.xml"
+"$dcsim" run --quiet --json "$src/tests/scenarios/site.xml" > "$tmp/ib.json" 2>/dev/null
+"$dcsim" run --quiet --json "$tmp/lab.xml" > "$tmp/lab.json" 2>/dev/null
+if ! /usr/bin/python3 - "$tmp/ib.json" "$tmp/lab.json" <<'PY'
+import json, sys
+ib, lab = (json.load(open(p)) for p in sys.argv[1:3])
+def power(r): return r['summary']['network_power_w'] if 'summary' in r else r['network_power_w']
+def defaults(r): return [d['what'] for d in r.get('defaults_used', [])]
+p_ib, p_lab = power(ib), power(lab)
+switches = (p_lab - p_ib) / 250
+assert switches > 0 and switches == int(switches), (p_ib, p_lab)
+optics = (p_ib - 750 * switches) / 17      # the 17 W twin-port modules (docs/power.md)
+assert optics >= 0 and optics == int(optics), (p_ib, switches, optics)
+assert 'switch-power' in defaults(ib) and 'switch-power' not in defaults(lab), (defaults(ib), defaults(lab))
+print('switches', int(switches), 'modules', int(optics))
+PY
+then
+    echo "FAIL switch-power: the network power does not follow the technology's switch power"
+    fail=$((fail + 1))
+fi
 # told the answer: an MFU with a fabric warns that the fabric changes nothing
 expect "mfu with a fabric warns" 0 "warning: <training mfu=\"42%\"> fixes the iteration time" \
     "$dcsim" run --quiet --set job/training/@mfu=42%

@@ -398,6 +398,10 @@ static int parse_link(loader *ld, xmlNode *n)
     if (!rc && lk.port_buffer_bytes > 0 && lk.mtu_bytes > lk.port_buffer_bytes)
         rc = node_error(ld, n, "port-buffer", "port-buffer must hold at least one MTU");
     if (!rc)
+        rc = get_quantity(ld, n, "switch-power", SIM_DIM_POWER, 0, &lk.switch_power_w);
+    if (!rc && has_attr(n, "switch-power"))
+        rc = positive(ld, n, "switch-power", lk.switch_power_w, 1e6, " W");
+    if (!rc)
         rc = fill_link_defaults(ld, n, &lk);
     if (rc)
         return rc;

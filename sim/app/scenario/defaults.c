@@ -191,6 +191,16 @@ int fill_link_defaults(loader *ld, xmlNode *n, hw_link *lk)
         record(lk->defaults, &lk->n_defaults, lk->name, "efficiency", -1, why, "%g%%",
                100 * lk->efficiency);
     }
+    if (lk->kind != HW_LINK_NVLINK && !(lk->switch_power_w > 0)) {
+        /* no system power is published for any switch in shared/reference
+         * (hardware.md 3.3, 8); the one sourced part is the 51.2 Tb/s
+         * Ethernet ASIC's */
+        lk->switch_power_w = HW_SWITCH_POWER_RULE_W;
+        record(lk->defaults, &lk->n_defaults, lk->name, "switch-power", -1,
+               "no system power published for its switches (hardware.md 3.3, 8: GAP): a "
+               "51.2 Tb/s Ethernet ASIC's 450-500 W (3.3, S) and half again for CPU, fans "
+               "and supplies (A), optics apart", "%gW", lk->switch_power_w);
+    }
     if (!(lk->efficiency > 0))
         return node_error(ld, n, "efficiency", "link technology '%s' has no efficiency (the "
                           "fraction of its rate large transfers reach, e.g. measured busbw / "
