@@ -134,6 +134,7 @@ void pkt_net_destroy(pkt_net *n)
     free(n->usage);
     free(n->cand);
     free(n->tied);
+    pkt_queue_fini(n);
     free(n);
 }
 
@@ -198,8 +199,8 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
         k->credit_used += size;
     }
     k->is_busy = 1;
-    sim_schedule_in(n->eng, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
-                    on_tx_done, n, l);
+    pkt_schedule_in(n, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
+                    on_tx_done, l, 1);
 }
 
 static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
@@ -240,11 +241,11 @@ static void port_release(pkt_net *n, uint32_t up, uint32_t size)
     u->held -= size;
     double d = n->cfg.hop_latency_s;
     if (n->cfg.technology == PKT_IB) {
-        sim_schedule_in(n->eng, d, PRIO_CONTROL, KIND_PKT_CREDIT, on_credit, n,
-                        ((uint64_t)up << 32) | size);
+        pkt_schedule_in(n, d, PRIO_CONTROL, KIND_PKT_CREDIT, on_credit,
+                        ((uint64_t)up << 32) | size, 1);
     } else if (u->has_paused && u->held < n->cfg.xon_bytes) {
         u->has_paused = 0;
-        sim_schedule_in(n->eng, d, PRIO_CONTROL, KIND_PKT_RESUME, on_resume, n, up);
+        pkt_schedule_in(n, d, PRIO_CONTROL, KIND_PKT_RESUME, on_resume, up, 1);
     }
 }
 
@@ -269,8 +270,8 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
                      p->size);
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
     uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
-    sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, n,
-                    arrival);
+    pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
+                    1);
     pkt_link_try_start(n, l);
 }
 
@@ -285,8 +286,10 @@ static void msg_finish(pkt_net *n, uint32_t m)
     r->is_live = 0;
     r->next_free = n->free_msg;
     n->free_msg = m;
-    if (done) /* last: it may send, growing the pools */
+    if (done) { /* last: it may send, growing the pools */
+        pkt_pump_arm(n); /* what it schedules goes after the tier's events due now */
         done(ctx, tag);
+    }
 }
 
 static uint64_t mix64(uint64_t x)
@@ -363,8 +366,7 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     }
     if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
         k->has_paused = 1;
-        sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause,
-                        n, l);
+        pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause, l, 1);
     }
     uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : m->path[p->hop + 1];
     p->hop++;
