@@ -17,6 +17,8 @@
 enum { PRIO_CONTROL = 0, PRIO_ARRIVE = 1, PRIO_TX_DONE = 2 };
 
 typedef struct pkt_packet {
+    const uint32_t *path; /* its message's path (stable while the message is live):
+                             a hop reads no message record */
     uint32_t msg;   /* message record */
     uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list */
     uint32_t size;  /* bytes */
@@ -126,6 +128,11 @@ void pkt_schedule_at(pkt_net *n, double t_s, unsigned prio, unsigned kind, sim_h
 /* Arm the engine's pump for the tier's next event (before a callback runs). */
 void pkt_pump_arm(pkt_net *n);
 void pkt_queue_fini(pkt_net *n);
+/* packet.c: prefetch what event e's handler will read; stage 0 is the
+ * nearest event (its last dependent line), higher stages further ahead */
+#define PKT_PREFETCH_STAGES 3u
+#define PKT_PREFETCH_STEP 16u
+void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage);
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

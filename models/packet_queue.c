@@ -180,6 +180,17 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
         q->head = (q->head + 1) & (q->cap - 1);
         q->n--;
     }
+    /* the lanes' next events are known: fetch what their handlers will
+     * read, in stages (each stage's address needs the previous stage's
+     * line), so the cache misses overlap this handler's work */
+    for (uint32_t i = 0; i < n->n_lanes; i++) {
+        const pkt_lane *q = &n->lanes[i];
+        for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
+            uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
+            if (q->n > ahead)
+                pkt_prefetch(n, &q->ring[(q->head + ahead) & (q->cap - 1)], s);
+        }
+    }
     n->pump_id = 0;
     n->in_pump = 1;
     e.fn(eng, n, e.data);
