@@ -24,7 +24,9 @@
  * events already due then, as on the engine. The one difference: a
  * non-tier event at exactly the time and priority of a tier event, scheduled
  * between that tier event's scheduling and the pump's arming, fires before
- * it instead of after. pkt_net_use_engine_queue(n, 1) schedules every event
+ * it instead of after. The tier's pending events live here, not in the
+ * engine: sim_engine_reset does not drop them (no caller resets an engine
+ * under a live net). pkt_net_use_engine_queue(n, 1) schedules every event
  * on the engine instead (the reference path test_packet_queue compares with).
  */
 #include <stdlib.h>
