@@ -134,6 +134,7 @@ void pkt_net_destroy(pkt_net *n)
     free(n->usage);
     free(n->cand);
     free(n->tied);
+    pkt_queue_fini(n);
     free(n);
 }
 
@@ -198,8 +199,8 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
         k->credit_used += size;
     }
     k->is_busy = 1;
-    sim_schedule_in(n->eng, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
-                    on_tx_done, n, l);
+    pkt_schedule_in(n, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
+                    on_tx_done, l, 1);
 }
 
 static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
@@ -240,11 +241,11 @@ static void port_release(pkt_net *n, uint32_t up, uint32_t size)
     u->held -= size;
     double d = n->cfg.hop_latency_s;
     if (n->cfg.technology == PKT_IB) {
-        sim_schedule_in(n->eng, d, PRIO_CONTROL, KIND_PKT_CREDIT, on_credit, n,
-                        ((uint64_t)up << 32) | size);
+        pkt_schedule_in(n, d, PRIO_CONTROL, KIND_PKT_CREDIT, on_credit,
+                        ((uint64_t)up << 32) | size, 1);
     } else if (u->has_paused && u->held < n->cfg.xon_bytes) {
         u->has_paused = 0;
-        sim_schedule_in(n->eng, d, PRIO_CONTROL, KIND_PKT_RESUME, on_resume, n, up);
+        pkt_schedule_in(n, d, PRIO_CONTROL, KIND_PKT_RESUME, on_resume, up, 1);
     }
 }
 
@@ -265,12 +266,11 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->sent++;
     k->queued -= p->size;
     if (p->hop > 0)
-        port_release(n, n->cfg.is_adaptive ? p->in_link : n->msgs[p->msg].path[p->hop - 1],
-                     p->size);
+        port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
     uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
-    sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, n,
-                    arrival);
+    pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
+                    1);
     pkt_link_try_start(n, l);
 }
 
@@ -285,8 +285,10 @@ static void msg_finish(pkt_net *n, uint32_t m)
     r->is_live = 0;
     r->next_free = n->free_msg;
     n->free_msg = m;
-    if (done) /* last: it may send, growing the pools */
+    if (done) { /* last: it may send, growing the pools */
+        pkt_pump_arm(n); /* what it schedules goes after the tier's events due now */
         done(ctx, tag);
+    }
 }
 
 static uint64_t mix64(uint64_t x)
@@ -335,13 +337,15 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     pkt_net *n = ctx;
     uint32_t id = (uint32_t)data;
     pkt_packet *p = &n->pkts[id];
-    pkt_msg *m = &n->msgs[p->msg];
     int is_adaptive = n->cfg.is_adaptive;
-    uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : m->path[p->hop];
+    uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : p->path[p->hop];
+    pkt_link *k = &n->links[l];
     n->stats.events++;
-    if (is_adaptive ? n->g->link_dst[l] == m->dst : p->hop + 1 == m->n_hops) {
-        /* at the destination host: consumed */
+    if (!k->feeds_switch) {
+        /* at the destination host (paths and adaptive walks never pass
+         * through a host): consumed */
         uint32_t msg = p->msg;
+        pkt_msg *m = &n->msgs[msg];
         if (n->cfg.dcqcn.is_enabled)
             pkt_dcqcn_deliver(n, msg, id);
         m->delivered += p->size;
@@ -354,7 +358,6 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
             msg_finish(n, msg);
         return;
     }
-    pkt_link *k = &n->links[l]; /* feeds a switch: paths never pass through hosts */
     k->held += p->size;
     if (k->held > k->max_held) {
         k->max_held = k->held;
@@ -363,16 +366,51 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     }
     if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
         k->has_paused = 1;
-        sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause,
-                        n, l);
+        pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause, l, 1);
     }
-    uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : m->path[p->hop + 1];
+    uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : p->path[p->hop + 1];
     p->hop++;
     p->in_link = l;
     if (n->cfg.dcqcn.is_enabled)
         pkt_dcqcn_enqueue(n, id, next);
     pkt_fifo_push(n, next, id);
     pkt_link_try_start(n, next);
+}
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
+{
+    if (e->fn == on_arrive) { /* packet, its path entry, the link crossed */
+        const pkt_packet *p = &n->pkts[(uint32_t)e->data];
+        if (stage == 2)
+            PREFETCH(p);
+        else if (n->cfg.is_adaptive)
+            PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
+        else if (stage == 1)
+            PREFETCH(&p->path[p->hop]);
+        else
+            PREFETCH(&n->links[p->path[p->hop]]);
+    } else if (e->fn == on_tx_done) { /* link, its head packet, the path entry before */
+        const pkt_link *k = &n->links[(uint32_t)e->data];
+        if (stage == 2) {
+            PREFETCH(k);
+        } else if (stage == 1) {
+            PREFETCH(&n->pkts[k->head]);
+        } else {
+            const pkt_packet *p = &n->pkts[k->head];
+            if (p->hop > 0 && !n->cfg.is_adaptive)
+                PREFETCH(&p->path[p->hop - 1]);
+            if (p->next != PKT_NONE)
+                PREFETCH(&n->pkts[p->next]);
+        }
+    } else if (e->fn == on_credit && stage == 2) {
+        PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
+    }
 }
 
 /* ---- sending ---- */
@@ -511,6 +549,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
         pkt_packet *p = &n->pkts[id];
         n->free_pkt = p->next;
         p->msg = m;
+        p->path = r->path;
         p->hop = 0;
         /* every packet an MTU but the last, which carries the rest */
         p->size = (uint32_t)(i + 1 < np ? mtu : bytes - (double)(np - 1) * mtu);

@@ -26,11 +26,15 @@
  *    then stops. Held bytes may exceed xoff by what is in flight (the
  *    headroom the caller must size: components.md 5.2).
  * Hosts always accept. Deterministic: the event digest of a run depends
- * only on the inputs. Cost: 2 engine events per packet-hop (finish, arrive)
- * plus one credit event per switch hop under IB; with DCQCN one pacing event
- * per packet, one per CNP, one per rate timer tick; 24 bytes per packet in
- * flight, 80 per link, one path of topo_route_max_usages entries per
- * message in flight.
+ * only on the inputs. Cost: 2 events per packet-hop (finish, arrive) plus
+ * one credit event per switch hop under IB; with DCQCN one pacing event per
+ * packet, one per CNP, one per rate timer tick. The tier keeps its events
+ * in its own queue (models/packet_queue.c: FIFO lanes of one delay each,
+ * O(1) per event, and a heap for other delays) and hands them to the engine
+ * through one pending event, in the engine's own order (so the digest and
+ * event count are those of scheduling each on the engine); 32 bytes per
+ * packet in flight, 96 per link, 40 per pending event, one path of
+ * topo_route_max_usages entries per message in flight.
  */
 #ifndef DCSIM_MODELS_PACKET_H
 #define DCSIM_MODELS_PACKET_H

@@ -192,8 +192,8 @@ static void release(pkt_net *n, uint32_t m)
         }
     }
     if (r->pace_head != PKT_NONE)
-        sim_schedule_in(n->eng, size / r->rc, PRIO_TX_DONE, KIND_PKT_PACE, on_pace, n,
-                        msg_key(n, m));
+        pkt_schedule_in(n, size / r->rc, PRIO_TX_DONE, KIND_PKT_PACE, on_pace, msg_key(n, m),
+                        0);
     pkt_link_try_start(n, first);
 }
 
@@ -231,13 +231,13 @@ void pkt_dcqcn_deliver(pkt_net *n, uint32_t m, uint32_t id)
     r->has_cnp_sent = 1;
     r->last_cnp_s = now;
     n->stats.cnps++;
-    sim_schedule_in(n->eng, r->n_hops * n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_CNP, on_cnp,
-                    n, msg_key(n, m));
+    pkt_schedule_in(n, r->n_hops * n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_CNP, on_cnp,
+                    msg_key(n, m), 1);
 }
 
 static void arm(pkt_net *n, uint32_t m, double due, unsigned kind, sim_handler_fn fn)
 {
-    sim_schedule_at(n->eng, due, PRIO_CONTROL, kind, fn, n, msg_key(n, m));
+    pkt_schedule_at(n, due, PRIO_CONTROL, kind, fn, msg_key(n, m));
 }
 
 static void on_cnp(sim_engine *eng, void *ctx, uint64_t data)

@@ -17,6 +17,8 @@
 enum { PRIO_CONTROL = 0, PRIO_ARRIVE = 1, PRIO_TX_DONE = 2 };
 
 typedef struct pkt_packet {
+    const uint32_t *path; /* its message's path (stable while the message is live):
+                             a hop reads no message record */
     uint32_t msg;   /* message record */
     uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list */
     uint32_t size;  /* bytes */
@@ -62,6 +64,26 @@ typedef struct pkt_msg {
     uint64_t cnps;
 } pkt_msg;
 
+/* A tier event in its own queue (packet_queue.c). */
+typedef struct pkt_ev {
+    double t;
+    uint64_t seq;         /* scheduling order: the engine's insertion order */
+    uint64_t data;
+    sim_handler_fn fn;
+    uint8_t prio;
+    uint16_t kind;
+} pkt_ev;
+
+/* Events of one (delay, priority): scheduled in time order, a FIFO ring. */
+typedef struct pkt_lane {
+    double delay_s;
+    pkt_ev *ring;
+    uint32_t head, n, cap; /* cap a power of two (or 0) */
+    uint8_t prio;
+} pkt_lane;
+
+#define PKT_LANES_MAX 8u
+
 struct pkt_net {
     sim_engine *eng;
     const topo_graph *g;
@@ -78,12 +100,39 @@ struct pkt_net {
     uint32_t cand_cap;
     size_t usage_cap;
     pkt_net_stats stats;
+    /* the tier's event queue (packet_queue.c) */
+    pkt_lane lanes[PKT_LANES_MAX];
+    uint32_t n_lanes;
+    pkt_ev *heap;
+    uint32_t n_heap, heap_cap;
+    uint64_t n_seq;
+    sim_event_id pump_id; /* the pending pump event, 0 if none */
+    double pump_t;
+    uint8_t pump_prio, in_pump, use_engine;
     char error[160];
 };
 
 /* packet.c */
 void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_link_try_start(pkt_net *n, uint32_t l);
+/* 1: schedule every event on the engine (the reference path); 0: lanes */
+void pkt_net_use_engine_queue(pkt_net *n, int on);
+
+/* packet_queue.c: schedule fn(eng, n, data) delay_s from now / at t_s, by
+ * the engine's rules (priority, kind as sim_schedule_*). is_lane: the delay
+ * is one of few values (a lane's); else the event goes to the heap. */
+void pkt_schedule_in(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
+                     sim_handler_fn fn, uint64_t data, int is_lane);
+void pkt_schedule_at(pkt_net *n, double t_s, unsigned prio, unsigned kind, sim_handler_fn fn,
+                     uint64_t data);
+/* Arm the engine's pump for the tier's next event (before a callback runs). */
+void pkt_pump_arm(pkt_net *n);
+void pkt_queue_fini(pkt_net *n);
+/* packet.c: prefetch what event e's handler will read; stage 0 is the
+ * nearest event (its last dependent line), higher stages further ahead */
+#define PKT_PREFETCH_STAGES 3u
+#define PKT_PREFETCH_STEP 16u
+void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage);
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);
