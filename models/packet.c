@@ -134,6 +134,7 @@ void pkt_net_destroy(pkt_net *n)
     free(n->usage);
     free(n->cand);
     free(n->tied);
+    pkt_rx_free(n->rx);
     free(n);
 }
 
@@ -231,10 +232,11 @@ static void on_resume(sim_engine *eng, void *ctx, uint64_t l)
     pkt_link_try_start(n, (uint32_t)l);
 }
 
-/* A packet of `size` bytes that came in over link `up` has left the switch:
- * free its bytes at that ingress port and tell the upstream transmitter
- * (credit, or RESUME once below xon), d later. */
-static void port_release(pkt_net *n, uint32_t up, uint32_t size)
+/* A packet of `size` bytes that came in over link `up` has left the switch
+ * (or a stalled host's NIC, packet_rx.c): free its bytes at that ingress
+ * port and tell the upstream transmitter (credit, or RESUME once below
+ * xon), d later. */
+void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size)
 {
     pkt_link *u = &n->links[up];
     u->held -= size;
@@ -265,7 +267,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->sent++;
     k->queued -= p->size;
     if (p->hop > 0)
-        port_release(n, n->cfg.is_adaptive ? p->in_link : n->msgs[p->msg].path[p->hop - 1],
+        pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : n->msgs[p->msg].path[p->hop - 1],
                      p->size);
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
     uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
@@ -287,6 +289,42 @@ static void msg_finish(pkt_net *n, uint32_t m)
     n->free_msg = m;
     if (done) /* last: it may send, growing the pools */
         done(ctx, tag);
+}
+
+/* Packet id is at its destination host: consumed; its message may finish. */
+void pkt_deliver(pkt_net *n, uint32_t id)
+{
+    pkt_packet *p = &n->pkts[id];
+    uint32_t msg = p->msg;
+    pkt_msg *m = &n->msgs[msg];
+    if (n->cfg.dcqcn.is_enabled)
+        pkt_dcqcn_deliver(n, msg, id);
+    m->delivered += p->size;
+    n->stats.packets_delivered++;
+    n->stats.bytes_delivered += p->size;
+    p->next = n->free_pkt;
+    n->free_pkt = id;
+    n->n_free_pkts++;
+    if (--m->left == 0)
+        msg_finish(n, msg);
+}
+
+/* `size` bytes arrive at the ingress port link l feeds: count them, and
+ * under PKT_ROCE send PAUSE upstream (d later) once above xoff. */
+void pkt_port_hold(pkt_net *n, uint32_t l, uint32_t size)
+{
+    pkt_link *k = &n->links[l];
+    k->held += size;
+    if (k->held > k->max_held) {
+        k->max_held = k->held;
+        if (k->held > n->stats.max_held_bytes)
+            n->stats.max_held_bytes = k->held;
+    }
+    if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
+        k->has_paused = 1;
+        sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause,
+                        n, l);
+    }
 }
 
 static uint64_t mix64(uint64_t x)
@@ -340,32 +378,12 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : m->path[p->hop];
     n->stats.events++;
     if (is_adaptive ? n->g->link_dst[l] == m->dst : p->hop + 1 == m->n_hops) {
-        /* at the destination host: consumed */
-        uint32_t msg = p->msg;
-        if (n->cfg.dcqcn.is_enabled)
-            pkt_dcqcn_deliver(n, msg, id);
-        m->delivered += p->size;
-        n->stats.packets_delivered++;
-        n->stats.bytes_delivered += p->size;
-        p->next = n->free_pkt;
-        n->free_pkt = id;
-        n->n_free_pkts++;
-        if (--m->left == 0)
-            msg_finish(n, msg);
+        if (n->rx && pkt_rx_arrive(n, l, id))
+            return; /* a stalled host's NIC holds it (packet_rx.c) */
+        pkt_deliver(n, id);
         return;
     }
-    pkt_link *k = &n->links[l]; /* feeds a switch: paths never pass through hosts */
-    k->held += p->size;
-    if (k->held > k->max_held) {
-        k->max_held = k->held;
-        if (k->held > n->stats.max_held_bytes)
-            n->stats.max_held_bytes = k->held;
-    }
-    if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
-        k->has_paused = 1;
-        sim_schedule_in(n->eng, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause,
-                        n, l);
-    }
+    pkt_port_hold(n, l, p->size); /* feeds a switch: paths never pass through hosts */
     uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : m->path[p->hop + 1];
     p->hop++;
     p->in_link = l;

@@ -25,7 +25,7 @@
  *    both arrive d later; a paused link finishes the packet it is sending,
  *    then stops. Held bytes may exceed xoff by what is in flight (the
  *    headroom the caller must size: components.md 5.2).
- * Hosts always accept. Deterministic: the event digest of a run depends
+ * Hosts always accept, unless stalled (pkt_host_stall). Deterministic: the event digest of a run depends
  * only on the inputs. Cost: 2 engine events per packet-hop (finish, arrive)
  * plus one credit event per switch hop under IB; with DCQCN one pacing event
  * per packet, one per CNP, one per rate timer tick; 24 bytes per packet in
@@ -182,6 +182,21 @@ int pkt_message_state(const pkt_net *net, uint64_t tag, pkt_msg_state *out);
 double pkt_ecn_probability(const pkt_dcqcn_config *c, double queued_bytes);
 int pkt_ecn_is_marked(const pkt_dcqcn_config *c, uint64_t serial, uint32_t index, uint32_t hop,
                       double queued_bytes);
+
+/* Stall host `host` from start_s to end_s (simulated seconds, now <= start_s
+ * < end_s, finite): a receiver that stops draining (docs/fabric.md
+ * "Phenomena"). Call before the first pkt_send. From then on the host's NIC
+ * has an ingress buffer like a switch port (pkt_config's buffer, xoff, xon)
+ * on every link into it: under PKT_IB the leaf's link needs its credits,
+ * under PKT_ROCE the NIC sends PAUSE above xoff, RESUME below xon. Outside
+ * the window the NIC passes packets on at once (delivery as without a
+ * stall, but under PKT_IB a credit loop: a buffer under 2 B d + MTU slows
+ * that link); inside it keeps them; at end_s it hands all it holds to the
+ * host at once (host memory bandwidth not modelled), frees its buffer and
+ * tells the upstream transmitters. One window per host. Returns 0, or -1
+ * with the reason in pkt_net_error (not a host, a bad window, a second
+ * window, messages already sent, out of memory). */
+int pkt_host_stall(pkt_net *net, uint32_t host, double start_s, double end_s);
 
 /* 0 when the net is consistent: bytes delivered + bytes still in packets
  * == bytes sent, no switch port holds a negative count, and under PKT_IB

@@ -35,7 +35,8 @@ typedef struct pkt_link {
     uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
     uint8_t is_busy, is_paused, has_paused; /* has_paused: downstream sent PAUSE, no RESUME */
-    uint8_t feeds_switch; /* link_dst is not a host: buffered, flow-controlled */
+    uint8_t feeds_switch; /* link_dst is a switch, or a host with a NIC buffer (packet_rx.c):
+                             buffered, flow-controlled */
 } pkt_link;
 
 typedef struct pkt_msg {
@@ -78,12 +79,22 @@ struct pkt_net {
     uint32_t cand_cap;
     size_t usage_cap;
     pkt_net_stats stats;
+    struct pkt_rx *rx;    /* host NIC buffers and stalls (packet_rx.c); NULL: hosts always accept */
     char error[160];
 };
 
 /* packet.c */
 void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_link_try_start(pkt_net *n, uint32_t l);
+void pkt_deliver(pkt_net *n, uint32_t id);
+void pkt_port_hold(pkt_net *n, uint32_t l, uint32_t size);
+void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size);
+
+/* packet_rx.c: a packet id arriving over link l at its destination host:
+ * 1 when the host's NIC buffer keeps it (the host is stalled, or holds
+ * earlier packets), 0 when the caller delivers it now. */
+int pkt_rx_arrive(pkt_net *n, uint32_t l, uint32_t id);
+void pkt_rx_free(struct pkt_rx *rx); /* NULL-safe */
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);
