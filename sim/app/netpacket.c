@@ -162,7 +162,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
                  p->bdp_rate_bytes_per_s / 1e9, p->cfg.hop_latency_s * 1e9);
     }
     double hops = pkb_min_packet_hops(p->op, p->ranks, p->bytes, p->cfg.mtu_bytes);
-    if (hops > PKB_MAX_PACKET_HOPS) {
+    if (p->phen == PHEN_NONE && hops > PKB_MAX_PACKET_HOPS) { /* phenomena check their own */
         char msg[320];
         snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
                  "packet-hops (about %.0f s at 2.5 M/s); at most %.0e: lower --ranks or --bytes, "
