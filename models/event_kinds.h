@@ -45,7 +45,9 @@
     X(KIND_PKT_PACE, 105, "packet tier: DCQCN pacing hands a message's next packet to the NIC") \
     X(KIND_PKT_CNP, 106, "packet tier: a DCQCN CNP reaches the sender")                     \
     X(KIND_PKT_DCQCN_ALPHA, 107, "packet tier: a DCQCN alpha timer expires")                \
-    X(KIND_PKT_DCQCN_INCREASE, 108, "packet tier: a DCQCN rate-increase timer expires")
+    X(KIND_PKT_DCQCN_INCREASE, 108, "packet tier: a DCQCN rate-increase timer expires")      \
+    X(KIND_PKT_STALL_END, 109, "packet tier: a stalled host drains its NIC buffer")           \
+    X(KIND_PKT_BENCH_SEND, 110, "packet tier phenomena: a message sent later than t = 0 starts")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

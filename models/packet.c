@@ -118,6 +118,7 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
     for (uint32_t l = 0; l < g->n_links; l++) {
         n->links[l].head = n->links[l].tail = PKT_NONE;
         n->links[l].feeds_switch = g->node_kind[g->link_dst[l]] != TOPO_HOST;
+        n->links[l].feeds_host = !n->links[l].feeds_switch; /* a stall leaves it set */
     }
     return n;
 }
@@ -135,6 +136,7 @@ void pkt_net_destroy(pkt_net *n)
     free(n->cand);
     free(n->tied);
     pkt_queue_fini(n);
+    pkt_rx_free(n->rx);
     free(n);
 }
 
@@ -232,10 +234,11 @@ static void on_resume(sim_engine *eng, void *ctx, uint64_t l)
     pkt_link_try_start(n, (uint32_t)l);
 }
 
-/* A packet of `size` bytes that came in over link `up` has left the switch:
- * free its bytes at that ingress port and tell the upstream transmitter
- * (credit, or RESUME once below xon), d later. */
-static void port_release(pkt_net *n, uint32_t up, uint32_t size)
+/* A packet of `size` bytes that came in over link `up` has left the switch
+ * (or a stalled host's NIC, packet_rx.c): free its bytes at that ingress
+ * port and tell the upstream transmitter (credit, or RESUME once below
+ * xon), d later. */
+void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size)
 {
     pkt_link *u = &n->links[up];
     u->held -= size;
@@ -266,7 +269,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->sent++;
     k->queued -= p->size;
     if (p->hop > 0)
-        port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
+        pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
     uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
@@ -288,6 +291,41 @@ static void msg_finish(pkt_net *n, uint32_t m)
     if (done) { /* last: it may send, growing the pools */
         pkt_pump_arm(n); /* what it schedules goes after the tier's events due now */
         done(ctx, tag);
+    }
+}
+
+/* Packet id is at its destination host: consumed; its message may finish. */
+void pkt_deliver(pkt_net *n, uint32_t id)
+{
+    pkt_packet *p = &n->pkts[id];
+    uint32_t msg = p->msg;
+    pkt_msg *m = &n->msgs[msg];
+    if (n->cfg.dcqcn.is_enabled)
+        pkt_dcqcn_deliver(n, msg, id);
+    m->delivered += p->size;
+    n->stats.packets_delivered++;
+    n->stats.bytes_delivered += p->size;
+    p->next = n->free_pkt;
+    n->free_pkt = id;
+    n->n_free_pkts++;
+    if (--m->left == 0)
+        msg_finish(n, msg);
+}
+
+/* `size` bytes arrive at the ingress port link l feeds: count them, and
+ * under PKT_ROCE send PAUSE upstream (d later) once above xoff. */
+void pkt_port_hold(pkt_net *n, uint32_t l, uint32_t size)
+{
+    pkt_link *k = &n->links[l];
+    k->held += size;
+    if (k->held > k->max_held) {
+        k->max_held = k->held;
+        if (k->held > n->stats.max_held_bytes)
+            n->stats.max_held_bytes = k->held;
+    }
+    if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
+        k->has_paused = 1;
+        pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause, l, 1);
     }
 }
 
@@ -341,33 +379,15 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : p->path[p->hop];
     pkt_link *k = &n->links[l];
     n->stats.events++;
-    if (!k->feeds_switch) {
+    if (k->feeds_host) {
         /* at the destination host (paths and adaptive walks never pass
-         * through a host): consumed */
-        uint32_t msg = p->msg;
-        pkt_msg *m = &n->msgs[msg];
-        if (n->cfg.dcqcn.is_enabled)
-            pkt_dcqcn_deliver(n, msg, id);
-        m->delivered += p->size;
-        n->stats.packets_delivered++;
-        n->stats.bytes_delivered += p->size;
-        p->next = n->free_pkt;
-        n->free_pkt = id;
-        n->n_free_pkts++;
-        if (--m->left == 0)
-            msg_finish(n, msg);
+         * through a host): consumed, unless a stalled host's NIC holds it */
+        if (n->rx && pkt_rx_arrive(n, l, id))
+            return; /* packet_rx.c */
+        pkt_deliver(n, id);
         return;
     }
-    k->held += p->size;
-    if (k->held > k->max_held) {
-        k->max_held = k->held;
-        if (k->held > n->stats.max_held_bytes)
-            n->stats.max_held_bytes = k->held;
-    }
-    if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
-        k->has_paused = 1;
-        pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_PAUSE, on_pause, l, 1);
-    }
+    pkt_port_hold(n, l, p->size);
     uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : p->path[p->hop + 1];
     p->hop++;
     p->in_link = l;

@@ -25,16 +25,17 @@
  *    both arrive d later; a paused link finishes the packet it is sending,
  *    then stops. Held bytes may exceed xoff by what is in flight (the
  *    headroom the caller must size: components.md 5.2).
- * Hosts always accept. Deterministic: the event digest of a run depends
- * only on the inputs. Cost: 2 events per packet-hop (finish, arrive) plus
- * one credit event per switch hop under IB; with DCQCN one pacing event per
- * packet, one per CNP, one per rate timer tick. The tier keeps its events
- * in its own queue (models/packet_queue.c: FIFO lanes of one delay each,
- * O(1) per event, and a heap for other delays) and hands them to the engine
- * through one pending event, in the engine's own order (so the digest and
- * event count are those of scheduling each on the engine); 32 bytes per
- * packet in flight, 96 per link, 40 per pending event, one path of
- * topo_route_max_usages entries per message in flight.
+ * Hosts always accept, unless stalled (pkt_host_stall). Deterministic: the
+ * event digest of a run depends only on the inputs. Cost: 2 events per
+ * packet-hop (finish, arrive) plus one credit event per switch hop under
+ * IB; with DCQCN one pacing event per packet, one per CNP, one per rate
+ * timer tick. The tier keeps its events in its own queue
+ * (models/packet_queue.c: FIFO lanes of one delay each, O(1) per event, and
+ * a heap for other delays) and hands them to the engine through one pending
+ * event, in the engine's own order (so the digest and event count are those
+ * of scheduling each on the engine); 32 bytes per packet in flight, 96 per
+ * link, 40 per pending event, one path of topo_route_max_usages entries per
+ * message in flight.
  */
 #ifndef DCSIM_MODELS_PACKET_H
 #define DCSIM_MODELS_PACKET_H
@@ -186,6 +187,21 @@ int pkt_message_state(const pkt_net *net, uint64_t tag, pkt_msg_state *out);
 double pkt_ecn_probability(const pkt_dcqcn_config *c, double queued_bytes);
 int pkt_ecn_is_marked(const pkt_dcqcn_config *c, uint64_t serial, uint32_t index, uint32_t hop,
                       double queued_bytes);
+
+/* Stall host `host` from start_s to end_s (simulated seconds, now <= start_s
+ * < end_s, finite): a receiver that stops draining (docs/fabric.md
+ * "Phenomena"). Call before the first pkt_send. From then on the host's NIC
+ * has an ingress buffer like a switch port (pkt_config's buffer, xoff, xon)
+ * on every link into it: under PKT_IB the leaf's link needs its credits,
+ * under PKT_ROCE the NIC sends PAUSE above xoff, RESUME below xon. Outside
+ * the window the NIC passes packets on at once (delivery as without a
+ * stall, but under PKT_IB a credit loop: a buffer under 2 B d + MTU slows
+ * that link); inside it keeps them; at end_s it hands all it holds to the
+ * host at once (host memory bandwidth not modelled), frees its buffer and
+ * tells the upstream transmitters. One window per host. Returns 0, or -1
+ * with the reason in pkt_net_error (not a host, a bad window, a second
+ * window, messages already sent, out of memory). */
+int pkt_host_stall(pkt_net *net, uint32_t host, double start_s, double end_s);
 
 /* 0 when the net is consistent: bytes delivered + bytes still in packets
  * == bytes sent, no switch port holds a negative count, and under PKT_IB

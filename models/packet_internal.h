@@ -37,7 +37,9 @@ typedef struct pkt_link {
     uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
     uint8_t is_busy, is_paused, has_paused; /* has_paused: downstream sent PAUSE, no RESUME */
-    uint8_t feeds_switch; /* link_dst is not a host: buffered, flow-controlled */
+    uint8_t feeds_switch; /* link_dst is a switch, or a host with a NIC buffer (packet_rx.c):
+                             buffered, flow-controlled */
+    uint8_t feeds_host;   /* link_dst is a host: an arrival there is at its destination */
 } pkt_link;
 
 typedef struct pkt_msg {
@@ -109,6 +111,7 @@ struct pkt_net {
     sim_event_id pump_id; /* the pending pump event, 0 if none */
     double pump_t;
     uint8_t pump_prio, in_pump, use_engine;
+    struct pkt_rx *rx;    /* host NIC buffers and stalls (packet_rx.c); NULL: hosts always accept */
     char error[160];
 };
 
@@ -133,6 +136,17 @@ void pkt_queue_fini(pkt_net *n);
 #define PKT_PREFETCH_STAGES 3u
 #define PKT_PREFETCH_STEP 16u
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage);
+
+/* packet.c: delivery, and a switch (or stalled NIC) ingress port's count */
+void pkt_deliver(pkt_net *n, uint32_t id);
+void pkt_port_hold(pkt_net *n, uint32_t l, uint32_t size);
+void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size);
+
+/* packet_rx.c: a packet id arriving over link l at its destination host:
+ * 1 when the host's NIC buffer keeps it (the host is stalled, or holds
+ * earlier packets), 0 when the caller delivers it now. */
+int pkt_rx_arrive(pkt_net *n, uint32_t l, uint32_t id);
+void pkt_rx_free(struct pkt_rx *rx); /* NULL-safe */
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "fabric.h"
+#include "packet_bench.h"
 #include "scenario.h"
 
 typedef struct net_options {
@@ -31,5 +32,27 @@ int netcmd_parse_size(const char *text, double *out);
 
 /* `dcsim netbench --tier packet` (netpacket.c): the exit status. */
 int netbench_packet(const net_options *o);
+
+/* The phenomena ops of --tier packet (netphen.c, docs/fabric.md "Phenomena"). */
+enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION };
+
+/* What the packet tier runs with, and where each value came from. */
+typedef struct packet_spec {
+    enum pkb_op op;
+    enum phen_op phen;
+    unsigned ranks, stride; /* rank r is GPU r x stride: one per node */
+    double bytes;
+    pkt_config cfg;
+    double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
+    char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
+} packet_spec;
+
+enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
+const char *phen_name(enum phen_op op);
+/* The mtu, buffer, latency and PFC lines of the header (netpacket.c). */
+void packet_print_params(const packet_spec *p);
+/* Run and print a phenomenon (p->phen): the exit status. */
+int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,
+                        const packet_spec *p);
 
 #endif

@@ -12,17 +12,8 @@
 
 #include "netcmd_internal.h"
 #include "packet_bench.h"
+#include "packet_phenomena.h"
 #include "units.h"
-
-/* What the packet tier runs with, and where each value came from. */
-typedef struct packet_spec {
-    enum pkb_op op;
-    unsigned ranks, stride; /* rank r is GPU r x stride: one per node */
-    double bytes;
-    pkt_config cfg;
-    double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
-    char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
-} packet_spec;
 
 /* A size option: 0, or the exit status of the one-line error printed. */
 static int packet_size(const char *opt, const char *text, double max, const char *max_text,
@@ -41,6 +32,24 @@ static int packet_size(const char *opt, const char *text, double max, const char
     return 0;
 }
 
+/* A phenomenon's ranks and bytes by default, and the most ranks it takes
+ * (docs/fabric.md "Phenomena"). Returns 0 or the exit status of the error. */
+static int phen_defaults(const net_options *o, packet_spec *p, unsigned *most)
+{
+    if ((p->phen == PHEN_STALL || p->phen == PHEN_COLLISION) && o->ranks)
+        return cli_usage_error("netbench", "--ranks %s: --op stall and --op collision run a "
+                               "fixed set of flows (docs/fabric.md \"Phenomena\")", o->ranks);
+    if (p->phen == PHEN_SWEEP)
+        p->ranks = 33; /* fan-ins 2, 4, 8, 16, 32 */
+    if (p->phen == PHEN_VICTIM) {
+        *most = PKP_MAX_FANIN + 1; /* its own leaf-spine */
+        p->ranks = 10;             /* fan-in 9 */
+    }
+    p->bytes = p->phen == PHEN_VICTIM || p->phen == PHEN_STALL ? 4194304
+               : p->phen == PHEN_COLLISION ? 8388608 : 1048576;
+    return 0;
+}
+
 /* The pattern and the tier's parameters from the options and the catalog.
  * Returns 0 or the exit status of the error printed. */
 static int packet_parse(const net_options *o, const scn_scenario *s, const fabric *f,
@@ -54,14 +63,20 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
                                "packet (which takes --op, --ranks, --bytes, --mtu, --buffer, "
                                "--hop-latency)", flow_only);
     memset(p, 0, sizeof *p);
-    if (o->op && pkb_op_parse(o->op, &p->op))
-        return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast or alltoall",
-                               o->op);
+    int rc;
+    p->phen = o->op ? phen_parse(o->op) : PHEN_NONE;
+    if (p->phen != PHEN_NONE)
+        p->op = PKB_INCAST;
+    else if (o->op && pkb_op_parse(o->op, &p->op))
+        return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast, alltoall, "
+                               "incast-sweep, victim, stall or collision", o->op);
     /* one rank per node (its first GPU): the pattern crosses the fabric only */
     p->stride = s->fabric.gpus_per_node > 1 ? s->fabric.gpus_per_node : 1;
     unsigned nodes = (f->gpus + p->stride - 1) / p->stride;
     unsigned most = nodes < PKB_MAX_RANKS ? nodes : PKB_MAX_RANKS;
     p->ranks = p->op == PKB_SEND ? 2 : 16;
+    if (p->phen != PHEN_NONE && (rc = phen_defaults(o, p, &most)))
+        return rc;
     if (p->ranks > most)
         p->ranks = most;
     if (o->ranks) {
@@ -70,16 +85,18 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         if (*end || end == o->ranks || n < 2 || n > most) {
             char msg[240];
             snprintf(msg, sizeof msg, "--ranks %%s: expected a whole number from 2 to %u (%s)",
-                     most, most < nodes ? "the packet tier's limit: it moves about 2-3 M "
-                                          "packet-hops/s" : "the cluster's nodes, one rank each");
+                     most, p->phen == PHEN_VICTIM ? "--op victim: ranks - 1 incast senders "
+                                                    "on its own leaf-spine"
+                     : most < nodes ? "the packet tier's limit: it moves about 2-3 M "
+                                      "packet-hops/s" : "the cluster's nodes, one rank each");
             return cli_usage_error("netbench", msg, o->ranks);
         }
         p->ranks = (unsigned)n;
     }
     if (p->ranks < 2)
         return cli_usage_error("netbench", "%s: the cluster has fewer than 2 GPUs", o->path);
-    p->bytes = 1048576;
-    int rc;
+    if (p->phen == PHEN_NONE)
+        p->bytes = 1048576;
     if (o->bytes &&
         (rc = packet_size("--bytes", o->bytes, NETBENCH_MAX_BYTES, "1 TiB", &p->bytes)))
         return rc;
@@ -133,7 +150,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     }
     /* PFC thresholds: no vendor default is published (components.md 5.2, GAP) */
     p->bdp_rate_bytes_per_s = f->link_bytes_per_s;
-    if (p->cfg.technology == PKT_ROCE) {
+    if (p->cfg.technology == PKT_ROCE || p->phen == PHEN_VICTIM || p->phen == PHEN_STALL) {
         char why[256];
         if (pkb_pfc_rule(p->cfg.buffer_bytes, p->cfg.mtu_bytes, p->bdp_rate_bytes_per_s,
                          p->cfg.hop_latency_s, &p->cfg.xoff_bytes, &p->cfg.xon_bytes, why,
@@ -145,7 +162,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
                  p->bdp_rate_bytes_per_s / 1e9, p->cfg.hop_latency_s * 1e9);
     }
     double hops = pkb_min_packet_hops(p->op, p->ranks, p->bytes, p->cfg.mtu_bytes);
-    if (hops > PKB_MAX_PACKET_HOPS) {
+    if (p->phen == PHEN_NONE && hops > PKB_MAX_PACKET_HOPS) { /* phenomena check their own */
         char msg[320];
         snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
                  "packet-hops (about %.0f s at 2.5 M/s); at most %.0e: lower --ranks or --bytes, "
@@ -158,6 +175,17 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     return 0;
 }
 
+void packet_print_params(const packet_spec *p)
+{
+    const pkt_config *c = &p->cfg;
+    printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
+    printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
+    printf("# defaults used:\n");
+    printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
+    if (c->technology == PKT_ROCE || p->phen == PHEN_VICTIM || p->phen == PHEN_STALL)
+        printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
+}
+
 static void packet_print_text(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
 {
     const pkt_config *c = &p->cfg;
@@ -167,12 +195,7 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
            "message%s of %.0f B, %s fabric of %s, %s\n", pkb_op_name(p->op), p->ranks, p->stride,
            (unsigned long long)r->messages, r->messages > 1 ? "s" : "", p->bytes, fabric_topology_name(s->fabric.topology),
            s->fabric.link.name, roce ? "RoCE PFC" : "InfiniBand credits");
-    printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
-    printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
-    printf("# defaults used:\n");
-    printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
-    if (roce)
-        printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
+    packet_print_params(p);
     printf("packet time      %.4f us\n", r->packet_time_s * 1e6);
     printf("flow time        %.4f us (max-min flow tier, same routes, hops x hop latency)\n",
            r->flow_time_s * 1e6);
@@ -246,7 +269,9 @@ int netbench_packet(const net_options *o)
         return rc;
     packet_spec p;
     pkb_result r;
-    if (!(rc = packet_parse(o, &s, &f, &p))) {
+    if (!(rc = packet_parse(o, &s, &f, &p)) && p.phen != PHEN_NONE)
+        rc = netbench_phenomenon(o, &s, &f, &p);
+    else if (!rc) {
         char why[256] = "";
         int run = pkb_run(&f.g, f.router, &p.cfg, p.op, p.ranks, p.stride, p.bytes, &r, why, sizeof why);
         if (run == -1)

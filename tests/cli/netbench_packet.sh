@@ -64,7 +64,7 @@ bad() {
     lines=$("$@" 2>&1 | wc -l)
     [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
 }
-bad "bad op" "--op allreduce: --tier packet runs send, incast or alltoall" \
+bad "bad op" "--op allreduce: --tier packet runs send, incast, alltoall, incast-sweep, victim, stall or collision" \
     "$dcsim" netbench "$ls" --tier packet --op allreduce
 bad "bad tier" "--tier cell: expected flow (default) or packet" "$dcsim" netbench "$ls" --tier cell
 bad "ranks too many" "--ranks 5000: expected a whole number from 2 to 256 (the cluster's nodes" \
