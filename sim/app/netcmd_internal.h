@@ -40,6 +40,9 @@ enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISIO
 typedef struct packet_spec {
     enum pkb_op op;
     enum phen_op phen;
+    int is_coll;            /* a collective (coll, algo) instead of a pattern (op) */
+    enum nc_collective coll;
+    enum nc_algorithm algo;
     unsigned ranks, stride; /* rank r is GPU r x stride: one per node */
     double bytes;
     pkt_config cfg;

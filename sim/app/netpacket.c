@@ -1,7 +1,9 @@
 /* netpacket.c - `dcsim netbench --tier packet`: one pattern (send, incast,
- * all-to-all) on the packet tier and on the flow tier over the scenario's
- * fabric (models/packet_bench.h runs it); here only the options, where each
- * parameter comes from (catalog, option or a printed rule) and the output.
+ * all-to-all; models/packet_bench.h) or one collective's plan (all-reduce,
+ * all-gather, reduce-scatter; models/packet_coll.h) on the packet tier and
+ * on the flow tier over the scenario's fabric; here only the options, where
+ * each parameter comes from (catalog, option or a printed rule) and the
+ * output.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "netcmd_internal.h"
 #include "packet_bench.h"
+#include "packet_coll.h"
 #include "packet_phenomena.h"
 #include "units.h"
 
@@ -50,31 +53,55 @@ static int phen_defaults(const net_options *o, packet_spec *p, unsigned *most)
     return 0;
 }
 
+/* --op, --algo and the flow tier's options: 0 or the exit status of the
+ * error printed. */
+static int packet_parse_op(const net_options *o, packet_spec *p)
+{
+    p->phen = o->op ? phen_parse(o->op) : PHEN_NONE;
+    if (p->phen != PHEN_NONE) {
+        p->op = PKB_INCAST;
+    } else if (o->op && pkb_op_parse(o->op, &p->op)) {
+        if (nc_collective_parse(o->op, &p->coll) ||
+            (p->coll != NC_ALLREDUCE && p->coll != NC_ALLGATHER && p->coll != NC_REDUCESCATTER))
+            return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast, "
+                                   "alltoall, allreduce, allgather, reducescatter, incast-sweep, "
+                                   "victim, stall or collision", o->op);
+        p->is_coll = 1;
+    }
+    if (o->algo && !p->is_coll)
+        return cli_usage_error("netbench", "--algo %s: --tier packet takes an algorithm only for "
+                               "a collective (--op allreduce, allgather or reducescatter)",
+                               o->algo);
+    const char *flow_only = o->min ? "--min" : o->max ? "--max" : o->factor ? "--factor"
+                            : o->analytic ? "--analytic" : NULL;
+    if (flow_only)
+        return cli_usage_error("netbench", "%s is an option of the flow tier, not of --tier "
+                               "packet (which takes --op, --ranks, --bytes, --mtu, --buffer, "
+                               "--hop-latency, and --algo for a collective)", flow_only);
+    p->algo = NC_ALGO_RING;
+    if (o->algo && (nc_algorithm_parse(o->algo, &p->algo) || p->algo == NC_ALGO_AUTO ||
+                    p->algo == NC_ALGO_IN_NETWORK || p->algo == NC_ALGO_DIRECT))
+        return cli_usage_error("netbench", "--algo %s: --tier packet runs ring, tree, hd or "
+                               "hierarchical (explicit algorithms without rate caps: auto's "
+                               "protocols and in-network reduction are flow-tier only)", o->algo);
+    return 0;
+}
+
 /* The pattern and the tier's parameters from the options and the catalog.
  * Returns 0 or the exit status of the error printed. */
 static int packet_parse(const net_options *o, const scn_scenario *s, const fabric *f,
                         packet_spec *p)
 {
     const hw_link *lk = &s->fabric.link;
-    const char *flow_only = o->algo ? "--algo" : o->min ? "--min" : o->max ? "--max"
-                            : o->factor ? "--factor" : o->analytic ? "--analytic" : NULL;
-    if (flow_only)
-        return cli_usage_error("netbench", "%s is an option of the flow tier, not of --tier "
-                               "packet (which takes --op, --ranks, --bytes, --mtu, --buffer, "
-                               "--hop-latency)", flow_only);
     memset(p, 0, sizeof *p);
-    int rc;
-    p->phen = o->op ? phen_parse(o->op) : PHEN_NONE;
-    if (p->phen != PHEN_NONE)
-        p->op = PKB_INCAST;
-    else if (o->op && pkb_op_parse(o->op, &p->op))
-        return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast, alltoall, "
-                               "incast-sweep, victim, stall or collision", o->op);
+    int rc = packet_parse_op(o, p);
+    if (rc)
+        return rc;
     /* one rank per node (its first GPU): the pattern crosses the fabric only */
     p->stride = s->fabric.gpus_per_node > 1 ? s->fabric.gpus_per_node : 1;
     unsigned nodes = (f->gpus + p->stride - 1) / p->stride;
     unsigned most = nodes < PKB_MAX_RANKS ? nodes : PKB_MAX_RANKS;
-    p->ranks = p->op == PKB_SEND ? 2 : 16;
+    p->ranks = !p->is_coll && p->op == PKB_SEND ? 2 : 16;
     if (p->phen != PHEN_NONE && (rc = phen_defaults(o, p, &most)))
         return rc;
     if (p->ranks > most)
@@ -161,7 +188,8 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
                  "3 KiB (HPCC resume offset, 5.2); vendor thresholds are a GAP",
                  p->bdp_rate_bytes_per_s / 1e9, p->cfg.hop_latency_s * 1e9);
     }
-    double hops = pkb_min_packet_hops(p->op, p->ranks, p->bytes, p->cfg.mtu_bytes);
+    double hops = p->is_coll ? 0 : pkb_min_packet_hops(p->op, p->ranks, p->bytes,
+                                                       p->cfg.mtu_bytes);
     if (p->phen == PHEN_NONE && hops > PKB_MAX_PACKET_HOPS) { /* phenomena check their own */
         char msg[320];
         snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
@@ -260,6 +288,172 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_Delete(o);
 }
 
+/* The packet-hops a collective's plan takes at least (2 links a message):
+ * the collective's counterpart of pkb_min_packet_hops. */
+static double coll_min_packet_hops(const nc_plan *plan, double mtu_bytes)
+{
+    double hops = 0;
+    for (uint32_t i = 0; i < plan->n_phases; i++) {
+        const nc_phase *ph = &plan->phase[i];
+        for (uint32_t k = 0; k < ph->n_conn; k++) {
+            double w = ph->rank_first == NC_LISTED ? plan->conn[ph->conn_first + k].weight : 1;
+            hops += 2 * ceil(ceil(ph->bytes * w) / mtu_bytes);
+        }
+    }
+    return hops;
+}
+
+static void coll_print_text(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
+                            const pkc_compare *r)
+{
+    const pkt_config *c = &p->cfg;
+    const pkt_net_stats *st = &r->packet.stats;
+    int roce = c->technology == PKT_ROCE;
+    double factor = nc_busbw_factor(p->coll, p->ranks);
+    double tp = r->packet.time_s, tf = r->flow.time_s;
+    printf("# dcsim netbench --tier packet: %s, algorithm %s, %u ranks (one per node: GPUs 0, "
+           "%u, ...), %.0f B, %u phase%s, %llu messages, %s fabric of %s, %s\n",
+           nc_collective_name(p->coll), nc_algorithm_name(plan->algo), p->ranks, p->stride,
+           p->bytes, plan->n_phases, plan->n_phases > 1 ? "s" : "",
+           (unsigned long long)r->packet.messages, fabric_topology_name(s->fabric.topology),
+           s->fabric.link.name, roce ? "RoCE PFC" : "InfiniBand credits");
+    printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
+    printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
+    printf("# defaults used:\n");
+    printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
+    if (roce)
+        printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
+    double lat = 0;
+    for (uint32_t i = 0; i < plan->n_phases; i++)
+        lat += plan->phase[i].latency_s;
+    printf("#   phase latency %.4g us over %u phase%s: the plan's (NCCL's base and step "
+           "latencies, netcoll.h), added on both tiers\n", lat * 1e6, plan->n_phases,
+           plan->n_phases > 1 ? "s" : "");
+    printf("packet time      %.4f us\n", tp * 1e6);
+    printf("flow time        %.4f us (max-min flow tier, same plan and routes)\n", tf * 1e6);
+    printf("packet / flow    %.4f\n", tp / tf);
+    printf("algbw            %.4g GB/s packet, %.4g flow\n", p->bytes / tp / 1e9,
+           p->bytes / tf / 1e9);
+    printf("busbw            %.4g GB/s packet, %.4g flow (x %.4g)\n", p->bytes / tp * factor / 1e9,
+           p->bytes / tf * factor / 1e9, factor);
+    printf("max queue        %.0f B in one egress FIFO, %.0f B held in one switch port (buffer "
+           "%.0f B)\n", r->packet.max_queued_bytes, st->max_held_bytes, c->buffer_bytes);
+    printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
+    printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
+           st->bytes_delivered, r->packet.plan_bytes);
+    printf("packets          %llu delivered, %llu packet-hops\n",
+           (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
+    printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
+           (unsigned long long)st->events, r->packet.wall_s,
+           r->packet.wall_s > 0 ? st->packet_hops / r->packet.wall_s / 1e6 : 0.0);
+}
+
+static void coll_print_json(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
+                            const pkc_compare *r)
+{
+    const pkt_config *c = &p->cfg;
+    const pkt_net_stats *st = &r->packet.stats;
+    double factor = nc_busbw_factor(p->coll, p->ranks);
+    double tp = r->packet.time_s, tf = r->flow.time_s;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "tier", "packet");
+    cJSON_AddStringToObject(o, "op", nc_collective_name(p->coll));
+    cJSON_AddStringToObject(o, "algo", nc_algorithm_name(plan->algo));
+    cJSON_AddNumberToObject(o, "ranks", p->ranks);
+    cJSON_AddNumberToObject(o, "gpus_per_rank_stride", p->stride);
+    cJSON_AddNumberToObject(o, "bytes", p->bytes);
+    cJSON_AddNumberToObject(o, "phases", plan->n_phases);
+    cJSON_AddNumberToObject(o, "messages", (double)r->packet.messages);
+    cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
+    cJSON_AddStringToObject(o, "link", s->fabric.link.name);
+    cJSON_AddStringToObject(o, "flow_control", c->technology == PKT_ROCE ? "pfc" : "credits");
+    cJSON_AddNumberToObject(o, "mtu_bytes", c->mtu_bytes);
+    cJSON_AddStringToObject(o, "mtu_from", p->mtu_from);
+    cJSON_AddNumberToObject(o, "buffer_bytes", c->buffer_bytes);
+    cJSON_AddStringToObject(o, "buffer_from", p->buffer_from);
+    cJSON_AddNumberToObject(o, "hop_latency_s", c->hop_latency_s);
+    cJSON_AddStringToObject(o, "hop_latency_from", p->latency_from);
+    if (c->technology == PKT_ROCE) {
+        cJSON_AddNumberToObject(o, "xoff_bytes", c->xoff_bytes);
+        cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
+        cJSON_AddStringToObject(o, "pfc_from", p->pfc_rule);
+    }
+    cJSON_AddNumberToObject(o, "packet_time_s", tp);
+    cJSON_AddNumberToObject(o, "flow_time_s", tf);
+    cJSON_AddNumberToObject(o, "packet_over_flow", tp / tf);
+    cJSON_AddNumberToObject(o, "algbw_bytes_per_s", p->bytes / tp);
+    cJSON_AddNumberToObject(o, "busbw_bytes_per_s", p->bytes / tp * factor);
+    cJSON_AddNumberToObject(o, "flow_algbw_bytes_per_s", p->bytes / tf);
+    cJSON_AddNumberToObject(o, "flow_busbw_bytes_per_s", p->bytes / tf * factor);
+    cJSON_AddNumberToObject(o, "max_queued_bytes", r->packet.max_queued_bytes);
+    cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
+    cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
+    cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
+    cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
+    cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);
+    cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
+    cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
+    cJSON_AddNumberToObject(o, "events", (double)st->events);
+    cJSON_AddNumberToObject(o, "wall_s", r->packet.wall_s);
+    char *text = cJSON_Print(o);
+    if (text)
+        puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+/* The collective over ranks 0, stride, 2 stride, ... on both tiers; the
+ * exit status. */
+static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, const packet_spec *p)
+{
+    uint32_t *ranks = malloc((size_t)p->ranks * sizeof *ranks);
+    if (!ranks) {
+        fprintf(stderr, "dcsim netbench: error: out of memory\n");
+        return 1;
+    }
+    for (unsigned i = 0; i < p->ranks; i++)
+        ranks[i] = i * p->stride;
+    nc_plan plan;
+    sim_error err = {0};
+    int rc = 0;
+    if (nc_plan_build(&plan, &f->nc, p->coll, p->algo, ranks, p->ranks, p->bytes, &err)) {
+        rc = err.code == SIM_ERR_NOMEM ? 1 : cli_usage_error("netbench", "--tier packet: %s",
+                                                             err.msg);
+        if (rc == 1)
+            fprintf(stderr, "dcsim netbench: error: %s\n", err.msg);
+        free(ranks);
+        return rc;
+    }
+    double hops = coll_min_packet_hops(&plan, p->cfg.mtu_bytes);
+    char why[256] = "";
+    if (hops > PKB_MAX_PACKET_HOPS) {
+        char msg[320], n[16];
+        snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
+                 "packet-hops (about %.0f s at 2.5 M/s); at most %.0e: lower --ranks or --bytes, "
+                 "or raise --mtu", nc_collective_name(p->coll), p->bytes, hops, hops / 2.5e6,
+                 PKB_MAX_PACKET_HOPS);
+        snprintf(n, sizeof n, "%u", p->ranks);
+        rc = cli_usage_error("netbench", msg, n);
+    } else if (pkc_plan_check(&plan, why, sizeof why)) {
+        rc = cli_usage_error("netbench", "--tier packet: %s", why);
+    } else {
+        pkc_compare r;
+        int run = pkc_compare_run(&f->nc, &p->cfg, &plan, &r, why, sizeof why);
+        if (run == -1)
+            rc = cli_usage_error("netbench", "--tier packet: %s", why);
+        else if (run) {
+            fprintf(stderr, "dcsim netbench: error: %s\n", why);
+            rc = 1;
+        } else if (o->json)
+            coll_print_json(s, p, &plan, &r);
+        else
+            coll_print_text(s, p, &plan, &r);
+    }
+    nc_plan_free(&plan);
+    free(ranks);
+    return rc;
+}
+
 int netbench_packet(const net_options *o)
 {
     scn_scenario s;
@@ -269,9 +463,11 @@ int netbench_packet(const net_options *o)
         return rc;
     packet_spec p;
     pkb_result r;
-    if (!(rc = packet_parse(o, &s, &f, &p)) && p.phen != PHEN_NONE)
+    if (!(rc = packet_parse(o, &s, &f, &p)) && p.phen != PHEN_NONE) {
         rc = netbench_phenomenon(o, &s, &f, &p);
-    else if (!rc) {
+    } else if (!rc && p.is_coll) {
+        rc = coll_run(o, &s, &f, &p);
+    } else if (!rc) {
         char why[256] = "";
         int run = pkb_run(&f.g, f.router, &p.cfg, p.op, p.ranks, p.stride, p.bytes, &r, why, sizeof why);
         if (run == -1)

@@ -2,7 +2,8 @@
 # netbench_packet.sh DCSIM SRC - `dcsim netbench --tier packet` end to end:
 # finite figures for an incast on a RoCE fabric (catalog buffer, PFC rule),
 # a single send no faster than on the flow tier (the packet tier adds the
-# store-and-forward pipeline), JSON that parses, InfiniBand refused without
+# store-and-forward pipeline), JSON that parses, ring all-reduce and
+# all-gather plans within the flow-vs-packet bound with every byte moved, InfiniBand refused without
 # a buffer (a GAP in the catalog) and taken with --buffer, bad options exit 2
 # with one line.
 set -u
@@ -56,6 +57,38 @@ expect "ib no buffer" 2 "no port-buffer for link ib-ndr.*--buffer 1MB" \
 expect "ib with buffer" 0 "^packet / flow " \
     "$dcsim" netbench "$sp" --tier packet --op incast --buffer 1MB --bytes 64K
 
+# collectives: the plan on both tiers. Ring all-reduce, 8 nodes, 16M: the
+# packet tier is never faster (the fullest link carries W b bytes either
+# way) and exceeds the flow tier by at most (h + W - 1) MTU/B + h d (a few
+# us; docs/fabric.md "Collectives on the packet tier"), under 1% of the
+# ~600 us transfer; every byte of the plan is sent and delivered.
+expect "allreduce header" 0 "^# dcsim netbench --tier packet: allreduce, algorithm ring, 16 ranks (one per node: GPUs 0, 8, ...), 1048576 B, 1 phase, 16 messages" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce
+expect "allreduce phase latency" 0 "^#   phase latency 428.4 us over 1 phase: the plan's" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce
+out=$("$dcsim" netbench "$ls" --tier packet --op allgather --ranks 8 --bytes 256K)
+for key in "packet time" "flow time" "packet / flow" "algbw" "busbw" "max queue" "PFC pauses" "bytes" "packets" "events"; do
+    line=$(printf '%s\n' "$out" | grep "^$key ")
+    if [ -z "$line" ] || printf '%s\n' "$line" | grep -qi -e "nan" -e "inf"; then
+        echo "FAIL allgather: '$key' missing or not finite: $line"; fail=1
+    fi
+done
+"$dcsim" netbench "$ls" --tier packet --op allreduce --ranks 8 --bytes 16M --json >"$tmp/ar.json" 2>"$tmp/err" ||
+    { echo "FAIL allreduce --json: exit $?"; cat "$tmp/err"; fail=1; }
+$py -c '
+import json, math, sys
+o = json.load(open(sys.argv[1]))
+p, f = o["packet_time_s"], o["flow_time_s"]
+assert math.isfinite(p) and math.isfinite(f) and f > 0, (p, f)
+assert f * (1 - 1e-9) <= p <= f * 1.01, ("packet vs flow", p, f)
+assert o["op"] == "allreduce" and o["algo"] == "ring" and o["messages"] == 8, o
+assert o["plan_bytes"] == o["sent_bytes"] == o["delivered_bytes"] == 8 * 2 * 7 / 8 * 16 * 2**20, o
+assert abs(o["busbw_bytes_per_s"] - o["algbw_bytes_per_s"] * 2 * 7 / 8) <= 1e-9 * o["busbw_bytes_per_s"], o
+assert o["max_held_bytes"] <= o["buffer_bytes"] and o["packet_hops"] > 0, o
+' "$tmp/ar.json" || { echo "FAIL allreduce: JSON, bounds or conservation"; cat "$tmp/ar.json"; fail=1; }
+expect "tree allreduce" 0 "^# dcsim netbench --tier packet: allreduce, algorithm tree, 8 ranks" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce --algo tree --ranks 8 --bytes 64K
+
 # bad input: one line, exit 2
 bad() {
     what=$1 pattern=$2
@@ -64,8 +97,18 @@ bad() {
     lines=$("$@" 2>&1 | wc -l)
     [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
 }
-bad "bad op" "--op allreduce: --tier packet runs send, incast, alltoall, incast-sweep, victim, stall or collision" \
-    "$dcsim" netbench "$ls" --tier packet --op allreduce
+bad "bad op" "--op broadcast: --tier packet runs send, incast, alltoall, allreduce, allgather, reducescatter, incast-sweep, victim, stall or collision" \
+    "$dcsim" netbench "$ls" --tier packet --op broadcast
+bad "coll in-network" "--algo in-network: --tier packet runs ring, tree, hd or hierarchical" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce --algo in-network
+bad "coll auto" "--algo auto: --tier packet runs ring" "$dcsim" netbench "$ls" --tier packet --op allreduce --algo auto
+bad "coll algo junk" "--algo spray: --tier packet runs ring" "$dcsim" netbench "$ls" --tier packet --op allgather --algo spray
+bad "algo on a pattern" "--algo ring: --tier packet takes an algorithm only for a collective" \
+    "$dcsim" netbench "$ls" --tier packet --op incast --algo ring
+bad "coll hd ranks" "--tier packet: halving-doubling needs a power-of-two number of ranks, got 12" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce --algo hd --ranks 12
+bad "coll too big" "--ranks 256: allreduce of 8589934592 B would take at least" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce --ranks 256 --bytes 8G
 bad "bad tier" "--tier cell: expected flow (default) or packet" "$dcsim" netbench "$ls" --tier cell
 bad "ranks too many" "--ranks 5000: expected a whole number from 2 to 256 (the cluster's nodes" \
     "$dcsim" netbench "$ls" --tier packet --ranks 5000

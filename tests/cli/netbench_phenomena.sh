@@ -88,6 +88,6 @@ bad "victim bytes" "--bytes 0: expected a positive size" \
     "$dcsim" netbench "$ls" --tier packet --op victim --bytes 0
 bad "collision huge" "--tier packet --op collision: collision: more than 1e9 packet-hops" \
     "$dcsim" netbench "$ls" --tier packet --op collision --bytes 1TB
-bad "stall flow option" "--algo is an option of the flow tier" \
+bad "stall algo" "--algo ring: --tier packet takes an algorithm only for a collective" \
     "$dcsim" netbench "$ls" --tier packet --op stall --algo ring
 exit "${fail:-0}"
