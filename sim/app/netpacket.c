@@ -242,17 +242,11 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
            r->wall_s > 0 ? st->packet_hops / r->wall_s / 1e6 : 0.0);
 }
 
-static void packet_print_json(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
+/* The fabric and the tier's parameters, with where each came from (the
+ * JSON of a pattern and of a collective share them). */
+static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
 {
     const pkt_config *c = &p->cfg;
-    const pkt_net_stats *st = &r->stats;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "tier", "packet");
-    cJSON_AddStringToObject(o, "op", pkb_op_name(p->op));
-    cJSON_AddNumberToObject(o, "ranks", p->ranks);
-    cJSON_AddNumberToObject(o, "gpus_per_rank_stride", p->stride);
-    cJSON_AddNumberToObject(o, "messages", (double)r->messages);
-    cJSON_AddNumberToObject(o, "bytes", p->bytes);
     cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
     cJSON_AddStringToObject(o, "link", s->fabric.link.name);
     cJSON_AddStringToObject(o, "flow_control", c->technology == PKT_ROCE ? "pfc" : "credits");
@@ -267,6 +261,19 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
         cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
         cJSON_AddStringToObject(o, "pfc_from", p->pfc_rule);
     }
+}
+
+static void packet_print_json(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
+{
+    const pkt_net_stats *st = &r->stats;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "tier", "packet");
+    cJSON_AddStringToObject(o, "op", pkb_op_name(p->op));
+    cJSON_AddNumberToObject(o, "ranks", p->ranks);
+    cJSON_AddNumberToObject(o, "gpus_per_rank_stride", p->stride);
+    cJSON_AddNumberToObject(o, "messages", (double)r->messages);
+    cJSON_AddNumberToObject(o, "bytes", p->bytes);
+    json_params(o, s, p);
     cJSON_AddNumberToObject(o, "packet_time_s", r->packet_time_s);
     cJSON_AddNumberToObject(o, "flow_time_s", r->flow_time_s);
     cJSON_AddNumberToObject(o, "packet_over_flow", r->packet_time_s / r->flow_time_s);
@@ -351,7 +358,6 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
 static void coll_print_json(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
                             const pkc_compare *r)
 {
-    const pkt_config *c = &p->cfg;
     const pkt_net_stats *st = &r->packet.stats;
     double factor = nc_busbw_factor(p->coll, p->ranks);
     double tp = r->packet.time_s, tf = r->flow.time_s;
@@ -364,20 +370,7 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "bytes", p->bytes);
     cJSON_AddNumberToObject(o, "phases", plan->n_phases);
     cJSON_AddNumberToObject(o, "messages", (double)r->packet.messages);
-    cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
-    cJSON_AddStringToObject(o, "link", s->fabric.link.name);
-    cJSON_AddStringToObject(o, "flow_control", c->technology == PKT_ROCE ? "pfc" : "credits");
-    cJSON_AddNumberToObject(o, "mtu_bytes", c->mtu_bytes);
-    cJSON_AddStringToObject(o, "mtu_from", p->mtu_from);
-    cJSON_AddNumberToObject(o, "buffer_bytes", c->buffer_bytes);
-    cJSON_AddStringToObject(o, "buffer_from", p->buffer_from);
-    cJSON_AddNumberToObject(o, "hop_latency_s", c->hop_latency_s);
-    cJSON_AddStringToObject(o, "hop_latency_from", p->latency_from);
-    if (c->technology == PKT_ROCE) {
-        cJSON_AddNumberToObject(o, "xoff_bytes", c->xoff_bytes);
-        cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
-        cJSON_AddStringToObject(o, "pfc_from", p->pfc_rule);
-    }
+    json_params(o, s, p);
     cJSON_AddNumberToObject(o, "packet_time_s", tp);
     cJSON_AddNumberToObject(o, "flow_time_s", tf);
     cJSON_AddNumberToObject(o, "packet_over_flow", tp / tf);
