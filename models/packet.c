@@ -187,6 +187,8 @@ void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
     k->tail = id;
 }
 
+size_t pkt_packet_record_bytes(void) { return sizeof(pkt_packet); }
+
 /* Start the head packet of l's FIFO if the transmitter is idle, not paused,
  * and (PKT_IB) the downstream port has credits for the whole packet. */
 void pkt_link_try_start(pkt_net *n, uint32_t l)

@@ -130,6 +130,10 @@ typedef struct pkt_net_stats {
 
 typedef struct pkt_net pkt_net;
 
+/* Bytes the tier keeps per packet in flight (for memory estimates: a
+ * message's packets all enter its NIC FIFO when it is sent). */
+size_t pkt_packet_record_bytes(void);
+
 /* Check cfg: every value finite, mtu and buffer positive, mtu a whole
  * number <= buffer and < 2^32, latency >= 0; under PKT_ROCE 0 <= xon <
  * xoff <= buffer. Returns 0, or -1 with the reason in why (why_size bytes;

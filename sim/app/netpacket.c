@@ -16,6 +16,7 @@
 #include "packet_bench.h"
 #include "packet_coll.h"
 #include "packet_phenomena.h"
+#include "resources.h"
 #include "units.h"
 
 /* A size option: 0, or the exit status of the one-line error printed. */
@@ -31,6 +32,22 @@ static int packet_size(const char *opt, const char *text, double max, const char
     if (*out > max) {
         snprintf(msg, sizeof msg, "%s %%s: expected at most %s", opt, max_text);
         return cli_usage_error("netbench", msg, text);
+    }
+    return 0;
+}
+
+/* Every packet of the run may be queued at once (a message's packets all
+ * enter its NIC FIFO when it is sent): at least hops / 2 packets of
+ * pkt_packet_record_bytes each, against what this process may use.
+ * Returns 0 or the exit status of the error printed. */
+static int packet_memory_check(const scn_scenario *s, double min_hops)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    if (res_check_more(s, RES_STEP, min_hops / 2 * (double)pkt_packet_record_bytes(),
+                       "packets queued at once", &err)) {
+        fprintf(stderr, "dcsim netbench: error: --tier packet: %s\n", err.msg);
+        return CLI_EXIT_INPUT;
     }
     return 0;
 }
@@ -200,6 +217,8 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         snprintf(ranks, sizeof ranks, "%u", p->ranks);
         return cli_usage_error("netbench", msg, ranks);
     }
+    if (p->phen == PHEN_NONE && !p->is_coll && (rc = packet_memory_check(s, hops)))
+        return rc;
     return 0;
 }
 
@@ -429,6 +448,8 @@ static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, cons
         rc = cli_usage_error("netbench", msg, n);
     } else if (pkc_plan_check(&plan, why, sizeof why)) {
         rc = cli_usage_error("netbench", "--tier packet: %s", why);
+    } else if ((rc = packet_memory_check(s, hops))) {
+        /* printed */
     } else {
         pkc_compare r;
         int run = pkc_compare_run(&f->nc, &p->cfg, &plan, &r, why, sizeof why);

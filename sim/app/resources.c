@@ -167,6 +167,25 @@ static void human(double bytes, char *buf, size_t size)
     snprintf(buf, size, "%.3g %s", bytes, unit[k]);
 }
 
+int res_check_more(const scn_scenario *s, unsigned flags, double more_bytes, const char *what,
+                   sim_error *err)
+{
+    res_estimate e;
+    res_estimate_run(s, flags, 0, &e);
+    double total = e.total_bytes + more_bytes;
+    if (e.bad_limit || total <= e.available_bytes)
+        return 0; /* a bad limit is res_check's to report */
+    char need[32], have[32], more[32];
+    human(total, need, sizeof need);
+    human(e.available_bytes, have, sizeof have);
+    human(more_bytes, more, sizeof more);
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                         "this run needs an estimated %s of memory (%s %s), more than the %s "
+                         "this process may use (%s); make it smaller, or set "
+                         "DCSIM_MEMORY_LIMIT if the limit is wrong",
+                         need, what, more, have, e.available_source);
+}
+
 int res_check(const scn_scenario *s, unsigned flags, unsigned campaigns, sim_error *err)
 {
     res_estimate e;

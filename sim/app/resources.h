@@ -40,6 +40,11 @@ void res_estimate_run(const scn_scenario *s, unsigned flags, unsigned campaigns,
  * memory available, when the estimate exceeds it. */
 int res_check(const scn_scenario *s, unsigned flags, unsigned campaigns, sim_error *err);
 
+/* As res_check for a command that also holds `more_bytes` of its own
+ * (`what` names them, e.g. "packets in flight"): 0, or the input error. */
+int res_check_more(const scn_scenario *s, unsigned flags, double more_bytes, const char *what,
+                   sim_error *err);
+
 /* Campaigns in memory at once for `replicas` replicas on this process's
  * OpenMP threads (1 for a plain run). */
 unsigned res_parallel_campaigns(unsigned replicas);
