@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +356,7 @@ typedef struct compare {
     const char **inputs;   /* -o: never overwritten */
     size_t n_in;
     why_result *why;       /* per variant: why its network differs from the baseline's */
-    int *has_why;
+    size_t *why_base;      /* per variant: its baseline's index, or SIZE_MAX: not explained */
 } compare;
 
 static int opt_sites(void *ctx, const char *value)
@@ -610,9 +611,11 @@ static int explain_networks(compare *c)
         return 0;
     }
     c->why = calloc(c->n, sizeof *c->why);
-    c->has_why = calloc(c->n, sizeof *c->has_why);
-    if (!c->why || !c->has_why)
+    c->why_base = malloc(c->n * sizeof *c->why_base);
+    if (!c->why || !c->why_base)
         return 1;
+    for (size_t i = 0; i < c->n; i++)
+        c->why_base[i] = SIZE_MAX;
     for (size_t i = 0; i < c->n; i++) {
         size_t within = i % per, coord = (within / stride_net) % c->vs[net].n;
         int site_first = site == c->n_vary || (within / stride_site) % c->vs[site].n == 0;
@@ -624,7 +627,7 @@ static int explain_networks(compare *c)
                         x->out.result.time_to_train_s, b->plan.step.iteration_s,
                         b->out.result.time_to_train_s, &c->why[i], &x->err))
             return print_variant_error(x);
-        c->has_why[i] = 1;
+        c->why_base[i] = i - coord * stride_net;
     }
     return 0;
 }
@@ -633,19 +636,10 @@ static int explain_networks(compare *c)
 static cJSON *print_why(const compare *c)
 {
     cJSON *list = NULL;
-    size_t per = c->n / (c->n_paths ? c->n_paths : 1);
-    for (size_t i = 0; c->has_why && i < c->n; i++) {
-        if (!c->has_why[i])
+    for (size_t i = 0; c->why_base && i < c->n; i++) {
+        if (c->why_base[i] == SIZE_MAX)
             continue;
-        size_t stride_net = 1, coord = 0;
-        for (size_t k = c->n_vary; k-- > 0;) {
-            if (!strcmp(c->vs[k].key, "network") && c->vs[k].n > 1) {
-                coord = ((i % per) / stride_net) % c->vs[k].n;
-                break;
-            }
-            stride_net *= c->vs[k].n;
-        }
-        const char *base = c->x[i - coord * stride_net].label;
+        const char *base = c->x[c->why_base[i]].label;
         if (!c->json) {
             compare_why_print(c->x[i].label, base, &c->why[i]);
             continue;
@@ -662,7 +656,7 @@ static cJSON *print_why(const compare *c)
 static void compare_free(compare *c)
 {
     free(c->why);
-    free(c->has_why);
+    free(c->why_base);
     free(c->inputs);
     for (size_t i = 0; c->x && i < c->n; i++) {
         run_outcome_free(&c->x[i].out);

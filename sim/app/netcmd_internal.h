@@ -54,6 +54,9 @@ enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
 const char *phen_name(enum phen_op op);
 /* The mtu, buffer, latency and PFC lines of the header (netpacket.c). */
 void packet_print_params(const packet_spec *p);
+/* Print a JSON document and free it. */
+struct cJSON;
+void packet_json_print(struct cJSON *o);
 /* Run and print a phenomenon (p->phen): the exit status. */
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,
                         const packet_spec *p);

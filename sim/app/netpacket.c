@@ -261,6 +261,16 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
            r->wall_s > 0 ? st->packet_hops / r->wall_s / 1e6 : 0.0);
 }
 
+/* Print a JSON document and free it (patterns, collectives, phenomena). */
+void packet_json_print(struct cJSON *o)
+{
+    char *text = cJSON_Print(o);
+    if (text)
+        puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
 /* The fabric and the tier's parameters, with where each came from (the
  * JSON of a pattern and of a collective share them). */
 static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
@@ -307,11 +317,7 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
+    packet_json_print(o);
 }
 
 /* The packet-hops a collective's plan takes at least (2 links a message):
@@ -407,11 +413,7 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->packet.wall_s);
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
+    packet_json_print(o);
 }
 
 /* The collective over ranks 0, stride, 2 stride, ... on both tiers; the

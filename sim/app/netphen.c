@@ -52,15 +52,6 @@ static cJSON *json_header(const scn_scenario *s, const packet_spec *p)
     return o;
 }
 
-static void json_print(cJSON *o)
-{
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
-}
-
 static cJSON *json_variant(const pkp_variant *v, const char *name)
 {
     cJSON *o = cJSON_CreateObject();
@@ -103,7 +94,7 @@ static int sweep(const net_options *o, const scn_scenario *s, const fabric *f,
             cJSON_AddNumberToObject(r, "pauses", (double)rows[i].pauses);
             cJSON_AddItemToArray(a, r);
         }
-        json_print(j);
+        packet_json_print(j);
         return 0;
     }
     char what[160];
@@ -144,7 +135,7 @@ static int victim(const net_options *o, const scn_scenario *s, const packet_spec
         cJSON_AddNumberToObject(j, "fifo_bound", v.fifo_bound);
         for (int k = 0; k < PKP_VARIANTS; k++)
             cJSON_AddItemToArray(a, json_variant(&v.v[k], variant_names[k]));
-        json_print(j);
+        packet_json_print(j);
         return 0;
     }
     char what[200];
@@ -199,7 +190,7 @@ static int stall(const net_options *o, const scn_scenario *s, const packet_spec 
             }
             cJSON_AddItemToArray(a, v);
         }
-        json_print(j);
+        packet_json_print(j);
         return 0;
     }
     char what[200];
@@ -247,7 +238,7 @@ static int collision(const net_options *o, const scn_scenario *s, const packet_s
         cJSON_AddNumberToObject(j, "ecmp_bound_lo_s", c.ecmp_bound_lo_s);
         cJSON_AddNumberToObject(j, "ecmp_bound_hi_s", c.ecmp_bound_hi_s);
         cJSON_AddNumberToObject(j, "adaptive_s", c.adaptive_s);
-        json_print(j);
+        packet_json_print(j);
         return 0;
     }
     char what[200];
