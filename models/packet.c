@@ -58,7 +58,9 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
             return say(why, why_size, "packet tier: PFC needs xon_bytes < xoff_bytes <= "
                                       "buffer_bytes");
     }
-    return pkt_dcqcn_check(c, why, why_size);
+    if (pkt_dcqcn_check(c, why, why_size))
+        return -1;
+    return pkt_ibcc_check(c, why, why_size);
 }
 
 pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
@@ -110,7 +112,10 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
             n->cand_cap = g->out_offset[v + 1] - g->out_offset[v];
     n->cand = calloc((size_t)n->cand_cap + 1, sizeof *n->cand);
     n->tied = calloc((size_t)n->cand_cap + 1, sizeof *n->tied);
-    if (!n->links || !n->usage || !n->cand || !n->tied) {
+    if (cfg->ibcc.is_enabled)
+        n->ibcc_seen = calloc((size_t)g->n_links + 1, sizeof *n->ibcc_seen);
+    if (!n->links || !n->usage || !n->cand || !n->tied ||
+        (cfg->ibcc.is_enabled && !n->ibcc_seen)) {
         pkt_net_destroy(n);
         say(why, why_size, "packet tier: out of memory");
         return NULL;
@@ -135,6 +140,7 @@ void pkt_net_destroy(pkt_net *n)
     free(n->usage);
     free(n->cand);
     free(n->tied);
+    free(n->ibcc_seen);
     pkt_queue_fini(n);
     pkt_rx_free(n->rx);
     free(n);
@@ -304,6 +310,8 @@ void pkt_deliver(pkt_net *n, uint32_t id)
     pkt_msg *m = &n->msgs[msg];
     if (n->cfg.dcqcn.is_enabled)
         pkt_dcqcn_deliver(n, msg, id);
+    else if (n->cfg.ibcc.is_enabled)
+        pkt_ibcc_deliver(n, msg, id);
     m->delivered += p->size;
     n->stats.packets_delivered++;
     n->stats.bytes_delivered += p->size;
@@ -395,6 +403,8 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     p->in_link = l;
     if (n->cfg.dcqcn.is_enabled)
         pkt_dcqcn_enqueue(n, id, next);
+    else if (n->cfg.ibcc.is_enabled)
+        pkt_ibcc_enqueue(n, id, next);
     pkt_fifo_push(n, next, id);
     pkt_link_try_start(n, next);
 }
@@ -564,7 +574,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     r->is_live = 1;
     r->delivered = 0;
     uint32_t first = r->path[0];
-    int is_paced = n->cfg.dcqcn.is_enabled != 0;
+    int is_paced = pkt_is_paced(n);
     r->pace_head = r->pace_tail = PKT_NONE;
     for (uint32_t i = 0; i < np; i++) {
         uint32_t id = n->free_pkt;

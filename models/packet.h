@@ -83,6 +83,44 @@ typedef struct pkt_dcqcn_config {
     double min_rate_bytes_per_s; /* > 0, <= every host link's rate */
 } pkt_dcqcn_config;
 
+/* InfiniBand congestion control (PKT_IB only; IBA Vol. 1 Annex A10, the
+ * knobs `ibccconfig(8)` names, components.md 5.4; docs/fabric.md "IB
+ * congestion control"). Default values are a GAP in the references: every
+ * value comes from the caller.
+ *  - congestion point: a packet queued on a switch's egress FIFO that
+ *    already holds q >= threshold_bytes (the packet in service included) is
+ *    eligible for FECN; a link that is waiting for credits at that moment
+ *    is a victim of congestion further on, not its root, and its packets
+ *    are eligible only with is_victim_marking (the victim mask). Of a link's
+ *    eligible packets the 1st, then every (marking_rate + 1)-th is marked
+ *    (marking_rate: packets between marks, 0 marks every one);
+ *  - the destination returns one BECN for every FECN-marked packet; it
+ *    reaches the sender hops x hop_latency_s later;
+ *  - the sender keeps a congestion control table index CCTI per message
+ *    (per QP): a BECN raises it by ccti_increase (to at most ccti_limit);
+ *    every ccti_timer_s while it is above ccti_min it falls by one. The
+ *    message's packets are paced: packet i+1 is handed to the NIC FIFO
+ *    size_i / line + CCT[CCTI] after packet i, with the table linear,
+ *    CCT[i] = i x cct_step_s (the spec's shift/multiplier encoding and
+ *    non-linear tables are not modelled). */
+typedef struct pkt_ibcc_config {
+    int is_enabled;              /* 0: none of this (the rest is ignored) */
+    double threshold_bytes;      /* >= 0, finite */
+    uint32_t marking_rate;       /* packets between marks, < 2^31 */
+    int is_victim_marking;       /* 0 or 1 */
+    uint32_t ccti_increase;      /* >= 1 */
+    uint32_t ccti_limit;         /* >= ccti_min, < 2^31 */
+    uint32_t ccti_min;
+    double ccti_timer_s;         /* > 0, finite */
+    double cct_step_s;           /* > 0, finite: the delay one CCTI step adds per packet */
+} pkt_ibcc_config;
+
+/* Parse the command line's form "threshold=40KB,marking-rate=3,increase=1,
+ * limit=127,timer=40us,step=80ns[,min=0][,victim=0|1]" (every value but min
+ * and victim required: no default is published) into *out (is_enabled 1).
+ * Returns 0, or -1 with the reason in why. */
+int pkt_ibcc_parse(const char *text, pkt_ibcc_config *out, char *why, size_t why_size);
+
 /* Every value comes from the caller: the tier has no defaults (facts in
  * components.md 5.2, 5.6, 5.7 and hardware.md 3.5). */
 typedef struct pkt_config {
@@ -102,6 +140,7 @@ typedef struct pkt_config {
      * (the source's NIC port or plane) stays the route's. 0: every packet
      * follows the message's route. */
     int is_adaptive;
+    pkt_ibcc_config ibcc;   /* PKT_IB congestion control; zero: off */
 } pkt_config;
 
 /* Called when the last packet of a message has arrived at its destination. */
@@ -111,7 +150,7 @@ typedef struct pkt_link_stats {
     double max_held_bytes;  /* most bytes held at once in the ingress port this link feeds */
     uint64_t packets_sent;
     uint64_t pauses;        /* PAUSE frames this link's transmitter received */
-    uint64_t ecn_marks;     /* packets marked on entering this link's egress FIFO */
+    uint64_t ecn_marks;     /* packets marked (ECN; FECN under IB CC) entering its egress FIFO */
     double ecn_p_sum;       /* sum of p(q) over the draws made there (expected marks) */
     double ecn_p_var;       /* sum of p(q)(1 - p(q)): the marks' variance given the queues */
     double max_queued_bytes;/* most bytes in this link's egress FIFO at once (in service included) */
@@ -123,7 +162,8 @@ typedef struct pkt_net_stats {
     uint64_t packet_hops;   /* packet transmissions over one link */
     uint64_t events;        /* engine events the tier handled */
     uint64_t pauses;        /* PAUSE frames, all links */
-    uint64_t ecn_marks, cnps, rate_cuts; /* DCQCN: marks, CNPs sent, RP rate cuts */
+    uint64_t ecn_marks, cnps, rate_cuts; /* DCQCN: marks, CNPs sent, RP rate cuts; IB CC:
+                                            FECN marks, BECNs sent, CCTI increases */
     double bytes_sent, bytes_delivered;
     double max_held_bytes;  /* over every switch ingress port */
 } pkt_net_stats;
@@ -177,7 +217,8 @@ typedef struct pkt_msg_state {
     double alpha;
     double bytes_released;          /* handed by the pacer to the NIC FIFO */
     double bytes_delivered;         /* arrived at the destination */
-    uint64_t cnps;                  /* CNPs the sender received */
+    uint64_t cnps;                  /* CNPs (IB CC: BECNs) the sender received */
+    uint32_t ccti;                  /* IB CC: the congestion control table index */
 } pkt_msg_state;
 
 /* The state of the first message in flight with this tag (O(messages)).

@@ -140,16 +140,6 @@ static void on_cnp(sim_engine *eng, void *ctx, uint64_t data);
 static void on_alpha(sim_engine *eng, void *ctx, uint64_t data);
 static void on_increase(sim_engine *eng, void *ctx, uint64_t data);
 
-static uint64_t msg_key(const pkt_net *n, uint32_t m) { return (uint64_t)n->msgs[m].gen << 32 | m; }
-
-/* The message of an event, or PKT_NONE when it has finished since. */
-static uint32_t msg_of(const pkt_net *n, uint64_t data)
-{
-    uint32_t m = (uint32_t)data;
-    if (m >= n->n_msgs || !n->msgs[m].is_live || n->msgs[m].gen != (uint32_t)(data >> 32))
-        return PKT_NONE;
-    return m;
-}
 
 static void increase(pkt_net *n, pkt_msg *r)
 {
@@ -191,8 +181,9 @@ static void release(pkt_net *n, uint32_t m)
             increase(n, r);
         }
     }
+    double gap = n->cfg.ibcc.is_enabled ? pkt_ibcc_gap(n, r, size) : size / r->rc;
     if (r->pace_head != PKT_NONE)
-        pkt_schedule_in(n, size / r->rc, PRIO_TX_DONE, KIND_PKT_PACE, on_pace, msg_key(n, m),
+        pkt_schedule_in(n, gap, PRIO_TX_DONE, KIND_PKT_PACE, on_pace, pkt_msg_key(n, m),
                         0);
     pkt_link_try_start(n, first);
 }
@@ -207,6 +198,8 @@ void pkt_dcqcn_start(pkt_net *n, uint32_t m)
     r->t_count = r->bc_count = 0;
     r->bc_bytes = r->released = 0;
     r->cnps = 0;
+    r->ccti = n->cfg.ibcc.is_enabled ? n->cfg.ibcc.ccti_min : 0;
+    r->is_ccti_armed = 0;
     release(n, m);
 }
 
@@ -215,7 +208,7 @@ static void on_pace(sim_engine *eng, void *ctx, uint64_t data)
     (void)eng;
     pkt_net *n = ctx;
     n->stats.events++;
-    uint32_t m = msg_of(n, data);
+    uint32_t m = pkt_msg_of(n, data);
     if (m != PKT_NONE)
         release(n, m);
 }
@@ -232,19 +225,19 @@ void pkt_dcqcn_deliver(pkt_net *n, uint32_t m, uint32_t id)
     r->last_cnp_s = now;
     n->stats.cnps++;
     pkt_schedule_in(n, r->n_hops * n->cfg.hop_latency_s, PRIO_CONTROL, KIND_PKT_CNP, on_cnp,
-                    msg_key(n, m), 1);
+                    pkt_msg_key(n, m), 1);
 }
 
 static void arm(pkt_net *n, uint32_t m, double due, unsigned kind, sim_handler_fn fn)
 {
-    pkt_schedule_at(n, due, PRIO_CONTROL, kind, fn, msg_key(n, m));
+    pkt_schedule_at(n, due, PRIO_CONTROL, kind, fn, pkt_msg_key(n, m));
 }
 
 static void on_cnp(sim_engine *eng, void *ctx, uint64_t data)
 {
     pkt_net *n = ctx;
     n->stats.events++;
-    uint32_t m = msg_of(n, data);
+    uint32_t m = pkt_msg_of(n, data);
     if (m == PKT_NONE)
         return;
     const pkt_dcqcn_config *d = &n->cfg.dcqcn;
@@ -278,7 +271,7 @@ static void on_alpha(sim_engine *eng, void *ctx, uint64_t data)
 {
     pkt_net *n = ctx;
     n->stats.events++;
-    uint32_t m = msg_of(n, data);
+    uint32_t m = pkt_msg_of(n, data);
     if (m == PKT_NONE)
         return;
     pkt_msg *r = &n->msgs[m];
@@ -294,7 +287,7 @@ static void on_increase(sim_engine *eng, void *ctx, uint64_t data)
 {
     pkt_net *n = ctx;
     n->stats.events++;
-    uint32_t m = msg_of(n, data);
+    uint32_t m = pkt_msg_of(n, data);
     if (m == PKT_NONE)
         return;
     pkt_msg *r = &n->msgs[m];
@@ -319,6 +312,7 @@ int pkt_message_state(const pkt_net *n, uint64_t tag, pkt_msg_state *out)
         out->bytes_released = r->released;
         out->bytes_delivered = r->delivered;
         out->cnps = r->cnps;
+        out->ccti = r->ccti;
         return 0;
     }
     return -1;

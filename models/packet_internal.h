@@ -64,6 +64,9 @@ typedef struct pkt_msg {
     double alpha_due_s, inc_due_s, last_cnp_s;
     double released, delivered;
     uint64_t cnps;
+    /* IB congestion control (zero when off) */
+    uint32_t ccti;                 /* congestion control table index */
+    uint8_t is_ccti_armed;         /* a CCTI timer event is pending */
 } pkt_msg;
 
 /* A tier event in its own queue (packet_queue.c). */
@@ -112,6 +115,7 @@ struct pkt_net {
     double pump_t;
     uint8_t pump_prio, in_pump, use_engine;
     struct pkt_rx *rx;    /* host NIC buffers and stalls (packet_rx.c); NULL: hosts always accept */
+    uint32_t *ibcc_seen;  /* IB CC: per link, eligible packets since its last FECN mark; NULL: off */
     char error[160];
 };
 
@@ -148,13 +152,46 @@ void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size);
 int pkt_rx_arrive(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_rx_free(struct pkt_rx *rx); /* NULL-safe */
 
+/* The data of a message's timer or control event: its record and generation. */
+static inline uint64_t pkt_msg_key(const pkt_net *n, uint32_t m)
+{
+    return (uint64_t)n->msgs[m].gen << 32 | m;
+}
+
+/* The message of such an event, or PKT_NONE when it has finished since. */
+static inline uint32_t pkt_msg_of(const pkt_net *n, uint64_t data)
+{
+    uint32_t m = (uint32_t)data;
+    if (m >= n->n_msgs || !n->msgs[m].is_live || n->msgs[m].gen != (uint32_t)(data >> 32))
+        return PKT_NONE;
+    return m;
+}
+
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);
 /* Packet id, at a switch, is about to join link l's FIFO: mark it or not. */
 void pkt_dcqcn_enqueue(pkt_net *n, uint32_t id, uint32_t l);
 /* Packet id of message m arrived at the destination (before m may finish). */
 void pkt_dcqcn_deliver(pkt_net *n, uint32_t m, uint32_t id);
-/* Message m's packets are on its pacing list: set up the RP and release the first. */
+/* Message m's packets are on its pacing list: set up the RP (DCQCN's or IB
+ * CC's) and release the first. */
 void pkt_dcqcn_start(pkt_net *n, uint32_t m);
+/* 1 when messages are paced (DCQCN or IB CC on) */
+static inline int pkt_is_paced(const pkt_net *n)
+{
+    return n->cfg.dcqcn.is_enabled || n->cfg.ibcc.is_enabled;
+}
+
+/* packet_ibcc.c: InfiniBand congestion control (pkt_ibcc_config) */
+int pkt_ibcc_check(const pkt_config *c, char *why, size_t why_size);
+/* Packet id, at a switch, is about to join link l's FIFO: FECN-mark it or not. */
+void pkt_ibcc_enqueue(pkt_net *n, uint32_t id, uint32_t l);
+/* Packet id of message m arrived at its destination: a FECN returns a BECN. */
+void pkt_ibcc_deliver(pkt_net *n, uint32_t m, uint32_t id);
+/* The pacing gap after a packet of `size` bytes of message r. */
+static inline double pkt_ibcc_gap(const pkt_net *n, const pkt_msg *r, double size)
+{
+    return size / r->line + r->ccti * n->cfg.ibcc.cct_step_s;
+}
 
 #endif

@@ -66,7 +66,7 @@ const char usage_netbench[] =
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
     "                      victim|stall|collision] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
-    "                      [--hop-latency TIME] [--json]\n"
+    "                      [--hop-latency TIME] [--ibcc K=V,...] [--json]\n"
     "dcsim netbench SCENARIO.xml --tier packet --op allreduce|allgather|reducescatter\n"
     "                      [--algo ring|tree|hd|hierarchical] [same options]\n"
     "\n"
@@ -85,7 +85,12 @@ const char usage_netbench[] =
     "  --bytes SIZE  every message (default 1M)\n"
     "  --mtu, --buffer  packet size and buffer per switch port (default: the\n"
     "                link's catalog values; --buffer is needed where it has none)\n"
-    "  --hop-latency TIME  per link (default: the link's switch-latency)\n";
+    "  --hop-latency TIME  per link (default: the link's switch-latency)\n"
+    "  --ibcc threshold=SIZE,marking-rate=N,increase=N,limit=N,timer=TIME,step=TIME\n"
+    "                [,min=N][,victim=0|1]  InfiniBand congestion control (FECN/BECN,\n"
+    "                CCTI pacing) on an InfiniBand fabric, for send, incast,\n"
+    "                alltoall and the collectives; no default is published, so\n"
+    "                every value but min (0) and victim (0) must be given\n";
 
 /* ------------------------------------------------------------ shared */
 
@@ -108,6 +113,7 @@ static const cli_option netbench_options[] = {
     NET_FLAG("--analytic", 0, analytic),
     NET_TEXT("--tier", tier),       NET_TEXT("--bytes", bytes), NET_TEXT("--mtu", mtu),
     NET_TEXT("--buffer", buffer),   NET_TEXT("--hop-latency", hop_latency),
+    NET_TEXT("--ibcc", ibcc),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -585,7 +591,7 @@ int cmd_netbench(int argc, char **argv)
     if (o.tier && strcmp(o.tier, "flow"))
         return cli_usage_error("netbench", "--tier %s: expected flow (default) or packet", o.tier);
     const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
-                              : o.hop_latency ? "--hop-latency" : NULL;
+                              : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

@@ -15,7 +15,7 @@ typedef struct net_options {
     int json, quiet, analytic;
     const char *export_path;
     const char *op, *algo, *ranks, *min, *max, *factor;
-    const char *tier, *bytes, *mtu, *buffer, *hop_latency; /* --tier packet */
+    const char *tier, *bytes, *mtu, *buffer, *hop_latency, *ibcc; /* --tier packet */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
@@ -48,6 +48,7 @@ typedef struct packet_spec {
     pkt_config cfg;
     double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
     char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
+    const char *ibcc_text;  /* --ibcc as given, NULL when none */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */

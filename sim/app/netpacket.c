@@ -104,6 +104,24 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
     return 0;
 }
 
+/* --ibcc: 0 or the exit status of the error printed. */
+static int packet_parse_ibcc(const net_options *o, packet_spec *p)
+{
+    if (!o->ibcc)
+        return 0;
+    if (p->cfg.technology != PKT_IB)
+        return cli_usage_error("netbench", "--ibcc %s: InfiniBand congestion control needs an "
+                               "InfiniBand fabric link (this one is RoCE)", o->ibcc);
+    if (p->phen != PHEN_NONE)
+        return cli_usage_error("netbench", "--ibcc %s: runs with send, incast, alltoall and the "
+                               "collectives (the phenomena set their own flow control)", o->ibcc);
+    char why[320];
+    p->ibcc_text = o->ibcc;
+    if (pkt_ibcc_parse(o->ibcc, &p->cfg.ibcc, why, sizeof why))
+        return cli_usage_error("netbench", "--ibcc: %s", why);
+    return 0;
+}
+
 /* The pattern and the tier's parameters from the options and the catalog.
  * Returns 0 or the exit status of the error printed. */
 static int packet_parse(const net_options *o, const scn_scenario *s, const fabric *f,
@@ -148,6 +166,8 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         return cli_usage_error("netbench", "--tier packet: the fabric link %s is NVLink; the "
                                "packet tier models InfiniBand and RoCE fabrics", lk->name);
     p->cfg.technology = lk->kind == HW_LINK_ETHERNET ? PKT_ROCE : PKT_IB;
+    if ((rc = packet_parse_ibcc(o, p)))
+        return rc;
     /* MTU */
     if (o->mtu) {
         if ((rc = packet_size("--mtu", o->mtu, 65536, "64K", &p->cfg.mtu_bytes)))
@@ -225,12 +245,23 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
 void packet_print_params(const packet_spec *p)
 {
     const pkt_config *c = &p->cfg;
+    const pkt_ibcc_config *b = &c->ibcc;
     printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
     printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
+    if (b->is_enabled)
+        printf("# IB CC        --ibcc: FECN at %.0f B queued, 1 in %u eligible packets%s; "
+               "BECN: CCTI +%u (limit %u), -1 every %.4g us down to %u; %.4g ns per CCTI step\n",
+               b->threshold_bytes, b->marking_rate + 1, b->is_victim_marking ? " (victims too)"
+               : "", b->ccti_increase, b->ccti_limit, b->ccti_timer_s * 1e6, b->ccti_min,
+               b->cct_step_s * 1e9);
     printf("# defaults used:\n");
     printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
     if (c->technology == PKT_ROCE || p->phen == PHEN_VICTIM || p->phen == PHEN_STALL)
         printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
+    if (b->is_enabled && !strstr(p->ibcc_text, "min="))
+        printf("#   IB CC min 0: rule: the table's first entry (no added delay)\n");
+    if (b->is_enabled && !strstr(p->ibcc_text, "victim="))
+        printf("#   IB CC victim 0: rule: the victim mask off (roots of congestion only)\n");
 }
 
 static void packet_print_text(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
@@ -254,6 +285,10 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
     printf("max queue held   %.0f B in one switch port (buffer %.0f B)\n", st->max_held_bytes,
            c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
+    if (c->ibcc.is_enabled)
+        printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
+               (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
+               (unsigned long long)st->rate_cuts);
     printf("packets          %llu delivered, %llu packet-hops\n",
            (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
     printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
@@ -285,6 +320,17 @@ static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
     cJSON_AddStringToObject(o, "buffer_from", p->buffer_from);
     cJSON_AddNumberToObject(o, "hop_latency_s", c->hop_latency_s);
     cJSON_AddStringToObject(o, "hop_latency_from", p->latency_from);
+    if (c->ibcc.is_enabled) {
+        cJSON *b = cJSON_AddObjectToObject(o, "ib_congestion_control");
+        cJSON_AddNumberToObject(b, "threshold_bytes", c->ibcc.threshold_bytes);
+        cJSON_AddNumberToObject(b, "marking_rate", c->ibcc.marking_rate);
+        cJSON_AddBoolToObject(b, "victim_marking", c->ibcc.is_victim_marking);
+        cJSON_AddNumberToObject(b, "ccti_increase", c->ibcc.ccti_increase);
+        cJSON_AddNumberToObject(b, "ccti_limit", c->ibcc.ccti_limit);
+        cJSON_AddNumberToObject(b, "ccti_min", c->ibcc.ccti_min);
+        cJSON_AddNumberToObject(b, "ccti_timer_s", c->ibcc.ccti_timer_s);
+        cJSON_AddNumberToObject(b, "cct_step_s", c->ibcc.cct_step_s);
+    }
     if (c->technology == PKT_ROCE) {
         cJSON_AddNumberToObject(o, "xoff_bytes", c->xoff_bytes);
         cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
@@ -313,6 +359,11 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "flow_goodput_min_bytes_per_s", r->flow_goodput_min_bytes_per_s);
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
+    if (p->cfg.ibcc.is_enabled) {
+        cJSON_AddNumberToObject(o, "fecn_marks", (double)st->ecn_marks);
+        cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
+        cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
+    }
     cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
@@ -349,12 +400,7 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
            p->bytes, plan->n_phases, plan->n_phases > 1 ? "s" : "",
            (unsigned long long)r->packet.messages, fabric_topology_name(s->fabric.topology),
            s->fabric.link.name, roce ? "RoCE PFC" : "InfiniBand credits");
-    printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
-    printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
-    printf("# defaults used:\n");
-    printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
-    if (roce)
-        printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
+    packet_print_params(p);
     double lat = 0;
     for (uint32_t i = 0; i < plan->n_phases; i++)
         lat += plan->phase[i].latency_s;
@@ -371,6 +417,10 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
     printf("max queue        %.0f B in one egress FIFO, %.0f B held in one switch port (buffer "
            "%.0f B)\n", r->packet.max_queued_bytes, st->max_held_bytes, c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
+    if (c->ibcc.is_enabled)
+        printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
+               (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
+               (unsigned long long)st->rate_cuts);
     printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
            st->bytes_delivered, r->packet.plan_bytes);
     printf("packets          %llu delivered, %llu packet-hops\n",
@@ -406,6 +456,11 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "max_queued_bytes", r->packet.max_queued_bytes);
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
+    if (p->cfg.ibcc.is_enabled) {
+        cJSON_AddNumberToObject(o, "fecn_marks", (double)st->ecn_marks);
+        cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
+        cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
+    }
     cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
     cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
     cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);

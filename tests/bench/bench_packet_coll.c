@@ -65,7 +65,8 @@ static int run(unsigned k, double bytes, enum pkt_technology tech)
         fprintf(stderr, "bench_packet_coll: %s\n", err.msg);
         goto done;
     }
-    pkt_config c = {MTU, tech, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config c = {.mtu_bytes = MTU, .technology = tech, .buffer_bytes = BUFFER,
+                    .xoff_bytes = XOFF, .xon_bytes = XON, .hop_latency_s = D};
     pkc_compare cmp;
     if (pkc_compare_run(&f, &c, &plan, &cmp, why, sizeof why)) {
         fprintf(stderr, "bench_packet_coll: %s\n", why);

@@ -56,7 +56,8 @@ typedef struct rig {
 
 static pkt_config config(enum pkt_technology t, double buffer, double xoff, double xon)
 {
-    pkt_config c = {MTU, t, buffer, xoff, xon, D, {0}, 0};
+    pkt_config c = {.mtu_bytes = MTU, .technology = t, .buffer_bytes = buffer, .xoff_bytes = xoff,
+                    .xon_bytes = xon, .hop_latency_s = D};
     return c;
 }
 

@@ -63,7 +63,9 @@ typedef struct run_out {
 
 static pkt_config config(enum pkt_technology t, int is_adaptive)
 {
-    pkt_config c = {MTU, t, t == PKT_IB ? BUFFER : RBUFFER, XOFF, XON, D, {0}, is_adaptive};
+    pkt_config c = {.mtu_bytes = MTU, .technology = t,
+                    .buffer_bytes = t == PKT_IB ? BUFFER : RBUFFER, .xoff_bytes = XOFF,
+                    .xon_bytes = XON, .hop_latency_s = D, .is_adaptive = is_adaptive};
     return c;
 }
 

@@ -43,7 +43,8 @@ int main(void)
     CHECK_REL(xoff, 1e6 - (2 * B * D + 2 * MTU), 1e-15);
     CHECK_REL(xon, xoff - 3072, 1e-15);
     CHECK(pkb_pfc_rule(20000, MTU, B, D, &xoff, &xon, why, sizeof why) == -1);
-    pkt_config c = {.mtu_bytes = MTU, .technology = PKT_ROCE, .buffer_bytes = 1e6, .hop_latency_s = D};
+    pkt_config c = {.mtu_bytes = MTU, .technology = PKT_ROCE, .buffer_bytes = 1e6,
+                    .hop_latency_s = D};
     pkb_pfc_rule(c.buffer_bytes, MTU, B, D, &c.xoff_bytes, &c.xon_bytes, NULL, 0);
     pkt_config ib = c;
     ib.technology = PKT_IB;

@@ -82,7 +82,8 @@ static void rig_close(rig *x)
 
 static pkt_config config(enum pkt_technology t)
 {
-    pkt_config c = {MTU, t, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config c = {.mtu_bytes = MTU, .technology = t, .buffer_bytes = BUFFER, .xoff_bytes = XOFF,
+                    .xon_bytes = XON, .hop_latency_s = D};
     return c;
 }
 
