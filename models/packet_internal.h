@@ -33,6 +33,9 @@ typedef struct pkt_link {
     double max_held;
     double queued;        /* bytes in the egress FIFO, the one in service included */
     double max_queued;
+    double win_queued, win_held; /* maxima since the open series bin began (packet_series.c;
+                                    without a series they equal max_queued, max_held) */
+    double bytes_sent;    /* bytes of the packets sent */
     double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
     uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
@@ -112,6 +115,8 @@ struct pkt_net {
     double pump_t;
     uint8_t pump_prio, in_pump, use_engine;
     struct pkt_rx *rx;    /* host NIC buffers and stalls (packet_rx.c); NULL: hosts always accept */
+    struct pkt_series *series; /* time series (packet_series.c); NULL: none */
+    double series_edge;   /* the open bin's end: a later event closes bins (INFINITY: none) */
     char error[160];
 };
 
@@ -147,6 +152,11 @@ void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size);
  * earlier packets), 0 when the caller delivers it now. */
 int pkt_rx_arrive(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_rx_free(struct pkt_rx *rx); /* NULL-safe */
+
+/* packet_series.c: the net's time reached t_s > series_edge */
+void pkt_series_advance(struct pkt_series *s, double t_s);
+/* packet_series.c: the net goes first: the series stops, unfinished */
+void pkt_series_detach_net(struct pkt_series *s);
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);
