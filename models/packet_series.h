@@ -43,6 +43,15 @@ enum pkt_series_value { PKS_SENT_BYTES = 0, PKS_QUEUE_END, PKS_QUEUE_MAX, PKS_HE
                         PKS_HELD_MAX, PKS_VALUES };
 enum pkt_series_count { PKS_PACKETS = 0, PKS_PAUSES, PKS_MARKS, PKS_COUNTS };
 
+/* What a runner that makes its own net (pkb_run_series, pkc_compare_run_series)
+ * samples: bins of dt_s, at most max_bins; `series` receives the finished
+ * series on success (the caller destroys it), NULL otherwise. */
+typedef struct pkt_series_request {
+    double dt_s;
+    uint32_t max_bins;
+    pkt_series *series;
+} pkt_series_request;
+
 /* Bytes a series of n_links links and at most max_bins bins may take. */
 double pkt_series_bytes(uint32_t n_links, uint32_t max_bins);
 
