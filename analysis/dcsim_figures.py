@@ -720,6 +720,66 @@ def site_comparison(source, path):
             "facility_energy_j": facility_j, "energy_cost_cny": cost, "co2_kg": co2}
 
 
+PACKET_COLOURS = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY)
+
+
+def link_label(pt, link):
+    """'link 12: node 3 → 40 (tier 0 → 1)' for a PacketTrace's link id."""
+    row = pt.links[int(link)]
+    return (f"link {int(row['link'])}: node {int(row['src'])} → {int(row['dst'])} "
+            f"(tier {int(row['src_tier'])} → {int(row['dst_tier'])})")
+
+
+@_styled
+def packet_series(pt, path, top=4):
+    """A `dcsim netbench --tier packet -o` file over time (double column):
+    the egress queue of the `top` links with the largest peak queue (the
+    value at each bin's end as a line, the bin's maximum as a light band up
+    to it), then PAUSE frames and ECN marks per bin summed over every link.
+    Time in µs from the series' start.
+
+    Returns {"path", "t_edges_s", "links", "queue_end_bytes", "queue_max_bytes"
+    ({link: per-bin array}), "pauses", "marks" (per bin, all links)}."""
+    edges = np.asarray(pt.t_edges_s, dtype=float)
+    x = (edges - edges[0]) * 1e6
+    links = pt.top_links(top)
+    qe = {l: np.asarray(pt.series["queue_end_bytes"][:, l], dtype=float) for l in links}
+    qm = {l: np.asarray(pt.series["queue_max_bytes"][:, l], dtype=float) for l in links}
+    pauses = np.asarray(pt.series["pauses"], dtype=float).sum(axis=1)
+    marks = np.asarray(pt.series["ecn_marks"], dtype=float).sum(axis=1)
+    fig = _figure(DOUBLE_COLUMN_IN, 4.2)
+    ax_q, ax_p, ax_m = fig.subplots(3, 1, sharex=True,
+                                    gridspec_kw={"height_ratios": [3, 1.2, 1.2]})
+    top_q = max([float(v.max()) for v in qm.values()] + [1.0])
+    scale, unit = ((1e6, "MB") if top_q >= 1e6 else (1e3, "kB"))
+    for i, l in enumerate(links):
+        colour = PACKET_COLOURS[i % len(PACKET_COLOURS)]
+        ax_q.stairs(qm[l] / scale, x, color=colour, alpha=0.25, fill=True, linewidth=0)
+        ax_q.plot(x[1:], qe[l] / scale, color=colour, linewidth=1.0, marker="." if len(x) < 40
+                  else None, markersize=3, label=link_label(pt, l))
+    ax_q.set_ylabel(f"egress queue ({unit})")
+    ax_q.set_ylim(bottom=0)
+    if links:
+        ax_q.legend(loc="upper right", title="busiest links (line: at bin end; band: bin max)")
+    else:
+        ax_q.text(0.5, 0.5, "no link ever queued a packet", transform=ax_q.transAxes,
+                  ha="center", va="center", color=GREY)
+    ax_p.stairs(pauses, x, color=VERMILLION, fill=True, alpha=0.8)
+    ax_p.set_ylabel("PAUSE frames\nper bin")
+    ax_p.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
+    ax_p.set_ylim(0, max(1.0, float(pauses.max(initial=0))) * 1.05)
+    ax_m.stairs(marks, x, color=PURPLE, fill=True, alpha=0.8)
+    ax_m.set_ylabel("ECN marks\nper bin")
+    ax_m.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
+    ax_m.set_ylim(0, max(1.0, float(marks.max(initial=0))) * 1.05)
+    dt_us = float(pt.packet.get("dt_s", 0)) * 1e6
+    ax_m.set_xlabel(f"time (µs); bins of {dt_us:.4g} µs")
+    ax_m.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
+    _save(fig, path)
+    return {"path": path, "t_edges_s": edges, "links": links, "queue_end_bytes": qe,
+            "queue_max_bytes": qm, "pauses": pauses, "marks": marks}
+
+
 def all_figures(trace, outdir, formats=("png", "svg"), goodput=None, prefix=""):
     """Every figure the trace supports (time breakdown, campaign timeline; with
     /step also the step timeline and tier utilisation; with /energy/hourly the

@@ -29,6 +29,7 @@ A screenshot to look at without a browser (Debian package `chromium`):
 """
 import argparse
 import base64
+import functools
 import html
 import os
 import re
@@ -41,7 +42,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
 from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402
-                         read_sweep, SweepTable)
+                         read_sweep, SweepTable, PacketTrace, read_packet)
 
 DAY_S = 86400.0
 
@@ -75,7 +76,10 @@ FIGURE_TITLES = {
     "goodput": "Goodput against checkpoint interval",
     "site_comparison": "Energy, cost and emissions by variant",
     "goodput_sweep": "Goodput against checkpoint interval, from the sweep",
+    "packet_series": "Busiest links' queues, pauses and ECN marks over time",
 }
+PACKET_TOP_FIGURE = 4   # links drawn in the packet section's figure
+PACKET_TOP_TABLE = 8    # links in its table
 
 SWEEP_COLUMNS = ("time_to_train_s", "ettr_frac", "failures", "rework_gpu_hours")
 
@@ -382,6 +386,68 @@ def compare_sections(tables, svgs):
     return "\n".join(parts)
 
 
+def packet_table_html(pt, index):
+    """The busiest links of a packet trace by peak queue: ends, rate and
+    end-of-run counters (/packet/links)."""
+    cols = (("max_queued_bytes", "peak queue", "B"), ("max_held_bytes", "peak held", "B"),
+            ("bytes_sent", "sent", "B"), ("packets_sent", "packets", "1"),
+            ("pauses", "PAUSE frames", "1"), ("ecn_marks", "ECN marks", "1"),
+            ("rate_bytes_per_s", "rate", "B/s"))
+    head = "".join(f'<th class="num">{_esc(label)}<br><span class="hint">{_esc(unit)}</span>'
+                   "</th>" for _, label, unit in cols)
+    rows = []
+    for link in pt.top_links(PACKET_TOP_TABLE):
+        row = pt.links[link]
+        cells = "".join(
+            f'<td class="num" data-link="{link}" data-metric="{_esc(c)}" '
+            f'data-value="{_esc(value_repr(row[c]))}">{_esc(format_value(row[c]))}</td>'
+            for c, _, _ in cols)
+        rows.append(f'<tr><td class="name">{_esc(dcsim_figures.link_label(pt, link))}</td>'
+                    f"{cells}</tr>")
+    if not rows:
+        rows.append(f'<tr><td colspan="{len(cols) + 1}">no link ever queued a packet</td></tr>')
+    return (f'<div class="wide"><table id="packet-links-{index}" class="packet">\n<thead><tr>'
+            f"<th>link</th>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows)
+            + "\n</tbody>\n</table></div>")
+
+
+def packet_sections(traces, svgs):
+    parts = []
+    for i, (pt, svg) in enumerate(zip(traces, svgs)):
+        a, p = pt.attrs, pt.packet
+        totals = {k: int(np.asarray(pt.links[k]).sum())
+                  for k in ("packets_sent", "pauses", "ecn_marks")}
+        algo = f", algorithm {p['algo']}" if "algo" in p else ""
+        parts += [f'<section id="packet-section-{i}"><h2>Packet tier: '
+                  f"{_esc(os.path.basename(pt.path))}</h2>",
+                  f'<p class="note">{_esc(p.get("op", "?"))}{_esc(algo)} on '
+                  f'{_esc(a.get("scenario_name", ""))} ({_esc(p.get("flow_control", "?"))}, MTU '
+                  f'{format_value(p.get("mtu_bytes", 0))} B, buffer '
+                  f'{format_value(p.get("buffer_bytes", 0))} B); {len(pt.links):,} links, '
+                  f'{int(p.get("bins", 0))} bins of {format_value(p.get("dt_s", 0))} s; {totals["packets_sent"]:,} '
+                  f'packet-hops, {totals["pauses"]:,} PAUSE frames, {totals["ecn_marks"]:,} '
+                  f'ECN marks; event digest {_esc(a.get("event_digest", ""))}; '
+                  f'<code>{_esc(a.get("command", ""))}</code></p>',
+                  "<h3>Busiest links by peak queue</h3>", packet_table_html(pt, i),
+                  figures_html([("packet_series", svg)], os.path.basename(pt.path)),
+                  "</section>"]
+    return "\n".join(parts)
+
+
+def packet_text(traces):
+    lines = []
+    for pt in traces:
+        p = pt.packet
+        lines.append(f"{pt.path}: {p.get('op', '?')} on the packet tier, {len(pt.links)} links, "
+                     f"{int(p.get('bins', 0))} bins of {format_value(p.get('dt_s', 0))} s")
+        for link in pt.top_links(PACKET_TOP_FIGURE):
+            row = pt.links[link]
+            lines.append(f"  {dcsim_figures.link_label(pt, link):48s} peak queue "
+                         f"{format_value(row['max_queued_bytes']):>10s} B, pauses "
+                         f"{int(row['pauses'])}, marks {int(row['ecn_marks'])}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 def _page(title, body):
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -525,7 +591,9 @@ def load_any(path):
         raise ReportError(_one_line(f"{path}: not a readable dcsim file ({_what(e)})")) from None
     if kind == "trace":
         return load(path)
-    reader, what = (read_sweep, "sweep") if kind == "sweep" else (read_compare, "compare table")
+    reader, what = ((read_sweep, "sweep") if kind == "sweep" else
+                    (read_packet, "packet trace") if kind == "packet" else
+                    (read_compare, "compare table"))
     try:
         return reader(path)
     except TraceFormatError as e:
@@ -567,7 +635,8 @@ def build(paths, goodput=None):
     loaded = [load_any(p) for p in paths]
     traces = [x for x in loaded if isinstance(x, Trace)]
     sweeps = [x for x in loaded if isinstance(x, SweepTable)]
-    tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable))]
+    packets = [x for x in loaded if isinstance(x, PacketTrace)]
+    tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable, PacketTrace))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -587,7 +656,16 @@ def build(paths, goodput=None):
             varies = any("checkpoint" in p for p in table.parameters) and len(table.done())
             sweep_svgs.append(_svg_of(dcsim_figures.goodput_sweep, work, f"s{i}", table)
                               if varies else None)
-        extra = sweep_sections(sweeps, sweep_svgs) + compare_sections(tables, compare_svgs)
+        packet_svgs = []
+        for i, pt in enumerate(packets):
+            try:
+                packet_svgs.append(_svg_of(functools.partial(dcsim_figures.packet_series,
+                                                             top=PACKET_TOP_FIGURE),
+                                           work, f"p{i}", pt))
+            except (KeyError, ValueError, IndexError) as e:
+                raise ReportError(_one_line(f"{pt.path}: cannot draw it ({e})")) from None
+        extra = (packet_sections(packets, packet_svgs) + sweep_sections(sweeps, sweep_svgs)
+                 + compare_sections(tables, compare_svgs))
         if goodput is not None:
             try:
                 svg = _svg_of(dcsim_figures.goodput_curve, work, "goodput", goodput)
@@ -601,11 +679,11 @@ def build(paths, goodput=None):
     elif traces:
         page = comparison_report(traces, figures, extra)
     else:
-        names = ", ".join(os.path.basename(t.path) for t in sweeps + tables)
+        names = ", ".join(os.path.basename(t.path) for t in packets + sweeps + tables)
         page = _page(f"dcsim comparison: {names}", f"<h1>dcsim comparison: {_esc(names)}</h1>\n"
                      + extra)
-    return page, ((summary_text(traces) if traces else "") + sweep_text(sweeps)
-                  + compare_text(tables))
+    return page, ((summary_text(traces) if traces else "") + packet_text(packets)
+                  + sweep_text(sweeps) + compare_text(tables))
 
 
 def check_target(path, inputs):

@@ -303,14 +303,68 @@ COMPARE_LAYOUT_VERSIONS = ("1",)
 def file_kind(path):
     """What dcsim wrote at path, from one look inside: "compare" (dcsim compare
     -o: a /compare dataset), "sweep" (dcsim sweep -o: a /sweep group) or
-    "trace" (anything else, for Trace to accept or refuse). OSError for a
-    file that is not HDF5."""
+    "trace" (anything else, for Trace to accept or refuse); "packet" for a
+    `dcsim netbench --tier packet -o` file (a /packet group, no /summary).
+    OSError for a file that is not HDF5."""
     with h5py.File(path, "r") as f:
         if isinstance(f.get("compare"), h5py.Dataset):
             return "compare"
         if isinstance(f.get("sweep"), h5py.Group):
             return "sweep"
+        if isinstance(f.get("packet"), h5py.Group) and "summary" not in f:
+            return "packet"
     return "trace"
+
+
+PACKET_LAYOUT_VERSIONS = ("1",)
+PACKET_SERIES = ("sent_bytes", "packets", "pauses", "ecn_marks", "queue_end_bytes",
+                 "queue_max_bytes", "held_end_bytes", "held_max_bytes")
+
+
+class PacketTrace:
+    """`dcsim netbench --tier packet -o FILE.h5` (docs/trace-format.md "/packet"):
+      attrs      the root attributes (command, event_digest, seed, ...)
+      packet     /packet's attributes (op, flow_control, mtu_bytes, dt_s, bins, ...)
+      links      /packet/links as a Table, one row per directed link
+      t_edges_s  bin edges (bins + 1)
+      series     {name: [bins x links] ndarray} for PACKET_SERIES; series_units
+    Raises TraceFormatError (one line) for an unknown format or layout."""
+
+    def __init__(self, path):
+        self.path = path
+        with h5py.File(path, "r") as f:
+            self.attrs = {k: _attr(v) for k, v in f.attrs.items()}
+            version = self.attrs.get("format_version")
+            if version is None or int(version) not in FORMAT_VERSIONS:
+                raise TraceFormatError(f"{path}: packet trace format version {version!r} is "
+                                       "not supported")
+            g = f["packet"]
+            self.packet = {k: _attr(v) for k, v in g.attrs.items()}
+            layout = self.packet.get("layout_version")
+            if layout not in PACKET_LAYOUT_VERSIONS:
+                raise TraceFormatError(f"{path}: /packet layout_version {layout!r} is not "
+                                       "supported")
+            self.links = _compound_table(g["links"])
+            s = g["series"]
+            self.t_edges_s = s["t_edges_s"][()]
+            self.series = {n: s[n][()] for n in PACKET_SERIES}
+            self.series_units = {n: _text(s[n].attrs["units"]) for n in PACKET_SERIES}
+        shape = (len(self.t_edges_s) - 1, len(self.links))
+        bad = [n for n, v in self.series.items() if v.shape != shape]
+        if bad:
+            raise TraceFormatError(f"{path}: /packet/series/{bad[0]} has shape "
+                                   f"{self.series[bad[0]].shape}, expected {shape}")
+
+    def top_links(self, n):
+        """Ids of the n links with the most bytes queued at once (ties: lower
+        id first), busiest first; links that never queued are left out."""
+        peak = np.asarray(self.links["max_queued_bytes"], dtype=float)
+        order = np.lexsort((np.arange(len(peak)), -peak))
+        return [int(i) for i in order[:n] if peak[i] > 0]
+
+
+def read_packet(path):
+    return PacketTrace(path)
 
 
 class CompareTable(Table):

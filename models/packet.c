@@ -104,6 +104,7 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
     n->router = r;
     n->cfg = *cfg;
     n->free_pkt = n->free_msg = PKT_NONE;
+    n->series_edge = INFINITY;
     n->usage_cap = topo_route_max_usages(r);
     n->links = calloc((size_t)g->n_links + 1, sizeof *n->links);
     n->usage = calloc(n->usage_cap + 1, sizeof *n->usage);
@@ -143,6 +144,8 @@ void pkt_net_destroy(pkt_net *n)
     free(n->ibcc_seen);
     pkt_queue_fini(n);
     pkt_rx_free(n->rx);
+    if (n->series) /* it outlives the net only finished: detach it */
+        pkt_series_detach_net(n->series);
     free(n);
 }
 
@@ -151,8 +154,9 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 {
-    pkt_link_stats s = {0, 0, 0, 0, 0, 0, 0};
+    pkt_link_stats s = {0, 0, 0, 0, 0, 0, 0, 0};
     if (l < n->g->n_links) {
+        s.bytes_sent = n->links[l].bytes_sent;
         s.max_held_bytes = n->links[l].max_held;
         s.packets_sent = n->links[l].sent;
         s.pauses = n->links[l].pauses;
@@ -184,8 +188,11 @@ void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
     pkt_link *k = &n->links[l];
     n->pkts[id].next = PKT_NONE;
     k->queued += n->pkts[id].size;
-    if (k->queued > k->max_queued)
-        k->max_queued = k->queued;
+    if (k->queued > k->win_queued) { /* the series bin's maximum, then the run's */
+        k->win_queued = k->queued;
+        if (k->queued > k->max_queued)
+            k->max_queued = k->queued;
+    }
     if (k->tail == PKT_NONE)
         k->head = id;
     else
@@ -275,6 +282,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
         k->tail = PKT_NONE;
     k->is_busy = 0;
     k->sent++;
+    k->bytes_sent += p->size;
     k->queued -= p->size;
     if (p->hop > 0)
         pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
@@ -328,10 +336,13 @@ void pkt_port_hold(pkt_net *n, uint32_t l, uint32_t size)
 {
     pkt_link *k = &n->links[l];
     k->held += size;
-    if (k->held > k->max_held) {
-        k->max_held = k->held;
-        if (k->held > n->stats.max_held_bytes)
-            n->stats.max_held_bytes = k->held;
+    if (k->held > k->win_held) { /* the series bin's maximum, then the run's */
+        k->win_held = k->held;
+        if (k->held > k->max_held) {
+            k->max_held = k->held;
+            if (k->held > n->stats.max_held_bytes)
+                n->stats.max_held_bytes = k->held;
+        }
     }
     if (n->cfg.technology == PKT_ROCE && !k->has_paused && k->held > n->cfg.xoff_bytes) {
         k->has_paused = 1;
@@ -538,6 +549,8 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
              pkt_done_fn done, void *ctx, uint64_t tag)
 {
     const topo_graph *g = n->g;
+    if (sim_now(n->eng) > n->series_edge) /* a time series' bins end before now */
+        pkt_series_advance(n->series, sim_now(n->eng));
     if (src >= g->n_nodes || dst >= g->n_nodes || g->node_kind[src] != TOPO_HOST ||
         g->node_kind[dst] != TOPO_HOST || src == dst)
         return fail(n, "pkt_send: src and dst must be two different hosts");

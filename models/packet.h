@@ -33,7 +33,7 @@
  * (models/packet_queue.c: FIFO lanes of one delay each, O(1) per event, and
  * a heap for other delays) and hands them to the engine through one pending
  * event, in the engine's own order (so the digest and event count are those
- * of scheduling each on the engine); 32 bytes per packet in flight, 96 per
+ * of scheduling each on the engine); 32 bytes per packet in flight, 120 per
  * link, 40 per pending event, one path of topo_route_max_usages entries per
  * message in flight.
  */
@@ -154,6 +154,7 @@ typedef struct pkt_link_stats {
     double ecn_p_sum;       /* sum of p(q) over the draws made there (expected marks) */
     double ecn_p_var;       /* sum of p(q)(1 - p(q)): the marks' variance given the queues */
     double max_queued_bytes;/* most bytes in this link's egress FIFO at once (in service included) */
+    double bytes_sent;      /* bytes of the packets_sent */
 } pkt_link_stats;
 
 typedef struct pkt_net_stats {

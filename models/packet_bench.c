@@ -137,8 +137,10 @@ static uint32_t goodput(const tally *t, unsigned ranks, double *min, double *mea
     return n;
 }
 
-int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
-            unsigned ranks, unsigned stride, double bytes, pkb_result *out, char *why, size_t why_size)
+/* pkb_run's arguments: 0, or -1 with the reason */
+static int bad_input(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
+                     unsigned ranks, unsigned stride, double bytes, const pkb_result *out,
+                     char *why, size_t why_size)
 {
     if (!g || !r || !cfg || !out || (unsigned)op > PKB_ALLTOALL)
         return say(why, why_size, -1, "packet bench: missing argument");
@@ -151,6 +153,23 @@ int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb
         return -1;
     if (pkb_min_packet_hops(op, ranks, bytes, cfg->mtu_bytes) > PKB_MAX_PACKET_HOPS)
         return say(why, why_size, -1, "packet bench: more than 1e9 packet-hops");
+    return 0;
+}
+
+int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
+            unsigned ranks, unsigned stride, double bytes, pkb_result *out, char *why, size_t why_size)
+{
+    return pkb_run_series(g, r, cfg, op, ranks, stride, bytes, NULL, out, why, why_size);
+}
+
+int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
+                   unsigned ranks, unsigned stride, double bytes, pkt_series_request *req,
+                   pkb_result *out, char *why, size_t why_size)
+{
+    if (req)
+        req->series = NULL;
+    if (bad_input(g, r, cfg, op, ranks, stride, bytes, out, why, why_size))
+        return -1;
     uint64_t n_msgs = pkb_messages(op, ranks);
     size_t cap = topo_route_max_usages(r);
     uint32_t *msg_dst = malloc(n_msgs * sizeof *msg_dst);
@@ -198,7 +217,7 @@ int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb
         goto out;
     }
     out->flow_time_s = sim_now(eng);
-    double lo, mean, hi;
+    double mean, hi; /* the flow tier's minimum only */
     goodput(&t, ranks, &out->flow_goodput_min_bytes_per_s, &mean, &hi);
     flow_net_destroy(fn);
     fn = NULL;
@@ -213,6 +232,10 @@ int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb
         if (!eng)
             say(why, why_size, -2, "packet bench: out of memory");
         rc = eng ? -1 : -2;
+        goto out;
+    }
+    if (req && !(req->series = pkt_series_create(pn, req->dt_s, req->max_bins, why, why_size))) {
+        rc = -1;
         goto out;
     }
     double t0 = now_s();
@@ -232,14 +255,21 @@ int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb
     out->wall_s = now_s() - t0;
     if (pkt_net_check(pn, why, why_size))
         goto out;
+    if (req && pkt_series_finish(req->series, sim_now(eng)) &&
+        say(why, why_size, -2, "packet bench: out of memory (time series)"))
+        goto out;
+    out->digest = sim_digest(eng);
+    out->events_fired = sim_events_fired(eng);
     out->packet_time_s = sim_now(eng);
-    out->receivers = goodput(&t, ranks, &lo, &mean, &hi);
-    out->goodput_min_bytes_per_s = lo;
-    out->goodput_mean_bytes_per_s = mean;
-    out->goodput_max_bytes_per_s = hi;
+    out->receivers = goodput(&t, ranks, &out->goodput_min_bytes_per_s,
+                             &out->goodput_mean_bytes_per_s, &out->goodput_max_bytes_per_s);
     out->stats = *pkt_net_get_stats(pn);
     rc = 0;
 out:
+    if (rc && req) {
+        pkt_series_destroy(req->series);
+        req->series = NULL;
+    }
     pkt_net_destroy(pn);
     flow_net_destroy(fn);
     sim_engine_destroy(eng);

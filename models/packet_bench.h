@@ -23,6 +23,7 @@
 
 #include "graph.h"
 #include "packet.h"
+#include "packet_series.h"
 #include "routing.h"
 
 enum pkb_op { PKB_SEND = 0, PKB_INCAST = 1, PKB_ALLTOALL = 2 };
@@ -43,6 +44,7 @@ typedef struct pkb_result {
     double flow_goodput_min_bytes_per_s; /* the same minimum on the flow tier */
     pkt_net_stats stats;          /* the packet tier's counters at the end */
     double wall_s;                /* seconds the packet run took */
+    uint64_t digest, events_fired;/* the packet run's engine digest and events */
 } pkb_result;
 
 const char *pkb_op_name(enum pkb_op op);     /* "send", "incast", "alltoall"; "?" */
@@ -71,5 +73,11 @@ int pkb_pfc_rule(double buffer_bytes, double mtu_bytes, double rate_bytes_per_s,
  * memory, an inconsistent net: a bug). */
 int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
             unsigned ranks, unsigned stride, double bytes, pkb_result *out, char *why, size_t why_size);
+/* pkb_run with the packet run sampled as req asks (packet_series.h; req may
+ * be NULL): req->series is the finished series when it returns 0. The
+ * series changes no result (digest included). */
+int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
+                   unsigned ranks, unsigned stride, double bytes, pkt_series_request *req,
+                   pkb_result *out, char *why, size_t why_size);
 
 #endif

@@ -217,6 +217,15 @@ int pkc_run(sim_engine *eng, pkt_net *net, const nc_plan *p, double *phase_start
 int pkc_compare_run(const nc_fabric *f, const pkt_config *cfg, const nc_plan *p,
                     pkc_compare *out, char *why, size_t why_size)
 {
+    return pkc_compare_run_series(f, cfg, p, NULL, out, why, why_size);
+}
+
+int pkc_compare_run_series(const nc_fabric *f, const pkt_config *cfg, const nc_plan *p,
+                           pkt_series_request *req, pkc_compare *out, char *why,
+                           size_t why_size)
+{
+    if (req)
+        req->series = NULL;
     if (!f || !cfg || !p || !out)
         return say(why, why_size, -1, "packet collective: missing argument");
     memset(out, 0, sizeof *out);
@@ -228,14 +237,24 @@ int pkc_compare_run(const nc_fabric *f, const pkt_config *cfg, const nc_plan *p,
     sim_engine *eng = sim_engine_create();
     pkt_net *net = eng ? pkt_net_create(eng, f->g, f->router, cfg, why, why_size) : NULL;
     int rc = !eng ? say(why, why_size, -2, "packet collective: out of memory") : net ? 0 : -1;
+    if (!rc && req &&
+        !(req->series = pkt_series_create(net, req->dt_s, req->max_bins, why, why_size)))
+        rc = -1;
     if (!rc)
         rc = pkc_run(eng, net, p, NULL, NULL, &out->packet, why, why_size);
     if (!rc) {
         max_queue(net, f->g->n_links, &out->packet);
         out->digest = sim_digest(eng);
+        out->events_fired = sim_events_fired(eng);
         out->check_rc = pkt_net_check(net, why, why_size);
         if (out->check_rc)
             rc = -2;
+    }
+    if (!rc && req && pkt_series_finish(req->series, sim_now(eng)))
+        rc = say(why, why_size, -2, "packet collective: out of memory (time series)");
+    if (rc && req) {
+        pkt_series_destroy(req->series);
+        req->series = NULL;
     }
     pkt_net_destroy(net);
     sim_engine_destroy(eng);

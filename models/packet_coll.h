@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "netcoll.h"
 #include "packet.h"
+#include "packet_series.h"
 
 typedef struct pkc_result {
     double time_s;           /* the last phase's end, its latency included (from the start) */
@@ -53,6 +54,7 @@ typedef struct pkc_compare {
     pkc_result packet;       /* the packet tier's run */
     nc_result flow;          /* nc_simulate on f: the flow tier */
     uint64_t digest;         /* the packet run's event digest */
+    uint64_t events_fired;   /* and its engine events */
     int check_rc;            /* pkt_net_check at the end: 0 consistent */
 } pkc_compare;
 
@@ -62,5 +64,10 @@ typedef struct pkc_compare {
  * also for an inconsistent net, with pkt_net_check's reason). */
 int pkc_compare_run(const nc_fabric *f, const pkt_config *cfg, const nc_plan *p,
                     pkc_compare *out, char *why, size_t why_size);
+/* pkc_compare_run with the packet run sampled as req asks (packet_series.h;
+ * req may be NULL): req->series is the finished series when it returns 0. */
+int pkc_compare_run_series(const nc_fabric *f, const pkt_config *cfg, const nc_plan *p,
+                           pkt_series_request *req, pkc_compare *out, char *why,
+                           size_t why_size);
 
 #endif

@@ -33,6 +33,9 @@ typedef struct pkt_link {
     double max_held;
     double queued;        /* bytes in the egress FIFO, the one in service included */
     double max_queued;
+    double win_queued, win_held; /* maxima since the open series bin began (packet_series.c;
+                                    without a series they equal max_queued, max_held) */
+    double bytes_sent;    /* bytes of the packets sent */
     double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
     uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
@@ -116,6 +119,8 @@ struct pkt_net {
     uint8_t pump_prio, in_pump, use_engine;
     struct pkt_rx *rx;    /* host NIC buffers and stalls (packet_rx.c); NULL: hosts always accept */
     uint32_t *ibcc_seen;  /* IB CC: per link, eligible packets since its last FECN mark; NULL: off */
+    struct pkt_series *series; /* time series (packet_series.c); NULL: none */
+    double series_edge;   /* the open bin's end: a later event closes bins (INFINITY: none) */
     char error[160];
 };
 
@@ -166,6 +171,10 @@ static inline uint32_t pkt_msg_of(const pkt_net *n, uint64_t data)
         return PKT_NONE;
     return m;
 }
+/* packet_series.c: the net's time reached t_s > series_edge */
+void pkt_series_advance(struct pkt_series *s, double t_s);
+/* packet_series.c: the net goes first: the series stops, unfinished */
+void pkt_series_detach_net(struct pkt_series *s);
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

@@ -194,6 +194,8 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
         }
     }
     n->pump_id = 0;
+    if (e.t > n->series_edge) /* a time series' open bin ends before this event */
+        pkt_series_advance(n->series, e.t);
     n->in_pump = 1;
     e.fn(eng, n, e.data);
     n->in_pump = 0;

@@ -44,9 +44,10 @@ static int fail(pkt_net *n, const char *msg)
  * A delivery may finish a message whose callback sends: ids only. */
 static void on_stall_end(sim_engine *eng, void *ctx, uint64_t h)
 {
-    (void)eng;
     pkt_net *n = ctx;
     n->stats.events++;
+    if (sim_now(eng) > n->series_edge) /* on the engine, not the tier's queue */
+        pkt_series_advance(n->series, sim_now(eng));
     while (n->rx->head[h] != PKT_NONE) {
         uint32_t id = n->rx->head[h];
         uint32_t l = n->pkts[id].in_link, size = n->pkts[id].size;

@@ -67,6 +67,7 @@ const char usage_netbench[] =
     "                      victim|stall|collision] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
     "                      [--hop-latency TIME] [--ibcc K=V,...] [--json]\n"
+    "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
     "dcsim netbench SCENARIO.xml --tier packet --op allreduce|allgather|reducescatter\n"
     "                      [--algo ring|tree|hd|hierarchical] [same options]\n"
     "\n"
@@ -90,7 +91,14 @@ const char usage_netbench[] =
     "                [,min=N][,victim=0|1]  InfiniBand congestion control (FECN/BECN,\n"
     "                CCTI pacing) on an InfiniBand fabric, for send, incast,\n"
     "                alltoall and the collectives; no default is published, so\n"
-    "                every value but min (0) and victim (0) must be given\n";
+    "                every value but min (0) and victim (0) must be given\n"
+    "  -o FILE.h5    write every link's queue, held bytes, pauses, ECN marks and\n"
+    "                bytes sent over time (docs/trace-format.md \"/packet\"); for\n"
+    "                send, incast, alltoall and the collectives; `dcsim report\n"
+    "                FILE.h5` draws it\n"
+    "  --bin TIME    first bin width (default: one MTU on the fabric link)\n"
+    "  --bins N      most bins kept, even (default 256): when full, pairs merge\n"
+    "                and the width doubles\n";
 
 /* ------------------------------------------------------------ shared */
 
@@ -114,6 +122,8 @@ static const cli_option netbench_options[] = {
     NET_TEXT("--tier", tier),       NET_TEXT("--bytes", bytes), NET_TEXT("--mtu", mtu),
     NET_TEXT("--buffer", buffer),   NET_TEXT("--hop-latency", hop_latency),
     NET_TEXT("--ibcc", ibcc),
+    {"--output", 'o', CLI_TEXT, offsetof(net_options, output), .missing = "%s needs a value"},
+    NET_TEXT("--bin", bin),         NET_TEXT("--bins", bins),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -586,12 +596,15 @@ int cmd_netbench(int argc, char **argv)
     int rc = parse_options("netbench", argc, argv, &o, 1);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    o.argc = argc;
+    o.argv = argv;
     if (o.tier && !strcmp(o.tier, "packet"))
         return netbench_packet(&o);
     if (o.tier && strcmp(o.tier, "flow"))
         return cli_usage_error("netbench", "--tier %s: expected flow (default) or packet", o.tier);
     const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
-                              : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc" : NULL;
+                              : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc"
+                              : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

@@ -6,7 +6,9 @@
 
 #include "cli.h"
 #include "fabric.h"
+#include "outpath.h"
 #include "packet_bench.h"
+#include "packet_series.h"
 #include "scenario.h"
 
 typedef struct net_options {
@@ -16,6 +18,9 @@ typedef struct net_options {
     const char *export_path;
     const char *op, *algo, *ranks, *min, *max, *factor;
     const char *tier, *bytes, *mtu, *buffer, *hop_latency, *ibcc; /* --tier packet */
+    const char *output, *bin, *bins; /* --tier packet -o FILE.h5: the time series */
+    int argc;                        /* the command's arguments (for the trace's command) */
+    char **argv;
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
@@ -49,12 +54,23 @@ typedef struct packet_spec {
     double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
     char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
     const char *ibcc_text;  /* --ibcc as given, NULL when none */
+    /* -o FILE.h5: the run's time series (packet_series.h, packet_trace.h) */
+    int has_trace;
+    outpath trace_out;           /* checked before the run */
+    pkt_series_request series;   /* dt and bins asked; the series after the run */
+    char dt_from[160], bins_from[160];
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
 const char *phen_name(enum phen_op op);
 /* The mtu, buffer, latency and PFC lines of the header (netpacket.c). */
 void packet_print_params(const packet_spec *p);
+/* -o FILE.h5 after a run: write p->series.series and free it. alg: the
+ * collective's algorithm name or NULL; digest, events: the packet run's.
+ * Returns 0 or the exit status of the error printed. */
+int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabric *f,
+                        packet_spec *p, const char *op, const char *alg, uint64_t digest,
+                        uint64_t events, double end_s);
 /* Print a JSON document and free it. */
 struct cJSON;
 void packet_json_print(struct cJSON *o);

@@ -16,8 +16,14 @@
 #include "packet_bench.h"
 #include "packet_coll.h"
 #include "packet_phenomena.h"
+#include "packet_trace.h"
 #include "resources.h"
 #include "units.h"
+
+/* The default most bins of -o: 256 (a dcsim default, printed, --bins). A
+ * k = 16 fat-tree's 6,144 directed links x 256 bins take about 100 MB. */
+#define TRACE_DEFAULT_BINS 256u
+#define TRACE_MAX_BINS 1048576u
 
 /* A size option: 0, or the exit status of the one-line error printed. */
 static int packet_size(const char *opt, const char *text, double max, const char *max_text,
@@ -242,6 +248,120 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     return 0;
 }
 
+/* The -o lines of "defaults used": the first bin, the most bins, and what
+ * the run ended with (the series, once it ran). */
+static void packet_print_series(const packet_spec *p)
+{
+    if (!p->has_trace)
+        return;
+    printf("#   time series bin %.4g ns: %s\n", p->series.dt_s * 1e9, p->dt_from);
+    printf("#   time series at most %u bins: %s\n", p->series.max_bins, p->bins_from);
+    const pkt_series *ser = p->series.series;
+    if (ser)
+        printf("# time series  %u bins of %.4g ns (%u merge%s), %u links -> %s\n",
+               pkt_series_bins(ser), pkt_series_dt(ser) * 1e9, pkt_series_merges(ser),
+               pkt_series_merges(ser) == 1 ? "" : "s", pkt_series_links(ser),
+               p->trace_out.path);
+}
+
+/* -o: the series' figures in a JSON document */
+static void json_series(cJSON *o, const packet_spec *p)
+{
+    const pkt_series *ser = p->series.series;
+    if (!p->has_trace || !ser)
+        return;
+    cJSON *t = cJSON_AddObjectToObject(o, "trace");
+    cJSON_AddStringToObject(t, "path", p->trace_out.path);
+    cJSON_AddNumberToObject(t, "bins", pkt_series_bins(ser));
+    cJSON_AddNumberToObject(t, "dt_s", pkt_series_dt(ser));
+    cJSON_AddNumberToObject(t, "first_dt_s", p->series.dt_s);
+    cJSON_AddStringToObject(t, "first_dt_from", p->dt_from);
+    cJSON_AddNumberToObject(t, "max_bins", p->series.max_bins);
+    cJSON_AddStringToObject(t, "max_bins_from", p->bins_from);
+    cJSON_AddNumberToObject(t, "merges", pkt_series_merges(ser));
+    cJSON_AddNumberToObject(t, "links", pkt_series_links(ser));
+}
+
+/* -o FILE.h5 [--bin TIME] [--bins N]: check the target (outpath.h: as
+ * `dcsim run -o`), the run (one net), the bins and their memory. Returns 0
+ * or the exit status of the error printed. */
+static int packet_trace_parse(const net_options *o, const scn_scenario *s, const fabric *f,
+                              packet_spec *p)
+{
+    if (!o->output) {
+        const char *opt = o->bin ? "--bin" : o->bins ? "--bins" : NULL;
+        return opt ? cli_usage_error("netbench", "%s: needs -o FILE.h5 (the time series' "
+                                     "file)", opt) : 0;
+    }
+    if (p->phen != PHEN_NONE)
+        return cli_usage_error("netbench", "-o %s: --op incast-sweep, victim, stall and "
+                               "collision run several nets (one per fan-in or variant); -o "
+                               "writes one run's series: use send, incast, alltoall or a "
+                               "collective", o->output);
+    p->series.dt_s = p->cfg.mtu_bytes / f->link_bytes_per_s;
+    snprintf(p->dt_from, sizeof p->dt_from, "rule: one MTU on the fabric link (%.0f B at "
+             "%.4g GB/s)", p->cfg.mtu_bytes, f->link_bytes_per_s / 1e9);
+    if (o->bin) {
+        char why[128];
+        if (sim_units_parse(o->bin, SIM_DIM_TIME, &p->series.dt_s, why, sizeof why) ||
+            !(p->series.dt_s >= 1e-12) || p->series.dt_s > 1)
+            return cli_usage_error("netbench", "--bin %s: expected a time from 1ps to 1s such "
+                                   "as 100ns", o->bin);
+        snprintf(p->dt_from, sizeof p->dt_from, "--bin %s", o->bin);
+    }
+    p->series.max_bins = TRACE_DEFAULT_BINS;
+    snprintf(p->bins_from, sizeof p->bins_from, "dcsim default (--bins N)");
+    if (o->bins) {
+        char *end;
+        unsigned long n = strtoul(o->bins, &end, 10);
+        if (*end || end == o->bins || n < 2 || n > TRACE_MAX_BINS || n % 2)
+            return cli_usage_error("netbench", "--bins %s: expected an even whole number from "
+                                   "2 to 1048576", o->bins);
+        p->series.max_bins = (uint32_t)n;
+        snprintf(p->bins_from, sizeof p->bins_from, "--bins %s", o->bins);
+    }
+    sim_error err;
+    sim_error_clear(&err);
+    double bytes = pkt_series_bytes(f->g.n_links, p->series.max_bins);
+    if (res_check_more(s, RES_STEP, bytes, "the time series of -o", &err)) {
+        fprintf(stderr, "dcsim netbench: error: -o %s: %u links x %u bins: %s\n", o->output,
+                f->g.n_links, p->series.max_bins, err.msg);
+        return CLI_EXIT_INPUT;
+    }
+    size_t n_in;
+    const char **inputs = scn_input_paths(s, o->path, NULL, &n_in);
+    if (!inputs) {
+        fprintf(stderr, "dcsim netbench: error: out of memory\n");
+        return 1;
+    }
+    int rc = outpath_init(&p->trace_out, o->output, "the trace", inputs, n_in, &err);
+    free(inputs);
+    if (rc)
+        return cli_print_error(&err);
+    p->has_trace = 1;
+    return 0;
+}
+
+int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabric *f,
+                        packet_spec *p, const char *op, const char *alg, uint64_t digest,
+                        uint64_t events, double end_s)
+{
+    if (!p->has_trace)
+        return 0;
+    char command[4096];
+    size_t used = (size_t)snprintf(command, sizeof command, "dcsim netbench");
+    for (int i = 0; i < o->argc && used < sizeof command; i++)
+        used += (size_t)snprintf(command + used, sizeof command - used, " %s", o->argv[i]);
+    packet_trace_meta m = {command, op, alg, s->name, s->source, s->seed, digest, events,
+                           end_s, &p->cfg};
+    sim_error err;
+    sim_error_clear(&err);
+    int rc = packet_trace_write(&p->trace_out, &f->g, p->series.series, &m, &err);
+    pkt_series_destroy(p->series.series);
+    p->series.series = NULL;
+    return rc ? cli_print_error(&err) : 0;
+}
+
 void packet_print_params(const packet_spec *p)
 {
     const pkt_config *c = &p->cfg;
@@ -262,6 +382,7 @@ void packet_print_params(const packet_spec *p)
         printf("#   IB CC min 0: rule: the table's first entry (no added delay)\n");
     if (b->is_enabled && !strstr(p->ibcc_text, "victim="))
         printf("#   IB CC victim 0: rule: the victim mask off (roots of congestion only)\n");
+    packet_print_series(p);
 }
 
 static void packet_print_text(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
@@ -336,6 +457,7 @@ static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
         cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
         cJSON_AddStringToObject(o, "pfc_from", p->pfc_rule);
     }
+    json_series(o, p);
 }
 
 static void packet_print_json(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
@@ -473,7 +595,7 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
 
 /* The collective over ranks 0, stride, 2 stride, ... on both tiers; the
  * exit status. */
-static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, const packet_spec *p)
+static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, packet_spec *p)
 {
     uint32_t *ranks = malloc((size_t)p->ranks * sizeof *ranks);
     if (!ranks) {
@@ -509,16 +631,22 @@ static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, cons
         /* printed */
     } else {
         pkc_compare r;
-        int run = pkc_compare_run(&f->nc, &p->cfg, &plan, &r, why, sizeof why);
+        int run = pkc_compare_run_series(&f->nc, &p->cfg, &plan,
+                                         p->has_trace ? &p->series : NULL, &r, why, sizeof why);
         if (run == -1)
             rc = cli_usage_error("netbench", "--tier packet: %s", why);
         else if (run) {
             fprintf(stderr, "dcsim netbench: error: %s\n", why);
             rc = 1;
-        } else if (o->json)
-            coll_print_json(s, p, &plan, &r);
-        else
-            coll_print_text(s, p, &plan, &r);
+        } else {
+            if (o->json)
+                coll_print_json(s, p, &plan, &r);
+            else
+                coll_print_text(s, p, &plan, &r);
+            rc = packet_trace_finish(o, s, f, p, nc_collective_name(p->coll),
+                                     nc_algorithm_name(plan.algo), r.digest, r.events_fired,
+                                     r.packet.time_s);
+        }
     }
     nc_plan_free(&plan);
     free(ranks);
@@ -534,22 +662,29 @@ int netbench_packet(const net_options *o)
         return rc;
     packet_spec p;
     pkb_result r;
-    if (!(rc = packet_parse(o, &s, &f, &p)) && p.phen != PHEN_NONE) {
+    if (!(rc = packet_parse(o, &s, &f, &p)))
+        rc = packet_trace_parse(o, &s, &f, &p);
+    if (!rc && p.phen != PHEN_NONE) {
         rc = netbench_phenomenon(o, &s, &f, &p);
     } else if (!rc && p.is_coll) {
         rc = coll_run(o, &s, &f, &p);
     } else if (!rc) {
         char why[256] = "";
-        int run = pkb_run(&f.g, f.router, &p.cfg, p.op, p.ranks, p.stride, p.bytes, &r, why, sizeof why);
+        int run = pkb_run_series(&f.g, f.router, &p.cfg, p.op, p.ranks, p.stride, p.bytes,
+                                 p.has_trace ? &p.series : NULL, &r, why, sizeof why);
         if (run == -1)
             rc = cli_usage_error("netbench", "--tier packet: %s", why);
         else if (run) {
             fprintf(stderr, "dcsim netbench: error: %s\n", why);
             rc = 1;
-        } else if (o->json)
-            packet_print_json(&s, &p, &r);
-        else
-            packet_print_text(&s, &p, &r);
+        } else {
+            if (o->json)
+                packet_print_json(&s, &p, &r);
+            else
+                packet_print_text(&s, &p, &r);
+            rc = packet_trace_finish(o, &s, &f, &p, pkb_op_name(p.op), NULL, r.digest,
+                                     r.events_fired, r.packet_time_s);
+        }
     }
     fabric_free(&f);
     scn_scenario_free(&s);
