@@ -145,10 +145,11 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 {
-    pkt_link_stats s = {0, 0, 0, 0, 0, 0, 0};
+    pkt_link_stats s = {0};
     if (l < n->g->n_links) {
         s.max_held_bytes = n->links[l].max_held;
         s.packets_sent = n->links[l].sent;
+        s.bytes_sent = n->links[l].bytes_sent;
         s.pauses = n->links[l].pauses;
         s.ecn_marks = n->links[l].marks;
         s.max_queued_bytes = n->links[l].max_queued;
@@ -269,6 +270,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
         k->tail = PKT_NONE;
     k->is_busy = 0;
     k->sent++;
+    k->bytes_sent += p->size;
     k->queued -= p->size;
     if (p->hop > 0)
         pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);

@@ -33,7 +33,7 @@
  * (models/packet_queue.c: FIFO lanes of one delay each, O(1) per event, and
  * a heap for other delays) and hands them to the engine through one pending
  * event, in the engine's own order (so the digest and event count are those
- * of scheduling each on the engine); 32 bytes per packet in flight, 96 per
+ * of scheduling each on the engine); 32 bytes per packet in flight, 104 per
  * link, 40 per pending event, one path of topo_route_max_usages entries per
  * message in flight.
  */
@@ -110,6 +110,7 @@ typedef void (*pkt_done_fn)(void *ctx, uint64_t tag);
 typedef struct pkt_link_stats {
     double max_held_bytes;  /* most bytes held at once in the ingress port this link feeds */
     uint64_t packets_sent;
+    double bytes_sent;      /* bytes of the packets this link finished sending */
     uint64_t pauses;        /* PAUSE frames this link's transmitter received */
     uint64_t ecn_marks;     /* packets marked on entering this link's egress FIFO */
     double ecn_p_sum;       /* sum of p(q) over the draws made there (expected marks) */

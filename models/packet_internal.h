@@ -33,6 +33,7 @@ typedef struct pkt_link {
     double max_held;
     double queued;        /* bytes in the egress FIFO, the one in service included */
     double max_queued;
+    double bytes_sent;    /* bytes of the packets it finished serialising */
     double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
     uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
