@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "fabric.h"
 #include "packet_bench.h"
+#include "packetcfg.h"
 #include "scenario.h"
 
 typedef struct net_options {
@@ -45,9 +46,9 @@ typedef struct packet_spec {
     enum nc_algorithm algo;
     unsigned ranks, stride; /* rank r is GPU r x stride: one per node */
     double bytes;
-    pkt_config cfg;
-    double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
-    char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
+    app_packet_cfg pc;      /* the tier's parameters and where each came from */
+    pkt_config cfg;         /* pc.cfg */
+    double bdp_rate_bytes_per_s; /* pc's: the fabric link's (effective) */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
