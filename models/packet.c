@@ -154,7 +154,7 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 {
-    pkt_link_stats s = {0, 0, 0, 0, 0, 0, 0, 0};
+    pkt_link_stats s = {0};
     if (l < n->g->n_links) {
         s.bytes_sent = n->links[l].bytes_sent;
         s.max_held_bytes = n->links[l].max_held;

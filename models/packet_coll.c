@@ -1,7 +1,6 @@
-/* packet_coll.c - a collective's plan on the packet tier (packet_coll.h).
- * One run record: per phase the dependencies and messages left, the
- * dependents of each phase (CSR, as netcoll_exec.c builds them); messages
- * carry their phase as tag, phase ends are KIND_NC_PHASE_DONE events.
+/* packet_coll.c - a collective's plan on the packet tier (packet_coll.h):
+ * one plan on the shared-net executor (packet_exec.h) on an idle net, run
+ * until the engine is empty.
  */
 #include "packet_coll.h"
 
@@ -11,24 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "event_kinds.h"
 #include "netcoll_internal.h"
-
-typedef struct coll_run {
-    sim_engine *eng;
-    pkt_net *net;
-    const nc_plan *p;
-    double t0;
-    uint32_t *deps_left, *msgs_left;  /* per phase */
-    uint32_t *next_offset, *next;     /* dependents of each phase (CSR) */
-    uint32_t phases_left;
-    double *start_s, *end_s;          /* the caller's, or NULL */
-    uint64_t messages;
-    double sent_bytes, end;
-    int failed;                       /* 0, -1 (a send refused) or -2 (no memory) */
-    char *why;
-    size_t why_size;
-} coll_run;
+#include "packet_exec.h"
 
 static int say(char *why, size_t why_size, int rc, const char *msg)
 {
@@ -59,98 +42,6 @@ int pkc_plan_check(const nc_plan *p, char *why, size_t why_size)
     return 0;
 }
 
-static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
-
-/* schedule phase i's end latency_s from now; 0 or -2 */
-static int end_phase_in(coll_run *c, uint32_t i)
-{
-    if (!sim_schedule_in(c->eng, c->p->phase[i].latency_s, 0, KIND_NC_PHASE_DONE, phase_done, c,
-                         i))
-        return c->failed = say(c->why, c->why_size, -2, "packet collective: out of memory");
-    return 0;
-}
-
-static void msg_done(void *ctx, uint64_t tag)
-{
-    coll_run *c = ctx;
-    uint32_t i = (uint32_t)tag;
-    if (--c->msgs_left[i] == 0 && end_phase_in(c, i))
-        sim_stop(c->eng);
-}
-
-/* send phase i's messages (or schedule its end when it has none); 0 or the
- * failure */
-static int start_phase(coll_run *c, uint32_t i)
-{
-    const nc_phase *ph = &c->p->phase[i];
-    if (c->start_s)
-        c->start_s[i] = sim_now(c->eng) - c->t0;
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < ph->n_conn; k++)
-        n += ceil(ph->bytes * nc_phase_conn(c->p, ph, k).weight) >= 1;
-    c->msgs_left[i] = n;
-    if (n == 0)
-        return end_phase_in(c, i);
-    for (uint32_t k = 0; k < ph->n_conn; k++) {
-        nc_conn cn = nc_phase_conn(c->p, ph, k);
-        double bytes = ceil(ph->bytes * cn.weight);
-        if (!(bytes >= 1))
-            continue;
-        if (pkt_send(c->net, cn.src, cn.dst, bytes, nc_route_key(i, k), msg_done, c, i)) {
-            char msg[320];
-            snprintf(msg, sizeof msg, "packet collective: phase %u, host %u to host %u: %s", i,
-                     cn.src, cn.dst, pkt_net_error(c->net));
-            return c->failed = say(c->why, c->why_size, -1, msg);
-        }
-        c->messages++;
-        c->sent_bytes += bytes;
-    }
-    return 0;
-}
-
-static void phase_done(sim_engine *eng, void *ctx, uint64_t data)
-{
-    coll_run *c = ctx;
-    uint32_t i = (uint32_t)data;
-    if (c->end_s)
-        c->end_s[i] = sim_now(eng) - c->t0;
-    for (uint32_t k = c->next_offset[i]; k < c->next_offset[i + 1] && !c->failed; k++)
-        if (--c->deps_left[c->next[k]] == 0 && start_phase(c, c->next[k]))
-            sim_stop(eng);
-    if (--c->phases_left == 0)
-        c->end = sim_now(eng) - c->t0;
-}
-
-/* the per-phase counters and the dependents of every phase; 0 or -1 */
-static int build(coll_run *c, uint32_t *block)
-{
-    const nc_plan *p = c->p;
-    size_t n = p->n_phases;
-    c->deps_left = block;
-    c->msgs_left = block + n;
-    c->next_offset = block + 2 * n;
-    c->next = c->next_offset + n + 2;
-    memset(c->next_offset, 0, (n + 2) * sizeof *c->next_offset);
-    for (uint32_t i = 0; i < p->n_phases; i++) {
-        c->deps_left[i] = p->phase[i].n_deps;
-        for (uint32_t k = 0; k < p->phase[i].n_deps; k++) {
-            uint32_t d = p->deps[p->phase[i].dep_first + k];
-            if (d >= i) /* plans list a phase after those it waits for */
-                return -1;
-            c->next_offset[d + 2]++;
-        }
-    }
-    for (uint32_t i = 0; i < p->n_phases; i++)
-        c->next_offset[i + 2] += c->next_offset[i + 1];
-    for (uint32_t i = 0; i < p->n_phases; i++)
-        for (uint32_t k = 0; k < p->phase[i].n_deps; k++) {
-            uint32_t d = p->deps[p->phase[i].dep_first + k];
-            c->next[c->next_offset[d + 1]++] = i;
-        }
-    c->phases_left = p->n_phases;
-    return 0;
-}
-
 static double now_s(void)
 {
     struct timespec t;
@@ -172,6 +63,21 @@ static void max_queue(const pkt_net *net, uint32_t n_links, pkc_result *out)
     }
 }
 
+/* pkc_run's plan is done: when, from the start */
+typedef struct coll_end {
+    sim_engine *eng;
+    double t0, end;
+    int is_done;
+} coll_end;
+
+static void coll_done(void *ctx, uint64_t tag)
+{
+    (void)tag;
+    coll_end *e = ctx;
+    e->end = sim_now(e->eng) - e->t0;
+    e->is_done = 1;
+}
+
 int pkc_run(sim_engine *eng, pkt_net *net, const nc_plan *p, double *phase_start_s,
             double *phase_end_s, pkc_result *out, char *why, size_t why_size)
 {
@@ -179,39 +85,36 @@ int pkc_run(sim_engine *eng, pkt_net *net, const nc_plan *p, double *phase_start
         return say(why, why_size, -1, "packet collective: missing argument");
     if (pkc_plan_check(p, why, why_size))
         return -1;
-    size_t n = p->n_phases;
-    uint32_t *block = malloc((3 * n + 2 + (size_t)p->n_deps + 1) * sizeof *block);
-    if (!block)
+    pkx *x = pkx_create(eng, net);
+    if (!x)
         return say(why, why_size, -2, "packet collective: out of memory");
-    coll_run c = {.eng = eng, .net = net, .p = p, .t0 = sim_now(eng), .start_s = phase_start_s,
-                  .end_s = phase_end_s, .why = why, .why_size = why_size};
-    if (build(&c, block)) {
-        free(block);
-        return say(why, why_size, -1, "packet collective: a phase waits for a later one");
-    }
     memset(out, 0, sizeof *out);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < p->n_phases; i++) {
         for (uint32_t k = 0; k < p->phase[i].n_conn; k++)
             out->plan_bytes += p->phase[i].bytes * nc_phase_conn(p, &p->phase[i], k).weight;
     }
+    coll_end e = {.eng = eng, .t0 = sim_now(eng)};
     double w0 = now_s();
-    for (uint32_t i = 0; i < n && !c.failed; i++)
-        if (c.deps_left[i] == 0)
-            start_phase(&c, i);
-    if (!c.failed && sim_run(eng, INFINITY) != SIM_RUN_EMPTY && !c.failed)
-        c.failed = say(why, why_size, -2, sim_engine_failure(eng));
-    if (!c.failed && c.phases_left)
-        c.failed = say(why, why_size, -2, "packet collective: a phase never ended");
-    free(block);
-    if (c.failed)
-        return c.failed;
-    out->wall_s = now_s() - w0;
-    out->time_s = c.end;
-    out->messages = c.messages;
-    out->sent_bytes = c.sent_bytes;
-    out->stats = *pkt_net_get_stats(net);
-    out->max_queued_link = UINT32_MAX; /* pkc_compare_run fills both */
-    return 0;
+    pkx_record_phases(x, phase_start_s, phase_end_s);
+    int failed = pkx_start(x, p, coll_done, &e, 0);
+    if (!failed && sim_run(eng, INFINITY) != SIM_RUN_EMPTY && !pkx_error(x))
+        failed = say(why, why_size, -2, sim_engine_failure(eng));
+    else if (!failed && pkx_error(x))
+        failed = say(why, why_size, pkx_error(x), pkx_why(x));
+    else if (failed)
+        say(why, why_size, failed, pkx_why(x));
+    if (!failed && !e.is_done)
+        failed = say(why, why_size, -2, "packet collective: a phase never ended");
+    if (!failed) {
+        out->wall_s = now_s() - w0;
+        out->time_s = e.end;
+        out->messages = pkx_messages(x);
+        out->sent_bytes = pkx_sent_bytes(x);
+        out->stats = *pkt_net_get_stats(net);
+        out->max_queued_link = UINT32_MAX; /* pkc_compare_run fills both */
+    }
+    pkx_destroy(x);
+    return failed;
 }
 
 int pkc_compare_run(const nc_fabric *f, const pkt_config *cfg, const nc_plan *p,

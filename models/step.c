@@ -376,6 +376,9 @@ static int check_inputs(const workload *w, const fabric *f, const step_options *
              "modelled by the step tier", p->ep, p->dp);
     if (o->concurrent && o->analytic)
         FAIL("the concurrent iteration runs on the flow model, not the analytic path");
+    if (o->packet && (!o->concurrent || !o->packet_cfg))
+        FAIL("the packet network runs the concurrent iteration and needs the packet tier's "
+             "parameters");
     if (!(o->bucket_params >= 0) || !(o->tp_overlap >= 0 && o->tp_overlap <= 1))
         FAIL("bucket size must not be negative and tp overlap must be in [0, 1]");
     if (!(o->sustained_efficiency > 0 && o->sustained_efficiency <= 1))

@@ -46,6 +46,7 @@
 #include "compute.h"
 #include "error.h"
 #include "fabric.h"
+#include "packet.h"
 #include "schedule.h"
 #include "workload.h"
 
@@ -80,7 +81,26 @@ typedef struct step_options {
      * the iteration (SIM_ERR_INTERRUPTED). NULL: none. Not a scenario value. */
     int (*poll)(void *ctx, double sim_time_s, uint64_t events);
     void *poll_ctx;
+    /* concurrent: 1 runs every plan of the shared net on the packet tier
+     * (packet_exec.h) instead of the flow net (network="packet"; step_des.c
+     * "packet network"). packet_cfg: the tier's parameters, the caller's
+     * (not a scenario value; required with packet). packet_admit: called
+     * once the iteration's plans are built with the packets and packet-hops
+     * it will take at least (every PP, DP and gather message, 2 links each;
+     * TP/CP/EP flows not counted), before any moves; non-zero refuses the
+     * job with the reason in err. NULL: no check besides
+     * STEP_PACKET_MAX_HOPS. */
+    int packet;
+    const pkt_config *packet_cfg;
+    int (*packet_admit)(void *ctx, double packets, double packet_hops, sim_error *err);
+    void *packet_admit_ctx;
 } step_options;
+
+/* The packet network refuses an iteration of more packet-hops than this
+ * (its estimate; about 400 s at the tier's 2.5 M packet-hops per CPU
+ * second: the budget of netbench --tier packet, PKB_MAX_PACKET_HOPS), and
+ * stops one whose packet-hops pass it while it runs. */
+#define STEP_PACKET_MAX_HOPS 1e9
 
 #define STEP_POLL_EVENTS 16384u
 
@@ -219,6 +239,14 @@ typedef struct step_profile {
     uint64_t flows_total;
     int flows_truncated;
     step_flow *flows;
+    /* network="packet" only (else is_packet 0): the packet net's counters
+     * at the iteration's end, the wall time of the iteration's simulation,
+     * and the packet-hops estimated before the run (packet_admit's) */
+    int is_packet;
+    pkt_net_stats packet_stats;
+    uint64_t packet_plans;
+    double packet_wall_s;
+    double packet_hops_estimate;
 } step_profile;
 
 void step_options_defaults(step_options *o);

@@ -3,7 +3,8 @@
  * engine, and every PP send and every DP gradient bucket and parameter
  * gather of the iteration is a plan on one shared flow net (netcoll_exec.h),
  * so sends of all replicas and reductions of all stages contend for the
- * same links at the moments they really overlap.
+ * same links at the moments they really overlap. network="packet": the
+ * same plans as packets on the packet tier (step_net.c has both backends).
  *
  * Each replica d's stage s runs its tasks in the schedule's order
  * (schedule.h; the order does not depend on the times): a task starts when
@@ -31,6 +32,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine.h"
 #include "event_kinds.h"
@@ -104,9 +106,7 @@ static int pp_send(des *z, unsigned d, unsigned b, int dir, unsigned mb)
     z->pp_time[2 * s + (unsigned)dir] -= sim_now(z->eng);
     z->pp_count[2 * s + (unsigned)dir] += 1;
     uint64_t tag = ((((uint64_t)d * z->n_pos + b) * 2 + (unsigned)dir) * z->m + mb) << 2 | TAG_PP;
-    return z->folded ? nc_exec_start_folded(z->x, plan, z->pp_first[slot], CLASS_PP,
-                                            step_des_plan_done, z, tag, z->err)
-                     : nc_exec_start(z->x, plan, CLASS_PP, step_des_plan_done, z, tag, z->err);
+    return step_des_start(z, plan, z->folded ? z->pp_first[slot] : UINT32_MAX, CLASS_PP, tag);
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -255,10 +255,8 @@ static void bucket_start(sim_engine *eng, void *ctx, uint64_t data)
     z->b_start[z->bucket_first[j] + z->bucket_next[j]] = sim_now(eng);
     step_sm_dp(z, j % z->P, +1);
     uint64_t tag = (uint64_t)j << 2 | TAG_DP;
-    int rc = z->folded ? nc_exec_start_folded(z->x, &z->dp_plan[j], z->dp_first[j], CLASS_DP,
-                                              step_des_plan_done, z, tag, z->err)
-                       : nc_exec_start(z->x, &z->dp_plan[j], CLASS_DP, step_des_plan_done, z, tag,
-                                       z->err);
+    int rc = step_des_start(z, &z->dp_plan[j], z->folded ? z->dp_first[j] : UINT32_MAX,
+                            CLASS_DP, tag);
     if (rc)
         step_des_fail(z, rc);
 }
@@ -305,10 +303,8 @@ static void gather_next(des *z, unsigned s)
             z->ag_plan[j].n_phases) {
             z->gather_t0[s] = sim_now(z->eng);
             uint64_t tag = (uint64_t)s << 2 | TAG_GATHER;
-            int rc = z->folded ? nc_exec_start_folded(z->x, &z->ag_plan[j], z->ag_first[j],
-                                                      CLASS_DP, step_des_plan_done, z, tag, z->err)
-                               : nc_exec_start(z->x, &z->ag_plan[j], CLASS_DP,
-                                               step_des_plan_done, z, tag, z->err);
+            int rc = step_des_start(z, &z->ag_plan[j],
+                                    z->folded ? z->ag_first[j] : UINT32_MAX, CLASS_DP, tag);
             if (rc)
                 step_des_fail(z, rc);
             return;
@@ -613,13 +609,13 @@ static int set_up(des *z)
     }
     double ideal = z->sr->runs[z->sr->n_runs - 1].ideal.iteration_s;
     z->bin_s = ideal > 0 ? ideal / STEP_BINS_PER_IDEAL : 1;
-    z->x = z->folded ? nc_exec_create_folded(z->eng, &z->f->nc, &z->fold)
-                     : nc_exec_create(z->eng, &z->f->nc);
-    if (!z->x || nc_exec_track_links(z->x))
-        return no_memory(z);
-    z->log.cap = z->o->flow_log;
+    if ((rc = step_des_net_create(z)) != 0)
+        return rc;
     z->log.tier = z->tier;
-    nc_exec_observe(z->x, flow_started, flow_ended, z);
+    if (z->x) { /* the flow log and link tracking: the flow net's (step_net.c) */
+        z->log.cap = z->o->flow_log;
+        nc_exec_observe(z->x, flow_started, flow_ended, z);
+    }
     return sim_schedule_in(z->eng, z->bin_s, 0, KIND_STEP_SAMPLE, step_des_sample, z, 0) ? 0
                                                                                 : no_memory(z);
 }
@@ -646,7 +642,7 @@ static void free_all(des *z)
         free(ptrs[i]);
     step_sc_free(z);
     step_sm_free(z);
-    nc_exec_destroy(z->x);
+    step_des_net_free(z);
     flow_fold_free(&z->fold);
     sim_engine_destroy(z->eng);
     step_flow_log_free(&z->log);
@@ -688,10 +684,15 @@ static int record(des *z)
         sr->gantt[i].start_s = z->t_start[(size_t)slow * n + i];
         sr->gantt[i].end_s = z->t_end[(size_t)slow * n + i];
     }
-    const flow_net *net = nc_exec_net(z->x);
     for (uint32_t l = 0; l < z->f->g.n_links; l++)
-        z->out->link_bytes[l] += flow_net_link_bytes(net, step_des_net_link(z, l));
-    step_des_hot_links(z);
+        z->out->link_bytes[l] += step_des_link_bytes(z, l);
+    if (z->x)
+        step_des_hot_links(z);
+    else {
+        z->out->is_packet = 1;
+        z->out->packet_stats = *pkt_net_get_stats(z->pnet);
+        z->out->packet_plans = pkx_started(z->px);
+    }
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;
     z->out->bin_peak = z->peak;
@@ -730,14 +731,19 @@ int step_des_run(step_run *sr, const workload *w, const compute_device *dev,
             try_start(&z, d, s);
     if (!rc && o->poll)
         sim_engine_set_poll(z.eng, des_poll, &z, STEP_POLL_EVENTS);
+    struct timespec w0, w1; /* the packet network reports its wall time */
+    clock_gettime(CLOCK_MONOTONIC, &w0);
     if (!rc && !z.code && sim_run(z.eng, INFINITY) == SIM_RUN_POLLED_STOP)
         rc = sim_error_set(z.err, SIM_ERR_INTERRUPTED, NULL, 0,
                            "the concurrent iteration was interrupted at %.6g s", sim_now(z.eng));
-    rc = rc ? rc : z.code ? z.code : nc_exec_error(z.x);
+    rc = rc ? rc : z.code ? z.code : step_des_net_error(&z);
     for (unsigned s = 0; !rc && s < z.P; s++)
         if (z.stage_state[s] != 2)
             rc = sim_error_set(z.err, SIM_ERR_INTERNAL, NULL, 0,
                                "the concurrent iteration stopped with stage %u unfinished", s);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    if (z.px)
+        out->packet_wall_s = (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) * 1e-9;
     if (!rc)
         rc = record(&z);
     *iteration = z.iteration;

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "flow_fold.h"
 #include "netcoll_exec.h"
+#include "packet_exec.h"
 
 /* a plan's tag's low two bits; TAG_STAGE: a TP, CP or EP plan (step_stagecoll.c) */
 enum { TAG_PP = 0, TAG_DP = 1, TAG_GATHER = 2, TAG_STAGE = 3 };
@@ -39,7 +40,9 @@ typedef struct des {
     step_profile *out;
     fabric *f;
     sim_engine *eng;
-    nc_exec *x;
+    nc_exec *x;                 /* the flow net's executor (NULL on the packet network) */
+    pkt_net *pnet;              /* the packet network (o->packet): its net and executor */
+    pkx *px;
     sim_error *err;
     int code;
     unsigned P, v, m, D, n_pos; /* D: the replicas simulated (1 when folded) */
@@ -168,6 +171,22 @@ void step_sm_dp(des *z, unsigned s, int delta);
  * that sent its input */
 double step_sm_on_path(const des *z, unsigned d);
 void step_sm_free(des *z);
+
+/* The shared net, one interface for its two backends (step_des.c): the
+ * flow net (nc_exec, folded when z->folded) or the packet network (pkx).
+ * start: plan p now, done to step_des_plan_done with tag (first: its first
+ * flow in the fold, UINT32_MAX unfolded); 0 or an error code (in z->err).
+ * link_bytes: bytes fabric link l carried so far (its cell's when folded;
+ * the packets that finished crossing it on the packet network). error:
+ * the code of a failure inside a running plan (reason in z->err), or 0. */
+int step_des_start(des *z, const nc_plan *p, uint32_t first, unsigned cls, uint64_t tag);
+/* create: the net once the plans are built and folded (the packet network
+ * counts the iteration's packets first and may refuse it); 0 or an error
+ * code. free: NULL-safe, either backend. */
+int step_des_net_create(des *z);
+void step_des_net_free(des *z);
+double step_des_link_bytes(des *z, uint32_t l);
+int step_des_net_error(des *z);
 
 /* the flow net's link for fabric link l (its cell when folded) */
 static inline uint32_t step_des_net_link(const des *z, uint32_t l)

@@ -1,5 +1,5 @@
 /* step_des_out.c - what the concurrent iteration (step_des.c) measures on
- * its flow net besides the schedule: link utilisation per time bin (an
+ * its shared net besides the schedule: link utilisation per time bin (an
  * engine event every bin) and the links where kinds of traffic overlapped
  * longest. */
 #include "step_des_internal.h"
@@ -15,7 +15,6 @@ void step_des_sample(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     des *z = ctx;
-    flow_net *net = nc_exec_net(z->x);
     if (z->n_bins == z->cap_bins) {
         unsigned cap = z->cap_bins ? 2 * z->cap_bins : 256;
         double *p = realloc(z->peak, (size_t)cap * STEP_TIERS * sizeof *p);
@@ -29,14 +28,15 @@ void step_des_sample(sim_engine *eng, void *ctx, uint64_t data)
         z->mean = m;
         z->cap_bins = cap;
     }
-    flow_net_sync(net);
+    if (z->x)
+        flow_net_sync(nc_exec_net(z->x));
     const double *cap = z->f->g.link_bytes_per_s;
     double *peak = z->peak + (size_t)z->n_bins * STEP_TIERS;
     double *mean = z->mean + (size_t)z->n_bins * STEP_TIERS;
     for (int t = 0; t < STEP_TIERS; t++)
         peak[t] = mean[t] = 0;
     for (uint32_t l = 0; l < z->f->g.n_links; l++) {
-        double now_bytes = flow_net_link_bytes(net, step_des_net_link(z, l));
+        double now_bytes = step_des_link_bytes(z, l);
         double u = (now_bytes - z->prev_bytes[l]) / (cap[l] * z->bin_s);
         z->prev_bytes[l] = now_bytes;
         peak[z->tier[l]] = fmax(peak[z->tier[l]], u);

@@ -221,6 +221,8 @@ int step_des_fold(des *z)
     const nc_fabric *nc = &z->f->nc;
     if (z->o->no_fold)
         return fold_off(z, "off (asked)");
+    if (z->o->packet)
+        return fold_off(z, "off: the packet network simulates every replica");
     if (z->sc_kinds)
         return fold_off(z, "off: TP, CP or EP collectives cross scale-up domains (their flows "
                            "are not folded)");

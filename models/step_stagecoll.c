@@ -253,7 +253,7 @@ static int start_kind(des *z, size_t ds, int k)
         }
     }
     uint64_t tag = (((uint64_t)owner * z->P + s) * STEP_SC_KINDS + (unsigned)k) << 2 | TAG_STAGE;
-    return nc_exec_start(z->x, plan, CLASS_STAGE, step_des_plan_done, z, tag, z->err);
+    return step_des_start(z, plan, UINT32_MAX, CLASS_STAGE, tag);
 }
 
 static void kind_start(sim_engine *eng, void *ctx, uint64_t data)

@@ -9,6 +9,7 @@
 #include "outpath.h"
 #include "packet_bench.h"
 #include "packet_series.h"
+#include "packetcfg.h"
 #include "scenario.h"
 
 typedef struct net_options {
@@ -50,10 +51,9 @@ typedef struct packet_spec {
     enum nc_algorithm algo;
     unsigned ranks, stride; /* rank r is GPU r x stride: one per node */
     double bytes;
-    pkt_config cfg;
-    double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
-    char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
-    const char *ibcc_text;  /* --ibcc as given, NULL when none */
+    app_packet_cfg pc;      /* the tier's parameters and where each came from */
+    pkt_config cfg;         /* pc.cfg */
+    double bdp_rate_bytes_per_s; /* pc's: the fabric link's (effective) */
     /* -o FILE.h5: the run's time series (packet_series.h, packet_trace.h) */
     int has_trace;
     outpath trace_out;           /* checked before the run */

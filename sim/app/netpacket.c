@@ -110,22 +110,13 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
     return 0;
 }
 
-/* --ibcc: 0 or the exit status of the error printed. */
-static int packet_parse_ibcc(const net_options *o, packet_spec *p)
+/* --ibcc with a phenomenon: 0 or the exit status of the error printed. */
+static int packet_parse_ibcc(const net_options *o, const packet_spec *p)
 {
-    if (!o->ibcc)
-        return 0;
-    if (p->cfg.technology != PKT_IB)
-        return cli_usage_error("netbench", "--ibcc %s: InfiniBand congestion control needs an "
-                               "InfiniBand fabric link (this one is RoCE)", o->ibcc);
-    if (p->phen != PHEN_NONE)
+    if (o->ibcc && p->phen != PHEN_NONE)
         return cli_usage_error("netbench", "--ibcc %s: runs with send, incast, alltoall and the "
                                "collectives (the phenomena set their own flow control)", o->ibcc);
-    char why[320];
-    p->ibcc_text = o->ibcc;
-    if (pkt_ibcc_parse(o->ibcc, &p->cfg.ibcc, why, sizeof why))
-        return cli_usage_error("netbench", "--ibcc: %s", why);
-    return 0;
+    return 0; /* the values: app_packet_config */
 }
 
 /* The pattern and the tier's parameters from the options and the catalog.
@@ -133,7 +124,6 @@ static int packet_parse_ibcc(const net_options *o, packet_spec *p)
 static int packet_parse(const net_options *o, const scn_scenario *s, const fabric *f,
                         packet_spec *p)
 {
-    const hw_link *lk = &s->fabric.link;
     memset(p, 0, sizeof *p);
     int rc = packet_parse_op(o, p);
     if (rc)
@@ -168,69 +158,15 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     if (o->bytes &&
         (rc = packet_size("--bytes", o->bytes, NETBENCH_MAX_BYTES, "1 TiB", &p->bytes)))
         return rc;
-    if (lk->kind == HW_LINK_NVLINK)
-        return cli_usage_error("netbench", "--tier packet: the fabric link %s is NVLink; the "
-                               "packet tier models InfiniBand and RoCE fabrics", lk->name);
-    p->cfg.technology = lk->kind == HW_LINK_ETHERNET ? PKT_ROCE : PKT_IB;
     if ((rc = packet_parse_ibcc(o, p)))
         return rc;
-    /* MTU */
-    if (o->mtu) {
-        if ((rc = packet_size("--mtu", o->mtu, 65536, "64K", &p->cfg.mtu_bytes)))
-            return rc;
-        snprintf(p->mtu_from, sizeof p->mtu_from, "--mtu %s", o->mtu);
-    } else if (lk->mtu_bytes > 0) {
-        p->cfg.mtu_bytes = lk->mtu_bytes;
-        snprintf(p->mtu_from, sizeof p->mtu_from, "catalog link %s (links.xml: components.md 5.7)",
-                 lk->name);
-    } else
-        return cli_usage_error("netbench", "--tier packet: the catalog gives no mtu for link "
-                               "%s: give one with --mtu SIZE, e.g. --mtu 4096", lk->name);
-    /* buffer per switch port */
-    if (o->buffer) {
-        if ((rc = packet_size("--buffer", o->buffer, NETBENCH_MAX_BYTES, "1 TiB",
-                              &p->cfg.buffer_bytes)))
-            return rc;
-        snprintf(p->buffer_from, sizeof p->buffer_from, "--buffer %s", o->buffer);
-    } else if (lk->port_buffer_bytes > 0) {
-        p->cfg.buffer_bytes = lk->port_buffer_bytes;
-        snprintf(p->buffer_from, sizeof p->buffer_from, "catalog link %s (links.xml: "
-                 "hardware.md 3.3)", lk->name);
-    } else
-        return cli_usage_error("netbench", "--tier packet: the catalog has no port-buffer for "
-                               "link %s (its switch buffer is a GAP in components.md 5.6): give "
-                               "one with --buffer SIZE, e.g. --buffer 1MB", lk->name);
-    if (p->cfg.mtu_bytes > p->cfg.buffer_bytes)
-        return cli_usage_error("netbench", "--buffer %s: a port's buffer must hold one MTU",
-                               o->buffer ? o->buffer : lk->name);
-    /* hop latency */
-    if (o->hop_latency) {
-        char why[128];
-        if (sim_units_parse(o->hop_latency, SIM_DIM_TIME, &p->cfg.hop_latency_s, why,
-                            sizeof why) || !(p->cfg.hop_latency_s >= 0) ||
-            p->cfg.hop_latency_s > 1)
-            return cli_usage_error("netbench", "--hop-latency %s: expected a time from 0 to 1s "
-                                   "such as 500ns", o->hop_latency);
-        snprintf(p->latency_from, sizeof p->latency_from, "--hop-latency %s", o->hop_latency);
-    } else {
-        p->cfg.hop_latency_s = lk->switch_latency_s;
-        snprintf(p->latency_from, sizeof p->latency_from, "rule: the switch-latency of %s "
-                 "(links.xml, hardware.md 3.5) on every link; cable and NIC latency not added",
-                 lk->name);
-    }
-    /* PFC thresholds: no vendor default is published (components.md 5.2, GAP) */
-    p->bdp_rate_bytes_per_s = f->link_bytes_per_s;
-    if (p->cfg.technology == PKT_ROCE || p->phen == PHEN_VICTIM || p->phen == PHEN_STALL) {
-        char why[256];
-        if (pkb_pfc_rule(p->cfg.buffer_bytes, p->cfg.mtu_bytes, p->bdp_rate_bytes_per_s,
-                         p->cfg.hop_latency_s, &p->cfg.xoff_bytes, &p->cfg.xon_bytes, why,
-                         sizeof why))
-            return cli_usage_error("netbench", "--tier packet: %s; give a larger --buffer", why);
-        snprintf(p->pfc_rule, sizeof p->pfc_rule, "rule: xoff = buffer - (2 BDP + 2 MTU) "
-                 "(components.md 5.2), BDP = %.4g GB/s (fabric link) x %.4g ns; xon = xoff - "
-                 "3 KiB (HPCC resume offset, 5.2); vendor thresholds are a GAP",
-                 p->bdp_rate_bytes_per_s / 1e9, p->cfg.hop_latency_s * 1e9);
-    }
+    app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
+                          .ibcc = o->ibcc};
+    if ((rc = app_packet_config("netbench", "--tier packet", s, f, &po,
+                                p->phen == PHEN_VICTIM || p->phen == PHEN_STALL, &p->pc)))
+        return rc;
+    p->cfg = p->pc.cfg;
+    p->bdp_rate_bytes_per_s = p->pc.bdp_rate_bytes_per_s;
     double hops = p->is_coll ? 0 : pkb_min_packet_hops(p->op, p->ranks, p->bytes,
                                                        p->cfg.mtu_bytes);
     if (p->phen == PHEN_NONE && hops > PKB_MAX_PACKET_HOPS) { /* phenomena check their own */
@@ -364,24 +300,7 @@ int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabri
 
 void packet_print_params(const packet_spec *p)
 {
-    const pkt_config *c = &p->cfg;
-    const pkt_ibcc_config *b = &c->ibcc;
-    printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
-    printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
-    if (b->is_enabled)
-        printf("# IB CC        --ibcc: FECN at %.0f B queued, 1 in %u eligible packets%s; "
-               "BECN: CCTI +%u (limit %u), -1 every %.4g us down to %u; %.4g ns per CCTI step\n",
-               b->threshold_bytes, b->marking_rate + 1, b->is_victim_marking ? " (victims too)"
-               : "", b->ccti_increase, b->ccti_limit, b->ccti_timer_s * 1e6, b->ccti_min,
-               b->cct_step_s * 1e9);
-    printf("# defaults used:\n");
-    printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
-    if (c->technology == PKT_ROCE || p->phen == PHEN_VICTIM || p->phen == PHEN_STALL)
-        printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
-    if (b->is_enabled && !strstr(p->ibcc_text, "min="))
-        printf("#   IB CC min 0: rule: the table's first entry (no added delay)\n");
-    if (b->is_enabled && !strstr(p->ibcc_text, "victim="))
-        printf("#   IB CC victim 0: rule: the victim mask off (roots of congestion only)\n");
+    app_packet_config_print(stdout, "# ", &p->pc);
     packet_print_series(p);
 }
 
@@ -436,26 +355,16 @@ static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
     cJSON_AddStringToObject(o, "link", s->fabric.link.name);
     cJSON_AddStringToObject(o, "flow_control", c->technology == PKT_ROCE ? "pfc" : "credits");
     cJSON_AddNumberToObject(o, "mtu_bytes", c->mtu_bytes);
-    cJSON_AddStringToObject(o, "mtu_from", p->mtu_from);
+    cJSON_AddStringToObject(o, "mtu_from", p->pc.mtu_from);
     cJSON_AddNumberToObject(o, "buffer_bytes", c->buffer_bytes);
-    cJSON_AddStringToObject(o, "buffer_from", p->buffer_from);
+    cJSON_AddStringToObject(o, "buffer_from", p->pc.buffer_from);
     cJSON_AddNumberToObject(o, "hop_latency_s", c->hop_latency_s);
-    cJSON_AddStringToObject(o, "hop_latency_from", p->latency_from);
-    if (c->ibcc.is_enabled) {
-        cJSON *b = cJSON_AddObjectToObject(o, "ib_congestion_control");
-        cJSON_AddNumberToObject(b, "threshold_bytes", c->ibcc.threshold_bytes);
-        cJSON_AddNumberToObject(b, "marking_rate", c->ibcc.marking_rate);
-        cJSON_AddBoolToObject(b, "victim_marking", c->ibcc.is_victim_marking);
-        cJSON_AddNumberToObject(b, "ccti_increase", c->ibcc.ccti_increase);
-        cJSON_AddNumberToObject(b, "ccti_limit", c->ibcc.ccti_limit);
-        cJSON_AddNumberToObject(b, "ccti_min", c->ibcc.ccti_min);
-        cJSON_AddNumberToObject(b, "ccti_timer_s", c->ibcc.ccti_timer_s);
-        cJSON_AddNumberToObject(b, "cct_step_s", c->ibcc.cct_step_s);
-    }
+    cJSON_AddStringToObject(o, "hop_latency_from", p->pc.latency_from);
+    app_packet_ibcc_json(o, c);
     if (c->technology == PKT_ROCE) {
         cJSON_AddNumberToObject(o, "xoff_bytes", c->xoff_bytes);
         cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
-        cJSON_AddStringToObject(o, "pfc_from", p->pfc_rule);
+        cJSON_AddStringToObject(o, "pfc_from", p->pc.pfc_rule);
     }
     json_series(o, p);
 }

@@ -15,6 +15,7 @@
 #include "fabric.h"
 #include "hardware.h"
 #include "outpath.h"
+#include "packetcfg.h"
 #include "perfetto.h"
 #include "progress.h"
 #include "resources.h"
@@ -24,6 +25,8 @@
 
 const char usage_step[] =
     "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold] [--sm-stage-end]]\n"
+    "                  [--network flow|analytic|concurrent|packet [--mtu SIZE] [--buffer SIZE]\n"
+    "                  [--hop-latency TIME] [--ibcc K=V,...]]\n"
     "                  [--json] [--perfetto FILE.json] [--flow-log N] [--quiet]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
@@ -49,6 +52,18 @@ const char usage_step[] =
     "               SMs from at each stage's end, the isolated iteration's rule,\n"
     "               instead of slowing the tasks they overlap as they run (same\n"
     "               as sm-sharing=\"stage-end\")\n"
+    "  --network M  the network model: flow (default), analytic, concurrent (as\n"
+    "               the options above) or packet: the concurrent iteration with\n"
+    "               every PP send, DP bucket, gather and cross-domain TP/CP/EP\n"
+    "               collective as packets on the packet tier (docs/step.md\n"
+    "               \"Packet network\"; small jobs only: at most 1e9\n"
+    "               packet-hops; no flow log, overlap links or folding); same\n"
+    "               as network=\"packet\"\n"
+    "  --mtu SIZE, --buffer SIZE, --hop-latency TIME\n"
+    "               with --network packet: the packet tier's MTU, switch port\n"
+    "               buffer and per-hop latency instead of the link catalog's\n"
+    "               (as dcsim netbench --tier packet); --ibcc: InfiniBand\n"
+    "               congestion control, as dcsim netbench --tier packet --ibcc\n"
     "  --json       the profile as one JSON object\n"
     "  --perfetto FILE.json\n"
     "               also write the iteration as a Trace Event Format file for\n"
@@ -101,7 +116,8 @@ static void flow_log_line(FILE *out, const char *lead, const step_profile *p)
 static void print_text(const scn_scenario *s, const step_profile *p)
 {
     printf("iteration       %.6g s (%s network model)\n", p->iteration_s,
-           s->step.analytic ? "analytic" : s->step.concurrent ? "concurrent flow" : "flow");
+           s->step.analytic ? "analytic" : s->step.packet ? "packet"
+           : s->step.concurrent ? "concurrent flow" : "flow");
     printf("tokens/s        %.6g\n", p->tokens_per_s);
     char defaults[4096]; /* what the catalogs lacked (docs/scenario.md) */
     scn_defaults_text(s, defaults, sizeof defaults);
@@ -162,8 +178,28 @@ static void print_text(const scn_scenario *s, const step_profile *p)
         printf("stragglers      slowest GPU %u at %.1f %% speed; the other replicas waited %.4g s "
                "for it at the gradient reduction\n", p->slowest_gpu, 100 * p->slowest_speed,
                p->wait_s);
-    if (s->flow_log_given && s->step.concurrent)
+    if (s->flow_log_given && s->step.concurrent && !p->is_packet)
         flow_log_line(stdout, "flows           ", p);
+}
+
+/* the packet network's counters and parameters (--network packet) */
+static void print_packet(const step_profile *p, const app_packet_cfg *pc)
+{
+    const pkt_net_stats *st = &p->packet_stats;
+    printf("packet network  %llu plans, %llu messages, %llu packets, %llu packet-hops (estimated "
+           "at least %.4g before the run), %llu events\n", (unsigned long long)p->packet_plans,
+           (unsigned long long)st->messages_sent, (unsigned long long)st->packets_delivered,
+           (unsigned long long)st->packet_hops, p->packet_hops_estimate,
+           (unsigned long long)st->events);
+    printf("                %.4g s wall (%.3g M packet-hops/s); %llu PFC pauses; most held in "
+           "one switch port %.0f B (buffer %.0f B)\n", p->packet_wall_s,
+           p->packet_wall_s > 0 ? st->packet_hops / p->packet_wall_s / 1e6 : 0.0,
+           (unsigned long long)st->pauses, st->max_held_bytes, pc->cfg.buffer_bytes);
+    printf("                %s, %s\n", pc->cfg.technology == PKT_ROCE ? "RoCE PFC"
+           : "InfiniBand credits", "parameters:");
+    app_packet_config_print(stdout, "                  ", pc);
+    printf("                not on the packet network: the flow log and the overlap links "
+           "(flow-net link tracking); every replica simulated (no folding)\n");
 }
 
 /* the flow log (--flow-log): one object per flow, in start order */
@@ -202,7 +238,39 @@ static void json_flows(cJSON *o, const step_profile *p)
     }
 }
 
-static void print_json(const step_profile *p, int flows)
+/* the packet network's parameters and counters (--network packet) */
+static void json_packet(cJSON *o, const step_profile *p, const app_packet_cfg *pc)
+{
+    const pkt_net_stats *st = &p->packet_stats;
+    cJSON *k = cJSON_AddObjectToObject(o, "packet_network");
+    cJSON_AddStringToObject(k, "flow_control", pc->cfg.technology == PKT_ROCE ? "pfc"
+                                                                            : "credits");
+    cJSON_AddNumberToObject(k, "mtu_bytes", pc->cfg.mtu_bytes);
+    cJSON_AddStringToObject(k, "mtu_from", pc->mtu_from);
+    cJSON_AddNumberToObject(k, "buffer_bytes", pc->cfg.buffer_bytes);
+    cJSON_AddStringToObject(k, "buffer_from", pc->buffer_from);
+    cJSON_AddNumberToObject(k, "hop_latency_s", pc->cfg.hop_latency_s);
+    cJSON_AddStringToObject(k, "hop_latency_from", pc->latency_from);
+    if (pc->has_pfc) {
+        cJSON_AddNumberToObject(k, "xoff_bytes", pc->cfg.xoff_bytes);
+        cJSON_AddNumberToObject(k, "xon_bytes", pc->cfg.xon_bytes);
+        cJSON_AddStringToObject(k, "pfc_from", pc->pfc_rule);
+    }
+    app_packet_ibcc_json(k, &pc->cfg);
+    cJSON_AddNumberToObject(k, "plans", (double)p->packet_plans);
+    cJSON_AddNumberToObject(k, "messages", (double)st->messages_sent);
+    cJSON_AddNumberToObject(k, "packets", (double)st->packets_delivered);
+    cJSON_AddNumberToObject(k, "packet_hops", (double)st->packet_hops);
+    cJSON_AddNumberToObject(k, "packet_hops_estimate", p->packet_hops_estimate);
+    cJSON_AddNumberToObject(k, "events", (double)st->events);
+    cJSON_AddNumberToObject(k, "pauses", (double)st->pauses);
+    cJSON_AddNumberToObject(k, "max_held_bytes", st->max_held_bytes);
+    cJSON_AddNumberToObject(k, "bytes_delivered", st->bytes_delivered);
+    cJSON_AddNumberToObject(k, "wall_s", p->packet_wall_s);
+    cJSON_AddStringToObject(k, "not_modelled", "flow log, overlap links, symmetry folding");
+}
+
+static void print_json(const step_profile *p, int flows, const app_packet_cfg *pc)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "iteration_s", p->iteration_s);
@@ -300,8 +368,10 @@ static void print_json(const step_profile *p, int flows)
         cJSON_AddNumberToObject(o, "slowest_speed", p->slowest_speed);
         cJSON_AddNumberToObject(o, "straggler_wait_s", p->wait_s);
     }
-    if (flows)
+    if (flows && !p->is_packet)
         json_flows(o, p);
+    if (p->is_packet && pc)
+        json_packet(o, p, pc);
     char *text = cJSON_Print(o);
     if (text)
         puts(text);
@@ -316,6 +386,7 @@ typedef struct step_args {
     int has_flow_log;
     cli_sets sets;
     int json, analytic, concurrent, no_fold, sm_stage_end, quiet;
+    const char *network, *mtu, *buffer, *hop_latency, *ibcc; /* --network, its packet options */
 } step_args;
 
 int step_parse_flow_log(const char *command, const char *v, size_t *out)
@@ -347,6 +418,13 @@ static const cli_option step_table[] = {
     {"--flow-log", 0, CLI_CALL, 0, opt_flow_log,
      .missing = "%s needs a whole number from 0 to 10000000"},
     {"--quiet", 'q', CLI_FLAG, offsetof(step_args, quiet), NULL, NULL},
+    {"--network", 0, CLI_TEXT, offsetof(step_args, network),
+     .missing = "%s needs flow, analytic, concurrent or packet"},
+    {"--mtu", 0, CLI_TEXT, offsetof(step_args, mtu), .missing = "%s needs a size"},
+    {"--buffer", 0, CLI_TEXT, offsetof(step_args, buffer), .missing = "%s needs a size"},
+    {"--hop-latency", 0, CLI_TEXT, offsetof(step_args, hop_latency),
+     .missing = "%s needs a time"},
+    {"--ibcc", 0, CLI_TEXT, offsetof(step_args, ibcc), .missing = "%s needs K=V,..."},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -360,6 +438,65 @@ static int on_step_poll(void *ctx, double sim_time_s, uint64_t events)
         fflush(stderr);
     }
     return 0;
+}
+
+/* --network: the flags' model, or one of the four names; 0 or the exit
+ * status of the error printed */
+static int network_option(step_args *o)
+{
+    static const char *const names[] = {"flow", "analytic", "concurrent", "packet"};
+    if (!o->network) {
+        const char *opt = o->mtu ? "--mtu" : o->buffer ? "--buffer"
+                          : o->hop_latency ? "--hop-latency" : o->ibcc ? "--ibcc" : NULL;
+        return opt ? cli_usage_error("step", "%s is an option of --network packet", opt) : 0;
+    }
+    int k = 0;
+    while (k < 4 && strcmp(o->network, names[k]))
+        k++;
+    if (k == 4)
+        return cli_usage_error("step", "--network %s: expected flow, analytic, concurrent or "
+                               "packet", o->network);
+    if ((o->analytic && k != 1) || (o->concurrent && k != 2))
+        return cli_usage_error("step", "%s: choose one network model",
+                               o->analytic ? "--analytic and --network" : "--concurrent and --network");
+    if (k != 3 && (o->mtu || o->buffer || o->hop_latency || o->ibcc))
+        return cli_usage_error("step", "%s is an option of --network packet",
+                               o->mtu ? "--mtu" : o->buffer ? "--buffer"
+                               : o->hop_latency ? "--hop-latency" : "--ibcc");
+    o->analytic = k == 1;
+    o->concurrent = k >= 2;
+    return 0;
+}
+
+/* the packet tier's parameters (packetcfg.h) when the network is packet:
+ * 0 or the exit status of the error printed */
+static int packet_setup(const step_args *o, const scn_scenario *s, app_packet_cfg *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    if (!s->step.packet)
+        return 0;
+    if (!s->has_fabric)
+        return 0; /* the step tier's own error names what is missing */
+    fabric f;
+    sim_error err;
+    sim_error_clear(&err);
+    if (fabric_build(&s->fabric, &f, &err))
+        return cli_print_error(&err);
+    app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
+                          .ibcc = o->ibcc};
+    int rc = app_packet_config("step", "--network packet", s, &f, &po, 0, pc);
+    fabric_free(&f);
+    return rc;
+}
+
+/* every packet of the iteration may be queued at once (a message's packets
+ * all enter its NIC FIFO when it is sent): they must fit what this process
+ * may use (res_check_more), as netbench --tier packet's */
+static int packet_admit(void *ctx, double packets, double packet_hops, sim_error *err)
+{
+    (void)packet_hops; /* the step tier checks STEP_PACKET_MAX_HOPS */
+    return res_check_more(ctx, RES_STEP, packets * (double)pkt_packet_record_bytes(),
+                          "packets queued at once", err);
 }
 
 /* --perfetto: checked before the simulation (never over the scenario, a
@@ -394,13 +531,24 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
     }
+    if ((rc = network_option(&o)) != 0) {
+        scn_scenario_free(&s);
+        return rc;
+    }
     if (o.has_flow_log) {
         s.step.flow_log = o.flow_log;
         s.flow_log_given = 1;
     }
-    if (o.analytic || o.concurrent) { /* before the guard: the concurrent iteration needs more */
+    if (o.analytic || o.concurrent || o.network) { /* before the guard: the concurrent
+                                                      iteration needs more */
         s.step.analytic = o.analytic;
         s.step.concurrent = o.concurrent;
+        s.step.packet = o.network && !strcmp(o.network, "packet");
+    }
+    app_packet_cfg pc;
+    if ((rc = packet_setup(&o, &s, &pc)) != 0) {
+        scn_scenario_free(&s);
+        return rc;
     }
     if (o.no_fold)
         s.step.no_fold = 1;
@@ -423,8 +571,10 @@ int cmd_step(int argc, char **argv)
     sim_error_clear(&e);
     progress prog;
     progress_start(&prog, o.quiet);
-    rc = app_step_profile_polled(&s, plan.gpu_speed, plan.n_gpu_speed,
-                                 prog.enabled ? on_step_poll : NULL, &prog, &prof, &e);
+    app_step_packet pk = {.cfg = &pc.cfg, .admit = packet_admit, .admit_ctx = &s};
+    rc = app_step_profile_packet(&s, plan.gpu_speed, plan.n_gpu_speed,
+                                 prog.enabled ? on_step_poll : NULL, &prog,
+                                 s.step.packet ? &pk : NULL, &prof, &e);
     progress_clear(&prog);
     if (rc) {
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
@@ -433,9 +583,12 @@ int cmd_step(int argc, char **argv)
         if (o.perfetto && perfetto_write_step(&trace, &prof, &err))
             rc = cli_print_error(&err);
         else if (o.json)
-            print_json(&prof, s.flow_log_given && s.step.concurrent);
-        else
+            print_json(&prof, s.flow_log_given && s.step.concurrent, &pc);
+        else {
             print_text(&s, &prof);
+            if (prof.is_packet)
+                print_packet(&prof, &pc);
+        }
         if (!rc && prof.flows_truncated && (o.perfetto || (o.json && s.flow_log_given)))
             flow_log_line(stderr, "dcsim step: note: ", &prof); /* never silently */
         step_profile_free(&prof);

@@ -21,9 +21,23 @@ int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsi
                             int (*poll)(void *ctx, double sim_time_s, uint64_t events),
                             void *poll_ctx, step_profile *out, sim_error *err)
 {
+    return app_step_profile_packet(s, gpu_speed, n_gpu_speed, poll, poll_ctx, NULL, out, err);
+}
+
+int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
+                            unsigned n_gpu_speed,
+                            int (*poll)(void *ctx, double sim_time_s, uint64_t events),
+                            void *poll_ctx, const app_step_packet *pk, step_profile *out,
+                            sim_error *err)
+{
     if (!s->has_fabric || !s->has_parallelism)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "the step tier needs <cluster><fabric> and <job><parallelism>");
+    if (s->step.packet && !(pk && pk->cfg))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "<step network=\"packet\">: the packet network runs in dcsim step "
+                             "only (docs/step.md \"Packet network\"); use network=\"concurrent\" "
+                             "here");
     workload w;
     compute_device dev;
     fabric f;
@@ -40,6 +54,11 @@ int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsi
         o.n_gpu_speed = gpu_speed ? n_gpu_speed : 0;
         o.poll = poll;
         o.poll_ctx = poll_ctx;
+        if (pk) {
+            o.packet_cfg = pk->cfg;
+            o.packet_admit = pk->admit;
+            o.packet_admit_ctx = pk->admit_ctx;
+        }
         if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
             o.sustained_efficiency =
                 s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;

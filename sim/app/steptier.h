@@ -24,6 +24,20 @@ int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_
 int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
                             int (*poll)(void *ctx, double sim_time_s, uint64_t events),
                             void *poll_ctx, step_profile *out, sim_error *err);
+/* The same on the packet network (network="packet", `dcsim step` only):
+ * the tier's parameters pc (packetcfg.h) and the admission hook
+ * (step_options.packet_admit; may be NULL). Without pc a scenario with
+ * network="packet" is refused. */
+typedef struct app_step_packet {
+    const pkt_config *cfg;
+    int (*admit)(void *ctx, double packets, double packet_hops, sim_error *err);
+    void *admit_ctx;
+} app_step_packet;
+int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
+                            unsigned n_gpu_speed,
+                            int (*poll)(void *ctx, double sim_time_s, uint64_t events),
+                            void *poll_ctx, const app_step_packet *pk, step_profile *out,
+                            sim_error *err);
 
 /* Profiles cached by cluster state, so the campaign can ask again cheaply
  * when the state changes back and forth (fewer data-parallel replicas after

@@ -4,7 +4,7 @@
 # what was not given, FECN marks and BECNs counted (one BECN per mark), a
 # marking threshold above any queue leaves the incast's time as without IB
 # CC, a low one makes the queues shorter, JSON that parses, bad values and
-# RoCE refused with one line and exit 2.
+# RoCE refused with one line and exit 2 (also by dcsim step --network packet).
 set -u
 dcsim=$1
 src=$2
@@ -66,4 +66,9 @@ expect "ibcc phenomenon" 2 "error: --ibcc .*: runs with send, incast, alltoall a
     "$dcsim" netbench "$sp" --tier packet --op victim --buffer 1MB --ibcc "$cc"
 expect "ibcc flow tier" 2 "error: --ibcc is an option of --tier packet" \
     "$dcsim" netbench "$sp" --ibcc "$cc"
+# dcsim step takes the same option with --network packet
+expect "step ibcc without packet" 2 "error: --ibcc is an option of --network packet" \
+    "$dcsim" step "$ls" --ibcc "$cc"
+expect "step ibcc on roce" 2 "error: --ibcc .*: InfiniBand congestion control needs an InfiniBand fabric link" \
+    "$dcsim" step "$ls" --network packet --ibcc "$cc"
 exit $fail

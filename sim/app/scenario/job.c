@@ -434,7 +434,8 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
     if (has_attr(n, "network")) {
         copy_attr(n, "network", text, sizeof text);
         o->analytic = !strcmp(text, "analytic");
-        o->concurrent = !strcmp(text, "concurrent");
+        o->packet = !strcmp(text, "packet"); /* the concurrent iteration on packets */
+        o->concurrent = o->packet || !strcmp(text, "concurrent");
     }
     if (has_attr(n, "fold")) { /* the schema allows exact and off */
         copy_attr(n, "fold", text, sizeof text);

@@ -1,0 +1,162 @@
+/* packetcfg.c - the packet tier's parameters from the catalog and options
+ * (packetcfg.h). Every value is the catalog's, the user's, or a printed
+ * rule with its source: the tier has no defaults of its own. */
+#include "packetcfg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "netcmd_internal.h"
+#include "packet_bench.h"
+#include "units.h"
+
+/* A size option: 0, or the exit status of the one-line error printed. */
+static int packet_size(const char *command, const char *opt, const char *text, double max,
+                       const char *max_text, double *out)
+{
+    char msg[160];
+    if (netcmd_parse_size(text, out) || !(*out >= 1)) {
+        snprintf(msg, sizeof msg, "%s %%s: expected a positive size such as 4096, 64K, 1M or 1MB",
+                 opt);
+        return cli_usage_error(command, msg, text);
+    }
+    if (*out > max) {
+        snprintf(msg, sizeof msg, "%s %%s: expected at most %s", opt, max_text);
+        return cli_usage_error(command, msg, text);
+    }
+    return 0;
+}
+
+/* A catalog value missing: 0, or the exit status of the error printed. */
+static int missing(const char *command, const char *lead, const char *what, const char *name)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s: %s", lead, what);
+    return cli_usage_error(command, msg, name);
+}
+
+int app_packet_config(const char *command, const char *lead, const scn_scenario *s,
+                      const fabric *f, const app_packet_opts *o, int need_pfc,
+                      app_packet_cfg *out)
+{
+    const hw_link *lk = &s->fabric.link;
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (lk->kind == HW_LINK_NVLINK)
+        return missing(command, lead, "the fabric link %s is NVLink; the packet tier models "
+                       "InfiniBand and RoCE fabrics", lk->name);
+    pkt_config *c = &out->cfg;
+    c->technology = lk->kind == HW_LINK_ETHERNET ? PKT_ROCE : PKT_IB;
+    if (o->ibcc) { /* IB CC: every value the user's (components.md 5.4: defaults a GAP) */
+        char why[320];
+        if (c->technology != PKT_IB)
+            return cli_usage_error(command, "--ibcc %s: InfiniBand congestion control needs an "
+                                   "InfiniBand fabric link (this one is RoCE)", o->ibcc);
+        if (pkt_ibcc_parse(o->ibcc, &c->ibcc, why, sizeof why))
+            return cli_usage_error(command, "--ibcc: %s", why);
+        out->ibcc_text = o->ibcc;
+    }
+    /* MTU */
+    if (o->mtu) {
+        if ((rc = packet_size(command, "--mtu", o->mtu, 65536, "64K", &c->mtu_bytes)))
+            return rc;
+        snprintf(out->mtu_from, sizeof out->mtu_from, "--mtu %s", o->mtu);
+    } else if (lk->mtu_bytes > 0) {
+        c->mtu_bytes = lk->mtu_bytes;
+        snprintf(out->mtu_from, sizeof out->mtu_from,
+                 "catalog link %s (links.xml: components.md 5.7)", lk->name);
+    } else
+        return missing(command, lead, "the catalog gives no mtu for link %s: give one with "
+                       "--mtu SIZE, e.g. --mtu 4096", lk->name);
+    /* buffer per switch port */
+    if (o->buffer) {
+        if ((rc = packet_size(command, "--buffer", o->buffer, NETBENCH_MAX_BYTES, "1 TiB",
+                              &c->buffer_bytes)))
+            return rc;
+        snprintf(out->buffer_from, sizeof out->buffer_from, "--buffer %s", o->buffer);
+    } else if (lk->port_buffer_bytes > 0) {
+        c->buffer_bytes = lk->port_buffer_bytes;
+        snprintf(out->buffer_from, sizeof out->buffer_from, "catalog link %s (links.xml: "
+                 "hardware.md 3.3)", lk->name);
+    } else
+        return missing(command, lead, "the catalog has no port-buffer for link %s (its switch "
+                       "buffer is a GAP in components.md 5.6): give one with --buffer SIZE, "
+                       "e.g. --buffer 1MB", lk->name);
+    if (c->mtu_bytes > c->buffer_bytes)
+        return cli_usage_error(command, "--buffer %s: a port's buffer must hold one MTU",
+                               o->buffer ? o->buffer : lk->name);
+    /* hop latency */
+    if (o->hop_latency) {
+        char why[128];
+        if (sim_units_parse(o->hop_latency, SIM_DIM_TIME, &c->hop_latency_s, why,
+                            sizeof why) || !(c->hop_latency_s >= 0) || c->hop_latency_s > 1)
+            return cli_usage_error(command, "--hop-latency %s: expected a time from 0 to 1s "
+                                   "such as 500ns", o->hop_latency);
+        snprintf(out->latency_from, sizeof out->latency_from, "--hop-latency %s",
+                 o->hop_latency);
+    } else {
+        c->hop_latency_s = lk->switch_latency_s;
+        snprintf(out->latency_from, sizeof out->latency_from, "rule: the switch-latency of %s "
+                 "(links.xml, hardware.md 3.5) on every link; cable and NIC latency not added",
+                 lk->name);
+    }
+    /* PFC thresholds: no vendor default is published (components.md 5.2, GAP) */
+    out->bdp_rate_bytes_per_s = f->link_bytes_per_s;
+    if (c->technology == PKT_ROCE || need_pfc) {
+        char why[256];
+        if (pkb_pfc_rule(c->buffer_bytes, c->mtu_bytes, out->bdp_rate_bytes_per_s,
+                         c->hop_latency_s, &c->xoff_bytes, &c->xon_bytes, why, sizeof why)) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s: %%s; give a larger --buffer", lead);
+            return cli_usage_error(command, msg, why);
+        }
+        out->has_pfc = 1;
+        snprintf(out->pfc_rule, sizeof out->pfc_rule, "rule: xoff = buffer - (2 BDP + 2 MTU) "
+                 "(components.md 5.2), BDP = %.4g GB/s (fabric link) x %.4g ns; xon = xoff - "
+                 "3 KiB (HPCC resume offset, 5.2); vendor thresholds are a GAP",
+                 out->bdp_rate_bytes_per_s / 1e9, c->hop_latency_s * 1e9);
+    }
+    return 0;
+}
+
+void app_packet_config_print(FILE *out, const char *lead, const app_packet_cfg *p)
+{
+    const pkt_config *c = &p->cfg;
+    fprintf(out, "%smtu          %.0f B: %s\n", lead, c->mtu_bytes, p->mtu_from);
+    fprintf(out, "%sport buffer  %.0f B: %s\n", lead, c->buffer_bytes, p->buffer_from);
+    const pkt_ibcc_config *b = &c->ibcc;
+    if (b->is_enabled)
+        fprintf(out, "%sIB CC        --ibcc: FECN at %.0f B queued, 1 in %u eligible packets%s; "
+                "BECN: CCTI +%u (limit %u), -1 every %.4g us down to %u; %.4g ns per CCTI "
+                "step\n", lead, b->threshold_bytes, b->marking_rate + 1,
+                b->is_victim_marking ? " (victims too)" : "", b->ccti_increase, b->ccti_limit,
+                b->ccti_timer_s * 1e6, b->ccti_min, b->cct_step_s * 1e9);
+    fprintf(out, "%sdefaults used:\n", lead);
+    fprintf(out, "%s  hop latency %.4g ns: %s\n", lead, c->hop_latency_s * 1e9, p->latency_from);
+    if (p->has_pfc)
+        fprintf(out, "%s  PFC xoff %.0f B, xon %.0f B: %s\n", lead, c->xoff_bytes, c->xon_bytes,
+                p->pfc_rule);
+    if (b->is_enabled && !strstr(p->ibcc_text, "min="))
+        fprintf(out, "%s  IB CC min 0: rule: the table's first entry (no added delay)\n", lead);
+    if (b->is_enabled && !strstr(p->ibcc_text, "victim="))
+        fprintf(out, "%s  IB CC victim 0: rule: the victim mask off (roots of congestion only)\n",
+                lead);
+}
+
+/* IB congestion control's values as "ib_congestion_control" (none when off). */
+void app_packet_ibcc_json(struct cJSON *o, const pkt_config *c)
+{
+    if (c->ibcc.is_enabled) {
+        cJSON *b = cJSON_AddObjectToObject(o, "ib_congestion_control");
+        cJSON_AddNumberToObject(b, "threshold_bytes", c->ibcc.threshold_bytes);
+        cJSON_AddNumberToObject(b, "marking_rate", c->ibcc.marking_rate);
+        cJSON_AddBoolToObject(b, "victim_marking", c->ibcc.is_victim_marking);
+        cJSON_AddNumberToObject(b, "ccti_increase", c->ibcc.ccti_increase);
+        cJSON_AddNumberToObject(b, "ccti_limit", c->ibcc.ccti_limit);
+        cJSON_AddNumberToObject(b, "ccti_min", c->ibcc.ccti_min);
+        cJSON_AddNumberToObject(b, "ccti_timer_s", c->ibcc.ccti_timer_s);
+        cJSON_AddNumberToObject(b, "cct_step_s", c->ibcc.cct_step_s);
+    }
+}

@@ -1,0 +1,48 @@
+/* packetcfg.h - the packet tier's parameters (packet.h pkt_config) from a
+ * scenario's fabric link catalog and the --mtu, --buffer and --hop-latency
+ * options, with where each value came from: shared by `dcsim netbench
+ * --tier packet` (netpacket.c) and `dcsim step --network packet`
+ * (stepcmd.c). */
+#ifndef DCSIM_APP_PACKETCFG_H
+#define DCSIM_APP_PACKETCFG_H
+
+#include <stdio.h>
+
+#include "fabric.h"
+#include "packet.h"
+#include "scenario.h"
+
+typedef struct app_packet_cfg {
+    pkt_config cfg;
+    double bdp_rate_bytes_per_s; /* the fabric link's (effective): the PFC rule's BDP */
+    int has_pfc;                 /* xoff and xon were set (RoCE, or asked for) */
+    char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
+    const char *ibcc_text;       /* --ibcc as given (cfg.ibcc), NULL when none */
+} app_packet_cfg;
+
+/* The options' texts (NULL: not given). */
+typedef struct app_packet_opts {
+    const char *mtu, *buffer, *hop_latency;
+    const char *ibcc; /* InfiniBand congestion control, pkt_ibcc_parse's form */
+} app_packet_opts;
+
+/* The tier's parameters for s's fabric f: MTU and port buffer from the
+ * options, else the link catalog (refused when it has none); the hop
+ * latency from the option, else the link's switch-latency (a printed
+ * rule); under RoCE, or with need_pfc, the PFC thresholds by pkb_pfc_rule;
+ * IB congestion control from --ibcc (InfiniBand links only).
+ * `command` and `lead` ("netbench", "--tier packet") name them in the
+ * one-line error. Returns 0, or the exit status of the error printed. */
+int app_packet_config(const char *command, const char *lead, const scn_scenario *s,
+                      const fabric *f, const app_packet_opts *o, int need_pfc,
+                      app_packet_cfg *out);
+
+/* The mtu, buffer and "defaults used" lines (hop latency, PFC thresholds),
+ * each line starting with `lead` ("# " or "  "). */
+void app_packet_config_print(FILE *out, const char *lead, const app_packet_cfg *c);
+
+/* o["ib_congestion_control"]: c's IB CC values, when it is on. */
+struct cJSON;
+void app_packet_ibcc_json(struct cJSON *o, const pkt_config *c);
+
+#endif
