@@ -16,6 +16,7 @@ typedef struct net_options {
     const char *export_path;
     const char *op, *algo, *ranks, *min, *max, *factor;
     const char *tier, *bytes, *mtu, *buffer, *hop_latency; /* --tier packet */
+    const char *loss, *rto; /* --tier packet, RoCE: lossy mode and its timeout */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
@@ -34,7 +35,7 @@ int netcmd_parse_size(const char *text, double *out);
 int netbench_packet(const net_options *o);
 
 /* The phenomena ops of --tier packet (netphen.c, docs/fabric.md "Phenomena"). */
-enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION };
+enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION, PHEN_LOSSY };
 
 /* What the packet tier runs with, and where each value came from. */
 typedef struct packet_spec {
@@ -48,6 +49,7 @@ typedef struct packet_spec {
     pkt_config cfg;
     double bdp_rate_bytes_per_s; /* the fabric link's (effective) */
     char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
+    char rto_from[80];      /* --rto TIME (lossy modes) */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
@@ -56,6 +58,9 @@ const char *phen_name(enum phen_op op);
 void packet_print_params(const packet_spec *p);
 /* Print a JSON document and free it. */
 struct cJSON;
+/* The lossy modes' counters: one text line, or JSON members of o. */
+void packet_print_loss(const pkt_net_stats *st);
+void packet_json_loss(struct cJSON *o, const pkt_net_stats *st);
 void packet_json_print(struct cJSON *o);
 /* Run and print a phenomenon (p->phen): the exit status. */
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,

@@ -62,7 +62,7 @@ static int run(unsigned k, double msg_bytes, enum pkt_technology tech)
     topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 3};
     topo_router *r = topo_router_create(&g, &rc, why, sizeof why);
     sim_engine *eng = sim_engine_create();
-    pkt_config c = {MTU, tech, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config c = {MTU, tech, BUFFER, XOFF, XON, D, {0}, 0, PKT_LOSSLESS, 0};
     pkt_net *net = r && eng ? pkt_net_create(eng, &g, r, &c, why, sizeof why) : NULL;
     int rc_out = 1;
     if (!net) {

@@ -65,7 +65,7 @@ static int run(unsigned k, double bytes, enum pkt_technology tech)
         fprintf(stderr, "bench_packet_coll: %s\n", err.msg);
         goto done;
     }
-    pkt_config c = {MTU, tech, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config c = {MTU, tech, BUFFER, XOFF, XON, D, {0}, 0, PKT_LOSSLESS, 0};
     pkc_compare cmp;
     if (pkc_compare_run(&f, &c, &plan, &cmp, why, sizeof why)) {
         fprintf(stderr, "bench_packet_coll: %s\n", why);

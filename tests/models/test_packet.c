@@ -56,7 +56,7 @@ typedef struct rig {
 
 static pkt_config config(enum pkt_technology t, double buffer, double xoff, double xon)
 {
-    pkt_config c = {MTU, t, buffer, xoff, xon, D, {0}, 0};
+    pkt_config c = {MTU, t, buffer, xoff, xon, D, {0}, 0, PKT_LOSSLESS, 0};
     return c;
 }
 

@@ -63,7 +63,7 @@ typedef struct run_out {
 
 static pkt_config config(enum pkt_technology t, int is_adaptive)
 {
-    pkt_config c = {MTU, t, t == PKT_IB ? BUFFER : RBUFFER, XOFF, XON, D, {0}, is_adaptive};
+    pkt_config c = {MTU, t, t == PKT_IB ? BUFFER : RBUFFER, XOFF, XON, D, {0}, is_adaptive, PKT_LOSSLESS, 0};
     return c;
 }
 

@@ -82,7 +82,7 @@ static void rig_close(rig *x)
 
 static pkt_config config(enum pkt_technology t)
 {
-    pkt_config c = {MTU, t, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config c = {MTU, t, BUFFER, XOFF, XON, D, {0}, 0, PKT_LOSSLESS, 0};
     return c;
 }
 

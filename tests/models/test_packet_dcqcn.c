@@ -39,7 +39,7 @@
 
 static pkt_config config(int has_dcqcn, uint64_t seed)
 {
-    pkt_config c = {MTU, PKT_ROCE, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config c = {MTU, PKT_ROCE, BUFFER, XOFF, XON, D, {0}, 0, PKT_LOSSLESS, 0};
     if (has_dcqcn)
         c.dcqcn = (pkt_dcqcn_config){1,        KMIN,    KMAX,    0.2,  seed, 50e-6, 1.0 / 256,
                                      1.0,      50e-6,   55e-6,   10e6, 1,    1e6,   1e7,

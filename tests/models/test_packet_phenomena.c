@@ -41,7 +41,7 @@
 
 static pkt_config base(enum pkt_technology t)
 {
-    pkt_config c = {MTU, t, BUFFER, 0, 0, D, {0}, 0};
+    pkt_config c = {MTU, t, BUFFER, 0, 0, D, {0}, 0, PKT_LOSSLESS, 0};
     if (t == PKT_ROCE)
         pkb_pfc_rule(BUFFER, MTU, B, D, &c.xoff_bytes, &c.xon_bytes, NULL, 0);
     return c;

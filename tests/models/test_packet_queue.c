@@ -149,12 +149,12 @@ static void compare(const char *name, const pkt_config *c, int is_chained)
 
 int main(void)
 {
-    pkt_config ib = {MTU, PKT_IB, BUFFER, XOFF, XON, D, {0}, 0};
+    pkt_config ib = {MTU, PKT_IB, BUFFER, XOFF, XON, D, {0}, 0, PKT_LOSSLESS, 0};
     compare("ib", &ib, 0);
     pkt_config ib2 = ib;
     ib2.buffer_bytes = 2 * MTU;
     compare("ib-2mtu", &ib2, 0);
-    pkt_config roce = {MTU, PKT_ROCE, BUFFER, 4 * MTU + 3072, 4 * MTU, D, {0}, 0};
+    pkt_config roce = {MTU, PKT_ROCE, BUFFER, 4 * MTU + 3072, 4 * MTU, D, {0}, 0, PKT_LOSSLESS, 0};
     compare("roce", &roce, 0);
     CHECK(roce.xoff_bytes < BUFFER);
     pkt_config dcqcn = roce;
