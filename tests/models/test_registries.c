@@ -440,7 +440,10 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_PKT_DCQCN_INCREASE, 108);
     CHECK_INT_EQ(KIND_PKT_STALL_END, 109);
     CHECK_INT_EQ(KIND_PKT_BENCH_SEND, 110);
-    CHECK_INT_EQ(N_KINDS, 31);
+    CHECK_INT_EQ(KIND_PKT_ACK, 111);
+    CHECK_INT_EQ(KIND_PKT_NACK, 112);
+    CHECK_INT_EQ(KIND_PKT_RTO, 113);
+    CHECK_INT_EQ(N_KINDS, 34);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per
