@@ -432,13 +432,19 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
            nc_collective_name(p->coll), nc_algorithm_name(plan->algo), p->ranks, p->stride,
            p->bytes, plan->n_phases, plan->n_phases > 1 ? "s" : "",
            (unsigned long long)r->packet.messages, fabric_topology_name(s->fabric.topology),
-           s->fabric.link.name, roce ? "RoCE PFC" : "InfiniBand credits");
+           s->fabric.link.name, c->loss == PKT_GO_BACK_N ? "RoCE go-back-N, no PFC"
+           : c->loss == PKT_SELECTIVE ? "RoCE selective retransmission, no PFC"
+           : roce ? "RoCE PFC" : "InfiniBand credits");
     printf("# mtu          %.0f B: %s\n", c->mtu_bytes, p->mtu_from);
     printf("# port buffer  %.0f B: %s\n", c->buffer_bytes, p->buffer_from);
     printf("# defaults used:\n");
     printf("#   hop latency %.4g ns: %s\n", c->hop_latency_s * 1e9, p->latency_from);
-    if (roce)
+    if (roce && c->loss == PKT_LOSSLESS)
         printf("#   PFC xoff %.0f B, xon %.0f B: %s\n", c->xoff_bytes, c->xon_bytes, p->pfc_rule);
+    if (c->loss != PKT_LOSSLESS)
+        printf("# lossy RoCE   %s, no PFC; tail drop above the port buffer; RTO %.4g us: %s (a "
+               "GAP: no published default)\n", c->loss == PKT_GO_BACK_N ? "go-back-N"
+               : "selective (IRN-style)", c->rto_s * 1e6, p->rto_from);
     double lat = 0;
     for (uint32_t i = 0; i < plan->n_phases; i++)
         lat += plan->phase[i].latency_s;
@@ -455,6 +461,8 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
     printf("max queue        %.0f B in one egress FIFO, %.0f B held in one switch port (buffer "
            "%.0f B)\n", r->packet.max_queued_bytes, st->max_held_bytes, c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
+    if (c->loss != PKT_LOSSLESS)
+        packet_print_loss(st);
     printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
            st->bytes_delivered, r->packet.plan_bytes);
     printf("packets          %llu delivered, %llu packet-hops\n",
@@ -490,6 +498,8 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "max_queued_bytes", r->packet.max_queued_bytes);
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
+    if (p->cfg.loss != PKT_LOSSLESS)
+        packet_json_loss(o, st);
     cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
     cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
     cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);

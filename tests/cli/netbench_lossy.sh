@@ -23,6 +23,8 @@ expect "lossy rto printed" 0 "RTO 100 us: --rto 100us (a GAP" \
     "$dcsim" netbench "$ls" --tier packet --op lossy --rto 100us --ranks 5 --bytes 64K
 expect "incast gbn" 0 "^drops .* resent" \
     "$dcsim" netbench "$ls" --tier packet --op incast --loss gbn --rto 100us --bytes 256K
+expect "allreduce gbn" 0 "^drops .* resent" \
+    "$dcsim" netbench "$ls" --tier packet --op allreduce --ranks 4 --loss gbn --rto 100us --bytes 1M
 expect "sweep selective" 0 "RoCE selective retransmission, no PFC" \
     "$dcsim" netbench "$ls" --tier packet --op incast-sweep --ranks 9 --loss selective --rto 50us --bytes 128K
 
