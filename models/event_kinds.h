@@ -48,6 +48,9 @@
     X(KIND_PKT_DCQCN_INCREASE, 108, "packet tier: a DCQCN rate-increase timer expires")      \
     X(KIND_PKT_STALL_END, 109, "packet tier: a stalled host drains its NIC buffer")           \
     X(KIND_PKT_BENCH_SEND, 110, "packet tier phenomena: a message sent later than t = 0 starts") \
+    X(KIND_PKT_ACK, 111, "packet tier, lossy RoCE: an ACK reaches the sender")                \
+    X(KIND_PKT_NACK, 112, "packet tier, lossy RoCE: a NACK reaches the sender")               \
+    X(KIND_PKT_RTO, 113, "packet tier, lossy RoCE: a message's retransmission timer expires") \
     X(KIND_PKT_BECN, 115, "packet tier: an IB congestion-control BECN reaches the sender")      \
     X(KIND_PKT_IBCC_TIMER, 116, "packet tier: an IB congestion-control CCTI timer expires")
 

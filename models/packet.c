@@ -50,6 +50,8 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
         return say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
     if (c->is_adaptive != 0 && c->is_adaptive != 1)
         return say(why, why_size, "packet tier: is_adaptive must be 0 or 1");
+    if (c->loss != PKT_LOSSLESS || c->rto_s != 0)
+        return pkt_loss_check(c, why, why_size); /* PFC off: xoff and xon ignored */
     if (c->technology == PKT_ROCE) {
         if (!(c->xon_bytes >= 0) || !isfinite(c->xon_bytes) || !(c->xoff_bytes > 0) ||
             !isfinite(c->xoff_bytes))
@@ -103,6 +105,8 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
     n->g = g;
     n->router = r;
     n->cfg = *cfg;
+    if (cfg->loss != PKT_LOSSLESS) /* no PFC: a port never crosses xoff */
+        n->cfg.xoff_bytes = n->cfg.xon_bytes = INFINITY;
     n->free_pkt = n->free_msg = PKT_NONE;
     n->series_edge = INFINITY;
     n->usage_cap = topo_route_max_usages(r);
@@ -146,6 +150,7 @@ void pkt_net_destroy(pkt_net *n)
     pkt_rx_free(n->rx);
     if (n->series) /* it outlives the net only finished: detach it */
         pkt_series_detach_net(n->series);
+    pkt_loss_free(n->loss);
     free(n);
 }
 
@@ -164,6 +169,7 @@ pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
         s.max_queued_bytes = n->links[l].max_queued;
         s.ecn_p_sum = n->links[l].p_sum;
         s.ecn_p_var = n->links[l].p_var;
+        s.drops = pkt_loss_link_drops(n, l);
     }
     return s;
 }
@@ -286,6 +292,8 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->queued -= p->size;
     if (p->hop > 0)
         pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
+    else if (n->cfg.loss)
+        pkt_loss_sent(n, id); /* once per packet: it has left its NIC */
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
     uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
@@ -293,26 +301,50 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     pkt_link_try_start(n, l);
 }
 
-static void msg_finish(pkt_net *n, uint32_t m)
+void pkt_msg_free(pkt_net *n, uint32_t m)
 {
     pkt_msg *r = &n->msgs[m];
-    pkt_done_fn done = r->done;
-    void *ctx = r->ctx;
-    uint64_t tag = r->tag;
-    n->stats.messages_delivered++;
-    r->done = NULL;
     r->is_live = 0;
     r->next_free = n->free_msg;
     n->free_msg = m;
+}
+
+/* The record may already be back on the free list (msg_finish): it is
+ * read before the callback only. */
+static void msg_callback(pkt_net *n, pkt_done_fn done, void *ctx, uint64_t tag)
+{
     if (done) { /* last: it may send, growing the pools */
         pkt_pump_arm(n); /* what it schedules goes after the tier's events due now */
         done(ctx, tag);
     }
 }
 
+void pkt_msg_done(pkt_net *n, uint32_t m)
+{
+    pkt_msg *r = &n->msgs[m];
+    pkt_done_fn done = r->done;
+    n->stats.messages_delivered++;
+    r->done = NULL;
+    msg_callback(n, done, r->ctx, r->tag);
+}
+
+static void msg_finish(pkt_net *n, uint32_t m)
+{
+    pkt_msg *r = &n->msgs[m];
+    pkt_done_fn done = r->done;
+    n->stats.messages_delivered++;
+    r->done = NULL;
+    pkt_msg_free(n, m);
+    msg_callback(n, done, r->ctx, r->tag);
+}
+
 /* Packet id is at its destination host: consumed; its message may finish. */
 void pkt_deliver(pkt_net *n, uint32_t id)
 {
+    if (n->cfg.loss) {
+        pkt_loss_deliver(n, id); /* accepted or discarded (packet_loss.c) */
+        return;
+    }
     pkt_packet *p = &n->pkts[id];
     uint32_t msg = p->msg;
     pkt_msg *m = &n->msgs[msg];
@@ -408,6 +440,10 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
         pkt_deliver(n, id);
         return;
     }
+    if (n->cfg.loss && k->held + p->size > n->cfg.buffer_bytes) {
+        pkt_loss_drop(n, l, id); /* tail drop: no room at this ingress port */
+        return;
+    }
     pkt_port_hold(n, l, p->size);
     uint32_t next = is_adaptive ? adaptive_next(n, id, n->g->link_dst[l]) : p->path[p->hop + 1];
     p->hop++;
@@ -489,8 +525,7 @@ static int order_path(pkt_net *n, long count, uint32_t src, uint32_t dst)
     return 0;
 }
 
-/* Room for `need` more free packets; 0 or -1. */
-static int reserve_packets(pkt_net *n, uint64_t need)
+int pkt_reserve_packets(pkt_net *n, uint64_t need)
 {
     if (n->n_free_pkts >= need)
         return 0;
@@ -569,7 +604,8 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
         return -1;
     uint32_t np = (uint32_t)packets;
     uint32_t m = msg_record(n, (uint32_t)count);
-    if (m == PKT_NONE || reserve_packets(n, np))
+    if (m == PKT_NONE || pkt_reserve_packets(n, np) ||
+        (n->cfg.loss && pkt_loss_reserve(n, m, np)))
         return fail(n, "pkt_send: out of memory");
     pkt_msg *r = &n->msgs[m];
     n->free_msg = r->next_free;
@@ -615,6 +651,8 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     n->stats.messages_sent++;
     n->stats.packets_injected += np;
     n->stats.bytes_sent += bytes;
+    if (n->cfg.loss)
+        pkt_loss_start(n, m, np);
     if (is_paced)
         pkt_dcqcn_start(n, m);
     else
@@ -624,6 +662,8 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
 
 int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
 {
+    if (n->cfg.loss)
+        return pkt_loss_net_check(n, why, why_size);
     double in_packets = 0;
     uint32_t live = 0;
     /* live packets: every packet not on the free list (bounded by n_pkts) */

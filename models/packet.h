@@ -49,6 +49,28 @@
 
 enum pkt_technology { PKT_IB = 0, PKT_ROCE = 1 };
 
+/* Loss recovery (PKT_ROCE only; models/packet_loss.c, docs/fabric.md
+ * "Lossy RoCE"). PKT_LOSSLESS: PFC as above, nothing is dropped. The lossy
+ * modes turn PFC off (xoff and xon are ignored): a switch ingress port
+ * drops an arriving packet that would make its held bytes exceed
+ * buffer_bytes (tail drop), and the receiver and sender recover:
+ *  - PKT_GO_BACK_N: the receiver accepts only the next expected packet e;
+ *    the first later arrival sends one NACK(e) (at most one per e); the
+ *    sender, on NACK(e), removes the message's packets still queued in its
+ *    NIC FIFO (not the one on the wire) and queues e .. P-1 again;
+ *  - PKT_SELECTIVE (IRN-style, Mittal et al. SIGCOMM'18): the receiver
+ *    keeps out-of-order packets and NACKs every sequence number of a gap
+ *    once, when a later packet reveals it; the sender resends exactly those
+ *    not yet acknowledged and not still queued;
+ *  - both: the receiver ACKs every accepted packet; ACKs and NACKs reach
+ *    the sender hops x hop_latency_s later and take no bandwidth; a
+ *    message with packets unacknowledged, none queued at its NIC and
+ *    nothing heard or sent for rto_s times out and resends (go-back-N from
+ *    the first unacknowledged packet, selective every unacknowledged one).
+ * No in-flight window: a message's packets all enter the NIC FIFO at once,
+ * as in the lossless tier. */
+enum pkt_loss_mode { PKT_LOSSLESS = 0, PKT_GO_BACK_N = 1, PKT_SELECTIVE = 2 };
+
 /* ECN marking and DCQCN (PKT_ROCE only; docs/fabric.md "ECN and DCQCN"):
  *  - a packet queued on a switch's egress FIFO that already holds q bytes
  *    (the packet in service included) is marked with probability
@@ -140,6 +162,9 @@ typedef struct pkt_config {
      * (the source's NIC port or plane) stays the route's. 0: every packet
      * follows the message's route. */
     int is_adaptive;
+    enum pkt_loss_mode loss; /* PKT_LOSSLESS (0) unless PKT_ROCE without DCQCN */
+    double rto_s;            /* lossy modes: the retransmission timeout, > 0 and finite
+                                (a GAP in the references: the caller's) */
     pkt_ibcc_config ibcc;   /* PKT_IB congestion control; zero: off */
 } pkt_config;
 
@@ -155,6 +180,7 @@ typedef struct pkt_link_stats {
     double ecn_p_var;       /* sum of p(q)(1 - p(q)): the marks' variance given the queues */
     double max_queued_bytes;/* most bytes in this link's egress FIFO at once (in service included) */
     double bytes_sent;      /* bytes of the packets_sent */
+    uint64_t drops;         /* lossy modes: packets dropped at the ingress port this link feeds */
 } pkt_link_stats;
 
 typedef struct pkt_net_stats {
@@ -167,6 +193,13 @@ typedef struct pkt_net_stats {
                                             FECN marks, BECNs sent, CCTI increases */
     double bytes_sent, bytes_delivered;
     double max_held_bytes;  /* over every switch ingress port */
+    /* lossy modes (zero otherwise): packets_delivered and bytes_delivered
+     * count each message packet once, when the receiver accepts it */
+    uint64_t drops;         /* packets dropped at switch ports */
+    uint64_t resent_packets;/* packets that left their NIC again (retransmissions) */
+    double resent_bytes;
+    uint64_t discarded;     /* arrivals the receiver threw away (out of order, duplicate) */
+    uint64_t nacks, acks, timeouts;
 } pkt_net_stats;
 
 typedef struct pkt_net pkt_net;
@@ -251,7 +284,11 @@ int pkt_host_stall(pkt_net *net, uint32_t host, double start_s, double end_s);
 
 /* 0 when the net is consistent: bytes delivered + bytes still in packets
  * == bytes sent, no switch port holds a negative count, and under PKT_IB
- * none holds more than the buffer; else -1 with the first violation in why. */
+ * none holds more than the buffer; in a lossy mode instead: every packet
+ * made is delivered, discarded, dropped, removed or still live, every
+ * message's accepted bytes are those its receiver holds (each byte once)
+ * and bytes delivered + bytes not yet accepted == bytes sent, and no port
+ * holds more than the buffer; else -1 with the first violation in why. */
 int pkt_net_check(const pkt_net *net, char *why, size_t why_size);
 
 #endif

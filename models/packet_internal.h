@@ -121,6 +121,7 @@ struct pkt_net {
     uint32_t *ibcc_seen;  /* IB CC: per link, eligible packets since its last FECN mark; NULL: off */
     struct pkt_series *series; /* time series (packet_series.c); NULL: none */
     double series_edge;   /* the open bin's end: a later event closes bins (INFINITY: none) */
+    struct pkt_loss *loss;/* lossy modes' per-message state (packet_loss.c); NULL when lossless */
     char error[160];
 };
 
@@ -175,6 +176,29 @@ static inline uint32_t pkt_msg_of(const pkt_net *n, uint64_t data)
 void pkt_series_advance(struct pkt_series *s, double t_s);
 /* packet_series.c: the net goes first: the series stops, unfinished */
 void pkt_series_detach_net(struct pkt_series *s);
+
+/* packet.c: a message record back on the free list; a message's completion
+ * callback (stats, then done(ctx, tag) last: it may send) */
+void pkt_msg_free(pkt_net *n, uint32_t m);
+void pkt_msg_done(pkt_net *n, uint32_t m);
+/* packet.c: room for `need` more free packets; 0 or -1 */
+int pkt_reserve_packets(pkt_net *n, uint64_t need);
+
+/* packet_loss.c (lossy modes only; packet.c calls these when cfg.loss) */
+int pkt_loss_check(const pkt_config *c, char *why, size_t why_size);
+/* Room for message m's state of np packets before pkt_send takes packets: 0 or -1. */
+int pkt_loss_reserve(pkt_net *n, uint32_t m, uint32_t np);
+/* Message m's np packets are in its NIC FIFO: set up sender and receiver, arm the RTO. */
+void pkt_loss_start(pkt_net *n, uint32_t m, uint32_t np);
+/* Packet id arrives over link l at a switch port with no room: dropped. */
+void pkt_loss_drop(pkt_net *n, uint32_t l, uint32_t id);
+/* Packet id has left its source NIC (finished on its first link). */
+void pkt_loss_sent(pkt_net *n, uint32_t id);
+/* Packet id is at its destination host: accepted or discarded. */
+void pkt_loss_deliver(pkt_net *n, uint32_t id);
+uint64_t pkt_loss_link_drops(const pkt_net *n, uint32_t l);
+int pkt_loss_net_check(const pkt_net *n, char *why, size_t why_size);
+void pkt_loss_free(struct pkt_loss *x); /* NULL-safe */
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

@@ -70,6 +70,11 @@ int pkp_incast_sweep(const topo_graph *g, topo_router *r, const pkt_config *cfg,
         w->efficiency = rx_rate > 0 ? w->goodput_bytes_per_s / rx_rate : 0;
         w->max_held_bytes = res.stats.max_held_bytes;
         w->pauses = res.stats.pauses;
+        w->drops = res.stats.drops;
+        w->resent_packets = res.stats.resent_packets;
+        w->resent_bytes = res.stats.resent_bytes;
+        w->nacks = res.stats.nacks;
+        w->timeouts = res.stats.timeouts;
     }
     return 0;
 }
@@ -156,6 +161,8 @@ static int variant_config(const pkt_config *base, double rate, int variant, pkt_
 {
     *c = *base;
     c->is_adaptive = 0;
+    c->loss = PKT_LOSSLESS;
+    c->rto_s = 0;
     memset(&c->dcqcn, 0, sizeof c->dcqcn);
     if (variant == PKP_CREDITS) {
         c->technology = PKT_IB;

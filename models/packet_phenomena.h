@@ -46,10 +46,13 @@ typedef struct pkp_incast_row {
     double max_held_bytes;    /* over every switch port */
     uint64_t pauses;
     double flow_time_s;       /* the flow tier's time for the same incast */
+    uint64_t drops, resent_packets, nacks, timeouts; /* lossy modes (packet.h) */
+    double resent_bytes;
 } pkp_incast_row;
 
 /* pkb_run's incast (ranks 1..N -> rank 0, stride) for each fan-in N of
- * fanins (at most PKP_MAX_SWEEP); rows[i] for fanins[i]. 0, or pkb_run's
+ * fanins (at most PKP_MAX_SWEEP) under cfg, its loss mode included
+ * (docs/fabric.md "Lossy RoCE"); rows[i] for fanins[i]. 0, or pkb_run's
  * -1 / -2 with the reason. */
 int pkp_incast_sweep(const topo_graph *g, topo_router *r, const pkt_config *cfg,
                      unsigned stride, double bytes, const unsigned *fanins, unsigned n,

@@ -64,9 +64,10 @@ const char usage_netbench[] =
     "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n"
     "\n"
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
-    "                      victim|stall|collision] [--ranks N]\n"
+    "                      victim|stall|collision|lossy] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
-    "                      [--hop-latency TIME] [--ibcc K=V,...] [--json]\n"
+    "                      [--hop-latency TIME] [--ibcc K=V,...]\n"
+    "                      [--loss gbn|selective --rto TIME] [--json]\n"
     "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
     "dcsim netbench SCENARIO.xml --tier packet --op allreduce|allgather|reducescatter\n"
     "                      [--algo ring|tree|hd|hierarchical] [same options]\n"
@@ -80,7 +81,8 @@ const char usage_netbench[] =
     "                (--bytes is nccl-tests' S; --algo default ring); phenomena\n"
     "                (docs/fabric.md \"Phenomena\"): incast-sweep (fan-in 2, 4, .. N-1),\n"
     "                victim (PFC congestion spreading, N-1 senders), stall (a stuck\n"
-    "                receiver's pause storm), collision (ECMP vs adaptive routing)\n"
+    "                receiver's pause storm), collision (ECMP vs adaptive routing),\n"
+    "                lossy (incast-sweep under PFC, go-back-N and selective; --rto)\n"
     "  --ranks N     N nodes, one rank each on its first GPU (the pattern crosses\n"
     "                the fabric only); default 2 for send, else 16; at most 4096\n"
     "  --bytes SIZE  every message (default 1M)\n"
@@ -98,7 +100,13 @@ const char usage_netbench[] =
     "                FILE.h5` draws it\n"
     "  --bin TIME    first bin width (default: one MTU on the fabric link)\n"
     "  --bins N      most bins kept, even (default 256): when full, pairs merge\n"
-    "                and the width doubles\n";
+    "                and the width doubles\n"
+    "  --loss gbn|selective  RoCE without PFC: switch ports drop on a full\n"
+    "                buffer, the NICs recover by go-back-N or selective\n"
+    "                retransmission (send, incast, alltoall, collectives,\n"
+    "                incast-sweep; docs/fabric.md \"Lossy RoCE\")\n"
+    "  --rto TIME    the retransmission timeout, required with --loss and\n"
+    "                --op lossy (no published default: a GAP)\n";
 
 /* ------------------------------------------------------------ shared */
 
@@ -124,6 +132,7 @@ static const cli_option netbench_options[] = {
     NET_TEXT("--ibcc", ibcc),
     {"--output", 'o', CLI_TEXT, offsetof(net_options, output), .missing = "%s needs a value"},
     NET_TEXT("--bin", bin),         NET_TEXT("--bins", bins),
+    NET_TEXT("--loss", loss),       NET_TEXT("--rto", rto),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -604,7 +613,8 @@ int cmd_netbench(int argc, char **argv)
         return cli_usage_error("netbench", "--tier %s: expected flow (default) or packet", o.tier);
     const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
                               : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc"
-                              : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins" : NULL;
+                              : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins"
+                              : o.loss ? "--loss" : o.rto ? "--rto" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

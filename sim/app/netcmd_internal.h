@@ -22,6 +22,7 @@ typedef struct net_options {
     const char *output, *bin, *bins; /* --tier packet -o FILE.h5: the time series */
     int argc;                        /* the command's arguments (for the trace's command) */
     char **argv;
+    const char *loss, *rto; /* --tier packet, RoCE: lossy mode and its timeout */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
@@ -40,7 +41,7 @@ int netcmd_parse_size(const char *text, double *out);
 int netbench_packet(const net_options *o);
 
 /* The phenomena ops of --tier packet (netphen.c, docs/fabric.md "Phenomena"). */
-enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION };
+enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION, PHEN_LOSSY };
 
 /* What the packet tier runs with, and where each value came from. */
 typedef struct packet_spec {
@@ -59,6 +60,7 @@ typedef struct packet_spec {
     outpath trace_out;           /* checked before the run */
     pkt_series_request series;   /* dt and bins asked; the series after the run */
     char dt_from[160], bins_from[160];
+    char rto_from[80];      /* --rto TIME (lossy modes) */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
@@ -73,6 +75,9 @@ int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabri
                         uint64_t events, double end_s);
 /* Print a JSON document and free it. */
 struct cJSON;
+/* The lossy modes' counters: one text line, or JSON members of o. */
+void packet_print_loss(const pkt_net_stats *st);
+void packet_json_loss(struct cJSON *o, const pkt_net_stats *st);
 void packet_json_print(struct cJSON *o);
 /* Run and print a phenomenon (p->phen): the exit status. */
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,

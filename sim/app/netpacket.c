@@ -65,7 +65,7 @@ static int phen_defaults(const net_options *o, packet_spec *p, unsigned *most)
     if ((p->phen == PHEN_STALL || p->phen == PHEN_COLLISION) && o->ranks)
         return cli_usage_error("netbench", "--ranks %s: --op stall and --op collision run a "
                                "fixed set of flows (docs/fabric.md \"Phenomena\")", o->ranks);
-    if (p->phen == PHEN_SWEEP)
+    if (p->phen == PHEN_SWEEP || p->phen == PHEN_LOSSY)
         p->ranks = 33; /* fan-ins 2, 4, 8, 16, 32 */
     if (p->phen == PHEN_VICTIM) {
         *most = PKP_MAX_FANIN + 1; /* its own leaf-spine */
@@ -88,7 +88,7 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
             (p->coll != NC_ALLREDUCE && p->coll != NC_ALLGATHER && p->coll != NC_REDUCESCATTER))
             return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast, "
                                    "alltoall, allreduce, allgather, reducescatter, incast-sweep, "
-                                   "victim, stall or collision", o->op);
+                                   "victim, stall, collision or lossy", o->op);
         p->is_coll = 1;
     }
     if (o->algo && !p->is_coll)
@@ -117,6 +117,52 @@ static int packet_parse_ibcc(const net_options *o, const packet_spec *p)
         return cli_usage_error("netbench", "--ibcc %s: runs with send, incast, alltoall and the "
                                "collectives (the phenomena set their own flow control)", o->ibcc);
     return 0; /* the values: app_packet_config */
+}
+
+/* --loss and --rto (docs/fabric.md "Lossy RoCE"): 0 or the exit status of
+ * the error printed. The RTO has no published default: the user's. */
+static int packet_parse_loss(const net_options *o, packet_spec *p, const hw_link *lk)
+{
+    int is_lossy_op = p->phen == PHEN_LOSSY;
+    if (o->loss) {
+        if (is_lossy_op)
+            return cli_usage_error("netbench", "--loss %s: --op lossy runs PFC, go-back-N and "
+                                   "selective side by side; --loss picks one mode for the "
+                                   "other ops", o->loss);
+        if (p->phen == PHEN_VICTIM || p->phen == PHEN_STALL || p->phen == PHEN_COLLISION)
+            return cli_usage_error("netbench", "--loss %s: --op victim, stall and collision run "
+                                   "lossless flow control only", o->loss);
+        if (!strcmp(o->loss, "gbn"))
+            p->cfg.loss = PKT_GO_BACK_N;
+        else if (!strcmp(o->loss, "selective"))
+            p->cfg.loss = PKT_SELECTIVE;
+        else
+            return cli_usage_error("netbench", "--loss %s: expected gbn (go-back-N) or "
+                                   "selective", o->loss);
+    }
+    if ((o->loss || is_lossy_op) && p->cfg.technology != PKT_ROCE) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: the fabric link %%s is InfiniBand, whose credits never "
+                 "drop; lossy modes are RoCE's", o->loss ? "--loss" : "--op lossy");
+        return cli_usage_error("netbench", msg, lk->name);
+    }
+    if (!o->loss && !is_lossy_op) {
+        if (o->rto)
+            return cli_usage_error("netbench", "--rto %s: a retransmission timeout needs --loss "
+                                   "gbn|selective or --op lossy", o->rto);
+        return 0;
+    }
+    if (!o->rto)
+        return cli_usage_error("netbench", "%s: give the retransmission timeout with --rto TIME, "
+                               "e.g. --rto 100us (no published default: a GAP in "
+                               "components.md 5.2)", o->loss ? "--loss" : "--op lossy");
+    char why[128];
+    if (sim_units_parse(o->rto, SIM_DIM_TIME, &p->cfg.rto_s, why, sizeof why) ||
+        !(p->cfg.rto_s > 0) || !isfinite(p->cfg.rto_s) || p->cfg.rto_s > 1)
+        return cli_usage_error("netbench", "--rto %s: expected a time above 0 and at most 1s "
+                               "such as 100us", o->rto);
+    snprintf(p->rto_from, sizeof p->rto_from, "--rto %s", o->rto);
+    return 0;
 }
 
 /* The pattern and the tier's parameters from the options and the catalog.
@@ -167,6 +213,10 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         return rc;
     p->cfg = p->pc.cfg;
     p->bdp_rate_bytes_per_s = p->pc.bdp_rate_bytes_per_s;
+    if ((rc = packet_parse_loss(o, p, &s->fabric.link)))
+        return rc;
+    if (p->cfg.loss != PKT_LOSSLESS)
+        p->pc.has_pfc = 0; /* the thresholds stay set, unused: no PFC line */
     double hops = p->is_coll ? 0 : pkb_min_packet_hops(p->op, p->ranks, p->bytes,
                                                        p->cfg.mtu_bytes);
     if (p->phen == PHEN_NONE && hops > PKB_MAX_PACKET_HOPS) { /* phenomena check their own */
@@ -302,6 +352,31 @@ void packet_print_params(const packet_spec *p)
 {
     app_packet_config_print(stdout, "# ", &p->pc);
     packet_print_series(p);
+    const pkt_config *c = &p->cfg;
+    if (c->loss != PKT_LOSSLESS || p->phen == PHEN_LOSSY)
+        printf("# lossy RoCE   %s; tail drop above the port buffer; RTO %.4g us: %s (a GAP: no "
+               "published default)\n", p->phen == PHEN_LOSSY ? "PFC vs go-back-N vs selective"
+               : c->loss == PKT_GO_BACK_N ? "go-back-N, no PFC" : "selective (IRN-style), no PFC",
+               c->rto_s * 1e6, p->rto_from);
+}
+
+void packet_print_loss(const pkt_net_stats *st)
+{
+    printf("drops            %llu packets at switch ports; %llu resent (%.0f B), %llu NACKs, "
+           "%llu timeouts, %llu arrivals discarded\n", (unsigned long long)st->drops,
+           (unsigned long long)st->resent_packets, st->resent_bytes,
+           (unsigned long long)st->nacks, (unsigned long long)st->timeouts,
+           (unsigned long long)st->discarded);
+}
+
+void packet_json_loss(struct cJSON *o, const pkt_net_stats *st)
+{
+    cJSON_AddNumberToObject(o, "drops", (double)st->drops);
+    cJSON_AddNumberToObject(o, "resent_packets", (double)st->resent_packets);
+    cJSON_AddNumberToObject(o, "resent_bytes", st->resent_bytes);
+    cJSON_AddNumberToObject(o, "nacks", (double)st->nacks);
+    cJSON_AddNumberToObject(o, "timeouts", (double)st->timeouts);
+    cJSON_AddNumberToObject(o, "discarded", (double)st->discarded);
 }
 
 static void packet_print_text(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
@@ -312,7 +387,9 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
     printf("# dcsim netbench --tier packet: %s, %u ranks (one per node: GPUs 0, %u, ...), %llu "
            "message%s of %.0f B, %s fabric of %s, %s\n", pkb_op_name(p->op), p->ranks, p->stride,
            (unsigned long long)r->messages, r->messages > 1 ? "s" : "", p->bytes, fabric_topology_name(s->fabric.topology),
-           s->fabric.link.name, roce ? "RoCE PFC" : "InfiniBand credits");
+           s->fabric.link.name, c->loss == PKT_GO_BACK_N ? "RoCE go-back-N, no PFC"
+           : c->loss == PKT_SELECTIVE ? "RoCE selective retransmission, no PFC"
+           : roce ? "RoCE PFC" : "InfiniBand credits");
     packet_print_params(p);
     printf("packet time      %.4f us\n", r->packet_time_s * 1e6);
     printf("flow time        %.4f us (max-min flow tier, same routes, hops x hop latency)\n",
@@ -329,6 +406,8 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
         printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
                (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
                (unsigned long long)st->rate_cuts);
+    if (c->loss != PKT_LOSSLESS)
+        packet_print_loss(st);
     printf("packets          %llu delivered, %llu packet-hops\n",
            (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
     printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
@@ -367,6 +446,11 @@ static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
         cJSON_AddStringToObject(o, "pfc_from", p->pc.pfc_rule);
     }
     json_series(o, p);
+    if (c->loss != PKT_LOSSLESS) {
+        cJSON_AddStringToObject(o, "loss", c->loss == PKT_GO_BACK_N ? "gbn" : "selective");
+        cJSON_AddNumberToObject(o, "rto_s", c->rto_s);
+        cJSON_AddStringToObject(o, "rto_from", p->rto_from);
+    }
 }
 
 static void packet_print_json(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
@@ -395,6 +479,8 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
         cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
         cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
     }
+    if (p->cfg.loss != PKT_LOSSLESS)
+        packet_json_loss(o, st);
     cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
@@ -430,7 +516,9 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
            nc_collective_name(p->coll), nc_algorithm_name(plan->algo), p->ranks, p->stride,
            p->bytes, plan->n_phases, plan->n_phases > 1 ? "s" : "",
            (unsigned long long)r->packet.messages, fabric_topology_name(s->fabric.topology),
-           s->fabric.link.name, roce ? "RoCE PFC" : "InfiniBand credits");
+           s->fabric.link.name, c->loss == PKT_GO_BACK_N ? "RoCE go-back-N, no PFC"
+           : c->loss == PKT_SELECTIVE ? "RoCE selective retransmission, no PFC"
+           : roce ? "RoCE PFC" : "InfiniBand credits");
     packet_print_params(p);
     double lat = 0;
     for (uint32_t i = 0; i < plan->n_phases; i++)
@@ -452,6 +540,8 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
         printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
                (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
                (unsigned long long)st->rate_cuts);
+    if (c->loss != PKT_LOSSLESS)
+        packet_print_loss(st);
     printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
            st->bytes_delivered, r->packet.plan_bytes);
     printf("packets          %llu delivered, %llu packet-hops\n",
@@ -492,6 +582,8 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
         cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
         cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
     }
+    if (p->cfg.loss != PKT_LOSSLESS)
+        packet_json_loss(o, st);
     cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
     cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
     cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);

@@ -1,5 +1,5 @@
 /* netphen.c - `dcsim netbench --tier packet --op incast-sweep|victim|stall|
- * collision`: the packet tier's phenomena (models/packet_phenomena.h runs
+ * collision|lossy`: the packet tier's phenomena (models/packet_phenomena.h runs
  * them; docs/fabric.md "Phenomena"). The incast sweep runs on the
  * scenario's fabric; victim, stall and collision on their own small
  * leaf-spine built with the scenario's link (rate, MTU, buffer, latency).
@@ -15,18 +15,20 @@
 #include "netcmd_internal.h"
 #include "packet_phenomena.h"
 
-static const char *const names[] = {"", "incast-sweep", "victim", "stall", "collision"};
+static const char *const names[] = {"", "incast-sweep", "victim", "stall", "collision",
+                                    "lossy"};
+#define N_NAMES 6
 static const char *const variant_names[] = {"RoCE PFC", "RoCE PFC + DCQCN", "IB credits"};
 
 enum phen_op phen_parse(const char *name)
 {
-    for (int i = 1; i < 5; i++)
+    for (int i = 1; i < N_NAMES; i++)
         if (!strcmp(name, names[i]))
             return (enum phen_op)i;
     return PHEN_NONE;
 }
 
-const char *phen_name(enum phen_op op) { return (unsigned)op < 5 ? names[op] : "?"; }
+const char *phen_name(enum phen_op op) { return (unsigned)op < N_NAMES ? names[op] : "?"; }
 
 static void header(const scn_scenario *s, const packet_spec *p, const char *what)
 {
@@ -66,13 +68,30 @@ static cJSON *json_variant(const pkp_variant *v, const char *name)
     return o;
 }
 
+/* 2, 4, 8, ... and then ranks - 1; returns their number */
+static unsigned sweep_fanins(const packet_spec *p, unsigned *fanins)
+{
+    unsigned n = 0;
+    for (unsigned k = 2; k < p->ranks - 1 && n < PKP_MAX_SWEEP - 1; k *= 2)
+        fanins[n++] = k;
+    fanins[n++] = p->ranks - 1;
+    return n;
+}
+
+static void json_loss_row(cJSON *r, const pkp_incast_row *w)
+{
+    cJSON_AddNumberToObject(r, "drops", (double)w->drops);
+    cJSON_AddNumberToObject(r, "resent_packets", (double)w->resent_packets);
+    cJSON_AddNumberToObject(r, "resent_bytes", w->resent_bytes);
+    cJSON_AddNumberToObject(r, "nacks", (double)w->nacks);
+    cJSON_AddNumberToObject(r, "timeouts", (double)w->timeouts);
+}
+
 static int sweep(const net_options *o, const scn_scenario *s, const fabric *f,
                  const packet_spec *p, char *why, size_t why_size)
 {
-    unsigned fanins[PKP_MAX_SWEEP], n = 0;
-    for (unsigned k = 2; k < p->ranks - 1 && n < PKP_MAX_SWEEP - 1; k *= 2)
-        fanins[n++] = k; /* 2, 4, 8, ... and then ranks - 1 */
-    fanins[n++] = p->ranks - 1;
+    unsigned fanins[PKP_MAX_SWEEP], n = sweep_fanins(p, fanins);
+    int is_lossy = p->cfg.loss != PKT_LOSSLESS;
     pkp_incast_row rows[PKP_MAX_SWEEP];
     int rc = pkp_incast_sweep(&f->g, f->router, &p->cfg, p->stride, p->bytes, fanins, n, rows,
                               why, why_size);
@@ -82,7 +101,10 @@ static int sweep(const net_options *o, const scn_scenario *s, const fabric *f,
     if (o->json) {
         cJSON *j = json_header(s, p), *a = cJSON_AddArrayToObject(j, "rows");
         cJSON_AddStringToObject(j, "flow_control",
-                                p->cfg.technology == PKT_ROCE ? "pfc" : "credits");
+                                p->cfg.loss == PKT_GO_BACK_N ? "gbn" : p->cfg.loss == PKT_SELECTIVE
+                                ? "selective" : p->cfg.technology == PKT_ROCE ? "pfc" : "credits");
+        if (is_lossy)
+            cJSON_AddNumberToObject(j, "rto_s", p->cfg.rto_s);
         for (unsigned i = 0; i < n; i++) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddNumberToObject(r, "fanin", rows[i].fanin);
@@ -92,6 +114,8 @@ static int sweep(const net_options *o, const scn_scenario *s, const fabric *f,
             cJSON_AddNumberToObject(r, "efficiency", rows[i].efficiency);
             cJSON_AddNumberToObject(r, "max_held_bytes", rows[i].max_held_bytes);
             cJSON_AddNumberToObject(r, "pauses", (double)rows[i].pauses);
+            if (is_lossy)
+                json_loss_row(r, &rows[i]);
             cJSON_AddItemToArray(a, r);
         }
         packet_json_print(j);
@@ -100,19 +124,27 @@ static int sweep(const net_options *o, const scn_scenario *s, const fabric *f,
     char what[160];
     snprintf(what, sizeof what, "N -> 1 into rank 0 (one rank per node), %s fabric, %s",
              fabric_topology_name(s->fabric.topology),
-             p->cfg.technology == PKT_ROCE ? "RoCE PFC" : "InfiniBand credits");
+             p->cfg.loss == PKT_GO_BACK_N ? "RoCE go-back-N, no PFC"
+             : p->cfg.loss == PKT_SELECTIVE ? "RoCE selective retransmission, no PFC"
+             : p->cfg.technology == PKT_ROCE ? "RoCE PFC" : "InfiniBand credits");
     header(s, p, what);
     printf("# efficiency = goodput / receiver link; floor = N b / (N b + 4 MTU + 4 d B) "
-           "(the bottleneck never idles; one pipeline added)\n");
+           "(the bottleneck never idles; one pipeline added%s)\n",
+           is_lossy ? "; a lossy run may fall below it" : "");
     printf("#  fan-in   time (us)  flow (us)  goodput (GB/s)  efficiency  floor   max held (B)"
-           "  pauses\n");
+           "  pauses%s\n", is_lossy ? "    drops   resent    nacks timeouts" : "");
     for (unsigned i = 0; i < n; i++) {
         double nb = rows[i].fanin * p->bytes;
-        printf("%9u %11.3f %10.3f %15.4g %11.4f %6.4f %14.0f %7llu\n", rows[i].fanin,
+        printf("%9u %11.3f %10.3f %15.4g %11.4f %6.4f %14.0f %7llu", rows[i].fanin,
                rows[i].time_s * 1e6, rows[i].flow_time_s * 1e6,
                rows[i].goodput_bytes_per_s / 1e9, rows[i].efficiency,
                nb / (nb + 4 * mtu + 4 * d * B), rows[i].max_held_bytes,
                (unsigned long long)rows[i].pauses);
+        if (is_lossy)
+            printf(" %8llu %8llu %8llu %8llu", (unsigned long long)rows[i].drops,
+                   (unsigned long long)rows[i].resent_packets, (unsigned long long)rows[i].nacks,
+                   (unsigned long long)rows[i].timeouts);
+        printf("\n");
     }
     return 0;
 }
@@ -257,11 +289,75 @@ static int collision(const net_options *o, const scn_scenario *s, const packet_s
     return 0;
 }
 
+/* --op lossy: the incast sweep under PFC, go-back-N and selective on the
+ * same fabric (docs/fabric.md "Lossy RoCE"). */
+static int lossy(const net_options *o, const scn_scenario *s, const fabric *f,
+                 const packet_spec *p, char *why, size_t why_size)
+{
+    static const char *const mode_names[] = {"pfc", "gbn", "selective"};
+    static const char *const mode_text[] = {"PFC", "go-back-N", "selective"};
+    unsigned fanins[PKP_MAX_SWEEP], n = sweep_fanins(p, fanins);
+    pkp_incast_row rows[3][PKP_MAX_SWEEP];
+    for (int m = 0; m < 3; m++) {
+        pkt_config c = p->cfg;
+        c.loss = (enum pkt_loss_mode)m;
+        if (m == 0)
+            c.rto_s = 0;
+        int rc = pkp_incast_sweep(&f->g, f->router, &c, p->stride, p->bytes, fanins, n, rows[m],
+                                  why, why_size);
+        if (rc)
+            return rc;
+    }
+    if (o->json) {
+        cJSON *j = json_header(s, p), *a = cJSON_AddArrayToObject(j, "rows");
+        cJSON_AddNumberToObject(j, "rto_s", p->cfg.rto_s);
+        for (unsigned i = 0; i < n; i++) {
+            cJSON *r = cJSON_CreateObject(), *v = NULL;
+            cJSON_AddNumberToObject(r, "fanin", fanins[i]);
+            v = cJSON_AddArrayToObject(r, "modes");
+            for (int m = 0; m < 3; m++) {
+                const pkp_incast_row *w = &rows[m][i];
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddStringToObject(x, "mode", mode_names[m]);
+                cJSON_AddNumberToObject(x, "time_s", w->time_s);
+                cJSON_AddNumberToObject(x, "goodput_bytes_per_s", w->goodput_bytes_per_s);
+                cJSON_AddNumberToObject(x, "efficiency", w->efficiency);
+                cJSON_AddNumberToObject(x, "max_held_bytes", w->max_held_bytes);
+                cJSON_AddNumberToObject(x, "pauses", (double)w->pauses);
+                json_loss_row(x, w);
+                cJSON_AddItemToArray(v, x);
+            }
+            cJSON_AddItemToArray(a, r);
+        }
+        packet_json_print(j);
+        return 0;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "N -> 1 into rank 0 (one rank per node), %s fabric, RoCE PFC vs "
+             "lossy go-back-N vs selective", fabric_topology_name(s->fabric.topology));
+    header(s, p, what);
+    printf("# goodput = the receiver's bytes / its last arrival; resent = packets that left "
+           "their NIC again\n");
+    printf("#  fan-in  mode        time (us)  goodput (GB/s)  efficiency   pauses    drops   "
+           "resent    nacks timeouts\n");
+    for (unsigned i = 0; i < n; i++)
+        for (int m = 0; m < 3; m++) {
+            const pkp_incast_row *w = &rows[m][i];
+            printf("%9u  %-10s %10.3f %15.4g %11.4f %8llu %8llu %8llu %8llu %8llu\n", fanins[i],
+                   mode_text[m], w->time_s * 1e6, w->goodput_bytes_per_s / 1e9, w->efficiency,
+                   (unsigned long long)w->pauses, (unsigned long long)w->drops,
+                   (unsigned long long)w->resent_packets, (unsigned long long)w->nacks,
+                   (unsigned long long)w->timeouts);
+        }
+    return 0;
+}
+
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,
                         const packet_spec *p)
 {
     char why[256] = "";
     int rc = p->phen == PHEN_SWEEP    ? sweep(o, s, f, p, why, sizeof why)
+             : p->phen == PHEN_LOSSY  ? lossy(o, s, f, p, why, sizeof why)
              : p->phen == PHEN_VICTIM ? victim(o, s, p, why, sizeof why)
              : p->phen == PHEN_STALL  ? stall(o, s, p, why, sizeof why)
                                       : collision(o, s, p, why, sizeof why);

@@ -440,9 +440,12 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_PKT_DCQCN_INCREASE, 108);
     CHECK_INT_EQ(KIND_PKT_STALL_END, 109);
     CHECK_INT_EQ(KIND_PKT_BENCH_SEND, 110);
+    CHECK_INT_EQ(KIND_PKT_ACK, 111);
+    CHECK_INT_EQ(KIND_PKT_NACK, 112);
+    CHECK_INT_EQ(KIND_PKT_RTO, 113);
     CHECK_INT_EQ(KIND_PKT_BECN, 115);
     CHECK_INT_EQ(KIND_PKT_IBCC_TIMER, 116);
-    CHECK_INT_EQ(N_KINDS, 33);
+    CHECK_INT_EQ(N_KINDS, 36);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per
