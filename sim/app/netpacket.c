@@ -379,6 +379,29 @@ void packet_json_loss(struct cJSON *o, const pkt_net_stats *st)
     cJSON_AddNumberToObject(o, "discarded", (double)st->discarded);
 }
 
+/* IB congestion control's and a lossy mode's counters, when on (text). */
+static void print_congestion(const pkt_config *c, const pkt_net_stats *st)
+{
+    if (c->ibcc.is_enabled)
+        printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
+               (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
+               (unsigned long long)st->rate_cuts);
+    if (c->loss != PKT_LOSSLESS)
+        packet_print_loss(st);
+}
+
+/* The same in JSON. */
+static void json_congestion(cJSON *o, const pkt_config *c, const pkt_net_stats *st)
+{
+    if (c->ibcc.is_enabled) {
+        cJSON_AddNumberToObject(o, "fecn_marks", (double)st->ecn_marks);
+        cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
+        cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
+    }
+    if (c->loss != PKT_LOSSLESS)
+        packet_json_loss(o, st);
+}
+
 static void packet_print_text(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
 {
     const pkt_config *c = &p->cfg;
@@ -402,12 +425,7 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
     printf("max queue held   %.0f B in one switch port (buffer %.0f B)\n", st->max_held_bytes,
            c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
-    if (c->ibcc.is_enabled)
-        printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
-               (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
-               (unsigned long long)st->rate_cuts);
-    if (c->loss != PKT_LOSSLESS)
-        packet_print_loss(st);
+    print_congestion(c, st);
     printf("packets          %llu delivered, %llu packet-hops\n",
            (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
     printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
@@ -474,13 +492,7 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "flow_goodput_min_bytes_per_s", r->flow_goodput_min_bytes_per_s);
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
-    if (p->cfg.ibcc.is_enabled) {
-        cJSON_AddNumberToObject(o, "fecn_marks", (double)st->ecn_marks);
-        cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
-        cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
-    }
-    if (p->cfg.loss != PKT_LOSSLESS)
-        packet_json_loss(o, st);
+    json_congestion(o, &p->cfg, st);
     cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
@@ -536,12 +548,7 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
     printf("max queue        %.0f B in one egress FIFO, %.0f B held in one switch port (buffer "
            "%.0f B)\n", r->packet.max_queued_bytes, st->max_held_bytes, c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
-    if (c->ibcc.is_enabled)
-        printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
-               (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
-               (unsigned long long)st->rate_cuts);
-    if (c->loss != PKT_LOSSLESS)
-        packet_print_loss(st);
+    print_congestion(c, st);
     printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
            st->bytes_delivered, r->packet.plan_bytes);
     printf("packets          %llu delivered, %llu packet-hops\n",
@@ -577,13 +584,7 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "max_queued_bytes", r->packet.max_queued_bytes);
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
-    if (p->cfg.ibcc.is_enabled) {
-        cJSON_AddNumberToObject(o, "fecn_marks", (double)st->ecn_marks);
-        cJSON_AddNumberToObject(o, "becns", (double)st->cnps);
-        cJSON_AddNumberToObject(o, "becns_in_flight", (double)st->rate_cuts);
-    }
-    if (p->cfg.loss != PKT_LOSSLESS)
-        packet_json_loss(o, st);
+    json_congestion(o, &p->cfg, st);
     cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
     cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
     cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);
