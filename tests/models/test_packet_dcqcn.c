@@ -26,6 +26,7 @@
 #include "fattree.h"
 #include "packet.h"
 #include "routing.h"
+#include "packet_rig.h"
 
 #define MTU 4096.0
 #define B 5e9
@@ -46,47 +47,6 @@ static pkt_config config(int has_dcqcn, uint64_t seed)
                                      1.0,      50e-6,   55e-6,   10e6, 1,    1e6,   1e7,
                                      1.25e8};
     return c;
-}
-
-typedef struct rig {
-    topo_graph g;
-    topo_router *r;
-    sim_engine *eng;
-    pkt_net *net;
-    double done_s[4];
-} rig;
-
-static void on_done(void *ctx, uint64_t tag)
-{
-    rig *x = ctx;
-    if (tag < 4)
-        x->done_s[tag] = sim_now(x->eng);
-}
-
-/* A radix-8 leaf-spine, 4 leaves of 4 hosts (host h under leaf h / 4). */
-static int rig_open(rig *x, const pkt_config *c)
-{
-    char why[256];
-    x->done_s[0] = x->done_s[1] = x->done_s[2] = x->done_s[3] = -1;
-    if (topo_leafspine(8, 4, 4, B, &x->g, why, sizeof why)) {
-        fprintf(stderr, "leafspine: %s\n", why);
-        return -1;
-    }
-    topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 7};
-    x->r = topo_router_create(&x->g, &rc, why, sizeof why);
-    x->eng = sim_engine_create();
-    x->net = x->r ? pkt_net_create(x->eng, &x->g, x->r, c, why, sizeof why) : NULL;
-    if (!x->net)
-        fprintf(stderr, "pkt_net_create: %s\n", why);
-    return x->net ? 0 : -1;
-}
-
-static void rig_close(rig *x)
-{
-    pkt_net_destroy(x->net);
-    sim_engine_destroy(x->eng);
-    topo_router_destroy(x->r);
-    topo_graph_fini(&x->g);
 }
 
 /* The marking curve. The tier marks a packet entering an egress FIFO that
@@ -129,7 +89,7 @@ typedef struct two_flows {
 static int run_two_flows(const pkt_config *c, double t_end, two_flows *out)
 {
     rig x;
-    if (rig_open(&x, c))
+    if (rig_open(&x, c, B))
         return -1;
     const uint32_t src[2] = {0, 4};
     for (int f = 0; f < 2; f++)
@@ -244,7 +204,7 @@ static void test_lone_flow(void)
     for (int on = 0; on < 2; on++) {
         pkt_config c = config(on, 3);
         rig x;
-        if (rig_open(&x, &c)) {
+        if (rig_open(&x, &c, B)) {
             CHECK(0);
             return;
         }
@@ -299,7 +259,7 @@ static void test_bad_config(void)
     c.dcqcn.min_rate_bytes_per_s = 2 * B; /* above the NICs' rate: refused at create */
     CHECK_INT_EQ(pkt_config_check(&c, why, sizeof why), 0);
     rig x;
-    CHECK(rig_open(&x, &c) == -1);
+    CHECK(rig_open(&x, &c, B) == -1);
     pkt_net_destroy(x.net);
     sim_engine_destroy(x.eng);
     topo_router_destroy(x.r);

@@ -22,6 +22,7 @@
 #include "fattree.h"
 #include "packet.h"
 #include "routing.h"
+#include "packet_rig.h"
 
 #define MTU 4096.0
 #define B 50e9
@@ -42,47 +43,6 @@ static pkt_config config(const pkt_ibcc_config *cc)
     if (cc)
         c.ibcc = *cc;
     return c;
-}
-
-typedef struct rig {
-    topo_graph g;
-    topo_router *r;
-    sim_engine *eng;
-    pkt_net *net;
-    double done_s[4];
-} rig;
-
-static void on_done(void *ctx, uint64_t tag)
-{
-    rig *x = ctx;
-    if (tag < 4)
-        x->done_s[tag] = sim_now(x->eng);
-}
-
-/* A radix-8 leaf-spine, 4 leaves of 4 hosts (host h under leaf h / 4). */
-static int rig_open(rig *x, const pkt_config *c)
-{
-    char why[256];
-    x->done_s[0] = x->done_s[1] = x->done_s[2] = x->done_s[3] = -1;
-    if (topo_leafspine(8, 4, 4, B, &x->g, why, sizeof why)) {
-        fprintf(stderr, "leafspine: %s\n", why);
-        return -1;
-    }
-    topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 7};
-    x->r = topo_router_create(&x->g, &rc, why, sizeof why);
-    x->eng = sim_engine_create();
-    x->net = x->r ? pkt_net_create(x->eng, &x->g, x->r, c, why, sizeof why) : NULL;
-    if (!x->net)
-        fprintf(stderr, "pkt_net_create: %s\n", why);
-    return x->net ? 0 : -1;
-}
-
-static void rig_close(rig *x)
-{
-    pkt_net_destroy(x->net);
-    sim_engine_destroy(x->eng);
-    topo_router_destroy(x->r);
-    topo_graph_fini(&x->g);
 }
 
 /* ---- the reaction loop against a recurrence ----
@@ -173,7 +133,7 @@ static void test_reaction_loop(void)
     for (int k = 0; k < 4; k++) {
         pkt_config c = config(&cases[k]);
         rig x;
-        if (rig_open(&x, &c)) {
+        if (rig_open(&x, &c, B)) {
             CHECK(0);
             return;
         }
@@ -208,7 +168,7 @@ static void test_never_marked(void)
     for (int on = 0; on < 2; on++) {
         pkt_config c = config(on ? &cc : NULL);
         rig x;
-        if (rig_open(&x, &c)) {
+        if (rig_open(&x, &c, B)) {
             CHECK(0);
             return;
         }
@@ -238,7 +198,7 @@ static int run_incast(const pkt_ibcc_config *cc, incast *out)
 {
     pkt_config c = config(cc);
     rig x;
-    if (rig_open(&x, &c))
+    if (rig_open(&x, &c, B))
         return -1;
     CHECK_INT_EQ(pkt_send(x.net, 0, 8, 8e6, 100, on_done, &x, 0), 0);
     CHECK_INT_EQ(pkt_send(x.net, 4, 8, 8e6, 101, on_done, &x, 1), 0);

@@ -20,6 +20,7 @@
 #include "fattree.h"
 #include "packet.h"
 #include "routing.h"
+#include "packet_rig.h"
 
 #define MTU 4096.0
 #define B 50e9
@@ -27,59 +28,12 @@
 #define TAU (MTU / B)
 #define RTO 100e-6
 
-#define MAX_DONE 64
-typedef struct rig {
-    topo_graph g;
-    topo_router *r;
-    sim_engine *eng;
-    pkt_net *net;
-    size_t n_done;
-    double time[MAX_DONE];
-} rig;
-
-static void on_done(void *ctx, uint64_t tag)
-{
-    rig *x = ctx;
-    x->n_done++;
-    if (tag < MAX_DONE)
-        x->time[tag] = sim_now(x->eng);
-}
-
 static pkt_config config(enum pkt_loss_mode loss, double buffer)
 {
     pkt_config c = {.mtu_bytes = MTU, .technology = PKT_ROCE, .buffer_bytes = buffer,
                     .xoff_bytes = buffer, .xon_bytes = buffer / 2, .hop_latency_s = D,
                     .loss = loss, .rto_s = loss == PKT_LOSSLESS ? 0 : RTO};
     return c;
-}
-
-/* radix-8 leaf-spine, 4 leaves of 4 hosts (host h under leaf h / 4) */
-static int rig_open(rig *x, const pkt_config *c)
-{
-    char why[256];
-    x->n_done = 0;
-    for (int i = 0; i < MAX_DONE; i++)
-        x->time[i] = 0;
-    topo_graph_init(&x->g);
-    if (topo_leafspine(8, 4, 4, B, &x->g, why, sizeof why)) {
-        fprintf(stderr, "leafspine: %s\n", why);
-        return -1;
-    }
-    topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 7};
-    x->r = topo_router_create(&x->g, &rc, why, sizeof why);
-    x->eng = sim_engine_create();
-    x->net = x->r ? pkt_net_create(x->eng, &x->g, x->r, c, why, sizeof why) : NULL;
-    if (!x->net)
-        fprintf(stderr, "pkt_net_create: %s\n", why);
-    return x->net ? 0 : -1;
-}
-
-static void rig_close(rig *x)
-{
-    pkt_net_destroy(x->net);
-    sim_engine_destroy(x->eng);
-    topo_router_destroy(x->r);
-    topo_graph_fini(&x->g);
 }
 
 static void check_consistent(const pkt_net *net)
@@ -99,11 +53,11 @@ static void check_consistent(const pkt_net *net)
  * completion times exactly (ACKs and timers move no packet). */
 static void test_no_drop_identical(void)
 {
-    double t[3][MAX_DONE];
+    double t[3][RIG_MAX_DONE];
     for (int mode = 0; mode < 3; mode++) {
         pkt_config c = config((enum pkt_loss_mode)mode, 1000 * MTU);
         rig x;
-        if (rig_open(&x, &c)) {
+        if (rig_open(&x, &c, B)) {
             CHECK(0);
             return;
         }
@@ -121,12 +75,12 @@ static void test_no_drop_identical(void)
         CHECK(st->bytes_delivered == st->bytes_sent);
         CHECK_INT_EQ(st->acks, mode ? st->packets_delivered : 0);
         check_consistent(x.net);
-        for (int i = 0; i < MAX_DONE; i++)
-            t[mode][i] = x.time[i];
+        for (int i = 0; i < RIG_MAX_DONE; i++)
+            t[mode][i] = x.done_s[i];
         rig_close(&x);
     }
     int same = 1;
-    for (int i = 0; i < MAX_DONE; i++)
+    for (int i = 0; i < RIG_MAX_DONE; i++)
         same &= t[0][i] == t[1][i] && t[0][i] == t[2][i];
     CHECK(same);
 }
@@ -164,7 +118,7 @@ static void on_later(sim_engine *eng, void *ctx, uint64_t tag)
 static void run_forced(enum pkt_loss_mode mode, double P, unsigned k, rig *x)
 {
     pkt_config c = config(mode, k * MTU);
-    if (rig_open(x, &c)) {
+    if (rig_open(x, &c, B)) {
         CHECK(0);
         return;
     }
@@ -201,7 +155,7 @@ static void test_forced_drop(void)
         CHECK_INT_EQ(st->timeouts, 0);
         CHECK_INT_EQ(st->resent_packets, (uint64_t)R);
         CHECK(st->resent_bytes == R * MTU);
-        CHECK_REL(x.time[0], (k + P + R) * TAU + 2 * D, 1e-12);
+        CHECK_REL(x.done_s[0], (k + P + R) * TAU + 2 * D, 1e-12);
         CHECK(st->bytes_delivered == st->bytes_sent);
         CHECK_INT_EQ(st->packets_delivered, P + k);
         CHECK_INT_EQ(st->discarded, sel ? 0 : (uint64_t)(is - j)); /* A_{j+1} .. A_{i_s} */
@@ -230,8 +184,8 @@ static void test_tail_loss(void)
         CHECK_INT_EQ(st->nacks, 0);
         CHECK_INT_EQ(st->timeouts, 1);
         CHECK_INT_EQ(st->resent_packets, 1);
-        CHECK(x.time[0] >= RTO);
-        CHECK_REL(x.time[0], 3 * k * TAU + 4 * D + RTO + 2 * TAU + 2 * D, 1e-12);
+        CHECK(x.done_s[0] >= RTO);
+        CHECK_REL(x.done_s[0], 3 * k * TAU + 4 * D + RTO + 2 * TAU + 2 * D, 1e-12);
         CHECK(st->bytes_delivered == st->bytes_sent);
         rig_close(&x);
     }
@@ -240,7 +194,7 @@ static void test_tail_loss(void)
 /* ---- heavy loss: 12 -> 1 across leaves ---- */
 
 typedef struct heavy {
-    double time[MAX_DONE];
+    double time[RIG_MAX_DONE];
     uint64_t digest, drops, resent, nacks, timeouts, events;
     double bytes_delivered, bytes_sent;
 } heavy;
@@ -249,7 +203,7 @@ static int run_heavy(enum pkt_loss_mode mode, heavy *h)
 {
     pkt_config c = config(mode, 6 * MTU);
     rig x;
-    if (rig_open(&x, &c))
+    if (rig_open(&x, &c, B))
         return -1;
     for (uint32_t s = 4; s < 16; s++)
         CHECK_INT_EQ(pkt_send(x.net, s, 0, 40 * MTU + 100, s, on_done, &x, s), 0);
@@ -257,8 +211,8 @@ static int run_heavy(enum pkt_loss_mode mode, heavy *h)
     CHECK_INT_EQ(x.n_done, 12);
     check_consistent(x.net);
     const pkt_net_stats *st = pkt_net_get_stats(x.net);
-    for (int i = 0; i < MAX_DONE; i++)
-        h->time[i] = x.time[i];
+    for (int i = 0; i < RIG_MAX_DONE; i++)
+        h->time[i] = x.done_s[i];
     h->digest = sim_digest(x.eng);
     h->drops = st->drops;
     h->resent = st->resent_packets;
@@ -295,7 +249,7 @@ static void test_heavy_loss(void)
     CHECK(g1.digest == g2.digest && g1.digest != 0);
     CHECK_INT_EQ(g1.events, g2.events);
     int same = 1;
-    for (int i = 0; i < MAX_DONE; i++)
+    for (int i = 0; i < RIG_MAX_DONE; i++)
         same &= g1.time[i] == g2.time[i];
     CHECK(same);
 }
@@ -333,7 +287,7 @@ static void test_bad_config(void)
     CHECK_INT_EQ(pkt_config_check(&c, why, sizeof why), 0);
     /* a stalled NIC is not modelled in a lossy mode */
     rig x;
-    if (rig_open(&x, &c) == 0) {
+    if (rig_open(&x, &c, B) == 0) {
         CHECK_INT_EQ(pkt_host_stall(x.net, 0, 0, 1e-6), -1);
         rig_close(&x);
     }

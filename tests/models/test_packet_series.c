@@ -25,6 +25,7 @@
 #include "packet_phenomena.h"
 #include "packet_series.h"
 #include "routing.h"
+#include "packet_rig.h"
 
 #define MTU 4096.0
 #define SQRT2 1.41421356237309504880
@@ -35,43 +36,11 @@
 #define XOFF (XON + 3072)
 #define BUFFER (XOFF + MTU + 2 * BDP + 2 * MTU)
 
-typedef struct rig {
-    topo_graph g;
-    topo_router *r;
-    sim_engine *eng;
-    pkt_net *net;
-} rig;
-
 static pkt_config config(enum pkt_technology t)
 {
     pkt_config c = {.mtu_bytes = MTU, .technology = t, .buffer_bytes = BUFFER,
                     .xoff_bytes = XOFF, .xon_bytes = XON, .hop_latency_s = D};
     return c;
-}
-
-/* leaf-spine of radix 8: 4 leaves of 4 hosts (host h under leaf h / 4) */
-static int rig_open(rig *x, const pkt_config *c)
-{
-    char why[256];
-    if (topo_leafspine(8, 4, 4, B, &x->g, why, sizeof why)) {
-        fprintf(stderr, "leafspine: %s\n", why);
-        return -1;
-    }
-    topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 7};
-    x->r = topo_router_create(&x->g, &rc, why, sizeof why);
-    x->eng = sim_engine_create();
-    x->net = x->r ? pkt_net_create(x->eng, &x->g, x->r, c, why, sizeof why) : NULL;
-    if (!x->net)
-        fprintf(stderr, "pkt_net_create: %s\n", why);
-    return x->net ? 0 : -1;
-}
-
-static void rig_close(rig *x)
-{
-    pkt_net_destroy(x->net);
-    sim_engine_destroy(x->eng);
-    topo_router_destroy(x->r);
-    topo_graph_fini(&x->g);
 }
 
 /* The one link out of host h. */
@@ -93,7 +62,7 @@ static void test_closed_form(void)
     const double P = 29, s = MTU / B, dt = SQRT2 * s;
     pkt_config c = config(PKT_IB);
     rig x;
-    if (rig_open(&x, &c)) {
+    if (rig_open(&x, &c, B)) {
         CHECK(0);
         return;
     }
@@ -178,7 +147,7 @@ static pkt_series *incast(rig *x, enum run_kind kind, double dt, uint32_t max_bi
     pkt_config c = config(kind == RUN_IB ? PKT_IB : PKT_ROCE);
     if (kind == RUN_DCQCN)
         pkp_dcqcn_rule(B, 11, &c.dcqcn);
-    if (rig_open(x, &c))
+    if (rig_open(x, &c, B))
         return NULL;
     char why[256];
     pkt_series *ser = max_bins ? pkt_series_create(x->net, dt, max_bins, why, sizeof why) : NULL;
@@ -289,7 +258,7 @@ static void test_bad_input(void)
 {
     pkt_config c = config(PKT_IB);
     rig x;
-    if (rig_open(&x, &c)) {
+    if (rig_open(&x, &c, B)) {
         CHECK(0);
         return;
     }
