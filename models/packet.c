@@ -24,40 +24,33 @@
 
 #include "event_kinds.h"
 
-static int say(char *why, size_t why_size, const char *msg)
-{
-    if (why && why_size)
-        snprintf(why, why_size, "%s", msg);
-    return -1;
-}
-
 int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
 {
     if (!c)
-        return say(why, why_size, "packet tier: no configuration");
+        return pkt_say(why, why_size, "packet tier: no configuration");
     if (!(c->mtu_bytes > 0) || !isfinite(c->mtu_bytes) || c->mtu_bytes != floor(c->mtu_bytes) ||
         c->mtu_bytes >= 4294967296.0)
-        return say(why, why_size, "packet tier: mtu_bytes must be a whole number of bytes, "
+        return pkt_say(why, why_size, "packet tier: mtu_bytes must be a whole number of bytes, "
                                   "positive and below 2^32");
     if (c->technology != PKT_IB && c->technology != PKT_ROCE)
-        return say(why, why_size, "packet tier: technology must be PKT_IB or PKT_ROCE");
+        return pkt_say(why, why_size, "packet tier: technology must be PKT_IB or PKT_ROCE");
     if (!(c->buffer_bytes > 0) || !isfinite(c->buffer_bytes))
-        return say(why, why_size, "packet tier: buffer_bytes must be positive and finite");
+        return pkt_say(why, why_size, "packet tier: buffer_bytes must be positive and finite");
     if (c->mtu_bytes > c->buffer_bytes)
-        return say(why, why_size, "packet tier: mtu_bytes must be <= buffer_bytes "
+        return pkt_say(why, why_size, "packet tier: mtu_bytes must be <= buffer_bytes "
                                   "(a packet must fit in a port's buffer)");
     if (!(c->hop_latency_s >= 0) || !isfinite(c->hop_latency_s))
-        return say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
+        return pkt_say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
     if (c->is_adaptive != 0 && c->is_adaptive != 1)
-        return say(why, why_size, "packet tier: is_adaptive must be 0 or 1");
+        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0 or 1");
     if (c->loss != PKT_LOSSLESS || c->rto_s != 0)
         return pkt_loss_check(c, why, why_size); /* PFC off: xoff and xon ignored */
     if (c->technology == PKT_ROCE) {
         if (!(c->xon_bytes >= 0) || !isfinite(c->xon_bytes) || !(c->xoff_bytes > 0) ||
             !isfinite(c->xoff_bytes))
-            return say(why, why_size, "packet tier: xon_bytes >= 0 and xoff_bytes > 0, finite");
+            return pkt_say(why, why_size, "packet tier: xon_bytes >= 0 and xoff_bytes > 0, finite");
         if (!(c->xon_bytes < c->xoff_bytes) || !(c->xoff_bytes <= c->buffer_bytes))
-            return say(why, why_size, "packet tier: PFC needs xon_bytes < xoff_bytes <= "
+            return pkt_say(why, why_size, "packet tier: PFC needs xon_bytes < xoff_bytes <= "
                                       "buffer_bytes");
     }
     if (pkt_dcqcn_check(c, why, why_size))
@@ -69,7 +62,7 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                         const pkt_config *cfg, char *why, size_t why_size)
 {
     if (!eng || !g || !r || !g->out_offset) {
-        say(why, why_size, "packet tier: needs an engine, a finished graph and a router");
+        pkt_say(why, why_size, "packet tier: needs an engine, a finished graph and a router");
         return NULL;
     }
     if (pkt_config_check(cfg, why, why_size))
@@ -92,13 +85,13 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                 return NULL;
             }
     if (cfg->is_adaptive && !g->updown) {
-        say(why, why_size, "packet tier: adaptive routing needs a folded Clos (a Dragonfly "
+        pkt_say(why, why_size, "packet tier: adaptive routing needs a folded Clos (a Dragonfly "
                            "route picks its global link first)");
         return NULL;
     }
     pkt_net *n = calloc(1, sizeof *n);
     if (!n) {
-        say(why, why_size, "packet tier: out of memory");
+        pkt_say(why, why_size, "packet tier: out of memory");
         return NULL;
     }
     n->eng = eng;
@@ -122,7 +115,7 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
     if (!n->links || !n->usage || !n->cand || !n->tied ||
         (cfg->ibcc.is_enabled && !n->ibcc_seen)) {
         pkt_net_destroy(n);
-        say(why, why_size, "packet tier: out of memory");
+        pkt_say(why, why_size, "packet tier: out of memory");
         return NULL;
     }
     for (uint32_t l = 0; l < g->n_links; l++) {
@@ -669,7 +662,7 @@ int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
     /* live packets: every packet not on the free list (bounded by n_pkts) */
     uint8_t *is_free = calloc((size_t)n->n_pkts + 1, 1);
     if (!is_free)
-        return say(why, why_size, "pkt_net_check: out of memory");
+        return pkt_say(why, why_size, "pkt_net_check: out of memory");
     uint32_t steps = 0;
     for (uint32_t id = n->free_pkt; id != PKT_NONE && steps <= n->n_pkts; id = n->pkts[id].next)
         is_free[id] = 1, steps++;
@@ -678,17 +671,17 @@ int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
             in_packets += n->pkts[id].size, live++;
     free(is_free);
     if (steps != n->n_free_pkts || live + n->n_free_pkts != n->n_pkts)
-        return say(why, why_size, "pkt_net_check: the packet free list is broken");
+        return pkt_say(why, why_size, "pkt_net_check: the packet free list is broken");
     if (n->stats.bytes_delivered + in_packets != n->stats.bytes_sent)
-        return say(why, why_size, "pkt_net_check: bytes sent != delivered + in flight");
+        return pkt_say(why, why_size, "pkt_net_check: bytes sent != delivered + in flight");
     for (uint32_t l = 0; l < n->g->n_links; l++) {
         const pkt_link *k = &n->links[l];
         if (k->held < 0 || (!k->feeds_switch && k->held != 0))
-            return say(why, why_size, "pkt_net_check: a port holds a negative byte count");
+            return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");
         if (n->cfg.technology == PKT_IB &&
             (k->max_held > n->cfg.buffer_bytes || k->credit_used > n->cfg.buffer_bytes ||
              k->held > k->credit_used))
-            return say(why, why_size, "pkt_net_check: an IB port went over its credits");
+            return pkt_say(why, why_size, "pkt_net_check: an IB port went over its credits");
     }
     return 0;
 }

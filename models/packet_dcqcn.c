@@ -44,13 +44,6 @@
 #include "event_kinds.h"
 #include "packet_internal.h"
 
-static int say(char *why, size_t why_size, const char *msg)
-{
-    if (why && why_size)
-        snprintf(why, why_size, "%s", msg);
-    return -1;
-}
-
 static int finite_ge(double x, double lo) { return isfinite(x) && x >= lo; }
 
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size)
@@ -59,28 +52,28 @@ int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size)
     if (!d->is_enabled)
         return 0;
     if (c->technology != PKT_ROCE)
-        return say(why, why_size, "packet tier: DCQCN needs technology PKT_ROCE");
+        return pkt_say(why, why_size, "packet tier: DCQCN needs technology PKT_ROCE");
     if (!finite_ge(d->kmin_bytes, 0) || !finite_ge(d->kmax_bytes, 0) ||
         !(d->kmin_bytes < d->kmax_bytes))
-        return say(why, why_size, "packet tier: ECN needs finite 0 <= kmin_bytes < kmax_bytes");
+        return pkt_say(why, why_size, "packet tier: ECN needs finite 0 <= kmin_bytes < kmax_bytes");
     if (!(d->pmax > 0 && d->pmax <= 1))
-        return say(why, why_size, "packet tier: ECN pmax must be in (0, 1]");
+        return pkt_say(why, why_size, "packet tier: ECN pmax must be in (0, 1]");
     if (!finite_ge(d->cnp_interval_s, 0))
-        return say(why, why_size, "packet tier: DCQCN cnp_interval_s must be >= 0 and finite");
+        return pkt_say(why, why_size, "packet tier: DCQCN cnp_interval_s must be >= 0 and finite");
     if (!(d->g > 0 && d->g <= 1) || !(d->alpha_init >= 0 && d->alpha_init <= 1))
-        return say(why, why_size, "packet tier: DCQCN needs g in (0, 1] and alpha_init in "
+        return pkt_say(why, why_size, "packet tier: DCQCN needs g in (0, 1] and alpha_init in "
                                   "[0, 1]");
     if (!(d->alpha_timer_s > 0) || !isfinite(d->alpha_timer_s) || !(d->increase_timer_s > 0) ||
         !isfinite(d->increase_timer_s))
-        return say(why, why_size, "packet tier: DCQCN alpha_timer_s and increase_timer_s must "
+        return pkt_say(why, why_size, "packet tier: DCQCN alpha_timer_s and increase_timer_s must "
                                   "be positive and finite");
     if (!(d->byte_counter_bytes > 0)) /* INFINITY: no byte counter */
-        return say(why, why_size, "packet tier: DCQCN byte_counter_bytes must be positive "
+        return pkt_say(why, why_size, "packet tier: DCQCN byte_counter_bytes must be positive "
                                   "(INFINITY for none)");
     if (!finite_ge(d->rai_bytes_per_s, 0) || !finite_ge(d->rhai_bytes_per_s, 0))
-        return say(why, why_size, "packet tier: DCQCN rai and rhai must be >= 0 and finite");
+        return pkt_say(why, why_size, "packet tier: DCQCN rai and rhai must be >= 0 and finite");
     if (!(d->min_rate_bytes_per_s > 0) || !isfinite(d->min_rate_bytes_per_s))
-        return say(why, why_size, "packet tier: DCQCN min_rate_bytes_per_s must be positive "
+        return pkt_say(why, why_size, "packet tier: DCQCN min_rate_bytes_per_s must be positive "
                                   "and finite");
     return 0;
 }
@@ -207,8 +200,7 @@ static void on_pace(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
     pkt_net *n = ctx;
-    n->stats.events++;
-    uint32_t m = pkt_msg_of(n, data);
+    uint32_t m = pkt_msg_event(n, data);
     if (m != PKT_NONE)
         release(n, m);
 }
@@ -236,8 +228,7 @@ static void arm(pkt_net *n, uint32_t m, double due, unsigned kind, sim_handler_f
 static void on_cnp(sim_engine *eng, void *ctx, uint64_t data)
 {
     pkt_net *n = ctx;
-    n->stats.events++;
-    uint32_t m = pkt_msg_of(n, data);
+    uint32_t m = pkt_msg_event(n, data);
     if (m == PKT_NONE)
         return;
     const pkt_dcqcn_config *d = &n->cfg.dcqcn;
@@ -270,8 +261,7 @@ static void on_cnp(sim_engine *eng, void *ctx, uint64_t data)
 static void on_alpha(sim_engine *eng, void *ctx, uint64_t data)
 {
     pkt_net *n = ctx;
-    n->stats.events++;
-    uint32_t m = pkt_msg_of(n, data);
+    uint32_t m = pkt_msg_event(n, data);
     if (m == PKT_NONE)
         return;
     pkt_msg *r = &n->msgs[m];
@@ -286,8 +276,7 @@ static void on_alpha(sim_engine *eng, void *ctx, uint64_t data)
 static void on_increase(sim_engine *eng, void *ctx, uint64_t data)
 {
     pkt_net *n = ctx;
-    n->stats.events++;
-    uint32_t m = pkt_msg_of(n, data);
+    uint32_t m = pkt_msg_event(n, data);
     if (m == PKT_NONE)
         return;
     pkt_msg *r = &n->msgs[m];

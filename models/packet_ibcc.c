@@ -35,36 +35,29 @@
 #include "packet_internal.h"
 #include "units.h"
 
-static int say(char *why, size_t why_size, const char *msg)
-{
-    if (why && why_size)
-        snprintf(why, why_size, "%s", msg);
-    return -1;
-}
-
 int pkt_ibcc_check(const pkt_config *c, char *why, size_t why_size)
 {
     const pkt_ibcc_config *b = &c->ibcc;
     if (!b->is_enabled)
         return 0;
     if (c->technology != PKT_IB)
-        return say(why, why_size, "packet tier: IB congestion control needs technology PKT_IB");
+        return pkt_say(why, why_size, "packet tier: IB congestion control needs technology PKT_IB");
     if (c->dcqcn.is_enabled)
-        return say(why, why_size, "packet tier: IB congestion control and DCQCN exclude each "
+        return pkt_say(why, why_size, "packet tier: IB congestion control and DCQCN exclude each "
                                   "other");
     if (!(b->threshold_bytes >= 0) || !isfinite(b->threshold_bytes))
-        return say(why, why_size, "packet tier: IB CC threshold_bytes must be >= 0 and finite");
+        return pkt_say(why, why_size, "packet tier: IB CC threshold_bytes must be >= 0 and finite");
     if (b->marking_rate > 0x7fffffffu || b->ccti_limit > 0x7fffffffu)
-        return say(why, why_size, "packet tier: IB CC marking_rate and ccti_limit must be "
+        return pkt_say(why, why_size, "packet tier: IB CC marking_rate and ccti_limit must be "
                                   "below 2^31");
     if (b->is_victim_marking != 0 && b->is_victim_marking != 1)
-        return say(why, why_size, "packet tier: IB CC is_victim_marking must be 0 or 1");
+        return pkt_say(why, why_size, "packet tier: IB CC is_victim_marking must be 0 or 1");
     if (b->ccti_increase < 1 || b->ccti_min > b->ccti_limit)
-        return say(why, why_size, "packet tier: IB CC needs ccti_increase >= 1 and ccti_min <= "
+        return pkt_say(why, why_size, "packet tier: IB CC needs ccti_increase >= 1 and ccti_min <= "
                                   "ccti_limit");
     if (!(b->ccti_timer_s > 0) || !isfinite(b->ccti_timer_s) || !(b->cct_step_s > 0) ||
         !isfinite(b->cct_step_s))
-        return say(why, why_size, "packet tier: IB CC ccti_timer_s and cct_step_s must be "
+        return pkt_say(why, why_size, "packet tier: IB CC ccti_timer_s and cct_step_s must be "
                                   "positive and finite");
     return 0;
 }
@@ -95,8 +88,7 @@ static void on_ccti_timer(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
     pkt_net *n = ctx;
-    n->stats.events++;
-    uint32_t m = pkt_msg_of(n, data);
+    uint32_t m = pkt_msg_event(n, data);
     if (m == PKT_NONE)
         return;
     pkt_msg *r = &n->msgs[m];
@@ -113,8 +105,7 @@ static void on_becn(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
     pkt_net *n = ctx;
-    n->stats.events++;
-    uint32_t m = pkt_msg_of(n, data);
+    uint32_t m = pkt_msg_event(n, data);
     if (m == PKT_NONE)
         return;
     const pkt_ibcc_config *b = &n->cfg.ibcc;
@@ -161,7 +152,7 @@ int pkt_ibcc_parse(const char *text, pkt_ibcc_config *out, char *why, size_t why
     int seen[N_KEYS] = {0};
     char buf[512];
     if (!text || strlen(text) >= sizeof buf)
-        return say(why, why_size, "expected KEY=VALUE,... (at most 511 characters)");
+        return pkt_say(why, why_size, "expected KEY=VALUE,... (at most 511 characters)");
     snprintf(buf, sizeof buf, "%s", text);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
@@ -226,7 +217,7 @@ int pkt_ibcc_parse(const char *text, pkt_ibcc_config *out, char *why, size_t why
             return -1;
         }
     if (c.ccti_min > c.ccti_limit)
-        return say(why, why_size, "min= must not exceed limit=");
+        return pkt_say(why, why_size, "min= must not exceed limit=");
     *out = c;
     return 0;
 }

@@ -5,6 +5,8 @@
 #ifndef DCSIM_MODELS_PACKET_INTERNAL_H
 #define DCSIM_MODELS_PACKET_INTERNAL_H
 
+#include <stdio.h>
+
 #include "packet.h"
 
 #define PKT_NONE UINT32_MAX
@@ -158,6 +160,15 @@ void pkt_port_release(pkt_net *n, uint32_t up, uint32_t size);
 int pkt_rx_arrive(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_rx_free(struct pkt_rx *rx); /* NULL-safe */
 
+/* Write msg into why (why_size bytes; why may be NULL) and return -1: the
+ * tier's one-line refusals. */
+static inline int pkt_say(char *why, size_t why_size, const char *msg)
+{
+    if (why && why_size)
+        snprintf(why, why_size, "%s", msg);
+    return -1;
+}
+
 /* The data of a message's timer or control event: its record and generation. */
 static inline uint64_t pkt_msg_key(const pkt_net *n, uint32_t m)
 {
@@ -199,6 +210,14 @@ void pkt_loss_deliver(pkt_net *n, uint32_t id);
 uint64_t pkt_loss_link_drops(const pkt_net *n, uint32_t l);
 int pkt_loss_net_check(const pkt_net *n, char *why, size_t why_size);
 void pkt_loss_free(struct pkt_loss *x); /* NULL-safe */
+
+/* A message's timer or control event fires: counted; its message, or
+ * PKT_NONE when that has finished since (the event is then stale). */
+static inline uint32_t pkt_msg_event(pkt_net *n, uint64_t data)
+{
+    n->stats.events++;
+    return pkt_msg_of(n, data);
+}
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

@@ -62,28 +62,21 @@ struct pkt_loss {
     uint64_t made, removed; /* packets created (sends and resends); taken off a FIFO by go-back-N */
 };
 
-static int say(char *why, size_t why_size, const char *msg)
-{
-    if (why && why_size)
-        snprintf(why, why_size, "%s", msg);
-    return -1;
-}
-
 int pkt_loss_check(const pkt_config *c, char *why, size_t why_size)
 {
     if (c->loss != PKT_LOSSLESS && c->loss != PKT_GO_BACK_N && c->loss != PKT_SELECTIVE)
-        return say(why, why_size, "packet tier: loss must be PKT_LOSSLESS, PKT_GO_BACK_N or "
+        return pkt_say(why, why_size, "packet tier: loss must be PKT_LOSSLESS, PKT_GO_BACK_N or "
                                   "PKT_SELECTIVE");
     if (c->loss == PKT_LOSSLESS)
-        return say(why, why_size, "packet tier: rto_s is for a lossy mode only");
+        return pkt_say(why, why_size, "packet tier: rto_s is for a lossy mode only");
     if (c->technology != PKT_ROCE)
-        return say(why, why_size, "packet tier: a lossy mode needs technology PKT_ROCE "
+        return pkt_say(why, why_size, "packet tier: a lossy mode needs technology PKT_ROCE "
                                   "(InfiniBand credits never drop)");
     if (c->dcqcn.is_enabled)
-        return say(why, why_size, "packet tier: a lossy mode with DCQCN is not modelled "
+        return pkt_say(why, why_size, "packet tier: a lossy mode with DCQCN is not modelled "
                                   "(resends would bypass the pacer)");
     if (!(c->rto_s > 0) || !isfinite(c->rto_s))
-        return say(why, why_size, "packet tier: a lossy mode needs rto_s, the retransmission "
+        return pkt_say(why, why_size, "packet tier: a lossy mode needs rto_s, the retransmission "
                                   "timeout, positive and finite (a GAP in the references)");
     return 0;
 }
@@ -421,7 +414,7 @@ int pkt_loss_net_check(const pkt_net *n, char *why, size_t why_size)
     uint64_t live = (uint64_t)n->n_pkts - n->n_free_pkts;
     uint64_t made = x ? x->made : 0, removed = x ? x->removed : 0;
     if (made != st->packets_delivered + st->discarded + st->drops + removed + live)
-        return say(why, why_size, "pkt_net_check: packets made != delivered + discarded + "
+        return pkt_say(why, why_size, "pkt_net_check: packets made != delivered + discarded + "
                                   "dropped + removed + live");
     double waiting = 0; /* bytes of messages not yet accepted */
     for (uint32_t m = 0; x && m < n->n_msgs && m < x->cap; m++) {
@@ -434,19 +427,19 @@ int pkt_loss_net_check(const pkt_net *n, char *why, size_t why_size)
             if (n->cfg.loss == PKT_GO_BACK_N ? i < s->expected : (s->flags[i] & HAS_GOT) != 0)
                 held += packet_size(n, m, i);
         if (held != r->delivered || r->delivered > r->bytes || (s->is_done && held != r->bytes))
-            return say(why, why_size, "pkt_net_check: a message's accepted bytes are not what "
+            return pkt_say(why, why_size, "pkt_net_check: a message's accepted bytes are not what "
                                       "its receiver holds");
         if (!s->is_done)
             waiting += r->bytes - r->delivered;
     }
     if (st->bytes_delivered + waiting != st->bytes_sent)
-        return say(why, why_size, "pkt_net_check: bytes sent != delivered + not yet accepted");
+        return pkt_say(why, why_size, "pkt_net_check: bytes sent != delivered + not yet accepted");
     for (uint32_t l = 0; l < n->g->n_links; l++) {
         const pkt_link *k = &n->links[l];
         if (k->held < 0 || (!k->feeds_switch && k->held != 0))
-            return say(why, why_size, "pkt_net_check: a port holds a negative byte count");
+            return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");
         if (k->max_held > n->cfg.buffer_bytes)
-            return say(why, why_size, "pkt_net_check: a port held more than its buffer");
+            return pkt_say(why, why_size, "pkt_net_check: a port held more than its buffer");
     }
     return 0;
 }

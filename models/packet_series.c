@@ -32,13 +32,6 @@ struct pkt_series {
     pkt_link_stats *end;      /* at finish */
 };
 
-static int say(char *why, size_t why_size, const char *msg)
-{
-    if (why && why_size)
-        snprintf(why, why_size, "%s", msg);
-    return -1;
-}
-
 double pkt_series_bytes(uint32_t n_links, uint32_t max_bins)
 {
     double per_bin = PKS_VALUES * sizeof(double) + PKS_COUNTS * sizeof(uint64_t);
@@ -71,11 +64,11 @@ pkt_series *pkt_series_create(pkt_net *net, double dt_s, uint32_t max_bins, char
                               size_t why_size)
 {
     if (!net || net->series || net->use_engine) {
-        say(why, why_size, "packet series: needs a net without a series, on the tier's queue");
+        pkt_say(why, why_size, "packet series: needs a net without a series, on the tier's queue");
         return NULL;
     }
     if (!(dt_s > 0) || !isfinite(dt_s) || max_bins < 2 || max_bins % 2) {
-        say(why, why_size, "packet series: dt must be positive and finite, max_bins even "
+        pkt_say(why, why_size, "packet series: dt must be positive and finite, max_bins even "
                            "and >= 2");
         return NULL;
     }
@@ -87,7 +80,7 @@ pkt_series *pkt_series_create(pkt_net *net, double dt_s, uint32_t max_bins, char
     }
     if (!s || !s->mark || grow_rows(s, max_bins < 16 ? max_bins : 16)) {
         pkt_series_destroy(s);
-        say(why, why_size, "packet series: out of memory");
+        pkt_say(why, why_size, "packet series: out of memory");
         return NULL;
     }
     s->net = net;
