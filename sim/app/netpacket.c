@@ -450,7 +450,10 @@ static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
     const pkt_config *c = &p->cfg;
     cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
     cJSON_AddStringToObject(o, "link", s->fabric.link.name);
-    cJSON_AddStringToObject(o, "flow_control", c->technology == PKT_ROCE ? "pfc" : "credits");
+    /* a lossy mode turns PFC off: name it, and leave the unused thresholds out */
+    cJSON_AddStringToObject(o, "flow_control", c->loss == PKT_GO_BACK_N ? "gbn"
+                                               : c->loss == PKT_SELECTIVE ? "selective"
+                                               : c->technology == PKT_ROCE ? "pfc" : "credits");
     cJSON_AddNumberToObject(o, "mtu_bytes", c->mtu_bytes);
     cJSON_AddStringToObject(o, "mtu_from", p->pc.mtu_from);
     cJSON_AddNumberToObject(o, "buffer_bytes", c->buffer_bytes);
@@ -458,7 +461,7 @@ static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
     cJSON_AddNumberToObject(o, "hop_latency_s", c->hop_latency_s);
     cJSON_AddStringToObject(o, "hop_latency_from", p->pc.latency_from);
     app_packet_ibcc_json(o, c);
-    if (c->technology == PKT_ROCE) {
+    if (c->technology == PKT_ROCE && c->loss == PKT_LOSSLESS) {
         cJSON_AddNumberToObject(o, "xoff_bytes", c->xoff_bytes);
         cJSON_AddNumberToObject(o, "xon_bytes", c->xon_bytes);
         cJSON_AddStringToObject(o, "pfc_from", p->pc.pfc_rule);

@@ -53,6 +53,7 @@ assert top[1]["drops"] > 0 and top[2]["drops"] > 0, top
 assert top[1]["resent_packets"] >= top[2]["resent_packets"], top
 i = json.load(open(f"{d}/incast.json"))
 assert i["loss"] == "selective" and i["rto_s"] == 100e-6 and i["pauses"] == 0, i
+assert i["flow_control"] == "selective" and "xoff_bytes" not in i, i
 assert i["resent_packets"] >= i["drops"] > 0, i
 assert i["packets"] == i["messages"] * i["bytes"] / i["mtu_bytes"], i
 PY
