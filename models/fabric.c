@@ -158,19 +158,40 @@ static int out_of_memory(fabric *f, sim_error *err, const char *why)
     return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "%s", why);
 }
 
-static int incast_efficiencies(const fabric_config *c, fabric *f)
+/* A curve that never scales (every efficiency 1) is none: the flow tier
+ * then keeps its fast paths. */
+static int scales(const flow_curve *c)
 {
-    if (!(c->link.incast_efficiency > 0 && c->link.incast_efficiency < 1))
+    for (unsigned i = 0; i < c->n_points; i++)
+        if (c->efficiency[i] < 1)
+            return 1;
+    return 0;
+}
+
+/* The per-link curves: incast on switch-to-host links (many-to-one into a
+ * receiving NIC), sharing on switch-to-switch links. */
+static int link_curves(const fabric_config *c, fabric *f)
+{
+    f->incast_curve = c->incast_curve;
+    f->sharing_curve = c->sharing_curve;
+    if (!f->incast_curve.n_points && c->link.incast_efficiency > 0 &&
+        c->link.incast_efficiency < 1)
+        f->incast_curve = (flow_curve){
+            .n_points = 1, .flows = {2}, .efficiency = {c->link.incast_efficiency}};
+    int incast = scales(&f->incast_curve), sharing = scales(&f->sharing_curve);
+    if (!incast && !sharing)
         return 0;
-    f->incast_efficiency = malloc(((size_t)f->g.n_links + 1) * sizeof *f->incast_efficiency);
-    if (!f->incast_efficiency)
+    f->link_curve = malloc(((size_t)f->g.n_links + 1) * sizeof *f->link_curve);
+    if (!f->link_curve)
         return -1;
-    for (uint32_t l = 0; l < f->g.n_links; l++) { /* many-to-one into a receiving NIC */
-        int into_nic = f->g.node_kind[f->g.link_dst[l]] == TOPO_HOST ||
-                       f->g.node_kind[f->g.link_dst[l]] == TOPO_NIC; /* shared: nic.h */
-        f->incast_efficiency[l] = f->g.node_kind[f->g.link_src[l]] == TOPO_SWITCH && into_nic
-                                      ? c->link.incast_efficiency
-                                      : 1.0;
+    for (uint32_t l = 0; l < f->g.n_links; l++) {
+        enum topo_node_kind from = f->g.node_kind[f->g.link_src[l]];
+        enum topo_node_kind to = f->g.node_kind[f->g.link_dst[l]];
+        int into_nic = to == TOPO_HOST || to == TOPO_NIC; /* shared: nic.h */
+        f->link_curve[l] = from != TOPO_SWITCH   ? NULL
+                           : into_nic            ? (incast ? &f->incast_curve : NULL)
+                           : to == TOPO_SWITCH   ? (sharing ? &f->sharing_curve : NULL)
+                                                 : NULL;
     }
     return 0;
 }
@@ -197,14 +218,14 @@ int fabric_build(const fabric_config *c, fabric *f, sim_error *err)
     f->router = topo_router_create(&f->g, &c->routing, why, sizeof why);
     if (!f->router)
         return out_of_memory(f, err, why);
-    if (!incast_efficiencies(c, f) && !collective_parameters(c, f))
+    if (!link_curves(c, f) && !collective_parameters(c, f))
         f->scratch = calloc((size_t)f->g.n_links + 1, sizeof *f->scratch);
     f->nc.sim_cache = f->scratch ? nc_sim_cache_create() : NULL;
     if (!f->nc.sim_cache) {
         fabric_free(f);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the fabric");
     }
-    f->nc.incast_efficiency = f->incast_efficiency;
+    f->nc.link_curve = f->link_curve;
     f->nc.scratch = f->scratch;
     return 0;
 }
@@ -215,7 +236,7 @@ void fabric_free(fabric *f)
         return;
     nc_sim_cache_destroy(f->nc.sim_cache);
     topo_router_destroy(f->router);
-    free(f->incast_efficiency);
+    free(f->link_curve);
     free(f->scratch);
     topo_graph_fini(&f->g);
     memset(f, 0, sizeof *f);

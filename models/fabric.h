@@ -43,6 +43,11 @@ typedef struct fabric_config {
     topo_shape shape;         /* the topology's numbers (radix, k, dims, planes, ...) */
     topo_route_config routing;
     unsigned channels, chunks; /* collective channels (0: auto) and pipeline chunks */
+    /* Multi-fidelity tables (<fabric><fidelity>, docs/fabric.md): capacity
+     * fraction of a link into a host (incast) and of a link between switches
+     * (sharing) against the flows on it; n_points 0: none. link.incast_efficiency
+     * is the one-point incast curve when no table gives one. */
+    flow_curve incast_curve, sharing_curve;
 } fabric_config;
 
 typedef struct fabric {
@@ -53,8 +58,9 @@ typedef struct fabric {
     double link_bytes_per_s;     /* effective fabric link capacity */
     double scaleup_link_bytes_per_s; /* effective, per GPU and direction; 0 = none */
     double *scratch;             /* n_links zeros lent to the analytic path (nc.scratch) */
-    double *incast_efficiency;   /* per link: the fabric technology's incast efficiency on
-                                    switch-to-host links, 1 elsewhere; NULL when not given */
+    flow_curve incast_curve;     /* switch-to-host links (n_points 0: none) */
+    flow_curve sharing_curve;    /* switch-to-switch links (n_points 0: none) */
+    const flow_curve **link_curve; /* per link: one of the two, or NULL; NULL when neither */
     double inter_wire_latency_s; /* 2 x nic-latency + switch hops of the longest
                                     cross-domain path x switch-latency: a floor under
                                     nc.inter_step_latency_s */

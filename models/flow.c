@@ -436,21 +436,60 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
 
 const double *flow_net_link_load(const flow_net *n) { return n->load; }
 
-int flow_net_set_incast(flow_net *n, const double *eff)
+double flow_curve_at(const flow_curve *c, double flows)
 {
-    for (uint32_t l = 0; eff && l < n->n_links; l++)
-        if (!(eff[l] > 0 && eff[l] <= 1))
+    if (flows <= 1)
+        return 1.0;
+    if (flows <= c->flows[0])
+        return c->efficiency[0];
+    for (unsigned i = 1; i < c->n_points; i++)
+        if (flows <= c->flows[i]) {
+            double u = (flows - c->flows[i - 1]) / (c->flows[i] - c->flows[i - 1]);
+            return c->efficiency[i - 1] + u * (c->efficiency[i] - c->efficiency[i - 1]);
+        }
+    return c->efficiency[c->n_points - 1];
+}
+
+int flow_curve_check(const flow_curve *c, char *why, size_t size)
+{
+    if (c->n_points < 1 || c->n_points > FLOW_CURVE_POINTS) {
+        snprintf(why, size, "a curve needs 1 to %d points, got %u", FLOW_CURVE_POINTS,
+                 c->n_points);
+        return -1;
+    }
+    for (unsigned i = 0; i < c->n_points; i++) {
+        if (!(c->flows[i] >= 2 && isfinite(c->flows[i])) ||
+            (i > 0 && !(c->flows[i] > c->flows[i - 1]))) {
+            snprintf(why, size, "point %u: flows %g: the points must ascend from 2", i + 1,
+                     c->flows[i]);
             return -1;
-    n->incast = eff;
+        }
+        if (!(c->efficiency[i] > 0 && c->efficiency[i] <= 1)) {
+            snprintf(why, size, "point %u: efficiency %g is outside (0, 1]", i + 1,
+                     c->efficiency[i]);
+            return -1;
+        }
+    }
     return 0;
 }
 
-/* Slot l's capacity now: reduced by the incast factor while two or more
- * flows converge on it. */
+int flow_net_set_incast(flow_net *n, const flow_curve *const *curve_of_link)
+{
+    char why[128];
+    for (uint32_t l = 0; curve_of_link && l < n->n_links; l++)
+        if (curve_of_link[l] && flow_curve_check(curve_of_link[l], why, sizeof why))
+            return -1;
+    n->incast = curve_of_link;
+    return 0;
+}
+
+/* Slot l's capacity now: scaled by its link's curve while two or more
+ * flows share it. */
 double flow_link_capacity(const flow_net *n, uint32_t l)
 {
-    if (n->incast && n->on_link[l].n >= 2)
-        return n->link_capacity[n->link_of[l]] * n->incast[n->link_of[l]];
+    const flow_curve *c = n->incast ? n->incast[n->link_of[l]] : NULL;
+    if (c && n->on_link[l].n >= 2)
+        return n->link_capacity[n->link_of[l]] * flow_curve_at(c, n->on_link[l].n);
     return n->link_capacity[n->link_of[l]];
 }
 

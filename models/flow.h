@@ -81,10 +81,30 @@ uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, doub
  * adaptive routing and UGAL compare). n_links entries. */
 const double *flow_net_link_load(const flow_net *net);
 
-/* Incast: efficiency[l] in (0, 1] scales link l's capacity while two or
- * more flows share it (many-to-one into a receiver); 1 = none. Not
- * copied: the array must outlive the net. NULL clears. Returns 0 or -1 (a value out of range, no memory). */
-int flow_net_set_incast(flow_net *net, const double *efficiency);
+/* A link's capacity fraction against the number of flows on it (incast
+ * into a host, flows sharing a fabric link): 1 for one flow; from more than
+ * one flow up to flows[0], efficiency[0]; piecewise linear between points;
+ * the last point's efficiency beyond it. A scalar incast efficiency x is the
+ * one-point curve {2: x}. Points ascending from 2, efficiencies in (0, 1]
+ * (flow_curve_check). The multi-fidelity tables the packet tier measures
+ * (docs/fabric.md "Multi-fidelity") are such curves. */
+#define FLOW_CURVE_POINTS 32
+typedef struct flow_curve {
+    unsigned n_points;
+    double flows[FLOW_CURVE_POINTS];
+    double efficiency[FLOW_CURVE_POINTS];
+} flow_curve;
+double flow_curve_at(const flow_curve *curve, double flows);
+/* 0, or -1 with the reason (no points, too many, not ascending from 2, an
+ * efficiency outside (0, 1] or not finite). */
+int flow_curve_check(const flow_curve *curve, char *why, size_t why_size);
+
+/* Incast and sharing: curve_of_link[l] (a flow_curve, or NULL: full
+ * capacity) scales link l's capacity by the curve at the number of flows
+ * on it, once two or more share it. Not copied: the array and its curves
+ * must outlive the net. NULL clears. Returns 0 or -1 (a curve refused by
+ * flow_curve_check). */
+int flow_net_set_incast(flow_net *net, const flow_curve *const *curve_of_link);
 
 /* Add sign x the usage weights to the per-link load without starting a
  * flow: a caller routing several connections of one flow one after another

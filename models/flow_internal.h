@@ -70,7 +70,8 @@ struct flow_net {
     void *ctx;
     uint32_t n_links;      /* the network's links (ids the caller uses) */
     const double *link_capacity; /* the creator's, per link (flow_net_create) */
-    const double *incast;  /* the creator's, per link, or NULL: capacity factor under incast */
+    const flow_curve *const *incast; /* the creator's, per link, or NULL: capacity against
+                              the flows on a link (flow_net_set_incast) */
     double *load;          /* per link */
     uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
     /* Slots: a link gets a slot the first time a flow uses it, and every

@@ -93,7 +93,8 @@ typedef struct nc_fabric {
     double scaleup_reduction_bytes_per_s; /* NVLS per GPU; 0 = not available */
     double scaleup_reduction_latency_s;
     double fabric_reduction_bytes_per_s;  /* SHARP per NIC; 0 = not available */
-    const double *incast_efficiency; /* per link (flow_net_set_incast), or NULL */
+    const flow_curve *const *link_curve; /* per link: capacity against the flows on it
+                                     (flow_net_set_incast), or NULL */
     double *scratch;              /* n_links zeros the analytic path may borrow (and leaves
                                      zeroed), or NULL: it allocates its own */
     unsigned channels;            /* ring channels (0: one per GPU of a domain) */

@@ -118,8 +118,8 @@ static double level_time(const analytic *a)
         for (size_t k = un->first; k < un->first + un->n; k++) {
             uint32_t l = a->links[k];
             double cap = g->link_bytes_per_s[l];
-            if (a->f->incast_efficiency && a->load[l] > 1 + 1e-9)
-                cap *= a->f->incast_efficiency[l]; /* more than one flow's worth converges */
+            if (a->f->link_curve && a->f->link_curve[l] && a->load[l] > 1 + 1e-9)
+                cap *= flow_curve_at(a->f->link_curve[l], a->load[l]); /* shared or converging */
             double r = cap / a->load[l];
             if (r < rate)
                 rate = r;

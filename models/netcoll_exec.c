@@ -330,7 +330,7 @@ static nc_exec *create(sim_engine *eng, const nc_fabric *f, uint32_t n_links_net
     x->quotient = fd ? malloc(n_links * sizeof *x->quotient) : NULL;
     x->net = flow_net_create(eng, n_links_net, capacity, flow_finished, x);
     if (!x->buf.one || !x->buf.all || !x->slot || !x->net || (fd && !x->quotient) ||
-        (f->incast_efficiency && flow_net_set_incast(x->net, f->incast_efficiency))) {
+        (f->link_curve && flow_net_set_incast(x->net, f->link_curve))) {
         nc_exec_destroy(x);
         return NULL;
     }
@@ -354,7 +354,7 @@ nc_exec *nc_exec_create(sim_engine *eng, const nc_fabric *f)
 
 nc_exec *nc_exec_create_folded(sim_engine *eng, const nc_fabric *f, flow_fold *fd)
 {
-    if (f->incast_efficiency || topo_router_uses_load(f->router) ||
+    if (f->link_curve || topo_router_uses_load(f->router) ||
         fd->n_links != f->g->n_links)
         return NULL;
     nc_exec *x = create(eng, f, fd->n_link_cells, fd->link_cell_capacity, fd);
@@ -393,7 +393,7 @@ int nc_exec_reset(nc_exec *x, const nc_fabric *f)
 {
     if (x->fd || x->n_on || x->on_start || x->on_end || x->code || x->started != x->finished ||
         f->g != x->f->g || f->router != x->f->router ||
-        f->incast_efficiency != x->f->incast_efficiency || flow_net_reset(x->net, x->eng))
+        f->link_curve != x->f->link_curve || flow_net_reset(x->net, x->eng))
         return -1;
     x->f = f;
     x->n_runs = 0; /* every record released: its block freed */

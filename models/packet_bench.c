@@ -161,12 +161,13 @@ static int bad_input(const topo_graph *g, topo_router *r, const pkt_config *cfg,
 int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
             unsigned ranks, unsigned stride, double bytes, pkb_result *out, char *why, size_t why_size)
 {
-    return pkb_run_series(g, r, cfg, op, ranks, stride, bytes, NULL, out, why, why_size);
+    return pkb_run_series(g, r, cfg, op, ranks, stride, bytes, NULL, NULL, out, why, why_size);
 }
 
 int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
                    unsigned ranks, unsigned stride, double bytes, pkt_series_request *req,
-                   pkb_result *out, char *why, size_t why_size)
+                   const flow_curve *const *flow_curves, pkb_result *out, char *why,
+                   size_t why_size)
 {
     if (req)
         req->series = NULL;
@@ -193,6 +194,11 @@ int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, e
     fn = flow_net_create(eng, g->n_links, g->link_bytes_per_s, flow_done, &t);
     if (!fn) {
         say(why, why_size, -2, "packet bench: out of memory (flow tier)");
+        goto out;
+    }
+    if (flow_curves && flow_net_set_incast(fn, flow_curves)) {
+        say(why, why_size, -1, "packet bench: a flow-tier curve is out of range");
+        rc = -1;
         goto out;
     }
     for (uint64_t i = 0; i < n_msgs; i++) {

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flow.h"
 #include "graph.h"
 #include "packet.h"
 #include "packet_series.h"
@@ -75,9 +76,12 @@ int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb
             unsigned ranks, unsigned stride, double bytes, pkb_result *out, char *why, size_t why_size);
 /* pkb_run with the packet run sampled as req asks (packet_series.h; req may
  * be NULL): req->series is the finished series when it returns 0. The
- * series changes no result (digest included). */
+ * series changes no result (digest included). flow_curves (per link, or
+ * NULL): the flow tier's capacity curves (flow_net_set_incast; a fabric's
+ * link_curve, from a multi-fidelity table). */
 int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
                    unsigned ranks, unsigned stride, double bytes, pkt_series_request *req,
-                   pkb_result *out, char *why, size_t why_size);
+                   const flow_curve *const *flow_curves, pkb_result *out, char *why,
+                   size_t why_size);
 
 #endif

@@ -30,12 +30,12 @@
 #define PKP_SPINES 4u   /* collision: spines = leaves = ranks per leaf */
 #define PKP_MAX_SWEEP 8u
 
-/* The DCQCN set the phenomena use (components.md 5.1): ECN Kmin 5 KB, Kmax
- * 200 KB (DCQCN paper, S), Pmax 0.2, alpha timer 1 us, CNP interval 4 us
- * (the rate-decrease interval), RP timer 300 us, g = 1/256, F = 1, R_AI =
- * 0.2 C Mb/s, R_HAI = 2 C Mb/s, min rate 1 Gb/s (HPCC simulator's
- * Mellanox-firmware set, V; C = rate in Gb/s), byte counter 10 MB (paper,
- * S), alpha_init 1 (paper). */
+/* The DCQCN set the phenomena and --dcqcn use (components.md 5.1): ECN
+ * Kmin 5 KB, Kmax 200 KB (DCQCN paper, S), Pmax 0.2, alpha timer 50 us, CNP
+ * interval 50 us (the rate-decrease interval), RP timer 55 us (the HPCC
+ * simulator's "paper" set, V), g = 1/256, F = 1, R_AI = 0.2 C Mb/s, R_HAI =
+ * 2 C Mb/s, min rate 1 Gb/s (its Mellanox-firmware set, V; C = rate in
+ * Gb/s), byte counter 10 MB (paper, S), alpha_init 1 (paper). */
 void pkp_dcqcn_rule(double rate_bytes_per_s, uint64_t seed, pkt_dcqcn_config *out);
 
 typedef struct pkp_incast_row {

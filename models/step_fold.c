@@ -230,7 +230,7 @@ int step_des_fold(des *z)
         return fold_off(z, "off: one data-parallel replica");
     if (topo_router_uses_load(nc->router))
         return fold_off(z, "off: routes depend on the load (adaptive routing, UGAL)");
-    if (nc->incast_efficiency)
+    if (nc->link_curve)
         return fold_off(z, "off: incast efficiency depends on the flows on a link");
     for (unsigned d = 0; d < z->D_all; d++)
         if (!z->nominal[d])

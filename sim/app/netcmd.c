@@ -64,9 +64,9 @@ const char usage_netbench[] =
     "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n"
     "\n"
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
-    "                      victim|stall|collision|lossy] [--ranks N]\n"
+    "                      victim|stall|collision|lossy|fidelity] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
-    "                      [--hop-latency TIME] [--ibcc K=V,...]\n"
+    "                      [--hop-latency TIME] [--ibcc K=V,...] [--dcqcn]\n"
     "                      [--loss gbn|selective --rto TIME] [--json]\n"
     "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
     "dcsim netbench SCENARIO.xml --tier packet --op allreduce|allgather|reducescatter\n"
@@ -82,7 +82,12 @@ const char usage_netbench[] =
     "                (docs/fabric.md \"Phenomena\"): incast-sweep (fan-in 2, 4, .. N-1),\n"
     "                victim (PFC congestion spreading, N-1 senders), stall (a stuck\n"
     "                receiver's pause storm), collision (ECMP vs adaptive routing),\n"
-    "                lossy (incast-sweep under PFC, go-back-N and selective; --rto)\n"
+    "                lossy (incast-sweep under PFC, go-back-N and selective; --rto);\n"
+    "                fidelity: the multi-fidelity table (incast efficiency against\n"
+    "                fan-in, sharing efficiency against flows on a fabric link)\n"
+    "                for the flow tier; -o FILE.xml writes it as a <fidelity>\n"
+    "                element to XInclude in <fabric> (docs/fabric.md\n"
+    "                \"Multi-fidelity\")"
     "  --ranks N     N nodes, one rank each on its first GPU (the pattern crosses\n"
     "                the fabric only); default 2 for send, else 16; at most 4096\n"
     "  --bytes SIZE  every message (default 1M)\n"
@@ -94,6 +99,9 @@ const char usage_netbench[] =
     "                CCTI pacing) on an InfiniBand fabric, for send, incast,\n"
     "                alltoall and the collectives; no default is published, so\n"
     "                every value but min (0) and victim (0) must be given\n"
+    "  --dcqcn       RoCE: DCQCN rate control with ECN marking, the published\n"
+    "                parameter set (components.md 5.1), for send, incast,\n"
+    "                alltoall, the collectives, incast-sweep and fidelity\n"
     "  -o FILE.h5    write every link's queue, held bytes, pauses, ECN marks and\n"
     "                bytes sent over time (docs/trace-format.md \"/packet\"); for\n"
     "                send, incast, alltoall and the collectives; `dcsim report\n"
@@ -133,6 +141,7 @@ static const cli_option netbench_options[] = {
     {"--output", 'o', CLI_TEXT, offsetof(net_options, output), .missing = "%s needs a value"},
     NET_TEXT("--bin", bin),         NET_TEXT("--bins", bins),
     NET_TEXT("--loss", loss),       NET_TEXT("--rto", rto),
+    NET_FLAG("--dcqcn", 0, dcqcn),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -482,6 +491,9 @@ static void bench_header(bench *bn, enum nc_algorithm used)
            b->algo == NC_ALGO_AUTO ? " (NCCL's tuning model picks per size)" : "", b->ranks,
            fabric_topology_name(bn->s->fabric.topology), bn->s->fabric.link.name,
            bn->o->analytic ? "analytic bottleneck path" : "max-min flow model");
+    char table[400];
+    if (scn_fidelity_text(bn->s, table, sizeof table))
+        printf("# link curves: the packet tier's fidelity table, %s\n", table);
     printf("#%13s %13s %6s %12s %9s %9s %10s  %s\n", "size", "count", "type", "time", "algbw",
            "busbw", "busbw/NIC", "expansion NCCL-pick/protocol");
     printf("#%13s %13s %6s %12s %9s %9s %10s\n", "(B)", "(elements)", "", "(us)", "(GB/s)",
@@ -614,7 +626,7 @@ int cmd_netbench(int argc, char **argv)
     const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
                               : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc"
                               : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins"
-                              : o.loss ? "--loss" : o.rto ? "--rto" : NULL;
+                              : o.loss ? "--loss" : o.rto ? "--rto" : o.dcqcn ? "--dcqcn" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

@@ -23,6 +23,7 @@ typedef struct net_options {
     int argc;                        /* the command's arguments (for the trace's command) */
     char **argv;
     const char *loss, *rto; /* --tier packet, RoCE: lossy mode and its timeout */
+    int dcqcn;              /* --tier packet, RoCE: DCQCN (the published set) */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
@@ -41,7 +42,8 @@ int netcmd_parse_size(const char *text, double *out);
 int netbench_packet(const net_options *o);
 
 /* The phenomena ops of --tier packet (netphen.c, docs/fabric.md "Phenomena"). */
-enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION, PHEN_LOSSY };
+enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION, PHEN_LOSSY,
+               PHEN_FIDELITY };
 
 /* What the packet tier runs with, and where each value came from. */
 typedef struct packet_spec {
@@ -82,5 +84,10 @@ void packet_json_print(struct cJSON *o);
 /* Run and print a phenomenon (p->phen): the exit status. */
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,
                         const packet_spec *p);
+/* --op fidelity (netfidelity.c): measure the multi-fidelity table, print it
+ * and, with -o, write it as a <fidelity> element. 0, -1 (input, why set) or
+ * another exit status already printed. */
+int netbench_fidelity(const net_options *o, const scn_scenario *s, const fabric *f,
+                      const packet_spec *p, char *why, size_t why_size);
 
 #endif

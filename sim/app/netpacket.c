@@ -65,14 +65,15 @@ static int phen_defaults(const net_options *o, packet_spec *p, unsigned *most)
     if ((p->phen == PHEN_STALL || p->phen == PHEN_COLLISION) && o->ranks)
         return cli_usage_error("netbench", "--ranks %s: --op stall and --op collision run a "
                                "fixed set of flows (docs/fabric.md \"Phenomena\")", o->ranks);
-    if (p->phen == PHEN_SWEEP || p->phen == PHEN_LOSSY)
+    if (p->phen == PHEN_SWEEP || p->phen == PHEN_LOSSY || p->phen == PHEN_FIDELITY)
         p->ranks = 33; /* fan-ins 2, 4, 8, 16, 32 */
     if (p->phen == PHEN_VICTIM) {
         *most = PKP_MAX_FANIN + 1; /* its own leaf-spine */
         p->ranks = 10;             /* fan-in 9 */
     }
     p->bytes = p->phen == PHEN_VICTIM || p->phen == PHEN_STALL ? 4194304
-               : p->phen == PHEN_COLLISION ? 8388608 : 1048576;
+               : p->phen == PHEN_COLLISION ? 8388608
+               : p->phen == PHEN_FIDELITY  ? 4194304 : 1048576;
     return 0;
 }
 
@@ -88,7 +89,7 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
             (p->coll != NC_ALLREDUCE && p->coll != NC_ALLGATHER && p->coll != NC_REDUCESCATTER))
             return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast, "
                                    "alltoall, allreduce, allgather, reducescatter, incast-sweep, "
-                                   "victim, stall, collision or lossy", o->op);
+                                   "victim, stall, collision, lossy or fidelity", o->op);
         p->is_coll = 1;
     }
     if (o->algo && !p->is_coll)
@@ -110,12 +111,23 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
     return 0;
 }
 
-/* --ibcc with a phenomenon: 0 or the exit status of the error printed. */
+/* --ibcc and --dcqcn with a phenomenon: 0 or the exit status of the error
+ * printed. The incast sweep and the fidelity table take them (they run
+ * cfg); the others set their own flow control. */
 static int packet_parse_ibcc(const net_options *o, const packet_spec *p)
 {
-    if (o->ibcc && p->phen != PHEN_NONE)
-        return cli_usage_error("netbench", "--ibcc %s: runs with send, incast, alltoall and the "
-                               "collectives (the phenomena set their own flow control)", o->ibcc);
+    int takes_cc = p->phen == PHEN_NONE || p->phen == PHEN_SWEEP || p->phen == PHEN_FIDELITY;
+    if (o->ibcc && !takes_cc)
+        return cli_usage_error("netbench", "--ibcc %s: runs with send, incast, alltoall, the "
+                               "collectives, incast-sweep and fidelity (the other phenomena set "
+                               "their own flow control)", o->ibcc);
+    if (o->dcqcn && !takes_cc)
+        return cli_usage_error("netbench", "--dcqcn: runs with send, incast, alltoall, the "
+                               "collectives, incast-sweep and fidelity (--op %s sets its own "
+                               "flow control)", phen_name(p->phen));
+    if (o->dcqcn && o->loss)
+        return cli_usage_error("netbench", "--dcqcn with --loss %s: the packet tier runs DCQCN "
+                               "over PFC only (lossy RoCE with DCQCN is not modelled)", o->loss);
     return 0; /* the values: app_packet_config */
 }
 
@@ -207,7 +219,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     if ((rc = packet_parse_ibcc(o, p)))
         return rc;
     app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
-                          .ibcc = o->ibcc};
+                          .ibcc = o->ibcc, .dcqcn = o->dcqcn};
     if ((rc = app_packet_config("netbench", "--tier packet", s, f, &po,
                                 p->phen == PHEN_VICTIM || p->phen == PHEN_STALL, &p->pc)))
         return rc;
@@ -279,6 +291,10 @@ static int packet_trace_parse(const net_options *o, const scn_scenario *s, const
         return opt ? cli_usage_error("netbench", "%s: needs -o FILE.h5 (the time series' "
                                      "file)", opt) : 0;
     }
+    if (p->phen == PHEN_FIDELITY)
+        return o->bin || o->bins ? cli_usage_error("netbench", "%s: --op fidelity writes a "
+                                                   "table (-o FILE.xml), not a time series",
+                                                   o->bin ? "--bin" : "--bins") : 0;
     if (p->phen != PHEN_NONE)
         return cli_usage_error("netbench", "-o %s: --op incast-sweep, victim, stall and "
                                "collision run several nets (one per fan-in or variant); -o "
@@ -676,7 +692,8 @@ int netbench_packet(const net_options *o)
     } else if (!rc) {
         char why[256] = "";
         int run = pkb_run_series(&f.g, f.router, &p.cfg, p.op, p.ranks, p.stride, p.bytes,
-                                 p.has_trace ? &p.series : NULL, &r, why, sizeof why);
+                                 p.has_trace ? &p.series : NULL, f.nc.link_curve, &r, why,
+                                 sizeof why);
         if (run == -1)
             rc = cli_usage_error("netbench", "--tier packet: %s", why);
         else if (run) {

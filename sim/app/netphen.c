@@ -16,8 +16,8 @@
 #include "packet_phenomena.h"
 
 static const char *const names[] = {"", "incast-sweep", "victim", "stall", "collision",
-                                    "lossy"};
-#define N_NAMES 6
+                                    "lossy", "fidelity"};
+#define N_NAMES 7
 static const char *const variant_names[] = {"RoCE PFC", "RoCE PFC + DCQCN", "IB credits"};
 
 enum phen_op phen_parse(const char *name)
@@ -356,7 +356,8 @@ int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabri
                         const packet_spec *p)
 {
     char why[256] = "";
-    int rc = p->phen == PHEN_SWEEP    ? sweep(o, s, f, p, why, sizeof why)
+    int rc = p->phen == PHEN_FIDELITY ? netbench_fidelity(o, s, f, p, why, sizeof why)
+             : p->phen == PHEN_SWEEP  ? sweep(o, s, f, p, why, sizeof why)
              : p->phen == PHEN_LOSSY  ? lossy(o, s, f, p, why, sizeof why)
              : p->phen == PHEN_VICTIM ? victim(o, s, p, why, sizeof why)
              : p->phen == PHEN_STALL  ? stall(o, s, p, why, sizeof why)

@@ -10,6 +10,7 @@
 
 #include "netcmd_internal.h"
 #include "packet_bench.h"
+#include "packet_phenomena.h"
 #include "units.h"
 
 /* A size option: 0, or the exit status of the one-line error printed. */
@@ -58,6 +59,9 @@ int app_packet_config(const char *command, const char *lead, const scn_scenario 
             return cli_usage_error(command, "--ibcc: %s", why);
         out->ibcc_text = o->ibcc;
     }
+    if (o->dcqcn && c->technology != PKT_ROCE)
+        return cli_usage_error(command, "--dcqcn: DCQCN is RoCE's congestion control; the "
+                               "fabric link %s is InfiniBand (see --ibcc)", lk->name);
     /* MTU */
     if (o->mtu) {
         if ((rc = packet_size(command, "--mtu", o->mtu, 65536, "64K", &c->mtu_bytes)))
@@ -113,6 +117,8 @@ int app_packet_config(const char *command, const char *lead, const scn_scenario 
             return cli_usage_error(command, msg, why);
         }
         out->has_pfc = 1;
+        if (o->dcqcn) /* after the PFC rule: the rate is the fabric link's */
+            pkp_dcqcn_rule(out->bdp_rate_bytes_per_s, s->seed, &c->dcqcn);
         snprintf(out->pfc_rule, sizeof out->pfc_rule, "rule: xoff = buffer - (2 BDP + 2 MTU) "
                  "(components.md 5.2), BDP = %.4g GB/s (fabric link) x %.4g ns; xon = xoff - "
                  "3 KiB (HPCC resume offset, 5.2); vendor thresholds are a GAP",
@@ -126,6 +132,16 @@ void app_packet_config_print(FILE *out, const char *lead, const app_packet_cfg *
     const pkt_config *c = &p->cfg;
     fprintf(out, "%smtu          %.0f B: %s\n", lead, c->mtu_bytes, p->mtu_from);
     fprintf(out, "%sport buffer  %.0f B: %s\n", lead, c->buffer_bytes, p->buffer_from);
+    const pkt_dcqcn_config *q = &c->dcqcn;
+    if (q->is_enabled)
+        fprintf(out, "%sDCQCN        --dcqcn: ECN Kmin %.0f B, Kmax %.0f B, Pmax %.2g (DCQCN "
+                "paper, S); alpha %.4g us, rate decrease %.4g us, RP timer %.4g us, g 1/256, "
+                "R_AI %.4g Mb/s, R_HAI %.4g Mb/s, min %.4g Gb/s (HPCC simulator's paper set, "
+                "components.md 5.1, V); byte counter %.0f MB (paper, S)\n", lead, q->kmin_bytes,
+                q->kmax_bytes, q->pmax, q->alpha_timer_s * 1e6, q->cnp_interval_s * 1e6,
+                q->increase_timer_s * 1e6, q->rai_bytes_per_s * 8 / 1e6,
+                q->rhai_bytes_per_s * 8 / 1e6, q->min_rate_bytes_per_s * 8 / 1e9,
+                q->byte_counter_bytes / 1e6);
     const pkt_ibcc_config *b = &c->ibcc;
     if (b->is_enabled)
         fprintf(out, "%sIB CC        --ibcc: FECN at %.0f B queued, 1 in %u eligible packets%s; "

@@ -24,13 +24,15 @@ typedef struct app_packet_cfg {
 typedef struct app_packet_opts {
     const char *mtu, *buffer, *hop_latency;
     const char *ibcc; /* InfiniBand congestion control, pkt_ibcc_parse's form */
+    int dcqcn;        /* RoCE: DCQCN with the published set (pkp_dcqcn_rule) */
 } app_packet_opts;
 
 /* The tier's parameters for s's fabric f: MTU and port buffer from the
  * options, else the link catalog (refused when it has none); the hop
  * latency from the option, else the link's switch-latency (a printed
  * rule); under RoCE, or with need_pfc, the PFC thresholds by pkb_pfc_rule;
- * IB congestion control from --ibcc (InfiniBand links only).
+ * IB congestion control from --ibcc (InfiniBand links only); DCQCN with
+ * the published set of pkp_dcqcn_rule from --dcqcn (RoCE links only).
  * `command` and `lead` ("netbench", "--tier packet") name them in the
  * one-line error. Returns 0, or the exit status of the error printed. */
 int app_packet_config(const char *command, const char *lead, const scn_scenario *s,

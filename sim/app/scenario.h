@@ -71,6 +71,7 @@ typedef struct scn_scenario {
     campaign_config campaign;
     int has_fabric;         /* <cluster><fabric> given */
     fabric_config fabric;   /* the network, checked buildable at load time (fabric_count) */
+    char fidelity_source[256]; /* <fabric><fidelity source>: how the table was measured */
     uint64_t fabric_switches[5]; /* switches per tier 1..4 ([0] = 0), counted in closed form */
     uint64_t fabric_cables[5];   /* cables: [0] host-switch, [t] switch-switch up from tier t */
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
@@ -160,5 +161,9 @@ void scn_defaults_text(const scn_scenario *s, char *buf, size_t size);
  * allocates pp entries). Returns 0, or the error's code with err filled (no
  * file; SIM_ERR_NOMEM when out of memory, else SIM_ERR_INPUT). */
 int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, sim_error *err);
+
+/* The <fabric><fidelity> table in one line ("9 incast and 3 sharing rows
+ * (SOURCE)") into out; returns 0 (out empty) when the fabric has none. */
+int scn_fidelity_text(const scn_scenario *s, char *out, size_t size);
 
 #endif

@@ -122,6 +122,9 @@ static void print_text(const scn_scenario *s, const step_profile *p)
     char defaults[4096]; /* what the catalogs lacked (docs/scenario.md) */
     scn_defaults_text(s, defaults, sizeof defaults);
     printf("defaults used   %s\n", defaults[0] ? defaults : "none");
+    char table[400];
+    if (scn_fidelity_text(s, table, sizeof table))
+        printf("fidelity table  %s\n", table);
     printf("model TFLOP/s   %.1f per GPU: MFU %.1f %%, HFU %.1f %% (Megatron-Core FLOP counting, "
            "%s peak %.4g TFLOP/s)\n", p->model_flops_per_gpu_s / 1e12, 100 * p->mfu,
            100 * p->hfu, precision_name(s->precision),

@@ -62,7 +62,7 @@ for bad in "timer=0s" "timer=nan" "step=-1ns" "step=inf" "threshold=-1KB" "incre
     args=$(printf '%s' "$cc" | sed "s/$key=[^,]*,\{0,1\}//")
     expect "ibcc $bad" 2 "error: --ibcc: " $run --ibcc "$args,$bad"
 done
-expect "ibcc phenomenon" 2 "error: --ibcc .*: runs with send, incast, alltoall and the collectives" \
+expect "ibcc phenomenon" 2 "error: --ibcc .*: runs with send, incast, alltoall, the collectives, incast-sweep and fidelity" \
     "$dcsim" netbench "$sp" --tier packet --op victim --buffer 1MB --ibcc "$cc"
 expect "ibcc flow tier" 2 "error: --ibcc is an option of --tier packet" \
     "$dcsim" netbench "$sp" --ibcc "$cc"

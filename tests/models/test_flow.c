@@ -125,11 +125,16 @@ static void test_incast(void)
 {
     sim_engine *eng = sim_engine_create();
     done_log d = {.eng = eng};
-    double cap[2] = {100, 100}, eff[2] = {0.5, 1.0};
+    double cap[2] = {100, 100};
+    flow_curve half = {.n_points = 1, .flows = {2}, .efficiency = {0.5}};
+    flow_curve bad_eff = {.n_points = 1, .flows = {2}, .efficiency = {0.0}};
+    flow_curve bad_flows = {.n_points = 2, .flows = {2, 2}, .efficiency = {0.5, 0.5}};
+    const flow_curve *eff[2] = {&half, NULL}, *bad[2] = {&bad_eff, NULL};
+    const flow_curve *bad2[2] = {NULL, &bad_flows};
     flow_net *n = flow_net_create(eng, 2, cap, on_done, &d);
-    CHECK(flow_net_set_incast(n, eff) == 0);
-    double bad[2] = {0.0, 1.0};
     CHECK(flow_net_set_incast(n, bad) == -1);
+    CHECK(flow_net_set_incast(n, bad2) == -1);
+    CHECK(flow_net_set_incast(n, eff) == 0);
     topo_usage u = {0, 1.0};
     uint32_t a = flow_start(n, &u, 1, 100, INFINITY, 0, 1);
     sim_run(eng, 0.0);
@@ -142,6 +147,44 @@ static void test_incast(void)
     /* b: 25 B at 25 B/s ends at 1 s; a has 75 left, then 100 B/s: 1.75 s */
     CHECK_NEAR(done_time(&d, 2), 1.0, 1e-12);
     CHECK_NEAR(done_time(&d, 1), 1.75, 1e-12);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+}
+
+/* A measured curve: 1 for one flow, the first point's efficiency up to its
+ * flows, linear between points, the last beyond. Four flows of 60 B on a
+ * link of 120 B/s with the curve {2: 0.9, 4: 0.5, 8: 0.25}: 0.5 x 120 / 4 =
+ * 15 B/s each, all done at 4 s; three flows would get 0.7 x 120 / 3. */
+static void test_incast_curve(void)
+{
+    flow_curve c = {.n_points = 3, .flows = {2, 4, 8}, .efficiency = {0.9, 0.5, 0.25}};
+    char why[128];
+    CHECK(flow_curve_check(&c, why, sizeof why) == 0);
+    CHECK_NEAR(flow_curve_at(&c, 1), 1.0, 0);
+    CHECK_NEAR(flow_curve_at(&c, 1.5), 0.9, 0);
+    CHECK_NEAR(flow_curve_at(&c, 3), 0.7, 1e-15);
+    CHECK_NEAR(flow_curve_at(&c, 6), 0.375, 1e-15);
+    CHECK_NEAR(flow_curve_at(&c, 100), 0.25, 0);
+    flow_curve late = {.n_points = 1, .flows = {1}, .efficiency = {0.5}};
+    CHECK(flow_curve_check(&late, why, sizeof why) == -1);
+    sim_engine *eng = sim_engine_create();
+    done_log d = {.eng = eng};
+    double cap[1] = {120};
+    const flow_curve *per_link[1] = {&c};
+    flow_net *n = flow_net_create(eng, 1, cap, on_done, &d);
+    CHECK(flow_net_set_incast(n, per_link) == 0);
+    topo_usage u = {0, 1.0};
+    uint32_t f[4];
+    for (unsigned i = 0; i < 3; i++)
+        f[i] = flow_start(n, &u, 1, 60, INFINITY, 0, i + 1);
+    sim_run(eng, 0.0);
+    CHECK_NEAR(flow_rate(n, f[0]), 0.7 * 120 / 3, 1e-12);
+    f[3] = flow_start(n, &u, 1, 60, INFINITY, 0, 4);
+    sim_run(eng, 0.0);
+    for (unsigned i = 0; i < 4; i++)
+        CHECK_NEAR(flow_rate(n, f[i]), 15, 1e-12);
+    sim_run(eng, INFINITY);
+    CHECK_NEAR(done_time(&d, 4), 4.0, 1e-12);
     flow_net_destroy(n);
     sim_engine_destroy(eng);
 }
@@ -542,6 +585,7 @@ int main(void)
     test_maxmin_not_monotone_per_flow();
     test_latency_and_batches();
     test_incast();
+    test_incast_curve();
     test_incremental_equals_full();
     test_record_bytes();
     test_link_weights();

@@ -158,6 +158,8 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
     if (!rc)
         rc = get_fraction(ld, n, "incast-efficiency", &c->link.incast_efficiency);
     if (!rc)
+        rc = parse_fidelity(ld, n, c, s->fidelity_source, sizeof s->fidelity_source);
+    if (!rc)
         rc = parse_topology_attrs(ld, n, c);
     if (rc)
         return rc;

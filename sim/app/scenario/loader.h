@@ -132,6 +132,9 @@ int fill_link_defaults(loader *ld, xmlNode *n, hw_link *lk);
 /* ---- the sections, each filling its part of s */
 
 int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s);     /* cluster.c */
+/* <fabric><fidelity> into c's curves, its source attribute into source (fidelity.c) */
+int parse_fidelity(loader *ld, xmlNode *fabric_node, fabric_config *c, char *source,
+                   size_t source_size);
 int parse_job(loader *ld, xmlNode *root, scn_scenario *s);         /* job.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
