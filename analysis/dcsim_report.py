@@ -399,7 +399,7 @@ def packet_table_html(pt, index):
     for link in pt.top_links(PACKET_TOP_TABLE):
         row = pt.links[link]
         cells = "".join(
-            f'<td class="num" data-link="{link}" data-metric="{_esc(c)}" '
+            f'<td class="num" data-link="{int(row["link"])}" data-metric="{_esc(c)}" '
             f'data-value="{_esc(value_repr(row[c]))}">{_esc(format_value(row[c]))}</td>'
             for c, _, _ in cols)
         rows.append(f'<tr><td class="name">{_esc(dcsim_figures.link_label(pt, link))}</td>'
@@ -423,7 +423,7 @@ def packet_sections(traces, svgs):
                   f'<p class="note">{_esc(p.get("op", "?"))}{_esc(algo)} on '
                   f'{_esc(a.get("scenario_name", ""))} ({_esc(p.get("flow_control", "?"))}, MTU '
                   f'{format_value(p.get("mtu_bytes", 0))} B, buffer '
-                  f'{format_value(p.get("buffer_bytes", 0))} B); {len(pt.links):,} links, '
+                  f'{format_value(p.get("buffer_bytes", 0))} B); {len(pt.links):,} links with traffic, '
                   f'{int(p.get("bins", 0))} bins of {format_value(p.get("dt_s", 0))} s; {totals["packets_sent"]:,} '
                   f'packet-hops, {totals["pauses"]:,} PAUSE frames, {totals["ecn_marks"]:,} '
                   f'ECN marks; event digest {_esc(a.get("event_digest", ""))}; '
@@ -438,7 +438,9 @@ def packet_text(traces):
     lines = []
     for pt in traces:
         p = pt.packet
-        lines.append(f"{pt.path}: {p.get('op', '?')} on the packet tier, {len(pt.links)} links, "
+        lines.append(f"{pt.path}: {p.get('op', '?')} on the packet tier, {len(pt.links)} links"
+                     + (f" with traffic (of {int(p['fabric_links'])})" if "fabric_links" in p
+                        else "") + ", "
                      f"{int(p.get('bins', 0))} bins of {format_value(p.get('dt_s', 0))} s")
         for link in pt.top_links(PACKET_TOP_FIGURE):
             row = pt.links[link]
@@ -602,6 +604,24 @@ def load_any(path):
         raise ReportError(_one_line(f"{path}: not a readable dcsim {what} ({_what(e)})")) from None
 
 
+def run_packets(traces):
+    """The /packet groups of run traces whose step ran on the packet network
+    (`dcsim run -o` with <step network="packet"/>), as PacketTraces."""
+    out = []
+    for t in traces:
+        try:
+            with h5py.File(t.path, "r") as f:
+                if not isinstance(f.get("packet"), h5py.Group):
+                    continue
+            out.append(read_packet(t.path))
+        except TraceFormatError as e:
+            raise ReportError(_one_line(e)) from None
+        except Exception as e:
+            raise ReportError(_one_line(f"{t.path}: not a readable /packet group "
+                                        f"({_what(e)})")) from None
+    return out
+
+
 def sweep_text(tables):
     lines = []
     for table in tables:
@@ -635,7 +655,7 @@ def build(paths, goodput=None):
     loaded = [load_any(p) for p in paths]
     traces = [x for x in loaded if isinstance(x, Trace)]
     sweeps = [x for x in loaded if isinstance(x, SweepTable)]
-    packets = [x for x in loaded if isinstance(x, PacketTrace)]
+    packets = [x for x in loaded if isinstance(x, PacketTrace)] + run_packets(traces)
     tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable, PacketTrace))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []

@@ -316,16 +316,20 @@ def file_kind(path):
     return "trace"
 
 
-PACKET_LAYOUT_VERSIONS = ("1",)
+PACKET_LAYOUT_VERSIONS = ("1", "2")  # 2: only the links that carried traffic
 PACKET_SERIES = ("sent_bytes", "packets", "pauses", "ecn_marks", "queue_end_bytes",
                  "queue_max_bytes", "held_end_bytes", "held_max_bytes")
 
 
 class PacketTrace:
-    """`dcsim netbench --tier packet -o FILE.h5` (docs/trace-format.md "/packet"):
+    """`dcsim netbench --tier packet -o FILE.h5`, `dcsim step --network packet -o
+    FILE.h5`, or the /packet group of a `dcsim run -o` trace whose step ran on
+    the packet network (docs/trace-format.md "/packet"):
       attrs      the root attributes (command, event_digest, seed, ...)
       packet     /packet's attributes (op, flow_control, mtu_bytes, dt_s, bins, ...)
-      links      /packet/links as a Table, one row per directed link
+      links      /packet/links as a Table, one row per directed link stored
+                 (layout 2: those that carried traffic; column j of the
+                 series is row j, its id in links["link"])
       t_edges_s  bin edges (bins + 1)
       series     {name: [bins x links] ndarray} for PACKET_SERIES; series_units
     Raises TraceFormatError (one line) for an unknown format or layout."""

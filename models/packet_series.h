@@ -12,6 +12,9 @@
  *    included) and the ingress port's held bytes after the bin's last event;
  *  - queue_max, held_max: their most over the bin (the value at its start
  *    included); the maxima of the columns are max_queued and max_held.
+ * Storage is per link, allocated when the link first has a non-zero value
+ * (an idle link takes none: a 9,632-link fabric whose incast touches a few
+ * dozen links stores those); per stored link 64 B a bin.
  * Memory is bounded: at most max_bins bins (even, >= 2); when a run fills
  * them, pairs are merged (sums added, maxima of maxima, the later end
  * value) and dt doubles: the result is exactly that of a run with the
@@ -25,7 +28,8 @@
  * path). So the event digest and count, and every result, are those of the
  * run without a sampler. The net's engine-queue reference path
  * (pkt_net_use_engine_queue) does not drive it: refused.
- * Cost: O(links) per bin closed, at most max_bins / 2 bins per doubling.
+ * Cost: O(links) per bin closed, at most max_bins / 2 bins per doubling;
+ * memory O(links) + 64 B x rows x stored links.
  */
 #ifndef DCSIM_MODELS_PACKET_SERIES_H
 #define DCSIM_MODELS_PACKET_SERIES_H
@@ -37,8 +41,7 @@
 
 typedef struct pkt_series pkt_series;
 
-/* The byte columns (doubles) and count columns (uint64), each
- * [bins][links] row-major. */
+/* The byte columns (doubles) and count columns (uint64), per link. */
 enum pkt_series_value { PKS_SENT_BYTES = 0, PKS_QUEUE_END, PKS_QUEUE_MAX, PKS_HELD_END,
                         PKS_HELD_MAX, PKS_VALUES };
 enum pkt_series_count { PKS_PACKETS = 0, PKS_PAUSES, PKS_MARKS, PKS_COUNTS };
@@ -52,7 +55,8 @@ typedef struct pkt_series_request {
     pkt_series *series;
 } pkt_series_request;
 
-/* Bytes a series of n_links links and at most max_bins bins may take. */
+/* Bytes a series of n_links links and at most max_bins bins may take (every
+ * link stored: the bound; an idle link takes O(1)). */
 double pkt_series_bytes(uint32_t n_links, uint32_t max_bins);
 
 /* Attach a series to net (at most one; none after pkt_net_use_engine_queue)
@@ -80,10 +84,19 @@ uint32_t pkt_series_bins(const pkt_series *s);
 double pkt_series_dt(const pkt_series *s);
 double pkt_series_t0(const pkt_series *s);
 uint32_t pkt_series_merges(const pkt_series *s); /* times dt doubled */
-/* The columns, [bins][links] (NULL for a bad field). Finished series only
- * hold complete rows; during a run the open bin is not in them. */
-const double *pkt_series_values(const pkt_series *s, enum pkt_series_value v);
-const uint64_t *pkt_series_counts(const pkt_series *s, enum pkt_series_count c);
+/* The links stored: those with a non-zero value in some bin or a non-zero
+ * end counter (in a run from an idle net: those that sent a packet), in
+ * ascending link order once finished; the others are zeros in every bin
+ * and every counter, and take no bin storage. */
+uint32_t pkt_series_stored(const pkt_series *s);
+uint32_t pkt_series_stored_link(const pkt_series *s, uint32_t j); /* UINT32_MAX: j too big */
+/* Link l's column, one entry per bin (zeros for a link not stored; NULL for
+ * a bad field or link). Finished series only hold complete bins; during a
+ * run the open bin is not in them. Valid until the series is destroyed
+ * (or, while running, its next bin closes). */
+const double *pkt_series_link_values(const pkt_series *s, enum pkt_series_value v, uint32_t l);
+const uint64_t *pkt_series_link_counts(const pkt_series *s, enum pkt_series_count c,
+                                       uint32_t l);
 /* Link l's stats at pkt_series_finish (zeros before, or l out of range). */
 pkt_link_stats pkt_series_link_end(const pkt_series *s, uint32_t l);
 

@@ -65,6 +65,7 @@ void step_profile_free(step_profile *p)
     free(p->bin_peak);
     free(p->bin_mean);
     free(p->flows);
+    pkt_series_destroy(p->packet_series);
     memset(p, 0, sizeof *p);
 }
 

@@ -47,6 +47,7 @@
 #include "error.h"
 #include "fabric.h"
 #include "packet.h"
+#include "packet_series.h"
 #include "schedule.h"
 #include "workload.h"
 
@@ -94,6 +95,12 @@ typedef struct step_options {
     const pkt_config *packet_cfg;
     int (*packet_admit)(void *ctx, double packets, double packet_hops, sim_error *err);
     void *packet_admit_ctx;
+    /* packet only: > 0 keeps the iteration's per-link time series
+     * (packet_series.h: bins of packet_series_dt_s from the iteration's
+     * start, at most packet_series_bins, even) in step_profile.packet_series.
+     * Not a scenario value (the front ends' --bin, --bins and rule). */
+    double packet_series_dt_s;
+    uint32_t packet_series_bins;
 } step_options;
 
 /* The packet network refuses an iteration of more packet-hops than this
@@ -247,6 +254,12 @@ typedef struct step_profile {
     uint64_t packet_plans;
     double packet_wall_s;
     double packet_hops_estimate;
+    /* with step_options.packet_series_bins: the finished series (owned,
+     * freed by step_profile_free); the packet engine's events, digest and
+     * last event's time */
+    pkt_series *packet_series;
+    uint64_t packet_events, packet_digest;
+    double packet_end_s;
 } step_profile;
 
 void step_options_defaults(step_options *o);

@@ -688,11 +688,8 @@ static int record(des *z)
         z->out->link_bytes[l] += step_des_link_bytes(z, l);
     if (z->x)
         step_des_hot_links(z);
-    else {
-        z->out->is_packet = 1;
-        z->out->packet_stats = *pkt_net_get_stats(z->pnet);
-        z->out->packet_plans = pkx_started(z->px);
-    }
+    else if (step_des_net_record(z)) /* the series' last bins: out of memory */
+        return step_no_memory(z->err);
     z->out->n_bins = z->n_bins;
     z->out->bin_s = z->bin_s;
     z->out->bin_peak = z->peak;

@@ -43,6 +43,7 @@ typedef struct des {
     nc_exec *x;                 /* the flow net's executor (NULL on the packet network) */
     pkt_net *pnet;              /* the packet network (o->packet): its net and executor */
     pkx *px;
+    pkt_series *pser;           /* o->packet_series_bins: the series, until record */
     sim_error *err;
     int code;
     unsigned P, v, m, D, n_pos; /* D: the replicas simulated (1 when folded) */
@@ -185,6 +186,9 @@ int step_des_start(des *z, const nc_plan *p, uint32_t first, unsigned cls, uint6
  * code. free: NULL-safe, either backend. */
 int step_des_net_create(des *z);
 void step_des_net_free(des *z);
+/* the packet network's counters, engine figures and finished series into
+ * z->out at the iteration's end; 0, or -1 out of memory */
+int step_des_net_record(des *z);
 double step_des_link_bytes(des *z, uint32_t l);
 int step_des_net_error(des *z);
 

@@ -101,12 +101,35 @@ int step_des_net_create(des *z)
     if (!z->pnet)
         return sim_error_set(z->err, SIM_ERR_INPUT, NULL, 0, "the packet network: %s", why);
     z->px = pkx_create(z->eng, z->pnet);
-    return z->px ? 0 : step_no_memory(z->err);
+    if (!z->px)
+        return step_no_memory(z->err);
+    if (o->packet_series_bins &&
+        !(z->pser = pkt_series_create(z->pnet, o->packet_series_dt_s, o->packet_series_bins,
+                                      why, sizeof why)))
+        return sim_error_set(z->err, SIM_ERR_INPUT, NULL, 0, "the packet network: %s", why);
+    return 0;
+}
+
+int step_des_net_record(des *z)
+{
+    step_profile *out = z->out;
+    out->is_packet = 1;
+    out->packet_stats = *pkt_net_get_stats(z->pnet);
+    out->packet_plans = pkx_started(z->px);
+    out->packet_events = sim_events_fired(z->eng);
+    out->packet_digest = sim_digest(z->eng);
+    out->packet_end_s = sim_now(z->eng);
+    if (z->pser && pkt_series_finish(z->pser, out->packet_end_s))
+        return -1;
+    out->packet_series = z->pser; /* the profile owns it now */
+    z->pser = NULL;
+    return 0;
 }
 
 void step_des_net_free(des *z)
 {
     nc_exec_destroy(z->x);
+    pkt_series_destroy(z->pser); /* before its net */
     pkx_destroy(z->px);
     pkt_net_destroy(z->pnet);
 }

@@ -398,6 +398,8 @@ static int cmd_run(int argc, char **argv)
         rc = trace_write_replicas(tw, reps, n_rep, &err);
     if (!rc && tw && plan.step.used)
         rc = trace_write_step(tw, &plan.step.profile, &err);
+    if (!rc && tw && plan.step.used && plan.step.profile.packet_series)
+        rc = trace_write_packet(tw, &scn, &plan.step.profile, &plan.step.packet.cfg, &err);
     if (!rc && tw && plan.step.used && scn.flow_log_given && plan.step.profile.flows_total) {
         const step_profile *sp = &plan.step.profile;
         rc = trace_write_step_flows(tw, sp, &err);

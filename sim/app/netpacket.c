@@ -20,10 +20,9 @@
 #include "resources.h"
 #include "units.h"
 
-/* The default most bins of -o: 256 (a dcsim default, printed, --bins). A
- * k = 16 fat-tree's 6,144 directed links x 256 bins take about 100 MB. */
-#define TRACE_DEFAULT_BINS 256u
-#define TRACE_MAX_BINS 1048576u
+/* The default most bins of -o: 256 (a dcsim default, printed, --bins;
+ * packet_trace.h). A k = 16 fat-tree's 6,144 directed links x 256 bins take
+ * at most about 100 MB (every link busy; idle links take no bins). */
 
 /* A size option: 0, or the exit status of the one-line error printed. */
 static int packet_size(const char *opt, const char *text, double max, const char *max_text,
@@ -256,9 +255,9 @@ static void packet_print_series(const packet_spec *p)
     printf("#   time series at most %u bins: %s\n", p->series.max_bins, p->bins_from);
     const pkt_series *ser = p->series.series;
     if (ser)
-        printf("# time series  %u bins of %.4g ns (%u merge%s), %u links -> %s\n",
+        printf("# time series  %u bins of %.4g ns (%u merge%s), %u links with traffic -> %s\n",
                pkt_series_bins(ser), pkt_series_dt(ser) * 1e9, pkt_series_merges(ser),
-               pkt_series_merges(ser) == 1 ? "" : "s", pkt_series_links(ser),
+               pkt_series_merges(ser) == 1 ? "" : "s", pkt_series_stored(ser),
                p->trace_out.path);
 }
 
@@ -277,7 +276,8 @@ static void json_series(cJSON *o, const packet_spec *p)
     cJSON_AddNumberToObject(t, "max_bins", p->series.max_bins);
     cJSON_AddStringToObject(t, "max_bins_from", p->bins_from);
     cJSON_AddNumberToObject(t, "merges", pkt_series_merges(ser));
-    cJSON_AddNumberToObject(t, "links", pkt_series_links(ser));
+    cJSON_AddNumberToObject(t, "links", pkt_series_stored(ser));
+    cJSON_AddNumberToObject(t, "fabric_links", pkt_series_links(ser));
 }
 
 /* -o FILE.h5 [--bin TIME] [--bins N]: check the target (outpath.h: as
@@ -300,28 +300,15 @@ static int packet_trace_parse(const net_options *o, const scn_scenario *s, const
                                "collision run several nets (one per fan-in or variant); -o "
                                "writes one run's series: use send, incast, alltoall or a "
                                "collective", o->output);
-    p->series.dt_s = p->cfg.mtu_bytes / f->link_bytes_per_s;
-    snprintf(p->dt_from, sizeof p->dt_from, "rule: one MTU on the fabric link (%.0f B at "
-             "%.4g GB/s)", p->cfg.mtu_bytes, f->link_bytes_per_s / 1e9);
-    if (o->bin) {
-        char why[128];
-        if (sim_units_parse(o->bin, SIM_DIM_TIME, &p->series.dt_s, why, sizeof why) ||
-            !(p->series.dt_s >= 1e-12) || p->series.dt_s > 1)
-            return cli_usage_error("netbench", "--bin %s: expected a time from 1ps to 1s such "
-                                   "as 100ns", o->bin);
-        snprintf(p->dt_from, sizeof p->dt_from, "--bin %s", o->bin);
-    }
-    p->series.max_bins = TRACE_DEFAULT_BINS;
-    snprintf(p->bins_from, sizeof p->bins_from, "dcsim default (--bins N)");
-    if (o->bins) {
-        char *end;
-        unsigned long n = strtoul(o->bins, &end, 10);
-        if (*end || end == o->bins || n < 2 || n > TRACE_MAX_BINS || n % 2)
-            return cli_usage_error("netbench", "--bins %s: expected an even whole number from "
-                                   "2 to 1048576", o->bins);
-        p->series.max_bins = (uint32_t)n;
-        snprintf(p->bins_from, sizeof p->bins_from, "--bins %s", o->bins);
-    }
+    packet_trace_bins_out bo;
+    int brc = packet_trace_bins("netbench", o->bin, o->bins, p->cfg.mtu_bytes,
+                                f->link_bytes_per_s, &bo);
+    if (brc)
+        return brc;
+    p->series.dt_s = bo.dt_s;
+    p->series.max_bins = bo.max_bins;
+    snprintf(p->dt_from, sizeof p->dt_from, "%s", bo.dt_from);
+    snprintf(p->bins_from, sizeof p->bins_from, "%s", bo.bins_from);
     sim_error err;
     sim_error_clear(&err);
     double bytes = pkt_series_bytes(f->g.n_links, p->series.max_bins);
@@ -355,7 +342,7 @@ int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabri
     for (int i = 0; i < o->argc && used < sizeof command; i++)
         used += (size_t)snprintf(command + used, sizeof command - used, " %s", o->argv[i]);
     packet_trace_meta m = {command, op, alg, s->name, s->source, s->seed, digest, events,
-                           end_s, &p->cfg};
+                           end_s, &p->cfg, NULL};
     sim_error err;
     sim_error_clear(&err);
     int rc = packet_trace_write(&p->trace_out, &f->g, p->series.series, &m, &err);

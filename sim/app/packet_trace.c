@@ -11,11 +11,13 @@
 
 #include <hdf5.h>
 
+#include "cli.h"
 #include "h5util.h"
+#include "units.h"
 #include "version.h"
 
 #define PACKET_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
-#define PACKET_LAYOUT_VERSION "1"
+#define PACKET_LAYOUT_VERSION "2" /* 2: only the links that carried traffic */
 #define DEFLATE_LEVEL 4
 
 /* one row of /packet/links */
@@ -33,13 +35,14 @@ static const char *const link_units[] = {"-", "-", "-", "-", "-", "B/s", "1", "B
 
 static int put_links(hid_t g, const topo_graph *tg, const pkt_series *s)
 {
-    uint32_t n = pkt_series_links(s);
+    uint32_t n = pkt_series_stored(s);
     link_row *rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows)
         return -1;
-    for (uint32_t l = 0; l < n; l++) {
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t l = pkt_series_stored_link(s, j);
         pkt_link_stats e = pkt_series_link_end(s, l);
-        rows[l] = (link_row){l, tg->link_src[l], tg->link_dst[l], tg->node_tier[tg->link_src[l]],
+        rows[j] = (link_row){l, tg->link_src[l], tg->link_dst[l], tg->node_tier[tg->link_src[l]],
                              tg->node_tier[tg->link_dst[l]], tg->link_bytes_per_s[l],
                              e.packets_sent, e.bytes_sent, e.pauses, e.ecn_marks,
                              e.max_queued_bytes, e.max_held_bytes};
@@ -63,7 +66,8 @@ static int put_links(hid_t g, const topo_graph *tg, const pkt_series *s)
     int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
              h5_attr_texts(d, "units", link_units, sizeof link_units / sizeof *link_units) ||
              h5_attr_text(d, "description",
-                          "one row per directed link, by id: its ends (node ids), their tiers "
+                          "one row per directed link that carried traffic (the others: "
+                          "zeros in every column and bin), by ascending id: its ends (node ids), their tiers "
                           "(0 host, 1 leaf/edge, 2, ...), its rate, and its end-of-run counters "
                           "(pkt_link_stats): packets and bytes sent, PAUSE frames its "
                           "transmitter received, ECN marks on entering its FIFO, most bytes in "
@@ -77,10 +81,24 @@ static int put_links(hid_t g, const topo_graph *tg, const pkt_series *s)
     return rc;
 }
 
-/* A [bins x links] column, chunked by rows and deflated (mostly zeros). */
-static int put_column(hid_t g, const char *name, hid_t type, const void *v, hsize_t bins,
-                      hsize_t links, const char *units, const char *description)
+/* A [bins x stored links] column, chunked by rows and deflated. */
+static int put_column(hid_t g, const char *name, hid_t type, const pkt_series *s, int is_count,
+                      int field, const char *units, const char *description)
 {
+    hsize_t bins = pkt_series_bins(s), links = pkt_series_stored(s);
+    uint64_t *v = malloc(((size_t)(bins * links) + 1) * sizeof *v); /* 8-byte cells */
+    if (!v)
+        return -1;
+    for (hsize_t j = 0; j < links; j++) {
+        uint32_t l = pkt_series_stored_link(s, (uint32_t)j);
+        const double *dv = is_count ? NULL : pkt_series_link_values(s, field, l);
+        const uint64_t *cv = is_count ? pkt_series_link_counts(s, field, l) : NULL;
+        for (hsize_t k = 0; k < bins; k++)
+            if (is_count)
+                v[k * links + j] = cv[k];
+            else
+                memcpy(&v[k * links + j], &dv[k], sizeof(double));
+    }
     hsize_t dims[2] = {bins, links};
     hsize_t chunk[2] = {bins < 16 ? bins : 16, links};
     hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
@@ -95,12 +113,13 @@ static int put_column(hid_t g, const char *name, hid_t type, const void *v, hsiz
         H5Dclose(d);
     H5Pclose(dcpl);
     H5Sclose(sp);
+    free(v);
     return rc;
 }
 
 static int put_series(hid_t g, const pkt_series *s)
 {
-    hsize_t nb = pkt_series_bins(s), nl = pkt_series_links(s);
+    hsize_t nb = pkt_series_bins(s);
     double *edges = malloc((size_t)(nb + 1) * sizeof *edges);
     if (!edges)
         return -1;
@@ -138,17 +157,12 @@ static int put_series(hid_t g, const pkt_series *s)
                                 "bin", 0, PKS_HELD_MAX},
     };
     for (size_t i = 0; !rc && i < sizeof cols / sizeof *cols; i++)
-        rc = cols[i].is_count
-                 ? put_column(g, cols[i].name, H5T_NATIVE_UINT64,
-                              pkt_series_counts(s, cols[i].field), nb, nl, cols[i].units,
-                              cols[i].description)
-                 : put_column(g, cols[i].name, H5T_NATIVE_DOUBLE,
-                              pkt_series_values(s, cols[i].field), nb, nl, cols[i].units,
-                              cols[i].description);
+        rc = put_column(g, cols[i].name, cols[i].is_count ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE,
+                        s, cols[i].is_count, cols[i].field, cols[i].units, cols[i].description);
     if (!rc)
-        rc = h5_attr_text(g, "layout", "bins x links") ||
+        rc = h5_attr_text(g, "layout", "bins x links; column j is /packet/links[j]") ||
              h5_attr_text(g, "description",
-                          "per directed link and time bin: deltas of the link's counters "
+                          "per directed link that carried traffic and time bin: deltas of the link's counters "
                           "(their sums over the bins are /packet/links' totals exactly), and "
                           "the egress queue and ingress held bytes at each bin's end and their "
                           "most during it");
@@ -159,8 +173,8 @@ static int put_packet_attrs(hid_t g, const pkt_series *s, const packet_trace_met
 {
     const pkt_config *c = m->cfg;
     double dt = pkt_series_dt(s), t0 = pkt_series_t0(s);
-    uint32_t bins = pkt_series_bins(s), links = pkt_series_links(s),
-             merges = pkt_series_merges(s);
+    uint32_t bins = pkt_series_bins(s), links = pkt_series_stored(s),
+             fabric_links = pkt_series_links(s), merges = pkt_series_merges(s);
     int dcqcn = c->dcqcn.is_enabled != 0;
     int rc = h5_attr_text(g, "op", m->op) ||
              (m->algo && h5_attr_text(g, "algo", m->algo)) ||
@@ -174,6 +188,7 @@ static int put_packet_attrs(hid_t g, const pkt_series *s, const packet_trace_met
              h5_attr_scalar(g, "end_s", H5T_NATIVE_DOUBLE, &m->end_s) ||
              h5_attr_scalar(g, "bins", H5T_NATIVE_UINT32, &bins) ||
              h5_attr_scalar(g, "links", H5T_NATIVE_UINT32, &links) ||
+             h5_attr_scalar(g, "fabric_links", H5T_NATIVE_UINT32, &fabric_links) ||
              h5_attr_scalar(g, "merges", H5T_NATIVE_UINT32, &merges) ||
              h5_attr_text(g, "layout_version", PACKET_LAYOUT_VERSION);
     if (!rc && c->technology == PKT_ROCE)
@@ -195,20 +210,12 @@ static int put_root(hid_t f, const packet_trace_meta *m)
            h5_attr_text(f, "scenario_name", m->scenario_name) ||
            h5_attr_text(f, "scenario_source", m->scenario_source) ||
            h5_attr_text(f, "command", m->command) ||
-           h5_attr_text(f, "kind", "netbench --tier packet");
+           h5_attr_text(f, "kind", m->kind ? m->kind : "netbench --tier packet");
 }
 
-int packet_trace_write(outpath *op, const topo_graph *g, const pkt_series *s,
-                       const packet_trace_meta *m, sim_error *err)
+const char *packet_trace_put(hid_t f, const topo_graph *g, const pkt_series *s,
+                             const packet_trace_meta *m)
 {
-    h5_quiet();
-    outpath_remove_stale(op);
-    hid_t f = H5Fcreate(op->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) {
-        outpath_discard(op);
-        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: H5Fcreate "
-                             "failed");
-    }
     const char *failed = NULL;
     hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t pg = H5Gcreate2(f, "packet", H5P_DEFAULT, gcpl, H5P_DEFAULT);
@@ -222,12 +229,55 @@ int packet_trace_write(outpath *op, const topo_graph *g, const pkt_series *s,
         failed = "writing /packet/links";
     else if (put_series(sg, s))
         failed = "writing /packet/series";
-    else if (put_root(f, m))
-        failed = "writing the root attributes";
     if (sg >= 0)
         H5Gclose(sg);
     if (pg >= 0)
         H5Gclose(pg);
+    return failed;
+}
+
+int packet_trace_bins(const char *command, const char *bin, const char *bins, double mtu_bytes,
+                      double link_bytes_per_s, packet_trace_bins_out *out)
+{
+    out->dt_s = mtu_bytes / link_bytes_per_s;
+    snprintf(out->dt_from, sizeof out->dt_from, "rule: one MTU on the fabric link (%.0f B at "
+             "%.4g GB/s)", mtu_bytes, link_bytes_per_s / 1e9);
+    if (bin) {
+        char why[128];
+        if (sim_units_parse(bin, SIM_DIM_TIME, &out->dt_s, why, sizeof why) ||
+            !(out->dt_s >= 1e-12) || out->dt_s > 1)
+            return cli_usage_error(command, "--bin %s: expected a time from 1ps to 1s such "
+                                   "as 100ns", bin);
+        snprintf(out->dt_from, sizeof out->dt_from, "--bin %s", bin);
+    }
+    out->max_bins = TRACE_DEFAULT_BINS;
+    snprintf(out->bins_from, sizeof out->bins_from, "dcsim default (--bins N)");
+    if (bins) {
+        char *end;
+        unsigned long n = strtoul(bins, &end, 10);
+        if (*end || end == bins || n < 2 || n > TRACE_MAX_BINS || n % 2)
+            return cli_usage_error(command, "--bins %s: expected an even whole number from "
+                                   "2 to 1048576", bins);
+        out->max_bins = (uint32_t)n;
+        snprintf(out->bins_from, sizeof out->bins_from, "--bins %s", bins);
+    }
+    return 0;
+}
+
+int packet_trace_write(outpath *op, const topo_graph *g, const pkt_series *s,
+                       const packet_trace_meta *m, sim_error *err)
+{
+    h5_quiet();
+    outpath_remove_stale(op);
+    hid_t f = H5Fcreate(op->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) {
+        outpath_discard(op);
+        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: H5Fcreate "
+                             "failed");
+    }
+    const char *failed = packet_trace_put(f, g, s, m);
+    if (!failed && put_root(f, m))
+        failed = "writing the root attributes";
     int sys_errno = failed ? h5_errno() : 0;
     if (h5_close_file(f, &sys_errno) && !failed)
         failed = "closing the file";

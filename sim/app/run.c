@@ -136,7 +136,9 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
     run_step *st = &p->step;
     sim_error e; /* the step tier's error, reported with the scenario and what failed */
     sim_error_clear(&e);
-    if (app_step_profile(s, p->gpu_speed, p->n_gpu_speed, &st->profile, &e))
+    if (s->step.packet ? app_step_profile_run_packet(s, p->gpu_speed, p->n_gpu_speed,
+                                                     &st->packet, &st->profile, &e)
+                       : app_step_profile(s, p->gpu_speed, p->n_gpu_speed, &st->profile, &e))
         return sim_error_set(err, e.code, s->source, 0, "step tier: %s", e.msg);
     const step_profile *prof = &st->profile;
     campaign_config *c = &p->campaign;

@@ -20,6 +20,7 @@
 #include "energyrun.h"
 #include "error.h"
 #include "scenario.h"
+#include "packetcfg.h"
 #include "step.h"
 
 /* What the step tier decided for the campaign; used is 0 when the scenario
@@ -33,6 +34,7 @@ typedef struct run_step {
     double bubble_s;
     double compute_frac;      /* GPU compute share of the iteration (power model); 1 unused */
     double *elastic_speed;    /* <spares elastic>: speed with k replicas missing; owned */
+    app_packet_cfg packet;    /* network="packet": the tier's parameters (profile's series) */
 } run_step;
 
 typedef struct run_plan {

@@ -17,6 +17,7 @@
 #include "outpath.h"
 #include "packetcfg.h"
 #include "perfetto.h"
+#include "packet_trace.h"
 #include "progress.h"
 #include "resources.h"
 #include "run.h"
@@ -26,7 +27,8 @@
 const char usage_step[] =
     "usage: dcsim step [SCENARIO.xml] [--analytic | --concurrent [--no-fold] [--sm-stage-end]]\n"
     "                  [--network flow|analytic|concurrent|packet [--mtu SIZE] [--buffer SIZE]\n"
-    "                  [--hop-latency TIME] [--ibcc K=V,...]]\n"
+    "                  [--hop-latency TIME] [--ibcc K=V,...]\n"
+    "                  [-o FILE.h5 [--bin TIME] [--bins N]]]\n"
     "                  [--json] [--perfetto FILE.json] [--flow-log N] [--quiet]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
@@ -64,6 +66,12 @@ const char usage_step[] =
     "               buffer and per-hop latency instead of the link catalog's\n"
     "               (as dcsim netbench --tier packet); --ibcc: InfiniBand\n"
     "               congestion control, as dcsim netbench --tier packet --ibcc\n"
+    "  -o FILE.h5   with --network packet: write the iteration's per-link time\n"
+    "               series (bytes, packets, PAUSE frames, ECN marks, queue and\n"
+    "               held bytes per bin; the links that carried traffic) as\n"
+    "               netbench --tier packet -o does (docs/trace-format.md)\n"
+    "  --bin TIME   with -o: the first bin (default one MTU on the fabric link)\n"
+    "  --bins N     with -o: most bins kept, even (default 256): pairs merge\n"
     "  --json       the profile as one JSON object\n"
     "  --perfetto FILE.json\n"
     "               also write the iteration as a Trace Event Format file for\n"
@@ -185,8 +193,15 @@ static void print_text(const scn_scenario *s, const step_profile *p)
         flow_log_line(stdout, "flows           ", p);
 }
 
+/* -o FILE.h5 with --network packet: the target and the bins asked */
+typedef struct step_trace {
+    int has;
+    outpath out;
+    packet_trace_bins_out bins;
+} step_trace;
+
 /* the packet network's counters and parameters (--network packet) */
-static void print_packet(const step_profile *p, const app_packet_cfg *pc)
+static void print_packet(const step_profile *p, const app_packet_cfg *pc, const step_trace *t)
 {
     const pkt_net_stats *st = &p->packet_stats;
     printf("packet network  %llu plans, %llu messages, %llu packets, %llu packet-hops (estimated "
@@ -201,6 +216,17 @@ static void print_packet(const step_profile *p, const app_packet_cfg *pc)
     printf("                %s, %s\n", pc->cfg.technology == PKT_ROCE ? "RoCE PFC"
            : "InfiniBand credits", "parameters:");
     app_packet_config_print(stdout, "                  ", pc);
+    const pkt_series *ser = p->packet_series;
+    if (t->has && ser) {
+        printf("                  time series bin %.4g ns: %s\n", t->bins.dt_s * 1e9,
+               t->bins.dt_from);
+        printf("                  time series at most %u bins: %s\n", t->bins.max_bins,
+               t->bins.bins_from);
+        printf("                time series %u bins of %.4g ns (%u merge%s), %u links with "
+               "traffic (of %u) -> %s\n", pkt_series_bins(ser), pkt_series_dt(ser) * 1e9,
+               pkt_series_merges(ser), pkt_series_merges(ser) == 1 ? "" : "s",
+               pkt_series_stored(ser), pkt_series_links(ser), t->out.path);
+    }
     printf("                not on the packet network: the flow log and the overlap links "
            "(flow-net link tracking); every replica simulated (no folding)\n");
 }
@@ -242,7 +268,8 @@ static void json_flows(cJSON *o, const step_profile *p)
 }
 
 /* the packet network's parameters and counters (--network packet) */
-static void json_packet(cJSON *o, const step_profile *p, const app_packet_cfg *pc)
+static void json_packet(cJSON *o, const step_profile *p, const app_packet_cfg *pc,
+                        const step_trace *tr)
 {
     const pkt_net_stats *st = &p->packet_stats;
     cJSON *k = cJSON_AddObjectToObject(o, "packet_network");
@@ -271,9 +298,24 @@ static void json_packet(cJSON *o, const step_profile *p, const app_packet_cfg *p
     cJSON_AddNumberToObject(k, "bytes_delivered", st->bytes_delivered);
     cJSON_AddNumberToObject(k, "wall_s", p->packet_wall_s);
     cJSON_AddStringToObject(k, "not_modelled", "flow log, overlap links, symmetry folding");
+    const pkt_series *ser = p->packet_series;
+    if (!tr->has || !ser)
+        return;
+    cJSON *t = cJSON_AddObjectToObject(k, "trace");
+    cJSON_AddStringToObject(t, "path", tr->out.path);
+    cJSON_AddNumberToObject(t, "bins", pkt_series_bins(ser));
+    cJSON_AddNumberToObject(t, "dt_s", pkt_series_dt(ser));
+    cJSON_AddNumberToObject(t, "first_dt_s", tr->bins.dt_s);
+    cJSON_AddStringToObject(t, "first_dt_from", tr->bins.dt_from);
+    cJSON_AddNumberToObject(t, "max_bins", tr->bins.max_bins);
+    cJSON_AddStringToObject(t, "max_bins_from", tr->bins.bins_from);
+    cJSON_AddNumberToObject(t, "merges", pkt_series_merges(ser));
+    cJSON_AddNumberToObject(t, "links", pkt_series_stored(ser));
+    cJSON_AddNumberToObject(t, "fabric_links", pkt_series_links(ser));
 }
 
-static void print_json(const step_profile *p, int flows, const app_packet_cfg *pc)
+static void print_json(const step_profile *p, int flows, const app_packet_cfg *pc,
+                       const step_trace *tr)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "iteration_s", p->iteration_s);
@@ -374,7 +416,7 @@ static void print_json(const step_profile *p, int flows, const app_packet_cfg *p
     if (flows && !p->is_packet)
         json_flows(o, p);
     if (p->is_packet && pc)
-        json_packet(o, p, pc);
+        json_packet(o, p, pc, tr);
     char *text = cJSON_Print(o);
     if (text)
         puts(text);
@@ -390,6 +432,9 @@ typedef struct step_args {
     cli_sets sets;
     int json, analytic, concurrent, no_fold, sm_stage_end, quiet;
     const char *network, *mtu, *buffer, *hop_latency, *ibcc; /* --network, its packet options */
+    const char *output, *bin, *bins;                          /* -o FILE.h5 and its bins */
+    int argc;
+    char **argv;
 } step_args;
 
 int step_parse_flow_log(const char *command, const char *v, size_t *out)
@@ -428,6 +473,9 @@ static const cli_option step_table[] = {
     {"--hop-latency", 0, CLI_TEXT, offsetof(step_args, hop_latency),
      .missing = "%s needs a time"},
     {"--ibcc", 0, CLI_TEXT, offsetof(step_args, ibcc), .missing = "%s needs K=V,..."},
+    {"--output", 'o', CLI_TEXT, offsetof(step_args, output), .missing = "%s needs a file name"},
+    {"--bin", 0, CLI_TEXT, offsetof(step_args, bin), .missing = "%s needs a time"},
+    {"--bins", 0, CLI_TEXT, offsetof(step_args, bins), .missing = "%s needs a number"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -471,13 +519,52 @@ static int network_option(step_args *o)
     return 0;
 }
 
-/* the packet tier's parameters (packetcfg.h) when the network is packet:
- * 0 or the exit status of the error printed */
-static int packet_setup(const step_args *o, const scn_scenario *s, app_packet_cfg *pc)
+/* -o FILE.h5: the bins (netbench's rule and options), their memory at
+ * most (every link busy) and the target, all before the run (outpath.h:
+ * as dcsim run -o). 0 or the exit status of the error printed. */
+static int trace_setup(const step_args *o, const scn_scenario *s, const fabric *f,
+                       const app_packet_cfg *pc, step_trace *t)
+{
+    int rc = packet_trace_bins("step", o->bin, o->bins, pc->cfg.mtu_bytes, f->link_bytes_per_s,
+                               &t->bins);
+    if (rc)
+        return rc;
+    sim_error err;
+    sim_error_clear(&err);
+    if (res_check_more(s, RES_STEP, pkt_series_bytes(f->g.n_links, t->bins.max_bins),
+                       "the time series of -o", &err)) {
+        fprintf(stderr, "dcsim step: error: -o %s: %u links x %u bins: %s\n", o->output,
+                f->g.n_links, t->bins.max_bins, err.msg);
+        return CLI_EXIT_INPUT;
+    }
+    size_t n;
+    const char **inputs = scn_input_paths(s, o->path, NULL, &n);
+    if (!inputs) {
+        fprintf(stderr, "dcsim step: error: out of memory\n");
+        return 1;
+    }
+    rc = outpath_init(&t->out, o->output, "the trace", inputs, n, &err);
+    free(inputs);
+    if (rc)
+        return cli_print_error(&err);
+    t->has = 1;
+    return 0;
+}
+
+/* the packet tier's parameters (packetcfg.h) when the network is packet,
+ * and -o's bins and target: 0 or the exit status of the error printed */
+static int packet_setup(const step_args *o, const scn_scenario *s, app_packet_cfg *pc,
+                        step_trace *t)
 {
     memset(pc, 0, sizeof *pc);
-    if (!s->step.packet)
-        return 0;
+    memset(t, 0, sizeof *t);
+    if (!s->step.packet) {
+        const char *opt = o->output ? "-o" : o->bin ? "--bin" : o->bins ? "--bins" : NULL;
+        return opt ? cli_usage_error("step", "%s is an option of --network packet", opt) : 0;
+    }
+    if (!o->output && (o->bin || o->bins))
+        return cli_usage_error("step", "%s: needs -o FILE.h5 (the time series' file)",
+                               o->bin ? "--bin" : "--bins");
     if (!s->has_fabric)
         return 0; /* the step tier's own error names what is missing */
     fabric f;
@@ -488,6 +575,31 @@ static int packet_setup(const step_args *o, const scn_scenario *s, app_packet_cf
     app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
                           .ibcc = o->ibcc};
     int rc = app_packet_config("step", "--network packet", s, &f, &po, 0, pc);
+    if (!rc && o->output)
+        rc = trace_setup(o, s, &f, pc, t);
+    fabric_free(&f);
+    return rc;
+}
+
+/* -o: the series into the file (the fabric's graph built again for the
+ * links' ends, tiers and rates); 0 or an error code in err */
+static int write_trace(const step_args *o, const scn_scenario *s, const step_profile *p,
+                       const app_packet_cfg *pc, step_trace *t, sim_error *err)
+{
+    char command[4096];
+    size_t used = (size_t)snprintf(command, sizeof command, "dcsim step");
+    for (int i = 0; i < o->argc && used < sizeof command; i++)
+        used += (size_t)snprintf(command + used, sizeof command - used, " %s", o->argv[i]);
+    packet_trace_meta m = {command, "step", NULL, s->name, s->source, s->seed, p->packet_digest,
+                           p->packet_events, p->packet_end_s, &pc->cfg,
+                           "step --network packet"};
+    fabric f;
+    int rc = fabric_build(&s->fabric, &f, err);
+    if (rc) {
+        outpath_discard(&t->out);
+        return rc;
+    }
+    rc = packet_trace_write(&t->out, &f.g, p->packet_series, &m, err);
     fabric_free(&f);
     return rc;
 }
@@ -520,7 +632,7 @@ int cmd_step(int argc, char **argv)
 {
     static const cli_command cmd = {"step", usage_step, step_table, 1,
                                     .too_many = "more than one scenario given ('%s')"};
-    step_args o = {0};
+    step_args o = {.argc = argc, .argv = argv};
     size_t n_args;
     int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
     if (rc)
@@ -549,7 +661,8 @@ int cmd_step(int argc, char **argv)
         s.step.packet = o.network && !strcmp(o.network, "packet");
     }
     app_packet_cfg pc;
-    if ((rc = packet_setup(&o, &s, &pc)) != 0) {
+    step_trace tr;
+    if ((rc = packet_setup(&o, &s, &pc, &tr)) != 0) {
         scn_scenario_free(&s);
         return rc;
     }
@@ -560,11 +673,15 @@ int cmd_step(int argc, char **argv)
     outpath trace;
     if (res_check(&s, RES_STEP, 0, &err) ||
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {
+        if (tr.has)
+            outpath_discard(&tr.out);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
     run_plan plan; /* the per-GPU speeds of the scenario's stragglers */
     if (run_plan_prepare(&s, 0, RUN_PLAN_STEP_INPUTS, &plan, &err)) {
+        if (tr.has)
+            outpath_discard(&tr.out);
         run_plan_free(&plan);
         scn_scenario_free(&s);
         return cli_print_error(&err);
@@ -574,23 +691,29 @@ int cmd_step(int argc, char **argv)
     sim_error_clear(&e);
     progress prog;
     progress_start(&prog, o.quiet);
-    app_step_packet pk = {.cfg = &pc.cfg, .admit = packet_admit, .admit_ctx = &s};
+    app_step_packet pk = {.cfg = &pc.cfg, .admit = packet_admit, .admit_ctx = &s,
+                          .series_dt_s = tr.has ? tr.bins.dt_s : 0,
+                          .series_bins = tr.has ? tr.bins.max_bins : 0};
     rc = app_step_profile_packet(&s, plan.gpu_speed, plan.n_gpu_speed,
                                  prog.enabled ? on_step_poll : NULL, &prog,
                                  s.step.packet ? &pk : NULL, &prof, &e);
     progress_clear(&prog);
     if (rc) {
+        if (tr.has)
+            outpath_discard(&tr.out);
         sim_error_set(&err, e.code, s.source, 0, "%s", e.msg);
         rc = cli_print_error(&err);
     } else {
-        if (o.perfetto && perfetto_write_step(&trace, &prof, &err))
+        if (tr.has && write_trace(&o, &s, &prof, &pc, &tr, &err))
+            rc = cli_print_error(&err);
+        else if (o.perfetto && perfetto_write_step(&trace, &prof, &err))
             rc = cli_print_error(&err);
         else if (o.json)
-            print_json(&prof, s.flow_log_given && s.step.concurrent, &pc);
+            print_json(&prof, s.flow_log_given && s.step.concurrent, &pc, &tr);
         else {
             print_text(&s, &prof);
             if (prof.is_packet)
-                print_packet(&prof, &pc);
+                print_packet(&prof, &pc, &tr);
         }
         if (!rc && prof.flows_truncated && (o.perfetto || (o.json && s.flow_log_given)))
             flow_log_line(stderr, "dcsim step: note: ", &prof); /* never silently */

@@ -9,6 +9,9 @@
 #include "compute.h"
 #include "fabric.h"
 #include "hardware.h"
+#include "packet_trace.h"
+#include "packetcfg.h"
+#include "resources.h"
 #include "workload.h"
 
 int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
@@ -35,9 +38,10 @@ int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
                              "the step tier needs <cluster><fabric> and <job><parallelism>");
     if (s->step.packet && !(pk && pk->cfg))
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
-                             "<step network=\"packet\">: the packet network runs in dcsim step "
-                             "only (docs/step.md \"Packet network\"); use network=\"concurrent\" "
-                             "here");
+                             "<step network=\"packet\">: the packet network times one "
+                             "iteration (dcsim step, dcsim run), not the iterations elastic "
+                             "spares and reliability stragglers ask for (docs/step.md \"Packet "
+                             "network\"); use network=\"concurrent\" here");
     workload w;
     compute_device dev;
     fabric f;
@@ -58,6 +62,8 @@ int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
             o.packet_cfg = pk->cfg;
             o.packet_admit = pk->admit;
             o.packet_admit_ctx = pk->admit_ctx;
+            o.packet_series_dt_s = pk->series_dt_s;
+            o.packet_series_bins = pk->series_bins;
         }
         if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
             o.sustained_efficiency =
@@ -67,6 +73,37 @@ int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
     }
     workload_free(&w);
     return rc;
+}
+
+/* every packet of the iteration may be queued at once: they must fit what
+ * this process may use (as dcsim step's) */
+static int run_packet_admit(void *ctx, double packets, double packet_hops, sim_error *err)
+{
+    (void)packet_hops;
+    return res_check_more(ctx, RES_STEP, packets * (double)pkt_packet_record_bytes(),
+                          "packets queued at once", err);
+}
+
+int app_step_profile_run_packet(const scn_scenario *s, const double *gpu_speed,
+                                unsigned n_gpu_speed, app_packet_cfg *pc, step_profile *out,
+                                sim_error *err)
+{
+    if (!s->has_fabric)
+        return app_step_profile(s, gpu_speed, n_gpu_speed, out, err); /* its error */
+    fabric f;
+    int rc = fabric_build(&s->fabric, &f, err);
+    if (rc)
+        return rc;
+    app_packet_opts po = {0};
+    rc = app_packet_config("run", "network=\"packet\"", s, &f, &po, 0, pc);
+    double dt_s = pc->cfg.mtu_bytes / f.link_bytes_per_s;
+    fabric_free(&f);
+    if (rc) /* printed: the catalog lacks a value */
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "the packet network's parameters "
+                             "(above)");
+    app_step_packet pk = {.cfg = &pc->cfg, .admit = run_packet_admit, .admit_ctx = (void *)s,
+                          .series_dt_s = dt_s, .series_bins = TRACE_DEFAULT_BINS};
+    return app_step_profile_packet(s, gpu_speed, n_gpu_speed, NULL, NULL, &pk, out, err);
 }
 
 typedef struct cache_entry {

@@ -10,6 +10,8 @@
 #include "scenario.h"
 #include "step.h"
 
+struct app_packet_cfg;
+
 /* Simulate one iteration of the scenario's job on its cluster, GPU g at
  * gpu_speed[g] of nominal speed (g < n_gpu_speed; the others, or all when
  * gpu_speed is NULL, at 1: the run plan's speeds, run.h). Needs
@@ -32,12 +34,23 @@ typedef struct app_step_packet {
     const pkt_config *cfg;
     int (*admit)(void *ctx, double packets, double packet_hops, sim_error *err);
     void *admit_ctx;
+    double series_dt_s;        /* > 0 with series_bins: keep the time series */
+    uint32_t series_bins;      /* (step_options.packet_series_*) */
 } app_step_packet;
 int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
                             unsigned n_gpu_speed,
                             int (*poll)(void *ctx, double sim_time_s, uint64_t events),
                             void *poll_ctx, const app_step_packet *pk, step_profile *out,
                             sim_error *err);
+
+/* <step network="packet"/> in dcsim run: the tier's parameters from the
+ * scenario alone (packetcfg.h without options; written into pc) and the
+ * iteration's time series by dcsim netbench's default bins (one MTU on the
+ * fabric link, at most TRACE_DEFAULT_BINS: packet_trace.h) in
+ * out->packet_series. As app_step_profile otherwise. */
+int app_step_profile_run_packet(const scn_scenario *s, const double *gpu_speed,
+                                unsigned n_gpu_speed, struct app_packet_cfg *pc,
+                                step_profile *out, sim_error *err);
 
 /* Profiles cached by cluster state, so the campaign can ask again cheaply
  * when the state changes back and forth (fewer data-parallel replicas after

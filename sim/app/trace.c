@@ -4,6 +4,7 @@
 #include "energyrun.h"
 #include "h5util.h"
 #include "outpath.h"
+#include "packet_trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -490,6 +491,21 @@ static int write_step_flows(hid_t g, const step_profile *p)
             H5Dclose(d);
     }
     return rc;
+}
+
+int trace_write_packet(trace_writer *tw, const scn_scenario *scn, const step_profile *p,
+                       const pkt_config *cfg, sim_error *err)
+{
+    fabric f;
+    int rc = fabric_build(&scn->fabric, &f, err);
+    if (rc)
+        return rc;
+    packet_trace_meta m = {"dcsim run", "step", NULL, scn->name, scn->source, scn->seed,
+                           p->packet_digest, p->packet_events, p->packet_end_s, cfg,
+                           "run"};
+    const char *failed = packet_trace_put(tw->file, &f.g, p->packet_series, &m);
+    fabric_free(&f);
+    return failed ? io_error(err, tw->out.path, failed) : 0;
 }
 
 int trace_write_step_flows(trace_writer *tw, const step_profile *p, sim_error *err)

@@ -45,6 +45,12 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err);
  * (after trace_write_step; the scenario's <step flow-log> asks for it). */
 int trace_write_step_flows(trace_writer *tw, const step_profile *p, sim_error *err);
 
+/* Write /packet, /packet/links and /packet/series (packet_trace.h): the
+ * time series of a step iteration run on the packet network (p's
+ * packet_series, with the tier's parameters cfg), before commit. */
+int trace_write_packet(trace_writer *tw, const scn_scenario *scn, const step_profile *p,
+                       const pkt_config *cfg, sim_error *err);
+
 /* Close and delete the temporary file; the final path is not touched.
  * NULL is a no-op. */
 void trace_abort(trace_writer *tw);

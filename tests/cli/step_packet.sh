@@ -60,6 +60,6 @@ expect "unknown network" 2 "^dcsim step: error: --network wire: expected flow, a
     "$dcsim" step "$ls" --network wire -q
 expect "two models" 2 "^dcsim step: error: --analytic and --network: choose one network model" \
     "$dcsim" step "$ls" --analytic --network packet -q
-expect "run refuses packet" 2 "the packet network runs in dcsim step only" \
+expect "run: too large a job on packets" 2 "the packet network: this iteration.s PP and DP messages take at least" \
     "$dcsim" run "$tmp/packet.xml" --quiet
 exit $fail

@@ -5,7 +5,10 @@
  * run's maxima) under PFC incast, DCQCN marking and a host stall, merging
  * (a run that merged its bins equals a run with the coarser dt, bit for
  * bit), a run unchanged by sampling (digest, events, counters),
- * determinism, and bad input.
+ * determinism, sparse storage (only links that moved are stored, in link
+ * order; every other link is zeros in every bin and counter), and bad
+ * input. The checks read the series as dense [bins][links] arrays built
+ * from the per-link columns (dense_values, dense_counts).
  *
  * Numbers as in test_packet.c: MTU 4096 B (components.md 5.7), 50e9 B/s
  * links (hardware.md 3.1), 500 ns per hop (hardware.md 3.5), PFC thresholds
@@ -27,6 +30,45 @@
 #include "routing.h"
 #include "packet_rig.h"
 
+/* Dense [bins][links] copies of a series' columns, freed by release(). */
+static void *kept[256];
+static int n_kept;
+
+static void *keep(void *p)
+{
+    if (p && n_kept < 256)
+        kept[n_kept++] = p;
+    return p;
+}
+
+static void release(void)
+{
+    while (n_kept)
+        free(kept[--n_kept]);
+}
+
+static const double *dense_values(const pkt_series *s, int v)
+{
+    uint32_t nb = pkt_series_bins(s), nl = pkt_series_links(s);
+    if (!pkt_series_link_values(s, v, 0))
+        return NULL;
+    double *d = keep(malloc(((size_t)nb * nl + 1) * sizeof *d));
+    for (uint32_t l = 0; d && l < nl; l++)
+        for (uint32_t k = 0; k < nb; k++)
+            d[(size_t)k * nl + l] = pkt_series_link_values(s, v, l)[k];
+    return d;
+}
+
+static const uint64_t *dense_counts(const pkt_series *s, int c)
+{
+    uint32_t nb = pkt_series_bins(s), nl = pkt_series_links(s);
+    uint64_t *d = keep(malloc(((size_t)nb * nl + 1) * sizeof *d));
+    for (uint32_t l = 0; d && l < nl; l++)
+        for (uint32_t k = 0; k < nb; k++)
+            d[(size_t)k * nl + l] = pkt_series_link_counts(s, c, l)[k];
+    return d;
+}
+
 #define MTU 4096.0
 #define SQRT2 1.41421356237309504880
 #define B 50e9
@@ -41,6 +83,25 @@ static pkt_config config(enum pkt_technology t)
     pkt_config c = {.mtu_bytes = MTU, .technology = t, .buffer_bytes = BUFFER,
                     .xoff_bytes = XOFF, .xon_bytes = XON, .hop_latency_s = D};
     return c;
+}
+
+/* Sparse storage: the stored links are ascending, exactly those whose
+ * end counters moved (the rig's net starts idle), and fewer than all. */
+static void check_sparse(const pkt_series *ser, uint32_t nl)
+{
+    uint32_t n = pkt_series_stored(ser), moved = 0, bad = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        moved += pkt_series_link_end(ser, l).packets_sent > 0;
+    CHECK_INT_EQ(n, moved);
+    CHECK(n > 0 && n < nl);
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t l = pkt_series_stored_link(ser, j);
+        bad += l >= nl || (j && l <= pkt_series_stored_link(ser, j - 1));
+        bad += pkt_series_link_end(ser, l).packets_sent == 0;
+    }
+    CHECK_INT_EQ(bad, 0);
+    CHECK(pkt_series_stored_link(ser, n) == UINT32_MAX);
+    CHECK(pkt_series_link_values(ser, PKS_SENT_BYTES, nl) == NULL);
 }
 
 /* The one link out of host h. */
@@ -77,10 +138,10 @@ static void test_closed_form(void)
     uint32_t nl = pkt_series_links(ser), l0 = host_link(&x.g, 0);
     CHECK_INT_EQ(pkt_series_bins(ser), (uint32_t)ceil(end / dt));
     CHECK_INT_EQ(pkt_series_merges(ser), 0);
-    const double *qe = pkt_series_values(ser, PKS_QUEUE_END);
-    const double *qm = pkt_series_values(ser, PKS_QUEUE_MAX);
-    const uint64_t *pk = pkt_series_counts(ser, PKS_PACKETS);
-    const double *sb = pkt_series_values(ser, PKS_SENT_BYTES);
+    const double *qe = dense_values(ser, PKS_QUEUE_END);
+    const double *qm = dense_values(ser, PKS_QUEUE_MAX);
+    const uint64_t *pk = dense_counts(ser, PKS_PACKETS);
+    const double *sb = dense_values(ser, PKS_SENT_BYTES);
     double sent_sum = 0;
     for (uint32_t k = 0; k < pkt_series_bins(ser); k++) {
         double done = fmin(P, floor((k + 1) * SQRT2)), before = fmin(P, floor(k * SQRT2));
@@ -94,6 +155,10 @@ static void test_closed_form(void)
                 CHECK(qm[(size_t)k * nl + l] == 0);
     }
     CHECK(sent_sum == P * MTU);
+    CHECK_INT_EQ(pkt_series_stored(ser), 2); /* host 0 -> leaf -> host 1 */
+    CHECK_INT_EQ(pkt_series_stored_link(ser, 0) == l0 || pkt_series_stored_link(ser, 1) == l0, 1);
+    check_sparse(ser, nl);
+    release();
     pkt_series_destroy(ser);
     rig_close(&x);
 }
@@ -103,11 +168,14 @@ static void test_closed_form(void)
 static void check_conservation(const rig *x, const pkt_series *ser)
 {
     uint32_t nl = pkt_series_links(ser), nb = pkt_series_bins(ser);
-    const double *sb = pkt_series_values(ser, PKS_SENT_BYTES);
-    const double *qm = pkt_series_values(ser, PKS_QUEUE_MAX);
-    const double *hm = pkt_series_values(ser, PKS_HELD_MAX);
-    const double *qe = pkt_series_values(ser, PKS_QUEUE_END);
-    const double *he = pkt_series_values(ser, PKS_HELD_END);
+    const double *sb = dense_values(ser, PKS_SENT_BYTES);
+    const double *qm = dense_values(ser, PKS_QUEUE_MAX);
+    const double *hm = dense_values(ser, PKS_HELD_MAX);
+    const double *qe = dense_values(ser, PKS_QUEUE_END);
+    const double *he = dense_values(ser, PKS_HELD_END);
+    const uint64_t *cnt[PKS_COUNTS];
+    for (int c = 0; c < PKS_COUNTS; c++)
+        cnt[c] = dense_counts(ser, c);
     int bad = 0;
     for (uint32_t l = 0; l < nl; l++) {
         pkt_link_stats e = pkt_series_link_end(ser, l), n = pkt_net_link_stats(x->net, l);
@@ -116,7 +184,7 @@ static void check_conservation(const rig *x, const pkt_series *ser)
         for (uint32_t k = 0; k < nb; k++) {
             size_t i = (size_t)k * nl + l;
             for (int c = 0; c < PKS_COUNTS; c++)
-                sum[c] += pkt_series_counts(ser, c)[i];
+                sum[c] += cnt[c][i];
             bytes += sb[i];
             qmax = fmax(qmax, qm[i]);
             hmax = fmax(hmax, hm[i]);
@@ -130,6 +198,8 @@ static void check_conservation(const rig *x, const pkt_series *ser)
                he[(size_t)(nb - 1) * nl + l] != pkt_net_link_held(x->net, l);
     }
     CHECK_INT_EQ(bad, 0);
+    check_sparse(ser, nl);
+    release();
 }
 
 enum run_kind { RUN_PFC, RUN_DCQCN, RUN_STALL, RUN_IB };
@@ -221,12 +291,16 @@ static void test_unchanged_and_merging(void)
             size_t n = (size_t)pkt_series_bins(fine) * pkt_series_links(fine);
             int same = pkt_series_bins(coarse) == pkt_series_bins(fine);
             for (int v = 0; same && v < PKS_VALUES; v++)
-                same = !memcmp(pkt_series_values(fine, v), pkt_series_values(coarse, v),
+                same = !memcmp(dense_values(fine, v), dense_values(coarse, v),
                                n * sizeof(double));
             for (int k = 0; same && k < PKS_COUNTS; k++)
-                same = !memcmp(pkt_series_counts(fine, k), pkt_series_counts(coarse, k),
+                same = !memcmp(dense_counts(fine, k), dense_counts(coarse, k),
                                n * sizeof(uint64_t));
+            same = pkt_series_stored(coarse) == pkt_series_stored(fine);
+            for (uint32_t j = 0; same && j < pkt_series_stored(fine); j++)
+                same = pkt_series_stored_link(fine, j) == pkt_series_stored_link(coarse, j);
             CHECK(same);
+            release();
         }
         /* determinism: the fine run again, column for column */
         rig d;
@@ -237,12 +311,13 @@ static void test_unchanged_and_merging(void)
             CHECK_INT_EQ(pkt_series_bins(again), pkt_series_bins(fine));
             int same = 1;
             for (int v = 0; v < PKS_VALUES; v++)
-                same &= !memcmp(pkt_series_values(fine, v), pkt_series_values(again, v),
+                same &= !memcmp(dense_values(fine, v), dense_values(again, v),
                                 n * sizeof(double));
             for (int k = 0; k < PKS_COUNTS; k++)
-                same &= !memcmp(pkt_series_counts(fine, k), pkt_series_counts(again, k),
+                same &= !memcmp(dense_counts(fine, k), dense_counts(again, k),
                                 n * sizeof(uint64_t));
             CHECK(same);
+            release();
         }
         pkt_series_destroy(fine);
         pkt_series_destroy(coarse);
@@ -276,7 +351,10 @@ static void test_bad_input(void)
     CHECK_INT_EQ(pkt_series_bins(s), 1);
     CHECK_INT_EQ(pkt_series_finish(s, 5), 0); /* idempotent */
     CHECK_INT_EQ(pkt_series_bins(s), 1);
-    CHECK(pkt_series_values(s, PKS_VALUES) == NULL);
+    CHECK(pkt_series_link_values(s, PKS_VALUES, 0) == NULL);
+    CHECK(pkt_series_link_counts(s, PKS_COUNTS, 0) == NULL);
+    CHECK_INT_EQ(pkt_series_stored(s), 0); /* nothing moved: nothing stored */
+    CHECK(pkt_series_link_values(s, PKS_QUEUE_MAX, 0)[0] == 0);
     pkt_series_destroy(s);
     pkt_net_use_engine_queue(x.net, 1);
     CHECK(pkt_series_create(x.net, 1e-6, 16, why, sizeof why) == NULL);
