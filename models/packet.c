@@ -43,8 +43,15 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
         return pkt_say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
     if (c->is_adaptive != 0 && c->is_adaptive != 1)
         return pkt_say(why, why_size, "packet tier: is_adaptive must be 0 or 1");
-    if (c->loss != PKT_LOSSLESS || c->rto_s != 0)
+    if (c->reorder != PKT_RX_OUT_OF_ORDER && c->reorder != PKT_RX_IN_ORDER)
+        return pkt_say(why, why_size, "packet tier: reorder must be PKT_RX_OUT_OF_ORDER or "
+                                  "PKT_RX_IN_ORDER");
+    if (c->reorder == PKT_RX_IN_ORDER) {
+        if (pkt_reorder_check(c, why, why_size)) /* lossless: the checks below apply */
+            return -1;
+    } else if (c->loss != PKT_LOSSLESS || c->rto_s != 0) {
         return pkt_loss_check(c, why, why_size); /* PFC off: xoff and xon ignored */
+    }
     if (c->technology == PKT_ROCE) {
         if (!(c->xon_bytes >= 0) || !isfinite(c->xon_bytes) || !(c->xoff_bytes > 0) ||
             !isfinite(c->xoff_bytes))
@@ -285,7 +292,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->queued -= p->size;
     if (p->hop > 0)
         pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
-    else if (n->cfg.loss)
+    else if (pkt_has_rc(n))
         pkt_loss_sent(n, id); /* once per packet: it has left its NIC */
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
     uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
@@ -334,13 +341,14 @@ static void msg_finish(pkt_net *n, uint32_t m)
 /* Packet id is at its destination host: consumed; its message may finish. */
 void pkt_deliver(pkt_net *n, uint32_t id)
 {
-    if (n->cfg.loss) {
+    if (pkt_has_rc(n)) {
         pkt_loss_deliver(n, id); /* accepted or discarded (packet_loss.c) */
         return;
     }
     pkt_packet *p = &n->pkts[id];
     uint32_t msg = p->msg;
     pkt_msg *m = &n->msgs[msg];
+    pkt_count_order(n, m, p->index & ~PKT_CE);
     if (n->cfg.dcqcn.is_enabled)
         pkt_dcqcn_deliver(n, msg, id);
     else if (n->cfg.ibcc.is_enabled)
@@ -598,7 +606,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     uint32_t np = (uint32_t)packets;
     uint32_t m = msg_record(n, (uint32_t)count);
     if (m == PKT_NONE || pkt_reserve_packets(n, np) ||
-        (n->cfg.loss && pkt_loss_reserve(n, m, np)))
+        (pkt_has_rc(n) && pkt_loss_reserve(n, m, np)))
         return fail(n, "pkt_send: out of memory");
     pkt_msg *r = &n->msgs[m];
     n->free_msg = r->next_free;
@@ -611,6 +619,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     r->bytes = bytes;
     r->left = np;
     r->dst = dst;
+    r->rcv_top = 0;
     r->serial = n->n_serial++;
     r->gen++;
     r->is_live = 1;
@@ -644,7 +653,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     n->stats.messages_sent++;
     n->stats.packets_injected += np;
     n->stats.bytes_sent += bytes;
-    if (n->cfg.loss)
+    if (pkt_has_rc(n))
         pkt_loss_start(n, m, np);
     if (is_paced)
         pkt_dcqcn_start(n, m);
@@ -653,10 +662,28 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     return 0;
 }
 
+/* Every port's count against its flow control (lossless). */
+static int ports_check(const pkt_net *n, char *why, size_t why_size)
+{
+    for (uint32_t l = 0; l < n->g->n_links; l++) {
+        const pkt_link *k = &n->links[l];
+        if (k->held < 0 || (!k->feeds_switch && k->held != 0))
+            return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");
+        if (n->cfg.technology == PKT_IB &&
+            (k->max_held > n->cfg.buffer_bytes || k->credit_used > n->cfg.buffer_bytes ||
+             k->held > k->credit_used))
+            return pkt_say(why, why_size, "pkt_net_check: an IB port went over its credits");
+    }
+    return 0;
+}
+
 int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
 {
-    if (n->cfg.loss)
-        return pkt_loss_net_check(n, why, why_size);
+    if (pkt_has_rc(n)) { /* in-order receiver: its accounting, lossless ports */
+        if (pkt_loss_net_check(n, why, why_size))
+            return -1;
+        return n->cfg.loss ? 0 : ports_check(n, why, why_size);
+    }
     double in_packets = 0;
     uint32_t live = 0;
     /* live packets: every packet not on the free list (bounded by n_pkts) */
@@ -674,14 +701,5 @@ int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
         return pkt_say(why, why_size, "pkt_net_check: the packet free list is broken");
     if (n->stats.bytes_delivered + in_packets != n->stats.bytes_sent)
         return pkt_say(why, why_size, "pkt_net_check: bytes sent != delivered + in flight");
-    for (uint32_t l = 0; l < n->g->n_links; l++) {
-        const pkt_link *k = &n->links[l];
-        if (k->held < 0 || (!k->feeds_switch && k->held != 0))
-            return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");
-        if (n->cfg.technology == PKT_IB &&
-            (k->max_held > n->cfg.buffer_bytes || k->credit_used > n->cfg.buffer_bytes ||
-             k->held > k->credit_used))
-            return pkt_say(why, why_size, "pkt_net_check: an IB port went over its credits");
-    }
-    return 0;
+    return ports_check(n, why, why_size);
 }

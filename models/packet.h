@@ -143,6 +143,23 @@ typedef struct pkt_ibcc_config {
  * Returns 0, or -1 with the reason in why. */
 int pkt_ibcc_parse(const char *text, pkt_ibcc_config *out, char *why, size_t why_size);
 
+/* What the receiving NIC does with a packet that arrives ahead of the one
+ * it expects (docs/fabric.md "Reordering"; hardware.md 3.6, components.md
+ * 4.3, 5.4):
+ *  - PKT_RX_OUT_OF_ORDER (0, the default): it places every packet where it
+ *    belongs (ConnectX-5 and later, BlueField-3 SuperNICs under Spectrum-X,
+ *    IB NICs with adaptive-routing support); the message completes when all
+ *    have arrived;
+ *  - PKT_RX_IN_ORDER: a classic RC responder without out-of-order placement:
+ *    a PSN above the expected one is a sequence error. It is go-back-N's
+ *    receiver of the lossy modes (packet_loss.c) on the lossless fabric
+ *    (PFC or credits stay on, nothing is dropped): the packet is discarded,
+ *    one NACK(e) per expected e, and the sender goes back to e; every
+ *    resend is spurious. ACKs, NACKs and the RTO as in the lossy modes
+ *    (rto_s required). Not with a lossy mode (its receiver is the mode's),
+ *    DCQCN or IB CC (resends would bypass the pacer), or a host stall. */
+enum pkt_reorder { PKT_RX_OUT_OF_ORDER = 0, PKT_RX_IN_ORDER = 1 };
+
 /* Every value comes from the caller: the tier has no defaults (facts in
  * components.md 5.2, 5.6, 5.7 and hardware.md 3.5). */
 typedef struct pkt_config {
@@ -166,6 +183,7 @@ typedef struct pkt_config {
     double rto_s;            /* lossy modes: the retransmission timeout, > 0 and finite
                                 (a GAP in the references: the caller's) */
     pkt_ibcc_config ibcc;   /* PKT_IB congestion control; zero: off */
+    enum pkt_reorder reorder; /* the receiver; PKT_RX_OUT_OF_ORDER (0): places any order */
 } pkt_config;
 
 /* Called when the last packet of a message has arrived at its destination. */
@@ -193,13 +211,18 @@ typedef struct pkt_net_stats {
                                             FECN marks, BECNs sent, CCTI increases */
     double bytes_sent, bytes_delivered;
     double max_held_bytes;  /* over every switch ingress port */
-    /* lossy modes (zero otherwise): packets_delivered and bytes_delivered
-     * count each message packet once, when the receiver accepts it */
+    /* lossy modes and PKT_RX_IN_ORDER (zero otherwise): packets_delivered
+     * and bytes_delivered count each message packet once, when the receiver
+     * accepts it; without drops (PKT_RX_IN_ORDER) every resend is spurious */
     uint64_t drops;         /* packets dropped at switch ports */
     uint64_t resent_packets;/* packets that left their NIC again (retransmissions) */
     double resent_bytes;
     uint64_t discarded;     /* arrivals the receiver threw away (out of order, duplicate) */
     uint64_t nacks, acks, timeouts;
+    /* arrivals at the destination overtaken: a packet whose index is below
+     * that of one of its message's packets that arrived before it (every
+     * copy; 0 when each message's packets arrive in index order) */
+    uint64_t out_of_order;
 } pkt_net_stats;
 
 typedef struct pkt_net pkt_net;

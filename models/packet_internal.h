@@ -57,6 +57,7 @@ typedef struct pkt_msg {
     uint32_t n_hops, path_cap;
     uint32_t left;        /* packets not yet arrived */
     uint32_t dst;         /* destination host (adaptive routing walks towards it) */
+    uint32_t rcv_top;     /* 1 + the highest packet index arrived (0: none): out_of_order */
     uint32_t next_free;
     uint32_t gen;         /* bumped at every reuse: timer and CNP events of a finished message are stale */
     uint8_t is_live;
@@ -195,8 +196,27 @@ void pkt_msg_done(pkt_net *n, uint32_t m);
 /* packet.c: room for `need` more free packets; 0 or -1 */
 int pkt_reserve_packets(pkt_net *n, uint64_t need);
 
-/* packet_loss.c (lossy modes only; packet.c calls these when cfg.loss) */
+/* 1 when the receiver and sender run packet_loss.c's machinery: a lossy
+ * mode, or an in-order receiver (go-back-N on the lossless fabric). */
+static inline int pkt_has_rc(const pkt_net *n)
+{
+    return n->cfg.loss != PKT_LOSSLESS || n->cfg.reorder == PKT_RX_IN_ORDER;
+}
+
+/* Packet index i of message r has arrived at its destination (any copy):
+ * count it out of order when a higher index of r arrived before it. */
+static inline void pkt_count_order(pkt_net *n, pkt_msg *r, uint32_t i)
+{
+    if (i + 1 < r->rcv_top)
+        n->stats.out_of_order++;
+    else
+        r->rcv_top = i + 1;
+}
+
+/* packet_loss.c (packet.c calls these when pkt_has_rc) */
 int pkt_loss_check(const pkt_config *c, char *why, size_t why_size);
+/* PKT_RX_IN_ORDER's combinations and rto_s: 0 or -1 with the reason. */
+int pkt_reorder_check(const pkt_config *c, char *why, size_t why_size);
 /* Room for message m's state of np packets before pkt_send takes packets: 0 or -1. */
 int pkt_loss_reserve(pkt_net *n, uint32_t m, uint32_t np);
 /* Message m's np packets are in its NIC FIFO: set up sender and receiver, arm the RTO. */

@@ -1,11 +1,13 @@
 /* packet_loss.c - lossy RoCE on the packet tier (pkt_config.loss, packet.h):
  * tail drop at switch ingress ports, go-back-N or selective (IRN-style)
  * retransmission, ACKs, NACKs and a retransmission timeout (components.md
- * 5.2: IRN, Mittal et al. SIGCOMM'18; docs/fabric.md "Lossy RoCE").
+ * 5.2: IRN, Mittal et al. SIGCOMM'18; docs/fabric.md "Lossy RoCE"); and the
+ * in-order receiver (PKT_RX_IN_ORDER): go-back-N on the lossless fabric,
+ * where only reordering makes sequence errors (docs/fabric.md "Reordering").
  *
  * Off the lossless hot path: packet.c calls in here only when cfg.loss is
- * set, once per packet (leaving its NIC, reaching its host, being dropped),
- * never per hop. Per message the state lives in a side array indexed by
+ * set or the receiver is in-order, once per packet (leaving its NIC,
+ * reaching its host, being dropped), never per hop. Per message the state lives in a side array indexed by
  * the message record. Invariant: a record stays allocated while `pending`
  * > 0 (its live packets, its ACK and NACK events in flight, its armed
  * timer), so every event and packet of it names a live record; the
@@ -78,6 +80,22 @@ int pkt_loss_check(const pkt_config *c, char *why, size_t why_size)
     if (!(c->rto_s > 0) || !isfinite(c->rto_s))
         return pkt_say(why, why_size, "packet tier: a lossy mode needs rto_s, the retransmission "
                                   "timeout, positive and finite (a GAP in the references)");
+    return 0;
+}
+
+int pkt_reorder_check(const pkt_config *c, char *why, size_t why_size)
+{
+    if (c->loss != PKT_LOSSLESS)
+        return pkt_say(why, why_size, "packet tier: PKT_RX_IN_ORDER is for the lossless fabric "
+                                  "(a lossy mode's receiver is the mode's: go-back-N in order, "
+                                  "selective out of order)");
+    if (c->dcqcn.is_enabled || c->ibcc.is_enabled)
+        return pkt_say(why, why_size, "packet tier: PKT_RX_IN_ORDER with DCQCN or IB CC is not "
+                                  "modelled (resends would bypass the pacer)");
+    if (!(c->rto_s > 0) || !isfinite(c->rto_s))
+        return pkt_say(why, why_size, "packet tier: PKT_RX_IN_ORDER needs rto_s, the "
+                                  "retransmission timeout, positive and finite (a GAP in the "
+                                  "references)");
     return 0;
 }
 
@@ -219,8 +237,9 @@ void pkt_loss_deliver(pkt_net *n, uint32_t id)
     uint32_t m = p->msg, i = p->index & ~PKT_CE, size = p->size;
     loss_msg *s = &n->loss->m[m];
     int is_accepted = 0;
+    pkt_count_order(n, &n->msgs[m], i);
     free_packet(n, id);
-    if (n->cfg.loss == PKT_GO_BACK_N) {
+    if (n->cfg.loss != PKT_SELECTIVE) {
         if (i == s->expected) {
             is_accepted = 1;
             s->expected++;
@@ -358,7 +377,7 @@ static void on_control(sim_engine *eng, void *ctx, uint64_t data)
     n->stats.events++;
     s->last_s = sim_now(eng);
     if (!(data & ACK_IS_NACK)) {
-        if (n->cfg.loss == PKT_GO_BACK_N) {
+        if (n->cfg.loss != PKT_SELECTIVE) {
             if (seq > s->una)
                 s->una = seq;
         } else {
@@ -366,7 +385,7 @@ static void on_control(sim_engine *eng, void *ctx, uint64_t data)
             while (s->una < s->n_packets && (s->flags[s->una] & HAS_ACK))
                 s->una++;
         }
-    } else if (n->cfg.loss == PKT_GO_BACK_N) {
+    } else if (n->cfg.loss != PKT_SELECTIVE) {
         if (seq >= s->una)
             go_back(n, m, seq);
     } else {
@@ -397,7 +416,7 @@ static void on_timer(sim_engine *eng, void *ctx, uint64_t data)
     }
     n->stats.timeouts++;
     s->last_s = now;
-    if (n->cfg.loss == PKT_GO_BACK_N) {
+    if (n->cfg.loss != PKT_SELECTIVE) {
         go_back(n, m, s->una);
     } else {
         uint32_t after = PKT_NONE;
@@ -424,7 +443,7 @@ int pkt_loss_net_check(const pkt_net *n, char *why, size_t why_size)
             continue;
         double held = 0; /* what the receiver holds, from its own state */
         for (uint32_t i = 0; i < s->n_packets; i++)
-            if (n->cfg.loss == PKT_GO_BACK_N ? i < s->expected : (s->flags[i] & HAS_GOT) != 0)
+            if (n->cfg.loss != PKT_SELECTIVE ? i < s->expected : (s->flags[i] & HAS_GOT) != 0)
                 held += packet_size(n, m, i);
         if (held != r->delivered || r->delivered > r->bytes || (s->is_done && held != r->bytes))
             return pkt_say(why, why_size, "pkt_net_check: a message's accepted bytes are not what "
@@ -434,7 +453,7 @@ int pkt_loss_net_check(const pkt_net *n, char *why, size_t why_size)
     }
     if (st->bytes_delivered + waiting != st->bytes_sent)
         return pkt_say(why, why_size, "pkt_net_check: bytes sent != delivered + not yet accepted");
-    for (uint32_t l = 0; l < n->g->n_links; l++) {
+    for (uint32_t l = 0; n->cfg.loss && l < n->g->n_links; l++) { /* lossless: packet.c */
         const pkt_link *k = &n->links[l];
         if (k->held < 0 || (!k->feeds_switch && k->held != 0))
             return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");

@@ -472,3 +472,57 @@ int pkp_collision(const pkt_config *cfg, double rate, unsigned collide, double b
     }
     return 0;
 }
+
+/* ---- reorder ---- */
+
+int pkp_reorder(const pkt_config *cfg, double rate, double bytes, pkp_reorder_result *out,
+                char *why, size_t why_size)
+{
+    const unsigned S = PKP_SPINES, n = S * S;
+    if (!cfg || !out)
+        return say(why, why_size, -1, "reorder: no configuration");
+    if (check_sizes(bytes, rate, why, why_size))
+        return -1;
+    if (ceil(bytes / cfg->mtu_bytes) * n * 4 > PKB_MAX_PACKET_HOPS)
+        return say(why, why_size, -1, "reorder: more than 1e9 packet-hops");
+    memset(out, 0, sizeof *out);
+    out->ranks = n;
+    out->ideal_s = bytes / rate;
+    for (int v = 0; v < PKP_REORDER_RUNS; v++) {
+        pkt_config c = *cfg;
+        c.is_adaptive = v == PKP_AR_IN_ORDER || v == PKP_AR_OOO;
+        c.reorder = v == PKP_ECMP_IN_ORDER || v == PKP_AR_IN_ORDER ? PKT_RX_IN_ORDER
+                                                                   : PKT_RX_OUT_OF_ORDER;
+        if (c.reorder == PKT_RX_OUT_OF_ORDER)
+            c.rto_s = 0;
+        if (pkt_config_check(&c, why, why_size))
+            return -1;
+        rig x;
+        int rc = rig_open(&x, 2 * S, S, S, rate, &c, why, why_size);
+        x.bytes = bytes;
+        for (unsigned leaf = 0; !rc && leaf < S; leaf++)
+            for (unsigned slot = 0; !rc && slot < S; slot++) {
+                unsigned to = (leaf + 1 + slot % 3) % S;
+                rc = rig_send(&x, leaf * S + slot, to * S + slot, leaf + S * slot,
+                              leaf * S + slot, why, why_size);
+            }
+        if (!rc) {
+            pkp_reorder_row *w = &out->row[v];
+            w->is_consistent = rig_finish(&x, n);
+            for (unsigned i = 0; i < n; i++)
+                w->time_s = fmax(w->time_s, x.done_s[i]);
+            const pkt_net_stats *st = pkt_net_get_stats(x.net);
+            w->out_of_order = st->out_of_order;
+            w->nacks = st->nacks;
+            w->resent_packets = st->resent_packets;
+            w->resent_bytes = st->resent_bytes;
+            w->discarded = st->discarded;
+            w->timeouts = st->timeouts;
+            w->digest = sim_digest(x.eng);
+        }
+        rig_close(&x);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

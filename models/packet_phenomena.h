@@ -9,7 +9,9 @@
  *                  it sets off, PFC and IB side by side, over time;
  *   collision      ring neighbour elephants across leaves, ECMP with a
  *                  collision made certain by the route keys, against
- *                  per-packet adaptive routing and the ideal b/B.
+ *                  per-packet adaptive routing and the ideal b/B;
+ *   reorder        the collision ring with an in-order receiving NIC
+ *                  (go-back-N on reordering) and an out-of-order one.
  * Victim and stall run on a one-spine leaf-spine of PKP_LEAVES leaves of
  * PKP_DOWN hosts, collision on a non-blocking leaf-spine of PKP_SPINES
  * spines; the caller gives the link rate and the tier's parameters (MTU,
@@ -139,5 +141,29 @@ typedef struct pkp_collision_result {
  * against per-packet adaptive. 0, -1 or -2. */
 int pkp_collision(const pkt_config *cfg, double rate_bytes_per_s, unsigned collide,
                   double bytes, pkp_collision_result *out, char *why, size_t why_size);
+
+/* Reorder: on the collision's leaf-spine (PKP_SPINES leaves, spines and
+ * hosts per leaf) a permutation across leaves: the host in slot s of leaf
+ * L sends `bytes` to slot s of leaf (L + 1 + s mod 3) mod S (route key: its
+ * rank L + S s), so every leaf receives from three others and the spines'
+ * downlinks carry flows of several source leaves. Four runs: ECMP with the
+ * out-of-order and the in-order receiving NIC, adaptive with each
+ * (docs/fabric.md "Reordering"). cfg: lossless, without DCQCN or IB CC;
+ * rto_s > 0, the in-order NIC's RTO. 0, -1 or -2. */
+enum { PKP_ECMP_OOO = 0, PKP_ECMP_IN_ORDER, PKP_AR_IN_ORDER, PKP_AR_OOO, PKP_REORDER_RUNS };
+typedef struct pkp_reorder_row {
+    double time_s;            /* the last message delivered */
+    uint64_t out_of_order, nacks, resent_packets, discarded, timeouts; /* packet.h */
+    double resent_bytes;
+    uint64_t digest;
+    int is_consistent;
+} pkp_reorder_row;
+typedef struct pkp_reorder_result {
+    unsigned ranks;
+    double ideal_s;           /* b/B */
+    pkp_reorder_row row[PKP_REORDER_RUNS];
+} pkp_reorder_result;
+int pkp_reorder(const pkt_config *cfg, double rate_bytes_per_s, double bytes,
+                pkp_reorder_result *out, char *why, size_t why_size);
 
 #endif

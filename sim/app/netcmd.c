@@ -64,10 +64,11 @@ const char usage_netbench[] =
     "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n"
     "\n"
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
-    "                      victim|stall|collision|lossy|fidelity] [--ranks N]\n"
+    "                      victim|stall|collision|lossy|reorder|fidelity] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
     "                      [--hop-latency TIME] [--ibcc K=V,...] [--dcqcn]\n"
-    "                      [--loss gbn|selective --rto TIME] [--json]\n"
+    "                      [--loss gbn|selective --rto TIME]\n"
+    "                      [--reorder in-order|out-of-order [--rto TIME]] [--json]\n"
     "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
     "dcsim netbench SCENARIO.xml --tier packet --op allreduce|allgather|reducescatter\n"
     "                      [--algo ring|tree|hd|hierarchical] [same options]\n"
@@ -82,12 +83,14 @@ const char usage_netbench[] =
     "                (docs/fabric.md \"Phenomena\"): incast-sweep (fan-in 2, 4, .. N-1),\n"
     "                victim (PFC congestion spreading, N-1 senders), stall (a stuck\n"
     "                receiver's pause storm), collision (ECMP vs adaptive routing),\n"
-    "                lossy (incast-sweep under PFC, go-back-N and selective; --rto);\n"
+    "                lossy (incast-sweep under PFC, go-back-N and selective; --rto),\n"
+    "                reorder (collision's ring: ECMP, adaptive with an in-order\n"
+    "                and an out-of-order receiving NIC; --rto);\n"
     "                fidelity: the multi-fidelity table (incast efficiency against\n"
     "                fan-in, sharing efficiency against flows on a fabric link)\n"
     "                for the flow tier; -o FILE.xml writes it as a <fidelity>\n"
     "                element to XInclude in <fabric> (docs/fabric.md\n"
-    "                \"Multi-fidelity\")"
+    "                \"Multi-fidelity\")\n"
     "  --ranks N     N nodes, one rank each on its first GPU (the pattern crosses\n"
     "                the fabric only); default 2 for send, else 16; at most 4096\n"
     "  --bytes SIZE  every message (default 1M)\n"
@@ -113,8 +116,15 @@ const char usage_netbench[] =
     "                buffer, the NICs recover by go-back-N or selective\n"
     "                retransmission (send, incast, alltoall, collectives,\n"
     "                incast-sweep; docs/fabric.md \"Lossy RoCE\")\n"
-    "  --rto TIME    the retransmission timeout, required with --loss and\n"
-    "                --op lossy (no published default: a GAP)\n";
+    "  --rto TIME    the retransmission timeout, required with --loss,\n"
+    "                --reorder in-order, --op lossy and --op reorder (no\n"
+    "                published default: a GAP)\n"
+    "  --reorder in-order|out-of-order  the receiving NIC: out-of-order places\n"
+    "                packets in any order (default; Spectrum-X SuperNICs,\n"
+    "                ConnectX-5+); in-order is a classic RC receiver: a packet\n"
+    "                ahead of the expected one is discarded and NACKed, the\n"
+    "                sender goes back N (send, incast, alltoall, collectives;\n"
+    "                docs/fabric.md \"Reordering\")\n";
 
 /* ------------------------------------------------------------ shared */
 
@@ -140,7 +150,7 @@ static const cli_option netbench_options[] = {
     NET_TEXT("--ibcc", ibcc),
     {"--output", 'o', CLI_TEXT, offsetof(net_options, output), .missing = "%s needs a value"},
     NET_TEXT("--bin", bin),         NET_TEXT("--bins", bins),
-    NET_TEXT("--loss", loss),       NET_TEXT("--rto", rto),
+    NET_TEXT("--loss", loss),       NET_TEXT("--rto", rto),     NET_TEXT("--reorder", reorder),
     NET_FLAG("--dcqcn", 0, dcqcn),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -626,7 +636,8 @@ int cmd_netbench(int argc, char **argv)
     const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
                               : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc"
                               : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins"
-                              : o.loss ? "--loss" : o.rto ? "--rto" : o.dcqcn ? "--dcqcn" : NULL;
+                              : o.loss ? "--loss" : o.rto ? "--rto"
+                              : o.reorder ? "--reorder" : o.dcqcn ? "--dcqcn" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

@@ -23,6 +23,7 @@ typedef struct net_options {
     int argc;                        /* the command's arguments (for the trace's command) */
     char **argv;
     const char *loss, *rto; /* --tier packet, RoCE: lossy mode and its timeout */
+    const char *reorder;    /* --tier packet: the receiving NIC (in-order, out-of-order) */
     int dcqcn;              /* --tier packet, RoCE: DCQCN (the published set) */
 } net_options;
 
@@ -43,7 +44,7 @@ int netbench_packet(const net_options *o);
 
 /* The phenomena ops of --tier packet (netphen.c, docs/fabric.md "Phenomena"). */
 enum phen_op { PHEN_NONE = 0, PHEN_SWEEP, PHEN_VICTIM, PHEN_STALL, PHEN_COLLISION, PHEN_LOSSY,
-               PHEN_FIDELITY };
+               PHEN_REORDER, PHEN_FIDELITY };
 
 /* What the packet tier runs with, and where each value came from. */
 typedef struct packet_spec {
@@ -62,7 +63,8 @@ typedef struct packet_spec {
     outpath trace_out;           /* checked before the run */
     pkt_series_request series;   /* dt and bins asked; the series after the run */
     char dt_from[160], bins_from[160];
-    char rto_from[80];      /* --rto TIME (lossy modes) */
+    char rto_from[80];      /* --rto TIME (lossy modes, the in-order receiver) */
+    int has_reorder;        /* --reorder given: print the receiver's counters */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */

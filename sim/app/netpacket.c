@@ -64,6 +64,9 @@ static int phen_defaults(const net_options *o, packet_spec *p, unsigned *most)
     if ((p->phen == PHEN_STALL || p->phen == PHEN_COLLISION) && o->ranks)
         return cli_usage_error("netbench", "--ranks %s: --op stall and --op collision run a "
                                "fixed set of flows (docs/fabric.md \"Phenomena\")", o->ranks);
+    if (p->phen == PHEN_REORDER && o->ranks)
+        return cli_usage_error("netbench", "--ranks %s: --op reorder runs a fixed permutation of "
+                               "16 ranks (docs/fabric.md \"Reordering\")", o->ranks);
     if (p->phen == PHEN_SWEEP || p->phen == PHEN_LOSSY || p->phen == PHEN_FIDELITY)
         p->ranks = 33; /* fan-ins 2, 4, 8, 16, 32 */
     if (p->phen == PHEN_VICTIM) {
@@ -88,7 +91,7 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
             (p->coll != NC_ALLREDUCE && p->coll != NC_ALLGATHER && p->coll != NC_REDUCESCATTER))
             return cli_usage_error("netbench", "--op %s: --tier packet runs send, incast, "
                                    "alltoall, allreduce, allgather, reducescatter, incast-sweep, "
-                                   "victim, stall, collision, lossy or fidelity", o->op);
+                                   "victim, stall, collision, lossy, reorder or fidelity", o->op);
         p->is_coll = 1;
     }
     if (o->algo && !p->is_coll)
@@ -130,11 +133,40 @@ static int packet_parse_ibcc(const net_options *o, const packet_spec *p)
     return 0; /* the values: app_packet_config */
 }
 
-/* --loss and --rto (docs/fabric.md "Lossy RoCE"): 0 or the exit status of
- * the error printed. The RTO has no published default: the user's. */
+/* --reorder (docs/fabric.md "Reordering"), after the tier's parameters:
+ * 0 or the exit status of the error printed. */
+static int packet_parse_reorder(const net_options *o, packet_spec *p)
+{
+    if (!o->reorder)
+        return 0;
+    if (p->phen != PHEN_NONE)
+        return cli_usage_error("netbench", "--reorder %s: runs with send, incast, alltoall and "
+                               "the collectives (--op reorder runs both receivers side by side; "
+                               "the other phenomena set their own)", o->reorder);
+    if (!strcmp(o->reorder, "in-order"))
+        p->cfg.reorder = PKT_RX_IN_ORDER;
+    else if (!strcmp(o->reorder, "out-of-order"))
+        p->cfg.reorder = PKT_RX_OUT_OF_ORDER;
+    else
+        return cli_usage_error("netbench", "--reorder %s: expected in-order or out-of-order",
+                               o->reorder);
+    if (o->loss)
+        return cli_usage_error("netbench", "--reorder --loss %s: a lossy mode's receiver is the "
+                               "mode's (go-back-N in order, selective out of order)", o->loss);
+    if (p->cfg.reorder == PKT_RX_IN_ORDER && o->ibcc)
+        return cli_usage_error("netbench", "--reorder in-order --ibcc %s: not modelled (resends "
+                               "would bypass the CCTI pacer)", o->ibcc);
+    p->has_reorder = 1;
+    return 0;
+}
+
+/* --loss and --rto (docs/fabric.md "Lossy RoCE"; the in-order receiver's
+ * RTO, "Reordering"): 0 or the exit status of the error printed. The RTO
+ * has no published default: the user's. */
 static int packet_parse_loss(const net_options *o, packet_spec *p, const hw_link *lk)
 {
     int is_lossy_op = p->phen == PHEN_LOSSY;
+    int is_in_order = p->phen == PHEN_REORDER || p->cfg.reorder == PKT_RX_IN_ORDER;
     if (o->loss) {
         if (is_lossy_op)
             return cli_usage_error("netbench", "--loss %s: --op lossy runs PFC, go-back-N and "
@@ -143,6 +175,10 @@ static int packet_parse_loss(const net_options *o, packet_spec *p, const hw_link
         if (p->phen == PHEN_VICTIM || p->phen == PHEN_STALL || p->phen == PHEN_COLLISION)
             return cli_usage_error("netbench", "--loss %s: --op victim, stall and collision run "
                                    "lossless flow control only", o->loss);
+        if (p->phen == PHEN_REORDER)
+            return cli_usage_error("netbench", "--loss %s: --op reorder runs lossless flow "
+                                   "control only (its in-order NIC goes back N on reordering)",
+                                   o->loss);
         if (!strcmp(o->loss, "gbn"))
             p->cfg.loss = PKT_GO_BACK_N;
         else if (!strcmp(o->loss, "selective"))
@@ -157,16 +193,19 @@ static int packet_parse_loss(const net_options *o, packet_spec *p, const hw_link
                  "drop; lossy modes are RoCE's", o->loss ? "--loss" : "--op lossy");
         return cli_usage_error("netbench", msg, lk->name);
     }
-    if (!o->loss && !is_lossy_op) {
+    if (!o->loss && !is_lossy_op && !is_in_order) {
         if (o->rto)
             return cli_usage_error("netbench", "--rto %s: a retransmission timeout needs --loss "
-                                   "gbn|selective or --op lossy", o->rto);
+                                   "gbn|selective, --reorder in-order, --op lossy or --op "
+                                   "reorder", o->rto);
         return 0;
     }
     if (!o->rto)
         return cli_usage_error("netbench", "%s: give the retransmission timeout with --rto TIME, "
                                "e.g. --rto 100us (no published default: a GAP in "
-                               "components.md 5.2)", o->loss ? "--loss" : "--op lossy");
+                               "components.md 5.2)", o->loss ? "--loss" : is_lossy_op ?
+                               "--op lossy" : is_in_order && p->phen == PHEN_REORDER ?
+                               "--op reorder" : "--reorder in-order");
     char why[128];
     if (sim_units_parse(o->rto, SIM_DIM_TIME, &p->cfg.rto_s, why, sizeof why) ||
         !(p->cfg.rto_s > 0) || !isfinite(p->cfg.rto_s) || p->cfg.rto_s > 1)
@@ -224,7 +263,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         return rc;
     p->cfg = p->pc.cfg;
     p->bdp_rate_bytes_per_s = p->pc.bdp_rate_bytes_per_s;
-    if ((rc = packet_parse_loss(o, p, &s->fabric.link)))
+    if ((rc = packet_parse_reorder(o, p)) || (rc = packet_parse_loss(o, p, &s->fabric.link)))
         return rc;
     if (p->cfg.loss != PKT_LOSSLESS)
         p->pc.has_pfc = 0; /* the thresholds stay set, unused: no PFC line */
@@ -361,6 +400,38 @@ void packet_print_params(const packet_spec *p)
                "published default)\n", p->phen == PHEN_LOSSY ? "PFC vs go-back-N vs selective"
                : c->loss == PKT_GO_BACK_N ? "go-back-N, no PFC" : "selective (IRN-style), no PFC",
                c->rto_s * 1e6, p->rto_from);
+    if (c->reorder == PKT_RX_IN_ORDER || p->phen == PHEN_REORDER)
+        printf("# receiver     %s (classic RC: a packet ahead of the expected one is discarded "
+               "and NACKed, the sender goes back N; PFC or credits stay on); RTO %.4g us: %s (a "
+               "GAP: no published default)\n", p->phen == PHEN_REORDER
+               ? "in-order NIC vs out-of-order NIC" : "in-order NIC", c->rto_s * 1e6,
+               p->rto_from);
+    else if (p->has_reorder)
+        printf("# receiver     out-of-order NIC (places packets in any order: --reorder)\n");
+}
+
+/* The receiver's counters (--reorder): one text line, or JSON members. */
+static void print_reorder(const pkt_net_stats *st)
+{
+    printf("reorder          %llu arrivals out of order; %llu NACKs, %llu spurious resends "
+           "(%.0f B), %llu arrivals discarded, %llu timeouts\n",
+           (unsigned long long)st->out_of_order, (unsigned long long)st->nacks,
+           (unsigned long long)st->resent_packets, st->resent_bytes,
+           (unsigned long long)st->discarded, (unsigned long long)st->timeouts);
+}
+
+static void json_reorder(cJSON *o, const pkt_config *c, const pkt_net_stats *st)
+{
+    cJSON_AddStringToObject(o, "reorder", c->reorder == PKT_RX_IN_ORDER ? "in-order"
+                                                                         : "out-of-order");
+    cJSON_AddNumberToObject(o, "out_of_order", (double)st->out_of_order);
+    cJSON_AddNumberToObject(o, "nacks", (double)st->nacks);
+    cJSON_AddNumberToObject(o, "resent_packets", (double)st->resent_packets);
+    cJSON_AddNumberToObject(o, "resent_bytes", st->resent_bytes);
+    cJSON_AddNumberToObject(o, "discarded", (double)st->discarded);
+    cJSON_AddNumberToObject(o, "timeouts", (double)st->timeouts);
+    if (c->reorder == PKT_RX_IN_ORDER)
+        cJSON_AddNumberToObject(o, "rto_s", c->rto_s);
 }
 
 void packet_print_loss(const pkt_net_stats *st)
@@ -429,6 +500,8 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
            c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
     print_congestion(c, st);
+    if (p->has_reorder)
+        print_reorder(st);
     printf("packets          %llu delivered, %llu packet-hops\n",
            (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
     printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
@@ -499,6 +572,8 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
     json_congestion(o, &p->cfg, st);
+    if (p->has_reorder)
+        json_reorder(o, &p->cfg, st);
     cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
@@ -555,6 +630,8 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
            "%.0f B)\n", r->packet.max_queued_bytes, st->max_held_bytes, c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
     print_congestion(c, st);
+    if (p->has_reorder)
+        print_reorder(st);
     printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
            st->bytes_delivered, r->packet.plan_bytes);
     printf("packets          %llu delivered, %llu packet-hops\n",
@@ -591,6 +668,8 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
     json_congestion(o, &p->cfg, st);
+    if (p->has_reorder)
+        json_reorder(o, &p->cfg, st);
     cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
     cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
     cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);

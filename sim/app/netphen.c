@@ -16,8 +16,8 @@
 #include "packet_phenomena.h"
 
 static const char *const names[] = {"", "incast-sweep", "victim", "stall", "collision",
-                                    "lossy", "fidelity"};
-#define N_NAMES 7
+                                    "lossy", "reorder", "fidelity"};
+#define N_NAMES 8
 static const char *const variant_names[] = {"RoCE PFC", "RoCE PFC + DCQCN", "IB credits"};
 
 enum phen_op phen_parse(const char *name)
@@ -289,6 +289,69 @@ static int collision(const net_options *o, const scn_scenario *s, const packet_s
     return 0;
 }
 
+/* --op reorder: a permutation across leaves under ECMP and adaptive
+ * routing, each with an out-of-order and an in-order receiving NIC
+ * (docs/fabric.md "Reordering"). */
+static int reorder(const net_options *o, const scn_scenario *s, const packet_spec *p,
+                   char *why, size_t why_size)
+{
+    static const char *const row_names[] = {"ecmp-out-of-order", "ecmp-in-order",
+                                            "adaptive-in-order", "adaptive-out-of-order"};
+    static const char *const row_text[] = {"ECMP, out-of-order NIC", "ECMP, in-order NIC",
+                                           "adaptive, in-order NIC", "adaptive, out-of-order NIC"};
+    pkp_reorder_result r;
+    int rc = pkp_reorder(&p->cfg, p->bdp_rate_bytes_per_s, p->bytes, &r, why, why_size);
+    if (rc)
+        return rc;
+    for (int i = 0; i < PKP_REORDER_RUNS; i++)
+        if (!r.row[i].is_consistent) {
+            snprintf(why, why_size, "--op reorder: the %s run was inconsistent", row_names[i]);
+            return -2;
+        }
+    if (o->json) {
+        cJSON *j = json_header(s, p), *a = cJSON_AddArrayToObject(j, "rows");
+        cJSON_AddStringToObject(j, "flow_control",
+                                p->cfg.technology == PKT_ROCE ? "pfc" : "credits");
+        cJSON_AddNumberToObject(j, "rto_s", p->cfg.rto_s);
+        cJSON_AddNumberToObject(j, "ranks", r.ranks);
+        cJSON_AddNumberToObject(j, "ideal_s", r.ideal_s);
+        for (int i = 0; i < PKP_REORDER_RUNS; i++) {
+            const pkp_reorder_row *w = &r.row[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "variant", row_names[i]);
+            cJSON_AddNumberToObject(x, "time_s", w->time_s);
+            cJSON_AddNumberToObject(x, "out_of_order", (double)w->out_of_order);
+            cJSON_AddNumberToObject(x, "nacks", (double)w->nacks);
+            cJSON_AddNumberToObject(x, "resent_packets", (double)w->resent_packets);
+            cJSON_AddNumberToObject(x, "resent_bytes", w->resent_bytes);
+            cJSON_AddNumberToObject(x, "discarded", (double)w->discarded);
+            cJSON_AddNumberToObject(x, "timeouts", (double)w->timeouts);
+            cJSON_AddItemToArray(a, x);
+        }
+        packet_json_print(j);
+        return 0;
+    }
+    char what[240];
+    snprintf(what, sizeof what, "permutation of %u ranks across leaves (slot s of leaf L to "
+             "leaf L+1+s mod 3) on a leaf-spine of %u leaves and %u spines, %s", r.ranks,
+             PKP_SPINES, PKP_SPINES,
+             p->cfg.technology == PKT_ROCE ? "RoCE PFC" : "InfiniBand credits");
+    header(s, p, what);
+    printf("# out of order = arrivals overtaken by a later packet of their message; resent = "
+           "packets that left their NIC again (all spurious: nothing is dropped)\n");
+    printf("# ideal b/B %.3f us\n", r.ideal_s * 1e6);
+    printf("#  variant                      time (us)  x ideal  out of order    NACKs   resent"
+           "  discarded timeouts\n");
+    for (int i = 0; i < PKP_REORDER_RUNS; i++) {
+        const pkp_reorder_row *w = &r.row[i];
+        printf("   %-27s %10.3f %8.4f %13llu %8llu %8llu %10llu %8llu\n", row_text[i],
+               w->time_s * 1e6, w->time_s / r.ideal_s, (unsigned long long)w->out_of_order,
+               (unsigned long long)w->nacks, (unsigned long long)w->resent_packets,
+               (unsigned long long)w->discarded, (unsigned long long)w->timeouts);
+    }
+    return 0;
+}
+
 /* --op lossy: the incast sweep under PFC, go-back-N and selective on the
  * same fabric (docs/fabric.md "Lossy RoCE"). */
 static int lossy(const net_options *o, const scn_scenario *s, const fabric *f,
@@ -361,6 +424,7 @@ int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabri
              : p->phen == PHEN_LOSSY  ? lossy(o, s, f, p, why, sizeof why)
              : p->phen == PHEN_VICTIM ? victim(o, s, p, why, sizeof why)
              : p->phen == PHEN_STALL  ? stall(o, s, p, why, sizeof why)
+             : p->phen == PHEN_REORDER ? reorder(o, s, p, why, sizeof why)
                                       : collision(o, s, p, why, sizeof why);
     if (rc == -1) {
         char msg[320];

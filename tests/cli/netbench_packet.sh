@@ -105,7 +105,7 @@ bad "packet memory, pattern" "this run needs an estimated 530 MB of memory (pack
     env DCSIM_MEMORY_LIMIT=200MB "$dcsim" netbench "$ls" --tier packet --op alltoall --ranks 16 --bytes 256M
 bad "packet memory, collective" "(packets queued at once 252 MB), more than the 200 MB" \
     env DCSIM_MEMORY_LIMIT=200MB "$dcsim" netbench "$ls" --tier packet --op allreduce --ranks 16 --bytes 1G
-bad "bad op" "--op broadcast: --tier packet runs send, incast, alltoall, allreduce, allgather, reducescatter, incast-sweep, victim, stall, collision, lossy or fidelity" \
+bad "bad op" "--op broadcast: --tier packet runs send, incast, alltoall, allreduce, allgather, reducescatter, incast-sweep, victim, stall, collision, lossy, reorder or fidelity" \
     "$dcsim" netbench "$ls" --tier packet --op broadcast
 bad "coll in-network" "--algo in-network: --tier packet runs ring, tree, hd or hierarchical" \
     "$dcsim" netbench "$ls" --tier packet --op allreduce --algo in-network
