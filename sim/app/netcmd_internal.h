@@ -61,6 +61,7 @@ typedef struct packet_spec {
     pkt_series_request series;   /* dt and bins asked; the series after the run */
     char dt_from[160], bins_from[160];
     char rto_from[80];      /* --rto TIME (lossy modes) */
+    const topo_graph *graph;/* a collective's fabric graph (set by its run: SHARP's tree) */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */

@@ -16,6 +16,7 @@
 #include "packet_bench.h"
 #include "packet_coll.h"
 #include "packet_phenomena.h"
+#include "packet_sharp.h"
 #include "packet_trace.h"
 #include "resources.h"
 #include "units.h"
@@ -103,10 +104,13 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
                                "--hop-latency, and --algo for a collective)", flow_only);
     p->algo = NC_ALGO_RING;
     if (o->algo && (nc_algorithm_parse(o->algo, &p->algo) || p->algo == NC_ALGO_AUTO ||
-                    p->algo == NC_ALGO_IN_NETWORK || p->algo == NC_ALGO_DIRECT))
-        return cli_usage_error("netbench", "--algo %s: --tier packet runs ring, tree, hd or "
-                               "hierarchical (explicit algorithms without rate caps: auto's "
-                               "protocols and in-network reduction are flow-tier only)", o->algo);
+                    p->algo == NC_ALGO_DIRECT))
+        return cli_usage_error("netbench", "--algo %s: --tier packet runs ring, tree, hd, "
+                               "hierarchical or in-network (SHARP; auto's protocols are "
+                               "flow-tier only)", o->algo);
+    if (p->algo == NC_ALGO_IN_NETWORK && p->coll != NC_ALLREDUCE)
+        return cli_usage_error("netbench", "--algo %s: --tier packet runs it for --op "
+                               "allreduce only", o->algo);
     return 0;
 }
 
@@ -518,6 +522,61 @@ static double coll_min_packet_hops(const nc_plan *plan, double mtu_bytes)
     return hops;
 }
 
+/* The SHARP tree of the plan's in-network phase (the ranks' host links);
+ * its reduction rate in *rate. 0, or -1 when the plan has none. */
+static int sharp_tree_of(const packet_spec *p, const nc_plan *plan, pkt_sharp_tree_info *info,
+                         double *rate)
+{
+    if (plan->algo != NC_ALGO_IN_NETWORK || plan->n_phases != 1)
+        return -1;
+    uint32_t *r = malloc((size_t)p->ranks * sizeof *r);
+    for (unsigned i = 0; r && i < p->ranks; i++)
+        r[i] = i * p->stride;
+    int rc = r ? pkt_sharp_tree(p->graph, r, p->ranks, info, NULL, 0) : -1;
+    free(r);
+    *rate = plan->phase[0].rate_cap;
+    return rc;
+}
+
+/* SHARP's tree, its counters, and its defaults (text) */
+static void print_sharp(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
+                        const pkt_net_stats *st)
+{
+    pkt_sharp_tree_info t;
+    double rate;
+    if (sharp_tree_of(p, plan, &t, &rate))
+        return;
+    const hw_link *lk = &s->fabric.link;
+    printf("#   SHARP aggregation buffer: the children's ingress port buffers (port buffer "
+           "above); a separate switch ALU buffer is a GAP in the references, not modelled\n");
+    if (lk->reduction_efficiency > 0)
+        printf("#   SHARP reduction rate %.4g GB/s: link %s rate x reduction-efficiency %.4g "
+               "(catalog)\n", rate / 1e9, lk->name, lk->reduction_efficiency);
+    else
+        printf("#   SHARP reduction rate %.4g GB/s: the link's effective rate (line rate: no "
+               "switch reduction rate in the references; it never binds)\n", rate / 1e9);
+    printf("SHARP tree       root switch %u, %u link%s up, %u switch%s; %llu packets summed at "
+           "switches, %.0f B to the ranks\n", t.root, t.hops_up, t.hops_up > 1 ? "s" : "",
+           t.switches, t.switches > 1 ? "es" : "",
+           (unsigned long long)st->sharp_aggregations, st->sharp_bytes_delivered);
+}
+
+static void json_sharp(cJSON *o, const packet_spec *p, const nc_plan *plan,
+                       const pkt_net_stats *st)
+{
+    pkt_sharp_tree_info t;
+    double rate;
+    if (sharp_tree_of(p, plan, &t, &rate))
+        return;
+    cJSON *x = cJSON_AddObjectToObject(o, "sharp");
+    cJSON_AddNumberToObject(x, "root_switch", t.root);
+    cJSON_AddNumberToObject(x, "hops_up", t.hops_up);
+    cJSON_AddNumberToObject(x, "switches", t.switches);
+    cJSON_AddNumberToObject(x, "reduction_bytes_per_s", rate);
+    cJSON_AddNumberToObject(x, "aggregations", (double)st->sharp_aggregations);
+    cJSON_AddNumberToObject(x, "delivered_bytes", st->sharp_bytes_delivered);
+}
+
 static void coll_print_text(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
                             const pkc_compare *r)
 {
@@ -541,6 +600,7 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
     printf("#   phase latency %.4g us over %u phase%s: the plan's (NCCL's base and step "
            "latencies, netcoll.h), added on both tiers\n", lat * 1e6, plan->n_phases,
            plan->n_phases > 1 ? "s" : "");
+    print_sharp(s, p, plan, st);
     printf("packet time      %.4f us\n", tp * 1e6);
     printf("flow time        %.4f us (max-min flow tier, same plan and routes)\n", tf * 1e6);
     printf("packet / flow    %.4f\n", tp / tf);
@@ -553,9 +613,10 @@ static void coll_print_text(const scn_scenario *s, const packet_spec *p, const n
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
     print_congestion(c, st);
     printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
-           st->bytes_delivered, r->packet.plan_bytes);
+           st->bytes_delivered + st->sharp_bytes_delivered, r->packet.plan_bytes);
     printf("packets          %llu delivered, %llu packet-hops\n",
-           (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
+           (unsigned long long)(st->packets_delivered + st->sharp_packets_delivered),
+           (unsigned long long)st->packet_hops);
     printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
            (unsigned long long)st->events, r->packet.wall_s,
            r->packet.wall_s > 0 ? st->packet_hops / r->packet.wall_s / 1e6 : 0.0);
@@ -590,8 +651,10 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     json_congestion(o, &p->cfg, st);
     cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
     cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
-    cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);
-    cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
+    cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered + st->sharp_bytes_delivered);
+    cJSON_AddNumberToObject(o, "packets",
+                            (double)(st->packets_delivered + st->sharp_packets_delivered));
+    json_sharp(o, p, plan, st);
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->packet.wall_s);
@@ -609,6 +672,7 @@ static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, pack
     }
     for (unsigned i = 0; i < p->ranks; i++)
         ranks[i] = i * p->stride;
+    p->graph = &f->g;
     nc_plan plan;
     sim_error err = {0};
     int rc = 0;
