@@ -52,7 +52,8 @@
     X(KIND_PKT_NACK, 112, "packet tier, lossy RoCE: a NACK reaches the sender")               \
     X(KIND_PKT_RTO, 113, "packet tier, lossy RoCE: a message's retransmission timer expires") \
     X(KIND_PKT_BECN, 115, "packet tier: an IB congestion-control BECN reaches the sender")      \
-    X(KIND_PKT_IBCC_TIMER, 116, "packet tier: an IB congestion-control CCTI timer expires")
+    X(KIND_PKT_IBCC_TIMER, 116, "packet tier: an IB congestion-control CCTI timer expires") \
+    X(KIND_PKT_SHARP_EMIT, 117, "packet tier: a SHARP switch's rate-limited reduction sends a packet on")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

@@ -151,10 +151,12 @@ void pkt_net_destroy(pkt_net *n)
     if (n->series) /* it outlives the net only finished: detach it */
         pkt_series_detach_net(n->series);
     pkt_loss_free(n->loss);
+    pkt_sharp_free(n->sharp);
     free(n);
 }
 
 const char *pkt_net_error(const pkt_net *n) { return n->error; }
+const topo_graph *pkt_net_graph(const pkt_net *n) { return n->g; }
 const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
@@ -290,7 +292,9 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     k->sent++;
     k->bytes_sent += p->size;
     k->queued -= p->size;
-    if (p->hop > 0)
+    if (p->msg & PKT_SHARP)
+        pkt_sharp_sent(n, id); /* packet_sharp.c: what it summed or copied is freed */
+    else if (p->hop > 0)
         pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
     else if (pkt_has_rc(n))
         pkt_loss_sent(n, id); /* once per packet: it has left its NIC */
@@ -433,6 +437,10 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : p->path[p->hop];
     pkt_link *k = &n->links[l];
     n->stats.events++;
+    if (p->msg & PKT_SHARP) {
+        pkt_sharp_arrive(n, l, id); /* summed, passed up or down, or at its rank */
+        return;
+    }
     if (k->feeds_host) {
         /* at the destination host (paths and adaptive walks never pass
          * through a host): consumed, unless a stalled host's NIC holds it */
@@ -694,8 +702,8 @@ int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
     for (uint32_t id = n->free_pkt; id != PKT_NONE && steps <= n->n_pkts; id = n->pkts[id].next)
         is_free[id] = 1, steps++;
     for (uint32_t id = 0; id < n->n_pkts; id++)
-        if (!is_free[id])
-            in_packets += n->pkts[id].size, live++;
+        if (!is_free[id]) /* SHARP packets are summed and copied: not in the message bytes */
+            in_packets += n->pkts[id].msg & PKT_SHARP ? 0 : n->pkts[id].size, live++;
     free(is_free);
     if (steps != n->n_free_pkts || live + n->n_free_pkts != n->n_pkts)
         return pkt_say(why, why_size, "pkt_net_check: the packet free list is broken");

@@ -223,6 +223,12 @@ typedef struct pkt_net_stats {
      * that of one of its message's packets that arrived before it (every
      * copy; 0 when each message's packets arrive in index order) */
     uint64_t out_of_order;
+    /* SHARP all-reduces (packet_sharp.h; not in the message counts above) */
+    uint64_t sharp_ops;             /* finished */
+    uint64_t sharp_aggregations;    /* packets that reached a tree switch from a child */
+    uint64_t sharp_packets_delivered;
+    double sharp_bytes_sent;        /* by the ranks */
+    double sharp_bytes_delivered;   /* to the ranks */
 } pkt_net_stats;
 
 typedef struct pkt_net pkt_net;
@@ -257,6 +263,8 @@ int pkt_send(pkt_net *net, uint32_t src, uint32_t dst, double bytes, uint64_t ro
 
 /* The reason of the last failed pkt_send ("" if none failed). */
 const char *pkt_net_error(const pkt_net *net);
+/* The graph the net runs on. */
+const topo_graph *pkt_net_graph(const pkt_net *net);
 
 const pkt_net_stats *pkt_net_get_stats(const pkt_net *net);
 /* Link l's stats (l < n_links), or zeros for an id out of range. */

@@ -12,6 +12,7 @@
 
 #include "netcoll_internal.h"
 #include "packet_exec.h"
+#include "packet_sharp.h"
 
 static int say(char *why, size_t why_size, int rc, const char *msg)
 {
@@ -30,14 +31,18 @@ int pkc_plan_check(const nc_plan *p, char *why, size_t why_size)
             ph->latency_s < 0)
             return say(why, why_size, -1, "packet collective: a phase's size or latency is "
                        "not finite and non-negative");
-        if (!isinf(ph->rate_cap))
-            return say(why, why_size, -1, "packet collective: a phase has a rate cap (an "
-                       "in-network reduction's), which the packet tier does not model");
+        uint32_t fixed = 0;
         for (uint32_t k = 0; k < ph->n_conn; k++)
-            if (nc_phase_conn(p, ph, k).dst == NC_FIXED_LINK)
-                return say(why, why_size, -1, "packet collective: in-network reduction (a "
-                           "connection to a switch's aggregation link) is not modelled by the "
-                           "packet tier");
+            fixed += nc_phase_conn(p, ph, k).dst == NC_FIXED_LINK;
+        if (fixed && fixed != ph->n_conn)
+            return say(why, why_size, -1, "packet collective: a phase mixes connections to "
+                       "fixed links (in-network reduction) with routed ones");
+        if (!fixed && !isinf(ph->rate_cap))
+            return say(why, why_size, -1, "packet collective: a phase has a rate cap outside "
+                       "in-network reduction, which the packet tier does not model");
+        if (fixed && !(ph->rate_cap > 0))
+            return say(why, why_size, -1, "packet collective: an in-network phase's reduction "
+                       "rate must be positive");
     }
     return 0;
 }
@@ -132,7 +137,7 @@ int pkc_compare_run_series(const nc_fabric *f, const pkt_config *cfg, const nc_p
     if (!f || !cfg || !p || !out)
         return say(why, why_size, -1, "packet collective: missing argument");
     memset(out, 0, sizeof *out);
-    if (pkc_plan_check(p, why, why_size))
+    if (pkc_plan_check(p, why, why_size) || pkt_sharp_plan_check(f->g, p, why, why_size))
         return -1;
     sim_error err = {0};
     if (nc_simulate(p, f, &out->flow, &err))

@@ -12,8 +12,11 @@
  * when every phase is. A coupled phase (one flow at its slowest
  * connection's rate on the flow tier) is its messages, each at the pace the
  * network gives it: the phase still ends with its slowest message.
- * Refused: a connection to a fixed link (in-network reduction), a phase
- * with a rate cap, sizes that are not finite.
+ * An in-network phase (connections to fixed links: the fabric SHARP of
+ * netcoll_in_network.c) runs as one SHARP all-reduce with its rate cap as
+ * the switches' reduction rate (packet_sharp.h). Refused: a rate cap
+ * outside such a phase, a phase mixing both kinds, sizes that are not
+ * finite; on a graph (pkt_sharp_plan_check): NVLS, GPUs sharing a NIC.
  */
 #ifndef DCSIM_MODELS_PACKET_COLL_H
 #define DCSIM_MODELS_PACKET_COLL_H

@@ -14,6 +14,7 @@
 #include "event_kinds.h"
 #include "netcoll_internal.h"
 #include "packet_coll.h"
+#include "packet_sharp.h"
 
 typedef struct pkx_run {
     pkx *x;
@@ -113,6 +114,20 @@ static int start_phase(pkx_run *r, uint32_t i)
     const nc_phase *ph = &r->p->phase[i];
     if (r->start_s)
         r->start_s[i] = sim_now(x->eng) - r->t0;
+    if (pkt_sharp_is_phase(r->p, ph)) { /* one SHARP all-reduce (packet_sharp.h) */
+        const pkt_net_stats *st = pkt_net_get_stats(x->net);
+        double sent = st->sharp_bytes_sent;
+        r->msgs_left[i] = 1;
+        if (pkt_sharp_start_phase(x->net, r->p, ph, msg_done, r, i)) {
+            char msg[320];
+            snprintf(msg, sizeof msg, "packet collective: phase %u: %s", i,
+                     pkt_net_error(x->net));
+            return fail(x, -1, msg);
+        }
+        x->messages += (uint64_t)llround((st->sharp_bytes_sent - sent) / ceil(ph->bytes));
+        x->sent_bytes += st->sharp_bytes_sent - sent;
+        return 0;
+    }
     uint32_t n = 0;
     for (uint32_t k = 0; k < ph->n_conn; k++)
         n += ceil(ph->bytes * nc_phase_conn(r->p, ph, k).weight) >= 1;
@@ -192,7 +207,8 @@ int pkx_start(pkx *x, const nc_plan *p, pkx_done_fn done, void *ctx, uint64_t ta
     double *rec_start = x->rec_start, *rec_end = x->rec_end;
     x->rec_start = x->rec_end = NULL;
     char why[256];
-    if (pkc_plan_check(p, why, sizeof why))
+    if (pkc_plan_check(p, why, sizeof why) ||
+        pkt_sharp_plan_check(pkt_net_graph(x->net), p, why, sizeof why))
         return fail(x, -1, why);
     size_t n = p->n_phases;
     /* the run record and its block in one allocation */

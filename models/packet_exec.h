@@ -11,7 +11,11 @@
  * latency_s after it starts); the plan is done when every phase is, and
  * done(ctx, tag) is called then. A coupled phase is its messages, each at
  * the pace the network gives it (the phase ends with its slowest).
- * Refused: what pkc_plan_check refuses (in-network reduction, rate caps,
+ * An in-network phase (netcoll_in_network.c's fabric SHARP) is one SHARP
+ * all-reduce over the hosts whose links it lists (packet_sharp.h), of the
+ * phase's bytes at its rate cap as the reduction rate: it counts one
+ * message and its bytes per rank. Refused: what pkc_plan_check and
+ * pkt_sharp_plan_check refuse (NVLS, rate caps outside in-network phases,
  * sizes not finite). Cost per run: one block of 3 n_phases + n_deps + 2
  * words, freed when the plan is done.
  */

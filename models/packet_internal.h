@@ -12,6 +12,7 @@
 #define PKT_NONE UINT32_MAX
 #define PKT_CE 0x80000000u      /* pkt_packet.index: the ECN congestion-experienced bit */
 #define PKT_MAX_PACKETS 0x7fffffffu /* per message: the index keeps 31 bits */
+#define PKT_SHARP 0x80000000u   /* pkt_packet.msg: a SHARP packet of op (msg & ~PKT_SHARP) */
 
 /* At equal times: flow-control news first (a link that finishes a packet at
  * the instant a PAUSE or credit arrives must see it), then arrivals, then
@@ -125,6 +126,7 @@ struct pkt_net {
     struct pkt_series *series; /* time series (packet_series.c); NULL: none */
     double series_edge;   /* the open bin's end: a later event closes bins (INFINITY: none) */
     struct pkt_loss *loss;/* lossy modes' per-message state (packet_loss.c); NULL when lossless */
+    struct pkt_sharp *sharp; /* SHARP all-reduces (packet_sharp.c); NULL until the first */
     char error[160];
 };
 
@@ -238,6 +240,13 @@ static inline uint32_t pkt_msg_event(pkt_net *n, uint64_t data)
     n->stats.events++;
     return pkt_msg_of(n, data);
 }
+
+/* packet_sharp.c: SHARP packet id arrives over link l (at a switch or a
+ * rank); it has finished serialising on its link (frees what it summed or
+ * copied); the ops' records (NULL-safe) */
+void pkt_sharp_arrive(pkt_net *n, uint32_t l, uint32_t id);
+void pkt_sharp_sent(pkt_net *n, uint32_t id);
+void pkt_sharp_free(struct pkt_sharp *s);
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

@@ -9,8 +9,11 @@
  * above STEP_PACKET_MAX_HOPS packet-hops or when the caller's packet_admit
  * says no (memory: every packet may be queued at once); TP/CP/EP plans
  * (step_stagecoll.c) are not in the estimate, so the budget is checked
- * again at every plan start. In-network reduction (SHARP) is refused with
- * the plan's kind named (pkc_plan_check).
+ * again at every plan start. In-network reduction runs as SHARP on the
+ * fabric's switches (packet_sharp.h; its estimate counts each rank's
+ * packets twice, up and down); NVLS and what else the packet tier refuses
+ * is refused with the plan's kind named (pkc_plan_check,
+ * pkt_sharp_plan_check).
  */
 #include "step_des_internal.h"
 
@@ -19,6 +22,7 @@
 
 #include "netcoll_internal.h"
 #include "packet_coll.h"
+#include "packet_sharp.h"
 
 /* the packets one start of plan p sends */
 static double plan_packets(const nc_plan *p, double mtu_bytes)
@@ -36,7 +40,8 @@ static double plan_packets(const nc_plan *p, double mtu_bytes)
 static int refuse_plan(des *z, const nc_plan *p, const char *what)
 {
     char why[256];
-    if (!pkc_plan_check(p, why, sizeof why))
+    if (!pkc_plan_check(p, why, sizeof why) &&
+        !pkt_sharp_plan_check(z->f->nc.g, p, why, sizeof why))
         return 0;
     return sim_error_set(z->err, SIM_ERR_INPUT, NULL, 0,
                          "the packet network cannot run the %s: %s; use network=\"concurrent\" "

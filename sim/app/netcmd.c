@@ -71,7 +71,7 @@ const char usage_netbench[] =
     "                      [--reorder in-order|out-of-order [--rto TIME]] [--json]\n"
     "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
     "dcsim netbench SCENARIO.xml --tier packet --op allreduce|allgather|reducescatter\n"
-    "                      [--algo ring|tree|hd|hierarchical] [same options]\n"
+    "                      [--algo ring|tree|hd|hierarchical|in-network] [same options]\n"
     "\n"
     "  --tier packet  run one pattern on the packet tier (MTU packets, InfiniBand\n"
     "                credits or RoCE PFC) and on the flow tier over the same routes;\n"

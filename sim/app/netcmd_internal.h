@@ -65,6 +65,7 @@ typedef struct packet_spec {
     char dt_from[160], bins_from[160];
     char rto_from[80];      /* --rto TIME (lossy modes, the in-order receiver) */
     int has_reorder;        /* --reorder given: print the receiver's counters */
+    const topo_graph *graph;/* a collective's fabric graph (set by its run: SHARP's tree) */
 } packet_spec;
 
 enum phen_op phen_parse(const char *name); /* PHEN_NONE when not a phenomenon */
@@ -79,6 +80,20 @@ int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabri
                         uint64_t events, double end_s);
 /* Print a JSON document and free it. */
 struct cJSON;
+/* Shared by the patterns (netpacket.c) and the collectives
+ * (netpacket_coll.c): the memory check of a run of at least min_hops
+ * packet-hops (0 or the exit status printed), the receiver-order and
+ * congestion-control counters (text line, JSON members), the parameters'
+ * JSON members. */
+int packet_memory_check(const scn_scenario *s, double min_hops);
+void packet_print_reorder(const pkt_net_stats *st);
+void packet_json_reorder(struct cJSON *o, const pkt_config *c, const pkt_net_stats *st);
+void packet_print_congestion(const pkt_config *c, const pkt_net_stats *st);
+void packet_json_congestion(struct cJSON *o, const pkt_config *c, const pkt_net_stats *st);
+void packet_json_params(struct cJSON *o, const scn_scenario *s, const packet_spec *p);
+/* --op allreduce|allgather|reducescatter: the exit status. */
+int netbench_packet_coll(const net_options *o, const scn_scenario *s, fabric *f,
+                         packet_spec *p);
 /* The lossy modes' counters: one text line, or JSON members of o. */
 void packet_print_loss(const pkt_net_stats *st);
 void packet_json_loss(struct cJSON *o, const pkt_net_stats *st);

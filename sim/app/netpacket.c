@@ -16,6 +16,7 @@
 #include "packet_bench.h"
 #include "packet_coll.h"
 #include "packet_phenomena.h"
+#include "packet_sharp.h"
 #include "packet_trace.h"
 #include "resources.h"
 #include "units.h"
@@ -45,7 +46,7 @@ static int packet_size(const char *opt, const char *text, double max, const char
  * enter its NIC FIFO when it is sent): at least hops / 2 packets of
  * pkt_packet_record_bytes each, against what this process may use.
  * Returns 0 or the exit status of the error printed. */
-static int packet_memory_check(const scn_scenario *s, double min_hops)
+int packet_memory_check(const scn_scenario *s, double min_hops)
 {
     sim_error err;
     sim_error_clear(&err);
@@ -106,10 +107,13 @@ static int packet_parse_op(const net_options *o, packet_spec *p)
                                "--hop-latency, and --algo for a collective)", flow_only);
     p->algo = NC_ALGO_RING;
     if (o->algo && (nc_algorithm_parse(o->algo, &p->algo) || p->algo == NC_ALGO_AUTO ||
-                    p->algo == NC_ALGO_IN_NETWORK || p->algo == NC_ALGO_DIRECT))
-        return cli_usage_error("netbench", "--algo %s: --tier packet runs ring, tree, hd or "
-                               "hierarchical (explicit algorithms without rate caps: auto's "
-                               "protocols and in-network reduction are flow-tier only)", o->algo);
+                    p->algo == NC_ALGO_DIRECT))
+        return cli_usage_error("netbench", "--algo %s: --tier packet runs ring, tree, hd, "
+                               "hierarchical or in-network (SHARP; auto's protocols are "
+                               "flow-tier only)", o->algo);
+    if (p->algo == NC_ALGO_IN_NETWORK && p->coll != NC_ALLREDUCE)
+        return cli_usage_error("netbench", "--algo %s: --tier packet runs it for --op "
+                               "allreduce only", o->algo);
     return 0;
 }
 
@@ -411,7 +415,7 @@ void packet_print_params(const packet_spec *p)
 }
 
 /* The receiver's counters (--reorder): one text line, or JSON members. */
-static void print_reorder(const pkt_net_stats *st)
+void packet_print_reorder(const pkt_net_stats *st)
 {
     printf("reorder          %llu arrivals out of order; %llu NACKs, %llu spurious resends "
            "(%.0f B), %llu arrivals discarded, %llu timeouts\n",
@@ -420,7 +424,7 @@ static void print_reorder(const pkt_net_stats *st)
            (unsigned long long)st->discarded, (unsigned long long)st->timeouts);
 }
 
-static void json_reorder(cJSON *o, const pkt_config *c, const pkt_net_stats *st)
+void packet_json_reorder(cJSON *o, const pkt_config *c, const pkt_net_stats *st)
 {
     cJSON_AddStringToObject(o, "reorder", c->reorder == PKT_RX_IN_ORDER ? "in-order"
                                                                          : "out-of-order");
@@ -454,7 +458,7 @@ void packet_json_loss(struct cJSON *o, const pkt_net_stats *st)
 }
 
 /* IB congestion control's and a lossy mode's counters, when on (text). */
-static void print_congestion(const pkt_config *c, const pkt_net_stats *st)
+void packet_print_congestion(const pkt_config *c, const pkt_net_stats *st)
 {
     if (c->ibcc.is_enabled)
         printf("IB CC            %llu FECN marks, %llu BECNs, %llu reached a sender in flight\n",
@@ -465,7 +469,7 @@ static void print_congestion(const pkt_config *c, const pkt_net_stats *st)
 }
 
 /* The same in JSON. */
-static void json_congestion(cJSON *o, const pkt_config *c, const pkt_net_stats *st)
+void packet_json_congestion(cJSON *o, const pkt_config *c, const pkt_net_stats *st)
 {
     if (c->ibcc.is_enabled) {
         cJSON_AddNumberToObject(o, "fecn_marks", (double)st->ecn_marks);
@@ -499,9 +503,9 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
     printf("max queue held   %.0f B in one switch port (buffer %.0f B)\n", st->max_held_bytes,
            c->buffer_bytes);
     printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
-    print_congestion(c, st);
+    packet_print_congestion(c, st);
     if (p->has_reorder)
-        print_reorder(st);
+        packet_print_reorder(st);
     printf("packets          %llu delivered, %llu packet-hops\n",
            (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
     printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
@@ -521,7 +525,7 @@ void packet_json_print(struct cJSON *o)
 
 /* The fabric and the tier's parameters, with where each came from (the
  * JSON of a pattern and of a collective share them). */
-static void json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
+void packet_json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
 {
     const pkt_config *c = &p->cfg;
     cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
@@ -560,7 +564,7 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "gpus_per_rank_stride", p->stride);
     cJSON_AddNumberToObject(o, "messages", (double)r->messages);
     cJSON_AddNumberToObject(o, "bytes", p->bytes);
-    json_params(o, s, p);
+    packet_json_params(o, s, p);
     cJSON_AddNumberToObject(o, "packet_time_s", r->packet_time_s);
     cJSON_AddNumberToObject(o, "flow_time_s", r->flow_time_s);
     cJSON_AddNumberToObject(o, "packet_over_flow", r->packet_time_s / r->flow_time_s);
@@ -571,173 +575,14 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "flow_goodput_min_bytes_per_s", r->flow_goodput_min_bytes_per_s);
     cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
     cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
-    json_congestion(o, &p->cfg, st);
+    packet_json_congestion(o, &p->cfg, st);
     if (p->has_reorder)
-        json_reorder(o, &p->cfg, st);
+        packet_json_reorder(o, &p->cfg, st);
     cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
     packet_json_print(o);
-}
-
-/* The packet-hops a collective's plan takes at least (2 links a message):
- * the collective's counterpart of pkb_min_packet_hops. */
-static double coll_min_packet_hops(const nc_plan *plan, double mtu_bytes)
-{
-    double hops = 0;
-    for (uint32_t i = 0; i < plan->n_phases; i++) {
-        const nc_phase *ph = &plan->phase[i];
-        for (uint32_t k = 0; k < ph->n_conn; k++) {
-            double w = ph->rank_first == NC_LISTED ? plan->conn[ph->conn_first + k].weight : 1;
-            hops += 2 * ceil(ceil(ph->bytes * w) / mtu_bytes);
-        }
-    }
-    return hops;
-}
-
-static void coll_print_text(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
-                            const pkc_compare *r)
-{
-    const pkt_config *c = &p->cfg;
-    const pkt_net_stats *st = &r->packet.stats;
-    int roce = c->technology == PKT_ROCE;
-    double factor = nc_busbw_factor(p->coll, p->ranks);
-    double tp = r->packet.time_s, tf = r->flow.time_s;
-    printf("# dcsim netbench --tier packet: %s, algorithm %s, %u ranks (one per node: GPUs 0, "
-           "%u, ...), %.0f B, %u phase%s, %llu messages, %s fabric of %s, %s\n",
-           nc_collective_name(p->coll), nc_algorithm_name(plan->algo), p->ranks, p->stride,
-           p->bytes, plan->n_phases, plan->n_phases > 1 ? "s" : "",
-           (unsigned long long)r->packet.messages, fabric_topology_name(s->fabric.topology),
-           s->fabric.link.name, c->loss == PKT_GO_BACK_N ? "RoCE go-back-N, no PFC"
-           : c->loss == PKT_SELECTIVE ? "RoCE selective retransmission, no PFC"
-           : roce ? "RoCE PFC" : "InfiniBand credits");
-    packet_print_params(p);
-    double lat = 0;
-    for (uint32_t i = 0; i < plan->n_phases; i++)
-        lat += plan->phase[i].latency_s;
-    printf("#   phase latency %.4g us over %u phase%s: the plan's (NCCL's base and step "
-           "latencies, netcoll.h), added on both tiers\n", lat * 1e6, plan->n_phases,
-           plan->n_phases > 1 ? "s" : "");
-    printf("packet time      %.4f us\n", tp * 1e6);
-    printf("flow time        %.4f us (max-min flow tier, same plan and routes)\n", tf * 1e6);
-    printf("packet / flow    %.4f\n", tp / tf);
-    printf("algbw            %.4g GB/s packet, %.4g flow\n", p->bytes / tp / 1e9,
-           p->bytes / tf / 1e9);
-    printf("busbw            %.4g GB/s packet, %.4g flow (x %.4g)\n", p->bytes / tp * factor / 1e9,
-           p->bytes / tf * factor / 1e9, factor);
-    printf("max queue        %.0f B in one egress FIFO, %.0f B held in one switch port (buffer "
-           "%.0f B)\n", r->packet.max_queued_bytes, st->max_held_bytes, c->buffer_bytes);
-    printf("PFC pauses       %llu\n", (unsigned long long)st->pauses);
-    print_congestion(c, st);
-    if (p->has_reorder)
-        print_reorder(st);
-    printf("bytes            %.0f sent, %.0f delivered (plan %.0f)\n", r->packet.sent_bytes,
-           st->bytes_delivered, r->packet.plan_bytes);
-    printf("packets          %llu delivered, %llu packet-hops\n",
-           (unsigned long long)st->packets_delivered, (unsigned long long)st->packet_hops);
-    printf("events           %llu (%.3g s wall, %.3g M packet-hops/s)\n",
-           (unsigned long long)st->events, r->packet.wall_s,
-           r->packet.wall_s > 0 ? st->packet_hops / r->packet.wall_s / 1e6 : 0.0);
-}
-
-static void coll_print_json(const scn_scenario *s, const packet_spec *p, const nc_plan *plan,
-                            const pkc_compare *r)
-{
-    const pkt_net_stats *st = &r->packet.stats;
-    double factor = nc_busbw_factor(p->coll, p->ranks);
-    double tp = r->packet.time_s, tf = r->flow.time_s;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "tier", "packet");
-    cJSON_AddStringToObject(o, "op", nc_collective_name(p->coll));
-    cJSON_AddStringToObject(o, "algo", nc_algorithm_name(plan->algo));
-    cJSON_AddNumberToObject(o, "ranks", p->ranks);
-    cJSON_AddNumberToObject(o, "gpus_per_rank_stride", p->stride);
-    cJSON_AddNumberToObject(o, "bytes", p->bytes);
-    cJSON_AddNumberToObject(o, "phases", plan->n_phases);
-    cJSON_AddNumberToObject(o, "messages", (double)r->packet.messages);
-    json_params(o, s, p);
-    cJSON_AddNumberToObject(o, "packet_time_s", tp);
-    cJSON_AddNumberToObject(o, "flow_time_s", tf);
-    cJSON_AddNumberToObject(o, "packet_over_flow", tp / tf);
-    cJSON_AddNumberToObject(o, "algbw_bytes_per_s", p->bytes / tp);
-    cJSON_AddNumberToObject(o, "busbw_bytes_per_s", p->bytes / tp * factor);
-    cJSON_AddNumberToObject(o, "flow_algbw_bytes_per_s", p->bytes / tf);
-    cJSON_AddNumberToObject(o, "flow_busbw_bytes_per_s", p->bytes / tf * factor);
-    cJSON_AddNumberToObject(o, "max_queued_bytes", r->packet.max_queued_bytes);
-    cJSON_AddNumberToObject(o, "max_held_bytes", st->max_held_bytes);
-    cJSON_AddNumberToObject(o, "pauses", (double)st->pauses);
-    json_congestion(o, &p->cfg, st);
-    if (p->has_reorder)
-        json_reorder(o, &p->cfg, st);
-    cJSON_AddNumberToObject(o, "plan_bytes", r->packet.plan_bytes);
-    cJSON_AddNumberToObject(o, "sent_bytes", r->packet.sent_bytes);
-    cJSON_AddNumberToObject(o, "delivered_bytes", st->bytes_delivered);
-    cJSON_AddNumberToObject(o, "packets", (double)st->packets_delivered);
-    cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
-    cJSON_AddNumberToObject(o, "events", (double)st->events);
-    cJSON_AddNumberToObject(o, "wall_s", r->packet.wall_s);
-    packet_json_print(o);
-}
-
-/* The collective over ranks 0, stride, 2 stride, ... on both tiers; the
- * exit status. */
-static int coll_run(const net_options *o, const scn_scenario *s, fabric *f, packet_spec *p)
-{
-    uint32_t *ranks = malloc((size_t)p->ranks * sizeof *ranks);
-    if (!ranks) {
-        fprintf(stderr, "dcsim netbench: error: out of memory\n");
-        return 1;
-    }
-    for (unsigned i = 0; i < p->ranks; i++)
-        ranks[i] = i * p->stride;
-    nc_plan plan;
-    sim_error err = {0};
-    int rc = 0;
-    if (nc_plan_build(&plan, &f->nc, p->coll, p->algo, ranks, p->ranks, p->bytes, &err)) {
-        rc = err.code == SIM_ERR_NOMEM ? 1 : cli_usage_error("netbench", "--tier packet: %s",
-                                                             err.msg);
-        if (rc == 1)
-            fprintf(stderr, "dcsim netbench: error: %s\n", err.msg);
-        free(ranks);
-        return rc;
-    }
-    double hops = coll_min_packet_hops(&plan, p->cfg.mtu_bytes);
-    char why[256] = "";
-    if (hops > PKB_MAX_PACKET_HOPS) {
-        char msg[320], n[16];
-        snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
-                 "packet-hops (about %.0f s at 2.5 M/s); at most %.0e: lower --ranks or --bytes, "
-                 "or raise --mtu", nc_collective_name(p->coll), p->bytes, hops, hops / 2.5e6,
-                 PKB_MAX_PACKET_HOPS);
-        snprintf(n, sizeof n, "%u", p->ranks);
-        rc = cli_usage_error("netbench", msg, n);
-    } else if (pkc_plan_check(&plan, why, sizeof why)) {
-        rc = cli_usage_error("netbench", "--tier packet: %s", why);
-    } else if ((rc = packet_memory_check(s, hops))) {
-        /* printed */
-    } else {
-        pkc_compare r;
-        int run = pkc_compare_run_series(&f->nc, &p->cfg, &plan,
-                                         p->has_trace ? &p->series : NULL, &r, why, sizeof why);
-        if (run == -1)
-            rc = cli_usage_error("netbench", "--tier packet: %s", why);
-        else if (run) {
-            fprintf(stderr, "dcsim netbench: error: %s\n", why);
-            rc = 1;
-        } else {
-            if (o->json)
-                coll_print_json(s, p, &plan, &r);
-            else
-                coll_print_text(s, p, &plan, &r);
-            rc = packet_trace_finish(o, s, f, p, nc_collective_name(p->coll),
-                                     nc_algorithm_name(plan.algo), r.digest, r.events_fired,
-                                     r.packet.time_s);
-        }
-    }
-    nc_plan_free(&plan);
-    free(ranks);
-    return rc;
 }
 
 int netbench_packet(const net_options *o)
@@ -754,7 +599,7 @@ int netbench_packet(const net_options *o)
     if (!rc && p.phen != PHEN_NONE) {
         rc = netbench_phenomenon(o, &s, &f, &p);
     } else if (!rc && p.is_coll) {
-        rc = coll_run(o, &s, &f, &p);
+        rc = netbench_packet_coll(o, &s, &f, &p);
     } else if (!rc) {
         char why[256] = "";
         int run = pkb_run_series(&f.g, f.router, &p.cfg, p.op, p.ranks, p.stride, p.bytes,

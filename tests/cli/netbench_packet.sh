@@ -107,7 +107,7 @@ bad "packet memory, collective" "(packets queued at once 252 MB), more than the 
     env DCSIM_MEMORY_LIMIT=200MB "$dcsim" netbench "$ls" --tier packet --op allreduce --ranks 16 --bytes 1G
 bad "bad op" "--op broadcast: --tier packet runs send, incast, alltoall, allreduce, allgather, reducescatter, incast-sweep, victim, stall, collision, lossy, reorder or fidelity" \
     "$dcsim" netbench "$ls" --tier packet --op broadcast
-bad "coll in-network" "--algo in-network: --tier packet runs ring, tree, hd or hierarchical" \
+bad "coll in-network on RoCE" "--tier packet: in-network reduction is not available on this fabric (no reduction bandwidth for the link technology)" \
     "$dcsim" netbench "$ls" --tier packet --op allreduce --algo in-network
 bad "coll auto" "--algo auto: --tier packet runs ring" "$dcsim" netbench "$ls" --tier packet --op allreduce --algo auto
 bad "coll algo junk" "--algo spray: --tier packet runs ring" "$dcsim" netbench "$ls" --tier packet --op allgather --algo spray

@@ -248,8 +248,15 @@ static void test_refusals(void)
     nc_conn c = {0, NC_FIXED_LINK, 1.0};
     nc_plan p = {.phase = &ph, .n_phases = 1, .conn = &c, .n_conns = 1};
     char why[256] = "";
+    /* a fixed link: an in-network phase (SHARP, test_packet_sharp.c), with
+     * or without a rate cap, but never a cap of 0 */
+    CHECK_INT_EQ(pkc_plan_check(&p, why, sizeof why), 0);
+    ph.rate_cap = 1e9;
+    CHECK_INT_EQ(pkc_plan_check(&p, why, sizeof why), 0);
+    ph.rate_cap = 0;
     CHECK_INT_EQ(pkc_plan_check(&p, why, sizeof why), -1);
     CHECK(strstr(why, "in-network") != NULL);
+    ph.rate_cap = INFINITY;
     c.dst = 1;
     CHECK_INT_EQ(pkc_plan_check(&p, why, sizeof why), 0);
     ph.rate_cap = 1e9;

@@ -445,7 +445,8 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_PKT_RTO, 113);
     CHECK_INT_EQ(KIND_PKT_BECN, 115);
     CHECK_INT_EQ(KIND_PKT_IBCC_TIMER, 116);
-    CHECK_INT_EQ(N_KINDS, 36);
+    CHECK_INT_EQ(KIND_PKT_SHARP_EMIT, 117);
+    CHECK_INT_EQ(N_KINDS, 37);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per
