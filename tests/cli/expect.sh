@@ -15,3 +15,13 @@ expect() {
         echo "FAIL: $what: output lacks '$pattern':"; printf '%s\n' "$out"; fail=1
     fi
 }
+
+# bad DESCRIPTION PATTERN COMMAND...: bad input: exit status 2, a line
+# matching PATTERN, and nothing but that one line.
+bad() {
+    what=$1 pattern=$2
+    shift 2
+    expect "$what" 2 "$pattern" "$@"
+    lines=$("$@" 2>&1 | wc -l)
+    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
+}

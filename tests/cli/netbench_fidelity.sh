@@ -104,13 +104,6 @@ def busbw(path):
 assert busbw(f"{d}/a2a-table.json") < busbw(f"{d}/a2a-plain.json"), "table not slower"
 PY
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 cp "$ls" "$tmp/in.xml"
 bad "output onto the scenario" "an input of this run; choose another name" \
     "$dcsim" netbench "$tmp/in.xml" --tier packet --op fidelity --ranks 5 --bytes 64K -o "$tmp/in.xml"

@@ -58,13 +58,6 @@ assert i["resent_packets"] >= i["drops"] > 0, i
 assert i["packets"] == i["messages"] * i["bytes"] / i["mtu_bytes"], i
 PY
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 bad "loss on IB" "--loss: the fabric link ib-ndr is InfiniBand" \
     "$dcsim" netbench "$sp" --tier packet --op incast --buffer 1MB --loss gbn --rto 100us
 bad "lossy op on IB" "--op lossy: the fabric link ib-ndr is InfiniBand" \

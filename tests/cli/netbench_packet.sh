@@ -90,13 +90,6 @@ expect "tree allreduce" 0 "^# dcsim netbench --tier packet: allreduce, algorithm
     "$dcsim" netbench "$ls" --tier packet --op allreduce --algo tree --ranks 8 --bytes 64K
 
 # bad input: one line, exit 2
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 # every packet of a run may be queued at once (32 B each): a run whose
 # packets would not fit what the process may use is refused before it
 # starts, a pattern (16 x 15 messages of 256 MiB: 15.7 M packets, 503 MB)

@@ -94,13 +94,6 @@ mkdir "$tmp/a" "$tmp/b"
 expect "text names the file" 0 "^# time series  [0-9]* bins of .* -> $tmp/a/t.h5" \
     "$dcsim" netbench "$ls" $inc $small -o "$tmp/a/t.h5"
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 cp "$ls" "$tmp/s.xml"
 sum=$(cksum <"$tmp/s.xml")
 bad "onto the scenario" "an input of this run; choose another name" \

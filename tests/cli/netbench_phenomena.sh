@@ -69,13 +69,6 @@ assert c["max_flows_per_link"] == 2 and c["ecmp_bound_lo_s"] <= c["ecmp_s"] <= c
 assert c["ideal_s"] <= c["adaptive_s"] <= 1.02 * c["ideal_s"], c
 PY
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 bad "stall ranks" "--ranks 4: --op stall and --op collision run a fixed set of flows" \
     "$dcsim" netbench "$ls" --tier packet --op stall --ranks 4
 bad "collision ranks" "--ranks 4: --op stall and --op collision" \

@@ -65,13 +65,6 @@ for x in a.values():
     assert x["out_of_order"] == 0 and x["resent_packets"] == 0 and x["nacks"] == 0, x
 PY
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 bad "bad nic" "--reorder sorted: expected in-order or out-of-order" \
     "$dcsim" netbench "$ls" --tier packet --op incast --reorder sorted
 bad "in-order no rto" "--reorder in-order: give the retransmission timeout with --rto TIME" \

@@ -48,13 +48,6 @@ print("ok %d ranks: H %d, packet %.4f us, flow %.4f us, gap %.4f us = (2H-1) tau
 ' "$tmp/a$n.json" "$tmp/b$n.json" $n || { echo "FAIL sharp $n ranks"; fail=1; }
 done
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 bad "sharp on RoCE" "--tier packet: in-network reduction is not available on this fabric" \
     "$dcsim" netbench "$ls" --tier packet --op allreduce --algo in-network
 bad "sharp allgather" "--algo in-network: --tier packet runs it for --op allreduce only" \

@@ -82,13 +82,6 @@ with h5py.File(f"{tmp}/run.h5", "r") as f:
 assert np.array_equal(run_links, step_links)
 PY
 
-bad() {
-    what=$1 pattern=$2
-    shift 2
-    expect "$what" 2 "$pattern" "$@"
-    lines=$("$@" 2>&1 | wc -l)
-    [ "$lines" -eq 1 ] || { echo "FAIL: $what: $lines lines of error, expected 1"; fail=1; }
-}
 cp "$ls" "$tmp/s.xml"
 bad "onto the scenario" "an input of this run; choose another name" \
     "$dcsim" step "$tmp/s.xml" $tiny --network packet -q -o "$tmp/s.xml"
