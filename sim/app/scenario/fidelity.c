@@ -16,7 +16,8 @@ static int parse_point(loader *ld, xmlNode *n, flow_curve *curve)
 {
     const char *what = (const char *)n->name;
     if (curve->n_points == FLOW_CURVE_POINTS)
-        return node_error(ld, n, NULL, "<%s>: at most %d rows", what, FLOW_CURVE_POINTS);
+        return node_error(ld, n, NULL, "a <fidelity> table holds at most %d <%s> rows",
+                          FLOW_CURVE_POINTS, what);
     unsigned flows = 0;
     double efficiency = 0;
     int rc = get_uint(ld, n, "flows", 1, 2, 1000000, &flows);
