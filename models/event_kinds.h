@@ -53,7 +53,10 @@
     X(KIND_PKT_RTO, 113, "packet tier, lossy RoCE: a message's retransmission timer expires") \
     X(KIND_PKT_BECN, 115, "packet tier: an IB congestion-control BECN reaches the sender")      \
     X(KIND_PKT_IBCC_TIMER, 116, "packet tier: an IB congestion-control CCTI timer expires") \
-    X(KIND_PKT_SHARP_EMIT, 117, "packet tier: a SHARP switch's rate-limited reduction sends a packet on")
+    X(KIND_PKT_SHARP_EMIT, 117, "packet tier: a SHARP switch's rate-limited reduction sends a packet on") \
+    X(KIND_SERVE_ARRIVAL, 130, "serving: a request arrives")                                    \
+    X(KIND_SERVE_ITERATION, 131, "serving: a replica's iteration ends")                         \
+    X(KIND_SERVE_START, 132, "serving: an idle replica starts an iteration")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

@@ -30,6 +30,7 @@
 #include "report.h"
 #include "resources.h"
 #include "scenario.h"
+#include "serve.h"
 #include "sizing.h"
 #include "run.h"
 #include "stepcmd.h"
@@ -58,6 +59,7 @@ static const char usage_main[] =
     "  validate SCENARIO.xml  check a scenario without running it\n"
     "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
+    "  serve SCENARIO.xml     an inference fleet request by request: TTFT, TPOT, P99\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
     "  goodput [SCENARIO.xml] goodput over the checkpoint interval, and its optimum\n"
     "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
@@ -131,6 +133,8 @@ static int cmd_help(const char *topic)
         fputs(usage_fit, stdout);
     else if (strcmp(topic, "size") == 0)
         fputs(usage_size, stdout);
+    else if (strcmp(topic, "serve") == 0)
+        fputs(usage_serve, stdout);
     else if (strcmp(topic, "calibrate") == 0)
         fputs(calibrate_usage, stdout);
     else if (strcmp(topic, "goodput") == 0)
@@ -150,7 +154,7 @@ static int cmd_help(const char *topic)
     else if (strcmp(topic, "help") == 0)
         fputs("usage: dcsim help [COMMAND]\n", stdout);
     else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report sweep default help\n",
+        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size serve calibrate goodput step topo netbench compare report sweep default help\n",
                 topic);
         return CLI_EXIT_INPUT;
     }
@@ -442,7 +446,7 @@ static int cmd_validate(int argc, char **argv)
     sim_error err;
     sim_error_clear(&err);
     scn_scenario scn;
-    if (scn_load(o.scenario, o.sets.v, o.sets.n, &scn, &err))
+    if (scn_load_flags(o.scenario, o.sets.v, o.sets.n, SCN_LOAD_SERVING, &scn, &err))
         return cli_print_error(&err);
     printf("%s: ok (%" PRIu64 " x %s, %s)\n", o.scenario, scn.campaign.gpu_count, scn.gpu.name,
            scn.name[0] ? scn.name : "unnamed");
@@ -494,6 +498,8 @@ int main(int argc, char **argv)
         rc = cmd_fit(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "size") == 0) {
         rc = cmd_size(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "serve") == 0) {
+        rc = cmd_serve(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "calibrate") == 0) {
         rc = cmd_calibrate(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "goodput") == 0) {
@@ -513,7 +519,7 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "default") == 0) {
         rc = cmd_default(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size calibrate goodput step topo netbench compare report sweep default help\n",
+        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size serve calibrate goodput step topo netbench compare report sweep default help\n",
                 argv[1]);
         rc = CLI_EXIT_INPUT;
     }

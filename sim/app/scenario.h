@@ -22,6 +22,7 @@
 #include "memory.h"
 #include "model.h"
 #include "precision.h"
+#include "serving.h"
 #include "site.h"
 #include "step.h"
 #include "workload.h"
@@ -92,6 +93,11 @@ typedef struct scn_scenario {
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     char **included;        /* the XInclude'd files' paths as opened; owned */
     size_t n_included;
+    int has_job;            /* <job> given: a training run (every command but serve) */
+    int has_serving;        /* <serving> given (dcsim serve) */
+    serve_config serving;   /* <serving>, all but .dev (the app builds it from gpu) */
+    char serving_scaleup[64]; /* the scale-up link of tp > 1 ("" with tp 1) */
+    char serving_defaults[768]; /* what <serving> left out and the defaults that filled it */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;
@@ -116,6 +122,9 @@ struct _xmlDoc *scn_read_xml(const char *path, const char *text, size_t len, con
 /* As scn_load; flags SCN_LOAD_NO_FIT_CHECK skips refusing a workload that
  * does not fit in GPU memory (dcsim fit reports it instead). */
 #define SCN_LOAD_NO_FIT_CHECK 1u
+/* a scenario without <job> is accepted when it has <serving> (dcsim serve);
+ * without this flag a scenario must have a <job> */
+#define SCN_LOAD_SERVING 2u
 int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, unsigned flags,
                    scn_scenario *out, sim_error *err);
 

@@ -42,6 +42,13 @@ file() {
 }
 
 for scn in default scenarios/examples/*.xml; do
+    case $(basename "$scn") in
+    serving-*) # an inference fleet: dcsim serve, not the training commands
+        name=$(basename "$scn" .xml)
+        digest "$name/serve-json" "$dcsim" serve --quiet --json "$scn"
+        digest "$name/serve-text" "$dcsim" serve --quiet "$scn"
+        continue ;;
+    esac
     if [ "$scn" = default ]; then
         name=builtin; arg=""
     else

@@ -118,12 +118,19 @@ def scenarios():
     return out
 
 
+def is_serving(path):
+    with open(path, 'rb') as f:
+        return b'<serving' in f.read()
+
+
 def inputs():
     """Every input: (id, argv after dcsim as bytes list)."""
     out = []
     for label, rel, path in scenarios():
         cmds = [('validate', ['validate']), ('run', ['run', '--quiet', '--json'])]
-        if has_fabric(path):
+        if is_serving(path):  # an inference fleet: dcsim serve
+            cmds = [('validate', ['validate']), ('serve', ['serve', '--quiet', '--json'])]
+        elif has_fabric(path):
             cmds.append(('step', ['step']))
         for xpath, value in attributes(path):
             for key, hv in hostile_values(value):

@@ -27,7 +27,7 @@ static const char *const arch_attrs[] = {"layers", "hidden", "heads", "kv-heads"
 
 /* <job><model>: ref="catalog name" (attributes override it), a full inline
  * architecture, or only parameters="..." (then no workload can be built) */
-static int parse_model(loader *ld, xmlNode *model, scn_scenario *s)
+int parse_model_element(loader *ld, xmlNode *model, scn_scenario *s)
 {
     int has_arch_attr = 0;
     for (size_t i = 0; i < sizeof arch_attrs / sizeof arch_attrs[0]; i++)
@@ -354,7 +354,7 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s)
     copy_attr(training, "precision", prec, sizeof prec);
     if (precision_parse(prec, &s->precision))
         return node_error(ld, training, "precision", "unknown precision");
-    int rc = parse_model(ld, model, s);
+    int rc = parse_model_element(ld, model, s);
     if (rc)
         return rc;
     if (par_node && !s->has_arch)

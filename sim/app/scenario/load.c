@@ -80,6 +80,32 @@ static int read_scenario(loader *ld, const char *path, const char *const *sets, 
     return rc;
 }
 
+/* A training run (<job>, which needs a <checkpoint>) or an inference fleet
+ * (<serving>, read by dcsim serve only: SCN_LOAD_SERVING); the training
+ * sections do not apply to a fleet. */
+static int check_kind(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *job = child(root, "job"), *serving = child(root, "serving");
+    s->has_job = job != NULL;
+    if (!job && !serving)
+        return node_error(ld, root, NULL, "a scenario needs <job> (a training run) or "
+                          "<serving> (an inference fleet)");
+    if (!job && !(ld->flags & SCN_LOAD_SERVING))
+        return node_error(ld, serving, NULL, "this scenario has no <job>: it describes an "
+                          "inference fleet; run it with dcsim serve");
+    if (job && !child(root, "checkpoint"))
+        return node_error(ld, job, NULL, "a training <job> needs a <checkpoint> section "
+                          "(docs/scenario.md)");
+    static const char *const training_only[] = {"reliability", "checkpoint"};
+    for (size_t i = 0; !job && i < sizeof training_only / sizeof training_only[0]; i++) {
+        xmlNode *n = child(root, training_only[i]);
+        if (n)
+            return node_error(ld, n, NULL, "<%s> applies to a training <job>; this scenario "
+                              "has only <serving>", training_only[i]);
+    }
+    return 0;
+}
+
 /* <dcsim version seed name> and its sections, in the order later ones
  * depend on earlier ones (the job on the cluster, reliability on both...) */
 static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
@@ -100,15 +126,19 @@ static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
     if (!rc)
         rc = parse_cluster(ld, root, s);
     if (!rc)
+        rc = check_kind(ld, root, s);
+    if (!rc && s->has_job)
         rc = parse_job(ld, root, s);
-    if (!rc)
+    if (!rc && s->has_job)
         rc = parse_reliability(ld, root, s);
-    if (!rc)
+    if (!rc && s->has_job)
         rc = parse_checkpoint(ld, root, s);
     if (!rc)
         rc = parse_site(ld, root, s);
     if (!rc)
         rc = parse_costs(ld, root, s);
+    if (!rc)
+        rc = parse_serving(ld, root, s);
     return rc;
 }
 
@@ -161,7 +191,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         rc = read_scenario(&ld, path, sets, n_sets, &doc);
     if (!rc)
         rc = parse_sections(&ld, xmlDocGetRootElement(doc), &s);
-    if (!rc)
+    if (!rc && s.has_job)
         rc = check_campaign(&ld, &s);
     if (!rc)
         rc = keep_resolved_xml(&ld, doc, &s);

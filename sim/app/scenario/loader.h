@@ -27,6 +27,8 @@
  *                   <spares>, <maintenance>, <stragglers>
  *   checkpoint.c    <checkpoint>
  *   site_costs.c    <site>, <costs>
+ *   serving.c       <serving> (dcsim serve): <model>, <replica>, <router>,
+ *                   <arrivals>, <prompt>, <output>, <slo>
  *
  * The shared helpers keep short names (node_error, child, get_quantity...):
  * they are visible only inside dcsim_app, and a clash would fail the link.
@@ -136,6 +138,9 @@ int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s);     /* cluster.c 
 int parse_fidelity(loader *ld, xmlNode *fabric_node, fabric_config *c, char *source,
                    size_t source_size);
 int parse_job(loader *ld, xmlNode *root, scn_scenario *s);         /* job.c */
+/* a <model> element (<job>'s or <serving>'s) into s->arch, model_name (job.c) */
+int parse_model_element(loader *ld, xmlNode *model, scn_scenario *s);
+int parse_serving(loader *ld, xmlNode *root, scn_scenario *s);     /* serving.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
 int parse_site(loader *ld, xmlNode *root, scn_scenario *s);        /* site_costs.c */

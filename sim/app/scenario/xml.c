@@ -481,6 +481,34 @@ xmlDoc *scn_read_xml(const char *path, const char *text, size_t len, const char 
     return doc;
 }
 
+/* libxml2 lists the elements it expected instead, except in an <xs:all>
+ * whose members are all optional (<dcsim>'s sections, since a scenario
+ * holds a <job> or a <serving>): for an unknown section name the sections
+ * the document does not have yet, in the schema's order, as it would.
+ * 1 with the list in out, 0 when the message is another. */
+static int root_expected(const xmlNode *n, const char *msg, char *out, size_t size)
+{
+    static const char *const sections[] = {"catalog", "cluster", "job", "reliability",
+                                           "checkpoint", "costs", "serving", "site"};
+    if (strncmp(msg, "This element is not expected", 28) != 0 || strstr(msg, "Expected is") ||
+        !n->parent ||
+        n->parent->type != XML_ELEMENT_NODE ||
+        !xmlStrEqual(n->parent->name, (const xmlChar *)"dcsim"))
+        return 0;
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        int present = 0;
+        for (const xmlNode *c = n->parent->children; c; c = c->next)
+            present |= c->type == XML_ELEMENT_NODE &&
+                       xmlStrEqual(c->name, (const xmlChar *)sections[i]);
+        if (!present && used < size)
+            used += (size_t)snprintf(out + used, size - used, "%s%s", used ? ", " : "",
+                                     sections[i]);
+    }
+    return used > 0;
+}
+
 /* reformat libxml2's "Element 'x', attribute 'y': Text" as "<x y="v">: Text" */
 static int schema_error(loader *ld, const xml_problem *prob)
 {
@@ -501,6 +529,10 @@ static int schema_error(loader *ld, const xml_problem *prob)
             }
         }
     }
+    char expected[256];
+    if (prob->node && root_expected(prob->node, rest, expected, sizeof expected))
+        return node_error(ld, prob->node, NULL, "This element is not expected. Expected is one "
+                          "of ( %s )", expected);
     if (prob->node)
         return node_error(ld, prob->node, attr[0] ? attr : NULL, "%s", rest);
     return sim_error_set(ld->err, SIM_ERR_INPUT, prob->file[0] ? prob->file : ld->display_name,

@@ -1,0 +1,512 @@
+/* serving.c - the serving simulation (serving.h): arrivals, routing,
+ * iterations on the engine, and the results. */
+#include "serving.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "event_kinds.h"
+#include "serving_internal.h"
+
+const double serve_quantile_p[SERVE_QUANTILES] = {0.50, 0.90, 0.99};
+
+static const char *const arrival_names[SERVE_ARRIVAL_COUNT] = {"poisson", "gamma", "closed"};
+static const char *const length_names[SERVE_LEN_COUNT] = {"fixed", "uniform", "lognormal"};
+
+const char *serve_arrival_name(int a)
+{
+    return a >= 0 && a < SERVE_ARRIVAL_COUNT ? arrival_names[a] : "?";
+}
+
+const char *serve_length_dist_name(int d)
+{
+    return d >= 0 && d < SERVE_LEN_COUNT ? length_names[d] : "?";
+}
+
+static int parse_name(const char *name, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (name && strcmp(name, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+int serve_arrival_parse(const char *name, int *out)
+{
+    return parse_name(name, arrival_names, SERVE_ARRIVAL_COUNT, out);
+}
+
+int serve_length_dist_parse(const char *name, int *out)
+{
+    return parse_name(name, length_names, SERVE_LEN_COUNT, out);
+}
+
+static int bad(sim_error *err, const char *what, double value, const char *allowed)
+{
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: %s %g: %s", what, value, allowed);
+}
+
+static int check_length(const serve_length *l, const char *what, sim_error *err)
+{
+    if (l->dist < 0 || l->dist >= SERVE_LEN_COUNT)
+        return bad(err, what, l->dist, "unknown distribution");
+    if (!(l->a >= 1) || !isfinite(l->a) || l->a > 1e7)
+        return bad(err, what, l->a, "the tokens (fixed, uniform's low end, lognormal's median) "
+                                    "must be from 1 to 1e7");
+    if (l->dist == SERVE_LEN_UNIFORM && !(l->b >= l->a && l->b <= 1e7))
+        return bad(err, what, l->b, "uniform's high end must be from the low end to 1e7");
+    if (l->dist == SERVE_LEN_LOGNORMAL && !(l->b > 0 && l->b <= 5))
+        return bad(err, what, l->b, "lognormal's sigma must be in (0, 5]");
+    if (!(l->max >= 0) || l->max > 1e7)
+        return bad(err, what, l->max, "the cap must be from 0 (none) to 1e7");
+    return 0;
+}
+
+int serve_config_check(const serve_config *c, sim_error *err)
+{
+    int rc = model_arch_check(&c->arch, err);
+    if (rc)
+        return rc;
+    if (c->arch.experts)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: %s is a mixture of experts; "
+                             "the serving tier times dense models only (docs/serving.md)",
+                             c->arch.name);
+    rc = compute_device_check(&c->dev, err);
+    if (rc)
+        return rc;
+    if (c->tp < 1 || c->tp > 64 || c->arch.heads % c->tp ||
+        (c->arch.kv_heads >= c->tp && c->arch.kv_heads % c->tp))
+        return bad(err, "tp", c->tp, "must be from 1 to 64 and divide the heads (and the KV "
+                                     "heads when there are at least tp)");
+    if (!(c->gpu_bytes > 0) || !isfinite(c->gpu_bytes))
+        return bad(err, "GPU memory", c->gpu_bytes, "must be positive (the catalog has none?)");
+    if (!(c->reserved_bytes >= 0) || !(c->reserved_bytes < c->gpu_bytes))
+        return bad(err, "reserved memory", c->reserved_bytes, "must be from 0 to the GPU's");
+    if (!(c->kv_fraction > 0 && c->kv_fraction <= 1))
+        return bad(err, "kv-fraction", c->kv_fraction, "must be in (0, 1]");
+    if (c->tp > 1 && (!(c->scaleup_bytes_per_s > 0) || !isfinite(c->scaleup_bytes_per_s) ||
+                      !(c->scaleup_step_s >= 0) || !isfinite(c->scaleup_step_s)))
+        return bad(err, "scale-up bandwidth", c->scaleup_bytes_per_s,
+                   "tp > 1 needs the GPU's scale-up link (bandwidth > 0, step latency >= 0)");
+    if (!(c->iteration_overhead_s >= 0) || c->iteration_overhead_s > 1)
+        return bad(err, "iteration overhead", c->iteration_overhead_s, "must be from 0 to 1 s");
+    if (c->kv_block_tokens < 1 || c->kv_block_tokens > 65536)
+        return bad(err, "kv-block", c->kv_block_tokens, "must be from 1 to 65536 tokens");
+    if (c->max_batch_tokens < 1 || c->max_batch_tokens > 1000000)
+        return bad(err, "max-batch-tokens", c->max_batch_tokens, "must be from 1 to 1e6");
+    if (c->max_sequences < 1 || c->max_sequences > 100000)
+        return bad(err, "max-sequences", c->max_sequences, "must be from 1 to 1e5");
+    if (c->replicas < 1 || c->replicas > 1000000)
+        return bad(err, "replicas", c->replicas, "must be from 1 to 1e6");
+    if (!c->router)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: no router");
+    if (c->arrival < 0 || c->arrival >= SERVE_ARRIVAL_COUNT)
+        return bad(err, "arrival process", c->arrival, "unknown");
+    if (c->arrival != SERVE_CLOSED && (!(c->rate_per_s > 0) || c->rate_per_s > 1e9))
+        return bad(err, "rate", c->rate_per_s, "must be in (0, 1e9] requests per second");
+    if (c->arrival == SERVE_GAMMA && !(c->cv > 0 && c->cv <= 100))
+        return bad(err, "cv", c->cv, "must be in (0, 100]");
+    if (c->arrival == SERVE_CLOSED && (c->clients < 1 || c->clients > 10000000 ||
+                                       c->max_requests < c->clients))
+        return bad(err, "clients", c->clients, "closed loop needs 1 to 1e7 clients and "
+                                               "requests >= clients");
+    if (c->arrival != SERVE_CLOSED && (!(c->duration_s > 0) || c->duration_s > 3.2e7))
+        return bad(err, "duration", c->duration_s, "must be in (0, 1 year] seconds");
+    if (c->max_requests > 1000000000ull)
+        return bad(err, "requests", (double)c->max_requests, "must be at most 1e9");
+    if (!(c->slo_ttft_s >= 0) || !(c->slo_tpot_s >= 0) || !isfinite(c->slo_ttft_s) ||
+        !isfinite(c->slo_tpot_s))
+        return bad(err, "SLO", c->slo_ttft_s, "latencies must be >= 0 and finite");
+    if ((rc = check_length(&c->prompt, "prompt", err)) || (rc = check_length(&c->output, "output",
+                                                                              err)))
+        return rc;
+    return serve_memory(c, NULL, NULL, NULL, err);
+}
+
+size_t serve_request_bytes(void) { return sizeof(serve_req) + 4 * sizeof(double); }
+
+double serve_expected_requests(const serve_config *c)
+{
+    double n = c->arrival == SERVE_CLOSED ? (double)c->max_requests
+                                          : c->rate_per_s * c->duration_s;
+    if (c->arrival == SERVE_GAMMA) /* a renewal count's variance: n cv^2 */
+        n += 10 * sqrt(n) * c->cv;
+    else if (c->arrival == SERVE_POISSON)
+        n += 10 * sqrt(n);
+    if (c->max_requests && n > (double)c->max_requests)
+        n = (double)c->max_requests;
+    return n + 1;
+}
+
+/* ---- time integrals ---- */
+
+void serve_account(serve_sim *s)
+{
+    double now = sim_now(s->eng), dt = now - s->last_t;
+    if (dt > 0) {
+        s->area_in_system += s->in_system * dt;
+        s->area_blocks += s->blocks_used_fleet * dt;
+        s->last_t = now;
+    }
+}
+
+/* ---- requests ---- */
+
+static double draw_length(gsl_rng *rng, const serve_length *l)
+{
+    double x = l->a;
+    if (l->dist == SERVE_LEN_UNIFORM)
+        x = l->a + floor(gsl_rng_uniform(rng) * (l->b - l->a + 1)); /* whole tokens a..b */
+    else if (l->dist == SERVE_LEN_LOGNORMAL)
+        x = floor(gsl_ran_lognormal(rng, log(l->a), l->b) + 0.5);
+    if (x < 1)
+        x = 1;
+    if (l->max > 0 && x > l->max)
+        x = l->max;
+    return x;
+}
+
+static void start_iteration(serve_sim *s, uint32_t r);
+
+static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data);
+
+static void on_start(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    start_iteration(ctx, (uint32_t)data);
+}
+
+static int new_request(serve_sim *s)
+{
+    if (s->n_req == s->cap_req) {
+        uint64_t cap = s->cap_req ? 2 * s->cap_req : 1024;
+        serve_req *q = realloc(s->req, cap * sizeof *q);
+        if (!q)
+            return -1;
+        s->req = q;
+        s->cap_req = cap;
+    }
+    uint32_t id = (uint32_t)s->n_req++;
+    serve_req *q = &s->req[id];
+    memset(q, 0, sizeof *q);
+    q->arrival_s = sim_now(s->eng);
+    q->first_sched_s = q->first_token_s = -1;
+    q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
+    q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
+    s->sent++;
+    s->out->arrived++;
+    s->out->arrivals_end_s = q->arrival_s;
+    /* one replica must be able to hold the whole sequence */
+    double blocks = ceil(((double)q->prompt + q->output) / s->c->kv_block_tokens);
+    if (blocks > s->rep[0].blocks_total) {
+        q->state = REQ_DROPPED;
+        s->out->dropped++;
+        return 1;
+    }
+    uint32_t r = s->c->router->pick(s, id);
+    serve_replica *rp = &s->rep[r];
+    q->replica = r;
+    q->state = REQ_WAITING;
+    if (rp->wait_n == rp->wait_cap) {
+        uint32_t cap = rp->wait_cap ? 2 * rp->wait_cap : 64;
+        uint32_t *w = malloc((size_t)cap * sizeof *w);
+        if (!w)
+            return -1;
+        for (uint32_t i = 0; i < rp->wait_n; i++)
+            w[i] = rp->wait[(rp->wait_head + i) % rp->wait_cap];
+        free(rp->wait);
+        rp->wait = w;
+        rp->wait_cap = cap;
+        rp->wait_head = 0;
+    }
+    rp->wait[(rp->wait_head + rp->wait_n) % rp->wait_cap] = id;
+    rp->wait_n++;
+    rp->outstanding++;
+    serve_account(s);
+    s->in_system++;
+    if (!rp->busy) { /* after every arrival due now: they may join the first batch */
+        rp->busy = 1;
+        sim_schedule_in(s->eng, 0, 2, KIND_SERVE_START, on_start, s, r);
+    }
+    return 0;
+}
+
+static void fail(serve_sim *s)
+{
+    s->failed = 1;
+    sim_stop(s->eng);
+}
+
+static double next_gap(serve_sim *s)
+{
+    const serve_config *c = s->c;
+    if (c->arrival == SERVE_GAMMA) { /* shape 1/cv^2, mean 1/rate */
+        double k = 1.0 / (c->cv * c->cv);
+        return gsl_ran_gamma(s->arrival_rng, k, 1.0 / (k * c->rate_per_s));
+    }
+    return gsl_ran_exponential(s->arrival_rng, 1.0 / c->rate_per_s);
+}
+
+static int may_send(const serve_sim *s)
+{
+    return !s->c->max_requests || s->sent < s->c->max_requests;
+}
+
+/* A closed-loop client's next request; one that is dropped (too long for
+ * a replica) is followed by another, until the request count is reached.
+ * 0, or -1 when out of memory. */
+static int closed_send(serve_sim *s)
+{
+    int rc = 1;
+    while (rc == 1 && may_send(s))
+        rc = new_request(s);
+    return rc < 0 ? -1 : 0;
+}
+
+static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)data;
+    serve_sim *s = ctx;
+    if (new_request(s) < 0) {
+        fail(s);
+        return;
+    }
+    double t = sim_now(eng) + next_gap(s);
+    if (t <= s->c->duration_s && may_send(s))
+        sim_schedule_at(eng, t, 0, KIND_SERVE_ARRIVAL, on_arrival, s, 0);
+}
+
+static void start_iteration(serve_sim *s, uint32_t r)
+{
+    double t = serve_form_batch(s, r);
+    if (t < 0) {
+        fail(s);
+        return;
+    }
+    serve_replica *rp = &s->rep[r];
+    rp->busy = t > 0;
+    if (t > 0) {
+        s->out->iterations++;
+        s->busy_s += t;
+        sim_schedule_in(s->eng, t, 1, KIND_SERVE_ITERATION, on_iteration_end, s, r);
+    } else if (rp->wait_n || rp->run_n) {
+        fail(s); /* work it cannot run: cannot happen (every request fits alone) */
+    }
+}
+
+static void finish(serve_sim *s, uint32_t id)
+{
+    serve_req *q = &s->req[id];
+    q->state = REQ_DONE;
+    q->end_s = sim_now(s->eng);
+    s->rep[q->replica].outstanding--;
+    serve_account(s);
+    s->in_system--;
+    s->out->finished++;
+    s->out->prompt_tokens += q->orig_prompt;
+    s->out->output_tokens += q->output;
+    s->out->end_s = q->end_s;
+    if (s->c->arrival == SERVE_CLOSED && closed_send(s) < 0)
+        fail(s);
+}
+
+static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    serve_sim *s = ctx;
+    uint32_t r = (uint32_t)data;
+    serve_replica *rp = &s->rep[r];
+    double now = sim_now(eng);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < rp->run_n; i++) {
+        uint32_t id = rp->run[i];
+        serve_req *q = &s->req[id];
+        if (q->step_tokens) {
+            q->kv_tokens += q->step_tokens;
+            int emits = q->step_is_decode;
+            if (!q->step_is_decode) {
+                q->prefilled += q->step_tokens;
+                emits = q->prefilled == q->prompt;
+            }
+            q->step_tokens = 0;
+            if (emits) {
+                q->generated++;
+                if (q->first_token_s < 0)
+                    q->first_token_s = now;
+            }
+        }
+        if (q->generated >= q->output) {
+            serve_account(s);
+            rp->blocks_used -= q->blocks;
+            s->blocks_used_fleet -= q->blocks;
+            q->blocks = 0;
+            finish(s, id);
+            if (s->failed)
+                return;
+            continue;
+        }
+        rp->run[kept++] = id;
+    }
+    rp->run_n = kept;
+    start_iteration(s, r);
+}
+
+/* ---- results ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* nearest rank: the smallest value with at least p of the values at or below it */
+static void summarise(double *v, uint64_t n, serve_latency *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!n)
+        return;
+    qsort(v, n, sizeof *v, cmp_double);
+    double sum = 0;
+    for (uint64_t i = 0; i < n; i++)
+        sum += v[i];
+    out->mean_s = sum / n;
+    out->max_s = v[n - 1];
+    for (unsigned k = 0; k < SERVE_QUANTILES; k++) {
+        double rank = ceil(serve_quantile_p[k] * n);
+        out->q_s[k] = v[(uint64_t)(rank < 1 ? 1 : rank) - 1];
+    }
+}
+
+static int results(serve_sim *s, sim_error *err)
+{
+    const serve_config *c = s->c;
+    serve_result *o = s->out;
+    uint64_t n = o->finished;
+    double *v = malloc((n ? n : 1) * 4 * sizeof *v);
+    if (!v)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
+    double *ttft = v, *tpot = v + n, *e2e = v + 2 * n, *queue = v + 3 * n;
+    uint64_t k = 0, nt = 0, met = 0;
+    for (uint64_t i = 0; i < s->n_req; i++) {
+        const serve_req *q = &s->req[i];
+        if (q->state != REQ_DONE)
+            continue;
+        ttft[k] = q->first_token_s - q->arrival_s;
+        e2e[k] = q->end_s - q->arrival_s;
+        queue[k] = q->first_sched_s - q->arrival_s;
+        double tp = q->output >= 2 ? (q->end_s - q->first_token_s) / (q->output - 1) : 0;
+        if (q->output >= 2)
+            tpot[nt++] = tp;
+        met += (!(c->slo_ttft_s > 0) || ttft[k] <= c->slo_ttft_s) &&
+               (!(c->slo_tpot_s > 0) || q->output < 2 || tp <= c->slo_tpot_s);
+        k++;
+    }
+    double little_w_sum = 0;
+    for (uint64_t i = 0; i < n; i++)
+        little_w_sum += e2e[i];
+    summarise(ttft, n, &o->ttft);
+    summarise(tpot, nt, &o->tpot);
+    summarise(e2e, n, &o->e2e);
+    summarise(queue, n, &o->queue);
+    free(v);
+    o->tpot_count = nt;
+    o->in_flight = o->arrived - o->finished - o->dropped;
+    double T = o->end_s > 0 ? o->end_s : 0;
+    if (T > 0) {
+        o->output_tokens_per_s = o->output_tokens / T;
+        o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / ((double)c->replicas * c->tp);
+        o->requests_per_s = n / T;
+        o->goodput_requests_per_s = met / T;
+        o->little_l = s->area_in_system / T;
+        o->little_lambda = (o->arrived - o->dropped) / T;
+        o->kv_util_mean = s->area_blocks / (T * s->rep[0].blocks_total * c->replicas);
+        o->busy_fraction = s->busy_s / (T * c->replicas);
+    }
+    o->little_w = n ? little_w_sum / n : 0;
+    o->slo_met_fraction = n ? (double)met / n : 1;
+    o->kv_util_max = s->peak_blocks / (s->rep[0].blocks_total * c->replicas);
+    o->mean_batch_tokens = o->iterations ? s->batch_tokens_sum / o->iterations : 0;
+    return 0;
+}
+
+static int on_poll(sim_engine *eng, void *ctx)
+{
+    serve_sim *s = ctx;
+    if (s->c->poll(s->c->poll_ctx, sim_now(eng), s->out->finished)) {
+        s->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void sim_free(serve_sim *s)
+{
+    for (uint32_t r = 0; s->rep && r < s->c->replicas; r++) {
+        free(s->rep[r].wait);
+        free(s->rep[r].run);
+    }
+    free(s->rep);
+    free(s->req);
+    free(s->chunk_tokens);
+    free(s->chunk_context);
+    gsl_rng_free(s->arrival_rng);
+    gsl_rng_free(s->length_rng);
+    sim_engine_destroy(s->eng);
+}
+
+int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = serve_config_check(c, err);
+    if (rc)
+        return rc;
+    double blocks;
+    serve_memory(c, &out->weights_bytes_per_gpu, &out->kv_bytes_per_token, &blocks, NULL);
+    out->kv_blocks_per_replica = blocks;
+    serve_sim s = {.c = c, .out = out};
+    s.eng = sim_engine_create();
+    s.arrival_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s.length_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s.rep = calloc(c->replicas, sizeof *s.rep);
+    int ok = s.eng && s.arrival_rng && s.length_rng && s.rep;
+    for (uint32_t r = 0; ok && r < c->replicas; r++) {
+        s.rep[r].blocks_total = blocks;
+        s.rep[r].run_cap = c->max_sequences;
+        s.rep[r].run = malloc((size_t)c->max_sequences * sizeof *s.rep[r].run);
+        ok = s.rep[r].run != NULL;
+    }
+    if (!ok) {
+        sim_free(&s);
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
+    }
+    /* two streams from the one seed: arrivals, and lengths */
+    gsl_rng_set(s.arrival_rng, (unsigned long)(c->seed * 2 + 1));
+    gsl_rng_set(s.length_rng, (unsigned long)(c->seed * 2 + 2));
+    if (c->arrival == SERVE_CLOSED) {
+        for (unsigned i = 0; i < c->clients && !s.failed; i++)
+            if (closed_send(&s) < 0)
+                fail(&s);
+    } else {
+        double t = next_gap(&s);
+        if (t <= c->duration_s)
+            sim_schedule_at(s.eng, t, 0, KIND_SERVE_ARRIVAL, on_arrival, &s, 0);
+    }
+    if (c->poll)
+        sim_engine_set_poll(s.eng, on_poll, &s, 4096);
+    if (!s.failed && sim_run(s.eng, INFINITY) == SIM_RUN_FAILED)
+        s.failed = 1;
+    serve_account(&s);
+    if (s.interrupted)
+        rc = sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "serving: interrupted");
+    else if (s.failed)
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: the simulation stopped (out "
+                           "of memory or a batch the compute model refuses)");
+    else
+        rc = results(&s, err);
+    sim_free(&s);
+    return rc;
+}

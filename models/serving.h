@@ -1,0 +1,187 @@
+/* serving.h - LLM inference serving, request by request, on the event engine.
+ *
+ * A fleet of identical replicas (one model on tp GPUs each) serves a stream
+ * of requests. Each request has a prompt of p tokens and asks for o output
+ * tokens. A router sends every arrival to one replica; each replica runs
+ * iterations back to back while it has work, vLLM-style continuous batching
+ * with chunked prefill (Sarathi-Serve, Agrawal et al. OSDI'24):
+ *   1. every running request that has finished its prompt decodes one token;
+ *   2. requests part-way through their prompt continue it, then waiting
+ *      requests are admitted in arrival order, each taking a prompt chunk of
+ *      what is left of the iteration's token budget (max_batch_tokens),
+ *      while fewer than max_sequences run;
+ *   3. KV memory is paged (kv_block_tokens per block, vLLM's PagedAttention):
+ *      a token computed needs its slot; when a decode finds no free block the
+ *      newest running request is preempted and recomputed (its blocks freed,
+ *      back to the head of the queue with prompt + output so far as its new
+ *      prompt), vLLM's default policy.
+ * The iteration that finishes a prompt yields the first output token (TTFT
+ * ends there); every later iteration yields one more (TPOT = (E2E - TTFT) /
+ * (o - 1)). A request whose prompt + output cannot fit in one replica's KV
+ * memory is dropped at arrival (counted).
+ *
+ * Iteration time comes from the step tier's compute model (compute.h) for
+ * the batch: per layer the QKV, output, FFN GEMMs on all T tokens of the
+ * batch, prefill attention per chunk (causal, over the chunk and the context
+ * before it), decode attention as a memory-bound read of the KV cache, the
+ * norms, and with tp > 1 two all-reduces of T h bytes on the scale-up link
+ * (collective.h ring); then the output layer on the sequences that emit a
+ * token. Layers are identical, so one is timed and multiplied.
+ *
+ * Arrivals: Poisson, Gamma renewal (burstiness by the coefficient of
+ * variation; cv 1 is Poisson), or closed loop (a fixed number of clients,
+ * each sending its next request when the previous finishes: a fixed batch,
+ * as the throughput benchmarks run). Lengths: fixed, uniform, lognormal.
+ * Arrivals stop at duration_s (closed loop: once max_requests have been
+ * sent); then the fleet drains, so every request is accounted for:
+ * arrived = finished + dropped (+ in flight, 0 after the drain).
+ *
+ * Random streams: GSL mt19937, one for arrival times and one for lengths,
+ * both seeded from the scenario seed; the simulation is sequential, so a
+ * run is identical for any thread count.
+ */
+#ifndef DCSIM_MODELS_SERVING_H
+#define DCSIM_MODELS_SERVING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compute.h"
+#include "error.h"
+#include "model.h"
+
+enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_ARRIVAL_COUNT };
+enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
+                         SERVE_LEN_COUNT };
+
+/* A token-count distribution: fixed (a), uniform on [a, b], or lognormal
+ * with median a and shape sigma b; every draw rounded to a whole token and
+ * clamped to [1, max] (max 0: no cap beyond the model's context). */
+typedef struct serve_length {
+    int dist;      /* enum serve_length_dist */
+    double a, b;
+    double max;
+} serve_length;
+
+/* A router: picks the replica for a new request (serving_router.c holds the
+ * table: one line per policy). */
+typedef struct serve_router serve_router;
+const serve_router *serve_router_find(const char *name);
+const char *serve_router_name(const serve_router *r);
+/* "round-robin, least-loaded, most-free-kv": the names, for messages */
+const char *serve_router_names(void);
+
+typedef struct serve_config {
+    /* the replica */
+    model_arch arch;
+    compute_device dev;           /* the GPU at the math precision */
+    int math_precision;           /* enum precision of the GEMMs and attention */
+    int weight_precision;         /* enum precision of the weights (bytes read per decode) */
+    int kv_precision;             /* enum precision of the KV cache */
+    int act_precision;            /* enum precision of activations and TP messages */
+    unsigned tp;                  /* GPUs per replica (tensor parallel) */
+    double gpu_bytes;             /* one GPU's memory */
+    double reserved_bytes;        /* per GPU: runtime, activations, CUDA graphs */
+    double kv_fraction;           /* (0, 1]: fraction of the memory left after weights and
+                                     reserved that holds KV blocks */
+    double scaleup_bytes_per_s;   /* per GPU and direction, effective; tp > 1 needs it */
+    double scaleup_step_s;        /* latency per ring step of a TP all-reduce */
+    double iteration_overhead_s;  /* per iteration: scheduler and launch time outside the
+                                     kernels (>= 0) */
+    unsigned kv_block_tokens;     /* tokens per KV block (>= 1) */
+    unsigned max_batch_tokens;    /* token budget of one iteration (>= 1) */
+    unsigned max_sequences;       /* running requests per replica (>= 1) */
+    unsigned replicas;            /* >= 1 */
+    const serve_router *router;
+    /* the traffic */
+    int arrival;                  /* enum serve_arrival */
+    double rate_per_s;            /* Poisson and Gamma: mean arrivals per second */
+    double cv;                    /* Gamma: coefficient of variation of the gaps (> 0) */
+    unsigned clients;             /* closed loop: concurrent clients */
+    double duration_s;            /* arrivals stop then (open loop) */
+    uint64_t max_requests;        /* stop arriving after this many (0: no cap; closed loop
+                                     needs one) */
+    serve_length prompt, output;
+    /* the service-level objective (0: none) */
+    double slo_ttft_s, slo_tpot_s;
+    uint64_t seed;
+    /* progress: called every few thousand events with the simulated time and
+     * the requests finished; non-zero stops the run (SIM_ERR_INTERRUPTED).
+     * NULL: none. Not part of the result. */
+    int (*poll)(void *ctx, double sim_time_s, uint64_t finished);
+    void *poll_ctx;
+} serve_config;
+
+#define SERVE_QUANTILES 3 /* P50, P90, P99 */
+extern const double serve_quantile_p[SERVE_QUANTILES];
+
+typedef struct serve_latency {
+    double mean_s, max_s;
+    double q_s[SERVE_QUANTILES];
+} serve_latency;
+
+typedef struct serve_result {
+    uint64_t arrived, finished, dropped, in_flight;
+    uint64_t preemptions, iterations;
+    uint64_t prompt_tokens, output_tokens; /* of the finished requests */
+    double end_s;                  /* the last request's end */
+    double arrivals_end_s;         /* the last arrival */
+    serve_latency ttft, tpot, e2e, queue; /* queue: arrival to first iteration */
+    uint64_t tpot_count;           /* finished requests with o >= 2 (TPOT defined) */
+    double output_tokens_per_s;    /* over [0, end_s] */
+    double output_tokens_per_s_per_gpu;
+    double requests_per_s;         /* finished / end_s */
+    double slo_met_fraction;       /* of finished requests (1 when no SLO) */
+    double goodput_requests_per_s; /* finished within the SLO / end_s */
+    /* Little's law over [0, end_s]: L = time-average requests in the system,
+     * lambda = arrived (not dropped) / end_s, W = mean E2E of finished */
+    double little_l, little_lambda, little_w;
+    double kv_util_mean, kv_util_max; /* used blocks / blocks, time-average and peak, fleet */
+    double busy_fraction;          /* replica time spent in iterations */
+    double mean_batch_tokens;      /* tokens per iteration */
+    double kv_blocks_per_replica;
+    double weights_bytes_per_gpu, kv_bytes_per_token; /* per replica, all its GPUs */
+} serve_result;
+
+/* What one iteration holds: prefill chunks (tokens and the context already
+ * in the KV cache before each) and decodes (their KV length, the new token
+ * included). */
+typedef struct serve_batch {
+    unsigned n_prefill;
+    const double *chunk_tokens, *chunk_context;
+    unsigned n_decode;
+    double decode_kv_tokens;       /* sum over the decodes */
+    unsigned n_emit;               /* sequences that emit a token (output layer rows) */
+} serve_batch;
+
+/* Check a configuration: 0, or SIM_ERR_INPUT with a one-line reason. */
+int serve_config_check(const serve_config *c, sim_error *err);
+
+/* Weights per GPU and KV bytes per token per replica (all layers, K and V,
+ * the replica's tp GPUs together) and the KV blocks one replica holds;
+ * -1 with err when the weights and reserved memory leave nothing for KV. */
+int serve_memory(const serve_config *c, double *weights_bytes_per_gpu, double *kv_bytes_per_token,
+                 double *kv_blocks, sim_error *err);
+
+/* Time of one iteration of batch b on one replica (seconds, > 0), or -1
+ * when the compute model refuses an op. */
+double serve_iteration_s(const serve_config *c, const serve_batch *b);
+
+/* Simulate; per-request records are kept for exact quantiles. Returns 0, or
+ * an error code with err filled (bad configuration, out of memory). */
+int serve_simulate(const serve_config *c, serve_result *out, sim_error *err);
+
+/* Memory one request takes while the run lasts (its record and its share of
+ * the result arrays), for a caller's admission check. */
+size_t serve_request_bytes(void);
+/* Requests the configuration will generate, at most (open loop: the mean
+ * arrivals in duration_s plus ten standard deviations, capped by
+ * max_requests). */
+double serve_expected_requests(const serve_config *c);
+
+const char *serve_arrival_name(int a);
+int serve_arrival_parse(const char *name, int *out);
+const char *serve_length_dist_name(int d);
+int serve_length_dist_parse(const char *name, int *out);
+
+#endif

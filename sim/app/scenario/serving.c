@@ -1,0 +1,247 @@
+/* serving.c - <serving> (dcsim serve; docs/serving.md): <model>,
+ * <replica>, <router>, <arrivals>, <prompt>, <output>, <slo>, into
+ * s->serving (models/serving.h) without the timing device, which the app
+ * builds from the cluster's GPU at the replica's precision. Values the
+ * scenario leaves out are filled by the documented defaults below and
+ * listed in s->serving_defaults ("defaults used").
+ */
+#include "loader.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Defaults (docs/serving.md "Defaults"): none of these is in
+ * shared/reference as a serving system's default, except the KV fraction. */
+#define DEFAULT_KV_FRACTION 0.90   /* TensorRT-LLM: 0.90-0.95 of free memory (components.md
+                                      7.2, I2) */
+#define DEFAULT_KV_BLOCK 16u       /* A: vLLM accepts 1-128, CUDA up to 32 (components.md 7.3) */
+#define DEFAULT_BATCH_TOKENS 8192u /* A: the token budget of one iteration */
+#define DEFAULT_SEQUENCES 256u     /* A: running sequences per replica */
+#define MAX_TOKENS_ATTR 1e7
+
+static void note_default(scn_scenario *s, const char *text)
+{
+    size_t used = strlen(s->serving_defaults);
+    snprintf(s->serving_defaults + used, sizeof s->serving_defaults - used, "%s%s",
+             used ? "; " : "", text);
+}
+
+static int precision_attr(loader *ld, xmlNode *n, const char *attr, int fallback, int *out)
+{
+    char text[16];
+    copy_attr(n, attr, text, sizeof text);
+    if (!text[0]) {
+        *out = fallback;
+        return 0;
+    }
+    enum precision p;
+    if (precision_parse(text, &p))
+        return node_error(ld, n, attr, "unknown precision; use fp32 tf32 bf16 fp16 fp8 fp4 int8");
+    *out = (int)p;
+    return 0;
+}
+
+static int parse_replica(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
+    c->tp = 1;
+    c->kv_fraction = DEFAULT_KV_FRACTION;
+    c->kv_block_tokens = DEFAULT_KV_BLOCK;
+    c->max_batch_tokens = DEFAULT_BATCH_TOKENS;
+    c->max_sequences = DEFAULT_SEQUENCES;
+    int rc = 0;
+    if (n) {
+        rc = get_uint(ld, n, "tp", 0, 1, 64, &c->tp);
+        if (!rc)
+            rc = precision_attr(ld, n, "precision", PREC_BF16, &c->math_precision);
+        if (!rc)
+            rc = precision_attr(ld, n, "weights", c->math_precision, &c->weight_precision);
+        if (!rc)
+            rc = precision_attr(ld, n, "kv", PREC_BF16, &c->kv_precision);
+        if (!rc)
+            rc = precision_attr(ld, n, "activations", PREC_BF16, &c->act_precision);
+        if (!rc)
+            rc = get_fraction(ld, n, "kv-fraction", &c->kv_fraction);
+        if (!rc)
+            rc = get_uint(ld, n, "kv-block", 0, 1, 65536, &c->kv_block_tokens);
+        if (!rc)
+            rc = get_uint(ld, n, "max-batch-tokens", 0, 1, 1000000, &c->max_batch_tokens);
+        if (!rc)
+            rc = get_uint(ld, n, "max-sequences", 0, 1, 100000, &c->max_sequences);
+        if (!rc && has_attr(n, "iteration-overhead")) {
+            rc = get_quantity(ld, n, "iteration-overhead", SIM_DIM_TIME, 1,
+                              &c->iteration_overhead_s);
+            if (!rc && !(c->iteration_overhead_s >= 0 && c->iteration_overhead_s <= 1))
+                rc = node_error(ld, n, "iteration-overhead", "iteration-overhead must be "
+                                "from 0 to 1 s");
+        }
+        if (rc)
+            return rc;
+    } else {
+        c->math_precision = c->weight_precision = c->kv_precision = c->act_precision = PREC_BF16;
+    }
+    if (!n || !has_attr(n, "kv-fraction"))
+        note_default(s, "kv-fraction 90% of the memory left after weights (TensorRT-LLM's "
+                        "0.90-0.95, components.md 7.2)");
+    if (!n || !has_attr(n, "kv-block"))
+        note_default(s, "kv-block 16 tokens (A)");
+    if (!n || !has_attr(n, "max-batch-tokens"))
+        note_default(s, "max-batch-tokens 8192 (A)");
+    if (!n || !has_attr(n, "max-sequences"))
+        note_default(s, "max-sequences 256 (A)");
+    if (!n || !has_attr(n, "iteration-overhead"))
+        note_default(s, "iteration-overhead 0: only the kernels' launch costs (A: no "
+                        "scheduler figure in shared/reference)");
+    if (s->campaign.gpu_count % c->tp)
+        return node_error(ld, n, "tp", "tp %u does not divide the cluster's %llu GPUs", c->tp,
+                          (unsigned long long)s->campaign.gpu_count);
+    c->replicas = (unsigned)(s->campaign.gpu_count / c->tp);
+    if (c->tp > 1) { /* the TP all-reduces run on the GPU's scale-up link */
+        const hw_link *lk = s->gpu.scaleup_kind[0] ? find_named(ld, CAT_LINK, s->gpu.scaleup_kind)
+                                                   : NULL;
+        if (!lk)
+            return node_error(ld, n, "tp", "tp %u needs GPU type %s's scale-up link, and the "
+                              "catalog has none for it", c->tp, s->gpu.name);
+        if (s->gpu.scaleup_domain && c->tp > s->gpu.scaleup_domain)
+            return node_error(ld, n, "tp", "tp %u is more than the %u GPUs of one %s domain",
+                              c->tp, s->gpu.scaleup_domain, lk->name);
+        if (!(lk->step_latency_s > 0))
+            return node_error(ld, n, "tp", "link %s has no step-latency in the catalog; the "
+                              "TP all-reduce needs one", lk->name);
+        double rate = s->gpu.scaleup_bytes_per_s > 0 ? s->gpu.scaleup_bytes_per_s
+                                                     : lk->bytes_per_s;
+        c->scaleup_bytes_per_s = rate * lk->efficiency;
+        c->scaleup_step_s = lk->step_latency_s;
+        snprintf(s->serving_scaleup, sizeof s->serving_scaleup, "%s", lk->name);
+    }
+    c->reserved_bytes = s->reserved_bytes;
+    c->gpu_bytes = s->gpu.hbm_bytes;
+    return 0;
+}
+
+static int parse_length(loader *ld, xmlNode *n, serve_length *l)
+{
+    char dist[32];
+    copy_attr(n, "distribution", dist, sizeof dist);
+    if (!dist[0])
+        snprintf(dist, sizeof dist, "fixed");
+    if (serve_length_dist_parse(dist, &l->dist))
+        return node_error(ld, n, "distribution", "unknown distribution; use fixed, uniform "
+                          "or lognormal");
+    static const char *const first[SERVE_LEN_COUNT] = {"tokens", "low", "median"};
+    static const char *const second[SERVE_LEN_COUNT] = {NULL, "high", "sigma"};
+    int rc = get_quantity(ld, n, first[l->dist], SIM_DIM_COUNT, 1, &l->a);
+    if (!rc && (!(l->a >= 1) || l->a > MAX_TOKENS_ATTR))
+        rc = node_error(ld, n, first[l->dist], "%s must be from 1 to 1e7 tokens",
+                        first[l->dist]);
+    if (!rc && second[l->dist])
+        rc = get_quantity(ld, n, second[l->dist], SIM_DIM_COUNT, 1, &l->b);
+    if (!rc && l->dist == SERVE_LEN_UNIFORM && !(l->b >= l->a && l->b <= MAX_TOKENS_ATTR))
+        rc = node_error(ld, n, "high", "high must be from low to 1e7 tokens");
+    if (!rc && l->dist == SERVE_LEN_LOGNORMAL && !(l->b > 0 && l->b <= 5))
+        rc = node_error(ld, n, "sigma", "sigma must be above 0 and at most 5");
+    if (!rc)
+        rc = get_quantity(ld, n, "max", SIM_DIM_COUNT, 0, &l->max);
+    if (!rc && has_attr(n, "max") && !(l->max >= 1 && l->max <= MAX_TOKENS_ATTR))
+        rc = node_error(ld, n, "max", "max must be from 1 to 1e7 tokens");
+    return rc;
+}
+
+static int parse_arrivals(loader *ld, xmlNode *n, serve_config *c)
+{
+    char process[32];
+    copy_attr(n, "process", process, sizeof process);
+    if (serve_arrival_parse(process, &c->arrival))
+        return node_error(ld, n, "process", "unknown process; use poisson, gamma or closed");
+    int rc = 0;
+    double requests = 0;
+    if (has_attr(n, "requests")) {
+        rc = get_quantity(ld, n, "requests", SIM_DIM_COUNT, 1, &requests);
+        if (!rc)
+            rc = whole(ld, n, "requests", requests);
+        if (!rc)
+            rc = positive(ld, n, "requests", requests, 1e9, "");
+        c->max_requests = (uint64_t)requests;
+    }
+    if (rc)
+        return rc;
+    if (c->arrival == SERVE_CLOSED) {
+        rc = get_uint(ld, n, "clients", 1, 1, 10000000, &c->clients);
+        if (!rc && !has_attr(n, "requests"))
+            rc = node_error(ld, n, NULL, "a closed loop needs requests=\"N\" (when to stop)");
+        if (!rc && c->max_requests < c->clients)
+            rc = node_error(ld, n, "requests", "requests must be at least clients (%u)",
+                            c->clients);
+        return rc;
+    }
+    rc = get_quantity(ld, n, "rate", SIM_DIM_FREQUENCY, 1, &c->rate_per_s);
+    if (!rc)
+        rc = positive(ld, n, "rate", c->rate_per_s, 1e9, " requests/s");
+    if (!rc)
+        rc = get_quantity(ld, n, "duration", SIM_DIM_TIME, 1, &c->duration_s);
+    if (!rc)
+        rc = positive(ld, n, "duration", c->duration_s, 3.2e7, " s (a year)");
+    if (!rc && c->arrival == SERVE_GAMMA) {
+        rc = get_quantity(ld, n, "cv", SIM_DIM_COUNT, 1, &c->cv);
+        if (!rc)
+            rc = positive(ld, n, "cv", c->cv, 100, "");
+    }
+    return rc;
+}
+
+int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "serving");
+    if (!n)
+        return 0;
+    s->has_serving = 1;
+    serve_config *c = &s->serving;
+    xmlNode *model = child(n, "model");
+    /* the job's model stays the job's: parse into the scenario, then put it back */
+    model_arch job_arch = s->arch;
+    char job_model[sizeof s->model_name];
+    memcpy(job_model, s->model_name, sizeof job_model);
+    int job_has_arch = s->has_arch;
+    double job_params = s->campaign.model_params;
+    s->has_arch = 0;
+    s->model_name[0] = '\0';
+    int rc = parse_model_element(ld, model, s);
+    if (!rc && !s->has_arch)
+        rc = node_error(ld, model, NULL, "serving needs the model's architecture (ref or "
+                        "layers, hidden, ...), not only its parameters");
+    c->arch = s->arch;
+    if (s->has_job) {
+        s->arch = job_arch;
+        memcpy(s->model_name, job_model, sizeof job_model);
+        s->has_arch = job_has_arch;
+        s->campaign.model_params = job_params;
+    }
+    if (rc)
+        return rc;
+    rc = parse_replica(ld, child(n, "replica"), s);
+    xmlNode *router = child(n, "router");
+    char policy[32] = "least-loaded";
+    if (!rc && router)
+        copy_attr(router, "policy", policy, sizeof policy);
+    c->router = serve_router_find(policy);
+    if (!rc && !c->router)
+        rc = node_error(ld, router, "policy", "unknown router; use %s", serve_router_names());
+    if (!rc)
+        rc = parse_arrivals(ld, child(n, "arrivals"), c);
+    if (!rc)
+        rc = parse_length(ld, child(n, "prompt"), &c->prompt);
+    if (!rc)
+        rc = parse_length(ld, child(n, "output"), &c->output);
+    xmlNode *slo = child(n, "slo");
+    if (!rc && slo) {
+        rc = get_quantity(ld, slo, "ttft", SIM_DIM_TIME, 0, &c->slo_ttft_s);
+        if (!rc)
+            rc = get_quantity(ld, slo, "tpot", SIM_DIM_TIME, 0, &c->slo_tpot_s);
+        if (!rc && (!(c->slo_ttft_s >= 0 && c->slo_ttft_s <= 3600) ||
+                    !(c->slo_tpot_s >= 0 && c->slo_tpot_s <= 3600)))
+            rc = node_error(ld, slo, NULL, "ttft and tpot must be from 0 to 1 h");
+    }
+    c->seed = s->seed;
+    return rc;
+}

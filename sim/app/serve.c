@@ -1,0 +1,241 @@
+/* serve.c - `dcsim serve`: an inference fleet request by request
+ * (models/serving.h; docs/serving.md). Parses, builds the GPU's timing
+ * device, runs the simulation and prints (or --json) what it found. */
+#include "serve.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "hardware.h"
+#include "progress.h"
+#include "resources.h"
+#include "scenario.h"
+#include "serving.h"
+
+const char usage_serve[] =
+    "usage: dcsim serve SCENARIO.xml [--json] [--quiet] [--set PATH=VALUE]...\n"
+    "\n"
+    "Simulate an LLM inference fleet request by request (the scenario's\n"
+    "<serving>, docs/serving.md): arrivals, a router, continuous batching\n"
+    "with chunked prefill and a paged KV cache on every replica, each\n"
+    "iteration timed by the step tier's compute model. Prints the time to\n"
+    "first token (TTFT), time per output token (TPOT), end-to-end latency\n"
+    "and queueing delay at P50/P90/P99, throughput, goodput under the SLO,\n"
+    "KV-cache use and preemptions, and Little's law as a check.\n"
+    "\n"
+    "  --json       the results as one JSON object\n"
+    "  -q, --quiet  no progress on stderr\n"
+    "  --set PATH=VALUE  override a scenario value, e.g.\n"
+    "               --set serving/arrivals/@rate=40/s\n"
+    "\n"
+    "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
+
+typedef struct serve_args {
+    const char *path;
+    cli_sets sets;
+    int json, quiet;
+} serve_args;
+
+static const cli_option serve_options[] = {
+    {"--json", 0, CLI_FLAG, offsetof(serve_args, json), NULL, NULL},
+    {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
+    {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+static int on_poll(void *ctx, double sim_time_s, uint64_t finished)
+{
+    double wall;
+    if (progress_due(ctx, 0.25, &wall)) {
+        fprintf(stderr, "\r\033[K  serving: %.4g s simulated, %llu requests finished, %.0f s",
+                sim_time_s, (unsigned long long)finished, wall);
+        fflush(stderr);
+    }
+    return 0; /* no output file: an interrupt simply ends the process */
+}
+
+static void describe_length(const serve_length *l, char *buf, size_t size)
+{
+    int n = 0;
+    if (l->dist == SERVE_LEN_FIXED)
+        n = snprintf(buf, size, "%.0f tokens", l->a);
+    else if (l->dist == SERVE_LEN_UNIFORM)
+        n = snprintf(buf, size, "uniform %.0f-%.0f tokens", l->a, l->b);
+    else
+        n = snprintf(buf, size, "lognormal, median %.0f tokens, sigma %.3g", l->a, l->b);
+    if (l->max > 0 && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (at most %.0f)", l->max);
+}
+
+static void describe_arrivals(const serve_config *c, char *buf, size_t size)
+{
+    if (c->arrival == SERVE_CLOSED)
+        snprintf(buf, size, "closed loop, %u clients, %llu requests", c->clients,
+                 (unsigned long long)c->max_requests);
+    else if (c->arrival == SERVE_GAMMA)
+        snprintf(buf, size, "gamma (cv %.3g), %.4g requests/s for %.4g s", c->cv, c->rate_per_s,
+                 c->duration_s);
+    else
+        snprintf(buf, size, "poisson, %.4g requests/s for %.4g s", c->rate_per_s, c->duration_s);
+}
+
+static void print_latency(const char *name, const serve_latency *l, uint64_t n)
+{
+    if (!n) {
+        printf("  %-6s %10s\n", name, "-");
+        return;
+    }
+    printf("  %-6s %10.4g %10.4g %10.4g %10.4g %10.4g\n", name, l->mean_s * 1e3,
+           l->q_s[0] * 1e3, l->q_s[1] * 1e3, l->q_s[2] * 1e3, l->max_s * 1e3);
+}
+
+/* what the compute model gives the typical batches, to read the rest by */
+static void print_iteration_model(const serve_config *c)
+{
+    double p = c->prompt.a, ctx = 0;
+    if (p > c->max_batch_tokens)
+        p = c->max_batch_tokens;
+    serve_batch prefill = {1, &p, &ctx, 0, 0, 1};
+    serve_batch one = {0, NULL, NULL, 1, c->prompt.a + 1, 1};
+    unsigned full = c->max_sequences < c->max_batch_tokens ? c->max_sequences
+                                                            : c->max_batch_tokens;
+    serve_batch many = {0, NULL, NULL, full, full * (c->prompt.a + 1), full};
+    printf("iteration  prefill of %.0f tokens %.4g ms; decode of 1 sequence %.4g ms, of %u "
+           "%.4g ms (at %.0f tokens of context)\n",
+           p, serve_iteration_s(c, &prefill) * 1e3, serve_iteration_s(c, &one) * 1e3, full,
+           serve_iteration_s(c, &many) * 1e3, c->prompt.a + 1);
+}
+
+static void print_text(const scn_scenario *s, const serve_config *c, const serve_result *r)
+{
+    char prompt[128], output[128], arrivals[160];
+    describe_length(&c->prompt, prompt, sizeof prompt);
+    describe_length(&c->output, output, sizeof output);
+    describe_arrivals(c, arrivals, sizeof arrivals);
+    printf("dcsim serve: %s%s%s on %u x %s (%.1f GB): %u replicas of tp %u%s%s%s\n",
+           c->arch.name, s->name[0] ? " - " : "", s->name, c->replicas * c->tp, s->gpu.name,
+           c->gpu_bytes / 1e9, c->replicas, c->tp, c->tp > 1 ? " (" : "", s->serving_scaleup,
+           c->tp > 1 ? ")" : "");
+    printf("replica    math %s, weights %s (%.2f GB per GPU), KV %s (%.4g kB per token), "
+           "%.0f blocks of %u tokens (%.0f tokens)\n",
+           precision_name(c->math_precision), precision_name(c->weight_precision),
+           r->weights_bytes_per_gpu / 1e9, precision_name(c->kv_precision),
+           r->kv_bytes_per_token / 1e3, r->kv_blocks_per_replica, c->kv_block_tokens,
+           r->kv_blocks_per_replica * c->kv_block_tokens);
+    printf("batching   %u tokens and %u sequences per iteration, chunked prefill; router %s\n",
+           c->max_batch_tokens, c->max_sequences, serve_router_name(c->router));
+    printf("traffic    %s; prompt %s; output %s\n", arrivals, prompt, output);
+    print_iteration_model(c);
+    if (s->serving_defaults[0])
+        printf("defaults used: %s\n", s->serving_defaults);
+    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (longer than a replica's "
+           "KV cache), %llu in flight; %llu preemptions\n",
+           (unsigned long long)r->arrived, (unsigned long long)r->finished,
+           (unsigned long long)r->dropped, (unsigned long long)r->in_flight,
+           (unsigned long long)r->preemptions);
+    printf("throughput %.6g output tokens/s (%.6g per GPU), %.6g requests/s over %.6g s; "
+           "%.1f tokens per iteration, replicas busy %.1f%%\n",
+           r->output_tokens_per_s, r->output_tokens_per_s_per_gpu, r->requests_per_s, r->end_s,
+           r->mean_batch_tokens, 100 * r->busy_fraction);
+    printf("\n  %-6s %10s %10s %10s %10s %10s   (ms)\n", "", "mean", "P50", "P90", "P99",
+           "max");
+    print_latency("TTFT", &r->ttft, r->finished);
+    print_latency("TPOT", &r->tpot, r->tpot_count);
+    print_latency("E2E", &r->e2e, r->finished);
+    print_latency("queue", &r->queue, r->finished);
+    if (c->slo_ttft_s > 0 || c->slo_tpot_s > 0)
+        printf("\nSLO        TTFT <= %.4g ms, TPOT <= %.4g ms: %.2f%% of finished requests; "
+               "goodput %.6g requests/s\n",
+               c->slo_ttft_s * 1e3, c->slo_tpot_s * 1e3, 100 * r->slo_met_fraction,
+               r->goodput_requests_per_s);
+    printf("KV cache   mean use %.1f%%, peak %.1f%% of the fleet's blocks\n",
+           100 * r->kv_util_mean, 100 * r->kv_util_max);
+    printf("Little     L %.6g requests in the system = lambda %.6g/s x W %.6g s = %.6g\n",
+           r->little_l, r->little_lambda, r->little_w, r->little_lambda * r->little_w);
+}
+
+static void json_latency(const char *name, const serve_latency *l, const char *sep)
+{
+    printf("\"%s\":{\"mean_s\":%.17g,\"p50_s\":%.17g,\"p90_s\":%.17g,\"p99_s\":%.17g,"
+           "\"max_s\":%.17g}%s",
+           name, l->mean_s, l->q_s[0], l->q_s[1], l->q_s[2], l->max_s, sep);
+}
+
+static void print_json(const serve_config *c, const serve_result *r)
+{
+    printf("{\"model\":\"%s\",\"replicas\":%u,\"tp\":%u,\"arrived\":%llu,\"finished\":%llu,"
+           "\"dropped\":%llu,\"in_flight\":%llu,\"preemptions\":%llu,\"iterations\":%llu,",
+           c->arch.name, c->replicas, c->tp, (unsigned long long)r->arrived,
+           (unsigned long long)r->finished, (unsigned long long)r->dropped,
+           (unsigned long long)r->in_flight, (unsigned long long)r->preemptions,
+           (unsigned long long)r->iterations);
+    printf("\"end_s\":%.17g,\"output_tokens_per_s\":%.17g,\"output_tokens_per_s_per_gpu\":%.17g,"
+           "\"requests_per_s\":%.17g,\"goodput_requests_per_s\":%.17g,\"slo_met_fraction\":%.17g,",
+           r->end_s, r->output_tokens_per_s, r->output_tokens_per_s_per_gpu, r->requests_per_s,
+           r->goodput_requests_per_s, r->slo_met_fraction);
+    json_latency("ttft", &r->ttft, ",");
+    json_latency("tpot", &r->tpot, ",");
+    json_latency("e2e", &r->e2e, ",");
+    json_latency("queue", &r->queue, ",");
+    printf("\"kv_util_mean\":%.17g,\"kv_util_max\":%.17g,\"busy_fraction\":%.17g,"
+           "\"mean_batch_tokens\":%.17g,\"little_l\":%.17g,\"little_lambda\":%.17g,"
+           "\"little_w\":%.17g,\"kv_blocks_per_replica\":%.17g}\n",
+           r->kv_util_mean, r->kv_util_max, r->busy_fraction, r->mean_batch_tokens, r->little_l,
+           r->little_lambda, r->little_w, r->kv_blocks_per_replica);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const cli_command cmd = {"serve", usage_serve, serve_options, 1,
+                                    .too_many = "more than one scenario given ('%s')"};
+    serve_args o = {0};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
+    if (!o.path)
+        return cli_usage_error("serve", "a scenario with <serving> is needed%s", "");
+    scn_scenario s;
+    sim_error err;
+    sim_error_clear(&err);
+    if (scn_load_flags(o.path, o.sets.v, o.sets.n, SCN_LOAD_SERVING, &s, &err))
+        return cli_print_error(&err);
+    if (!s.has_serving) {
+        sim_error_set(&err, SIM_ERR_INPUT, s.source, 0,
+                      "no <serving> section: dcsim serve simulates an inference fleet "
+                      "(docs/serving.md); a training <job> runs with dcsim run");
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
+    serve_config c = s.serving;
+    /* decode kernels run from CUDA graphs (TensorRT-LLM's setting,
+     * components.md 7.2) with FlashAttention-2's prefill */
+    framework_config fw = {.attention_kernel = ATTN_FLASH2, .cuda_graphs = 1};
+    rc = hw_compute_device_fw(&s.gpu, c.math_precision, &fw, &c.dev, &err);
+    if (!rc) /* every request's record is kept until the end (exact quantiles) */
+        rc = res_check_more(&s, 0, serve_expected_requests(&c) * (double)serve_request_bytes(),
+                            "request records", &err);
+    progress prog;
+    progress_start(&prog, o.quiet || o.json);
+    c.poll = on_poll;
+    c.poll_ctx = &prog;
+    serve_result r;
+    if (!rc)
+        rc = serve_simulate(&c, &r, &err);
+    progress_clear(&prog);
+    if (rc) {
+        if (!err.file[0])
+            snprintf(err.file, sizeof err.file, "%s", s.source);
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
+    if (o.json)
+        print_json(&c, &r);
+    else
+        print_text(&s, &c, &r);
+    scn_scenario_free(&s);
+    return 0;
+}

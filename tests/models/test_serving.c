@@ -1,0 +1,253 @@
+/* test_serving.c - the serving tier (models/serving.h) against closed forms:
+ * one request equals its prefill plus its decodes, timed by
+ * serve_iteration_s (whole prompt and chunked); M/D/1 (one sequence per
+ * replica, fixed lengths, Poisson arrivals: the queueing delay's mean is
+ * rho S / (2 (1 - rho)), Pollaczek-Khinchine); Little's law on every run;
+ * conservation of requests and tokens, preemption under a small KV cache;
+ * determinism; a load that rises never lowers the mean TTFT; refusals.
+ *
+ * The device is a round synthetic one (1e15 FLOP/s, 3e12 B/s, no tile
+ * quantisation): the test checks the simulation's arithmetic, not a GPU.
+ * The model is Llama 2 7B's shape (scenarios/catalog/models.xml).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "precision.h"
+#include "serving.h"
+
+static serve_config base(void)
+{
+    serve_config c;
+    memset(&c, 0, sizeof c);
+    model_arch m = {.layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32, .head_dim = 128,
+                    .ffn_hidden = 11008, .vocab = 32000, .seq_len = 4096,
+                    .activation = ACT_SWIGLU, .top_k = 1};
+    snprintf(m.name, sizeof m.name, "llama2-7b-shape");
+    c.arch = m;
+    c.dev.peak_flops_per_s[PREC_BF16] = 1e15;
+    c.dev.gemm_efficiency = 0.8;
+    c.dev.attention_efficiency = 0.5;
+    c.dev.mem_bytes_per_s = 3e12;
+    c.dev.mem_efficiency = 0.9;
+    c.math_precision = c.weight_precision = c.kv_precision = c.act_precision = PREC_BF16;
+    c.tp = 1;
+    c.gpu_bytes = 80e9;
+    c.kv_fraction = 0.9;
+    c.kv_block_tokens = 16;
+    c.max_batch_tokens = 8192;
+    c.max_sequences = 256;
+    c.replicas = 1;
+    c.router = serve_router_find("round-robin");
+    c.arrival = SERVE_CLOSED;
+    c.clients = 1;
+    c.max_requests = 1;
+    c.prompt = (serve_length){SERVE_LEN_FIXED, 512, 0, 0};
+    c.output = (serve_length){SERVE_LEN_FIXED, 8, 0, 0};
+    c.seed = 7;
+    return c;
+}
+
+static double prefill_s(const serve_config *c, double tokens, double context)
+{
+    serve_batch b = {1, &tokens, &context, 0, 0, 1};
+    return serve_iteration_s(c, &b);
+}
+
+static double decode_s(const serve_config *c, double kv)
+{
+    serve_batch b = {0, NULL, NULL, 1, kv, 1};
+    return serve_iteration_s(c, &b);
+}
+
+/* the service time of one request alone: its prompt in chunks of the
+ * budget (only the last emits a token), then o - 1 decodes */
+static double alone_s(const serve_config *c, double p, double o, double *ttft)
+{
+    double t = 0;
+    for (double done = 0; done < p;) {
+        double chunk = p - done < c->max_batch_tokens ? p - done : c->max_batch_tokens;
+        double emit = done + chunk == p;
+        serve_batch b = {1, &chunk, &done, 0, 0, (unsigned)emit};
+        t += serve_iteration_s(c, &b);
+        done += chunk;
+    }
+    *ttft = t;
+    for (double j = 1; j < o; j++)
+        t += decode_s(c, p + j);
+    return t;
+}
+
+static void test_single_request(void)
+{
+    serve_config c = base();
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    double ttft, e2e = alone_s(&c, 512, 8, &ttft);
+    CHECK_REL(r.ttft.q_s[0], ttft, 1e-12);
+    CHECK_REL(r.e2e.max_s, e2e, 1e-12);
+    CHECK_REL(ttft, prefill_s(&c, 512, 0), 1e-15);
+    CHECK_REL(r.tpot.mean_s, (e2e - ttft) / 7, 1e-12);
+    CHECK_INT_EQ(r.iterations, 8);
+    CHECK_INT_EQ(r.finished, 1);
+    CHECK_INT_EQ(r.output_tokens, 8);
+    /* chunked: four chunks of 128 before the first token */
+    c.max_batch_tokens = 128;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    e2e = alone_s(&c, 512, 8, &ttft);
+    CHECK_REL(r.ttft.q_s[0], ttft, 1e-12);
+    CHECK_REL(r.e2e.max_s, e2e, 1e-12);
+    CHECK_INT_EQ(r.iterations, 4 + 7);
+    CHECK(ttft > prefill_s(&c, 512, 0)); /* four passes over the weights instead of one */
+    /* decode reads more KV as it grows; more tokens never take less time */
+    CHECK(decode_s(&c, 4096) > decode_s(&c, 512));
+    CHECK(prefill_s(&c, 1024, 0) > prefill_s(&c, 512, 0));
+    CHECK(prefill_s(&c, 512, 512) > prefill_s(&c, 512, 0));
+    /* tp 2 halves the per-GPU work and adds the all-reduces */
+    serve_config c2 = base();
+    c2.tp = 2;
+    c2.scaleup_bytes_per_s = 300e9;
+    c2.scaleup_step_s = 3.4e-6;
+    CHECK(decode_s(&c2, 512) < decode_s(&c, 512));
+}
+
+static void test_md1(void)
+{
+    serve_config c = base();
+    c.max_sequences = 1;
+    c.prompt.a = 256;
+    c.output.a = 16;
+    double ttft, S = alone_s(&c, 256, 16, &ttft);
+    double rho = 0.5;
+    c.arrival = SERVE_POISSON;
+    c.rate_per_s = rho / S;
+    c.max_requests = 0;
+    c.duration_s = 100000 * S / rho; /* about 100,000 requests */
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    double wq = rho * S / (2 * (1 - rho));
+    printf("M/D/1: S %.6g s, %llu requests, queue mean %.6g s (closed form %.6g), "
+           "busy %.4f\n", S, (unsigned long long)r.finished, r.queue.mean_s, wq,
+           r.busy_fraction);
+    CHECK(r.finished > 95000 && r.finished < 105000);
+    /* the mean of ~1e5 correlated waits: a few percent of sampling error */
+    CHECK_REL(r.queue.mean_s, wq, 0.05);
+    CHECK_REL(r.e2e.mean_s, wq + S, 0.05);
+    CHECK_REL(r.busy_fraction, rho, 0.03);
+    CHECK(r.e2e.q_s[0] >= S * (1 - 1e-12)); /* no request is served faster than alone */
+    CHECK_REL(r.little_l, r.little_lambda * r.little_w, 1e-9);
+    CHECK_INT_EQ(r.preemptions, 0);
+}
+
+static void test_batched_stream(void)
+{
+    serve_config c = base();
+    c.replicas = 3;
+    c.router = serve_router_find("least-loaded");
+    c.arrival = SERVE_GAMMA;
+    c.cv = 2;
+    c.rate_per_s = 20;
+    c.max_requests = 0;
+    c.duration_s = 60;
+    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 600, 0.8, 4000};
+    c.output = (serve_length){SERVE_LEN_UNIFORM, 20, 300, 0};
+    c.max_batch_tokens = 2048;
+    c.slo_ttft_s = 0.5;
+    c.slo_tpot_s = 0.05;
+    serve_result r, again;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    CHECK(r.arrived > 1000);
+    CHECK_INT_EQ(r.arrived, r.finished + r.dropped + r.in_flight);
+    CHECK_INT_EQ(r.in_flight, 0);
+    CHECK_REL(r.little_l, r.little_lambda * r.little_w, 1e-9);
+    CHECK(r.ttft.q_s[0] <= r.ttft.q_s[1] && r.ttft.q_s[1] <= r.ttft.q_s[2] &&
+          r.ttft.q_s[2] <= r.ttft.max_s);
+    CHECK(r.e2e.mean_s > r.ttft.mean_s);
+    CHECK(r.slo_met_fraction > 0 && r.slo_met_fraction <= 1);
+    CHECK(r.kv_util_mean > 0 && r.kv_util_mean <= r.kv_util_max && r.kv_util_max <= 1);
+    CHECK(r.mean_batch_tokens > 1 && r.mean_batch_tokens <= c.max_batch_tokens);
+    CHECK_REL(r.output_tokens_per_s, r.output_tokens / r.end_s, 1e-12);
+    CHECK_INT_EQ(serve_simulate(&c, &again, &err), 0);
+    CHECK(memcmp(&r, &again, sizeof r) == 0); /* determinism */
+    /* twice the load: the mean TTFT does not fall */
+    c.rate_per_s = 40;
+    CHECK_INT_EQ(serve_simulate(&c, &again, &err), 0);
+    CHECK(again.ttft.mean_s >= r.ttft.mean_s);
+    CHECK(again.arrived > r.arrived);
+}
+
+static void test_preemption(void)
+{
+    serve_config c = base();
+    /* KV for 64 blocks of 16 tokens: weights 13.5 GB + reserved, the rest
+     * tuned so that 1,024 tokens fit; 8 clients of 200 + 300 tokens */
+    double w, per_token, blocks;
+    CHECK_INT_EQ(serve_memory(&c, &w, &per_token, &blocks, NULL), 0);
+    c.reserved_bytes = c.gpu_bytes - w - 64.5 * 16 * per_token / c.kv_fraction;
+    CHECK_INT_EQ(serve_memory(&c, &w, &per_token, &blocks, NULL), 0);
+    CHECK_INT_EQ((long long)blocks, 64);
+    c.clients = 8;
+    c.max_requests = 40;
+    c.prompt.a = 200;
+    c.output.a = 300;
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    printf("preemption: %llu preemptions, %llu iterations, KV peak %.3f\n",
+           (unsigned long long)r.preemptions, (unsigned long long)r.iterations, r.kv_util_max);
+    CHECK(r.preemptions > 0);
+    CHECK_INT_EQ(r.finished, 40);
+    CHECK_INT_EQ(r.output_tokens, 40 * 300);
+    CHECK_INT_EQ(r.prompt_tokens, 40 * 200);
+    CHECK(r.kv_util_max <= 1);
+    CHECK_REL(r.little_l, r.little_lambda * r.little_w, 1e-9);
+    /* a sequence longer than the whole cache is dropped, not served */
+    c.output.a = 1000;
+    c.max_requests = 8;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    CHECK_INT_EQ(r.dropped, 8);
+    CHECK_INT_EQ(r.finished, 0);
+}
+
+static void test_refusals(void)
+{
+    serve_config c = base();
+    sim_error err;
+    c.tp = 3;
+    CHECK(serve_config_check(&c, &err) != 0);
+    c = base();
+    c.arch.experts = 8;
+    CHECK(serve_config_check(&c, &err) != 0);
+    c = base();
+    c.gpu_bytes = 10e9; /* 13.5 GB of weights */
+    sim_error_clear(&err);
+    CHECK(serve_config_check(&c, &err) != 0);
+    CHECK(strstr(err.msg, "no memory for the KV cache") != NULL);
+    c = base();
+    c.tp = 2; /* no scale-up link */
+    CHECK(serve_config_check(&c, &err) != 0);
+    c = base();
+    c.arrival = SERVE_POISSON;
+    c.rate_per_s = 0;
+    CHECK(serve_config_check(&c, &err) != 0);
+    c = base();
+    c.prompt.dist = SERVE_LEN_LOGNORMAL;
+    c.prompt.b = 0;
+    CHECK(serve_config_check(&c, &err) != 0);
+    CHECK(serve_router_find("random") == NULL);
+}
+
+int main(void)
+{
+    test_single_request();
+    test_md1();
+    test_batched_stream();
+    test_preemption();
+    test_refusals();
+    return check_report();
+}
