@@ -388,10 +388,10 @@ int ff_effect_check_gpus(const fabric *f, const ff_state *s, const ff_effect *e,
         ff_part_text(&s->part[part], one, sizeof one);
     free(ids);
     return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
-                         "failed part %s%s %s GPU%s %s; the step needs every GPU of the job "
-                         "(a restart without them is not modelled yet: docs/failures.md)",
-                         one, s->n > 1 ? " (with the others)" : "",
-                         gone ? "takes out" : "cuts off the fabric", n > 1 ? "s" : "", list);
+                         "failed part %s%s %s GPU%s %s%s; the step needs every GPU of the "
+                         "job (a restart without them is not modelled yet: docs/failures.md)",
+                         one, s->n > 1 ? " (with the others)" : "", gone ? "takes out" : "cuts",
+                         n > 1 ? "s" : "", list, gone ? "" : " off the fabric");
 }
 
 /* The per-link curves of out as base's, pointing into out's own copies. */

@@ -409,7 +409,7 @@ static void test_refusals(void)
     snprintf(host, sizeof host, "switch=%u", 3);
     const char *cases[][1] = {{leaf}, {"nic=7"}, {"gpu=9"}, {"node=2"}, {"link=999999"},
                               {host}, {"gpu=96:0.5"}};
-    const char *expect[] = {"cuts off the fabric GPUs 48-95", "cuts off the fabric GPU 7",
+    const char *expect[] = {"cuts GPUs 48-95 off the fabric", "nic=7 cuts GPU 7 off the fabric",
                             "gpu=9 takes out GPU 9", "node=2 takes out GPUs 16-23",
                             "link=999999: no directed link", "node 3 is no fabric switch",
                             "gpu=96:0.5: no such gpu"};
