@@ -686,11 +686,8 @@ int cmd_step(int argc, char **argv)
     ff_state_init(&st);
     app_step_failure fx;
     memset(&fx, 0, sizeof fx);
-    if (o.n_fails && s.step.packet)
-        rc = cli_usage_error("step", "%s: the packet network does not take failure states "
-                             "yet (use the flow model, --concurrent or --analytic)", "--fail");
-    else
-        rc = step_fail_parse(o.fails, o.n_fails, &st);
+    rc = step_fail_setup(&s, o.fails, o.n_fails, &st);
+    int failing = o.n_fails != 0; /* the comparison: as built, then under st */
     app_packet_cfg pc;
     step_trace tr;
     if (rc || (rc = packet_setup(&o, &s, &pc, &tr)) != 0) {
@@ -728,7 +725,7 @@ int cmd_step(int argc, char **argv)
     app_step_packet pk = {.cfg = &pc.cfg, .admit = packet_admit, .admit_ctx = &s,
                           .series_dt_s = tr.has ? tr.bins.dt_s : 0,
                           .series_bins = tr.has ? tr.bins.max_bins : 0};
-    if (o.n_fails) {
+    if (failing) {
         rc = app_step_failed(&s, plan.gpu_speed, plan.n_gpu_speed,
                              prog.enabled ? on_step_poll : NULL, &prog, &st, &fx, &e);
         prof = fx.after;
@@ -749,17 +746,17 @@ int cmd_step(int argc, char **argv)
             rc = cli_print_error(&err);
         else if (o.json)
             print_json(&prof, s.flow_log_given && s.step.concurrent, &pc, &tr, &st,
-                       o.n_fails ? &fx : NULL);
+                       failing ? &fx : NULL);
         else {
             print_text(&s, &prof);
             if (prof.is_packet)
                 print_packet(&prof, &pc, &tr);
-            if (o.n_fails)
+            if (failing)
                 step_fail_print(&st, &fx);
         }
         if (!rc && prof.flows_truncated && (o.perfetto || (o.json && s.flow_log_given)))
             flow_log_line(stderr, "dcsim step: note: ", &prof); /* never silently */
-        if (o.n_fails)
+        if (failing)
             app_step_failure_free(&fx);
         else
             step_profile_free(&prof);

@@ -22,6 +22,14 @@ int step_fail_parse(const char *const *words, size_t n, ff_state *st)
     return 0;
 }
 
+int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n, ff_state *st)
+{
+    if (n && s->step.packet)
+        return cli_usage_error("step", "%s: the packet network does not take failure states "
+                               "yet (use the flow model, --concurrent or --analytic)", "--fail");
+    return step_fail_parse(words, n, st);
+}
+
 static const char *speed_word(double s, char *buf, size_t size)
 {
     if (s == 0)

@@ -18,6 +18,11 @@
  * ("dcsim step: --fail WORD: reason"). st must be initialised. */
 int step_fail_parse(const char *const *words, size_t n, ff_state *st);
 
+/* The state of dcsim step: the --fail words (step_fail_parse); the packet
+ * network refused with any.
+ * 0, or the exit status of the usage error printed. */
+int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n, ff_state *st);
+
 /* The text lines after the profile: the state, its digest, the iteration
  * before and after and the links whose load changed most. */
 void step_fail_print(const ff_state *st, const app_step_failure *x);
