@@ -215,6 +215,7 @@ int fabric_build(const fabric_config *c, fabric *f, sim_error *err)
                              sizeof why))
             return out_of_memory(f, err, why);
     }
+    f->routing = c->routing;
     f->router = topo_router_create(&f->g, &c->routing, why, sizeof why);
     if (!f->router)
         return out_of_memory(f, err, why);

@@ -53,6 +53,7 @@ typedef struct fabric_config {
 typedef struct fabric {
     topo_graph g;
     topo_router *router;
+    topo_route_config routing;   /* the router's configuration (fabric_fault.h rebuilds it) */
     nc_fabric nc;
     unsigned gpus;
     double link_bytes_per_s;     /* effective fabric link capacity */

@@ -27,6 +27,7 @@ void topo_graph_fini(topo_graph *g)
     free(g->link_bytes_per_s);
     free(g->out_offset);
     free(g->out_links);
+    free(g->link_is_down);
     memset(g, 0, sizeof *g);
 }
 
@@ -133,6 +134,66 @@ int topo_graph_finish(topo_graph *g)
     for (uint32_t l = 0; l < g->n_links; l++)
         g->out_links[next[g->link_src[l]]++] = l;
     free(next);
+    return 0;
+}
+
+static void *dup_array(const void *p, size_t n, size_t elem)
+{
+    void *q = malloc(n * elem + 1);
+    if (q && n)
+        memcpy(q, p, n * elem);
+    return q;
+}
+
+int topo_graph_degrade(const topo_graph *src, const double *link_speed, topo_graph *out)
+{
+    topo_graph *g = out;
+    topo_graph_init(g);
+    g->n_nodes = src->n_nodes;
+    g->n_hosts = src->n_hosts;
+    g->n_switches = src->n_switches;
+    g->n_scaleup = src->n_scaleup;
+    g->n_nics = src->n_nics;
+    g->updown = src->updown;
+    g->n_links = src->n_links;
+    g->cap_nodes = src->n_nodes;
+    g->cap_links = src->n_links;
+    size_t nn = src->n_nodes, nl = src->n_links;
+    g->node_kind = dup_array(src->node_kind, nn, 1);
+    g->node_tier = dup_array(src->node_tier, nn, 1);
+    g->node_plane = dup_array(src->node_plane, nn, 1);
+    g->node_group = dup_array(src->node_group, nn, sizeof *g->node_group);
+    g->link_src = dup_array(src->link_src, nl, sizeof *g->link_src);
+    g->link_dst = dup_array(src->link_dst, nl, sizeof *g->link_dst);
+    g->link_bytes_per_s = dup_array(src->link_bytes_per_s, nl, sizeof *g->link_bytes_per_s);
+    g->out_offset = calloc(nn + 1, sizeof *g->out_offset);
+    g->out_links = malloc((nl + 1) * sizeof *g->out_links);
+    int any_down = 0;
+    for (size_t l = 0; l < nl; l++)
+        any_down |= link_speed[l] == 0;
+    if (any_down)
+        g->link_is_down = calloc(nl + 1, 1);
+    if (!g->node_kind || !g->node_tier || !g->node_plane || !g->node_group || !g->link_src ||
+        !g->link_dst || !g->link_bytes_per_s || !g->out_offset || !g->out_links ||
+        (any_down && !g->link_is_down)) {
+        topo_graph_fini(g);
+        return -1;
+    }
+    for (size_t l = 0; l < nl; l++) {
+        if (link_speed[l] == 0)
+            g->link_is_down[l] = 1;
+        else if (link_speed[l] < 1)
+            g->link_bytes_per_s[l] *= link_speed[l];
+    }
+    /* src's adjacency in its order, less the down links */
+    uint32_t n = 0;
+    for (size_t v = 0; v < nn; v++) {
+        g->out_offset[v] = n;
+        for (uint32_t i = src->out_offset[v]; i < src->out_offset[v + 1]; i++)
+            if (!g->link_is_down || !g->link_is_down[src->out_links[i]])
+                g->out_links[n++] = src->out_links[i];
+    }
+    g->out_offset[nn] = n;
     return 0;
 }
 

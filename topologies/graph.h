@@ -51,7 +51,11 @@ typedef struct topo_graph {
     uint32_t *link_src, *link_dst;
     double *link_bytes_per_s;  /* capacity of the directed link */
     uint32_t *out_offset;      /* n_nodes + 1 entries, after finish */
-    uint32_t *out_links;       /* n_links entries, after finish */
+    uint32_t *out_links;       /* n_links entries, after finish; a degraded copy
+                                  (topo_graph_degrade) leaves its down links out */
+    uint8_t *link_is_down;     /* NULL: every link up (every built fabric); a degraded
+                                  copy with a link down: 1 per down link, which no
+                                  adjacency lists and no route takes */
     size_t cap_nodes, cap_links;
     int failed;                /* an allocation failed: finish reports it */
 } topo_graph;
@@ -70,6 +74,14 @@ void topo_graph_add_cable(topo_graph *g, uint32_t a, uint32_t b, double bytes_pe
 
 /* Build the adjacency. Returns 0, or -1 when an allocation failed. */
 int topo_graph_finish(topo_graph *g);
+
+/* A copy of the finished graph src with the same node and link ids, for a
+ * failure state (models/fabric_fault.h): link l's capacity times
+ * link_speed[l] when 0 < speed < 1 (a link that retrained slower), out of
+ * the adjacency when speed is 0 (down; its capacity kept, link_is_down[l]
+ * set; link_is_down stays NULL when no link is down). Speeds of 1 copy the
+ * link as it is. Returns 0, or -1 when out of memory (out then empty). */
+int topo_graph_degrade(const topo_graph *src, const double *link_speed, topo_graph *out);
 
 /* Hop counts (links) from node src to every node by breadth-first search
  * into dist[n_nodes] (UINT32_MAX = unreachable). Switches forward; hosts are

@@ -104,6 +104,7 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
         FAIL("out of memory for the router");
     r->g = g;
     r->cfg = *cfg;
+    r->full_tables = g->updown && g->link_is_down != NULL;
     r->sw_index = malloc(((size_t)g->n_nodes + 1) * sizeof *r->sw_index);
     r->node_weight = calloc((size_t)g->n_nodes + 1, sizeof *r->node_weight);
     r->front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->front);
@@ -231,10 +232,11 @@ static const hop_count *table_to(topo_router *r, uint32_t t)
         hop_count du = hops[pos ? pos[ui] : ui];
         if (du + 1 >= HOP_INF)
             continue; /* farther than any route may go */
-        const uint32_t *links = g->updown ? r->up_links + r->up_offset[u]
-                                          : g->out_links + g->out_offset[u];
-        uint32_t nl = g->updown ? r->up_offset[u + 1] - r->up_offset[u]
-                                : g->out_offset[u + 1] - g->out_offset[u];
+        int up_only = g->updown && !r->full_tables;
+        const uint32_t *links = up_only ? r->up_links + r->up_offset[u]
+                                        : g->out_links + g->out_offset[u];
+        uint32_t nl = up_only ? r->up_offset[u + 1] - r->up_offset[u]
+                              : g->out_offset[u + 1] - g->out_offset[u];
         for (uint32_t i = 0; i < nl; i++) {
             uint32_t w = g->link_dst[links[i]];
             uint32_t wi = r->sw_index[w];
@@ -274,6 +276,8 @@ static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops, ui
                 r->cand[n++] = a->link;
         return n;
     }
+    if (r->full_tables)
+        return 0; /* v cannot reach t over the links still up */
     hop_count best = HOP_INF;
     for (a = r->is_layered ? up : a; a < end; a++) {
         if (!a->is_up)
@@ -505,6 +509,17 @@ static uint32_t uplink_in_plane(const topo_graph *g, uint32_t dst, uint32_t s)
     return UINT32_MAX;
 }
 
+/* Keep the first n candidate uplinks (r->cand) whose plane holds an uplink
+ * of host (or NIC) dst; returns how many are left. */
+static uint32_t planes_to(topo_router *r, uint32_t n, uint32_t dst)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (uplink_in_plane(r->g, dst, r->g->link_dst[r->cand[i]]) != UINT32_MAX)
+            r->cand[kept++] = r->cand[i];
+    return kept;
+}
+
 /* Where a detour from switch a into group grp lands: the far end of the
  * global link from a's group to grp (chosen by the balancing rule if
  * several), or any switch of grp when the groups are not adjacent. */
@@ -686,6 +701,8 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
     long rc = 0;
     for (unsigned q = 0; q < qps && rc == 0; q++) {
         uint32_t nu = fabric_uplinks(r, from);
+        if (g->link_is_down) /* planes where dst still has a port (graph.h) */
+            nu = planes_to(r, nu, to);
         if (!nu) {
             rc = -1;
             break;

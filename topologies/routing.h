@@ -31,6 +31,15 @@
  * table is built by climbing from the destination switch over up links only
  * (a few hundred links, not the whole fabric); the route then climbs from
  * the source until it meets a switch in the table and descends along it.
+ *
+ * A degraded graph (graph.h link_is_down, models/fabric_fault.h) has its
+ * down links out of the adjacency, so no route takes them: a folded Clos
+ * then builds full tables (a search over every remaining switch link, each
+ * switch's true distance) and steps only one hop nearer each time, so ECMP,
+ * adaptive and spray choose among the remaining shortest paths; a host picks
+ * among the planes where the destination still has a port; a Dragonfly
+ * family leaves down global links out of its group pairs. A graph without
+ * link_is_down routes exactly as before.
  */
 #ifndef DCSIM_TOPO_ROUTING_H
 #define DCSIM_TOPO_ROUTING_H

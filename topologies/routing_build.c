@@ -99,7 +99,7 @@ int routing_build_switch_adjacency(topo_router *r)
     r->adj = malloc(((size_t)g->n_links + 1) * sizeof *r->adj);
     if (!r->adj_offset || !r->adj_up || !r->adj || r->n_sw >= 0x80000000u)
         return -1;
-    r->is_layered = is_layered(r);
+    r->is_layered = !r->full_tables && is_layered(r);
     uint32_t n = 0;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         uint32_t vi = r->sw_index[v];
@@ -137,7 +137,8 @@ int routing_build_group_pairs(topo_router *r)
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t l = 0; l < g->n_links; l++) {
             uint32_t a = g->link_src[l], b = g->link_dst[l];
-            if (r->sw_index[a] == UINT32_MAX || r->sw_index[b] == UINT32_MAX)
+            if (r->sw_index[a] == UINT32_MAX || r->sw_index[b] == UINT32_MAX ||
+                (g->link_is_down && g->link_is_down[l]))
                 continue;
             uint32_t ga = g->node_group[a], gb = g->node_group[b];
             if (ga == gb || ga == TOPO_NO_GROUP || gb == TOPO_NO_GROUP)

@@ -87,6 +87,11 @@ struct topo_router {
     double *node_weight;     /* spray frontier weights, per node */
     uint32_t *front, *next_front;
     int out_of_memory;       /* a hop table could not be allocated */
+    int full_tables;         /* a folded Clos with links down (graph.h link_is_down):
+                              * tables by breadth-first search over every remaining
+                              * switch link, each switch's true distance, and routes
+                              * step only along them (no blind climb that a failure
+                              * could leave at a dead end); 0 on every healthy fabric */
 };
 
 /* ---- routing_build.c ---- */

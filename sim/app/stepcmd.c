@@ -21,6 +21,7 @@
 #include "progress.h"
 #include "resources.h"
 #include "run.h"
+#include "stepfail.h"
 #include "steptier.h"
 #include "workload.h"
 
@@ -30,7 +31,7 @@ const char usage_step[] =
     "                  [--hop-latency TIME] [--ibcc K=V,...]\n"
     "                  [-o FILE.h5 [--bin TIME] [--bins N]]]\n"
     "                  [--json] [--perfetto FILE.json] [--flow-log N] [--quiet]\n"
-    "                  [--set PATH=VALUE]...\n"
+    "                  [--fail PART]... [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
     "print where the time goes: iteration time, tokens/s, model TFLOP/s per GPU,\n"
@@ -85,7 +86,14 @@ const char usage_step[] =
     "               text (dcsim run --flow-log N: /step/flows); past N it\n"
     "               says \"flow log truncated at N flows\"\n"
     "  -q, --quiet  no progress on stderr (the concurrent iteration shows its\n"
-    "               simulated time and events after a second, on a terminal only)\n";
+    "               simulated time and events after a second, on a terminal only)\n"
+    "  --fail PART  the iteration with PART down or slow, after the one as built:\n"
+    "               link=ID (the cable of directed link ID), switch=ID, nic=ID\n"
+    "               (node ids: dcsim topo --export names them n<ID>), node=ID\n"
+    "               (server), gpu=ID; :SPEED in [0, 1] makes it slow (default\n"
+    "               0, down; 1 repairs it). Repeatable. Prints the failed parts,\n"
+    "               the iteration before and after and the links whose load\n"
+    "               changed most (docs/failures.md); not with --network packet\n";
 
 /* where the critical stage's time goes: compute by kernel class, each
  * collective's total, exposed and hidden time (docs/step.md) */
@@ -315,7 +323,7 @@ static void json_packet(cJSON *o, const step_profile *p, const app_packet_cfg *p
 }
 
 static void print_json(const step_profile *p, int flows, const app_packet_cfg *pc,
-                       const step_trace *tr)
+                       const step_trace *tr, const ff_state *st, const app_step_failure *fx)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "iteration_s", p->iteration_s);
@@ -417,6 +425,8 @@ static void print_json(const step_profile *p, int flows, const app_packet_cfg *p
         json_flows(o, p);
     if (p->is_packet && pc)
         json_packet(o, p, pc, tr);
+    if (fx)
+        step_fail_json(o, st, fx);
     char *text = cJSON_Print(o);
     if (text)
         puts(text);
@@ -433,6 +443,8 @@ typedef struct step_args {
     int json, analytic, concurrent, no_fold, sm_stage_end, quiet;
     const char *network, *mtu, *buffer, *hop_latency, *ibcc; /* --network, its packet options */
     const char *output, *bin, *bins;                          /* -o FILE.h5 and its bins */
+    const char *fails[STEP_MAX_FAILS];                        /* --fail PART, in order */
+    size_t n_fails;
     int argc;
     char **argv;
 } step_args;
@@ -455,7 +467,17 @@ static int opt_flow_log(void *ctx, const char *v)
     return step_parse_flow_log("step", v, &o->flow_log);
 }
 
+static int opt_fail(void *ctx, const char *v)
+{
+    step_args *o = ctx;
+    if (o->n_fails == STEP_MAX_FAILS)
+        return cli_usage_error("step", "--fail %s: at most 256 parts", v);
+    o->fails[o->n_fails++] = v;
+    return 0;
+}
+
 static const cli_option step_table[] = {
+    {"--fail", 0, CLI_CALL_EACH, 0, opt_fail, .missing = "%s needs CLASS=ID[:SPEED]"},
     {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
     {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
@@ -660,9 +682,16 @@ int cmd_step(int argc, char **argv)
         s.step.concurrent = o.concurrent;
         s.step.packet = o.network && !strcmp(o.network, "packet");
     }
+    ff_state st; /* --fail: the profile is the failed one (stepfail.h) */
+    ff_state_init(&st);
+    app_step_failure fx;
+    memset(&fx, 0, sizeof fx);
+    rc = step_fail_setup(&s, o.fails, o.n_fails, &st);
+    int failing = o.n_fails != 0; /* the comparison: as built, then under st */
     app_packet_cfg pc;
     step_trace tr;
-    if ((rc = packet_setup(&o, &s, &pc, &tr)) != 0) {
+    if (rc || (rc = packet_setup(&o, &s, &pc, &tr)) != 0) {
+        ff_state_fini(&st);
         scn_scenario_free(&s);
         return rc;
     }
@@ -675,6 +704,7 @@ int cmd_step(int argc, char **argv)
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {
         if (tr.has)
             outpath_discard(&tr.out);
+        ff_state_fini(&st);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
@@ -683,6 +713,7 @@ int cmd_step(int argc, char **argv)
         if (tr.has)
             outpath_discard(&tr.out);
         run_plan_free(&plan);
+        ff_state_fini(&st);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
@@ -694,9 +725,14 @@ int cmd_step(int argc, char **argv)
     app_step_packet pk = {.cfg = &pc.cfg, .admit = packet_admit, .admit_ctx = &s,
                           .series_dt_s = tr.has ? tr.bins.dt_s : 0,
                           .series_bins = tr.has ? tr.bins.max_bins : 0};
-    rc = app_step_profile_packet(&s, plan.gpu_speed, plan.n_gpu_speed,
-                                 prog.enabled ? on_step_poll : NULL, &prog,
-                                 s.step.packet ? &pk : NULL, &prof, &e);
+    if (failing) {
+        rc = app_step_failed(&s, plan.gpu_speed, plan.n_gpu_speed,
+                             prog.enabled ? on_step_poll : NULL, &prog, &st, &fx, &e);
+        prof = fx.after;
+    } else
+        rc = app_step_profile_packet(&s, plan.gpu_speed, plan.n_gpu_speed,
+                                     prog.enabled ? on_step_poll : NULL, &prog,
+                                     s.step.packet ? &pk : NULL, &prof, &e);
     progress_clear(&prog);
     if (rc) {
         if (tr.has)
@@ -709,16 +745,23 @@ int cmd_step(int argc, char **argv)
         else if (o.perfetto && perfetto_write_step(&trace, &prof, &err))
             rc = cli_print_error(&err);
         else if (o.json)
-            print_json(&prof, s.flow_log_given && s.step.concurrent, &pc, &tr);
+            print_json(&prof, s.flow_log_given && s.step.concurrent, &pc, &tr, &st,
+                       failing ? &fx : NULL);
         else {
             print_text(&s, &prof);
             if (prof.is_packet)
                 print_packet(&prof, &pc, &tr);
+            if (failing)
+                step_fail_print(&st, &fx);
         }
         if (!rc && prof.flows_truncated && (o.perfetto || (o.json && s.flow_log_given)))
             flow_log_line(stderr, "dcsim step: note: ", &prof); /* never silently */
-        step_profile_free(&prof);
+        if (failing)
+            app_step_failure_free(&fx);
+        else
+            step_profile_free(&prof);
     }
+    ff_state_fini(&st);
     run_plan_free(&plan);
     scn_scenario_free(&s);
     return rc;

@@ -12,6 +12,7 @@
 #include "packet_trace.h"
 #include "packetcfg.h"
 #include "resources.h"
+#include "step_fault.h"
 #include "workload.h"
 
 int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
@@ -27,16 +28,55 @@ int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsi
     return app_step_profile_packet(s, gpu_speed, n_gpu_speed, poll, poll_ctx, NULL, out, err);
 }
 
+/* The step options of s with the caller's speeds, hook and packet tier. */
+static step_options options_of(const scn_scenario *s, const double *gpu_speed,
+                               unsigned n_gpu_speed,
+                               int (*poll)(void *ctx, double sim_time_s, uint64_t events),
+                               void *poll_ctx, const app_step_packet *pk)
+{
+    step_options o = s->step;
+    o.gpu_speed = gpu_speed;
+    o.n_gpu_speed = gpu_speed ? n_gpu_speed : 0;
+    o.poll = poll;
+    o.poll_ctx = poll_ctx;
+    if (pk) {
+        o.packet_cfg = pk->cfg;
+        o.packet_admit = pk->admit;
+        o.packet_admit_ctx = pk->admit_ctx;
+        o.packet_series_dt_s = pk->series_dt_s;
+        o.packet_series_bins = pk->series_bins;
+    }
+    if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
+        o.sustained_efficiency = s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
+    return o;
+}
+
+/* The workload, device and fabric of s; 0 or an error code (nothing held). */
+static int inputs_of(const scn_scenario *s, workload *w, compute_device *dev, fabric *f,
+                     sim_error *err)
+{
+    if (!s->has_fabric || !s->has_parallelism)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "the step tier needs <cluster><fabric> and <job><parallelism>");
+    unsigned long long gpus = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
+    int rc = workload_build(&s->arch, &s->par, gpus, w, err);
+    if (rc)
+        return rc;
+    rc = hw_compute_device_fw(&s->gpu, s->precision, &s->par.fw, dev, err);
+    if (!rc)
+        rc = fabric_build(&s->fabric, f, err);
+    if (rc)
+        workload_free(w);
+    return rc;
+}
+
 int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
                             unsigned n_gpu_speed,
                             int (*poll)(void *ctx, double sim_time_s, uint64_t events),
                             void *poll_ctx, const app_step_packet *pk, step_profile *out,
                             sim_error *err)
 {
-    if (!s->has_fabric || !s->has_parallelism)
-        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
-                             "the step tier needs <cluster><fabric> and <job><parallelism>");
-    if (s->step.packet && !(pk && pk->cfg))
+    if (s->has_fabric && s->has_parallelism && s->step.packet && !(pk && pk->cfg))
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "<step network=\"packet\">: the packet network times one "
                              "iteration (dcsim step, dcsim run), not the iterations elastic "
@@ -45,34 +85,58 @@ int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
     workload w;
     compute_device dev;
     fabric f;
-    unsigned long long gpus = (unsigned long long)s->par.tp * s->par.cp * s->par.dp * s->par.pp;
-    int rc = workload_build(&s->arch, &s->par, gpus, &w, err);
+    int rc = inputs_of(s, &w, &dev, &f, err);
     if (rc)
         return rc;
-    rc = hw_compute_device_fw(&s->gpu, s->precision, &s->par.fw, &dev, err);
-    if (!rc)
-        rc = fabric_build(&s->fabric, &f, err);
-    if (!rc) {
-        step_options o = s->step;
-        o.gpu_speed = gpu_speed;
-        o.n_gpu_speed = gpu_speed ? n_gpu_speed : 0;
-        o.poll = poll;
-        o.poll_ctx = poll_ctx;
-        if (pk) {
-            o.packet_cfg = pk->cfg;
-            o.packet_admit = pk->admit;
-            o.packet_admit_ctx = pk->admit_ctx;
-            o.packet_series_dt_s = pk->series_dt_s;
-            o.packet_series_bins = pk->series_bins;
-        }
-        if (o.sustained_efficiency == 0) /* not in <step>: the GPU catalog's, else 1 */
-            o.sustained_efficiency =
-                s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
-        rc = step_simulate(&w, &dev, &f, &o, out, err);
-        fabric_free(&f);
-    }
+    step_options o = options_of(s, gpu_speed, n_gpu_speed, poll, poll_ctx, pk);
+    rc = step_simulate(&w, &dev, &f, &o, out, err);
+    fabric_free(&f);
     workload_free(&w);
     return rc;
+}
+
+int app_step_failed(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                    int (*poll)(void *ctx, double sim_time_s, uint64_t events), void *poll_ctx,
+                    const ff_state *st, app_step_failure *out, sim_error *err)
+{
+    memset(out, 0, sizeof *out);
+    workload w;
+    compute_device dev;
+    fabric f;
+    int rc = inputs_of(s, &w, &dev, &f, err);
+    if (rc)
+        return rc;
+    step_options o = options_of(s, gpu_speed, n_gpu_speed, poll, poll_ctx, NULL);
+    ff_effect e = {0};
+    rc = ff_effect_compute(&f, st, &e, err);
+    if (!rc) /* refused before the iteration as built is spent */
+        rc = ff_effect_check_gpus(&f, st, &e, err);
+    if (!rc)
+        rc = step_simulate(&w, &dev, &f, &o, &out->before, err);
+    if (!rc) {
+        rc = step_simulate_failed(&w, &dev, &f, st, &o, &out->after, err);
+        if (rc)
+            step_profile_free(&out->before);
+    }
+    if (!rc) {
+        out->n_changes = step_link_changes(&f.g, e.link_speed, &out->before, &out->after,
+                                           out->changes, APP_STEP_CHANGES);
+        out->links_down = e.links_down;
+        out->links_slow = e.links_slow;
+        out->digest = ff_state_digest(st);
+    }
+    ff_effect_fini(&e);
+    fabric_free(&f);
+    workload_free(&w);
+    return rc;
+}
+
+void app_step_failure_free(app_step_failure *x)
+{
+    if (!x)
+        return;
+    step_profile_free(&x->before);
+    step_profile_free(&x->after);
 }
 
 /* every packet of the iteration may be queued at once: they must fit what

@@ -9,6 +9,7 @@
 
 #include "scenario.h"
 #include "step.h"
+#include "step_fault.h"
 
 struct app_packet_cfg;
 
@@ -42,6 +43,25 @@ int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
                             int (*poll)(void *ctx, double sim_time_s, uint64_t events),
                             void *poll_ctx, const app_step_packet *pk, step_profile *out,
                             sim_error *err);
+
+/* One iteration before and under a failure state (models/step_fault.h;
+ * dcsim step --fail): the scenario's fabric as built, then degraded by st,
+ * and the links whose bytes per iteration changed most. Returns 0, or an
+ * error code with a one-line reason in err (as app_step_profile; the
+ * state's refusals: ids, GPUs cut off, routes). Free with
+ * app_step_failure_free. */
+#define APP_STEP_CHANGES 8
+typedef struct app_step_failure {
+    step_profile before, after;
+    uint64_t digest;                 /* ff_state_digest */
+    uint32_t links_down, links_slow; /* directed links */
+    unsigned n_changes;
+    step_link_change changes[APP_STEP_CHANGES];
+} app_step_failure;
+int app_step_failed(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                    int (*poll)(void *ctx, double sim_time_s, uint64_t events), void *poll_ctx,
+                    const ff_state *st, app_step_failure *out, sim_error *err);
+void app_step_failure_free(app_step_failure *x); /* NULL-safe */
 
 /* <step network="packet"/> in dcsim run: the tier's parameters from the
  * scenario alone (packetcfg.h without options; written into pc) and the
