@@ -212,18 +212,8 @@ static int new_request(serve_sim *s)
     serve_replica *rp = &s->rep[r];
     q->replica = r;
     q->state = REQ_WAITING;
-    if (rp->wait_n == rp->wait_cap) {
-        uint32_t cap = rp->wait_cap ? 2 * rp->wait_cap : 64;
-        uint32_t *w = malloc((size_t)cap * sizeof *w);
-        if (!w)
-            return -1;
-        for (uint32_t i = 0; i < rp->wait_n; i++)
-            w[i] = rp->wait[(rp->wait_head + i) % rp->wait_cap];
-        free(rp->wait);
-        rp->wait = w;
-        rp->wait_cap = cap;
-        rp->wait_head = 0;
-    }
+    if (serve_wait_reserve(rp))
+        return -1;
     rp->wait[(rp->wait_head + rp->wait_n) % rp->wait_cap] = id;
     rp->wait_n++;
     rp->outstanding++;

@@ -68,6 +68,8 @@ struct serve_router {
  * step_tokens) and return its iteration time; 0 when the replica has
  * nothing it can run; < 0 on a compute-model refusal or no memory. */
 double serve_form_batch(serve_sim *s, uint32_t r);
+/* room for one more id in the replica's waiting ring: 0, or -1 (no memory) */
+int serve_wait_reserve(serve_replica *rp);
 /* advance the time integrals to now */
 void serve_account(serve_sim *s);
 

@@ -23,20 +23,27 @@ static void set_blocks(serve_sim *s, serve_req *q, double blocks)
     q->blocks = (uint32_t)blocks;
 }
 
+int serve_wait_reserve(serve_replica *rp)
+{
+    if (rp->wait_n < rp->wait_cap)
+        return 0;
+    uint32_t cap = rp->wait_cap ? 2 * rp->wait_cap : 64;
+    uint32_t *w = malloc((size_t)cap * sizeof *w);
+    if (!w)
+        return -1;
+    for (uint32_t i = 0; i < rp->wait_n; i++) /* unwrapped, oldest first */
+        w[i] = rp->wait[(rp->wait_head + i) % rp->wait_cap];
+    free(rp->wait);
+    rp->wait = w;
+    rp->wait_cap = cap;
+    rp->wait_head = 0;
+    return 0;
+}
+
 static int wait_push_front(serve_replica *rp, uint32_t id)
 {
-    if (rp->wait_n == rp->wait_cap) {
-        uint32_t cap = rp->wait_cap ? 2 * rp->wait_cap : 64;
-        uint32_t *w = malloc((size_t)cap * sizeof *w);
-        if (!w)
-            return -1;
-        for (uint32_t i = 0; i < rp->wait_n; i++)
-            w[i] = rp->wait[(rp->wait_head + i) % rp->wait_cap];
-        free(rp->wait);
-        rp->wait = w;
-        rp->wait_cap = cap;
-        rp->wait_head = 0;
-    }
+    if (serve_wait_reserve(rp))
+        return -1;
     rp->wait_head = (rp->wait_head + rp->wait_cap - 1) % rp->wait_cap;
     rp->wait[rp->wait_head] = id;
     rp->wait_n++;

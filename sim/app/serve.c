@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "hardware.h"
 #include "progress.h"
@@ -157,34 +159,55 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
            r->little_l, r->little_lambda, r->little_w, r->little_lambda * r->little_w);
 }
 
-static void json_latency(const char *name, const serve_latency *l, const char *sep)
+static void json_latency(cJSON *root, const char *name, const serve_latency *l)
 {
-    printf("\"%s\":{\"mean_s\":%.17g,\"p50_s\":%.17g,\"p90_s\":%.17g,\"p99_s\":%.17g,"
-           "\"max_s\":%.17g}%s",
-           name, l->mean_s, l->q_s[0], l->q_s[1], l->q_s[2], l->max_s, sep);
+    cJSON *o = cJSON_AddObjectToObject(root, name);
+    cJSON_AddNumberToObject(o, "mean_s", l->mean_s);
+    cJSON_AddNumberToObject(o, "p50_s", l->q_s[0]);
+    cJSON_AddNumberToObject(o, "p90_s", l->q_s[1]);
+    cJSON_AddNumberToObject(o, "p99_s", l->q_s[2]);
+    cJSON_AddNumberToObject(o, "max_s", l->max_s);
 }
 
-static void print_json(const serve_config *c, const serve_result *r)
+/* 0, or 1 when out of memory */
+static int print_json(const scn_scenario *s, const serve_config *c, const serve_result *r)
 {
-    printf("{\"model\":\"%s\",\"replicas\":%u,\"tp\":%u,\"arrived\":%llu,\"finished\":%llu,"
-           "\"dropped\":%llu,\"in_flight\":%llu,\"preemptions\":%llu,\"iterations\":%llu,",
-           c->arch.name, c->replicas, c->tp, (unsigned long long)r->arrived,
-           (unsigned long long)r->finished, (unsigned long long)r->dropped,
-           (unsigned long long)r->in_flight, (unsigned long long)r->preemptions,
-           (unsigned long long)r->iterations);
-    printf("\"end_s\":%.17g,\"output_tokens_per_s\":%.17g,\"output_tokens_per_s_per_gpu\":%.17g,"
-           "\"requests_per_s\":%.17g,\"goodput_requests_per_s\":%.17g,\"slo_met_fraction\":%.17g,",
-           r->end_s, r->output_tokens_per_s, r->output_tokens_per_s_per_gpu, r->requests_per_s,
-           r->goodput_requests_per_s, r->slo_met_fraction);
-    json_latency("ttft", &r->ttft, ",");
-    json_latency("tpot", &r->tpot, ",");
-    json_latency("e2e", &r->e2e, ",");
-    json_latency("queue", &r->queue, ",");
-    printf("\"kv_util_mean\":%.17g,\"kv_util_max\":%.17g,\"busy_fraction\":%.17g,"
-           "\"mean_batch_tokens\":%.17g,\"little_l\":%.17g,\"little_lambda\":%.17g,"
-           "\"little_w\":%.17g,\"kv_blocks_per_replica\":%.17g}\n",
-           r->kv_util_mean, r->kv_util_max, r->busy_fraction, r->mean_batch_tokens, r->little_l,
-           r->little_lambda, r->little_w, r->kv_blocks_per_replica);
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return 1;
+    cJSON_AddStringToObject(root, "scenario", s->name);
+    cJSON_AddStringToObject(root, "model", c->arch.name);
+    cJSON_AddStringToObject(root, "gpu", s->gpu.name);
+    const struct { const char *name; double value; } numbers[] = {
+        {"replicas", c->replicas}, {"tp", c->tp}, {"arrived", (double)r->arrived},
+        {"finished", (double)r->finished}, {"dropped", (double)r->dropped},
+        {"in_flight", (double)r->in_flight}, {"preemptions", (double)r->preemptions},
+        {"iterations", (double)r->iterations}, {"end_s", r->end_s},
+        {"output_tokens_per_s", r->output_tokens_per_s},
+        {"output_tokens_per_s_per_gpu", r->output_tokens_per_s_per_gpu},
+        {"requests_per_s", r->requests_per_s},
+        {"goodput_requests_per_s", r->goodput_requests_per_s},
+        {"slo_met_fraction", r->slo_met_fraction}, {"kv_util_mean", r->kv_util_mean},
+        {"kv_util_max", r->kv_util_max}, {"busy_fraction", r->busy_fraction},
+        {"mean_batch_tokens", r->mean_batch_tokens}, {"little_l", r->little_l},
+        {"little_lambda", r->little_lambda}, {"little_w", r->little_w},
+        {"kv_blocks_per_replica", r->kv_blocks_per_replica},
+        {"weights_bytes_per_gpu", r->weights_bytes_per_gpu},
+        {"kv_bytes_per_token", r->kv_bytes_per_token}};
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+        cJSON_AddNumberToObject(root, numbers[i].name, numbers[i].value);
+    json_latency(root, "ttft", &r->ttft);
+    json_latency(root, "tpot", &r->tpot);
+    json_latency(root, "e2e", &r->e2e);
+    json_latency(root, "queue", &r->queue);
+    cJSON_AddStringToObject(root, "defaults_used", s->serving_defaults);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!text)
+        return 1;
+    puts(text);
+    cJSON_free(text);
+    return 0;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -233,9 +256,11 @@ int cmd_serve(int argc, char **argv)
         return cli_print_error(&err);
     }
     if (o.json)
-        print_json(&c, &r);
+        rc = print_json(&s, &c, &r);
     else
         print_text(&s, &c, &r);
     scn_scenario_free(&s);
-    return 0;
+    if (rc)
+        fprintf(stderr, "dcsim serve: error: out of memory\n");
+    return rc;
 }
