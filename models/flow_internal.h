@@ -85,6 +85,8 @@ struct flow_net {
     uint32_t n_slots, cap_slots;
     double *link_bytes;    /* per slot (a slot's capacity: link_capacity[link_of[l]]) */
     link_list *on_link;
+    uint32_t *live;        /* per slot: its list's entries of active flows (n less the
+                            * finished flows whose removal waits for flow_store_flush) */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;
@@ -99,6 +101,12 @@ struct flow_net {
     uint32_t fresh_head, fresh_tail;     /* started since the last recomputation, on links */
     uint32_t bare_head, bare_tail;       /* ... on no link */
     uint32_t n_active;
+    /* finished flows still on their links' lists (flow_store_detach_later),
+     * in finishing order, with their classes; each pending[i]'s
+     * removal is replayed at the next flush as if done then (see flow_store.c) */
+    uint32_t *pending, *pending_cls, *pending_pos, n_pending, cap_pending;
+    uint64_t *flush_pairs; /* flush scratch: (order << 32 | position) of one link */
+    uint32_t cap_flush_pairs;
     /* usage pool: per flow n_use link ids; unequal weights add n_use doubles
      * (as 2 uint32 each) */
     uint32_t *pool;
@@ -140,6 +148,17 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
                       double rate_cap, double latency_s);
 /* Take flow f off its links and release its block and class. */
 void flow_store_detach(flow_net *n, uint32_t f);
+/* The same, but f's entries leave its links' lists only at the next
+ * flow_store_flush (one pass per link for every flow finishing at an
+ * instant, instead of one search per flow and link): the loads, busy bits,
+ * dirty links and live counts change now, and f is no longer active.
+ * Falls back to flow_store_detach when out of memory. */
+void flow_store_detach_later(flow_net *n, uint32_t f);
+/* The pending removals, replayed link by link in finishing order: every
+ * list ends as flow_store_detach one flow after another would leave it
+ * (the last entry fills each hole). Before anything that adds to or reads
+ * the lists: flow_start, a recomputation, a reset, a full filling. */
+void flow_store_flush(flow_net *n);
 /* No flow, no class, an empty pool, keeping their memory (flow_net_reset:
  * every flow delivered, so every link list is empty). */
 void flow_store_reset(flow_net *n);
@@ -197,6 +216,9 @@ static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
 uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
 double flow_link_capacity(const flow_net *n, uint32_t l);
 void flow_advance(flow_net *n, uint32_t f, double now);
+/* f's bytes are through. recompute: called from f's completion event: a
+ * recomputation follows at this instant and f leaves the link lists there
+ * (flow_store_detach_later); 0: inside a recomputation, f leaves them now. */
 void flow_finish(flow_net *n, uint32_t f, int recompute);
 /* Give flow f rate r from now on (moves its completion event if needed). */
 void flow_set_rate(flow_net *n, uint32_t f, double r);

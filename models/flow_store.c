@@ -292,6 +292,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             continue;
         }
         ids[ll->n++] = f;
+        n->live[l]++;
         flow_set_busy(n, l, 1);
         n->attach_link[m] = l;
         n->attach_w[m++] = u[i].weight;
@@ -309,9 +310,11 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     if (off == SIZE_MAX) { /* take f off its links again: it is last on each */
         if (id != NO_CLASS)
             class_put(n, id);
-        for (uint32_t s = 0; s < m; s++)
+        for (uint32_t s = 0; s < m; s++) {
+            n->live[n->attach_link[s]]--;
             if (--n->on_link[n->attach_link[s]].n == 0)
                 flow_set_busy(n, n->attach_link[s], 0);
+        }
         return -1;
     }
     uint32_t *b = n->pool + off;
@@ -332,29 +335,141 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     return 0;
 }
 
-void flow_store_detach(flow_net *n, uint32_t f)
+/* What leaving its links does but for the lists: per usage, in order, the
+ * load, the live count (an idle link: load exactly 0, not busy) and the
+ * dirty mark; f's block becomes garbage and f inactive (its class kept). */
+static void leave_links(flow_net *n, uint32_t f)
 {
     uint32_t m = flow_n_use(n, f);
     const uint32_t *links = flow_links(n, f);
     for (uint32_t k = 0; k < m; k++) {
         uint32_t l = links[k];
-        link_list *ll = &n->on_link[l];
-        uint32_t i = 0, *ids = flow_list_ids(ll);
-        while (ids[i] != f) /* f is on l: bounded by ll->n */
-            i++;
-        ids[i] = ids[--ll->n]; /* the last entry fills the hole */
-        if (ll->w)
-            ll->w[i] = ll->w[ll->n];
         n->load[n->link_of[l]] -= flow_use_weight(n, f, k);
-        if (ll->n == 0) {
+        if (--n->live[l] == 0) {
             n->load[n->link_of[l]] = 0; /* no rounding residue on an idle link */
             flow_set_busy(n, l, 0);
         }
         flow_mark_dirty(n, l);
     }
     n->pool_garbage += flow_block_size(n, f);
-    class_put(n, n->cls[f]);
     n->cls[f] = NO_CLASS;
+}
+
+/* Entry i of ll leaves: the last entry fills the hole. */
+static void list_remove_at(link_list *ll, uint32_t i)
+{
+    uint32_t *ids = flow_list_ids(ll);
+    ids[i] = ids[--ll->n];
+    if (ll->w)
+        ll->w[i] = ll->w[ll->n];
+}
+
+void flow_store_detach(flow_net *n, uint32_t f)
+{
+    uint32_t m = flow_n_use(n, f), id = n->cls[f];
+    const uint32_t *links = flow_links(n, f);
+    for (uint32_t k = 0; k < m; k++) {
+        link_list *ll = &n->on_link[links[k]];
+        uint32_t i = 0;
+        while (flow_list_ids(ll)[i] != f) /* f is on the link: bounded by ll->n */
+            i++;
+        list_remove_at(ll, i);
+    }
+    leave_links(n, f);
+    class_put(n, id);
+}
+
+void flow_store_detach_later(flow_net *n, uint32_t f)
+{
+    if (n->n_pending == n->cap_pending) {
+        size_t cap = (size_t)n->cap_pending + n->cap_pending / 4 + 64;
+        if (cap > UINT32_MAX || grow_array((void **)&n->pending, cap, sizeof *n->pending) ||
+            grow_array((void **)&n->pending_cls, cap, sizeof *n->pending_cls) ||
+            grow_array((void **)&n->pending_pos, cap, sizeof *n->pending_pos)) {
+            flow_store_flush(n); /* the lists as they would be now, then f alone */
+            flow_store_detach(n, f);
+            return;
+        }
+        n->cap_pending = (uint32_t)cap;
+    }
+    n->pending_cls[n->n_pending] = n->cls[f];
+    n->pending[n->n_pending++] = f;
+    leave_links(n, f);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Slot l's pending entries (those of inactive flows: an active flow's
+ * class is set) leave in finishing order (order[g], in bneck), each hole
+ * filled by the entry then last: pending_pos follows the pending entries
+ * the fills move. 0, or -1 when out of memory (nothing changed). */
+static int flush_link(flow_net *n, uint32_t l)
+{
+    link_list *ll = &n->on_link[l];
+    uint32_t m = ll->n - n->live[l], *ids = flow_list_ids(ll);
+    if (!m)
+        return 0;
+    if (m > n->cap_flush_pairs) {
+        if (grow_array((void **)&n->flush_pairs, m, sizeof *n->flush_pairs))
+            return -1;
+        n->cap_flush_pairs = m;
+    }
+    uint64_t *pair = n->flush_pairs;
+    for (uint32_t i = 0, j = 0; j < m; i++)
+        if (n->cls[ids[i]] == NO_CLASS)
+            pair[j++] = (uint64_t)n->bneck[ids[i]] << 32 | i;
+    qsort(pair, m, sizeof *pair, cmp_u64);
+    for (uint32_t j = 0; j < m; j++)
+        n->pending_pos[pair[j] >> 32] = (uint32_t)pair[j];
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t i = n->pending_pos[pair[j] >> 32], last = ids[ll->n - 1];
+        list_remove_at(ll, i);
+        if (n->cls[last] == NO_CLASS) /* a pending entry moved into the hole */
+            n->pending_pos[n->bneck[last]] = i;
+    }
+    return 0;
+}
+
+void flow_store_flush(flow_net *n)
+{
+    if (!n->n_pending)
+        return;
+    /* a finished flow's bneck is free until its id is reused (after a
+     * flush): its finishing order; its links' slots, each once */
+    n->epoch += 2;
+    uint32_t nl = 0;
+    for (uint32_t p = 0; p < n->n_pending; p++) {
+        uint32_t f = n->pending[p];
+        n->bneck[f] = p;
+        const uint32_t *links = n->pool + n->use_off[f];
+        for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++)
+            if (n->link_mark[links[k]] != n->epoch) {
+                n->link_mark[links[k]] = n->epoch;
+                n->touched[nl++] = links[k];
+            }
+    }
+    for (uint32_t i = 0; i < nl; i++)
+        if (flush_link(n, n->touched[i])) /* no memory: one flow at a time, by search */
+            for (uint32_t p = 0; p < n->n_pending; p++) {
+                uint32_t f = n->pending[p];
+                const uint32_t *links = n->pool + n->use_off[f];
+                for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++) {
+                    link_list *ll = &n->on_link[links[k]];
+                    if (links[k] != n->touched[i])
+                        continue;
+                    uint32_t at = 0;
+                    while (flow_list_ids(ll)[at] != f)
+                        at++;
+                    list_remove_at(ll, at);
+                }
+            }
+    for (uint32_t p = 0; p < n->n_pending; p++)
+        class_put(n, n->pending_cls[p]);
+    n->n_pending = 0;
 }
 
 void flow_store_reset(flow_net *n)
@@ -363,6 +478,7 @@ void flow_store_reset(flow_net *n)
      * and a uniform flow's entry there holds its class weight: the same
      * values flow_entry_weight reads from a list without */
     n->pool_n = n->pool_garbage = 0;
+    n->n_pending = 0; /* flushed by flow_net_reset */
     for (uint32_t i = 0; i < n->hash_cap; i++)
         n->class_hash[i] = NO_CLASS;
     n->n_classes = n->n_live_classes = 0;
@@ -377,6 +493,7 @@ size_t flow_store_memory_bytes(const flow_net *n)
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
     b += (size_t)n->attach_cap * (sizeof(double) + 2 * sizeof(uint32_t));
     b += (size_t)n->cap_capped * sizeof(uint32_t);
+    b += (size_t)n->cap_pending * 3 * sizeof(uint32_t) + (size_t)n->cap_flush_pairs * sizeof(uint64_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
         b += (size_t)n->on_link[l].cap * ((n->on_link[l].cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
                                           (n->on_link[l].w ? sizeof(double) : 0));
@@ -392,7 +509,8 @@ void flow_store_free(flow_net *n)
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
-                      n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped};
+                      n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped,
+                      n->pending, n->pending_cls, n->pending_pos, n->flush_pairs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
 }
