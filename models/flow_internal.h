@@ -11,8 +11,10 @@
  * (uint32 link slots, see "Slots" below; a flow with unequal weights adds
  * its weights). A link's
  * list holds flow ids (4 bytes); once a flow with unequal weights has been
- * on the link, also each entry's weight on it (8 bytes), so that a scan of
- * the link reads its flows' weights in O(1). A 6-hop single-path flow:
+ * on the link, also each entry's usage index in its flow's block (4 bytes),
+ * so that a scan of the link reads its flows' weights in O(1) from the pool
+ * (the weight is held once: 20 bytes per weighted usage, pool and list
+ * together; a 4,096-rank all-to-all has 28 M of them). A 6-hop single-path flow:
  * 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
  * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
@@ -50,8 +52,9 @@ typedef struct link_list {
         uint32_t *heap;              /* cap > LIST_INLINE */
         uint32_t inl[LIST_INLINE];   /* cap <= LIST_INLINE */
     } ids;
-    double *w;             /* NULL, or w[i]: entry i's weight on the link (every entry),
-                            * from the first flow with unequal weights on it on */
+    uint32_t *k;           /* NULL, or k[i]: entry i's usage of the link in its flow's
+                            * block (every entry), from the first flow with unequal
+                            * weights on it on: its weight there is one load away */
     uint32_t n, cap;
 } link_list;
 
@@ -190,7 +193,8 @@ static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
 /* Weight of the i-th flow on link list ll on that link. */
 static inline double flow_entry_weight(const flow_net *n, const link_list *ll, uint32_t i)
 {
-    return ll->w ? ll->w[i] : flow_cls(n, flow_list_ids_c(ll)[i])->weight; /* no w: uniform */
+    uint32_t f = flow_list_ids_c(ll)[i];
+    return ll->k ? flow_use_weight(n, f, ll->k[i]) : flow_cls(n, f)->weight; /* no k: uniform */
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)
 {

@@ -1,7 +1,7 @@
 /* flow_store.c - where the flow net keeps its flows (see flow_internal.h):
  * the per-flow arrays, the usage pool, the interned flow classes and the
  * per-link lists of flow ids (and, on a link that has carried a flow with
- * unequal weights, their weights). Every structure grows by a fraction (an eighth
+ * unequal weights, each entry's usage index in its flow's block). Every structure grows by a fraction (an eighth
  * or a quarter), not by doubling, so that the slack stays a few percent of
  * what the flows hold. Order matters for bit-identical rates: a link's list
  * appends and fills a hole with its last entry, as before.
@@ -226,8 +226,8 @@ static int reserve_link(link_list *ll)
     if (ll->n < ll->cap)
         return 0;
     size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
-    if (cap > UINT32_MAX || (ll->w && grow_array((void **)&ll->w, cap, sizeof *ll->w)))
-        return -1; /* grown weights, ids as they were: cap stays the smaller */
+    if (cap > UINT32_MAX || (ll->k && grow_array((void **)&ll->k, cap, sizeof *ll->k)))
+        return -1; /* grown usage indices, ids as they were: cap stays the smaller */
     if (cap > LIST_INLINE) {
         uint32_t *ids = ll->cap <= LIST_INLINE ? malloc(cap * sizeof *ids)
                                                : realloc(ll->ids.heap, cap * sizeof *ids);
@@ -241,17 +241,17 @@ static int reserve_link(link_list *ll)
     return 0;
 }
 
-/* Give link list ll its weights: the first n - 1 entries' (uniform flows:
- * their class weight); the last entry, the flow being attached, is set by
- * the caller. 0 or -1. */
-static int add_weights(const flow_net *n, link_list *ll)
+/* Give link list ll its usage indices (flow_entry_weight): the first n - 1
+ * entries' (uniform flows: any usage reads the class weight); the last
+ * entry, the flow being attached, is set by the caller. 0 or -1. */
+static int add_weights(link_list *ll)
 {
-    double *w = malloc((size_t)ll->cap * sizeof *w);
-    if (!w)
+    uint32_t *k = malloc((size_t)ll->cap * sizeof *k);
+    if (!k)
         return -1;
     for (uint32_t i = 0; i + 1 < ll->n; i++)
-        w[i] = flow_cls(n, flow_list_ids(ll)[i])->weight;
-    ll->w = w;
+        k[i] = 0; /* a uniform flow: any usage reads its class weight */
+    ll->k = k;
     return 0;
 }
 
@@ -302,8 +302,8 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         uniform &= n->attach_w[s] == n->attach_w[0];
     int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
     for (uint32_t s = 0; !uniform && !failed && s < m; s++)
-        if (!n->on_link[n->attach_link[s]].w)
-            failed = add_weights(n, &n->on_link[n->attach_link[s]]);
+        if (!n->on_link[n->attach_link[s]].k)
+            failed = add_weights(&n->on_link[n->attach_link[s]]);
     flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0};
     uint32_t id = failed ? NO_CLASS : class_get(n, &key);
     size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, uniform));
@@ -323,8 +323,8 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         memcpy(b + m, n->attach_w, (size_t)m * sizeof(double));
     for (uint32_t s = 0; s < m; s++) {
         link_list *ll = &n->on_link[b[s]];
-        if (ll->w)
-            ll->w[ll->n - 1] = n->attach_w[s];
+        if (ll->k)
+            ll->k[ll->n - 1] = s;
     }
     n->use_off[f] = (uint32_t)off;
     n->cls[f] = id;
@@ -360,8 +360,8 @@ static void list_remove_at(link_list *ll, uint32_t i)
 {
     uint32_t *ids = flow_list_ids(ll);
     ids[i] = ids[--ll->n];
-    if (ll->w)
-        ll->w[i] = ll->w[ll->n];
+    if (ll->k)
+        ll->k[i] = ll->k[ll->n];
 }
 
 void flow_store_detach(flow_net *n, uint32_t f)
@@ -474,9 +474,9 @@ void flow_store_flush(flow_net *n)
 
 void flow_store_reset(flow_net *n)
 {
-    /* link lists: empty, their arrays kept; a list with weights keeps them,
-     * and a uniform flow's entry there holds its class weight: the same
-     * values flow_entry_weight reads from a list without */
+    /* link lists: empty, their arrays kept; a list with usage indices keeps
+     * them, and a uniform flow's entry there reads its class weight: the
+     * same value flow_entry_weight reads from a list without */
     n->pool_n = n->pool_garbage = 0;
     n->n_pending = 0; /* flushed by flow_net_reset */
     for (uint32_t i = 0; i < n->hash_cap; i++)
@@ -493,10 +493,11 @@ size_t flow_store_memory_bytes(const flow_net *n)
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
     b += (size_t)n->attach_cap * (sizeof(double) + 2 * sizeof(uint32_t));
     b += (size_t)n->cap_capped * sizeof(uint32_t);
-    b += (size_t)n->cap_pending * 3 * sizeof(uint32_t) + (size_t)n->cap_flush_pairs * sizeof(uint64_t);
+    b += (size_t)n->cap_pending * 3 * sizeof(uint32_t) +
+         (size_t)n->cap_flush_pairs * sizeof(uint64_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
         b += (size_t)n->on_link[l].cap * ((n->on_link[l].cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
-                                          (n->on_link[l].w ? sizeof(double) : 0));
+                                          (n->on_link[l].k ? sizeof(uint32_t) : 0));
     return b;
 }
 
@@ -505,7 +506,7 @@ void flow_store_free(flow_net *n)
     for (uint32_t l = 0; n->on_link && l < n->cap_slots; l++) { /* a reset net's too */
         if (n->on_link[l].cap > LIST_INLINE)
             free(n->on_link[l].ids.heap);
-        free(n->on_link[l].w);
+        free(n->on_link[l].k);
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
