@@ -4,8 +4,10 @@
  * Data layout: flows and links are dense ids with per-id arrays (STYLE.md);
  * the flow records, usage pool and link lists are flow_store.c's
  * (flow_internal.h gives the layout: 116 bytes for a 6-hop single-path
- * flow). A link keeps the list of flows on it; removing a flow scans each of
- * its links' lists, which a recomputation scans anyway. Recomputation
+ * flow). A link keeps the list of flows on it; the flows finishing at an
+ * instant leave them together at its recomputation, one pass over each
+ * touched list (flow_store_flush), which the recomputation scans anyway
+ * (one search per flow and link was O(n^3) for an all-to-all). Recomputation
  * collects the component of the changed links (breadth-first over link ->
  * flows -> links, marked by an epoch counter so nothing needs clearing) and
  * runs progressive filling on it with a binary heap of links keyed by fair

@@ -9,13 +9,14 @@
  * share - latency, rate cap, usage count and a single weight - is one
  * interned flow_class record. A flow's links are a block of the usage pool
  * (uint32 link slots, see "Slots" below; a flow with unequal weights adds
- * its weights). A link's
- * list holds flow ids (4 bytes); once a flow with unequal weights has been
- * on the link, also each entry's usage index in its flow's block (4 bytes),
- * so that a scan of the link reads its flows' weights in O(1) from the pool
- * (the weight is held once: 20 bytes per weighted usage, pool and list
- * together; a 4,096-rank all-to-all has 28 M of them). A 6-hop single-path flow:
- * 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
+ * a code per usage, 2 bytes, and its distinct weights once each, 8 bytes:
+ * a coupled all-to-all flow has ~10,000 usages and a few dozen weights).
+ * A link's list holds flow ids (4 bytes); once a flow with unequal weights
+ * has been on the link, also each entry's usage index in its flow's block
+ * (4 bytes), so that a scan of the link reads its flows' weights in O(1)
+ * from the pool (each weight held once: about 14 bytes per weighted usage,
+ * pool and list together; a 4,096-rank all-to-all has 42.5 M of them).
+ * A 6-hop single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
  * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
  */
@@ -36,10 +37,12 @@
  * whole; larger ones repair locally (flow_fill.c). */
 #define COMPONENT_MAX_FLOWS 64
 
-/* What flows share: interned by (latency, cap, weight, n_use), counted. */
+/* What flows share: interned by (latency, cap, weight, n_use, n_weights),
+ * counted. */
 typedef struct flow_class {
     double latency_s, rate_cap, weight; /* weight: NAN when per usage (in the pool) */
     uint32_t n_use, refs;
+    uint32_t n_weights;    /* per usage: the block's distinct weights (0 when uniform) */
 } flow_class;
 
 /* A link's flows: ids (a flow at most once) in the list itself while they
@@ -122,6 +125,8 @@ struct flow_net {
     /* attach scratch: merged weights of the flow being started */
     double *attach_w;
     uint32_t *attach_link, attach_cap;
+    uint32_t *attach_code;  /* each usage's weight code */
+    uint32_t *attach_hash, hash_cap_attach; /* distinct weights by bits (a power of two) */
     uint32_t *attach_slot;  /* the slots of the usages being attached */
     /* recomputation scratch */
     uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
@@ -168,6 +173,16 @@ void flow_store_reset(flow_net *n);
 size_t flow_store_memory_bytes(const flow_net *n);
 void flow_store_free(flow_net *n);
 
+/* A block with unequal weights: its n_use links, then each usage's code
+ * (uint16 while the distinct weights fit, else uint32), then the distinct
+ * weights (doubles, first-use order): code k is weight k. uint32 words of
+ * the codes: */
+#define FLOW_SHORT_CODES 65536u
+static inline size_t flow_code_words(uint32_t n_use, uint32_t n_weights)
+{
+    return n_weights <= FLOW_SHORT_CODES ? ((size_t)n_use + 1) / 2 : n_use;
+}
+
 static inline const flow_class *flow_cls(const flow_net *n, uint32_t f)
 {
     return &n->classes[n->cls[f]];
@@ -186,8 +201,17 @@ static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
     const flow_class *c = flow_cls(n, f);
     if (!isnan(c->weight))
         return c->weight;
+    const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
+    uint32_t code;
+    size_t words = flow_code_words(c->n_use, c->n_weights);
+    if (c->n_weights <= FLOW_SHORT_CODES) {
+        uint16_t h;
+        memcpy(&h, (const char *)codes + 2 * (size_t)k, sizeof h);
+        code = h;
+    } else
+        code = codes[k];
     double w;
-    memcpy(&w, n->pool + n->use_off[f] + c->n_use + 2 * (size_t)k, sizeof w);
+    memcpy(&w, codes + words + 2 * (size_t)code, sizeof w);
     return w;
 }
 /* Weight of the i-th flow on link list ll on that link. */

@@ -1,9 +1,9 @@
 /* flow_store.c - where the flow net keeps its flows (see flow_internal.h):
  * the per-flow arrays, the usage pool, the interned flow classes and the
  * per-link lists of flow ids (and, on a link that has carried a flow with
- * unequal weights, each entry's usage index in its flow's block). Every structure grows by a fraction (an eighth
- * or a quarter), not by doubling, so that the slack stays a few percent of
- * what the flows hold. Order matters for bit-identical rates: a link's list
+ * unequal weights, each entry's usage index in its flow's block). Every
+ * structure grows by a fraction (an eighth or a quarter), not by doubling,
+ * so that the slack stays a few percent of what the flows hold. Order matters for bit-identical rates: a link's list
  * appends and fills a hole with its last entry, as before.
  */
 #include <math.h>
@@ -49,15 +49,17 @@ int flow_store_grow_flows(flow_net *n)
 
 /* ---- usage pool ---- */
 
-static size_t block_size(uint32_t n_use, int uniform)
+/* uint32 words of a block: links; unequal weights add codes and the
+ * distinct weights (2 words each; flow_internal.h) */
+static size_t block_size(uint32_t n_use, uint32_t n_weights)
 {
-    return uniform ? n_use : 3 * (size_t)n_use; /* links, weights (2 uint32 each) */
+    return n_weights ? n_use + flow_code_words(n_use, n_weights) + 2 * (size_t)n_weights : n_use;
 }
 
 static size_t flow_block_size(const flow_net *n, uint32_t f)
 {
     const flow_class *c = flow_cls(n, f);
-    return block_size(c->n_use, !isnan(c->weight));
+    return block_size(c->n_use, c->n_weights);
 }
 
 /* Copy the live blocks, in flow id order, into a pool of cap entries. */
@@ -119,13 +121,15 @@ static uint32_t class_hash(const flow_class *c)
     h = (h ^ bits(c->rate_cap)) * 0xbf58476d1ce4e5b9ull;
     h = (h ^ bits(c->weight)) * 0x94d049bb133111ebull;
     h = (h ^ c->n_use) * 0x9e3779b97f4a7c15ull;
+    h = (h ^ c->n_weights) * 0xbf58476d1ce4e5b9ull;
     return (uint32_t)(h >> 32);
 }
 
 static int class_equal(const flow_class *a, const flow_class *b)
 {
     return bits(a->latency_s) == bits(b->latency_s) && bits(a->rate_cap) == bits(b->rate_cap) &&
-           bits(a->weight) == bits(b->weight) && a->n_use == b->n_use;
+           bits(a->weight) == bits(b->weight) && a->n_use == b->n_use &&
+           a->n_weights == b->n_weights;
 }
 
 static void hash_put(flow_net *n, uint32_t id)
@@ -213,11 +217,17 @@ static int reserve_scratch(flow_net *n, size_t k)
 {
     if (k <= n->attach_cap)
         return 0;
-    if (k > UINT32_MAX - 1 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
+    size_t h = 64;
+    while (h < 2 * k)
+        h *= 2;
+    if (k > UINT32_MAX / 4 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
         grow_array((void **)&n->attach_link, k, sizeof *n->attach_link) ||
-        grow_array((void **)&n->attach_slot, k, sizeof *n->attach_slot))
+        grow_array((void **)&n->attach_slot, k, sizeof *n->attach_slot) ||
+        grow_array((void **)&n->attach_code, k, sizeof *n->attach_code) ||
+        grow_array((void **)&n->attach_hash, h, sizeof *n->attach_hash))
         return -1;
     n->attach_cap = (uint32_t)k;
+    n->hash_cap_attach = (uint32_t)h;
     return 0;
 }
 
@@ -268,6 +278,30 @@ static uint32_t slot_of(flow_net *n, uint32_t g)
     return l;
 }
 
+/* Codes of the merged weights attach_w[0..m) (attach_code; weight j the
+ * one of usage attach_slot[j], first-use order, equal by bits): returns
+ * the count of distinct weights. attach_slot is free by then. */
+static uint32_t weight_codes(flow_net *n, uint32_t m)
+{
+    uint32_t h = 64, d = 0, *at = n->attach_hash, *first = n->attach_slot;
+    while (h < 2 * m) /* this flow's size, not the largest so far: a small flow clears little */
+        h *= 2;
+    uint32_t mask = h - 1;
+    memset(at, 0xff, (size_t)h * sizeof *at);
+    for (uint32_t s = 0; s < m; s++) {
+        uint64_t w = bits(n->attach_w[s]);
+        uint32_t i = (uint32_t)((w * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+        while (at[i] != UINT32_MAX && bits(n->attach_w[first[at[i]]]) != w)
+            i = (i + 1) & mask;
+        if (at[i] == UINT32_MAX) {
+            first[d] = s;
+            at[i] = d++;
+        }
+        n->attach_code[s] = at[i];
+    }
+    return d;
+}
+
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
                       double rate_cap, double latency_s)
 {
@@ -304,9 +338,10 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     for (uint32_t s = 0; !uniform && !failed && s < m; s++)
         if (!n->on_link[n->attach_link[s]].k)
             failed = add_weights(&n->on_link[n->attach_link[s]]);
-    flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0};
+    uint32_t d = uniform ? 0 : weight_codes(n, m);
+    flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0, d};
     uint32_t id = failed ? NO_CLASS : class_get(n, &key);
-    size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, uniform));
+    size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, d));
     if (off == SIZE_MAX) { /* take f off its links again: it is last on each */
         if (id != NO_CLASS)
             class_put(n, id);
@@ -319,8 +354,19 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     }
     uint32_t *b = n->pool + off;
     memcpy(b, n->attach_link, (size_t)m * sizeof *b);
-    if (!uniform)
-        memcpy(b + m, n->attach_w, (size_t)m * sizeof(double));
+    if (d) {
+        uint32_t *codes = b + m, *table = codes + flow_code_words(m, d);
+        if (d <= FLOW_SHORT_CODES) {
+            codes[m / 2] = 0; /* an odd count's last half word */
+            for (uint32_t s = 0; s < m; s++) {
+                uint16_t h = (uint16_t)n->attach_code[s];
+                memcpy((char *)codes + 2 * (size_t)s, &h, sizeof h);
+            }
+        } else
+            memcpy(codes, n->attach_code, (size_t)m * sizeof *codes);
+        for (uint32_t j = 0; j < d; j++) /* weight j: that of its first usage */
+            memcpy(table + 2 * (size_t)j, &n->attach_w[n->attach_slot[j]], sizeof(double));
+    }
     for (uint32_t s = 0; s < m; s++) {
         link_list *ll = &n->on_link[b[s]];
         if (ll->k)
@@ -491,7 +537,8 @@ size_t flow_store_memory_bytes(const flow_net *n)
                (4 * sizeof(double) + 2 * sizeof(uint64_t) + 5 * sizeof(uint32_t));
     b += n->pool_cap * sizeof(uint32_t);
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
-    b += (size_t)n->attach_cap * (sizeof(double) + 2 * sizeof(uint32_t));
+    b += (size_t)n->attach_cap * (sizeof(double) + 3 * sizeof(uint32_t)) +
+         (size_t)n->hash_cap_attach * sizeof(uint32_t);
     b += (size_t)n->cap_capped * sizeof(uint32_t);
     b += (size_t)n->cap_pending * 3 * sizeof(uint32_t) +
          (size_t)n->cap_flush_pairs * sizeof(uint64_t);
@@ -511,6 +558,7 @@ void flow_store_free(flow_net *n)
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
                       n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped,
+                      n->attach_code, n->attach_hash,
                       n->pending, n->pending_cls, n->pending_pos, n->flush_pairs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
