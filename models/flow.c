@@ -4,8 +4,10 @@
  * Data layout: flows and links are dense ids with per-id arrays (STYLE.md);
  * the flow records, usage pool and link lists are flow_store.c's
  * (flow_internal.h gives the layout: 116 bytes for a 6-hop single-path
- * flow). A link keeps the list of flows on it; removing a flow scans each of
- * its links' lists, which a recomputation scans anyway. Recomputation
+ * flow). A link keeps the list of flows on it; the flows finishing at an
+ * instant leave them together at its recomputation, one pass over each
+ * touched list (flow_store_flush), which the recomputation scans anyway
+ * (one search per flow and link was O(n^3) for an all-to-all). Recomputation
  * collects the component of the changed links (breadth-first over link ->
  * flows -> links, marked by an epoch counter so nothing needs clearing) and
  * runs progressive filling on it with a binary heap of links keyed by fair
@@ -56,7 +58,7 @@ void flow_net_destroy(flow_net *n)
         return;
     flow_store_free(n);
     void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
-                      n->on_link, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
+                      n->on_link, n->live, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
                       n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->dirty,
                       n->touched, n->level, n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -68,6 +70,7 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
 {
     if (n->n_active || n->n_free != n->n_flows)
         return -1;
+    flow_store_flush(n);
     /* the slots go back to no link, to be given again in first-use order as
      * on a new net; their lists are empty and keep their arrays */
     for (uint32_t l = 0; l < n->n_slots; l++)
@@ -115,6 +118,7 @@ int flow_grow_slots(flow_net *n, size_t need)
     if (regrow(&n->link_of, cap, sizeof *n->link_of) ||
         regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
         regrow(&n->on_link, cap, sizeof *n->on_link) ||
+        regrow(&n->live, cap, sizeof *n->live) ||
         regrow(&n->link_mark, cap, sizeof *n->link_mark) ||
         regrow(&n->comp_links, cap, sizeof *n->comp_links) ||
         regrow(&n->cap_left, cap, sizeof *n->cap_left) ||
@@ -131,6 +135,7 @@ int flow_grow_slots(flow_net *n, size_t need)
     size_t old = n->cap_slots;
     memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
     memset(n->on_link + old, 0, (cap - old) * sizeof *n->on_link);
+    memset(n->live + old, 0, (cap - old) * sizeof *n->live);
     memset(n->link_mark + old, 0, (cap - old) * sizeof *n->link_mark);
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
     n->cap_slots = (uint32_t)cap;
@@ -208,6 +213,7 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
     for (size_t i = 0; i < n_usage; i++)
         if (usage[i].link >= n->n_links || !(usage[i].weight > 0) || !isfinite(usage[i].weight))
             return UINT32_MAX;
+    flow_store_flush(n); /* the lists as the flows finished so far leave them */
     uint32_t f;
     if (n->n_free)
         f = n->free_head;
@@ -279,7 +285,10 @@ void flow_finish(flow_net *n, uint32_t f, int recompute)
     n->left[f] = 0;
     double latency_s = flow_cls(n, f)->latency_s;
     n->n_capped_active -= is_capped(n, f);
-    flow_store_detach(n, f);
+    if (recompute)
+        flow_store_detach_later(n, f);
+    else
+        flow_store_detach(n, f);
     n->n_active--;
     n->stats.flows_finished++;
     if (recompute)
@@ -411,6 +420,7 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
     flow_net *n = ctx;
     double now = sim_now(eng);
     n->recompute_pending = 0;
+    flow_store_flush(n);
     uint32_t nl;
     if (n->n_active <= COMPONENT_MAX_FLOWS || n->incast || n->no_repair) {
         n->fresh_head = n->fresh_tail = NO_FLOW; /* in the component */
@@ -488,8 +498,8 @@ int flow_net_set_incast(flow_net *n, const flow_curve *const *curve_of_link)
 double flow_link_capacity(const flow_net *n, uint32_t l)
 {
     const flow_curve *c = n->incast ? n->incast[n->link_of[l]] : NULL;
-    if (c && n->on_link[l].n >= 2)
-        return n->link_capacity[n->link_of[l]] * flow_curve_at(c, n->on_link[l].n);
+    if (c && n->live[l] >= 2)
+        return n->link_capacity[n->link_of[l]] * flow_curve_at(c, n->live[l]);
     return n->link_capacity[n->link_of[l]];
 }
 
@@ -518,8 +528,8 @@ size_t flow_net_memory_bytes(const flow_net *n)
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
     /* per slot: link_bytes, cap_left, w_unfrozen, level, heap_share;
      * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,
-     * touched, dirty; is_dirty */
-    b += S * (5 * sizeof(double) + sizeof(link_list) + 8 * sizeof(uint32_t) + 1);
+     * touched, dirty, live; is_dirty */
+    b += S * (5 * sizeof(double) + sizeof(link_list) + 9 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 
@@ -531,6 +541,7 @@ int flow_net_full_rates(flow_net *n, double *rates, size_t n_rates)
     uint32_t *kept = malloc(((size_t)n->n_flows + 1) * sizeof *kept);
     if (!kept)
         return -1;
+    flow_store_flush(n);
     if (n->n_flows)
         memcpy(kept, n->bneck, (size_t)n->n_flows * sizeof *kept);
     n->epoch += 2;
@@ -559,8 +570,9 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
         uint32_t l = links ? links[i] : i;
         double sum = 0;
         const link_list *ll = &n->on_link[l];
-        for (uint32_t k = 0; k < ll->n; k++)
-            sum += n->rate[flow_list_ids_c(ll)[k]] * flow_entry_weight(n, ll, k);
+        for (uint32_t k = 0; k < ll->n; k++) /* not a finished flow waiting for a flush */
+            if (flow_is_active(n, flow_list_ids_c(ll)[k]))
+                sum += n->rate[flow_list_ids_c(ll)[k]] * flow_entry_weight(n, ll, k);
         if (sum > flow_link_capacity(n, l) * (1 + 1e-9)) {
             *link = l;
             *used = sum;

@@ -9,11 +9,14 @@
  * share - latency, rate cap, usage count and a single weight - is one
  * interned flow_class record. A flow's links are a block of the usage pool
  * (uint32 link slots, see "Slots" below; a flow with unequal weights adds
- * its weights). A link's
- * list holds flow ids (4 bytes); once a flow with unequal weights has been
- * on the link, also each entry's weight on it (8 bytes), so that a scan of
- * the link reads its flows' weights in O(1). A 6-hop single-path flow:
- * 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
+ * a code per usage, 2 bytes, and its distinct weights once each, 8 bytes:
+ * a coupled all-to-all flow has ~10,000 usages and a few dozen weights).
+ * A link's list holds flow ids (4 bytes); once a flow with unequal weights
+ * has been on the link, also each entry's usage index in its flow's block
+ * (4 bytes), so that a scan of the link reads its flows' weights in O(1)
+ * from the pool (each weight held once: about 14 bytes per weighted usage,
+ * pool and list together; a 4,096-rank all-to-all has 42.5 M of them).
+ * A 6-hop single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
  * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
  */
@@ -34,10 +37,12 @@
  * whole; larger ones repair locally (flow_fill.c). */
 #define COMPONENT_MAX_FLOWS 64
 
-/* What flows share: interned by (latency, cap, weight, n_use), counted. */
+/* What flows share: interned by (latency, cap, weight, n_use, n_weights),
+ * counted. */
 typedef struct flow_class {
     double latency_s, rate_cap, weight; /* weight: NAN when per usage (in the pool) */
     uint32_t n_use, refs;
+    uint32_t n_weights;    /* per usage: the block's distinct weights (0 when uniform) */
 } flow_class;
 
 /* A link's flows: ids (a flow at most once) in the list itself while they
@@ -50,8 +55,9 @@ typedef struct link_list {
         uint32_t *heap;              /* cap > LIST_INLINE */
         uint32_t inl[LIST_INLINE];   /* cap <= LIST_INLINE */
     } ids;
-    double *w;             /* NULL, or w[i]: entry i's weight on the link (every entry),
-                            * from the first flow with unequal weights on it on */
+    uint32_t *k;           /* NULL, or k[i]: entry i's usage of the link in its flow's
+                            * block (every entry), from the first flow with unequal
+                            * weights on it on: its weight there is one load away */
     uint32_t n, cap;
 } link_list;
 
@@ -85,6 +91,8 @@ struct flow_net {
     uint32_t n_slots, cap_slots;
     double *link_bytes;    /* per slot (a slot's capacity: link_capacity[link_of[l]]) */
     link_list *on_link;
+    uint32_t *live;        /* per slot: its list's entries of active flows (n less the
+                            * finished flows whose removal waits for flow_store_flush) */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;
@@ -99,6 +107,12 @@ struct flow_net {
     uint32_t fresh_head, fresh_tail;     /* started since the last recomputation, on links */
     uint32_t bare_head, bare_tail;       /* ... on no link */
     uint32_t n_active;
+    /* finished flows still on their links' lists (flow_store_detach_later),
+     * in finishing order, with their classes; each pending[i]'s
+     * removal is replayed at the next flush as if done then (see flow_store.c) */
+    uint32_t *pending, *pending_cls, *pending_pos, n_pending, cap_pending;
+    uint64_t *flush_pairs; /* flush scratch: (order << 32 | position) of one link */
+    uint32_t cap_flush_pairs;
     /* usage pool: per flow n_use link ids; unequal weights add n_use doubles
      * (as 2 uint32 each) */
     uint32_t *pool;
@@ -111,6 +125,8 @@ struct flow_net {
     /* attach scratch: merged weights of the flow being started */
     double *attach_w;
     uint32_t *attach_link, attach_cap;
+    uint32_t *attach_code;  /* each usage's weight code */
+    uint32_t *attach_hash, hash_cap_attach; /* distinct weights by bits (a power of two) */
     uint32_t *attach_slot;  /* the slots of the usages being attached */
     /* recomputation scratch */
     uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
@@ -140,11 +156,32 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
                       double rate_cap, double latency_s);
 /* Take flow f off its links and release its block and class. */
 void flow_store_detach(flow_net *n, uint32_t f);
+/* The same, but f's entries leave its links' lists only at the next
+ * flow_store_flush (one pass per link for every flow finishing at an
+ * instant, instead of one search per flow and link): the loads, busy bits,
+ * dirty links and live counts change now, and f is no longer active.
+ * Falls back to flow_store_detach when out of memory. */
+void flow_store_detach_later(flow_net *n, uint32_t f);
+/* The pending removals, replayed link by link in finishing order: every
+ * list ends as flow_store_detach one flow after another would leave it
+ * (the last entry fills each hole). Before anything that adds to or reads
+ * the lists: flow_start, a recomputation, a reset, a full filling. */
+void flow_store_flush(flow_net *n);
 /* No flow, no class, an empty pool, keeping their memory (flow_net_reset:
  * every flow delivered, so every link list is empty). */
 void flow_store_reset(flow_net *n);
 size_t flow_store_memory_bytes(const flow_net *n);
 void flow_store_free(flow_net *n);
+
+/* A block with unequal weights: its n_use links, then each usage's code
+ * (uint16 while the distinct weights fit, else uint32), then the distinct
+ * weights (doubles, first-use order): code k is weight k. uint32 words of
+ * the codes: */
+#define FLOW_SHORT_CODES 65536u
+static inline size_t flow_code_words(uint32_t n_use, uint32_t n_weights)
+{
+    return n_weights <= FLOW_SHORT_CODES ? ((size_t)n_use + 1) / 2 : n_use;
+}
 
 static inline const flow_class *flow_cls(const flow_net *n, uint32_t f)
 {
@@ -164,14 +201,24 @@ static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
     const flow_class *c = flow_cls(n, f);
     if (!isnan(c->weight))
         return c->weight;
+    const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
+    uint32_t code;
+    size_t words = flow_code_words(c->n_use, c->n_weights);
+    if (c->n_weights <= FLOW_SHORT_CODES) {
+        uint16_t h;
+        memcpy(&h, (const char *)codes + 2 * (size_t)k, sizeof h);
+        code = h;
+    } else
+        code = codes[k];
     double w;
-    memcpy(&w, n->pool + n->use_off[f] + c->n_use + 2 * (size_t)k, sizeof w);
+    memcpy(&w, codes + words + 2 * (size_t)code, sizeof w);
     return w;
 }
 /* Weight of the i-th flow on link list ll on that link. */
 static inline double flow_entry_weight(const flow_net *n, const link_list *ll, uint32_t i)
 {
-    return ll->w ? ll->w[i] : flow_cls(n, flow_list_ids_c(ll)[i])->weight; /* no w: uniform */
+    uint32_t f = flow_list_ids_c(ll)[i];
+    return ll->k ? flow_use_weight(n, f, ll->k[i]) : flow_cls(n, f)->weight; /* no k: uniform */
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)
 {
@@ -197,6 +244,9 @@ static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
 uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
 double flow_link_capacity(const flow_net *n, uint32_t l);
 void flow_advance(flow_net *n, uint32_t f, double now);
+/* f's bytes are through. recompute: called from f's completion event: a
+ * recomputation follows at this instant and f leaves the link lists there
+ * (flow_store_detach_later); 0: inside a recomputation, f leaves them now. */
 void flow_finish(flow_net *n, uint32_t f, int recompute);
 /* Give flow f rate r from now on (moves its completion event if needed). */
 void flow_set_rate(flow_net *n, uint32_t f, double r);

@@ -1,9 +1,9 @@
 /* flow_store.c - where the flow net keeps its flows (see flow_internal.h):
  * the per-flow arrays, the usage pool, the interned flow classes and the
  * per-link lists of flow ids (and, on a link that has carried a flow with
- * unequal weights, their weights). Every structure grows by a fraction (an eighth
- * or a quarter), not by doubling, so that the slack stays a few percent of
- * what the flows hold. Order matters for bit-identical rates: a link's list
+ * unequal weights, each entry's usage index in its flow's block). Every
+ * structure grows by a fraction (an eighth or a quarter), not by doubling,
+ * so that the slack stays a few percent of what the flows hold. Order matters for bit-identical rates: a link's list
  * appends and fills a hole with its last entry, as before.
  */
 #include <math.h>
@@ -49,15 +49,17 @@ int flow_store_grow_flows(flow_net *n)
 
 /* ---- usage pool ---- */
 
-static size_t block_size(uint32_t n_use, int uniform)
+/* uint32 words of a block: links; unequal weights add codes and the
+ * distinct weights (2 words each; flow_internal.h) */
+static size_t block_size(uint32_t n_use, uint32_t n_weights)
 {
-    return uniform ? n_use : 3 * (size_t)n_use; /* links, weights (2 uint32 each) */
+    return n_weights ? n_use + flow_code_words(n_use, n_weights) + 2 * (size_t)n_weights : n_use;
 }
 
 static size_t flow_block_size(const flow_net *n, uint32_t f)
 {
     const flow_class *c = flow_cls(n, f);
-    return block_size(c->n_use, !isnan(c->weight));
+    return block_size(c->n_use, c->n_weights);
 }
 
 /* Copy the live blocks, in flow id order, into a pool of cap entries. */
@@ -119,13 +121,15 @@ static uint32_t class_hash(const flow_class *c)
     h = (h ^ bits(c->rate_cap)) * 0xbf58476d1ce4e5b9ull;
     h = (h ^ bits(c->weight)) * 0x94d049bb133111ebull;
     h = (h ^ c->n_use) * 0x9e3779b97f4a7c15ull;
+    h = (h ^ c->n_weights) * 0xbf58476d1ce4e5b9ull;
     return (uint32_t)(h >> 32);
 }
 
 static int class_equal(const flow_class *a, const flow_class *b)
 {
     return bits(a->latency_s) == bits(b->latency_s) && bits(a->rate_cap) == bits(b->rate_cap) &&
-           bits(a->weight) == bits(b->weight) && a->n_use == b->n_use;
+           bits(a->weight) == bits(b->weight) && a->n_use == b->n_use &&
+           a->n_weights == b->n_weights;
 }
 
 static void hash_put(flow_net *n, uint32_t id)
@@ -213,11 +217,17 @@ static int reserve_scratch(flow_net *n, size_t k)
 {
     if (k <= n->attach_cap)
         return 0;
-    if (k > UINT32_MAX - 1 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
+    size_t h = 64;
+    while (h < 2 * k)
+        h *= 2;
+    if (k > UINT32_MAX / 4 || grow_array((void **)&n->attach_w, k, sizeof *n->attach_w) ||
         grow_array((void **)&n->attach_link, k, sizeof *n->attach_link) ||
-        grow_array((void **)&n->attach_slot, k, sizeof *n->attach_slot))
+        grow_array((void **)&n->attach_slot, k, sizeof *n->attach_slot) ||
+        grow_array((void **)&n->attach_code, k, sizeof *n->attach_code) ||
+        grow_array((void **)&n->attach_hash, h, sizeof *n->attach_hash))
         return -1;
     n->attach_cap = (uint32_t)k;
+    n->hash_cap_attach = (uint32_t)h;
     return 0;
 }
 
@@ -226,8 +236,8 @@ static int reserve_link(link_list *ll)
     if (ll->n < ll->cap)
         return 0;
     size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
-    if (cap > UINT32_MAX || (ll->w && grow_array((void **)&ll->w, cap, sizeof *ll->w)))
-        return -1; /* grown weights, ids as they were: cap stays the smaller */
+    if (cap > UINT32_MAX || (ll->k && grow_array((void **)&ll->k, cap, sizeof *ll->k)))
+        return -1; /* grown usage indices, ids as they were: cap stays the smaller */
     if (cap > LIST_INLINE) {
         uint32_t *ids = ll->cap <= LIST_INLINE ? malloc(cap * sizeof *ids)
                                                : realloc(ll->ids.heap, cap * sizeof *ids);
@@ -241,17 +251,17 @@ static int reserve_link(link_list *ll)
     return 0;
 }
 
-/* Give link list ll its weights: the first n - 1 entries' (uniform flows:
- * their class weight); the last entry, the flow being attached, is set by
- * the caller. 0 or -1. */
-static int add_weights(const flow_net *n, link_list *ll)
+/* Give link list ll its usage indices (flow_entry_weight): the first n - 1
+ * entries' (uniform flows: any usage reads the class weight); the last
+ * entry, the flow being attached, is set by the caller. 0 or -1. */
+static int add_weights(link_list *ll)
 {
-    double *w = malloc((size_t)ll->cap * sizeof *w);
-    if (!w)
+    uint32_t *k = malloc((size_t)ll->cap * sizeof *k);
+    if (!k)
         return -1;
     for (uint32_t i = 0; i + 1 < ll->n; i++)
-        w[i] = flow_cls(n, flow_list_ids(ll)[i])->weight;
-    ll->w = w;
+        k[i] = 0; /* a uniform flow: any usage reads its class weight */
+    ll->k = k;
     return 0;
 }
 
@@ -266,6 +276,30 @@ static uint32_t slot_of(flow_net *n, uint32_t g)
     n->slot_of[g] = l + 1;
     n->link_of[l] = g;
     return l;
+}
+
+/* Codes of the merged weights attach_w[0..m) (attach_code; weight j the
+ * one of usage attach_slot[j], first-use order, equal by bits): returns
+ * the count of distinct weights. attach_slot is free by then. */
+static uint32_t weight_codes(flow_net *n, uint32_t m)
+{
+    uint32_t h = 64, d = 0, *at = n->attach_hash, *first = n->attach_slot;
+    while (h < 2 * m) /* this flow's size, not the largest so far: a small flow clears little */
+        h *= 2;
+    uint32_t mask = h - 1;
+    memset(at, 0xff, (size_t)h * sizeof *at);
+    for (uint32_t s = 0; s < m; s++) {
+        uint64_t w = bits(n->attach_w[s]);
+        uint32_t i = (uint32_t)((w * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+        while (at[i] != UINT32_MAX && bits(n->attach_w[first[at[i]]]) != w)
+            i = (i + 1) & mask;
+        if (at[i] == UINT32_MAX) {
+            first[d] = s;
+            at[i] = d++;
+        }
+        n->attach_code[s] = at[i];
+    }
+    return d;
 }
 
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
@@ -292,6 +326,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             continue;
         }
         ids[ll->n++] = f;
+        n->live[l]++;
         flow_set_busy(n, l, 1);
         n->attach_link[m] = l;
         n->attach_w[m++] = u[i].weight;
@@ -301,27 +336,41 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         uniform &= n->attach_w[s] == n->attach_w[0];
     int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
     for (uint32_t s = 0; !uniform && !failed && s < m; s++)
-        if (!n->on_link[n->attach_link[s]].w)
-            failed = add_weights(n, &n->on_link[n->attach_link[s]]);
-    flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0};
+        if (!n->on_link[n->attach_link[s]].k)
+            failed = add_weights(&n->on_link[n->attach_link[s]]);
+    uint32_t d = uniform ? 0 : weight_codes(n, m);
+    flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0, d};
     uint32_t id = failed ? NO_CLASS : class_get(n, &key);
-    size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, uniform));
+    size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, d));
     if (off == SIZE_MAX) { /* take f off its links again: it is last on each */
         if (id != NO_CLASS)
             class_put(n, id);
-        for (uint32_t s = 0; s < m; s++)
+        for (uint32_t s = 0; s < m; s++) {
+            n->live[n->attach_link[s]]--;
             if (--n->on_link[n->attach_link[s]].n == 0)
                 flow_set_busy(n, n->attach_link[s], 0);
+        }
         return -1;
     }
     uint32_t *b = n->pool + off;
     memcpy(b, n->attach_link, (size_t)m * sizeof *b);
-    if (!uniform)
-        memcpy(b + m, n->attach_w, (size_t)m * sizeof(double));
+    if (d) {
+        uint32_t *codes = b + m, *table = codes + flow_code_words(m, d);
+        if (d <= FLOW_SHORT_CODES) {
+            codes[m / 2] = 0; /* an odd count's last half word */
+            for (uint32_t s = 0; s < m; s++) {
+                uint16_t h = (uint16_t)n->attach_code[s];
+                memcpy((char *)codes + 2 * (size_t)s, &h, sizeof h);
+            }
+        } else
+            memcpy(codes, n->attach_code, (size_t)m * sizeof *codes);
+        for (uint32_t j = 0; j < d; j++) /* weight j: that of its first usage */
+            memcpy(table + 2 * (size_t)j, &n->attach_w[n->attach_slot[j]], sizeof(double));
+    }
     for (uint32_t s = 0; s < m; s++) {
         link_list *ll = &n->on_link[b[s]];
-        if (ll->w)
-            ll->w[ll->n - 1] = n->attach_w[s];
+        if (ll->k)
+            ll->k[ll->n - 1] = s;
     }
     n->use_off[f] = (uint32_t)off;
     n->cls[f] = id;
@@ -332,37 +381,150 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     return 0;
 }
 
-void flow_store_detach(flow_net *n, uint32_t f)
+/* What leaving its links does but for the lists: per usage, in order, the
+ * load, the live count (an idle link: load exactly 0, not busy) and the
+ * dirty mark; f's block becomes garbage and f inactive (its class kept). */
+static void leave_links(flow_net *n, uint32_t f)
 {
     uint32_t m = flow_n_use(n, f);
     const uint32_t *links = flow_links(n, f);
     for (uint32_t k = 0; k < m; k++) {
         uint32_t l = links[k];
-        link_list *ll = &n->on_link[l];
-        uint32_t i = 0, *ids = flow_list_ids(ll);
-        while (ids[i] != f) /* f is on l: bounded by ll->n */
-            i++;
-        ids[i] = ids[--ll->n]; /* the last entry fills the hole */
-        if (ll->w)
-            ll->w[i] = ll->w[ll->n];
         n->load[n->link_of[l]] -= flow_use_weight(n, f, k);
-        if (ll->n == 0) {
+        if (--n->live[l] == 0) {
             n->load[n->link_of[l]] = 0; /* no rounding residue on an idle link */
             flow_set_busy(n, l, 0);
         }
         flow_mark_dirty(n, l);
     }
     n->pool_garbage += flow_block_size(n, f);
-    class_put(n, n->cls[f]);
     n->cls[f] = NO_CLASS;
+}
+
+/* Entry i of ll leaves: the last entry fills the hole. */
+static void list_remove_at(link_list *ll, uint32_t i)
+{
+    uint32_t *ids = flow_list_ids(ll);
+    ids[i] = ids[--ll->n];
+    if (ll->k)
+        ll->k[i] = ll->k[ll->n];
+}
+
+void flow_store_detach(flow_net *n, uint32_t f)
+{
+    uint32_t m = flow_n_use(n, f), id = n->cls[f];
+    const uint32_t *links = flow_links(n, f);
+    for (uint32_t k = 0; k < m; k++) {
+        link_list *ll = &n->on_link[links[k]];
+        uint32_t i = 0;
+        while (flow_list_ids(ll)[i] != f) /* f is on the link: bounded by ll->n */
+            i++;
+        list_remove_at(ll, i);
+    }
+    leave_links(n, f);
+    class_put(n, id);
+}
+
+void flow_store_detach_later(flow_net *n, uint32_t f)
+{
+    if (n->n_pending == n->cap_pending) {
+        size_t cap = (size_t)n->cap_pending + n->cap_pending / 4 + 64;
+        if (cap > UINT32_MAX || grow_array((void **)&n->pending, cap, sizeof *n->pending) ||
+            grow_array((void **)&n->pending_cls, cap, sizeof *n->pending_cls) ||
+            grow_array((void **)&n->pending_pos, cap, sizeof *n->pending_pos)) {
+            flow_store_flush(n); /* the lists as they would be now, then f alone */
+            flow_store_detach(n, f);
+            return;
+        }
+        n->cap_pending = (uint32_t)cap;
+    }
+    n->pending_cls[n->n_pending] = n->cls[f];
+    n->pending[n->n_pending++] = f;
+    leave_links(n, f);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Slot l's pending entries (those of inactive flows: an active flow's
+ * class is set) leave in finishing order (order[g], in bneck), each hole
+ * filled by the entry then last: pending_pos follows the pending entries
+ * the fills move. 0, or -1 when out of memory (nothing changed). */
+static int flush_link(flow_net *n, uint32_t l)
+{
+    link_list *ll = &n->on_link[l];
+    uint32_t m = ll->n - n->live[l], *ids = flow_list_ids(ll);
+    if (!m)
+        return 0;
+    if (m > n->cap_flush_pairs) {
+        if (grow_array((void **)&n->flush_pairs, m, sizeof *n->flush_pairs))
+            return -1;
+        n->cap_flush_pairs = m;
+    }
+    uint64_t *pair = n->flush_pairs;
+    for (uint32_t i = 0, j = 0; j < m; i++)
+        if (n->cls[ids[i]] == NO_CLASS)
+            pair[j++] = (uint64_t)n->bneck[ids[i]] << 32 | i;
+    qsort(pair, m, sizeof *pair, cmp_u64);
+    for (uint32_t j = 0; j < m; j++)
+        n->pending_pos[pair[j] >> 32] = (uint32_t)pair[j];
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t i = n->pending_pos[pair[j] >> 32], last = ids[ll->n - 1];
+        list_remove_at(ll, i);
+        if (n->cls[last] == NO_CLASS) /* a pending entry moved into the hole */
+            n->pending_pos[n->bneck[last]] = i;
+    }
+    return 0;
+}
+
+void flow_store_flush(flow_net *n)
+{
+    if (!n->n_pending)
+        return;
+    /* a finished flow's bneck is free until its id is reused (after a
+     * flush): its finishing order; its links' slots, each once */
+    n->epoch += 2;
+    uint32_t nl = 0;
+    for (uint32_t p = 0; p < n->n_pending; p++) {
+        uint32_t f = n->pending[p];
+        n->bneck[f] = p;
+        const uint32_t *links = n->pool + n->use_off[f];
+        for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++)
+            if (n->link_mark[links[k]] != n->epoch) {
+                n->link_mark[links[k]] = n->epoch;
+                n->touched[nl++] = links[k];
+            }
+    }
+    for (uint32_t i = 0; i < nl; i++)
+        if (flush_link(n, n->touched[i])) /* no memory: one flow at a time, by search */
+            for (uint32_t p = 0; p < n->n_pending; p++) {
+                uint32_t f = n->pending[p];
+                const uint32_t *links = n->pool + n->use_off[f];
+                for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++) {
+                    link_list *ll = &n->on_link[links[k]];
+                    if (links[k] != n->touched[i])
+                        continue;
+                    uint32_t at = 0;
+                    while (flow_list_ids(ll)[at] != f)
+                        at++;
+                    list_remove_at(ll, at);
+                }
+            }
+    for (uint32_t p = 0; p < n->n_pending; p++)
+        class_put(n, n->pending_cls[p]);
+    n->n_pending = 0;
 }
 
 void flow_store_reset(flow_net *n)
 {
-    /* link lists: empty, their arrays kept; a list with weights keeps them,
-     * and a uniform flow's entry there holds its class weight: the same
-     * values flow_entry_weight reads from a list without */
+    /* link lists: empty, their arrays kept; a list with usage indices keeps
+     * them, and a uniform flow's entry there reads its class weight: the
+     * same value flow_entry_weight reads from a list without */
     n->pool_n = n->pool_garbage = 0;
+    n->n_pending = 0; /* flushed by flow_net_reset */
     for (uint32_t i = 0; i < n->hash_cap; i++)
         n->class_hash[i] = NO_CLASS;
     n->n_classes = n->n_live_classes = 0;
@@ -375,11 +537,14 @@ size_t flow_store_memory_bytes(const flow_net *n)
                (4 * sizeof(double) + 2 * sizeof(uint64_t) + 5 * sizeof(uint32_t));
     b += n->pool_cap * sizeof(uint32_t);
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
-    b += (size_t)n->attach_cap * (sizeof(double) + 2 * sizeof(uint32_t));
+    b += (size_t)n->attach_cap * (sizeof(double) + 3 * sizeof(uint32_t)) +
+         (size_t)n->hash_cap_attach * sizeof(uint32_t);
     b += (size_t)n->cap_capped * sizeof(uint32_t);
+    b += (size_t)n->cap_pending * 3 * sizeof(uint32_t) +
+         (size_t)n->cap_flush_pairs * sizeof(uint64_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
         b += (size_t)n->on_link[l].cap * ((n->on_link[l].cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
-                                          (n->on_link[l].w ? sizeof(double) : 0));
+                                          (n->on_link[l].k ? sizeof(uint32_t) : 0));
     return b;
 }
 
@@ -388,11 +553,13 @@ void flow_store_free(flow_net *n)
     for (uint32_t l = 0; n->on_link && l < n->cap_slots; l++) { /* a reset net's too */
         if (n->on_link[l].cap > LIST_INLINE)
             free(n->on_link[l].ids.heap);
-        free(n->on_link[l].w);
+        free(n->on_link[l].k);
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
-                      n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped};
+                      n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped,
+                      n->attach_code, n->attach_hash,
+                      n->pending, n->pending_cls, n->pending_pos, n->flush_pairs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
 }
