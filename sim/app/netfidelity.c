@@ -19,7 +19,7 @@
  * RoCE has no SHARP: no such row. -o writes the rows as a <fidelity>
  * element that a scenario XIncludes in its <fabric>; the flow tier then
  * scales a link into a host (incast) or between switches (sharing) by the
- * curve at the number of flows on it (flow.h flow_curve).
+ * curve at its demand-weighted fan-in (flow.h flow_net_set_incast).
  */
 #include <math.h>
 #include <stdio.h>
