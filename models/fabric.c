@@ -112,6 +112,10 @@ static int collective_parameters(const fabric_config *c, fabric *f)
             c->link.bytes_per_s * (c->link.reduction_efficiency > 0 ? c->link.reduction_efficiency
                                    : c->link.efficiency > 0       ? c->link.efficiency
                                                                   : 1.0);
+    if (nc->fabric_reduction_bytes_per_s > 0) { /* the table's SHARP row, or 0 */
+        nc->sharp_efficiency = c->sharp_efficiency;
+        nc->sharp_latency_s = c->sharp_efficiency > 0 ? c->sharp_latency_s : 0;
+    }
     nc->channels = c->channels;
     if (c->chunks)
         nc->chunks = c->chunks;
@@ -182,11 +186,15 @@ static int link_curves(const fabric_config *c, fabric *f)
     if (!incast && !sharing)
         return 0;
     f->link_curve = malloc(((size_t)f->g.n_links + 1) * sizeof *f->link_curve);
-    if (!f->link_curve)
+    f->link_injects = malloc((size_t)f->g.n_links + 1);
+    if (!f->link_curve || !f->link_injects)
         return -1;
     for (uint32_t l = 0; l < f->g.n_links; l++) {
         enum topo_node_kind from = f->g.node_kind[f->g.link_src[l]];
         enum topo_node_kind to = f->g.node_kind[f->g.link_dst[l]];
+        /* where a sender injects: what it offers the links into hosts and
+         * between switches (flow_net_set_incast's demand-weighted fan-in) */
+        f->link_injects[l] = from == TOPO_HOST || from == TOPO_NIC;
         int into_nic = to == TOPO_HOST || to == TOPO_NIC; /* shared: nic.h */
         f->link_curve[l] = from != TOPO_SWITCH   ? NULL
                            : into_nic            ? (incast ? &f->incast_curve : NULL)
@@ -227,6 +235,7 @@ int fabric_build(const fabric_config *c, fabric *f, sim_error *err)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the fabric");
     }
     f->nc.link_curve = f->link_curve;
+    f->nc.link_injects = f->link_injects;
     f->nc.scratch = f->scratch;
     return 0;
 }
@@ -238,6 +247,7 @@ void fabric_free(fabric *f)
     nc_sim_cache_destroy(f->nc.sim_cache);
     topo_router_destroy(f->router);
     free(f->link_curve);
+    free(f->link_injects);
     free(f->scratch);
     topo_graph_fini(&f->g);
     memset(f, 0, sizeof *f);

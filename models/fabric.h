@@ -48,6 +48,10 @@ typedef struct fabric_config {
      * (sharing) against the flows on it; n_points 0: none. link.incast_efficiency
      * is the one-point incast curve when no table gives one. */
     flow_curve incast_curve, sharing_curve;
+    /* The table's <in-network> row: SHARP's capacity fraction (0: none) and
+     * added latency, measured with sharp_ranks ranks (nc_fabric's). */
+    double sharp_efficiency, sharp_latency_s;
+    unsigned sharp_ranks;
 } fabric_config;
 
 typedef struct fabric {
@@ -62,6 +66,7 @@ typedef struct fabric {
     flow_curve incast_curve;     /* switch-to-host links (n_points 0: none) */
     flow_curve sharing_curve;    /* switch-to-switch links (n_points 0: none) */
     const flow_curve **link_curve; /* per link: one of the two, or NULL; NULL when neither */
+    uint8_t *link_injects;       /* per link with link_curve: 1 out of a host or NIC */
     double inter_wire_latency_s; /* 2 x nic-latency + switch hops of the longest
                                     cross-domain path x switch-latency: a floor under
                                     nc.inter_step_latency_s */

@@ -450,6 +450,8 @@ double flow_curve_at(const flow_curve *c, double flows)
 {
     if (flows <= 1)
         return 1.0;
+    if (flows < 2) /* a fractional fan-in: linear from 1 (alone) to the curve at 2 */
+        return 1.0 + (flows - 1) * (c->efficiency[0] - 1.0);
     if (flows <= c->flows[0])
         return c->efficiency[0];
     for (unsigned i = 1; i < c->n_points; i++)
@@ -483,23 +485,72 @@ int flow_curve_check(const flow_curve *c, char *why, size_t size)
     return 0;
 }
 
-int flow_net_set_incast(flow_net *n, const flow_curve *const *curve_of_link)
+int flow_net_set_incast(flow_net *n, const flow_curve *const *curve_of_link,
+                        const uint8_t *injects)
 {
     char why[128];
     for (uint32_t l = 0; curve_of_link && l < n->n_links; l++)
         if (curve_of_link[l] && flow_curve_check(curve_of_link[l], why, sizeof why))
             return -1;
+    if (curve_of_link && injects) { /* offers for the flows the net has room for */
+        double *q = realloc(n->offer, ((size_t)n->cap_flows + 1) * sizeof *q);
+        if (!q)
+            return -1;
+        n->offer = q;
+    }
     n->incast = curve_of_link;
+    n->injects = curve_of_link ? injects : NULL;
     return 0;
 }
 
-/* Slot l's capacity now: scaled by its link's curve while two or more
- * flows share it. */
+/* The rate flow f offers: its cap, or less where one of its injection links
+ * leaves it less (an equal share of the link among its weights). */
+double flow_offer(const flow_net *n, uint32_t f)
+{
+    double offer = flow_cls(n, f)->rate_cap;
+    const uint32_t *links = flow_links(n, f);
+    for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++) {
+        uint32_t g = n->link_of[links[k]];
+        if (n->injects[g] && n->load[g] > 0 && n->link_capacity[g] / n->load[g] < offer)
+            offer = n->link_capacity[g] / n->load[g];
+    }
+    return offer;
+}
+
+/* Slot l's effective fan-in (flow_net_set_incast): each flow counts by the
+ * fraction of the link it offers, at most 1; the sum clamped to [1, n]. An
+ * N -> 1 incast of senders alone on their links sums N ones: exactly N. */
+static double fanin(const flow_net *n, uint32_t l)
+{
+    const link_list *ll = &n->on_link[l];
+    double flows = n->live[l]; /* the list may still hold flows finished this instant */
+    if (!n->injects)
+        return flows;
+    double c = n->link_capacity[n->link_of[l]], sum = 0;
+    for (uint32_t k = 0; k < ll->n; k++) {
+        uint32_t f = flow_list_ids_c(ll)[k];
+        if (!flow_is_active(n, f))
+            continue; /* finished: leaves the list at the next flush */
+        double x = n->offer[f] * flow_entry_weight(n, ll, k) / c;
+        sum += x < 1 ? x : 1;
+    }
+    return sum < 1 ? 1 : sum > flows ? flows : sum;
+}
+
+double flow_net_fanin(const flow_net *n, uint32_t link)
+{
+    if (link >= n->n_links || !n->slot_of[link] || !n->live[n->slot_of[link] - 1])
+        return 0;
+    return fanin(n, n->slot_of[link] - 1);
+}
+
+/* Slot l's capacity now: scaled by its link's curve at its effective
+ * fan-in while two or more flows share it. */
 double flow_link_capacity(const flow_net *n, uint32_t l)
 {
     const flow_curve *c = n->incast ? n->incast[n->link_of[l]] : NULL;
     if (c && n->live[l] >= 2)
-        return n->link_capacity[n->link_of[l]] * flow_curve_at(c, n->live[l]);
+        return n->link_capacity[n->link_of[l]] * flow_curve_at(c, fanin(n, l));
     return n->link_capacity[n->link_of[l]];
 }
 

@@ -82,9 +82,10 @@ uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, doub
 const double *flow_net_link_load(const flow_net *net);
 
 /* A link's capacity fraction against the number of flows on it (incast
- * into a host, flows sharing a fabric link): 1 for one flow; from more than
- * one flow up to flows[0], efficiency[0]; piecewise linear between points;
- * the last point's efficiency beyond it. A scalar incast efficiency x is the
+ * into a host, flows sharing a fabric link): 1 for one flow; linear from 1
+ * to efficiency[0] between 1 and 2 flows (a fractional, demand-weighted
+ * fan-in: no step at 1); from 2 up to flows[0], efficiency[0]; piecewise
+ * linear between points; the last point's efficiency beyond it. A scalar incast efficiency x is the
  * one-point curve {2: x}. Points ascending from 2, efficiencies in (0, 1]
  * (flow_curve_check). The multi-fidelity tables the packet tier measures
  * (docs/fabric.md "Multi-fidelity") are such curves. */
@@ -100,11 +101,27 @@ double flow_curve_at(const flow_curve *curve, double flows);
 int flow_curve_check(const flow_curve *curve, char *why, size_t why_size);
 
 /* Incast and sharing: curve_of_link[l] (a flow_curve, or NULL: full
- * capacity) scales link l's capacity by the curve at the number of flows
- * on it, once two or more share it. Not copied: the array and its curves
- * must outlive the net. NULL clears. Returns 0 or -1 (a curve refused by
- * flow_curve_check). */
-int flow_net_set_incast(flow_net *net, const flow_curve *const *curve_of_link);
+ * capacity) scales link l's capacity C_l by the curve at its effective
+ * fan-in, once two or more flows share it. injects (per link, or NULL)
+ * marks the links senders inject on (out of a host or NIC); with it the
+ * fan-in is demand-weighted (docs/fabric.md "Multi-fidelity"):
+ *   n_eff = clamp(sum over flows f on l of min(1, w_fl x offer_f / C_l), 1, n)
+ *   offer_f = min(f's rate cap, min over f's injection links m of C_m / W_m)
+ * (w_fl f's weight on l, W_m the summed weights on m: the equal share the
+ * sender's own link leaves f, computed when f is filled), so flows limited
+ * by their senders' links count by what they offer: an N -> 1 incast of
+ * senders alone on their links keeps n_eff = N exactly, an all-to-all's
+ * n - 1 flows into a host offer its link about once. A link that carries a
+ * curve should not be an injection link. Without injects, n_eff = n (the
+ * flows counted). Not copied: the arrays and curves must outlive the net.
+ * NULL curves clear both. Returns 0 or -1 (a curve refused by
+ * flow_curve_check, or out of memory). O(usages) more per filling. */
+int flow_net_set_incast(flow_net *net, const flow_curve *const *curve_of_link,
+                        const uint8_t *injects);
+/* Link l's effective fan-in n_eff as above (for tests and reports; n
+ * flows on it without injects, 0 with no flow; the offers as of the last
+ * filling). */
+double flow_net_fanin(const flow_net *net, uint32_t link);
 
 /* Add sign x the usage weights to the per-link load without starting a
  * flow: a caller routing several connections of one flow one after another

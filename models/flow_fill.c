@@ -111,6 +111,8 @@ static int cmp_cap(const void *a, const void *b, void *ctx);
 void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
 {
     n->heap_n = 0;
+    for (uint32_t i = 0; n->incast && n->injects && i < nf; i++) /* the fan-ins read them */
+        n->offer[n->comp_flows[i]] = flow_offer(n, n->comp_flows[i]);
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
         n->cap_left[l] = flow_link_capacity(n, l);

@@ -78,6 +78,10 @@ struct flow_net {
     const double *link_capacity; /* the creator's, per link (flow_net_create) */
     const flow_curve *const *incast; /* the creator's, per link, or NULL: capacity against
                               the flows on a link (flow_net_set_incast) */
+    const uint8_t *injects; /* the creator's, per link, or NULL: a link a sender injects on
+                              (flow_net_set_incast: the demand-weighted fan-in) */
+    double *offer;         /* per flow while injects is set: the rate it offers, as of the
+                              last filling it was in (flow_offer); cap_flows entries */
     double *load;          /* per link */
     uint64_t *busy;        /* bit g set: link g carries a flow (its list is not empty) */
     /* Slots: a link gets a slot the first time a flow uses it, and every
@@ -243,6 +247,8 @@ static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
  * id order (a scan of the busy bitmap: L / 64 words); returns their count. */
 uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
 double flow_link_capacity(const flow_net *n, uint32_t l);
+/* The rate flow f offers now (flow_net_set_incast; needs injects). */
+double flow_offer(const flow_net *n, uint32_t f);
 void flow_advance(flow_net *n, uint32_t f, double now);
 /* f's bytes are through. recompute: called from f's completion event: a
  * recomputation follows at this instant and f leaves the link lists there

@@ -37,7 +37,8 @@ int flow_store_grow_flows(flow_net *n)
         grow_array((void **)&n->cls, cap, sizeof *n->cls) ||
         grow_array((void **)&n->bneck, cap, sizeof *n->bneck) ||
         grow_array((void **)&n->flow_mark, cap, sizeof *n->flow_mark) ||
-        grow_array((void **)&n->comp_flows, cap, sizeof *n->comp_flows))
+        grow_array((void **)&n->comp_flows, cap, sizeof *n->comp_flows) ||
+        (n->injects && grow_array((void **)&n->offer, cap, sizeof *n->offer)))
         return -1;
     for (size_t f = n->cap_flows; f < cap; f++) {
         n->cls[f] = NO_CLASS;
@@ -536,6 +537,7 @@ size_t flow_store_memory_bytes(const flow_net *n)
     size_t b = (size_t)n->cap_flows *
                (4 * sizeof(double) + 2 * sizeof(uint64_t) + 5 * sizeof(uint32_t));
     b += n->pool_cap * sizeof(uint32_t);
+    b += n->offer ? (size_t)n->cap_flows * sizeof(double) : 0;
     b += (size_t)n->cap_classes * sizeof(flow_class) + (size_t)n->hash_cap * sizeof(uint32_t);
     b += (size_t)n->attach_cap * (sizeof(double) + 3 * sizeof(uint32_t)) +
          (size_t)n->hash_cap_attach * sizeof(uint32_t);
@@ -559,7 +561,7 @@ void flow_store_free(flow_net *n)
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
                       n->class_hash, n->attach_w, n->attach_link, n->attach_slot, n->capped,
                       n->attach_code, n->attach_hash,
-                      n->pending, n->pending_cls, n->pending_pos, n->flush_pairs};
+                      n->pending, n->pending_cls, n->pending_pos, n->flush_pairs, n->offer};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
 }

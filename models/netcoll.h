@@ -93,8 +93,14 @@ typedef struct nc_fabric {
     double scaleup_reduction_bytes_per_s; /* NVLS per GPU; 0 = not available */
     double scaleup_reduction_latency_s;
     double fabric_reduction_bytes_per_s;  /* SHARP per NIC; 0 = not available */
+    double sharp_efficiency;      /* a multi-fidelity table's <in-network> row (0: none): the
+                                     SHARP phase runs at this fraction of min(reduction
+                                     rate, host link) (netcoll_in_network.c) */
+    double sharp_latency_s;       /* and this much later than the catalog's latency */
     const flow_curve *const *link_curve; /* per link: capacity against the flows on it
                                      (flow_net_set_incast), or NULL */
+    const uint8_t *link_injects;  /* per link with link_curve: 1 on a link out of a host or
+                                     NIC (the demand-weighted fan-in, flow_net_set_incast) */
     double *scratch;              /* n_links zeros the analytic path may borrow (and leaves
                                      zeroed), or NULL: it allocates its own */
     unsigned channels;            /* ring channels (0: one per GPU of a domain) */
@@ -146,6 +152,11 @@ typedef struct nc_plan {
     unsigned ranks;
     double bytes;
     int failed;
+    double sharp_reduction_bytes_per_s; /* an in-network (SHARP) phase's switch reduction
+                                     rate, which the packet tier runs at (the phase's
+                                     rate_cap is the flow tier's); 0: none */
+    double sharp_table_latency_s; /* what a table's <in-network> row added to that phase's
+                                     latency_s (the packet tier takes it off); 0: none */
     /* auto only (else nccl_algo = -1): NCCL's pick for the last collective
      * appended (enum nccl_algo, nccl_proto of nccl_tuning.h), its predicted
      * time, and what was applied to that collective's phases: latency_s

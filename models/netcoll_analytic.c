@@ -4,7 +4,12 @@
  *   max over its phases of bytes / min_l(capacity_l / W_l) + latency,
  * W_l the summed weights of that level's connections on link l; and the
  * bytes a plan puts on every link, routed the same way. O(connections x
- * hops) per evaluation, plus the routing.
+ * hops) per evaluation, plus the routing. A link with a curve (a
+ * multi-fidelity table) has capacity_l x curve(n_eff), n_eff the flow
+ * tier's demand-weighted fan-in (flow.h flow_net_set_incast) with the
+ * level's units as flows: unit u offers min(its cap, min over its links m
+ * out of a host of capacity_m / W_m), and counts on l by min(1, offer_u x
+ * w_ul / capacity_l).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -30,7 +35,9 @@ typedef struct analytic {
     size_t n_units, cap_units;
     uint32_t *links;    /* the links of every unit of the level; the rates need only
                            link ids, the weights are in load[] */
+    double *weights;    /* with curves: each entry's weight (route x connection) */
     size_t n_links, cap_links;
+    double *unit_w, *fanin; /* with curves: per link zeros (a unit's weights, n_eff) */
 } analytic;
 
 /* depth[i]: the longest chain of dependencies before phase i; returns the
@@ -76,10 +83,19 @@ static int add_route(analytic *a, long nu, double weight)
         if (!q)
             return -1;
         a->links = q;
+        if (a->unit_w) {
+            double *w = realloc(a->weights, cap * sizeof *w);
+            if (!w)
+                return -1;
+            a->weights = w;
+        }
         a->cap_links = cap;
     }
-    for (long u = 0; u < nu; u++)
+    for (long u = 0; u < nu; u++) {
         a->links[a->n_links + (size_t)u] = a->b.one[u].link;
+        if (a->unit_w)
+            a->weights[a->n_links + (size_t)u] = a->b.one[u].weight * weight;
+    }
     a->n_links += (size_t)nu;
     a->units[a->n_units - 1].n += (size_t)nu;
     for (long u = 0; u < nu; u++)
@@ -106,11 +122,39 @@ static int route_phase(analytic *a, uint32_t i, sim_error *err)
     return 0;
 }
 
+/* With curves: each curved link's n_eff into a->fanin (a unit's repeated
+ * links merged, as the flow net merges a flow's), unclamped. */
+static void level_fanin(analytic *a)
+{
+    const topo_graph *g = a->f->g;
+    for (size_t u = 0; u < a->n_units; u++) {
+        const unit *un = &a->units[u];
+        double offer = a->p->phase[un->phase].rate_cap;
+        for (size_t k = un->first; k < un->first + un->n; k++) {
+            uint32_t m = a->links[k];
+            a->unit_w[m] += a->weights[k];
+            if (a->f->link_injects[m] && g->link_bytes_per_s[m] / a->load[m] < offer)
+                offer = g->link_bytes_per_s[m] / a->load[m];
+        }
+        for (size_t k = un->first; k < un->first + un->n; k++) {
+            uint32_t l = a->links[k];
+            if (a->unit_w[l] == 0)
+                continue; /* counted */
+            double x = offer * a->unit_w[l] / g->link_bytes_per_s[l];
+            a->unit_w[l] = 0;
+            if (a->f->link_curve[l])
+                a->fanin[l] += x < 1 ? x : 1;
+        }
+    }
+}
+
 /* The level's time: its slowest unit at its bottleneck rate, plus latency. */
-static double level_time(const analytic *a)
+static double level_time(analytic *a)
 {
     const topo_graph *g = a->f->g;
     double level = 0;
+    if (a->unit_w)
+        level_fanin(a);
     for (size_t u = 0; u < a->n_units; u++) {
         const unit *un = &a->units[u];
         const nc_phase *ph = &a->p->phase[un->phase];
@@ -118,8 +162,12 @@ static double level_time(const analytic *a)
         for (size_t k = un->first; k < un->first + un->n; k++) {
             uint32_t l = a->links[k];
             double cap = g->link_bytes_per_s[l];
-            if (a->f->link_curve && a->f->link_curve[l] && a->load[l] > 1 + 1e-9)
-                cap *= flow_curve_at(a->f->link_curve[l], a->load[l]); /* shared or converging */
+            if (a->f->link_curve && a->f->link_curve[l] && a->load[l] > 1 + 1e-9) {
+                double n = !a->unit_w          ? a->load[l] /* shared or converging */
+                           : a->fanin[l] < 1   ? 1
+                           : a->fanin[l] > a->load[l] ? a->load[l] : a->fanin[l];
+                cap *= flow_curve_at(a->f->link_curve[l], n);
+            }
             double r = cap / a->load[l];
             if (r < rate)
                 rate = r;
@@ -146,6 +194,8 @@ static void end_level(analytic *a, nc_result *out)
             out->fabric_links_colliding += a->load[l] > 1 + 1e-9;
         }
         a->load[l] = 0;
+        if (a->fanin)
+            a->fanin[l] = 0;
     }
     a->n_links = 0;
     a->n_units = 0;
@@ -160,8 +210,12 @@ int nc_analytic(const nc_plan *p, const nc_fabric *f, nc_result *out, sim_error 
     /* per-level load: borrowed zeros (every level resets what it touched) */
     a.load = f->scratch ? f->scratch : calloc((size_t)g->n_links + 1, sizeof *a.load);
     a.b.one = malloc(((size_t)g->n_links + 1) * sizeof *a.b.one);
+    if (f->link_curve && f->link_injects) { /* the demand-weighted fan-in */
+        a.unit_w = calloc(2 * ((size_t)g->n_links + 1), sizeof *a.unit_w);
+        a.fanin = a.unit_w ? a.unit_w + g->n_links + 1 : NULL;
+    }
     int rc = -1;
-    if (!depth || !a.load || !a.b.one)
+    if (!depth || !a.load || !a.b.one || (f->link_curve && f->link_injects && !a.unit_w))
         goto done;
     uint32_t max_depth = phase_depths(p, depth);
     double total = 0;
@@ -185,6 +239,8 @@ done:
         free(a.load);
     free(a.b.one);
     free(a.links);
+    free(a.weights);
+    free(a.unit_w);
     free(a.units);
     return rc;
 }

@@ -330,7 +330,7 @@ static nc_exec *create(sim_engine *eng, const nc_fabric *f, uint32_t n_links_net
     x->quotient = fd ? malloc(n_links * sizeof *x->quotient) : NULL;
     x->net = flow_net_create(eng, n_links_net, capacity, flow_finished, x);
     if (!x->buf.one || !x->buf.all || !x->slot || !x->net || (fd && !x->quotient) ||
-        (f->link_curve && flow_net_set_incast(x->net, f->link_curve))) {
+        (f->link_curve && flow_net_set_incast(x->net, f->link_curve, f->link_injects))) {
         nc_exec_destroy(x);
         return NULL;
     }

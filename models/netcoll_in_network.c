@@ -2,8 +2,13 @@
  * domain (each GPU sends S to the crossbar and receives S), SHARP over the
  * fabric otherwise (each rank's NIC sends S up and receives the reduced S);
  * one coupled phase over the ranks' fixed links, capped at the reduction
- * bandwidth of the technology. Latency: the scale-up reduction latency
+ * bandwidth R of the technology. Latency: the scale-up reduction latency
  * (NCCL's NVLS hwLat when the link gives none), or base + 2 fabric steps.
+ * With a multi-fidelity table's <in-network> row (efficiency e, measured on
+ * the packet tier: docs/fabric.md "Multi-fidelity") SHARP's cap is
+ * e x min(R, C), C the slowest rank's host link, instead of R, and its
+ * latency the row's more; the plan keeps R for the packet tier's switches
+ * (nc_plan.sharp_reduction_bytes_per_s).
  */
 #include <math.h>
 
@@ -64,6 +69,19 @@ static int build(nc_plan *p, const nc_fabric *f, enum nc_collective coll, const 
                  : f->scaleup_reduction_latency_s > 0
                      ? f->scaleup_reduction_latency_s
                      : nccl_hw_latency_s(0, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE);
+    if (!one_domain) {
+        p->sharp_reduction_bytes_per_s = cap;
+        if (f->sharp_efficiency > 0) { /* the table's: e x the flow tier's bottleneck */
+            double c = cap;
+            for (unsigned i = 0; i < n; i++) {
+                uint32_t up = host_up(f->g, r[i], kind, NULL);
+                c = fmin(c, fmin(f->g->link_bytes_per_s[up], f->g->link_bytes_per_s[up ^ 1u]));
+            }
+            cap = f->sharp_efficiency * c;
+            lat += f->sharp_latency_s;
+            p->sharp_table_latency_s = f->sharp_latency_s;
+        }
+    }
     nc_add_phase(p, bytes, lat, cap, 1, NULL, 0);
     for (unsigned i = 0; i < n; i++) {
         uint32_t nic_link;

@@ -164,6 +164,17 @@ int pkb_run(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb
     return pkb_run_series(g, r, cfg, op, ranks, stride, bytes, NULL, NULL, out, why, why_size);
 }
 
+/* Per link, 1 out of a host or NIC: where senders inject (as fabric.c
+ * marks them for the flow tier's demand-weighted fan-in); NULL: no memory. */
+static uint8_t *injection_links(const topo_graph *g)
+{
+    uint8_t *injects = malloc((size_t)g->n_links + 1);
+    for (uint32_t l = 0; injects && l < g->n_links; l++)
+        injects[l] = g->node_kind[g->link_src[l]] == TOPO_HOST ||
+                     g->node_kind[g->link_src[l]] == TOPO_NIC;
+    return injects;
+}
+
 int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, enum pkb_op op,
                    unsigned ranks, unsigned stride, double bytes, pkt_series_request *req,
                    const flow_curve *const *flow_curves, pkb_result *out, char *why,
@@ -179,10 +190,11 @@ int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, e
     double *rx = calloc(2 * (size_t)ranks, sizeof *rx);
     topo_usage *usage = malloc((cap + 1) * sizeof *usage);
     sim_engine *eng = sim_engine_create();
+    uint8_t *injects = flow_curves ? injection_links(g) : NULL;
     flow_net *fn = NULL;
     pkt_net *pn = NULL;
     int rc = -2;
-    if (!msg_dst || !rx || !usage || !eng) {
+    if (!msg_dst || !rx || !usage || !eng || (flow_curves && !injects)) {
         say(why, why_size, -2, "packet bench: out of memory");
         goto out;
     }
@@ -192,13 +204,10 @@ int pkb_run_series(const topo_graph *g, topo_router *r, const pkt_config *cfg, e
 
     /* the flow tier: the same routes, delivered h x hop latency after the last byte */
     fn = flow_net_create(eng, g->n_links, g->link_bytes_per_s, flow_done, &t);
-    if (!fn) {
-        say(why, why_size, -2, "packet bench: out of memory (flow tier)");
+    if (!fn && say(why, why_size, -2, "packet bench: out of memory (flow tier)"))
         goto out;
-    }
-    if (flow_curves && flow_net_set_incast(fn, flow_curves)) {
-        say(why, why_size, -1, "packet bench: a flow-tier curve is out of range");
-        rc = -1;
+    if (flow_curves && flow_net_set_incast(fn, flow_curves, injects)) {
+        rc = say(why, why_size, -1, "packet bench: a flow-tier curve is out of range");
         goto out;
     }
     for (uint64_t i = 0; i < n_msgs; i++) {
@@ -285,6 +294,7 @@ out:
     sim_engine_destroy(eng);
     free(usage);
     free(rx);
+    free(injects);
     free(msg_dst);
     return rc;
 }

@@ -92,8 +92,11 @@ static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
 /* schedule phase i's end latency_s from now; 0 or -2 */
 static int end_phase_in(pkx_run *r, uint32_t i)
 {
-    if (!sim_schedule_in(r->x->eng, r->p->phase[i].latency_s, 0, KIND_NC_PHASE_DONE, phase_done,
-                         r, i))
+    const nc_phase *ph = &r->p->phase[i];
+    double lat = ph->latency_s; /* a table's SHARP latency is the flow tier's, not ours */
+    if (r->p->sharp_table_latency_s > 0 && pkt_sharp_is_phase(r->p, ph))
+        lat -= r->p->sharp_table_latency_s;
+    if (!sim_schedule_in(r->x->eng, lat, 0, KIND_NC_PHASE_DONE, phase_done, r, i))
         return fail(r->x, -2, "packet collective: out of memory");
     return 0;
 }

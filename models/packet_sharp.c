@@ -588,7 +588,10 @@ int pkt_sharp_start_phase(pkt_net *net, const nc_plan *p, const nc_phase *ph, pk
     if (n >= 0 && !r)
         snprintf(net->error, sizeof net->error, "SHARP: out of memory");
     int rc = !r ? -1 : phase_ranks(net->g, p, ph, r, NULL, 0) < 0 ? -1
-                 : pkt_sharp_allreduce(net, r, (unsigned)n, ceil(ph->bytes), ph->rate_cap,
+                 : pkt_sharp_allreduce(net, r, (unsigned)n, ceil(ph->bytes),
+                                       p->sharp_reduction_bytes_per_s > 0
+                                           ? p->sharp_reduction_bytes_per_s /* the switch's */
+                                           : ph->rate_cap,
                                        done, ctx, tag);
     free(r);
     return rc;

@@ -11,10 +11,15 @@
  *   e = W / (T_packet - (T_flow - W))
  * with W the bottleneck's bytes over its capacity (N b / C for the incast,
  * k b / B for the shared link) and T_flow - W the flow tier's latency for
- * the pattern (its hop latencies). -o writes the rows as a <fidelity>
+ * the pattern (its hop latencies). On InfiniBand (SHARP) also
+ *  - in-network: the SHARP all-reduce of --bytes over --ranks ranks (one
+ *    per node) on the packet tier (packet_sharp.c) against the flow tier's
+ *    in-network algorithm with the catalog's constants (netcoll_in_network.c):
+ *    W = S / min(R, C), R the reduction rate, C the host link;
+ * RoCE has no SHARP: no such row. -o writes the rows as a <fidelity>
  * element that a scenario XIncludes in its <fabric>; the flow tier then
  * scales a link into a host (incast) or between switches (sharing) by the
- * curve at the number of flows on it (flow.h flow_curve).
+ * curve at its demand-weighted fan-in (flow.h flow_net_set_incast).
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "netcmd_internal.h"
+#include "packet_coll.h"
 #include "packet_phenomena.h"
 
 #define MAX_SHARING (PKP_SPINES - 1) /* k = 2 .. PKP_SPINES */
@@ -32,10 +38,13 @@
 typedef struct fid_row {
     unsigned flows;
     double packet_s, flow_s, efficiency;
+    double latency_s; /* in-network: the latency the flow tier adds */
 } fid_row;
 
 typedef struct fid_table {
     fid_row incast[MAX_INCAST], sharing[MAX_SHARING];
+    fid_row sharp;  /* in-network: flows = ranks; 0 when not measured (no SHARP) */
+    fid_row sharp_small; /* its second size (S / 4): times only */
     unsigned n_incast, n_sharing;
     char control[160]; /* the flow and congestion control measured under */
 } fid_table;
@@ -56,6 +65,75 @@ static void control_text(const pkt_config *c, char *out, size_t size)
              : c->technology == PKT_ROCE ? "RoCE PFC" : "InfiniBand credits",
              c->dcqcn.is_enabled ? " + DCQCN (published set)" : "",
              c->ibcc.is_enabled ? " + IB congestion control (--ibcc)" : "");
+}
+
+/* One SHARP all-reduce of `bytes` on both tiers (nc: the catalog's
+ * constants): *tp, *tf, and *w the flow tier's bottleneck time (bytes over
+ * the reduction rate or the slowest host link). 0, or as pkc_compare_run. */
+static int sharp_run(const nc_fabric *nc, const packet_spec *p, double bytes, double *tp,
+                     double *tf, double *w, char *why, size_t why_size)
+{
+    uint32_t *ranks = malloc((size_t)p->ranks * sizeof *ranks);
+    if (!ranks)
+        return snprintf(why, why_size, "out of memory"), -2;
+    for (unsigned i = 0; i < p->ranks; i++)
+        ranks[i] = i * p->stride;
+    nc_plan plan;
+    sim_error err = {0};
+    int rc = nc_plan_build(&plan, nc, NC_ALLREDUCE, NC_ALGO_IN_NETWORK, ranks, p->ranks, bytes,
+                           &err);
+    free(ranks);
+    if (rc) {
+        snprintf(why, why_size, "fidelity: SHARP: %s", err.msg);
+        return err.code == SIM_ERR_NOMEM ? -2 : -1;
+    }
+    pkc_compare r;
+    rc = pkc_plan_check(&plan, why, why_size);
+    if (!rc)
+        rc = pkc_compare_run(nc, &p->cfg, &plan, &r, why, why_size);
+    if (!rc) {
+        *w = bytes / plan.phase[0].rate_cap;
+        for (uint32_t k = 0; k < plan.phase[0].n_conn; k++) { /* fixed links: listed */
+            const nc_conn *c = &plan.conn[plan.phase[0].conn_first + k];
+            if (c->dst == NC_FIXED_LINK)
+                *w = fmax(*w, bytes / nc->g->link_bytes_per_s[c->src]);
+        }
+        *tp = r.packet.time_s;
+        *tf = r.flow.time_s;
+    }
+    nc_plan_free(&plan);
+    return rc;
+}
+
+/* SHARP's row: the all-reduce at S = --bytes and S / 4 on both tiers, the
+ * flow tier with the catalog's constants (not a row the scenario may
+ * carry). The packet tier's time is a line, T_p = L + S / (e X) (X the
+ * flow tier's bottleneck rate): e from the slope (at most 1), the latency
+ * it adds to the flow tier's, dL = T_p(S) - (T_f(S) - W) - S / (e X) >= 0;
+ * where dL would be negative, dL = 0 and e as for the other rows. Both
+ * sizes are then met exactly. */
+static int measure_sharp(const fabric *f, const packet_spec *p, fid_table *t, char *why,
+                         size_t why_size)
+{
+    nc_fabric nc = f->nc;
+    nc.sharp_efficiency = 0;
+    nc.sharp_latency_s = 0;
+    double s1 = p->bytes, s2 = ceil(p->bytes / 4), tp1, tf1, w1, tp2, tf2, w2;
+    int rc = sharp_run(&nc, p, s1, &tp1, &tf1, &w1, why, why_size);
+    if (!rc)
+        rc = sharp_run(&nc, p, s2, &tp2, &tf2, &w2, why, why_size);
+    if (rc)
+        return rc;
+    double x = s1 / w1, e = (s1 - s2) / (tp1 - tp2) / x;
+    e = e > 0 && e < 1 ? e : 1;
+    double dl = tp1 - (tf1 - w1) - s1 / (e * x);
+    if (!(dl >= 0)) {
+        dl = 0;
+        e = efficiency(w1, tp1, tf1);
+    }
+    t->sharp = (fid_row){p->ranks, tp1, tf1, e, dl};
+    t->sharp_small = (fid_row){p->ranks, tp2, tf2, 0, 0};
+    return 0;
 }
 
 static int measure(const fabric *f, const packet_spec *p, fid_table *t, char *why,
@@ -99,7 +177,9 @@ static int measure(const fabric *f, const packet_spec *p, fid_table *t, char *wh
         r->flow_s = c.ecmp_bound_lo_s + 4 * p->cfg.hop_latency_s; /* h = 4 links */
         r->efficiency = efficiency(c.ecmp_bound_lo_s, r->packet_s, r->flow_s);
     }
-    return 0;
+    if (p->cfg.technology == PKT_IB && f->nc.fabric_reduction_bytes_per_s > 0)
+        return measure_sharp(f, p, t, why, why_size);
+    return 0; /* RoCE: no SHARP, no in-network row */
 }
 
 static void source_text(const scn_scenario *s, const packet_spec *p, const fid_table *t,
@@ -149,6 +229,11 @@ static int write_table(const net_options *o, const scn_scenario *s, const packet
             "<fidelity link=\"%s\" source=\"%s\">\n", s->fabric.link.name, source);
     xml_rows(fp, "incast", t->incast, t->n_incast);
     xml_rows(fp, "sharing", t->sharing, t->n_sharing);
+    if (t->sharp.flows)
+        fprintf(fp, "  <in-network ranks=\"%u\" efficiency=\"%.17g\" latency=\"%.17gns\" "
+                "packet-time=\"%.6fus\" flow-time=\"%.6fus\"/>\n", t->sharp.flows,
+                t->sharp.efficiency, t->sharp.latency_s * 1e9, t->sharp.packet_s * 1e6,
+                t->sharp.flow_s * 1e6);
     fprintf(fp, "</fidelity>\n");
     int bad = ferror(fp);
     if (fclose(fp) || bad) {
@@ -199,6 +284,13 @@ int netbench_fidelity(const net_options *o, const scn_scenario *s, const fabric 
         cJSON_AddNumberToObject(j, "bytes", p->bytes);
         json_rows(j, "incast", t.incast, t.n_incast);
         json_rows(j, "sharing", t.sharing, t.n_sharing);
+        if (t.sharp.flows) {
+            json_rows(j, "in_network", &t.sharp, 1);
+            cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "in_network"), 0);
+            cJSON_AddNumberToObject(x, "latency_s", t.sharp.latency_s);
+            cJSON_AddNumberToObject(x, "quarter_packet_time_s", t.sharp_small.packet_s);
+            cJSON_AddNumberToObject(x, "quarter_flow_time_s", t.sharp_small.flow_s);
+        }
         if (o->output)
             cJSON_AddStringToObject(j, "output", o->output);
         packet_json_print(j);
@@ -215,6 +307,15 @@ int netbench_fidelity(const net_options *o, const scn_scenario *s, const fabric 
     printf("#  table    flows   packet (us)   flow (us)  efficiency\n");
     text_rows("incast", t.incast, t.n_incast);
     text_rows("sharing", t.sharing, t.n_sharing);
+    if (t.sharp.flows) {
+        text_rows("in-net", &t.sharp, 1); /* flows: the ranks of the SHARP all-reduce */
+        printf("# in-network: SHARP all-reduce over %u ranks, %.0f B (%.3f us packet, %.3f us "
+               "flow at %.0f B): efficiency from the slope, + %.4g us latency\n",
+               t.sharp.flows, p->bytes, t.sharp_small.packet_s * 1e6,
+               t.sharp_small.flow_s * 1e6, ceil(p->bytes / 4), t.sharp.latency_s * 1e6);
+    } else
+        printf("# in-network: not measured (%s)\n", p->cfg.technology == PKT_IB
+               ? "the link has no SHARP reduction" : "RoCE has no SHARP");
     if (o->output)
         printf("# -> %s (XInclude it in <fabric>: docs/fabric.md \"Multi-fidelity\")\n",
                o->output);

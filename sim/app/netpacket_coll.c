@@ -43,7 +43,8 @@ static int sharp_tree_of(const packet_spec *p, const nc_plan *plan, pkt_sharp_tr
         r[i] = i * p->stride;
     int rc = r ? pkt_sharp_tree(p->graph, r, p->ranks, info, NULL, 0) : -1;
     free(r);
-    *rate = plan->phase[0].rate_cap;
+    *rate = plan->sharp_reduction_bytes_per_s > 0 ? plan->sharp_reduction_bytes_per_s
+                                                  : plan->phase[0].rate_cap;
     return rc;
 }
 

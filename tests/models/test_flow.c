@@ -132,9 +132,9 @@ static void test_incast(void)
     const flow_curve *eff[2] = {&half, NULL}, *bad[2] = {&bad_eff, NULL};
     const flow_curve *bad2[2] = {NULL, &bad_flows};
     flow_net *n = flow_net_create(eng, 2, cap, on_done, &d);
-    CHECK(flow_net_set_incast(n, bad) == -1);
-    CHECK(flow_net_set_incast(n, bad2) == -1);
-    CHECK(flow_net_set_incast(n, eff) == 0);
+    CHECK(flow_net_set_incast(n, bad, NULL) == -1);
+    CHECK(flow_net_set_incast(n, bad2, NULL) == -1);
+    CHECK(flow_net_set_incast(n, eff, NULL) == 0);
     topo_usage u = {0, 1.0};
     uint32_t a = flow_start(n, &u, 1, 100, INFINITY, 0, 1);
     sim_run(eng, 0.0);
@@ -151,7 +151,8 @@ static void test_incast(void)
     sim_engine_destroy(eng);
 }
 
-/* A measured curve: 1 for one flow, the first point's efficiency up to its
+/* A measured curve: 1 for one flow, linear to the first point's efficiency
+ * at 2 (a fractional fan-in), that efficiency up to its
  * flows, linear between points, the last beyond. Four flows of 60 B on a
  * link of 120 B/s with the curve {2: 0.9, 4: 0.5, 8: 0.25}: 0.5 x 120 / 4 =
  * 15 B/s each, all done at 4 s; three flows would get 0.7 x 120 / 3. */
@@ -161,7 +162,9 @@ static void test_incast_curve(void)
     char why[128];
     CHECK(flow_curve_check(&c, why, sizeof why) == 0);
     CHECK_NEAR(flow_curve_at(&c, 1), 1.0, 0);
-    CHECK_NEAR(flow_curve_at(&c, 1.5), 0.9, 0);
+    CHECK_NEAR(flow_curve_at(&c, 1.5), 0.95, 1e-15); /* 1 to 0.9 between 1 and 2 flows */
+    CHECK_NEAR(flow_curve_at(&c, 1 + 1e-15), 1.0, 1e-14); /* no step at 1 */
+    CHECK_NEAR(flow_curve_at(&c, 2), 0.9, 0);
     CHECK_NEAR(flow_curve_at(&c, 3), 0.7, 1e-15);
     CHECK_NEAR(flow_curve_at(&c, 6), 0.375, 1e-15);
     CHECK_NEAR(flow_curve_at(&c, 100), 0.25, 0);
@@ -172,7 +175,7 @@ static void test_incast_curve(void)
     double cap[1] = {120};
     const flow_curve *per_link[1] = {&c};
     flow_net *n = flow_net_create(eng, 1, cap, on_done, &d);
-    CHECK(flow_net_set_incast(n, per_link) == 0);
+    CHECK(flow_net_set_incast(n, per_link, NULL) == 0);
     topo_usage u = {0, 1.0};
     uint32_t f[4];
     for (unsigned i = 0; i < 3; i++)
@@ -187,6 +190,73 @@ static void test_incast_curve(void)
     CHECK_NEAR(done_time(&d, 4), 4.0, 1e-12);
     flow_net_destroy(n);
     sim_engine_destroy(eng);
+}
+
+/* The demand-weighted fan-in (flow.h flow_net_set_incast), by hand. Links
+ * 0, 1, 2 leave hosts A, B, C (injection links), 3 and 4 enter hosts D and
+ * E (curve {2: 0.8, 4: 0.4}); 100 B/s each. A sends a1 to D and a2 to E, B
+ * sends b1 and C c1 to D. A's link leaves each of its flows 100 / 2 = 50,
+ * so a1 offers D's link 0.5 of it, b1 and c1 1 each: n_eff = 2.5, the
+ * curve 0.8 + (2.5 - 2) / 2 x (0.4 - 0.8) = 0.7, D's link 70 B/s: a1 = b1 =
+ * c1 = 70 / 3 and a2 the rest of A's link, 100 - 70 / 3. Counting flows
+ * (no injection links) reads the curve at 3: 0.6, 20 each, a2 80. A 3 -> 1
+ * incast from senders alone on their links keeps n_eff = 3 exactly; a rate
+ * cap of 10 B/s makes a sender offer 0.1. */
+static void test_fanin_demand(void)
+{
+    flow_curve c = {.n_points = 2, .flows = {2, 4}, .efficiency = {0.8, 0.4}};
+    const flow_curve *curves[5] = {NULL, NULL, NULL, &c, &c};
+    const uint8_t injects[5] = {1, 1, 1, 0, 0};
+    double cap[5] = {100, 100, 100, 100, 100};
+    for (int weighted = 1; weighted >= 0; weighted--) {
+        sim_engine *eng = sim_engine_create();
+        done_log d = {.eng = eng};
+        flow_net *n = flow_net_create(eng, 5, cap, on_done, &d);
+        CHECK(flow_net_set_incast(n, curves, weighted ? injects : NULL) == 0);
+        topo_usage a1[2] = {{0, 1}, {3, 1}}, a2[2] = {{0, 1}, {4, 1}};
+        topo_usage b1[2] = {{1, 1}, {3, 1}}, c1[2] = {{2, 1}, {3, 1}};
+        uint32_t f[4] = {flow_start(n, a1, 2, 1e3, INFINITY, 0, 1),
+                         flow_start(n, a2, 2, 1e3, INFINITY, 0, 2),
+                         flow_start(n, b1, 2, 1e3, INFINITY, 0, 3),
+                         flow_start(n, c1, 2, 1e3, INFINITY, 0, 4)};
+        sim_run(eng, 0.0);
+        double d_link = weighted ? 70 : 60;
+        CHECK_NEAR(flow_net_fanin(n, 3), weighted ? 2.5 : 3, 1e-15);
+        CHECK_NEAR(flow_net_fanin(n, 4), 1, 0); /* a2 alone: at least 1 */
+        CHECK_NEAR(flow_rate(n, f[0]), d_link / 3, 1e-12);
+        CHECK_NEAR(flow_rate(n, f[2]), d_link / 3, 1e-12);
+        CHECK_NEAR(flow_rate(n, f[3]), d_link / 3, 1e-12);
+        CHECK_NEAR(flow_rate(n, f[1]), 100 - d_link / 3, 1e-12);
+        CHECK(flow_net_check(n, NULL) == 0);
+        sim_run(eng, INFINITY);
+        flow_net_destroy(n);
+        sim_engine_destroy(eng);
+    }
+    /* the incast: three senders alone on their links, then one capped */
+    for (int capped = 0; capped <= 1; capped++) {
+        sim_engine *eng = sim_engine_create();
+        done_log d = {.eng = eng};
+        flow_net *n = flow_net_create(eng, 5, cap, on_done, &d);
+        CHECK(flow_net_set_incast(n, curves, injects) == 0);
+        uint32_t f[3];
+        for (uint32_t i = 0; i < 3; i++) {
+            topo_usage u[2] = {{i, 1}, {3, 1}};
+            f[i] = flow_start(n, u, 2, 1e3, capped && i == 0 ? 10 : INFINITY, 0, i + 1);
+        }
+        sim_run(eng, 0.0);
+        if (!capped) {
+            CHECK(flow_net_fanin(n, 3) == 3.0); /* exactly: the old count */
+            for (unsigned i = 0; i < 3; i++)
+                CHECK_NEAR(flow_rate(n, f[i]), 0.6 * 100 / 3, 1e-12);
+        } else { /* n_eff 2.1: 0.8 - 0.02 = 0.78 of 100; 10 to the capped one */
+            CHECK_NEAR(flow_net_fanin(n, 3), 2.1, 1e-15);
+            CHECK_NEAR(flow_rate(n, f[0]), 10, 1e-12);
+            CHECK_NEAR(flow_rate(n, f[1]), (78 - 10) / 2.0, 1e-12);
+        }
+        sim_run(eng, INFINITY);
+        flow_net_destroy(n);
+        sim_engine_destroy(eng);
+    }
 }
 
 /* Latency delays the report, not the bandwidth; identical flows finishing at
@@ -586,6 +656,7 @@ int main(void)
     test_latency_and_batches();
     test_incast();
     test_incast_curve();
+    test_fanin_demand();
     test_incremental_equals_full();
     test_record_bytes();
     test_link_weights();
