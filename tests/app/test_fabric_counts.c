@@ -115,7 +115,8 @@ static void test_examples(void)
         scn_scenario s;
         sim_error err;
         sim_error_clear(&err);
-        CHECK_INT_EQ(scn_load_flags(path, NULL, 0, SCN_LOAD_NO_FIT_CHECK, &s, &err), 0);
+        CHECK_INT_EQ(scn_load_flags(path, NULL, 0, SCN_LOAD_NO_FIT_CHECK | SCN_LOAD_SERVING, &s,
+                                    &err), 0);
         if (err.code)
             continue;
         if (s.has_fabric) {

@@ -267,8 +267,6 @@ static void test_never_faster(enum topo_balance balance, int concurrent)
     o.concurrent = concurrent;
     step_profile base, q;
     CHECK(step_simulate(&w, &dev, &f, &o, &base, &err) == 0);
-    if (getenv("DBG"))
-        fprintf(stderr, "base done %.9g\n", base.iteration_s);
     uint32_t s0, s1, l0, l1;
     tier_range(&f.g, 2, &s0, &s1);
     tier_range(&f.g, 1, &l0, &l1);
@@ -283,8 +281,6 @@ static void test_never_faster(enum topo_balance balance, int concurrent)
         CHECK(dp_s(&q) >= dp_s(&base));
         slower += t > base.iteration_s || dp_s(&q) > dp_s(&base);
         worst = fmax(worst, t);
-        if (getenv("DBG"))
-            fprintf(stderr, "%s: %.9g s dp %.9g (base %.9g)\n", word, t, dp_s(&q), dp_s(&base));
         runs++;
         step_profile_free(&q);
     }

@@ -45,8 +45,12 @@ int main(void)
         scn_scenario scn;
         sim_error err;
         sim_error_clear(&err);
-        if (scn_load(g.gl_pathv[k], NULL, 0, &scn, &err)) {
+        if (scn_load_flags(g.gl_pathv[k], NULL, 0, SCN_LOAD_SERVING, &scn, &err)) {
             CHECK(!"example loads");
+            continue;
+        }
+        if (!scn.has_job) { /* an inference fleet (dcsim serve): no run summary */
+            scn_scenario_free(&scn);
             continue;
         }
         run_plan plan;

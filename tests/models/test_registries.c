@@ -446,7 +446,10 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_PKT_BECN, 115);
     CHECK_INT_EQ(KIND_PKT_IBCC_TIMER, 116);
     CHECK_INT_EQ(KIND_PKT_SHARP_EMIT, 117);
-    CHECK_INT_EQ(N_KINDS, 37);
+    CHECK_INT_EQ(KIND_SERVE_ARRIVAL, 130);
+    CHECK_INT_EQ(KIND_SERVE_ITERATION, 131);
+    CHECK_INT_EQ(KIND_SERVE_START, 132);
+    CHECK_INT_EQ(N_KINDS, 40);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per
