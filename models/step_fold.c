@@ -180,6 +180,8 @@ static int fold_build(des *z, const nc_flow_list *l, const flow_role *roles, con
     return rc;
 }
 
+#define FOLD_UNLIKE (SIZE_MAX - 1) /* fold_pairs: the replicas' sends differ in count */
+
 /* The pairs of flows that must share a cell for the replicas to fold:
  * each replica's sends with replica 0's, one to one, then (once listed)
  * each tensor rank's DP flows with the first rank's. Returns the count;
@@ -187,11 +189,20 @@ static int fold_build(des *z, const nc_flow_list *l, const flow_role *roles, con
 static size_t fold_pairs(const des *z, const nc_flow_list *l, const uint32_t *G, uint32_t **same)
 {
     size_t n = 0, cap = 2 * (size_t)l->n + 2; /* at most one pair per listed flow */
+    unsigned n_slots = (z->n_pos - 1) * 2, tp = z->w->par.tp;
+    /* a replica whose send has another flow count than replica 0's (spray
+     * splits a send over the paths it finds, and they differ by place) is
+     * not alike: pairing by index would run past its flows */
+    for (unsigned d = 1; d < z->D_all; d++)
+        for (unsigned k = 0; k < n_slots; k++) {
+            size_t at = (size_t)d * n_slots + k;
+            if (z->pp_first[at + 1] - z->pp_first[at] != z->pp_first[k + 1] - z->pp_first[k])
+                return FOLD_UNLIKE;
+        }
     uint32_t *p = realloc(*same, 2 * cap * sizeof *p);
     if (!p)
         return SIZE_MAX;
     *same = p;
-    unsigned n_slots = (z->n_pos - 1) * 2, tp = z->w->par.tp;
     for (unsigned d = 1; d < z->D_all; d++)
         for (unsigned k = 0; k < n_slots; k++) {
             uint32_t a = z->pp_first[k], b = z->pp_first[(size_t)d * n_slots + k];
@@ -254,9 +265,11 @@ int step_des_fold(des *z)
     uint32_t *same = NULL;
     size_t n_same = 0;
     int rc = list_pp(z, &l, &roles, &cap);
+    int unlike = 0;
     if (!rc && (n_same = fold_pairs(z, &l, NULL, &same)) == SIZE_MAX)
         rc = no_memory(z);
-    if (!rc)
+    unlike = !rc && n_same == FOLD_UNLIKE;
+    if (!rc && !unlike)
         rc = fold_build(z, &l, roles, same, n_same);
     /* no pair split: every pair shares a cell of the final partition */
     int ok = !rc && z->fold.flow_cell && !z->fold.split;
@@ -264,9 +277,10 @@ int step_des_fold(des *z)
         rc = list_dp(z, &l, &roles, &cap, G);
         if (!rc && (n_same = fold_pairs(z, &l, G, &same)) == SIZE_MAX)
             rc = no_memory(z);
-        if (!rc)
+        unlike = !rc && n_same == FOLD_UNLIKE;
+        if (!rc && !unlike)
             rc = fold_build(z, &l, roles, same, n_same);
-        ok = !rc && z->fold.flow_cell && !z->fold.split;
+        ok = !rc && !unlike && z->fold.flow_cell && !z->fold.split;
     }
     free(same);
     if (!rc && z->fold.flow_cell) {
@@ -281,7 +295,7 @@ int step_des_fold(des *z)
         /* only replica 0 sends: the others' plans were for the check */
         for (size_t k = (size_t)(z->n_pos - 1) * 2; k < (size_t)z->D_all * (z->n_pos - 1) * 2; k++)
             nc_plan_free(&z->pp[k]);
-    } else if (!rc && z->fold.flow_cell) {
+    } else if (!rc && (z->fold.flow_cell || unlike)) {
         fold_off(z, "off: the replicas are not alike on this fabric");
         flow_fold_free(&z->fold);
     }
