@@ -128,12 +128,18 @@ static double time_for_work(const campaign *c, double work)
 static void account_stretch(campaign *c, double elapsed, double work)
 {
     double at_full = time_at(c, work, 1.0), at_elastic = time_at(c, work, c->speed_elastic);
+    /* the degraded fabric's part: at the elastic and fabric speeds, beyond */
+    double at_degraded = c->speed_fabric < 1
+                             ? time_at(c, work, c->speed_elastic * c->speed_fabric)
+                             : at_elastic;
     /* each part is >= 0 by definition; rounding in the inverses leaves
      * residues of either sign (-5e-11 s): clamp them at zero */
     c->res.persist_slowdown_s += fmax(0, at_full - work);
     c->res.elastic_slowdown_s += fmax(0, at_elastic - at_full);
-    if (c->speed_slow < 1) /* else none: elapsed - at_elastic is a rounding residue */
-        c->res.straggler_slowdown_s += fmax(0, elapsed - at_elastic);
+    if (c->speed_fabric < 1)
+        c->res.degraded_slowdown_s += fmax(0, at_degraded - at_elastic);
+    if (c->speed_slow < 1) /* else none: elapsed - at_degraded is a rounding residue */
+        c->res.straggler_slowdown_s += fmax(0, elapsed - at_degraded);
 }
 
 /* Close the speed epoch now: account its stretch, bank its work, start
@@ -195,12 +201,14 @@ static void set_speed(campaign *c)
 {
     c->speed_elastic = elastic_speed(c->cfg, c->missing);
     c->speed_slow = c->n_slow ? c->cfg->straggler_speed : 1.0;
-    c->speed = c->speed_elastic * c->speed_slow;
+    c->speed_fabric = c->fabric_now > 0 ? c->fabric_now : 1.0;
+    c->speed = c->speed_elastic * c->speed_fabric * c->speed_slow;
 }
 
-/* A node turned slow, or the last slow one left: a computing job changes
- * speed now, the rest of its segment at the new speed. */
-static void speed_changed(campaign *c)
+/* A node turned slow, or the last slow one left, or a network part went
+ * slow or was repaired: a computing job changes speed now, the rest of its
+ * segment at the new speed. */
+void campaign_speed_changed(campaign *c)
 {
     if (c->state != CAMPAIGN_STATE_COMPUTE) {
         set_speed(c); /* for the record; the next segment sets it again */
@@ -320,7 +328,7 @@ void campaign_on_straggler(sim_engine *eng, void *ctx, uint64_t node)
     sim_schedule_in(eng, c->cfg->straggler_drain_s, PRIO_FAILURE, KIND_DRAIN_DUE, on_drain_due, c,
                     node);
     if (c->n_slow++ == 0)
-        speed_changed(c);
+        campaign_speed_changed(c);
 }
 
 static void on_drain_due(sim_engine *eng, void *ctx, uint64_t node)
@@ -380,7 +388,7 @@ static void begin_restart(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_RESTART);
     c->waiting = 0;
-    double swap = 0;
+    c->restart_swap_s = 0;
     if (c->cfg->spares_limited && c->spares_needed) {
         unsigned short_by = c->spares_needed - (unsigned)(c->spares < c->spares_needed
                                                               ? c->spares : c->spares_needed);
@@ -395,16 +403,36 @@ static void begin_restart(campaign *c)
             c->waiting = 1;
             c->wait_since = sim_now(c->eng);
             c->pending = 0;
+            campaign_fabric_must_wait(c); /* it may wait for repairs as well */
             return;
         }
         c->spares -= c->spares_needed;
         if (c->spares < c->res.spares_lowest)
             c->res.spares_lowest = c->spares;
-        swap = c->cfg->swap_s;
+        c->restart_swap_s = c->cfg->swap_s;
     }
-    c->pending = sim_schedule_in(c->eng, c->hold_s + swap + c->detect_s + c->cfg->restart_s,
+    c->pending = 0;
+    if (!campaign_fabric_must_wait(c))
+        campaign_schedule_restart(c);
+}
+
+void campaign_schedule_restart(campaign *c)
+{
+    c->pending = sim_schedule_in(c->eng,
+                                 c->hold_s + c->restart_swap_s + c->detect_s + c->cfg->restart_s,
                                  PRIO_JOB, KIND_RESTART_END, on_restart_end, c, 0);
     c->detect_s = c->hold_s = 0;
+}
+
+/* A restart cut short (a failure, a window): what its waits took. */
+static void end_waits(campaign *c, double now)
+{
+    if (c->waiting)
+        c->res.spare_wait_s += now - c->wait_since;
+    c->waiting = 0;
+    if (c->fabric_waiting)
+        c->res.fabric_wait_s += now - c->fabric_wait_since;
+    c->fabric_waiting = 0;
 }
 
 static void start_maintenance(campaign *c)
@@ -462,9 +490,7 @@ static void on_maintenance_start(sim_engine *eng, void *ctx, uint64_t data)
         return;
     case CAMPAIGN_STATE_RESTART:
         c->res.restart_time_s += elapsed;
-        if (c->waiting)
-            c->res.spare_wait_s += now - c->wait_since;
-        c->waiting = 0;
+        end_waits(c, now);
         if (c->pending)
             sim_cancel(eng, c->pending);
         emit_segment(c, 1, c->committed);
@@ -490,9 +516,9 @@ static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
     c->waiting = 0;
     c->res.spare_wait_s += sim_now(eng) - c->wait_since;
     c->spares -= c->spares_needed;
-    c->pending = sim_schedule_in(eng, c->hold_s + c->cfg->swap_s + c->detect_s + c->cfg->restart_s,
-                                 PRIO_JOB, KIND_RESTART_END, on_restart_end, c, 0);
-    c->detect_s = c->hold_s = 0;
+    c->restart_swap_s = c->cfg->swap_s;
+    if (!c->fabric_waiting) /* else the last repair it waits for schedules it */
+        campaign_schedule_restart(c);
 }
 
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
@@ -534,8 +560,7 @@ void campaign_interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, u
         break;
     case CAMPAIGN_STATE_RESTART:
         c->res.restart_time_s += elapsed;
-        if (c->waiting)
-            c->res.spare_wait_s += now - c->wait_since;
+        end_waits(c, now);
         lost = compute_s(c, c->committed, c->snap); /* a drain's snapshot not yet persisted */
         c->hold_s = 0;
         break;
@@ -649,14 +674,19 @@ static int set_up_failures(campaign *c)
         c->detect_rng = &c->ws->job.rngs[WS_SLOT_DETECT];
         sim_rng_stream_reseed(c->detect_rng, cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_DETECTION);
     }
+    int fail_slow = 0; /* parts that slow the job without interrupting it */
+    for (unsigned i = 0; i < cfg->n_causes; i++)
+        fail_slow |= cfg->causes[i].slow_speed > 0 && cfg->causes[i].rate_per_s > 0;
     if (cluster_rate > 0) {
         r->cluster_mtbf_s = 1.0 / cluster_rate;
         r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
         r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
-        rc = campaign_make_failure_streams(c);
     }
+    if (cluster_rate > 0 || fail_slow)
+        rc = campaign_make_failure_streams(c);
     if (!rc && cfg->straggler_rate_per_s > 0)
         rc = campaign_make_straggler_streams(c);
+    campaign_fabric_reset(c);
     return rc;
 }
 
@@ -667,6 +697,8 @@ static int run_outcome(campaign *c, enum sim_run_status st, const campaign_outlo
     sim_error *err = c->err;
     if (c->sink_failed)
         return err && err->code ? err->code : SIM_ERR_IO;
+    if (c->model_failed)
+        return err && err->code ? err->code : SIM_ERR_INTERNAL;
     if (st == SIM_RUN_POLLED_STOP && c->over_cap)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "the run stopped after %llu engine events (at most %.0f: %.3g "

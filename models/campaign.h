@@ -26,9 +26,15 @@
  *   run itself stops with an error past an event cap or the give-up horizon
  *   (CAMPAIGN_GIVE_UP_FACTOR x its compute time). Replicas and their
  *   statistics: campaign_mc.c.
+ * Degraded fabric (campaign_fabric.c): switch and cable causes with a
+ *   repair time leave their part down (or slow) until repaired; the job's
+ *   speed on what is left comes from the caller (the step tier re-simulated
+ *   on the degraded fabric), the restart follows a policy (re-place, restart
+ *   on the fabric left, wait for the repair).
  * Conservation: elapsed = productive compute + rework + checkpoint writes
- *   + aborted writes + restart time (waits for spares included) + the persist,
- *   elastic and straggler stretches + maintenance (asserted by the tests).
+ *   + aborted writes + restart time (waits for spares and repairs included)
+ *   + the persist, elastic, degraded and straggler stretches + maintenance
+ *   (asserted by the tests).
  * First-order check (tests): ETTR ~ (1 - L (u0 + tau/2)) / (1 + w/tau), L the
  *   cluster failure rate; optimal intervals: Young 1974, Daly 2006 eq. 37.
  */
@@ -80,7 +86,50 @@ typedef struct campaign_cause {
                             stream; FAILURE_WEIBULL: of this shape and mean 1/rate,
                             renewed at each replacement, on its own stream per unit */
     double shape;        /* the process's shape (Weibull k); 0 for the exponential */
+    /* SWITCH and CABLE causes on a degraded fabric (campaign_config.fabric_speed;
+     * docs/failures.md "The campaign on a degraded fabric"): repair_s > 0 keeps
+     * the failed part out for Exp(repair_s) (0: replaced within the restart,
+     * as before); slow_speed in (0, 1) makes the cause fail-slow: the part
+     * runs at that fraction of its rate until repaired, with no interruption
+     * (0: the part goes down and the job is interrupted). */
+    double repair_s;
+    double slow_speed;
 } campaign_cause;
+
+/* What a restart does about network parts that are down (policies compare
+ * with each other; slow parts always slow the job while they last):
+ *   REPLACE  re-place the job off the failed part: the iteration as built
+ *            (the spare capacity assumed; what every run did before)
+ *   RESTART  restart at once on the fabric left, at its iteration time; when
+ *            the job cannot run there (GPUs cut off, no route), wait for
+ *            repairs until it can
+ *   WAIT     wait until every down part is repaired, then restart */
+enum campaign_fabric_policy {
+    CAMPAIGN_FABRIC_REPLACE = 0,
+    CAMPAIGN_FABRIC_RESTART = 1,
+    CAMPAIGN_FABRIC_WAIT = 2
+};
+
+/* A network part down (speed 0) or slow: its cause (index in
+ * campaign_config.causes) and its index among the cause's parts. */
+typedef struct campaign_part_state {
+    int32_t cause;
+    uint64_t part;
+    double speed;
+} campaign_part_state;
+
+/* The job's work per second on the fabric with these parts down or slow,
+ * relative to the fabric as built: t_built / t_degraded, taken at most 1
+ * by the campaign; 0 when the job cannot run on what is left; negative on an
+ * error (err filled). n = 0 must give 1. Called from replicas running in
+ * parallel (campaign_run_replicas): the callee serialises what it shares,
+ * and must give the same speed for the same parts whatever the order. */
+typedef double (*campaign_fabric_speed_fn)(void *ctx, const campaign_part_state *parts,
+                                           unsigned n, sim_error *err);
+
+/* At most this many network parts down or slow at once (the run stops with
+ * an error beyond). */
+#define CAMPAIGN_MAX_FABRIC_PARTS 1024
 
 /* A campaign still running after this many times its failure-free
  * compute time (ETTR below 0.1 %) stops with an error instead of running
@@ -173,6 +222,12 @@ typedef struct campaign_config {
     int checkpoint_async;
     double checkpoint_snapshot_s;
     double persist_slowdown;         /* [0, 1) */
+    /* Degraded fabric (causes with repair_s > 0): the speed of the job on
+     * the parts down or slow, and the policy for down parts. NULL: no cause
+     * may have a repair_s. */
+    campaign_fabric_speed_fn fabric_speed;
+    void *fabric_ctx;
+    int fabric_policy;               /* enum campaign_fabric_policy */
     uint64_t seed;
     /* > 0: stop with an error after this many engine events; 0: after
      * CAMPAIGN_EVENT_CAP_FACTOR x the expected events + CAMPAIGN_EVENT_CAP_SLACK */
@@ -248,6 +303,15 @@ typedef struct campaign_result {
     double persist_slowdown_s;        /* async: compute stretched by background persists */
     double elastic_slowdown_s;        /* compute stretched by running on fewer replicas */
     double straggler_slowdown_s;      /* compute stretched by slow nodes */
+    double degraded_slowdown_s;       /* compute stretched by network parts down or slow */
+    double fabric_wait_s;             /* of restart_time_s: waiting for network repairs */
+    uint64_t parts_down, parts_slow;  /* network parts that went down or slow (repair_s > 0) */
+    uint64_t parts_repaired;
+    uint64_t fabric_unrunnable;       /* restarts that found the job unable to run on what
+                                         was left (RESTART policy: they waited for repairs) */
+    uint64_t fabric_faster;           /* states the fabric_speed callback found faster than
+                                         as built (ECMP rehash luck), taken at speed 1 */
+    unsigned fabric_causes;           /* causes with a repair time (0: no degraded fabric) */
     uint64_t stragglers;              /* nodes that turned slow */
     uint64_t drains;                  /* nodes drained */
     uint64_t elastic_restarts;        /* restarts that went on without waiting for spares */
@@ -280,7 +344,8 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err);
 /* The cluster's total failure rate: every cause of every unit (GPUs,
  * nodes, racks, switches, cables; silent ones too), Weibull causes at their
  * mean rate (1 / mean per unit). The summary's cluster MTBF is 1 / it, and
- * interval="auto" takes Daly's optimum of it. 0 without failures. */
+ * interval="auto" takes Daly's optimum of it. 0 without failures.
+ * Fail-slow causes (slow_speed > 0) interrupt nothing and are left out. */
 double campaign_cluster_failure_rate_per_s(const campaign_config *cfg);
 
 /* What a run can be expected to cost, in closed form (campaign_run checks
@@ -343,6 +408,11 @@ typedef struct campaign_mc {
     unsigned replicas;
     campaign_stat time_to_train_s, ettr_frac, failures, rework_s, restart_time_s,
         checkpoint_time_s;
+    /* time lost to interruptions (rework + restarts, waits included, +
+     * aborted writes) and to degradation (the degraded stretch), and the
+     * waits for network repairs (part of the restarts) */
+    campaign_stat interruption_s, degraded_slowdown_s, fabric_wait_s;
+    unsigned fabric_causes;           /* as the results' (0: the three above are not shown) */
     campaign_stat failures_by_cause[CAMPAIGN_MAX_CAUSES + 1]; /* as campaign_result's */
 } campaign_mc;
 

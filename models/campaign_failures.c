@@ -126,6 +126,11 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         c->failing_part = (int64_t)gsl_rng_uniform_int(r, x->parts);
         sim_schedule_in(eng, gsl_ran_exponential(r, 1.0 / ((double)x->parts * x->rate_per_s)),
                         PRIO_FAILURE, KIND_FAILURE, on_failure, c, data);
+        if (x->repair_s > 0) { /* out until repaired: the degraded fabric */
+            campaign_fabric_part_fails(c, cause);
+            c->failing_part = -1;
+            return;
+        }
         if (!(c->state == CAMPAIGN_STATE_RESTART && c->waiting))
             c->spares_needed = 0;
         campaign_interrupt(c, cause, -1, -1, c->committed, 0);
@@ -276,6 +281,8 @@ double campaign_split_rates(const campaign_config *cfg, campaign_rate_split *rs)
     for (unsigned i = 0; i < cfg->n_causes && i < CAMPAIGN_MAX_CAUSES; i++) {
         const campaign_cause *x = &cfg->causes[i];
         double units = x->unit == CAMPAIGN_UNIT_NODE ? (double)rs->n_nodes : (double)cfg->gpu_count;
+        if (is_part(x->unit) && x->slow_speed > 0)
+            continue; /* fail-slow: slows the job, interrupts nothing */
         if (is_part(x->unit))
             part_rate += (double)x->parts * x->rate_per_s;
         else if (x->unit == CAMPAIGN_UNIT_RACK)

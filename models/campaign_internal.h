@@ -84,6 +84,17 @@ typedef struct campaign {
     sim_event_id pending;        /* the job's own pending event (segment/ckpt/restart end) */
     double restart_began_s;
 
+    /* degraded fabric (campaign_fabric.c): the parts down or slow now
+     * (ws->fab, in the order they failed) and the job's speed on them */
+    unsigned fab_n;
+    uint64_t fab_serial_next;     /* the serial the next part's repair event carries */
+    double fabric_now;            /* the state's speed (policy applied): (0, 1], 0 cannot run */
+    double speed_fabric;          /* (0, 1]: the speed epoch's, fabric_now when it began */
+    int fabric_waiting;           /* the restart waits for network repairs */
+    double fabric_wait_since;
+    double restart_swap_s;        /* the swap the scheduled restart includes */
+    int model_failed;             /* the fabric_speed callback failed: err set */
+
     campaign_result res;
     int sink_failed;
 } campaign;
@@ -93,13 +104,19 @@ typedef struct campaign {
  * straggler arrays and the first failure times. Sized to the largest run so
  * far; a run resets and reseeds what it uses, so its results never depend
  * on the runs before (the replicas' bit-identity rests on that). */
-enum { WS_SLOT_REPAIR = 0, WS_SLOT_DETECT = 1, WS_SLOT_PART = 2 }; /* in ws->job */
+enum { WS_SLOT_REPAIR = 0, WS_SLOT_DETECT = 1, WS_SLOT_PART = 2, /* in ws->job */
+       WS_SLOT_FABRIC_REPAIR = WS_SLOT_PART + CAMPAIGN_MAX_CAUSES,
+       WS_SLOTS = WS_SLOT_FABRIC_REPAIR + CAMPAIGN_MAX_CAUSES };
 
 struct campaign_workspace {
     sim_engine *eng;
     sim_rng_block gpu, node, rack, straggler;
     sim_rng_block renewal[CAMPAIGN_MAX_CAUSES];
-    sim_rng_block job;        /* WS_SLOT_*: repair, detection, one per switch or cable cause */
+    sim_rng_block job;        /* WS_SLOT_*: repair, detection, one per switch or cable cause,
+                                 one per such cause for its repairs */
+    campaign_part_state fab[CAMPAIGN_MAX_FABRIC_PARTS];      /* the parts down or slow */
+    uint64_t fab_serial[CAMPAIGN_MAX_FABRIC_PARTS];          /* their repair events' */
+    campaign_part_state fab_view[CAMPAIGN_MAX_FABRIC_PARTS]; /* what the policy lets count */
     unsigned char *slow;      /* per node, cleared by the run that uses it */
     double *slow_since;
     uint64_t nodes_cap;
@@ -128,6 +145,28 @@ void campaign_interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, u
 
 /* Engine handler: node `node` turns slow (and draws its next slow spell). */
 void campaign_on_straggler(sim_engine *eng, void *ctx, uint64_t node);
+
+/* The speed of the job changed (a node turned slow or recovered, a network
+ * part went slow or was repaired): a computing job goes on at the new speed. */
+void campaign_speed_changed(campaign *c);
+
+/* Schedule the end of a restart whose waits are over: hold, swap,
+ * detection and the restart itself. */
+void campaign_schedule_restart(campaign *c);
+
+/* campaign_fabric.c: the degraded fabric */
+
+/* A switch or cable of a cause with a repair time fails (c->failing_part):
+ * it goes down (the job is interrupted) or slow (the job slows) until its
+ * repair. */
+void campaign_fabric_part_fails(campaign *c, int32_t cause);
+
+/* At a restart: 1 when it must wait for network repairs (the policy, or a
+ * fabric the job cannot run on), the wait begun; else 0. */
+int campaign_fabric_must_wait(campaign *c);
+
+/* The seeding of the repair streams, the empty state. */
+void campaign_fabric_reset(campaign *c);
 
 /* campaign_failures.c: the failure processes */
 

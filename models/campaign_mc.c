@@ -102,6 +102,7 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
 {
     memset(out, 0, sizeof *out);
     out->replicas = n;
+    out->fabric_causes = n ? r[0].fabric_causes : 0;
     double *x = malloc((n ? n : 1) * sizeof *x);
     if (!x)
         return;
@@ -117,6 +118,9 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
     STAT(rework_s, r[i].rework_s);
     STAT(restart_time_s, r[i].restart_time_s);
     STAT(checkpoint_time_s, r[i].checkpoint_time_s);
+    STAT(interruption_s, r[i].rework_s + r[i].restart_time_s + r[i].checkpoint_aborted_s);
+    STAT(degraded_slowdown_s, r[i].degraded_slowdown_s);
+    STAT(fabric_wait_s, r[i].fabric_wait_s);
     for (unsigned k = 0; k <= CAMPAIGN_MAX_CAUSES; k++)
         STAT(failures_by_cause[k], (double)r[i].failures_by_cause[k]);
 #undef STAT

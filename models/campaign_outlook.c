@@ -67,6 +67,20 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                 "(exponential) or from 1/170 to 100, and a GPU, node, rack, switch "
                 "or cable unit (racks: nodes per rack set; racks, switches and cables: "
                 "exponential; switches and cables: a part count, not silent)", i);
+    for (unsigned i = 0; i < cfg->n_causes; i++) {
+        const campaign_cause *x = &cfg->causes[i];
+        REQUIRE(x->repair_s >= 0 && isfinite(x->repair_s) && x->slow_speed >= 0 &&
+                    x->slow_speed < 1 && (x->slow_speed == 0 || x->repair_s > 0),
+                "campaign: failure cause %u needs a repair time >= 0 and a slow speed in "
+                "[0, 1) (above 0 only with a repair time)", i);
+        REQUIRE(x->repair_s == 0 || ((x->unit == CAMPAIGN_UNIT_SWITCH ||
+                                      x->unit == CAMPAIGN_UNIT_CABLE) && cfg->fabric_speed),
+                "campaign: failure cause %u: a repair time is for switches and cables on a "
+                "degraded fabric (fabric_speed set)", i);
+    }
+    REQUIRE(cfg->fabric_policy >= CAMPAIGN_FABRIC_REPLACE &&
+                cfg->fabric_policy <= CAMPAIGN_FABRIC_WAIT,
+            "campaign: the degraded-fabric policy must be replace, restart or wait");
     REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),
@@ -180,7 +194,11 @@ void campaign_outlook_of(const campaign_config *cfg, campaign_outlook *o)
         t += lambda * t * cfg->repair_mean_s;
     if (cfg->straggler_rate_per_s > 0)
         t /= cfg->straggler_speed;
-    double events = 16 + 3 * compute / x + 5 * lambda * t +
+    double fabric = 0; /* parts down or slow until repaired: a failure and a repair each */
+    for (unsigned i = 0; i < cfg->n_causes && i < CAMPAIGN_MAX_CAUSES; i++)
+        if (cfg->causes[i].repair_s > 0)
+            fabric += (double)cfg->causes[i].parts * cfg->causes[i].rate_per_s;
+    double events = 16 + 3 * compute / x + 5 * lambda * t + 2 * fabric * t +
                     2 * (double)rs.n_nodes * cfg->straggler_rate_per_s * t +
                     (cfg->maintenance_every_s > 0 ? 4 * t / cfg->maintenance_every_s : 0);
     o->expected_events = isfinite(events) ? events : INFINITY;

@@ -23,7 +23,7 @@ campaign_workspace *campaign_workspace_create(void)
     for (unsigned k = 0; k < CAMPAIGN_MAX_CAUSES; k++)
         sim_rng_block_init(&ws->renewal[k]);
     ws->eng = sim_engine_create();
-    if (!ws->eng || sim_rng_block_reserve(&ws->job, WS_SLOT_PART + CAMPAIGN_MAX_CAUSES)) {
+    if (!ws->eng || sim_rng_block_reserve(&ws->job, WS_SLOTS)) {
         campaign_workspace_destroy(ws);
         return NULL;
     }

@@ -16,6 +16,7 @@
 #include "power.h"
 #include "resources.h"
 #include "rng.h"
+#include "degraded.h"
 #include "steptier.h"
 
 /* <step straggler-spread> and <straggler>: each GPU's speed is
@@ -160,6 +161,19 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
         return sim_error_set(err, e.code, s->source, 0, "elastic continuation: %s", e.msg);
     if (c->straggler_rate_per_s > 0 && straggler_speed(s, p, prof->iteration_s, &e))
         return sim_error_set(err, e.code, s->source, 0, "stragglers: %s", e.msg);
+    if (s->has_degraded) { /* the job's speed on the fabric left, state by state */
+        p->degraded = calloc(1, sizeof *p->degraded);
+        if (!p->degraded)
+            return sim_error_set(err, SIM_ERR_NOMEM, s->source, 0, "out of memory");
+        if (run_degraded_init(s, p->gpu_speed, p->n_gpu_speed, prof->iteration_s, p->degraded,
+                              &e)) {
+            free(p->degraded);
+            p->degraded = NULL;
+            return sim_error_set(err, e.code, s->source, 0, "degraded fabric: %s", e.msg);
+        }
+        c->fabric_speed = run_degraded_speed;
+        c->fabric_ctx = p->degraded;
+    }
     return 0;
 }
 
@@ -205,6 +219,8 @@ void run_plan_free(run_plan *p)
         return;
     step_profile_free(&p->step.profile);
     free(p->step.elastic_speed);
+    run_degraded_free(p->degraded);
+    free(p->degraded);
     free(p->gpu_speed);
     memset(p, 0, sizeof *p);
 }

@@ -46,6 +46,10 @@ typedef struct run_plan {
                                  what the step tier runs with; NULL = all nominal; owned */
     unsigned n_gpu_speed;
     int with_energy;          /* run_execute keeps an energy account (a <site>, and asked) */
+    /* a degraded fabric (scn->has_degraded): the campaign's fabric_speed
+     * context, the one part of the plan that changes while replicas run
+     * (its cache, serialised: degraded.h); owned, NULL without */
+    struct run_degraded *degraded;
 } run_plan;
 
 enum {

@@ -31,6 +31,11 @@
  * max-missing is not given (or all but one, if fewer) */
 #define SCN_ELASTIC_MAX_MISSING_DEFAULT 64u
 
+/* <reliability><degraded cache>: iterations kept by failure state when not
+ * given (A: each holds one number; 64 states cover every state of one to
+ * two concurrent failures a 54-day run sees in practice) */
+#define SCN_DEGRADED_CACHE_DEFAULT 64u
+
 /* <site>: where the job runs, for energy, cost and carbon (docs/energy.md) */
 typedef struct scn_site {
     int given;
@@ -87,6 +92,12 @@ typedef struct scn_scenario {
     scn_straggler *stragglers; /* <step><straggler gpu speed>, in file order; owned */
     size_t n_stragglers;    /* with straggler_spread > 0: the run draws per-GPU speeds */
     double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
+    /* <reliability><degraded> and the repair times of switch and cable
+     * <failure>s (docs/failures.md "The campaign on a degraded fabric") */
+    int has_degraded;           /* some cause has a repair time */
+    int degraded_policy_given, degraded_cache_given;
+    unsigned degraded_cache;    /* iterations kept (LRU) by failure state */
+    signed char cause_tier[CAMPAIGN_MAX_CAUSES]; /* switch or cable causes: their tier, -1 all */
     scn_site site;
     scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */

@@ -70,6 +70,16 @@ static int inputs_of(const scn_scenario *s, workload *w, compute_device *dev, fa
     return rc;
 }
 
+int app_step_inputs(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                    workload *w, compute_device *dev, fabric *f, step_options *o,
+                    sim_error *err)
+{
+    int rc = inputs_of(s, w, dev, f, err);
+    if (!rc)
+        *o = options_of(s, gpu_speed, n_gpu_speed, NULL, NULL, NULL);
+    return rc;
+}
+
 int app_step_profile_packet(const scn_scenario *s, const double *gpu_speed,
                             unsigned n_gpu_speed,
                             int (*poll)(void *ctx, double sim_time_s, uint64_t events),

@@ -22,6 +22,12 @@ struct app_packet_cfg;
  * with step_profile_free. */
 int app_step_profile(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
                      step_profile *out, sim_error *err);
+/* What app_step_profile simulates with: the scenario's workload, device,
+ * fabric (built) and step options with the given speeds. 0, or an error
+ * with nothing held; else free w and f (workload_free, fabric_free). */
+int app_step_inputs(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                    workload *w, compute_device *dev, fabric *f, step_options *o,
+                    sim_error *err);
 /* The same, with a progress hook for the concurrent iteration
  * (step_options.poll; poll may be NULL). */
 int app_step_profile_polled(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,

@@ -104,6 +104,26 @@ static void add_mechanism_rows(run_summary *out, const campaign_config *c,
         add(out, "drains", "1", "nodes drained", "slow nodes taken out at a checkpoint",
             (double)r->drains, 1);
     }
+    if (r->fabric_causes) {
+        add(out, "degraded_slowdown_s", "s", "slowed by the degraded fabric",
+            "compute stretched while network parts were down or slow (the step tier's "
+            "iteration on the fabric left)", r->degraded_slowdown_s, 0);
+        add(out, "fabric_wait_s", "s", "waiting for network repairs",
+            "restart time spent waiting for a network part's repair (part of restarts)",
+            r->fabric_wait_s, 0);
+        add(out, "parts_down", "1", "network parts down", "switches and cables that went down "
+            "until repaired", (double)r->parts_down, 1);
+        add(out, "parts_slow", "1", "network parts slow", "switches and cables that turned "
+            "slow until repaired", (double)r->parts_slow, 1);
+        add(out, "parts_repaired", "1", "network parts repaired", "repairs done",
+            (double)r->parts_repaired, 1);
+        add(out, "fabric_unrunnable", "1", "restarts on an unusable fabric",
+            "restarts that found GPUs cut off or no route, and waited for a repair",
+            (double)r->fabric_unrunnable, 1);
+        add(out, "fabric_faster", "1", "faster states taken as built",
+            "failure states the step tier found faster than as built (ECMP rehash), "
+            "taken at the as-built speed", (double)r->fabric_faster, 1);
+    }
     if (c->elastic_replicas) {
         add(out, "elastic_slowdown_s", "s", "slowed by missing replicas",
             "compute stretched while the job ran on fewer data-parallel replicas",
@@ -231,7 +251,7 @@ int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err)
 
 int summary_check_mc(const campaign_mc *mc, sim_error *err)
 {
-    mc_row rows[8];
+    mc_row rows[12];
     size_t n = mc_rows(mc, rows);
     for (size_t i = 0; i < n; i++) {
         double lo, hi;
@@ -462,6 +482,12 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
     rows[n++] = (mc_row){"rework_s", "s", "lost to rework", &mc->rework_s};
     rows[n++] = (mc_row){"restart_time_s", "s", "restarts", &mc->restart_time_s};
     rows[n++] = (mc_row){"checkpoint_time_s", "s", "checkpoint writes", &mc->checkpoint_time_s};
+    if (mc->fabric_causes) {
+        rows[n++] = (mc_row){"interruption_s", "s", "lost to interruptions", &mc->interruption_s};
+        rows[n++] = (mc_row){"degraded_slowdown_s", "s", "lost to degradation",
+                             &mc->degraded_slowdown_s};
+        rows[n++] = (mc_row){"fabric_wait_s", "s", "waiting for repairs", &mc->fabric_wait_s};
+    }
     return n;
 }
 
@@ -499,7 +525,7 @@ void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_resul
 
 void summary_print_replicas(FILE *f, const campaign_mc *mc)
 {
-    mc_row rows[8];
+    mc_row rows[12];
     size_t n = mc_rows(mc, rows);
     fprintf(f, "\n  over %u replicas            mean       95%% CI (+-)          sd  unit\n",
             mc->replicas);
@@ -559,7 +585,7 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
     if (mc) {
         cJSON *rep = cJSON_AddObjectToObject(root, "replicas");
         cJSON_AddNumberToObject(rep, "count", mc->replicas);
-        mc_row rows[8];
+        mc_row rows[12];
         size_t n = mc_rows(mc, rows);
         for (size_t i = 0; i < n; i++) {
             cJSON *o = cJSON_AddObjectToObject(rep, rows[i].name);

@@ -21,7 +21,7 @@ typedef struct summary_metric {
     int is_count;            /* printed as an integer */
 } summary_metric;
 
-#define SUMMARY_MAX_METRICS 72
+#define SUMMARY_MAX_METRICS 96
 
 typedef struct run_summary {
     summary_metric metrics[SUMMARY_MAX_METRICS];

@@ -256,6 +256,30 @@ static size_t add_site(const scn_site *site, hw_default *out, size_t max, size_t
     return count;
 }
 
+/* <reliability><degraded> left out on a degraded fabric */
+static size_t add_degraded(const scn_scenario *s, hw_default *out, size_t max, size_t count)
+{
+    hw_default d;
+    memset(&d, 0, sizeof d);
+    d.precision = -1;
+    snprintf(d.part, sizeof d.part, "degraded fabric");
+    if (s->has_degraded && !s->degraded_policy_given) {
+        snprintf(d.what, sizeof d.what, "policy");
+        snprintf(d.value, sizeof d.value, "restart");
+        snprintf(d.rule, sizeof d.rule, "A: restart at once on the fabric left, as a job "
+                 "launcher with automatic restarts does (docs/failures.md)");
+        count = add_all(&d, 1, -1, out, max, count);
+    }
+    if (s->has_degraded && !s->degraded_cache_given) {
+        snprintf(d.what, sizeof d.what, "cache");
+        snprintf(d.value, sizeof d.value, "%u", SCN_DEGRADED_CACHE_DEFAULT);
+        snprintf(d.rule, sizeof d.rule, "A: iterations kept by failure state, least recently "
+                 "used first (docs/failures.md)");
+        count = add_all(&d, 1, -1, out, max, count);
+    }
+    return count;
+}
+
 size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max)
 {
     int p = (int)s->precision;
@@ -266,7 +290,8 @@ size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max)
         if (f->gpus_per_node > 1 && strcmp(f->scaleup.name, f->link.name) != 0)
             count = add_all(f->scaleup.defaults, f->scaleup.n_defaults, p, out, max, count);
     }
-    return add_site(&s->site, out, max, count);
+    count = add_site(&s->site, out, max, count);
+    return add_degraded(s, out, max, count);
 }
 
 void scn_defaults_text(const scn_scenario *s, char *buf, size_t size)

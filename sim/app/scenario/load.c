@@ -142,6 +142,15 @@ static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
     return rc;
 }
 
+/* the run layer gives the degraded fabric's speeds (run.c); the check
+ * only needs one to be there */
+static double speed_set_at_run(void *ctx, const campaign_part_state *parts, unsigned n,
+                               sim_error *err)
+{
+    (void)ctx, (void)parts, (void)n, (void)err;
+    return 1;
+}
+
 /* the campaign's own check of what the sections gave it, located at the
  * document (its messages name the setting) */
 static int check_campaign(loader *ld, scn_scenario *s)
@@ -152,6 +161,8 @@ static int check_campaign(loader *ld, scn_scenario *s)
     campaign_config probe = s->campaign;
     if (s->step_computes_iteration)
         probe.mfu_frac = 1; /* the step tier sets it; check the rest */
+    if (s->has_degraded)
+        probe.fabric_speed = speed_set_at_run;
     if (campaign_config_check(&probe, &check))
         return sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "%s", check.msg);
     return 0;

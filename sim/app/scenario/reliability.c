@@ -172,8 +172,10 @@ static int parse_restart(loader *ld, xmlNode *restart, campaign_config *c)
 /* component="switch" or "cable": how many the fabric has in tier="..."
  * (switches 1..4, 1 = the host-facing leaves; cables 0..4, 0 = host
  * cables, t = switch-to-switch up from tier t) or in all tiers */
-static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, uint64_t *out)
+static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, uint64_t *out,
+                         int *tier)
 {
+    *tier = -1;
     const char *what = sw ? "switch" : "cable", *whats = sw ? "switches" : "cables";
     if (!s->has_fabric)
         return node_error(ld, f, "component", "%s failures need <cluster><fabric>: the %s "
@@ -193,6 +195,7 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, 
                               sw ? "1 to 4 (1: the host-facing leaves)"
                                  : "0 to 4 (0: host cables; t: switch to switch up from tier t)");
         n = per_tier[t];
+        *tier = (int)t;
     }
     if (!n)
         return node_error(ld, f, "tier", "the fabric has no %s there", whats);
@@ -209,7 +212,7 @@ typedef struct failure_kind {
 /* a named (or non-GPU, Weibull or silent) <failure>: its cause in the
  * campaign's list, created or updated */
 static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_kind *k,
-                     double rate, uint64_t parts, double shape)
+                     double rate, uint64_t parts, double shape, campaign_cause **added)
 {
     char name[48];
     if (has_attr(f, "cause"))
@@ -224,6 +227,7 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
     campaign_cause *x = cause_slot(c, name);
     if (!x)
         return node_error(ld, f, "cause", "more than %d failure causes", CAMPAIGN_MAX_CAUSES);
+    *added = x;
     x->unit = k->sw      ? CAMPAIGN_UNIT_SWITCH
               : k->cable ? CAMPAIGN_UNIT_CABLE
               : k->rack  ? CAMPAIGN_UNIT_RACK
@@ -250,8 +254,35 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
     return 0;
 }
 
+/* repair="4h" [speed="50%"] of a switch or cable <failure> (the cause just
+ * added, by its name): the part stays down, or slow at that speed, for
+ * Exp(repair) (docs/failures.md "The campaign on a degraded fabric") */
+static int parse_repair(loader *ld, xmlNode *f, scn_scenario *s, campaign_cause *x, int tier)
+{
+    campaign_config *c = &s->campaign;
+    s->cause_tier[x - c->causes] = (signed char)tier;
+    if (!has_attr(f, "repair")) {
+        if (has_attr(f, "speed"))
+            return node_error(ld, f, "speed", "a slow part needs repair=\"...\": how long it "
+                              "stays slow on average");
+        return 0;
+    }
+    int rc = get_quantity(ld, f, "repair", SIM_DIM_TIME, 1, &x->repair_s);
+    if (!rc)
+        rc = positive(ld, f, "repair", x->repair_s, INFINITY, "");
+    if (!rc && has_attr(f, "speed")) {
+        rc = get_quantity(ld, f, "speed", SIM_DIM_FRACTION, 1, &x->slow_speed);
+        if (!rc && !(x->slow_speed > 0 && x->slow_speed < 1))
+            rc = node_error(ld, f, "speed", "a slow part runs at above 0%% and below 100%% of "
+                            "its rate (50%%: a link retrained at half speed); leave speed out "
+                            "for a part that goes down");
+    }
+    s->has_degraded |= !rc;
+    return rc;
+}
+
 /* <failure component rate|mtbf distribution shape cause detection tier
- * category>: the unnamed per-GPU rate, or a cause */
+ * category repair speed>: the unnamed per-GPU rate, or a cause */
 static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
 {
     campaign_config *c = &s->campaign;
@@ -267,8 +298,9 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
                       .weibull = !strcmp(dist, "weibull"),
                       .process = (unsigned)failure_process_find(dist)};
     uint64_t parts = 0;
+    int tier = -1;
     if (k.sw || k.cable) {
-        rc = network_parts(ld, f, s, k.sw, &parts);
+        rc = network_parts(ld, f, s, k.sw, &parts, &tier);
         if (rc)
             return rc;
         if (k.weibull)
@@ -278,6 +310,12 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     } else if (has_attr(f, "tier")) {
         return node_error(ld, f, "tier", "tier belongs to component=\"switch\" or "
                           "component=\"cable\"");
+    } else if (has_attr(f, "repair") || has_attr(f, "speed")) {
+        return node_error(ld, f, has_attr(f, "repair") ? "repair" : "speed",
+                          "repair and speed belong to component=\"switch\" or "
+                          "component=\"cable\" (a part of the fabric that stays down or slow "
+                          "until repaired); GPUs and nodes are swapped at the restart "
+                          "(<spares repair-time>) or slow as <stragglers>");
     }
     if (k.rack && !c->nodes_per_rack)
         return node_error(ld, f, "component", "rack failures need <reliability "
@@ -303,7 +341,11 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
         c->gpu_failure_rate_per_s = rate;
         return 0;
     }
-    return add_cause(ld, f, c, &k, rate, parts, shape);
+    campaign_cause *x = NULL;
+    rc = add_cause(ld, f, c, &k, rate, parts, shape, &x);
+    if (!rc && (k.sw || k.cable))
+        rc = parse_repair(ld, f, s, x, tier);
+    return rc;
 }
 
 /* <spares nodes swap-time repair-time elastic max-missing>: a limited pool
@@ -410,6 +452,45 @@ static int apply_scale(loader *ld, xmlNode *rel, campaign_config *c)
     return rc;
 }
 
+/* <degraded policy cache>: what a restart does about network parts down,
+ * and how many iterations the campaign keeps by failure state; needs the
+ * step tier (no mfu) to time the iteration on the fabric left */
+static int parse_degraded(loader *ld, xmlNode *rel, xmlNode *deg, scn_scenario *s)
+{
+    static const char *const policies[] = {"replace", "restart", "wait"};
+    campaign_config *c = &s->campaign;
+    c->fabric_policy = CAMPAIGN_FABRIC_RESTART;
+    s->degraded_cache = SCN_DEGRADED_CACHE_DEFAULT;
+    if (deg && !s->has_degraded)
+        return node_error(ld, deg, NULL, "<degraded> needs a switch or cable <failure> with "
+                          "repair=\"...\" (how long the part stays down or slow)");
+    if (!s->has_degraded)
+        return 0;
+    xmlNode *at = deg ? deg : rel;
+    if (!s->step_computes_iteration)
+        return node_error(ld, at, NULL, "a degraded fabric (repair= on a switch or cable "
+                          "<failure>) needs the step tier to time the iteration on the parts "
+                          "left: remove <training mfu> (it fixes the iteration time)");
+    if (s->step.packet)
+        return node_error(ld, at, NULL, "a degraded fabric is timed by the flow model: "
+                          "<step network=\"packet\"> is not built for failure states; use "
+                          "network=\"flow\" or \"concurrent\"");
+    if (deg && has_attr(deg, "policy")) {
+        char text[16];
+        copy_attr(deg, "policy", text, sizeof text);
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(text, policies[k]))
+                c->fabric_policy = k;
+        s->degraded_policy_given = 1;
+    }
+    int rc = 0;
+    if (deg && has_attr(deg, "cache")) {
+        rc = get_uint(ld, deg, "cache", 0, 1, 1000000, &s->degraded_cache);
+        s->degraded_cache_given = 1;
+    }
+    return rc;
+}
+
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *rel = child(root, "reliability");
@@ -419,6 +500,7 @@ int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
                        : s->gpu.scaleup_domain > 1                    ? s->gpu.scaleup_domain
                                                                       : 8;
     int rc = 0, any = 0;
+    memset(s->cause_tier, -1, sizeof s->cause_tier); /* every tier */
     if (rel && has_attr(rel, "nodes-per-rack"))
         rc = get_uint(ld, rel, "nodes-per-rack", 0, 1, 100000, &c->nodes_per_rack);
     if (!rc && rel && has_attr(rel, "inventory")) {
@@ -448,5 +530,7 @@ int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_stragglers(ld, rel, slow, restart, s);
     if (!rc && rel && has_attr(rel, "scale"))
         rc = apply_scale(ld, rel, c);
+    if (!rc)
+        rc = parse_degraded(ld, rel, child(rel, "degraded"), s);
     return rc;
 }

@@ -1,0 +1,174 @@
+/* campaign_fabric.c - the campaign on a degraded fabric (issue 20;
+ * docs/failures.md "The campaign on a degraded fabric").
+ *
+ * A switch or cable cause with a repair time leaves its part down (or, for
+ * a fail-slow cause, slow) for Exp(repair_s), drawn on the cause's own
+ * repair stream. The parts down or slow now are a list in the workspace;
+ * every change asks the caller's fabric_speed for the job's speed on them
+ * (the step tier re-simulated on the degraded fabric, cached by the state's
+ * digest), and the job computes at that speed until the next change. A down
+ * part interrupts the job; the restart then follows the policy (campaign.h
+ * enum campaign_fabric_policy). A repair that ends a wait schedules the
+ * restart; one during compute speeds the job up at once.
+ */
+#include <math.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "campaign.h"
+#include "campaign_internal.h"
+#include "engine.h"
+#include "rng.h"
+
+static const campaign_cause *cause_of(const campaign *c, int32_t cause)
+{
+    return &c->cfg->causes[cause];
+}
+
+/* The job's speed on the parts now, the policy applied (REPLACE: the job
+ * was re-placed off the down parts, so only slow ones count): 0 or -1 with
+ * the run stopped (the callback's error in c->err). */
+static int evaluate(campaign *c)
+{
+    campaign_workspace *ws = c->ws;
+    unsigned m = 0;
+    for (unsigned i = 0; i < c->fab_n; i++)
+        if (c->cfg->fabric_policy != CAMPAIGN_FABRIC_REPLACE || ws->fab[i].speed > 0)
+            ws->fab_view[m++] = ws->fab[i];
+    double v = m ? c->cfg->fabric_speed(c->cfg->fabric_ctx, ws->fab_view, m, c->err) : 1.0;
+    if (!(v >= 0) || !isfinite(v)) { /* negative: the callback's error; NaN: a bug there */
+        if (c->err && !c->err->code)
+            sim_error_set(c->err, SIM_ERR_INTERNAL, NULL, 0,
+                          "the degraded fabric's speed is %g, not a number >= 0", v);
+        c->model_failed = 1;
+        sim_stop(c->eng);
+        return -1;
+    }
+    if (v > 1) { /* never credit a failure: ECMP rehash luck is taken as built */
+        c->res.fabric_faster++;
+        v = 1;
+    }
+    c->fabric_now = v;
+    return 0;
+}
+
+static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial);
+
+/* Add the failing part (or make a part already out worse: the lower speed,
+ * the later repair); its repair event carries a fresh serial, so an earlier
+ * one for the same part finds nothing. 0, or -1 with the run stopped. */
+static int add_part(campaign *c, int32_t cause, uint64_t part, double speed)
+{
+    campaign_workspace *ws = c->ws;
+    unsigned i = 0;
+    while (i < c->fab_n && !(ws->fab[i].cause == cause && ws->fab[i].part == part))
+        i++;
+    if (i == c->fab_n) {
+        if (c->fab_n == CAMPAIGN_MAX_FABRIC_PARTS) {
+            sim_error_set(c->err, SIM_ERR_INPUT, NULL, 0,
+                          "more than %d network parts down or slow at once at %.6g s: "
+                          "repairs far slower than failures",
+                          CAMPAIGN_MAX_FABRIC_PARTS, sim_now(c->eng));
+            c->model_failed = 1;
+            sim_stop(c->eng);
+            return -1;
+        }
+        ws->fab[c->fab_n++] = (campaign_part_state){cause, part, speed};
+    } else if (speed < ws->fab[i].speed) {
+        ws->fab[i].speed = speed;
+    }
+    ws->fab_serial[i] = ++c->fab_serial_next;
+    gsl_rng *r = &ws->job.rngs[WS_SLOT_FABRIC_REPAIR + cause];
+    sim_schedule_in(c->eng, gsl_ran_exponential(r, cause_of(c, cause)->repair_s), PRIO_FAILURE,
+                    KIND_FABRIC_REPAIR, on_fabric_repair, c, ws->fab_serial[i]);
+    return 0;
+}
+
+void campaign_fabric_part_fails(campaign *c, int32_t cause)
+{
+    /* done, or in a maintenance window (the part is replaced there) */
+    if (c->state == CAMPAIGN_STATE_DONE || c->state == CAMPAIGN_STATE_MAINTENANCE)
+        return;
+    const campaign_cause *x = cause_of(c, cause);
+    if (add_part(c, cause, (uint64_t)c->failing_part, x->slow_speed) || evaluate(c))
+        return;
+    if (x->slow_speed > 0) { /* fail-slow: no interruption, the job slows */
+        c->res.parts_slow++;
+        campaign_speed_changed(c);
+        return;
+    }
+    c->res.parts_down++;
+    if (!(c->state == CAMPAIGN_STATE_RESTART && c->waiting))
+        c->spares_needed = 0;
+    campaign_interrupt(c, cause, -1, -1, c->committed, 0);
+}
+
+/* Whether the restart must wait now: WAIT while any part is down, RESTART
+ * while the job cannot run on what is left. */
+static int wait_needed(const campaign *c)
+{
+    if (c->cfg->fabric_policy == CAMPAIGN_FABRIC_WAIT) {
+        for (unsigned i = 0; i < c->fab_n; i++)
+            if (c->ws->fab[i].speed == 0)
+                return 1;
+        return 0;
+    }
+    return c->fabric_now == 0;
+}
+
+int campaign_fabric_must_wait(campaign *c)
+{
+    c->fabric_waiting = 0;
+    if (!c->fab_n || !wait_needed(c))
+        return 0;
+    c->res.fabric_unrunnable += c->fabric_now == 0;
+    c->fabric_waiting = 1;
+    c->fabric_wait_since = sim_now(c->eng);
+    return 1;
+}
+
+static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
+{
+    campaign *c = ctx;
+    campaign_workspace *ws = c->ws;
+    unsigned i = 0;
+    while (i < c->fab_n && ws->fab_serial[i] != serial)
+        i++;
+    if (i == c->fab_n || c->state == CAMPAIGN_STATE_DONE)
+        return; /* superseded by a later failure of the same part */
+    for (unsigned j = i + 1; j < c->fab_n; j++) { /* keep the failure order */
+        ws->fab[j - 1] = ws->fab[j];
+        ws->fab_serial[j - 1] = ws->fab_serial[j];
+    }
+    c->fab_n--;
+    c->res.parts_repaired++;
+    if (evaluate(c))
+        return;
+    if (c->state == CAMPAIGN_STATE_COMPUTE) {
+        campaign_speed_changed(c);
+        return;
+    }
+    if (c->state != CAMPAIGN_STATE_RESTART || !c->fabric_waiting || wait_needed(c))
+        return;
+    c->fabric_waiting = 0;
+    c->res.fabric_wait_s += sim_now(eng) - c->fabric_wait_since;
+    if (!c->waiting) /* not still waiting for a spare node */
+        campaign_schedule_restart(c);
+}
+
+void campaign_fabric_reset(campaign *c)
+{
+    c->fab_n = 0;
+    c->fab_serial_next = 0;
+    c->fabric_now = 1;
+    c->speed_fabric = 1;
+    c->fabric_waiting = 0;
+    c->res.fabric_causes = 0;
+    for (unsigned i = 0; i < c->cfg->n_causes; i++)
+        if (c->cfg->causes[i].repair_s > 0 && ++c->res.fabric_causes)
+            sim_rng_stream_reseed(&c->ws->job.rngs[WS_SLOT_FABRIC_REPAIR + i], c->cfg->seed,
+                                  c->cfg->causes[i].unit == CAMPAIGN_UNIT_SWITCH
+                                      ? SIM_ENTITY_SWITCH
+                                      : SIM_ENTITY_LINK,
+                                  i, SIM_PURPOSE_REPAIR);
+}

@@ -1,0 +1,193 @@
+/* degraded.c - the job's speed on a degraded fabric, cached by failure
+ * state (see degraded.h). */
+#include "degraded.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "step_fault.h"
+#include "steptier.h"
+
+/* The part ids of cause i by index: its tier's switches (or every fabric
+ * switch), or its tier's fabric cables (as directed link 2C), in id order:
+ * the order the loader counted them in (topo_stats). */
+static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigned i,
+                     sim_error *err)
+{
+    const topo_graph *g = &d->f.g;
+    int sw = x->unit == CAMPAIGN_UNIT_SWITCH;
+    uint64_t n = 0, cap = sw ? g->n_nodes : g->n_links / 2;
+    uint32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
+    if (!ids)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for part ids");
+    if (sw) {
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            if (g->node_kind[v] == TOPO_SWITCH && (tier < 0 || g->node_tier[v] == tier))
+                ids[n++] = v;
+    } else {
+        for (uint32_t l = 0; l + 1 < g->n_links; l += 2) {
+            uint32_t a = g->link_src[l], b = g->link_dst[l];
+            int ka = g->node_kind[a], kb = g->node_kind[b];
+            if (ka == TOPO_SCALEUP || kb == TOPO_SCALEUP || (ka == TOPO_NIC && kb == TOPO_HOST) ||
+                (ka == TOPO_HOST && kb == TOPO_NIC))
+                continue; /* not a fabric cable */
+            int t = ka != TOPO_SWITCH || kb != TOPO_SWITCH
+                        ? 0
+                        : (g->node_tier[a] < g->node_tier[b] ? g->node_tier[a] : g->node_tier[b]);
+            if (tier < 0 || t == tier)
+                ids[n++] = l;
+        }
+    }
+    d->cls[i] = sw ? FF_SWITCH : FF_LINK;
+    d->ids[i] = ids;
+    d->n_ids[i] = n;
+    if (n != x->parts) /* the loader counted them on the same builder */
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                             "failure cause \"%s\": %llu parts counted, %llu built", x->name,
+                             (unsigned long long)x->parts, (unsigned long long)n);
+    return 0;
+}
+
+int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                      double built_iteration_s, run_degraded *d, sim_error *err)
+{
+    memset(d, 0, sizeof *d);
+    int rc = app_step_inputs(s, gpu_speed, n_gpu_speed, &d->w, &d->dev, &d->f, &d->o, err);
+    if (rc)
+        return rc;
+    d->built_iteration_s = built_iteration_s;
+    d->capacity = s->degraded_cache ? s->degraded_cache : 1;
+    d->cache = calloc(d->capacity, sizeof *d->cache);
+    if (!d->cache)
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the state cache");
+    const campaign_config *c = &s->campaign;
+    for (unsigned i = 0; !rc && i < c->n_causes; i++)
+        if (c->causes[i].repair_s > 0)
+            rc = map_cause(d, &c->causes[i], s->cause_tier[i], i, err);
+    if (rc) {
+        run_degraded_free(d);
+        memset(d, 0, sizeof *d);
+    }
+    return rc;
+}
+
+void run_degraded_free(run_degraded *d)
+{
+    if (!d)
+        return;
+    for (unsigned i = 0; i < CAMPAIGN_MAX_CAUSES; i++)
+        free(d->ids[i]);
+    free(d->cache);
+    fabric_free(&d->f);
+    workload_free(&d->w);
+    memset(d, 0, sizeof *d);
+}
+
+/* The failure state of the parts: each at the lowest speed any cause gives
+ * it (two causes may name one cable). 0 or -1 (out of memory). */
+static int state_of(const run_degraded *d, const campaign_part_state *parts, unsigned n,
+                    ff_state *st)
+{
+    for (unsigned k = 0; k < n; k++) {
+        const campaign_part_state *x = &parts[k];
+        if (x->cause < 0 || x->cause >= CAMPAIGN_MAX_CAUSES || x->part >= d->n_ids[x->cause])
+            return -2;
+        ff_part p = {d->cls[x->cause], d->ids[x->cause][x->part], x->speed};
+        int lower = 1;
+        for (size_t j = 0; j < st->n; j++)
+            if (st->part[j].cls == p.cls && st->part[j].id == p.id)
+                lower = p.speed < st->part[j].speed;
+        if (lower && ff_state_add(st, &p))
+            return -1;
+    }
+    return 0;
+}
+
+/* A miss: the iteration on the state (0: the job cannot run on it). */
+static double simulate(run_degraded *d, const ff_state *st, sim_error *err)
+{
+    sim_error why;
+    sim_error_clear(&why);
+    ff_effect e = {0};
+    int rc = ff_effect_compute(&d->f, st, &e, &why);
+    if (!rc)
+        rc = ff_effect_check_gpus(&d->f, st, &e, &why);
+    ff_effect_fini(&e);
+    step_profile p;
+    if (!rc)
+        rc = step_simulate_failed(&d->w, &d->dev, &d->f, st, &d->o, &p, &why);
+    if (rc == SIM_ERR_INPUT) { /* GPUs cut off, no route left: the job cannot run here */
+        d->unrunnable_states++;
+        if (!d->first_refusal[0])
+            snprintf(d->first_refusal, sizeof d->first_refusal, "%s", why.msg);
+        return 0;
+    }
+    if (rc) {
+        if (err)
+            *err = why;
+        return -1;
+    }
+    double t = p.iteration_s;
+    step_profile_free(&p);
+    return t;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts, unsigned n,
+                              uint64_t *digest, sim_error *err)
+{
+    ff_state st;
+    ff_state_init(&st);
+    int bad = state_of(d, parts, n, &st);
+    if (bad) {
+        ff_state_fini(&st);
+        sim_error_set(err, bad == -1 ? SIM_ERR_NOMEM : SIM_ERR_INTERNAL, NULL, 0, "%s",
+                      bad == -1 ? "out of memory for a failure state"
+                                : "a failed part outside its cause's parts");
+        return -1;
+    }
+    uint64_t key = ff_state_digest(&st);
+    if (digest)
+        *digest = key;
+    d->lookups++;
+    size_t victim = 0;
+    for (size_t i = 0; i < d->capacity; i++) {
+        degraded_entry *x = &d->cache[i];
+        if (x->used && x->digest == key) {
+            x->last_use = ++d->clock;
+            d->hits++;
+            ff_state_fini(&st);
+            return x->iteration_s;
+        }
+        if (!x->used || (d->cache[victim].used && x->last_use < d->cache[victim].last_use))
+            victim = i;
+    }
+    double t0 = now_s();
+    double t = st.n ? simulate(d, &st, err) : d->built_iteration_s;
+    d->simulate_s += now_s() - t0;
+    ff_state_fini(&st);
+    if (t < 0)
+        return t;
+    d->simulations++;
+    d->evictions += d->cache[victim].used;
+    d->cache[victim] = (degraded_entry){key, t, ++d->clock, 1};
+    return t;
+}
+
+double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned n,
+                          sim_error *err)
+{
+    run_degraded *d = ctx;
+    double t;
+#pragma omp critical(dcsim_degraded_fabric)
+    t = run_degraded_iteration(d, parts, n, NULL, err);
+    return t > 0 ? d->built_iteration_s / t : t; /* 0: cannot run; < 0: the error */
+}

@@ -1,0 +1,74 @@
+/* degraded.h - the campaign on a degraded fabric: the job's speed with
+ * network parts down or slow, from the step tier re-simulated on what is
+ * left, kept by the failure state's digest (docs/failures.md "The campaign
+ * on a degraded fabric").
+ *
+ * The campaign draws a failing switch or cable as an index among its
+ * cause's parts (campaign.h); this layer maps the index to the built
+ * fabric's node or cable id (the k-th switch of the cause's tier, or the
+ * k-th fabric cable of it, in id order: the order topo_stats counts them),
+ * makes the failure state (fabric_fault.h), and looks its digest up in a
+ * least-recently-used cache of iteration times; a miss runs
+ * step_simulate_failed. The iteration for a state depends on the state
+ * alone, so the speeds, and every campaign result, are the same whatever
+ * the cache holds and whichever replica asks first.
+ */
+#ifndef DCSIM_APP_DEGRADED_H
+#define DCSIM_APP_DEGRADED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "campaign.h"
+#include "compute.h"
+#include "fabric.h"
+#include "fabric_fault.h"
+#include "scenario.h"
+#include "step.h"
+#include "workload.h"
+
+typedef struct degraded_entry {
+    uint64_t digest;
+    double iteration_s;  /* 0: the job cannot run on this state */
+    uint64_t last_use;
+    int used;
+} degraded_entry;
+
+typedef struct run_degraded {
+    workload w;
+    compute_device dev;
+    fabric f;                       /* as built */
+    step_options o;
+    double built_iteration_s;       /* the plan's iteration on the fabric as built */
+    enum ff_class cls[CAMPAIGN_MAX_CAUSES];
+    uint32_t *ids[CAMPAIGN_MAX_CAUSES]; /* per switch or cable cause with a repair time: the
+                                           part ids by index (owned) */
+    uint64_t n_ids[CAMPAIGN_MAX_CAUSES];
+    degraded_entry *cache;
+    size_t capacity;
+    uint64_t clock;
+    /* statistics over every lookup (sums over replicas; with evictions their
+     * split depends on the order replicas ask in, the speeds do not) */
+    uint64_t lookups, hits, simulations, evictions, unrunnable_states;
+    double simulate_s;              /* wall seconds spent simulating misses */
+    char first_refusal[256];        /* why the first state the job cannot run on was refused */
+} run_degraded;
+
+/* Build the context of s (has_degraded) for a plan whose iteration as
+ * built took built_iteration_s with the GPU speeds given. 0, or an error
+ * (nothing held). */
+int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
+                      double built_iteration_s, run_degraded *d, sim_error *err);
+void run_degraded_free(run_degraded *d); /* NULL-safe */
+
+/* campaign_fabric_speed_fn: built / degraded iteration (0: cannot run),
+ * serialised across threads. */
+double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned n,
+                          sim_error *err);
+
+/* The iteration of the state the parts make, 0 when the job cannot run on
+ * it, negative on an error; and the state's digest (may be NULL). */
+double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts, unsigned n,
+                              uint64_t *digest, sim_error *err);
+
+#endif
