@@ -20,12 +20,17 @@ static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigne
     int sw = x->unit == CAMPAIGN_UNIT_SWITCH;
     uint64_t n = 0, cap = sw ? g->n_nodes : g->n_links / 2;
     uint32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
-    if (!ids)
+    uint8_t *tiers = malloc(cap ? cap : 1);
+    d->ids[i] = ids;
+    d->tier[i] = tiers;
+    if (!ids || !tiers)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for part ids");
     if (sw) {
         for (uint32_t v = 0; v < g->n_nodes; v++)
-            if (g->node_kind[v] == TOPO_SWITCH && (tier < 0 || g->node_tier[v] == tier))
+            if (g->node_kind[v] == TOPO_SWITCH && (tier < 0 || g->node_tier[v] == tier)) {
+                tiers[n] = g->node_tier[v];
                 ids[n++] = v;
+            }
     } else {
         for (uint32_t l = 0; l + 1 < g->n_links; l += 2) {
             uint32_t a = g->link_src[l], b = g->link_dst[l];
@@ -36,12 +41,13 @@ static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigne
             int t = ka != TOPO_SWITCH || kb != TOPO_SWITCH
                         ? 0
                         : (g->node_tier[a] < g->node_tier[b] ? g->node_tier[a] : g->node_tier[b]);
-            if (tier < 0 || t == tier)
+            if (tier < 0 || t == tier) {
+                tiers[n] = (uint8_t)t;
                 ids[n++] = l;
+            }
         }
     }
     d->cls[i] = sw ? FF_SWITCH : FF_LINK;
-    d->ids[i] = ids;
     d->n_ids[i] = n;
     if (n != x->parts) /* the loader counted them on the same builder */
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
@@ -58,6 +64,7 @@ int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n
     if (rc)
         return rc;
     d->built_iteration_s = built_iteration_s;
+    d->by_tier = s->degraded_by_tier;
     d->capacity = s->degraded_cache ? s->degraded_cache : 1;
     d->cache = calloc(d->capacity, sizeof *d->cache);
     if (!d->cache)
@@ -77,12 +84,41 @@ void run_degraded_free(run_degraded *d)
 {
     if (!d)
         return;
-    for (unsigned i = 0; i < CAMPAIGN_MAX_CAUSES; i++)
+    for (unsigned i = 0; i < CAMPAIGN_MAX_CAUSES; i++) {
         free(d->ids[i]);
+        free(d->tier[i]);
+    }
     free(d->cache);
     fabric_free(&d->f);
     workload_free(&d->w);
     memset(d, 0, sizeof *d);
+}
+
+/* states="by-tier": the part a state counts x as. Its rank among the parts
+ * out of its cause and tier (by index; equal indices by speed) picks that
+ * many-th part of the tier in the cause's list: the k parts of a cause and
+ * tier out stand for the tier's first k, so every state with one leaf
+ * uplink down is the state with the tier's first uplink down. An
+ * approximation, exact where every part of a tier carries the same traffic
+ * (a symmetric job on a symmetric fabric, balanced routing), and documented
+ * as such (docs/failures.md). */
+static uint64_t representative(const run_degraded *d, const campaign_part_state *parts,
+                               unsigned n, unsigned k)
+{
+    uint64_t rank = 0;
+    const campaign_part_state *x = &parts[k];
+    const uint8_t *tier = d->tier[x->cause];
+    for (unsigned j = 0; j < n; j++) {
+        const campaign_part_state *y = &parts[j];
+        if (j != k && y->cause == x->cause && tier[y->part] == tier[x->part] &&
+            (y->part < x->part || (y->part == x->part && (y->speed < x->speed ||
+                                                          (y->speed == x->speed && j < k)))))
+            rank++;
+    }
+    for (uint64_t i = 0; i < d->n_ids[x->cause]; i++) /* the rank-th of the tier */
+        if (tier[i] == tier[x->part] && rank-- == 0)
+            return i;
+    return x->part; /* not reached: x itself is of its tier */
 }
 
 /* The failure state of the parts: each at the lowest speed any cause gives
@@ -94,7 +130,8 @@ static int state_of(const run_degraded *d, const campaign_part_state *parts, uns
         const campaign_part_state *x = &parts[k];
         if (x->cause < 0 || x->cause >= CAMPAIGN_MAX_CAUSES || x->part >= d->n_ids[x->cause])
             return -2;
-        ff_part p = {d->cls[x->cause], d->ids[x->cause][x->part], x->speed};
+        uint64_t index = d->by_tier ? representative(d, parts, n, k) : x->part;
+        ff_part p = {d->cls[x->cause], d->ids[x->cause][index], x->speed};
         int lower = 1;
         for (size_t j = 0; j < st->n; j++)
             if (st->part[j].cls == p.cls && st->part[j].id == p.id)

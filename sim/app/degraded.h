@@ -44,6 +44,9 @@ typedef struct run_degraded {
     uint32_t *ids[CAMPAIGN_MAX_CAUSES]; /* per switch or cable cause with a repair time: the
                                            part ids by index (owned) */
     uint64_t n_ids[CAMPAIGN_MAX_CAUSES];
+    uint8_t *tier[CAMPAIGN_MAX_CAUSES]; /* by index: the part's tier (0: host cables) */
+    int by_tier;                    /* states="by-tier": the k parts of a cause out stand
+                                       for its parts 0 .. k-1 (degraded.c) */
     degraded_entry *cache;
     size_t capacity;
     uint64_t clock;

@@ -97,6 +97,7 @@ typedef struct scn_scenario {
     int has_degraded;           /* some cause has a repair time */
     int degraded_policy_given, degraded_cache_given;
     unsigned degraded_cache;    /* iterations kept (LRU) by failure state */
+    int degraded_by_tier;       /* states="by-tier": a cause's parts stand for each other */
     signed char cause_tier[CAMPAIGN_MAX_CAUSES]; /* switch or cable causes: their tier, -1 all */
     scn_site site;
     scn_costs costs;

@@ -483,6 +483,10 @@ static int parse_degraded(loader *ld, xmlNode *rel, xmlNode *deg, scn_scenario *
                 c->fabric_policy = k;
         s->degraded_policy_given = 1;
     }
+    char states[16] = "";
+    if (deg)
+        copy_attr(deg, "states", states, sizeof states);
+    s->degraded_by_tier = !strcmp(states, "by-tier");
     int rc = 0;
     if (deg && has_attr(deg, "cache")) {
         rc = get_uint(ld, deg, "cache", 0, 1, 1000000, &s->degraded_cache);
