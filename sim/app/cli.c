@@ -188,6 +188,43 @@ static int step(const cli_command *cmd, size_t n, char **av, int at, int c, void
     return rc;
 }
 
+void cli_csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void cli_csv_number(FILE *out, double x)
+{
+    char text[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, x);
+        if (strtod(text, NULL) == x)
+            break;
+    }
+    fputs(text, out);
+}
+
+void cli_list_options(const cli_command *cmd, FILE *out)
+{
+    for (const cli_option *o = cmd->options; o->name; o++) {
+        char short_form[3] = "-";
+        if (o->short_name)
+            short_form[1] = o->short_name;
+        fprintf(out, "%s %s %s%s\n", o->name, short_form, takes_value(o) ? "value" : "flag",
+                once_only(o) || !takes_value(o) ? "" : " repeatable");
+    }
+}
+
 int cli_parse(const cli_command *cmd, int argc, char **argv, void *ctx, const char **args,
               size_t *n_args)
 {
@@ -202,6 +239,12 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, void *ctx, const ch
                 CLI_MAX_OPTIONS);
         return EXIT_FAILURE;
     }
+    *n_args = 0;
+    if (argc == 1 && !strcmp(argv[0], CLI_LIST_OPTIONS)) { /* for the generators */
+        if (!cmd->quiet)
+            cli_list_options(cmd, stdout);
+        return CLI_DONE;
+    }
     getopt_tables(cmd, longs, shorts);
     /* getopt_long reads from av[1]: av[0] names the command */
     char **av = malloc(((size_t)argc + 2) * sizeof *av);
@@ -212,7 +255,6 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, void *ctx, const ch
     av[0] = (char *)cmd->name;
     memcpy(av + 1, argv, (size_t)argc * sizeof *av);
     av[argc + 1] = NULL;
-    *n_args = 0;
     opterr = 0;
     optind = 0; /* glibc: start over (the commands run more than once in the tests) */
     int rc = 0, c;

@@ -15,6 +15,7 @@
 #define DCSIM_APP_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -86,6 +87,27 @@ typedef struct cli_command {
  * error it (or an option's fn) printed. argv is not changed. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, void *ctx, const char **args,
               size_t *n_args);
+
+/* s as one CSV field on out (RFC 4180): in double quotes, quotes doubled,
+ * when it holds a comma, a double quote or a line break; else as is. The
+ * --csv tables (compare, sweep) are RFC 4180 with a header row, numbers in
+ * the SI unit their column name ends with (time_to_train_s), exact
+ * (cli_csv_number). */
+void cli_csv_field(FILE *out, const char *s);
+
+/* x as a CSV number: the shortest of %.15g, %.16g, %.17g that reads back as
+ * x exactly (0.36, not 0.35999999999999999). */
+void cli_csv_number(FILE *out, double x);
+
+/* "dcsim COMMAND --list-options", the only argument: cli_parse prints the
+ * command's options (cli_list_options) and returns CLI_DONE. Not in any
+ * usage text: it feeds the shell completions (cmake/gen-docs.sh) and the
+ * test that every usage line names every option (tests/cli/help.sh). */
+#define CLI_LIST_OPTIONS "--list-options"
+
+/* One line per option of cmd: "LONG SHORT KIND[ repeatable]", SHORT "-x"
+ * or "-" for none, KIND "value" or "flag", e.g. "--output -o value". */
+void cli_list_options(const cli_command *cmd, FILE *out);
 
 /* The most OpenMP threads any dcsim command uses (as calibrate --threads).
  * More threads than this only time-slice, and libgomp crashes when it

@@ -35,7 +35,8 @@
 
 const char usage_compare[] =
     "usage: dcsim compare [SCENARIO ...] [--vary KEY=V1,V2,...]... [--set PATH=VALUE]...\n"
-    "                     [--json] [-o TABLE.h5]\n"
+    "                     [--start-month M] [--json | --csv] [-o TABLE.h5]\n"
+    "       dcsim compare --sites\n"
     "\n"
     "Runs one job in several variants and prints one table: time to train,\n"
     "MFU, ETTR, IT and facility energy, peak facility power, PUE, energy cost,\n"
@@ -56,7 +57,9 @@ const char usage_compare[] =
     "                    the scenario's <site start-month>, else January)\n"
     "  --sites   list the catalog's sites\n"
     "  --json    the table as JSON\n"
-    "  -o FILE   the table as HDF5 (/compare, one row per variant)\n";
+    "  --csv     the table as CSV (RFC 4180): a header row, then a row per\n"
+    "            variant; every column in the SI unit its name ends with\n"
+    "  -o, --output FILE  the table as HDF5 (/compare, one row per variant)\n";
 
 typedef struct variant {
     char label[256];
@@ -312,6 +315,27 @@ static void print_table(const variant *v, size_t n)
     print_defaults(v, n);
 }
 
+/* --csv: the JSON's columns, a row per variant (cli_csv_field) */
+static void print_csv(const variant *v, size_t n)
+{
+    fputs("variant,site", stdout);
+    for (int c = 0; c < COLS; c++)
+        printf(",%s", col_names[c]);
+    putchar('\n');
+    for (size_t i = 0; i < n; i++) {
+        double r[COLS];
+        row_of(&v[i], r);
+        cli_csv_field(stdout, v[i].label);
+        putchar(',');
+        cli_csv_field(stdout, v[i].scn.site.info.name);
+        for (int c = 0; c < COLS; c++) {
+            putchar(',');
+            cli_csv_number(stdout, r[c]);
+        }
+        putchar('\n');
+    }
+}
+
 static char *table_json(const variant *v, size_t n, cJSON *why)
 {
     cJSON *root = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(root, "variants");
@@ -347,6 +371,7 @@ typedef struct compare {
     size_t n_vary;
     const char *output;
     int json;
+    int csv;
     unsigned start_month;
     /* the variants: every scenario times every combination of the --vary values */
     variant *x;
@@ -397,6 +422,7 @@ static const cli_option compare_options[] = {
      .missing = "%s needs a month from 1 to 12"},
     {"--output", 'o', CLI_TEXT, offsetof(compare, output), .missing = "%s needs a file name"},
     {"--json", 0, CLI_FLAG, offsetof(compare, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(compare, csv), NULL, NULL},
     {"--sites", 0, CLI_DO, 0, opt_sites, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -409,6 +435,8 @@ static int compare_parse(int argc, char **argv, compare *c)
     int rc = cli_parse(&cmd, argc, argv, c, c->paths, &c->n_paths);
     if (rc)
         return rc;
+    if (c->json && c->csv)
+        return cli_usage_error("compare", "--json and --csv: choose one%s", "");
     c->n = c->n_paths ? c->n_paths : 1;
     for (size_t k = 0; k < c->n_vary; k++)
         c->n *= c->vs[k].n;
@@ -566,7 +594,7 @@ static int write_table(const compare *c)
                               col_names, col_units, COLS, rows, c->n, values, c->inputs, c->n_in,
                               &err))
             rc = cli_print_error(&err);
-        else if (!c->json)
+        else if (!c->json && !c->csv) /* machine output stays one document */
             printf("  table written to %s\n", c->output);
     }
     free(values);
@@ -581,6 +609,8 @@ static int write_table(const compare *c)
 #define WHY_PAIRS 16
 static int explain_networks(compare *c)
 {
+    if (c->csv) /* the table alone */
+        return 0;
     size_t net = c->n_vary, site = c->n_vary;
     for (size_t k = 0; k < c->n_vary; k++) {
         if (!strcmp(c->vs[k].key, "network") && c->vs[k].n > 1)
@@ -693,6 +723,8 @@ int cmd_compare(int argc, char **argv)
         if (text)
             printf("%s\n", text);
         free(text);
+    } else if (!rc && c->csv) {
+        print_csv(c->x, c->n);
     } else if (!rc) {
         print_table(c->x, c->n);
         print_why(c);

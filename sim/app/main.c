@@ -1,4 +1,5 @@
-/* main.c - the dcsim command: run, validate, default, help.
+/* main.c - the dcsim command: its table of commands (dispatch, help, man pages,
+ * completions), and run, validate, default, version, help.
  *
  * The only place that chooses exit codes and prints errors:
  *   0 success, 1 internal error or out of memory, 2 bad input (scenario,
@@ -25,6 +26,7 @@
 #include "energyrun.h"
 #include "error.h"
 #include "goodput.h"
+#include "manpage.h"
 #include "netcmd.h"
 #include "progress.h"
 #include "report.h"
@@ -70,16 +72,19 @@ static const char usage_main[] =
     "  sweep [SCENARIO.xml] --grid PATH=V1,V2 -o SWEEP.h5  many points x replicas,\n"
     "                         OpenMP and MPI, resumable (docs/scaling.md)\n"
     "  default                print the built-in default scenario\n"
-    "  help [COMMAND]         show help for a command\n"
+    "  version                print the version (also dcsim --version, dcsim -V)\n"
+    "  help [COMMAND]         show help for a command (also dcsim COMMAND --help)\n"
     "\n"
-    "options: --help, --version. A command's options: --name VALUE or --name=VALUE,\n"
-    "anywhere on the line; -- ends them (dcsim run -- -odd.xml).\n"
-    "docs: README.md, docs/scenario.md, docs/step.md, docs/fabric.md, docs/energy.md,\n"
-    "      docs/analysis.md, docs/trace-format.md\n";
+    "options: -h, --help, -V, --version. A command's options: --name VALUE or\n"
+    "--name=VALUE, anywhere on the line; -- ends them (dcsim run -- -odd.xml).\n"
+    "Counts take K M G T P as powers of 1000 (8K = 8000), sizes KB MB GB as\n"
+    "powers of 1000 and KiB MiB GiB as powers of 1024 (docs/scenario.md).\n"
+    "docs: man dcsim-COMMAND; README.md and docs/*.md (installed under\n"
+    "share/doc/dcsim), example scenarios (installed under share/dcsim/examples)\n";
 
 static const char usage_run[] =
-    "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--set PATH=VALUE]...\n"
-    "                 [--json] [--quiet] [--flow-log N]\n"
+    "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--replicas N]\n"
+    "                 [--set PATH=VALUE]... [--json] [--quiet] [--flow-log N]\n"
     "\n"
     "Simulate the scenario (the built-in default when none is given) and print\n"
     "a summary table on stdout.\n"
@@ -91,7 +96,7 @@ static const char usage_run[] =
     "  --seed N               master random seed (overrides <dcsim seed>)\n"
     "  --replicas N           Monte Carlo: N independent runs on their own random\n"
     "                         streams, in parallel (OMP_NUM_THREADS); the summary\n"
-    "                         adds mean and 95 %% confidence intervals, the trace\n"
+    "                         adds mean and 95 % confidence intervals, the trace\n"
     "                         /replicas (replica 0 is the plain run)\n"
     "  --set PATH=VALUE       override an attribute, e.g.\n"
     "                         --set checkpoint/@interval=20min\n"
@@ -119,47 +124,8 @@ static const char usage_default[] =
     "Print the built-in default scenario (scenarios/examples/default.xml), a\n"
     "starting point for your own: dcsim default > my.xml\n";
 
-static int cmd_help(const char *topic)
-{
-    if (!topic)
-        fputs(usage_main, stdout);
-    else if (strcmp(topic, "run") == 0)
-        fputs(usage_run, stdout);
-    else if (strcmp(topic, "validate") == 0)
-        fputs(usage_validate, stdout);
-    else if (strcmp(topic, "default") == 0)
-        fputs(usage_default, stdout);
-    else if (strcmp(topic, "fit") == 0)
-        fputs(usage_fit, stdout);
-    else if (strcmp(topic, "size") == 0)
-        fputs(usage_size, stdout);
-    else if (strcmp(topic, "serve") == 0)
-        fputs(usage_serve, stdout);
-    else if (strcmp(topic, "calibrate") == 0)
-        fputs(calibrate_usage, stdout);
-    else if (strcmp(topic, "goodput") == 0)
-        fputs(usage_goodput, stdout);
-    else if (strcmp(topic, "step") == 0)
-        fputs(usage_step, stdout);
-    else if (strcmp(topic, "topo") == 0)
-        fputs(usage_topo, stdout);
-    else if (strcmp(topic, "netbench") == 0)
-        fputs(usage_netbench, stdout);
-    else if (strcmp(topic, "compare") == 0)
-        fputs(usage_compare, stdout);
-    else if (strcmp(topic, "report") == 0)
-        fputs(usage_report, stdout);
-    else if (strcmp(topic, "sweep") == 0)
-        fputs(usage_sweep, stdout);
-    else if (strcmp(topic, "help") == 0)
-        fputs("usage: dcsim help [COMMAND]\n", stdout);
-    else {
-        fprintf(stderr, "dcsim help: error: unknown command '%s'; commands: run validate fit size serve calibrate goodput step topo netbench compare report sweep default help\n",
-                topic);
-        return CLI_EXIT_INPUT;
-    }
-    return 0;
-}
+/* cmd_help and the command table are at the end of the file */
+static int cmd_help(const char *topic);
 
 typedef struct options {
     const char *scenario;
@@ -468,6 +434,149 @@ static int cmd_default(int argc, char **argv)
     return fwrite(text, 1, len, stdout) == len ? 0 : EXIT_FAILURE;
 }
 
+/* ---------------------------------------------------------------- the commands */
+
+static const char usage_version[] =
+    "usage: dcsim version\n"
+    "\n"
+    "Print the version line, \"dcsim VERSION\" (dcsim --version and dcsim -V\n"
+    "print the same).\n";
+
+static const char usage_help[] =
+    "usage: dcsim help [COMMAND] [--man] [--commands]\n"
+    "\n"
+    "Print COMMAND's help (the same as dcsim COMMAND --help), or dcsim's.\n"
+    "\n"
+    "  --man       the help as a man page (roff) on stdout: dcsim(1) without\n"
+    "              COMMAND, dcsim-COMMAND(1) with one (man -l - renders it)\n"
+    "  --commands  the commands, one per line: the name, a tab, what it does\n";
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help_command(int argc, char **argv);
+
+/* Every command: dispatch, help, the man pages and the shell completions
+ * (cmake/gen-docs.sh reads `dcsim help --commands`). */
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *usage;   /* its --help text */
+    const char *summary; /* one line: what it does */
+} command;
+
+static const command commands[] = {
+    {"run", cmd_run, usage_run, "simulate a scenario (the built-in default if none)"},
+    {"validate", cmd_validate, usage_validate, "check a scenario without running it"},
+    {"fit", cmd_fit, usage_fit, "training memory per GPU and pipeline stage: does it fit?"},
+    {"size", cmd_size, usage_size, "inference sizing: GPUs and sequences per replica"},
+    {"serve", cmd_serve, usage_serve, "an inference fleet request by request: TTFT, TPOT, P99"},
+    {"calibrate", cmd_calibrate, calibrate_usage, "fit the timing models to this machine's CPU"},
+    {"goodput", cmd_goodput, usage_goodput, "goodput over the checkpoint interval, and its optimum"},
+    {"step", cmd_step, usage_step, "one iteration in detail: where the time goes"},
+    {"topo", cmd_topo, usage_topo, "the fabric: switches, cables, bisection, diameter"},
+    {"netbench", cmd_netbench, usage_netbench, "an nccl-tests-style collective sweep on the fabric"},
+    {"compare", cmd_compare, usage_compare, "energy, cost and CO2 of variants side by side"},
+    {"report", cmd_report, usage_report, "an HTML report with figures; runs compared"},
+    {"sweep", cmd_sweep, usage_sweep, "many points x replicas, OpenMP and MPI, resumable"},
+    {"default", cmd_default, usage_default, "print the built-in default scenario"},
+    {"version", cmd_version, usage_version, "print the version"},
+    {"help", cmd_help_command, usage_help, "show help for a command"},
+    {NULL, NULL, NULL, NULL}};
+
+static const command *find_command(const char *name)
+{
+    for (const command *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+/* The error for an unknown command name, with the list of commands;
+ * returns its exit status. who: "dcsim" or "dcsim help". */
+static int unknown_command(const char *who, const char *name)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (const command *c = commands; c->name && used < sizeof names; c++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? " " : "",
+                                 c->name);
+    fprintf(stderr, "%s: error: unknown command '%s'; commands: %s\n", who, name, names);
+    return CLI_EXIT_INPUT;
+}
+
+static int cmd_help(const char *topic)
+{
+    if (!topic) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    const command *c = find_command(topic);
+    if (!c) {
+        return unknown_command("dcsim help", topic);
+    }
+    fputs(c->usage, stdout);
+    return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    static const cli_option options[] = {{"--help", 'h', CLI_HELP, 0, NULL, NULL}, {0}};
+    static const cli_command cmd = {"version", usage_version, options, 0,
+                                    .too_many = "unexpected argument '%s'"};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, NULL, NULL, &n_args);
+    if (rc)
+        return rc;
+    printf("dcsim %s\n", DCSIM_VERSION);
+    return 0;
+}
+
+typedef struct help_args {
+    int man;
+    int commands;
+} help_args;
+
+/* dcsim(1): the main usage, and every command's page under SEE ALSO */
+static int man_main(void)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    size_t n = 0;
+    for (const command *c = commands; c->name; c++)
+        names[n++] = c->name;
+    return man_write(stdout, NULL, "a discrete-event simulator for AI datacenters", usage_main,
+                     names, n);
+}
+
+static int cmd_help_command(int argc, char **argv)
+{
+    static const cli_option options[] = {
+        {"--man", 0, CLI_FLAG, offsetof(help_args, man), NULL, NULL},
+        {"--commands", 0, CLI_FLAG, offsetof(help_args, commands), NULL, NULL},
+        {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+        {0}};
+    static const cli_command cmd = {"help", usage_help, options, 1,
+                                    .too_many = "more than one command given ('%s')"};
+    help_args h = {0};
+    const char *topic = NULL;
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, &h, &topic, &n_args);
+    if (rc)
+        return rc;
+    if (h.commands) {
+        for (const command *c = commands; c->name; c++)
+            printf("%s\t%s\n", c->name, c->summary);
+        return 0;
+    }
+    if (!h.man)
+        return cmd_help(topic);
+    if (!topic)
+        return man_main() ? EXIT_FAILURE : 0;
+    const command *c = find_command(topic);
+    if (!c) {
+        return unknown_command("dcsim help", topic);
+    }
+    return man_write(stdout, c->name, c->summary, c->usage, NULL, 0) ? EXIT_FAILURE : 0;
+}
+
 int main(int argc, char **argv)
 {
     /* dcsim reports library errors itself, once, in its own format */
@@ -480,49 +589,21 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
 
     int rc;
+    const command *c;
     if (argc < 2) {
         fputs(usage_main, stderr);
         rc = CLI_EXIT_INPUT;
     } else if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         rc = cmd_help(NULL);
-    } else if (strcmp(argv[1], "--version") == 0) {
-        printf("dcsim %s\n", DCSIM_VERSION);
-        rc = 0;
-    } else if (strcmp(argv[1], "help") == 0) {
-        rc = cmd_help(argc > 2 ? argv[2] : NULL);
-    } else if (strcmp(argv[1], "run") == 0) {
-        rc = cmd_run(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "validate") == 0) {
-        rc = cmd_validate(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "fit") == 0) {
-        rc = cmd_fit(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "size") == 0) {
-        rc = cmd_size(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "serve") == 0) {
-        rc = cmd_serve(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "calibrate") == 0) {
-        rc = cmd_calibrate(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "goodput") == 0) {
-        rc = cmd_goodput(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "step") == 0) {
-        rc = cmd_step(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "topo") == 0) {
-        rc = cmd_topo(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "netbench") == 0) {
-        rc = cmd_netbench(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "compare") == 0) {
-        rc = cmd_compare(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "report") == 0) {
-        rc = cmd_report(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "sweep") == 0) {
-        rc = cmd_sweep(argc - 2, argv + 2);
-    } else if (strcmp(argv[1], "default") == 0) {
-        rc = cmd_default(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        rc = cmd_version(argc - 2, argv + 2);
+    } else if ((c = find_command(argv[1]))) {
+        rc = c->fn(argc - 2, argv + 2);
     } else {
-        fprintf(stderr, "dcsim: error: unknown command '%s'; commands: run validate fit size serve calibrate goodput step topo netbench compare report sweep default help\n",
-                argv[1]);
-        rc = CLI_EXIT_INPUT;
+        rc = unknown_command("dcsim", argv[1]);
     }
+    if (rc == CLI_DONE) /* an option finished the command: --help, --list-options */
+        rc = 0;
     xmlCleanupParser();
     return rc;
 }

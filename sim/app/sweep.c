@@ -37,12 +37,12 @@
 const char usage_sweep[] =
     "usage: dcsim sweep [SCENARIO.xml] --grid PATH=V1,V2,... [--grid ...]... -o SWEEP.h5\n"
     "                   [--replicas N] [--seed N] [--set PATH=VALUE]... [--write-every T]\n"
-    "                   [--force] [--quiet]\n"
+    "                   [--force] [--quiet] [--csv]\n"
     "       dcsim sweep [SCENARIO.xml] --points FILE -o SWEEP.h5 [...]\n"
     "\n"
     "Run the scenario at every point of a sweep, each point with N Monte Carlo\n"
     "replicas, and write one HDF5 file: /sweep/points (a row per point: its\n"
-    "values, mean and 95 %% confidence half-width of time to train, ETTR,\n"
+    "values, mean and 95 % confidence half-width of time to train, ETTR,\n"
     "failures, rework, ...) and /sweep/replicas (a row per replica).\n"
     "\n"
     "  --grid PATH=V1,V2,...  a --set path and its values; several --grid give\n"
@@ -62,6 +62,9 @@ const char usage_sweep[] =
     "                         when a write takes long)\n"
     "  --force                start over when FILE holds a different sweep\n"
     "  -q, --quiet            no progress on stderr (shown only on a terminal)\n"
+    "  --csv                  the table on stdout as CSV (RFC 4180): a header row,\n"
+    "                         a row per point, every value in the SI unit its\n"
+    "                         column name ends with\n"
     "\n"
     "Threads: OMP_NUM_THREADS. Processes: the same command under mpirun or srun\n"
     "(docs/scaling.md); the results are the same either way. "
@@ -146,6 +149,7 @@ static const cli_option sweep_options[] = {
      .missing = "%s : expected a duration, e.g. 30s or 0s"},
     {"--force", 0, CLI_FLAG, offsetof(sweep, force), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(sweep, quiet), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(sweep, csv), NULL, NULL},
     {"--help", 'h', CLI_FLAG, offsetof(sweep, help), NULL, NULL},
     {0}};
 
@@ -203,6 +207,44 @@ static void print_table(const sweep *sw)
         }
         printf("  %-7s %12.3f %9.3f %9.5f %8.5f %10.1f\n", "done", s[0].mean / 86400,
                s[0].ci95 / 86400, s[1].mean, s[1].ci95, s[2].mean);
+    }
+    free(x);
+}
+
+/* --csv: the table's columns unrounded, in SI units */
+static void print_csv(const sweep *sw)
+{
+    fputs("point", stdout);
+    for (size_t k = 0; k < sw->n_params; k++) {
+        putchar(',');
+        cli_csv_field(stdout, sw->params[k]);
+    }
+    puts(",status,time_to_train_s,time_to_train_ci95_s,ettr_frac,ettr_ci95_frac,failures");
+    double *x = malloc(sw->replicas * sizeof *x);
+    for (size_t i = 0; x && i < sw->n_points; i++) {
+        printf("%zu", i);
+        for (size_t k = 0; k < sw->n_params; k++) {
+            putchar(',');
+            cli_csv_field(stdout, sw->pts[i].values[k] ? sw->pts[i].values[k] : "");
+        }
+        if (sw->status[i] != ST_DONE) {
+            printf(",%s,,,,,\n", sw->status[i] == ST_FAILED ? "failed" : "pending");
+            continue;
+        }
+        campaign_stat s[3];
+        const int which[3] = {M_TTT, M_ETTR, M_FAILURES};
+        for (int k = 0; k < 3; k++) {
+            for (unsigned r = 0; r < sw->replicas; r++)
+                x[r] = sw->reps[i * sw->replicas + r].m[which[k]];
+            s[k] = campaign_stat_of(x, sw->replicas);
+        }
+        fputs(",done", stdout);
+        const double v[5] = {s[0].mean, s[0].ci95, s[1].mean, s[1].ci95, s[2].mean};
+        for (int k = 0; k < 5; k++) {
+            putchar(',');
+            cli_csv_number(stdout, v[k]);
+        }
+        putchar('\n');
     }
     free(x);
 }
@@ -360,9 +402,13 @@ static int report(const sweep *sw)
                 "same command again to do the rest\n", sw->n_done, sw->n_points, sw->output);
         return CLI_EXIT_INTERRUPTED;
     }
-    print_table(sw);
-    printf("# %zu points (%zu run now, %zu from the file), written to %s\n", sw->n_points,
-           sw->n_points - sw->n_done_at_start, sw->n_done_at_start, sw->output);
+    if (sw->csv) {
+        print_csv(sw);
+    } else {
+        print_table(sw);
+        printf("# %zu points (%zu run now, %zu from the file), written to %s\n", sw->n_points,
+               sw->n_points - sw->n_done_at_start, sw->n_done_at_start, sw->output);
+    }
     if (failed) {
         fprintf(stderr, "dcsim sweep: error: %zu of %zu points failed (status \"failed\" in %s, "
                 "why in /sweep/errors)\n", failed, sw->n_points, sw->output);

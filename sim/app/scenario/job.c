@@ -108,6 +108,44 @@ static int parse_order(loader *ld, xmlNode *n, parallel_config *p)
     return 0;
 }
 
+/* What to write instead of a GPU count that is not a multiple of per_replica
+ * GPUs: when <gpu count> was written with a scale suffix ("8K": counts are
+ * powers of 1000, docs/scenario.md "Units") and its binary reading (8 x 1024
+ * = 8192) is a multiple, that one; else the nearest multiples below and
+ * above. Into out, starting "; ". */
+static void count_hint(xmlNode *par_node, uint64_t gpus, uint64_t per_replica, char *out,
+                       size_t size)
+{
+    static const char suffixes[] = "KMGTP";
+    char text[64];
+    xmlNode *gpu = child(child(xmlDocGetRootElement(par_node->doc), "cluster"), "gpu");
+    copy_attr(gpu, "count", text, sizeof text);
+    char *end = NULL;
+    double x = strtod(text, &end);
+    while (end && *end == ' ')
+        end++;
+    const char *suffix = end && *end && !end[1] ? strchr(suffixes, *end) : NULL;
+    if (suffix && x > 0) {
+        int power = (int)(suffix - suffixes) + 1;
+        double binary = x * pow(1024.0, power);
+        if (binary == floor(binary) && binary < 1e15 && fmod(binary, (double)per_replica) == 0) {
+            char exponent[8] = "";
+            if (power > 1)
+                snprintf(exponent, sizeof exponent, "^%d", power);
+            snprintf(out, size, "; %s is %llu (count suffixes are powers of 1000): did you "
+                     "mean %.0f (%g x 1024%s)?", text, (unsigned long long)gpus, binary, x,
+                     exponent);
+            return;
+        }
+    }
+    uint64_t below = gpus - gpus % per_replica;
+    if (below)
+        snprintf(out, size, "; the nearest multiples are %llu and %llu",
+                 (unsigned long long)below, (unsigned long long)(below + per_replica));
+    else
+        snprintf(out, size, "; at least %llu", (unsigned long long)per_replica);
+}
+
 static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
 {
     parallel_config *p = &s->par;
@@ -155,12 +193,15 @@ static int parse_parallelism(loader *ld, xmlNode *par_node, scn_scenario *s)
     uint64_t gpus = s->campaign.gpu_count;
     if (!has_attr(par_node, "dp")) {
         uint64_t per_replica = (uint64_t)p->tp * p->cp * p->pp;
-        if (gpus % per_replica)
+        if (gpus % per_replica) {
+            char hint[160];
+            count_hint(par_node, gpus, per_replica, hint, sizeof hint);
             return node_error(ld, par_node, NULL,
                               "GPUs (%llu) are not a multiple of tp x cp x pp = %u x %u x %u = "
-                              "%llu, so dp cannot be derived",
+                              "%llu, so dp cannot be derived%s",
                               (unsigned long long)gpus, p->tp, p->cp, p->pp,
-                              (unsigned long long)per_replica);
+                              (unsigned long long)per_replica, hint);
+        }
         if (gpus / per_replica > UINT32_MAX)
             return node_error(ld, par_node, NULL,
                               "dp = GPUs / (tp x cp x pp) = %llu / %llu = %llu: at most %u "
