@@ -31,6 +31,7 @@
 #include "resources.h"
 #include "scenario.h"
 #include "serve.h"
+#include "clustercmd.h"
 #include "sizing.h"
 #include "run.h"
 #include "stepcmd.h"
@@ -60,6 +61,7 @@ static const char usage_main[] =
     "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
     "  serve SCENARIO.xml     an inference fleet request by request: TTFT, TPOT, P99\n"
+    "  cluster SCENARIO.xml   a job stream on the cluster: scheduler, placement, waits\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
     "  goodput [SCENARIO.xml] goodput over the checkpoint interval, and its optimum\n"
     "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
@@ -135,6 +137,8 @@ static int cmd_help(const char *topic)
         fputs(usage_size, stdout);
     else if (strcmp(topic, "serve") == 0)
         fputs(usage_serve, stdout);
+    else if (strcmp(topic, "cluster") == 0)
+        fputs(usage_cluster, stdout);
     else if (strcmp(topic, "calibrate") == 0)
         fputs(calibrate_usage, stdout);
     else if (strcmp(topic, "goodput") == 0)
@@ -500,6 +504,8 @@ int main(int argc, char **argv)
         rc = cmd_size(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "serve") == 0) {
         rc = cmd_serve(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "cluster") == 0) {
+        rc = cmd_cluster(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "calibrate") == 0) {
         rc = cmd_calibrate(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "goodput") == 0) {
