@@ -18,7 +18,8 @@
  *                  head's; a later job j starts now if n_j <= free and
  *                  (now + d_j <= T_s or n_j <= extra), extra -= n_j when it
  *                  ends after T_s (Lifka 1995; Mu'alem & Feitelson 2001).
- *                  With exact durations the head never starts after T_s.
+ *                  With exact durations the head never starts after T_s
+ *                  (unless a job of higher priority arrives ahead of it).
  * Placement (cluster_place.c, one line per policy) picks which free GPUs:
  *   first-fit      the lowest-numbered free GPUs;
  *   topology       packing: a job of at most a node's GPUs goes to the
