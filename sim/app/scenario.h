@@ -103,7 +103,7 @@ typedef struct scn_scenario {
     cluster_config cluster_jobs; /* <cluster-jobs>; with a <trace>, .jobs is cluster_trace */
     cluster_job_spec *cluster_trace; /* the <trace>'s jobs; owned (NULL: the stream) */
     char cluster_trace_path[512]; /* the trace file as opened ("" with the stream) */
-    char cluster_defaults[256]; /* what <cluster-jobs> left out and what filled it */
+    char cluster_defaults[384]; /* what <cluster-jobs> left out and what filled it */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;

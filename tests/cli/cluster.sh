@@ -71,5 +71,31 @@ bad "cluster bad placement" "unknown placement; use first-fit, topology" \
     "$dcsim" cluster --quiet "$ex" --set cluster-jobs/placement/@policy=random
 bad "cluster job too big" "gpus must be from 1 to 1024 GPUs" \
     "$dcsim" cluster --quiet "$ex" --set "cluster-jobs/sizes/size[7]/@gpus=2048"
+# the leaf read from the <fabric> when the placement omits gpus-per-leaf
+tmp=$(mktemp -d /tmp/dcsim-cluster-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fabric_case() { # FABRIC-ATTRIBUTES: a scenario on 1,024 H100 with that fabric
+    cat >"$tmp/f.xml" <<XML
+<dcsim version="1" seed="3" name="fabric-leaf">
+  <cluster><gpu type="H100-SXM" count="1024"/><fabric $1/></cluster>
+  <cluster-jobs>
+    <arrivals process="poisson" rate="4/h" duration="1d"/>
+    <sizes><size gpus="8" weight="1"/><size gpus="64" weight="1"/></sizes>
+    <duration distribution="fixed" value="2h"/>
+    <scheduler policy="fifo"/>
+    <placement policy="topology"/>
+  </cluster-jobs>
+</dcsim>
+XML
+}
+fabric_case 'topology="rail-optimized" link="ib-ndr" radix="64" nodes-per-su="32"'
+expect "leaf of a rail-optimised fabric: its SU" 0 "gpus-per-leaf 256 (the rail-optimized" \
+    "$dcsim" cluster --quiet "$tmp/f.xml"
+fabric_case 'topology="fat-tree" link="ib-ndr" k="16"'
+expect "leaf of a k=16 fat-tree: k/2 hosts" 0 "nodes of 8, leaves of 8," \
+    "$dcsim" cluster --quiet "$tmp/f.xml"
+fabric_case 'topology="leaf-spine" link="roce-400g" radix="64" oversubscription="3:1"'
+bad "leaf-spine leaf of 48 GPUs" "not a whole number of leaves of 48 GPUs" \
+    "$dcsim" cluster --quiet "$tmp/f.xml"
 [ "$fail" -eq 0 ] && echo "ok: cluster"
 exit "$fail"

@@ -159,8 +159,38 @@ static int parse_trace(loader *ld, xmlNode *n, scn_scenario *s)
     return rc;
 }
 
+/* The leaf domain of the scenario's <fabric>, in GPUs, when the placement
+ * omits gpus-per-leaf: a rail-optimised fabric's SU of nodes-per-su nodes
+ * (rail-aligned: one hop inside, hardware.md 6.2); a fat-tree's or
+ * leaf-spine's host ports per tier-1 switch (fabric_count), one port per
+ * GPU. 0 with why when the fabric gives none. */
+static uint32_t fabric_leaf_gpus(const scn_scenario *s, char *why, size_t size)
+{
+    const fabric_config *f = &s->fabric;
+    const char *name = fabric_topology_name(f->topology);
+    if (!s->has_fabric) {
+        snprintf(why, size, "gpus-per-leaf is needed (the cluster has no <fabric> to read "
+                 "it from)");
+        return 0;
+    }
+    if (strcmp(name, "rail-optimized") == 0)
+        return f->shape.nodes_per_su * (f->gpus_per_node ? f->gpus_per_node : 1);
+    topo_counts parts;
+    sim_error err;
+    sim_error_clear(&err);
+    if ((strcmp(name, "fat-tree") && strcmp(name, "leaf-spine")) || f->shape.nics_per_node ||
+        fabric_count(f, &parts, &err) || !parts.switches[1] ||
+        parts.hosts % parts.switches[1]) {
+        snprintf(why, size, "gpus-per-leaf is needed: the %s <fabric> gives no leaf of whole "
+                 "GPUs the placement reads", name);
+        return 0;
+    }
+    return (uint32_t)(parts.hosts / parts.switches[1]);
+}
+
 /* <placement>: the policy and the unit sizes; a node's GPUs default to the
- * fabric's gpus-per-node, else the GPU's scale-up domain (the catalog) */
+ * fabric's gpus-per-node, else the GPU's scale-up domain (the catalog); a
+ * leaf's to the fabric's (fabric_leaf_gpus) */
 static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
 {
     cluster_config *c = &s->cluster_jobs;
@@ -179,8 +209,17 @@ static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
         note_default(s, text);
     }
     int rc = gpus_attr(ld, n, "gpus-per-node", 0, c->gpus, &c->node_gpus);
+    if (!rc && !has_attr(n, "gpus-per-leaf")) {
+        char why[160], text[160];
+        c->leaf_gpus = fabric_leaf_gpus(s, why, sizeof why);
+        if (!c->leaf_gpus)
+            return node_error(ld, n, NULL, "%s", why);
+        snprintf(text, sizeof text, "gpus-per-leaf %u (the %s fabric's leaf)", c->leaf_gpus,
+                 fabric_topology_name(s->fabric.topology));
+        note_default(s, text);
+    }
     if (!rc)
-        rc = gpus_attr(ld, n, "gpus-per-leaf", 1, c->gpus, &c->leaf_gpus);
+        rc = gpus_attr(ld, n, "gpus-per-leaf", 0, c->gpus, &c->leaf_gpus);
     c->su_gpus = c->gpus;
     if (!rc && !has_attr(n, "gpus-per-su"))
         note_default(s, "gpus-per-su: the whole cluster (one SU)");
@@ -191,12 +230,12 @@ static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
     if (c->leaf_gpus % c->node_gpus)
         return node_error(ld, n, "gpus-per-leaf", "gpus-per-leaf %u is not a whole number of "
                           "nodes of %u GPUs", c->leaf_gpus, c->node_gpus);
-    if (c->su_gpus % c->leaf_gpus)
-        return node_error(ld, n, "gpus-per-su", "gpus-per-su %u is not a whole number of "
-                          "leaves of %u GPUs", c->su_gpus, c->leaf_gpus);
     if (c->gpus % c->leaf_gpus)
         return node_error(ld, n, "gpus-per-leaf", "the cluster's %u GPUs are not a whole "
                           "number of leaves of %u GPUs", c->gpus, c->leaf_gpus);
+    if (c->su_gpus % c->leaf_gpus)
+        return node_error(ld, n, "gpus-per-su", "gpus-per-su %u is not a whole number of "
+                          "leaves of %u GPUs", c->su_gpus, c->leaf_gpus);
     return 0;
 }
 
