@@ -15,7 +15,8 @@
 
 /* X(name, number, meaning): one line per kind. Ranges: campaign 1-39,
  * flow model 40-59, collectives on the flow model 60-79, the step tier's
- * concurrent iteration 80-99, the packet tier 100-119. */
+ * concurrent iteration 80-99, the packet tier 100-119, serving 130-139, the
+ * cluster scheduler 140-149. */
 #define MODEL_EVENT_KINDS(X)                                                                \
     X(KIND_SEGMENT_END, 1, "campaign: a compute segment reaches its checkpoint iteration")  \
     X(KIND_CHECKPOINT_END, 2, "campaign: a checkpoint write (or async snapshot) ends")       \
@@ -57,7 +58,10 @@
     X(KIND_PKT_SHARP_EMIT, 117, "packet tier: a SHARP switch's rate-limited reduction sends a packet on") \
     X(KIND_SERVE_ARRIVAL, 130, "serving: a request arrives")                                    \
     X(KIND_SERVE_ITERATION, 131, "serving: a replica's iteration ends")                         \
-    X(KIND_SERVE_START, 132, "serving: an idle replica starts an iteration")
+    X(KIND_SERVE_START, 132, "serving: an idle replica starts an iteration")                  \
+    X(KIND_CLUSTER_ARRIVAL, 140, "cluster: a job is submitted")                                 \
+    X(KIND_CLUSTER_JOB_END, 141, "cluster: a job ends and frees its GPUs")                      \
+    X(KIND_CLUSTER_SCHEDULE, 142, "cluster: the scheduler's pass after an arrival or an end")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

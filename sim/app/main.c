@@ -33,6 +33,7 @@
 #include "resources.h"
 #include "scenario.h"
 #include "serve.h"
+#include "clustercmd.h"
 #include "sizing.h"
 #include "run.h"
 #include "stepcmd.h"
@@ -62,6 +63,7 @@ static const char usage_main[] =
     "  fit [SCENARIO.xml]     training memory per GPU and pipeline stage: does it fit?\n"
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
     "  serve SCENARIO.xml     an inference fleet request by request: TTFT, TPOT, P99\n"
+    "  cluster SCENARIO.xml   a job stream on the cluster: scheduler, placement, waits\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
     "  goodput [SCENARIO.xml] goodput over the checkpoint interval, and its optimum\n"
     "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
@@ -469,6 +471,7 @@ static const command commands[] = {
     {"fit", cmd_fit, usage_fit, "training memory per GPU and pipeline stage: does it fit?"},
     {"size", cmd_size, usage_size, "inference sizing: GPUs and sequences per replica"},
     {"serve", cmd_serve, usage_serve, "an inference fleet request by request: TTFT, TPOT, P99"},
+    {"cluster", cmd_cluster, usage_cluster, "a job stream on the cluster: scheduler, placement, waits"},
     {"calibrate", cmd_calibrate, calibrate_usage, "fit the timing models to this machine's CPU"},
     {"goodput", cmd_goodput, usage_goodput, "goodput over the checkpoint interval, and its optimum"},
     {"step", cmd_step, usage_step, "one iteration in detail: where the time goes"},

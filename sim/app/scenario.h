@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "campaign.h"
+#include "cluster.h"
 #include "error.h"
 #include "fabric.h"
 #include "hardware.h"
@@ -110,6 +111,11 @@ typedef struct scn_scenario {
     serve_config serving;   /* <serving>, all but .dev (the app builds it from gpu) */
     char serving_scaleup[64]; /* the scale-up link of tp > 1 ("" with tp 1) */
     char serving_defaults[768]; /* what <serving> left out and the defaults that filled it */
+    int has_cluster_jobs;   /* <cluster-jobs> given (dcsim cluster) */
+    cluster_config cluster_jobs; /* <cluster-jobs>; with a <trace>, .jobs is cluster_trace */
+    cluster_job_spec *cluster_trace; /* the <trace>'s jobs; owned (NULL: the stream) */
+    char cluster_trace_path[512]; /* the trace file as opened ("" with the stream) */
+    char cluster_defaults[384]; /* what <cluster-jobs> left out and what filled it */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;
@@ -134,9 +140,12 @@ struct _xmlDoc *scn_read_xml(const char *path, const char *text, size_t len, con
 /* As scn_load; flags SCN_LOAD_NO_FIT_CHECK skips refusing a workload that
  * does not fit in GPU memory (dcsim fit reports it instead). */
 #define SCN_LOAD_NO_FIT_CHECK 1u
-/* a scenario without <job> is accepted when it has <serving> (dcsim serve);
- * without this flag a scenario must have a <job> */
+/* a scenario without <job> is accepted when it has <serving> (dcsim serve)
+ * or <cluster-jobs> (dcsim cluster); without this flag a scenario must have
+ * a <job> */
 #define SCN_LOAD_SERVING 2u
+/* the same acceptance, for dcsim cluster */
+#define SCN_LOAD_CLUSTER 4u
 int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, unsigned flags,
                    scn_scenario *out, sim_error *err);
 

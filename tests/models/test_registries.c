@@ -449,7 +449,10 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_SERVE_ARRIVAL, 130);
     CHECK_INT_EQ(KIND_SERVE_ITERATION, 131);
     CHECK_INT_EQ(KIND_SERVE_START, 132);
-    CHECK_INT_EQ(N_KINDS, 41);
+    CHECK_INT_EQ(KIND_CLUSTER_ARRIVAL, 140);
+    CHECK_INT_EQ(KIND_CLUSTER_JOB_END, 141);
+    CHECK_INT_EQ(KIND_CLUSTER_SCHEDULE, 142);
+    CHECK_INT_EQ(N_KINDS, 44);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per

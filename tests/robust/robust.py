@@ -123,6 +123,11 @@ def is_serving(path):
         return b'<serving' in f.read()
 
 
+def is_cluster(path):
+    with open(path, 'rb') as f:
+        return b'<cluster-jobs' in f.read()
+
+
 def inputs():
     """Every input: (id, argv after dcsim as bytes list)."""
     out = []
@@ -130,6 +135,8 @@ def inputs():
         cmds = [('validate', ['validate']), ('run', ['run', '--quiet', '--json'])]
         if is_serving(path):  # an inference fleet: dcsim serve
             cmds = [('validate', ['validate']), ('serve', ['serve', '--quiet', '--json'])]
+        elif is_cluster(path):  # a job stream: dcsim cluster
+            cmds = [('validate', ['validate']), ('cluster', ['cluster', '--quiet', '--json'])]
         elif has_fabric(path):
             cmds.append(('step', ['step']))
         for xpath, value in attributes(path):

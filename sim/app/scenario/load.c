@@ -80,19 +80,23 @@ static int read_scenario(loader *ld, const char *path, const char *const *sets, 
     return rc;
 }
 
-/* A training run (<job>, which needs a <checkpoint>) or an inference fleet
- * (<serving>, read by dcsim serve only: SCN_LOAD_SERVING); the training
- * sections do not apply to a fleet. */
+/* A training run (<job>, which needs a <checkpoint>), an inference fleet
+ * (<serving>, read by dcsim serve) or a job stream (<cluster-jobs>, read by
+ * dcsim cluster); the last two load only with SCN_LOAD_SERVING or
+ * SCN_LOAD_CLUSTER, and the training sections do not apply to them. */
 static int check_kind(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *job = child(root, "job"), *serving = child(root, "serving");
+    xmlNode *jobs = child(root, "cluster-jobs");
     s->has_job = job != NULL;
-    if (!job && !serving)
-        return node_error(ld, root, NULL, "a scenario needs <job> (a training run) or "
-                          "<serving> (an inference fleet)");
-    if (!job && !(ld->flags & SCN_LOAD_SERVING))
-        return node_error(ld, serving, NULL, "this scenario has no <job>: it describes an "
-                          "inference fleet; run it with dcsim serve");
+    if (!job && !serving && !jobs)
+        return node_error(ld, root, NULL, "a scenario needs <job> (a training run), <serving> "
+                          "(an inference fleet) or <cluster-jobs> (a job stream)");
+    if (!job && !(ld->flags & (SCN_LOAD_SERVING | SCN_LOAD_CLUSTER)))
+        return serving ? node_error(ld, serving, NULL, "this scenario has no <job>: it "
+                                    "describes an inference fleet; run it with dcsim serve")
+                       : node_error(ld, jobs, NULL, "this scenario has no <job>: it describes "
+                                    "a job stream; run it with dcsim cluster");
     if (job && !child(root, "checkpoint"))
         return node_error(ld, job, NULL, "a training <job> needs a <checkpoint> section "
                           "(docs/scenario.md)");
@@ -101,7 +105,8 @@ static int check_kind(loader *ld, xmlNode *root, scn_scenario *s)
         xmlNode *n = child(root, training_only[i]);
         if (n)
             return node_error(ld, n, NULL, "<%s> applies to a training <job>; this scenario "
-                              "has only <serving>", training_only[i]);
+                              "has only %s", training_only[i],
+                              serving ? "<serving>" : "<cluster-jobs>");
     }
     return 0;
 }
@@ -139,6 +144,8 @@ static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_costs(ld, root, s);
     if (!rc)
         rc = parse_serving(ld, root, s);
+    if (!rc)
+        rc = parse_cluster_jobs(ld, root, s);
     return rc;
 }
 
@@ -222,7 +229,8 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         *out = s;
         fputs(ld.warnings, stderr);
     } else {
-        free(s.stragglers); /* the only allocation a failed load may have made */
+        free(s.stragglers); /* the only allocations a failed load may have made */
+        free(s.cluster_trace);
     }
     return rc;
 }
@@ -250,5 +258,6 @@ void scn_scenario_free(scn_scenario *s)
         free(s->included[i]);
     free(s->included);
     free(s->stragglers);
+    free(s->cluster_trace);
     memset(s, 0, sizeof *s);
 }

@@ -27,6 +27,8 @@
  *                   <spares>, <maintenance>, <stragglers>
  *   checkpoint.c    <checkpoint>
  *   site_costs.c    <site>, <costs>
+ *   cluster_jobs.c  <cluster-jobs> (dcsim cluster): the job stream or trace,
+ *                   the scheduler and the placement
  *   serving.c       <serving> (dcsim serve): <model>, <replica>, <router>,
  *                   <arrivals>, <prompt>, <output>, <slo>
  *
@@ -141,6 +143,7 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s);         /* job.c */
 /* a <model> element (<job>'s or <serving>'s) into s->arch, model_name (job.c) */
 int parse_model_element(loader *ld, xmlNode *model, scn_scenario *s);
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s);     /* serving.c */
+int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s); /* cluster_jobs.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
 int parse_site(loader *ld, xmlNode *root, scn_scenario *s);        /* site_costs.c */

@@ -1,0 +1,185 @@
+/* cluster.h - the datacenter as a cluster: a stream of jobs, one scheduler,
+ * gang placement on a shared pool of GPUs, on the event engine.
+ *
+ * Jobs arrive (Poisson with sizes and durations drawn from the scenario's
+ * distributions, or a trace of submit time, GPUs, duration, priority). Each
+ * job asks for n GPUs for d seconds (its run time alone on the cluster: the
+ * stated duration). A job starts only with all its n GPUs (gang); it holds
+ * them for exactly d; nothing preempts it.
+ *
+ * The queue is ordered by priority (higher first), then submit time, then
+ * arrival order. A scheduling pass runs after every instant at which a job
+ * arrives or ends (after all the events of that instant). The policy
+ * (cluster_sched.c, one line per policy) picks which queued jobs start:
+ *   fifo           the head starts while it fits; nothing passes it;
+ *   easy-backfill  as fifo, then the head's reservation (shadow time T_s:
+ *                  the earliest time enough GPUs are free if running jobs
+ *                  end at start + d) and the extra GPUs free then beyond the
+ *                  head's; a later job j starts now if n_j <= free and
+ *                  (now + d_j <= T_s or n_j <= extra), extra -= n_j when it
+ *                  ends after T_s (Lifka 1995; Mu'alem & Feitelson 2001).
+ *                  With exact durations the head never starts after T_s
+ *                  (unless a job of higher priority arrives ahead of it).
+ * Placement (cluster_place.c, one line per policy) picks which free GPUs:
+ *   first-fit      the lowest-numbered free GPUs;
+ *   topology       packing: a job of at most a node's GPUs goes to the
+ *                  node with the fewest free GPUs that holds it; a larger
+ *                  one to the fullest leaf that holds it, else the fullest
+ *                  SU, else the cluster; inside that unit whole free nodes
+ *                  first, from the leaves with the most free GPUs, then the
+ *                  rest best-fit.
+ * GPU g sits in node g / node_gpus, leaf g / leaf_gpus, SU g / su_gpus.
+ *
+ * Fragmentation (no slowdown yet): per job the leaves (and nodes, SUs) it
+ * spans against the least possible, ceil(n / leaf_gpus). Run time stays the
+ * stated duration: interference through the flow model is the next part
+ * (docs/cluster.md).
+ *
+ * Outputs: per-job wait (start - submit), run, slowdown (wait + run) / run;
+ * utilisation busy GPU-s / (GPUs x T), T the last job's end; the time-average
+ * queue length; wait and slowdown at P50/P90/P99 (nearest rank). busy + idle
+ * = GPUs x T, idle integrated separately from the free-GPU count.
+ *
+ * Random streams: GSL mt19937 from the scenario seed, one for arrival gaps,
+ * one for sizes, one for durations; the simulation is sequential.
+ */
+#ifndef DCSIM_MODELS_CLUSTER_H
+#define DCSIM_MODELS_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define CLUSTER_NONE UINT32_MAX
+#define CLUSTER_MAX_SIZES 64
+#define CLUSTER_MAX_JOBS 10000000u
+#define CLUSTER_MAX_GPUS (1u << 24)
+
+enum cluster_dur_dist { CLUSTER_DUR_FIXED = 0, CLUSTER_DUR_UNIFORM, CLUSTER_DUR_LOGNORMAL,
+                        CLUSTER_DUR_COUNT };
+
+/* one job as submitted */
+typedef struct cluster_job_spec {
+    double submit_s;
+    uint32_t gpus;
+    double duration_s;  /* run time alone (> 0) */
+    int32_t priority;   /* higher first; 0 when not given */
+} cluster_job_spec;
+
+/* a duration distribution: fixed a; uniform on [a, b]; lognormal with
+ * median a and shape sigma b; clamped to at most max (0: no cap) */
+typedef struct cluster_duration {
+    int dist; /* enum cluster_dur_dist */
+    double a_s, b, max_s;
+} cluster_duration;
+
+/* the generated stream: Poisson arrivals at rate_per_s until window_s or
+ * max_jobs (whichever first; max_jobs 0: no count cap), sizes from a
+ * discrete table with weights, durations from dur */
+typedef struct cluster_stream {
+    double rate_per_s;
+    double window_s;
+    uint32_t max_jobs;
+    unsigned n_sizes;
+    uint32_t size_gpus[CLUSTER_MAX_SIZES];
+    double size_weight[CLUSTER_MAX_SIZES];
+    cluster_duration dur;
+} cluster_stream;
+
+typedef struct cluster_sched cluster_sched;  /* cluster_sched.c: the policy table */
+typedef struct cluster_placer cluster_placer; /* cluster_place.c: the placement table */
+const cluster_sched *cluster_sched_find(const char *name);
+const char *cluster_sched_name(const cluster_sched *p);
+const char *cluster_sched_names(void);  /* "fifo, easy-backfill" */
+const cluster_placer *cluster_placer_find(const char *name);
+const char *cluster_placer_name(const cluster_placer *p);
+const char *cluster_placer_names(void); /* "first-fit, topology" */
+
+/* Called at every job start with the GPUs it was given (ids < gpus, n of
+ * them) and at every end (gpus NULL); for checks. */
+typedef void (*cluster_watch_fn)(void *ctx, uint32_t job, double now_s, const uint32_t *gpus,
+                                 uint32_t n);
+
+typedef struct cluster_config {
+    uint32_t gpus;            /* the pool; a multiple of leaf_gpus */
+    uint32_t node_gpus;       /* >= 1, divides leaf_gpus */
+    uint32_t leaf_gpus;       /* a multiple of node_gpus, divides su_gpus */
+    uint32_t su_gpus;         /* a multiple of leaf_gpus; may leave a last partial SU */
+    const cluster_sched *sched;
+    const cluster_placer *placer;
+    /* the jobs: a trace (jobs, n_jobs; submit times non-decreasing), or when
+     * jobs is NULL the stream */
+    const cluster_job_spec *jobs;
+    uint32_t n_jobs;
+    cluster_stream stream;
+    uint64_t seed;
+    cluster_watch_fn watch;   /* NULL: none */
+    void *watch_ctx;
+} cluster_config;
+
+#define CLUSTER_QUANTILES 3 /* P50, P90, P99 */
+extern const double cluster_quantile_p[CLUSTER_QUANTILES];
+
+typedef struct cluster_stat {
+    double mean, max;
+    double q[CLUSTER_QUANTILES];
+} cluster_stat;
+
+/* one job's outcome */
+typedef struct cluster_job {
+    cluster_job_spec spec;
+    double start_s, end_s;
+    double reserve_s;         /* easy-backfill: its first reservation as the blocked
+                                 head (-1: never the blocked head) */
+    uint32_t nodes, leaves, sus; /* spanned */
+    uint32_t min_nodes, min_leaves, min_sus;
+} cluster_job;
+
+typedef struct cluster_result {
+    uint32_t n_jobs;
+    cluster_job *jobs;        /* n_jobs, in arrival order; owned (cluster_result_free) */
+    double end_s;             /* T: the last job's end */
+    double busy_gpu_s;        /* sum of gpus x run */
+    double idle_gpu_s;        /* the free-GPU count integrated over [0, T] */
+    double capacity_gpu_s;    /* gpus x T */
+    double utilisation;       /* busy / capacity */
+    double queue_mean;        /* time-average queued jobs over [0, T] */
+    uint32_t queue_max;
+    cluster_stat wait_s, slowdown;
+    uint32_t backfilled;      /* jobs started ahead of an earlier queued job */
+    /* fragmentation */
+    uint32_t jobs_over_leaves;   /* jobs on more leaves than the least */
+    double excess_leaves_mean;   /* mean of leaves - min_leaves */
+    double leaf_ratio_gpu_mean;  /* GPU-weighted mean of leaves / min_leaves */
+    uint32_t jobs_over_nodes;
+    uint64_t events;
+    uint64_t digest;          /* the engine's event digest */
+} cluster_result;
+
+/* Check a configuration: 0, or SIM_ERR_INPUT with a one-line reason. */
+int cluster_config_check(const cluster_config *c, sim_error *err);
+
+/* The jobs the stream gives (or a copy of the trace) into a malloc'd array
+ * (*out, *n); 0, or an error (bad configuration, out of memory). */
+int cluster_jobs_make(const cluster_config *c, cluster_job_spec **out, uint32_t *n,
+                      sim_error *err);
+
+/* Simulate until every job has ended. 0, or an error code with err filled;
+ * out->jobs is then NULL. */
+int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *err);
+void cluster_result_free(cluster_result *r);
+
+/* Parse a job trace in CSV: a header naming the columns, then one job per
+ * line; '#' lines and blank lines are skipped. Columns (any order, by
+ * header name): submit_s, gpus, duration_s, and optionally priority.
+ * text is len bytes named name in errors (file:line). Rows must have
+ * non-decreasing submit times, 1 <= gpus <= max_gpus, duration > 0.
+ * 0 with *out (malloc'd) and *n, or SIM_ERR_INPUT / SIM_ERR_NOMEM. */
+int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t max_gpus,
+                        cluster_job_spec **out, uint32_t *n, sim_error *err);
+
+const char *cluster_dur_dist_name(int d);
+int cluster_dur_dist_parse(const char *name, int *out);
+
+#endif

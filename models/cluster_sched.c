@@ -1,0 +1,98 @@
+/* cluster_sched.c - the scheduling policies (cluster.h): one line per
+ * policy in the table at the end. A pass runs once per instant at which a
+ * job arrived or ended; it starts queued jobs through cluster_start_queued.
+ * fifo: O(started). easy-backfill: O(R log R + Q) when the head is blocked
+ * (R running, Q queued).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_internal.h"
+
+/* start the head while it fits */
+static void start_heads(cluster_sim *s)
+{
+    while (s->queue_n && !s->failed && s->job[s->queue[0]].spec.gpus <= s->free_gpus)
+        cluster_start_queued(s, 0);
+}
+
+static void pass_fifo(cluster_sim *s) { start_heads(s); }
+
+/* The head's reservation: the earliest end of running jobs after which at
+ * least need GPUs are free (*shadow_s), and how many more than need are
+ * free then (*extra). need <= the cluster's GPUs, so it exists. */
+static void shadow(cluster_sim *s, uint32_t need, double *shadow_s, uint32_t *extra)
+{
+    for (uint32_t i = 0; i < s->running_n; i++) {
+        const cluster_job *j = &s->job[s->running[i]];
+        s->ends[i] = (cluster_end){j->end_s, j->spec.gpus, s->running[i]};
+    }
+    qsort(s->ends, s->running_n, sizeof *s->ends, cluster_cmp_end);
+    uint64_t avail = s->free_gpus;
+    *shadow_s = sim_now(s->eng);
+    *extra = 0;
+    for (uint32_t i = 0; i < s->running_n; i++) {
+        avail += s->ends[i].gpus;
+        if (avail >= need) {
+            *shadow_s = s->ends[i].end_s;
+            *extra = (uint32_t)(avail - need);
+            return;
+        }
+    }
+}
+
+/* EASY backfill (Lifka 1995): a later job may start now if it fits and
+ * either ends by the head's reservation or uses only GPUs the head will not
+ * need then */
+static void pass_easy(cluster_sim *s)
+{
+    start_heads(s);
+    if (s->queue_n < 2 || !s->free_gpus || s->failed)
+        return;
+    uint32_t min_gpus = UINT32_MAX;
+    for (uint32_t i = 1; i < s->queue_n; i++)
+        if (s->job[s->queue[i]].spec.gpus < min_gpus)
+            min_gpus = s->job[s->queue[i]].spec.gpus;
+    cluster_job *head = &s->job[s->queue[0]];
+    if (head->reserve_s >= 0 && min_gpus > s->free_gpus)
+        return; /* nothing can start; the reservation is recorded */
+    double shadow_s;
+    uint32_t extra;
+    shadow(s, head->spec.gpus, &shadow_s, &extra);
+    if (head->reserve_s < 0)
+        head->reserve_s = shadow_s;
+    if (min_gpus > s->free_gpus)
+        return;
+    double now = sim_now(s->eng);
+    uint32_t i = 1;
+    while (i < s->queue_n && s->free_gpus && !s->failed) {
+        const cluster_job *j = &s->job[s->queue[i]];
+        uint32_t n = j->spec.gpus;
+        int ends_first = now + j->spec.duration_s <= shadow_s;
+        if (n <= s->free_gpus && (ends_first || n <= extra)) {
+            if (!ends_first)
+                extra -= n;
+            cluster_start_queued(s, i); /* the next job moves into position i */
+            continue;
+        }
+        i++;
+    }
+}
+
+static const cluster_sched policies[] = {
+    {"fifo", "first come, first served: nothing passes a waiting job", pass_fifo},
+    {"easy-backfill", "FIFO, and later jobs start early if they do not delay the head's "
+                      "reservation (Lifka 1995)", pass_easy},
+};
+
+const cluster_sched *cluster_sched_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        if (name && strcmp(policies[i].name, name) == 0)
+            return &policies[i];
+    return NULL;
+}
+
+const char *cluster_sched_name(const cluster_sched *p) { return p ? p->name : "?"; }
+
+const char *cluster_sched_names(void) { return "fifo, easy-backfill"; }

@@ -1,0 +1,179 @@
+/* cluster_trace.c - a job trace in CSV (cluster.h): a header naming the
+ * columns (submit_s, gpus, duration_s, optional priority; any order), then
+ * one job per line. Errors name the text's file and line. No file I/O here:
+ * the caller reads the file.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+
+enum { COL_SUBMIT, COL_GPUS, COL_DURATION, COL_PRIORITY, COL_COUNT, COL_MAX = 16 };
+
+static const char *const col_names[COL_COUNT] = {"submit_s", "gpus", "duration_s", "priority"};
+
+/* split line (len bytes) at commas into at most COL_MAX trimmed fields,
+ * NUL-terminated in buf; returns the count, or COL_MAX + 1 when more */
+static int split(const char *line, size_t len, char *buf, size_t size, char **field)
+{
+    if (len >= size)
+        len = size - 1;
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    int n = 0;
+    char *p = buf;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        char *end = p + strlen(p);
+        while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+            *--end = '\0';
+        if (n == COL_MAX)
+            return COL_MAX + 1;
+        field[n++] = p;
+        if (!comma)
+            return n;
+        p = comma + 1;
+    }
+}
+
+static int header(const char *name, int line, int nf, char **field, int *col, sim_error *err)
+{
+    for (int k = 0; k < COL_COUNT; k++)
+        col[k] = -1;
+    for (int i = 0; i < nf; i++) {
+        int k = 0;
+        while (k < COL_COUNT && strcmp(field[i], col_names[k]))
+            k++;
+        if (k == COL_COUNT)
+            return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: unknown column "
+                                 "'%.40s'; the columns are submit_s, gpus, duration_s and "
+                                 "optionally priority", field[i]);
+        if (col[k] >= 0)
+            return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: column '%s' "
+                                 "given twice", col_names[k]);
+        col[k] = i;
+    }
+    for (int k = 0; k < COL_PRIORITY; k++)
+        if (col[k] < 0)
+            return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: the header "
+                                 "lacks column '%s' (submit_s, gpus, duration_s are needed)",
+                                 col_names[k]);
+    return 0;
+}
+
+static int number(const char *name, int line, const char *col, const char *text, double *out,
+                  sim_error *err)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (!*text || *end || errno == ERANGE || !isfinite(x))
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: %s '%.40s' is "
+                             "not a number", col, text);
+    *out = x;
+    return 0;
+}
+
+static int row(const char *name, int line, char **field, const int *col, uint32_t max_gpus,
+               double last_submit, cluster_job_spec *j, sim_error *err)
+{
+    double submit, gpus, dur, prio = 0;
+    int rc = number(name, line, "submit_s", field[col[COL_SUBMIT]], &submit, err);
+    if (!rc)
+        rc = number(name, line, "gpus", field[col[COL_GPUS]], &gpus, err);
+    if (!rc)
+        rc = number(name, line, "duration_s", field[col[COL_DURATION]], &dur, err);
+    if (!rc && col[COL_PRIORITY] >= 0)
+        rc = number(name, line, "priority", field[col[COL_PRIORITY]], &prio, err);
+    if (rc)
+        return rc;
+    if (submit < 0 || submit < last_submit)
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: submit_s %g is "
+                             "before the previous row's %g (rows in submit order, from 0)",
+                             submit, last_submit);
+    if (gpus < 1 || gpus > max_gpus || gpus != floor(gpus))
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: gpus %g must be a "
+                             "whole number from 1 to the cluster's %u", gpus, max_gpus);
+    if (!(dur > 0) || dur > 3.2e8)
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: duration_s %g must "
+                             "be above 0 and at most 10 years", dur);
+    if (prio != floor(prio) || fabs(prio) > 1e6)
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: priority %g must "
+                             "be a whole number from -1e6 to 1e6", prio);
+    *j = (cluster_job_spec){submit, (uint32_t)gpus, dur, (int32_t)prio};
+    return 0;
+}
+
+int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t max_gpus,
+                        cluster_job_spec **out, uint32_t *n, sim_error *err)
+{
+    cluster_job_spec *v = NULL;
+    uint32_t k = 0, cap = 0;
+    int col[COL_COUNT], have_header = 0, line = 0, rc = 0;
+    char buf[1024], *field[COL_MAX];
+    size_t at = 0;
+    double last_submit = 0;
+    while (!rc && at < len) {
+        const char *p = text + at, *nl = memchr(p, '\n', len - at);
+        size_t l = nl ? (size_t)(nl - p) : len - at;
+        at += l + 1;
+        line++;
+        int nf = split(p, l, buf, sizeof buf, field);
+        if (l >= sizeof buf)
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: line longer "
+                               "than %zu bytes", sizeof buf - 1);
+        else if (nf > COL_MAX)
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: more than %d "
+                               "columns", COL_MAX);
+        if (rc || (nf == 1 && !field[0][0]) || field[0][0] == '#')
+            continue;
+        if (!have_header) {
+            rc = header(name, line, nf, field, col, err);
+            have_header = 1;
+            continue;
+        }
+        int want = 0;
+        for (int c = 0; c < COL_COUNT; c++)
+            if (col[c] >= want)
+                want = col[c] + 1;
+        if (nf < want) {
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: %d fields, the "
+                               "header names %d", nf, want);
+            continue;
+        }
+        if (k == cap) {
+            uint32_t ncap = cap ? 2 * cap : 256;
+            cluster_job_spec *w = ncap <= CLUSTER_MAX_JOBS ? realloc(v, ncap * sizeof *w) : NULL;
+            if (!w) {
+                rc = ncap <= CLUSTER_MAX_JOBS
+                         ? sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster trace: out of "
+                                         "memory")
+                         : sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: more "
+                                         "than 1e7 jobs");
+                continue;
+            }
+            v = w;
+            cap = ncap;
+        }
+        rc = row(name, line, field, col, max_gpus, last_submit, &v[k], err);
+        if (!rc)
+            last_submit = v[k++].submit_s;
+    }
+    if (!rc && !k)
+        rc = sim_error_set(err, SIM_ERR_INPUT, name, 0, "cluster trace: no jobs (a header "
+                           "line, then one job per line)");
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}

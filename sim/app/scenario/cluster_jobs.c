@@ -1,0 +1,281 @@
+/* cluster_jobs.c - <cluster-jobs> (dcsim cluster; docs/cluster.md): the
+ * job stream (<arrivals>, <sizes>, <duration>) or a <trace> CSV file, the
+ * <scheduler> and the <placement>, into s->cluster_jobs (models/cluster.h).
+ * No distribution has a built-in default (no cluster-trace study is in
+ * shared/reference): the scenario states them. What <placement> leaves out
+ * is listed in s->cluster_defaults ("defaults used").
+ */
+#include "loader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TRACE_BYTES (256.0 * 1024 * 1024)
+#define MAX_SPAN_S 3.2e8 /* ten years */
+
+static void note_default(scn_scenario *s, const char *text)
+{
+    size_t used = strlen(s->cluster_defaults);
+    snprintf(s->cluster_defaults + used, sizeof s->cluster_defaults - used, "%s%s",
+             used ? "; " : "", text);
+}
+
+static int gpus_attr(loader *ld, xmlNode *n, const char *attr, int required, double max,
+                     uint32_t *out)
+{
+    double x = 0;
+    int rc = get_quantity(ld, n, attr, SIM_DIM_COUNT, required, &x);
+    if (!rc && !has_attr(n, attr))
+        return 0;
+    if (!rc)
+        rc = whole(ld, n, attr, x);
+    if (!rc && !(x >= 1 && x <= max))
+        rc = node_error(ld, n, attr, "%s must be from 1 to %.0f GPUs", attr, max);
+    if (!rc)
+        *out = (uint32_t)x;
+    return rc;
+}
+
+static int parse_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st)
+{
+    double total = 0;
+    for (xmlNode *c = n->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        unsigned i = st->n_sizes++; /* the schema allows at most CLUSTER_MAX_SIZES */
+        int rc = gpus_attr(ld, c, "gpus", 1, gpus, &st->size_gpus[i]);
+        if (!rc)
+            rc = get_quantity(ld, c, "weight", SIM_DIM_COUNT, 1, &st->size_weight[i]);
+        if (!rc && !(st->size_weight[i] >= 0 && st->size_weight[i] <= 1e9))
+            rc = node_error(ld, c, "weight", "weight must be from 0 to 1e9");
+        if (rc)
+            return rc;
+        total += st->size_weight[i];
+    }
+    if (!(total > 0))
+        return node_error(ld, n, NULL, "the sizes' weights add up to 0");
+    return 0;
+}
+
+static int parse_duration(loader *ld, xmlNode *n, cluster_duration *d)
+{
+    char dist[32];
+    copy_attr(n, "distribution", dist, sizeof dist);
+    cluster_dur_dist_parse(dist, &d->dist); /* the schema allows only the three */
+    static const char *const first[CLUSTER_DUR_COUNT] = {"value", "low", "median"};
+    int rc = get_quantity(ld, n, first[d->dist], SIM_DIM_TIME, 1, &d->a_s);
+    if (!rc)
+        rc = positive(ld, n, first[d->dist], d->a_s, MAX_SPAN_S, " s (ten years)");
+    if (!rc && d->dist == CLUSTER_DUR_UNIFORM) {
+        rc = get_quantity(ld, n, "high", SIM_DIM_TIME, 1, &d->b);
+        if (!rc && !(d->b >= d->a_s && d->b <= MAX_SPAN_S))
+            rc = node_error(ld, n, "high", "high must be from low to ten years");
+    }
+    if (!rc && d->dist == CLUSTER_DUR_LOGNORMAL) {
+        rc = get_quantity(ld, n, "sigma", SIM_DIM_COUNT, 1, &d->b);
+        if (!rc && !(d->b > 0 && d->b <= 5))
+            rc = node_error(ld, n, "sigma", "sigma must be above 0 and at most 5");
+    }
+    if (!rc && has_attr(n, "max")) {
+        rc = get_quantity(ld, n, "max", SIM_DIM_TIME, 1, &d->max_s);
+        if (!rc)
+            rc = positive(ld, n, "max", d->max_s, MAX_SPAN_S, " s (ten years)");
+    }
+    return rc;
+}
+
+static int parse_arrivals(loader *ld, xmlNode *n, cluster_stream *st)
+{
+    int rc = get_quantity(ld, n, "rate", SIM_DIM_FREQUENCY, 1, &st->rate_per_s);
+    if (!rc)
+        rc = positive(ld, n, "rate", st->rate_per_s, 1e6, " jobs/s");
+    if (!rc)
+        rc = get_quantity(ld, n, "duration", SIM_DIM_TIME, 1, &st->window_s);
+    if (!rc)
+        rc = positive(ld, n, "duration", st->window_s, MAX_SPAN_S, " s (ten years)");
+    if (!rc && has_attr(n, "jobs")) {
+        double jobs = 0;
+        rc = get_quantity(ld, n, "jobs", SIM_DIM_COUNT, 1, &jobs);
+        if (!rc)
+            rc = whole(ld, n, "jobs", jobs);
+        if (!rc)
+            rc = positive(ld, n, "jobs", jobs, CLUSTER_MAX_JOBS, "");
+        st->max_jobs = (uint32_t)jobs;
+    }
+    if (!rc && !st->max_jobs && st->rate_per_s * st->window_s > CLUSTER_MAX_JOBS)
+        rc = node_error(ld, n, NULL, "rate x duration is %.3g jobs, more than 1e7: give jobs=\"N\" "
+                        "or a shorter duration", st->rate_per_s * st->window_s);
+    return rc;
+}
+
+/* the trace file, relative to the scenario's folder, read whole and parsed */
+static int parse_trace(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    char file[256];
+    copy_attr(n, "file", file, sizeof file);
+    const char *slash = strrchr(ld->display_name, '/');
+    if (file[0] == '/' || !slash)
+        snprintf(s->cluster_trace_path, sizeof s->cluster_trace_path, "%s", file);
+    else
+        snprintf(s->cluster_trace_path, sizeof s->cluster_trace_path, "%.*s/%s",
+                 (int)(slash - ld->display_name), ld->display_name, file);
+    FILE *f = fopen(s->cluster_trace_path, "rb");
+    if (!f)
+        return node_error(ld, n, "file", "cannot read %s: %s", s->cluster_trace_path,
+                          strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? 2 * cap : 65536;
+            char *t = ncap <= MAX_TRACE_BYTES ? realloc(text, ncap) : NULL;
+            if (!t) {
+                rc = node_error(ld, n, "file", "%s is larger than 256 MiB (or out of memory)",
+                                s->cluster_trace_path);
+                break;
+            }
+            text = t;
+            cap = ncap;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (!got)
+            break;
+    }
+    if (!rc && ferror(f))
+        rc = node_error(ld, n, "file", "cannot read %s", s->cluster_trace_path);
+    fclose(f);
+    uint32_t count = 0;
+    if (!rc)
+        rc = cluster_trace_parse(text, len, s->cluster_trace_path, s->cluster_jobs.gpus,
+                                 &s->cluster_trace, &count, ld->err);
+    free(text);
+    s->cluster_jobs.jobs = s->cluster_trace;
+    s->cluster_jobs.n_jobs = count;
+    return rc;
+}
+
+/* The leaf domain of the scenario's <fabric>, in GPUs, when the placement
+ * omits gpus-per-leaf: a rail-optimised fabric's SU of nodes-per-su nodes
+ * (rail-aligned: one hop inside, hardware.md 6.2); a fat-tree's or
+ * leaf-spine's host ports per tier-1 switch (fabric_count), one port per
+ * GPU. 0 with why when the fabric gives none. */
+static uint32_t fabric_leaf_gpus(const scn_scenario *s, char *why, size_t size)
+{
+    const fabric_config *f = &s->fabric;
+    const char *name = fabric_topology_name(f->topology);
+    if (!s->has_fabric) {
+        snprintf(why, size, "gpus-per-leaf is needed (the cluster has no <fabric> to read "
+                 "it from)");
+        return 0;
+    }
+    if (strcmp(name, "rail-optimized") == 0)
+        return f->shape.nodes_per_su * (f->gpus_per_node ? f->gpus_per_node : 1);
+    topo_counts parts;
+    sim_error err;
+    sim_error_clear(&err);
+    if ((strcmp(name, "fat-tree") && strcmp(name, "leaf-spine")) || f->shape.nics_per_node ||
+        fabric_count(f, &parts, &err) || !parts.switches[1] ||
+        parts.hosts % parts.switches[1]) {
+        snprintf(why, size, "gpus-per-leaf is needed: the %s <fabric> gives no leaf of whole "
+                 "GPUs the placement reads", name);
+        return 0;
+    }
+    return (uint32_t)(parts.hosts / parts.switches[1]);
+}
+
+/* <placement>: the policy and the unit sizes; a node's GPUs default to the
+ * fabric's gpus-per-node, else the GPU's scale-up domain (the catalog); a
+ * leaf's to the fabric's (fabric_leaf_gpus) */
+static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    cluster_config *c = &s->cluster_jobs;
+    char policy[32];
+    copy_attr(n, "policy", policy, sizeof policy);
+    c->placer = cluster_placer_find(policy);
+    if (!c->placer)
+        return node_error(ld, n, "policy", "unknown placement; use %s", cluster_placer_names());
+    c->node_gpus = s->has_fabric && s->fabric.gpus_per_node ? s->fabric.gpus_per_node
+                   : s->gpu.scaleup_domain                ? s->gpu.scaleup_domain
+                                                          : 1;
+    if (!has_attr(n, "gpus-per-node")) {
+        char text[128];
+        snprintf(text, sizeof text, "gpus-per-node %u (the %s)", c->node_gpus,
+                 s->has_fabric ? "fabric's gpus-per-node" : "GPU's scale-up domain, catalog");
+        note_default(s, text);
+    }
+    int rc = gpus_attr(ld, n, "gpus-per-node", 0, c->gpus, &c->node_gpus);
+    if (!rc && !has_attr(n, "gpus-per-leaf")) {
+        char why[160], text[160];
+        c->leaf_gpus = fabric_leaf_gpus(s, why, sizeof why);
+        if (!c->leaf_gpus)
+            return node_error(ld, n, NULL, "%s", why);
+        snprintf(text, sizeof text, "gpus-per-leaf %u (the %s fabric's leaf)", c->leaf_gpus,
+                 fabric_topology_name(s->fabric.topology));
+        note_default(s, text);
+    }
+    if (!rc)
+        rc = gpus_attr(ld, n, "gpus-per-leaf", 0, c->gpus, &c->leaf_gpus);
+    c->su_gpus = c->gpus;
+    if (!rc && !has_attr(n, "gpus-per-su"))
+        note_default(s, "gpus-per-su: the whole cluster (one SU)");
+    if (!rc)
+        rc = gpus_attr(ld, n, "gpus-per-su", 0, c->gpus, &c->su_gpus);
+    if (rc)
+        return rc;
+    if (c->leaf_gpus % c->node_gpus)
+        return node_error(ld, n, "gpus-per-leaf", "gpus-per-leaf %u is not a whole number of "
+                          "nodes of %u GPUs", c->leaf_gpus, c->node_gpus);
+    if (c->gpus % c->leaf_gpus)
+        return node_error(ld, n, "gpus-per-leaf", "the cluster's %u GPUs are not a whole "
+                          "number of leaves of %u GPUs", c->gpus, c->leaf_gpus);
+    if (c->su_gpus % c->leaf_gpus)
+        return node_error(ld, n, "gpus-per-su", "gpus-per-su %u is not a whole number of "
+                          "leaves of %u GPUs", c->su_gpus, c->leaf_gpus);
+    return 0;
+}
+
+int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "cluster-jobs");
+    if (!n)
+        return 0;
+    s->has_cluster_jobs = 1;
+    cluster_config *c = &s->cluster_jobs;
+    memset(c, 0, sizeof *c);
+    if (s->campaign.gpu_count > CLUSTER_MAX_GPUS)
+        return node_error(ld, n, NULL, "%llu GPUs: the cluster tier holds at most %u",
+                          (unsigned long long)s->campaign.gpu_count, CLUSTER_MAX_GPUS);
+    c->gpus = (uint32_t)s->campaign.gpu_count;
+    c->seed = s->seed;
+    xmlNode *sched = child(n, "scheduler");
+    char policy[32];
+    copy_attr(sched, "policy", policy, sizeof policy);
+    c->sched = cluster_sched_find(policy);
+    if (!c->sched)
+        return node_error(ld, sched, "policy", "unknown scheduler; use %s",
+                          cluster_sched_names());
+    int rc = parse_placement(ld, child(n, "placement"), s);
+    if (rc)
+        return rc;
+    xmlNode *trace = child(n, "trace"), *arrivals = child(n, "arrivals");
+    xmlNode *sizes = child(n, "sizes"), *dur = child(n, "duration");
+    if (trace && (arrivals || sizes || dur))
+        return node_error(ld, trace, NULL, "a <trace> gives every job: drop <arrivals>, "
+                          "<sizes> and <duration>");
+    if (trace)
+        return parse_trace(ld, trace, s);
+    if (!arrivals || !sizes || !dur)
+        return node_error(ld, n, NULL, "a job stream needs <arrivals>, <sizes> and <duration> "
+                          "(no built-in distributions: docs/cluster.md), or a <trace>");
+    rc = parse_arrivals(ld, arrivals, &c->stream);
+    if (!rc)
+        rc = parse_sizes(ld, sizes, c->gpus, &c->stream);
+    if (!rc)
+        rc = parse_duration(ld, dur, &c->stream.dur);
+    return rc;
+}
