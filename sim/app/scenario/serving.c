@@ -19,6 +19,7 @@
 #define DEFAULT_BATCH_TOKENS 8192u /* A: the token budget of one iteration */
 #define DEFAULT_SEQUENCES 256u     /* A: running sequences per replica */
 #define MAX_TOKENS_ATTR 1e7
+#define DEFAULT_DIURNAL_PERIOD_S 86400.0 /* a day */
 
 static void note_default(scn_scenario *s, const char *text)
 {
@@ -148,8 +149,36 @@ static int parse_length(loader *ld, xmlNode *n, serve_length *l)
     return rc;
 }
 
-static int parse_arrivals(loader *ld, xmlNode *n, serve_config *c)
+/* diurnal-amplitude="50%" [diurnal-period="24h"] [diurnal-peak="14h"]: the
+ * rate times 1 + a cos(2 pi (t - peak) / period), Poisson only */
+static int parse_diurnal(loader *ld, xmlNode *n, scn_scenario *s)
 {
+    serve_config *c = &s->serving;
+    if (c->arrival != SERVE_POISSON)
+        return node_error(ld, n, "diurnal-amplitude", "a diurnal rate applies to "
+                          "process=\"poisson\" only");
+    int rc = get_fraction(ld, n, "diurnal-amplitude", &c->diurnal_amplitude);
+    c->diurnal_period_s = DEFAULT_DIURNAL_PERIOD_S;
+    if (!rc && has_attr(n, "diurnal-period")) {
+        rc = get_quantity(ld, n, "diurnal-period", SIM_DIM_TIME, 1, &c->diurnal_period_s);
+        if (!rc)
+            rc = positive(ld, n, "diurnal-period", c->diurnal_period_s, 3.2e7, " s (a year)");
+    } else if (!rc) {
+        note_default(s, "diurnal-period 24 h (a day)");
+    }
+    if (!rc && has_attr(n, "diurnal-peak")) {
+        rc = get_quantity(ld, n, "diurnal-peak", SIM_DIM_TIME, 1, &c->diurnal_peak_s);
+        if (!rc && !(c->diurnal_peak_s >= 0 && c->diurnal_peak_s <= 3.2e7))
+            rc = node_error(ld, n, "diurnal-peak", "diurnal-peak must be from 0 to a year");
+    } else if (!rc) {
+        note_default(s, "diurnal-peak 0 s: the run starts at the peak (A)");
+    }
+    return rc;
+}
+
+static int parse_arrivals(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
     char process[32];
     copy_attr(n, "process", process, sizeof process);
     if (serve_arrival_parse(process, &c->arrival))
@@ -187,6 +216,8 @@ static int parse_arrivals(loader *ld, xmlNode *n, serve_config *c)
         if (!rc)
             rc = positive(ld, n, "cv", c->cv, 100, "");
     }
+    if (!rc && has_attr(n, "diurnal-amplitude"))
+        rc = parse_diurnal(ld, n, s);
     return rc;
 }
 
@@ -228,7 +259,7 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
     if (!rc && !c->router)
         rc = node_error(ld, router, "policy", "unknown router; use %s", serve_router_names());
     if (!rc)
-        rc = parse_arrivals(ld, child(n, "arrivals"), c);
+        rc = parse_arrivals(ld, child(n, "arrivals"), s);
     if (!rc)
         rc = parse_length(ld, child(n, "prompt"), &c->prompt);
     if (!rc)
