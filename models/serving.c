@@ -235,7 +235,7 @@ static int new_request(serve_sim *s)
         return -1;
     rp->wait[(rp->wait_head + rp->wait_n) % rp->wait_cap] = id;
     rp->wait_n++;
-    rp->outstanding++;
+    s->outstanding[r]++;
     serve_account(s);
     s->in_system++;
     if (!rp->busy) { /* after every arrival due now: they may join the first batch */
@@ -333,7 +333,7 @@ static void finish(serve_sim *s, uint32_t id)
     serve_req *q = &s->req[id];
     q->state = REQ_DONE;
     q->end_s = sim_now(s->eng);
-    s->rep[q->replica].outstanding--;
+    s->outstanding[q->replica]--;
     serve_account(s);
     s->in_system--;
     s->out->finished++;
@@ -432,6 +432,7 @@ static void sim_free(serve_sim *s)
         free(s->rep[r].run);
     }
     free(s->rep);
+    free(s->outstanding);
     free(s->req);
     free(s->free_ids);
     free(s->prefilling);
@@ -458,8 +459,9 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     s.arrival_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.length_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rep = calloc(c->replicas, sizeof *s.rep);
-    int ok = s.eng && s.arrival_rng && s.length_rng && s.rep && !serve_stats_init(&s.stats, c) &&
-             !serve_iter_cache_init(&s.iter, c);
+    s.outstanding = calloc(c->replicas, sizeof *s.outstanding);
+    int ok = s.eng && s.arrival_rng && s.length_rng && s.rep && s.outstanding &&
+             !serve_stats_init(&s.stats, c) && !serve_iter_cache_init(&s.iter, c);
     for (uint32_t r = 0; ok && r < c->replicas; r++) {
         s.rep[r].blocks_total = blocks;
         s.rep[r].run_cap = c->max_sequences;

@@ -28,8 +28,9 @@
  * (collective.h ring); then the output layer on the sequences that emit a
  * token. Layers are identical, so one is timed and multiplied.
  *
- * Arrivals: Poisson, Gamma renewal (burstiness by the coefficient of
- * variation; cv 1 is Poisson), or closed loop (a fixed number of clients,
+ * Arrivals: Poisson (optionally with a diurnal rate, by thinning), Gamma
+ * renewal (burstiness by the coefficient of variation; cv 1 is Poisson),
+ * or closed loop (a fixed number of clients,
  * each sending its next request when the previous finishes: a fixed batch,
  * as the throughput benchmarks run). Lengths: fixed, uniform, lognormal.
  * Arrivals stop at duration_s (closed loop: once max_requests have been

@@ -38,7 +38,6 @@ typedef struct serve_replica {
     uint32_t *run;         /* running ids, oldest admitted first */
     uint32_t run_n, run_cap;
     double blocks_total, blocks_used;
-    uint32_t outstanding;  /* requests routed here and not finished */
     int busy;
 } serve_replica;
 
@@ -81,6 +80,8 @@ typedef struct serve_sim {
     serve_stats stats;
     serve_iter_cache iter;
     serve_replica *rep;
+    uint32_t *outstanding;    /* per replica: requests routed there and not finished (dense:
+                                 the least-loaded router scans it on every arrival) */
     uint32_t router_rotor;
     uint64_t sent;         /* requests generated so far */
     int failed;            /* out of memory inside an event: stop */

@@ -11,8 +11,6 @@ static uint32_t pick_round_robin(serve_sim *s, uint32_t id)
     return r;
 }
 
-static double outstanding(const serve_replica *rp) { return rp->outstanding; }
-
 static double used_kv(const serve_replica *rp) { return rp->blocks_used - rp->blocks_total; }
 
 /* The least key over the replicas, ties to the first after the rotor (so
@@ -20,7 +18,7 @@ static double used_kv(const serve_replica *rp) { return rp->blocks_used - rp->bl
  * the first of equals wins. O(replicas) per arrival in two plain loops
  * (no modulo; GCC clones it per key): at 250 replicas it costs less than
  * drawing the request's lengths (bench_serve), so no heap. */
-static inline uint32_t pick_min(serve_sim *s, double (*key)(const serve_replica *))
+static uint32_t pick_min(serve_sim *s, double (*key)(const serve_replica *))
 {
     const serve_replica *rep = s->rep;
     uint32_t n = s->c->replicas, rotor = s->router_rotor, best = rotor;
@@ -43,10 +41,24 @@ static inline uint32_t pick_min(serve_sim *s, double (*key)(const serve_replica 
     return best;
 }
 
+/* pick_min over the dense counts (the hot case: a plain uint32 scan) */
 static uint32_t pick_least_loaded(serve_sim *s, uint32_t id)
 {
     (void)id;
-    return pick_min(s, outstanding);
+    const uint32_t *load = s->outstanding;
+    uint32_t n = s->c->replicas, rotor = s->router_rotor, best = rotor, best_load = load[rotor];
+    for (uint32_t r = rotor + 1; r < n; r++)
+        if (load[r] < best_load) {
+            best_load = load[r];
+            best = r;
+        }
+    for (uint32_t r = 0; r < rotor; r++)
+        if (load[r] < best_load) {
+            best_load = load[r];
+            best = r;
+        }
+    s->router_rotor = best + 1 < n ? best + 1 : 0;
+    return best;
 }
 
 static uint32_t pick_most_free_kv(serve_sim *s, uint32_t id)
