@@ -14,7 +14,8 @@
 
 const double serve_quantile_p[SERVE_QUANTILES] = {0.50, 0.90, 0.99};
 
-static const char *const arrival_names[SERVE_ARRIVAL_COUNT] = {"poisson", "gamma", "closed"};
+static const char *const arrival_names[SERVE_ARRIVAL_COUNT] = {"poisson", "gamma", "closed",
+                                                                   "trace"};
 static const char *const length_names[SERVE_LEN_COUNT] = {"fixed", "uniform", "lognormal"};
 
 const char *serve_arrival_name(int a)
@@ -108,7 +109,18 @@ int serve_config_check(const serve_config *c, sim_error *err)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: no router");
     if (c->arrival < 0 || c->arrival >= SERVE_ARRIVAL_COUNT)
         return bad(err, "arrival process", c->arrival, "unknown");
-    if (c->arrival != SERVE_CLOSED && (!(c->rate_per_s > 0) || c->rate_per_s > 1e9))
+    int timed = c->arrival == SERVE_POISSON || c->arrival == SERVE_GAMMA; /* rate, duration */
+    if (c->arrival == SERVE_TRACE && (!c->trace || c->n_trace < 1 || c->n_trace > 1000000000ull))
+        return bad(err, "trace", (double)c->n_trace, "needs 1 to 1e9 requests");
+    for (uint64_t i = 0; c->arrival == SERVE_TRACE && i < c->n_trace; i++) {
+        const serve_trace_row *t = &c->trace[i];
+        if (!(t->arrival_s >= 0 && t->arrival_s <= 3.2e7) ||
+            (i && t->arrival_s < c->trace[i - 1].arrival_s) || t->prompt < 1 || t->output < 1 ||
+            t->prompt > 1e7 || t->output > 1e7)
+            return bad(err, "trace row", (double)i, "arrivals from 0 to a year in time order, "
+                                                   "1 to 1e7 tokens");
+    }
+    if (timed && (!(c->rate_per_s > 0) || c->rate_per_s > 1e9))
         return bad(err, "rate", c->rate_per_s, "must be in (0, 1e9] requests per second");
     if (c->arrival == SERVE_GAMMA && !(c->cv > 0 && c->cv <= 100))
         return bad(err, "cv", c->cv, "must be in (0, 100]");
@@ -125,7 +137,7 @@ int serve_config_check(const serve_config *c, sim_error *err)
                                      || !isfinite(c->diurnal_peak_s)))
         return bad(err, "diurnal period", c->diurnal_period_s, "must be > 0 s (and the peak "
                                                                "finite)");
-    if (c->arrival != SERVE_CLOSED && (!(c->duration_s > 0) || c->duration_s > 3.2e7))
+    if (timed && (!(c->duration_s > 0) || c->duration_s > 3.2e7))
         return bad(err, "duration", c->duration_s, "must be in (0, 1 year] seconds");
     if (c->max_requests > 1000000000ull)
         return bad(err, "requests", (double)c->max_requests, "must be at most 1e9");
@@ -140,7 +152,8 @@ int serve_config_check(const serve_config *c, sim_error *err)
 
 double serve_expected_requests(const serve_config *c)
 {
-    double n = c->arrival == SERVE_CLOSED ? (double)c->max_requests
+    double n = c->arrival == SERVE_TRACE    ? (double)c->n_trace
+               : c->arrival == SERVE_CLOSED ? (double)c->max_requests
                                           : c->rate_per_s * c->duration_s *
                                                 (1 + c->diurnal_amplitude); /* the peak's */
     if (c->arrival == SERVE_GAMMA) /* a renewal count's variance: n cv^2 */
@@ -214,8 +227,13 @@ static int new_request(serve_sim *s)
     q->seq = s->sent;
     q->arrival_s = sim_now(s->eng);
     q->first_sched_s = q->first_token_s = -1;
-    q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
-    q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
+    if (s->c->arrival == SERVE_TRACE) {
+        q->orig_prompt = q->prompt = s->c->trace[s->sent].prompt;
+        q->output = s->c->trace[s->sent].output;
+    } else {
+        q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
+        q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
+    }
     s->sent++;
     s->out->arrived++;
     s->out->arrivals_end_s = q->arrival_s;
@@ -303,6 +321,12 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
     serve_sim *s = ctx;
     if (new_request(s) < 0) {
         fail(s);
+        return;
+    }
+    if (s->c->arrival == SERVE_TRACE) { /* the next row, if any */
+        if (s->sent < s->c->n_trace && may_send(s))
+            sim_schedule_at(eng, s->c->trace[s->sent].arrival_s, 0, KIND_SERVE_ARRIVAL,
+                            on_arrival, s, 0);
         return;
     }
     double t = next_arrival(s, sim_now(eng));
@@ -479,6 +503,8 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
         for (unsigned i = 0; i < c->clients && !s.failed; i++)
             if (closed_send(&s) < 0)
                 fail(&s);
+    } else if (c->arrival == SERVE_TRACE) {
+        sim_schedule_at(s.eng, c->trace[0].arrival_s, 0, KIND_SERVE_ARRIVAL, on_arrival, &s, 0);
     } else {
         double t = next_arrival(&s, 0);
         if (t <= c->duration_s)

@@ -30,7 +30,7 @@
  *
  * Arrivals: Poisson (optionally with a diurnal rate, by thinning), Gamma
  * renewal (burstiness by the coefficient of variation; cv 1 is Poisson),
- * or closed loop (a fixed number of clients,
+ * a trace (each request's arrival and lengths given), or closed loop (a fixed number of clients,
  * each sending its next request when the previous finishes: a fixed batch,
  * as the throughput benchmarks run). Lengths: fixed, uniform, lognormal.
  * Arrivals stop at duration_s (closed loop: once max_requests have been
@@ -51,7 +51,8 @@
 #include "error.h"
 #include "model.h"
 
-enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_ARRIVAL_COUNT };
+enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_TRACE,
+                     SERVE_ARRIVAL_COUNT };
 enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
                          SERVE_LEN_COUNT };
 
@@ -63,6 +64,12 @@ typedef struct serve_length {
     double a, b;
     double max;
 } serve_length;
+
+/* One request of a trace: when it arrives and its lengths. */
+typedef struct serve_trace_row {
+    double arrival_s;
+    uint32_t prompt, output;
+} serve_trace_row;
 
 /* A router: picks the replica for a new request (serving_router.c holds the
  * table: one line per policy). */
@@ -108,6 +115,9 @@ typedef struct serve_config {
     double diurnal_period_s, diurnal_peak_s;
     uint64_t max_requests;        /* stop arriving after this many (0: no cap; closed loop
                                      needs one) */
+    const serve_trace_row *trace; /* SERVE_TRACE: the requests, in time order (the caller's;
+                                     they replace the rate, duration and lengths) */
+    uint64_t n_trace;
     serve_length prompt, output;
     /* the service-level objective (0: none) */
     double slo_ttft_s, slo_tpot_s;

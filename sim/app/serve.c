@@ -81,7 +81,10 @@ static void describe_length(const serve_length *l, char *buf, size_t size)
 
 static void describe_arrivals(const serve_config *c, char *buf, size_t size)
 {
-    if (c->arrival == SERVE_CLOSED)
+    if (c->arrival == SERVE_TRACE)
+        snprintf(buf, size, "trace, %llu requests from %.6g s to %.6g s", (unsigned long long)
+                 c->n_trace, c->trace[0].arrival_s, c->trace[c->n_trace - 1].arrival_s);
+    else if (c->arrival == SERVE_CLOSED)
         snprintf(buf, size, "closed loop, %u clients, %llu requests", c->clients,
                  (unsigned long long)c->max_requests);
     else if (c->arrival == SERVE_GAMMA)
@@ -145,6 +148,10 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
     char prompt[128], output[128], arrivals[160];
     describe_length(&c->prompt, prompt, sizeof prompt);
     describe_length(&c->output, output, sizeof output);
+    if (c->arrival == SERVE_TRACE) {
+        snprintf(prompt, sizeof prompt, "the trace's (mean %.0f tokens)", c->prompt.a);
+        snprintf(output, sizeof output, "the trace's (mean %.0f tokens)", c->output.a);
+    }
     describe_arrivals(c, arrivals, sizeof arrivals);
     printf("dcsim serve: %s%s%s on %u x %s (%.1f GB): %u replicas of tp %u%s%s%s\n",
            c->arch.name, s->name[0] ? " - " : "", s->name, c->replicas * c->tp, s->gpu.name,

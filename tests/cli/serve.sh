@@ -93,6 +93,16 @@ n_peak=$("$dcsim" serve --quiet --json "$ex" --set serving/arrivals/@duration=15
          --set serving/arrivals/@diurnal-amplitude=80% --set serving/arrivals/@diurnal-period=600s |
          $py -c 'import json,sys; print(json.load(sys.stdin)["arrived"])')
 [ "$n_peak" -gt "$n_flat" ] || { echo "FAIL: diurnal from the peak $n_peak <= flat $n_flat"; fail=1; }
+# a trace: every row arrives and finishes, with the trace's tokens (64+16+128+1+200+50)
+trace=$src/tests/scenarios/serving-trace.xml
+"$dcsim" serve --quiet --json "$trace" | $py -c '
+import json, sys
+d = json.load(sys.stdin)
+ok = d["arrived"] == 6 and d["finished"] == 6 and d["output_tokens_per_s"] * d["end_s"] > 458.99 \
+     and d["output_tokens_per_s"] * d["end_s"] < 459.01 and d["end_s"] > 10
+print("ok: trace" if ok else "FAIL: trace %r" % d)
+sys.exit(0 if ok else 1)
+' || fail=1
 bad "run refuses a fleet" "has no <job>: it describes an inference fleet; run it with dcsim serve" \
     "$dcsim" run --quiet "$ex"
 bad "step refuses a fleet" "run it with dcsim serve" "$dcsim" step "$ex"

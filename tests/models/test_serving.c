@@ -404,6 +404,49 @@ static void test_diurnal(void)
     CHECK(serve_config_check(&c, &err) != 0);
 }
 
+/* a trace: each request arrives when its row says, with its lengths;
+ * widely spaced rows on one replica are served alone (the single-request
+ * closed form each), rows at the same instant share the first batch */
+static void test_trace(void)
+{
+    serve_config c = base();
+    serve_trace_row rows[] = {{0, 512, 8}, {10, 256, 4}, {20, 512, 8}};
+    c.arrival = SERVE_TRACE;
+    c.trace = rows;
+    c.n_trace = 3;
+    c.max_requests = 0;
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    double ttft_a, e2e_a = alone_s(&c, 512, 8, &ttft_a);
+    double ttft_b, e2e_b = alone_s(&c, 256, 4, &ttft_b);
+    CHECK_INT_EQ(r.arrived, 3);
+    CHECK_INT_EQ(r.finished, 3);
+    CHECK_INT_EQ(r.output_tokens, 20);
+    CHECK_INT_EQ(r.prompt_tokens, 1280);
+    CHECK(r.arrivals_end_s == 20);
+    CHECK_REL(r.end_s, 20 + e2e_a, 1e-12);
+    CHECK_REL(r.e2e.max_s, e2e_a, 1e-12);
+    CHECK_REL(r.e2e.q_s[0], e2e_a, 1e-12); /* nearest rank of {b, a, a}: a */
+    CHECK_REL(r.ttft.q_s[0], ttft_a, 1e-12);
+    CHECK_REL(r.e2e.mean_s, (2 * e2e_a + e2e_b) / 3, 1e-12);
+    CHECK_REL(r.ttft.mean_s, (2 * ttft_a + ttft_b) / 3, 1e-12);
+    CHECK(r.queue.max_s == 0);
+    /* two at once: one batch holds both prompts */
+    serve_trace_row together[] = {{1, 512, 8}, {1, 512, 8}};
+    c.trace = together;
+    c.n_trace = 2;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    CHECK_INT_EQ(r.iterations, 8);
+    CHECK(r.arrivals_end_s == 1);
+    /* out of order: refused */
+    serve_trace_row back[] = {{2, 512, 8}, {1, 512, 8}};
+    c.trace = back;
+    CHECK(serve_config_check(&c, &err) != 0);
+    c.n_trace = 0;
+    CHECK(serve_config_check(&c, &err) != 0);
+}
+
 int main(void)
 {
     test_single_request();
@@ -414,5 +457,6 @@ int main(void)
     test_histogram_quantiles();
     test_size();
     test_diurnal();
+    test_trace();
     return check_report();
 }

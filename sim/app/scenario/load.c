@@ -211,7 +211,8 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         *out = s;
         fputs(ld.warnings, stderr);
     } else {
-        free(s.stragglers); /* the only allocation a failed load may have made */
+        free(s.stragglers); /* the only allocations a failed load may have made */
+        free(s.serving_trace);
     }
     return rc;
 }
@@ -239,5 +240,6 @@ void scn_scenario_free(scn_scenario *s)
         free(s->included[i]);
     free(s->included);
     free(s->stragglers);
+    free(s->serving_trace);
     memset(s, 0, sizeof *s);
 }

@@ -182,7 +182,10 @@ static int parse_arrivals(loader *ld, xmlNode *n, scn_scenario *s)
     char process[32];
     copy_attr(n, "process", process, sizeof process);
     if (serve_arrival_parse(process, &c->arrival))
-        return node_error(ld, n, "process", "unknown process; use poisson, gamma or closed");
+        return node_error(ld, n, "process", "unknown process; use poisson, gamma, closed or "
+                          "trace");
+    if (c->arrival == SERVE_TRACE)
+        return parse_serving_trace(ld, n, s);
     int rc = 0;
     double requests = 0;
     if (has_attr(n, "requests")) {
@@ -219,6 +222,34 @@ static int parse_arrivals(loader *ld, xmlNode *n, scn_scenario *s)
     if (!rc && has_attr(n, "diurnal-amplitude"))
         rc = parse_diurnal(ld, n, s);
     return rc;
+}
+
+/* <prompt> and <output>, which a trace replaces */
+static int serving_lengths(loader *ld, xmlNode *n, serve_config *c)
+{
+    static const char *const names[2] = {"prompt", "output"};
+    serve_length *l[2] = {&c->prompt, &c->output};
+    int rc = 0;
+    for (int i = 0; !rc && i < 2; i++) {
+        xmlNode *e = child(n, names[i]);
+        rc = e ? parse_length(ld, e, l[i])
+               : node_error(ld, n, NULL, "<serving> needs <%s> (its length distribution) "
+                            "unless the arrivals are a trace", names[i]);
+    }
+    return rc;
+}
+
+/* a trace's lengths as fixed ones at their means (for the printed
+ * iteration model and the checks; the requests keep their own) */
+static void trace_lengths(serve_config *c)
+{
+    double p = 0, o = 0;
+    for (uint64_t i = 0; i < c->n_trace; i++) {
+        p += c->trace[i].prompt;
+        o += c->trace[i].output;
+    }
+    c->prompt = (serve_length){SERVE_LEN_FIXED, floor(p / c->n_trace + 0.5), 0, 0};
+    c->output = (serve_length){SERVE_LEN_FIXED, floor(o / c->n_trace + 0.5), 0, 0};
 }
 
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
@@ -260,10 +291,10 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
         rc = node_error(ld, router, "policy", "unknown router; use %s", serve_router_names());
     if (!rc)
         rc = parse_arrivals(ld, child(n, "arrivals"), s);
-    if (!rc)
-        rc = parse_length(ld, child(n, "prompt"), &c->prompt);
-    if (!rc)
-        rc = parse_length(ld, child(n, "output"), &c->output);
+    if (!rc && c->arrival == SERVE_TRACE) /* the trace gives the lengths */
+        trace_lengths(c);
+    else if (!rc)
+        rc = serving_lengths(ld, n, c);
     xmlNode *slo = child(n, "slo");
     if (!rc && slo) {
         rc = get_quantity(ld, slo, "ttft", SIM_DIM_TIME, 0, &c->slo_ttft_s);
