@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_math.h> /* M_PI, whatever the C dialect */
 #include <gsl/gsl_randist.h>
 
 #include "event_kinds.h"
@@ -13,7 +14,8 @@
 
 const double serve_quantile_p[SERVE_QUANTILES] = {0.50, 0.90, 0.99};
 
-static const char *const arrival_names[SERVE_ARRIVAL_COUNT] = {"poisson", "gamma", "closed"};
+static const char *const arrival_names[SERVE_ARRIVAL_COUNT] = {"poisson", "gamma", "closed",
+                                                                   "trace"};
 static const char *const length_names[SERVE_LEN_COUNT] = {"fixed", "uniform", "lognormal"};
 
 const char *serve_arrival_name(int a)
@@ -107,7 +109,18 @@ int serve_config_check(const serve_config *c, sim_error *err)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: no router");
     if (c->arrival < 0 || c->arrival >= SERVE_ARRIVAL_COUNT)
         return bad(err, "arrival process", c->arrival, "unknown");
-    if (c->arrival != SERVE_CLOSED && (!(c->rate_per_s > 0) || c->rate_per_s > 1e9))
+    int timed = c->arrival == SERVE_POISSON || c->arrival == SERVE_GAMMA; /* rate, duration */
+    if (c->arrival == SERVE_TRACE && (!c->trace || c->n_trace < 1 || c->n_trace > 1000000000ull))
+        return bad(err, "trace", (double)c->n_trace, "needs 1 to 1e9 requests");
+    for (uint64_t i = 0; c->arrival == SERVE_TRACE && i < c->n_trace; i++) {
+        const serve_trace_row *t = &c->trace[i];
+        if (!(t->arrival_s >= 0 && t->arrival_s <= 3.2e7) ||
+            (i && t->arrival_s < c->trace[i - 1].arrival_s) || t->prompt < 1 || t->output < 1 ||
+            t->prompt > 1e7 || t->output > 1e7)
+            return bad(err, "trace row", (double)i, "arrivals from 0 to a year in time order, "
+                                                   "1 to 1e7 tokens");
+    }
+    if (timed && (!(c->rate_per_s > 0) || c->rate_per_s > 1e9))
         return bad(err, "rate", c->rate_per_s, "must be in (0, 1e9] requests per second");
     if (c->arrival == SERVE_GAMMA && !(c->cv > 0 && c->cv <= 100))
         return bad(err, "cv", c->cv, "must be in (0, 100]");
@@ -115,7 +128,16 @@ int serve_config_check(const serve_config *c, sim_error *err)
                                        c->max_requests < c->clients))
         return bad(err, "clients", c->clients, "closed loop needs 1 to 1e7 clients and "
                                                "requests >= clients");
-    if (c->arrival != SERVE_CLOSED && (!(c->duration_s > 0) || c->duration_s > 3.2e7))
+    if (!(c->diurnal_amplitude >= 0 && c->diurnal_amplitude <= 1))
+        return bad(err, "diurnal amplitude", c->diurnal_amplitude, "must be in [0, 1]");
+    if (c->diurnal_amplitude > 0 && c->arrival != SERVE_POISSON)
+        return bad(err, "diurnal amplitude", c->diurnal_amplitude, "applies to Poisson "
+                                                                    "arrivals only");
+    if (c->diurnal_amplitude > 0 && (!(c->diurnal_period_s > 0) || !isfinite(c->diurnal_period_s)
+                                     || !isfinite(c->diurnal_peak_s)))
+        return bad(err, "diurnal period", c->diurnal_period_s, "must be > 0 s (and the peak "
+                                                               "finite)");
+    if (timed && (!(c->duration_s > 0) || c->duration_s > 3.2e7))
         return bad(err, "duration", c->duration_s, "must be in (0, 1 year] seconds");
     if (c->max_requests > 1000000000ull)
         return bad(err, "requests", (double)c->max_requests, "must be at most 1e9");
@@ -128,12 +150,12 @@ int serve_config_check(const serve_config *c, sim_error *err)
     return serve_memory(c, NULL, NULL, NULL, err);
 }
 
-size_t serve_request_bytes(void) { return sizeof(serve_req) + 4 * sizeof(double); }
-
 double serve_expected_requests(const serve_config *c)
 {
-    double n = c->arrival == SERVE_CLOSED ? (double)c->max_requests
-                                          : c->rate_per_s * c->duration_s;
+    double n = c->arrival == SERVE_TRACE    ? (double)c->n_trace
+               : c->arrival == SERVE_CLOSED ? (double)c->max_requests
+                                          : c->rate_per_s * c->duration_s *
+                                                (1 + c->diurnal_amplitude); /* the peak's */
     if (c->arrival == SERVE_GAMMA) /* a renewal count's variance: n cv^2 */
         n += 10 * sqrt(n) * c->cv;
     else if (c->arrival == SERVE_POISSON)
@@ -183,21 +205,35 @@ static void on_start(sim_engine *eng, void *ctx, uint64_t data)
 
 static int new_request(serve_sim *s)
 {
-    if (s->n_req == s->cap_req) {
-        uint64_t cap = s->cap_req ? 2 * s->cap_req : 1024;
-        serve_req *q = realloc(s->req, cap * sizeof *q);
-        if (!q)
-            return -1;
-        s->req = q;
-        s->cap_req = cap;
+    uint32_t id;
+    if (s->n_free) {
+        id = s->free_ids[--s->n_free];
+    } else {
+        if (s->n_req == s->cap_req) {
+            uint64_t cap = s->cap_req ? 2 * s->cap_req : 1024;
+            serve_req *q = realloc(s->req, cap * sizeof *q);
+            uint32_t *f = q ? realloc(s->free_ids, cap * sizeof *f) : NULL;
+            if (q)
+                s->req = q;
+            if (!f)
+                return -1;
+            s->free_ids = f;
+            s->cap_req = cap;
+        }
+        id = (uint32_t)s->n_req++;
     }
-    uint32_t id = (uint32_t)s->n_req++;
     serve_req *q = &s->req[id];
     memset(q, 0, sizeof *q);
+    q->seq = s->sent;
     q->arrival_s = sim_now(s->eng);
     q->first_sched_s = q->first_token_s = -1;
-    q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
-    q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
+    if (s->c->arrival == SERVE_TRACE) {
+        q->orig_prompt = q->prompt = s->c->trace[s->sent].prompt;
+        q->output = s->c->trace[s->sent].output;
+    } else {
+        q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
+        q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
+    }
     s->sent++;
     s->out->arrived++;
     s->out->arrivals_end_s = q->arrival_s;
@@ -206,6 +242,7 @@ static int new_request(serve_sim *s)
     if (blocks > s->rep[0].blocks_total) {
         q->state = REQ_DROPPED;
         s->out->dropped++;
+        s->free_ids[s->n_free++] = id;
         return 1;
     }
     uint32_t r = s->c->router->pick(s, id);
@@ -216,7 +253,7 @@ static int new_request(serve_sim *s)
         return -1;
     rp->wait[(rp->wait_head + rp->wait_n) % rp->wait_cap] = id;
     rp->wait_n++;
-    rp->outstanding++;
+    s->outstanding[r]++;
     serve_account(s);
     s->in_system++;
     if (!rp->busy) { /* after every arrival due now: they may join the first batch */
@@ -240,6 +277,26 @@ static double next_gap(serve_sim *s)
         return gsl_ran_gamma(s->arrival_rng, k, 1.0 / (k * c->rate_per_s));
     }
     return gsl_ran_exponential(s->arrival_rng, 1.0 / c->rate_per_s);
+}
+
+/* the next arrival after t: a gap, or with a diurnal rate the first
+ * candidate of the peak-rate stream that thinning keeps (candidates past
+ * the duration end the search: the caller stops there) */
+static double next_arrival(serve_sim *s, double t)
+{
+    const serve_config *c = s->c;
+    double a = c->diurnal_amplitude;
+    if (!(a > 0))
+        return t + next_gap(s);
+    for (;;) {
+        t += gsl_ran_exponential(s->arrival_rng, 1.0 / (c->rate_per_s * (1 + a)));
+        if (t > c->duration_s)
+            return t;
+        double keep = (1 + a * cos(2 * M_PI * (t - c->diurnal_peak_s) / c->diurnal_period_s)) /
+                      (1 + a);
+        if (gsl_rng_uniform(s->arrival_rng) < keep)
+            return t;
+    }
 }
 
 static int may_send(const serve_sim *s)
@@ -266,7 +323,13 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
         fail(s);
         return;
     }
-    double t = sim_now(eng) + next_gap(s);
+    if (s->c->arrival == SERVE_TRACE) { /* the next row, if any */
+        if (s->sent < s->c->n_trace && may_send(s))
+            sim_schedule_at(eng, s->c->trace[s->sent].arrival_s, 0, KIND_SERVE_ARRIVAL,
+                            on_arrival, s, 0);
+        return;
+    }
+    double t = next_arrival(s, sim_now(eng));
     if (t <= s->c->duration_s && may_send(s))
         sim_schedule_at(eng, t, 0, KIND_SERVE_ARRIVAL, on_arrival, s, 0);
 }
@@ -294,13 +357,18 @@ static void finish(serve_sim *s, uint32_t id)
     serve_req *q = &s->req[id];
     q->state = REQ_DONE;
     q->end_s = sim_now(s->eng);
-    s->rep[q->replica].outstanding--;
+    s->outstanding[q->replica]--;
     serve_account(s);
     s->in_system--;
     s->out->finished++;
     s->out->prompt_tokens += q->orig_prompt;
     s->out->output_tokens += q->output;
     s->out->end_s = q->end_s;
+    if (serve_stats_add(&s->stats, s->c, q) < 0) {
+        fail(s);
+        return;
+    }
+    s->free_ids[s->n_free++] = id; /* its slot serves the next arrival */
     if (s->c->arrival == SERVE_CLOSED && closed_send(s) < 0)
         fail(s);
 }
@@ -313,6 +381,8 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
     double now = sim_now(eng);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < rp->run_n; i++) {
+        if (i + SERVE_PREFETCH < rp->run_n) /* the records are scattered: fetch ahead */
+            __builtin_prefetch(&s->req[rp->run[i + SERVE_PREFETCH]], 1);
         uint32_t id = rp->run[i];
         serve_req *q = &s->req[id];
         if (q->step_tokens) {
@@ -330,10 +400,7 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
             }
         }
         if (q->generated >= q->output) {
-            serve_account(s);
-            rp->blocks_used -= q->blocks;
-            s->blocks_used_fleet -= q->blocks;
-            q->blocks = 0;
+            serve_set_blocks(s, q, 0);
             finish(s, id);
             if (s->failed)
                 return;
@@ -347,63 +414,13 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
 
 /* ---- results ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* nearest rank: the smallest value with at least p of the values at or below it */
-static void summarise(double *v, uint64_t n, serve_latency *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!n)
-        return;
-    qsort(v, n, sizeof *v, cmp_double);
-    double sum = 0;
-    for (uint64_t i = 0; i < n; i++)
-        sum += v[i];
-    out->mean_s = sum / n;
-    out->max_s = v[n - 1];
-    for (unsigned k = 0; k < SERVE_QUANTILES; k++) {
-        double rank = ceil(serve_quantile_p[k] * n);
-        out->q_s[k] = v[(uint64_t)(rank < 1 ? 1 : rank) - 1];
-    }
-}
-
 static int results(serve_sim *s, sim_error *err)
 {
     const serve_config *c = s->c;
     serve_result *o = s->out;
-    uint64_t n = o->finished;
-    double *v = malloc((n ? n : 1) * 4 * sizeof *v);
-    if (!v)
+    uint64_t n = o->finished, met = s->stats.met;
+    if (serve_stats_summarise(&s->stats, o->arrived, o))
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
-    double *ttft = v, *tpot = v + n, *e2e = v + 2 * n, *queue = v + 3 * n;
-    uint64_t k = 0, nt = 0, met = 0;
-    for (uint64_t i = 0; i < s->n_req; i++) {
-        const serve_req *q = &s->req[i];
-        if (q->state != REQ_DONE)
-            continue;
-        ttft[k] = q->first_token_s - q->arrival_s;
-        e2e[k] = q->end_s - q->arrival_s;
-        queue[k] = q->first_sched_s - q->arrival_s;
-        double tp = q->output >= 2 ? (q->end_s - q->first_token_s) / (q->output - 1) : 0;
-        if (q->output >= 2)
-            tpot[nt++] = tp;
-        met += (!(c->slo_ttft_s > 0) || ttft[k] <= c->slo_ttft_s) &&
-               (!(c->slo_tpot_s > 0) || q->output < 2 || tp <= c->slo_tpot_s);
-        k++;
-    }
-    double little_w_sum = 0;
-    for (uint64_t i = 0; i < n; i++)
-        little_w_sum += e2e[i];
-    summarise(ttft, n, &o->ttft);
-    summarise(tpot, nt, &o->tpot);
-    summarise(e2e, n, &o->e2e);
-    summarise(queue, n, &o->queue);
-    free(v);
-    o->tpot_count = nt;
     o->in_flight = o->arrived - o->finished - o->dropped;
     double T = o->end_s > 0 ? o->end_s : 0;
     if (T > 0) {
@@ -416,7 +433,6 @@ static int results(serve_sim *s, sim_error *err)
         o->kv_util_mean = s->area_blocks / (T * s->rep[0].blocks_total * c->replicas);
         o->busy_fraction = s->busy_s / (T * c->replicas);
     }
-    o->little_w = n ? little_w_sum / n : 0;
     o->slo_met_fraction = n ? (double)met / n : 1;
     o->kv_util_max = s->peak_blocks / (s->rep[0].blocks_total * c->replicas);
     o->mean_batch_tokens = o->iterations ? s->batch_tokens_sum / o->iterations : 0;
@@ -440,7 +456,12 @@ static void sim_free(serve_sim *s)
         free(s->rep[r].run);
     }
     free(s->rep);
+    free(s->outstanding);
     free(s->req);
+    free(s->free_ids);
+    free(s->prefilling);
+    serve_stats_free(&s->stats);
+    serve_iter_cache_free(&s->iter);
     free(s->chunk_tokens);
     free(s->chunk_context);
     gsl_rng_free(s->arrival_rng);
@@ -462,7 +483,9 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     s.arrival_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.length_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rep = calloc(c->replicas, sizeof *s.rep);
-    int ok = s.eng && s.arrival_rng && s.length_rng && s.rep;
+    s.outstanding = calloc(c->replicas, sizeof *s.outstanding);
+    int ok = s.eng && s.arrival_rng && s.length_rng && s.rep && s.outstanding &&
+             !serve_stats_init(&s.stats, c) && !serve_iter_cache_init(&s.iter, c);
     for (uint32_t r = 0; ok && r < c->replicas; r++) {
         s.rep[r].blocks_total = blocks;
         s.rep[r].run_cap = c->max_sequences;
@@ -480,8 +503,10 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
         for (unsigned i = 0; i < c->clients && !s.failed; i++)
             if (closed_send(&s) < 0)
                 fail(&s);
+    } else if (c->arrival == SERVE_TRACE) {
+        sim_schedule_at(s.eng, c->trace[0].arrival_s, 0, KIND_SERVE_ARRIVAL, on_arrival, &s, 0);
     } else {
-        double t = next_gap(&s);
+        double t = next_arrival(&s, 0);
         if (t <= c->duration_s)
             sim_schedule_at(s.eng, t, 0, KIND_SERVE_ARRIVAL, on_arrival, &s, 0);
     }

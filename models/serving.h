@@ -28,8 +28,9 @@
  * (collective.h ring); then the output layer on the sequences that emit a
  * token. Layers are identical, so one is timed and multiplied.
  *
- * Arrivals: Poisson, Gamma renewal (burstiness by the coefficient of
- * variation; cv 1 is Poisson), or closed loop (a fixed number of clients,
+ * Arrivals: Poisson (optionally with a diurnal rate, by thinning), Gamma
+ * renewal (burstiness by the coefficient of variation; cv 1 is Poisson),
+ * a trace (each request's arrival and lengths given), or closed loop (a fixed number of clients,
  * each sending its next request when the previous finishes: a fixed batch,
  * as the throughput benchmarks run). Lengths: fixed, uniform, lognormal.
  * Arrivals stop at duration_s (closed loop: once max_requests have been
@@ -50,7 +51,8 @@
 #include "error.h"
 #include "model.h"
 
-enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_ARRIVAL_COUNT };
+enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_TRACE,
+                     SERVE_ARRIVAL_COUNT };
 enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
                          SERVE_LEN_COUNT };
 
@@ -62,6 +64,12 @@ typedef struct serve_length {
     double a, b;
     double max;
 } serve_length;
+
+/* One request of a trace: when it arrives and its lengths. */
+typedef struct serve_trace_row {
+    double arrival_s;
+    uint32_t prompt, output;
+} serve_trace_row;
 
 /* A router: picks the replica for a new request (serving_router.c holds the
  * table: one line per policy). */
@@ -99,12 +107,27 @@ typedef struct serve_config {
     double cv;                    /* Gamma: coefficient of variation of the gaps (> 0) */
     unsigned clients;             /* closed loop: concurrent clients */
     double duration_s;            /* arrivals stop then (open loop) */
+    /* Poisson only: a diurnal rate, rate_per_s x (1 + a cos(2 pi (t - peak) / period)),
+     * a in [0, 1] (0: constant); drawn by thinning (Lewis and Shedler 1979):
+     * candidates at rate (1 + a) x rate_per_s, each kept with probability
+     * (1 + a cos(...)) / (1 + a), one more uniform from the arrival stream */
+    double diurnal_amplitude;
+    double diurnal_period_s, diurnal_peak_s;
     uint64_t max_requests;        /* stop arriving after this many (0: no cap; closed loop
                                      needs one) */
+    const serve_trace_row *trace; /* SERVE_TRACE: the requests, in time order (the caller's;
+                                     they replace the rate, duration and lengths) */
+    uint64_t n_trace;
     serve_length prompt, output;
     /* the service-level objective (0: none) */
     double slo_ttft_s, slo_tpot_s;
     uint64_t seed;
+    /* quantiles: exact (every finished request's latencies kept, sorted at
+     * the end) when serve_expected_requests() is at most this; otherwise
+     * log-spaced histograms (a quantile reported at most 2^-10 = 0.098 %
+     * above the exact one, never below; mean and max exact). 0: the
+     * default, SERVE_EXACT_MAX_DEFAULT. */
+    uint64_t exact_max_requests;
     /* progress: called every few thousand events with the simulated time and
      * the requests finished; non-zero stops the run (SIM_ERR_INTERRUPTED).
      * NULL: none. Not part of the result. */
@@ -112,6 +135,7 @@ typedef struct serve_config {
     void *poll_ctx;
 } serve_config;
 
+#define SERVE_EXACT_MAX_DEFAULT 4000000ull /* requests: 32 B each for the exact quantiles */
 #define SERVE_QUANTILES 3 /* P50, P90, P99 */
 extern const double serve_quantile_p[SERVE_QUANTILES];
 
@@ -141,6 +165,8 @@ typedef struct serve_result {
     double mean_batch_tokens;      /* tokens per iteration */
     double kv_blocks_per_replica;
     double weights_bytes_per_gpu, kv_bytes_per_token; /* per replica, all its GPUs */
+    int quantiles_exact;           /* 1: nearest rank on every value; 0: from histograms */
+    double quantile_rel_error;     /* 0 when exact; else the bound (reported >= exact) */
 } serve_result;
 
 /* What one iteration holds: prefill chunks (tokens and the context already
@@ -167,17 +193,39 @@ int serve_memory(const serve_config *c, double *weights_bytes_per_gpu, double *k
  * when the compute model refuses an op. */
 double serve_iteration_s(const serve_config *c, const serve_batch *b);
 
-/* Simulate; per-request records are kept for exact quantiles. Returns 0, or
+/* Simulate; per-request records are kept for exact quantiles up to
+ * exact_max_requests, histograms beyond. Returns 0, or
  * an error code with err filled (bad configuration, out of memory). */
 int serve_simulate(const serve_config *c, serve_result *out, sim_error *err);
 
-/* Memory one request takes while the run lasts (its record and its share of
- * the result arrays), for a caller's admission check. */
-size_t serve_request_bytes(void);
+/* Memory the run's records take at most, for a caller's admission check:
+ * the exact quantiles' records or the histograms, and a slot for every
+ * expected request (the worst case, an overloaded fleet where all of them
+ * wait at once; a fleet that keeps up holds only those in the system). */
+double serve_records_bytes(const serve_config *c);
 /* Requests the configuration will generate, at most (open loop: the mean
  * arrivals in duration_s plus ten standard deviations, capped by
  * max_requests). */
 double serve_expected_requests(const serve_config *c);
+
+/* The smallest replica count at c's tp, at most max_replicas, whose run
+ * meets the SLO at c's traffic: P99 TTFT <= slo_ttft_s and P99 TPOT <=
+ * slo_tpot_s (each when set; at least one must be). Starts from
+ * c->replicas, doubles or halves to a bracket, bisects it
+ * (serving_size.c; more replicas are assumed never to raise a P99, and the
+ * answer n is always simulated together with n - 1, unless n is 1).
+ * on_step (may be NULL) sees every simulation; non-zero stops the search
+ * (SIM_ERR_INTERRUPTED). Fills *answer and *at_answer (the answer's run);
+ * SIM_ERR_INPUT without an SLO, with closed-loop arrivals, or when
+ * max_replicas do not meet it. */
+typedef struct serve_size_step {
+    unsigned replicas;
+    int met;
+    const serve_result *result;
+} serve_size_step;
+typedef int (*serve_size_fn)(void *ctx, const serve_size_step *step);
+int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_step, void *ctx,
+               unsigned *answer, serve_result *at_answer, sim_error *err);
 
 const char *serve_arrival_name(int a);
 int serve_arrival_parse(const char *name, int *out);

@@ -10,21 +10,26 @@
 #include "serving.h"
 
 #define SERVE_NONE UINT32_MAX
+#define SERVE_PREFETCH 8 /* run-list entries fetched ahead in the per-iteration loops */
 
 enum serve_req_state { REQ_WAITING = 0, REQ_RUNNING, REQ_DONE, REQ_DROPPED };
 
 typedef struct serve_req {
-    double arrival_s, first_sched_s, first_token_s, end_s;
+    /* what every iteration reads and writes first (one cache line) */
     uint32_t prompt;       /* tokens to prefill now: the original prompt, or after a
                               preemption the prompt and the output so far */
-    uint32_t orig_prompt, output; /* as drawn */
     uint32_t prefilled;    /* tokens of prompt computed */
     uint32_t generated;    /* output tokens emitted */
+    uint32_t output;       /* as drawn */
     uint32_t kv_tokens;    /* tokens whose K and V are cached */
     uint32_t blocks;       /* KV blocks held */
-    uint32_t replica;
     uint32_t step_tokens;  /* this iteration: the chunk (prefill) or 1 (decode); 0 idle */
+    uint32_t replica;
     uint8_t state, step_is_decode;
+    uint32_t orig_prompt;  /* as drawn */
+    double arrival_s, first_sched_s, first_token_s, end_s;
+    uint64_t seq;          /* arrival order (0, 1, ...): the slot (id) is reused once the
+                              request has finished or been dropped */
 } serve_req;
 
 typedef struct serve_replica {
@@ -33,23 +38,57 @@ typedef struct serve_replica {
     uint32_t *run;         /* running ids, oldest admitted first */
     uint32_t run_n, run_cap;
     double blocks_total, blocks_used;
-    uint32_t outstanding;  /* requests routed here and not finished */
     int busy;
 } serve_replica;
+
+/* The finished requests' latencies (serving_stats.c). Exact: one value
+ * per arrival, by arrival order (NaN where none), sorted at the end. Else a
+ * histogram per metric whose bins are the doubles sharing their top
+ * SERVE_HIST_BITS mantissa bits (relative width 2^-SERVE_HIST_BITS), with
+ * the exact count, sum (compensated) and max. */
+#define SERVE_METRICS 4 /* ttft, tpot, e2e, queue */
+#define SERVE_HIST_BITS 10
+typedef struct serve_stats {
+    int exact;
+    double *v[SERVE_METRICS]; /* exact: by arrival order */
+    uint64_t cap;
+    uint64_t *bins[SERVE_METRICS];
+    uint64_t n[SERVE_METRICS];
+    double sum[SERVE_METRICS], comp[SERVE_METRICS], max[SERVE_METRICS];
+    uint64_t met;          /* finished within the SLO */
+} serve_stats;
+
+/* Iteration times by batch size (serving_iter.c): the parts of
+ * serve_iteration_s that depend on the token count T or on the rows of
+ * the output layer only, computed once each (NaN: not yet). */
+typedef struct serve_iter_cache {
+    double *dense_s;       /* [T]: one layer's GEMMs and norms */
+    double *allreduce_s;   /* [T]: one layer's two TP all-reduces */
+    double *embed_s;       /* [T] */
+    double *output_s;      /* [rows] */
+    uint32_t max_tokens, max_rows;
+} serve_iter_cache;
 
 typedef struct serve_sim {
     const serve_config *c;
     sim_engine *eng;
     gsl_rng *arrival_rng, *length_rng;
     serve_req *req;
-    uint64_t n_req, cap_req;
+    uint64_t n_req, cap_req;  /* slots in use or free */
+    uint32_t *free_ids;       /* slots of finished and dropped requests, for reuse */
+    uint64_t n_free;
+    serve_stats stats;
+    serve_iter_cache iter;
     serve_replica *rep;
+    uint32_t *outstanding;    /* per replica: requests routed there and not finished (dense:
+                                 the least-loaded router scans it on every arrival) */
     uint32_t router_rotor;
     uint64_t sent;         /* requests generated so far */
     int failed;            /* out of memory inside an event: stop */
     int interrupted;       /* the poll asked to stop */
     /* scratch for one iteration's batch */
     double *chunk_tokens, *chunk_context;
+    uint32_t *prefilling;     /* run-list positions of requests part-way through a prompt */
     uint32_t scratch_cap;
     /* time integrals, updated at every change */
     double last_t, in_system, area_in_system, blocks_used_fleet, area_blocks, peak_blocks;
@@ -72,5 +111,22 @@ double serve_form_batch(serve_sim *s, uint32_t r);
 int serve_wait_reserve(serve_replica *rp);
 /* advance the time integrals to now */
 void serve_account(serve_sim *s);
+/* set request q's KV blocks (0 releases them all), keeping the replica's
+ * and the fleet's counts and their time integrals */
+void serve_set_blocks(serve_sim *s, serve_req *q, double blocks);
+
+/* serving_iter.c: serve_iteration_s through the cache (same bits) */
+int serve_iter_cache_init(serve_iter_cache *ic, const serve_config *c);
+void serve_iter_cache_free(serve_iter_cache *ic);
+double serve_iteration_cached_s(serve_iter_cache *ic, const serve_config *c,
+                                const serve_batch *b);
+
+/* serving_stats.c: exact or histogram (serving.h: exact_max_requests) */
+int serve_stats_init(serve_stats *st, const serve_config *c);
+void serve_stats_free(serve_stats *st);
+/* a finished request: 0, or -1 when out of memory */
+int serve_stats_add(serve_stats *st, const serve_config *c, const serve_req *q);
+/* the four summaries and the mean E2E (Little's W); 0 or -1 (no memory) */
+int serve_stats_summarise(serve_stats *st, uint64_t n_arrived, serve_result *o);
 
 #endif

@@ -28,10 +28,12 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "collective.h"
 #include "precision.h"
-#include "serving.h"
+#include "serving_internal.h"
 #include "workload.h" /* ATTN_FLASH2 */
 
 #define SERVE_SKINNY_ROWS 128.0 /* the smallest edge of KERN_TILE_SIZES (kernel_table.h) */
@@ -89,15 +91,15 @@ static double memory_op(const serve_config *c, double bytes, const char *name)
     return compute_op_time_s(&c->dev, &o);
 }
 
-/* One layer's time for the batch, or < 0 when an op is refused. */
-static double layer_s(const serve_config *c, const serve_batch *b, double tokens)
+/* One layer's GEMMs and memory-bound ops for T tokens (they depend on T
+ * only), or < 0 when an op is refused. */
+static double dense_s(const serve_config *c, double tokens)
 {
     const model_arch *m = &c->arch;
     double t = c->tp, h = m->hidden, a = m->heads, g = m->kv_heads, d = m->head_dim;
     double f = m->ffn_hidden, x = precision_bytes(c->act_precision);
-    double v = precision_bytes(c->kv_precision), gp = kv_heads_per_gpu(c);
     double up = m->activation == ACT_SWIGLU ? 2.0 : 1.0;
-    double parts[8] = {
+    double parts[5] = {
         gemm(c, tokens, (a + 2 * g) * d / t, h, "qkv"),
         gemm(c, tokens, h, a * d / t, "proj"),
         gemm(c, tokens, f * up / t, h, "fc1"),
@@ -105,14 +107,65 @@ static double layer_s(const serve_config *c, const serve_batch *b, double tokens
         /* norms (read, write), the activation (SwiGLU reads both halves),
          * residual adds (two reads, one write) */
         memory_op(c, 2 * 2 * tokens * h * x + (up + 1) * tokens * f / t * x +
-                         2 * 3 * tokens * h * x, "norms"),
-        0, 0, 0};
+                         2 * 3 * tokens * h * x, "norms")};
     double sum = 0;
     for (unsigned i = 0; i < 5; i++) {
         if (parts[i] < 0)
             return -1;
         sum += parts[i];
     }
+    return sum;
+}
+
+static double allreduce_s(const serve_config *c, double tokens)
+{
+    return 2 * coll_allreduce_time_s(COLL_RING, c->tp, tokens * c->arch.hidden *
+                                     precision_bytes(c->act_precision), c->scaleup_step_s,
+                                     c->scaleup_bytes_per_s);
+}
+
+static double embed_s(const serve_config *c, double tokens)
+{
+    /* the embedding lookup: T rows of h read and written */
+    return memory_op(c, 2 * tokens * c->arch.hidden * precision_bytes(c->act_precision),
+                     "embedding");
+}
+
+static double output_s(const serve_config *c, double rows)
+{
+    return gemm(c, rows, c->arch.vocab / (double)c->tp, c->arch.hidden, "output");
+}
+
+/* f(c, x) through table[x] when x is a whole number the table holds (0:
+ * not computed yet; every value is > 0 or the refusal -1) */
+static double cached(double *table, uint32_t size, const serve_config *c, double x,
+                     double (*f)(const serve_config *, double))
+{
+    if (!table || !(x >= 0 && x < size) || x != floor(x))
+        return f(c, x);
+    uint32_t i = (uint32_t)x;
+    if (table[i] == 0)
+        table[i] = f(c, x);
+    return table[i];
+}
+
+/* The iteration: sum in the order of the formula (every layer's dense ops,
+ * its attention per chunk, the decodes' attention, the TP all-reduces;
+ * times the layers; the overhead, the output layer, the embedding), the
+ * same bits with or without a cache. */
+static double iteration_s(serve_iter_cache *ic, const serve_config *c, const serve_batch *b)
+{
+    double tokens = b->n_decode;
+    for (unsigned i = 0; i < b->n_prefill; i++)
+        tokens += b->chunk_tokens[i];
+    if (!(tokens > 0))
+        return -1;
+    const model_arch *m = &c->arch;
+    double t = c->tp, a = m->heads, d = m->head_dim, x = precision_bytes(c->act_precision);
+    double v = precision_bytes(c->kv_precision), gp = kv_heads_per_gpu(c);
+    double sum = cached(ic ? ic->dense_s : NULL, ic ? ic->max_tokens : 0, c, tokens, dense_s);
+    if (sum < 0)
+        return -1;
     for (unsigned i = 0; i < b->n_prefill; i++) {
         double q = b->chunk_tokens[i], kv = b->chunk_context[i] + q;
         op o = {.kind = OP_ATTENTION, .precision = c->math_precision,
@@ -133,30 +186,52 @@ static double layer_s(const serve_config *c, const serve_batch *b, double tokens
         sum += s;
     }
     if (c->tp > 1)
-        sum += 2 * coll_allreduce_time_s(COLL_RING, c->tp, tokens * h * x, c->scaleup_step_s,
-                                         c->scaleup_bytes_per_s);
-    return sum;
-}
-
-double serve_iteration_s(const serve_config *c, const serve_batch *b)
-{
-    double tokens = b->n_decode;
-    for (unsigned i = 0; i < b->n_prefill; i++)
-        tokens += b->chunk_tokens[i];
-    if (!(tokens > 0))
-        return -1;
-    double layer = layer_s(c, b, tokens);
-    if (layer < 0)
-        return -1;
-    double total = c->arch.layers * layer + c->iteration_overhead_s;
+        sum += cached(ic ? ic->allreduce_s : NULL, ic ? ic->max_tokens : 0, c, tokens,
+                      allreduce_s);
+    double total = c->arch.layers * sum + c->iteration_overhead_s;
     if (b->n_emit) {
-        double out = gemm(c, b->n_emit, c->arch.vocab / (double)c->tp, c->arch.hidden, "output");
+        double out = cached(ic ? ic->output_s : NULL, ic ? ic->max_rows : 0, c, b->n_emit,
+                            output_s);
         if (out < 0)
             return -1;
         total += out;
     }
-    /* the embedding lookup: T rows of h read and written */
-    double emb = memory_op(c, 2 * tokens * c->arch.hidden * precision_bytes(c->act_precision),
-                           "embedding");
+    double emb = cached(ic ? ic->embed_s : NULL, ic ? ic->max_tokens : 0, c, tokens, embed_s);
     return emb < 0 ? -1 : total + emb;
+}
+
+double serve_iteration_s(const serve_config *c, const serve_batch *b)
+{
+    return iteration_s(NULL, c, b);
+}
+
+double serve_iteration_cached_s(serve_iter_cache *ic, const serve_config *c,
+                                const serve_batch *b)
+{
+    return iteration_s(ic, c, b);
+}
+
+int serve_iter_cache_init(serve_iter_cache *ic, const serve_config *c)
+{
+    memset(ic, 0, sizeof *ic);
+    ic->max_tokens = c->max_batch_tokens + 1;
+    ic->max_rows = c->max_sequences + 1;
+    /* calloc: untouched pages cost nothing, 0 marks "not computed" */
+    ic->dense_s = calloc(ic->max_tokens, sizeof *ic->dense_s);
+    ic->allreduce_s = calloc(ic->max_tokens, sizeof *ic->allreduce_s);
+    ic->embed_s = calloc(ic->max_tokens, sizeof *ic->embed_s);
+    ic->output_s = calloc(ic->max_rows, sizeof *ic->output_s);
+    if (ic->dense_s && ic->allreduce_s && ic->embed_s && ic->output_s)
+        return 0;
+    serve_iter_cache_free(ic);
+    return -1;
+}
+
+void serve_iter_cache_free(serve_iter_cache *ic)
+{
+    free(ic->dense_s);
+    free(ic->allreduce_s);
+    free(ic->embed_s);
+    free(ic->output_s);
+    memset(ic, 0, sizeof *ic);
 }

@@ -12,7 +12,7 @@ static double blocks_for(const serve_sim *s, double tokens)
     return ceil(tokens / s->c->kv_block_tokens);
 }
 
-static void set_blocks(serve_sim *s, serve_req *q, double blocks)
+void serve_set_blocks(serve_sim *s, serve_req *q, double blocks)
 {
     serve_replica *rp = &s->rep[q->replica];
     serve_account(s);
@@ -56,7 +56,7 @@ static int preempt_newest(serve_sim *s, serve_replica *rp)
 {
     uint32_t id = rp->run[--rp->run_n];
     serve_req *q = &s->req[id];
-    set_blocks(s, q, 0);
+    serve_set_blocks(s, q, 0);
     q->prompt = q->orig_prompt + q->generated;
     q->prefilled = q->kv_tokens = 0;
     q->step_tokens = 0;
@@ -76,24 +76,42 @@ static int scratch_reserve(serve_sim *s, uint32_t n)
     double *b = realloc(s->chunk_context, cap * sizeof *b);
     if (b)
         s->chunk_context = b;
-    if (!a || !b)
+    uint32_t *p = realloc(s->prefilling, cap * sizeof *p);
+    if (p)
+        s->prefilling = p;
+    if (!a || !b || !p)
         return -1;
     s->scratch_cap = cap;
     return 0;
 }
 
-/* Step 1: every running request past its prompt takes one token and, when
- * the token starts a block, a free block, preempting the newest running
- * request until one is free (possibly itself). Returns the tokens taken or
- * -1 on no memory. */
-static long schedule_decodes(serve_sim *s, serve_replica *rp, double *budget)
+/* One pass over the running requests (the hot loop of a long run):
+ * clears last iteration's steps, lists those part-way through their prompt
+ * (in run order) and does step 1: every running request past its prompt
+ * takes one token and, when the token starts a block, a free block,
+ * preempting the newest running request until one is free (possibly
+ * itself). Sums the decodes' KV lengths in run order. Returns the decodes
+ * or -1 on no memory. */
+static long schedule_decodes(serve_sim *s, serve_replica *rp, double *budget, uint32_t *n_pre,
+                             double *kv_sum)
 {
     long taken = 0;
-    for (uint32_t i = 0; i < rp->run_n && *budget > 0; i++) {
+    uint32_t block = s->c->kv_block_tokens;
+    for (uint32_t i = 0; i < rp->run_n; i++) {
+        if (i + SERVE_PREFETCH < rp->run_n) /* the records are scattered: fetch ahead */
+            __builtin_prefetch(&s->req[rp->run[i + SERVE_PREFETCH]], 1);
         serve_req *q = &s->req[rp->run[i]];
-        if (q->prefilled < q->prompt)
+        q->step_tokens = 0;
+        if (q->prefilled < q->prompt) {
+            s->prefilling[(*n_pre)++] = i;
             continue;
-        double need = blocks_for(s, q->kv_tokens + 1.0) - q->blocks;
+        }
+        if (!(*budget > 0))
+            continue;
+        /* ceil((kv+1)/B) - blocks, which is > 0 only when kv+1 passes the blocks held */
+        double need = (uint64_t)q->kv_tokens + 1 > (uint64_t)q->blocks * block
+                          ? (double)((q->kv_tokens + block) / block) - q->blocks
+                          : 0;
         while (need > 0 && rp->blocks_total - rp->blocks_used < need) {
             int self = rp->run[rp->run_n - 1] == (uint32_t)(q - s->req);
             if (preempt_newest(s, rp))
@@ -104,10 +122,11 @@ static long schedule_decodes(serve_sim *s, serve_replica *rp, double *budget)
         if (q->state != REQ_RUNNING)
             break; /* it preempted itself: everyone after it is gone too */
         if (need > 0)
-            set_blocks(s, q, q->blocks + need);
+            serve_set_blocks(s, q, q->blocks + need);
         q->step_tokens = 1;
         q->step_is_decode = 1;
         *budget -= 1;
+        *kv_sum += q->kv_tokens + 1.0;
         taken++;
     }
     return taken;
@@ -127,31 +146,42 @@ static double chunk_for(const serve_sim *s, const serve_replica *rp, const serve
 
 static void take_chunk(serve_sim *s, serve_req *q, double chunk, double *budget)
 {
-    set_blocks(s, q, blocks_for(s, q->kv_tokens + chunk));
+    serve_set_blocks(s, q, blocks_for(s, q->kv_tokens + chunk));
     q->step_tokens = (uint32_t)chunk;
     q->step_is_decode = 0;
     *budget -= chunk;
+}
+
+/* the chunk's place in the batch: its tokens and the context before it */
+static void add_chunk(serve_sim *s, const serve_req *q, unsigned *n_prefill, unsigned *n_emit)
+{
+    s->chunk_tokens[*n_prefill] = q->step_tokens;
+    s->chunk_context[*n_prefill] = q->kv_tokens;
+    (*n_prefill)++;
+    *n_emit += q->prefilled + q->step_tokens == q->prompt;
 }
 
 double serve_form_batch(serve_sim *s, uint32_t r)
 {
     const serve_config *c = s->c;
     serve_replica *rp = &s->rep[r];
+    if (scratch_reserve(s, c->max_sequences))
+        return -1;
     for (unsigned attempt = 0;; attempt++) { /* bounded: each retry preempts one request */
-        double budget = c->max_batch_tokens;
-        for (uint32_t i = 0; i < rp->run_n; i++)
-            s->req[rp->run[i]].step_tokens = 0;
-        long decodes = schedule_decodes(s, rp, &budget);
+        double budget = c->max_batch_tokens, kv_sum = 0;
+        uint32_t n_pre = 0;
+        unsigned n_prefill = 0, n_emit = 0;
+        long decodes = schedule_decodes(s, rp, &budget, &n_pre, &kv_sum);
         if (decodes < 0)
             return -1;
-        /* step 2: prompts under way, oldest first */
-        for (uint32_t i = 0; i < rp->run_n && budget > 0; i++) {
-            serve_req *q = &s->req[rp->run[i]];
-            if (q->prefilled >= q->prompt)
-                continue;
+        /* step 2: prompts under way, oldest first (the chunks in run order) */
+        for (uint32_t k = 0; k < n_pre && budget > 0; k++) {
+            serve_req *q = &s->req[rp->run[s->prefilling[k]]];
             double chunk = chunk_for(s, rp, q, budget);
-            if (chunk > 0)
+            if (chunk > 0) {
                 take_chunk(s, q, chunk, &budget);
+                add_chunk(s, q, &n_prefill, &n_emit);
+            }
         }
         /* step 3: admissions in arrival order, no overtaking */
         while (rp->wait_n && rp->run_n < c->max_sequences && budget > 0) {
@@ -167,32 +197,15 @@ double serve_form_batch(serve_sim *s, uint32_t r)
             if (q->first_sched_s < 0)
                 q->first_sched_s = sim_now(s->eng);
             take_chunk(s, q, chunk, &budget);
+            add_chunk(s, q, &n_prefill, &n_emit);
         }
         /* the batch */
-        unsigned n_prefill = 0, n_decode = 0, n_emit = 0;
-        double kv_sum = 0;
-        if (scratch_reserve(s, rp->run_n))
-            return -1;
-        for (uint32_t i = 0; i < rp->run_n; i++) {
-            serve_req *q = &s->req[rp->run[i]];
-            if (!q->step_tokens)
-                continue;
-            if (q->step_is_decode) {
-                n_decode++;
-                n_emit++;
-                kv_sum += q->kv_tokens + 1.0;
-            } else {
-                s->chunk_tokens[n_prefill] = q->step_tokens;
-                s->chunk_context[n_prefill] = q->kv_tokens;
-                n_prefill++;
-                n_emit += q->prefilled + q->step_tokens == q->prompt;
-            }
-        }
+        unsigned n_decode = (unsigned)decodes;
         if (n_prefill + n_decode > 0) {
             serve_batch b = {n_prefill, s->chunk_tokens, s->chunk_context, n_decode, kv_sum,
-                             n_emit};
+                             n_emit + n_decode};
             s->batch_tokens_sum += c->max_batch_tokens - budget;
-            return serve_iteration_s(c, &b);
+            return serve_iteration_cached_s(&s->iter, c, &b);
         }
         /* nothing fits: running prompts hold the blocks the oldest needs */
         if (!rp->run_n || attempt > c->max_sequences)

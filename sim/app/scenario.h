@@ -110,6 +110,8 @@ typedef struct scn_scenario {
     int has_serving;        /* <serving> given (dcsim serve) */
     serve_config serving;   /* <serving>, all but .dev (the app builds it from gpu) */
     char serving_scaleup[64]; /* the scale-up link of tp > 1 ("" with tp 1) */
+    serve_trace_row *serving_trace; /* <arrivals process="trace">: the rows, owned */
+    char serving_trace_file[256];   /* its file attribute, as given */
     char serving_defaults[768]; /* what <serving> left out and the defaults that filled it */
     int has_cluster_jobs;   /* <cluster-jobs> given (dcsim cluster) */
     cluster_config cluster_jobs; /* <cluster-jobs>; with a <trace>, .jobs is cluster_trace */

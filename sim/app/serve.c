@@ -15,10 +15,11 @@
 #include "progress.h"
 #include "resources.h"
 #include "scenario.h"
+#include "servecost.h"
 #include "serving.h"
 
 const char usage_serve[] =
-    "usage: dcsim serve SCENARIO.xml [--json] [--quiet] [--set PATH=VALUE]...\n"
+    "usage: dcsim serve SCENARIO.xml [--size] [--json] [--quiet] [--set PATH=VALUE]...\n"
     "\n"
     "Simulate an LLM inference fleet request by request (the scenario's\n"
     "<serving>, docs/serving.md): arrivals, a router, continuous batching\n"
@@ -26,8 +27,13 @@ const char usage_serve[] =
     "iteration timed by the step tier's compute model. Prints the time to\n"
     "first token (TTFT), time per output token (TPOT), end-to-end latency\n"
     "and queueing delay at P50/P90/P99, throughput, goodput under the SLO,\n"
-    "KV-cache use and preemptions, and Little's law as a check.\n"
+    "KV-cache use and preemptions, and Little's law as a check; with a\n"
+    "<site>, energy, cost and CO2 per million output tokens.\n"
     "\n"
+    "  --size       the fewest replicas (at the scenario's tp) whose P99 TTFT\n"
+    "               and P99 TPOT meet the <slo> at the scenario's traffic:\n"
+    "               doubling or halving from the cluster's count, then\n"
+    "               bisection; prints every step, then the answer's run\n"
     "  --json       the results as one JSON object\n"
     "  -q, --quiet  no progress on stderr\n"
     "  --set PATH=VALUE  override a scenario value, e.g.\n"
@@ -38,11 +44,12 @@ const char usage_serve[] =
 typedef struct serve_args {
     const char *path;
     cli_sets sets;
-    int json, quiet;
+    int json, quiet, size;
 } serve_args;
 
 static const cli_option serve_options[] = {
     {"--json", 0, CLI_FLAG, offsetof(serve_args, json), NULL, NULL},
+    {"--size", 0, CLI_FLAG, offsetof(serve_args, size), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
     {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
@@ -74,12 +81,19 @@ static void describe_length(const serve_length *l, char *buf, size_t size)
 
 static void describe_arrivals(const serve_config *c, char *buf, size_t size)
 {
-    if (c->arrival == SERVE_CLOSED)
+    if (c->arrival == SERVE_TRACE)
+        snprintf(buf, size, "trace, %llu requests from %.6g s to %.6g s", (unsigned long long)
+                 c->n_trace, c->trace[0].arrival_s, c->trace[c->n_trace - 1].arrival_s);
+    else if (c->arrival == SERVE_CLOSED)
         snprintf(buf, size, "closed loop, %u clients, %llu requests", c->clients,
                  (unsigned long long)c->max_requests);
     else if (c->arrival == SERVE_GAMMA)
         snprintf(buf, size, "gamma (cv %.3g), %.4g requests/s for %.4g s", c->cv, c->rate_per_s,
                  c->duration_s);
+    else if (c->diurnal_amplitude > 0)
+        snprintf(buf, size, "poisson, %.4g requests/s x (1 + %.3g cos(2 pi (t - %.4g s) / %.4g "
+                 "s)) for %.4g s", c->rate_per_s, c->diurnal_amplitude, c->diurnal_peak_s,
+                 c->diurnal_period_s, c->duration_s);
     else
         snprintf(buf, size, "poisson, %.4g requests/s for %.4g s", c->rate_per_s, c->duration_s);
 }
@@ -111,11 +125,33 @@ static void print_iteration_model(const serve_config *c)
            serve_iteration_s(c, &many) * 1e3, c->prompt.a + 1);
 }
 
-static void print_text(const scn_scenario *s, const serve_config *c, const serve_result *r)
+static void print_cost(const scn_scenario *s, const serve_cost *k)
+{
+    printf("\nsite       %s: %.6g GPUs x %.6g h = %.6g GPU-hours, busy %.1f%%: IT %.6g kW, "
+           "PUE %.4g, %.6g kWh, %.6g CNY, %.6g kg CO2\n",
+           s->site.info.name, k->gpus, k->e.hours, k->gpu_hours, 100 * k->busy_fraction,
+           k->it_power_w / 1e3, k->e.pue, k->e.facility_energy_j / 3.6e6, k->e.cost,
+           k->e.co2_kg);
+    printf("cost basis %s\n", k->basis);
+    printf("per Mtok   %.6g kWh, %.6g CNY energy, %.6g kg CO2 per million output tokens",
+           k->kwh_per_mtok, k->cost_per_mtok, k->co2_kg_per_mtok);
+    if (k->has_costs)
+        printf("; built %.6g CNY", k->build_per_mtok);
+    if (k->has_rent)
+        printf("; rented %.6g CNY", k->rent_per_mtok);
+    printf("\n");
+}
+
+static void print_text(const scn_scenario *s, const serve_config *c, const serve_result *r,
+                       const serve_cost *k)
 {
     char prompt[128], output[128], arrivals[160];
     describe_length(&c->prompt, prompt, sizeof prompt);
     describe_length(&c->output, output, sizeof output);
+    if (c->arrival == SERVE_TRACE) {
+        snprintf(prompt, sizeof prompt, "the trace's (mean %.0f tokens)", c->prompt.a);
+        snprintf(output, sizeof output, "the trace's (mean %.0f tokens)", c->output.a);
+    }
     describe_arrivals(c, arrivals, sizeof arrivals);
     printf("dcsim serve: %s%s%s on %u x %s (%.1f GB): %u replicas of tp %u%s%s%s\n",
            c->arch.name, s->name[0] ? " - " : "", s->name, c->replicas * c->tp, s->gpu.name,
@@ -148,6 +184,10 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
     print_latency("TPOT", &r->tpot, r->tpot_count);
     print_latency("E2E", &r->e2e, r->finished);
     print_latency("queue", &r->queue, r->finished);
+    if (!r->quantiles_exact)
+        printf("           quantiles from log-spaced histograms: each at most %.2g%% above the "
+               "exact nearest rank, never below (mean and max exact)\n",
+               100 * r->quantile_rel_error);
     if (c->slo_ttft_s > 0 || c->slo_tpot_s > 0)
         printf("\nSLO        TTFT <= %.4g ms, TPOT <= %.4g ms: %.2f%% of finished requests; "
                "goodput %.6g requests/s\n",
@@ -157,6 +197,8 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
            100 * r->kv_util_mean, 100 * r->kv_util_max);
     printf("Little     L %.6g requests in the system = lambda %.6g/s x W %.6g s = %.6g\n",
            r->little_l, r->little_lambda, r->little_w, r->little_lambda * r->little_w);
+    if (k)
+        print_cost(s, k);
 }
 
 static void json_latency(cJSON *root, const char *name, const serve_latency *l)
@@ -169,10 +211,32 @@ static void json_latency(cJSON *root, const char *name, const serve_latency *l)
     cJSON_AddNumberToObject(o, "max_s", l->max_s);
 }
 
-/* 0, or 1 when out of memory */
-static int print_json(const scn_scenario *s, const serve_config *c, const serve_result *r)
+static void json_cost(cJSON *root, const serve_cost *k)
 {
-    cJSON *root = cJSON_CreateObject();
+    cJSON *o = cJSON_AddObjectToObject(root, "cost");
+    const struct { const char *name; double value; } v[] = {
+        {"gpus", k->gpus}, {"gpu_hours", k->gpu_hours}, {"busy_fraction", k->busy_fraction},
+        {"it_power_w", k->it_power_w}, {"it_energy_j", k->e.it_energy_j},
+        {"facility_energy_j", k->e.facility_energy_j}, {"pue", k->e.pue},
+        {"energy_cost_cny", k->e.cost}, {"co2_kg", k->e.co2_kg},
+        {"output_mtok", k->mtok}, {"kwh_per_mtok", k->kwh_per_mtok},
+        {"energy_cost_per_mtok_cny", k->cost_per_mtok},
+        {"co2_kg_per_mtok", k->co2_kg_per_mtok}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(o, v[i].name, v[i].value);
+    if (k->has_costs)
+        cJSON_AddNumberToObject(o, "build_cost_per_mtok_cny", k->build_per_mtok);
+    if (k->has_rent)
+        cJSON_AddNumberToObject(o, "rent_cost_per_mtok_cny", k->rent_per_mtok);
+    cJSON_AddStringToObject(o, "basis", k->basis);
+}
+
+/* 0, or 1 when out of memory; root (may be NULL) takes the results */
+static int print_json(const scn_scenario *s, const serve_config *c, const serve_result *r,
+                      const serve_cost *k, cJSON *root)
+{
+    if (!root)
+        root = cJSON_CreateObject();
     if (!root)
         return 1;
     cJSON_AddStringToObject(root, "scenario", s->name);
@@ -200,6 +264,10 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
     json_latency(root, "tpot", &r->tpot);
     json_latency(root, "e2e", &r->e2e);
     json_latency(root, "queue", &r->queue);
+    if (!r->quantiles_exact)
+        cJSON_AddNumberToObject(root, "quantile_rel_error", r->quantile_rel_error);
+    if (k)
+        json_cost(root, k);
     cJSON_AddStringToObject(root, "defaults_used", s->serving_defaults);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -208,6 +276,69 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
     puts(text);
     cJSON_free(text);
     return 0;
+}
+
+/* --size: the search's steps, printed as they come (text) or gathered */
+typedef struct size_steps {
+    const serve_config *c;
+    int json;
+    progress *prog;
+    cJSON *steps;
+    int n;
+} size_steps;
+
+static void print_size_head(const serve_config *c)
+{
+    char arrivals[160];
+    describe_arrivals(c, arrivals, sizeof arrivals);
+    printf("size       the fewest replicas of tp %u with", c->tp);
+    if (c->slo_ttft_s > 0)
+        printf(" P99 TTFT <= %.4g ms", c->slo_ttft_s * 1e3);
+    if (c->slo_tpot_s > 0)
+        printf("%s P99 TPOT <= %.4g ms", c->slo_ttft_s > 0 ? " and" : "", c->slo_tpot_s * 1e3);
+    printf(" at %s\n  %-4s %9s %7s %14s %14s  %s\n", arrivals, "step", "replicas", "GPUs",
+           "P99 TTFT (ms)", "P99 TPOT (ms)", "SLO");
+}
+
+static int on_size_step(void *ctx, const serve_size_step *step)
+{
+    size_steps *st = ctx;
+    const serve_result *r = step->result;
+    double gpus = (double)step->replicas * st->c->tp;
+    st->n++;
+    if (st->json) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(st->steps, o))
+            return 1;
+        cJSON_AddNumberToObject(o, "replicas", step->replicas);
+        cJSON_AddNumberToObject(o, "gpus", gpus);
+        cJSON_AddNumberToObject(o, "ttft_p99_s", r->ttft.q_s[2]);
+        cJSON_AddNumberToObject(o, "tpot_p99_s", r->tpot.q_s[2]);
+        cJSON_AddBoolToObject(o, "met", step->met);
+        return 0;
+    }
+    progress_clear(st->prog);
+    if (st->n == 1) /* after the search's own checks */
+        print_size_head(st->c);
+    printf("  %-4d %9u %7.0f %14.6g %14.6g  %s\n", st->n,
+           step->replicas, gpus, r->ttft.q_s[2] * 1e3, r->tpot.q_s[2] * 1e3,
+           step->met ? "met" : "not met");
+    fflush(stdout);
+    return 0;
+}
+
+static void print_size_answer(const serve_config *c)
+{
+    printf("answer     %u replicas of tp %u = %u GPUs", c->replicas, c->tp, c->replicas * c->tp);
+    if (c->replicas > 1)
+        printf(" (%u replicas do not meet the SLO)", c->replicas - 1);
+    printf("; their run:\n\n");
+}
+
+static void size_answer_json(cJSON *size, const serve_config *c)
+{
+    cJSON_AddNumberToObject(size, "replicas", c->replicas);
+    cJSON_AddNumberToObject(size, "gpus", (double)c->replicas * c->tp);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -238,27 +369,49 @@ int cmd_serve(int argc, char **argv)
      * components.md 7.2) with FlashAttention-2's prefill */
     framework_config fw = {.attention_kernel = ATTN_FLASH2, .cuda_graphs = 1};
     rc = hw_compute_device_fw(&s.gpu, c.math_precision, &fw, &c.dev, &err);
-    if (!rc) /* every request's record is kept until the end (exact quantiles) */
-        rc = res_check_more(&s, 0, serve_expected_requests(&c) * (double)serve_request_bytes(),
-                            "request records", &err);
+    if (!rc) /* the quantiles' records and, at worst, every request waiting at once */
+        rc = res_check_more(&s, 0, serve_records_bytes(&c), "request records", &err);
     progress prog;
     progress_start(&prog, o.quiet || o.json);
     c.poll = on_poll;
     c.poll_ctx = &prog;
     serve_result r;
-    if (!rc)
+    cJSON *root = NULL;
+    size_steps st = {.c = &c, .json = o.json, .prog = &prog};
+    if (!rc && o.size) {
+        if (o.json && !(root = cJSON_CreateObject()))
+            rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+        st.steps = root ? cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "size"), "steps")
+                        : NULL;
+        unsigned answer = 0;
+        if (!rc) /* the config check's bound on the replicas */
+            rc = serve_size(&c, 1000000, on_size_step, &st, &answer, &r, &err);
+        if (!rc) {
+            c.replicas = answer;
+            if (root)
+                size_answer_json(cJSON_GetObjectItem(root, "size"), &c);
+            else
+                print_size_answer(&c);
+        }
+    } else if (!rc) {
         rc = serve_simulate(&c, &r, &err);
+    }
     progress_clear(&prog);
+    serve_cost k;
+    if (!rc && s.site.given)
+        rc = serve_cost_at_site(&s, &c, &r, &k, &err);
     if (rc) {
+        cJSON_Delete(root);
         if (!err.file[0])
             snprintf(err.file, sizeof err.file, "%s", s.source);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
+    const serve_cost *kp = s.site.given ? &k : NULL;
     if (o.json)
-        rc = print_json(&s, &c, &r);
+        rc = print_json(&s, &c, &r, kp, root);
     else
-        print_text(&s, &c, &r);
+        print_text(&s, &c, &r, kp);
     scn_scenario_free(&s);
     if (rc)
         fprintf(stderr, "dcsim serve: error: out of memory\n");

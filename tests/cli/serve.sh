@@ -46,6 +46,63 @@ p99() { "$dcsim" serve --quiet --json "$ex" --set "serving/arrivals/@rate=$1" |
 lo=$(p99 10/s) hi=$(p99 60/s)
 $py -c "import sys; sys.exit(0 if $hi >= $lo else 1)" ||
     { echo "FAIL: P99 TTFT fell from $lo s to $hi s with 6x the traffic"; fail=1; }
+# --size: the answer meets the SLO (its P99s), one replica fewer was simulated and did not
+sized=$("$dcsim" serve --quiet --size --json "$ex") || { echo "FAIL: serve --size --json"; fail=1; }
+printf '%s\n' "$sized" | $py -c '
+import json, sys
+d = json.load(sys.stdin)
+n, steps = d["size"]["replicas"], d["size"]["steps"]
+bad = []
+if d["replicas"] != n or d["size"]["gpus"] != n * d["tp"]:
+    bad.append("the run is not the answer: %r" % d["size"])
+if not (d["ttft"]["p99_s"] <= 2 and d["tpot"]["p99_s"] <= 0.1):
+    bad.append("the answer misses the SLO: %r %r" % (d["ttft"], d["tpot"]))
+if not any(s["replicas"] == n and s["met"] for s in steps):
+    bad.append("the answer was not a met step")
+if n > 1 and not any(s["replicas"] == n - 1 and not s["met"] for s in steps):
+    bad.append("%d replicas were not shown to miss the SLO" % (n - 1))
+for s in steps:
+    if s["met"] != (s["ttft_p99_s"] <= 2 and s["tpot_p99_s"] <= 0.1):
+        bad.append("step %r judged wrongly" % s)
+print("\n".join(bad) if bad else "ok: size %d replicas in %d steps" % (n, len(steps)))
+sys.exit(1 if bad else 0)
+' || fail=1
+expect "serve size text" 0 "^answer     [0-9]* replicas of tp 4" "$dcsim" serve --quiet --size "$ex"
+# at a site: cost, energy and CO2 per million output tokens (the closed form: test_serve_cost)
+site=$src/tests/scenarios/serving-site.xml
+expect "serve cost text" 0 "^per Mtok   " "$dcsim" serve --quiet "$site"
+expect "serve cost basis" 0 "^cost basis 1 node.s. of 8 GPUs" "$dcsim" serve --quiet "$site"
+"$dcsim" serve --quiet --json "$site" | $py -c '
+import json, sys
+d = json.load(sys.stdin)
+k = d["cost"]
+bad = []
+if abs(k["output_mtok"] - 16 * 64 / 1e6) > 1e-15:
+    bad.append("tokens %r" % k["output_mtok"])
+if abs(k["energy_cost_per_mtok_cny"] * k["output_mtok"] - k["energy_cost_cny"]) > 1e-12 * k["energy_cost_cny"]:
+    bad.append("cost per Mtok %r" % k)
+if not 0 < k["co2_kg_per_mtok"] and k["kwh_per_mtok"] > 0:
+    bad.append("CO2 or energy per Mtok %r" % k)
+print("\n".join(bad) if bad else "ok: cost")
+sys.exit(1 if bad else 0)
+' || fail=1
+# a diurnal rate from its peak sends more than the flat rate over a quarter period
+n_flat=$("$dcsim" serve --quiet --json "$ex" --set serving/arrivals/@duration=150s |
+         $py -c 'import json,sys; print(json.load(sys.stdin)["arrived"])')
+n_peak=$("$dcsim" serve --quiet --json "$ex" --set serving/arrivals/@duration=150s \
+         --set serving/arrivals/@diurnal-amplitude=80% --set serving/arrivals/@diurnal-period=600s |
+         $py -c 'import json,sys; print(json.load(sys.stdin)["arrived"])')
+[ "$n_peak" -gt "$n_flat" ] || { echo "FAIL: diurnal from the peak $n_peak <= flat $n_flat"; fail=1; }
+# a trace: every row arrives and finishes, with the trace's tokens (64+16+128+1+200+50)
+trace=$src/tests/scenarios/serving-trace.xml
+"$dcsim" serve --quiet --json "$trace" | $py -c '
+import json, sys
+d = json.load(sys.stdin)
+ok = d["arrived"] == 6 and d["finished"] == 6 and d["output_tokens_per_s"] * d["end_s"] > 458.99 \
+     and d["output_tokens_per_s"] * d["end_s"] < 459.01 and d["end_s"] > 10
+print("ok: trace" if ok else "FAIL: trace %r" % d)
+sys.exit(0 if ok else 1)
+' || fail=1
 bad "run refuses a fleet" "has no <job>: it describes an inference fleet; run it with dcsim serve" \
     "$dcsim" run --quiet "$ex"
 bad "step refuses a fleet" "run it with dcsim serve" "$dcsim" step "$ex"

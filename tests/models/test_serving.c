@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gsl/gsl_math.h> /* M_PI */
+
 #include "check.h"
 #include "precision.h"
 #include "serving.h"
@@ -242,6 +244,209 @@ static void test_refusals(void)
     CHECK(serve_router_find("random") == NULL);
 }
 
+/* the histograms (a run past exact_max_requests): every quantile at or
+ * above the exact one and at most 2^-10 above; counts, means (to the sums'
+ * rounding) and maxima as the exact run's; the SLO count the same */
+static void test_histogram_quantiles(void)
+{
+    serve_config c = base();
+    c.replicas = 3;
+    c.router = serve_router_find("least-loaded");
+    c.arrival = SERVE_POISSON;
+    c.rate_per_s = 30;
+    c.max_requests = 0;
+    c.duration_s = 100;
+    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 600, 0.8, 4000};
+    c.output = (serve_length){SERVE_LEN_LOGNORMAL, 100, 0.6, 1000};
+    c.slo_ttft_s = 0.2;
+    c.slo_tpot_s = 0.02;
+    serve_result ex, h;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &ex, &err), 0);
+    CHECK_INT_EQ(ex.quantiles_exact, 1);
+    CHECK(ex.quantile_rel_error == 0);
+    c.exact_max_requests = 1;
+    CHECK_INT_EQ(serve_simulate(&c, &h, &err), 0);
+    CHECK_INT_EQ(h.quantiles_exact, 0);
+    CHECK(h.quantile_rel_error == ldexp(1, -10));
+    CHECK(ex.finished > 2500);
+    CHECK_INT_EQ(h.finished, ex.finished);
+    CHECK_INT_EQ(h.tpot_count, ex.tpot_count);
+    CHECK_INT_EQ(h.iterations, ex.iterations); /* the same run, only counted otherwise */
+    CHECK(h.slo_met_fraction == ex.slo_met_fraction);
+    const serve_latency *a[] = {&ex.ttft, &ex.tpot, &ex.e2e, &ex.queue};
+    const serve_latency *b[] = {&h.ttft, &h.tpot, &h.e2e, &h.queue};
+    for (int m = 0; m < 4; m++) {
+        CHECK(b[m]->max_s == a[m]->max_s);
+        CHECK_REL(b[m]->mean_s, a[m]->mean_s, 1e-12);
+        for (int k = 0; k < SERVE_QUANTILES; k++) {
+            CHECK(b[m]->q_s[k] >= a[m]->q_s[k]);
+            CHECK(b[m]->q_s[k] <= a[m]->q_s[k] * (1 + ldexp(1, -10)) + ldexp(1, -24));
+        }
+    }
+    CHECK_REL(h.little_w, ex.little_w, 1e-12);
+}
+
+typedef struct size_log {
+    unsigned n, replicas[64];
+    int met[64];
+} size_log;
+
+static int log_step(void *ctx, const serve_size_step *st)
+{
+    size_log *l = ctx;
+    if (l->n < 64) {
+        l->replicas[l->n] = st->replicas;
+        l->met[l->n++] = st->met;
+    }
+    return 0;
+}
+
+static int meets(const serve_config *c, unsigned replicas)
+{
+    serve_config x = *c;
+    x.replicas = replicas;
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&x, &r, &err), 0);
+    return r.ttft.q_s[2] <= c->slo_ttft_s && r.tpot.q_s[2] <= c->slo_tpot_s;
+}
+
+/* the GPUs-needed search: the answer meets the SLO and one replica fewer
+ * does not (both re-simulated here); from above (halving) and from below
+ * (doubling) the same answer; no SLO or a closed loop is refused */
+static void test_size(void)
+{
+    serve_config c = base();
+    c.router = serve_router_find("least-loaded");
+    c.arrival = SERVE_POISSON;
+    c.rate_per_s = 40;
+    c.max_requests = 0;
+    c.duration_s = 60;
+    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 800, 0.8, 4000};
+    c.output = (serve_length){SERVE_LEN_LOGNORMAL, 150, 0.6, 1000};
+    c.slo_ttft_s = 0.25;
+    c.slo_tpot_s = 0.03;
+    unsigned up = 0, down = 0;
+    serve_result r;
+    sim_error err;
+    size_log lu = {0}, ld = {0};
+    c.replicas = 1;
+    CHECK_INT_EQ(serve_size(&c, 1000, log_step, &lu, &up, &r, &err), 0);
+    c.replicas = 64;
+    CHECK_INT_EQ(serve_size(&c, 1000, log_step, &ld, &down, &r, &err), 0);
+    printf("size: %u replicas from 1 (%u steps), %u from 64 (%u steps); at the answer P99 "
+           "TTFT %.4g s, TPOT %.4g s\n", up, lu.n, down, ld.n, r.ttft.q_s[2], r.tpot.q_s[2]);
+    CHECK_INT_EQ(up, down);
+    CHECK(up > 1);
+    CHECK_INT_EQ(r.finished > 0, 1);
+    CHECK_INT_EQ(meets(&c, up), 1);
+    CHECK_INT_EQ(meets(&c, up - 1), 0);
+    CHECK(r.ttft.q_s[2] <= c.slo_ttft_s && r.tpot.q_s[2] <= c.slo_tpot_s);
+    /* every step logged, the answer among the met ones and answer - 1 among the others */
+    int saw_answer = 0, saw_below = 0;
+    for (unsigned i = 0; i < ld.n; i++) {
+        saw_answer |= ld.replicas[i] == up && ld.met[i];
+        saw_below |= ld.replicas[i] == up - 1 && !ld.met[i];
+    }
+    CHECK(saw_answer && saw_below);
+    CHECK(ld.n <= 2 * 7 + 1); /* O(log n): halvings, then a bisection */
+    c.slo_ttft_s = c.slo_tpot_s = 0;
+    CHECK(serve_size(&c, 1000, NULL, NULL, &up, &r, &err) == SIM_ERR_INPUT);
+    c.slo_ttft_s = 1;
+    c.arrival = SERVE_CLOSED;
+    c.clients = 1;
+    c.max_requests = 1;
+    CHECK(serve_size(&c, 1000, NULL, NULL, &up, &r, &err) == SIM_ERR_INPUT);
+}
+
+/* diurnal arrivals by thinning: over [0, D] the mean count is
+ * rate (D + a P / (2 pi) sin(2 pi (D - peak) / P) + a P / (2 pi) sin(2 pi peak / P));
+ * from the peak over a quarter period, rate (P/4 + a P / (2 pi)), from the
+ * trough rate (P/4 - a P / (2 pi)); within 5 standard deviations (Poisson:
+ * sqrt of the mean). Amplitude 0 is the plain Poisson stream, bit for bit. */
+static void test_diurnal(void)
+{
+    serve_config c = base();
+    c.replicas = 4;
+    c.arrival = SERVE_POISSON;
+    c.rate_per_s = 5000;
+    c.max_requests = 0;
+    c.prompt.a = 1;
+    c.output.a = 1;
+    double P = 40, a = 0.8;
+    c.duration_s = P / 4;
+    serve_result plain, r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &plain, &err), 0);
+    c.diurnal_period_s = P;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0); /* amplitude 0: off */
+    CHECK(memcmp(&plain, &r, sizeof r) == 0);
+    c.diurnal_amplitude = a;
+    c.diurnal_peak_s = 0;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    double at_peak = c.rate_per_s * (P / 4 + a * P / (2 * M_PI));
+    printf("diurnal: %llu arrivals from the peak (mean %.0f), ", (unsigned long long)r.arrived,
+           at_peak);
+    CHECK(fabs(r.arrived - at_peak) < 5 * sqrt(at_peak));
+    CHECK_INT_EQ(r.finished, r.arrived);
+    c.diurnal_peak_s = P / 2;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    double at_trough = c.rate_per_s * (P / 4 - a * P / (2 * M_PI));
+    printf("%llu from the trough (mean %.0f)\n", (unsigned long long)r.arrived, at_trough);
+    CHECK(fabs(r.arrived - at_trough) < 5 * sqrt(at_trough));
+    /* refused: beyond 1, or on a Gamma stream */
+    c.diurnal_amplitude = 1.5;
+    CHECK(serve_config_check(&c, &err) != 0);
+    c.diurnal_amplitude = 0.5;
+    c.arrival = SERVE_GAMMA;
+    c.cv = 2;
+    CHECK(serve_config_check(&c, &err) != 0);
+}
+
+/* a trace: each request arrives when its row says, with its lengths;
+ * widely spaced rows on one replica are served alone (the single-request
+ * closed form each), rows at the same instant share the first batch */
+static void test_trace(void)
+{
+    serve_config c = base();
+    serve_trace_row rows[] = {{0, 512, 8}, {10, 256, 4}, {20, 512, 8}};
+    c.arrival = SERVE_TRACE;
+    c.trace = rows;
+    c.n_trace = 3;
+    c.max_requests = 0;
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    double ttft_a, e2e_a = alone_s(&c, 512, 8, &ttft_a);
+    double ttft_b, e2e_b = alone_s(&c, 256, 4, &ttft_b);
+    CHECK_INT_EQ(r.arrived, 3);
+    CHECK_INT_EQ(r.finished, 3);
+    CHECK_INT_EQ(r.output_tokens, 20);
+    CHECK_INT_EQ(r.prompt_tokens, 1280);
+    CHECK(r.arrivals_end_s == 20);
+    CHECK_REL(r.end_s, 20 + e2e_a, 1e-12);
+    CHECK_REL(r.e2e.max_s, e2e_a, 1e-12);
+    CHECK_REL(r.e2e.q_s[0], e2e_a, 1e-12); /* nearest rank of {b, a, a}: a */
+    CHECK_REL(r.ttft.q_s[0], ttft_a, 1e-12);
+    CHECK_REL(r.e2e.mean_s, (2 * e2e_a + e2e_b) / 3, 1e-12);
+    CHECK_REL(r.ttft.mean_s, (2 * ttft_a + ttft_b) / 3, 1e-12);
+    CHECK(r.queue.max_s == 0);
+    /* two at once: one batch holds both prompts */
+    serve_trace_row together[] = {{1, 512, 8}, {1, 512, 8}};
+    c.trace = together;
+    c.n_trace = 2;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    CHECK_INT_EQ(r.iterations, 8);
+    CHECK(r.arrivals_end_s == 1);
+    /* out of order: refused */
+    serve_trace_row back[] = {{2, 512, 8}, {1, 512, 8}};
+    c.trace = back;
+    CHECK(serve_config_check(&c, &err) != 0);
+    c.n_trace = 0;
+    CHECK(serve_config_check(&c, &err) != 0);
+}
+
 int main(void)
 {
     test_single_request();
@@ -249,5 +454,9 @@ int main(void)
     test_batched_stream();
     test_preemption();
     test_refusals();
+    test_histogram_quantiles();
+    test_size();
+    test_diurnal();
+    test_trace();
     return check_report();
 }

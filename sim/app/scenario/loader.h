@@ -81,6 +81,9 @@ typedef struct loader {
     char warnings[1024];
 } loader;
 
+/* ---- servetrace.c: <arrivals process="trace" file>, into s->serving */
+int parse_serving_trace(loader *ld, xmlNode *n, scn_scenario *s);
+
 /* ---- xml.c */
 
 /* A compiler-style error about element n (attr: one of its attributes, or

@@ -19,6 +19,7 @@
 #define DEFAULT_BATCH_TOKENS 8192u /* A: the token budget of one iteration */
 #define DEFAULT_SEQUENCES 256u     /* A: running sequences per replica */
 #define MAX_TOKENS_ATTR 1e7
+#define DEFAULT_DIURNAL_PERIOD_S 86400.0 /* a day */
 
 static void note_default(scn_scenario *s, const char *text)
 {
@@ -148,12 +149,43 @@ static int parse_length(loader *ld, xmlNode *n, serve_length *l)
     return rc;
 }
 
-static int parse_arrivals(loader *ld, xmlNode *n, serve_config *c)
+/* diurnal-amplitude="50%" [diurnal-period="24h"] [diurnal-peak="14h"]: the
+ * rate times 1 + a cos(2 pi (t - peak) / period), Poisson only */
+static int parse_diurnal(loader *ld, xmlNode *n, scn_scenario *s)
 {
+    serve_config *c = &s->serving;
+    if (c->arrival != SERVE_POISSON)
+        return node_error(ld, n, "diurnal-amplitude", "a diurnal rate applies to "
+                          "process=\"poisson\" only");
+    int rc = get_fraction(ld, n, "diurnal-amplitude", &c->diurnal_amplitude);
+    c->diurnal_period_s = DEFAULT_DIURNAL_PERIOD_S;
+    if (!rc && has_attr(n, "diurnal-period")) {
+        rc = get_quantity(ld, n, "diurnal-period", SIM_DIM_TIME, 1, &c->diurnal_period_s);
+        if (!rc)
+            rc = positive(ld, n, "diurnal-period", c->diurnal_period_s, 3.2e7, " s (a year)");
+    } else if (!rc) {
+        note_default(s, "diurnal-period 24 h (a day)");
+    }
+    if (!rc && has_attr(n, "diurnal-peak")) {
+        rc = get_quantity(ld, n, "diurnal-peak", SIM_DIM_TIME, 1, &c->diurnal_peak_s);
+        if (!rc && !(c->diurnal_peak_s >= 0 && c->diurnal_peak_s <= 3.2e7))
+            rc = node_error(ld, n, "diurnal-peak", "diurnal-peak must be from 0 to a year");
+    } else if (!rc) {
+        note_default(s, "diurnal-peak 0 s: the run starts at the peak (A)");
+    }
+    return rc;
+}
+
+static int parse_arrivals(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
     char process[32];
     copy_attr(n, "process", process, sizeof process);
     if (serve_arrival_parse(process, &c->arrival))
-        return node_error(ld, n, "process", "unknown process; use poisson, gamma or closed");
+        return node_error(ld, n, "process", "unknown process; use poisson, gamma, closed or "
+                          "trace");
+    if (c->arrival == SERVE_TRACE)
+        return parse_serving_trace(ld, n, s);
     int rc = 0;
     double requests = 0;
     if (has_attr(n, "requests")) {
@@ -187,7 +219,37 @@ static int parse_arrivals(loader *ld, xmlNode *n, serve_config *c)
         if (!rc)
             rc = positive(ld, n, "cv", c->cv, 100, "");
     }
+    if (!rc && has_attr(n, "diurnal-amplitude"))
+        rc = parse_diurnal(ld, n, s);
     return rc;
+}
+
+/* <prompt> and <output>, which a trace replaces */
+static int serving_lengths(loader *ld, xmlNode *n, serve_config *c)
+{
+    static const char *const names[2] = {"prompt", "output"};
+    serve_length *l[2] = {&c->prompt, &c->output};
+    int rc = 0;
+    for (int i = 0; !rc && i < 2; i++) {
+        xmlNode *e = child(n, names[i]);
+        rc = e ? parse_length(ld, e, l[i])
+               : node_error(ld, n, NULL, "<serving> needs <%s> (its length distribution) "
+                            "unless the arrivals are a trace", names[i]);
+    }
+    return rc;
+}
+
+/* a trace's lengths as fixed ones at their means (for the printed
+ * iteration model and the checks; the requests keep their own) */
+static void trace_lengths(serve_config *c)
+{
+    double p = 0, o = 0;
+    for (uint64_t i = 0; i < c->n_trace; i++) {
+        p += c->trace[i].prompt;
+        o += c->trace[i].output;
+    }
+    c->prompt = (serve_length){SERVE_LEN_FIXED, floor(p / c->n_trace + 0.5), 0, 0};
+    c->output = (serve_length){SERVE_LEN_FIXED, floor(o / c->n_trace + 0.5), 0, 0};
 }
 
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
@@ -228,11 +290,11 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
     if (!rc && !c->router)
         rc = node_error(ld, router, "policy", "unknown router; use %s", serve_router_names());
     if (!rc)
-        rc = parse_arrivals(ld, child(n, "arrivals"), c);
-    if (!rc)
-        rc = parse_length(ld, child(n, "prompt"), &c->prompt);
-    if (!rc)
-        rc = parse_length(ld, child(n, "output"), &c->output);
+        rc = parse_arrivals(ld, child(n, "arrivals"), s);
+    if (!rc && c->arrival == SERVE_TRACE) /* the trace gives the lengths */
+        trace_lengths(c);
+    else if (!rc)
+        rc = serving_lengths(ld, n, c);
     xmlNode *slo = child(n, "slo");
     if (!rc && slo) {
         rc = get_quantity(ld, slo, "ttft", SIM_DIM_TIME, 0, &c->slo_ttft_s);
