@@ -174,6 +174,18 @@ static int parse_args(sweep *sw, int argc, char **argv)
 
 /* ------------------------------------------------------- the table */
 
+/* The table's statistics of point i over its replicas: time to train,
+ * ETTR and failures (x: sw->replicas of scratch) */
+static void point_stats(const sweep *sw, size_t i, double *x, campaign_stat s[3])
+{
+    const int which[3] = {M_TTT, M_ETTR, M_FAILURES};
+    for (int k = 0; k < 3; k++) {
+        for (unsigned r = 0; r < sw->replicas; r++)
+            x[r] = sw->reps[i * sw->replicas + r].m[which[k]];
+        s[k] = campaign_stat_of(x, sw->replicas);
+    }
+}
+
 static void print_table(const sweep *sw)
 {
     size_t w[MAX_PARAMS];
@@ -199,12 +211,7 @@ static void print_table(const sweep *sw)
             continue;
         }
         campaign_stat s[3];
-        const int which[3] = {M_TTT, M_ETTR, M_FAILURES};
-        for (int k = 0; k < 3; k++) {
-            for (unsigned r = 0; r < sw->replicas; r++)
-                x[r] = sw->reps[i * sw->replicas + r].m[which[k]];
-            s[k] = campaign_stat_of(x, sw->replicas);
-        }
+        point_stats(sw, i, x, s);
         printf("  %-7s %12.3f %9.3f %9.5f %8.5f %10.1f\n", "done", s[0].mean / 86400,
                s[0].ci95 / 86400, s[1].mean, s[1].ci95, s[2].mean);
     }
@@ -232,12 +239,7 @@ static void print_csv(const sweep *sw)
             continue;
         }
         campaign_stat s[3];
-        const int which[3] = {M_TTT, M_ETTR, M_FAILURES};
-        for (int k = 0; k < 3; k++) {
-            for (unsigned r = 0; r < sw->replicas; r++)
-                x[r] = sw->reps[i * sw->replicas + r].m[which[k]];
-            s[k] = campaign_stat_of(x, sw->replicas);
-        }
+        point_stats(sw, i, x, s);
         fputs(",done", stdout);
         const double v[5] = {s[0].mean, s[0].ci95, s[1].mean, s[1].ci95, s[2].mean};
         for (int k = 0; k < 5; k++) {
