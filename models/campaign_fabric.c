@@ -11,6 +11,7 @@
  * enum campaign_fabric_policy). A repair that ends a wait schedules the
  * restart; one during compute speeds the job up at once.
  */
+#include <float.h>
 #include <math.h>
 
 #include <gsl/gsl_randist.h>
@@ -44,6 +45,12 @@ static int evaluate(campaign *c)
         sim_stop(c->eng);
         return -1;
     }
+    int down = 0;
+    for (unsigned i = 0; i < m; i++)
+        down |= ws->fab_view[i].speed == 0;
+    if (v == 0 && !down) /* slow parts only, yet no measurable speed (an iteration that
+                            overflowed): the job stalls until a repair, it does not run */
+        v = DBL_MIN;
     if (v > 1) { /* never credit a failure: ECMP rehash luck is taken as built */
         c->res.fabric_faster++;
         v = 1;

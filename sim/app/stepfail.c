@@ -2,6 +2,7 @@
  * (see stepfail.h). */
 #include "stepfail.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -47,8 +48,11 @@ void step_fail_print(const ff_state *st, const app_step_failure *x)
     double b = x->before.iteration_s, a = x->after.iteration_s;
     printf("failed parts    %s (digest %016llx; %u directed links down, %u slow)\n", parts,
            (unsigned long long)x->digest, x->links_down, x->links_slow);
-    printf("                iteration %.6g s as built -> %.6g s (%+.3f %%)\n", b, a,
-           b > 0 ? 100 * (a - b) / b : 0.0);
+    double change = b > 0 ? 100 * (a - b) / b : 0.0;
+    /* a link at 1e-9 of its rate makes changes of 1e11 %: digits, not a page */
+    printf(fabs(change) < 1e6 ? "                iteration %.6g s as built -> %.6g s (%+.3f %%)\n"
+                              : "                iteration %.6g s as built -> %.6g s (%+.4g %%)\n",
+           b, a, change);
     printf("                peak link utilisation per tier, as built -> failed:");
     for (int t = 0; t < STEP_TIERS; t++)
         if (x->before.tier_bytes[t] > 0 || x->after.tier_bytes[t] > 0)

@@ -215,6 +215,15 @@ static void test_slower_fabric_is_slower(void)
     CHECK(ra.degraded_slowdown_s == 0 && ra.parts_slow > 0);
     CHECK_REL(ra.time_to_train_s, ra.compute_time_s + ra.checkpoint_time_s, 1e-12);
     CHECK(rb.degraded_slowdown_s > 0 && rb.time_to_train_s > ra.time_to_train_s);
+    /* slow parts the callback finds no speed for (an iteration that
+     * overflowed): the job stalls until the repair, it never runs at speed 1 */
+    speed_ctx none = {SPEED_NONE, 0};
+    campaign_config z = base_config();
+    z.gpu_failure_rate_per_s = 0;
+    with_repair(&z, CAMPAIGN_FABRIC_RESTART, &none, 8 * 3600.0);
+    z.causes[0].slow_speed = 0.5;
+    campaign_result rz = run(&z);
+    CHECK(rz.degraded_slowdown_s > rb.degraded_slowdown_s && rz.failures == 0);
 }
 
 static void test_error_and_threads(void)
