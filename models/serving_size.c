@@ -39,6 +39,32 @@ static int probe(const serve_config *base, unsigned n, serve_size_fn on_step, vo
     return st.met;
 }
 
+/* The search's bracket: lo misses the SLO (0: none known), hi meets it
+ * (0: none known), at_answer holds hi's result. */
+typedef struct size_bracket {
+    const serve_config *base;
+    serve_size_fn on_step;
+    void *ctx;
+    unsigned *steps;
+    serve_result *r, *at_answer;
+    unsigned lo, hi;
+} size_bracket;
+
+/* Simulate n replicas and move the bracket's end: 0, or -1 with err set. */
+static int bracket_probe(size_bracket *b, unsigned n, sim_error *err)
+{
+    int met = probe(b->base, n, b->on_step, b->ctx, b->steps, b->r, err);
+    if (met < 0)
+        return -1;
+    if (met) {
+        b->hi = n;
+        *b->at_answer = *b->r;
+    } else {
+        b->lo = n;
+    }
+    return 0;
+}
+
 int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_step, void *ctx,
                unsigned *answer, serve_result *at_answer, sim_error *err)
 {
@@ -53,52 +79,22 @@ int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_st
     unsigned steps = 0, n = c->replicas < max_replicas ? c->replicas : max_replicas;
     serve_result r;
     /* the bracket: lo not met (0: none known), hi met */
-    unsigned lo = 0, hi = 0;
-    int met = probe(c, n, on_step, ctx, &steps, &r, err);
-    if (met < 0)
+    size_bracket b = {c, on_step, ctx, &steps, &r, at_answer, 0, 0};
+    if (bracket_probe(&b, n, err))
         return err->code;
-    if (met) {
-        hi = n;
-        *at_answer = r;
-        while (hi > 1 && !lo) {
-            n = hi / 2;
-            if ((met = probe(c, n, on_step, ctx, &steps, &r, err)) < 0)
-                return err->code;
-            if (met) {
-                hi = n;
-                *at_answer = r;
-            } else {
-                lo = n;
-            }
-        }
-    } else {
-        lo = n;
-        while (!hi) {
-            if (lo >= max_replicas)
-                return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: %u replicas (the "
-                                     "most allowed) do not meet the SLO", max_replicas);
-            n = lo > max_replicas / 2 ? max_replicas : 2 * lo;
-            if ((met = probe(c, n, on_step, ctx, &steps, &r, err)) < 0)
-                return err->code;
-            if (met) {
-                hi = n;
-                *at_answer = r;
-            } else {
-                lo = n;
-            }
-        }
-    }
-    while (lo && hi - lo > 1) { /* lo fails, hi meets */
-        n = lo + (hi - lo) / 2;
-        if ((met = probe(c, n, on_step, ctx, &steps, &r, err)) < 0)
+    while (b.hi > 1 && !b.lo) /* met at the start: halve until a fleet misses */
+        if (bracket_probe(&b, b.hi / 2, err))
             return err->code;
-        if (met) {
-            hi = n;
-            *at_answer = r;
-        } else {
-            lo = n;
-        }
+    while (!b.hi) { /* missed at the start: double until a fleet meets */
+        if (b.lo >= max_replicas)
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: %u replicas (the "
+                                 "most allowed) do not meet the SLO", max_replicas);
+        if (bracket_probe(&b, b.lo > max_replicas / 2 ? max_replicas : 2 * b.lo, err))
+            return err->code;
     }
-    *answer = hi;
+    while (b.lo && b.hi - b.lo > 1) /* lo misses, hi meets */
+        if (bracket_probe(&b, b.lo + (b.hi - b.lo) / 2, err))
+            return err->code;
+    *answer = b.hi;
     return 0;
 }
