@@ -157,14 +157,13 @@ static double close_epoch(campaign *c)
 
 static void set_speed(campaign *c);
 static void on_drain_due(sim_engine *eng, void *ctx, uint64_t node);
-static void on_repair(sim_engine *eng, void *ctx, uint64_t data);
 static void drain(campaign *c);
 static void begin_restart(campaign *c);
 
 /* Elastic: the most replicas the job goes on without, and its speed (work
  * per second) with `missing` of them gone: from the caller's table (the
  * step profiles of the smaller jobs), or the compute share (dp - k) / dp. */
-static unsigned elastic_most_missing(const campaign_config *cfg)
+unsigned campaign_elastic_most_missing(const campaign_config *cfg)
 {
     if (cfg->elastic_speed)
         return cfg->elastic_max_missing;
@@ -185,7 +184,7 @@ static double elastic_speed(const campaign_config *cfg, unsigned missing)
 static void start_compute(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_COMPUTE);
-    c->target = c->snap + c->every;
+    c->target = c->snap + campaign_adapt_every(c, sim_now(c->eng));
     if (c->target > c->n_iterations)
         c->target = c->n_iterations;
     c->seg_work_s = compute_s(c, c->snap, c->target);
@@ -361,57 +360,34 @@ static void drain(campaign *c)
 {
     int64_t first = -1;
     unsigned count = 0;
+    campaign_spares_clear(c);
     for (uint64_t i = 0; i < c->n_nodes; i++)
         if (c->slow[i] == 2) {
             first = first < 0 ? (int64_t)i : first;
             count++;
+            campaign_spares_need_node(c, i);
             c->slow[i] = 0;
             c->n_slow--;
         }
     c->n_drain_due = 0;
     c->res.drains += count;
     emit_failure_event(c, CAMPAIGN_EVENT_DRAIN, -1, first, -1, 0, 0);
-    c->spares_needed = count;
-    if (c->cfg->spares_limited) {
-        double repair = c->cfg->repair_mean_s > 0
-                            ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
-                            : 0;
-        c->in_repair += count;
-        sim_schedule_in(c->eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, count);
-    }
+    campaign_spares_send_needed(c);
     c->detect_s = 0; /* planned */
     begin_restart(c);
 }
 
-/* A restart: with a limited pool, swap in a spare first, or wait for one. */
+/* A restart: with a limited pool, swap in spares first, or wait for them
+ * (campaign_spares.c). */
 static void begin_restart(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_RESTART);
     c->waiting = 0;
-    c->restart_swap_s = 0;
-    if (c->cfg->spares_limited && c->spares_needed) {
-        unsigned short_by = c->spares_needed - (unsigned)(c->spares < c->spares_needed
-                                                              ? c->spares : c->spares_needed);
-        if (short_by && c->cfg->elastic_replicas &&
-            c->missing + short_by <= elastic_most_missing(c->cfg)) {
-            /* go on without them: fewer replicas, same global batch */
-            c->missing += short_by;
-            c->spares_needed -= short_by;
-            c->res.elastic_restarts++;
-        }
-        if (c->spares < c->spares_needed) {
-            c->waiting = 1;
-            c->wait_since = sim_now(c->eng);
-            c->pending = 0;
-            campaign_fabric_must_wait(c); /* it may wait for repairs as well */
-            return;
-        }
-        c->spares -= c->spares_needed;
-        if (c->spares < c->res.spares_lowest)
-            c->res.spares_lowest = c->spares;
-        c->restart_swap_s = c->cfg->swap_s;
-    }
     c->pending = 0;
+    if (!campaign_spares_take(c)) {
+        campaign_fabric_must_wait(c); /* it may wait for repairs as well */
+        return;
+    }
     if (!campaign_fabric_must_wait(c))
         campaign_schedule_restart(c);
 }
@@ -439,7 +415,7 @@ static void start_maintenance(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_MAINTENANCE);
     c->detect_s = 0; /* planned: nothing to detect */
-    c->spares_needed = 0; /* parts are replaced in the window: the restart swaps nothing */
+    campaign_spares_clear(c); /* parts are replaced in the window: the restart swaps nothing */
     c->res.maintenance_windows++;
     c->pending = sim_schedule_in(c->eng, c->cfg->maintenance_s, PRIO_JOB, KIND_MAINTENANCE,
                                  on_maintenance_end, c, 0);
@@ -501,26 +477,6 @@ static void on_maintenance_start(sim_engine *eng, void *ctx, uint64_t data)
     }
 }
 
-/* A repaired node returns to the pool; a waiting restart takes it. */
-static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
-{
-    campaign *c = ctx;
-    c->res.repairs += data; /* data: nodes repaired together (a rack's at once) */
-    c->in_repair -= data;
-    c->spares += data;
-    unsigned rejoin = c->missing < c->spares ? c->missing : (unsigned)c->spares;
-    c->missing -= rejoin; /* back at the next checkpoint boundary */
-    c->spares -= rejoin;
-    if (c->state != CAMPAIGN_STATE_RESTART || !c->waiting || c->spares < c->spares_needed)
-        return;
-    c->waiting = 0;
-    c->res.spare_wait_s += sim_now(eng) - c->wait_since;
-    c->spares -= c->spares_needed;
-    c->restart_swap_s = c->cfg->swap_s;
-    if (!c->fabric_waiting) /* else the last repair it waits for schedules it */
-        campaign_schedule_restart(c);
-}
-
 static void on_restart_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
@@ -540,6 +496,7 @@ void campaign_interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, u
     double now = sim_now(eng);
     double lost = 0, elapsed = now - c->state_start_s;
     uint64_t reached = c->committed;
+    int was_waiting = c->state == CAMPAIGN_STATE_RESTART && c->waiting;
     switch (c->state) {
     case CAMPAIGN_STATE_COMPUTE: {
         /* the segment's work so far, and any snapshot not yet durable */
@@ -587,16 +544,14 @@ void campaign_interrupt(campaign *c, int32_t cause, int64_t gpu, int64_t node, u
     unsigned per_node = c->cfg->gpus_per_node ? c->cfg->gpus_per_node : 8;
     clear_slow(c, node >= 0 ? node : gpu >= 0 ? gpu / per_node : -1, lost_nodes);
     emit_segment(c, 1, reached);
-    if (c->cfg->spares_limited && lost_nodes) { /* the failed nodes go to repair */
-        double repair = c->cfg->repair_mean_s > 0
-                            ? gsl_ran_exponential(c->repair_rng, c->cfg->repair_mean_s)
-                            : 0;
-        c->in_repair += lost_nodes;
-        sim_schedule_in(eng, repair, PRIO_FAILURE, KIND_REPAIR, on_repair, c, lost_nodes);
-    }
+    /* the failed nodes go to repair; the restart swaps them in (added to
+     * what a restart that was waiting for spares needs) */
+    campaign_spares_lost(c, node >= 0 ? node : gpu >= 0 ? gpu / per_node : -1, lost_nodes,
+                         was_waiting);
     c->detect_s = c->silent_found ? 0 : campaign_draw_detection(c); /* a corruption found is known */
     c->res.failures++;
     c->res.failures_by_cause[cause + 1]++;
+    campaign_adapt_observe(c, sim_now(eng));
     c->res.rework_s += lost;
     emit_failure_event(c, CAMPAIGN_EVENT_FAILURE, gpu, node, cause, lost, 0);
     if (window_due)
@@ -641,6 +596,7 @@ static int set_up_timing(campaign *c, campaign_outlook *look)
     r->iterations = c->n_iterations;
     r->checkpoint_every_iterations = c->every;
     r->checkpoint_interval_s = (double)c->every * r->iteration_time_s;
+    r->checkpoint_interval_min_s = r->checkpoint_interval_max_s = r->checkpoint_interval_s;
     r->total_flops = 6.0 * cfg->model_params * cfg->train_tokens;
     r->compute_time_s = cfg->train_tokens * c->seconds_per_token;
     return 0;
@@ -665,8 +621,6 @@ static int set_up_failures(campaign *c)
     double u0 = cfg->restart_s + campaign_mean_detection_s(cfg);
     r->ettr_first_order_frac = fmax(0, (1.0 - cluster_rate * (u0 + tau / 2)) / (1.0 + w / tau));
     if (cfg->spares_limited) {
-        c->spares = cfg->spare_nodes;
-        r->spares_lowest = cfg->spare_nodes;
         c->repair_rng = &c->ws->job.rngs[WS_SLOT_REPAIR];
         sim_rng_stream_reseed(c->repair_rng, cfg->seed, SIM_ENTITY_JOB, 0, SIM_PURPOSE_REPAIR);
     }
@@ -682,7 +636,8 @@ static int set_up_failures(campaign *c)
         r->young_interval_s = sqrt(2.0 * w * r->cluster_mtbf_s);
         r->daly_interval_s = campaign_daly_interval_s(w, r->cluster_mtbf_s);
     }
-    if (cluster_rate > 0 || fail_slow)
+    rc = campaign_spares_reset(c);
+    if (!rc && (cluster_rate > 0 || fail_slow))
         rc = campaign_make_failure_streams(c);
     if (!rc && cfg->straggler_rate_per_s > 0)
         rc = campaign_make_straggler_streams(c);

@@ -178,7 +178,12 @@ typedef struct campaign_config {
      * waits for a repaired node when the pool is empty. Unset: an unlimited
      * pool with free swaps (the failed part is replaced at once). */
     int spares_limited;
-    uint64_t spare_nodes;
+    uint64_t spare_nodes;            /* in the pool; per group with spare_group_nodes */
+    /* Hot spares per scalable unit (> 0; campaign_spares.c): one pool of
+     * spare_nodes per group of this many consecutive nodes (the last group
+     * takes the remainder), a failed node replaced only from its own group's
+     * pool. 0: one pool for the job. Not with elastic continuation. */
+    uint64_t spare_group_nodes;
     double swap_s, repair_mean_s;
     /* Elastic continuation (elastic_replicas = the job's data-parallel
      * replicas, each losing node taking one out): with the pool empty the
@@ -204,6 +209,18 @@ typedef struct campaign_config {
     double checkpoint_interval_s;    /* tau, requested (rounded to whole iterations; longer
                                         than the run: only the final checkpoint) */
     uint64_t checkpoint_every;       /* > 0: every this many iterations instead of tau */
+    /* Adaptive interval (checkpoint_adapt_window_s > 0; campaign_adapt.c):
+     * at the start of every compute segment the interval becomes Daly's
+     * optimum (write time checkpoint_write_s) for the failure rate estimated
+     * so far: an exponentially weighted rate of the interruptions the job
+     * has seen, memory W = checkpoint_adapt_window_s, started at
+     * checkpoint_adapt_prior_rate_per_s as if the cluster had failed at that
+     * rate before the job began:
+     *   rate(t) = prior e^(-t/W) + (1/W) sum over interruptions t_i <= t of e^(-(t - t_i)/W).
+     * checkpoint_interval_s is then the first segment's interval (Daly's
+     * for the prior). Not with checkpoint_every. */
+    double checkpoint_adapt_window_s;
+    double checkpoint_adapt_prior_rate_per_s;
     /* Planned maintenance (maintenance_every_s > 0): a window of
      * maintenance_s every maintenance_every_s of wall time from the start.
      * The job stops at the last whole iteration, writes a checkpoint of it
@@ -319,8 +336,12 @@ typedef struct campaign_result {
     uint64_t maintenance_windows;
     uint64_t silent_failures;         /* silent causes' events (each interrupts when found) */
     uint64_t repairs;                 /* nodes repaired and returned to the pool */
-    uint64_t spares_lowest;           /* the fewest spares in the pool at any time */
-    double checkpoint_interval_s;     /* effective: k t_it */
+    uint64_t spares_lowest;           /* the fewest spares in the pool (any one group's
+                                         with spare_group_nodes) at any time */
+    double checkpoint_interval_s;     /* effective: k t_it (adaptive: the first segment's) */
+    double checkpoint_interval_min_s; /* adaptive: the shortest and longest interval used */
+    double checkpoint_interval_max_s; /*   (k t_it); otherwise both checkpoint_interval_s */
+    uint64_t checkpoint_adaptations;  /* adaptive: segments that changed the interval */
     double cluster_mtbf_s;            /* 1 / (total failure rate); 0 when failures are off */
     double ettr_first_order_frac;     /* (1 - L(u0 + tau/2)) / (1 + w/tau), 0 where that is
                                          negative (the model's validity ends, L(u0 + tau/2) >= 1) */

@@ -105,8 +105,6 @@ void campaign_fabric_part_fails(campaign *c, int32_t cause)
         return;
     }
     c->res.parts_down++;
-    if (!(c->state == CAMPAIGN_STATE_RESTART && c->waiting))
-        c->spares_needed = 0;
     campaign_interrupt(c, cause, -1, -1, c->committed, 0);
 }
 

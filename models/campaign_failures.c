@@ -106,9 +106,6 @@ static void on_corruption_found(sim_engine *eng, void *ctx, uint64_t data)
     if (c->state == CAMPAIGN_STATE_DONE)
         return;
     unsigned lost_nodes = (data & RACK_FLAG) ? c->cfg->nodes_per_rack : 1;
-    c->spares_needed = c->state == CAMPAIGN_STATE_RESTART && c->waiting
-                           ? c->spares_needed + lost_nodes
-                           : lost_nodes;
     c->silent_found = 1;
     campaign_interrupt(c, cause, is_node || is_rack ? -1 : id,
                        is_rack ? id * (int64_t)c->cfg->nodes_per_rack : is_node ? id : -1,
@@ -131,8 +128,6 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
             c->failing_part = -1;
             return;
         }
-        if (!(c->state == CAMPAIGN_STATE_RESTART && c->waiting))
-            c->spares_needed = 0;
         campaign_interrupt(c, cause, -1, -1, c->committed, 0);
         c->failing_part = -1;
         return;
@@ -160,12 +155,7 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     }
     int64_t gpu = is_node || is_rack ? -1 : (int64_t)id;
     int64_t node = is_rack ? (int64_t)(id * c->cfg->nodes_per_rack) : is_node ? (int64_t)id : -1;
-    /* nodes to swap in: a failure while the restart still waits for spares
-     * adds to what it needs */
     unsigned lost_nodes = is_rack ? c->cfg->nodes_per_rack : 1;
-    c->spares_needed = c->state == CAMPAIGN_STATE_RESTART && c->waiting
-                           ? c->spares_needed + lost_nodes
-                           : lost_nodes;
     const campaign_cause *x = cause >= 0 ? &c->cfg->causes[cause] : NULL;
     if (x && x->detection_s > 0) { /* silent: found later, rolling back to before it */
         c->res.silent_failures++;

@@ -38,7 +38,9 @@ typedef struct campaign {
     int64_t failing_part;        /* the switch or cable failing now, for its event; else -1 */
     uint64_t n_racks;
     double rack_rate;
-    unsigned spares_needed;      /* nodes the current restart must swap in */
+    uint64_t n_groups;           /* spare pools: 1, or one per spare_group_nodes nodes */
+    uint64_t *pool;              /* per group: spares in its pool now (ws->pool) */
+    uint64_t *need;              /* per group: nodes the current restart must swap in */
     unsigned missing;            /* elastic: nodes the job runs without */
     uint64_t in_repair;          /* nodes away being repaired */
     double speed;                /* this segment's speed: (dp - missing) / dp */
@@ -48,13 +50,14 @@ typedef struct campaign {
     gsl_rng *detect_rng;         /* detection delays (health check) */
     double detect_s;             /* the next restart's detection delay */
     int silent_found;            /* interrupting for a corruption found: detected already */
-    uint64_t spares;             /* in the pool now */
     int waiting;                 /* the restart waits for a repaired node */
     double wait_since;
 
     double seconds_per_token;    /* 6N / (G peak MFU) */
     uint64_t n_iterations;
-    uint64_t every;              /* iterations per checkpoint */
+    uint64_t every;              /* iterations per checkpoint (adaptive: the last segment's) */
+    double adapt_sum;            /* adaptive: sum of e^(-(t_last - t_i)/W) over interruptions */
+    double adapt_last_s;         /* adaptive: t_last, when adapt_sum was last brought up to date */
 
     int state;
     double state_start_s;
@@ -122,12 +125,15 @@ struct campaign_workspace {
     uint64_t nodes_cap;
     double *first;            /* per unit of the kind being made: its first failure */
     uint64_t first_cap;
+    uint64_t *pool, *need;    /* per spare group (campaign_spares.c) */
+    uint64_t groups_cap;
 };
 
 /* campaign_workspace.c: at least n per-node slots (slow, slow_since;
  * cleared) or first-failure slots. 0 or -1 when out of memory. */
 int campaign_workspace_nodes(campaign_workspace *ws, uint64_t n);
 int campaign_workspace_firsts(campaign_workspace *ws, uint64_t n);
+int campaign_workspace_groups(campaign_workspace *ws, uint64_t n);
 
 /* The failure rates per kind of unit (exponential causes, per unit). */
 typedef struct campaign_rate_split {
@@ -167,6 +173,43 @@ int campaign_fabric_must_wait(campaign *c);
 
 /* The seeding of the repair streams, the empty state. */
 void campaign_fabric_reset(campaign *c);
+
+/* The most replicas an elastic job goes on without. */
+unsigned campaign_elastic_most_missing(const campaign_config *cfg);
+
+/* campaign_spares.c: the spare pools */
+
+/* The pools full, nothing needed; SIM_ERR_NOMEM with c->err set when the
+ * per-group arrays cannot grow. */
+int campaign_spares_reset(campaign *c);
+
+/* Nothing for the next restart to swap in. */
+void campaign_spares_clear(campaign *c);
+
+/* A failure took nodes [first, first + count) (first -1: count is 0): they
+ * go to repair and the restart must swap them in, added to what it needed
+ * when `add` (a restart waiting for spares), else instead. */
+void campaign_spares_lost(campaign *c, int64_t first, unsigned count, int add);
+
+/* A drain: node `node` must be swapped in; then send them all to repair. */
+void campaign_spares_need_node(campaign *c, uint64_t node);
+void campaign_spares_send_needed(campaign *c);
+
+/* At a restart: 1 when it may go on (spares swapped in: restart_swap_s set,
+ * or elastic, or none needed), 0 when it waits for repaired nodes. */
+int campaign_spares_take(campaign *c);
+
+/* campaign_adapt.c: the adaptive checkpoint interval */
+
+/* An interruption at `now` enters the estimated failure rate. */
+void campaign_adapt_observe(campaign *c, double now);
+
+/* Iterations to the next checkpoint for a segment starting at `now`: the
+ * fixed cadence, or (adaptive) Daly's optimum for the rate estimated now. */
+uint64_t campaign_adapt_every(campaign *c, double now);
+
+/* The rate the adaptive interval uses at `now` (per second). */
+double campaign_adapt_rate_per_s(const campaign *c, double now);
 
 /* campaign_failures.c: the failure processes */
 

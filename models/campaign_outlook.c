@@ -98,6 +98,8 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             "campaign: checkpoint interval must be positive");
     REQUIRE(!cfg->elastic_replicas || cfg->spares_limited,
             "campaign: elastic continuation needs a limited spare pool");
+    REQUIRE(!cfg->spare_group_nodes || (cfg->spares_limited && !cfg->elastic_replicas),
+            "campaign: spare pools per group need a limited pool, and no elastic continuation");
     REQUIRE(!cfg->elastic_speed || (cfg->elastic_replicas && cfg->elastic_max_missing &&
                                     cfg->elastic_max_missing < cfg->elastic_replicas),
             "campaign: an elastic speed table needs fewer missing replicas than replicas");
@@ -119,6 +121,13 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
             "blocking checkpoints");
     REQUIRE(cfg->checkpoint_write_s >= 0 && isfinite(cfg->checkpoint_write_s),
             "campaign: checkpoint write time must be zero or positive");
+    REQUIRE(cfg->checkpoint_adapt_window_s >= 0 &&
+                (cfg->checkpoint_adapt_window_s == 0 ||
+                 (cfg->checkpoint_adapt_window_s < INFINITY && !cfg->checkpoint_every &&
+                  cfg->checkpoint_write_s > 0 && cfg->checkpoint_adapt_prior_rate_per_s >= 0 &&
+                  isfinite(cfg->checkpoint_adapt_prior_rate_per_s))),
+            "campaign: an adaptive checkpoint interval needs a finite memory, an interval "
+            "(not every), a write time above 0 and a prior failure rate >= 0");
 #undef REQUIRE
     return 0;
 }

@@ -45,6 +45,8 @@ void campaign_workspace_destroy(campaign_workspace *ws)
     free(ws->slow);
     free(ws->slow_since);
     free(ws->first);
+    free(ws->pool);
+    free(ws->need);
     free(ws);
 }
 
@@ -81,5 +83,23 @@ int campaign_workspace_firsts(campaign_workspace *ws, uint64_t n)
     free(ws->first);
     ws->first = first;
     ws->first_cap = n;
+    return 0;
+}
+
+int campaign_workspace_groups(campaign_workspace *ws, uint64_t n)
+{
+    if (n <= ws->groups_cap)
+        return 0;
+    uint64_t *pool = calloc(n, sizeof *pool), *need = calloc(n, sizeof *need);
+    if (!pool || !need) {
+        free(pool);
+        free(need);
+        return -1;
+    }
+    free(ws->pool);
+    free(ws->need);
+    ws->pool = pool;
+    ws->need = need;
+    ws->groups_cap = n;
     return 0;
 }

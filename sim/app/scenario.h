@@ -37,6 +37,11 @@
  * two concurrent failures a 54-day run sees in practice) */
 #define SCN_DEGRADED_CACHE_DEFAULT 64u
 
+/* <checkpoint interval="adaptive">: the estimate's memory when adapt-window
+ * is not given, in expected MTBFs of the prior (A: about ten interruptions
+ * remembered, so one failure moves the rate by a tenth; docs/failures.md) */
+#define SCN_ADAPT_WINDOW_MTBFS 10.0
+
 /* <site>: where the job runs, for energy, cost and carbon (docs/energy.md) */
 typedef struct scn_site {
     int given;
@@ -103,6 +108,8 @@ typedef struct scn_scenario {
     scn_site site;
     scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */
+    int checkpoint_adaptive; /* interval="adaptive": Daly's for the rate seen so far */
+    int adapt_window_given;  /* adapt-window given (else SCN_ADAPT_WINDOW_MTBFS, printed) */
     double checkpoint_bytes; /* <checkpoint size>; 0 = not given */
     char **included;        /* the XInclude'd files' paths as opened; owned */
     size_t n_included;

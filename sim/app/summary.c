@@ -135,7 +135,7 @@ static void add_mechanism_rows(run_summary *out, const campaign_config *c,
 }
 
 /* The counts, the checkpoint interval and the optimal intervals. */
-static void add_count_rows(run_summary *out, const campaign_result *r)
+static void add_count_rows(run_summary *out, const campaign_config *c, const campaign_result *r)
 {
     add(out, "failures", "1", "failures", "failures that interrupted the job",
         (double)r->failures, 1);
@@ -149,6 +149,17 @@ static void add_count_rows(run_summary *out, const campaign_result *r)
         "whole iterations between checkpoints x iteration time", r->checkpoint_interval_s, 0);
     add(out, "checkpoint_every_iterations", "1", "checkpoint every",
         "iterations between checkpoints", (double)r->checkpoint_every_iterations, 1);
+    if (c->checkpoint_adapt_window_s > 0) {
+        add(out, "checkpoint_interval_min_s", "s", "shortest adapted interval",
+            "interval=\"adaptive\": the shortest interval a segment used (Daly's for the "
+            "failure rate seen so far)", r->checkpoint_interval_min_s, 0);
+        add(out, "checkpoint_interval_max_s", "s", "longest adapted interval",
+            "interval=\"adaptive\": the longest interval a segment used",
+            r->checkpoint_interval_max_s, 0);
+        add(out, "checkpoint_adaptations", "1", "interval changes",
+            "interval=\"adaptive\": compute segments that began with another interval than "
+            "the one before", (double)r->checkpoint_adaptations, 1);
+    }
     add(out, "cluster_mtbf_s", "s", "cluster MTBF", "1 / (GPUs x per-GPU failure rate); 0 = no failures",
         r->cluster_mtbf_s, 0);
     add(out, "young_interval_s", "s", "Young's optimal interval",
@@ -191,7 +202,7 @@ void summary_build(const run_plan *plan, const campaign_result *r, run_summary *
     memcpy(out->failures_by_cause, r->failures_by_cause, sizeof out->failures_by_cause);
     add_time_rows(out, plan->scn, c, r);
     add_mechanism_rows(out, c, r);
-    add_count_rows(out, r);
+    add_count_rows(out, c, r);
     add_gpu_rows(out, plan, c, r);
 }
 

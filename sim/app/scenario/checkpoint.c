@@ -1,5 +1,5 @@
-/* checkpoint.c - <checkpoint>: interval (a duration or "auto": Daly's
- * optimum) or every (iterations), write-time or size with storage and node
+/* checkpoint.c - <checkpoint>: interval (a duration, "auto": Daly's
+ * optimum, or "adaptive": Daly's for the failure rate seen so far) or every (iterations), write-time or size with storage and node
  * bandwidths, mode="async" with snapshot-time and persist-slowdown.
  */
 #include "loader.h"
@@ -75,6 +75,29 @@ static int checkpoint_volume(loader *ld, xmlNode *ck, scn_scenario *s)
     return rc;
 }
 
+/* interval="adaptive": the estimate's memory (adapt-window) and where it
+ * starts (prior-mtbf, the cluster's MTBF when not given: *rate, replaced) */
+static int checkpoint_adaptive(loader *ld, xmlNode *ck, scn_scenario *s, double *rate)
+{
+    campaign_config *c = &s->campaign;
+    int rc = 0;
+    if (has_attr(ck, "prior-mtbf")) {
+        double mtbf = 0;
+        rc = get_quantity(ld, ck, "prior-mtbf", SIM_DIM_TIME, 1, &mtbf);
+        if (!rc)
+            rc = positive(ld, ck, "prior-mtbf", mtbf, INFINITY, "");
+        *rate = rc ? 0 : 1 / mtbf;
+    }
+    c->checkpoint_adapt_prior_rate_per_s = *rate;
+    s->adapt_window_given = has_attr(ck, "adapt-window");
+    if (!rc && s->adapt_window_given) {
+        rc = get_quantity(ld, ck, "adapt-window", SIM_DIM_TIME, 1, &c->checkpoint_adapt_window_s);
+        if (!rc)
+            rc = positive(ld, ck, "adapt-window", c->checkpoint_adapt_window_s, 1e15, " s");
+    }
+    return rc;
+}
+
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *ck = child(root, "checkpoint");
@@ -82,6 +105,7 @@ int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
     char text[16];
     copy_attr(ck, "interval", text, sizeof text);
     s->checkpoint_auto = !strcmp(text, "auto");
+    s->checkpoint_adaptive = !strcmp(text, "adaptive");
     int rc = checkpoint_volume(ld, ck, s);
     copy_attr(ck, "mode", text, sizeof text);
     c->checkpoint_async = !strcmp(text, "async");
@@ -116,21 +140,30 @@ int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
         c->checkpoint_every = rc ? 0 : (uint64_t)every;
         return rc;
     }
-    if (rc || s->checkpoint_auto) {
+    if (!rc && !s->checkpoint_adaptive &&
+        (has_attr(ck, "adapt-window") || has_attr(ck, "prior-mtbf")))
+        return node_error(ld, ck, has_attr(ck, "adapt-window") ? "adapt-window" : "prior-mtbf",
+                          "adapt-window and prior-mtbf belong to interval=\"adaptive\"");
+    if (rc || s->checkpoint_auto || s->checkpoint_adaptive) {
         if (rc)
             return rc;
         /* Daly's optimum for this cluster's failure rate (every cause, the
          * rate the summary's cluster MTBF is 1 / of) and write time */
+        const char *how = s->checkpoint_auto ? "interval=\"auto\" (Daly's optimum)"
+                                             : "interval=\"adaptive\"";
         double cluster_rate = campaign_cluster_failure_rate_per_s(c);
+        if (s->checkpoint_adaptive && (rc = checkpoint_adaptive(ld, ck, s, &cluster_rate)))
+            return rc;
         if (!(cluster_rate > 0))
-            return node_error(ld, ck, "interval", "interval=\"auto\" (Daly's optimum) needs a "
-                              "failure rate above 0: give a <reliability><failure> or "
-                              "inventory, or a fixed interval");
+            return node_error(ld, ck, "interval", "%s needs a failure rate above 0: give a "
+                              "<reliability><failure> or inventory, or a fixed interval", how);
         c->checkpoint_interval_s = campaign_daly_interval_s(c->checkpoint_write_s,
                                                             1 / cluster_rate);
         if (!(c->checkpoint_interval_s > 0))
-            return node_error(ld, ck, "write-time", "interval=\"auto\" needs a write time "
-                              "above 0 (with free checkpoints the optimum is every iteration)");
+            return node_error(ld, ck, "write-time", "%s needs a write time above 0 (with free "
+                              "checkpoints the optimum is every iteration)", how);
+        if (s->checkpoint_adaptive && !s->adapt_window_given)
+            c->checkpoint_adapt_window_s = SCN_ADAPT_WINDOW_MTBFS / cluster_rate;
         return 0;
     }
     rc = get_quantity(ld, ck, "interval", SIM_DIM_TIME, 1, &c->checkpoint_interval_s);

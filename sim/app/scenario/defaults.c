@@ -280,6 +280,22 @@ static size_t add_degraded(const scn_scenario *s, hw_default *out, size_t max, s
     return count;
 }
 
+/* <checkpoint interval="adaptive"> without adapt-window */
+static size_t add_adaptive(const scn_scenario *s, hw_default *out, size_t max, size_t count)
+{
+    if (!s->checkpoint_adaptive || s->adapt_window_given)
+        return count;
+    hw_default d;
+    memset(&d, 0, sizeof d);
+    d.precision = -1;
+    snprintf(d.part, sizeof d.part, "checkpoint");
+    snprintf(d.what, sizeof d.what, "adapt-window");
+    snprintf(d.value, sizeof d.value, "%.4g h", s->campaign.checkpoint_adapt_window_s / 3600);
+    snprintf(d.rule, sizeof d.rule, "A: %g times the prior MTBF, about that many interruptions "
+             "remembered (docs/failures.md)", SCN_ADAPT_WINDOW_MTBFS);
+    return add_all(&d, 1, -1, out, max, count);
+}
+
 size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max)
 {
     int p = (int)s->precision;
@@ -291,6 +307,7 @@ size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max)
             count = add_all(f->scaleup.defaults, f->scaleup.n_defaults, p, out, max, count);
     }
     count = add_site(&s->site, out, max, count);
+    count = add_adaptive(s, out, max, count);
     return add_degraded(s, out, max, count);
 }
 

@@ -348,8 +348,40 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     return rc;
 }
 
-/* <spares nodes swap-time repair-time elastic max-missing>: a limited pool
- * of spare nodes, repaired ones returning to it */
+/* <spares per="su" su-nodes>: a pool of hot spares in every scalable unit
+ * of su-nodes consecutive nodes of the job (default: the rail-optimised
+ * fabric's SU; docs/failures.md "Hot spares per scalable unit") */
+static int parse_spares_per_su(loader *ld, xmlNode *spares, scn_scenario *s)
+{
+    campaign_config *c = &s->campaign;
+    char per[8];
+    copy_attr(spares, "per", per, sizeof per);
+    int per_su = !strcmp(per, "su");
+    if (!per_su) {
+        if (has_attr(spares, "su-nodes"))
+            return node_error(ld, spares, "su-nodes", "su-nodes belongs to per=\"su\"");
+        return 0;
+    }
+    if (c->elastic_replicas)
+        return node_error(ld, spares, "per", "per=\"su\" pools are not modelled with "
+                          "elastic=\"true\" (a missing replica's slot would have to be "
+                          "refilled from its own SU)");
+    if (has_attr(spares, "su-nodes")) {
+        unsigned nodes = 0;
+        int rc = get_uint(ld, spares, "su-nodes", 0, 1, 1000000000u, &nodes);
+        c->spare_group_nodes = nodes;
+        return rc;
+    }
+    if (s->has_fabric && !strcmp(fabric_topology_name(s->fabric.topology), "rail-optimized")) {
+        c->spare_group_nodes = s->fabric.shape.nodes_per_su;
+        return 0;
+    }
+    return node_error(ld, spares, "per", "per=\"su\" needs su-nodes (the nodes of a scalable "
+                      "unit): only a rail-optimized <fabric> gives one");
+}
+
+/* <spares nodes swap-time repair-time elastic max-missing per su-nodes>: a
+ * limited pool of spare nodes, repaired ones returning to it */
 static int parse_spares(loader *ld, xmlNode *spares, scn_scenario *s)
 {
     campaign_config *c = &s->campaign;
@@ -386,6 +418,8 @@ static int parse_spares(loader *ld, xmlNode *spares, scn_scenario *s)
         rc = get_uint(ld, spares, "max-missing", 0, 1, s->par.dp - 1, &most);
         c->elastic_max_missing = most;
     }
+    if (!rc)
+        rc = parse_spares_per_su(ld, spares, s);
     return rc;
 }
 
