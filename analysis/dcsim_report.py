@@ -409,15 +409,16 @@ def packet_table_html(pt, index):
             ("bytes_sent", "sent", "B"), ("packets_sent", "packets", "1"),
             ("pauses", "PAUSE frames", "1"), ("ecn_marks", "ECN marks", "1"),
             ("rate_bytes_per_s", "rate", "B/s"))
-    head = "".join(f'<th class="num">{_esc(label)}<br><span class="hint">{_esc(unit)}</span>'
-                   "</th>" for _, label, unit in cols)
+    head = "".join(f'<th class="num" title="{_esc(c)}">{_esc(label)}</th>'
+                   for c, label, _ in cols)
     rows = []
     for link in pt.top_links(PACKET_TOP_TABLE):
         row = pt.links[link]
         cells = "".join(
             f'<td class="num" data-link="{int(row["link"])}" data-metric="{_esc(c)}" '
-            f'data-value="{_esc(value_repr(row[c]))}">{_esc(format_value(row[c]))}</td>'
-            for c, _, _ in cols)
+            f'data-value="{_esc(value_repr(row[c]))}" title="{_esc(_raw(row[c], unit))}">'
+            f"{_esc(human(row[c], unit, c))}</td>"
+            for c, _, unit in cols)
         rows.append(f'<tr><td class="name">{_esc(dcsim_figures.link_label(pt, link))}</td>'
                     f"{cells}</tr>")
     if not rows:
