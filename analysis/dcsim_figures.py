@@ -28,6 +28,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402,F401
                          read_sweep, SweepTable)
+from dcsim_units import setting_words  # noqa: E402
 
 SINGLE_COLUMN_IN = 3.5
 DOUBLE_COLUMN_IN = 7.0
@@ -588,7 +589,7 @@ def _sweep_series(table):
     series = []
     for key, rows in groups.items():
         rows.sort(key=lambda r: float(r["checkpoint_interval_s"]))
-        label = ", ".join(f"{p.rsplit('/', 1)[-1].lstrip('@')}={v}" for p, v in zip(others, key))
+        label = ", ".join(setting_words(p, v) for p, v in zip(others, key))   # in words
         series.append((label or "sweep",
                        np.array([float(r["checkpoint_interval_s"]) for r in rows]),
                        np.array([float(r["ettr_frac_mean"]) for r in rows]),

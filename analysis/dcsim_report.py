@@ -41,6 +41,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
+import dcsim_brief  # noqa: E402
+from dcsim_units import human, plus_minus, label as metric_label  # noqa: E402
 from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402
                          read_sweep, SweepTable, PacketTrace, read_packet)
 
@@ -77,6 +79,8 @@ FIGURE_TITLES = {
     "site_comparison": "Energy, cost and emissions by variant",
     "goodput_sweep": "Goodput against checkpoint interval, from the sweep",
     "packet_series": "Busiest links' queues, pauses and ECN marks over time",
+    "variant_metrics": "Time to train, MFU and ETTR by variant (95 % intervals where replicas "
+                       "give them)",
 }
 PACKET_TOP_FIGURE = 4   # links drawn in the packet section's figure
 PACKET_TOP_TABLE = 8    # links in its table
@@ -97,8 +101,10 @@ table { border-collapse: collapse; margin: .4em 0 1em; font-size: 13px; }
 th, td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left;
          vertical-align: top; }
 th { border-bottom: 1px solid #555; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.name { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
+p.lead { font-size: 15px; }
+td.name { min-width: 8em; }
 td.desc { color: #444; }
 .hint { color: #666; }
 table.meta td:first-child { color: #444; padding-left: 0; }
@@ -254,25 +260,33 @@ def _meta_rows(trace):
             ("format version", trace.format_version)]
 
 
+def _raw(value, unit):
+    """The trace's number and unit, for a tooltip: '7148160 s'."""
+    return f"{format_value(value, unit)} {unit}".strip()
+
+
+def _name_cell(name):
+    """A metric's name in words, its key as the tooltip."""
+    return f'<td class="name" title="{_esc(name)}">{_esc(metric_label(name))}</td>'
+
+
 def _value_cell(name, value, unit, trace_index=None):
+    """The value in human units; data-value exact, the raw value as tooltip."""
     extra = f' data-trace="{trace_index}"' if trace_index is not None else ""
-    hint = _human(value, unit)
-    hint_html = f' <span class="hint">{_esc(hint)}</span>' if hint else ""
     return (f'<td class="num" data-metric="{_esc(name)}" data-value="{_esc(value_repr(value))}"'
-            f'{extra}>{_esc(format_value(value, unit))}{hint_html}</td>')
+            f'{extra} title="{_esc(_raw(value, unit))}">{_esc(human(value, unit, name))}</td>')
 
 
 def summary_table_html(trace, names, table_id="summary"):
     rows = []
     for name in names:
         value, unit = trace.summary[name]
-        rows.append(f'<tr><td class="name">{_esc(name)}</td>{_value_cell(name, value, unit)}'
-                    f'<td>{_esc(unit)}</td>'
+        rows.append(f'<tr>{_name_cell(name)}{_value_cell(name, value, unit)}'
                     f'<td class="desc">{_esc(trace.summary_descriptions.get(name, ""))}</td></tr>')
-    return (f'<table id="{_esc(table_id)}" class="summary">\n'
-            '<thead><tr><th>metric</th><th class="num">value</th><th>unit</th>'
+    return (f'<div class="wide"><table id="{_esc(table_id)}" class="summary">\n'
+            '<thead><tr><th>metric</th><th class="num">value</th>'
             '<th>description</th></tr></thead>\n<tbody>\n' + "\n".join(rows)
-            + "\n</tbody>\n</table>")
+            + "\n</tbody>\n</table></div>")
 
 
 def causes_table_html(rows, table_id="causes"):
@@ -280,12 +294,11 @@ def causes_table_html(rows, table_id="causes"):
         f'<tr><td>{_esc(cause)}</td><td class="num" data-cause="{_esc(cause)}" '
         f'data-value="{n}">{n:,}</td><td class="num">{per_day:.3f}</td>'
         f'<td class="num">{100 * share:.1f} %</td>'
-        f'<td class="num">{format_value(lost)} <span class="hint">{_esc(_human(lost, "s"))}'
-        f'</span></td></tr>'
+        f'<td class="num" title="{_esc(_raw(lost, "s"))}">{_esc(human(lost, "s"))}</td></tr>'
         for cause, n, per_day, share, lost in rows)
     return (f'<table id="{_esc(table_id)}" class="causes">\n<thead><tr><th>cause</th>'
             '<th class="num">failures</th><th class="num">per day (1/d)</th>'
-            '<th class="num">share</th><th class="num">work lost (s)</th></tr></thead>\n'
+            '<th class="num">share</th><th class="num">work lost</th></tr></thead>\n'
             f"<tbody>\n{body}\n</tbody>\n</table>")
 
 
@@ -320,15 +333,16 @@ def _svg_of(draw, workdir, name, source):
 def compare_table_html(table, index):
     """A `dcsim compare -o` table: a row per variant, a column per metric."""
     cols = list(table.dtype.names)
-    head = "".join(f'<th class="num">{_esc(c)}<br><span class="hint">{_esc(table.units[c])}'
-                   "</span></th>" for c in cols)
+    head = "".join(f'<th class="num" title="{_esc(c)} ({_esc(table.units[c])})">'
+                   f"{_esc(metric_label(c))}</th>" for c in cols)
     rows = []
-    for label, row in zip(table.labels, table):
+    for variant, row in zip(table.labels, table):
         cells = "".join(
-            f'<td class="num" data-variant="{_esc(label)}" data-metric="{_esc(c)}" '
-            f'data-value="{_esc(value_repr(float(row[c])))}">'
-            f"{_esc(format_value(float(row[c])))}</td>" for c in cols)
-        rows.append(f'<tr><td class="name">{_esc(label)}</td>{cells}</tr>')
+            f'<td class="num" data-variant="{_esc(variant)}" data-metric="{_esc(c)}" '
+            f'data-value="{_esc(value_repr(float(row[c])))}" '
+            f'title="{_esc(_raw(float(row[c]), table.units[c]))}">'
+            f"{_esc(human(float(row[c]), table.units[c], c))}</td>" for c in cols)
+        rows.append(f'<tr><td class="name">{_esc(variant)}</td>{cells}</tr>')
     return (f'<div class="wide"><table id="compare-{index}" class="compare">\n<thead><tr>'
             f"<th>variant</th>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows)
             + "\n</tbody>\n</table></div>")
@@ -340,8 +354,8 @@ def sweep_table_html(table, index):
     params = list(table.parameters)
     head = "".join(f"<th>{_esc(p)}</th>" for p in params)
     head += "<th>status</th>" + "".join(
-        f'<th class="num">{_esc(c)}<br><span class="hint">{_esc(table.units[c + "_mean"])}, '
-        "mean &plusmn; 95 %</span></th>" for c in SWEEP_COLUMNS)
+        f'<th class="num" title="{_esc(c)}_mean &plusmn; {_esc(c)}_ci95">{_esc(metric_label(c))}<br>'
+        '<span class="hint">mean &plusmn; 95 %</span></th>' for c in SWEEP_COLUMNS)
     rows = []
     for row in table:
         done = int(row["status"]) == table.status_done
@@ -349,9 +363,11 @@ def sweep_table_html(table, index):
         cells += f"<td>{'done' if done else 'not done'}</td>"
         for c in SWEEP_COLUMNS:
             mean, ci = float(row[c + "_mean"]), float(row[c + "_ci95"])
+            unit = table.units[c + "_mean"]
             cells += (f'<td class="num" data-point="{int(row["point"])}" data-metric="{_esc(c)}" '
-                      f'data-value="{_esc(value_repr(mean))}">{_esc(format_value(mean))} '
-                      f'<span class="hint">&plusmn; {_esc(format_value(ci))}</span></td>')
+                      f'data-value="{_esc(value_repr(mean))}" title="{_esc(_raw(mean, unit))} '
+                      f'&plusmn; {_esc(format_value(ci))}">'
+                      f"{_esc(plus_minus(mean, ci, unit, c))}</td>")
         rows.append(f"<tr>{cells}</tr>")
     return (f'<div class="wide"><table id="sweep-{index}" class="sweep">\n<thead><tr>{head}'
             "</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table></div>")
@@ -393,15 +409,16 @@ def packet_table_html(pt, index):
             ("bytes_sent", "sent", "B"), ("packets_sent", "packets", "1"),
             ("pauses", "PAUSE frames", "1"), ("ecn_marks", "ECN marks", "1"),
             ("rate_bytes_per_s", "rate", "B/s"))
-    head = "".join(f'<th class="num">{_esc(label)}<br><span class="hint">{_esc(unit)}</span>'
-                   "</th>" for _, label, unit in cols)
+    head = "".join(f'<th class="num" title="{_esc(c)}">{_esc(label)}</th>'
+                   for c, label, _ in cols)
     rows = []
     for link in pt.top_links(PACKET_TOP_TABLE):
         row = pt.links[link]
         cells = "".join(
             f'<td class="num" data-link="{int(row["link"])}" data-metric="{_esc(c)}" '
-            f'data-value="{_esc(value_repr(row[c]))}">{_esc(format_value(row[c]))}</td>'
-            for c, _, _ in cols)
+            f'data-value="{_esc(value_repr(row[c]))}" title="{_esc(_raw(row[c], unit))}">'
+            f"{_esc(human(row[c], unit, c))}</td>"
+            for c, _, unit in cols)
         rows.append(f'<tr><td class="name">{_esc(dcsim_figures.link_label(pt, link))}</td>'
                     f"{cells}</tr>")
     if not rows:
@@ -457,12 +474,12 @@ def _page(title, body):
             f"{body}\n</body>\n</html>\n")
 
 
-def single_report(trace, figures, extra=""):
+def single_report(trace, figures, extra="", brief=""):
     name = trace.attrs.get("scenario_name", os.path.basename(trace.path))
     meta = "\n".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>"
                      for k, v in _meta_rows(trace))
-    parts = [f"<h1>dcsim report: {_esc(name)}</h1>",
-             f'<table class="meta" id="meta">\n{meta}\n</table>',
+    parts = [f"<h1>dcsim report: {_esc(name)}</h1>", brief,
+             f'<div class="wide"><table class="meta" id="meta">\n{meta}\n</table></div>',
              "<h2>Summary</h2>", summary_table_html(trace, summary_names(trace))]
     causes = failures_by_cause(trace)
     if causes:
@@ -484,7 +501,7 @@ def labels_of(traces):
     return base if len(set(base)) == len(base) else [t.path for t in traces]
 
 
-def comparison_report(traces, figures, extra=""):
+def comparison_report(traces, figures, extra="", brief=""):
     labels = labels_of(traces)
     shared = shared_metrics(traces)
     head = "".join(f'<th class="num" data-trace="{i}">{_esc(label)}</th>'
@@ -497,17 +514,17 @@ def comparison_report(traces, figures, extra=""):
     for name in shared:
         unit = traces[0].unit(name)
         cells = "".join(_value_cell(name, t.value(name), unit, i) for i, t in enumerate(traces))
-        rows.append(f'<tr><td class="name">{_esc(name)}</td><td>{_esc(unit)}</td>{cells}'
+        rows.append(f'<tr>{_name_cell(name)}{cells}'
                     f'<td class="desc">{_esc(traces[0].summary_descriptions.get(name, ""))}'
                     "</td></tr>")
-    parts = [f"<h1>dcsim comparison: {len(traces)} traces</h1>",
-             f'<table class="meta" id="meta">\n<thead><tr><th></th>'
+    parts = [f"<h1>dcsim comparison: {len(traces)} traces</h1>", brief,
+             '<div class="wide"><table class="meta" id="meta">\n<thead><tr><th></th>'
              + "".join(f"<th>{_esc(label)}</th>" for label in labels)
-             + "</tr></thead>\n<tbody>\n" + "\n".join(meta_rows) + "\n</tbody>\n</table>",
+             + "</tr></thead>\n<tbody>\n" + "\n".join(meta_rows) + "\n</tbody>\n</table></div>",
              "<h2>Summary side by side</h2>",
-             '<table id="comparison" class="summary">\n<thead><tr><th>metric</th><th>unit</th>'
-             f"{head}<th>description</th></tr></thead>\n<tbody>\n" + "\n".join(rows)
-             + "\n</tbody>\n</table>"]
+             '<div class="wide"><table id="comparison" class="summary">\n<thead><tr>'
+             f"<th>metric</th>{head}<th>description</th></tr></thead>\n<tbody>\n"
+             + "\n".join(rows) + "\n</tbody>\n</table></div>"]
     for i, (t, figs, label) in enumerate(zip(traces, figures, labels)):
         name = t.attrs.get("scenario_name", "")
         parts.append(f'<section id="trace-{i}"><h2>{_esc(label)}: {_esc(name)}</h2>')
@@ -686,6 +703,7 @@ def build(paths, goodput=None):
                 raise ReportError(_one_line(f"{pt.path}: cannot draw it ({e})")) from None
         extra = (packet_sections(packets, packet_svgs) + sweep_sections(sweeps, sweep_svgs)
                  + compare_sections(tables, compare_svgs))
+        brief, brief_text = conclusions(traces, sweeps, tables, work)
         if goodput is not None:
             try:
                 svg = _svg_of(dcsim_figures.goodput_curve, work, "goodput", goodput)
@@ -695,15 +713,47 @@ def build(paths, goodput=None):
             extra = ("<h2>Goodput against checkpoint interval</h2>"
                      + figures_html([("goodput", svg)], os.path.basename(goodput)) + extra)
     if len(traces) == 1:
-        page = single_report(traces[0], figures[0], extra)
+        page = single_report(traces[0], figures[0], extra, brief)
     elif traces:
-        page = comparison_report(traces, figures, extra)
+        page = comparison_report(traces, figures, extra, brief)
     else:
         names = ", ".join(os.path.basename(t.path) for t in packets + sweeps + tables)
-        page = _page(f"dcsim comparison: {names}", f"<h1>dcsim comparison: {_esc(names)}</h1>\n"
-                     + extra)
-    return page, ((summary_text(traces) if traces else "") + packet_text(packets)
+        title = ("dcsim sweep: " + dcsim_brief.sweep_title(sweeps[0]) if sweeps and not tables
+                 and not packets and len(sweeps) == 1 else
+                 f"dcsim compare: {len(tables[0])} variants" if tables and not sweeps
+                 and not packets and len(tables) == 1 else "dcsim comparison")
+        page = _page(f"{title} ({names})", f"<h1>{_esc(title)}</h1>\n"
+                     f'<p class="note">{_esc(names)}</p>\n' + brief + extra)
+    return page, (brief_text + (summary_text(traces) if traces else "") + packet_text(packets)
                   + sweep_text(sweeps) + compare_text(tables))
+
+
+def conclusions(traces, sweeps, tables, work):
+    """(HTML, text) of the conclusions: one group for several run traces, one
+    per compare table and one per sweep, each with its ranking, its why tables
+    and its time to train / MFU / ETTR figure (dcsim_brief)."""
+    groups = []
+    if len(traces) > 1:
+        groups.append((dcsim_brief.from_traces(traces, labels_of(traces)),
+                       f"{len(traces)} run traces"))
+    for table in tables:
+        groups.append((dcsim_brief.from_compare(table),
+                       f"{len(table)} variants compared ({os.path.basename(table.path)})"))
+    for table in sweeps:
+        groups.append((dcsim_brief.from_sweep(table),
+                       f"{dcsim_brief.sweep_title(table)} ({os.path.basename(table.path)})"))
+    html_parts, text = [], ""
+    for i, (variants, what) in enumerate(groups):
+        section = dcsim_brief.conclusions_html(_esc, variants, what, i)
+        if not section:
+            continue
+        svg = dcsim_brief.figure_svg(variants, work, f"v{i}", _clean_svg)
+        if svg is not None:
+            section = section.replace("</section>", figures_html([("variant_metrics", svg)], what)
+                                      + "</section>")
+        html_parts.append(section)
+        text += dcsim_brief.conclusions_text(variants, what)
+    return "\n".join(html_parts), text
 
 
 def check_target(path, inputs):

@@ -3,8 +3,10 @@
 # report (dcsim report / analysis/dcsim_report.py) as headless Chromium
 # renders it (Debian: apt install chromium). The page is drawn in a window
 # WIDTH x HEIGHT pixels (default 1200 x 8000, tall enough for a report of one
-# trace); what falls below HEIGHT is cut off. Exit status: Chromium's, or 2
-# for bad arguments, 3 when Chromium is not installed.
+# trace); what falls below HEIGHT is cut off. A SHOT ending in .pdf is the
+# whole report printed to PDF instead (A4 pages, the report's print style
+# sheet; WIDTH and HEIGHT are not used). Exit status: Chromium's, or 2 for
+# bad arguments, 3 when Chromium is not installed.
 #
 # The command it runs:
 #   chromium --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --hide-scrollbars \
@@ -33,8 +35,15 @@ case "$shot" in /*) out=$shot ;; *) out=$(pwd)/$shot ;; esac
 # often give /dev/shm only 64 MB. A private profile keeps runs apart.
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
-"$browser" --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --hide-scrollbars \
-    --no-first-run \
-    --user-data-dir="$profile" --window-size="$width,$height" --screenshot="$out" \
-    "file://$abs" >/dev/null 2>&1
+case "$out" in
+*.pdf)
+    "$browser" --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --no-first-run \
+        --user-data-dir="$profile" --no-pdf-header-footer --print-to-pdf="$out" \
+        "file://$abs" >/dev/null 2>&1 ;;
+*)
+    "$browser" --headless --disable-gpu --no-sandbox --disable-dev-shm-usage --hide-scrollbars \
+        --no-first-run \
+        --user-data-dir="$profile" --window-size="$width,$height" --screenshot="$out" \
+        "file://$abs" >/dev/null 2>&1 ;;
+esac
 [ -s "$out" ] || { echo "screenshot_report.sh: error: chromium wrote no $out" >&2; exit 1; }

@@ -20,9 +20,9 @@
 #include "cli.h"
 
 extern const unsigned char dcsim_analysis_trace[], dcsim_analysis_figures[],
-    dcsim_analysis_report[];
+    dcsim_analysis_report[], dcsim_analysis_units[], dcsim_analysis_brief[];
 extern const size_t dcsim_analysis_trace_len, dcsim_analysis_figures_len,
-    dcsim_analysis_report_len;
+    dcsim_analysis_report_len, dcsim_analysis_units_len, dcsim_analysis_brief_len;
 
 const char usage_report[] =
     "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html] [--goodput FILE]\n"
@@ -149,7 +149,9 @@ int cmd_report(int argc, char **argv)
     }
     if (write_file(dir, "dcsim_trace.py", dcsim_analysis_trace, dcsim_analysis_trace_len) ||
         write_file(dir, "dcsim_figures.py", dcsim_analysis_figures, dcsim_analysis_figures_len) ||
-        write_file(dir, "dcsim_report.py", dcsim_analysis_report, dcsim_analysis_report_len)) {
+        write_file(dir, "dcsim_report.py", dcsim_analysis_report, dcsim_analysis_report_len) ||
+        write_file(dir, "dcsim_units.py", dcsim_analysis_units, dcsim_analysis_units_len) ||
+        write_file(dir, "dcsim_brief.py", dcsim_analysis_brief, dcsim_analysis_brief_len)) {
         fprintf(stderr, "dcsim report: error: cannot write to %s\n", dir);
         remove_dir(dir);
         free(o.traces);

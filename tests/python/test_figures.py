@@ -274,7 +274,8 @@ class Figures(unittest.TestCase):
               "--grid", "reliability/@scale=0.5,2", "--replicas", "4", "-o", path)
         d = figs.goodput_curve(path, self.out("gp_sweep.png"))
         self.assert_png(d["path"])
-        self.assertEqual([x["label"] for x in d["series"]], ["scale=0.5", "scale=2"])
+        self.assertEqual([x["label"] for x in d["series"]],
+                         ["0.5x failure rate", "2x failure rate"])     # in words
         with h5py.File(path, "r") as f:
             pts = f["sweep/points"][()]
         for series, scale in zip(d["series"], (b"0.5", b"2")):

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(SOURCE, "analysis"))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_report  # noqa: E402
+import dcsim_units  # noqa: E402
 
 DATA_SVG = "data:image/svg+xml;base64,"
 
@@ -238,8 +239,90 @@ class Report(unittest.TestCase):
         for c in cells:
             row = pts[int(c["data-point"])]
             self.assertEqual(c["data-value"], repr(float(row[c["data-metric"] + "_mean"])))
-        self.assertEqual([n for n, _ in p.images], ["goodput_sweep"])
+        self.assertEqual([n for n, _ in p.images], ["variant_metrics", "goodput_sweep"])
         self.assertIn("4 points (dcsim sweep), 4 finished", stdout)
+        # titled as a sweep; the conclusions rank the points by their means
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("<h1>dcsim sweep: a sweep of 4 points over checkpoint interval x "
+                      "failure-rate scale</h1>", text)
+        def text_of(v):
+            return v.decode() if isinstance(v, bytes) else str(v)
+        keys = [f"checkpoint/@interval={text_of(r['checkpoint/@interval'])},"
+                f"reliability/@scale={text_of(r['reliability/@scale'])}" for r in pts]
+        best = self.ranking(text)
+        self.assertEqual(best["time_to_train_s"], keys[int(np.argmin(pts["time_to_train_s_mean"]))])
+        self.assertEqual(best["ettr_frac"], keys[int(np.argmax(pts["ettr_frac_mean"]))])
+        self.assert_why_adds_up(text, "time_to_train_s")
+        self.assertIn("1x failure rate", text)          # legends in words, not scale=1
+        self.assertIn("conclusions (a sweep of 4 points", stdout)
+
+    def ranking(self, text):
+        """{objective: the best variant's key} from the conclusions' ranking rows."""
+        return {m.group(1): m.group(2) for m in
+                re.finditer(r'<tr data-objective="([^"]+)" data-best="([^"]*)">', text)}
+
+    def assert_why_adds_up(self, text, key, count=None):
+        """Each why table of key: its parts add up to its gap (time is conserved,
+        LMDI is exact)."""
+        tables = re.findall(rf'<table class="why" data-key="{key}" data-gap="([^"]+)">(.*?)'
+                            "</table>", text, re.S)
+        self.assertTrue(tables, key)
+        if count is not None:
+            self.assertEqual(len(tables), count)
+        for gap, body in tables:
+            parts = [float(v) for v in re.findall(r'data-part="[^"]*" data-value="([^"]+)"',
+                                                  body)]
+            self.assertTrue(parts)
+            # parts under 1e-6 of the values are left out as rounding
+            self.assertAlmostEqual(sum(parts), float(gap), delta=1e-5 * abs(float(gap)) + 1)
+        return tables
+
+    def test_conclusions_of_a_compare_table(self):
+        out, stdout = self.report(self.sites, name="sites.html")
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+        with h5py.File(self.sites, "r") as f:
+            table = f["compare"][()]
+            columns = [c.decode() if isinstance(c, bytes) else c
+                       for c in f["compare"].attrs["columns"]]
+            rows = [c.decode() if isinstance(c, bytes) else c for c in f["compare"].attrs["rows"]]
+        best = self.ranking(text)
+        for key in ("energy_cost_cny", "co2_kg"):
+            col = table[:, columns.index(key)]
+            self.assertEqual(best[key], rows[int(np.argmin(col))], key)
+        # the conclusions come first, then the table; its figure of time, MFU, ETTR
+        self.assertLess(text.index('class="conclusions"'), text.index('id="compare-0"'))
+        self.assertEqual([n for n, _ in parse(out).images], ["variant_metrics", "site_comparison"])
+        self.assertIn("<h1>dcsim compare: 2 variants</h1>", text)
+        # the two sites differ by price and grid only: the cost gap is all price
+        for _, body in self.assert_why_adds_up(text, "energy_cost_cny", 1):
+            self.assertEqual(re.findall(r'data-part="([^"]*)"', body),
+                             ["energy price (CNY per facility kWh)"])
+        self.assert_why_adds_up(text, "co2_kg", 1)
+        self.assertIn("conclusions (2 variants compared (sites.h5))", stdout)
+
+    def test_conclusions_of_traces_and_human_units(self):
+        out, _ = self.report(self.default, self.other, name="two.html")
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+        a, b = h5_summary(self.default), h5_summary(self.other)
+        best = self.ranking(text)
+        faster = "default.h5" if a["time_to_train_s"] < b["time_to_train_s"] else "seed7.h5"
+        self.assertEqual(best["time_to_train_s"], faster)
+        # time is conserved: the time-to-train gap is the sum of its terms, the
+        # compute term split by the iteration's parts (the same iteration here)
+        for _, body in self.assert_why_adds_up(text, "time_to_train_s", 1):
+            self.assertIn("rework after failures", body)
+        # human units in the cells, the key and the raw value as tooltips
+        p = parse(out)
+        cell = next(c for c in p.cells["comparison"] if c["data-metric"] == "time_to_train_s")
+        self.assertEqual(cell["title"], f"{dcsim_report.format_value(a['time_to_train_s'])} s")
+        self.assertIn(f'>{dcsim_units.human(a["time_to_train_s"], "s")}</td>', text)
+        self.assertIn('<td class="name" title="time_to_train_s">time to train</td>', text)
+        self.assertNotIn("e+1", re.sub(r'(title|data-[a-z]+)="[^"]*"', "",
+                                        text.split("<h2>Summary side by side</h2>")[1]
+                                        .split("</table>")[0]))
 
     def test_same_traces_same_bytes(self):
         first, _ = self.report(self.full, self.sites, name="a.html")
