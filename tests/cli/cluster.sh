@@ -155,5 +155,12 @@ sys.exit(1 if bad else 0)
     "$dcsim" cluster --quiet "$two" -o "$tmp/a.h5" >/dev/null &&
     cmp -s "$tmp/a.h5" "$tmp/b.h5" || { echo "FAIL: cluster -o: not the same bytes"; fail=1; }
 ls "$tmp" | grep -q "tmp\." && { echo "FAIL: cluster -o left a temporary"; fail=1; }
+# -o over the scenario's CSV trace: refused, the trace untouched
+mkdir -p "$tmp/examples" "$tmp/traces"
+cp "$tr" "$tmp/examples/" && cp "$src/scenarios/traces/cluster-synthetic.csv" "$tmp/traces/"
+bad "cluster -o over its trace" "an input of this run; choose another name" \
+    "$dcsim" cluster --quiet "$tmp/examples/cluster-trace-h100.xml" -o "$tmp/traces/cluster-synthetic.csv"
+cmp -s "$tmp/traces/cluster-synthetic.csv" "$src/scenarios/traces/cluster-synthetic.csv" ||
+    { echo "FAIL: cluster -o changed its trace"; fail=1; }
 [ "$fail" -eq 0 ] && echo "ok: cluster"
 exit "$fail"
