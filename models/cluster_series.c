@@ -62,7 +62,11 @@ double cluster_it_energy_j(const cluster_power *p, const cluster_result *r)
 double cluster_bin_width_s(double end_s)
 {
     double hours = ceil(end_s / 3600 / CLUSTER_MAX_BINS);
-    return 3600 * (hours < 1 ? 1 : hours);
+    if (hours < 1)
+        hours = 1;
+    while (ceil(end_s / (3600 * hours)) > CLUSTER_MAX_BINS) /* rounding at a whole number */
+        hours++;
+    return 3600 * hours;
 }
 
 uint32_t cluster_bin_count(double end_s, double width_s)

@@ -10,7 +10,8 @@
  * energy, no cost); more jobs (FIFO, a longer prefix of the same stream)
  * never give less energy; the bins integrate to the busy GPU-seconds and
  * the queue's area; the CDF points hold the P50/P90/P99 and the maximum;
- * the step series' busy nodes bracket its busy GPUs.
+ * the step series' busy nodes bracket its busy GPUs; the bin width is the
+ * narrowest whole number of hours giving at most 100 bins.
  * tests/scenarios/cluster-energy{,-site}.xml: 64 H100, nodes of 8.
  */
 #include <math.h>
@@ -209,6 +210,16 @@ int main(void)
         }
     }
     check_series(&s);
+    /* the bin width: whole hours, at most 100 bins, the last one reaching T */
+    const double ends[] = {1, 3599, 3600, 3601, 360000, 360000 * 7, 360000 * 7 + 1e-9,
+                           2.0e6 / 3, 31 * 86400.0, 3.2e8};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        double w = cluster_bin_width_s(ends[i]);
+        uint32_t n = cluster_bin_count(ends[i], w);
+        CHECK(fmod(w, 3600) == 0 && w >= 3600);
+        CHECK(n >= 1 && n <= CLUSTER_MAX_BINS && n * w >= ends[i] && (n - 1) * w < ends[i]);
+        CHECK(w == 3600 || ceil(ends[i] / (w - 3600)) > CLUSTER_MAX_BINS); /* the narrowest */
+    }
     scn_scenario_free(&s);
     scn_scenario_free(&site);
     return check_report();
