@@ -220,6 +220,26 @@ void cluster_account(cluster_sim *s)
     }
 }
 
+void cluster_record(cluster_sim *s)
+{
+    double now = sim_now(s->eng);
+    if (s->n_steps && s->steps[s->n_steps - 1].t_s == now)
+        s->n_steps--; /* the same instant: keep its last state */
+    if (s->n_steps == s->cap_steps) {
+        uint32_t cap = s->cap_steps ? 2 * s->cap_steps : 1024;
+        cluster_step *v = cap > s->cap_steps ? realloc(s->steps, (size_t)cap * sizeof *v) : NULL;
+        if (!v) {
+            s->failed = 1;
+            sim_stop(s->eng);
+            return;
+        }
+        s->steps = v;
+        s->cap_steps = cap;
+    }
+    s->steps[s->n_steps++] = (cluster_step){now, s->c->gpus - s->free_gpus, s->busy_nodes,
+                                            s->queue_n};
+}
+
 static void on_pass(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
@@ -254,9 +274,16 @@ static void on_end(sim_engine *eng, void *ctx, uint64_t data)
         s->su_free[g[i] / s->c->su_gpus]++;
     }
     s->free_gpus += j->spec.gpus;
+    for (uint32_t i = 0; i < j->spec.gpus; i++) { /* g is sorted: each node once */
+        uint32_t node = g[i] / s->c->node_gpus;
+        if ((i == 0 || g[i - 1] / s->c->node_gpus != node) &&
+            s->node_free[node] == s->c->node_gpus)
+            s->busy_nodes--;
+    }
     uint32_t pos = s->run_pos[id], last = s->running[--s->running_n];
     s->running[pos] = last;
     s->run_pos[last] = pos;
+    cluster_record(s);
     if (s->c->watch)
         s->c->watch(s->c->watch_ctx, id, sim_now(eng), NULL, j->spec.gpus);
     want_pass(s);
@@ -329,6 +356,14 @@ void cluster_start_queued(cluster_sim *s, uint32_t qi)
         return;
     }
     s->free_gpus -= n;
+    for (uint32_t i = 0, on = 0; i < n; i++) { /* nodes that were idle before this job */
+        uint32_t node = g[i] / c->node_gpus;
+        on++;
+        if (i + 1 == n || g[i + 1] / c->node_gpus != node) {
+            s->busy_nodes += s->node_free[node] + on == c->node_gpus;
+            on = 0;
+        }
+    }
     memmove(s->queue + qi, s->queue + qi + 1, (size_t)(s->queue_n - qi - 1) * sizeof *s->queue);
     s->queue_n--;
     s->backfilled += qi > 0;
@@ -342,6 +377,7 @@ void cluster_start_queued(cluster_sim *s, uint32_t qi)
     j->min_sus = ceil_div(n, c->su_gpus);
     s->run_pos[id] = s->running_n;
     s->running[s->running_n++] = id;
+    cluster_record(s);
     if (!sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, on_end, s, id))
         s->failed = 1;
     if (c->watch)
@@ -370,6 +406,7 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
     if (s->queue_n > s->queue_max)
         s->queue_max = s->queue_n;
     s->arrived++;
+    cluster_record(s);
     if (id + 1 < s->n_job &&
         !sim_schedule_at(eng, s->job[id + 1].spec.submit_s, 1, KIND_CLUSTER_ARRIVAL, on_arrival,
                          s, id + 1))
@@ -454,6 +491,7 @@ static void sim_free(cluster_sim *s)
     free(s->pick);
     free(s->order);
     free(s->ends);
+    free(s->steps);
     sim_engine_destroy(s->eng);
 }
 
@@ -522,6 +560,7 @@ int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *er
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
     }
     free(spec);
+    cluster_record(&s); /* the idle cluster at 0 */
     if (!sim_schedule_at(s.eng, s.job[0].spec.submit_s, 1, KIND_CLUSTER_ARRIVAL, on_arrival,
                          &s, 0))
         s.failed = 1;
@@ -538,6 +577,11 @@ int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *er
     out->n_jobs = n;
     out->events = sim_events_fired(s.eng);
     out->digest = sim_digest(s.eng);
+    if (!rc) { /* the steps move to the result */
+        out->steps = s.steps;
+        out->n_steps = s.n_steps;
+        s.steps = NULL;
+    }
     sim_free(&s);
     if (rc) {
         free(s.job);
@@ -553,5 +597,8 @@ void cluster_result_free(cluster_result *r)
     if (!r)
         return;
     free(r->jobs);
+    free(r->steps);
     r->jobs = NULL;
+    r->steps = NULL;
+    r->n_steps = 0;
 }

@@ -126,6 +126,15 @@ typedef struct cluster_stat {
     double q[CLUSTER_QUANTILES];
 } cluster_stat;
 
+/* The cluster's state from t_s until the next step's t_s (the last one's:
+ * until the result's end_s). busy_nodes counts the nodes with at least one
+ * busy GPU. Every change of a count is a step; one instant is one step (the
+ * state after every event of that instant). */
+typedef struct cluster_step {
+    double t_s;
+    uint32_t busy_gpus, busy_nodes, queue;
+} cluster_step;
+
 /* one job's outcome */
 typedef struct cluster_job {
     cluster_job_spec spec;
@@ -155,6 +164,8 @@ typedef struct cluster_result {
     uint32_t jobs_over_nodes;
     uint64_t events;
     uint64_t digest;          /* the engine's event digest */
+    cluster_step *steps;      /* n_steps, by time, the first at 0; owned */
+    uint32_t n_steps;
 } cluster_result;
 
 /* Check a configuration: 0, or SIM_ERR_INPUT with a one-line reason. */

@@ -42,6 +42,10 @@ typedef struct cluster_sim {
     /* time integrals */
     double last_t, area_free, area_queue;
     uint32_t queue_max, backfilled;
+    /* the step series (cluster_step) */
+    uint32_t busy_nodes;
+    cluster_step *steps;
+    uint32_t n_steps, cap_steps;
 } cluster_sim;
 
 struct cluster_sched {
@@ -73,5 +77,8 @@ int cluster_cmp_end(const void *a, const void *b);
 void cluster_start_queued(cluster_sim *s, uint32_t qi);
 /* advance the time integrals to now */
 void cluster_account(cluster_sim *s);
+/* record the state now as a step (after a change; replaces a step of the
+ * same instant); sets s->failed when out of memory */
+void cluster_record(cluster_sim *s);
 
 #endif

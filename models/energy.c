@@ -73,7 +73,18 @@ int energy_add_interval(energy_account *a, double start_s, double end_s, int sta
 {
     if (!(end_s > start_s) || state < 0 || state >= ENERGY_STATES)
         return 0; /* an empty interval carries no energy */
-    double p = a->cfg.state_power_w[state];
+    return energy_add_power(a, start_s, end_s, a->cfg.state_power_w[state], err);
+}
+
+int energy_add_power(energy_account *a, double start_s, double end_s, double power_w,
+                     sim_error *err)
+{
+    if (!(end_s > start_s) || !(start_s >= 0))
+        return 0; /* an empty interval carries no energy */
+    if (!(power_w >= 0 && isfinite(power_w)))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "energy: power %g W must be finite "
+                             "and >= 0", power_w);
+    double p = power_w;
     if (p > a->peak_it_w)
         a->peak_it_w = p;
     if (end_s > a->end_s)

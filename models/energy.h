@@ -61,6 +61,13 @@ void energy_account_free(energy_account *a); /* NULL-safe */
 int energy_add_interval(energy_account *a, double start_s, double end_s, int state,
                         sim_error *err);
 
+/* An interval [start_s, end_s) at IT power power_w (>= 0, finite): what
+ * energy_add_interval does for a state's power, for callers whose power is
+ * not one of the states' (the cluster tier's busy-GPU count). Returns 0,
+ * SIM_ERR_INPUT for a bad power or SIM_ERR_NOMEM. */
+int energy_add_power(energy_account *a, double start_s, double end_s, double power_w,
+                     sim_error *err);
+
 /* Totals, after the last interval. Returns 0 or an error. */
 int energy_finish(energy_account *a, energy_result *out, sim_error *err);
 

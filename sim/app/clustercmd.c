@@ -1,33 +1,49 @@
 /* clustercmd.c - `dcsim cluster`: a stream of jobs on the cluster's GPUs
  * under one scheduler (models/cluster.h; docs/cluster.md). Parses, runs the
- * simulation and prints (or --json) waits, slowdown, utilisation, queue
- * and fragmentation.
+ * simulation and prints (or --json) waits, slowdown, utilisation, queue,
+ * fragmentation, power, energy, cost and CO2 at the site (clusterenergy.h),
+ * utilisation and queue per time bin and CDF points of wait and slowdown;
+ * -o writes the HDF5 tables (clustertrace.h).
  */
 #include "clustercmd.h"
 
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "cluster.h"
+#include "cluster_series.h"
+#include "clusterenergy.h"
+#include "clustertrace.h"
 #include "scenario.h"
 
+/* CDF points of wait and slowdown: the quantiles at 5 %, 10 %, ... 100 % */
+#define CDF_POINTS 20u
+
 const char usage_cluster[] =
-    "usage: dcsim cluster SCENARIO.xml [--json] [--quiet] [--set PATH=VALUE]...\n"
+    "usage: dcsim cluster SCENARIO.xml [--json] [-o FILE.h5] [--quiet] [--set PATH=VALUE]...\n"
     "\n"
     "Simulate a stream of jobs on the cluster's GPUs (the scenario's\n"
     "<cluster-jobs>, docs/cluster.md): Poisson arrivals with the scenario's\n"
     "size and duration distributions, or a CSV trace; a scheduler (fifo,\n"
     "easy-backfill) and a placement (first-fit, topology); gang starts. Prints\n"
     "each job's wait and slowdown at P50/P90/P99, utilisation, the mean queue\n"
-    "and how many jobs span more leaves than they need. Every job runs its\n"
-    "stated duration: interference is not modelled yet.\n"
+    "and how many jobs span more leaves than they need; the IT power of the\n"
+    "busy and idle GPUs over time and its energy, and at the scenario's <site>\n"
+    "the facility energy at the hourly PUE, cost and CO2 (without a <site>: IT\n"
+    "energy only); utilisation and queue per time bin; CDF points of wait and\n"
+    "slowdown. Every job runs its stated duration: interference is not\n"
+    "modelled yet.\n"
     "\n"
     "  --json       the results as one JSON object\n"
+    "  -o, --output FILE.h5  the tables /cluster/jobs and /cluster/series\n"
+    "               (docs/trace-format.md), written under a temporary name and\n"
+    "               renamed at the end\n"
     "  -q, --quiet  no progress on stderr (the run prints none yet)\n"
     "  --set PATH=VALUE  override a scenario value, e.g.\n"
     "               --set cluster-jobs/scheduler/@policy=fifo\n"
@@ -35,7 +51,7 @@ const char usage_cluster[] =
     "exit status: 0 ok, 1 internal error, 2 bad input\n";
 
 typedef struct cluster_args {
-    const char *path;
+    const char *path, *output;
     cli_sets sets;
     int json, quiet;
 } cluster_args;
@@ -43,6 +59,7 @@ typedef struct cluster_args {
 static const cli_option cluster_options[] = {
     {"--json", 0, CLI_FLAG, offsetof(cluster_args, json), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(cluster_args, quiet), NULL, NULL},
+    {"--output", 'o', CLI_TEXT, offsetof(cluster_args, output), .missing = "%s needs a file name"},
     {"--set", 0, CLI_SETS, offsetof(cluster_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -92,7 +109,89 @@ static void print_stat(const char *name, const cluster_stat *q, double scale)
            q->q[0] / scale, q->q[1] / scale, q->q[2] / scale, q->max / scale);
 }
 
-static void print_text(const scn_scenario *s, const cluster_config *c, const cluster_result *r)
+/* what the run gives beyond cluster_result: power and energy at the site,
+ * the binned series and the CDF points */
+typedef struct cluster_extra {
+    cluster_energy ce;
+    double bin_s;                  /* cluster_bin_width_s of the run's length */
+    uint32_t n_bins;
+    double *busy, *queue;          /* n_bins: mean busy GPUs, mean queued jobs */
+    double wait_s[CDF_POINTS], slowdown[CDF_POINTS];
+} cluster_extra;
+
+static int extra_make(const scn_scenario *s, const cluster_result *r, cluster_extra *x,
+                      sim_error *err)
+{
+    memset(x, 0, sizeof *x);
+    int rc = cluster_energy_at_site(s, r, &x->ce, err);
+    if (rc)
+        return rc;
+    x->bin_s = cluster_bin_width_s(r->end_s);
+    x->n_bins = cluster_bin_count(r->end_s, x->bin_s);
+    x->busy = malloc((size_t)x->n_bins * sizeof *x->busy);
+    x->queue = malloc((size_t)x->n_bins * sizeof *x->queue);
+    if (!x->busy || !x->queue)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
+    cluster_bin_series(r, x->bin_s, x->n_bins, x->busy, x->queue);
+    return cluster_cdf_points(r, CDF_POINTS, x->wait_s, x->slowdown, err);
+}
+
+static void extra_free(cluster_extra *x)
+{
+    cluster_energy_free(&x->ce);
+    free(x->busy);
+    free(x->queue);
+}
+
+static void print_energy(const scn_scenario *s, const cluster_result *r, const cluster_extra *x)
+{
+    const cluster_energy *ce = &x->ce;
+    const cluster_power *p = &ce->power;
+    printf("\npower      IT %.4g kW on average: %.4g kW all idle, %.4g kW all busy\n",
+           r->end_s > 0 ? ce->it_energy_j / r->end_s / 1e3 : 0,
+           cluster_it_power_w(p, 0, 0) / 1e3, cluster_it_power_w(p, p->gpus, p->nodes) / 1e3);
+    printf("           %s\n", ce->basis);
+    if (!ce->has_site) {
+        printf("energy     IT %.6g MWh; no <site>: IT energy only (no PUE, price or CO2 "
+               "applied)\n", ce->it_energy_j / 3.6e9);
+        return;
+    }
+    const energy_result *e = &ce->e;
+    printf("energy     IT %.6g MWh; facility %.6g MWh at PUE %.4f (hourly %.4f-%.4f) at %s, "
+           "%s cooling, from month %u; peak facility %.4g kW\n",
+           ce->it_energy_j / 3.6e9, e->facility_energy_j / 3.6e9, e->pue, e->pue_min,
+           e->pue_max, s->site.info.name, fac_cooling_name(s->site.design.cooling),
+           s->site.start_month, e->peak_facility_w / 1e3);
+    printf("cost       %.6g CNY of energy: %.4g CNY per delivered GPU-hour (%.6g busy GPU-h); "
+           "CO2 %.6g t\n", e->cost, ce->energy_cost_per_gpu_h, ce->busy_gpu_h, e->co2_kg / 1e3);
+    if (ce->has_costs)
+        printf("           with <costs>: %.4g CNY per delivered GPU-hour built (capital "
+               "amortised + energy)%s", ce->build_per_gpu_h, ce->has_rent ? "" : "\n");
+    if (ce->has_rent)
+        printf("%s%.4g CNY rented (every GPU for the whole run)\n",
+               ce->has_costs ? "; " : "           with <costs>: ", ce->rent_per_gpu_h);
+    if (!ce->has_costs && !ce->has_rent)
+        printf("           capital left out: the GPU catalog has no capital or rental price "
+               "per GPU-hour (a <costs> section adds them)\n");
+}
+
+static void print_series(const cluster_config *c, const cluster_extra *x)
+{
+    printf("\nover time  bins of %.4g h (the run's length / %u, rounded up to whole hours)\n",
+           x->bin_s / 3600, CLUSTER_MAX_BINS);
+    printf("  %10s %12s %10s\n", "from (d)", "utilisation", "queue");
+    for (uint32_t k = 0; k < x->n_bins; k++)
+        printf("  %10.4f %11.2f%% %10.4g\n", k * x->bin_s / 86400, 100 * x->busy[k] / c->gpus,
+               x->queue[k]);
+    printf("\ncdf        nearest-rank quantiles of the jobs\n");
+    printf("  %10s %12s %10s\n", "P", "wait (h)", "slowdown");
+    for (uint32_t k = 0; k < CDF_POINTS; k++)
+        printf("  %9.4g%% %12.4g %10.4g\n", 100.0 * (k + 1) / CDF_POINTS, x->wait_s[k] / 3600,
+               x->slowdown[k]);
+}
+
+static void print_text(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
+                       const cluster_extra *x)
 {
     char jobs[1024];
     describe_jobs(s, jobs, sizeof jobs);
@@ -120,7 +219,9 @@ static void print_text(const scn_scenario *s, const cluster_config *c, const clu
            r->leaf_ratio_gpu_mean, r->jobs_over_nodes);
     printf("note       run time = the stated duration: fragmentation is counted, not yet "
            "slowed (docs/cluster.md)\n");
-    printf("digest     %016" PRIx64 " (%" PRIu64 " events)\n", r->digest, r->events);
+    print_energy(s, r, x);
+    print_series(c, x);
+    printf("\ndigest     %016" PRIx64 " (%" PRIu64 " events)\n", r->digest, r->events);
 }
 
 static void json_stat(cJSON *root, const char *name, const cluster_stat *q)
@@ -133,8 +234,67 @@ static void json_stat(cJSON *root, const char *name, const cluster_stat *q)
     cJSON_AddNumberToObject(o, "max", q->max);
 }
 
+static void json_array(cJSON *o, const char *name, const double *v, uint32_t n, double scale)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, name);
+    for (uint32_t k = 0; a && k < n; k++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[k] * scale));
+}
+
+static void json_extra(cJSON *root, const scn_scenario *s, const cluster_config *c,
+                       const cluster_result *r, const cluster_extra *x)
+{
+    const cluster_energy *ce = &x->ce;
+    const cluster_power *p = &ce->power;
+    cJSON *o = cJSON_AddObjectToObject(root, "power");
+    const struct { const char *name; double value; } pw[] = {
+        {"gpu_busy_w", p->gpu_busy_w}, {"gpu_idle_w", p->gpu_idle_w},
+        {"node_busy_w", p->node_busy_w}, {"node_idle_w", p->node_idle_w},
+        {"fixed_w", p->fixed_w}, {"compute_fraction", p->compute_frac},
+        {"idle_w", cluster_it_power_w(p, 0, 0)},
+        {"busy_w", cluster_it_power_w(p, p->gpus, p->nodes)},
+        {"it_mean_w", r->end_s > 0 ? ce->it_energy_j / r->end_s : 0}};
+    for (size_t i = 0; i < sizeof pw / sizeof pw[0]; i++)
+        cJSON_AddNumberToObject(o, pw[i].name, pw[i].value);
+    cJSON_AddStringToObject(o, "basis", ce->basis);
+    o = cJSON_AddObjectToObject(root, "energy");
+    cJSON_AddBoolToObject(o, "has_site", ce->has_site);
+    cJSON_AddNumberToObject(o, "it_energy_j", ce->it_energy_j);
+    cJSON_AddNumberToObject(o, "busy_gpu_h", ce->busy_gpu_h);
+    if (ce->has_site) {
+        const energy_result *e = &ce->e;
+        cJSON_AddStringToObject(o, "site", s->site.info.name);
+        const struct { const char *name; double value; } en[] = {
+            {"facility_energy_j", e->facility_energy_j}, {"pue", e->pue},
+            {"pue_min", e->pue_min}, {"pue_max", e->pue_max},
+            {"peak_facility_w", e->peak_facility_w}, {"cost", e->cost},
+            {"price_per_kwh", s->site.info.price_per_kwh}, {"co2_kg", e->co2_kg},
+            {"energy_cost_per_gpu_h", ce->energy_cost_per_gpu_h}};
+        for (size_t i = 0; i < sizeof en / sizeof en[0]; i++)
+            cJSON_AddNumberToObject(o, en[i].name, en[i].value);
+    }
+    if (ce->has_costs)
+        cJSON_AddNumberToObject(o, "build_per_gpu_h", ce->build_per_gpu_h);
+    if (ce->has_rent)
+        cJSON_AddNumberToObject(o, "rent_per_gpu_h", ce->rent_per_gpu_h);
+    o = cJSON_AddObjectToObject(root, "bins");
+    cJSON_AddNumberToObject(o, "width_s", x->bin_s);
+    cJSON_AddNumberToObject(o, "count", x->n_bins);
+    json_array(o, "utilisation", x->busy, x->n_bins, 1.0 / c->gpus);
+    json_array(o, "busy_gpus", x->busy, x->n_bins, 1);
+    json_array(o, "queue", x->queue, x->n_bins, 1);
+    o = cJSON_AddObjectToObject(root, "cdf");
+    double pv[CDF_POINTS];
+    for (uint32_t k = 0; k < CDF_POINTS; k++)
+        pv[k] = (double)(k + 1) / CDF_POINTS;
+    json_array(o, "p", pv, CDF_POINTS, 1);
+    json_array(o, "wait_s", x->wait_s, CDF_POINTS, 1);
+    json_array(o, "slowdown", x->slowdown, CDF_POINTS, 1);
+}
+
 /* 0, or 1 when out of memory */
-static int print_json(const scn_scenario *s, const cluster_config *c, const cluster_result *r)
+static int print_json(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
+                      const cluster_extra *x)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root)
@@ -161,6 +321,7 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
     snprintf(digest, sizeof digest, "%016" PRIx64, r->digest);
     cJSON_AddStringToObject(root, "digest", digest);
     cJSON_AddStringToObject(root, "defaults_used", s->cluster_defaults);
+    json_extra(root, s, c, r, x);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!text)
@@ -193,18 +354,47 @@ int cmd_cluster(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
+    outpath out;
+    int has_out = 0;
+    if (o.output) { /* the target checked before the run */
+        size_t n_in;
+        const char **inputs = scn_input_paths(&s, o.path, s.cluster_trace_path[0]
+                                                             ? s.cluster_trace_path : NULL, &n_in);
+        rc = inputs ? outpath_init(&out, o.output, "the trace", inputs, n_in, &err)
+                    : sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+        free(inputs);
+        if (rc) {
+            scn_scenario_free(&s);
+            return cli_print_error(&err);
+        }
+        has_out = 1;
+    }
     cluster_result r;
     rc = cluster_simulate(&s.cluster_jobs, &r, &err);
+    cluster_extra x;
+    memset(&x, 0, sizeof x);
+    if (!rc)
+        rc = extra_make(&s, &r, &x, &err);
+    if (!rc && has_out) {
+        char command[4096];
+        size_t used = (size_t)snprintf(command, sizeof command, "dcsim cluster");
+        for (int i = 0; i < argc && used < sizeof command; i++)
+            used += (size_t)snprintf(command + used, sizeof command - used, " %s", argv[i]);
+        rc = cluster_trace_write(&out, &s, &r, &x.ce, command, &err);
+    }
     if (rc) {
         if (!err.file[0])
             snprintf(err.file, sizeof err.file, "%s", s.source);
+        extra_free(&x);
+        cluster_result_free(&r);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
     if (o.json)
-        rc = print_json(&s, &s.cluster_jobs, &r);
+        rc = print_json(&s, &s.cluster_jobs, &r, &x);
     else
-        print_text(&s, &s.cluster_jobs, &r);
+        print_text(&s, &s.cluster_jobs, &r, &x);
+    extra_free(&x);
     cluster_result_free(&r);
     scn_scenario_free(&s);
     if (rc)

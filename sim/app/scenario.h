@@ -125,6 +125,7 @@ typedef struct scn_scenario {
     cluster_job_spec *cluster_trace; /* the <trace>'s jobs; owned (NULL: the stream) */
     char cluster_trace_path[512]; /* the trace file as opened ("" with the stream) */
     char cluster_defaults[384]; /* what <cluster-jobs> left out and what filled it */
+    double cluster_compute_frac; /* <cluster-jobs><power compute-fraction>: f of a busy GPU */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;

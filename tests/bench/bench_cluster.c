@@ -5,6 +5,12 @@
  * Poisson at 14 jobs/h capped at 10,000 jobs, sizes 8-8,192 GPUs (mean 834),
  * lognormal durations (median 6 h, sigma 1, at most 14 d): about 85 % load
  * offered over the 30 days.
+ * Each run includes the power accounting of `dcsim cluster`: the IT power of
+ * the step series (models/cluster_series.h, the power tier's defaults, no
+ * fabric), split at the hours into the energy tier's account with the
+ * air-economiser design at a 0 degC climate (fac_climate_init: a stand-in
+ * for speed, not a site), the hourly PUE, the binned series and 20 CDF
+ * points.
  * Prints one line per run: "bench_cluster sched=.. placement=.. gpus=..
  * jobs=.. sim_days=.. events=.. utilisation=.. wall_s=.. cpu_s=..
  * peak_rss_bytes=.. target_wall_s=60 meets_target=0|1" (the issue's target:
@@ -20,6 +26,8 @@
 #include <time.h>
 
 #include "cluster.h"
+#include "cluster_series.h"
+#include "energy.h"
 
 #define TARGET_WALL_S 60.0
 
@@ -36,6 +44,53 @@ static double peak_rss_bytes(void)
     if (getrusage(RUSAGE_SELF, &ru))
         return 0;
     return 1024.0 * (double)ru.ru_maxrss; /* Linux: kilobytes */
+}
+
+/* what dcsim cluster adds after the simulation (clusterenergy.c's loop);
+ * 0, or an error code */
+static int account(const cluster_result *r, uint32_t gpus, double *it_j, double *pue)
+{
+    pwr_config pc;
+    pwr_config_default(&pc);
+    pwr_cluster k;
+    memset(&k, 0, sizeof k);
+    cluster_power p;
+    sim_error err;
+    sim_error_clear(&err);
+    int rc = cluster_power_levels(&pc, &k, gpus, 1.0, &p, &err);
+    if (rc)
+        return rc;
+    energy_config ec;
+    memset(&ec, 0, sizeof ec);
+    ec.design_it_w = cluster_it_power_w(&p, p.gpus, p.nodes);
+    ec.design = fac_design_default(FAC_COOLING_AIR_ECONOMISER);
+    fac_climate_init(&ec.climate);
+    energy_account *a = energy_account_create(&ec, &err);
+    if (!a)
+        return 1;
+    for (uint32_t i = 0; !rc && i < r->n_steps; i++) {
+        double lo = r->steps[i].t_s, hi = cluster_step_end_s(r, i);
+        double w = cluster_it_power_w(&p, r->steps[i].busy_gpus, r->steps[i].busy_nodes);
+        while (!rc && lo < hi) {
+            double top = fmin(hi, 3600 * (floor(lo / 3600) + 1));
+            rc = energy_add_power(a, lo, top, w, &err);
+            lo = top;
+        }
+    }
+    energy_result e;
+    if (!rc)
+        rc = energy_finish(a, &e, &err);
+    energy_account_free(a);
+    double w = cluster_bin_width_s(r->end_s), busy[CLUSTER_MAX_BINS], queue[CLUSTER_MAX_BINS];
+    cluster_bin_series(r, w, cluster_bin_count(r->end_s, w), busy, queue);
+    double wait[20], slow[20];
+    if (!rc)
+        rc = cluster_cdf_points(r, 20, wait, slow, &err);
+    *it_j = cluster_it_energy_j(&p, r);
+    *pue = rc ? 0 : e.pue;
+    if (!rc && fabs(e.it_energy_j - *it_j) > 1e-9 * *it_j)
+        rc = 1; /* the hours and the steps disagree */
+    return rc;
 }
 
 static int run(const char *sched, const char *placer, int smoke)
@@ -66,6 +121,12 @@ static int run(const char *sched, const char *placer, int smoke)
     sim_error_clear(&err);
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc = cluster_simulate(&c, &r, &err);
+    double it_j = 0, pue = 0;
+    if (!rc && account(&r, c.gpus, &it_j, &pue)) {
+        fprintf(stderr, "bench_cluster: the power accounting failed\n");
+        cluster_result_free(&r);
+        return 1;
+    }
     double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     if (rc) {
         fprintf(stderr, "bench_cluster: %s\n", err.msg);
@@ -73,10 +134,10 @@ static int run(const char *sched, const char *placer, int smoke)
     }
     int ok = fabs(r.busy_gpu_s + r.idle_gpu_s - r.capacity_gpu_s) <= 1e-9 * r.capacity_gpu_s;
     printf("bench_cluster sched=%s placement=%s gpus=%u jobs=%u sim_days=%.4g events=%llu "
-           "utilisation=%.4f wait_p50_s=%.6g wall_s=%.4f cpu_s=%.4f peak_rss_bytes=%.0f "
+           "utilisation=%.4f wait_p50_s=%.6g it_energy_mwh=%.6g pue=%.4f wall_s=%.4f cpu_s=%.4f peak_rss_bytes=%.0f "
            "target_wall_s=%.0f meets_target=%d\n",
            sched, placer, c.gpus, r.n_jobs, r.end_s / 86400, (unsigned long long)r.events,
-           r.utilisation, r.wait_s.q[0], wall, cpu, peak_rss_bytes(), TARGET_WALL_S,
+           r.utilisation, r.wait_s.q[0], it_j / 3.6e9, pue, wall, cpu, peak_rss_bytes(), TARGET_WALL_S,
            wall < TARGET_WALL_S);
     cluster_result_free(&r);
     if (!ok)

@@ -6,7 +6,14 @@
 # jobs early (backfilled > 0) and its median wait is at most FIFO's;
 # topology packing spans fewer extra leaves than first-fit; training
 # commands refuse a job stream and cluster refuses a training run, each in
-# one line. (The arithmetic is tested in tests/models/test_cluster.c.)
+# one line. Power and energy: the two-site example gives the same schedule
+# and IT energy at a western and an eastern hub, and the western one a lower
+# PUE, cost and CO2; without a <site> IT energy only; a lower compute
+# fraction never more energy; the bins integrate to the busy GPU-seconds;
+# the CDF points rise to the maximum; -o gives the same bytes twice and
+# leaves no temporary; a <fabric> adds its switches and optics. (The
+# arithmetic is tested in tests/models/test_cluster.c and
+# tests/app/test_cluster_energy.c.)
 set -u
 dcsim=$1
 src=$2
@@ -97,5 +104,63 @@ expect "leaf of a k=16 fat-tree: k/2 hosts" 0 "nodes of 8, leaves of 8," \
 fabric_case 'topology="leaf-spine" link="roce-400g" radix="64" oversubscription="3:1"'
 bad "leaf-spine leaf of 48 GPUs" "not a whole number of leaves of 48 GPUs" \
     "$dcsim" cluster --quiet "$tmp/f.xml"
+fabric_case 'topology="rail-optimized" link="ib-ndr" radix="64" nodes-per-su="32"'
+fw=$(json "$tmp/f.xml" | field '["power"]["fixed_w"]')
+$py -c "import sys; sys.exit(0 if $fw > 0 else 1)" ||
+    { echo "FAIL: a rail-optimised fabric draws $fw W"; fail=1; }
+# power, energy, cost and CO2 at two hubs
+two=$src/scenarios/examples/cluster-two-sites-month.xml
+expect "two sites text" 0 "^energy     IT .* MWh; facility .* at zhongwei" \
+    "$dcsim" cluster --quiet "$two"
+expect "no site: IT only" 0 "no <site>: IT energy only" "$dcsim" cluster --quiet "$ex"
+expect "bins text" 0 "^over time  bins of 4 h" "$dcsim" cluster --quiet "$ex"
+west=$(json "$two")
+east=$(json "$two" --set site/@name=wuhu)
+half=$(json "$two" --set cluster-jobs/power/@compute-fraction=50%)
+nosite=$(json "$ex")
+printf '%s\n%s\n%s\n%s\n' "$west" "$east" "$half" "$nosite" | $py -c '
+import json, sys
+w, e, h, n = (json.loads(line) for line in sys.stdin)
+bad = []
+if w["digest"] != e["digest"] or w["energy"]["it_energy_j"] != e["energy"]["it_energy_j"]:
+    bad.append("the site changed the schedule or the IT energy")
+for k in ("pue", "cost", "co2_kg", "energy_cost_per_gpu_h"):
+    if not w["energy"][k] < e["energy"][k]:
+        bad.append("west %s %r not below east %r" % (k, w["energy"][k], e["energy"][k]))
+if not h["energy"]["it_energy_j"] < w["energy"]["it_energy_j"]:
+    bad.append("compute fraction 50%% gave no less energy")
+if n["energy"]["has_site"] or "facility_energy_j" in n["energy"] or "cost" in n["energy"]:
+    bad.append("no site, yet a facility energy or a cost: %r" % n["energy"])
+for d in (w, n):
+    b = d["bins"]
+    T, width = d["end_s"], b["width_s"]
+    area = sum(x * (min(T, width * (k + 1)) - width * k) for k, x in enumerate(b["busy_gpus"]))
+    if abs(area - d["busy_gpu_s"]) > 1e-9 * d["busy_gpu_s"]:
+        bad.append("bins integrate to %r busy GPU-s, not %r" % (area, d["busy_gpu_s"]))
+    if not (b["count"] <= 100 and width % 3600 == 0 and (b["count"] - 1) * width < T):
+        bad.append("bins %r" % b)
+    c = d["cdf"]
+    for k in ("wait_s", "slowdown"):
+        if c[k] != sorted(c[k]) or c[k][-1] != d[k]["max"] or c[k][9] != d[k]["p50"]:
+            bad.append("cdf %s %r" % (k, c[k]))
+    p = d["power"]
+    if abs(p["it_mean_w"] * d["end_s"] - d["energy"]["it_energy_j"]) > 1e-9 * d["energy"]["it_energy_j"]:
+        bad.append("mean power x T != energy")
+    if not p["idle_w"] < p["it_mean_w"] < p["busy_w"]:
+        bad.append("mean power outside idle..busy %r" % p)
+print("\n".join(bad) if bad else "ok")
+sys.exit(1 if bad else 0)
+' || fail=1
+"$dcsim" cluster --quiet "$two" -o "$tmp/a.h5" >/dev/null && cp "$tmp/a.h5" "$tmp/b.h5" &&
+    "$dcsim" cluster --quiet "$two" -o "$tmp/a.h5" >/dev/null &&
+    cmp -s "$tmp/a.h5" "$tmp/b.h5" || { echo "FAIL: cluster -o: not the same bytes"; fail=1; }
+ls "$tmp" | grep -q "tmp\." && { echo "FAIL: cluster -o left a temporary"; fail=1; }
+# -o over the scenario's CSV trace: refused, the trace untouched
+mkdir -p "$tmp/examples" "$tmp/traces"
+cp "$tr" "$tmp/examples/" && cp "$src/scenarios/traces/cluster-synthetic.csv" "$tmp/traces/"
+bad "cluster -o over its trace" "an input of this run; choose another name" \
+    "$dcsim" cluster --quiet "$tmp/examples/cluster-trace-h100.xml" -o "$tmp/traces/cluster-synthetic.csv"
+cmp -s "$tmp/traces/cluster-synthetic.csv" "$src/scenarios/traces/cluster-synthetic.csv" ||
+    { echo "FAIL: cluster -o changed its trace"; fail=1; }
 [ "$fail" -eq 0 ] && echo "ok: cluster"
 exit "$fail"

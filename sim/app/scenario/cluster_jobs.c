@@ -239,6 +239,24 @@ static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
     return 0;
 }
 
+/* <power compute-fraction>: the share of a busy GPU's time spent computing
+ * (models/power.h's f); without it 1, the power tier's computing level, an
+ * upper bound on a busy GPU's draw (docs/cluster.md) */
+static int parse_power(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    s->cluster_compute_frac = 1;
+    if (!n) {
+        note_default(s, "busy GPUs compute all the time (<power compute-fraction=\"100%\">: "
+                        "the power tier's computing level, an upper bound)");
+        return 0;
+    }
+    int rc = get_quantity(ld, n, "compute-fraction", SIM_DIM_FRACTION, 1,
+                          &s->cluster_compute_frac);
+    if (!rc && !(s->cluster_compute_frac >= 0 && s->cluster_compute_frac <= 1))
+        rc = node_error(ld, n, "compute-fraction", "compute-fraction must be from 0%% to 100%%");
+    return rc;
+}
+
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "cluster-jobs");
@@ -260,6 +278,8 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         return node_error(ld, sched, "policy", "unknown scheduler; use %s",
                           cluster_sched_names());
     int rc = parse_placement(ld, child(n, "placement"), s);
+    if (!rc)
+        rc = parse_power(ld, child(n, "power"), s);
     if (rc)
         return rc;
     xmlNode *trace = child(n, "trace"), *arrivals = child(n, "arrivals");

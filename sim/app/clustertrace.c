@@ -1,0 +1,182 @@
+/* clustertrace.c - `dcsim cluster -o` (clustertrace.h). Object timestamps
+ * are off: the same run gives the same bytes.
+ */
+#include "clustertrace.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "h5util.h"
+#include "version.h"
+
+#define CLUSTER_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
+#define CLUSTER_LAYOUT_VERSION "1"
+
+typedef struct job_row {
+    uint32_t id, gpus;
+    double submit_s, start_s, end_s, wait_s, slowdown;
+    uint32_t nodes, leaves, min_leaves;
+    int32_t priority;
+} job_row;
+
+static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1", "1", "1", "-"};
+static const char *const series_units[] = {"s", "1", "1", "W", "W"};
+
+/* a 1-D table of n rows of type t from rows */
+static int put_table(hid_t g, const char *name, hid_t t, hsize_t n, const void *rows,
+                     const char *const *units, size_t n_units, const char *description)
+{
+    hsize_t dims[1] = {n};
+    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
+    hid_t d = H5Dcreate2(g, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
+             h5_attr_texts(d, "units", units, n_units) ||
+             h5_attr_text(d, "description", description);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    return rc;
+}
+
+static int put_jobs(hid_t g, const cluster_result *r)
+{
+    job_row *rows = calloc(r->n_jobs ? r->n_jobs : 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    for (uint32_t i = 0; i < r->n_jobs; i++) {
+        const cluster_job *j = &r->jobs[i];
+        double run = j->end_s - j->start_s, wait = j->start_s - j->spec.submit_s;
+        rows[i] = (job_row){i, j->spec.gpus, j->spec.submit_s, j->start_s, j->end_s, wait,
+                            (wait + run) / run, j->nodes, j->leaves, j->min_leaves,
+                            j->spec.priority};
+    }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
+    H5Tinsert(t, "id", HOFFSET(job_row, id), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "gpus", HOFFSET(job_row, gpus), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "submit_s", HOFFSET(job_row, submit_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "start_s", HOFFSET(job_row, start_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "end_s", HOFFSET(job_row, end_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "wait_s", HOFFSET(job_row, wait_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "slowdown", HOFFSET(job_row, slowdown), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "nodes", HOFFSET(job_row, nodes), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "leaves", HOFFSET(job_row, leaves), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "min_leaves", HOFFSET(job_row, min_leaves), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "priority", HOFFSET(job_row, priority), H5T_NATIVE_INT32);
+    int rc = put_table(g, "jobs", t, r->n_jobs, rows, job_units,
+                       sizeof job_units / sizeof *job_units,
+                       "one row per job in arrival order: GPUs, submit, start and end times, "
+                       "wait = start - submit, slowdown = (wait + run) / run, the nodes and "
+                       "leaves it spans and the fewest leaves that hold it, its priority");
+    H5Tclose(t);
+    free(rows);
+    return rc;
+}
+
+static int put_series(hid_t g, const cluster_energy *ce)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(cluster_row));
+    H5Tinsert(t, "t_s", HOFFSET(cluster_row, t_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "busy_gpus", HOFFSET(cluster_row, busy_gpus), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "queue", HOFFSET(cluster_row, queue), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "it_power_w", HOFFSET(cluster_row, it_w), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "facility_power_w", HOFFSET(cluster_row, facility_w), H5T_NATIVE_DOUBLE);
+    int rc = put_table(g, "series", t, ce->n_rows, ce->rows, series_units,
+                       sizeof series_units / sizeof *series_units,
+                       "a step function: each row holds from its t_s to the next row's (the "
+                       "last: to /cluster end_s); busy GPUs, queued jobs, IT power and facility "
+                       "power (IT x the hour's PUE; 0 without a <site>); with a site the rows "
+                       "split at whole hours. The sum of it_power_w x duration is it_energy_j");
+    H5Tclose(t);
+    return rc;
+}
+
+static int put_attrs(hid_t g, const scn_scenario *s, const cluster_result *r,
+                     const cluster_energy *ce)
+{
+    const cluster_config *c = &s->cluster_jobs;
+    int has_site = ce->has_site;
+    int rc = h5_attr_text(g, "scheduler", cluster_sched_name(c->sched)) ||
+             h5_attr_text(g, "placement", cluster_placer_name(c->placer)) ||
+             h5_attr_scalar(g, "gpus", H5T_NATIVE_UINT32, &c->gpus) ||
+             h5_attr_scalar(g, "gpus_per_node", H5T_NATIVE_UINT32, &c->node_gpus) ||
+             h5_attr_scalar(g, "gpus_per_leaf", H5T_NATIVE_UINT32, &c->leaf_gpus) ||
+             h5_attr_scalar(g, "end_s", H5T_NATIVE_DOUBLE, &r->end_s) ||
+             h5_attr_scalar(g, "busy_gpu_s", H5T_NATIVE_DOUBLE, &r->busy_gpu_s) ||
+             h5_attr_scalar(g, "utilisation", H5T_NATIVE_DOUBLE, &r->utilisation) ||
+             h5_attr_scalar(g, "it_energy_j", H5T_NATIVE_DOUBLE, &ce->it_energy_j) ||
+             h5_attr_scalar(g, "compute_fraction", H5T_NATIVE_DOUBLE,
+                            &ce->power.compute_frac) ||
+             h5_attr_scalar(g, "has_site", H5T_NATIVE_INT32, &has_site) ||
+             h5_attr_text(g, "power_basis", ce->basis) ||
+             h5_attr_text(g, "layout_version", CLUSTER_LAYOUT_VERSION);
+    if (!rc && has_site)
+        rc = h5_attr_text(g, "site", s->site.info.name) ||
+             h5_attr_scalar(g, "facility_energy_j", H5T_NATIVE_DOUBLE,
+                            &ce->e.facility_energy_j) ||
+             h5_attr_scalar(g, "pue", H5T_NATIVE_DOUBLE, &ce->e.pue) ||
+             h5_attr_scalar(g, "cost", H5T_NATIVE_DOUBLE, &ce->e.cost) ||
+             h5_attr_scalar(g, "co2_kg", H5T_NATIVE_DOUBLE, &ce->e.co2_kg);
+    return rc;
+}
+
+static int put_root(hid_t f, const scn_scenario *s, const cluster_result *r, const char *command)
+{
+    int32_t format = CLUSTER_FORMAT_VERSION;
+    char digest[24];
+    snprintf(digest, sizeof digest, "0x%016" PRIx64, r->digest);
+    return h5_attr_text(f, "dcsim_version", DCSIM_VERSION) ||
+           h5_attr_scalar(f, "format_version", H5T_NATIVE_INT32, &format) ||
+           h5_attr_scalar(f, "seed", H5T_NATIVE_UINT64, &s->seed) ||
+           h5_attr_text(f, "event_digest", digest) ||
+           h5_attr_scalar(f, "events_fired", H5T_NATIVE_UINT64, &r->events) ||
+           h5_attr_text(f, "scenario_name", s->name) ||
+           h5_attr_text(f, "scenario_source", s->source) ||
+           h5_attr_text(f, "command", command) || h5_attr_text(f, "kind", "cluster");
+}
+
+int cluster_trace_write(outpath *op, const scn_scenario *s, const cluster_result *r,
+                        const cluster_energy *ce, const char *command, sim_error *err)
+{
+    h5_quiet();
+    outpath_remove_stale(op);
+    hid_t f = H5Fcreate(op->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) {
+        outpath_discard(op);
+        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: H5Fcreate "
+                             "failed");
+    }
+    const char *failed = NULL;
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
+    hid_t g = H5Gcreate2(f, "cluster", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    if (g < 0)
+        failed = "creating /cluster";
+    else if (put_attrs(g, s, r, ce))
+        failed = "writing /cluster's attributes";
+    else if (put_jobs(g, r))
+        failed = "writing /cluster/jobs";
+    else if (put_series(g, ce))
+        failed = "writing /cluster/series";
+    if (g >= 0)
+        H5Gclose(g);
+    if (!failed && put_root(f, s, r, command))
+        failed = "writing the root attributes";
+    int sys_errno = failed ? h5_errno() : 0;
+    if (h5_close_file(f, &sys_errno) && !failed)
+        failed = "closing the file";
+    if (failed) {
+        outpath_discard(op);
+        if (sys_errno)
+            return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: %s "
+                                 "failed: %s", failed, strerror(sys_errno));
+        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: %s failed",
+                             failed);
+    }
+    return outpath_commit(op, 0, err);
+}
