@@ -553,6 +553,18 @@ static int network_option(step_args *o)
     return 0;
 }
 
+/* --fail-classes and --fail-slow: 0 or the exit status of the error printed */
+static int classes_option(const step_args *o, const scn_scenario *s)
+{
+    if (o->fail_slow && !o->fail_classes)
+        return cli_usage_error("step", "%s is an option of --fail-classes", "--fail-slow");
+    if (o->fail_classes && (o->n_fails || s->n_step_fails || o->perfetto || o->output))
+        return cli_usage_error("step", "%s fails one part at a time from the fabric as built: "
+                               "not with --fail, <step><fail>, --perfetto or -o",
+                               "--fail-classes");
+    return 0;
+}
+
 /* -o FILE.h5: the bins (netbench's rule and options), their memory at
  * most (every link busy) and the target, all before the run (outpath.h:
  * as dcsim run -o). 0 or the exit status of the error printed. */
@@ -680,17 +692,9 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
     }
-    if ((rc = network_option(&o)) != 0) {
+    if ((rc = network_option(&o)) != 0 || (rc = classes_option(&o, &s)) != 0) {
         scn_scenario_free(&s);
         return rc;
-    }
-    if ((o.fail_classes && (o.n_fails || s.n_step_fails || o.perfetto || o.output)) ||
-        (o.fail_slow && !o.fail_classes)) {
-        scn_scenario_free(&s);
-        return cli_usage_error("step", "%s", o.fail_slow && !o.fail_classes
-                               ? "--fail-slow is an option of --fail-classes"
-                               : "--fail-classes fails one part at a time from the fabric as "
-                                 "built: not with --fail, <step><fail>, --perfetto or -o");
     }
     if (o.has_flow_log) {
         s.step.flow_log = o.flow_log;
@@ -715,10 +719,8 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return rc;
     }
-    if (o.no_fold)
-        s.step.no_fold = 1;
-    if (o.sm_stage_end)
-        s.step.sm_stage_end = 1;
+    s.step.no_fold = s.step.no_fold || o.no_fold;
+    s.step.sm_stage_end = s.step.sm_stage_end || o.sm_stage_end;
     outpath trace;
     if (res_check(&s, RES_STEP, 0, &err) ||
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {
