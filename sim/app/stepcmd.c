@@ -101,7 +101,8 @@ const char usage_step[] =
     "               switch per tier, a cable per tier pair or Dragonfly local and\n"
     "               global, a host cable; a NIC and a GPU slow): a table of the\n"
     "               iteration and the busiest link's utilisation (docs/failures.md)\n"
-    "  --fail-slow SPEED  the slow rows' speed (default: a fail-slow <failure>'s, else 50%)\n";
+    "  --fail-slow SPEED  the slow rows' speed: 50% or 0.5 (default: a fail-slow\n"
+    "               <failure speed>, else 50%, printed as a default used)\n";
 
 /* where the critical stage's time goes: compute by kernel class, each
  * collective's total, exposed and hidden time (docs/step.md) */
