@@ -539,19 +539,39 @@ static uint32_t landing(topo_router *r, uint32_t a, uint32_t grp, uint64_t h, ui
     return r->g->link_dst[choose(r, pick, np, key, qp, a ^ 0x40000000u, load)];
 }
 
+/* grp can carry a Valiant detour from group ga to gb: neither of them, and
+ * on a degraded fabric (graph.h link_is_down) a global link left on both
+ * legs; a healthy Dragonfly has one between every pair */
+static int detour_group(const topo_router *r, uint32_t ga, uint32_t gb, uint32_t grp)
+{
+    if (grp == ga || grp == gb)
+        return 0;
+    if (!r->g->link_is_down)
+        return 1;
+    size_t n = r->n_groups;
+    return r->pair_offset[ga * n + grp + 1] > r->pair_offset[ga * n + grp] &&
+           r->pair_offset[grp * n + gb + 1] > r->pair_offset[grp * n + gb];
+}
+
 /* The Valiant detour of a connection from switch a (group ga) to switch b:
- * a random group other than ga and gb, entered where the global link from ga
- * lands, so the detour adds no local hops before turning to b. */
+ * a random group other than ga and gb (with global links left on both legs,
+ * when some are down), entered where the global link from ga lands, so the
+ * detour adds no local hops before turning to b. */
 static uint32_t valiant_switch(topo_router *r, uint32_t a, uint32_t b, uint64_t key, uint64_t qp,
                                const double *load)
 {
     const topo_graph *g = r->g;
     uint32_t ga = g->node_group[a], gb = g->node_group[b];
     uint64_t h = hash4(r->cfg.seed ^ 0x5a17a5a17ULL, key, qp, 7);
-    uint32_t others = r->n_groups - 1 - (ga != gb);
+    uint32_t others = 0;
+    for (uint32_t grp = 0; grp < r->n_groups; grp++)
+        others += (uint32_t)detour_group(r, ga, gb, grp);
+    int filter = others > 0; /* none: any third group, and the walk refuses the pair */
+    if (!filter)
+        others = r->n_groups - 1 - (ga != gb);
     uint32_t k = (uint32_t)(h % others), grp = 0;
-    for (;; grp++) { /* the k-th group that is neither ga nor gb */
-        if (grp == ga || grp == gb)
+    for (;; grp++) { /* the k-th group that can carry the detour */
+        if (filter ? !detour_group(r, ga, gb, grp) : grp == ga || grp == gb)
             continue;
         if (k-- == 0)
             break;
@@ -582,10 +602,14 @@ static int route_switches(topo_router *r, uint32_t s, uint32_t t, uint32_t mid, 
         if (mid == UINT32_MAX)
             return walk_spray(r, s, t, w, out, n_out);
         /* per-packet Valiant: an even share through every third group */
-        uint32_t gs = r->g->node_group[s], gt = r->g->node_group[t];
-        double share = w / (r->n_groups - 1 - (gs != gt));
+        uint32_t gs = r->g->node_group[s], gt = r->g->node_group[t], others = 0;
+        for (uint32_t grp = 0; grp < r->n_groups; grp++)
+            others += (uint32_t)detour_group(r, gs, gt, grp);
+        if (!others)
+            return -1; /* no third group reachable both ways */
+        double share = w / others;
         for (uint32_t grp = 0; grp < r->n_groups; grp++) {
-            if (grp == gs || grp == gt)
+            if (!detour_group(r, gs, gt, grp))
                 continue;
             uint32_t m = landing(r, s, grp, key, key, qp, load);
             if (walk_spray(r, s, m, share, out, n_out) || walk_spray(r, m, t, share, out, n_out))
@@ -622,8 +646,10 @@ static uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uin
     int nmin = walk_single(r, s, t, key, qp, load, pmin);
     int nv1 = walk_single(r, s, mid, key, qp, load, pval);
     int nv2 = nv1 < 0 ? -1 : walk_single(r, mid, t, key, qp, load, pval + nv1);
-    if (nmin < 0 || nv2 < 0)
+    if (nv2 < 0) /* no detour: minimal, or the walk refuses the pair */
         return UINT32_MAX;
+    if (nmin < 0) /* the pair's global links are down: only the detour is left */
+        return mid;
     return path_cost(g, pmin, nmin, load) <= path_cost(g, pval, nv1 + nv2, load) ? UINT32_MAX
                                                                                  : mid;
 }

@@ -19,6 +19,7 @@
 #include "cluster.h"
 #include "error.h"
 #include "fabric.h"
+#include "fabric_fault.h"
 #include "hardware.h"
 #include "memory.h"
 #include "model.h"
@@ -68,6 +69,9 @@ typedef struct scn_straggler {
     double speed;
 } scn_straggler;
 
+/* <job><step><fail>s at most (dcsim step --fail takes 256) */
+#define SCN_MAX_STEP_FAILS 64
+
 typedef struct scn_scenario {
     char source[512];        /* the path given, or "default.xml" for the built-in one */
     char name[64];          /* <dcsim name>, or "" */
@@ -98,6 +102,12 @@ typedef struct scn_scenario {
     scn_straggler *stragglers; /* <step><straggler gpu speed>, in file order; owned */
     size_t n_stragglers;    /* with straggler_spread > 0: the run draws per-GPU speeds */
     double straggler_gpu_speed; /* <reliability><stragglers speed>: a slow node's GPUs */
+    /* <job><step><fail part id speed>, in file order: dcsim step's
+     * one-iteration what-if with these parts down (speed 0) or slow, as
+     * --fail CLASS=ID[:SPEED] (docs/failures.md); checked against the built
+     * fabric at load time (ids, GPUs cut off, the packet network) */
+    ff_part step_fails[SCN_MAX_STEP_FAILS];
+    unsigned n_step_fails;
     /* <reliability><degraded> and the repair times of switch and cable
      * <failure>s (docs/failures.md "The campaign on a degraded fabric") */
     int has_degraded;           /* some cause has a repair time */

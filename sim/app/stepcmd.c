@@ -21,6 +21,7 @@
 #include "progress.h"
 #include "resources.h"
 #include "run.h"
+#include "stepclasses.h"
 #include "stepfail.h"
 #include "steptier.h"
 #include "workload.h"
@@ -31,7 +32,8 @@ const char usage_step[] =
     "                  [--hop-latency TIME] [--ibcc K=V,...]\n"
     "                  [-o FILE.h5 [--bin TIME] [--bins N]]]\n"
     "                  [--json] [--perfetto FILE.json] [--flow-log N] [--quiet]\n"
-    "                  [--fail PART]... [--set PATH=VALUE]...\n"
+    "                  [--fail PART]... [--fail-classes [--fail-slow SPEED]]\n"
+    "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
     "print where the time goes: iteration time, tokens/s, model TFLOP/s per GPU,\n"
@@ -94,7 +96,13 @@ const char usage_step[] =
     "               (server), gpu=ID; :SPEED in [0, 1] makes it slow (default\n"
     "               0, down; 1 repairs it). Repeatable. Prints the failed parts,\n"
     "               the iteration before and after and the links whose load\n"
-    "               changed most (docs/failures.md); not with --network packet\n";
+    "               changed most (docs/failures.md); not with --network packet\n"
+    "  --fail-classes one part of each class the fabric has failed in turn (a\n"
+    "               switch per tier, a cable per tier pair or Dragonfly local and\n"
+    "               global, a host cable; a NIC and a GPU slow): a table of the\n"
+    "               iteration and the busiest link's utilisation (docs/failures.md)\n"
+    "  --fail-slow SPEED  the slow rows' speed: 50% or 0.5 (default: a fail-slow\n"
+    "               <failure speed>, else 50%, printed as a default used)\n";
 
 /* where the critical stage's time goes: compute by kernel class, each
  * collective's total, exposed and hidden time (docs/step.md) */
@@ -446,6 +454,8 @@ typedef struct step_args {
     const char *output, *bin, *bins;                          /* -o FILE.h5 and its bins */
     const char *fails[STEP_MAX_FAILS];                        /* --fail PART, in order */
     size_t n_fails;
+    int fail_classes;      /* --fail-classes (stepclasses.h) */
+    const char *fail_slow; /* --fail-slow SPEED */
     int argc;
     char **argv;
 } step_args;
@@ -479,6 +489,8 @@ static int opt_fail(void *ctx, const char *v)
 
 static const cli_option step_table[] = {
     {"--fail", 0, CLI_CALL_EACH, 0, opt_fail, .missing = "%s needs CLASS=ID[:SPEED]"},
+    {"--fail-classes", 0, CLI_FLAG, offsetof(step_args, fail_classes), NULL, NULL},
+    {"--fail-slow", 0, CLI_TEXT, offsetof(step_args, fail_slow), .missing = "%s needs a speed"},
     {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
     {"--analytic", 0, CLI_FLAG, offsetof(step_args, analytic), NULL, NULL},
@@ -539,6 +551,18 @@ static int network_option(step_args *o)
                                : o->hop_latency ? "--hop-latency" : "--ibcc");
     o->analytic = k == 1;
     o->concurrent = k >= 2;
+    return 0;
+}
+
+/* --fail-classes and --fail-slow: 0 or the exit status of the error printed */
+static int classes_option(const step_args *o, const scn_scenario *s)
+{
+    if (o->fail_slow && !o->fail_classes)
+        return cli_usage_error("step", "%s is an option of --fail-classes", "--fail-slow");
+    if (o->fail_classes && (o->n_fails || s->n_step_fails || o->perfetto || o->output))
+        return cli_usage_error("step", "%s fails one part at a time from the fabric as built: "
+                               "not with --fail, <step><fail>, --perfetto or -o",
+                               "--fail-classes");
     return 0;
 }
 
@@ -669,7 +693,7 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_usage_error("step", "%s: choose one network model", "--analytic and --concurrent");
     }
-    if ((rc = network_option(&o)) != 0) {
+    if ((rc = network_option(&o)) != 0 || (rc = classes_option(&o, &s)) != 0) {
         scn_scenario_free(&s);
         return rc;
     }
@@ -688,7 +712,7 @@ int cmd_step(int argc, char **argv)
     app_step_failure fx;
     memset(&fx, 0, sizeof fx);
     rc = step_fail_setup(&s, o.fails, o.n_fails, &st);
-    int failing = o.n_fails != 0; /* the comparison: as built, then under st */
+    int failing = o.n_fails || s.n_step_fails; /* the comparison: as built, then st */
     app_packet_cfg pc;
     step_trace tr;
     if (rc || (rc = packet_setup(&o, &s, &pc, &tr)) != 0) {
@@ -696,10 +720,8 @@ int cmd_step(int argc, char **argv)
         scn_scenario_free(&s);
         return rc;
     }
-    if (o.no_fold)
-        s.step.no_fold = 1;
-    if (o.sm_stage_end)
-        s.step.sm_stage_end = 1;
+    s.step.no_fold = s.step.no_fold || o.no_fold;
+    s.step.sm_stage_end = s.step.sm_stage_end || o.sm_stage_end;
     outpath trace;
     if (res_check(&s, RES_STEP, 0, &err) ||
         (o.perfetto && check_perfetto(&o, &s, &trace, &err))) {
@@ -717,6 +739,13 @@ int cmd_step(int argc, char **argv)
         ff_state_fini(&st);
         scn_scenario_free(&s);
         return cli_print_error(&err);
+    }
+    if (o.fail_classes) { /* the packet network was refused with the state */
+        rc = step_fail_classes_cmd(&s, plan.gpu_speed, plan.n_gpu_speed, o.fail_slow, o.json);
+        run_plan_free(&plan);
+        ff_state_fini(&st);
+        scn_scenario_free(&s);
+        return rc;
     }
     step_profile prof;
     sim_error e; /* the step tier's, printed as the scenario's */

@@ -25,9 +25,15 @@ int step_fail_parse(const char *const *words, size_t n, ff_state *st)
 
 int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n, ff_state *st)
 {
-    if (n && s->step.packet)
+    if ((n || s->n_step_fails) && s->step.packet)
         return cli_usage_error("step", "%s: the packet network does not take failure states "
-                               "yet (use the flow model, --concurrent or --analytic)", "--fail");
+                               "yet (use the flow model, --concurrent or --analytic)",
+                               n ? "--fail" : "<step><fail>");
+    for (unsigned i = 0; i < s->n_step_fails; i++) /* the scenario's first: --fail adds */
+        if (ff_state_add(st, &s->step_fails[i])) {
+            fprintf(stderr, "dcsim step: error: out of memory\n");
+            return 1;
+        }
     return step_fail_parse(words, n, st);
 }
 

@@ -18,8 +18,9 @@
  * ("dcsim step: --fail WORD: reason"). st must be initialised. */
 int step_fail_parse(const char *const *words, size_t n, ff_state *st);
 
-/* The state of dcsim step: the --fail words (step_fail_parse); the packet
- * network refused with any.
+/* The state of dcsim step: the scenario's <step><fail> parts, then the
+ * --fail words (step_fail_parse: a word for a part the scenario names wins);
+ * the packet network refused with any.
  * 0, or the exit status of the usage error printed. */
 int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n, ff_state *st);
 

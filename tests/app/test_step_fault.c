@@ -420,6 +420,86 @@ static void test_refusals(void)
     workload_free(&w);
 }
 
+/* the group of host h's router */
+static uint32_t router_group(const topo_graph *g, uint32_t h)
+{
+    for (uint32_t i = g->out_offset[h]; i < g->out_offset[h + 1]; i++)
+        if (g->node_kind[g->link_dst[g->out_links[i]]] == TOPO_SWITCH)
+            return g->node_group[g->link_dst[g->out_links[i]]];
+    return TOPO_NO_GROUP;
+}
+
+/* A small Dragonfly with its first global cable down (groups 0 and 1 lose
+ * their only one): under Valiant and UGAL every ordered pair of hosts still
+ * has a route (a detour's third group has links left on both legs, also for
+ * pairs whose detour could have gone through the failed pair) and none
+ * takes the down link; under minimal routing exactly the pairs across the
+ * two groups have none. */
+static void test_dragonfly_global_down(void)
+{
+    scn_scenario s;
+    sim_error err;
+    sim_error_clear(&err);
+    if (scn_load(DCSIM_SOURCE_DIR "/tests/scenarios/dragonfly-small.xml", NULL, 0, &s, &err)) {
+        fprintf(stderr, "dragonfly-small.xml: %s\n", err.msg);
+        CHECK(0);
+        return;
+    }
+    for (int pc = TOPO_PATH_MINIMAL; pc < TOPO_PATH_COUNT; pc++) {
+        fabric_config fc = s.fabric;
+        fc.routing.path_class = (enum topo_path_class)pc;
+        fabric f, d;
+        ff_effect e;
+        if (build(fc, fc.gpus, &f))
+            break;
+        const topo_graph *g = &f.g;
+        uint32_t global = UINT32_MAX;
+        for (uint32_t l = 0; l < g->n_links && global == UINT32_MAX; l += 2)
+            if (g->node_kind[g->link_src[l]] == TOPO_SWITCH &&
+                g->node_kind[g->link_dst[l]] == TOPO_SWITCH &&
+                g->node_group[g->link_src[l]] != g->node_group[g->link_dst[l]])
+                global = l;
+        CHECK(global != UINT32_MAX);
+        uint32_t ga = g->node_group[g->link_src[global]], gb = g->node_group[g->link_dst[global]];
+        ff_state st;
+        ff_state_init(&st);
+        ff_state_add(&st, &(ff_part){FF_LINK, global, 0});
+        CHECK(degrade(&f, &st, &d, &e) == 0);
+        size_t cap = g->n_links;
+        topo_usage *u = malloc(cap * sizeof *u);
+        unsigned routed = 0, refused = 0, refused_other = 0, down_used = 0, across = 0;
+        for (uint32_t a = 0; a < g->n_hosts; a++)
+            for (uint32_t b = 0; b < g->n_hosts; b++) {
+                uint32_t xa = router_group(g, a), xb = router_group(g, b);
+                if (a == b)
+                    continue;
+                long n = topo_route(d.router, a, b, 11 + a * 131 + b, NULL, u, cap);
+                int cross = (xa == ga && xb == gb) || (xa == gb && xb == ga);
+                across += (unsigned)cross;
+                if (n > 0) {
+                    routed++;
+                    for (long k = 0; k < n; k++)
+                        down_used += d.g.link_is_down[u[k].link];
+                } else
+                    *(cross ? &refused : &refused_other) += 1;
+            }
+        CHECK(across > 0);
+        CHECK_INT_EQ(down_used, 0);
+        CHECK_INT_EQ(refused_other, 0); /* only the failed pair may lose its routes */
+        if (pc == TOPO_PATH_MINIMAL)
+            CHECK_INT_EQ(refused, across); /* one global hop, and it is gone */
+        else
+            CHECK_INT_EQ(refused, 0);
+        CHECK(routed > 0);
+        free(u);
+        ff_effect_fini(&e);
+        fabric_free(&d);
+        fabric_free(&f);
+        ff_state_fini(&st);
+    }
+    scn_scenario_free(&s);
+}
+
 int main(void)
 {
     if (fixture_init())
@@ -437,6 +517,7 @@ int main(void)
     test_slow_link_closed_form();
     test_gpu_speed();
     test_refusals();
+    test_dragonfly_global_down();
     scn_catalog_free(cat);
     return check_report();
 }

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "collective.h"
 #include "event_kinds.h"
+#include "fabric_fault.h"
 #include "failure_process.h"
 #include "fattree.h"
 #include "netcoll.h"
@@ -181,6 +182,20 @@ static void test_failure_processes_xsd(xmlDoc *xsd)
     if (attr)
         enumerations(attr, &xsd_names);
     check_same("dcsim.xsd <failure distribution>", &xsd_names, &registry);
+}
+
+/* <step><fail part>: the failure-state part classes (fabric_fault.h) */
+static void test_fail_parts_xsd(xmlDoc *xsd)
+{
+    name_list registry = {0}, xsd_names = {0};
+    for (unsigned i = 0; ff_classes[i].name; i++)
+        add_name(&registry, ff_classes[i].name, strlen(ff_classes[i].name));
+    CHECK_INT_EQ(registry.n, FF_CLASS_COUNT);
+    const xmlNode *attr = find_attribute(xmlDocGetRootElement(xsd), "fail", "part", 0);
+    CHECK(attr != NULL);
+    if (attr)
+        enumerations(attr, &xsd_names);
+    check_same("dcsim.xsd <step><fail part>", &xsd_names, &registry);
 }
 
 static void test_failure_process_entries(void)
@@ -496,6 +511,7 @@ int main(void)
     xmlDoc *xsd = read_xsd();
     if (xsd) {
         test_failure_processes_xsd(xsd);
+        test_fail_parts_xsd(xsd);
         test_algorithms_xsd(xsd);
         xmlFreeDoc(xsd);
     }

@@ -425,7 +425,7 @@ static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
 {
     size_t named = 0;
     for (xmlNode *c = n->children; c; c = c->next)
-        named += c->type == XML_ELEMENT_NODE;
+        named += c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, "straggler");
     if (!named && s->straggler_spread == 0)
         return 0;
     uint64_t gpus = s->campaign.gpu_count;
@@ -441,7 +441,7 @@ static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     int rc = 0;
     for (xmlNode *c = n->children; c && !rc; c = c->next) {
-        if (c->type != XML_ELEMENT_NODE)
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "straggler"))
             continue;
         double gpu = 0, speed = 0;
         rc = get_quantity(ld, c, "gpu", SIM_DIM_COUNT, 1, &gpu);
@@ -459,6 +459,84 @@ static int parse_step_stragglers(loader *ld, xmlNode *n, scn_scenario *s)
             s->stragglers[s->n_stragglers++] = (scn_straggler){(uint32_t)gpu, speed};
     }
     return rc;
+}
+
+/* The <fail>s of <step> n against the fabric built (fabric_fault.h): each
+ * part's id alone, then whether the state cuts a GPU off (the step needs
+ * every GPU), each refusal at its element; the whole state's at <step>. */
+static int check_step_fails(loader *ld, xmlNode *n, xmlNode *const *at, scn_scenario *s)
+{
+    fabric f;
+    sim_error e;
+    sim_error_clear(&e);
+    if (fabric_build(&s->fabric, &f, &e))
+        return node_error(ld, n, NULL, "%s", e.msg);
+    ff_state st;
+    ff_state_init(&st);
+    int rc = 0;
+    for (unsigned i = 0; i <= s->n_step_fails && !rc; i++) {
+        ff_state one = {.part = &s->step_fails[i], .n = 1, .cap = 1};
+        const ff_state *x = i < s->n_step_fails ? &one : &st; /* last: all of them */
+        if (i < s->n_step_fails && ff_state_add(&st, &s->step_fails[i])) {
+            rc = sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+            break;
+        }
+        if (i == s->n_step_fails && !st.n)
+            break;
+        ff_effect eff = {0};
+        if (ff_effect_compute(&f, x, &eff, &e) || ff_effect_check_gpus(&f, x, &eff, &e))
+            rc = e.code == SIM_ERR_NOMEM
+                     ? sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "%s", e.msg)
+                     : node_error(ld, i < s->n_step_fails ? at[i] : n,
+                                  i < s->n_step_fails ? "id" : NULL, "%s", e.msg);
+        ff_effect_fini(&eff);
+    }
+    ff_state_fini(&st);
+    fabric_free(&f);
+    return rc;
+}
+
+/* <step><fail part id speed>: dcsim step's failure state (scenario.h
+ * step_fails), as --fail CLASS=ID[:SPEED] would give it */
+static int parse_step_fails(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    xmlNode *at[SCN_MAX_STEP_FAILS];
+    int rc = 0;
+    for (xmlNode *c = n->children; c && !rc; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "fail"))
+            continue;
+        if (s->n_step_fails == SCN_MAX_STEP_FAILS)
+            return node_error(ld, c, NULL, "at most %u <fail> parts in <step>",
+                              SCN_MAX_STEP_FAILS);
+        if (!s->has_fabric)
+            return node_error(ld, c, NULL, "<fail> needs a <cluster><fabric> (its part ids "
+                              "are the built fabric's)");
+        if (s->step.packet)
+            return node_error(ld, c, NULL, "the packet network does not take failure states "
+                              "yet (use network=\"flow\", \"concurrent\" or \"analytic\")");
+        char word[16];
+        copy_attr(c, "part", word, sizeof word);
+        int cls = topo_choice_find(ff_classes, word);
+        if (cls < 0) /* the schema allows the five */
+            return node_error(ld, c, "part", "expected link, switch, nic, node or gpu");
+        double id = 0, speed = 0;
+        rc = get_quantity(ld, c, "id", SIM_DIM_COUNT, 1, &id);
+        if (!rc)
+            rc = whole(ld, c, "id", id);
+        if (!rc && !(id >= 0 && id < UINT32_MAX))
+            rc = node_error(ld, c, "id", "id must be a node, link or GPU id of the built fabric");
+        if (!rc && has_attr(c, "speed")) {
+            rc = get_quantity(ld, c, "speed", SIM_DIM_FRACTION, 1, &speed);
+            if (!rc && !(speed > 0 && speed <= 1))
+                rc = node_error(ld, c, "speed", "speed must be above 0%% and at most 100%% "
+                                "(a slow part: 50%% runs at half its rate; no speed: down)");
+        }
+        if (!rc) {
+            at[s->n_step_fails] = c;
+            s->step_fails[s->n_step_fails++] = (ff_part){(enum ff_class)cls, (uint32_t)id, speed};
+        }
+    }
+    return rc || !s->n_step_fails ? rc : check_step_fails(ld, n, at, s);
 }
 
 /* <job><step>: the step tier's network model, symmetry folding, sustained
@@ -495,7 +573,9 @@ static int parse_step(loader *ld, xmlNode *n, scn_scenario *s)
             rc = node_error(ld, n, "straggler-spread",
                             "straggler-spread must be from 0%% to below 50%%");
     }
-    return rc ? rc : parse_step_stragglers(ld, n, s);
+    if (!rc)
+        rc = parse_step_stragglers(ld, n, s);
+    return rc ? rc : parse_step_fails(ld, n, s);
 }
 
 /* ---- <job><framework>: the training framework's behaviour ---- */
