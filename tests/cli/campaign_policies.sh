@@ -8,7 +8,8 @@
 #    trains faster than the fixed interval set for it (llama3-failures.xml);
 #  - <spares per="su">: an SU as large as the job is the single pool byte for
 #    byte; the same 128 spares split into 128 SUs of 16 nodes wait more than
-#    one pool, and 2 per SU less than 1 (tests/scenarios/spares-per-su.xml).
+#    one pool, and 2 per SU less than 1 (tests/scenarios/spares-per-su.xml);
+#  - a run of nothing but compute has ETTR exactly 1.
 set -u
 dcsim=$1
 src=$2
@@ -73,4 +74,12 @@ def ttt(name):
 assert wait("su1") > wait("su2") > wait("pool"), (wait("pool"), wait("su1"), wait("su2"))
 assert ttt("su1") > ttt("su2") > ttt("pool"), (ttt("pool"), ttt("su1"), ttt("su2"))
 PY
+# a run of nothing but compute (no failures, free checkpoints): ETTR exactly 1,
+# not a rounding above it refused by the summary's range check
+"$dcsim" run --quiet --json "$src/scenarios/examples/moe-alltoall-leafspine.xml" \
+    --set checkpoint/@write-time=0s 2>/dev/null >"$tmp/free.json" || {
+    echo "FAIL: free checkpoints on the MoE example"; fail=1; }
+/usr/bin/python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["summary"]["ettr_frac"] == 1' "$tmp/free.json" || fail=1
 exit $fail
