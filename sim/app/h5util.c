@@ -114,3 +114,23 @@ int h5_close_file(hid_t f, int *sys_errno)
         *sys_errno = h5_errno();
     return rc; /* a failed close is never retried: that crashes (see trace_hdf5_startup) */
 }
+
+int h5_write_error(sim_error *err, const char *path, const char *what, int sys_errno)
+{
+    if (sys_errno)
+        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed: %s",
+                             what, strerror(sys_errno));
+    return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed", what);
+}
+
+int h5_finish_file(outpath *op, hid_t f, const char *failed, sim_error *err)
+{
+    int sys_errno = failed ? h5_errno() : 0;
+    if (h5_close_file(f, &sys_errno) && !failed)
+        failed = "closing the file";
+    if (failed) {
+        outpath_discard(op);
+        return h5_write_error(err, op->path, failed, sys_errno);
+    }
+    return outpath_commit(op, 0, err);
+}

@@ -9,6 +9,9 @@
 
 #include <hdf5.h>
 
+#include "error.h"
+#include "outpath.h"
+
 /* A creation property list of class_id without object timestamps (files
  * stay byte-identical); the caller closes it. */
 hid_t h5_untimed(hid_t class_id);
@@ -38,5 +41,15 @@ int h5_close_file(hid_t f, int *sys_errno);
 /* The system errno recorded on this thread's HDF5 error stack by the last
  * failed call (a full disk: ENOSPC; over ulimit -f: EFBIG), or 0. */
 int h5_errno(void);
+
+/* "cannot write the trace: WHAT failed[: the system's reason]" as SIM_ERR_IO
+ * on path; returns the code. */
+int h5_write_error(sim_error *err, const char *path, const char *what, int sys_errno);
+
+/* The end of writing a file f at op's temporary name: close it, then on
+ * success rename it over op's path (outpath_commit); when `failed` names a
+ * step that failed, or the close fails, remove the temporary and return
+ * h5_write_error. */
+int h5_finish_file(outpath *op, hid_t f, const char *failed, sim_error *err);
 
 #endif

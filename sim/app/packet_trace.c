@@ -278,16 +278,5 @@ int packet_trace_write(outpath *op, const topo_graph *g, const pkt_series *s,
     const char *failed = packet_trace_put(f, g, s, m);
     if (!failed && put_root(f, m))
         failed = "writing the root attributes";
-    int sys_errno = failed ? h5_errno() : 0;
-    if (h5_close_file(f, &sys_errno) && !failed)
-        failed = "closing the file";
-    if (failed) {
-        outpath_discard(op);
-        if (sys_errno)
-            return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: %s "
-                                 "failed: %s", failed, strerror(sys_errno));
-        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: %s failed",
-                             failed);
-    }
-    return outpath_commit(op, 0, err);
+    return h5_finish_file(op, f, failed, err);
 }

@@ -50,18 +50,9 @@ void trace_hdf5_startup(void)
     h5_quiet();
 }
 
-/* what failed, and the system's reason when HDF5 recorded one (a full disk) */
-static int io_error_why(sim_error *err, const char *path, const char *what, int sys_errno)
-{
-    if (sys_errno)
-        return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed: %s",
-                             what, strerror(sys_errno));
-    return sim_error_set(err, SIM_ERR_IO, path, 0, "cannot write the trace: %s failed", what);
-}
-
 static int io_error(sim_error *err, const char *path, const char *what)
 {
-    return io_error_why(err, path, what, 0);
+    return h5_write_error(err, path, what, 0);
 }
 
 static hid_t make_enum(const char *(*name_of)(int), int count)
@@ -195,7 +186,7 @@ int trace_open(const char *path, const char *const *inputs, size_t n_inputs, tra
     outpath_remove_stale(&tw->out);
     tw->file = H5Fcreate(tw->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (tw->file < 0) {
-        io_error_why(err, path, "H5Fcreate", h5_errno());
+        h5_write_error(err, path, "H5Fcreate", h5_errno());
         outpath_discard(&tw->out);
         free(tw);
         return err->code;
@@ -224,7 +215,7 @@ static int sink_event(void *ctx, const campaign_event *ev, sim_error *err)
 {
     trace_writer *tw = ctx;
     if (table_append(&tw->events, ev))
-        return io_error_why(err, tw->out.path, "writing /campaign/events", tw->events.sys_errno);
+        return h5_write_error(err, tw->out.path, "writing /campaign/events", tw->events.sys_errno);
     return 0;
 }
 
@@ -232,7 +223,7 @@ static int sink_segment(void *ctx, const campaign_segment *seg, sim_error *err)
 {
     trace_writer *tw = ctx;
     if (table_append(&tw->timeline, seg))
-        return io_error_why(err, tw->out.path, "writing /campaign/timeline",
+        return h5_write_error(err, tw->out.path, "writing /campaign/timeline",
                             tw->timeline.sys_errno);
     return 0;
 }
@@ -615,7 +606,7 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
         failed = "closing the file";
     tw->file = 0;
     if (failed) {
-        io_error_why(err, tw->out.path, failed, sys_errno);
+        h5_write_error(err, tw->out.path, failed, sys_errno);
         trace_abort(tw);
         return err->code;
     }
@@ -647,7 +638,7 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
     outpath_remove_stale(&out);
     hid_t f = H5Fcreate(out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) {
-        io_error_why(err, path, "H5Fcreate", h5_errno());
+        h5_write_error(err, path, "H5Fcreate", h5_errno());
         outpath_discard(&out);
         return err->code;
     }
@@ -665,7 +656,7 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
         rc = 1;
     if (rc) {
         outpath_discard(&out);
-        return io_error_why(err, path, "writing the table", sys_errno);
+        return h5_write_error(err, path, "writing the table", sys_errno);
     }
     return outpath_commit(&out, 0, err);
 }

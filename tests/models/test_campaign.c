@@ -22,6 +22,7 @@
 
 #include "campaign.h"
 #include "check.h"
+#include "campaign_checks.h"
 #include "failure_process.h"
 
 typedef struct collector {
@@ -76,14 +77,6 @@ static campaign_config base_config(void)
         .seed = 7,
     };
     return c;
-}
-
-static void check_conservation(const campaign_result *r)
-{
-    double sum = r->compute_time_s + r->rework_s + r->checkpoint_time_s +
-                 r->checkpoint_aborted_s + r->restart_time_s + r->persist_slowdown_s +
-                 r->elastic_slowdown_s + r->maintenance_time_s;
-    CHECK_REL(sum, r->time_to_train_s, 1e-9);
 }
 
 static void test_failure_free_closed_form(void)

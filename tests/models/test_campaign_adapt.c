@@ -19,6 +19,7 @@
 
 #include "campaign.h"
 #include "check.h"
+#include "campaign_checks.h"
 
 #define HOUR 3600.0
 
@@ -40,14 +41,6 @@ static campaign_config base_config(double true_mtbf_s, double prior_mtbf_s, doub
     };
     c.checkpoint_interval_s = campaign_daly_interval_s(c.checkpoint_write_s, prior_mtbf_s);
     return c;
-}
-
-static void check_conservation(const campaign_result *r)
-{
-    double sum = r->compute_time_s + r->rework_s + r->checkpoint_time_s +
-                 r->checkpoint_aborted_s + r->restart_time_s + r->persist_slowdown_s +
-                 r->elastic_slowdown_s + r->maintenance_time_s;
-    CHECK_REL(sum, r->time_to_train_s, 1e-9);
 }
 
 /* what a run did: its failures' times and its compute segments */

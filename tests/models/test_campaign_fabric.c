@@ -21,6 +21,7 @@
 
 #include "campaign.h"
 #include "check.h"
+#include "campaign_checks.h"
 
 enum { SPEED_ONE, SPEED_HALF, SPEED_NONE, SPEED_ERROR, SPEED_BY_COUNT };
 
@@ -77,16 +78,6 @@ static void with_repair(campaign_config *c, int policy, speed_ctx *s, double rep
     c->fabric_policy = policy;
     c->fabric_speed = speed_of;
     c->fabric_ctx = s;
-}
-
-static void check_conservation(const campaign_result *r)
-{
-    double sum = r->compute_time_s + r->rework_s + r->checkpoint_time_s +
-                 r->checkpoint_aborted_s + r->restart_time_s + r->persist_slowdown_s +
-                 r->elastic_slowdown_s + r->straggler_slowdown_s + r->degraded_slowdown_s +
-                 r->maintenance_time_s;
-    CHECK_REL(sum, r->time_to_train_s, 1e-9);
-    CHECK(r->fabric_wait_s >= 0 && r->fabric_wait_s <= r->restart_time_s * (1 + 1e-12));
 }
 
 static campaign_result run(const campaign_config *c)

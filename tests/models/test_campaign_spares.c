@@ -16,6 +16,7 @@
 
 #include "campaign.h"
 #include "check.h"
+#include "campaign_checks.h"
 
 #define HOUR 3600.0
 
@@ -45,14 +46,6 @@ static campaign_config base_config(void)
     x->unit = CAMPAIGN_UNIT_NODE;
     x->rate_per_s = 1.0 / (256 * 4 * HOUR); /* one failure every 4 h: ~50 in the run */
     return c;
-}
-
-static void check_conservation(const campaign_result *r)
-{
-    double sum = r->compute_time_s + r->rework_s + r->checkpoint_time_s +
-                 r->checkpoint_aborted_s + r->restart_time_s + r->persist_slowdown_s +
-                 r->elastic_slowdown_s + r->maintenance_time_s;
-    CHECK_REL(sum, r->time_to_train_s, 1e-9);
 }
 
 static campaign_result run(const campaign_config *c)

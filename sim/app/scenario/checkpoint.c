@@ -164,6 +164,15 @@ int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s)
                               "checkpoints the optimum is every iteration)", how);
         if (s->checkpoint_adaptive && !s->adapt_window_given)
             c->checkpoint_adapt_window_s = SCN_ADAPT_WINDOW_MTBFS / cluster_rate;
+        /* a memory shorter than the time between failures forgets each one
+         * before the next: the estimate sinks to 0 and checkpoints stop */
+        double mtbf = 1 / campaign_cluster_failure_rate_per_s(c);
+        if (s->checkpoint_adaptive && !(c->checkpoint_adapt_window_s >= mtbf))
+            return node_error(ld, ck, s->adapt_window_given ? "adapt-window" : "prior-mtbf",
+                              "the estimate's memory (adapt-window, %.4g s) is shorter than "
+                              "the cluster's MTBF (%.4g s): it would forget every failure "
+                              "before the next; give a longer adapt-window",
+                              c->checkpoint_adapt_window_s, mtbf);
         return 0;
     }
     rc = get_quantity(ld, ck, "interval", SIM_DIM_TIME, 1, &c->checkpoint_interval_s);
