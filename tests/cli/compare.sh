@@ -140,12 +140,14 @@ a=$("$dcsim" step --json $small --set cluster/fabric/@link=ib-ndr | grep '"itera
 b=$("$dcsim" step --json $small --set cluster/fabric/@routing=adaptive | grep '"iteration_s"')
 [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL RoCE adaptive vs IB: $a / $b"; fail=$((fail + 1)); }
 # defaults every variant shares are listed once, a variant's own under its name:
-# Zhangjiakou has no price quote (the mean of the others fills it), Zhongwei has
+# Zhangjiakou has no price quote (the mean of the others fills it), Wuhu's is an
+# unverified estimate (U), Zhongwei has a sourced one
 # shellcheck disable=SC2086
-"$dcsim" compare --vary site=zhangjiakou,zhongwei $small >"$tmp/defaults.txt" 2>&1 || fail=$((fail + 1))
+"$dcsim" compare --vary site=zhangjiakou,zhongwei,wuhu $small >"$tmp/defaults.txt" 2>&1 || fail=$((fail + 1))
 [ "$(grep -c 'roce-400g efficiency = 94%' "$tmp/defaults.txt")" -eq 1 ] &&
     grep -q '^  every variant: defaults used: ' "$tmp/defaults.txt" &&
     grep -q '^  site=zhangjiakou: defaults used: site zhangjiakou price' "$tmp/defaults.txt" &&
+    grep -q '^  site=wuhu: defaults used: site wuhu price = 0.65 CNY/kWh (.*confidence U' "$tmp/defaults.txt" &&
     ! grep -q '^  site=zhongwei: defaults used' "$tmp/defaults.txt" ||
     { echo "FAIL compare defaults used:"; cat "$tmp/defaults.txt"; fail=$((fail + 1)); }
 # a switch's power is its technology's (links.xml switch-power, else a rule

@@ -163,17 +163,21 @@ static void emission_of(const xmlNode *root, const xmlNode *site, site_info *s)
 }
 
 /* The first <price><quote> (value, or the middle of min and max). */
-static double quote_of(const xmlNode *site, char *basis, size_t size)
+static double quote_of(const xmlNode *site, char *basis, size_t size, int *estimate)
 {
     const xmlNode *p = child(site, "price");
     for (xmlNode *q = p ? p->children : NULL; q; q = q->next) {
         double v = is_element(q, "quote") ? value_or_middle(q, "value", "min", "max") : NAN;
         if (isnan(v))
             continue;
-        char what[96], year[8];
+        char what[96], year[8], mark[4];
         attr(q, "what", what, sizeof what);
         attr(q, "year", year, sizeof year);
-        snprintf(basis, size, "%s%s%s", what, year[0] ? ", " : "", year);
+        attr(q, "confidence", mark, sizeof mark);
+        /* unverified (U) or assumed (A): a fallback, listed under "defaults used" */
+        *estimate = !strcmp(mark, "U") || !strcmp(mark, "A");
+        snprintf(basis, size, "%s%s%s%s%s", what, year[0] ? ", " : "", year,
+                 *estimate ? "; confidence " : "", *estimate ? mark : "");
         return v;
     }
     return NAN;
@@ -214,7 +218,8 @@ int site_lookup(const char *name, site_info *out, char *why, size_t why_size)
         if (!strcmp(text, name))
             site = n;
         attr(n, "kind", text, sizeof text);
-        double q = quote_of(n, basis, sizeof basis);
+        int estimate; /* a mean of estimates too: the mean is D either way */
+        double q = quote_of(n, basis, sizeof basis, &estimate);
         if (!strcmp(text, "cluster") && !isnan(q)) {
             quote_sum += q;
             quotes++;
@@ -236,7 +241,11 @@ int site_lookup(const char *name, site_info *out, char *why, size_t why_size)
     int rc = climate_of(site, &s, why, why_size);
     if (!rc) {
         emission_of(root, site, &s);
-        s.price_per_kwh = quote_of(site, s.price_basis, sizeof s.price_basis);
+        int estimate = 0;
+        s.price_per_kwh = quote_of(site, s.price_basis, sizeof s.price_basis, &estimate);
+        if (estimate)
+            snprintf(s.defaults + strlen(s.defaults), sizeof s.defaults - strlen(s.defaults),
+                     "%sprice", s.defaults[0] ? ", " : "");
         if (isnan(s.price_per_kwh)) {
             /* none for this site: the mean of the clusters' first quotes (D) */
             s.price_per_kwh = quotes ? quote_sum / quotes : 0;
