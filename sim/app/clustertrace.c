@@ -12,7 +12,6 @@
 #include <hdf5.h>
 
 #include "h5util.h"
-#include "version.h"
 
 #define CLUSTER_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
 #define CLUSTER_LAYOUT_VERSION "1"
@@ -130,27 +129,17 @@ static int put_root(hid_t f, const scn_scenario *s, const cluster_result *r, con
     int32_t format = CLUSTER_FORMAT_VERSION;
     char digest[24];
     snprintf(digest, sizeof digest, "0x%016" PRIx64, r->digest);
-    return h5_attr_text(f, "dcsim_version", DCSIM_VERSION) ||
-           h5_attr_scalar(f, "format_version", H5T_NATIVE_INT32, &format) ||
-           h5_attr_scalar(f, "seed", H5T_NATIVE_UINT64, &s->seed) ||
-           h5_attr_text(f, "event_digest", digest) ||
-           h5_attr_scalar(f, "events_fired", H5T_NATIVE_UINT64, &r->events) ||
-           h5_attr_text(f, "scenario_name", s->name) ||
-           h5_attr_text(f, "scenario_source", s->source) ||
-           h5_attr_text(f, "command", command) || h5_attr_text(f, "kind", "cluster");
+    h5_root root = {format, s->seed, digest, r->events, s->name, s->source};
+    return h5_put_root(f, &root) || h5_attr_text(f, "command", command) ||
+           h5_attr_text(f, "kind", "cluster");
 }
 
 int cluster_trace_write(outpath *op, const scn_scenario *s, const cluster_result *r,
                         const cluster_energy *ce, const char *command, sim_error *err)
 {
-    h5_quiet();
-    outpath_remove_stale(op);
-    hid_t f = H5Fcreate(op->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) {
-        outpath_discard(op);
-        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: H5Fcreate "
-                             "failed");
-    }
+    hid_t f = h5_create_file(op, err);
+    if (f < 0)
+        return SIM_ERR_IO;
     const char *failed = NULL;
     hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
     hid_t g = H5Gcreate2(f, "cluster", H5P_DEFAULT, gcpl, H5P_DEFAULT);

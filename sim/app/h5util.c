@@ -1,5 +1,6 @@
 /* h5util.c - HDF5 helpers shared by every dcsim writer (see h5util.h). */
 #include "h5util.h"
+#include "version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,4 +134,27 @@ int h5_finish_file(outpath *op, hid_t f, const char *failed, sim_error *err)
         return h5_write_error(err, op->path, failed, sys_errno);
     }
     return outpath_commit(op, 0, err);
+}
+
+int h5_put_root(hid_t f, const h5_root *root)
+{
+    return h5_attr_text(f, "dcsim_version", DCSIM_VERSION) ||
+           h5_attr_scalar(f, "format_version", H5T_NATIVE_INT32, &root->format_version) ||
+           h5_attr_scalar(f, "seed", H5T_NATIVE_UINT64, &root->seed) ||
+           h5_attr_text(f, "event_digest", root->event_digest) ||
+           h5_attr_scalar(f, "events_fired", H5T_NATIVE_UINT64, &root->events_fired) ||
+           h5_attr_text(f, "scenario_name", root->scenario_name) ||
+           h5_attr_text(f, "scenario_source", root->scenario_source);
+}
+
+hid_t h5_create_file(outpath *op, sim_error *err)
+{
+    h5_quiet();
+    outpath_remove_stale(op);
+    hid_t f = H5Fcreate(op->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) {
+        outpath_discard(op);
+        sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: H5Fcreate failed");
+    }
+    return f;
 }

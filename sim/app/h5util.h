@@ -6,6 +6,7 @@
 #define DCSIM_APP_H5UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <hdf5.h>
 
@@ -41,6 +42,22 @@ int h5_close_file(hid_t f, int *sys_errno);
 /* The system errno recorded on this thread's HDF5 error stack by the last
  * failed call (a full disk: ENOSPC; over ulimit -f: EFBIG), or 0. */
 int h5_errno(void);
+
+/* The root attributes every dcsim HDF5 file begins with, in this order
+ * (docs/trace-format.md): dcsim_version, format_version, seed, event_digest
+ * (text), events_fired, scenario_name, scenario_source. 0, or -1. */
+typedef struct h5_root {
+    int32_t format_version;
+    uint64_t seed;
+    const char *event_digest;
+    uint64_t events_fired;
+    const char *scenario_name, *scenario_source;
+} h5_root;
+int h5_put_root(hid_t f, const h5_root *root);
+
+/* Start writing at op's temporary name (HDF5 quiet on this thread, a stale
+ * temporary removed): the file, or -1 with err set and the temporary gone. */
+hid_t h5_create_file(outpath *op, sim_error *err);
 
 /* "cannot write the trace: WHAT failed[: the system's reason]" as SIM_ERR_IO
  * on path; returns the code. */

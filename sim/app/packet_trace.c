@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "h5util.h"
 #include "units.h"
-#include "version.h"
 
 #define PACKET_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
 #define PACKET_LAYOUT_VERSION "2" /* 2: only the links that carried traffic */
@@ -202,14 +201,8 @@ static int put_root(hid_t f, const packet_trace_meta *m)
     int32_t format = PACKET_FORMAT_VERSION;
     char digest[24];
     snprintf(digest, sizeof digest, "0x%016llx", (unsigned long long)m->digest);
-    return h5_attr_text(f, "dcsim_version", DCSIM_VERSION) ||
-           h5_attr_scalar(f, "format_version", H5T_NATIVE_INT32, &format) ||
-           h5_attr_scalar(f, "seed", H5T_NATIVE_UINT64, &m->seed) ||
-           h5_attr_text(f, "event_digest", digest) ||
-           h5_attr_scalar(f, "events_fired", H5T_NATIVE_UINT64, &m->events) ||
-           h5_attr_text(f, "scenario_name", m->scenario_name) ||
-           h5_attr_text(f, "scenario_source", m->scenario_source) ||
-           h5_attr_text(f, "command", m->command) ||
+    h5_root root = {format, m->seed, digest, m->events, m->scenario_name, m->scenario_source};
+    return h5_put_root(f, &root) || h5_attr_text(f, "command", m->command) ||
            h5_attr_text(f, "kind", m->kind ? m->kind : "netbench --tier packet");
 }
 
@@ -267,14 +260,9 @@ int packet_trace_bins(const char *command, const char *bin, const char *bins, do
 int packet_trace_write(outpath *op, const topo_graph *g, const pkt_series *s,
                        const packet_trace_meta *m, sim_error *err)
 {
-    h5_quiet();
-    outpath_remove_stale(op);
-    hid_t f = H5Fcreate(op->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) {
-        outpath_discard(op);
-        return sim_error_set(err, SIM_ERR_IO, op->path, 0, "cannot write the trace: H5Fcreate "
-                             "failed");
-    }
+    hid_t f = h5_create_file(op, err);
+    if (f < 0)
+        return SIM_ERR_IO;
     const char *failed = packet_trace_put(f, g, s, m);
     if (!failed && put_root(f, m))
         failed = "writing the root attributes";

@@ -19,7 +19,6 @@
 
 #include <hdf5.h>
 
-#include "version.h"
 
 #define TRACE_FORMAT_VERSION 1
 #define CHUNK_ROWS 4096
@@ -573,13 +572,8 @@ static int write_root(hid_t file, const scn_scenario *scn, const campaign_result
 {
     int32_t format = TRACE_FORMAT_VERSION;
     uint64_t seed = scn->seed, events = res->events_fired;
-    return h5_attr_text(file, "dcsim_version", DCSIM_VERSION) ||
-           h5_attr_scalar(file, "format_version", H5T_NATIVE_INT32, &format) ||
-           h5_attr_scalar(file, "seed", H5T_NATIVE_UINT64, &seed) ||
-           h5_attr_text(file, "event_digest", sum->event_digest) ||
-           h5_attr_scalar(file, "events_fired", H5T_NATIVE_UINT64, &events) ||
-           h5_attr_text(file, "scenario_name", scn->name) ||
-           h5_attr_text(file, "scenario_source", scn->source);
+    h5_root root = {format, seed, sum->event_digest, events, scn->name, scn->source};
+    return h5_put_root(file, &root);
 }
 
 int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_result *res,
