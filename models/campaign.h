@@ -59,17 +59,27 @@
 /* A rack (or PDU) cause takes out all its nodes at once: one interruption,
  * but nodes_per_rack nodes to replace from the spare pool and to repair. */
 /* What fails independently. GPU, node and rack causes take those out (a
- * rack: all its nodes at once); SWITCH and CABLE causes are network parts
- * counted by the caller (cause.parts, from the topology): a switch takes out
- * all its links at once, so either is one interruption; the part is
- * replaced or routed around within the restart, so it needs no spare node. */
+ * rack: all its nodes at once); SWITCH, CABLE and NIC causes are network
+ * parts counted by the caller (cause.parts, from the topology): a switch
+ * takes out all its links at once, a NIC its fabric cables (its GPUs lose the
+ * fabric), so each is one interruption; the part is replaced or routed
+ * around within the restart, so it needs no spare node. */
 enum campaign_unit {
     CAMPAIGN_UNIT_GPU = 0,
     CAMPAIGN_UNIT_NODE = 1,
     CAMPAIGN_UNIT_RACK = 2,
     CAMPAIGN_UNIT_SWITCH = 3,
-    CAMPAIGN_UNIT_CABLE = 4
+    CAMPAIGN_UNIT_CABLE = 4,
+    CAMPAIGN_UNIT_NIC = 5
 };
+
+/* A network part of the built fabric (switch, cable, NIC): counted from the
+ * topology, exponential on one stream per cause, repairable on a degraded
+ * fabric. */
+static inline int campaign_unit_is_fabric_part(int unit)
+{
+    return unit == CAMPAIGN_UNIT_SWITCH || unit == CAMPAIGN_UNIT_CABLE || unit == CAMPAIGN_UNIT_NIC;
+}
 #define CAMPAIGN_MAX_CAUSES 32
 
 typedef struct campaign_cause {
@@ -77,7 +87,7 @@ typedef struct campaign_cause {
     char category[32];   /* "GPU", "Host", "Network", "Dependency", ... */
     int unit;            /* enum campaign_unit */
     double rate_per_s;   /* per unit: 1 / mean time to failure */
-    uint64_t parts;      /* SWITCH and CABLE units: how many (exponential only: one stream
+    uint64_t parts;      /* SWITCH, CABLE and NIC units: how many (exponential only: one stream
                             per cause at parts x rate, the failing part drawn uniformly) */
     double detection_s;  /* > 0: silent (data corruption): found after Exp(detection_s), the
                             job rolls back to the last checkpoint from before it */
@@ -86,7 +96,7 @@ typedef struct campaign_cause {
                             stream; FAILURE_WEIBULL: of this shape and mean 1/rate,
                             renewed at each replacement, on its own stream per unit */
     double shape;        /* the process's shape (Weibull k); 0 for the exponential */
-    /* SWITCH and CABLE causes on a degraded fabric (campaign_config.fabric_speed;
+    /* SWITCH, CABLE and NIC causes on a degraded fabric (campaign_config.fabric_speed;
      * docs/failures.md "The campaign on a degraded fabric"): repair_s > 0 keeps
      * the failed part out for Exp(repair_s) (0: replaced within the restart,
      * as before); slow_speed in (0, 1) makes the cause fail-slow: the part
@@ -244,6 +254,9 @@ typedef struct campaign_config {
      * may have a repair_s. */
     campaign_fabric_speed_fn fabric_speed;
     void *fabric_ctx;
+    /* Optional (NULL: -1): the built fabric's id of a cause's part, for the
+     * trace (campaign_part_event.fabric_id), on fabric_ctx. */
+    int64_t (*fabric_part_id)(void *ctx, int32_t cause, uint64_t part);
     int fabric_policy;               /* enum campaign_fabric_policy */
     uint64_t seed;
     /* > 0: stop with an error after this many engine events; 0: after
@@ -294,12 +307,35 @@ typedef struct campaign_segment {
     int64_t iteration_end;   /* iterations reached when it ended (compute: progress) */
 } campaign_segment;
 
-/* Where the campaign writes its records. Either function may be NULL. A
+/* Values are stored in traces: append only. */
+enum campaign_part_action {
+    CAMPAIGN_PART_DOWN = 0,     /* went down (or down again: the later repair) */
+    CAMPAIGN_PART_SLOW = 1,     /* turned slow (fail-slow), or slower */
+    CAMPAIGN_PART_REPAIRED = 2, /* back as built */
+};
+
+/* A network part of a degraded fabric that changed (docs/failures.md "The
+ * parts out, in the trace"). A failure inside a maintenance window changes
+ * nothing and writes none. */
+typedef struct campaign_part_event {
+    double time_s;
+    int32_t action;     /* enum campaign_part_action */
+    int32_t cause;      /* index in cfg->causes */
+    int64_t part;       /* its index among the cause's parts */
+    int64_t fabric_id;  /* the built fabric's id (campaign_config.fabric_part_id), or -1 */
+    double speed;       /* the part's after the change: 0 down, (0, 1) slow, 1 repaired */
+    double job_speed;   /* the job's on the parts out after it, the policy applied: 1 as
+                           built, 0 cannot run (campaign_fabric_speed_fn) */
+    int64_t parts_out;  /* parts down or slow after it */
+} campaign_part_event;
+
+/* Where the campaign writes its records. Any function may be NULL. A
  * non-zero return aborts the run with SIM_ERR_IO; the callback fills err. */
 typedef struct campaign_sink {
     void *ctx;
     int (*event)(void *ctx, const campaign_event *ev, sim_error *err);
     int (*segment)(void *ctx, const campaign_segment *seg, sim_error *err);
+    int (*part)(void *ctx, const campaign_part_event *ev, sim_error *err);
 } campaign_sink;
 
 /* Called every few thousand events with the fraction of tokens durably

@@ -1,7 +1,7 @@
 /* campaign_fabric.c - the campaign on a degraded fabric (issue 20;
  * docs/failures.md "The campaign on a degraded fabric").
  *
- * A switch or cable cause with a repair time leaves its part down (or, for
+ * A switch, cable or NIC cause with a repair time leaves its part down (or, for
  * a fail-slow cause, slow) for Exp(repair_s), drawn on the cause's own
  * repair stream. The parts down or slow now are a list in the workspace;
  * every change asks the caller's fabric_speed for the job's speed on them
@@ -13,6 +13,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include <gsl/gsl_randist.h>
 
@@ -61,6 +62,32 @@ static int evaluate(campaign *c)
 
 static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial);
 
+/* The change to the sink's parts table (after evaluate: job_speed is the
+ * state's). 0, or -1 with the run stopped (the sink's error). */
+static int emit_part(campaign *c, int action, int32_t cause, uint64_t part, double speed)
+{
+    if (c->sink_failed || !c->sink || !c->sink->part)
+        return 0;
+    campaign_part_event ev;
+    memset(&ev, 0, sizeof ev); /* padding too: the trace stores the bytes */
+    ev.time_s = sim_now(c->eng);
+    ev.action = action;
+    ev.cause = cause;
+    ev.part = (int64_t)part;
+    ev.fabric_id = c->cfg->fabric_part_id
+                       ? c->cfg->fabric_part_id(c->cfg->fabric_ctx, cause, part)
+                       : -1;
+    ev.speed = speed;
+    ev.job_speed = c->fabric_now;
+    ev.parts_out = c->fab_n;
+    if (c->sink->part(c->sink->ctx, &ev, c->err)) {
+        c->sink_failed = 1;
+        sim_stop(c->eng);
+        return -1;
+    }
+    return 0;
+}
+
 /* Add the failing part (or make a part already out worse: the lower speed,
  * the later repair); its repair event carries a fresh serial, so an earlier
  * one for the same part finds nothing. 0, or -1 with the run stopped. */
@@ -91,13 +118,25 @@ static int add_part(campaign *c, int32_t cause, uint64_t part, double speed)
     return 0;
 }
 
+/* The speed of a part out now (the lower of its failures). */
+static double part_speed(const campaign *c, int32_t cause, uint64_t part)
+{
+    for (unsigned i = 0; i < c->fab_n; i++)
+        if (c->ws->fab[i].cause == cause && c->ws->fab[i].part == part)
+            return c->ws->fab[i].speed;
+    return 1;
+}
+
 void campaign_fabric_part_fails(campaign *c, int32_t cause)
 {
     /* done, or in a maintenance window (the part is replaced there) */
     if (c->state == CAMPAIGN_STATE_DONE || c->state == CAMPAIGN_STATE_MAINTENANCE)
         return;
     const campaign_cause *x = cause_of(c, cause);
-    if (add_part(c, cause, (uint64_t)c->failing_part, x->slow_speed) || evaluate(c))
+    uint64_t part = (uint64_t)c->failing_part;
+    if (add_part(c, cause, part, x->slow_speed) || evaluate(c) ||
+        emit_part(c, x->slow_speed > 0 ? CAMPAIGN_PART_SLOW : CAMPAIGN_PART_DOWN, cause, part,
+                  part_speed(c, cause, part)))
         return;
     if (x->slow_speed > 0) { /* fail-slow: no interruption, the job slows */
         c->res.parts_slow++;
@@ -141,13 +180,14 @@ static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
         i++;
     if (i == c->fab_n || c->state == CAMPAIGN_STATE_DONE)
         return; /* superseded by a later failure of the same part */
+    campaign_part_state gone = ws->fab[i];
     for (unsigned j = i + 1; j < c->fab_n; j++) { /* keep the failure order */
         ws->fab[j - 1] = ws->fab[j];
         ws->fab_serial[j - 1] = ws->fab_serial[j];
     }
     c->fab_n--;
     c->res.parts_repaired++;
-    if (evaluate(c))
+    if (evaluate(c) || emit_part(c, CAMPAIGN_PART_REPAIRED, gone.cause, gone.part, 1))
         return;
     if (c->state == CAMPAIGN_STATE_COMPUTE) {
         campaign_speed_changed(c);
@@ -172,8 +212,6 @@ void campaign_fabric_reset(campaign *c)
     for (unsigned i = 0; i < c->cfg->n_causes; i++)
         if (c->cfg->causes[i].repair_s > 0 && ++c->res.fabric_causes)
             sim_rng_stream_reseed(&c->ws->job.rngs[WS_SLOT_FABRIC_REPAIR + i], c->cfg->seed,
-                                  c->cfg->causes[i].unit == CAMPAIGN_UNIT_SWITCH
-                                      ? SIM_ENTITY_SWITCH
-                                      : SIM_ENTITY_LINK,
-                                  i, SIM_PURPOSE_REPAIR);
+                                  campaign_part_entity(c->cfg->causes[i].unit), i,
+                                  SIM_PURPOSE_REPAIR);
 }

@@ -50,7 +50,7 @@ double campaign_mean_detection_s(const campaign_config *cfg)
     return p > 0 ? p / 2 : t;
 }
 
-static int is_part(int unit) { return unit == CAMPAIGN_UNIT_SWITCH || unit == CAMPAIGN_UNIT_CABLE; }
+static int is_part(int unit) { return campaign_unit_is_fabric_part(unit); }
 
 /* The cause of a failure of a unit: drawn on the unit's stream in
  * proportion to the rates (-1: the unnamed GPU rate). */
@@ -238,9 +238,8 @@ int campaign_make_failure_streams(campaign *c)
         if (!is_part(x->unit) || !(x->rate_per_s > 0))
             continue;
         c->part_rng[i] = &c->ws->job.rngs[WS_SLOT_PART + i];
-        sim_rng_stream_reseed(c->part_rng[i], c->cfg->seed,
-                              x->unit == CAMPAIGN_UNIT_SWITCH ? SIM_ENTITY_SWITCH : SIM_ENTITY_LINK,
-                              i, SIM_PURPOSE_FAILURE);
+        sim_rng_stream_reseed(c->part_rng[i], c->cfg->seed, campaign_part_entity(x->unit), i,
+                              SIM_PURPOSE_FAILURE);
         sim_schedule_at(c->eng,
                         gsl_ran_exponential(c->part_rng[i], 1.0 / ((double)x->parts * x->rate_per_s)),
                         PRIO_FAILURE, KIND_FAILURE, on_failure, c, PART_FLAG | i);

@@ -239,4 +239,12 @@ uint64_t campaign_cadence(const campaign_config *cfg, double t_it, uint64_t n_it
  * finish (horizon, expected ETTR, expected events). */
 int campaign_check_outlook(const campaign_config *cfg, const campaign_outlook *o, sim_error *err);
 
+/* The stream entity of a network part cause (its failures and repairs). */
+static inline int campaign_part_entity(int unit)
+{
+    return unit == CAMPAIGN_UNIT_SWITCH ? SIM_ENTITY_SWITCH
+           : unit == CAMPAIGN_UNIT_NIC  ? SIM_ENTITY_NIC
+                                        : SIM_ENTITY_LINK;
+}
+
 #endif

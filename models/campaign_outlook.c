@@ -36,6 +36,7 @@ static int cause_ok(const campaign_config *cfg, const campaign_cause *x)
         return cfg->nodes_per_rack > 0 && memoryless;
     case CAMPAIGN_UNIT_SWITCH:
     case CAMPAIGN_UNIT_CABLE:
+    case CAMPAIGN_UNIT_NIC:
         return x->parts > 0 && memoryless && x->detection_s == 0;
     default:
         return 0;
@@ -64,19 +65,18 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
     for (unsigned i = 0; i < cfg->n_causes; i++)
         REQUIRE(cause_ok(cfg, &cfg->causes[i]),
                 "campaign: failure cause %u needs a rate >= 0, a Weibull shape of 0 "
-                "(exponential) or from 1/170 to 100, and a GPU, node, rack, switch "
-                "or cable unit (racks: nodes per rack set; racks, switches and cables: "
-                "exponential; switches and cables: a part count, not silent)", i);
+                "(exponential) or from 1/170 to 100, and a GPU, node, rack, switch, "
+                "cable or NIC unit (racks: nodes per rack set; racks and network parts: "
+                "exponential; network parts: a part count, not silent)", i);
     for (unsigned i = 0; i < cfg->n_causes; i++) {
         const campaign_cause *x = &cfg->causes[i];
         REQUIRE(x->repair_s >= 0 && isfinite(x->repair_s) && x->slow_speed >= 0 &&
                     x->slow_speed < 1 && (x->slow_speed == 0 || x->repair_s > 0),
                 "campaign: failure cause %u needs a repair time >= 0 and a slow speed in "
                 "[0, 1) (above 0 only with a repair time)", i);
-        REQUIRE(x->repair_s == 0 || ((x->unit == CAMPAIGN_UNIT_SWITCH ||
-                                      x->unit == CAMPAIGN_UNIT_CABLE) && cfg->fabric_speed),
-                "campaign: failure cause %u: a repair time is for switches and cables on a "
-                "degraded fabric (fabric_speed set)", i);
+        REQUIRE(x->repair_s == 0 || (campaign_unit_is_fabric_part(x->unit) && cfg->fabric_speed),
+                "campaign: failure cause %u: a repair time is for switches, cables and NICs "
+                "on a degraded fabric (fabric_speed set)", i);
     }
     REQUIRE(cfg->fabric_policy >= CAMPAIGN_FABRIC_REPLACE &&
                 cfg->fabric_policy <= CAMPAIGN_FABRIC_WAIT,

@@ -11,21 +11,29 @@
 #include "steptier.h"
 
 /* The part ids of cause i by index: its tier's switches (or every fabric
- * switch), or its tier's fabric cables (as directed link 2C), in id order:
+ * switch), its tier's fabric cables (as directed link 2C), or the NICs
+ * (shared NIC nodes, else the hosts: fabric_fault.h nic=ID), in id order:
  * the order the loader counted them in (topo_stats). */
 static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigned i,
                      sim_error *err)
 {
     const topo_graph *g = &d->f.g;
-    int sw = x->unit == CAMPAIGN_UNIT_SWITCH;
-    uint64_t n = 0, cap = sw ? g->n_nodes : g->n_links / 2;
+    int sw = x->unit == CAMPAIGN_UNIT_SWITCH, nic = x->unit == CAMPAIGN_UNIT_NIC;
+    uint64_t n = 0, cap = sw || nic ? g->n_nodes : g->n_links / 2;
     uint32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
     uint8_t *tiers = malloc(cap ? cap : 1);
     d->ids[i] = ids;
     d->tier[i] = tiers;
     if (!ids || !tiers)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for part ids");
-    if (sw) {
+    if (nic) {
+        int kind = g->n_nics ? TOPO_NIC : TOPO_HOST; /* the loader's count */
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            if (g->node_kind[v] == kind && (kind == TOPO_NIC || v < d->f.gpus)) {
+                tiers[n] = 0;
+                ids[n++] = v;
+            }
+    } else if (sw) {
         for (uint32_t v = 0; v < g->n_nodes; v++)
             if (g->node_kind[v] == TOPO_SWITCH && (tier < 0 || g->node_tier[v] == tier)) {
                 tiers[n] = g->node_tier[v];
@@ -47,7 +55,7 @@ static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigne
             }
         }
     }
-    d->cls[i] = sw ? FF_SWITCH : FF_LINK;
+    d->cls[i] = sw ? FF_SWITCH : nic ? FF_NIC : FF_LINK;
     d->n_ids[i] = n;
     if (n != x->parts) /* the loader counted them on the same builder */
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
@@ -227,4 +235,12 @@ double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned 
 #pragma omp critical(dcsim_degraded_fabric)
     t = run_degraded_iteration(d, parts, n, NULL, err);
     return t > 0 ? d->built_iteration_s / t : t; /* 0: cannot run; < 0: the error */
+}
+
+int64_t run_degraded_part_id(void *ctx, int32_t cause, uint64_t part)
+{
+    const run_degraded *d = ctx;
+    if (cause < 0 || cause >= CAMPAIGN_MAX_CAUSES || part >= d->n_ids[cause])
+        return -1;
+    return d->ids[cause][part];
 }

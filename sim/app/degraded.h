@@ -66,6 +66,11 @@ void run_degraded_free(run_degraded *d); /* NULL-safe */
 
 /* campaign_fabric_speed_fn: built / degraded iteration (0: cannot run),
  * serialised across threads. */
+/* The built fabric's id of cause's part-th part (campaign_config.
+ * fabric_part_id): a switch or NIC node id, or a cable's directed link 2C;
+ * -1 outside the cause's parts. */
+int64_t run_degraded_part_id(void *ctx, int32_t cause, uint64_t part);
+
 double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned n,
                           sim_error *err);
 

@@ -76,11 +76,18 @@ static int on_segment(void *ctx, const campaign_segment *seg, sim_error *err)
     return rc ? rc : energy_add_interval(er->account, seg->start_s, seg->end_s, seg->state, err);
 }
 
+static int on_part(void *ctx, const campaign_part_event *ev, sim_error *err)
+{
+    energy_run *er = ctx;
+    return er->inner.part(er->inner.ctx, ev, err);
+}
+
 campaign_sink energy_run_sink(energy_run *er, const campaign_sink *inner)
 {
     if (inner)
         er->inner = *inner;
-    return (campaign_sink){.ctx = er, .event = on_event, .segment = on_segment};
+    return (campaign_sink){.ctx = er, .event = on_event, .segment = on_segment,
+                           .part = er->inner.part ? on_part : NULL};
 }
 
 int energy_run_finish(energy_run *er, sim_error *err)

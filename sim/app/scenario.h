@@ -90,6 +90,7 @@ typedef struct scn_scenario {
     char fidelity_source[256]; /* <fabric><fidelity source>: how the table was measured */
     uint64_t fabric_switches[5]; /* switches per tier 1..4 ([0] = 0), counted in closed form */
     uint64_t fabric_cables[5];   /* cables: [0] host-switch, [t] switch-switch up from tier t */
+    uint64_t fabric_nics;        /* NICs: shared NIC nodes, else the hosts' own ports */
     int step_computes_iteration; /* no <training mfu>: the step tier times the iteration */
     long mfu_line;               /* the line of <training mfu> (0: none); with a <fabric>, the
                                     run layer warns that the fabric does not affect time */

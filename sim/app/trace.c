@@ -41,6 +41,8 @@ struct trace_writer {
     hid_t file;
     table events;
     table timeline;
+    table parts; /* /campaign/parts: created at the first part out, or at the commit of a
+                    run with repairable parts (dset 0 until then) */
 };
 
 void trace_hdf5_startup(void)
@@ -103,6 +105,30 @@ static hid_t segment_type(void)
 }
 
 static const char *const segment_units[] = {"s", "s", "-", "1", "1", "1"};
+
+static const char *part_action_name(int a)
+{
+    static const char *const names[] = {"down", "slow", "repaired"};
+    return a >= 0 && a < 3 ? names[a] : "?";
+}
+
+static hid_t part_type(void)
+{
+    hid_t action = make_enum(part_action_name, 3);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_part_event));
+    H5Tinsert(t, "time_s", HOFFSET(campaign_part_event, time_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "action", HOFFSET(campaign_part_event, action), action);
+    H5Tinsert(t, "cause", HOFFSET(campaign_part_event, cause), H5T_NATIVE_INT32);
+    H5Tinsert(t, "part", HOFFSET(campaign_part_event, part), H5T_NATIVE_INT64);
+    H5Tinsert(t, "fabric_id", HOFFSET(campaign_part_event, fabric_id), H5T_NATIVE_INT64);
+    H5Tinsert(t, "speed", HOFFSET(campaign_part_event, speed), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "job_speed", HOFFSET(campaign_part_event, job_speed), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "parts_out", HOFFSET(campaign_part_event, parts_out), H5T_NATIVE_INT64);
+    H5Tclose(action);
+    return t;
+}
+
+static const char *const part_units[] = {"s", "-", "-", "-", "-", "1", "1", "1"};
 
 static int table_create(table *tb, hid_t group, const char *name, hid_t type, size_t row_size,
                         const char *const *units, size_t n_units, const char *description)
@@ -227,9 +253,34 @@ static int sink_segment(void *ctx, const campaign_segment *seg, sim_error *err)
     return 0;
 }
 
+/* /campaign/parts, once (0, or -1 with sys_errno set) */
+static int parts_table_open(trace_writer *tw)
+{
+    if (tw->parts.dset > 0)
+        return 0;
+    hid_t g = H5Gopen2(tw->file, "campaign", H5P_DEFAULT);
+    int rc = g < 0 || table_create(&tw->parts, g, "parts", part_type(),
+                                   sizeof(campaign_part_event), part_units, 8,
+                                   "network parts of a degraded fabric going down, slow or "
+                                   "repaired, with the job's speed after each change");
+    if (g >= 0)
+        H5Gclose(g);
+    if (rc && !tw->parts.sys_errno)
+        tw->parts.sys_errno = h5_errno();
+    return rc ? -1 : 0;
+}
+
+static int sink_part(void *ctx, const campaign_part_event *ev, sim_error *err)
+{
+    trace_writer *tw = ctx;
+    if (parts_table_open(tw) || table_append(&tw->parts, ev))
+        return h5_write_error(err, tw->out.path, "writing /campaign/parts", tw->parts.sys_errno);
+    return 0;
+}
+
 campaign_sink trace_campaign_sink(trace_writer *tw)
 {
-    return (campaign_sink){tw, sink_event, sink_segment};
+    return (campaign_sink){.ctx = tw, .event = sink_event, .segment = sink_segment, .part = sink_part};
 }
 
 static int put_doubles(hid_t g, const char *name, const double *v, int rank, const hsize_t *dims,
@@ -583,6 +634,8 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
     int sys_errno = 0;
     if (table_flush(&tw->events) || table_flush(&tw->timeline))
         failed = "writing /campaign";
+    else if ((scn->has_degraded && parts_table_open(tw)) || table_flush(&tw->parts))
+        failed = "writing /campaign/parts";
     else if (write_scenario(tw->file, scn))
         failed = "writing /scenario";
     else if (write_summary(tw->file, sum))
@@ -591,11 +644,14 @@ int trace_commit(trace_writer *tw, const scn_scenario *scn, const campaign_resul
         failed = "writing /campaign/events causes";
     else if (write_root(tw->file, scn, res, sum))
         failed = "writing the root attributes";
-    sys_errno = tw->events.sys_errno ? tw->events.sys_errno : tw->timeline.sys_errno;
+    sys_errno = tw->events.sys_errno     ? tw->events.sys_errno
+                : tw->timeline.sys_errno ? tw->timeline.sys_errno
+                                         : tw->parts.sys_errno;
     if (failed && !sys_errno)
         sys_errno = h5_errno();
     table_close(&tw->events);
     table_close(&tw->timeline);
+    table_close(&tw->parts);
     if (h5_close_file(tw->file, &sys_errno) && !failed)
         failed = "closing the file";
     tw->file = 0;
@@ -615,6 +671,7 @@ void trace_abort(trace_writer *tw)
         return;
     table_close(&tw->events);
     table_close(&tw->timeline);
+    table_close(&tw->parts);
     h5_close_file(tw->file, NULL);
     outpath_discard(&tw->out);
     free(tw);

@@ -28,6 +28,7 @@ enum sim_entity_kind {
     SIM_ENTITY_SWITCH = 5,
     SIM_ENTITY_REPLICA = 6,
     SIM_ENTITY_RACK = 7,
+    SIM_ENTITY_NIC = 8,
 };
 
 /* Purposes for stream keys. Append only. */

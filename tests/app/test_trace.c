@@ -117,7 +117,7 @@ static void test_round_trip(void)
 
     /* how many rows the tables must have: run again into a counting sink */
     counts c = {0};
-    campaign_sink sink = {&c, count_event, count_segment};
+    campaign_sink sink = {.ctx = &c, .event = count_event, .segment = count_segment};
     campaign_result again;
     sim_error err;
     sim_error_clear(&err);

@@ -9,7 +9,13 @@
 #    rework: the down parts never change the job's speed);
 #  - restart loses less than wait on the same failures, and its degraded
 #    stretch and waits add up in the summary (conservation);
-#  - by-tier states run and say which parts stood for which in the docs.
+#  - by-tier states run and say which parts stood for which in the docs;
+#  - NICs (tests/scenarios/nic-failures.xml): a NIC down cuts its GPU off, so
+#    restart waits for repairs and replace does not; time conserved;
+#  - the trace's /campaign/parts: one row per part down, slow or repaired
+#    (the summary's counts), the parts out replayed from the rows, the
+#    fabric ids in the cause's class (spines, host ports), job speed 0 while
+#    a GPU is cut off, 1 with nothing out.
 set -u
 dcsim=$1
 src=$2
@@ -60,4 +66,57 @@ run --set reliability/degraded/@states=by-tier >"$tmp/bytier.json" || {
     echo "FAIL: states=by-tier"; fail=1; }
 "$dcsim" run --quiet "$ex" | grep -q "^  slowed by the degraded fabric " || {
     echo "FAIL: the text summary has no degraded line"; fail=1; }
+nic=$src/tests/scenarios/nic-failures.xml
+"$dcsim" run --quiet --json "$nic" -o "$tmp/nic.h5" >"$tmp/nic.json" || fail=1
+"$dcsim" run --quiet --json "$nic" --set reliability/degraded/@policy=replace \
+    >"$tmp/nic-replace.json" || fail=1
+run -o "$tmp/leafspine.h5" >"$tmp/leafspine.json" || fail=1
+/usr/bin/python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+import h5py
+d = sys.argv[1]
+nic = json.load(open(f"{d}/nic.json"))["summary"]
+rep = json.load(open(f"{d}/nic-replace.json"))["summary"]
+assert nic["parts_down"] > 20 and nic["fabric_wait_s"] > 0 and nic["fabric_unrunnable"] > 0, nic
+assert rep["fabric_wait_s"] == 0 and rep["parts_down"] > 20 and rep["fabric_unrunnable"] == 0, rep
+assert nic["time_to_train_s"] > rep["time_to_train_s"]
+for s in (nic, rep):
+    parts = ("compute_time_s", "rework_s", "checkpoint_time_s", "checkpoint_aborted_s",
+             "restart_time_s", "degraded_slowdown_s")
+    assert abs(sum(s[k] for k in parts) - s["time_to_train_s"]) <= 1e-9 * s["time_to_train_s"]
+
+def check(name, summary, ids_ok):
+    with h5py.File(f"{d}/{name}.h5", "r") as f:
+        rows = f["campaign/parts"][...]
+        actions = dict(f["campaign/parts"].dtype["action"].metadata["enum"])
+    down, slow, rep = (actions[k] for k in ("down", "slow", "repaired"))
+    assert (rows["action"] == down).sum() == summary["parts_down"]
+    assert (rows["action"] == slow).sum() == summary["parts_slow"]
+    assert (rows["action"] == rep).sum() == summary["parts_repaired"]
+    out, last = set(), 0.0
+    for r in rows:
+        assert r["time_s"] >= last
+        last = r["time_s"]
+        key = (int(r["cause"]), int(r["part"]))
+        if r["action"] == rep:
+            out.discard(key)
+            assert r["speed"] == 1
+        else:
+            out.add(key)
+        assert r["parts_out"] == len(out), (r, out)
+        assert ids_ok(int(r["cause"]), int(r["fabric_id"])), r
+        assert 0 <= r["job_speed"] <= 1
+        if not out:
+            assert r["job_speed"] == 1, r
+    return rows, down
+
+rows, down = check("nic", nic, lambda c, i: 0 <= i < 2048)
+assert all(r["job_speed"] == 0 for r in rows if r["action"] == down)
+ls = json.load(open(f"{d}/leafspine.json"))["summary"]
+# causes: gpu rate (unnamed), cable, switch: spines are nodes 2107-2122,
+# cables are directed link ids 2C (even)
+rows, _ = check("leafspine", ls,
+                lambda c, i: 2107 <= i <= 2122 if c == 1 else i % 2 == 0)
+assert len(rows) > 0
+PY
 exit $fail

@@ -86,7 +86,7 @@ static void test_failure_free_closed_form(void)
     sim_error err;
     sim_error_clear(&err);
     collector col = {.contiguous = 1};
-    campaign_sink sink = {&col, collect_event, collect_segment};
+    campaign_sink sink = {.ctx = &col, .event = collect_event, .segment = collect_segment};
     CHECK_INT_EQ(campaign_run(&c, &sink, NULL, NULL, &r, &err), 0);
 
     double rate = c.gpu_count * c.gpu_peak_flops_per_s * c.mfu_frac;
@@ -158,7 +158,7 @@ static void test_exponential_failures(void)
         sim_error err;
         sim_error_clear(&err);
         collector col = {.contiguous = 1};
-        campaign_sink sink = {&col, collect_event, collect_segment};
+        campaign_sink sink = {.ctx = &col, .event = collect_event, .segment = collect_segment};
         CHECK_INT_EQ(campaign_run(&c, &sink, NULL, NULL, &r, &err), 0);
         check_conservation(&r);
         CHECK(col.contiguous);

@@ -105,7 +105,7 @@ static void test_segments_follow_the_estimate(void)
     campaign_result r;
     sim_error err;
     sim_error_clear(&err);
-    campaign_sink sink = {rec, on_event, on_segment};
+    campaign_sink sink = {.ctx = rec, .event = on_event, .segment = on_segment};
     CHECK_INT_EQ(campaign_run(&c, &sink, NULL, NULL, &r, &err), 0);
     check_conservation(&r);
     CHECK_INT_EQ(rec->n_fail, r.failures);

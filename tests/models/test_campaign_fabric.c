@@ -11,7 +11,11 @@
  *    L = parts x rate, mean stay R) is non-zero a fraction p = 1 - e^(-L R)
  *    of the time, so compute is stretched by 1 / (1 - p (1 - v)) - 1;
  *  - conservation with the degraded stretch; the callback's error stops the
- *    run; replicas agree for any thread count.
+ *    run; replicas agree for any thread count;
+ *  - the sink's parts table: one row per down, slow and repaired part, the
+ *    parts out replayed from the rows, the job's speed the callback's, the
+ *    fabric id the mapping's; a sink changes no result; a NIC cause runs as
+ *    a network part on streams of its own.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -255,8 +259,81 @@ static void test_error_and_threads(void)
     }
 }
 
+typedef struct part_log {
+    unsigned n, down, slow, repaired;
+    int ok;
+    double last_t;
+    uint32_t out; /* the parts out, replayed: bit k = part k */
+} part_log;
+
+static int64_t part_id(void *ctx, int32_t cause, uint64_t part)
+{
+    (void)ctx;
+    return (int64_t)part * 100 + cause;
+}
+
+static int on_part(void *ctx, const campaign_part_event *ev, sim_error *err)
+{
+    (void)err;
+    part_log *l = ctx;
+    l->n++;
+    if (ev->part >= 0 && ev->part < 16) { /* a part failing again while out stays one */
+        uint32_t bit = 1u << ev->part;
+        l->out = ev->action == CAMPAIGN_PART_REPAIRED ? l->out & ~bit : l->out | bit;
+    }
+    l->down += ev->action == CAMPAIGN_PART_DOWN;
+    l->slow += ev->action == CAMPAIGN_PART_SLOW;
+    l->repaired += ev->action == CAMPAIGN_PART_REPAIRED;
+    double want = ev->parts_out ? 1.0 / (1.0 + 0.1 * (double)ev->parts_out) : 1.0;
+    double speed = ev->action == CAMPAIGN_PART_REPAIRED ? 1
+                   : ev->action == CAMPAIGN_PART_SLOW   ? 0.5
+                                                        : 0;
+    l->ok &= ev->time_s >= l->last_t && ev->parts_out == __builtin_popcount(l->out) &&
+             ev->job_speed == want &&
+             ev->cause == 0 && ev->part >= 0 && ev->part < 16 &&
+             ev->fabric_id == ev->part * 100 && ev->speed == speed;
+    l->last_t = ev->time_s;
+    return 0;
+}
+
+static void test_part_events(void)
+{
+    for (int slow = 0; slow < 2; slow++) {
+        speed_ctx s = {SPEED_BY_COUNT, 0};
+        campaign_config c = base_config();
+        with_repair(&c, CAMPAIGN_FABRIC_RESTART, &s, 4 * 3600.0);
+        c.causes[0].slow_speed = slow ? 0.5 : 0;
+        c.causes[0].rate_per_s *= 4; /* some overlap of parts out */
+        campaign_result plain = run(&c);
+        c.fabric_part_id = part_id;
+        part_log l = {.ok = 1};
+        campaign_sink sink = {.ctx = &l, .part = on_part};
+        campaign_result r;
+        sim_error err;
+        sim_error_clear(&err);
+        CHECK_INT_EQ(campaign_run(&c, &sink, NULL, NULL, &r, &err), 0);
+        CHECK(l.ok);
+        CHECK(r.time_to_train_s == plain.time_to_train_s);
+        CHECK_INT_EQ(l.down, r.parts_down);
+        CHECK_INT_EQ(l.slow, r.parts_slow);
+        CHECK_INT_EQ(l.repaired, r.parts_repaired);
+        CHECK(slow ? l.slow > 10 && l.down == 0 : l.down > 10 && l.slow == 0);
+        CHECK(l.repaired > 0 && l.n == l.down + l.slow + l.repaired);
+    }
+    /* a NIC cause: a network part like a switch, on streams of its own */
+    speed_ctx s = {SPEED_NONE, 0};
+    campaign_config c = base_config(), sw = base_config();
+    c.causes[0].unit = CAMPAIGN_UNIT_NIC;
+    with_repair(&c, CAMPAIGN_FABRIC_RESTART, &s, 4 * 3600.0);
+    with_repair(&sw, CAMPAIGN_FABRIC_RESTART, &s, 4 * 3600.0);
+    campaign_result a = run(&c), b = run(&sw);
+    CHECK(a.parts_down > 5 && a.fabric_wait_s > 0 && a.fabric_unrunnable > 0);
+    CHECK(a.time_to_train_s != b.time_to_train_s); /* other streams, other draws */
+}
+
 int main(void)
 {
+    test_part_events();
     test_no_change_is_today();
     test_unrunnable_restart_is_wait();
     test_wait_costs_the_repair();

@@ -158,7 +158,7 @@ static void test_rack_straddles_sus(void)
     for (uint64_t seed = 1; seed <= 6; seed++) {
         c.seed = seed;
         rack_log log = {0};
-        campaign_sink sink = {&log, on_event, NULL};
+        campaign_sink sink = {.ctx = &log, .event = on_event};
         campaign_result r;
         sim_error err;
         sim_error_clear(&err);

@@ -208,6 +208,9 @@ static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
         s->fabric_switches[t] = parts.switches[t];
         s->fabric_cables[t] = parts.cables[t];
     }
+    /* fabric_fault.h nic=ID: shared NIC nodes, else the GPUs' own ports (host r
+     * = GPU r; a builder's spare host ports carry no GPU, so no NIC) */
+    s->fabric_nics = parts.nics ? parts.nics : (parts.hosts < c->gpus ? parts.hosts : c->gpus);
     s->has_fabric = 1;
     return 0;
 }

@@ -171,15 +171,25 @@ static int parse_restart(loader *ld, xmlNode *restart, campaign_config *c)
 
 /* component="switch" or "cable": how many the fabric has in tier="..."
  * (switches 1..4, 1 = the host-facing leaves; cables 0..4, 0 = host
- * cables, t = switch-to-switch up from tier t) or in all tiers */
-static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, uint64_t *out,
-                         int *tier)
+ * cables, t = switch-to-switch up from tier t) or in all tiers;
+ * component="nic": its NICs (shared NIC nodes, else each GPU's own port),
+ * no tier */
+static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, const char *what,
+                         uint64_t *out, int *tier)
 {
     *tier = -1;
-    const char *what = sw ? "switch" : "cable", *whats = sw ? "switches" : "cables";
+    int sw = !strcmp(what, "switch"), nic = !strcmp(what, "nic");
+    const char *whats = sw ? "switches" : nic ? "NICs" : "cables";
     if (!s->has_fabric)
         return node_error(ld, f, "component", "%s failures need <cluster><fabric>: the %s "
                           "are counted from it", what, whats);
+    if (nic) {
+        if (has_attr(f, "tier"))
+            return node_error(ld, f, "tier", "NICs have no tier (tier belongs to "
+                              "component=\"switch\" or component=\"cable\")");
+        *out = s->fabric_nics;
+        return *out ? 0 : node_error(ld, f, "component", "the fabric has no NICs");
+    }
     const uint64_t *per_tier = sw ? s->fabric_switches : s->fabric_cables;
     char text[16];
     copy_attr(f, "tier", text, sizeof text);
@@ -205,7 +215,7 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, int sw, 
 
 /* what a <failure component distribution> names */
 typedef struct failure_kind {
-    int node, rack, sw, cable, weibull; /* node is also set for a rack */
+    int node, rack, sw, cable, nic, weibull; /* node is also set for a rack */
     unsigned process;                   /* failure_process.h: the XSD names only these */
 } failure_kind;
 
@@ -221,6 +231,7 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
         snprintf(name, sizeof name, "%s failure",
                  k->sw      ? "switch"
                  : k->cable ? "cable"
+                 : k->nic   ? "NIC"
                  : k->rack  ? "rack"
                  : k->node  ? "node"
                             : "GPU");
@@ -230,6 +241,7 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
     *added = x;
     x->unit = k->sw      ? CAMPAIGN_UNIT_SWITCH
               : k->cable ? CAMPAIGN_UNIT_CABLE
+              : k->nic   ? CAMPAIGN_UNIT_NIC
               : k->rack  ? CAMPAIGN_UNIT_RACK
               : k->node  ? CAMPAIGN_UNIT_NODE
                          : CAMPAIGN_UNIT_GPU;
@@ -250,11 +262,11 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
         copy_attr(f, "category", x->category, sizeof x->category);
     else if (!x->category[0])
         snprintf(x->category, sizeof x->category, "%s",
-                 k->sw || k->cable ? "Network" : k->node ? "Host" : "GPU");
+                 k->sw || k->cable ? "Network" : k->node || k->nic ? "Host" : "GPU");
     return 0;
 }
 
-/* repair="4h" [speed="50%"] of a switch or cable <failure> (the cause just
+/* repair="4h" [speed="50%"] of a switch, cable or NIC <failure> (the cause just
  * added, by its name): the part stays down, or slow at that speed, for
  * Exp(repair) (docs/failures.md "The campaign on a degraded fabric") */
 static int parse_repair(loader *ld, xmlNode *f, scn_scenario *s, campaign_cause *x, int tier)
@@ -295,12 +307,13 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     copy_attr(f, "distribution", dist, sizeof dist);
     failure_kind k = {.node = !strcmp(comp, "node"), .rack = !strcmp(comp, "rack"),
                       .sw = !strcmp(comp, "switch"), .cable = !strcmp(comp, "cable"),
+                      .nic = !strcmp(comp, "nic"),
                       .weibull = !strcmp(dist, "weibull"),
                       .process = (unsigned)failure_process_find(dist)};
     uint64_t parts = 0;
     int tier = -1;
-    if (k.sw || k.cable) {
-        rc = network_parts(ld, f, s, k.sw, &parts, &tier);
+    if (k.sw || k.cable || k.nic) {
+        rc = network_parts(ld, f, s, comp, &parts, &tier);
         if (rc)
             return rc;
         if (k.weibull)
@@ -312,9 +325,9 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
                           "component=\"cable\"");
     } else if (has_attr(f, "repair") || has_attr(f, "speed")) {
         return node_error(ld, f, has_attr(f, "repair") ? "repair" : "speed",
-                          "repair and speed belong to component=\"switch\" or "
-                          "component=\"cable\" (a part of the fabric that stays down or slow "
-                          "until repaired); GPUs and nodes are swapped at the restart "
+                          "repair and speed belong to component=\"switch\", \"cable\" or "
+                          "\"nic\" (a part of the fabric that stays down or slow until "
+                          "repaired); GPUs and nodes are swapped at the restart "
                           "(<spares repair-time>) or slow as <stragglers>");
     }
     if (k.rack && !c->nodes_per_rack)
@@ -335,7 +348,7 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     } else if (has_attr(f, "shape")) {
         return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
     }
-    if (!has_attr(f, "cause") && !k.node && !k.sw && !k.cable && !k.weibull &&
+    if (!has_attr(f, "cause") && !k.node && !k.sw && !k.cable && !k.nic && !k.weibull &&
         !has_attr(f, "detection")) {
         /* the unnamed per-GPU rate */
         c->gpu_failure_rate_per_s = rate;
@@ -343,7 +356,7 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     }
     campaign_cause *x = NULL;
     rc = add_cause(ld, f, c, &k, rate, parts, shape, &x);
-    if (!rc && (k.sw || k.cable))
+    if (!rc && (k.sw || k.cable || k.nic))
         rc = parse_repair(ld, f, s, x, tier);
     return rc;
 }
