@@ -21,6 +21,7 @@
 
 #include "calib.h"
 #include "cli.h"
+#include "jsonout.h"
 
 #define EXIT_INPUT 2
 #define FLOAT_BYTES 4.0
@@ -59,7 +60,7 @@ static const gemm_shape gemm_shapes[] = {
 
 const char calibrate_usage[] =
     "usage: dcsim calibrate [--quick] [--threads N] [--gemm=cblas|own] [--tile=MxN|none]\n"
-    "                       [--write FILE.xml]\n"
+    "                       [--write FILE.xml] [--json]\n"
     "\n"
     "Time real kernels on this machine's CPU and fit dcsim's timing models to\n"
     "them: a sweep of FP32 GEMM shapes (tiny to 2048) fitted to the GPU GEMM\n"
@@ -84,6 +85,8 @@ const char calibrate_usage[] =
     "  --write FILE.xml save the fit as a GPU catalog entry 'cpu-calibrated'\n"
     "                   (fp32 peak, memory bandwidth and efficiency-by-size,\n"
     "                   launch overhead) for a scenario <catalog>\n"
+    "  --json           the caches, every point and the fits as one JSON object\n"
+    "                   on stdout instead of the text (docs/json.md)\n"
     "\n"
     "exit status: 0 ok, 1 internal error, 2 bad usage or unwritable file\n";
 
@@ -102,6 +105,7 @@ typedef struct calib_options {
     int has_tile;           /* --tile given */
     unsigned tile_m, tile_n; /* 0 = no quantisation */
     const char *write_path;
+    int json;
 } calib_options;
 
 static int parse_unsigned(const char *s, unsigned max, unsigned *out)
@@ -193,6 +197,7 @@ static const cli_option calib_option_table[] = {
     {"--gemm", 0, CLI_CALL, 0, opt_gemm, .missing = "%s needs cblas or own"},
     {"--tile", 0, CLI_CALL, 0, opt_tile, .missing = "%s needs MxN (e.g. 64x64) or none"},
     {"--write", 0, CLI_CALL, 0, opt_write, .missing = "%s needs a file name"},
+    {"--json", 0, CLI_FLAG, offsetof(calib_options, json), NULL, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -521,6 +526,89 @@ static void print_allreduce(const calib_options *o, const coll_sweep *sw)
     }
 }
 
+/* --json (docs/json.md "calibrate"): what the text prints, unrounded */
+static cJSON *calib_json(const calib_options *o, const calib_caches *c,
+                         const calib_gemm_point *pts, size_t n_pts, const gemm_result *res,
+                         const coll_sweep *sw, int has_coll)
+{
+    cJSON *root = jsonout_begin("calibrate");
+    if (!root)
+        return NULL;
+    const calib_gemm_model *g = &res->g;
+    cJSON_AddStringToObject(root, "backend", calib_backend_name(o->backend));
+    cJSON_AddNumberToObject(root, "threads", o->threads);
+    cJSON_AddNumberToObject(root, "tile_m", g->tile_m);
+    cJSON_AddNumberToObject(root, "tile_n", g->tile_n);
+    cJSON *x = cJSON_AddObjectToObject(root, "caches");
+    cJSON_AddNumberToObject(x, "l1d_bytes", c->l1d_bytes);
+    cJSON_AddNumberToObject(x, "l2_bytes", c->l2_bytes);
+    cJSON_AddNumberToObject(x, "l3_bytes", c->l3_bytes);
+    cJSON_AddStringToObject(x, "source", c->source[0]); /* L1d's; the text has all three */
+    compute_device d;
+    calib_gemm_device(g, &d);
+    x = cJSON_AddObjectToObject(root, "gemm");
+    cJSON_AddStringToObject(x, "fit", method_name(res->method));
+    cJSON_AddNumberToObject(x, "flops_per_s", g->flops_per_s);
+    cJSON_AddNumberToObject(x, "bytes_per_s", d.mem_bytes_per_s);
+    cJSON_AddNumberToObject(x, "launch_s", g->launch_s);
+    cJSON_AddNumberToObject(x, "median_abs_error_pct", res->median_pct);
+    cJSON_AddNumberToObject(x, "max_abs_error_pct", res->max_pct);
+    cJSON *a = cJSON_AddArrayToObject(x, "tiers");
+    for (unsigned t = 0; t < g->n_tiers; t++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(a, r);
+        cJSON_AddNumberToObject(r, "tier", t);
+        cJSON_AddNumberToObject(r, "min_bytes", g->tier_min_bytes[t]);
+        cJSON_AddNumberToObject(r, "bytes_per_s", g->tier_bytes_per_s[t]);
+        cJSON_AddNumberToObject(r, "from_tier", g->tier_from[t]);
+    }
+    a = cJSON_AddArrayToObject(x, "points");
+    for (size_t i = 0; i < n_pts; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(a, r);
+        const double v[6] = {pts[i].m, pts[i].n, pts[i].k, pts[i].bytes, pts[i].time_s,
+                             calib_gemm_predict_s(g, &pts[i])};
+        static const char *const names[6] = {"m", "n", "k", "bytes", "measured_s",
+                                             "predicted_s"};
+        for (int k = 0; k < 6; k++)
+            cJSON_AddNumberToObject(r, names[k], v[k]);
+        cJSON_AddNumberToObject(r, "tier", calib_gemm_tier(g, pts[i].bytes));
+        cJSON_AddStringToObject(r, "bound", gemm_bound(g, &pts[i]));
+    }
+    a = cJSON_AddArrayToObject(root, "allreduce"); /* empty with one thread */
+    for (int alg = 0; has_coll && alg < COLL_ALGORITHM_COUNT; alg++) {
+        const coll_sweep *s = &sw[alg];
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(a, r);
+        cJSON_AddStringToObject(r, "algorithm", coll_algorithm_name(alg));
+        cJSON_AddNumberToObject(r, "ranks", s->model.ranks);
+        cJSON_AddNumberToObject(r, "alpha_s", s->model.alpha_s);
+        cJSON_AddNumberToObject(r, "median_abs_error_pct", s->median_pct);
+        cJSON *t = cJSON_AddArrayToObject(r, "tiers");
+        for (unsigned k = 0; k < s->model.bw.n_tiers; k++) {
+            cJSON *y = cJSON_CreateObject();
+            cJSON_AddItemToArray(t, y);
+            cJSON_AddNumberToObject(y, "tier", k);
+            cJSON_AddNumberToObject(y, "min_bytes", s->model.bw.min_bytes[k]);
+            cJSON_AddNumberToObject(y, "bytes_per_s", s->model.bw.bytes_per_s[k]);
+            cJSON_AddNumberToObject(y, "from_tier", s->model.tier_from[k]);
+        }
+        cJSON *q = cJSON_AddArrayToObject(r, "points");
+        for (size_t i = 0; i < s->n_pts; i++) {
+            cJSON *y = cJSON_CreateObject();
+            cJSON_AddItemToArray(q, y);
+            cJSON_AddNumberToObject(y, "bytes", s->pts[i].bytes);
+            cJSON_AddNumberToObject(y, "tier", coll_bandwidth_tier(&s->model.bw, s->pts[i].bytes));
+            cJSON_AddNumberToObject(y, "measured_s", s->pts[i].time_s);
+            cJSON_AddNumberToObject(y, "predicted_s", calib_coll_predict_s(&s->model,
+                                                                           s->pts[i].bytes));
+        }
+    }
+    if (o->write_path)
+        cJSON_AddStringToObject(root, "written", o->write_path);
+    return root;
+}
+
 static int report_error(const sim_error *err)
 {
     char line[2048];
@@ -596,12 +684,15 @@ int cmd_calibrate(int argc, char **argv)
     gemm_result res;
     if (fit_gemm_both(&o, &caches, pts, n_pts, &res, &err))
         return report_error(&err);
-    print_caches(&caches);
-    print_gemm(&o, pts, n_pts, &res);
-    if (has_coll)
-        print_allreduce(&o, sw);
-    else
-        printf("\nall-reduce: skipped, it needs at least 2 threads (--threads %u)\n", o.threads);
+    if (!o.json) {
+        print_caches(&caches);
+        print_gemm(&o, pts, n_pts, &res);
+        if (has_coll)
+            print_allreduce(&o, sw);
+        else
+            printf("\nall-reduce: skipped, it needs at least 2 threads (--threads %u)\n",
+                   o.threads);
+    }
 
     if (o.write_path) {
         char host[256] = "unknown", date[32] = "unknown";
@@ -625,8 +716,12 @@ int cmd_calibrate(int argc, char **argv)
                                 calib_backend_name(o.backend), colls,
                                 has_coll ? COLL_ALGORITHM_COUNT : 0, host, date, &err))
             return report_error(&err);
-        printf("\nwrote %s (GPU catalog entry 'cpu-calibrated')\n", o.write_path);
+        if (!o.json)
+            printf("\nwrote %s (GPU catalog entry 'cpu-calibrated')\n", o.write_path);
     }
+    if (o.json)
+        rc = jsonout_emit(calib_json(&o, &caches, pts, n_pts, &res, sw, has_coll), JSONOUT_JSON,
+                          NULL, NULL);
     fflush(stdout);
-    return 0;
+    return rc;
 }

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "cluster.h"
 #include "cluster_series.h"
 #include "clusterenergy.h"
@@ -26,7 +27,8 @@
 #define CDF_POINTS 20u
 
 const char usage_cluster[] =
-    "usage: dcsim cluster SCENARIO.xml [--json] [-o FILE.h5] [--quiet] [--set PATH=VALUE]...\n"
+    "usage: dcsim cluster SCENARIO.xml [--json | --csv] [-o FILE.h5] [--quiet]\n"
+    "                     [--set PATH=VALUE]...\n"
     "\n"
     "Simulate a stream of jobs on the cluster's GPUs (the scenario's\n"
     "<cluster-jobs>, docs/cluster.md): Poisson arrivals with the scenario's\n"
@@ -40,7 +42,10 @@ const char usage_cluster[] =
     "slowdown. Every job runs its stated duration: interference is not\n"
     "modelled yet.\n"
     "\n"
-    "  --json       the results as one JSON object\n"
+    "  --json       the results as one JSON object (docs/json.md)\n"
+    "  --csv        the results as CSV: a header and one row (wait_s_p99,\n"
+    "               power_..., energy_...; the bins and CDF points are in\n"
+    "               --json only)\n"
     "  -o, --output FILE.h5  the tables /cluster/jobs and /cluster/series\n"
     "               (docs/trace-format.md), written under a temporary name and\n"
     "               renamed at the end\n"
@@ -53,11 +58,12 @@ const char usage_cluster[] =
 typedef struct cluster_args {
     const char *path, *output;
     cli_sets sets;
-    int json, quiet;
+    int json, csv, quiet;
 } cluster_args;
 
 static const cli_option cluster_options[] = {
     {"--json", 0, CLI_FLAG, offsetof(cluster_args, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(cluster_args, csv), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(cluster_args, quiet), NULL, NULL},
     {"--output", 'o', CLI_TEXT, offsetof(cluster_args, output), .missing = "%s needs a file name"},
     {"--set", 0, CLI_SETS, offsetof(cluster_args, sets), .missing = "%s needs PATH=VALUE"},
@@ -292,13 +298,13 @@ static void json_extra(cJSON *root, const scn_scenario *s, const cluster_config 
     json_array(o, "slowdown", x->slowdown, CDF_POINTS, 1);
 }
 
-/* 0, or 1 when out of memory */
+/* 0, or 1 (the error printed); csv: one CSV row instead */
 static int print_json(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
-                      const cluster_extra *x)
+                      const cluster_extra *x, int csv)
 {
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root = jsonout_begin("cluster");
     if (!root)
-        return 1;
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
     cJSON_AddStringToObject(root, "scheduler", cluster_sched_name(c->sched));
@@ -322,13 +328,7 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
     cJSON_AddStringToObject(root, "digest", digest);
     cJSON_AddStringToObject(root, "defaults_used", s->cluster_defaults);
     json_extra(root, s, c, r, x);
-    char *text = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!text)
-        return 1;
-    puts(text);
-    cJSON_free(text);
-    return 0;
+    return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);
 }
 
 int cmd_cluster(int argc, char **argv)
@@ -340,6 +340,8 @@ int cmd_cluster(int argc, char **argv)
     int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.json && o.csv)
+        return jsonout_one_format("cluster");
     if (!o.path)
         return cli_usage_error("cluster", "a scenario with <cluster-jobs> is needed%s", "");
     scn_scenario s;
@@ -390,14 +392,12 @@ int cmd_cluster(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
-    if (o.json)
-        rc = print_json(&s, &s.cluster_jobs, &r, &x);
+    if (o.json || o.csv)
+        rc = print_json(&s, &s.cluster_jobs, &r, &x, o.csv);
     else
         print_text(&s, &s.cluster_jobs, &r, &x);
     extra_free(&x);
     cluster_result_free(&r);
     scn_scenario_free(&s);
-    if (rc)
-        fprintf(stderr, "dcsim cluster: error: out of memory\n");
     return rc;
 }

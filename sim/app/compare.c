@@ -20,6 +20,7 @@
 #include <libxml/tree.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "energyrun.h"
 #include "outpath.h"
 #include "resources.h"
@@ -336,9 +337,10 @@ static void print_csv(const variant *v, size_t n)
     }
 }
 
-static char *table_json(const variant *v, size_t n, cJSON *why)
+/* the dcsim/1 document (docs/json.md "compare"); NULL when out of memory */
+static cJSON *table_json(const variant *v, size_t n, cJSON *why)
 {
-    cJSON *root = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(root, "variants");
+    cJSON *root = jsonout_begin("compare"), *rows = cJSON_AddArrayToObject(root, "variants");
     cJSON *units = cJSON_AddObjectToObject(root, "units");
     for (int c = 0; c < COLS; c++)
         cJSON_AddStringToObject(units, col_names[c], col_units[c]);
@@ -355,9 +357,7 @@ static char *table_json(const variant *v, size_t n, cJSON *why)
     }
     if (why)
         cJSON_AddItemToObject(root, "why_networks", why);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    return text;
+    return root;
 }
 
 /* ------------------------------------------------------------ the command */
@@ -436,7 +436,7 @@ static int compare_parse(int argc, char **argv, compare *c)
     if (rc)
         return rc;
     if (c->json && c->csv)
-        return cli_usage_error("compare", "--json and --csv: choose one%s", "");
+        return jsonout_one_format("compare");
     c->n = c->n_paths ? c->n_paths : 1;
     for (size_t k = 0; k < c->n_vary; k++)
         c->n *= c->vs[k].n;
@@ -719,10 +719,7 @@ int cmd_compare(int argc, char **argv)
     if (!rc)
         rc = explain_networks(c);
     if (!rc && c->json) {
-        char *text = table_json(c->x, c->n, print_why(c));
-        if (text)
-            printf("%s\n", text);
-        free(text);
+        rc = jsonout_emit(table_json(c->x, c->n, print_why(c)), JSONOUT_JSON, NULL, NULL);
     } else if (!rc && c->csv) {
         print_csv(c->x, c->n);
     } else if (!rc) {

@@ -14,6 +14,7 @@
 
 #include "campaign.h"
 #include "cli.h"
+#include "jsonout.h"
 #include "summary.h"
 #include "resources.h"
 #include "scenario.h"
@@ -22,7 +23,7 @@
 
 const char usage_goodput[] =
     "usage: dcsim goodput [SCENARIO.xml] [--from T] [--to T] [--steps N] [--replicas N]\n"
-    "                     [--json] [--set PATH=VALUE]...\n"
+    "                     [--json | --csv] [--set PATH=VALUE]...\n"
     "\n"
     "Sweep the checkpoint interval and print the goodput (ETTR: productive\n"
     "compute / elapsed) at each, mean and 95 % confidence interval over the\n"
@@ -33,7 +34,8 @@ const char usage_goodput[] =
     "  --from, --to   interval range (default: Daly's optimum / 4 to x 4)\n"
     "  --steps N      intervals, spaced geometrically (default 17)\n"
     "  --replicas N   runs per interval (default 32)\n"
-    "  --json         the curve as one JSON object\n";
+    "  --json         the curve as one JSON object (docs/json.md)\n"
+    "  --csv          the curve as CSV: a row per interval\n";
 
 static int parse_time(const char *text, double *out)
 {
@@ -45,7 +47,7 @@ typedef struct goodput_args {
     const char *path, *from, *to;
     cli_sets sets;
     unsigned steps, replicas;
-    int json;
+    int json, csv;
 } goodput_args;
 
 /* "%s: expected a whole number from LO to 100000" for --steps (from 2) and --replicas (1) */
@@ -83,6 +85,7 @@ static const cli_option goodput_options[] = {
     {"--steps", 0, CLI_CALL, 0, opt_steps, .missing = "%s needs a number"},
     {"--replicas", 0, CLI_CALL, 0, opt_replicas, .missing = "%s needs a number"},
     {"--json", 0, CLI_FLAG, offsetof(goodput_args, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(goodput_args, csv), NULL, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -165,9 +168,11 @@ static int run_curve(const campaign_config *base, double lo, double hi, goodput_
     return rc;
 }
 
-static void print_json(const goodput_curve *cv, const campaign_result *probe)
+static int print_json(const goodput_curve *cv, const campaign_result *probe, int csv)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = jsonout_begin("goodput");
+    if (!o)
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
     cJSON_AddNumberToObject(o, "replicas", cv->replicas);
     cJSON_AddNumberToObject(o, "young_interval_s", probe->young_interval_s);
     cJSON_AddNumberToObject(o, "daly_interval_s", probe->daly_interval_s);
@@ -181,11 +186,7 @@ static void print_json(const goodput_curve *cv, const campaign_result *probe)
         cJSON_AddNumberToObject(row, "time_to_train_mean_s", cv->mc[k].time_to_train_s.mean);
         cJSON_AddItemToArray(rows, row);
     }
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
+    return jsonout_emit(o, csv ? JSONOUT_CSV : JSONOUT_JSON, "curve", NULL);
 }
 
 static void print_text(const scn_scenario *s, const goodput_curve *cv,
@@ -226,8 +227,8 @@ static int goodput(const goodput_args *o, const scn_scenario *s, sim_error *err)
     } else if (rc > 0 && err->code) {
         rc = campaign_error(s, err);
     }
-    if (!rc && o->json)
-        print_json(&cv, &probe);
+    if (!rc && (o->json || o->csv))
+        rc = print_json(&cv, &probe, o->csv);
     else if (!rc)
         print_text(s, &cv, &probe);
     free(cv.interval);
@@ -242,6 +243,8 @@ int cmd_goodput(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.json && o.csv)
+        return jsonout_one_format("goodput");
     sim_error err;
     sim_error_clear(&err);
     scn_scenario s;

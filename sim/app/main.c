@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <gsl/gsl_errno.h>
 #include <libxml/parser.h>
 
@@ -26,6 +27,7 @@
 #include "energyrun.h"
 #include "error.h"
 #include "goodput.h"
+#include "jsonout.h"
 #include "manpage.h"
 #include "netcmd.h"
 #include "progress.h"
@@ -86,7 +88,7 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: dcsim run [SCENARIO.xml] [-o TRACE.h5] [--seed N] [--replicas N]\n"
-    "                 [--set PATH=VALUE]... [--json] [--quiet] [--flow-log N]\n"
+    "                 [--set PATH=VALUE]... [--json | --csv] [--quiet] [--flow-log N]\n"
     "\n"
     "Simulate the scenario (the built-in default when none is given) and print\n"
     "a summary table on stdout.\n"
@@ -105,6 +107,9 @@ static const char usage_run[] =
     "                         --set cluster/gpu/@count=8192\n"
     "                         (repeatable; validated like the file)\n"
     "  --json                 print the summary as one JSON object instead\n"
+    "                         (docs/json.md)\n"
+    "  --csv                  print the summary as CSV instead: a header of the\n"
+    "                         metrics' names and one row of their values\n"
     "  -q, --quiet            no progress on stderr (it is shown only on a\n"
     "                         terminal, for runs longer than a second)\n"
     "  --flow-log N           with <step network=\"concurrent\">: the trace's\n"
@@ -114,11 +119,15 @@ static const char usage_run[] =
     "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
 
 static const char usage_validate[] =
-    "usage: dcsim validate SCENARIO.xml [--set PATH=VALUE]...\n"
+    "usage: dcsim validate SCENARIO.xml [--set PATH=VALUE]... [--json]\n"
     "\n"
     "Parse, resolve XIncludes, apply --set, check against the schema and the\n"
     "semantic rules, and report the first problem as FILE:LINE: error: ...\n"
-    "Exit status 0 when the scenario is valid, 2 otherwise.\n";
+    "Exit status 0 when the scenario is valid, 2 otherwise.\n"
+    "\n"
+    "  --json  the verdict as one JSON object on stdout (docs/json.md): valid\n"
+    "          true or false and, when false, the error's file, line and\n"
+    "          message (also printed on stderr)\n";
 
 static const char usage_default[] =
     "usage: dcsim default\n"
@@ -135,6 +144,7 @@ typedef struct options {
     cli_sets sets;
     char seed_set[64];
     int json;
+    int csv;
     int quiet;
     int help;
     unsigned replicas;  /* --replicas N; 0 = 1 */
@@ -185,11 +195,13 @@ static const cli_option run_options[] = {
     {"--flow-log", 0, CLI_CALL, .fn = opt_flow_log,
      .missing = "%s needs a whole number from 0 to 10000000"},
     {"--json", 0, CLI_FLAG, offsetof(options, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(options, csv), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(options, quiet), NULL, NULL},
     HELP_OPTION,
     {0}};
 
-static const cli_option validate_options[] = {SET_OPTION, HELP_OPTION, {0}};
+static const cli_option validate_options[] = {
+    SET_OPTION, {"--json", 0, CLI_FLAG, offsetof(options, json), NULL, NULL}, HELP_OPTION, {0}};
 
 static const cli_command run_command = {"run", usage_run, run_options, 1,
                                         .too_many = "more than one scenario given ('%s')"};
@@ -287,6 +299,8 @@ static int print_results(const options *o, const run_plan *plan, const run_outco
                          const run_summary *sum, const campaign_mc *mc)
 {
     const scn_scenario *scn = plan->scn;
+    if (o->csv) /* the summary's metrics, one row */
+        return jsonout_emit(summary_json_doc(scn, sum, mc), JSONOUT_CSV, "summary", NULL);
     if (o->json) {
         char *json = mc ? summary_json_replicas(scn, sum, mc) : summary_json(scn, sum);
         if (!json) {
@@ -316,6 +330,8 @@ static int cmd_run(int argc, char **argv)
         return rc;
     if (o.help)
         return cmd_help("run");
+    if (o.json && o.csv)
+        return jsonout_one_format("run");
 
     sim_error err;
     sim_error_clear(&err);
@@ -401,6 +417,28 @@ static int cmd_run(int argc, char **argv)
     return rc && err.code ? cli_print_error(&err) : rc;
 }
 
+/* validate --json: the verdict; scn NULL when invalid (err). 0, or 1 (the
+ * error printed). */
+static int validate_json(const char *path, const scn_scenario *scn, const sim_error *err)
+{
+    cJSON *o = jsonout_begin("validate");
+    if (o) {
+        cJSON_AddStringToObject(o, "scenario_file", path);
+        cJSON_AddBoolToObject(o, "valid", scn != NULL);
+    }
+    if (o && scn) {
+        cJSON_AddStringToObject(o, "scenario", scn->name);
+        cJSON_AddNumberToObject(o, "gpus", (double)scn->campaign.gpu_count);
+        cJSON_AddStringToObject(o, "gpu_type", scn->gpu.name);
+    } else if (o) {
+        cJSON *e = cJSON_AddObjectToObject(o, "error");
+        cJSON_AddStringToObject(e, "file", err->file);
+        cJSON_AddNumberToObject(e, "line", err->line);
+        cJSON_AddStringToObject(e, "message", err->msg);
+    }
+    return jsonout_emit(o, JSONOUT_JSON, NULL, NULL);
+}
+
 static int cmd_validate(int argc, char **argv)
 {
     options o;
@@ -414,10 +452,17 @@ static int cmd_validate(int argc, char **argv)
     sim_error err;
     sim_error_clear(&err);
     scn_scenario scn;
-    if (scn_load_flags(o.scenario, o.sets.v, o.sets.n, SCN_LOAD_SERVING, &scn, &err))
+    int bad = scn_load_flags(o.scenario, o.sets.v, o.sets.n, SCN_LOAD_SERVING, &scn, &err);
+    if (o.json && validate_json(o.scenario, bad ? NULL : &scn, &err)) {
+        if (!bad)
+            scn_scenario_free(&scn);
+        return EXIT_FAILURE;
+    }
+    if (bad)
         return cli_print_error(&err);
-    printf("%s: ok (%" PRIu64 " x %s, %s)\n", o.scenario, scn.campaign.gpu_count, scn.gpu.name,
-           scn.name[0] ? scn.name : "unnamed");
+    if (!o.json)
+        printf("%s: ok (%" PRIu64 " x %s, %s)\n", o.scenario, scn.campaign.gpu_count,
+               scn.gpu.name, scn.name[0] ? scn.name : "unnamed");
     scn_scenario_free(&scn);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "outpath.h"
 #include "export.h"
 #include "fabric.h"
@@ -25,7 +26,7 @@
 #include "units.h"
 
 const char usage_topo[] =
-    "usage: dcsim topo [SCENARIO.xml] [--export FILE.graphml|FILE.dot] [--json]\n"
+    "usage: dcsim topo [SCENARIO.xml] [--export FILE.graphml|FILE.dot] [--json | --csv]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
     "Build the scenario's <cluster><fabric> and print what it is made of: GPUs\n"
@@ -34,14 +35,16 @@ const char usage_topo[] =
     "\n"
     "  --export FILE   also write the graph: GraphML (.graphml, .xml) or\n"
     "                  Graphviz DOT (.dot, .gv), one edge per cable\n"
-    "  --json          the figures as one JSON object on stdout\n"
+    "  --json          the figures as one JSON object on stdout (docs/json.md)\n"
+    "  --csv           the figures as CSV: a header and one row (the per-tier\n"
+    "                  lists are in --json only)\n"
     "  --set PATH=VALUE  override a scenario value, e.g.\n"
     "                  --set cluster/fabric/@routing=ecmp\n";
 
 const char usage_netbench[] =
     "usage: dcsim netbench [SCENARIO.xml] [--op OP] [--algo ALGO] [--ranks N]\n"
     "                      [--min SIZE] [--max SIZE] [--factor F] [--analytic]\n"
-    "                      [--json] [-q] [--set PATH=VALUE]...\n"
+    "                      [--json | --csv] [-q] [--set PATH=VALUE]...\n"
     "\n"
     "Time one collective on the scenario's fabric for a range of sizes and print\n"
     "an nccl-tests-style table: size, count (4-byte elements), time, algbw and\n"
@@ -60,7 +63,8 @@ const char usage_netbench[] =
     "                (K, M, G binary); 8GB = 8e9 bytes (dcsim units)\n"
     "  --factor F    size multiplier between rows (default 2)\n"
     "  --analytic    the closed-form bottleneck path instead of the flow model\n"
-    "  --json        one JSON object on stdout\n"
+    "  --json        one JSON object on stdout (docs/json.md)\n"
+    "  --csv         the table as CSV: a row per size (not with --tier packet)\n"
     "  -q, --quiet   no progress on stderr (shown only on a terminal anyway)\n"
     "\n"
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
@@ -137,14 +141,14 @@ const char usage_netbench[] =
 #define NET_SET {"--set", 0, CLI_SETS_EQ, offsetof(net_options, sets), .missing = "%s needs PATH=VALUE"}
 
 static const cli_option topo_options[] = {
-    NET_TEXT("--export", export_path), NET_SET, NET_FLAG("--json", 0, json),
+    NET_TEXT("--export", export_path), NET_SET, NET_FLAG("--json", 0, json), NET_FLAG("--csv", 0, csv),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
 static const cli_option netbench_options[] = {
     NET_TEXT("--op", op),           NET_TEXT("--algo", algo),   NET_TEXT("--ranks", ranks),
     NET_TEXT("--min", min),         NET_TEXT("--max", max),     NET_TEXT("--factor", factor),
-    NET_SET,                        NET_FLAG("--json", 0, json), NET_FLAG("--quiet", 'q', quiet),
+    NET_SET,                        NET_FLAG("--json", 0, json), NET_FLAG("--csv", 0, csv), NET_FLAG("--quiet", 'q', quiet),
     NET_FLAG("--analytic", 0, analytic),
     NET_TEXT("--tier", tier),       NET_TEXT("--bytes", bytes), NET_TEXT("--mtu", mtu),
     NET_TEXT("--buffer", buffer),   NET_TEXT("--hop-latency", hop_latency),
@@ -288,9 +292,12 @@ static void print_topo_text(const scn_scenario *s, const fabric *f, const topo_s
     printf("\n");
 }
 
-static void print_topo_json(const scn_scenario *s, const fabric *f, const topo_stats *st)
+static int print_topo_json(const scn_scenario *s, const fabric *f, const topo_stats *st,
+                           int csv)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = jsonout_begin("topo");
+    if (!o)
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
     cJSON_AddStringToObject(o, "topology", fabric_topology_name(s->fabric.topology));
     cJSON_AddStringToObject(o, "link", s->fabric.link.name);
     cJSON_AddNumberToObject(o, "link_bytes_per_s", f->link_bytes_per_s);
@@ -315,11 +322,7 @@ static void print_topo_json(const scn_scenario *s, const fabric *f, const topo_s
     cJSON_AddNumberToObject(o, "max_switch_radix", st->max_switch_radix);
     cJSON_AddStringToObject(o, "routing", topo_balance_name(s->fabric.routing.balance));
     cJSON_AddStringToObject(o, "paths", topo_path_class_name(s->fabric.routing.path_class));
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
+    return jsonout_emit(o, csv ? JSONOUT_CSV : JSONOUT_JSON, NULL, NULL);
 }
 
 int cmd_topo(int argc, char **argv)
@@ -328,6 +331,8 @@ int cmd_topo(int argc, char **argv)
     int rc = parse_options("topo", argc, argv, &o, 0);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.json && o.csv)
+        return jsonout_one_format("topo");
     scn_scenario s;
     fabric f;
     if ((rc = netcmd_load_fabric(&o, &s, &f)))
@@ -341,8 +346,8 @@ int cmd_topo(int argc, char **argv)
         /* the export first: a refused or failed one prints no table */
         if (o.export_path)
             rc = write_export(&f.g, &s, o.path, o.export_path);
-        if (!rc && o.json)
-            print_topo_json(&s, &f, &st);
+        if (!rc && (o.json || o.csv))
+            rc = print_topo_json(&s, &f, &st, o.csv);
         else if (!rc)
             print_topo_text(&s, &f, &st);
     }
@@ -582,8 +587,9 @@ static int bench_size(bench *bn, double size)
     return 0;
 }
 
-/* After the last size: the routing line, or the JSON object. */
-static void bench_footer(const bench *bn)
+/* After the last size: the routing line, or the JSON object (or its rows
+ * as CSV). Returns 0 or 1 (the error printed). */
+static int bench_footer(const bench *bn)
 {
     if (!bn->json && bn->links_used)
         printf("# fabric links (switch to switch) at the largest size: %llu used, %llu (%.1f%%) "
@@ -594,11 +600,10 @@ static void bench_footer(const bench *bn)
     if (bn->json) {
         cJSON_AddNumberToObject(bn->json, "fabric_links_used", (double)bn->links_used);
         cJSON_AddNumberToObject(bn->json, "fabric_links_colliding", (double)bn->links_colliding);
-        char *text = cJSON_Print(bn->json);
-        if (text)
-            puts(text);
-        free(text);
+        return bn->o->csv ? jsonout_csv(bn->json, "rows", NULL, stdout)
+                          : jsonout_print(bn->json, 1, stdout);
     }
+    return 0;
 }
 
 /* Every size from --min to --max, with progress on a terminal. */
@@ -618,7 +623,7 @@ static int bench_run(bench *bn)
     if (progress && now_s() - started > 1.0)
         fprintf(stderr, "\r%50s\r", "");
     if (!rc)
-        bench_footer(bn);
+        rc = bench_footer(bn);
     return rc;
 }
 
@@ -630,8 +635,12 @@ int cmd_netbench(int argc, char **argv)
         return rc == CLI_DONE ? 0 : rc;
     o.argc = argc;
     o.argv = argv;
+    if (o.json && o.csv)
+        return jsonout_one_format("netbench");
     if (o.tier && !strcmp(o.tier, "packet"))
-        return netbench_packet(&o);
+        return o.csv ? cli_usage_error("netbench", "%s is not for --tier packet (its results "
+                                       "differ by --op: use --json)", "--csv")
+                     : netbench_packet(&o);
     if (o.tier && strcmp(o.tier, "flow"))
         return cli_usage_error("netbench", "--tier %s: expected flow (default) or packet", o.tier);
     const char *packet_only = o.bytes ? "--bytes" : o.mtu ? "--mtu" : o.buffer ? "--buffer"
@@ -648,7 +657,7 @@ int cmd_netbench(int argc, char **argv)
     bench bn = {.o = &o, .s = &s, .f = &f};
     if (!(rc = parse_bench(&o, f.gpus, &bn.b))) {
         bn.ranks = malloc((size_t)bn.b.ranks * sizeof *bn.ranks);
-        bn.json = o.json ? cJSON_CreateObject() : NULL;
+        bn.json = o.json || o.csv ? jsonout_begin("netbench") : NULL;
         for (unsigned i = 0; bn.ranks && i < bn.b.ranks; i++)
             bn.ranks[i] = i;
         bn.per_nic = nic_share(&f, bn.b.ranks);

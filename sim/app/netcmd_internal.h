@@ -15,7 +15,7 @@
 typedef struct net_options {
     const char *path;
     cli_sets sets;
-    int json, quiet, analytic;
+    int json, csv, quiet, analytic;
     const char *export_path;
     const char *op, *algo, *ranks, *min, *max, *factor;
     const char *tier, *bytes, *mtu, *buffer, *hop_latency, *ibcc; /* --tier packet */
@@ -97,7 +97,7 @@ int netbench_packet_coll(const net_options *o, const scn_scenario *s, fabric *f,
 /* The lossy modes' counters: one text line, or JSON members of o. */
 void packet_print_loss(const pkt_net_stats *st);
 void packet_json_loss(struct cJSON *o, const pkt_net_stats *st);
-void packet_json_print(struct cJSON *o);
+int packet_json_print(struct cJSON *o);
 /* Run and print a phenomenon (p->phen): the exit status. */
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,
                         const packet_spec *p);

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "jsonout.h"
 #include "netcmd_internal.h"
 #include "packet_bench.h"
 #include "packet_coll.h"
@@ -513,14 +514,11 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
            r->wall_s > 0 ? st->packet_hops / r->wall_s / 1e6 : 0.0);
 }
 
-/* Print a JSON document and free it (patterns, collectives, phenomena). */
-void packet_json_print(struct cJSON *o)
+/* Print a JSON document and free it (patterns, collectives, phenomena),
+ * after the envelope (jsonout.h). Returns 0 or 1 (the error printed). */
+int packet_json_print(struct cJSON *o)
 {
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
+    return jsonout_emit(jsonout_wrap("netbench", o), JSONOUT_JSON, NULL, NULL);
 }
 
 /* The fabric and the tier's parameters, with where each came from (the
@@ -582,7 +580,7 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
-    packet_json_print(o);
+    (void)packet_json_print(o); /* an error is printed; the exit status stays 0 */
 }
 
 int netbench_packet(const net_options *o)

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "hardware.h"
 #include "progress.h"
 #include "resources.h"
@@ -19,7 +20,8 @@
 #include "serving.h"
 
 const char usage_serve[] =
-    "usage: dcsim serve SCENARIO.xml [--size] [--json] [--quiet] [--set PATH=VALUE]...\n"
+    "usage: dcsim serve SCENARIO.xml [--size] [--json | --csv] [--quiet]\n"
+    "                   [--set PATH=VALUE]...\n"
     "\n"
     "Simulate an LLM inference fleet request by request (the scenario's\n"
     "<serving>, docs/serving.md): arrivals, a router, continuous batching\n"
@@ -34,7 +36,10 @@ const char usage_serve[] =
     "               and P99 TPOT meet the <slo> at the scenario's traffic:\n"
     "               doubling or halving from the cluster's count, then\n"
     "               bisection; prints every step, then the answer's run\n"
-    "  --json       the results as one JSON object\n"
+    "  --json       the results as one JSON object (docs/json.md)\n"
+    "  --csv        the results as CSV: a header and one row (the latency\n"
+    "               quantiles as ttft_p99_s and the like; --size's steps are in\n"
+    "               --json only)\n"
     "  -q, --quiet  no progress on stderr\n"
     "  --set PATH=VALUE  override a scenario value, e.g.\n"
     "               --set serving/arrivals/@rate=40/s\n"
@@ -44,11 +49,12 @@ const char usage_serve[] =
 typedef struct serve_args {
     const char *path;
     cli_sets sets;
-    int json, quiet, size;
+    int json, csv, quiet, size;
 } serve_args;
 
 static const cli_option serve_options[] = {
     {"--json", 0, CLI_FLAG, offsetof(serve_args, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(serve_args, csv), NULL, NULL},
     {"--size", 0, CLI_FLAG, offsetof(serve_args, size), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
     {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
@@ -231,14 +237,15 @@ static void json_cost(cJSON *root, const serve_cost *k)
     cJSON_AddStringToObject(o, "basis", k->basis);
 }
 
-/* 0, or 1 when out of memory; root (may be NULL) takes the results */
+/* 0, or 1 (the error printed); root (may be NULL) takes the results; as
+ * CSV (csv), one row */
 static int print_json(const scn_scenario *s, const serve_config *c, const serve_result *r,
-                      const serve_cost *k, cJSON *root)
+                      const serve_cost *k, cJSON *root, int csv)
 {
     if (!root)
-        root = cJSON_CreateObject();
+        root = jsonout_begin("serve");
     if (!root)
-        return 1;
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "model", c->arch.name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
@@ -269,13 +276,7 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
     if (k)
         json_cost(root, k);
     cJSON_AddStringToObject(root, "defaults_used", s->serving_defaults);
-    char *text = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!text)
-        return 1;
-    puts(text);
-    cJSON_free(text);
-    return 0;
+    return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);
 }
 
 /* --size: the search's steps, printed as they come (text) or gathered */
@@ -350,8 +351,11 @@ int cmd_serve(int argc, char **argv)
     int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.json && o.csv)
+        return jsonout_one_format("serve");
     if (!o.path)
         return cli_usage_error("serve", "a scenario with <serving> is needed%s", "");
+    o.json = o.json || o.csv; /* the CSV is the document's */
     scn_scenario s;
     sim_error err;
     sim_error_clear(&err);
@@ -379,7 +383,7 @@ int cmd_serve(int argc, char **argv)
     cJSON *root = NULL;
     size_steps st = {.c = &c, .json = o.json, .prog = &prog};
     if (!rc && o.size) {
-        if (o.json && !(root = cJSON_CreateObject()))
+        if (o.json && !(root = jsonout_begin("serve")))
             rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
         st.steps = root ? cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "size"), "steps")
                         : NULL;
@@ -409,11 +413,9 @@ int cmd_serve(int argc, char **argv)
     }
     const serve_cost *kp = s.site.given ? &k : NULL;
     if (o.json)
-        rc = print_json(&s, &c, &r, kp, root);
+        rc = print_json(&s, &c, &r, kp, root, o.csv);
     else
         print_text(&s, &c, &r, kp);
     scn_scenario_free(&s);
-    if (rc)
-        fprintf(stderr, "dcsim serve: error: out of memory\n");
     return rc;
 }

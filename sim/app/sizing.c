@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "memory.h"
 #include "scenario.h"
 #include "units.h"
@@ -21,7 +22,7 @@
 #define SIZE_MAX_PARAMS 1e15
 
 const char usage_fit[] =
-    "usage: dcsim fit [SCENARIO.xml] [--set PATH=VALUE]...\n"
+    "usage: dcsim fit [SCENARIO.xml] [--set PATH=VALUE]... [--json | --csv]\n"
     "\n"
     "Training memory per GPU for every pipeline stage of a scenario with a\n"
     "<parallelism>: weights, gradients, optimizer state, activations, buffers\n"
@@ -29,12 +30,16 @@ const char usage_fit[] =
     "plainly whether the job fits and, if not, where and by how much.\n"
     "Without a scenario it sizes the built-in default.\n"
     "\n"
+    "  --json  the job, every stage's memory and the verdict as one JSON object\n"
+    "          (docs/json.md)\n"
+    "  --csv   the stage table as CSV: a row per pipeline stage, in bytes\n"
+    "\n"
     "exit status: 0 fits, 1 does not fit, 2 bad input\n";
 
 const char usage_size[] =
     "usage: dcsim size MODEL GPU [--weights PREC] [--kv PREC] [--batch N]\n"
     "                  [--context N[,P90[,P99]]] [--params N] [--reserved SIZE]\n"
-    "                  [--max-gpus N] [--catalog FILE.xml]\n"
+    "                  [--max-gpus N] [--catalog FILE.xml] [--json | --csv]\n"
     "\n"
     "Inference sizing: weights plus KV cache of a catalog MODEL on a catalog\n"
     "GPU -> GPUs per replica (a power of two up to --max-gpus, default 8) and\n"
@@ -49,6 +54,8 @@ const char usage_size[] =
     "                   e.g. a nominal 70B\n"
     "  --reserved SIZE  memory per GPU the server cannot use, e.g. 2GB (0)\n"
     "  --catalog FILE   a catalog file (<gpus> or <models>) to add to the built-in\n"
+    "  --json           the sizing as one JSON object (docs/json.md)\n"
+    "  --csv            the context table as CSV: a row per percentile\n"
     "\n"
     "exit status: 0 ok, 2 bad input\n";
 
@@ -69,10 +76,13 @@ static void describe_layers(const scn_scenario *s, char *buf, size_t size)
 typedef struct fit_args {
     const char *path;
     cli_sets sets;
+    int json, csv;
 } fit_args;
 
 static const cli_option fit_options[] = {
     {"--set", 0, CLI_SETS, offsetof(fit_args, sets), .missing = "%s needs PATH=VALUE"},
+    {"--json", 0, CLI_FLAG, offsetof(fit_args, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(fit_args, csv), NULL, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -171,6 +181,67 @@ static int print_fit_stages(const scn_scenario *s, const workload *w, const stag
     return fits;
 }
 
+/* --json / --csv: the job, the stages and the verdict (docs/json.md "fit");
+ * *fits as print_fit_stages. 0 or 1 (the error printed). */
+static int fit_json(const scn_scenario *s, const workload *w, const stage_memory *mem, int csv,
+                    int *fits)
+{
+    const parallel_config *p = &s->par;
+    double cap = s->gpu.hbm_bytes;
+    unsigned worst = 0, over = 0;
+    for (unsigned i = 0; i < w->n_stages; i++) {
+        if (mem[i].total_bytes > mem[worst].total_bytes)
+            worst = i;
+        over += mem[i].total_bytes > cap;
+    }
+    *fits = mem[worst].total_bytes <= cap;
+    cJSON *o = jsonout_begin("fit");
+    if (!o)
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
+    cJSON_AddStringToObject(o, "scenario", s->name);
+    cJSON_AddStringToObject(o, "model", s->arch.name);
+    cJSON_AddStringToObject(o, "gpu_type", s->gpu.name);
+    cJSON_AddNumberToObject(o, "gpus", (double)s->campaign.gpu_count);
+    cJSON_AddNumberToObject(o, "gpu_memory_bytes", cap);
+    cJSON_AddStringToObject(o, "precision", precision_name(s->precision));
+    const struct { const char *name; double value; } par[] = {
+        {"tp", p->tp}, {"pp", p->pp}, {"vpp", p->vpp}, {"cp", p->cp}, {"ep", p->ep},
+        {"dp", p->dp}, {"micro_batch", p->micro_batch}, {"global_batch", p->global_batch},
+        {"microbatches_per_pipeline", w->microbatches}, {"zero_stage", p->zero_stage}};
+    for (size_t i = 0; i < sizeof par / sizeof par[0]; i++)
+        cJSON_AddNumberToObject(o, par[i].name, par[i].value);
+    cJSON_AddBoolToObject(o, "sequence_parallel", p->sequence_parallel);
+    cJSON_AddStringToObject(o, "recompute", recompute_name(p->recompute));
+    cJSON_AddStringToObject(o, "schedule", schedule_name(p->schedule));
+    cJSON_AddNumberToObject(o, "params", model_params_total(&s->arch));
+    cJSON_AddNumberToObject(o, "params_active", model_params_active(&s->arch));
+    cJSON_AddNumberToObject(o, "iteration_model_flops", w->model_flops_iteration);
+    cJSON_AddNumberToObject(o, "iteration_hardware_flops", w->hardware_flops_iteration);
+    cJSON *rows = cJSON_AddArrayToObject(o, "stages");
+    for (unsigned i = 0; i < w->n_stages; i++) {
+        const stage_memory *m = &mem[i];
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(rows, r);
+        cJSON_AddNumberToObject(r, "stage", i);
+        cJSON_AddNumberToObject(r, "layers", w->stages[i].layers);
+        const struct { const char *name; double value; } b[] = {
+            {"inflight_microbatches", m->inflight_microbatches},
+            {"weights_bytes", m->weights_bytes}, {"gradients_bytes", m->gradients_bytes},
+            {"optimizer_bytes", m->optimizer_bytes}, {"activations_bytes", m->activations_bytes},
+            {"buffers_bytes", m->buffers_bytes}, {"reserved_bytes", m->reserved_bytes},
+            {"total_bytes", m->total_bytes}};
+        for (size_t k = 0; k < sizeof b / sizeof b[0]; k++)
+            cJSON_AddNumberToObject(r, b[k].name, b[k].value);
+        cJSON_AddBoolToObject(r, "fits", m->total_bytes <= cap);
+    }
+    cJSON_AddBoolToObject(o, "fits", *fits);
+    cJSON_AddNumberToObject(o, "fullest_stage", worst);
+    cJSON_AddNumberToObject(o, "fullest_stage_bytes", mem[worst].total_bytes);
+    cJSON_AddNumberToObject(o, "stages_over", over);
+    cJSON_AddBoolToObject(o, "reserved_memory_set", s->reserved_bytes != 0);
+    return jsonout_emit(o, csv ? JSONOUT_CSV : JSONOUT_JSON, "stages", NULL);
+}
+
 int cmd_fit(int argc, char **argv)
 {
     static const cli_command cmd = {"fit", usage_fit, fit_options, 1,
@@ -180,11 +251,21 @@ int cmd_fit(int argc, char **argv)
     int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.json && o.csv)
+        return jsonout_one_format("fit");
     scn_scenario s;
     workload w;
     stage_memory *mem;
     if ((rc = fit_load(&o, &s, &w, &mem)))
         return rc;
+    if (o.json || o.csv) {
+        int fits;
+        rc = fit_json(&s, &w, mem, o.csv, &fits);
+        workload_free(&w);
+        free(mem);
+        scn_scenario_free(&s);
+        return rc ? rc : fits ? 0 : EXIT_DOES_NOT_FIT;
+    }
     print_fit_job(&s, &w);
     int fits = print_fit_stages(&s, &w, mem);
     if (s.reserved_bytes == 0)
@@ -212,6 +293,7 @@ typedef struct size_args {
     const char *catalog, *reserved_text;
     inference_config c;
     int have_context;
+    int json, csv;
 } size_args;
 
 /* --weights, --kv: into the int of inference_config (an enum precision) */
@@ -312,6 +394,8 @@ static const cli_option size_options[] = {
     {"--reserved", 0, CLI_CALL, 0, opt_reserved, .missing = "%s needs a value"},
     {"--max-gpus", 0, CLI_CALL, 0, opt_max_gpus, .missing = "%s needs a value"},
     {"--catalog", 0, CLI_TEXT, offsetof(size_args, catalog), .missing = "%s needs a value"},
+    {"--json", 0, CLI_FLAG, offsetof(size_args, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(size_args, csv), NULL, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -324,6 +408,8 @@ static int size_parse(int argc, char **argv, size_args *o)
                            .max_tp = 8}};
     size_t n_args;
     int rc = cli_parse(&cmd, argc, argv, o, o->names, &n_args);
+    if (!rc && o->json && o->csv)
+        return jsonout_one_format("size");
     if (!rc && n_args < 2)
         return cli_usage_error("size", "give a MODEL and a GPU, e.g. dcsim size llama2-70b H100-SXM%s", "");
     return rc;
@@ -410,6 +496,42 @@ static void print_size(const model_arch *m, const hw_gpu *g, const inference_con
                (g->hbm_bytes - c->reserved_bytes) / 1e9);
 }
 
+/* --json / --csv (docs/json.md "size"): 0 or 1 (the error printed) */
+static int size_json(const model_arch *m, const hw_gpu *g, const inference_config *c,
+                     const inference_sizing *s, int csv)
+{
+    cJSON *o = jsonout_begin("size");
+    if (!o)
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
+    cJSON_AddStringToObject(o, "model", m->name);
+    cJSON_AddStringToObject(o, "gpu_type", g->name);
+    cJSON_AddNumberToObject(o, "gpu_memory_bytes", g->hbm_bytes);
+    cJSON_AddNumberToObject(o, "params", c->params > 0 ? c->params : model_params_total(m));
+    cJSON_AddBoolToObject(o, "params_given", c->params > 0);
+    cJSON_AddStringToObject(o, "weight_precision", precision_name(c->weight_precision));
+    cJSON_AddStringToObject(o, "kv_precision", precision_name(c->kv_precision));
+    cJSON_AddNumberToObject(o, "batch", c->batch);
+    cJSON_AddNumberToObject(o, "reserved_bytes", c->reserved_bytes);
+    cJSON_AddNumberToObject(o, "max_gpus", c->max_tp);
+    cJSON_AddNumberToObject(o, "weights_bytes", s->weights_bytes);
+    cJSON_AddNumberToObject(o, "kv_bytes_per_token", s->kv_bytes_per_token);
+    cJSON_AddNumberToObject(o, "replica_gpus", s->replica_gpus);
+    cJSON *rows = cJSON_AddArrayToObject(o, "contexts");
+    static const char *const q[3] = {"P50", "P90", "P99"};
+    for (int k = 0; k < 3; k++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(rows, r);
+        cJSON_AddStringToObject(r, "percentile", q[k]);
+        cJSON_AddNumberToObject(r, "context_tokens", c->context_tokens[k]);
+        cJSON_AddNumberToObject(r, "kv_bytes", s->kv_bytes[k]);
+        cJSON_AddNumberToObject(r, "weights_kv_bytes", s->weights_bytes + s->kv_bytes[k]);
+        /* 0: not even max_gpus GPUs hold weights and KV cache */
+        cJSON_AddNumberToObject(r, "gpus_per_replica", s->gpus_per_replica[k]);
+        cJSON_AddNumberToObject(r, "sequences_per_replica", s->sequences_per_replica[k]);
+    }
+    return jsonout_emit(o, csv ? JSONOUT_CSV : JSONOUT_JSON, "contexts", NULL);
+}
+
 int cmd_size(int argc, char **argv)
 {
     size_args o;
@@ -427,7 +549,10 @@ int cmd_size(int argc, char **argv)
     c.gpu_bytes = g->hbm_bytes;
     inference_sizing s;
     memory_inference(m, &c, &s);
-    print_size(m, g, &c, &s);
+    if (o.json || o.csv)
+        rc = size_json(m, g, &c, &s, o.csv);
+    else
+        print_size(m, g, &c, &s);
     scn_catalog_free(cat);
-    return 0;
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "jsonout.h"
 #include "step_fault.h"
 #include "steptier.h"
 
@@ -280,9 +281,11 @@ static void busiest_json(cJSON *o, const char *name, uint32_t link, double util)
     cJSON_AddNumberToObject(b, "utilisation", util);
 }
 
-static void print_json(const step_class_table *t)
+static int print_json(const step_class_table *t, int csv)
 {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = jsonout_begin("step");
+    if (!o)
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
     cJSON_AddNumberToObject(o, "iteration_as_built_s", t->built_iteration_s);
     busiest_json(o, "busiest_as_built", t->built_busiest_link, t->built_busiest_util);
     cJSON_AddNumberToObject(o, "slow_speed", t->slow_speed);
@@ -305,11 +308,7 @@ static void print_json(const step_class_table *t)
             cJSON_AddStringToObject(x, "refusal", r->refusal);
         cJSON_AddItemToArray(rows, x);
     }
-    char *text = cJSON_Print(o);
-    if (text)
-        puts(text);
-    free(text);
-    cJSON_Delete(o);
+    return jsonout_emit(o, csv ? JSONOUT_CSV : JSONOUT_JSON, "classes", NULL);
 }
 
 /* "50%" or "0.5" in (0, 1): 0, or -1 */
@@ -366,7 +365,7 @@ int step_fail_classes_cmd(const scn_scenario *s, const double *gpu_speed, unsign
     } else {
         t->slow_from = from;
         if (json)
-            print_json(t);
+            rc = print_json(t, json == 2);
         else
             print_table(t);
     }

@@ -48,10 +48,10 @@ typedef struct step_class_table {
 int step_fail_classes(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
                       double slow_speed, step_class_table *out, sim_error *err);
 
-/* dcsim step --fail-classes [--fail-slow SPEED] [--json]: the slow speed
- * (the option's text, else the first fail-slow <failure speed>, else the
- * documented default), the sweep, its table or JSON. Returns the exit
- * status. */
+/* dcsim step --fail-classes [--fail-slow SPEED] [--json | --csv]: the slow
+ * speed (the option's text, else the first fail-slow <failure speed>, else
+ * the documented default), the sweep, its table, JSON (json 1) or CSV (json
+ * 2: a row per class). Returns the exit status. */
 int step_fail_classes_cmd(const scn_scenario *s, const double *gpu_speed, unsigned n_gpu_speed,
                           const char *slow_text, int json);
 

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "jsonout.h"
 #include "version.h"
 
 static void add(run_summary *s, const char *name, const char *unit, const char *label,
@@ -545,20 +546,17 @@ void summary_print_replicas(FILE *f, const campaign_mc *mc)
                 rows[i].stat->ci95, rows[i].stat->sd, rows[i].unit);
 }
 
-static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
-                               const campaign_mc *mc)
+cJSON *summary_json_doc(const scn_scenario *scn, const run_summary *sum, const campaign_mc *mc)
 {
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root = jsonout_begin("run"); /* its dcsim_version, as before the envelope */
     cJSON *metrics = cJSON_CreateObject();
     cJSON *units = cJSON_CreateObject();
-    char *text = NULL;
     if (!root || !metrics || !units) {
         cJSON_Delete(root);
         cJSON_Delete(metrics);
         cJSON_Delete(units);
         return NULL;
     }
-    cJSON_AddStringToObject(root, "dcsim_version", DCSIM_VERSION);
     cJSON_AddStringToObject(root, "scenario", scn->name);
     cJSON_AddStringToObject(root, "source", scn->source);
     /* a JSON number is a double: seeds above 2^53 would lose digits */
@@ -609,6 +607,16 @@ static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
             cJSON_AddRawToObject(o, "sd", number);
         }
     }
+    return root;
+}
+
+static char *summary_json_with(const scn_scenario *scn, const run_summary *sum,
+                               const campaign_mc *mc)
+{
+    cJSON *root = summary_json_doc(scn, sum, mc);
+    char *text = NULL;
+    if (!root)
+        return NULL;
     char *json = cJSON_Print(root);
     if (json) {
         size_t n = strlen(json);

@@ -77,6 +77,12 @@ void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r
  * of memory. */
 char *summary_json(const scn_scenario *scn, const run_summary *sum);
 
+/* The document summary_json prints (mc NULL) or summary_json_replicas: the
+ * dcsim/1 envelope (jsonout.h) and the run's members, docs/json.md "run";
+ * the caller's to cJSON_Delete; NULL when out of memory. */
+struct cJSON *summary_json_doc(const scn_scenario *scn, const run_summary *sum,
+                               const campaign_mc *mc);
+
 /* With --replicas: the JSON gains "replicas" (mean, ci95, sd per metric);
  * the table a block of the same after the summary. */
 char *summary_json_replicas(const scn_scenario *scn, const run_summary *sum,

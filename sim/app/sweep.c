@@ -28,6 +28,7 @@
 
 #include "campaign.h"
 #include "cli.h"
+#include "jsonout.h"
 #include "outpath.h"
 #include "resources.h"
 #include "scenario.h"
@@ -37,7 +38,7 @@
 const char usage_sweep[] =
     "usage: dcsim sweep [SCENARIO.xml] --grid PATH=V1,V2,... [--grid ...]... -o SWEEP.h5\n"
     "                   [--replicas N] [--seed N] [--set PATH=VALUE]... [--write-every T]\n"
-    "                   [--force] [--quiet] [--csv]\n"
+    "                   [--force] [--quiet] [--json | --csv]\n"
     "       dcsim sweep [SCENARIO.xml] --points FILE -o SWEEP.h5 [...]\n"
     "\n"
     "Run the scenario at every point of a sweep, each point with N Monte Carlo\n"
@@ -62,6 +63,7 @@ const char usage_sweep[] =
     "                         when a write takes long)\n"
     "  --force                start over when FILE holds a different sweep\n"
     "  -q, --quiet            no progress on stderr (shown only on a terminal)\n"
+    "  --json                 the table on stdout as one JSON object (docs/json.md)\n"
     "  --csv                  the table on stdout as CSV (RFC 4180): a header row,\n"
     "                         a row per point, every value in the SI unit its\n"
     "                         column name ends with\n"
@@ -149,6 +151,7 @@ static const cli_option sweep_options[] = {
      .missing = "%s : expected a duration, e.g. 30s or 0s"},
     {"--force", 0, CLI_FLAG, offsetof(sweep, force), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(sweep, quiet), NULL, NULL},
+    {"--json", 0, CLI_FLAG, offsetof(sweep, json), NULL, NULL},
     {"--csv", 0, CLI_FLAG, offsetof(sweep, csv), NULL, NULL},
     {"--help", 'h', CLI_FLAG, offsetof(sweep, help), NULL, NULL},
     {0}};
@@ -162,6 +165,8 @@ static int parse_args(sweep *sw, int argc, char **argv)
     int rc = cli_parse(&cmd, argc, argv, sw, &sw->scenario, &n_args);
     if (rc || sw->help)
         return rc;
+    if (sw->json && sw->csv)
+        return sweep_usage_error(sw, "--json and --csv: choose one%s", "");
     if (!sw->output)
         return sweep_usage_error(sw, "no result file: give -o SWEEP.h5%s", "");
     if (!sw->n_grids == !sw->points_file)
@@ -249,6 +254,53 @@ static void print_csv(const sweep *sw)
         putchar('\n');
     }
     free(x);
+}
+
+/* --json: the table as the dcsim/1 document (docs/json.md "sweep"), the
+ * same numbers as --csv; 0 or 1 (the error printed) */
+static int print_json(const sweep *sw)
+{
+    cJSON *o = jsonout_begin("sweep");
+    double *x = malloc(sw->replicas * sizeof *x);
+    if (!o || !x) {
+        free(x);
+        cJSON_Delete(o);
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
+    }
+    char seed[24];
+    snprintf(seed, sizeof seed, "%" PRIu64, sw->pts[0].scn.seed);
+    cJSON_AddStringToObject(o, "sweep_id", sw->id);
+    cJSON_AddStringToObject(o, "source", sw->pts[0].scn.source);
+    cJSON_AddStringToObject(o, "seed", seed);
+    cJSON_AddNumberToObject(o, "replicas", sw->replicas);
+    cJSON_AddStringToObject(o, "output", sw->output);
+    cJSON *params = cJSON_AddArrayToObject(o, "parameters");
+    for (size_t k = 0; k < sw->n_params; k++)
+        cJSON_AddItemToArray(params, cJSON_CreateString(sw->params[k]));
+    cJSON *rows = cJSON_AddArrayToObject(o, "points");
+    static const char *const names[5] = {"time_to_train_s", "time_to_train_ci95_s", "ettr_frac",
+                                         "ettr_ci95_frac", "failures"};
+    for (size_t i = 0; i < sw->n_points; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(rows, r);
+        cJSON_AddNumberToObject(r, "point", (double)i);
+        cJSON *v = cJSON_AddObjectToObject(r, "values");
+        for (size_t k = 0; k < sw->n_params; k++)
+            cJSON_AddStringToObject(v, sw->params[k],
+                                    sw->pts[i].values[k] ? sw->pts[i].values[k] : "");
+        cJSON_AddStringToObject(r, "status", sw->status[i] == ST_DONE     ? "done"
+                                             : sw->status[i] == ST_FAILED ? "failed"
+                                                                          : "pending");
+        if (sw->status[i] != ST_DONE)
+            continue;
+        campaign_stat s[3];
+        point_stats(sw, i, x, s);
+        const double val[5] = {s[0].mean, s[0].ci95, s[1].mean, s[1].ci95, s[2].mean};
+        for (int k = 0; k < 5; k++)
+            cJSON_AddNumberToObject(r, names[k], val[k]);
+    }
+    free(x);
+    return jsonout_emit(o, JSONOUT_JSON, NULL, NULL);
 }
 
 /* ------------------------------------------------------- the command */
@@ -406,6 +458,9 @@ static int report(const sweep *sw)
     }
     if (sw->csv) {
         print_csv(sw);
+    } else if (sw->json) {
+        if (print_json(sw))
+            return EXIT_FAILURE;
     } else {
         print_table(sw);
         printf("# %zu points (%zu run now, %zu from the file), written to %s\n", sw->n_points,

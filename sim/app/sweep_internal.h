@@ -76,7 +76,7 @@ typedef struct sweep {
     size_t n_grids;
     unsigned replicas;
     double write_every_s;  /* --write-every, default 1 s */
-    int quiet, force, help, csv;
+    int quiet, force, help, csv, json;
     /* the points */
     char *points_text;     /* --points: the file, tokenised in place */
     char **owned_sets;     /* --points: per point set arrays own nothing else */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# csv.sh DCSIM - --csv of compare and sweep (docs/cli.md "Tables as CSV"):
+# csv.sh DCSIM SRC - --csv of compare and sweep (docs/cli.md "Tables as CSV"):
 # RFC 4180 with a header row, as many fields in every row, the numbers
 # those of compare --json (to the last bit but the one cJSON rounds) and, for sweep, those of
 # its text table once rounded as the table rounds them; a label holding a
@@ -7,6 +7,7 @@
 # --csv is refused.
 set -u
 dcsim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: the test changes directory
+src=$(cd "$2" && pwd)
 . "$(dirname "$0")/expect.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -72,5 +73,94 @@ for b in bad:
     print('FAIL: sweep --csv:', b)
 sys.exit(1 if bad else 0)
 PYEOF
+# every other command with a table: --csv against its --json (docs/json.md
+# "CSV"): a header of snake_case names, every row as wide, the named columns
+# there, each field equal to the JSON member it comes from
+ex=$src/scenarios/examples
+sp=$ex/superpod-h100.xml
+# both NAME TABLE COLUMNS ROWS ARGS...: --csv and --json of dcsim ARGS; TABLE the
+# member holding the rows (- for the document itself), COLUMNS some names the
+# header must hold, ROWS the rows expected (- for any)
+both() {
+    name=$1 table=$2 cols=$3 nrows=$4
+    shift 4
+    "$dcsim" "$@" --csv > "$name.csv" 2>err; st1=$?
+    "$dcsim" "$@" --json > "$name.json" 2>err2; st2=$?
+    if [ "$st1" != "$st2" ] || [ "$st1" -gt 1 ]; then
+        echo "FAIL: $name: --csv exit $st1, --json exit $st2:"; cat err err2; fail=1; return
+    fi
+    /usr/bin/python3 - "$name" "$table" "$cols" "$nrows" <<'PYEOF' || fail=1
+import csv, json, re, sys
+name, table, cols, nrows = sys.argv[1:5]
+rows = list(csv.reader(open(name + '.csv', newline='')))
+doc = json.load(open(name + '.json'))
+head, body = rows[0], rows[1:]
+bad = []
+if table == '-':
+    src = [doc]
+elif isinstance(doc[table], list):
+    src = doc[table]
+else:
+    src = [doc[table]]
+for c in head:
+    if not re.fullmatch(r'[a-z][a-z0-9_]*', c):
+        bad.append('column name %r is not snake_case' % c)
+for c in cols.split():
+    if c not in head:
+        bad.append('no column %r in %r' % (c, head))
+if len(body) != len(src) or (nrows != '-' and len(body) != int(nrows)):
+    bad.append('%d rows, the JSON %d, expected %s' % (len(body), len(src), nrows))
+def member(obj, col):
+    if col in obj and not isinstance(obj[col], (dict, list)):
+        return obj[col]
+    for k, v in obj.items():
+        if isinstance(v, dict) and col.startswith(k + '_') and col[len(k) + 1:] in v:
+            return v[col[len(k) + 1:]]
+    return None
+for i, (row, obj) in enumerate(zip(body, src)):
+    if len(row) != len(head):
+        bad.append('row %d has %d fields, the header %d' % (i, len(row), len(head)))
+        continue
+    for c, text in zip(head, row):
+        if c == 'stage' and table == 'stages' and 'stage' not in obj:
+            v = i  # the row number step adds
+        else:
+            v = member(obj, c)
+        if v is None:
+            if text != '':
+                bad.append('row %d %s: %r, none in the JSON' % (i, c, text))
+        elif isinstance(v, bool):
+            if text != ('true' if v else 'false'):
+                bad.append('row %d %s: %r, JSON %r' % (i, c, text, v))
+        elif isinstance(v, (int, float)):
+            a = float(text)
+            if abs(a - v) > 2 * sys.float_info.epsilon * max(abs(a), abs(v)):
+                bad.append('row %d %s: %r, JSON %r' % (i, c, text, v))
+        elif text != v:
+            bad.append('row %d %s: %r, JSON %r' % (i, c, text, v))
+for b in bad[:10]:
+    print('FAIL: %s --csv: %s' % (name, b))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+both run summary "time_to_train_s ettr_frac iteration_time_s" 1 run --quiet
+both step stages "stage compute bubble end_s" 16 step "$sp"
+both netbench rows "bytes time_s algbw_bytes_per_s busbw_bytes_per_s" 5 \
+    netbench "$sp" --quiet --ranks 16 --max 1M --factor 16
+both goodput curve "interval_s ettr_mean time_to_train_mean_s" 3 goodput --steps 3 --replicas 2
+both topo - "gpus switches links bisection_bytes_per_s" 1 topo "$sp"
+both fit stages "stage layers weights_bytes total_bytes fits" - fit "$sp"
+both size contexts "percentile context_tokens kv_bytes gpus_per_replica" 3 \
+    size llama3-405b H100-SXM --context 8192,32768,131072
+both serve - "replicas ttft_p99_s tpot_p99_s output_tokens_per_s" 1 \
+    serve --quiet "$ex/serving-llama3-70b-h100.xml"
+both cluster - "jobs utilisation wait_s_p99 slowdown_p50" 1 \
+    cluster --quiet "$ex/cluster-synthetic-h100.xml"
+for c in run step netbench goodput topo fit size serve cluster; do
+    bad "$c --json --csv" "^dcsim $c: error: --json and --csv: choose one" "$dcsim" $c --json --csv
+done
+bad "netbench --tier packet --csv" "^dcsim netbench: error: --csv is not for --tier packet" \
+    "$dcsim" netbench "$sp" --tier packet --csv
+
 [ "$fail" -eq 0 ] && echo "ok: csv"
 exit "$fail"
