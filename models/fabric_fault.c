@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
+
 const topo_choice ff_classes[] = {
     [FF_LINK] = {"link", "the cable of directed link ID (both directions)"},
     [FF_SWITCH] = {"switch", "every cable of fabric switch node ID"},
@@ -108,23 +110,16 @@ int ff_state_add(ff_state *s, const ff_part *p)
     return 0;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 uint64_t ff_state_digest(const ff_state *s)
 {
-    uint64_t h = mix64(0x6661696c75726573ULL ^ s->n); /* "failures" */
+    uint64_t h = sim_splitmix64(0x6661696c75726573ULL ^ s->n); /* "failures" */
     for (size_t i = 0; i < s->n; i++) {
         uint64_t bits;
         double sp = s->part[i].speed + 0.0; /* -0 and 0 alike */
         memcpy(&bits, &sp, sizeof bits);
-        h = mix64(h ^ ((uint64_t)s->part[i].cls << 32 | s->part[i].id));
-        h = mix64(h ^ bits);
+        h = sim_splitmix64(h ^ ((uint64_t)s->part[i].cls << 32 | s->part[i].id));
+        h = sim_splitmix64(h ^ bits);
     }
     return h;
 }

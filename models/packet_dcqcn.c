@@ -42,6 +42,7 @@
 #include <stdio.h>
 
 #include "event_kinds.h"
+#include "rng.h"
 #include "packet_internal.h"
 
 static int finite_ge(double x, double lo) { return isfinite(x) && x >= lo; }
@@ -80,13 +81,6 @@ int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size)
 
 /* ---- congestion point ---- */
 
-static uint64_t mix64(uint64_t x) /* splitmix64's finaliser (Steele, Lea, Flood 2014) */
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 double pkt_ecn_probability(const pkt_dcqcn_config *c, double q)
 {
@@ -105,7 +99,8 @@ int pkt_ecn_is_marked(const pkt_dcqcn_config *c, uint64_t serial, uint32_t index
         return 0;
     if (p >= 1)
         return 1;
-    uint64_t h = mix64(c->seed ^ mix64(serial ^ mix64(((uint64_t)index << 32) | hop)));
+    uint64_t h = sim_splitmix64(((uint64_t)index << 32) | hop);
+    h = sim_splitmix64(c->seed ^ sim_splitmix64(serial ^ h));
     double u = (double)(h >> 11) * 0x1.0p-53; /* 53 bits: uniform on [0, 1) */
     return u < p;
 }

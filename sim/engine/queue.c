@@ -9,6 +9,7 @@
  * so that each group of four children is one 64-byte cache line.
  */
 #include "queue.h"
+#include "rng.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -202,10 +203,8 @@ static uint64_t type_hash(sim_handler_fn fn, void *ctx, unsigned kind, unsigned 
 {
     uint64_t f = 0, c = (uint64_t)(uintptr_t)ctx;
     memcpy(&f, &fn, sizeof fn < sizeof f ? sizeof fn : sizeof f);
-    uint64_t z = f * 0x9e3779b97f4a7c15ull ^ c ^ ((uint64_t)kind << 8 | priority) << 40;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return sim_mix64_final(f * 0x9e3779b97f4a7c15ull ^ c ^
+                           ((uint64_t)kind << 8 | priority) << 40);
 }
 
 static inline int type_is(const sim_event_type *t, sim_handler_fn fn, void *ctx, unsigned kind,

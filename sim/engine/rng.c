@@ -12,10 +12,9 @@ static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k
 
 static inline uint64_t splitmix64(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    uint64_t z = sim_splitmix64(*x);
+    *x += 0x9e3779b97f4a7c15ull;
+    return z;
 }
 
 static inline uint64_t next64(xoshiro_state *st)

@@ -18,6 +18,19 @@
 
 #include <gsl/gsl_rng.h>
 
+/* splitmix64's finaliser (Steele, Lea, Flood 2014): a bijective 64-bit
+ * mix, the hash the engine's event types, the failure-state digests and the
+ * packet tier's marking draws use. */
+static inline uint64_t sim_mix64_final(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* One splitmix64 step from state x: the finaliser of x + the golden gamma. */
+static inline uint64_t sim_splitmix64(uint64_t x) { return sim_mix64_final(x + 0x9e3779b97f4a7c15ull); }
+
 /* Entity kinds for stream keys. Append only: renumbering changes every
  * stream and so every result. */
 enum sim_entity_kind {
