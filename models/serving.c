@@ -225,6 +225,12 @@ static int new_request(serve_sim *s)
             if (!f)
                 return -1;
             s->free_ids = f;
+            if (s->has_ext) {
+                serve_req_ext *x = realloc(s->ext, cap * sizeof *x);
+                if (!x)
+                    return -1;
+                s->ext = x;
+            }
             s->cap_req = cap;
         }
         id = (uint32_t)s->n_req++;
@@ -234,7 +240,6 @@ static int new_request(serve_sim *s)
     q->seq = s->sent;
     q->arrival_s = sim_now(s->eng);
     q->first_sched_s = q->first_token_s = -1;
-    q->prefix_id = q->cache_entry = SERVE_NONE;
     if (s->c->arrival == SERVE_TRACE) {
         q->orig_prompt = q->prompt = s->c->trace[s->sent].prompt;
         q->output = s->c->trace[s->sent].output;
@@ -242,8 +247,12 @@ static int new_request(serve_sim *s)
         q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
         q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
     }
-    if (s->c->prefix_prompts && (q->prefix_id = serve_prefix_draw(s)) != SERVE_NONE)
-        q->orig_prompt = q->prompt += (uint32_t)s->c->prefix_tokens;
+    if (s->ext) {
+        serve_req_ext *x = &s->ext[id];
+        x->prefix_id = x->cache_entry = x->prefill_replica = SERVE_NONE;
+        if (s->c->prefix_prompts && (x->prefix_id = serve_prefix_draw(s)) != SERVE_NONE)
+            q->orig_prompt = q->prompt += (uint32_t)s->c->prefix_tokens;
+    }
     s->sent++;
     s->out->arrived++;
     s->out->arrivals_end_s = q->arrival_s;
@@ -264,7 +273,9 @@ static int new_request(serve_sim *s)
     }
     uint32_t r = serve_route(s, id, 0);
     serve_replica *rp = &s->rep[r];
-    q->replica = q->prefill_replica = r;
+    q->replica = r;
+    if (s->ext)
+        s->ext[id].prefill_replica = r;
     q->state = REQ_WAITING;
     if (serve_wait_reserve(rp))
         return -1;
@@ -383,7 +394,8 @@ static void finish(serve_sim *s, uint32_t id)
     serve_series_note(s);
     s->in_system--;
     s->n_running--;
-    serve_prefix_release(s, &s->rep[q->replica], q);
+    if (s->ext)
+        serve_prefix_release(s, &s->rep[q->replica], q);
     if (q->prefix_hit)
         s->ttft_hit_sum += q->first_token_s - q->arrival_s, s->out->ttft_hit_count++;
     else
@@ -423,7 +435,7 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
             if (!q->step_is_decode) {
                 q->prefilled += q->step_tokens;
                 emits = q->prefilled == q->prompt;
-                if (q->prefix_id != SERVE_NONE && serve_prefix_donate(s, rp, q)) {
+                if (s->c->prefix_prompts && serve_prefix_donate(s, rp, q)) {
                     fail(s);
                     return;
                 }
@@ -514,6 +526,7 @@ static void sim_free(serve_sim *s)
     }
     free(s->rep);
     free(s->xfer_s);
+    free(s->ext);
     free(s->bins);
     serve_iter_cache_free(&s->pre_iter);
     free(s->outstanding);
@@ -540,6 +553,7 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     out->kv_blocks_per_replica = blocks;
     serve_sim s = {.c = c, .out = out};
     s.pre_c = serve_prefill_config(c);
+    s.has_ext = c->prefix_prompts || c->prefill_replicas;
     s.n_rep = c->replicas + c->prefill_replicas;
     if (c->prefill_replicas)
         serve_memory(&s.pre_c, NULL, &s.pre_kv_bytes_per_token, &pre_blocks, NULL);

@@ -122,7 +122,7 @@ int serve_disagg_send(serve_sim *s, uint32_t id)
     s->outstanding[pre]--;
     uint32_t d = serve_route(s, id, 1);
     s->outstanding[d]++;
-    q->prefill_replica = pre;
+    serve_ext(s, q)->prefill_replica = pre;
     q->replica = d;
     q->state = REQ_TRANSFER;
     serve_series_note(s);

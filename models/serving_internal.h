@@ -27,15 +27,21 @@ typedef struct serve_req {
     uint32_t replica;
     uint8_t state, step_is_decode;
     uint8_t prefix_hit;    /* its prefix was cached at its first admission */
+    uint8_t uses_cache;    /* it pins a cached prefix: its first prefix_blocks blocks are the
+                              cache's (the other fields of that are in serve_req_ext) */
     uint32_t orig_prompt;  /* as drawn (with the prefix, if any) */
-    uint32_t prefix_id;    /* its shared prefix, or SERVE_NONE */
-    uint32_t shared;       /* KV blocks it uses from its replica's prefix cache */
-    uint32_t cache_entry;  /* the cache entry it pins (shared > 0 or donated), or SERVE_NONE */
-    uint32_t prefill_replica; /* disaggregated: where it was prefilled */
     double arrival_s, first_sched_s, first_token_s, end_s;
     uint64_t seq;          /* arrival order (0, 1, ...): the slot (id) is reused once the
                               request has finished or been dropped */
 } serve_req;
+
+/* What only prefix caching and disaggregation read, beside serve_req (kept
+ * out of it: the hot loops walk serve_req records). */
+typedef struct serve_req_ext {
+    uint32_t prefix_id;    /* its shared prefix, or SERVE_NONE */
+    uint32_t cache_entry;  /* the cache entry it pins, or SERVE_NONE */
+    uint32_t prefill_replica; /* where its prompt was computed */
+} serve_req_ext;
 
 /* Iteration times by batch size (serving_iter.c): the parts of
  * serve_iteration_s that depend on the token count T or on the rows of
@@ -112,6 +118,9 @@ typedef struct serve_sim {
     serve_config pre_c;       /* the prefill pool's configuration (disaggregated) */
     serve_iter_cache pre_iter;
     gsl_rng *prefix_rng;
+    serve_req_ext *ext;       /* [cap_req], when has_ext (prefixes or pools; else NULL) */
+    int has_ext;
+    uint32_t prefix_blocks_u; /* prefix_blocks as a count */
     double *prefix_cdf;       /* [prefix_prompts]: the popularity's cumulative sum */
     double prefix_blocks;     /* blocks of one cached prefix */
     double blocks_fleet_total;
@@ -163,6 +172,17 @@ void serve_set_blocks(serve_sim *s, serve_req *q, double blocks);
  * the whole fleet) or 1 (decode); serving_router.c */
 uint32_t serve_route(serve_sim *s, uint32_t id, int pool);
 
+static inline serve_req_ext *serve_ext(serve_sim *s, const serve_req *q)
+{
+    return &s->ext[q - s->req];
+}
+
+/* KV blocks q uses from its replica's prefix cache */
+static inline uint32_t serve_shared(const serve_sim *s, const serve_req *q)
+{
+    return q->uses_cache ? s->prefix_blocks_u : 0;
+}
+
 /* serving.c: start replica r's next iteration after the events due now */
 void serve_start_later(serve_sim *s, uint32_t r);
 
@@ -191,12 +211,29 @@ double serve_free_blocks(const serve_replica *rp);
  * (or none is left to evict) */
 void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need);
 
-/* serving_series.c: the time series and request records */
-void serve_series_note(serve_sim *s); /* integrate the levels up to now */
-int serve_series_count(serve_sim *s, int what); /* one event now: enum below; 0 or -1 */
+/* serving_series.c: the time series and request records (the inline
+ * guards keep a run without them at one test per call) */
+void serve_series_note_on(serve_sim *s);
+int serve_series_count_on(serve_sim *s, int what);
+int serve_report_request_on(serve_sim *s, const serve_req *q);
+/* integrate the levels up to now */
+static inline void serve_series_note(serve_sim *s)
+{
+    if (s->c->series_bin_s > 0)
+        serve_series_note_on(s);
+}
+/* one event now (enum below): 0, or -1 when out of memory */
 enum { SERIES_ARRIVAL = 0, SERIES_FINISHED, SERIES_DROPPED, SERIES_PREEMPTION };
+static inline int serve_series_count(serve_sim *s, int what)
+{
+    return s->c->series_bin_s > 0 ? serve_series_count_on(s, what) : 0;
+}
+/* on_request for q: 0, or -1 */
+static inline int serve_report_request(serve_sim *s, const serve_req *q)
+{
+    return s->c->on_request ? serve_report_request_on(s, q) : 0;
+}
 int serve_series_finish(serve_sim *s, serve_result *o); /* hand the bins to o; 0 or -1 */
-int serve_report_request(serve_sim *s, const serve_req *q); /* on_request; 0 or -1 */
 
 /* serving_iter.c: serve_iteration_s through the cache (same bits) */
 int serve_iter_cache_init(serve_iter_cache *ic, const serve_config *c);

@@ -26,6 +26,7 @@ int serve_prefix_init(serve_sim *s)
     if (!c->prefix_prompts)
         return 0;
     s->prefix_blocks = floor(c->prefix_tokens / c->kv_block_tokens);
+    s->prefix_blocks_u = (uint32_t)s->prefix_blocks;
     s->prefix_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s->prefix_cdf = malloc((size_t)c->prefix_prompts * sizeof *s->prefix_cdf);
     if (!s->prefix_rng || !s->prefix_cdf)
@@ -90,29 +91,31 @@ static void pin(serve_sim *s, serve_replica *rp, serve_req *q, uint32_t e)
     if (!en->pins++)
         rp->evictable -= s->prefix_blocks;
     en->last_used = ++rp->lru_clock;
-    q->cache_entry = e;
-    q->shared = (uint32_t)s->prefix_blocks;
+    serve_ext(s, q)->cache_entry = e;
+    q->uses_cache = 1;
 }
 
 int serve_prefix_attach(serve_sim *s, serve_replica *rp, serve_req *q)
 {
-    if (q->prefix_id == SERVE_NONE || !(s->prefix_blocks > 0) || q->prefilled)
+    uint32_t id = serve_ext(s, q)->prefix_id;
+    if (id == SERVE_NONE || !(s->prefix_blocks > 0) || q->prefilled)
         return 0;
-    uint32_t e = find(rp, q->prefix_id);
+    uint32_t e = find(rp, id);
     if (e == SERVE_NONE)
         return 0;
     pin(s, rp, q, e);
-    q->prefilled = q->kv_tokens = q->shared * s->c->kv_block_tokens;
+    q->prefilled = q->kv_tokens = s->prefix_blocks_u * s->c->kv_block_tokens;
     return 0;
 }
 
 int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q)
 {
     double pb = s->prefix_blocks;
-    if (q->prefix_id == SERVE_NONE || !(pb > 0) || q->cache_entry != SERVE_NONE ||
+    serve_req_ext *x = serve_ext(s, q);
+    if (x->prefix_id == SERVE_NONE || !(pb > 0) || x->cache_entry != SERVE_NONE ||
         (double)q->prefilled < pb * s->c->kv_block_tokens)
         return 0;
-    uint32_t e = find(rp, q->prefix_id);
+    uint32_t e = find(rp, x->prefix_id);
     if (e != SERVE_NONE) { /* cached meanwhile: use it, give back the copy */
         serve_set_blocks(s, q, q->blocks - pb);
         pin(s, rp, q, e);
@@ -131,7 +134,7 @@ int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q)
         }
         rp->n_cache++;
     }
-    rp->cache[e] = (serve_prefix_entry){q->prefix_id, 0, 0};
+    rp->cache[e] = (serve_prefix_entry){x->prefix_id, 0, 0};
     /* the blocks move from the request to the cache: the used count stays */
     q->blocks -= (uint32_t)pb;
     rp->evictable += pb; /* pin() takes it back */
@@ -141,12 +144,15 @@ int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q)
 
 void serve_prefix_release(serve_sim *s, serve_replica *rp, serve_req *q)
 {
-    if (q->cache_entry == SERVE_NONE)
+    if (!s->ext)
         return;
-    if (!--rp->cache[q->cache_entry].pins)
+    serve_req_ext *x = serve_ext(s, q);
+    if (x->cache_entry == SERVE_NONE)
+        return;
+    if (!--rp->cache[x->cache_entry].pins)
         rp->evictable += s->prefix_blocks;
-    q->cache_entry = SERVE_NONE;
-    q->shared = 0;
+    x->cache_entry = SERVE_NONE;
+    q->uses_cache = 0;
 }
 
 void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need)

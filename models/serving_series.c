@@ -44,7 +44,7 @@ static uint64_t bin_of(const serve_sim *s, double t)
     return k > 0 ? (uint64_t)k : 0;
 }
 
-void serve_series_note(serve_sim *s)
+void serve_series_note_on(serve_sim *s)
 {
     double b = s->c->series_bin_s;
     if (!(b > 0) || s->failed)
@@ -71,7 +71,7 @@ void serve_series_note(serve_sim *s)
     s->series_last_t = now;
 }
 
-int serve_series_count(serve_sim *s, int what)
+int serve_series_count_on(serve_sim *s, int what)
 {
     if (!(s->c->series_bin_s > 0))
         return 0;
@@ -109,18 +109,17 @@ int serve_series_finish(serve_sim *s, serve_result *o)
     return 0;
 }
 
-int serve_report_request(serve_sim *s, const serve_req *q)
+int serve_report_request_on(serve_sim *s, const serve_req *q)
 {
     const serve_config *c = s->c;
-    if (!c->on_request)
-        return 0;
     int dropped = q->state == REQ_DROPPED;
     serve_request_info info = {
         .seq = q->seq, .arrival_s = q->arrival_s,
         .first_token_s = dropped ? NAN : q->first_token_s, .end_s = dropped ? NAN : q->end_s,
         .prompt = q->orig_prompt, .output = q->output,
         .replica = dropped ? SERVE_NONE : q->replica,
-        .prefill_replica = dropped ? SERVE_NONE : q->prefill_replica,
+        .prefill_replica = dropped ? SERVE_NONE : s->ext ? serve_ext(s, q)->prefill_replica
+                                                         : q->replica,
         .prefix_hit = q->prefix_hit, .dropped = dropped};
     return c->on_request(c->request_ctx, &info) ? -1 : 0;
 }
