@@ -6,7 +6,8 @@
  *     hits (exact count), a hit's TTFT is the prefill of its suffix after
  *     the cached whole blocks (closed form), the others' the whole prompt's;
  *   - LRU under capacity: more KV never lowers the hit rate on a fixed
- *     sequence (one request at a time: LRU is a stack algorithm);
+ *     sequence (one request at a time: LRU is a stack algorithm); a small
+ *     cache under pressure (evictions and preemptions) serves everyone;
  *   - one request on disaggregated pools: prefill + transfer (latency +
  *     bytes / rate, inside a node and between nodes) + its decodes;
  *   - a loaded disaggregated stream: conservation, Little's law,
@@ -174,6 +175,36 @@ static void test_monotone(void)
     CHECK(last > 0.9); /* 40 cached of 32 prefixes: only the first of each misses */
 }
 
+/* a small cache under pressure: prefixes are evicted and requests
+ * preempted; every request is still served and nothing is over-allocated */
+static void test_pressure(void)
+{
+    serve_config c = base();
+    double w, per_token, blocks;
+    CHECK_INT_EQ(serve_memory(&c, &w, &per_token, &blocks, NULL), 0);
+    c.reserved_bytes = c.gpu_bytes - w - 300.5 * 16 * per_token / c.kv_fraction;
+    c.clients = 16;
+    c.max_requests = 200;
+    c.prompt.a = 200;
+    c.output.a = 300;
+    c.prefix_prompts = 8;
+    c.prefix_tokens = 320; /* 20 blocks each */
+    c.prefix_share = 1;
+    serve_result r;
+    sim_error err;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    printf("pressure: %llu preemptions, %llu of %llu hits, KV peak %.4f\n",
+           (unsigned long long)r.preemptions, (unsigned long long)r.prefix_hits,
+           (unsigned long long)r.prefix_requests, r.kv_util_max);
+    CHECK_INT_EQ(r.finished, 200);
+    CHECK_INT_EQ(r.dropped, 0);
+    CHECK(r.preemptions > 0);
+    CHECK(r.prefix_hits > 0);
+    CHECK(r.kv_util_max <= 1);
+    CHECK_INT_EQ(r.output_tokens, 200 * 300);
+    CHECK_REL(r.little_l, r.little_lambda * r.little_w, 1e-9);
+}
+
 static serve_config pools(void)
 {
     serve_config c = base();
@@ -324,6 +355,7 @@ int main(void)
     test_share_zero();
     test_one_prefix();
     test_monotone();
+    test_pressure();
     test_disagg_single();
     test_disagg_stream();
     test_series();
