@@ -147,6 +147,8 @@ int serve_config_check(const serve_config *c, sim_error *err)
     if ((rc = check_length(&c->prompt, "prompt", err)) || (rc = check_length(&c->output, "output",
                                                                               err)))
         return rc;
+    if ((rc = serve_extras_check(c, err)))
+        return rc;
     return serve_memory(c, NULL, NULL, NULL, err);
 }
 
@@ -203,6 +205,11 @@ static void on_start(sim_engine *eng, void *ctx, uint64_t data)
     start_iteration(ctx, (uint32_t)data);
 }
 
+void serve_start_later(serve_sim *s, uint32_t r)
+{
+    sim_schedule_in(s->eng, 0, 2, KIND_SERVE_START, on_start, s, r);
+}
+
 static int new_request(serve_sim *s)
 {
     uint32_t id;
@@ -218,6 +225,12 @@ static int new_request(serve_sim *s)
             if (!f)
                 return -1;
             s->free_ids = f;
+            if (s->has_ext) {
+                serve_req_ext *x = realloc(s->ext, cap * sizeof *x);
+                if (!x)
+                    return -1;
+                s->ext = x;
+            }
             s->cap_req = cap;
         }
         id = (uint32_t)s->n_req++;
@@ -234,20 +247,35 @@ static int new_request(serve_sim *s)
         q->orig_prompt = q->prompt = (uint32_t)draw_length(s->length_rng, &s->c->prompt);
         q->output = (uint32_t)draw_length(s->length_rng, &s->c->output);
     }
+    if (s->ext) {
+        serve_req_ext *x = &s->ext[id];
+        x->prefix_id = x->cache_entry = x->prefill_replica = SERVE_NONE;
+        if (s->c->prefix_prompts && (x->prefix_id = serve_prefix_draw(s)) != SERVE_NONE)
+            q->orig_prompt = q->prompt += (uint32_t)s->c->prefix_tokens;
+    }
     s->sent++;
     s->out->arrived++;
     s->out->arrivals_end_s = q->arrival_s;
-    /* one replica must be able to hold the whole sequence */
+    if (serve_series_count(s, SERIES_ARRIVAL))
+        return -1;
+    /* one replica must be able to hold the whole sequence (disaggregated:
+     * a prefill replica the prompt, a decode replica the whole) */
     double blocks = ceil(((double)q->prompt + q->output) / s->c->kv_block_tokens);
-    if (blocks > s->rep[0].blocks_total) {
+    if (blocks > s->rep[s->n_rep - 1].blocks_total ||
+        (s->c->prefill_replicas &&
+         ceil((double)q->prompt / s->c->kv_block_tokens) > s->rep[0].blocks_total)) {
         q->state = REQ_DROPPED;
         s->out->dropped++;
         s->free_ids[s->n_free++] = id;
+        if (serve_series_count(s, SERIES_DROPPED) || serve_report_request(s, q))
+            return -1;
         return 1;
     }
-    uint32_t r = s->c->router->pick(s, id);
+    uint32_t r = serve_route(s, id, 0);
     serve_replica *rp = &s->rep[r];
     q->replica = r;
+    if (s->ext)
+        s->ext[id].prefill_replica = r;
     q->state = REQ_WAITING;
     if (serve_wait_reserve(rp))
         return -1;
@@ -255,10 +283,12 @@ static int new_request(serve_sim *s)
     rp->wait_n++;
     s->outstanding[r]++;
     serve_account(s);
+    serve_series_note(s);
     s->in_system++;
+    s->n_queued++;
     if (!rp->busy) { /* after every arrival due now: they may join the first batch */
         rp->busy = 1;
-        sim_schedule_in(s->eng, 0, 2, KIND_SERVE_START, on_start, s, r);
+        serve_start_later(s, r);
     }
     return 0;
 }
@@ -346,6 +376,8 @@ static void start_iteration(serve_sim *s, uint32_t r)
     if (t > 0) {
         s->out->iterations++;
         s->busy_s += t;
+        if (rp->is_prefill)
+            s->pre_busy_s += t;
         sim_schedule_in(s->eng, t, 1, KIND_SERVE_ITERATION, on_iteration_end, s, r);
     } else if (rp->wait_n || rp->run_n) {
         fail(s); /* work it cannot run: cannot happen (every request fits alone) */
@@ -359,7 +391,19 @@ static void finish(serve_sim *s, uint32_t id)
     q->end_s = sim_now(s->eng);
     s->outstanding[q->replica]--;
     serve_account(s);
+    serve_series_note(s);
     s->in_system--;
+    s->n_running--;
+    if (s->ext)
+        serve_prefix_release(s, &s->rep[q->replica], q);
+    if (q->prefix_hit)
+        s->ttft_hit_sum += q->first_token_s - q->arrival_s, s->out->ttft_hit_count++;
+    else
+        s->ttft_miss_sum += q->first_token_s - q->arrival_s, s->out->ttft_miss_count++;
+    if (serve_series_count(s, SERIES_FINISHED) || serve_report_request(s, q)) {
+        fail(s);
+        return;
+    }
     s->out->finished++;
     s->out->prompt_tokens += q->orig_prompt;
     s->out->output_tokens += q->output;
@@ -391,10 +435,21 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
             if (!q->step_is_decode) {
                 q->prefilled += q->step_tokens;
                 emits = q->prefilled == q->prompt;
+                if (s->c->prefix_prompts && serve_prefix_donate(s, rp, q)) {
+                    fail(s);
+                    return;
+                }
             }
             q->step_tokens = 0;
             if (emits) {
                 q->generated++;
+                if (rp->is_prefill && q->generated < q->output) { /* on to a decode replica */
+                    if (serve_disagg_send(s, id)) {
+                        fail(s);
+                        return;
+                    }
+                    continue;
+                }
                 if (q->first_token_s < 0)
                     q->first_token_s = now;
             }
@@ -423,19 +478,32 @@ static int results(serve_sim *s, sim_error *err)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
     o->in_flight = o->arrived - o->finished - o->dropped;
     double T = o->end_s > 0 ? o->end_s : 0;
+    int dis = c->prefill_replicas > 0;
     if (T > 0) {
         o->output_tokens_per_s = o->output_tokens / T;
-        o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / ((double)c->replicas * c->tp);
+        o->output_tokens_per_s_per_gpu = o->output_tokens_per_s / serve_gpus(c);
         o->requests_per_s = n / T;
         o->goodput_requests_per_s = met / T;
         o->little_l = s->area_in_system / T;
         o->little_lambda = (o->arrived - o->dropped) / T;
-        o->kv_util_mean = s->area_blocks / (T * s->rep[0].blocks_total * c->replicas);
-        o->busy_fraction = s->busy_s / (T * c->replicas);
+        o->kv_util_mean = dis ? s->area_blocks / (T * s->blocks_fleet_total)
+                              : s->area_blocks / (T * s->rep[0].blocks_total * c->replicas);
+        o->busy_fraction = s->busy_s / (T * s->n_rep);
+        if (dis) {
+            o->prefill_busy_fraction = s->pre_busy_s / (T * c->prefill_replicas);
+            o->decode_busy_fraction = (s->busy_s - s->pre_busy_s) / (T * c->replicas);
+        }
     }
     o->slo_met_fraction = n ? (double)met / n : 1;
-    o->kv_util_max = s->peak_blocks / (s->rep[0].blocks_total * c->replicas);
+    o->kv_util_max = dis ? s->peak_blocks / s->blocks_fleet_total
+                         : s->peak_blocks / (s->rep[0].blocks_total * c->replicas);
     o->mean_batch_tokens = o->iterations ? s->batch_tokens_sum / o->iterations : 0;
+    o->prefix_hit_rate = o->prefix_requests ? (double)o->prefix_hits / o->prefix_requests : 0;
+    o->ttft_hit_mean_s = o->ttft_hit_count ? s->ttft_hit_sum / o->ttft_hit_count : 0;
+    o->ttft_miss_mean_s = o->ttft_miss_count ? s->ttft_miss_sum / o->ttft_miss_count : 0;
+    serve_disagg_results(s, o);
+    if (serve_series_finish(s, o))
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
     return 0;
 }
 
@@ -451,11 +519,16 @@ static int on_poll(sim_engine *eng, void *ctx)
 
 static void sim_free(serve_sim *s)
 {
-    for (uint32_t r = 0; s->rep && r < s->c->replicas; r++) {
+    serve_prefix_free(s);
+    for (uint32_t r = 0; s->rep && r < s->n_rep; r++) {
         free(s->rep[r].wait);
         free(s->rep[r].run);
     }
     free(s->rep);
+    free(s->xfer_s);
+    free(s->ext);
+    free(s->bins);
+    serve_iter_cache_free(&s->pre_iter);
     free(s->outstanding);
     free(s->req);
     free(s->free_ids);
@@ -475,19 +548,32 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     int rc = serve_config_check(c, err);
     if (rc)
         return rc;
-    double blocks;
+    double blocks, pre_blocks = 0;
     serve_memory(c, &out->weights_bytes_per_gpu, &out->kv_bytes_per_token, &blocks, NULL);
     out->kv_blocks_per_replica = blocks;
     serve_sim s = {.c = c, .out = out};
+    s.pre_c = serve_prefill_config(c);
+    s.has_ext = c->prefix_prompts || c->prefill_replicas;
+    s.n_rep = c->replicas + c->prefill_replicas;
+    if (c->prefill_replicas)
+        serve_memory(&s.pre_c, NULL, &s.pre_kv_bytes_per_token, &pre_blocks, NULL);
+    out->prefill_kv_blocks_per_replica = pre_blocks;
     s.eng = sim_engine_create();
     s.arrival_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.length_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    s.rep = calloc(c->replicas, sizeof *s.rep);
-    s.outstanding = calloc(c->replicas, sizeof *s.outstanding);
+    s.rep = calloc(s.n_rep, sizeof *s.rep);
+    s.outstanding = calloc(s.n_rep, sizeof *s.outstanding);
     int ok = s.eng && s.arrival_rng && s.length_rng && s.rep && s.outstanding &&
-             !serve_stats_init(&s.stats, c) && !serve_iter_cache_init(&s.iter, c);
-    for (uint32_t r = 0; ok && r < c->replicas; r++) {
-        s.rep[r].blocks_total = blocks;
+             !serve_stats_init(&s.stats, c) && !serve_iter_cache_init(&s.iter, c) &&
+             !serve_prefix_init(&s) &&
+             (!c->prefill_replicas || !serve_iter_cache_init(&s.pre_iter, &s.pre_c));
+    for (uint32_t r = 0; ok && r < s.n_rep; r++) {
+        int pre = r < c->prefill_replicas;
+        s.rep[r].is_prefill = pre;
+        s.rep[r].cfg = pre ? &s.pre_c : c;
+        s.rep[r].iter = pre ? &s.pre_iter : &s.iter;
+        s.rep[r].blocks_total = pre ? pre_blocks : blocks;
+        s.blocks_fleet_total += s.rep[r].blocks_total;
         s.rep[r].run_cap = c->max_sequences;
         s.rep[r].run = malloc((size_t)c->max_sequences * sizeof *s.rep[r].run);
         ok = s.rep[r].run != NULL;

@@ -79,6 +79,8 @@ const char *serve_router_name(const serve_router *r);
 /* "round-robin, least-loaded, most-free-kv": the names, for messages */
 const char *serve_router_names(void);
 
+struct serve_request_info;
+
 typedef struct serve_config {
     /* the replica */
     model_arch arch;
@@ -128,6 +130,38 @@ typedef struct serve_config {
      * above the exact one, never below; mean and max exact). 0: the
      * default, SERVE_EXACT_MAX_DEFAULT. */
     uint64_t exact_max_requests;
+    /* prefix caching (serving_prefix.c; prefix_prompts 0: none). A share of
+     * the requests (prefix_share, [0, 1]) carries one of prefix_prompts
+     * shared prefixes (system prompts) of prefix_tokens tokens, prepended to
+     * the drawn prompt; prompt k is drawn with probability proportional to
+     * (k + 1)^-prefix_zipf (0: uniform). A replica keeps the full KV blocks
+     * of the prefixes it has computed (floor(prefix_tokens / kv_block_tokens)
+     * blocks each, counted in its KV use), evicting the least recently used
+     * unpinned one when a request needs the blocks; a request admitted while
+     * its prefix is cached skips those tokens' prefill. Draws come from a
+     * third stream (seed x 2 + 3): the other two streams are unchanged. */
+    unsigned prefix_prompts;
+    double prefix_tokens, prefix_share, prefix_zipf;
+    /* disaggregated prefill and decode (serving.c; prefill_replicas 0: every
+     * replica does both). With it, replicas and tp are the decode pool's and
+     * the prefill pool has prefill_replicas of prefill_tp GPUs each, placed
+     * first on the cluster's GPUs (the decode pool after them, node_gpus
+     * GPUs a node). A request is prefilled on a prefill replica, its KV
+     * (prompt x kv bytes per token) sent to a decode replica over
+     * min(prefill_tp, tp) GPU-to-GPU paths in parallel: latency + bytes /
+     * (paths x rate), rate effective (x the link's efficiency); the scale-up
+     * link inside a node, the inter-node link otherwise. A prefill replica
+     * sends one transfer at a time, in order. */
+    unsigned prefill_replicas, prefill_tp, node_gpus;
+    double kv_intra_bytes_per_s, kv_intra_latency_s; /* per path, effective */
+    double kv_inter_bytes_per_s, kv_inter_latency_s; /* 0: no inter-node link (refused when
+                                                        a transfer would need it) */
+    /* outputs: time series in bins of series_bin_s (0: none; serve_result
+     * .series), and every finished or dropped request passed to on_request
+     * (NULL: none; non-zero stops the run as out of memory) */
+    double series_bin_s;
+    int (*on_request)(void *ctx, const struct serve_request_info *info);
+    void *request_ctx;
     /* progress: called every few thousand events with the simulated time and
      * the requests finished; non-zero stops the run (SIM_ERR_INTERRUPTED).
      * NULL: none. Not part of the result. */
@@ -138,6 +172,26 @@ typedef struct serve_config {
 #define SERVE_EXACT_MAX_DEFAULT 4000000ull /* requests: 32 B each for the exact quantiles */
 #define SERVE_QUANTILES 3 /* P50, P90, P99 */
 extern const double serve_quantile_p[SERVE_QUANTILES];
+
+/* One request at its end (finished or dropped), for on_request. */
+typedef struct serve_request_info {
+    uint64_t seq;                  /* arrival order, 0, 1, ... */
+    double arrival_s, first_token_s, end_s; /* NaN where none (dropped) */
+    uint32_t prompt, output;       /* tokens: the prompt with its prefix, if any */
+    uint32_t replica;              /* the (decode) replica; UINT32_MAX when dropped */
+    uint32_t prefill_replica;      /* disaggregated: the prefill replica; else = replica */
+    int prefix_hit;                /* its prefix was cached at its first admission */
+    int dropped;
+} serve_request_info;
+
+/* One bin of the time series: counts of events in [k b, (k+1) b) and the
+ * time averages over it (the last bin over the part before the end). */
+typedef struct serve_bin {
+    double t_s;                    /* the bin's start */
+    uint64_t arrivals, finished, dropped, preemptions;
+    double running, queued, transferring; /* time-average requests */
+    double kv_util;                /* time-average used / total KV blocks, fleet */
+} serve_bin;
 
 typedef struct serve_latency {
     double mean_s, max_s;
@@ -165,6 +219,23 @@ typedef struct serve_result {
     double mean_batch_tokens;      /* tokens per iteration */
     double kv_blocks_per_replica;
     double weights_bytes_per_gpu, kv_bytes_per_token; /* per replica, all its GPUs */
+    /* prefix caching: requests with a prefix, those that found it cached at
+     * their first admission, prompt tokens not prefilled (every admission),
+     * and the mean TTFT of finished hits and of the other finished requests */
+    uint64_t prefix_requests, prefix_hits;
+    double prefix_hit_rate, prefill_tokens_saved;
+    double ttft_hit_mean_s, ttft_miss_mean_s;
+    uint64_t ttft_hit_count, ttft_miss_count;
+    /* disaggregation: KV transfers (count, bytes, time from the end of the
+     * prefill to the arrival, queueing behind the sender included: mean,
+     * P99 by nearest rank, max) and each pool's busy fraction */
+    uint64_t transfers;
+    double transfer_bytes, transfer_mean_s, transfer_p99_s, transfer_max_s;
+    double prefill_busy_fraction, decode_busy_fraction;
+    double prefill_kv_blocks_per_replica;
+    /* series_bin_s > 0: n_series bins (serve_result_free releases them) */
+    serve_bin *series;
+    uint64_t n_series;
     int quantiles_exact;           /* 1: nearest rank on every value; 0: from histograms */
     double quantile_rel_error;     /* 0 when exact; else the bound (reported >= exact) */
 } serve_result;
@@ -197,6 +268,16 @@ double serve_iteration_s(const serve_config *c, const serve_batch *b);
  * exact_max_requests, histograms beyond. Returns 0, or
  * an error code with err filled (bad configuration, out of memory). */
 int serve_simulate(const serve_config *c, serve_result *out, sim_error *err);
+
+/* Release what serve_simulate allocated in r (the series); r may be zeroed. */
+void serve_result_free(serve_result *r);
+
+/* GPUs of the configuration (both pools when disaggregated). */
+double serve_gpus(const serve_config *c);
+
+/* The configuration of c's prefill pool (disaggregated; else c itself):
+ * its tp, replicas and memory. */
+serve_config serve_prefill_config(const serve_config *c);
 
 /* Memory the run's records take at most, for a caller's admission check:
  * the exact quantiles' records or the histograms, and a slot for every

@@ -12,7 +12,7 @@
 #define SERVE_NONE UINT32_MAX
 #define SERVE_PREFETCH 8 /* run-list entries fetched ahead in the per-iteration loops */
 
-enum serve_req_state { REQ_WAITING = 0, REQ_RUNNING, REQ_DONE, REQ_DROPPED };
+enum serve_req_state { REQ_WAITING = 0, REQ_RUNNING, REQ_DONE, REQ_DROPPED, REQ_TRANSFER };
 
 typedef struct serve_req {
     /* what every iteration reads and writes first (one cache line) */
@@ -26,19 +26,58 @@ typedef struct serve_req {
     uint32_t step_tokens;  /* this iteration: the chunk (prefill) or 1 (decode); 0 idle */
     uint32_t replica;
     uint8_t state, step_is_decode;
-    uint32_t orig_prompt;  /* as drawn */
+    uint8_t prefix_hit;    /* its prefix was cached at its first admission */
+    uint8_t uses_cache;    /* it pins a cached prefix: its first prefix_blocks blocks are the
+                              cache's (the other fields of that are in serve_req_ext) */
+    uint32_t orig_prompt;  /* as drawn (with the prefix, if any) */
     double arrival_s, first_sched_s, first_token_s, end_s;
     uint64_t seq;          /* arrival order (0, 1, ...): the slot (id) is reused once the
                               request has finished or been dropped */
 } serve_req;
+
+/* What only prefix caching and disaggregation read, beside serve_req (kept
+ * out of it: the hot loops walk serve_req records). */
+typedef struct serve_req_ext {
+    uint32_t prefix_id;    /* its shared prefix, or SERVE_NONE */
+    uint32_t cache_entry;  /* the cache entry it pins, or SERVE_NONE */
+    uint32_t prefill_replica; /* where its prompt was computed */
+} serve_req_ext;
+
+/* Iteration times by batch size (serving_iter.c): the parts of
+ * serve_iteration_s that depend on the token count T or on the rows of
+ * the output layer only, computed once each (NaN: not yet). */
+typedef struct serve_iter_cache {
+    double *dense_s;       /* [T]: one layer's GEMMs and norms */
+    double *allreduce_s;   /* [T]: one layer's two TP all-reduces */
+    double *embed_s;       /* [T] */
+    double *output_s;      /* [rows] */
+    uint32_t max_tokens, max_rows;
+} serve_iter_cache;
+
+/* A cached prefix on one replica (serving_prefix.c). */
+typedef struct serve_prefix_entry {
+    uint32_t prefix_id;
+    uint32_t pins;         /* requests using or holding it: not evictable while > 0 */
+    uint64_t last_used;    /* the replica's LRU clock at the last pin */
+} serve_prefix_entry;
 
 typedef struct serve_replica {
     uint32_t *wait;        /* FIFO ring of request ids */
     uint32_t wait_head, wait_n, wait_cap;
     uint32_t *run;         /* running ids, oldest admitted first */
     uint32_t run_n, run_cap;
-    double blocks_total, blocks_used;
+    double blocks_total, blocks_used; /* used: requests' blocks and cached prefixes' */
     int busy;
+    int is_prefill;        /* disaggregated: a prefill-pool replica */
+    const serve_config *cfg; /* its pool's configuration (tp, memory, iteration time) */
+    serve_iter_cache *iter;
+    double busy_s;
+    double link_free_s;    /* disaggregated prefill: when its outgoing KV link is free */
+    /* prefix cache: entries (each prefix_blocks blocks, in blocks_used) */
+    serve_prefix_entry *cache;
+    uint32_t n_cache, cap_cache;
+    double evictable;      /* blocks of unpinned entries */
+    uint64_t lru_clock;
 } serve_replica;
 
 /* The finished requests' latencies (serving_stats.c). Exact: one value
@@ -58,16 +97,6 @@ typedef struct serve_stats {
     uint64_t met;          /* finished within the SLO */
 } serve_stats;
 
-/* Iteration times by batch size (serving_iter.c): the parts of
- * serve_iteration_s that depend on the token count T or on the rows of
- * the output layer only, computed once each (NaN: not yet). */
-typedef struct serve_iter_cache {
-    double *dense_s;       /* [T]: one layer's GEMMs and norms */
-    double *allreduce_s;   /* [T]: one layer's two TP all-reduces */
-    double *embed_s;       /* [T] */
-    double *output_s;      /* [rows] */
-    uint32_t max_tokens, max_rows;
-} serve_iter_cache;
 
 typedef struct serve_sim {
     const serve_config *c;
@@ -83,6 +112,30 @@ typedef struct serve_sim {
     uint32_t *outstanding;    /* per replica: requests routed there and not finished (dense:
                                  the least-loaded router scans it on every arrival) */
     uint32_t router_rotor;
+    uint32_t n_rep;           /* replicas: the prefill pool's first, then the decode pool's */
+    uint32_t pool_base, pool_n; /* the pool a router picks from (serve_route) */
+    uint32_t rotor[2];        /* each pool's router rotor while the other routes */
+    serve_config pre_c;       /* the prefill pool's configuration (disaggregated) */
+    serve_iter_cache pre_iter;
+    gsl_rng *prefix_rng;
+    serve_req_ext *ext;       /* [cap_req], when has_ext (prefixes or pools; else NULL) */
+    int has_ext;
+    uint32_t prefix_blocks_u; /* prefix_blocks as a count */
+    double *prefix_cdf;       /* [prefix_prompts]: the popularity's cumulative sum */
+    double prefix_blocks;     /* blocks of one cached prefix */
+    double blocks_fleet_total;
+    double pre_kv_bytes_per_token; /* the prefill pool's, all its GPUs (serve_memory) */
+    double pre_busy_s;
+    /* KV transfers: each one's time, for the mean and P99 */
+    double *xfer_s;
+    uint64_t n_xfer, cap_xfer;
+    double xfer_bytes;
+    double ttft_hit_sum, ttft_miss_sum;
+    /* fleet counts for the series (kept always: integers, no effect on results) */
+    uint64_t n_running, n_queued, n_transferring;
+    serve_bin *bins;
+    uint64_t n_bins, cap_bins;
+    double series_last_t;
     uint64_t sent;         /* requests generated so far */
     int failed;            /* out of memory inside an event: stop */
     int interrupted;       /* the poll asked to stop */
@@ -114,6 +167,73 @@ void serve_account(serve_sim *s);
 /* set request q's KV blocks (0 releases them all), keeping the replica's
  * and the fleet's counts and their time integrals */
 void serve_set_blocks(serve_sim *s, serve_req *q, double blocks);
+
+/* the replica a router picks for request id from pool 0 (prefill, or
+ * the whole fleet) or 1 (decode); serving_router.c */
+uint32_t serve_route(serve_sim *s, uint32_t id, int pool);
+
+static inline serve_req_ext *serve_ext(serve_sim *s, const serve_req *q)
+{
+    return &s->ext[q - s->req];
+}
+
+/* KV blocks q uses from its replica's prefix cache */
+static inline uint32_t serve_shared(const serve_sim *s, const serve_req *q)
+{
+    return q->uses_cache ? s->prefix_blocks_u : 0;
+}
+
+/* serving.c: start replica r's next iteration after the events due now */
+void serve_start_later(serve_sim *s, uint32_t r);
+
+/* serving_disagg.c: the checks of the prefix and pool settings (0 or
+ * SIM_ERR_INPUT); send request id's KV from its prefill replica to a decode
+ * replica (0, or -1 when out of memory); the transfers' summary */
+int serve_extras_check(const serve_config *c, sim_error *err);
+int serve_disagg_send(serve_sim *s, uint32_t id);
+void serve_disagg_results(serve_sim *s, serve_result *o);
+
+/* serving_prefix.c: the prefix cache */
+int serve_prefix_init(serve_sim *s);   /* 0, or -1 (no memory) */
+void serve_prefix_free(serve_sim *s);
+uint32_t serve_prefix_draw(serve_sim *s); /* a new request's prefix or SERVE_NONE */
+/* q is admitted with nothing computed: attach its cached prefix, if any
+ * (sets prefilled, kv_tokens and shared); 0 or -1 (no memory) */
+int serve_prefix_attach(serve_sim *s, serve_replica *rp, serve_req *q);
+/* q has computed its prefix's blocks: cache them if its replica has not
+ * (moves them from q to the cache); 0 or -1 (no memory) */
+int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q);
+/* q leaves its replica (finished, preempted, sent on): unpin its entry */
+void serve_prefix_release(serve_sim *s, serve_replica *rp, serve_req *q);
+/* free blocks of rp counting what eviction could free */
+double serve_free_blocks(const serve_replica *rp);
+/* evict least recently used unpinned prefixes until rp has need free blocks
+ * (or none is left to evict) */
+void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need);
+
+/* serving_series.c: the time series and request records (the inline
+ * guards keep a run without them at one test per call) */
+void serve_series_note_on(serve_sim *s);
+int serve_series_count_on(serve_sim *s, int what);
+int serve_report_request_on(serve_sim *s, const serve_req *q);
+/* integrate the levels up to now */
+static inline void serve_series_note(serve_sim *s)
+{
+    if (s->c->series_bin_s > 0)
+        serve_series_note_on(s);
+}
+/* one event now (enum below): 0, or -1 when out of memory */
+enum { SERIES_ARRIVAL = 0, SERIES_FINISHED, SERIES_DROPPED, SERIES_PREEMPTION };
+static inline int serve_series_count(serve_sim *s, int what)
+{
+    return s->c->series_bin_s > 0 ? serve_series_count_on(s, what) : 0;
+}
+/* on_request for q: 0, or -1 */
+static inline int serve_report_request(serve_sim *s, const serve_req *q)
+{
+    return s->c->on_request ? serve_report_request_on(s, q) : 0;
+}
+int serve_series_finish(serve_sim *s, serve_result *o); /* hand the bins to o; 0 or -1 */
 
 /* serving_iter.c: serve_iteration_s through the cache (same bits) */
 int serve_iter_cache_init(serve_iter_cache *ic, const serve_config *c);

@@ -7,7 +7,7 @@ static uint32_t pick_round_robin(serve_sim *s, uint32_t id)
 {
     (void)id;
     uint32_t r = s->router_rotor;
-    s->router_rotor = (r + 1) % s->c->replicas;
+    s->router_rotor = (r + 1) % s->pool_n;
     return r;
 }
 
@@ -20,8 +20,8 @@ static double used_kv(const serve_replica *rp) { return rp->blocks_used - rp->bl
  * drawing the request's lengths (bench_serve), so no heap. */
 static uint32_t pick_min(serve_sim *s, double (*key)(const serve_replica *))
 {
-    const serve_replica *rep = s->rep;
-    uint32_t n = s->c->replicas, rotor = s->router_rotor, best = rotor;
+    const serve_replica *rep = s->rep + s->pool_base;
+    uint32_t n = s->pool_n, rotor = s->router_rotor, best = rotor;
     double best_key = key(&rep[rotor]);
     for (uint32_t r = rotor + 1; r < n; r++) {
         double k = key(&rep[r]);
@@ -45,8 +45,8 @@ static uint32_t pick_min(serve_sim *s, double (*key)(const serve_replica *))
 static uint32_t pick_least_loaded(serve_sim *s, uint32_t id)
 {
     (void)id;
-    const uint32_t *load = s->outstanding;
-    uint32_t n = s->c->replicas, rotor = s->router_rotor, best = rotor, best_load = load[rotor];
+    const uint32_t *load = s->outstanding + s->pool_base;
+    uint32_t n = s->pool_n, rotor = s->router_rotor, best = rotor, best_load = load[rotor];
     for (uint32_t r = rotor + 1; r < n; r++)
         if (load[r] < best_load) {
             best_load = load[r];
@@ -65,6 +65,19 @@ static uint32_t pick_most_free_kv(serve_sim *s, uint32_t id)
 {
     (void)id;
     return pick_min(s, used_kv);
+}
+
+/* Pool 0 is the whole fleet, or the prefill pool when disaggregated; pool
+ * 1 the decode pool. The router sees the pool's replicas as 0..n-1 and
+ * keeps one rotor per pool. */
+uint32_t serve_route(serve_sim *s, uint32_t id, int pool)
+{
+    s->pool_base = pool ? s->c->prefill_replicas : 0;
+    s->pool_n = pool || !s->c->prefill_replicas ? s->c->replicas : s->c->prefill_replicas;
+    s->router_rotor = s->rotor[pool];
+    uint32_t r = s->c->router->pick(s, id);
+    s->rotor[pool] = s->router_rotor;
+    return s->pool_base + r;
 }
 
 static const serve_router routers[] = {

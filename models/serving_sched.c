@@ -16,6 +16,7 @@ void serve_set_blocks(serve_sim *s, serve_req *q, double blocks)
 {
     serve_replica *rp = &s->rep[q->replica];
     serve_account(s);
+    serve_series_note(s);
     rp->blocks_used += blocks - q->blocks;
     s->blocks_used_fleet += blocks - q->blocks;
     if (s->blocks_used_fleet > s->peak_blocks)
@@ -57,6 +58,12 @@ static int preempt_newest(serve_sim *s, serve_replica *rp)
     uint32_t id = rp->run[--rp->run_n];
     serve_req *q = &s->req[id];
     serve_set_blocks(s, q, 0);
+    serve_prefix_release(s, rp, q);
+    serve_series_note(s);
+    s->n_running--;
+    s->n_queued++;
+    if (serve_series_count(s, SERIES_PREEMPTION))
+        return -1;
     q->prompt = q->orig_prompt + q->generated;
     q->prefilled = q->kv_tokens = 0;
     q->step_tokens = 0;
@@ -85,6 +92,32 @@ static int scratch_reserve(serve_sim *s, uint32_t n)
     return 0;
 }
 
+/* Decoding q needs `need` more blocks (> 0): free them (cached prefixes
+ * evicted first, then the newest running requests preempted, possibly q
+ * itself) and give them to q. 1: q decodes; 0: q preempted itself; -1: no
+ * memory. Out of the hot loop below (rare: once per block of tokens). */
+static __attribute__((noinline)) int grow_for_decode(serve_sim *s, serve_replica *rp,
+                                                     serve_req *q, double need)
+{
+    while (rp->blocks_total - rp->blocks_used < need) {
+        double evictable = rp->evictable;
+        if (evictable > 0) { /* cached prefixes go before running requests */
+            serve_prefix_evict(s, rp, need);
+            if (rp->evictable < evictable)
+                continue;
+        }
+        int self = rp->run[rp->run_n - 1] == (uint32_t)(q - s->req);
+        if (preempt_newest(s, rp))
+            return -1;
+        if (self)
+            break;
+    }
+    if (q->state != REQ_RUNNING)
+        return 0; /* it preempted itself: everyone after it is gone too */
+    serve_set_blocks(s, q, q->blocks + need);
+    return 1;
+}
+
 /* One pass over the running requests (the hot loop of a long run):
  * clears last iteration's steps, lists those part-way through their prompt
  * (in run order) and does step 1: every running request past its prompt
@@ -96,39 +129,38 @@ static long schedule_decodes(serve_sim *s, serve_replica *rp, double *budget, ui
                              double *kv_sum)
 {
     long taken = 0;
-    uint32_t block = s->c->kv_block_tokens;
+    uint32_t block = s->c->kv_block_tokens, n_prefilling = *n_pre;
+    double left = *budget, kv = *kv_sum; /* in registers: the loop calls out rarely */
     for (uint32_t i = 0; i < rp->run_n; i++) {
         if (i + SERVE_PREFETCH < rp->run_n) /* the records are scattered: fetch ahead */
             __builtin_prefetch(&s->req[rp->run[i + SERVE_PREFETCH]], 1);
         serve_req *q = &s->req[rp->run[i]];
         q->step_tokens = 0;
         if (q->prefilled < q->prompt) {
-            s->prefilling[(*n_pre)++] = i;
+            s->prefilling[n_prefilling++] = i;
             continue;
         }
-        if (!(*budget > 0))
+        if (!(left > 0))
             continue;
-        /* ceil((kv+1)/B) - blocks, which is > 0 only when kv+1 passes the blocks held */
-        double need = (uint64_t)q->kv_tokens + 1 > (uint64_t)q->blocks * block
-                          ? (double)((q->kv_tokens + block) / block) - q->blocks
-                          : 0;
-        while (need > 0 && rp->blocks_total - rp->blocks_used < need) {
-            int self = rp->run[rp->run_n - 1] == (uint32_t)(q - s->req);
-            if (preempt_newest(s, rp))
+        /* ceil((kv+1)/B) - blocks, which is > 0 only when kv+1 passes the blocks held
+         * (its own and those it uses from the prefix cache) */
+        uint32_t held = q->blocks + serve_shared(s, q);
+        if ((uint64_t)q->kv_tokens + 1 > (uint64_t)held * block) {
+            int rc = grow_for_decode(s, rp, q, (double)((q->kv_tokens + block) / block) - held);
+            if (rc < 0)
                 return -1;
-            if (self)
+            if (!rc)
                 break;
         }
-        if (q->state != REQ_RUNNING)
-            break; /* it preempted itself: everyone after it is gone too */
-        if (need > 0)
-            serve_set_blocks(s, q, q->blocks + need);
         q->step_tokens = 1;
         q->step_is_decode = 1;
-        *budget -= 1;
-        *kv_sum += q->kv_tokens + 1.0;
+        left -= 1;
+        kv += q->kv_tokens + 1.0;
         taken++;
     }
+    *budget = left;
+    *kv_sum = kv;
+    *n_pre = n_prefilling;
     return taken;
 }
 
@@ -139,14 +171,20 @@ static double chunk_for(const serve_sim *s, const serve_replica *rp, const serve
 {
     double left = (double)q->prompt - q->prefilled;
     double chunk = left < budget ? left : budget;
-    double room = (rp->blocks_total - rp->blocks_used + q->blocks) * s->c->kv_block_tokens -
+    double room = (rp->blocks_total - rp->blocks_used + rp->evictable +
+                   (q->blocks + serve_shared(s, q))) *
+                      s->c->kv_block_tokens -
                   q->kv_tokens;
     return chunk < room ? chunk : floor(room > 0 ? room : 0);
 }
 
 static void take_chunk(serve_sim *s, serve_req *q, double chunk, double *budget)
 {
-    serve_set_blocks(s, q, blocks_for(s, q->kv_tokens + chunk));
+    double blocks = blocks_for(s, q->kv_tokens + chunk) - serve_shared(s, q);
+    serve_replica *rp = &s->rep[q->replica];
+    if (rp->evictable > 0)
+        serve_prefix_evict(s, rp, blocks - q->blocks);
+    serve_set_blocks(s, q, blocks);
     q->step_tokens = (uint32_t)chunk;
     q->step_is_decode = 0;
     *budget -= chunk;
@@ -161,6 +199,40 @@ static void add_chunk(serve_sim *s, const serve_req *q, unsigned *n_prefill, uns
     *n_emit += q->prefilled + q->step_tokens == q->prompt;
 }
 
+/* waiting request id joins the running ones */
+static void admit(serve_sim *s, serve_replica *rp, uint32_t id)
+{
+    serve_series_note(s);
+    s->n_queued--;
+    s->n_running++;
+    rp->wait_head = (rp->wait_head + 1) % rp->wait_cap;
+    rp->wait_n--;
+    rp->run[rp->run_n++] = id; /* run_cap >= max_sequences */
+    s->req[id].state = REQ_RUNNING;
+}
+
+/* Disaggregated decode replica: requests whose KV arrived (their prompt
+ * computed elsewhere) join the running ones from the head of the queue
+ * while there are blocks for their KV and the next token; they decode in
+ * this iteration. */
+static void admit_transferred(serve_sim *s, serve_replica *rp)
+{
+    uint32_t block = s->c->kv_block_tokens;
+    while (rp->wait_n && rp->run_n < s->c->max_sequences) {
+        uint32_t id = rp->wait[rp->wait_head];
+        serve_req *q = &s->req[id];
+        if (!q->prompt || q->prefilled < q->prompt)
+            return; /* a preempted request recomputes first: no overtaking */
+        double need = blocks_for(s, q->kv_tokens + 1.0);
+        if (serve_free_blocks(rp) < need)
+            return;
+        if (rp->evictable > 0)
+            serve_prefix_evict(s, rp, need);
+        admit(s, rp, id);
+        serve_set_blocks(s, q, ceil((double)q->kv_tokens / block));
+    }
+}
+
 double serve_form_batch(serve_sim *s, uint32_t r)
 {
     const serve_config *c = s->c;
@@ -171,6 +243,8 @@ double serve_form_batch(serve_sim *s, uint32_t r)
         double budget = c->max_batch_tokens, kv_sum = 0;
         uint32_t n_pre = 0;
         unsigned n_prefill = 0, n_emit = 0;
+        if (c->prefill_replicas && !rp->is_prefill)
+            admit_transferred(s, rp);
         long decodes = schedule_decodes(s, rp, &budget, &n_pre, &kv_sum);
         if (decodes < 0)
             return -1;
@@ -187,13 +261,24 @@ double serve_form_batch(serve_sim *s, uint32_t r)
         while (rp->wait_n && rp->run_n < c->max_sequences && budget > 0) {
             uint32_t id = rp->wait[rp->wait_head];
             serve_req *q = &s->req[id];
+            if (c->prefix_prompts && serve_prefix_attach(s, rp, q))
+                return -1;
             double chunk = chunk_for(s, rp, q, budget);
-            if (!(chunk > 0))
+            if (!(chunk > 0)) {
+                if (q->uses_cache) { /* not admitted: give the cached prefix back */
+                    serve_prefix_release(s, rp, q);
+                    q->prefilled = q->kv_tokens = 0;
+                }
                 break;
-            rp->wait_head = (rp->wait_head + 1) % rp->wait_cap;
-            rp->wait_n--;
-            rp->run[rp->run_n++] = id; /* run_cap >= max_sequences */
-            q->state = REQ_RUNNING;
+            }
+            admit(s, rp, id);
+            if (q->uses_cache) {
+                s->out->prefill_tokens_saved += q->prefilled;
+                q->prefix_hit |= q->first_sched_s < 0;
+            }
+            if (s->c->prefix_prompts && serve_ext(s, q)->prefix_id != SERVE_NONE &&
+                q->first_sched_s < 0)
+                s->out->prefix_requests++, s->out->prefix_hits += q->prefix_hit;
             if (q->first_sched_s < 0)
                 q->first_sched_s = sim_now(s->eng);
             take_chunk(s, q, chunk, &budget);
@@ -205,7 +290,7 @@ double serve_form_batch(serve_sim *s, uint32_t r)
             serve_batch b = {n_prefill, s->chunk_tokens, s->chunk_context, n_decode, kv_sum,
                              n_emit + n_decode};
             s->batch_tokens_sum += c->max_batch_tokens - budget;
-            return serve_iteration_cached_s(&s->iter, c, &b);
+            return serve_iteration_cached_s(rp->iter, rp->cfg, &b);
         }
         /* nothing fits: running prompts hold the blocks the oldest needs */
         if (!rp->run_n || attempt > c->max_sequences)

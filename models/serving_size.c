@@ -74,6 +74,9 @@ int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_st
     if (c->arrival == SERVE_CLOSED)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs open-loop "
                              "arrivals (a rate); a closed loop's load follows the fleet");
+    if (c->prefill_replicas)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing searches one "
+                             "pool's replicas; disaggregated pools are not searched yet");
     if (max_replicas < 1)
         max_replicas = 1;
     unsigned steps = 0, n = c->replicas < max_replicas ? c->replicas : max_replicas;

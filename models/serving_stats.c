@@ -209,7 +209,7 @@ double serve_records_bytes(const serve_config *c)
     uint64_t limit = c->exact_max_requests ? c->exact_max_requests : SERVE_EXACT_MAX_DEFAULT;
     double n = serve_expected_requests(c);
     /* worst case, an overloaded fleet: every request waiting at once */
-    double slots = n * (sizeof(serve_req) + sizeof(uint32_t));
+    double slots = n * (sizeof(serve_req) + sizeof(uint32_t) + (c->prefill_replicas ? 8 : 0));
     if (n <= (double)limit)
         return slots + n * SERVE_METRICS * sizeof(double);
     return slots + (double)SERVE_METRICS * HIST_BINS * sizeof(uint64_t);

@@ -128,9 +128,10 @@ typedef struct scn_scenario {
     int has_serving;        /* <serving> given (dcsim serve) */
     serve_config serving;   /* <serving>, all but .dev (the app builds it from gpu) */
     char serving_scaleup[64]; /* the scale-up link of tp > 1 ("" with tp 1) */
+    char serving_kv_links[160]; /* disaggregated: the KV transfer's links ("" otherwise) */
     serve_trace_row *serving_trace; /* <arrivals process="trace">: the rows, owned */
     char serving_trace_file[256];   /* its file attribute, as given */
-    char serving_defaults[768]; /* what <serving> left out and the defaults that filled it */
+    char serving_defaults[2048]; /* what <serving> left out and the defaults that filled it */
     int has_cluster_jobs;   /* <cluster-jobs> given (dcsim cluster) */
     cluster_config cluster_jobs; /* <cluster-jobs>; with a <trace>, .jobs is cluster_trace */
     cluster_job_spec *cluster_trace; /* the <trace>'s jobs; owned (NULL: the stream) */

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -17,10 +18,13 @@
 #include "resources.h"
 #include "scenario.h"
 #include "servecost.h"
+#include "serveh5.h"
 #include "serving.h"
+#include "units.h"
 
 const char usage_serve[] =
     "usage: dcsim serve SCENARIO.xml [--size] [--json | --csv] [--quiet]\n"
+    "                   [-o FILE.h5 [--bin T]]\n"
     "                   [--set PATH=VALUE]...\n"
     "\n"
     "Simulate an LLM inference fleet request by request (the scenario's\n"
@@ -40,6 +44,9 @@ const char usage_serve[] =
     "  --csv        the results as CSV: a header and one row (the latency\n"
     "               quantiles as ttft_p99_s and the like; --size's steps are in\n"
     "               --json only)\n"
+    "  -o, --output FILE.h5  the tables /serve/requests (one row per request,\n"
+    "               sampled past 1,000,000) and /serve/series (docs/trace-format.md)\n"
+    "  --bin T      the series' bin, a duration (default 1s)\n"
     "  -q, --quiet  no progress on stderr\n"
     "  --set PATH=VALUE  override a scenario value, e.g.\n"
     "               --set serving/arrivals/@rate=40/s\n"
@@ -47,16 +54,20 @@ const char usage_serve[] =
     "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
 
 typedef struct serve_args {
-    const char *path;
+    const char *path, *output, *bin;
     cli_sets sets;
     int json, csv, quiet, size;
 } serve_args;
+
+#define SERVE_BIN_DEFAULT_S 1.0 /* A: the series' bin when --bin is not given */
 
 static const cli_option serve_options[] = {
     {"--json", 0, CLI_FLAG, offsetof(serve_args, json), NULL, NULL},
     {"--csv", 0, CLI_FLAG, offsetof(serve_args, csv), NULL, NULL},
     {"--size", 0, CLI_FLAG, offsetof(serve_args, size), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
+    {"--output", 'o', CLI_TEXT, offsetof(serve_args, output), .missing = "%s needs a file name"},
+    {"--bin", 0, CLI_TEXT, offsetof(serve_args, bin), .missing = "%s needs a duration"},
     {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -159,10 +170,10 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
         snprintf(output, sizeof output, "the trace's (mean %.0f tokens)", c->output.a);
     }
     describe_arrivals(c, arrivals, sizeof arrivals);
-    printf("dcsim serve: %s%s%s on %u x %s (%.1f GB): %u replicas of tp %u%s%s%s\n",
-           c->arch.name, s->name[0] ? " - " : "", s->name, c->replicas * c->tp, s->gpu.name,
-           c->gpu_bytes / 1e9, c->replicas, c->tp, c->tp > 1 ? " (" : "", s->serving_scaleup,
-           c->tp > 1 ? ")" : "");
+    printf("dcsim serve: %s%s%s on %.0f x %s (%.1f GB): %u %sreplicas of tp %u%s%s%s\n",
+           c->arch.name, s->name[0] ? " - " : "", s->name, serve_gpus(c), s->gpu.name,
+           c->gpu_bytes / 1e9, c->replicas, c->prefill_replicas ? "decode " : "", c->tp,
+           c->tp > 1 ? " (" : "", s->serving_scaleup, c->tp > 1 ? ")" : "");
     printf("replica    math %s, weights %s (%.2f GB per GPU), KV %s (%.4g kB per token), "
            "%.0f blocks of %u tokens (%.0f tokens)\n",
            precision_name(c->math_precision), precision_name(c->weight_precision),
@@ -171,6 +182,16 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
            r->kv_blocks_per_replica * c->kv_block_tokens);
     printf("batching   %u tokens and %u sequences per iteration, chunked prefill; router %s\n",
            c->max_batch_tokens, c->max_sequences, serve_router_name(c->router));
+    if (c->prefill_replicas)
+        printf("pools      prefill %u x tp %u (%.0f blocks each), decode %u x tp %u; KV sent "
+               "over %s, %u GPUs a node\n", c->prefill_replicas, c->prefill_tp,
+               r->prefill_kv_blocks_per_replica, c->replicas, c->tp, s->serving_kv_links,
+               c->node_gpus);
+    if (c->prefix_prompts)
+        printf("prefixes   %u shared prefixes of %.0f tokens (%.0f cached per hit), on %.4g%% "
+               "of requests, zipf %.3g\n", c->prefix_prompts, c->prefix_tokens,
+               floor(c->prefix_tokens / c->kv_block_tokens) * c->kv_block_tokens,
+               100 * c->prefix_share, c->prefix_zipf);
     printf("traffic    %s; prompt %s; output %s\n", arrivals, prompt, output);
     print_iteration_model(c);
     if (s->serving_defaults[0])
@@ -201,6 +222,18 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                r->goodput_requests_per_s);
     printf("KV cache   mean use %.1f%%, peak %.1f%% of the fleet's blocks\n",
            100 * r->kv_util_mean, 100 * r->kv_util_max);
+    if (c->prefix_prompts)
+        printf("prefix     %llu of %llu requests with a prefix found it cached (hit rate "
+               "%.2f%%); %.6g prompt tokens not prefilled; mean TTFT %.4g ms on a hit, %.4g "
+               "ms otherwise\n", (unsigned long long)r->prefix_hits,
+               (unsigned long long)r->prefix_requests, 100 * r->prefix_hit_rate,
+               r->prefill_tokens_saved, r->ttft_hit_mean_s * 1e3, r->ttft_miss_mean_s * 1e3);
+    if (c->prefill_replicas)
+        printf("transfer   %llu KV transfers, %.6g GB; time mean %.4g ms, P99 %.4g ms, max "
+               "%.4g ms; prefill pool busy %.1f%%, decode pool busy %.1f%%\n",
+               (unsigned long long)r->transfers, r->transfer_bytes / 1e9,
+               r->transfer_mean_s * 1e3, r->transfer_p99_s * 1e3, r->transfer_max_s * 1e3,
+               100 * r->prefill_busy_fraction, 100 * r->decode_busy_fraction);
     printf("Little     L %.6g requests in the system = lambda %.6g/s x W %.6g s = %.6g\n",
            r->little_l, r->little_lambda, r->little_w, r->little_lambda * r->little_w);
     if (k)
@@ -273,6 +306,27 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
     json_latency(root, "queue", &r->queue);
     if (!r->quantiles_exact)
         cJSON_AddNumberToObject(root, "quantile_rel_error", r->quantile_rel_error);
+    if (c->prefix_prompts) {
+        cJSON *p = cJSON_AddObjectToObject(root, "prefix");
+        cJSON_AddNumberToObject(p, "requests", (double)r->prefix_requests);
+        cJSON_AddNumberToObject(p, "hits", (double)r->prefix_hits);
+        cJSON_AddNumberToObject(p, "hit_rate", r->prefix_hit_rate);
+        cJSON_AddNumberToObject(p, "prefill_tokens_saved", r->prefill_tokens_saved);
+        cJSON_AddNumberToObject(p, "ttft_hit_mean_s", r->ttft_hit_mean_s);
+        cJSON_AddNumberToObject(p, "ttft_miss_mean_s", r->ttft_miss_mean_s);
+    }
+    if (c->prefill_replicas) {
+        cJSON *p = cJSON_AddObjectToObject(root, "disaggregated");
+        cJSON_AddNumberToObject(p, "prefill_replicas", c->prefill_replicas);
+        cJSON_AddNumberToObject(p, "prefill_tp", c->prefill_tp);
+        cJSON_AddNumberToObject(p, "transfers", (double)r->transfers);
+        cJSON_AddNumberToObject(p, "transfer_bytes", r->transfer_bytes);
+        cJSON_AddNumberToObject(p, "transfer_mean_s", r->transfer_mean_s);
+        cJSON_AddNumberToObject(p, "transfer_p99_s", r->transfer_p99_s);
+        cJSON_AddNumberToObject(p, "transfer_max_s", r->transfer_max_s);
+        cJSON_AddNumberToObject(p, "prefill_busy_fraction", r->prefill_busy_fraction);
+        cJSON_AddNumberToObject(p, "decode_busy_fraction", r->decode_busy_fraction);
+    }
     if (k)
         json_cost(root, k);
     cJSON_AddStringToObject(root, "defaults_used", s->serving_defaults);
@@ -342,6 +396,27 @@ static void size_answer_json(cJSON *size, const serve_config *c)
     cJSON_AddNumberToObject(size, "gpus", (double)c->replicas * c->tp);
 }
 
+/* -o FILE.h5 [--bin T]: the target checked before the run, the series'
+ * bin and the request sink set in c. 0, or an error code with err set. */
+static int output_setup(const serve_args *o, const scn_scenario *s, serve_config *c,
+                        outpath *out, serve_h5_rows *rows, sim_error *err)
+{
+    c->series_bin_s = SERVE_BIN_DEFAULT_S;
+    if (o->bin)
+        sim_units_parse(o->bin, SIM_DIM_TIME, &c->series_bin_s, NULL, 0); /* checked already */
+    size_t n_in;
+    const char **inputs = scn_input_paths(s, o->path, NULL, &n_in);
+    int rc = inputs ? outpath_init(out, o->output, "the tables", inputs, n_in, err)
+                    : sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    free(inputs);
+    if (rc)
+        return rc;
+    serve_h5_rows_init(rows, c);
+    c->on_request = serve_h5_on_request;
+    c->request_ctx = rows;
+    return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const cli_command cmd = {"serve", usage_serve, serve_options, 1,
@@ -355,6 +430,16 @@ int cmd_serve(int argc, char **argv)
         return jsonout_one_format("serve");
     if (!o.path)
         return cli_usage_error("serve", "a scenario with <serving> is needed%s", "");
+    if (o.output && o.size)
+        return cli_usage_error("serve", "--output writes one run's tables; it does not go "
+                               "with --size%s", "");
+    if (o.bin && !o.output)
+        return cli_usage_error("serve", "--bin sets the series' bin of --output%s", "");
+    double bin_s = 0;
+    if (o.bin && (sim_units_parse(o.bin, SIM_DIM_TIME, &bin_s, NULL, 0) ||
+                  !(bin_s >= 1e-6 && bin_s <= 3.2e7)))
+        return cli_usage_error("serve", "--bin %s: expected a duration with its unit, from 1us "
+                               "to a year", o.bin);
     o.json = o.json || o.csv; /* the CSV is the document's */
     scn_scenario s;
     sim_error err;
@@ -369,6 +454,13 @@ int cmd_serve(int argc, char **argv)
         return cli_print_error(&err);
     }
     serve_config c = s.serving;
+    outpath out;
+    serve_h5_rows rows;
+    memset(&rows, 0, sizeof rows);
+    if (o.output && (rc = output_setup(&o, &s, &c, &out, &rows, &err))) {
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
     /* decode kernels run from CUDA graphs (TensorRT-LLM's setting,
      * components.md 7.2) with FlashAttention-2's prefill */
     framework_config fw = {.attention_kernel = ATTN_FLASH2, .cuda_graphs = 1};
@@ -404,6 +496,19 @@ int cmd_serve(int argc, char **argv)
     serve_cost k;
     if (!rc && s.site.given)
         rc = serve_cost_at_site(&s, &c, &r, &k, &err);
+    if (!rc && o.output) {
+        char command[4096];
+        size_t used = (size_t)snprintf(command, sizeof command, "dcsim serve");
+        for (int i = 0; i < argc && used < sizeof command; i++)
+            used += (size_t)snprintf(command + used, sizeof command - used, " %s", argv[i]);
+        rc = serve_h5_write(&out, &s, &c, &r, &rows, command, &err);
+        serve_h5_rows_free(&rows);
+        if (rc)
+            serve_result_free(&r);
+    } else if (o.output) {
+        outpath_discard(&out);
+        serve_h5_rows_free(&rows);
+    }
     if (rc) {
         cJSON_Delete(root);
         if (!err.file[0])
@@ -416,6 +521,7 @@ int cmd_serve(int argc, char **argv)
         rc = print_json(&s, &c, &r, kp, root, o.csv);
     else
         print_text(&s, &c, &r, kp);
+    serve_result_free(&r);
     scn_scenario_free(&s);
     return rc;
 }

@@ -12,10 +12,11 @@ int serve_cost_at_site(const scn_scenario *s, const serve_config *c, const serve
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: the run produced no "
                              "output tokens: no cost per token");
     scn_scenario fleet = *s; /* shallow: only the GPU count is changed, nothing is freed */
-    fleet.campaign.gpu_count = (uint64_t)c->replicas * c->tp;
+    fleet.campaign.gpu_count = (uint64_t)serve_gpus(c); /* both pools when disaggregated */
     if (fleet.campaign.gpu_count != s->campaign.gpu_count)
         fleet.has_fabric = 0; /* the fabric was built for the cluster's count (--size) */
-    double iteration_s = r->iterations ? r->busy_fraction * r->end_s * c->replicas /
+    double iteration_s = r->iterations ? r->busy_fraction * r->end_s *
+                                             (c->replicas + c->prefill_replicas) /
                                              (double)r->iterations
                                        : r->end_s;
     energy_run er;

@@ -43,6 +43,31 @@ static int precision_attr(loader *ld, xmlNode *n, const char *attr, int fallback
     return 0;
 }
 
+/* tp > 1: the TP all-reduces run on the GPU's scale-up link (attr names
+ * the attribute that set tp, for messages) */
+static int scaleup_for(loader *ld, xmlNode *n, const char *attr, scn_scenario *s, unsigned tp)
+{
+    serve_config *c = &s->serving;
+    if (tp < 2)
+        return 0;
+    const hw_link *lk = s->gpu.scaleup_kind[0] ? find_named(ld, CAT_LINK, s->gpu.scaleup_kind)
+                                               : NULL;
+    if (!lk)
+        return node_error(ld, n, attr, "tp %u needs GPU type %s's scale-up link, and the "
+                          "catalog has none for it", tp, s->gpu.name);
+    if (s->gpu.scaleup_domain && tp > s->gpu.scaleup_domain)
+        return node_error(ld, n, attr, "tp %u is more than the %u GPUs of one %s domain", tp,
+                          s->gpu.scaleup_domain, lk->name);
+    if (!(lk->step_latency_s > 0))
+        return node_error(ld, n, attr, "link %s has no step-latency in the catalog; the "
+                          "TP all-reduce needs one", lk->name);
+    double rate = s->gpu.scaleup_bytes_per_s > 0 ? s->gpu.scaleup_bytes_per_s : lk->bytes_per_s;
+    c->scaleup_bytes_per_s = rate * lk->efficiency;
+    c->scaleup_step_s = lk->step_latency_s;
+    snprintf(s->serving_scaleup, sizeof s->serving_scaleup, "%s", lk->name);
+    return 0;
+}
+
 static int parse_replica(loader *ld, xmlNode *n, scn_scenario *s)
 {
     serve_config *c = &s->serving;
@@ -98,27 +123,10 @@ static int parse_replica(loader *ld, xmlNode *n, scn_scenario *s)
         return node_error(ld, n, "tp", "tp %u does not divide the cluster's %llu GPUs", c->tp,
                           (unsigned long long)s->campaign.gpu_count);
     c->replicas = (unsigned)(s->campaign.gpu_count / c->tp);
-    if (c->tp > 1) { /* the TP all-reduces run on the GPU's scale-up link */
-        const hw_link *lk = s->gpu.scaleup_kind[0] ? find_named(ld, CAT_LINK, s->gpu.scaleup_kind)
-                                                   : NULL;
-        if (!lk)
-            return node_error(ld, n, "tp", "tp %u needs GPU type %s's scale-up link, and the "
-                              "catalog has none for it", c->tp, s->gpu.name);
-        if (s->gpu.scaleup_domain && c->tp > s->gpu.scaleup_domain)
-            return node_error(ld, n, "tp", "tp %u is more than the %u GPUs of one %s domain",
-                              c->tp, s->gpu.scaleup_domain, lk->name);
-        if (!(lk->step_latency_s > 0))
-            return node_error(ld, n, "tp", "link %s has no step-latency in the catalog; the "
-                              "TP all-reduce needs one", lk->name);
-        double rate = s->gpu.scaleup_bytes_per_s > 0 ? s->gpu.scaleup_bytes_per_s
-                                                     : lk->bytes_per_s;
-        c->scaleup_bytes_per_s = rate * lk->efficiency;
-        c->scaleup_step_s = lk->step_latency_s;
-        snprintf(s->serving_scaleup, sizeof s->serving_scaleup, "%s", lk->name);
-    }
+    int rc2 = scaleup_for(ld, n, "tp", s, c->tp);
     c->reserved_bytes = s->reserved_bytes;
     c->gpu_bytes = s->gpu.hbm_bytes;
-    return 0;
+    return rc2;
 }
 
 static int parse_length(loader *ld, xmlNode *n, serve_length *l)
@@ -252,6 +260,131 @@ static void trace_lengths(serve_config *c)
     c->output = (serve_length){SERVE_LEN_FIXED, floor(o / c->n_trace + 0.5), 0, 0};
 }
 
+/* <prefix prompts tokens [share] [zipf]>: shared prefixes (docs/serving.md
+ * "Prefix caching") */
+static int parse_prefix(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
+    int rc = get_uint(ld, n, "prompts", 1, 1, 1000000, &c->prefix_prompts);
+    if (!rc)
+        rc = get_quantity(ld, n, "tokens", SIM_DIM_COUNT, 1, &c->prefix_tokens);
+    if (!rc)
+        rc = whole(ld, n, "tokens", c->prefix_tokens);
+    if (!rc)
+        rc = positive(ld, n, "tokens", c->prefix_tokens, MAX_TOKENS_ATTR, " tokens");
+    c->prefix_share = 1;
+    if (!rc && has_attr(n, "share")) {
+        rc = get_quantity(ld, n, "share", SIM_DIM_FRACTION, 1, &c->prefix_share);
+        if (!rc && !(c->prefix_share >= 0 && c->prefix_share <= 1))
+            rc = node_error(ld, n, "share", "share must be from 0 to 100%%");
+    } else if (!rc) {
+        note_default(s, "prefix share 100%: every request carries a prefix (A)");
+    }
+    if (!rc && has_attr(n, "zipf")) {
+        rc = get_quantity(ld, n, "zipf", SIM_DIM_COUNT, 1, &c->prefix_zipf);
+        if (!rc && !(c->prefix_zipf >= 0 && c->prefix_zipf <= 10))
+            rc = node_error(ld, n, "zipf", "zipf must be from 0 (uniform) to 10");
+    } else if (!rc) {
+        note_default(s, "prefix zipf 0: every prefix equally popular (A)");
+    }
+    return rc;
+}
+
+/* a link for the KV transfer: its effective rate (x efficiency, never the
+ * ideal) and latency; a value the catalog filled by a rule is listed */
+static int kv_link(loader *ld, xmlNode *n, const char *attr, scn_scenario *s, const hw_link *lk,
+                   double rate, double *bytes_per_s, double *latency_s)
+{
+    if (!(lk->efficiency > 0 && lk->efficiency <= 1))
+        return node_error(ld, n, attr, "link %s has no efficiency in the catalog; the KV "
+                          "transfer never runs at the ideal rate", lk->name);
+    if (!(lk->step_latency_s > 0))
+        return node_error(ld, n, attr, "link %s has no step-latency in the catalog; the KV "
+                          "transfer needs one", lk->name);
+    *bytes_per_s = rate * lk->efficiency;
+    *latency_s = lk->step_latency_s;
+    for (unsigned i = 0; i < lk->n_defaults; i++) { /* those the transfer uses */
+        if (strcmp(lk->defaults[i].what, "efficiency") &&
+            strcmp(lk->defaults[i].what, "step-latency"))
+            continue;
+        char text[400];
+        snprintf(text, sizeof text, "KV transfer link %s %s %s (%s)", lk->name,
+                 lk->defaults[i].what, lk->defaults[i].value, lk->defaults[i].rule);
+        note_default(s, text);
+    }
+    return 0;
+}
+
+/* <disaggregated prefill-replicas prefill-tp decode-replicas decode-tp
+ * [link]>: the two pools (docs/serving.md "Disaggregated prefill and
+ * decode"); <replica tp> must then be absent */
+static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
+    if (replica && has_attr(replica, "tp"))
+        return node_error(ld, replica, "tp", "with <disaggregated> the pools give tp "
+                          "(prefill-tp, decode-tp): remove <replica tp>");
+    unsigned pre = 0, pre_tp = 0, dec = 0, dec_tp = 0;
+    int rc = get_uint(ld, n, "prefill-replicas", 1, 1, 1000000, &pre);
+    if (!rc)
+        rc = get_uint(ld, n, "prefill-tp", 1, 1, 64, &pre_tp);
+    if (!rc)
+        rc = get_uint(ld, n, "decode-replicas", 1, 1, 1000000, &dec);
+    if (!rc)
+        rc = get_uint(ld, n, "decode-tp", 1, 1, 64, &dec_tp);
+    if (rc)
+        return rc;
+    double gpus = (double)pre * pre_tp + (double)dec * dec_tp;
+    if (gpus != (double)s->campaign.gpu_count)
+        return node_error(ld, n, NULL, "the pools take %.0f GPUs (%u x %u + %u x %u), the "
+                          "cluster has %llu", gpus, pre, pre_tp, dec, dec_tp,
+                          (unsigned long long)s->campaign.gpu_count);
+    c->prefill_replicas = pre;
+    c->prefill_tp = pre_tp;
+    c->replicas = dec;
+    c->tp = dec_tp;
+    rc = scaleup_for(ld, n, pre_tp > dec_tp ? "prefill-tp" : "decode-tp", s,
+                     pre_tp > dec_tp ? pre_tp : dec_tp);
+    c->node_gpus = s->has_fabric ? s->fabric.gpus_per_node : s->gpu.scaleup_domain;
+    if (c->node_gpus < 1)
+        c->node_gpus = 1;
+    /* inside a node: the GPU's scale-up link */
+    const hw_link *up = s->gpu.scaleup_kind[0] ? find_named(ld, CAT_LINK, s->gpu.scaleup_kind)
+                                               : NULL;
+    if (!rc && up && c->node_gpus > 1)
+        rc = kv_link(ld, n, NULL, s, up, s->gpu.scaleup_bytes_per_s > 0
+                                             ? s->gpu.scaleup_bytes_per_s : up->bytes_per_s,
+                     &c->kv_intra_bytes_per_s, &c->kv_intra_latency_s);
+    /* between nodes: link="...", else the fabric's link */
+    const hw_link *out = s->has_fabric ? &s->fabric.link : NULL;
+    char name[64];
+    copy_attr(n, "link", name, sizeof name);
+    if (!rc && name[0] && !(out = find_named(ld, CAT_LINK, name))) {
+        char known[1024];
+        entry_names(ld, CAT_LINK, known, sizeof known);
+        return node_error(ld, n, "link", "unknown link technology; known: %s", known);
+    }
+    if (!rc && out)
+        rc = kv_link(ld, n, name[0] ? "link" : NULL, s, out, out->bytes_per_s,
+                     &c->kv_inter_bytes_per_s, &c->kv_inter_latency_s);
+    if (!rc) {
+        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s",
+                 up && c->node_gpus > 1 ? up->name : "", up && c->node_gpus > 1 && out ? ", "
+                                                                                     : "",
+                 out ? out->name : "");
+        double first_decode = (double)pre * pre_tp;
+        int inter = c->node_gpus < 2 || floor((gpus - 1) / c->node_gpus) > 0;
+        int intra = c->node_gpus > 1 && fmod(first_decode, c->node_gpus) != 0;
+        if (inter && !out)
+            rc = node_error(ld, n, "link", "the pools span nodes: the KV transfer needs an "
+                            "inter-node link (link=\"ib-ndr\", or a <fabric link>)");
+        else if (intra && !(c->kv_intra_bytes_per_s > 0))
+            rc = node_error(ld, n, NULL, "the pools share a node: the KV transfer needs GPU "
+                            "type %s's scale-up link, and the catalog has none", s->gpu.name);
+    }
+    return rc;
+}
+
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "serving");
@@ -282,6 +415,10 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
     if (rc)
         return rc;
     rc = parse_replica(ld, child(n, "replica"), s);
+    if (!rc && child(n, "disaggregated"))
+        rc = parse_disaggregated(ld, child(n, "disaggregated"), child(n, "replica"), s);
+    if (!rc && child(n, "prefix"))
+        rc = parse_prefix(ld, child(n, "prefix"), s);
     xmlNode *router = child(n, "router");
     char policy[32] = "least-loaded";
     if (!rc && router)

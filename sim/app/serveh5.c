@@ -1,0 +1,201 @@
+/* serveh5.c - `dcsim serve -o FILE.h5` (serveh5.h). Object timestamps are
+ * off: the same run gives the same bytes. */
+#include "serveh5.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "h5util.h"
+
+#define SERVE_FORMAT_VERSION 1 /* the root attributes of every dcsim file */
+#define SERVE_LAYOUT_VERSION "1"
+
+typedef struct request_row {
+    uint64_t seq;
+    double arrival_s, first_token_s, finish_s;
+    uint32_t prompt, output, replica, prefill_replica;
+    int32_t prefix_hit, dropped;
+} request_row;
+
+typedef struct series_row {
+    double t_s;
+    uint64_t arrivals, finished, dropped, preemptions;
+    double running, queued, transferring, kv_util;
+} series_row;
+
+static const char *const request_units[] = {"1", "s", "s", "s", "1", "1", "-", "-", "-", "-"};
+static const char *const series_units[] = {"s", "1", "1", "1", "1", "1", "1", "1", "1"};
+
+void serve_h5_rows_init(serve_h5_rows *rows, const serve_config *c)
+{
+    memset(rows, 0, sizeof *rows);
+    double n = serve_expected_requests(c);
+    rows->every = n <= (double)SERVE_H5_MAX_ROWS ? 1 : (uint64_t)ceil(n / SERVE_H5_MAX_ROWS);
+}
+
+void serve_h5_rows_free(serve_h5_rows *rows)
+{
+    free(rows->v);
+    memset(rows, 0, sizeof *rows);
+}
+
+int serve_h5_on_request(void *ctx, const serve_request_info *info)
+{
+    serve_h5_rows *rows = ctx;
+    if (info->seq % rows->every)
+        return 0;
+    if (rows->n == rows->cap) {
+        uint64_t cap = rows->cap ? 2 * rows->cap : 1024;
+        serve_request_info *v = realloc(rows->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        rows->v = v;
+        rows->cap = cap;
+    }
+    rows->v[rows->n++] = *info;
+    return 0;
+}
+
+/* a 1-D table of n rows of type t */
+static int put_table(hid_t g, const char *name, hid_t t, hsize_t n, const void *rows,
+                     const char *const *units, size_t n_units, const char *description)
+{
+    hsize_t dims[1] = {n};
+    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
+    hid_t d = H5Dcreate2(g, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
+             h5_attr_texts(d, "units", units, n_units) ||
+             h5_attr_text(d, "description", description);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    return rc;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    uint64_t x = ((const serve_request_info *)a)->seq, y = ((const serve_request_info *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+static int put_requests(hid_t g, serve_h5_rows *rows)
+{
+    qsort(rows->v, rows->n, sizeof *rows->v, by_seq); /* arrival order */
+    request_row *out = calloc(rows->n ? rows->n : 1, sizeof *out);
+    if (!out)
+        return -1;
+    for (uint64_t i = 0; i < rows->n; i++) {
+        const serve_request_info *q = &rows->v[i];
+        out[i] = (request_row){q->seq, q->arrival_s, q->first_token_s, q->end_s, q->prompt,
+                               q->output, q->replica, q->prefill_replica, q->prefix_hit,
+                               q->dropped};
+    }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(request_row));
+    H5Tinsert(t, "seq", HOFFSET(request_row, seq), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "arrival_s", HOFFSET(request_row, arrival_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "first_token_s", HOFFSET(request_row, first_token_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "finish_s", HOFFSET(request_row, finish_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "prompt", HOFFSET(request_row, prompt), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "output", HOFFSET(request_row, output), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "replica", HOFFSET(request_row, replica), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "prefill_replica", HOFFSET(request_row, prefill_replica), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "prefix_hit", HOFFSET(request_row, prefix_hit), H5T_NATIVE_INT32);
+    H5Tinsert(t, "dropped", HOFFSET(request_row, dropped), H5T_NATIVE_INT32);
+    int rc = put_table(g, "requests", t, rows->n, out, request_units,
+                       sizeof request_units / sizeof request_units[0],
+                       "one row per request in arrival order (every `sample_every`-th when the "
+                       "run expects more than `max_rows`): arrival, first token, finish (NaN "
+                       "when dropped), prompt tokens (prefix included), output tokens, the "
+                       "(decode) replica and the prefill replica (UINT32_MAX when dropped), "
+                       "whether its prefix was cached at its first admission, dropped");
+    H5Tclose(t);
+    free(out);
+    return rc;
+}
+
+static int put_series(hid_t g, const serve_result *r)
+{
+    series_row *rows = calloc(r->n_series ? r->n_series : 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    for (uint64_t i = 0; i < r->n_series; i++) {
+        const serve_bin *b = &r->series[i];
+        rows[i] = (series_row){b->t_s, b->arrivals, b->finished, b->dropped, b->preemptions,
+                               b->running, b->queued, b->transferring, b->kv_util};
+    }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(series_row));
+    H5Tinsert(t, "t_s", HOFFSET(series_row, t_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "arrivals", HOFFSET(series_row, arrivals), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "finished", HOFFSET(series_row, finished), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "dropped", HOFFSET(series_row, dropped), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "preemptions", HOFFSET(series_row, preemptions), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "running", HOFFSET(series_row, running), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "queued", HOFFSET(series_row, queued), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "transferring", HOFFSET(series_row, transferring), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "kv_util", HOFFSET(series_row, kv_util), H5T_NATIVE_DOUBLE);
+    int rc = put_table(g, "series", t, r->n_series, rows, series_units,
+                       sizeof series_units / sizeof series_units[0],
+                       "bins of `bin_s` from t = 0: requests arrived, finished, dropped and "
+                       "preemptions in the bin; time-average requests running, queued and in "
+                       "KV transfer, and the fleet's used KV blocks / its blocks");
+    H5Tclose(t);
+    free(rows);
+    return rc;
+}
+
+static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
+                     const serve_h5_rows *rows)
+{
+    uint64_t max_rows = SERVE_H5_MAX_ROWS;
+    double gpus = serve_gpus(c);
+    return h5_attr_text(g, "model", c->arch.name) ||
+           h5_attr_text(g, "router", serve_router_name(c->router)) ||
+           h5_attr_scalar(g, "replicas", H5T_NATIVE_UINT32, &c->replicas) ||
+           h5_attr_scalar(g, "tp", H5T_NATIVE_UINT32, &c->tp) ||
+           h5_attr_scalar(g, "prefill_replicas", H5T_NATIVE_UINT32, &c->prefill_replicas) ||
+           h5_attr_scalar(g, "prefill_tp", H5T_NATIVE_UINT32, &c->prefill_tp) ||
+           h5_attr_scalar(g, "gpus", H5T_NATIVE_DOUBLE, &gpus) ||
+           h5_attr_scalar(g, "arrived", H5T_NATIVE_UINT64, &r->arrived) ||
+           h5_attr_scalar(g, "finished", H5T_NATIVE_UINT64, &r->finished) ||
+           h5_attr_scalar(g, "dropped", H5T_NATIVE_UINT64, &r->dropped) ||
+           h5_attr_scalar(g, "end_s", H5T_NATIVE_DOUBLE, &r->end_s) ||
+           h5_attr_scalar(g, "bin_s", H5T_NATIVE_DOUBLE, &c->series_bin_s) ||
+           h5_attr_scalar(g, "max_rows", H5T_NATIVE_UINT64, &max_rows) ||
+           h5_attr_scalar(g, "sample_every", H5T_NATIVE_UINT64, &rows->every) ||
+           h5_attr_text(g, "layout_version", SERVE_LAYOUT_VERSION);
+}
+
+int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
+                   const serve_result *r, serve_h5_rows *rows, const char *command,
+                   sim_error *err)
+{
+    hid_t f = h5_create_file(op, err);
+    if (f < 0)
+        return SIM_ERR_IO;
+    const char *failed = NULL;
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
+    hid_t g = H5Gcreate2(f, "serve", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    if (g < 0)
+        failed = "creating /serve";
+    else if (put_attrs(g, c, r, rows))
+        failed = "writing /serve's attributes";
+    else if (put_requests(g, rows))
+        failed = "writing /serve/requests";
+    else if (put_series(g, r))
+        failed = "writing /serve/series";
+    if (g >= 0)
+        H5Gclose(g);
+    /* no event digest: the serving tier keeps none (the summary is the check) */
+    h5_root root = {SERVE_FORMAT_VERSION, s->seed, "", 0, s->name, s->source};
+    if (!failed && (h5_put_root(f, &root) || h5_attr_text(f, "command", command) ||
+                    h5_attr_text(f, "kind", "serve")))
+        failed = "writing the root attributes";
+    return h5_finish_file(op, f, failed, err);
+}
