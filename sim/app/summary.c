@@ -510,6 +510,7 @@ static const char *unit_name(int unit)
     case CAMPAIGN_UNIT_NODE: return "node";
     case CAMPAIGN_UNIT_SWITCH: return "switch";
     case CAMPAIGN_UNIT_CABLE: return "cable";
+    case CAMPAIGN_UNIT_NIC: return "NIC";
     default: return "GPU";
     }
 }

@@ -75,7 +75,9 @@ run -o "$tmp/leafspine.h5" >"$tmp/leafspine.json" || fail=1
 import json, sys
 import h5py
 d = sys.argv[1]
-nic = json.load(open(f"{d}/nic.json"))["summary"]
+nic_doc = json.load(open(f"{d}/nic.json"))
+assert [c["unit"] for c in nic_doc["causes"]] == ["NIC"], nic_doc["causes"]
+nic = nic_doc["summary"]
 rep = json.load(open(f"{d}/nic-replace.json"))["summary"]
 assert nic["parts_down"] > 20 and nic["fabric_wait_s"] > 0 and nic["fabric_unrunnable"] > 0, nic
 assert rep["fabric_wait_s"] == 0 and rep["parts_down"] > 20 and rep["fabric_unrunnable"] == 0, rep
