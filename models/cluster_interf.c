@@ -50,6 +50,10 @@ struct cluster_interf {
     uint32_t *parent, *order, cap_run;
     uint64_t *key;
     double *times;
+    /* one engine and executor, reset between simulations (netcoll_exec.h:
+     * the same rates and events as new ones) */
+    sim_engine *eng;
+    nc_exec *ex;
     /* the cache */
     centry *e;
     uint32_t cap_e, n_e, lru_head, lru_tail, *bucket, n_bucket;
@@ -170,25 +174,34 @@ static void on_done(void *ctx, uint64_t tag)
 static int simulate(cluster_interf *x, const uint32_t *m, uint32_t n, double *times,
                     sim_error *err)
 {
-    sim_engine *eng = sim_engine_create();
-    nc_exec *ex = eng ? nc_exec_create_sparse(eng, &x->f->nc) : NULL;
+    if (x->ex && nc_exec_reset(x->ex, &x->f->nc)) { /* a failed run's: start afresh */
+        nc_exec_destroy(x->ex);
+        x->ex = NULL;
+    }
+    if (x->eng)
+        sim_engine_reset(x->eng);
+    else
+        x->eng = sim_engine_create();
+    if (x->eng && !x->ex)
+        x->ex = nc_exec_create_sparse(x->eng, &x->f->nc);
+    nc_exec *ex = x->ex;
     int rc = ex ? 0 : sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
-    done_ctx d = {eng, times};
+    done_ctx d = {x->eng, times};
     for (uint32_t k = 0; k < n; k++)
         times[k] = 0;
+    uint64_t flows0 = ex ? flow_net_stats(nc_exec_net(ex))->flows_started : 0;
     for (uint32_t k = 0; !rc && k < n; k++)
         if (x->job[m[k]].plan.n_phases)
             rc = nc_exec_start(ex, &x->job[m[k]].plan, 0, on_done, &d, k, err);
     if (!rc) {
-        sim_run(eng, INFINITY);
+        sim_run(x->eng, INFINITY);
         rc = nc_exec_error(ex);
         if (rc)
             sim_error_set(err, rc, NULL, 0, "cluster: a job's all-reduce failed on the fabric");
-        x->st.flows += flow_net_stats(nc_exec_net(ex))->flows_started;
     }
+    if (ex)
+        x->st.flows += flow_net_stats(nc_exec_net(ex))->flows_started - flows0;
     x->st.simulations++;
-    nc_exec_destroy(ex);
-    sim_engine_destroy(eng);
     return rc;
 }
 
@@ -469,6 +482,8 @@ void cluster_interf_destroy(cluster_interf *x)
         free(x->e[i].digest);
         free(x->e[i].comm_s);
     }
+    nc_exec_destroy(x->ex);
+    sim_engine_destroy(x->eng);
     free(x->job);
     free(x->link_owner);
     free(x->link_epoch);
