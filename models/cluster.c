@@ -259,7 +259,7 @@ static void want_pass(cluster_sim *s)
         s->failed = 1;
 }
 
-static void on_end(sim_engine *eng, void *ctx, uint64_t data)
+void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
 {
     cluster_sim *s = ctx;
     uint32_t id = (uint32_t)data;
@@ -283,6 +283,8 @@ static void on_end(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t pos = s->run_pos[id], last = s->running[--s->running_n];
     s->running[pos] = last;
     s->run_pos[last] = pos;
+    if (s->c->pacer)
+        cluster_pace_end(s, id);
     cluster_record(s);
     if (s->c->watch)
         s->c->watch(s->c->watch_ctx, id, sim_now(eng), NULL, j->spec.gpus);
@@ -378,7 +380,9 @@ void cluster_start_queued(cluster_sim *s, uint32_t qi)
     s->run_pos[id] = s->running_n;
     s->running[s->running_n++] = id;
     cluster_record(s);
-    if (!sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, on_end, s, id))
+    if (c->pacer)
+        cluster_pace_start(s, id, g); /* its end at start + d until re-timed */
+    else if (!sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, cluster_on_end, s, id))
         s->failed = 1;
     if (c->watch)
         c->watch(c->watch_ctx, id, j->start_s, g, n);
@@ -443,7 +447,7 @@ static void summarise(double *v, uint32_t n, cluster_stat *out)
 static int results(cluster_sim *s, cluster_result *o, sim_error *err)
 {
     uint32_t n = s->n_job;
-    double *v = malloc((size_t)n * 2 * sizeof *v);
+    double *v = malloc((size_t)n * 3 * sizeof *v);
     if (!v)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
     double T = 0, busy = 0, excess = 0, ratio_w = 0, gpu_sum = 0;
@@ -455,6 +459,11 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         busy += run * j->spec.gpus;
         v[i] = wait;
         v[n + i] = (wait + run) / run;
+        /* an end never moved is start + d: exactly the isolated run */
+        int is_isolated = j->end_s == j->start_s + j->spec.duration_s;
+        v[2 * (size_t)n + i] = is_isolated ? 1 : run / j->spec.duration_s;
+        if (!is_isolated)
+            o->interference_gpu_s += (run - j->spec.duration_s) * j->spec.gpus;
         o->jobs_over_leaves += j->leaves > j->min_leaves;
         o->jobs_over_nodes += j->nodes > j->min_nodes;
         excess += (double)(j->leaves - j->min_leaves);
@@ -463,7 +472,9 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
     }
     summarise(v, n, &o->wait_s);
     summarise(v + n, n, &o->slowdown);
+    summarise(v + 2 * (size_t)n, n, &o->stretch);
     free(v);
+    o->retimes = s->retimes;
     o->end_s = T;
     o->busy_gpu_s = busy;
     o->idle_gpu_s = s->area_free;
@@ -492,6 +503,7 @@ static void sim_free(cluster_sim *s)
     free(s->order);
     free(s->ends);
     free(s->steps);
+    cluster_pace_free(s);
     sim_engine_destroy(s->eng);
 }
 
@@ -523,7 +535,7 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
     s->alloc = malloc((size_t)(total ? total : 1) * sizeof *s->alloc);
     if (!s->eng || !s->queue || !s->running || !s->run_pos || !s->owner || !s->node_free ||
         !s->leaf_free || !s->su_free || !s->alloc_at || !s->pick || !s->order || !s->ends ||
-        !s->alloc)
+        !s->alloc || (c->pacer && cluster_pace_init(s)))
         return -1;
     for (uint32_t g = 0; g < c->gpus; g++)
         s->owner[g] = CLUSTER_NONE;
@@ -551,7 +563,7 @@ int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *er
     int rc = cluster_jobs_make(c, &spec, &n, err);
     if (rc)
         return rc;
-    cluster_sim s = {.c = c, .n_job = n};
+    cluster_sim s = {.c = c, .n_job = n, .err = err};
     s.job = malloc((size_t)n * sizeof *s.job);
     if (!s.job || sim_init(&s, spec)) {
         free(spec);
@@ -569,7 +581,9 @@ int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *er
     cluster_account(&s);
     if (!s.failed && (s.queue_n || s.running_n || s.arrived != n))
         s.failed = 1; /* every job fits the empty cluster, so the drain ends them all */
-    if (s.failed)
+    if (s.failed && s.pacer_rc)
+        rc = s.pacer_rc; /* err filled by the pacer */
+    else if (s.failed)
         rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "cluster: the simulation stopped "
                            "(out of memory, or a placement gave a GPU twice)");
     else

@@ -30,10 +30,15 @@
  *                  rest best-fit.
  * GPU g sits in node g / node_gpus, leaf g / leaf_gpus, SU g / su_gpus.
  *
- * Fragmentation (no slowdown yet): per job the leaves (and nodes, SUs) it
- * spans against the least possible, ceil(n / leaf_gpus). Run time stays the
- * stated duration: interference through the flow model is the next part
- * (docs/cluster.md).
+ * Fragmentation: per job the leaves (and nodes, SUs) it spans against the
+ * least possible, ceil(n / leaf_gpus). Without a pacer a job runs exactly its
+ * stated duration. With one (cluster_pacer; cluster_interf.h times the
+ * running jobs' collectives together on a fabric) a job's stated duration is
+ * its isolated run time: its remaining isolated work w falls at pace p =
+ * isolated iteration time / iteration time now (0 < p <= 1), re-timed at the
+ * end of every instant at which a job started or ended:
+ *   run = integral of dt such that integral of p(t) dt = d
+ * (piecewise constant p; a job whose pace does not change keeps its end).
  *
  * Outputs: per-job wait (start - submit), run, slowdown (wait + run) / run;
  * utilisation busy GPU-s / (GPUs x T), T the last job's end; the time-average
@@ -101,6 +106,22 @@ const char *cluster_placer_names(void); /* "first-fit, topology" */
 typedef void (*cluster_watch_fn)(void *ctx, uint32_t job, double now_s, const uint32_t *gpus,
                                  uint32_t n);
 
+/* Interference (docs/cluster.md "Interference"): told of every start (the
+ * job's GPUs, sorted) and end; asked, once per instant at which the running
+ * set changed (now_s), for the running jobs' paces (n may be 0: nothing
+ * runs from now on). pace fills p[k] in (0, 1] for
+ * ids[k] (k < n): isolated iteration time / iteration time now. start and
+ * pace return 0, or a sim_error code with err filled (the run stops and
+ * cluster_simulate returns it). */
+typedef struct cluster_pacer {
+    void *ctx;
+    int (*start)(void *ctx, uint32_t id, const cluster_job_spec *spec, const uint32_t *gpus,
+                 uint32_t n, sim_error *err);
+    void (*end)(void *ctx, uint32_t id);
+    int (*pace)(void *ctx, double now_s, const uint32_t *ids, uint32_t n, double *p,
+                sim_error *err);
+} cluster_pacer;
+
 typedef struct cluster_config {
     uint32_t gpus;            /* the pool; a multiple of leaf_gpus */
     uint32_t node_gpus;       /* >= 1, divides leaf_gpus */
@@ -116,6 +137,7 @@ typedef struct cluster_config {
     uint64_t seed;
     cluster_watch_fn watch;   /* NULL: none */
     void *watch_ctx;
+    const cluster_pacer *pacer; /* NULL: every job runs its stated duration */
 } cluster_config;
 
 #define CLUSTER_QUANTILES 3 /* P50, P90, P99 */
@@ -162,6 +184,11 @@ typedef struct cluster_result {
     double excess_leaves_mean;   /* mean of leaves - min_leaves */
     double leaf_ratio_gpu_mean;  /* GPU-weighted mean of leaves / min_leaves */
     uint32_t jobs_over_nodes;
+    /* interference (0 without a pacer): run / stated duration per job, and
+     * sum of GPUs x (run - stated duration) */
+    cluster_stat stretch;
+    double interference_gpu_s;
+    uint32_t retimes;         /* instants re-timed (pacer calls) */
     uint64_t events;
     uint64_t digest;          /* the engine's event digest */
     cluster_step *steps;      /* n_steps, by time, the first at 0; owned */

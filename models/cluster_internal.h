@@ -42,6 +42,16 @@ typedef struct cluster_sim {
     /* time integrals */
     double last_t, area_free, area_queue;
     uint32_t queue_max, backfilled;
+    /* interference (c->pacer; cluster_pace.c): per job its remaining
+     * isolated work as of upd_s, its pace since then and its end event */
+    double *work_s, *pace, *upd_s;
+    sim_event_id *end_ev;
+    uint32_t *pace_ids;        /* scratch: the running ids handed to the pacer */
+    double *pace_new;
+    int retime_due;
+    uint32_t retimes;
+    int pacer_rc;              /* the pacer's error code (the run stopped) */
+    sim_error *err;            /* where the pacer says why */
     /* the step series (cluster_step) */
     uint32_t busy_nodes;
     cluster_step *steps;
@@ -80,5 +90,16 @@ void cluster_account(cluster_sim *s);
 /* record the state now as a step (after a change; replaces a step of the
  * same instant); sets s->failed when out of memory */
 void cluster_record(cluster_sim *s);
+
+/* cluster.c: a job's end event (the handler cluster_pace.c reschedules) */
+void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data);
+
+/* cluster_pace.c: with a pacer, the per-job arrays (0 or -1 out of memory);
+ * a start (its end event scheduled at start + its remaining work) and an
+ * end; a re-time at the end of this instant */
+int cluster_pace_init(cluster_sim *s);
+void cluster_pace_free(cluster_sim *s);
+void cluster_pace_start(cluster_sim *s, uint32_t id, const uint32_t *gpus);
+void cluster_pace_end(cluster_sim *s, uint32_t id);
 
 #endif

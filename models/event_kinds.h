@@ -62,7 +62,8 @@
     X(KIND_SERVE_TRANSFER, 133, "serving: a request's KV reaches its decode replica")        \
     X(KIND_CLUSTER_ARRIVAL, 140, "cluster: a job is submitted")                                 \
     X(KIND_CLUSTER_JOB_END, 141, "cluster: a job ends and frees its GPUs")                      \
-    X(KIND_CLUSTER_SCHEDULE, 142, "cluster: the scheduler's pass after an arrival or an end")
+    X(KIND_CLUSTER_SCHEDULE, 142, "cluster: the scheduler's pass after an arrival or an end")  \
+    X(KIND_CLUSTER_RETIME, 143, "cluster: the running jobs' paces after a start or an end")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

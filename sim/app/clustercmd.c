@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "jsonout.h"
 #include "cluster.h"
+#include "cluster_interf.h"
 #include "cluster_series.h"
 #include "clusterenergy.h"
 #include "clustertrace.h"
@@ -39,8 +40,10 @@ const char usage_cluster[] =
     "busy and idle GPUs over time and its energy, and at the scenario's <site>\n"
     "the facility energy at the hourly PUE, cost and CO2 (without a <site>: IT\n"
     "energy only); utilisation and queue per time bin; CDF points of wait and\n"
-    "slowdown. Every job runs its stated duration: interference is not\n"
-    "modelled yet.\n"
+    "slowdown. With a <cluster><fabric>, interference: every running job's\n"
+    "ring all-reduce is timed with its neighbours' on the flow model and its\n"
+    "iterations slow down accordingly (<cluster-jobs><traffic>); without one,\n"
+    "every job runs its stated duration.\n"
     "\n"
     "  --json       the results as one JSON object (docs/json.md)\n"
     "  --csv        the results as CSV: a header and one row (wait_s_p99,\n"
@@ -125,6 +128,92 @@ typedef struct cluster_extra {
     double wait_s[CDF_POINTS], slowdown[CDF_POINTS];
 } cluster_extra;
 
+/* interference: the built fabric and the pacer (has 0 without a fabric) */
+typedef struct cluster_net {
+    int has;
+    fabric f;
+    cluster_interf *x;
+    cluster_interf_stats st;
+} cluster_net;
+
+static int net_setup(scn_scenario *s, cluster_net *n, sim_error *err)
+{
+    memset(n, 0, sizeof *n);
+    if (!s->has_cluster_traffic)
+        return 0;
+    int rc = fabric_build(&s->fabric, &n->f, err);
+    if (rc)
+        return rc;
+    n->has = 1;
+    n->x = cluster_interf_create(&n->f, s->cluster_jobs.gpus, &s->cluster_traffic,
+                                 s->cluster_cache_entries, err);
+    if (!n->x)
+        return err->code ? err->code : SIM_ERR_NOMEM;
+    s->cluster_jobs.pacer = cluster_interf_pacer(n->x);
+    return 0;
+}
+
+static void net_free(cluster_net *n)
+{
+    if (n->x)
+        cluster_interf_get_stats(n->x, &n->st);
+    cluster_interf_destroy(n->x);
+    if (n->has)
+        fabric_free(&n->f);
+    n->x = NULL;
+    n->has = 0;
+}
+
+static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
+{
+    const cluster_traffic_table *tt = &s->cluster_traffic;
+    size_t used = 0;
+    for (unsigned i = 0; i < tt->n && used < size; i++) {
+        const cluster_traffic *t = &tt->t[i];
+        char c[64];
+        if (t->comm_share > 0)
+            snprintf(c, sizeof c, "all-reduce %.4g%% of the isolated iteration",
+                     100 * t->comm_share);
+        else
+            snprintf(c, sizeof c, "compute %.4g s", t->compute_s);
+        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, all-reduce %.4g GB per GPU",
+                         i ? "; " : "", tt->from_gpus[i], c, t->allreduce_bytes / 1e9);
+        used += k > 0 ? (size_t)k : 0;
+    }
+}
+
+static void print_interference(const scn_scenario *s, const cluster_result *r,
+                               const cluster_net *n)
+{
+    if (!n->has) {
+        printf("note       no <fabric>: every job runs its stated duration (no interference)\n");
+        return;
+    }
+    char t[1024];
+    describe_traffic(s, t, sizeof t);
+    printf("\ninterference on the %s fabric; per iteration %s; all-reduce wholly exposed\n",
+           fabric_topology_name(s->fabric.topology), t);
+    printf("  %-12s %10s %10s %10s %10s %10s\n", "", "mean", "P50", "P90", "P99", "max");
+    print_stat("run/isolated", &r->stretch, 1);
+    uint64_t looks = n->st.hits + n->st.misses;
+    printf("cost       %.6g GPU-h (%.4g%% of the busy GPU-h) over the isolated run times\n",
+           r->interference_gpu_s / 3600,
+           r->busy_gpu_s > 0 ? 100 * r->interference_gpu_s / r->busy_gpu_s : 0);
+    printf("cache      %" PRIu64 " hits of %" PRIu64 " look-ups (%.4g%%), %" PRIu64
+           " flow simulations (%" PRIu64 " flows), %" PRIu64 " evicted; largest component %u "
+           "jobs; %u re-timed instants\n",
+           n->st.hits, looks, looks ? 100.0 * n->st.hits / looks : 0, n->st.simulations,
+           n->st.flows, n->st.evictions, n->st.max_component, r->retimes);
+    printf("shared     links two jobs' all-reduces or more were routed on at once (tier 0: "
+           "hosts and scale-up, 1: leaves, 2: spines, ...):\n");
+    for (unsigned a = 0; a < CLUSTER_TIERS; a++)
+        for (unsigned b = 0; b < CLUSTER_TIERS; b++)
+            if (n->st.links[a][b] && (a || b))
+                printf("  tier %u -> %u  %6u of %6u links, %.6g link-h\n", a, b,
+                       n->st.shared_links[a][b], n->st.links[a][b],
+                       n->st.shared_link_s[a][b] / 3600);
+}
+
 static int extra_make(const scn_scenario *s, const cluster_result *r, cluster_extra *x,
                       sim_error *err)
 {
@@ -197,7 +286,7 @@ static void print_series(const cluster_config *c, const cluster_extra *x)
 }
 
 static void print_text(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
-                       const cluster_extra *x)
+                       const cluster_extra *x, const cluster_net *n)
 {
     char jobs[1024];
     describe_jobs(s, jobs, sizeof jobs);
@@ -223,8 +312,7 @@ static void print_text(const scn_scenario *s, const cluster_config *c, const clu
            "per job, GPU-weighted leaves / least %.4f; %u jobs on more nodes than the least\n",
            r->jobs_over_leaves, 100.0 * r->jobs_over_leaves / r->n_jobs, r->excess_leaves_mean,
            r->leaf_ratio_gpu_mean, r->jobs_over_nodes);
-    printf("note       run time = the stated duration: fragmentation is counted, not yet "
-           "slowed (docs/cluster.md)\n");
+    print_interference(s, r, n);
     print_energy(s, r, x);
     print_series(c, x);
     printf("\ndigest     %016" PRIx64 " (%" PRIu64 " events)\n", r->digest, r->events);
@@ -238,6 +326,35 @@ static void json_stat(cJSON *root, const char *name, const cluster_stat *q)
     cJSON_AddNumberToObject(o, "p90", q->q[1]);
     cJSON_AddNumberToObject(o, "p99", q->q[2]);
     cJSON_AddNumberToObject(o, "max", q->max);
+}
+
+static void json_interference(cJSON *root, const cluster_result *r, const cluster_net *n)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "interference");
+    json_stat(o, "run_over_isolated", &r->stretch);
+    uint64_t looks = n->st.hits + n->st.misses;
+    const struct { const char *name; double value; } v[] = {
+        {"cost_gpu_s", r->interference_gpu_s}, {"cost_gpu_h", r->interference_gpu_s / 3600},
+        {"cache_hits", (double)n->st.hits}, {"cache_misses", (double)n->st.misses},
+        {"cache_hit_rate", looks ? (double)n->st.hits / looks : 0},
+        {"simulations", (double)n->st.simulations}, {"flows", (double)n->st.flows},
+        {"evictions", (double)n->st.evictions}, {"max_component", n->st.max_component},
+        {"retimes", r->retimes}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(o, v[i].name, v[i].value);
+    cJSON *a = cJSON_AddArrayToObject(o, "shared_links");
+    for (unsigned t = 0; a && t < CLUSTER_TIERS; t++)
+        for (unsigned u = 0; u < CLUSTER_TIERS; u++) {
+            if (!n->st.links[t][u])
+                continue;
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "from_tier", t);
+            cJSON_AddNumberToObject(e, "to_tier", u);
+            cJSON_AddNumberToObject(e, "links", n->st.links[t][u]);
+            cJSON_AddNumberToObject(e, "shared", n->st.shared_links[t][u]);
+            cJSON_AddNumberToObject(e, "shared_link_s", n->st.shared_link_s[t][u]);
+            cJSON_AddItemToArray(a, e);
+        }
 }
 
 static void json_array(cJSON *o, const char *name, const double *v, uint32_t n, double scale)
@@ -300,7 +417,7 @@ static void json_extra(cJSON *root, const scn_scenario *s, const cluster_config 
 
 /* 0, or 1 (the error printed); csv: one CSV row instead */
 static int print_json(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
-                      const cluster_extra *x, int csv)
+                      const cluster_extra *x, const cluster_net *n, int csv)
 {
     cJSON *root = jsonout_begin("cluster");
     if (!root)
@@ -328,6 +445,8 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
     cJSON_AddStringToObject(root, "digest", digest);
     cJSON_AddStringToObject(root, "defaults_used", s->cluster_defaults);
     json_extra(root, s, c, r, x);
+    if (n->has)
+        json_interference(root, r, n);
     return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);
 }
 
@@ -372,7 +491,14 @@ int cmd_cluster(int argc, char **argv)
         has_out = 1;
     }
     cluster_result r;
-    rc = cluster_simulate(&s.cluster_jobs, &r, &err);
+    memset(&r, 0, sizeof r);
+    cluster_net net;
+    rc = net_setup(&s, &net, &err);
+    if (!rc)
+        rc = cluster_simulate(&s.cluster_jobs, &r, &err);
+    int has_net = net.has;
+    net_free(&net); /* keeps the stats */
+    net.has = has_net;
     cluster_extra x;
     memset(&x, 0, sizeof x);
     if (!rc)
@@ -393,9 +519,9 @@ int cmd_cluster(int argc, char **argv)
         return cli_print_error(&err);
     }
     if (o.json || o.csv)
-        rc = print_json(&s, &s.cluster_jobs, &r, &x, o.csv);
+        rc = print_json(&s, &s.cluster_jobs, &r, &x, &net, o.csv);
     else
-        print_text(&s, &s.cluster_jobs, &r, &x);
+        print_text(&s, &s.cluster_jobs, &r, &x, &net);
     extra_free(&x);
     cluster_result_free(&r);
     scn_scenario_free(&s);

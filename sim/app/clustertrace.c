@@ -14,16 +14,18 @@
 #include "h5util.h"
 
 #define CLUSTER_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
-#define CLUSTER_LAYOUT_VERSION "1"
+#define CLUSTER_LAYOUT_VERSION "2" /* 2: isolated_run_s and run_s */
 
 typedef struct job_row {
     uint32_t id, gpus;
     double submit_s, start_s, end_s, wait_s, slowdown;
     uint32_t nodes, leaves, min_leaves;
     int32_t priority;
+    double isolated_run_s, run_s;
 } job_row;
 
-static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1", "1", "1", "-"};
+static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1",
+                                        "1", "1", "-", "s", "s"};
 static const char *const series_units[] = {"s", "1", "1", "W", "W"};
 
 /* a 1-D table of n rows of type t from rows */
@@ -53,7 +55,7 @@ static int put_jobs(hid_t g, const cluster_result *r)
         double run = j->end_s - j->start_s, wait = j->start_s - j->spec.submit_s;
         rows[i] = (job_row){i, j->spec.gpus, j->spec.submit_s, j->start_s, j->end_s, wait,
                             (wait + run) / run, j->nodes, j->leaves, j->min_leaves,
-                            j->spec.priority};
+                            j->spec.priority, j->spec.duration_s, run};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
     H5Tinsert(t, "id", HOFFSET(job_row, id), H5T_NATIVE_UINT32);
@@ -67,11 +69,15 @@ static int put_jobs(hid_t g, const cluster_result *r)
     H5Tinsert(t, "leaves", HOFFSET(job_row, leaves), H5T_NATIVE_UINT32);
     H5Tinsert(t, "min_leaves", HOFFSET(job_row, min_leaves), H5T_NATIVE_UINT32);
     H5Tinsert(t, "priority", HOFFSET(job_row, priority), H5T_NATIVE_INT32);
+    H5Tinsert(t, "isolated_run_s", HOFFSET(job_row, isolated_run_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "run_s", HOFFSET(job_row, run_s), H5T_NATIVE_DOUBLE);
     int rc = put_table(g, "jobs", t, r->n_jobs, rows, job_units,
                        sizeof job_units / sizeof *job_units,
                        "one row per job in arrival order: GPUs, submit, start and end times, "
                        "wait = start - submit, slowdown = (wait + run) / run, the nodes and "
-                       "leaves it spans and the fewest leaves that hold it, its priority");
+                       "leaves it spans and the fewest leaves that hold it, its priority, its "
+                       "isolated run time (the stated duration) and its run time (end - start; "
+                       "longer with interference on a <fabric>)");
     H5Tclose(t);
     free(rows);
     return rc;

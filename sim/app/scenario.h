@@ -17,6 +17,7 @@
 
 #include "campaign.h"
 #include "cluster.h"
+#include "cluster_interf.h"
 #include "error.h"
 #include "fabric.h"
 #include "fabric_fault.h"
@@ -136,8 +137,11 @@ typedef struct scn_scenario {
     cluster_config cluster_jobs; /* <cluster-jobs>; with a <trace>, .jobs is cluster_trace */
     cluster_job_spec *cluster_trace; /* the <trace>'s jobs; owned (NULL: the stream) */
     char cluster_trace_path[512]; /* the trace file as opened ("" with the stream) */
-    char cluster_defaults[384]; /* what <cluster-jobs> left out and what filled it */
+    char cluster_defaults[768]; /* what <cluster-jobs> left out and what filled it */
     double cluster_compute_frac; /* <cluster-jobs><power compute-fraction>: f of a busy GPU */
+    int has_cluster_traffic;     /* interference: a <fabric> (and <traffic> or its defaults) */
+    cluster_traffic_table cluster_traffic; /* <cluster-jobs><traffic>: profiles by size */
+    uint32_t cluster_cache_entries; /* <traffic cache>: the LRU's components */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;

@@ -18,14 +18,23 @@
  * process's, all runs so far). Exit status non-zero only when a run fails
  * or breaks conservation. --smoke: 4,096 GPUs and 300 jobs (for ctest; the
  * figures mean nothing).
+ * With a fabric (interference, models/cluster_interf.h): "bench_cluster_fabric
+ * ..." lines, EASY backfill with each placement on a leaf-spine of radix 64,
+ * 3:1 (48 GPU ports per leaf), a 400 Gb/s link of efficiency 1 (a stand-in
+ * for speed), the same stream scaled to the GPUs (rate and job cap x
+ * GPUs / 102,400, sizes capped at a quarter of the GPUs), every job's
+ * default iteration (0.409 s compute, 6.8 GB all-reduce per GPU). GPUs from
+ * the command line (--fabric GPUS; default 3,072: one 2-tier leaf-spine).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "cluster.h"
+#include "cluster_interf.h"
 #include "cluster_series.h"
 #include "energy.h"
 
@@ -145,13 +154,112 @@ static int run(const char *sched, const char *placer, int smoke)
     return !ok;
 }
 
+static int make_fabric(unsigned gpus, fabric *f, sim_error *err)
+{
+    fabric_config c;
+    memset(&c, 0, sizeof c);
+    fabric_topology_parse("leaf-spine", &c.topology);
+    c.gpus = gpus;
+    c.gpus_per_node = 8;
+    snprintf(c.link.name, sizeof c.link.name, "bench-400g");
+    c.link.kind = HW_LINK_ETHERNET;
+    c.link.bytes_per_s = 50e9;
+    c.link.efficiency = 1;
+    c.link.routing = HW_ROUTING_ECMP;
+    c.scaleup = c.link;
+    c.scaleup.kind = HW_LINK_NVLINK;
+    c.scaleup_bytes_per_s = 450e9;
+    c.shape.radix = 64;
+    c.shape.over_down = 3;
+    c.shape.over_up = 1;
+    c.routing.balance = TOPO_BALANCE_ECMP;
+    c.routing.qps = 1;
+    return fabric_build(&c, f, err);
+}
+
+static int run_fabric(const char *placer, unsigned gpus)
+{
+    cluster_config c;
+    memset(&c, 0, sizeof c);
+    c.gpus = gpus;
+    c.node_gpus = 8;
+    c.leaf_gpus = 48;
+    c.su_gpus = gpus;
+    c.sched = cluster_sched_find("easy-backfill");
+    c.placer = cluster_placer_find(placer);
+    c.seed = 1;
+    cluster_stream *st = &c.stream;
+    st->rate_per_s = 14.0 / 3600 * gpus / 102400;
+    st->window_s = 31 * 86400.0;
+    st->max_jobs = (uint32_t)(10000.0 * gpus / 102400);
+    const uint32_t sizes[] = {8, 64, 256, 1024, 2048, 4096, 8192};
+    const double weights[] = {30, 20, 20, 15, 10, 4, 3};
+    st->n_sizes = 7;
+    for (unsigned i = 0; i < 7; i++) {
+        st->size_gpus[i] = sizes[i] > gpus / 4 ? gpus / 4 / 8 * 8 : sizes[i];
+        st->size_weight[i] = weights[i];
+    }
+    st->dur = (cluster_duration){CLUSTER_DUR_LOGNORMAL, 6 * 3600.0, 1.0, 14 * 86400.0};
+    sim_error err;
+    sim_error_clear(&err);
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    fabric f;
+    if (make_fabric(gpus, &f, &err)) {
+        fprintf(stderr, "bench_cluster: %s\n", err.msg);
+        return 1;
+    }
+    double build = clock_s(CLOCK_MONOTONIC) - t0;
+    cluster_traffic_table tt = {1, {1}, {{6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12), 0, 6.8e9}}};
+    cluster_interf *x = cluster_interf_create(&f, gpus, &tt, 4096, &err);
+    int rc = x ? 0 : 1;
+    cluster_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc) {
+        c.pacer = cluster_interf_pacer(x);
+        rc = cluster_simulate(&c, &r, &err);
+    }
+    cluster_interf_stats is;
+    memset(&is, 0, sizeof is);
+    if (x)
+        cluster_interf_get_stats(x, &is);
+    double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    cluster_interf_destroy(x);
+    fabric_free(&f);
+    if (rc) {
+        fprintf(stderr, "bench_cluster: %s\n", err.msg);
+        return 1;
+    }
+    int ok = fabs(r.busy_gpu_s + r.idle_gpu_s - r.capacity_gpu_s) <= 1e-9 * r.capacity_gpu_s;
+    uint64_t looks = is.hits + is.misses;
+    printf("bench_cluster_fabric sched=easy-backfill placement=%s gpus=%u jobs=%u sim_days=%.4g "
+           "events=%llu utilisation=%.4f stretch_mean=%.4f interference_gpu_h=%.6g "
+           "lookups=%llu hit_rate=%.4f simulations=%llu flows=%llu max_component=%u "
+           "fabric_build_s=%.4f wall_s=%.4f cpu_s=%.4f peak_rss_bytes=%.0f\n",
+           placer, gpus, r.n_jobs, r.end_s / 86400, (unsigned long long)r.events,
+           r.utilisation, r.stretch.mean, r.interference_gpu_s / 3600,
+           (unsigned long long)looks, looks ? (double)is.hits / looks : 0,
+           (unsigned long long)is.simulations, (unsigned long long)is.flows, is.max_component,
+           build, wall, cpu, peak_rss_bytes());
+    cluster_result_free(&r);
+    if (!ok)
+        fprintf(stderr, "bench_cluster: busy + idle != capacity\n");
+    return !ok;
+}
+
 int main(int argc, char **argv)
 {
     int smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
+    if (argc > 2 && strcmp(argv[1], "--fabric") == 0) { /* the fabric lines only */
+        unsigned gpus = (unsigned)atoi(argv[2]);
+        return run_fabric("first-fit", gpus) | run_fabric("topology", gpus);
+    }
     const char *scheds[] = {"fifo", "easy-backfill"}, *placers[] = {"first-fit", "topology"};
     int rc = 0;
     for (int s = 0; s < 2; s++)
         for (int p = 0; p < 2; p++)
             rc |= run(scheds[s], placers[p], smoke);
+    unsigned fg = smoke ? 384 : 3072;
+    rc |= run_fabric("first-fit", fg);
+    rc |= run_fabric("topology", fg);
     return rc;
 }

@@ -257,6 +257,92 @@ static int parse_power(loader *ld, xmlNode *n, scn_scenario *s)
     return rc;
 }
 
+/* one profile's attributes over *t (what is left out keeps *t's value) */
+static int traffic_attrs(loader *ld, xmlNode *n, cluster_traffic *t)
+{
+    if (has_attr(n, "compute") && has_attr(n, "comm-share"))
+        return node_error(ld, n, "comm-share", "give compute or comm-share, not both");
+    int rc = 0;
+    if (has_attr(n, "compute")) {
+        rc = get_quantity(ld, n, "compute", SIM_DIM_TIME, 1, &t->compute_s);
+        if (!rc && !(t->compute_s >= 0 && t->compute_s <= 86400))
+            rc = node_error(ld, n, "compute", "compute must be from 0 to 1 day per iteration");
+        t->comm_share = 0;
+    }
+    if (!rc && has_attr(n, "comm-share")) {
+        rc = get_quantity(ld, n, "comm-share", SIM_DIM_FRACTION, 1, &t->comm_share);
+        if (!rc && !(t->comm_share > 0 && t->comm_share < 1))
+            rc = node_error(ld, n, "comm-share", "comm-share must be above 0%% and below 100%%");
+    }
+    if (!rc && has_attr(n, "allreduce")) {
+        rc = get_quantity(ld, n, "allreduce", SIM_DIM_DATA, 1, &t->allreduce_bytes);
+        if (!rc && !(t->allreduce_bytes >= 0 && t->allreduce_bytes <= 1e13))
+            rc = node_error(ld, n, "allreduce", "allreduce must be from 0 to 10 TB per GPU");
+    }
+    return rc;
+}
+
+/* <traffic> (docs/cluster.md "Interference"): each job's iteration, by size
+ * class, timed on the <cluster><fabric>. Without <traffic> a fabric still
+ * times the jobs, with the defaults printed under "defaults used": the
+ * iteration of calibration.md section 1's 1.7B row (DP 48, no TP or PP):
+ * compute 6 P T / (GPUs x 408.8 TFLOP/s) = 6 x 1.7e9 x 192 x 4,096 /
+ * (48 x 408.8e12) = 0.409 s (D from V; A as a cluster-wide profile), and
+ * FP32 gradients 1.7e9 x 4 B = 6.8 GB per GPU (components.md 4.4; A). */
+#define TRAFFIC_COMPUTE_S (6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12))
+#define TRAFFIC_ALLREDUCE_BYTES (1.7e9 * 4)
+#define TRAFFIC_CACHE 4096
+static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    if (!s->has_fabric) {
+        if (n)
+            return node_error(ld, n, NULL, "<traffic> needs a <cluster><fabric> to time the "
+                              "jobs' all-reduces on");
+        return 0;
+    }
+    s->has_cluster_traffic = 1;
+    cluster_traffic_table *tt = &s->cluster_traffic;
+    memset(tt, 0, sizeof *tt);
+    tt->n = 1;
+    tt->from_gpus[0] = 1;
+    tt->t[0] = (cluster_traffic){TRAFFIC_COMPUTE_S, 0, TRAFFIC_ALLREDUCE_BYTES};
+    s->cluster_cache_entries = TRAFFIC_CACHE;
+    if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share")))
+        note_default(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, the 1.7B "
+                        "row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
+    if (!n || !has_attr(n, "allreduce"))
+        note_default(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
+                        "components.md 4.4)");
+    if (!n || !has_attr(n, "cache"))
+        note_default(s, "traffic cache 4096 components (A)");
+    if (!n)
+        return 0;
+    int rc = traffic_attrs(ld, n, &tt->t[0]);
+    if (!rc && has_attr(n, "cache")) {
+        double x = 0;
+        rc = get_quantity(ld, n, "cache", SIM_DIM_COUNT, 1, &x);
+        if (!rc)
+            rc = whole(ld, n, "cache", x);
+        if (!rc && !(x >= 0 && x <= 1e6))
+            rc = node_error(ld, n, "cache", "cache must be from 0 (none) to 1e6 components");
+        s->cluster_cache_entries = (uint32_t)x;
+    }
+    for (xmlNode *c = n->children; !rc && c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        unsigned i = tt->n++; /* the schema allows at most CLUSTER_MAX_TRAFFIC - 1 */
+        tt->t[i] = tt->t[0];
+        rc = gpus_attr(ld, c, "from-gpus", 1, s->cluster_jobs.gpus, &tt->from_gpus[i]);
+        for (unsigned k = 0; !rc && k < i; k++)
+            if (tt->from_gpus[k] == tt->from_gpus[i])
+                rc = node_error(ld, c, "from-gpus", "a class from %u GPUs is given twice (<traffic> itself is the class from 1 GPU)",
+                                tt->from_gpus[i]);
+        if (!rc)
+            rc = traffic_attrs(ld, c, &tt->t[i]);
+    }
+    return rc;
+}
+
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "cluster-jobs");
@@ -280,6 +366,8 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
     int rc = parse_placement(ld, child(n, "placement"), s);
     if (!rc)
         rc = parse_power(ld, child(n, "power"), s);
+    if (!rc)
+        rc = parse_traffic(ld, child(n, "traffic"), s);
     if (rc)
         return rc;
     xmlNode *trace = child(n, "trace"), *arrivals = child(n, "arrivals");

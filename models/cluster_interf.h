@@ -1,0 +1,95 @@
+/* cluster_interf.h - interference on the shared fabric: a cluster_pacer
+ * (cluster.h) that times every running job's data-parallel all-reduce with
+ * its neighbours' on the max-min flow model (flow.h, netcoll_exec.h).
+ *
+ * Each job has an iteration profile (its size class): compute c seconds and
+ * a ring all-reduce of S bytes per GPU over its n GPUs (nc_plan_build,
+ * NC_ALGO_RING: intra-node over the scale-up links, inter-node over the
+ * fabric, rail-aware when the job fills whole nodes; NCCL's latencies). Its
+ * communication is taken as wholly exposed (no overlap with compute):
+ *   iteration = c + m,   m the all-reduce's time
+ *   pace      = (c + m_alone) / (c + m_now)
+ * m_alone: the job's all-reduce alone on the idle fabric (at its start);
+ * m_now: every running job whose all-reduce shares a link with it (the
+ * connected component of "shares a link" over the running jobs, links as
+ * routed on the idle fabric) starts its all-reduce at the same instant on
+ * one flow net, and m_now is when the job's finishes (max-min sharing; a
+ * job that finishes first frees its share for the others). With a
+ * comm-share f instead of c: c = m_alone (1 - f) / f.
+ *
+ * Cache: by the component's sorted job digests (a digest hashes the job's
+ * sorted GPUs and its profile), an LRU of at most cache_entries components;
+ * a hit returns the times the miss computed (the simulation depends only on
+ * the key: members in digest order on a fresh engine). A job alone is the
+ * key of one digest, so m_now = m_alone exactly when nothing shares its links.
+ * Cost per re-time: O(links of the running jobs) to find the components,
+ * plus a flow simulation per missed component (ring channels as coupled
+ * flows: C flows per job, C the ring channels).
+ */
+#ifndef DCSIM_MODELS_CLUSTER_INTERF_H
+#define DCSIM_MODELS_CLUSTER_INTERF_H
+
+#include <stdint.h>
+
+#include "cluster.h"
+#include "error.h"
+#include "fabric.h"
+
+#define CLUSTER_MAX_TRAFFIC 16
+
+/* one iteration of a job: compute_s, or (comm_share > 0) the compute that
+ * makes the isolated all-reduce that share of the iteration */
+typedef struct cluster_traffic {
+    double compute_s;
+    double comm_share;        /* in (0, 1); 0: compute_s is given */
+    double allreduce_bytes;   /* per GPU (nccl-tests' S); 0: no communication */
+} cluster_traffic;
+
+/* Profiles by size: a job of n GPUs takes the class with the largest
+ * from_gpus <= n (class 0 has from_gpus 1). */
+typedef struct cluster_traffic_table {
+    unsigned n;
+    uint32_t from_gpus[CLUSTER_MAX_TRAFFIC];
+    cluster_traffic t[CLUSTER_MAX_TRAFFIC];
+} cluster_traffic_table;
+
+#define CLUSTER_TIERS 5 /* link classes by (from tier, to tier), tiers 0-4 (graph.h) */
+
+typedef struct cluster_interf_stats {
+    uint64_t hits, misses;    /* component look-ups */
+    uint64_t simulations;     /* flow simulations run (= misses) */
+    uint64_t evictions;
+    uint64_t flows;           /* flows those simulations started */
+    uint32_t max_component;   /* most jobs in one component */
+    /* per link class [from tier][to tier] (0 hosts and scale-up, 1 leaves,
+     * 2 spines, ...): the fabric's links, those two running jobs' all-reduces
+     * or more were routed on at once (ever), and the link-seconds they were */
+    uint32_t links[CLUSTER_TIERS][CLUSTER_TIERS];
+    uint32_t shared_links[CLUSTER_TIERS][CLUSTER_TIERS];
+    double shared_link_s[CLUSTER_TIERS][CLUSTER_TIERS];
+} cluster_interf_stats;
+
+typedef struct cluster_interf cluster_interf;
+
+/* On a built fabric f (its hosts: GPU g is host g; at least `gpus` of them)
+ * with the profiles (copied). cache_entries 0: no cache (every look-up
+ * simulates). NULL with err when the fabric is too small or out of memory. */
+cluster_interf *cluster_interf_create(const fabric *f, uint32_t gpus,
+                                      const cluster_traffic_table *tt, uint32_t cache_entries,
+                                      sim_error *err);
+void cluster_interf_destroy(cluster_interf *x); /* NULL-safe */
+
+/* The pacer to put in cluster_config.pacer (lives as long as x). */
+const cluster_pacer *cluster_interf_pacer(cluster_interf *x);
+
+void cluster_interf_get_stats(const cluster_interf *x, cluster_interf_stats *out);
+
+/* Job id's isolated iteration: compute and all-reduce seconds (after its
+ * start; 0, 0 before). */
+void cluster_interf_job(const cluster_interf *x, uint32_t id, double *compute_s,
+                        double *comm_s);
+
+/* The profile a job of n GPUs takes. */
+const cluster_traffic *cluster_traffic_of(const cluster_traffic_table *tt, uint32_t n);
+
+#endif
