@@ -100,8 +100,8 @@ static int check_trace(const cluster_config *c, sim_error *err)
         const cluster_job_spec *j = &c->jobs[i];
         if (j->gpus < 1 || j->gpus > c->gpus)
             return bad(err, "job GPUs", j->gpus, "must be from 1 to the cluster's GPUs");
-        if (!(j->duration_s > 0) || !isfinite(j->duration_s))
-            return bad(err, "job duration", j->duration_s, "must be above 0 s");
+        if (!(j->duration_s >= CLUSTER_MIN_DURATION_S) || !isfinite(j->duration_s))
+            return bad(err, "job duration", j->duration_s, "must be at least 1 s");
         if (!(j->submit_s >= 0) || !isfinite(j->submit_s) ||
             (i && j->submit_s < c->jobs[i - 1].submit_s))
             return bad(err, "submit time", j->submit_s, "must be >= 0 and not decrease");
@@ -126,7 +126,7 @@ static double draw_duration(gsl_rng *rng, const cluster_duration *d)
         x = gsl_ran_lognormal(rng, log(d->a_s), d->b);
     if (d->max_s > 0 && x > d->max_s)
         x = d->max_s;
-    return x > 0 ? x : d->a_s;
+    return x >= CLUSTER_MIN_DURATION_S ? x : CLUSTER_MIN_DURATION_S;
 }
 
 static uint32_t draw_size(gsl_rng *rng, const cluster_stream *st)

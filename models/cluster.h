@@ -60,6 +60,11 @@
 #define CLUSTER_MAX_SIZES 64
 #define CLUSTER_MAX_JOBS 10000000u
 #define CLUSTER_MAX_GPUS (1u << 24)
+/* The shortest job: 1 s. A drawn duration below it (a lognormal's far tail)
+ * is taken as 1 s, a stated one is refused: shorter, end - start would round
+ * to nothing at a month's simulated times and the slowdown (wait + run) /
+ * run would not be a number (docs/cluster.md). */
+#define CLUSTER_MIN_DURATION_S 1.0
 
 enum cluster_dur_dist { CLUSTER_DUR_FIXED = 0, CLUSTER_DUR_UNIFORM, CLUSTER_DUR_LOGNORMAL,
                         CLUSTER_DUR_COUNT };

@@ -69,6 +69,9 @@ static int parse_duration(loader *ld, xmlNode *n, cluster_duration *d)
     int rc = get_quantity(ld, n, first[d->dist], SIM_DIM_TIME, 1, &d->a_s);
     if (!rc)
         rc = positive(ld, n, first[d->dist], d->a_s, MAX_SPAN_S, " s (ten years)");
+    if (!rc && d->a_s < CLUSTER_MIN_DURATION_S)
+        rc = node_error(ld, n, first[d->dist], "%s must be at least 1 s (the shortest job; "
+                        "e.g. \"2h\")", first[d->dist]);
     if (!rc && d->dist == CLUSTER_DUR_UNIFORM) {
         rc = get_quantity(ld, n, "high", SIM_DIM_TIME, 1, &d->b);
         if (!rc && !(d->b >= d->a_s && d->b <= MAX_SPAN_S))
@@ -83,6 +86,8 @@ static int parse_duration(loader *ld, xmlNode *n, cluster_duration *d)
         rc = get_quantity(ld, n, "max", SIM_DIM_TIME, 1, &d->max_s);
         if (!rc)
             rc = positive(ld, n, "max", d->max_s, MAX_SPAN_S, " s (ten years)");
+        if (!rc && d->max_s < CLUSTER_MIN_DURATION_S)
+            rc = node_error(ld, n, "max", "max must be at least 1 s (the shortest job)");
     }
     return rc;
 }
