@@ -28,23 +28,6 @@ static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1",
                                         "1", "1", "-", "s", "s"};
 static const char *const series_units[] = {"s", "1", "1", "W", "W"};
 
-/* a 1-D table of n rows of type t from rows */
-static int put_table(hid_t g, const char *name, hid_t t, hsize_t n, const void *rows,
-                     const char *const *units, size_t n_units, const char *description)
-{
-    hsize_t dims[1] = {n};
-    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
-    hid_t d = H5Dcreate2(g, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
-             h5_attr_texts(d, "units", units, n_units) ||
-             h5_attr_text(d, "description", description);
-    if (d >= 0)
-        H5Dclose(d);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-    return rc;
-}
-
 static int put_jobs(hid_t g, const cluster_result *r)
 {
     job_row *rows = calloc(r->n_jobs ? r->n_jobs : 1, sizeof *rows);
@@ -71,7 +54,7 @@ static int put_jobs(hid_t g, const cluster_result *r)
     H5Tinsert(t, "priority", HOFFSET(job_row, priority), H5T_NATIVE_INT32);
     H5Tinsert(t, "isolated_run_s", HOFFSET(job_row, isolated_run_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "run_s", HOFFSET(job_row, run_s), H5T_NATIVE_DOUBLE);
-    int rc = put_table(g, "jobs", t, r->n_jobs, rows, job_units,
+    int rc = h5_put_table(g, "jobs", t, r->n_jobs, rows, job_units,
                        sizeof job_units / sizeof *job_units,
                        "one row per job in arrival order: GPUs, submit, start and end times, "
                        "wait = start - submit, slowdown = (wait + run) / run, the nodes and "
@@ -91,7 +74,7 @@ static int put_series(hid_t g, const cluster_energy *ce)
     H5Tinsert(t, "queue", HOFFSET(cluster_row, queue), H5T_NATIVE_UINT32);
     H5Tinsert(t, "it_power_w", HOFFSET(cluster_row, it_w), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "facility_power_w", HOFFSET(cluster_row, facility_w), H5T_NATIVE_DOUBLE);
-    int rc = put_table(g, "series", t, ce->n_rows, ce->rows, series_units,
+    int rc = h5_put_table(g, "series", t, ce->n_rows, ce->rows, series_units,
                        sizeof series_units / sizeof *series_units,
                        "a step function: each row holds from its t_s to the next row's (the "
                        "last: to /cluster end_s); busy GPUs, queued jobs, IT power and facility "
@@ -147,9 +130,7 @@ int cluster_trace_write(outpath *op, const scn_scenario *s, const cluster_result
     if (f < 0)
         return SIM_ERR_IO;
     const char *failed = NULL;
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t g = H5Gcreate2(f, "cluster", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t g = h5_create_group(f, "cluster");
     if (g < 0)
         failed = "creating /cluster";
     else if (put_attrs(g, s, r, ce))

@@ -16,6 +16,30 @@ hid_t h5_untimed(hid_t class_id)
     return p;
 }
 
+hid_t h5_create_group(hid_t parent, const char *name)
+{
+    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
+    hid_t g = H5Gcreate2(parent, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
+    return g;
+}
+
+int h5_put_table(hid_t g, const char *name, hid_t t, hsize_t n, const void *rows,
+                 const char *const *units, size_t n_units, const char *description)
+{
+    hsize_t dims[1] = {n};
+    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
+    hid_t d = H5Dcreate2(g, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
+             h5_attr_texts(d, "units", units, n_units) ||
+             h5_attr_text(d, "description", description);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    return rc ? -1 : 0;
+}
+
 hid_t h5_string_type(void)
 {
     hid_t t = H5Tcopy(H5T_C_S1);

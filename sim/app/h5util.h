@@ -17,6 +17,14 @@
  * stay byte-identical); the caller closes it. */
 hid_t h5_untimed(hid_t class_id);
 
+/* Group name under parent, untimed; the caller closes it (< 0: failed). */
+hid_t h5_create_group(hid_t parent, const char *name);
+
+/* A 1-D dataset name of n rows of type t from rows (untimed), with its
+ * "units" (one per column) and "description" attributes. 0, or -1. */
+int h5_put_table(hid_t g, const char *name, hid_t t, hsize_t n, const void *rows,
+                 const char *const *units, size_t n_units, const char *description);
+
 /* A variable-length UTF-8 string type; the caller closes it. */
 hid_t h5_string_type(void);
 

@@ -59,22 +59,14 @@ static int put_links(hid_t g, const topo_graph *tg, const pkt_series *s)
     H5Tinsert(t, "ecn_marks", HOFFSET(link_row, ecn_marks), H5T_NATIVE_UINT64);
     H5Tinsert(t, "max_queued_bytes", HOFFSET(link_row, max_queued_bytes), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "max_held_bytes", HOFFSET(link_row, max_held_bytes), H5T_NATIVE_DOUBLE);
-    hsize_t dims[1] = {n};
-    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
-    hid_t d = H5Dcreate2(g, "links", t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
-             h5_attr_texts(d, "units", link_units, sizeof link_units / sizeof *link_units) ||
-             h5_attr_text(d, "description",
+    int rc = h5_put_table(g, "links", t, n, rows, link_units,
+                          sizeof link_units / sizeof *link_units,
                           "one row per directed link that carried traffic (the others: "
                           "zeros in every column and bin), by ascending id: its ends (node ids), their tiers "
                           "(0 host, 1 leaf/edge, 2, ...), its rate, and its end-of-run counters "
                           "(pkt_link_stats): packets and bytes sent, PAUSE frames its "
                           "transmitter received, ECN marks on entering its FIFO, most bytes in "
                           "its egress FIFO and held at the ingress port it feeds");
-    if (d >= 0)
-        H5Dclose(d);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
     H5Tclose(t);
     free(rows);
     return rc;

@@ -61,23 +61,6 @@ int serve_h5_on_request(void *ctx, const serve_request_info *info)
     return 0;
 }
 
-/* a 1-D table of n rows of type t */
-static int put_table(hid_t g, const char *name, hid_t t, hsize_t n, const void *rows,
-                     const char *const *units, size_t n_units, const char *description)
-{
-    hsize_t dims[1] = {n};
-    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
-    hid_t d = H5Dcreate2(g, name, t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    int rc = d < 0 || (n && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) ||
-             h5_attr_texts(d, "units", units, n_units) ||
-             h5_attr_text(d, "description", description);
-    if (d >= 0)
-        H5Dclose(d);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-    return rc;
-}
-
 static int by_seq(const void *a, const void *b)
 {
     uint64_t x = ((const serve_request_info *)a)->seq, y = ((const serve_request_info *)b)->seq;
@@ -107,7 +90,7 @@ static int put_requests(hid_t g, serve_h5_rows *rows)
     H5Tinsert(t, "prefill_replica", HOFFSET(request_row, prefill_replica), H5T_NATIVE_UINT32);
     H5Tinsert(t, "prefix_hit", HOFFSET(request_row, prefix_hit), H5T_NATIVE_INT32);
     H5Tinsert(t, "dropped", HOFFSET(request_row, dropped), H5T_NATIVE_INT32);
-    int rc = put_table(g, "requests", t, rows->n, out, request_units,
+    int rc = h5_put_table(g, "requests", t, rows->n, out, request_units,
                        sizeof request_units / sizeof request_units[0],
                        "one row per request in arrival order (every `sample_every`-th when the "
                        "run expects more than `max_rows`): arrival, first token, finish (NaN "
@@ -139,7 +122,7 @@ static int put_series(hid_t g, const serve_result *r)
     H5Tinsert(t, "queued", HOFFSET(series_row, queued), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "transferring", HOFFSET(series_row, transferring), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "kv_util", HOFFSET(series_row, kv_util), H5T_NATIVE_DOUBLE);
-    int rc = put_table(g, "series", t, r->n_series, rows, series_units,
+    int rc = h5_put_table(g, "series", t, r->n_series, rows, series_units,
                        sizeof series_units / sizeof series_units[0],
                        "bins of `bin_s` from t = 0: requests arrived, finished, dropped and "
                        "preemptions in the bin; time-average requests running, queued and in "
@@ -179,9 +162,7 @@ int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
     if (f < 0)
         return SIM_ERR_IO;
     const char *failed = NULL;
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t g = H5Gcreate2(f, "serve", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t g = h5_create_group(f, "serve");
     if (g < 0)
         failed = "creating /serve";
     else if (put_attrs(g, c, r, rows))

@@ -362,9 +362,7 @@ int sweep_store_write(sweep *sw, sim_error *err)
         return sim_error_set(err, SIM_ERR_IO, sw->output, 0, "cannot write the sweep file: %s",
                              e ? strerror(e) : "H5Fcreate failed");
     }
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t g = H5Gcreate2(f, "sweep", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t g = h5_create_group(f, "sweep");
     int rc = g < 0 || write_meta(sw, f, g) || write_tables(sw, g);
     if (g >= 0)
         H5Gclose(g);

@@ -216,9 +216,7 @@ int trace_open(const char *path, const char *const *inputs, size_t n_inputs, tra
         free(tw);
         return err->code;
     }
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t campaign = H5Gcreate2(tw->file, "campaign", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t campaign = h5_create_group(tw->file, "campaign");
     int rc = campaign < 0 ||
              table_create(&tw->events, campaign, "events", event_type(), sizeof(campaign_event),
                           event_units, 10,
@@ -411,9 +409,7 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
 
 int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
 {
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t g = H5Gcreate2(tw->file, "step", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t g = h5_create_group(tw->file, "step");
     if (g < 0)
         return io_error(err, tw->out.path, "creating /step");
     uint32_t critical = p->critical_stage;
@@ -561,9 +557,7 @@ int trace_write_step_flows(trace_writer *tw, const step_profile *p, sim_error *e
 
 static int write_summary(hid_t file, const run_summary *sum)
 {
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t g = H5Gcreate2(file, "summary", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t g = h5_create_group(file, "summary");
     if (g < 0)
         return -1;
     int rc = 0;
@@ -734,9 +728,7 @@ int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error 
         x[3] = pue ? pue[h] : NAN;
         x[4] = x[1] * x[3];
     }
-    hid_t gcpl = h5_untimed(H5P_GROUP_CREATE);
-    hid_t g = H5Gcreate2(tw->file, "energy", H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
+    hid_t g = h5_create_group(tw->file, "energy");
     int rc = g < 0 || put_matrix(g, "hourly", rows, n, COLS, columns, units, "see column_units",
                                  "the run hour by hour at its site: mean IT power, outdoor "
                                  "temperature, PUE, mean facility power");
