@@ -222,6 +222,76 @@ void cluster_result_free(cluster_result *r);
 int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t max_gpus,
                         cluster_job_spec **out, uint32_t *n, sim_error *err);
 
+/* Importing traces (cluster_import.c; docs/cluster.md "Importing published
+ * traces"). A layout names, per role, the column that holds it ("" none):
+ * the submit time, the GPUs (times an optional multiplier column, times
+ * gpu_scale, rounded up: a share of a GPU holds a whole one), the duration
+ * or else end - start, the priority, and the job a row belongs to (rows of
+ * one job, e.g. its tasks, are merged: GPUs added, the earliest submit and
+ * start, the latest end). Times are seconds or "YYYY-MM-DD HH:MM:SS"; the
+ * jobs are sorted by submit time and shifted so that the first is at 0.
+ * Rows that cannot run are skipped and counted (stats): no GPUs, not
+ * finished (no end and no duration), a duration under
+ * CLUSTER_MIN_DURATION_S or over ten years, more GPUs than the cluster. A
+ * field that is present but not a number (or a time) is an error at its
+ * line. fixed_header: the column names of a file without a header line. */
+enum cluster_trace_format { CLUSTER_TRACE_DCSIM = 0, CLUSTER_TRACE_HELIOS, CLUSTER_TRACE_PAI,
+                            CLUSTER_TRACE_PHILLY, CLUSTER_TRACE_COLUMNS, CLUSTER_TRACE_FORMATS };
+enum cluster_trace_role { CLUSTER_TCOL_SUBMIT = 0, CLUSTER_TCOL_GPUS, CLUSTER_TCOL_DURATION,
+                          CLUSTER_TCOL_PRIORITY, CLUSTER_TCOL_START, CLUSTER_TCOL_END,
+                          CLUSTER_TCOL_JOB, CLUSTER_TCOL_GPU_MULT, CLUSTER_TCOL_COUNT };
+
+typedef struct cluster_trace_layout {
+    int format;                          /* enum cluster_trace_format */
+    char col[CLUSTER_TCOL_COUNT][48];    /* column name per role; "" none */
+    double gpu_scale;                    /* > 0 */
+    const char *const *fixed_header;     /* NULL-terminated, or NULL: the file's first line */
+} cluster_trace_layout;
+
+/* one job as read, before the skip rules (NAN: not given) */
+typedef struct cluster_trace_row {
+    double submit_s, start_s, end_s, duration_s;
+    double gpus;
+    int32_t priority;
+    int line;          /* of the file, for messages */
+    int unfinished;    /* a task of the job has no end */
+    size_t key;        /* the job key's offset (merging) */
+} cluster_trace_row;
+
+typedef struct cluster_trace_stats {
+    uint32_t rows;         /* jobs read (after merging rows of one job) */
+    uint32_t kept;
+    uint32_t no_gpus, unfinished, bad_duration, too_large;
+    double origin_s;       /* the first kept job's submit time, subtracted */
+} cluster_trace_stats;
+
+/* The layout of a named format (cluster_trace_format_names); 0, or -1 for
+ * an unknown name. "philly" is JSON: the caller reads it into rows and calls
+ * cluster_trace_finish; "columns" names nothing: the caller fills col. */
+int cluster_trace_layout_init(cluster_trace_layout *l, const char *format);
+const char *cluster_trace_format_name(int f);
+const char *cluster_trace_format_names(void);
+
+/* A time field: seconds, or a date-time "YYYY-MM-DD[ |T]HH:MM:SS[.frac]"
+ * (proleptic Gregorian, years 1900-2200) as seconds since 1970-01-01; 0, or
+ * -1 when it is neither. */
+int cluster_trace_time(const char *text, double *out);
+
+/* Read a CSV trace in a layout (the skip rules above) into *out (malloc'd,
+ * submit order, first at 0) and *n; stats filled. 0, or SIM_ERR_INPUT (a bad
+ * field at its line, a header without a needed column, no job left) /
+ * SIM_ERR_NOMEM. */
+int cluster_trace_import(const char *text, size_t len, const char *name,
+                         const cluster_trace_layout *lay, uint32_t max_gpus,
+                         cluster_job_spec **out, uint32_t *n, cluster_trace_stats *stats,
+                         sim_error *err);
+
+/* The skip rules, the sort and the shift on rows already read (rows is
+ * reordered); for importers of other file formats. */
+int cluster_trace_finish(cluster_trace_row *rows, uint32_t n, const char *name,
+                         uint32_t max_gpus, cluster_job_spec **out, uint32_t *n_out,
+                         cluster_trace_stats *stats, sim_error *err);
+
 const char *cluster_dur_dist_name(int d);
 int cluster_dur_dist_parse(const char *name, int *out);
 

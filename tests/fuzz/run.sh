@@ -29,7 +29,7 @@ case "${1:-}" in
 *[!0-9]*) echo "usage: $0 [--smoke | --replay | SECONDS]" >&2; exit 2 ;;
 *) seconds=$1 ;;
 esac
-targets=${FUZZ_TARGETS:-fuzz_units fuzz_set fuzz_scenario fuzz_run}
+targets=${FUZZ_TARGETS:-fuzz_units fuzz_set fuzz_scenario fuzz_run fuzz_trace}
 jobs=${FUZZ_BUILD_JOBS:-2}
 
 if ! command -v clang >/dev/null 2>&1; then

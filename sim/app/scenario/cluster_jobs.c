@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TRACE_BYTES (256.0 * 1024 * 1024)
 #define MAX_SPAN_S 3.2e8 /* ten years */
 
 static void note_default(scn_scenario *s, const char *text)
@@ -113,54 +112,6 @@ static int parse_arrivals(loader *ld, xmlNode *n, cluster_stream *st)
     if (!rc && !st->max_jobs && st->rate_per_s * st->window_s > CLUSTER_MAX_JOBS)
         rc = node_error(ld, n, NULL, "rate x duration is %.3g jobs, more than 1e7: give jobs=\"N\" "
                         "or a shorter duration", st->rate_per_s * st->window_s);
-    return rc;
-}
-
-/* the trace file, relative to the scenario's folder, read whole and parsed */
-static int parse_trace(loader *ld, xmlNode *n, scn_scenario *s)
-{
-    char file[256];
-    copy_attr(n, "file", file, sizeof file);
-    const char *slash = strrchr(ld->display_name, '/');
-    if (file[0] == '/' || !slash)
-        snprintf(s->cluster_trace_path, sizeof s->cluster_trace_path, "%s", file);
-    else
-        snprintf(s->cluster_trace_path, sizeof s->cluster_trace_path, "%.*s/%s",
-                 (int)(slash - ld->display_name), ld->display_name, file);
-    FILE *f = fopen(s->cluster_trace_path, "rb");
-    if (!f)
-        return node_error(ld, n, "file", "cannot read %s: %s", s->cluster_trace_path,
-                          strerror(errno));
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? 2 * cap : 65536;
-            char *t = ncap <= MAX_TRACE_BYTES ? realloc(text, ncap) : NULL;
-            if (!t) {
-                rc = node_error(ld, n, "file", "%s is larger than 256 MiB (or out of memory)",
-                                s->cluster_trace_path);
-                break;
-            }
-            text = t;
-            cap = ncap;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (!got)
-            break;
-    }
-    if (!rc && ferror(f))
-        rc = node_error(ld, n, "file", "cannot read %s", s->cluster_trace_path);
-    fclose(f);
-    uint32_t count = 0;
-    if (!rc)
-        rc = cluster_trace_parse(text, len, s->cluster_trace_path, s->cluster_jobs.gpus,
-                                 &s->cluster_trace, &count, ld->err);
-    free(text);
-    s->cluster_jobs.jobs = s->cluster_trace;
-    s->cluster_jobs.n_jobs = count;
     return rc;
 }
 
@@ -381,7 +332,7 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         return node_error(ld, trace, NULL, "a <trace> gives every job: drop <arrivals>, "
                           "<sizes> and <duration>");
     if (trace)
-        return parse_trace(ld, trace, s);
+        return parse_cluster_trace(ld, trace, s);
     if (!arrivals || !sizes || !dur)
         return node_error(ld, n, NULL, "a job stream needs <arrivals>, <sizes> and <duration> "
                           "(no built-in distributions: docs/cluster.md), or a <trace>");

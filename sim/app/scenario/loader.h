@@ -29,6 +29,8 @@
  *   site_costs.c    <site>, <costs>
  *   cluster_jobs.c  <cluster-jobs> (dcsim cluster): the job stream or trace,
  *                   the scheduler and the placement
+ *   cluster_trace_file.c  its <trace>: the file in the dcsim layout or a
+ *                   published one (helios, pai-2020, philly, columns)
  *   serving.c       <serving> (dcsim serve): <model>, <replica>, <router>,
  *                   <arrivals>, <prompt>, <output>, <slo>
  *
@@ -147,6 +149,7 @@ int parse_job(loader *ld, xmlNode *root, scn_scenario *s);         /* job.c */
 int parse_model_element(loader *ld, xmlNode *model, scn_scenario *s);
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s);     /* serving.c */
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s); /* cluster_jobs.c */
+int parse_cluster_trace(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_trace_file.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
 int parse_site(loader *ld, xmlNode *root, scn_scenario *s);        /* site_costs.c */
