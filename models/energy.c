@@ -127,18 +127,25 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for temperatures");
     }
     int rc = n ? fac_temperature_profile(&a->cfg.climate, a->cfg.start_hour, n, temp, err) : 0;
+    /* the wet-bulb of each hour, overwriting pue_h until it is used */
+    if (!rc)
+        fac_wetbulb_profile(&a->cfg.climate, a->cfg.start_hour, n, temp, pue_h);
     for (size_t h = 0; !rc && h < n; h++) {
         double e = a->hour_it_j[h];
-        if (!(e > 0))
+        if (!(e > 0)) {
+            pue_h[h] = 0; /* no IT energy: no PUE */
             continue;
+        }
         /* the hour's mean load over the part of it the run lasted */
         double length = fmin(3600.0, a->end_s - 3600.0 * (double)h);
         double load = e / length / a->cfg.design_it_w;
-        double pue = fac_pue(&a->cfg.design, temp[h], load);
+        fac_point p;
+        fac_evaluate_humid(&a->cfg.design, temp[h], pue_h[h], load, &p);
+        double pue = p.pue;
         pue_h[h] = pue;
         r.it_energy_j += e;
         r.facility_energy_j += e * pue;
-        r.water_l += e / 3.6e6 * fac_wue_l_per_kwh(&a->cfg.design, temp[h], load);
+        r.water_l += e / 3.6e6 * p.wue_l_per_kwh;
         r.pue_min = fmin(r.pue_min, pue);
         r.pue_max = fmax(r.pue_max, pue);
         r.peak_facility_w = fmax(r.peak_facility_w, e * pue / length);
@@ -151,7 +158,7 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err)
         return rc;
     /* the whole year at the load of the cluster computing */
     enum { YEAR = FAC_HOURS_PER_YEAR };
-    double *year = malloc(2 * YEAR * sizeof *year);
+    double *year = malloc(3 * YEAR * sizeof *year); /* temperature, power, wet-bulb */
     if (!year)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a year of hours");
     double compute_w = fmin(a->cfg.state_power_w[0], a->cfg.design_it_w);
@@ -159,9 +166,11 @@ int energy_finish(energy_account *a, energy_result *out, sim_error *err)
         year[YEAR + h] = compute_w > 0 ? compute_w : a->cfg.design_it_w;
     fac_totals annual;
     rc = fac_temperature_profile(&a->cfg.climate, 0, YEAR, year, err);
-    if (!rc)
-        rc = fac_energy(&a->cfg.design, a->cfg.design_it_w, year + YEAR, year, YEAR, NULL, &annual,
-                        err);
+    if (!rc) {
+        fac_wetbulb_profile(&a->cfg.climate, 0, YEAR, year, year + 2 * YEAR);
+        rc = fac_energy_humid(&a->cfg.design, a->cfg.design_it_w, year + YEAR, year,
+                              year + 2 * YEAR, YEAR, NULL, &annual, err);
+    }
     free(year);
     if (rc)
         return rc;

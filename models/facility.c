@@ -60,6 +60,10 @@ int fac_climate_check(const fac_climate *c, sim_error *err)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "climate: diurnal amplitude %g K must be >= 0",
                              c->diurnal_amplitude_k);
+    if (!(c->rh_annual >= 0 && c->rh_annual <= 1))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "climate: relative humidity %g must be from 0 to 1 (0: not known)",
+                             c->rh_annual);
     if (!isfinite(c->noise_sd_k) || c->noise_sd_k < 0)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "climate: noise standard deviation %g K must be >= 0",
@@ -302,6 +306,11 @@ fac_design fac_design_default(int cooling)
         /* assumption (A): 3 cycles of concentration, the low end of
          * common practice (3-6) without water treatment data */
         .cycles_of_concentration = 3.0,
+        /* assumption (A): direct evaporative media remove 85 % of the
+         * wet-bulb depression (saturation effectiveness; no figure in
+         * shared/reference; the middle of the 70-95 % that pad and media
+         * makers state); used only where the site's humidity is known */
+        .evap_effectiveness = 0.85,
     };
     switch (cooling) {
     case FAC_COOLING_EVAPORATIVE:
@@ -384,6 +393,11 @@ int fac_design_check(const fac_design *d, sim_error *err)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                              "facility: cycles of concentration %g must be > 1",
                              d->cycles_of_concentration);
+    if (d->cooling == FAC_COOLING_EVAPORATIVE &&
+        !(d->evap_effectiveness > 0 && d->evap_effectiveness <= 1))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
+                             "facility: evaporative effectiveness %g must be in (0, 1]",
+                             d->evap_effectiveness);
     return 0;
 }
 
@@ -408,7 +422,41 @@ static double cop(const fac_design *d, double t_out_c, double supply_c)
  * water evaporated per kWh of heat carried off as latent heat */
 #define FAC_WATER_L_PER_KWH_LATENT (3.6 / 2.442)
 
+double fac_saturation_hpa(double t_c)
+{
+    return 6.1094 * exp(17.625 * t_c / (t_c + 243.04));
+}
+
+double fac_wetbulb_c(double t_c, double rh)
+{
+    double r = 100.0 * fmin(fmax(rh, 0.05), 0.99); /* Stull's fitted range, in per cent */
+    double tw = t_c * atan(0.151977 * sqrt(r + 8.313659)) + atan(t_c + r) - atan(r - 1.676331) +
+                0.00391838 * pow(r, 1.5) * atan(0.023101 * r) - 4.686035;
+    return fmin(tw, t_c); /* the fit's error never puts it above the dry bulb */
+}
+
+void fac_wetbulb_profile(const fac_climate *c, uint64_t start_hour, size_t n_hours,
+                         const double *temp_c, double *wb_c)
+{
+    for (size_t h = 0; h < n_hours; h++) {
+        if (!(c->rh_annual > 0)) {
+            wb_c[h] = NAN;
+            continue;
+        }
+        int m = fac_month_of_hour(start_hour + h);
+        double vapour = c->rh_annual * fac_saturation_hpa(c->monthly_mean_c[m]);
+        double rh = fmin(1.0, vapour / fac_saturation_hpa(temp_c[h]));
+        wb_c[h] = fac_wetbulb_c(temp_c[h], rh);
+    }
+}
+
 void fac_evaluate(const fac_design *d, double t_out_c, double it_load_frac, fac_point *out)
+{
+    fac_evaluate_humid(d, t_out_c, NAN, it_load_frac, out);
+}
+
+void fac_evaluate_humid(const fac_design *d, double t_out_c, double t_wb_c, double it_load_frac,
+                        fac_point *out)
 {
     double L = it_load_frac;
     if (!(L > 0)) {
@@ -425,8 +473,19 @@ void fac_evaluate(const fac_design *d, double t_out_c, double it_load_frac, fac_
     case FAC_COOLING_AIR_CHILLER:
         break;
     case FAC_COOLING_EVAPORATIVE:
-        evap = ramp(t_out_c, d->evap_start_c, d->evap_full_c);
-        m_air = ramp(t_out_c, d->free_full_c, d->free_none_c);
+        if (isfinite(t_wb_c)) {
+            /* the depression the stage can reach; evaporation stops at the supply */
+            double depth = fmin(t_out_c - d->evap_start_c,
+                                d->evap_effectiveness * (t_out_c - t_wb_c));
+            if (!(depth > 0))
+                depth = 0;
+            double span = d->evap_full_c - d->evap_start_c;
+            evap = span > 0 ? fmin(1.0, depth / span) : (depth > 0);
+            m_air = ramp(t_out_c - depth, d->evap_start_c, d->evap_full_c);
+        } else {
+            evap = ramp(t_out_c, d->evap_start_c, d->evap_full_c);
+            m_air = ramp(t_out_c, d->free_full_c, d->free_none_c);
+        }
         break;
     case FAC_COOLING_DIRECT_LIQUID:
         m_liq = ramp(t_out_c, d->liquid_free_full_c, d->liquid_free_none_c);
@@ -473,6 +532,13 @@ int fac_energy(const fac_design *d, double design_it_w, const double *it_power_w
                const double *temp_c, size_t n_hours, double *pue_h, fac_totals *out,
                sim_error *err)
 {
+    return fac_energy_humid(d, design_it_w, it_power_w, temp_c, NULL, n_hours, pue_h, out, err);
+}
+
+int fac_energy_humid(const fac_design *d, double design_it_w, const double *it_power_w,
+                     const double *temp_c, const double *wb_c, size_t n_hours, double *pue_h,
+                     fac_totals *out, sim_error *err)
+{
     int rc = fac_design_check(d, err);
     if (rc)
         return rc;
@@ -495,7 +561,7 @@ int fac_energy(const fac_design *d, double design_it_w, const double *it_power_w
     fac_totals t = {.hours = n_hours, .pue_min = INFINITY, .pue_max = -INFINITY};
     for (size_t h = 0; h < n_hours; h++) {
         fac_point p;
-        fac_evaluate(d, temp_c[h], it_power_w[h] / design_it_w, &p);
+        fac_evaluate_humid(d, temp_c[h], wb_c ? wb_c[h] : NAN, it_power_w[h] / design_it_w, &p);
         double it_j = it_power_w[h] * 3600.0;
         t.it_energy_j += it_j;
         t.facility_energy_j += it_j * p.pue;

@@ -58,8 +58,10 @@
  *   tables); C = cycles of concentration (the bleed-off that keeps dissolved
  *   salts down is 1 / (C - 1) of the evaporation). 1 kg = 1 L.
  * Every term is >= 0, so PUE >= 1; m, f_e and 1/COP never fall as T rises,
- * so PUE and WUE never fall as T rises. Humidity is not modelled: the
- * evaporative thresholds are dry-bulb stand-ins for a wet-bulb limit (a
+ * so PUE and WUE never fall as T rises. Humidity: where the site's relative
+ * humidity is known (fac_climate.rh_annual), the evaporative design cools by
+ * a share eps of the hour's wet-bulb depression (fac_evaluate_humid);
+ * otherwise its thresholds are dry-bulb stand-ins for a wet-bulb limit (a
  * humid site gets too many evaporative hours). docs/facility.md lists every
  * default with its source and what it was calibrated against.
  */
@@ -89,6 +91,7 @@ typedef struct fac_climate {
     double noise_sd_k;                 /* sigma of N; 0 = no noise (the default) */
     double noise_corr_h;               /* tau of N, > 0 when noise_sd_k > 0 */
     uint64_t noise_seed;
+    double rh_annual;                  /* mean relative humidity, (0, 1]; 0: not known */
 } fac_climate;
 
 /* Fill c with the defaults: all monthly means 0, the default amplitude, no
@@ -149,6 +152,9 @@ typedef struct fac_design {
     double evap_full_c;           /* evaporative: all air-side heat latent above */
     double evap_transport_frac;   /* k_evap: spray or pad pumps per unit of heat evaporated */
     double cycles_of_concentration; /* C > 1 (evaporative) */
+    double evap_effectiveness;    /* eps in (0, 1]: the share of the wet-bulb depression
+                                     the evaporative stage removes (evaporative, when the
+                                     wet-bulb temperature is known) */
 } fac_design;
 
 /* Name <-> design ("air-chiller", "air-economiser", "evaporative",
@@ -183,6 +189,39 @@ typedef struct fac_point {
  * it_load_frac (> 0; 1 = design IT power; above 1 extrapolates). For a load
  * <= 0 PUE is undefined: pue and the fractions are +inf, wue 0. */
 void fac_evaluate(const fac_design *d, double t_out_c, double it_load_frac, fac_point *out);
+/* The same with the outdoor wet-bulb temperature t_wb_c (NAN: not known,
+ * which is fac_evaluate). Only the evaporative design uses it ("Humidity"
+ * above): the evaporative stage cools outdoor air by
+ *   D = min(T - evap_start, eps (T - T_wb)),  0 when T <= evap_start
+ * (evap_start and evap_full are the supply and return temperatures), so
+ *   f_e = min(1, D / (evap_full - evap_start))     the latent share
+ *   m_air = ramp(T - D; evap_start, evap_full)     compressors on what is left
+ * in place of the dry-bulb stand-ins ramp(T; evap_start, evap_full) and
+ * ramp(T; free_full, free_none). */
+void fac_evaluate_humid(const fac_design *d, double t_out_c, double t_wb_c, double it_load_frac,
+                        fac_point *out);
+
+/* Wet-bulb temperature (degC) of air at t_c (degC) and relative humidity
+ * rh (a fraction): Stull (2011), "Wet-bulb temperature from relative
+ * humidity and air temperature", J. Appl. Meteor. Climatol. 50:2267-2269,
+ * eq. 1, for sea-level pressure; rh is clamped to its fitted range 5-99 %
+ * (error within about 1 K there for -20 to 50 degC). */
+double fac_wetbulb_c(double t_c, double rh);
+
+/* Saturation vapour pressure over water (hPa) at t_c: the Magnus form with
+ * Alduchov and Eskridge's (1996) coefficients, 6.1094 exp(17.625 T /
+ * (T + 243.04)). */
+double fac_saturation_hpa(double t_c);
+
+/* Hourly wet-bulb temperatures for the hours of temp_c (from
+ * fac_temperature_profile with the same start_hour) into wb_c, when
+ * c->rh_annual > 0: the air's vapour pressure is held for each month at
+ * rh_annual x the saturation pressure of the month's mean (a dew point per
+ * month: humidity follows the weather, not the hour), so an hour's relative
+ * humidity is that pressure over the saturation pressure at its own
+ * temperature (at most 1). Every value NAN when rh_annual is 0. */
+void fac_wetbulb_profile(const fac_climate *c, uint64_t start_hour, size_t n_hours,
+                         const double *temp_c, double *wb_c);
 double fac_pue(const fac_design *d, double t_out_c, double it_load_frac);
 double fac_wue_l_per_kwh(const fac_design *d, double t_out_c, double it_load_frac);
 
@@ -206,5 +245,10 @@ typedef struct fac_totals {
 int fac_energy(const fac_design *d, double design_it_w, const double *it_power_w,
                const double *temp_c, size_t n_hours, double *pue_h, fac_totals *out,
                sim_error *err);
+/* The same with each hour's wet-bulb temperature (wb_c NULL, or NAN
+ * entries: not known). */
+int fac_energy_humid(const fac_design *d, double design_it_w, const double *it_power_w,
+                     const double *temp_c, const double *wb_c, size_t n_hours, double *pue_h,
+                     fac_totals *out, sim_error *err);
 
 #endif

@@ -344,6 +344,12 @@ void summary_print_site(FILE *f, const scn_scenario *scn, const energy_run *er)
     fprintf(f, "site       %s (%s), %s cooling, from month %u\n", s->info.name, s->info.display,
             fac_cooling_name(s->design.cooling), s->start_month);
     fprintf(f, "           climate: %s\n", s->info.climate_basis);
+    /* the hub's policy cap (sites.md 3.1) against this design's simulated year */
+    if (s->info.pue_target > 0 && er->result.pue_annual > 0)
+        fprintf(f, "           PUE target %.2f (the hub's policy cap, sites.xml): the %s design's "
+                "year at the computing load gives %.3f, %s\n", s->info.pue_target,
+                fac_cooling_name(s->design.cooling), er->result.pue_annual,
+                er->result.pue_annual <= s->info.pue_target ? "within it" : "above it");
     fprintf(f, "           price %.4g CNY/kWh (%s); grid %.4g kgCO2/kWh (%s)%s%.0f%% green\n",
             s->info.price_per_kwh, s->info.price_basis, s->info.emission_kg_per_kwh,
             s->info.emission_basis, "; ", 100 * s->green_share);

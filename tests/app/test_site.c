@@ -4,7 +4,7 @@
  * factor and a price; derived months keep the catalog's annual mean; with
  * the default cooling (air with economiser) the annual PUE at full load is
  * within each cluster's policy target (sites.md §3.1), and colder sites get
- * lower PUE. */
+ * lower PUE; the annual relative humidity where the catalog has one. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +66,17 @@ int main(void)
     site_info z;
     CHECK(site_lookup("zhongwei", &z, why, sizeof why) == 0);
     CHECK_NEAR(z.climate.monthly_mean_c[0], -8.4, 1e-12);
+    /* humidity where sites.md has it: Ningxia 57 % (V), Chongqing 70-80 %
+     * (the middle), Gui'an 76.9 %; Zhangjiakou none (0: not known) */
+    CHECK_NEAR(z.climate.rh_annual, 0.57, 1e-12);
+    CHECK(strstr(z.climate_basis, "RH 57 %") != NULL);
+    site_info ck, gu, zj;
+    CHECK(site_lookup("chongqing", &ck, why, sizeof why) == 0);
+    CHECK(site_lookup("guian", &gu, why, sizeof why) == 0);
+    CHECK(site_lookup("zhangjiakou", &zj, why, sizeof why) == 0);
+    CHECK_NEAR(ck.climate.rh_annual, 0.75, 1e-12);
+    CHECK_NEAR(gu.climate.rh_annual, 0.769, 1e-12);
+    CHECK_NEAR(zj.climate.rh_annual, 0, 0);
     /* colder sites get lower PUE: rank correlation over the ten is positive, and
      * the coldest site's PUE is below the warmest's */
     int coldest = 0, warmest = 0;

@@ -254,6 +254,15 @@ int site_lookup(const char *name, site_info *out, char *why, size_t why_size)
             snprintf(s.defaults + strlen(s.defaults), sizeof s.defaults - strlen(s.defaults),
                      "%sprice", s.defaults[0] ? ", " : "");
         }
+        /* the annual relative humidity, where sites.md has one (a range: its
+         * middle); the evaporative design then works on the wet-bulb */
+        const xmlNode *hum = child(child(site, "climate"), "humidity");
+        double rh = hum ? value_or_middle(hum, "mean", "min", "max") : NAN;
+        if (rh > 0 && rh <= 100) {
+            s.climate.rh_annual = rh / 100;
+            size_t used = strlen(s.climate_basis);
+            snprintf(s.climate_basis + used, sizeof s.climate_basis - used, "; RH %.3g %%", rh);
+        }
         s.pue_target = child(site, "pue-target") ? number(child(site, "pue-target"), "max") : 0;
         if (isnan(s.pue_target))
             s.pue_target = 0;
