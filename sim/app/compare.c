@@ -729,7 +729,8 @@ static int compare_cluster_cases(const compare *c)
     for (size_t i = 0; i < c->n; i++)
         cases[i] = (compare_case){c->x[i].label, c->x[i].path, c->x[i].sets, c->x[i].n_sets,
                                   c->x[i].site, c->x[i].start_month};
-    int rc = compare_cluster(cases, c->n, c->json, c->csv);
+    compare_cluster_out out = {"compare", c->json, c->csv, NULL, NULL, NULL, 0};
+    int rc = compare_cluster(cases, c->n, &out);
     free(cases);
     return rc;
 }

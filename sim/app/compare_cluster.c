@@ -21,6 +21,7 @@
 #include "clusterrun.h"
 #include "jsonout.h"
 #include "summary.h"
+#include "trace.h"
 
 /* The columns, in the SI unit (or count) their name ends with. Those from
  * SITE_COL on exist only at a <site> (facility energy, cost, CO2). */
@@ -131,9 +132,9 @@ static int has_col(const cvariant *x, int k)
     return k < SITE_COL || x->run.x.ce.has_site;
 }
 
-static cJSON *table_json(const cvariant *x, size_t n)
+static cJSON *table_json(const cvariant *x, size_t n, const char *command)
 {
-    cJSON *root = jsonout_begin("compare");
+    cJSON *root = jsonout_begin(command);
     if (!root)
         return NULL;
     cJSON_AddStringToObject(root, "kind", "cluster");
@@ -177,22 +178,23 @@ static void print_row(const cvariant *x, const cvariant *x0, int diff, int width
         printf(" %9s %9s %8s %8s\n", "-", "-", "-", "-");
 }
 
-static void print_text(const cvariant *x, size_t n)
+static void print_text(const cvariant *x, size_t n, const char *command)
 {
     int w = 8; /* the labels' width, at most 72 */
     for (size_t i = 0; i < n; i++)
         w = strlen(x[i].c->label) > (size_t)w ? (int)strlen(x[i].c->label) : w;
     w = w > 72 ? 72 : w;
     static const char head[] = "%-*s %8s %9s %9s %9s %8s %9s %9s %9s %9s %9s %8s %8s\n";
-    printf("dcsim compare: %zu variants of a job stream (dcsim cluster's figures; "
-           "docs/cluster.md)\n", n);
+    printf("dcsim %s: %zu %s of a job stream (dcsim cluster's figures; docs/cluster.md)\n",
+           command, n, strcmp(command, "sweep") ? "variants" : "points");
     printf(head, w, "variant", "util %", "wait P50", "P90 h", "P99 h", "slowdn", "interf.",
            "busy", "IT MWh", "fac. MWh", "cost", "CO2 t", "CNY per");
     printf(head, w, "", "", "h", "", "", "mean", "GPU-h", "GPU-h", "", "", "kCNY", "", "GPU-h");
     for (size_t i = 0; i < n; i++)
         print_row(&x[i], &x[0], 0, w);
     if (n > 1) {
-        printf("\ndifference against %s (the first variant)\n", x[0].c->label);
+        printf("\ndifference against %s (the first %s)\n", x[0].c->label,
+               strcmp(command, "sweep") ? "variant" : "point");
         for (size_t i = 1; i < n; i++)
             print_row(&x[i], &x[0], 1, w);
     }
@@ -212,11 +214,41 @@ static void print_text(const cvariant *x, size_t n)
                    x[i].scn.cluster_defaults);
 }
 
-int compare_cluster(const compare_case *cases, size_t n, int json, int csv)
+/* o->table_path: the table as HDF5, a row per variant (NaN in the site
+ * columns without a <site>) */
+static int write_table(const cvariant *x, size_t n, const compare_cluster_out *o)
+{
+    double *values = malloc((n ? n : 1) * N_COLS * sizeof *values);
+    const char **rows = malloc((n ? n : 1) * sizeof *rows);
+    sim_error err;
+    sim_error_clear(&err);
+    int rc = 0;
+    if (!values || !rows) {
+        fprintf(stderr, "dcsim %s: out of memory\n", o->command);
+        rc = 1;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            memcpy(values + i * N_COLS, x[i].v, sizeof x[i].v);
+            rows[i] = x[i].c->label;
+        }
+        if (trace_write_table(o->table_path, o->table_name,
+                              "one row per point of a job stream (dcsim cluster's figures; NaN: "
+                              "no <site>)", col_names, col_units, N_COLS, rows, n, values,
+                              o->inputs, o->n_inputs, &err))
+            rc = cli_print_error(&err);
+        else if (!o->json && !o->csv)
+            printf("  table written to %s\n", o->table_path);
+    }
+    free(values);
+    free(rows);
+    return rc;
+}
+
+int compare_cluster(const compare_case *cases, size_t n, const compare_cluster_out *o)
 {
     cvariant *x = calloc(n ? n : 1, sizeof *x);
     if (!x) {
-        fprintf(stderr, "dcsim compare: out of memory\n");
+        fprintf(stderr, "dcsim %s: out of memory\n", o->command);
         return 1;
     }
     int rc = 0;
@@ -225,11 +257,13 @@ int compare_cluster(const compare_case *cases, size_t n, int json, int csv)
         if (run_one(&x[i]))
             rc = print_error(&x[i]);
     }
-    if (!rc && (json || csv))
-        rc = jsonout_emit(table_json(x, n), csv ? JSONOUT_CSV : JSONOUT_JSON,
-                          csv ? "variants" : NULL, NULL);
+    if (!rc && (o->json || o->csv))
+        rc = jsonout_emit(table_json(x, n, o->command), o->csv ? JSONOUT_CSV : JSONOUT_JSON,
+                          o->csv ? "variants" : NULL, NULL);
     else if (!rc)
-        print_text(x, n);
+        print_text(x, n, o->command);
+    if (!rc && o->table_path)
+        rc = write_table(x, n, o);
     for (size_t i = 0; i < n; i++) {
         cluster_run_free(&x[i].run);
         if (x[i].loaded)

@@ -9,7 +9,10 @@
 # --start-month: in January both hubs' PUE is the economiser's floor); the same
 # command gives the same bytes; --csv has a row per variant; bad --vary
 # paths, an unknown site, -o and a training scenario mixed with a job stream
-# give one-line errors.
+# give one-line errors. `dcsim sweep` over a job stream: its points are
+# compare's variants, /cluster_sweep holds their figures (NaN for the site
+# columns without a <site>); --replicas, a bad value and the scenario as
+# the target are refused in one line.
 set -u
 dcsim=$1
 src=$2
@@ -149,4 +152,56 @@ bad "no -o for job streams" "-o writes the table of training variants" \
 bad "a training run among job streams" "a training <job>: dcsim compare compares job streams" \
     "$dcsim" compare "$site" "$src/scenarios/examples/default.xml"
 [ ! -e "$tmp/t.h5" ] || { echo "FAIL: -o left a file"; fail=1; }
+
+# dcsim sweep over a job stream: the grid's points are compare's variants
+# (the first list varying slowest in both), and /cluster_sweep holds them
+"$dcsim" sweep "$site" --json --grid cluster-jobs/scheduler/@policy=fifo,easy-backfill \
+    --grid site/@name=zhongwei,wuhu -o "$tmp/sw.h5" >"$tmp/sw.json" || fail=1
+"$dcsim" compare "$site" --json --vary cluster-jobs/scheduler/@policy=fifo,easy-backfill \
+    --vary site/@name=zhongwei,wuhu >"$tmp/cv.json" || fail=1
+"$dcsim" sweep "$nosite" --csv --grid cluster-jobs/placement/@policy=first-fit,topology \
+    -o "$tmp/ns.h5" >"$tmp/ns.csv" || fail=1
+$py - "$tmp" <<'PY' || fail=1
+import csv, json, math, sys
+import h5py
+tmp = sys.argv[1]
+sw, cv = json.load(open(f"{tmp}/sw.json")), json.load(open(f"{tmp}/cv.json"))
+bad = []
+if sw["command"] != "sweep" or sw["kind"] != "cluster" or len(sw["variants"]) != 4:
+    bad.append("sweep --json: %r" % {k: sw[k] for k in ("command", "kind")})
+for p, v in zip(sw["variants"], cv["variants"]):
+    if p["variant"] != v["variant"]:
+        bad.append("point %s, variant %s" % (p["variant"], v["variant"]))
+    for k in sw["units"]:
+        if p.get(k) != v.get(k):
+            bad.append("%s %s: sweep %r, compare %r" % (p["variant"], k, p.get(k), v.get(k)))
+with h5py.File(f"{tmp}/sw.h5", "r") as f:
+    d = f["cluster_sweep"]
+    cols = [c.decode() if isinstance(c, bytes) else str(c) for c in d.attrs["columns"]]
+    rows = [r.decode() if isinstance(r, bytes) else str(r) for r in d.attrs["rows"]]
+    table = d[()]
+if rows != [p["variant"] for p in sw["variants"]] or cols != list(sw["units"]):
+    bad.append("/cluster_sweep rows %r, columns %r" % (rows, cols))
+for i, p in enumerate(sw["variants"]):
+    for j, c in enumerate(cols):
+        if abs(table[i, j] - p[c]) > 2.3e-16 * abs(p[c]):  # the JSON prints 15 digits
+            bad.append("/cluster_sweep[%d] %s %r, JSON %r" % (i, c, table[i, j], p[c]))
+with h5py.File(f"{tmp}/ns.h5", "r") as f:
+    ns = f["cluster_sweep"][()]
+    cols = [c.decode() if isinstance(c, bytes) else str(c) for c in f["cluster_sweep"].attrs["columns"]]
+if not all(math.isnan(ns[i, cols.index("energy_cost_cny")]) for i in range(2)):
+    bad.append("no site, yet a cost in /cluster_sweep")
+rows = list(csv.DictReader(open(f"{tmp}/ns.csv")))
+if len(rows) != 2 or rows[0].get("energy_cost_cny", "") != "" or float(rows[1]["interference_gpu_h"]) != 0:
+    bad.append("sweep --csv without a site: %r" % rows)
+print("\n".join(bad) if bad else "ok: sweep over a job stream")
+sys.exit(1 if bad else 0)
+PY
+bad "sweep: no replicas for a job stream" "--replicas: a job stream runs once per point" \
+    "$dcsim" sweep "$site" --grid site/@name=zhongwei,wuhu --replicas 2 -o "$tmp/r.h5"
+bad "sweep: bad grid value" "unknown scheduler; use fifo, easy-backfill" \
+    "$dcsim" sweep "$site" --grid cluster-jobs/scheduler/@policy=fifo,sjf -o "$tmp/r.h5"
+bad "sweep: never over the scenario" "the sweep file" \
+    "$dcsim" sweep "$site" --grid site/@name=zhongwei,wuhu -o "$site"
+[ ! -e "$tmp/r.h5" ] || { echo "FAIL: a refused sweep left a file"; fail=1; }
 exit $fail

@@ -103,6 +103,8 @@ CASES = [
                  "cluster-jobs/placement/@policy=first-fit,topology"], {0}),
     ("sweep", ["sweep", "--quiet", "--json", "--grid", "checkpoint/@interval=10min,20min",
                "-o", "s.h5"], {0}),
+    ("sweep", ["sweep", "--quiet", "--json", ex("cluster-two-sites-month.xml"), "--grid",
+               "cluster-jobs/scheduler/@policy=fifo,easy-backfill", "-o", "cs.h5"], {0}),
 ]
 
 
