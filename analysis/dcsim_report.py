@@ -42,6 +42,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
 import dcsim_brief  # noqa: E402
+import dcsim_cluster  # noqa: E402
 from dcsim_units import human, plus_minus, label as metric_label  # noqa: E402
 from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402
                          read_sweep, SweepTable, PacketTrace, read_packet)
@@ -81,6 +82,7 @@ FIGURE_TITLES = {
     "packet_series": "Busiest links' queues, pauses and ECN marks over time",
     "variant_metrics": "Time to train, MFU and ETTR by variant (95 % intervals where replicas "
                        "give them)",
+    **dcsim_cluster.TITLES,
 }
 PACKET_TOP_FIGURE = 4   # links drawn in the packet section's figure
 PACKET_TOP_TABLE = 8    # links in its table
@@ -610,6 +612,13 @@ def load_any(path):
         raise ReportError(_one_line(f"{path}: not a readable dcsim file ({_what(e)})")) from None
     if kind == "trace":
         return load(path)
+    if kind == "cluster":  # dcsim_cluster.py draws and tabulates it
+        try:
+            return dcsim_cluster.ClusterRun(path)
+        except Exception as e:
+            raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else
+                                        f"{path}: not a readable dcsim cluster file "
+                                        f"({_what(e)})")) from None
     reader, what = ((read_sweep, "sweep") if kind == "sweep" else
                     (read_packet, "packet trace") if kind == "packet" else
                     (read_compare, "compare table"))
@@ -673,7 +682,9 @@ def build(paths, goodput=None):
     traces = [x for x in loaded if isinstance(x, Trace)]
     sweeps = [x for x in loaded if isinstance(x, SweepTable)]
     packets = [x for x in loaded if isinstance(x, PacketTrace)] + run_packets(traces)
-    tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable, PacketTrace))]
+    clusters = [x for x in loaded if isinstance(x, dcsim_cluster.ClusterRun)]
+    tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable, PacketTrace,
+                                                      dcsim_cluster.ClusterRun))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -703,6 +714,9 @@ def build(paths, goodput=None):
                 raise ReportError(_one_line(f"{pt.path}: cannot draw it ({e})")) from None
         extra = (packet_sections(packets, packet_svgs) + sweep_sections(sweeps, sweep_svgs)
                  + compare_sections(tables, compare_svgs))
+        cluster_html, cluster_text = dcsim_cluster.report_sections(
+            clusters, work, _clean_svg, _esc, _value_cell, figures_html)
+        extra = cluster_html + extra
         brief, brief_text = conclusions(traces, sweeps, tables, work)
         if goodput is not None:
             try:
@@ -717,14 +731,16 @@ def build(paths, goodput=None):
     elif traces:
         page = comparison_report(traces, figures, extra, brief)
     else:
-        names = ", ".join(os.path.basename(t.path) for t in packets + sweeps + tables)
-        title = ("dcsim sweep: " + dcsim_brief.sweep_title(sweeps[0]) if sweeps and not tables
+        names = ", ".join(os.path.basename(t.path) for t in clusters + packets + sweeps + tables)
+        title = ("dcsim cluster: " + ", ".join(c.attrs.get("scenario_name", "") for c in clusters)
+                 if clusters and not (packets or sweeps or tables) else"dcsim sweep: " + dcsim_brief.sweep_title(sweeps[0]) if sweeps and not tables
                  and not packets and len(sweeps) == 1 else
                  f"dcsim compare: {len(tables[0])} variants" if tables and not sweeps
                  and not packets and len(tables) == 1 else "dcsim comparison")
         page = _page(f"{title} ({names})", f"<h1>{_esc(title)}</h1>\n"
                      f'<p class="note">{_esc(names)}</p>\n' + brief + extra)
-    return page, (brief_text + (summary_text(traces) if traces else "") + packet_text(packets)
+    return page, (brief_text + (summary_text(traces) if traces else "") + cluster_text
+                  + packet_text(packets)
                   + sweep_text(sweeps) + compare_text(tables))
 
 

@@ -304,7 +304,8 @@ def file_kind(path):
     """What dcsim wrote at path, from one look inside: "compare" (dcsim compare
     -o: a /compare dataset), "sweep" (dcsim sweep -o: a /sweep group) or
     "trace" (anything else, for Trace to accept or refuse); "packet" for a
-    `dcsim netbench --tier packet -o` file (a /packet group, no /summary).
+    `dcsim netbench --tier packet -o` file (a /packet group, no /summary);
+    "cluster" for a `dcsim cluster -o` file (a /cluster group, no /summary).
     OSError for a file that is not HDF5."""
     with h5py.File(path, "r") as f:
         if isinstance(f.get("compare"), h5py.Dataset):
@@ -313,6 +314,8 @@ def file_kind(path):
             return "sweep"
         if isinstance(f.get("packet"), h5py.Group) and "summary" not in f:
             return "packet"
+        if isinstance(f.get("cluster"), h5py.Group) and "summary" not in f:
+            return "cluster"
     return "trace"
 
 

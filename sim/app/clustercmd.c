@@ -1,9 +1,10 @@
 /* clustercmd.c - `dcsim cluster`: a stream of jobs on the cluster's GPUs
  * under one scheduler (models/cluster.h; docs/cluster.md). Parses, runs the
- * simulation and prints (or --json) waits, slowdown, utilisation, queue,
- * fragmentation, power, energy, cost and CO2 at the site (clusterenergy.h),
- * utilisation and queue per time bin and CDF points of wait and slowdown;
- * -o writes the HDF5 tables (clustertrace.h).
+ * scenario (clusterrun.h, which dcsim compare runs too) and prints (or
+ * --json) waits, slowdown, utilisation, queue, fragmentation, power, energy,
+ * cost and CO2 at the site (clusterenergy.h), utilisation and queue per time
+ * bin and CDF points of wait and slowdown; -o writes the HDF5 tables
+ * (clustertrace.h).
  */
 #include "clustercmd.h"
 
@@ -21,11 +22,11 @@
 #include "cluster_interf.h"
 #include "cluster_series.h"
 #include "clusterenergy.h"
+#include "clusterrun.h"
 #include "clustertrace.h"
 #include "scenario.h"
 
-/* CDF points of wait and slowdown: the quantiles at 5 %, 10 %, ... 100 % */
-#define CDF_POINTS 20u
+#define CDF_POINTS CLUSTER_CDF_POINTS
 
 const char usage_cluster[] =
     "usage: dcsim cluster SCENARIO.xml [--json | --csv] [-o FILE.h5] [--quiet]\n"
@@ -118,52 +119,6 @@ static void print_stat(const char *name, const cluster_stat *q, double scale)
            q->q[0] / scale, q->q[1] / scale, q->q[2] / scale, q->max / scale);
 }
 
-/* what the run gives beyond cluster_result: power and energy at the site,
- * the binned series and the CDF points */
-typedef struct cluster_extra {
-    cluster_energy ce;
-    double bin_s;                  /* cluster_bin_width_s of the run's length */
-    uint32_t n_bins;
-    double *busy, *queue;          /* n_bins: mean busy GPUs, mean queued jobs */
-    double wait_s[CDF_POINTS], slowdown[CDF_POINTS];
-} cluster_extra;
-
-/* interference: the built fabric and the pacer (has 0 without a fabric) */
-typedef struct cluster_net {
-    int has;
-    fabric f;
-    cluster_interf *x;
-    cluster_interf_stats st;
-} cluster_net;
-
-static int net_setup(scn_scenario *s, cluster_net *n, sim_error *err)
-{
-    memset(n, 0, sizeof *n);
-    if (!s->has_cluster_traffic)
-        return 0;
-    int rc = fabric_build(&s->fabric, &n->f, err);
-    if (rc)
-        return rc;
-    n->has = 1;
-    n->x = cluster_interf_create(&n->f, s->cluster_jobs.gpus, &s->cluster_traffic,
-                                 s->cluster_cache_entries, err);
-    if (!n->x)
-        return err->code ? err->code : SIM_ERR_NOMEM;
-    s->cluster_jobs.pacer = cluster_interf_pacer(n->x);
-    return 0;
-}
-
-static void net_free(cluster_net *n)
-{
-    if (n->x)
-        cluster_interf_get_stats(n->x, &n->st);
-    cluster_interf_destroy(n->x);
-    if (n->has)
-        fabric_free(&n->f);
-    n->x = NULL;
-    n->has = 0;
-}
-
 static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
 {
     const cluster_traffic_table *tt = &s->cluster_traffic;
@@ -212,30 +167,6 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
                 printf("  tier %u -> %u  %6u of %6u links, %.6g link-h\n", a, b,
                        n->st.shared_links[a][b], n->st.links[a][b],
                        n->st.shared_link_s[a][b] / 3600);
-}
-
-static int extra_make(const scn_scenario *s, const cluster_result *r, cluster_extra *x,
-                      sim_error *err)
-{
-    memset(x, 0, sizeof *x);
-    int rc = cluster_energy_at_site(s, r, &x->ce, err);
-    if (rc)
-        return rc;
-    x->bin_s = cluster_bin_width_s(r->end_s);
-    x->n_bins = cluster_bin_count(r->end_s, x->bin_s);
-    x->busy = malloc((size_t)x->n_bins * sizeof *x->busy);
-    x->queue = malloc((size_t)x->n_bins * sizeof *x->queue);
-    if (!x->busy || !x->queue)
-        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
-    cluster_bin_series(r, x->bin_s, x->n_bins, x->busy, x->queue);
-    return cluster_cdf_points(r, CDF_POINTS, x->wait_s, x->slowdown, err);
-}
-
-static void extra_free(cluster_extra *x)
-{
-    cluster_energy_free(&x->ce);
-    free(x->busy);
-    free(x->queue);
 }
 
 static void print_energy(const scn_scenario *s, const cluster_result *r, const cluster_extra *x)
@@ -490,40 +421,28 @@ int cmd_cluster(int argc, char **argv)
         }
         has_out = 1;
     }
-    cluster_result r;
-    memset(&r, 0, sizeof r);
-    cluster_net net;
-    rc = net_setup(&s, &net, &err);
-    if (!rc)
-        rc = cluster_simulate(&s.cluster_jobs, &r, &err);
-    int has_net = net.has;
-    net_free(&net); /* keeps the stats */
-    net.has = has_net;
-    cluster_extra x;
-    memset(&x, 0, sizeof x);
-    if (!rc)
-        rc = extra_make(&s, &r, &x, &err);
+    cluster_run run;
+    rc = cluster_run_execute(&s, &run, &err);
+    const cluster_result *r = &run.r;
     if (!rc && has_out) {
         char command[4096];
         size_t used = (size_t)snprintf(command, sizeof command, "dcsim cluster");
         for (int i = 0; i < argc && used < sizeof command; i++)
             used += (size_t)snprintf(command + used, sizeof command - used, " %s", argv[i]);
-        rc = cluster_trace_write(&out, &s, &r, &x.ce, command, &err);
+        rc = cluster_trace_write(&out, &s, r, &run.x.ce, command, &err);
     }
     if (rc) {
         if (!err.file[0])
             snprintf(err.file, sizeof err.file, "%s", s.source);
-        extra_free(&x);
-        cluster_result_free(&r);
+        cluster_run_free(&run);
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
     if (o.json || o.csv)
-        rc = print_json(&s, &s.cluster_jobs, &r, &x, &net, o.csv);
+        rc = print_json(&s, &s.cluster_jobs, r, &run.x, &run.net, o.csv);
     else
-        print_text(&s, &s.cluster_jobs, &r, &x, &net);
-    extra_free(&x);
-    cluster_result_free(&r);
+        print_text(&s, &s.cluster_jobs, r, &run.x, &run.net);
+    cluster_run_free(&run);
     scn_scenario_free(&s);
     return rc;
 }

@@ -7,6 +7,7 @@
  * for any thread count. */
 #include "compare.h"
 #include "compare_why.h"
+#include "compare_cluster.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -46,6 +47,11 @@ const char usage_compare[] =
     "lists. Campaigns run in parallel (OMP_NUM_THREADS); results do not depend\n"
     "on the thread count. Every variant needs a site: a <site> in the scenario\n"
     "or --vary site=... (docs/energy.md).\n"
+    "A scenario with <cluster-jobs> and no <job> compares job streams instead\n"
+    "(docs/cluster.md): each variant runs as dcsim cluster runs it, and the\n"
+    "table holds utilisation, waits, slowdown, interference, energy, cost and\n"
+    "CO2 with the differences against the first variant, e.g.\n"
+    "  --vary cluster-jobs/scheduler/@policy=fifo,easy-backfill\n"
     "\n"
     "  --vary site=zhongwei,wuhu,horinger   sites from the catalog (dcsim compare\n"
     "                                       --sites lists them)\n"
@@ -147,6 +153,25 @@ static char *vary_set(const vary *v, const char *value)
     return s;
 }
 
+int compare_put_site(scn_scenario *s, const char *site, unsigned start_month, sim_error *err)
+{
+    if (site) {
+        char why[600];
+        site_info info; /* a <site> in the scenario keeps its cooling, month and green share */
+        if (site_lookup(site, &info, why, sizeof why))
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "--vary site: %s", why);
+        if (!s->site.given) {
+            s->site.design = fac_design_default(FAC_COOLING_AIR_ECONOMISER);
+            s->site.start_month = 1;
+        }
+        s->site.info = info;
+        s->site.given = 1;
+    }
+    if (start_month)
+        s->site.start_month = start_month;
+    return 0;
+}
+
 /* Load the variant, put it at its site, set up its energy account. */
 static int set_up(variant *x)
 {
@@ -154,20 +179,8 @@ static int set_up(variant *x)
     if (scn_load(x->path, x->sets, x->n_sets, &x->scn, &x->err))
         return -1;
     x->loaded = 1;
-    if (x->site) {
-        char why[600];
-        site_info info; /* a <site> in the scenario keeps its cooling, month and green share */
-        if (site_lookup(x->site, &info, why, sizeof why))
-            return sim_error_set(&x->err, SIM_ERR_INPUT, NULL, 0, "--vary site: %s", why);
-        if (!x->scn.site.given) {
-            x->scn.site.design = fac_design_default(FAC_COOLING_AIR_ECONOMISER);
-            x->scn.site.start_month = 1;
-        }
-        x->scn.site.info = info;
-        x->scn.site.given = 1;
-    }
-    if (x->start_month)
-        x->scn.site.start_month = x->start_month;
+    if (compare_put_site(&x->scn, x->site, x->start_month, &x->err))
+        return -1;
     if (!x->scn.site.given)
         return sim_error_set(&x->err, SIM_ERR_INPUT, x->scn.source, 0,
                              "no site: add <site name=\"...\"/> to the scenario or "
@@ -382,6 +395,7 @@ typedef struct compare {
     size_t n_in;
     why_result *why;       /* per variant: why its network differs from the baseline's */
     size_t *why_base;      /* per variant: its baseline's index, or SIZE_MAX: not explained */
+    int cluster;           /* job streams (<cluster-jobs>): compare_cluster.c */
 } compare;
 
 static int opt_sites(void *ctx, const char *value)
@@ -520,7 +534,8 @@ static int make_variants(compare *c)
         rc = variant_sets(c, i, v);
         variant_label(c, i, v);
     }
-    for (size_t i = 0; !rc && i < c->n; i++)
+    c->cluster = !rc && compare_is_cluster(c->x[0].path); /* compare_cluster.c runs those */
+    for (size_t i = 0; !rc && !c->cluster && i < c->n; i++)
         if (set_up(&c->x[i]))
             rc = print_variant_error(&c->x[i]);
     return rc;
@@ -702,6 +717,24 @@ static void compare_free(compare *c)
     free(c->x);
 }
 
+/* job streams: the variants as compare_cluster.c takes them (no -o table) */
+static int compare_cluster_cases(const compare *c)
+{
+    if (c->output)
+        return cli_usage_error("compare", "-o writes the table of training variants; for job "
+                               "streams (<cluster-jobs>) use --json or --csv%s", "");
+    compare_case *cases = calloc(c->n, sizeof *cases);
+    if (!cases)
+        return 1;
+    for (size_t i = 0; i < c->n; i++)
+        cases[i] = (compare_case){c->x[i].label, c->x[i].path, c->x[i].sets, c->x[i].n_sets,
+                                  c->x[i].site, c->x[i].start_month};
+    compare_cluster_out out = {"compare", c->json, c->csv, NULL, NULL, NULL, 0};
+    int rc = compare_cluster(cases, c->n, &out);
+    free(cases);
+    return rc;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     compare *c = calloc(1, sizeof *c);
@@ -712,6 +745,12 @@ int cmd_compare(int argc, char **argv)
     int rc = compare_parse(argc, argv, c);
     if (!rc)
         rc = make_variants(c);
+    if (!rc && c->cluster) {
+        rc = compare_cluster_cases(c);
+        compare_free(c);
+        free(c);
+        return rc;
+    }
     if (!rc && c->output)
         rc = check_output(c);
     if (!rc)

@@ -32,6 +32,7 @@
 #include "outpath.h"
 #include "resources.h"
 #include "scenario.h"
+#include "compare_cluster.h"
 #include "sweep_internal.h"
 #include "units.h"
 
@@ -45,6 +46,9 @@ const char usage_sweep[] =
     "replicas, and write one HDF5 file: /sweep/points (a row per point: its\n"
     "values, mean and 95 % confidence half-width of time to train, ETTR,\n"
     "failures, rework, ...) and /sweep/replicas (a row per replica).\n"
+    "A scenario with <cluster-jobs> and no <job> (a job stream, docs/cluster.md)\n"
+    "runs once per point as dcsim cluster runs it; FILE then holds one table,\n"
+    "/cluster_sweep (utilisation, waits, slowdown, energy, cost, CO2 per point).\n"
     "\n"
     "  --grid PATH=V1,V2,...  a --set path and its values; several --grid give\n"
     "                         their cartesian product, the first varying slowest\n"
@@ -480,6 +484,8 @@ static int sweep_main(sweep *sw, int argc, char **argv)
     int rc = sweep_prepare(sw, argc, argv);
     if (rc || sw->help)
         return rc;
+    if (compare_is_cluster(sw->scenario)) /* a job stream: sweep_cluster.c */
+        return sweep_cluster(sw);
     if ((rc = load_point0(sw)))
         return rc;
     if (sw->rank == 0)

@@ -123,6 +123,10 @@ static inline int sweep_owns(const sweep *sw, size_t i)
  * returns CLI_EXIT_INPUT. fmt has one %s, for arg. */
 int sweep_usage_error(const sweep *sw, const char *fmt, const char *arg);
 
+/* ---- sweep_cluster.c: a job stream's points (compare_cluster.c runs them);
+ * returns the exit status */
+int sweep_cluster(sweep *sw);
+
 /* ---- sweep_grid.c: the points and their --set strings */
 
 /* Parse one --grid PATH=V1,V2,... into g (its strings owned by g, freed by

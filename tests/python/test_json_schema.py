@@ -97,8 +97,14 @@ CASES = [
                   "--bytes", "256K"], {0}),
     ("compare", ["compare", "--json", "--vary", "site=guian,qingyang"], {0}),
     ("compare", ["compare", "--json", "--vary", "site=guian", SP, ex("dragonfly-16k.xml")], {0}),
+    ("compare", ["compare", "--json", ex("cluster-two-sites-month.xml"), "--vary",
+                 "cluster-jobs/scheduler/@policy=fifo,easy-backfill"], {0}),
+    ("compare", ["compare", "--json", ex("cluster-interference-leafspine.xml"), "--vary",
+                 "cluster-jobs/placement/@policy=first-fit,topology"], {0}),
     ("sweep", ["sweep", "--quiet", "--json", "--grid", "checkpoint/@interval=10min,20min",
                "-o", "s.h5"], {0}),
+    ("sweep", ["sweep", "--quiet", "--json", ex("cluster-two-sites-month.xml"), "--grid",
+               "cluster-jobs/scheduler/@policy=fifo,easy-backfill", "-o", "cs.h5"], {0}),
 ]
 
 

@@ -1,0 +1,52 @@
+/* clusterrun.h - one run of a job-stream scenario (<cluster-jobs>,
+ * docs/cluster.md): the interference pacer on the scenario's fabric when it
+ * has one, the simulation (models/cluster.h), its power, energy, cost and CO2
+ * at the site (clusterenergy.h), the binned series and the CDF points.
+ * `dcsim cluster` and `dcsim compare` over cluster scenarios both call
+ * cluster_run_execute, so their figures are the same numbers. */
+#ifndef DCSIM_APP_CLUSTERRUN_H
+#define DCSIM_APP_CLUSTERRUN_H
+
+#include <stdint.h>
+
+#include "cluster.h"
+#include "cluster_interf.h"
+#include "clusterenergy.h"
+#include "scenario.h"
+
+/* CDF points of wait and slowdown: the quantiles at 5 %, 10 %, ... 100 % */
+#define CLUSTER_CDF_POINTS 20u
+
+/* what the run gives beyond cluster_result: power and energy at the site,
+ * the binned series and the CDF points */
+typedef struct cluster_extra {
+    cluster_energy ce;
+    double bin_s;                  /* cluster_bin_width_s of the run's length */
+    uint32_t n_bins;
+    double *busy, *queue;          /* n_bins: mean busy GPUs, mean queued jobs; owned */
+    double wait_s[CLUSTER_CDF_POINTS], slowdown[CLUSTER_CDF_POINTS];
+} cluster_extra;
+
+/* interference: has 0 without a fabric; st holds the pacer's counters after
+ * the run (the fabric and the pacer themselves are freed by then) */
+typedef struct cluster_net {
+    int has;
+    fabric f;
+    cluster_interf *x;
+    cluster_interf_stats st;
+} cluster_net;
+
+typedef struct cluster_run {
+    cluster_result r;
+    cluster_extra x;
+    cluster_net net;
+} cluster_run;
+
+/* Run scenario s (which has <cluster-jobs>; its pacer is set here when it
+ * has a fabric) into *out, which the caller frees with cluster_run_free
+ * whatever the status. Returns 0 or an error status with err filled. Not
+ * thread-safe across runs sharing s. */
+int cluster_run_execute(scn_scenario *s, cluster_run *out, sim_error *err);
+void cluster_run_free(cluster_run *run); /* NULL-safe; leaves it empty */
+
+#endif
