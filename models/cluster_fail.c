@@ -191,7 +191,11 @@ int cluster_fail_begin(cluster_sim *s)
     s->fail_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!s->fail_rng)
         return -1;
-    /* its own stream: the jobs' three are seed x 3 + 1..3 */
-    gsl_rng_set(s->fail_rng, (unsigned long)(c->seed * 3 + 1 + 0x9e3779b9u));
+    /* its own stream, apart from the jobs' three (seed x 3 + 1..3): the
+     * splitmix64 finaliser of seed ^ "FAIL", high 32 bits */
+    uint64_t x = (c->seed ^ 0x4641494cull) + 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    gsl_rng_set(s->fail_rng, (unsigned long)((x ^ (x >> 31)) >> 32));
     return next_failure(s);
 }
