@@ -114,6 +114,8 @@ int cluster_config_check(const cluster_config *c, sim_error *err)
     int rc = check_shape(c, err);
     if (!rc)
         rc = c->jobs ? check_trace(c, err) : check_stream(c, err);
+    if (!rc)
+        rc = cluster_disrupt_check(c, err);
     return rc;
 }
 
@@ -216,6 +218,7 @@ void cluster_account(cluster_sim *s)
     if (dt > 0) {
         s->area_free += (double)s->free_gpus * dt;
         s->area_queue += (double)s->queue_n * dt;
+        s->area_down += (double)s->down_gpus * dt;
         s->last_t = now;
     }
 }
@@ -236,8 +239,8 @@ void cluster_record(cluster_sim *s)
         s->steps = v;
         s->cap_steps = cap;
     }
-    s->steps[s->n_steps++] = (cluster_step){now, s->c->gpus - s->free_gpus, s->busy_nodes,
-                                            s->queue_n};
+    s->steps[s->n_steps++] = (cluster_step){now, s->c->gpus - s->free_gpus - s->down_gpus,
+                                            s->busy_nodes, s->queue_n};
 }
 
 static void on_pass(sim_engine *eng, void *ctx, uint64_t data)
@@ -246,11 +249,13 @@ static void on_pass(sim_engine *eng, void *ctx, uint64_t data)
     (void)data;
     cluster_sim *s = ctx;
     s->pass_due = 0;
+    if (s->c->preempt)
+        cluster_preempt_head(s);
     s->c->sched->pass(s);
 }
 
 /* after every event of this instant: arrivals and ends at equal times first */
-static void want_pass(cluster_sim *s)
+void cluster_want_pass(cluster_sim *s)
 {
     if (s->pass_due)
         return;
@@ -259,36 +264,52 @@ static void want_pass(cluster_sim *s)
         s->failed = 1;
 }
 
-void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
+void cluster_release(cluster_sim *s, uint32_t id)
 {
-    cluster_sim *s = ctx;
-    uint32_t id = (uint32_t)data;
+    const cluster_config *c = s->c;
     cluster_job *j = &s->job[id];
-    cluster_account(s);
     const uint32_t *g = s->alloc + s->alloc_at[id];
     for (uint32_t i = 0; i < j->spec.gpus; i++) {
-        uint32_t node = g[i] / s->c->node_gpus;
+        uint32_t node = g[i] / c->node_gpus;
         s->owner[g[i]] = CLUSTER_NONE;
-        s->node_free[node]++;
-        s->leaf_free[g[i] / s->c->leaf_gpus]++;
-        s->su_free[g[i] / s->c->su_gpus]++;
-    }
-    s->free_gpus += j->spec.gpus;
-    for (uint32_t i = 0; i < j->spec.gpus; i++) { /* g is sorted: each node once */
-        uint32_t node = g[i] / s->c->node_gpus;
-        if ((i == 0 || g[i - 1] / s->c->node_gpus != node) &&
-            s->node_free[node] == s->c->node_gpus)
+        if (!--s->node_busy[node])
             s->busy_nodes--;
+        if (s->is_disrupt && cluster_gpu_is_down(s, g[i])) {
+            cluster_gpu_down(s, g[i]);
+            continue;
+        }
+        s->node_free[node]++;
+        s->leaf_free[g[i] / c->leaf_gpus]++;
+        s->su_free[g[i] / c->su_gpus]++;
+        s->free_gpus++;
     }
     uint32_t pos = s->run_pos[id], last = s->running[--s->running_n];
     s->running[pos] = last;
     s->run_pos[last] = pos;
-    if (s->c->pacer)
+    if (c->pacer)
         cluster_pace_end(s, id);
     cluster_record(s);
-    if (s->c->watch)
-        s->c->watch(s->c->watch_ctx, id, sim_now(eng), NULL, j->spec.gpus);
-    want_pass(s);
+    if (c->watch)
+        c->watch(c->watch_ctx, id, sim_now(s->eng), NULL, j->spec.gpus);
+}
+
+void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
+{
+    cluster_sim *s = ctx;
+    uint32_t id = (uint32_t)data;
+    cluster_account(s);
+    if (s->is_disrupt) {
+        cluster_job *j = &s->job[id];
+        j->held_s += sim_now(eng) - s->seg_s[id];
+        j->restart_s += s->seg_over_s[id];
+        s->state[id] = CLUSTER_ST_DONE;
+        s->ev[id] = 0;
+    }
+    cluster_release(s, id);
+    if (s->is_disrupt && ++s->ended == s->n_job &&
+        (s->c->n_resv || s->c->fail.rate_per_node_s > 0))
+        sim_stop(eng); /* failures and windows go on; T is the last end */
+    cluster_want_pass(s);
 }
 
 uint32_t cluster_take_node(cluster_sim *s, uint32_t node, uint32_t max, uint32_t *k)
@@ -335,14 +356,30 @@ static uint32_t spans(const uint32_t *g, uint32_t n, uint32_t unit)
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-void cluster_start_queued(cluster_sim *s, uint32_t qi)
+double cluster_run_left_s(const cluster_sim *s, uint32_t id)
+{
+    if (!s->is_disrupt)
+        return s->job[id].spec.duration_s;
+    return (s->job[id].start_s >= 0 ? s->c->ckpt.restart_s : 0) + s->left_s[id];
+}
+
+int cluster_start_queued(cluster_sim *s, uint32_t qi)
 {
     const cluster_config *c = s->c;
     uint32_t id = s->queue[qi];
     cluster_job *j = &s->job[id];
     uint32_t n = j->spec.gpus;
     cluster_account(s);
+    if (c->n_resv) { /* not onto GPUs a window takes before it would end */
+        uint32_t hidden = cluster_resv_hide(s, sim_now(s->eng) + cluster_run_left_s(s, id));
+        if (n > s->free_gpus - hidden) {
+            cluster_resv_show(s);
+            return -1;
+        }
+    }
     uint32_t k = c->placer->place(s, n);
+    if (c->n_resv)
+        cluster_resv_show(s);
     qsort(s->pick, k, sizeof *s->pick, cmp_u32);
     uint32_t *g = s->alloc + s->alloc_at[id];
     for (uint32_t i = 0; i < k; i++) {
@@ -355,21 +392,18 @@ void cluster_start_queued(cluster_sim *s, uint32_t qi)
     if (k != n) {
         s->failed = 1; /* a placement bug: stop rather than double-book */
         sim_stop(s->eng);
-        return;
+        return 0;
     }
     s->free_gpus -= n;
-    for (uint32_t i = 0, on = 0; i < n; i++) { /* nodes that were idle before this job */
-        uint32_t node = g[i] / c->node_gpus;
-        on++;
-        if (i + 1 == n || g[i + 1] / c->node_gpus != node) {
-            s->busy_nodes += s->node_free[node] + on == c->node_gpus;
-            on = 0;
-        }
-    }
+    for (uint32_t i = 0; i < n; i++) /* nodes that were idle before this job */
+        if (!s->node_busy[g[i] / c->node_gpus]++)
+            s->busy_nodes++;
     memmove(s->queue + qi, s->queue + qi + 1, (size_t)(s->queue_n - qi - 1) * sizeof *s->queue);
     s->queue_n--;
     s->backfilled += qi > 0;
-    j->start_s = sim_now(s->eng);
+    int is_restart = s->is_disrupt && j->start_s >= 0;
+    if (!is_restart)
+        j->start_s = sim_now(s->eng);
     j->end_s = j->start_s + j->spec.duration_s;
     j->nodes = spans(g, n, c->node_gpus);
     j->leaves = spans(g, n, c->leaf_gpus);
@@ -382,24 +416,25 @@ void cluster_start_queued(cluster_sim *s, uint32_t qi)
     cluster_record(s);
     if (c->pacer)
         cluster_pace_start(s, id, g); /* its end at start + d until re-timed */
+    else if (s->is_disrupt)
+        cluster_segment_start(s, id); /* its end at now + restart + work left */
     else if (!sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, cluster_on_end, s, id))
         s->failed = 1;
     if (c->watch)
-        c->watch(c->watch_ctx, id, j->start_s, g, n);
+        c->watch(c->watch_ctx, id, sim_now(s->eng), g, n);
+    return 0;
 }
 
-static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
+void cluster_enqueue(cluster_sim *s, uint32_t id)
 {
-    cluster_sim *s = ctx;
-    uint32_t id = (uint32_t)data;
-    cluster_account(s);
-    /* queue order: priority (higher first), then arrival: after every queued
-     * job of at least this priority */
+    /* queue order: priority (higher first), then arrival (id): after every
+     * queued job of a higher priority, or of the same one and a lower id */
     int32_t p = s->job[id].spec.priority;
     uint32_t lo = 0, hi = s->queue_n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (s->job[s->queue[mid]].spec.priority >= p)
+        const cluster_job *m = &s->job[s->queue[mid]];
+        if (m->spec.priority > p || (m->spec.priority == p && s->queue[mid] < id))
             lo = mid + 1;
         else
             hi = mid;
@@ -409,13 +444,21 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
     s->queue_n++;
     if (s->queue_n > s->queue_max)
         s->queue_max = s->queue_n;
+}
+
+static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
+{
+    cluster_sim *s = ctx;
+    uint32_t id = (uint32_t)data;
+    cluster_account(s);
+    cluster_enqueue(s, id); /* the latest arrival: after every job of its priority */
     s->arrived++;
     cluster_record(s);
     if (id + 1 < s->n_job &&
         !sim_schedule_at(eng, s->job[id + 1].spec.submit_s, 1, KIND_CLUSTER_ARRIVAL, on_arrival,
                          s, id + 1))
         s->failed = 1;
-    want_pass(s);
+    cluster_want_pass(s);
 }
 
 /* ---- results ---- */
@@ -447,18 +490,29 @@ static void summarise(double *v, uint32_t n, cluster_stat *out)
 static int results(cluster_sim *s, cluster_result *o, sim_error *err)
 {
     uint32_t n = s->n_job;
-    double *v = malloc((size_t)n * 3 * sizeof *v);
+    double *v = malloc((size_t)n * 4 * sizeof *v);
     if (!v)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
-    double T = 0, busy = 0, excess = 0, ratio_w = 0, gpu_sum = 0;
+    double T = 0, busy = 0, excess = 0, ratio_w = 0, gpu_sum = 0, useful = 0;
     for (uint32_t i = 0; i < n; i++) {
         const cluster_job *j = &s->job[i];
         double run = j->end_s - j->start_s, wait = j->start_s - j->spec.submit_s;
         if (j->end_s > T)
             T = j->end_s;
-        busy += run * j->spec.gpus;
+        /* held: every segment; a job never disrupted holds its GPUs end - start */
+        double held = s->is_disrupt ? j->held_s : run;
+        busy += held * j->spec.gpus;
+        useful += j->spec.duration_s * j->spec.gpus;
+        v[3 * (size_t)n + i] = j->spec.duration_s / held;
         v[i] = wait;
-        v[n + i] = (wait + run) / run;
+        /* slowdown against the run it would have had: a disrupted job's
+         * stated duration (docs/cluster.md) */
+        v[n + i] = j->preemptions || j->interruptions ? (j->end_s - j->spec.submit_s) /
+                                                            j->spec.duration_s
+                                                      : (wait + run) / run;
+        o->rework_gpu_s += j->rework_s * j->spec.gpus;
+        o->ckpt_gpu_s += j->ckpt_s * j->spec.gpus;
+        o->restart_gpu_s += j->restart_s * j->spec.gpus;
         /* an end never moved is start + d: exactly the isolated run */
         int is_isolated = j->end_s == j->start_s + j->spec.duration_s;
         v[2 * (size_t)n + i] = is_isolated ? 1 : run / j->spec.duration_s;
@@ -473,7 +527,15 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
     summarise(v, n, &o->wait_s);
     summarise(v + n, n, &o->slowdown);
     summarise(v + 2 * (size_t)n, n, &o->stretch);
+    summarise(v + 3 * (size_t)n, n, &o->job_goodput);
     free(v);
+    o->preemptions = s->preemptions;
+    o->interruptions = s->interruptions;
+    o->failures = s->failures;
+    o->spare_swaps = s->spare_swaps;
+    o->down_gpu_s = s->area_down;
+    o->lost_gpu_s = o->rework_gpu_s + o->ckpt_gpu_s + o->restart_gpu_s;
+    o->goodput = busy > 0 ? useful / busy : 0;
     o->retimes = s->retimes;
     o->end_s = T;
     o->busy_gpu_s = busy;
@@ -503,7 +565,9 @@ static void sim_free(cluster_sim *s)
     free(s->order);
     free(s->ends);
     free(s->steps);
+    free(s->node_busy);
     cluster_pace_free(s);
+    cluster_disrupt_free(s);
     sim_engine_destroy(s->eng);
 }
 
@@ -527,6 +591,8 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
     s->pick = malloc((size_t)c->gpus * sizeof *s->pick);
     s->order = malloc((size_t)scratch * sizeof *s->order);
     s->ends = malloc((size_t)scratch * sizeof *s->ends);
+    s->node_busy = calloc(s->n_nodes, sizeof *s->node_busy);
+    s->is_disrupt = c->preempt || c->n_resv || c->fail.rate_per_node_s > 0;
     uint64_t total = 0;
     for (uint32_t i = 0; s->alloc_at && i < n; i++) {
         s->alloc_at[i] = total;
@@ -535,7 +601,8 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
     s->alloc = malloc((size_t)(total ? total : 1) * sizeof *s->alloc);
     if (!s->eng || !s->queue || !s->running || !s->run_pos || !s->owner || !s->node_free ||
         !s->leaf_free || !s->su_free || !s->alloc_at || !s->pick || !s->order || !s->ends ||
-        !s->alloc || (c->pacer && cluster_pace_init(s)))
+        !s->alloc || !s->node_busy || (c->pacer && cluster_pace_init(s)) ||
+        (s->is_disrupt && cluster_disrupt_init(s)))
         return -1;
     for (uint32_t g = 0; g < c->gpus; g++)
         s->owner[g] = CLUSTER_NONE;
@@ -551,6 +618,9 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
         s->job[i].spec = spec[i];
         s->job[i].start_s = s->job[i].end_s = -1;
         s->job[i].reserve_s = -1;
+        s->job[i].evictor_priority_min = INT32_MAX;
+        if (s->is_disrupt)
+            s->left_s[i] = spec[i].duration_s;
     }
     return 0;
 }
@@ -575,6 +645,8 @@ int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *er
     cluster_record(&s); /* the idle cluster at 0 */
     if (!sim_schedule_at(s.eng, s.job[0].spec.submit_s, 1, KIND_CLUSTER_ARRIVAL, on_arrival,
                          &s, 0))
+        s.failed = 1;
+    if (s.is_disrupt && cluster_fail_begin(&s))
         s.failed = 1;
     if (!s.failed && sim_run(s.eng, INFINITY) == SIM_RUN_FAILED)
         s.failed = 1;

@@ -127,6 +127,31 @@ typedef struct cluster_pacer {
                 sim_error *err);
 } cluster_pacer;
 
+/* Checkpoints (docs/cluster.md "Preemption, maintenance and failures"): a
+ * running job's work is saved every interval_s of progress (work done is
+ * rounded down to whole intervals when it is interrupted); an evicted job
+ * first writes a checkpoint for write_s on its GPUs; a job that starts
+ * again pays restart_s on its GPUs before it works. */
+typedef struct cluster_ckpt {
+    double interval_s, write_s, restart_s;
+} cluster_ckpt;
+
+/* a maintenance window: GPUs [gpu0, gpu0 + gpus) out of service over
+ * [start_s, start_s + duration_s) */
+typedef struct cluster_reservation {
+    double start_s, duration_s;
+    uint32_t gpu0, gpus;
+} cluster_reservation;
+
+/* node failures shared by every job: Poisson at rate_per_node_s per node in
+ * service, each down repair_s (fixed); spares hot-spare nodes outside the
+ * pool replace a failed node at once when one is free */
+typedef struct cluster_failures {
+    double rate_per_node_s;   /* 0: no failures */
+    double repair_s;
+    uint32_t spares;
+} cluster_failures;
+
 typedef struct cluster_config {
     uint32_t gpus;            /* the pool; a multiple of leaf_gpus */
     uint32_t node_gpus;       /* >= 1, divides leaf_gpus */
@@ -143,6 +168,13 @@ typedef struct cluster_config {
     cluster_watch_fn watch;   /* NULL: none */
     void *watch_ctx;
     const cluster_pacer *pacer; /* NULL: every job runs its stated duration */
+    /* disruption (cluster_preempt.c, cluster_fail.c); all zero: none, the
+     * run is exactly the one without these fields. Not with a pacer. */
+    int preempt;              /* 1: a blocked head evicts lower priorities */
+    cluster_ckpt ckpt;        /* needed (interval > 0) with preempt or failures */
+    const cluster_reservation *resv; /* n_resv maintenance windows */
+    uint32_t n_resv;
+    cluster_failures fail;
 } cluster_config;
 
 #define CLUSTER_QUANTILES 3 /* P50, P90, P99 */
@@ -170,6 +202,13 @@ typedef struct cluster_job {
                                  head (-1: never the blocked head) */
     uint32_t nodes, leaves, sus; /* spanned */
     uint32_t min_nodes, min_leaves, min_sus;
+    /* disruption (0 without): evictions and interruptions (failures,
+     * maintenance), the time it held GPUs (every segment, checkpoint writes
+     * and restarts included) and of that the lost work, the checkpoint
+     * writes and the restarts; the lowest priority that evicted it */
+    uint32_t preemptions, interruptions;
+    double held_s, rework_s, ckpt_s, restart_s;
+    int32_t evictor_priority_min;
 } cluster_job;
 
 typedef struct cluster_result {
@@ -194,6 +233,12 @@ typedef struct cluster_result {
     cluster_stat stretch;
     double interference_gpu_s;
     uint32_t retimes;         /* instants re-timed (pacer calls) */
+    /* disruption (0 without): busy + idle + down = capacity; goodput = sum
+     * of GPUs x stated duration / busy; job_goodput per job d / held */
+    uint32_t preemptions, interruptions, failures, spare_swaps;
+    double down_gpu_s, lost_gpu_s, rework_gpu_s, ckpt_gpu_s, restart_gpu_s;
+    double goodput;
+    cluster_stat job_goodput;
     uint64_t events;
     uint64_t digest;          /* the engine's event digest */
     cluster_step *steps;      /* n_steps, by time, the first at 0; owned */

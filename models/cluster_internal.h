@@ -52,6 +52,23 @@ typedef struct cluster_sim {
     uint32_t retimes;
     int pacer_rc;              /* the pacer's error code (the run stopped) */
     sim_error *err;            /* where the pacer says why */
+    /* disruption (cluster_preempt.c, cluster_fail.c; is_disrupt 0: none):
+     * per job its state, its isolated work left at its segment's start, the
+     * segment's start and restart overhead, its pending event (end or
+     * checkpoint write); per node the owned GPUs; down GPUs */
+    int is_disrupt;
+    uint8_t *state;            /* CLUSTER_ST_* */
+    double *left_s, *seg_s, *seg_over_s;
+    sim_event_id *ev;
+    uint32_t *node_busy;
+    uint8_t *node_failed;      /* 1: down until repaired */
+    uint16_t *resv_n;          /* per GPU: maintenance windows on it now */
+    uint32_t down_gpus, pending_gpus, spares_free, ended;
+    double area_down;
+    uint32_t preemptions, interruptions, failures, spare_swaps;
+    void *fail_rng;            /* gsl_rng of the failures */
+    void *victims;             /* scratch: the victims' sort keys (cluster_preempt.c) */
+    uint32_t *hid, hid_n;      /* scratch: the GPUs hidden from a start */
     /* the step series (cluster_step) */
     uint32_t busy_nodes;
     cluster_step *steps;
@@ -74,6 +91,10 @@ struct cluster_placer {
 };
 
 #define CLUSTER_PICKED (UINT32_MAX - 1) /* owner of a GPU being placed */
+#define CLUSTER_DOWN (UINT32_MAX - 2)   /* owner of a GPU out of service */
+#define CLUSTER_HIDDEN (UINT32_MAX - 3) /* a free GPU a coming window keeps from a job */
+
+enum { CLUSTER_ST_WAIT = 0, CLUSTER_ST_RUN, CLUSTER_ST_WRITE, CLUSTER_ST_DONE };
 
 /* cluster.c: take up to max free GPUs of node (owner CLUSTER_PICKED, the
  * free counts lowered, appended to s->pick at *k); returns how many */
@@ -83,8 +104,19 @@ uint32_t cluster_take_node(cluster_sim *s, uint32_t node, uint32_t max, uint32_t
 int cluster_cmp_end(const void *a, const void *b);
 
 /* cluster.c: start the job at queue position qi (it fits: free_gpus >= its
- * gpus); removes it from the queue */
-void cluster_start_queued(cluster_sim *s, uint32_t qi);
+ * gpus); removes it from the queue. 0, or -1 when a maintenance window
+ * keeps it from starting now (nothing changed) */
+int cluster_start_queued(cluster_sim *s, uint32_t qi);
+/* its run left if it started now: its stated duration, or with disruption
+ * restart overhead + work left */
+double cluster_run_left_s(const cluster_sim *s, uint32_t id);
+/* cluster.c: give back the job's GPUs (free, or down where out of service),
+ * take it off the running list, tell the watcher */
+void cluster_release(cluster_sim *s, uint32_t id);
+/* cluster.c: put a job into the queue: priority (higher first), then id */
+void cluster_enqueue(cluster_sim *s, uint32_t id);
+/* cluster.c: a scheduling pass at the end of this instant */
+void cluster_want_pass(cluster_sim *s);
 /* advance the time integrals to now */
 void cluster_account(cluster_sim *s);
 /* record the state now as a step (after a change; replaces a step of the
@@ -101,5 +133,29 @@ int cluster_pace_init(cluster_sim *s);
 void cluster_pace_free(cluster_sim *s);
 void cluster_pace_start(cluster_sim *s, uint32_t id, const uint32_t *gpus);
 void cluster_pace_end(cluster_sim *s, uint32_t id);
+
+/* cluster_preempt.c: the per-job arrays and events of disruption (0, or -1
+ * out of memory); a blocked head evicting lower priorities; a running job
+ * interrupted now (rework counted, work saved; requeue 1: its GPUs given
+ * back and the job queued again, 0: it restarts in place); a segment start;
+ * GPUs freed or taken down */
+int cluster_disrupt_check(const cluster_config *c, sim_error *err);
+int cluster_disrupt_init(cluster_sim *s);
+void cluster_disrupt_free(cluster_sim *s);
+void cluster_preempt_head(cluster_sim *s);
+void cluster_interrupt(cluster_sim *s, uint32_t id, int requeue);
+void cluster_segment_start(cluster_sim *s, uint32_t id);
+int cluster_gpu_is_down(const cluster_sim *s, uint32_t g);
+void cluster_gpu_down(cluster_sim *s, uint32_t g);
+void cluster_gpu_up(cluster_sim *s, uint32_t g);
+/* cluster_fail.c: schedule the windows and the first failure (0, or -1);
+ * hide the free GPUs of windows a job starting now would overlap (returns
+ * how many) and show them again */
+int cluster_fail_begin(cluster_sim *s);
+uint32_t cluster_resv_hide(cluster_sim *s, double end_s);
+void cluster_resv_show(cluster_sim *s);
+/* cluster_fail.c: the latest end of the windows not over that start before
+ * to_s (0: none) */
+double cluster_resv_clear_s(const cluster_sim *s, double to_s);
 
 #endif

@@ -9,11 +9,12 @@
 
 #include "cluster_internal.h"
 
-/* start the head while it fits */
+/* start the head while it fits (and no maintenance window keeps it) */
 static void start_heads(cluster_sim *s)
 {
     while (s->queue_n && !s->failed && s->job[s->queue[0]].spec.gpus <= s->free_gpus)
-        cluster_start_queued(s, 0);
+        if (cluster_start_queued(s, 0))
+            return;
 }
 
 static void pass_fifo(cluster_sim *s) { start_heads(s); }
@@ -59,6 +60,13 @@ static void pass_easy(cluster_sim *s)
     double shadow_s;
     uint32_t extra;
     shadow(s, head->spec.gpus, &shadow_s, &extra);
+    if (s->c->n_resv) { /* the windows the head would run into: none backfills past them */
+        double w = cluster_resv_clear_s(s, shadow_s + cluster_run_left_s(s, s->queue[0]));
+        if (w > shadow_s) {
+            shadow_s = w;
+            extra = 0;
+        }
+    }
     if (head->reserve_s < 0)
         head->reserve_s = shadow_s;
     if (min_gpus > s->free_gpus)
@@ -68,12 +76,11 @@ static void pass_easy(cluster_sim *s)
     while (i < s->queue_n && s->free_gpus && !s->failed) {
         const cluster_job *j = &s->job[s->queue[i]];
         uint32_t n = j->spec.gpus;
-        int ends_first = now + j->spec.duration_s <= shadow_s;
-        if (n <= s->free_gpus && (ends_first || n <= extra)) {
+        int ends_first = now + cluster_run_left_s(s, s->queue[i]) <= shadow_s;
+        if (n <= s->free_gpus && (ends_first || n <= extra) && !cluster_start_queued(s, i)) {
             if (!ends_first)
                 extra -= n;
-            cluster_start_queued(s, i); /* the next job moves into position i */
-            continue;
+            continue; /* the next job moved into position i */
         }
         i++;
     }

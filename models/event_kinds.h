@@ -63,7 +63,11 @@
     X(KIND_CLUSTER_ARRIVAL, 140, "cluster: a job is submitted")                                 \
     X(KIND_CLUSTER_JOB_END, 141, "cluster: a job ends and frees its GPUs")                      \
     X(KIND_CLUSTER_SCHEDULE, 142, "cluster: the scheduler's pass after an arrival or an end")  \
-    X(KIND_CLUSTER_RETIME, 143, "cluster: the running jobs' paces after a start or an end")
+    X(KIND_CLUSTER_RETIME, 143, "cluster: the running jobs' paces after a start or an end") \
+    X(KIND_CLUSTER_CKPT_END, 144, "cluster: an evicted job's checkpoint is written")            \
+    X(KIND_CLUSTER_FAILURE, 145, "cluster: a node fails")                                       \
+    X(KIND_CLUSTER_REPAIR, 146, "cluster: a failed node is repaired")                           \
+    X(KIND_CLUSTER_WINDOW, 147, "cluster: a maintenance window starts or ends")
 
 enum model_event_kind {
 #define MODEL_EVENT_KIND_ENUM(name, number, meaning) name = number,

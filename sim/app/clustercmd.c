@@ -44,7 +44,10 @@ const char usage_cluster[] =
     "slowdown. With a <cluster><fabric>, interference: every running job's\n"
     "ring all-reduce is timed with its neighbours' on the flow model and its\n"
     "iterations slow down accordingly (<cluster-jobs><traffic>); without one,\n"
-    "every job runs its stated duration.\n"
+    "every job runs its stated duration. Optional: checkpoint-then-preempt by\n"
+    "higher priorities (<scheduler preempt>), maintenance windows\n"
+    "(<maintenance>), node failures with hot spares (<failures>): preemptions,\n"
+    "lost and down GPU-hours, goodput (docs/cluster.md).\n"
     "\n"
     "  --json       the results as one JSON object (docs/json.md)\n"
     "  --csv        the results as CSV: a header and one row (wait_s_p99,\n"
@@ -216,6 +219,54 @@ static void print_series(const cluster_config *c, const cluster_extra *x)
                x->slowdown[k]);
 }
 
+static int is_disrupt(const cluster_config *c)
+{
+    return c->preempt || c->n_resv || c->fail.rate_per_node_s > 0;
+}
+
+/* preemption, maintenance and failures (docs/cluster.md) */
+static void print_disruption(const cluster_config *c, const cluster_result *r)
+{
+    if (!is_disrupt(c))
+        return;
+    const cluster_ckpt *k = &c->ckpt;
+    printf("\ndisruption checkpoint every %.4g min of work, written in %.4g min on eviction, "
+           "restart %.4g min\n", k->interval_s / 60, k->write_s / 60, k->restart_s / 60);
+    if (c->n_resv)
+        printf("maintenance %u windows\n", c->n_resv);
+    if (c->fail.rate_per_node_s > 0)
+        printf("failures   %.4g per node-hour, repair %.4g h, %u hot-spare nodes\n",
+               c->fail.rate_per_node_s * 3600, c->fail.repair_s / 3600, c->fail.spares);
+    printf("events     %u preemptions, %u interruptions; %u node failures, %u spare swaps\n",
+           r->preemptions, r->interruptions, r->failures, r->spare_swaps);
+    printf("lost       %.6g GPU-h (%.4g%% of busy): rework %.6g + checkpoint writes %.6g + "
+           "restarts %.6g GPU-h; down %.6g GPU-h\n", r->lost_gpu_s / 3600,
+           r->busy_gpu_s > 0 ? 100 * r->lost_gpu_s / r->busy_gpu_s : 0, r->rework_gpu_s / 3600,
+           r->ckpt_gpu_s / 3600, r->restart_gpu_s / 3600, r->down_gpu_s / 3600);
+    printf("goodput    %.4f of the busy GPU-h (stated GPU-h / held GPU-h); per job:\n",
+           r->goodput);
+    printf("  %-12s %10s %10s %10s %10s %10s\n", "", "mean", "P50", "P90", "P99", "max");
+    print_stat("goodput", &r->job_goodput, 1);
+}
+
+static void json_disruption(cJSON *root, const cluster_config *c, const cluster_result *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "disruption");
+    cJSON_AddBoolToObject(o, "preempt", c->preempt);
+    const struct { const char *name; double value; } v[] = {
+        {"checkpoint_interval_s", c->ckpt.interval_s}, {"checkpoint_write_s", c->ckpt.write_s},
+        {"restart_s", c->ckpt.restart_s}, {"windows", c->n_resv},
+        {"failure_rate_per_node_h", c->fail.rate_per_node_s * 3600},
+        {"repair_s", c->fail.repair_s}, {"spares", c->fail.spares},
+        {"preemptions", r->preemptions}, {"interruptions", r->interruptions},
+        {"failures", r->failures}, {"spare_swaps", r->spare_swaps},
+        {"down_gpu_s", r->down_gpu_s}, {"lost_gpu_s", r->lost_gpu_s},
+        {"rework_gpu_s", r->rework_gpu_s}, {"checkpoint_gpu_s", r->ckpt_gpu_s},
+        {"restart_gpu_s", r->restart_gpu_s}, {"goodput", r->goodput}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(o, v[i].name, v[i].value);
+}
+
 static void print_text(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
                        const cluster_extra *x, const cluster_net *n)
 {
@@ -225,16 +276,26 @@ static void print_text(const scn_scenario *s, const cluster_config *c, const clu
            s->name[0] ? " on " : "", c->gpus, s->gpu.name, c->node_gpus, c->leaf_gpus,
            c->su_gpus);
     printf("jobs       %s\n", jobs);
-    printf("policy     scheduler %s, placement %s; gang starts, no preemption\n",
-           cluster_sched_name(c->sched), cluster_placer_name(c->placer));
+    if (c->preempt)
+        printf("policy     scheduler %s, placement %s; gang starts, checkpoint-then-preempt "
+               "by higher priorities\n", cluster_sched_name(c->sched),
+               cluster_placer_name(c->placer));
+    else
+        printf("policy     scheduler %s, placement %s; gang starts, no preemption\n",
+               cluster_sched_name(c->sched), cluster_placer_name(c->placer));
     if (s->cluster_defaults[0])
         printf("defaults used: %s\n", s->cluster_defaults);
     printf("\nran        %u jobs over %.6g days (the last end); %u started ahead of an earlier "
            "job (backfill)\n",
            r->n_jobs, r->end_s / 86400, r->backfilled);
-    printf("utilisation %.2f%%: busy %.6g GPU-h + idle %.6g GPU-h = %.6g GPU-h capacity\n",
-           100 * r->utilisation, r->busy_gpu_s / 3600, r->idle_gpu_s / 3600,
-           r->capacity_gpu_s / 3600);
+    if (is_disrupt(c))
+        printf("utilisation %.2f%%: busy %.6g GPU-h + idle %.6g GPU-h + down %.6g GPU-h = "
+               "%.6g GPU-h capacity\n", 100 * r->utilisation, r->busy_gpu_s / 3600,
+               r->idle_gpu_s / 3600, r->down_gpu_s / 3600, r->capacity_gpu_s / 3600);
+    else
+        printf("utilisation %.2f%%: busy %.6g GPU-h + idle %.6g GPU-h = %.6g GPU-h capacity\n",
+               100 * r->utilisation, r->busy_gpu_s / 3600, r->idle_gpu_s / 3600,
+               r->capacity_gpu_s / 3600);
     printf("queue      %.4g jobs on average, at most %u\n", r->queue_mean, r->queue_max);
     printf("\n  %-12s %10s %10s %10s %10s %10s\n", "", "mean", "P50", "P90", "P99", "max");
     print_stat("wait (h)", &r->wait_s, 3600);
@@ -243,6 +304,7 @@ static void print_text(const scn_scenario *s, const cluster_config *c, const clu
            "per job, GPU-weighted leaves / least %.4f; %u jobs on more nodes than the least\n",
            r->jobs_over_leaves, 100.0 * r->jobs_over_leaves / r->n_jobs, r->excess_leaves_mean,
            r->leaf_ratio_gpu_mean, r->jobs_over_nodes);
+    print_disruption(c, r);
     print_interference(s, r, n);
     print_energy(s, r, x);
     print_series(c, x);
@@ -378,6 +440,10 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
     json_extra(root, s, c, r, x);
     if (n->has)
         json_interference(root, r, n);
+    if (is_disrupt(c)) {
+        json_disruption(root, c, r);
+        json_stat(cJSON_GetObjectItem(root, "disruption"), "job_goodput", &r->job_goodput);
+    }
     return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);
 }
 

@@ -14,7 +14,7 @@
 #include "h5util.h"
 
 #define CLUSTER_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
-#define CLUSTER_LAYOUT_VERSION "2" /* 2: isolated_run_s and run_s */
+#define CLUSTER_LAYOUT_VERSION "3" /* 2: isolated_run_s and run_s; 3: disruption */
 
 typedef struct job_row {
     uint32_t id, gpus;
@@ -22,10 +22,13 @@ typedef struct job_row {
     uint32_t nodes, leaves, min_leaves;
     int32_t priority;
     double isolated_run_s, run_s;
+    uint32_t preemptions, interruptions;
+    double held_s, rework_s, checkpoint_s, restart_s, goodput;
 } job_row;
 
 static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1",
-                                        "1", "1", "-", "s", "s"};
+                                        "1", "1", "-", "s", "s", "1", "1",
+                                        "s", "s", "s", "s", "1"};
 static const char *const series_units[] = {"s", "1", "1", "W", "W"};
 
 static int put_jobs(hid_t g, const cluster_result *r)
@@ -36,9 +39,14 @@ static int put_jobs(hid_t g, const cluster_result *r)
     for (uint32_t i = 0; i < r->n_jobs; i++) {
         const cluster_job *j = &r->jobs[i];
         double run = j->end_s - j->start_s, wait = j->start_s - j->spec.submit_s;
+        int is_disrupted = j->preemptions || j->interruptions;
+        double held = j->held_s > 0 ? j->held_s : run; /* 0 without disruption */
         rows[i] = (job_row){i, j->spec.gpus, j->spec.submit_s, j->start_s, j->end_s, wait,
-                            (wait + run) / run, j->nodes, j->leaves, j->min_leaves,
-                            j->spec.priority, j->spec.duration_s, run};
+                            is_disrupted ? (j->end_s - j->spec.submit_s) / j->spec.duration_s
+                                         : (wait + run) / run,
+                            j->nodes, j->leaves, j->min_leaves, j->spec.priority,
+                            j->spec.duration_s, run, j->preemptions, j->interruptions, held,
+                            j->rework_s, j->ckpt_s, j->restart_s, j->spec.duration_s / held};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
     H5Tinsert(t, "id", HOFFSET(job_row, id), H5T_NATIVE_UINT32);
@@ -54,13 +62,22 @@ static int put_jobs(hid_t g, const cluster_result *r)
     H5Tinsert(t, "priority", HOFFSET(job_row, priority), H5T_NATIVE_INT32);
     H5Tinsert(t, "isolated_run_s", HOFFSET(job_row, isolated_run_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "run_s", HOFFSET(job_row, run_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "preemptions", HOFFSET(job_row, preemptions), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "interruptions", HOFFSET(job_row, interruptions), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "held_s", HOFFSET(job_row, held_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "rework_s", HOFFSET(job_row, rework_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "checkpoint_s", HOFFSET(job_row, checkpoint_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "restart_s", HOFFSET(job_row, restart_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "goodput", HOFFSET(job_row, goodput), H5T_NATIVE_DOUBLE);
     int rc = h5_put_table(g, "jobs", t, r->n_jobs, rows, job_units,
                        sizeof job_units / sizeof *job_units,
                        "one row per job in arrival order: GPUs, submit, start and end times, "
                        "wait = start - submit, slowdown = (wait + run) / run, the nodes and "
                        "leaves it spans and the fewest leaves that hold it, its priority, its "
                        "isolated run time (the stated duration) and its run time (end - start; "
-                       "longer with interference on a <fabric>)");
+                       "longer with interference on a <fabric>); its evictions and "
+                       "interruptions, the time it held its GPUs and of that the lost work, "
+                       "checkpoint writes and restarts, and its goodput = duration / held");
     H5Tclose(t);
     free(rows);
     return rc;

@@ -136,6 +136,7 @@ typedef struct scn_scenario {
     int has_cluster_jobs;   /* <cluster-jobs> given (dcsim cluster) */
     cluster_config cluster_jobs; /* <cluster-jobs>; with a <trace>, .jobs is cluster_trace */
     cluster_job_spec *cluster_trace; /* the <trace>'s jobs; owned (NULL: the stream) */
+    cluster_reservation *cluster_resv; /* <maintenance>'s windows; owned (NULL: none) */
     char cluster_trace_path[512]; /* the trace file as opened ("" with the stream) */
     char cluster_defaults[768]; /* what <cluster-jobs> left out and what filled it */
     double cluster_compute_frac; /* <cluster-jobs><power compute-fraction>: f of a busy GPU */

@@ -25,6 +25,8 @@
  * GPUs / 102,400, sizes capped at a quarter of the GPUs), every job's
  * default iteration (0.409 s compute, 6.8 GB all-reduce per GPU). GPUs from
  * the command line (--fabric GPUS; default 3,072: one 2-tier leaf-spine).
+ * With disruption (run_disrupt): "bench_cluster_disrupt ..." lines, the same
+ * stream with priorities, preemption, node failures, spares and a window.
  */
 #include <math.h>
 #include <stdio.h>
@@ -154,6 +156,78 @@ static int run(const char *sched, const char *placer, int smoke)
     return !ok;
 }
 
+/* the same stream with disruption on: every tenth job (by arrival) of
+ * priority 1 and checkpoint-then-preempt (interval 57 min, write 5 min,
+ * restart 10 min: Daly's worked example, calibration.md 4), node failures at
+ * the catalog's llama3-54d rate (419 / (2,048 nodes x 54 d x 24 h) per
+ * node-hour, calibration.md 2c), repair 4 h and 16 hot spares (A), one SU
+ * (4,096 GPUs) down for 8 h from day 7 (A) */
+static int run_disrupt(const char *sched, const char *placer, int smoke)
+{
+    cluster_config c;
+    memset(&c, 0, sizeof c);
+    c.gpus = smoke ? 4096 : 102400;
+    c.node_gpus = 8;
+    c.leaf_gpus = 256;
+    c.su_gpus = 4096;
+    c.sched = cluster_sched_find(sched);
+    c.placer = cluster_placer_find(placer);
+    c.seed = 1;
+    cluster_stream *st = &c.stream;
+    st->rate_per_s = (smoke ? 0.6 : 14.0) / 3600;
+    st->window_s = 31 * 86400.0;
+    st->max_jobs = smoke ? 300 : 10000;
+    const uint32_t sizes[] = {8, 64, 256, 1024, 2048, 4096, 8192};
+    const double weights[] = {30, 20, 20, 15, 10, 4, 3};
+    st->n_sizes = 7;
+    for (unsigned i = 0; i < 7; i++) {
+        st->size_gpus[i] = sizes[i] > c.gpus ? c.gpus : sizes[i];
+        st->size_weight[i] = weights[i];
+    }
+    st->dur = (cluster_duration){CLUSTER_DUR_LOGNORMAL, 6 * 3600.0, 1.0, 14 * 86400.0};
+    sim_error err;
+    sim_error_clear(&err);
+    cluster_job_spec *jobs = NULL;
+    uint32_t n = 0;
+    if (cluster_jobs_make(&c, &jobs, &n, &err)) {
+        fprintf(stderr, "bench_cluster: %s\n", err.msg);
+        return 1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        jobs[i].priority = i % 10 == 0;
+    c.jobs = jobs;
+    c.n_jobs = n;
+    c.preempt = 1;
+    c.ckpt = (cluster_ckpt){57 * 60.0, 5 * 60.0, 10 * 60.0};
+    c.fail = (cluster_failures){419.0 / (2048 * 54 * 24.0) / 3600, 4 * 3600.0, 16};
+    cluster_reservation w = {7 * 86400.0, 8 * 3600.0, 0, 4096};
+    c.resv = &w;
+    c.n_resv = 1;
+    cluster_result r;
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    int rc = cluster_simulate(&c, &r, &err);
+    double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    free(jobs);
+    if (rc) {
+        fprintf(stderr, "bench_cluster: %s\n", err.msg);
+        return 1;
+    }
+    int ok = fabs(r.busy_gpu_s + r.idle_gpu_s + r.down_gpu_s - r.capacity_gpu_s) <=
+             1e-9 * r.capacity_gpu_s;
+    printf("bench_cluster_disrupt sched=%s placement=%s gpus=%u jobs=%u sim_days=%.4g "
+           "events=%llu utilisation=%.4f preemptions=%u failures=%u interruptions=%u "
+           "spare_swaps=%u down_gpu_h=%.6g lost_gpu_h=%.6g goodput=%.4f slowdown_mean=%.4f "
+           "wall_s=%.4f cpu_s=%.4f peak_rss_bytes=%.0f target_wall_s=%.0f meets_target=%d\n",
+           sched, placer, c.gpus, r.n_jobs, r.end_s / 86400, (unsigned long long)r.events,
+           r.utilisation, r.preemptions, r.failures, r.interruptions, r.spare_swaps,
+           r.down_gpu_s / 3600, r.lost_gpu_s / 3600, r.goodput, r.slowdown.mean, wall, cpu,
+           peak_rss_bytes(), TARGET_WALL_S, wall < TARGET_WALL_S);
+    cluster_result_free(&r);
+    if (!ok)
+        fprintf(stderr, "bench_cluster: busy + idle + down != capacity\n");
+    return !ok;
+}
+
 static int make_fabric(unsigned gpus, fabric *f, sim_error *err)
 {
     fabric_config c;
@@ -258,6 +332,9 @@ int main(int argc, char **argv)
     for (int s = 0; s < 2; s++)
         for (int p = 0; p < 2; p++)
             rc |= run(scheds[s], placers[p], smoke);
+    for (int s = 0; s < 2; s++)
+        for (int p = 0; p < 2; p++)
+            rc |= run_disrupt(scheds[s], placers[p], smoke);
     unsigned fg = smoke ? 384 : 3072;
     rc |= run_fabric("first-fit", fg);
     rc |= run_fabric("topology", fg);

@@ -58,6 +58,7 @@ CASES = [
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-two-sites-month.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-leafspine.xml")], {0}),
+    ("cluster", ["cluster", "--quiet", "--json", ex("cluster-preempt-h100.xml")], {0}),
     ("calibrate", ["calibrate", "--quick", "--threads", "2", "--json"], {0}),
     ("goodput", ["goodput", "--json", "--steps", "3", "--replicas", "2"], {0}),
     ("step", ["step", "--json", SP], {0}),

@@ -324,6 +324,8 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_power(ld, child(n, "power"), s);
     if (!rc)
         rc = parse_traffic(ld, child(n, "traffic"), s);
+    if (!rc)
+        rc = parse_cluster_disrupt(ld, n, s);
     if (rc)
         return rc;
     xmlNode *trace = child(n, "trace"), *arrivals = child(n, "arrivals");

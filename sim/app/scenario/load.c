@@ -231,6 +231,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
     } else {
         free(s.stragglers); /* the only allocations a failed load may have made */
         free(s.cluster_trace);
+        free(s.cluster_resv);
         free(s.serving_trace);
     }
     return rc;
@@ -260,6 +261,7 @@ void scn_scenario_free(scn_scenario *s)
     free(s->included);
     free(s->stragglers);
     free(s->cluster_trace);
+    free(s->cluster_resv);
     free(s->serving_trace);
     memset(s, 0, sizeof *s);
 }

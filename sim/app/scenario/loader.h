@@ -150,6 +150,7 @@ int parse_model_element(loader *ld, xmlNode *model, scn_scenario *s);
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s);     /* serving.c */
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s); /* cluster_jobs.c */
 int parse_cluster_trace(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_trace_file.c */
+int parse_cluster_disrupt(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_disrupt.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
 int parse_site(loader *ld, xmlNode *root, scn_scenario *s);        /* site_costs.c */
