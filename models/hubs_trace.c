@@ -56,7 +56,7 @@ static int split(const char *line, size_t len, char *buf, size_t size, char **fi
     }
 }
 
-static int skip(const char *f0, int nf) { return nf == 1 && (!*f0 || *f0 == '#'); }
+static int skip(const char *f0, int nf) { return (nf == 1 && !*f0) || *f0 == '#'; }
 
 static int number(const char *name, int line, const char *what, const char *col,
                   const char *text, double *out, sim_error *err)

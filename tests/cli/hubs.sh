@@ -44,6 +44,7 @@ print("\n".join(bad) if bad else "ok one hub = cluster")
 sys.exit(1 if bad else 0)
 PY
 json() { "$dcsim" hubs --quiet --json "$ex" "$@"; }
+field() { $py -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 json > "$tmp/cheap.json" || { echo "FAIL: hubs example"; fail=1; }
 json --set hubs/@policy=latency-bounded > "$tmp/lat.json" || { echo "FAIL: latency"; fail=1; }
 $py - "$tmp/cheap.json" "$tmp/lat.json" <<'PY' || fail=1
@@ -79,6 +80,38 @@ t4=$(OMP_NUM_THREADS=4 json --set hubs/@policy=lowest-carbon | md5sum)
 [ "$t1" = "$t4" ] || { echo "FAIL: hubs differ with the thread count"; fail=1; }
 expect "renewables without a profile" 0 "shifts nothing: no hub has an hourly carbon profile" \
     "$dcsim" hubs --quiet "$one" --set hubs/@policy=follow-the-renewables
+# a synthetic day's profile (low from 10:00 to 15:59) and 12 h of slack:
+# every job deferred to the next low hour, at most 12 h, in whole hours
+"$dcsim" hubs --quiet --json "$one" --set hubs/@policy=follow-the-renewables \
+    --set hubs/hub/@carbon-profile=hubs-profile.csv --set hubs/demand/@slack=12h \
+    -o "$tmp/r.h5" > "$tmp/r.json" || { echo "FAIL: renewables with a profile"; fail=1; }
+if $py -c "import h5py" 2>/dev/null; then
+    $py - "$tmp/r.h5" "$tmp/r.json" <<'PY' || fail=1
+import h5py, json, math, sys
+jobs = h5py.File(sys.argv[1], "r")["/hubs/jobs"][:]
+d = json.load(open(sys.argv[2]))
+bad = []
+if d["run"]["shifts_nothing"] or not d["run"]["total"]["deferred_s"] > 0:
+    bad.append("nothing deferred with a profile")
+for j in jobs:
+    a, k = j["arrival_s"], j["defer_s"] / 3600
+    hour = int(math.floor(a / 3600)) % 24
+    want = 0 if 10 <= hour <= 15 else ((10 - hour) % 24 if (10 - hour) % 24 <= 12 else 0)
+    if k != want or j["submit_s"] != a + j["defer_s"]:
+        bad.append("job %d: arrival hour %d deferred %g h, expected %d" % (j["id"], hour, k, want))
+        break
+print("\n".join(bad) if bad else "ok renewables: %d jobs deferred to the low hours" % len(jobs))
+sys.exit(1 if bad else 0)
+PY
+fi
+# a CSV trace: 5 jobs, 19.9 TB; the shanghai serving job has no hub within
+# 10 ms (shaoguan 15.5, guian 22.5): the least RTT, counted; the guangzhou
+# one is within (shaoguan 2.8 ms)
+out=$("$dcsim" hubs --quiet --json "$src/tests/scenarios/hubs-trace.xml" | field '["run"]["total"]')
+exp="5 1 19.9"
+got=$(printf '%s\n' "$out" | $py -c "import ast,sys; t=ast.literal_eval(sys.stdin.read()); \
+print(t['jobs'], t['slo_violation_jobs'], round(t['tb_in'] + t['tb_out'], 9))")
+[ "$got" = "$exp" ] || { echo "FAIL: trace: jobs, SLO, TB '$got', expected '$exp'"; fail=1; }
 "$dcsim" hubs --quiet "$one" -o "$tmp/h.h5" > /dev/null || { echo "FAIL: hubs -o"; fail=1; }
 if $py -c "import h5py" 2>/dev/null; then
     $py - "$tmp/h.h5" "$tmp/h.json" <<'PY' || fail=1
