@@ -92,7 +92,7 @@ static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsig
         return rc;
     hubs_hub *hub = &c->hubs[h];
     const site_info *si = &H->site[h].info;
-    snprintf(hub->name, sizeof hub->name, "%s", si->name);
+    memcpy(hub->name, si->name, sizeof hub->name); /* both char[32], NUL-terminated */
     for (unsigned k = 0; k < h; k++)
         if (!strcmp(c->hubs[k].name, hub->name))
             return node_error(ld, n, "name", "hub '%s' given twice", hub->name);
