@@ -36,6 +36,7 @@
 #include "scenario.h"
 #include "serve.h"
 #include "clustercmd.h"
+#include "hubscmd.h"
 #include "sizing.h"
 #include "run.h"
 #include "stepcmd.h"
@@ -66,6 +67,7 @@ static const char usage_main[] =
     "  size MODEL GPU         inference sizing: GPUs and sequences per replica\n"
     "  serve SCENARIO.xml     an inference fleet request by request: TTFT, TPOT, P99\n"
     "  cluster SCENARIO.xml   a job stream on the cluster: scheduler, placement, waits\n"
+    "  hubs SCENARIO.xml      demand placed across the hubs: cost, CO2, water, latency\n"
     "  calibrate              fit the timing models to this machine's CPU\n"
     "  goodput [SCENARIO.xml] goodput over the checkpoint interval, and its optimum\n"
     "  step [SCENARIO.xml]    one iteration in detail: where the time goes\n"
@@ -517,6 +519,7 @@ static const command commands[] = {
     {"size", cmd_size, usage_size, "inference sizing: GPUs and sequences per replica"},
     {"serve", cmd_serve, usage_serve, "an inference fleet request by request: TTFT, TPOT, P99"},
     {"cluster", cmd_cluster, usage_cluster, "a job stream on the cluster: scheduler, placement, waits"},
+    {"hubs", cmd_hubs, usage_hubs, "demand placed across the hubs: cost, CO2, water, latency"},
     {"calibrate", cmd_calibrate, calibrate_usage, "fit the timing models to this machine's CPU"},
     {"goodput", cmd_goodput, usage_goodput, "goodput over the checkpoint interval, and its optimum"},
     {"step", cmd_step, usage_step, "one iteration in detail: where the time goes"},

@@ -18,6 +18,7 @@
 #include "campaign.h"
 #include "cluster.h"
 #include "cluster_interf.h"
+#include "hubs.h"
 #include "error.h"
 #include "fabric.h"
 #include "fabric_fault.h"
@@ -143,9 +144,25 @@ typedef struct scn_scenario {
     int has_cluster_traffic;     /* interference: a <fabric> (and <traffic> or its defaults) */
     cluster_traffic_table cluster_traffic; /* <cluster-jobs><traffic>: profiles by size */
     uint32_t cluster_cache_entries; /* <traffic cache>: the LRU's components */
+    struct scn_hubs *hubs;  /* <hubs> (dcsim hubs; docs/hubs.md); owned, NULL when none */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;
 } scn_scenario;
+
+/* <hubs>: the datacenters at the hubs, the backbone, the demand (docs/hubs.md) */
+#define SCN_HUBS_MAX_CLASSES 16u
+typedef struct scn_hubs {
+    hubs_config cfg;              /* .jobs = jobs */
+    hubs_job_spec *jobs;          /* owned */
+    scn_site site[HUBS_MAX];      /* each hub's site (<hub> as a <site>) */
+    double *carbon[HUBS_MAX];     /* owned hourly profiles (NULL: flat) */
+    double pue_target[HUBS_MAX], pue_sim[HUBS_MAX]; /* the catalog's; the facility model's */
+    int pue_simulated;            /* the cheapest key uses pue_sim */
+    char trace_path[512];         /* <hubs><trace file> as opened ("" with streams) */
+    unsigned n_classes;
+    char classes[SCN_HUBS_MAX_CLASSES][200]; /* each <demand>, described */
+} scn_hubs;
+void scn_hubs_free(scn_hubs *h); /* NULL-safe; frees h */
 
 /* Load path, or the built-in default scenario when path is NULL. sets are
  * "PATH=VALUE" strings (PATH like checkpoint/@interval, relative to <dcsim>),

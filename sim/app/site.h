@@ -30,6 +30,15 @@ typedef struct site_info {
  * temperatures to make twelve months). */
 int site_lookup(const char *name, site_info *out, char *why, size_t why_size);
 
+/* The catalog's demand centres (kind="demand-centre": beijing, shanghai,
+ * guangzhou), at most max names of 32 bytes; returns how many. */
+unsigned site_demand_centres(char (*names)[32], unsigned max);
+
+/* The catalog's round-trip time from site `from` to `to` (its <latency><rtt
+ * to>, D: great circle x 1.5 x 4.9 us/km x 2, sites.md 8.2) in seconds;
+ * NAN when the catalog has none. */
+double site_rtt_s(const char *from, const char *to);
+
 /* The names in the catalog's order, comma-separated (for messages). */
 void site_names(char *buf, size_t size);
 

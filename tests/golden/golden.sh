@@ -61,7 +61,8 @@ for scn in default scenarios/examples/*.xml; do
         digest "$name/serve-json" "$dcsim" serve --quiet --json "$scn"
         digest "$name/serve-text" "$dcsim" serve --quiet "$scn"
         continue ;;
-    cluster-*) # a job stream: dcsim cluster (its determinism: tests/cli/cluster.sh)
+    cluster-*|hubs-*) # a job stream: dcsim cluster, dcsim hubs (their determinism:
+        # tests/cli/cluster.sh, tests/cli/hubs.sh)
         continue ;;
     esac
     if [ "$scn" = default ]; then

@@ -38,7 +38,7 @@ static int gpus_attr(loader *ld, xmlNode *n, const char *attr, int required, dou
     return rc;
 }
 
-static int parse_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st)
+int stream_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st)
 {
     double total = 0;
     for (xmlNode *c = n->children; c; c = c->next) {
@@ -59,7 +59,7 @@ static int parse_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st
     return 0;
 }
 
-static int parse_duration(loader *ld, xmlNode *n, cluster_duration *d)
+int stream_duration(loader *ld, xmlNode *n, cluster_duration *d)
 {
     char dist[32];
     copy_attr(n, "distribution", dist, sizeof dist);
@@ -91,7 +91,7 @@ static int parse_duration(loader *ld, xmlNode *n, cluster_duration *d)
     return rc;
 }
 
-static int parse_arrivals(loader *ld, xmlNode *n, cluster_stream *st)
+int stream_arrivals(loader *ld, xmlNode *n, cluster_stream *st)
 {
     int rc = get_quantity(ld, n, "rate", SIM_DIM_FREQUENCY, 1, &st->rate_per_s);
     if (!rc)
@@ -338,10 +338,10 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
     if (!arrivals || !sizes || !dur)
         return node_error(ld, n, NULL, "a job stream needs <arrivals>, <sizes> and <duration> "
                           "(no built-in distributions: docs/cluster.md), or a <trace>");
-    rc = parse_arrivals(ld, arrivals, &c->stream);
+    rc = stream_arrivals(ld, arrivals, &c->stream);
     if (!rc)
-        rc = parse_sizes(ld, sizes, c->gpus, &c->stream);
+        rc = stream_sizes(ld, sizes, c->gpus, &c->stream);
     if (!rc)
-        rc = parse_duration(ld, dur, &c->stream.dur);
+        rc = stream_duration(ld, dur, &c->stream.dur);
     return rc;
 }

@@ -146,6 +146,8 @@ static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_serving(ld, root, s);
     if (!rc)
         rc = parse_cluster_jobs(ld, root, s);
+    if (!rc)
+        rc = parse_hubs(ld, root, s);
     return rc;
 }
 
@@ -233,6 +235,7 @@ int scn_load_flags(const char *path, const char *const *sets, size_t n_sets, uns
         free(s.cluster_trace);
         free(s.cluster_resv);
         free(s.serving_trace);
+        scn_hubs_free(s.hubs);
     }
     return rc;
 }
@@ -263,5 +266,6 @@ void scn_scenario_free(scn_scenario *s)
     free(s->cluster_trace);
     free(s->cluster_resv);
     free(s->serving_trace);
+    scn_hubs_free(s->hubs);
     memset(s, 0, sizeof *s);
 }

@@ -283,3 +283,33 @@ int site_lookup(const char *name, site_info *out, char *why, size_t why_size)
     xmlFreeDoc(doc);
     return rc;
 }
+
+unsigned site_demand_centres(char (*names)[32], unsigned max)
+{
+    xmlDoc *doc = catalog();
+    unsigned n = 0;
+    for (xmlNode *s = doc ? xmlDocGetRootElement(doc)->children : NULL; s; s = s->next) {
+        char kind[32];
+        if (is_element(s, "site") && attr(s, "kind", kind, sizeof kind) &&
+            !strcmp(kind, "demand-centre") && n < max)
+            attr(s, "name", names[n++], 32);
+    }
+    xmlFreeDoc(doc);
+    return n;
+}
+
+double site_rtt_s(const char *from, const char *to)
+{
+    xmlDoc *doc = catalog();
+    double v = NAN;
+    for (xmlNode *s = doc ? xmlDocGetRootElement(doc)->children : NULL; s; s = s->next) {
+        char name[32], dest[32];
+        if (!is_element(s, "site") || !attr(s, "name", name, sizeof name) || strcmp(name, from))
+            continue;
+        for (xmlNode *r = child(child(s, "latency"), "rtt"); r; r = r->next)
+            if (is_element(r, "rtt") && attr(r, "to", dest, sizeof dest) && !strcmp(dest, to))
+                v = number(r, "value") / 1e3; /* "14.8ms" */
+    }
+    xmlFreeDoc(doc);
+    return v;
+}

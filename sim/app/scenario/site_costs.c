@@ -35,9 +35,12 @@ static int number_in(loader *ld, xmlNode *n, const char *attr_name, const char *
 int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "site");
-    if (!n)
-        return 0;
-    scn_site *site = &s->site;
+    return n ? parse_site_at(ld, n, s->seed, &s->site) : 0;
+}
+
+/* one <site>-like element n (<site>, <hubs><hub>) into *site */
+int parse_site_at(loader *ld, xmlNode *n, uint64_t seed, scn_site *site)
+{
     char name[32], why[600];
     copy_attr(n, "name", name, sizeof name);
     if (site_lookup(name, &site->info, why, sizeof why))
@@ -77,7 +80,7 @@ int parse_site(loader *ld, xmlNode *root, scn_scenario *s)
     }
     if (!rc && has_attr(n, "weather-noise")) { /* seeded AR(1) noise on the hours */
         rc = number_in(ld, n, "weather-noise", "K", 50, &site->info.climate.noise_sd_k);
-        site->info.climate.noise_seed = s->seed;
+        site->info.climate.noise_seed = seed;
     }
     for (int i = 0; i < k; i++)
         snprintf(site->overrides + strlen(site->overrides),

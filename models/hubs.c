@@ -1,0 +1,362 @@
+/* hubs.c - placement across hubs, the fluid backlog, the backbone, the
+ * per-hub cluster simulations and the totals (hubs.h; docs/hubs.md). */
+#include "hubs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hubs_internal.h"
+
+static int bad(sim_error *err, const char *what)
+{
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "hubs: %s", what);
+}
+
+int hubs_config_check(const hubs_config *c, sim_error *err)
+{
+    if (c->n_hubs < 1 || c->n_hubs > HUBS_MAX)
+        return bad(err, "1 to 32 hubs");
+    if (c->n_origins < 1 || c->n_origins > HUBS_MAX_ORIGINS)
+        return bad(err, "1 to 8 origins");
+    if (!c->policy)
+        return bad(err, "no policy");
+    if (c->policy == hubs_policy_find("fixed") && c->fixed_hub >= c->n_hubs)
+        return bad(err, "the fixed policy needs a hub");
+    if (!(c->bandwidth_bps > 0) || !isfinite(c->bandwidth_bps))
+        return bad(err, "the bandwidth must be above 0");
+    if (!(c->cost_per_tb >= 0) || !(c->max_wait_s >= 0))
+        return bad(err, "cost per TB and max-wait must not be negative");
+    if (!c->jobs || c->n_jobs < 1)
+        return bad(err, "no jobs");
+    uint32_t largest = 0;
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        if (!c->hubs[h].gpus)
+            return bad(err, "a hub without GPUs");
+        largest = c->hubs[h].gpus > largest ? c->hubs[h].gpus : largest;
+    }
+    for (uint32_t i = 0; i < c->n_jobs; i++) {
+        const hubs_job_spec *j = &c->jobs[i];
+        if (j->gpus > largest)
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "hubs: a job of %u GPUs fits no "
+                                 "hub (the largest has %u)", j->gpus, largest);
+        if (j->origin >= c->n_origins || !(j->duration_s > 0) || !j->gpus ||
+            !(j->dataset_tb >= 0) || !(j->result_tb >= 0) || (i && j->arrival_s < j[-1].arrival_s))
+            return bad(err, "a bad job (origin, GPUs, duration, sizes or arrival order)");
+    }
+    return 0;
+}
+
+/* (time, index) pairs sorted by time then index: the FIFO orders */
+typedef struct order { double t; uint32_t i; } order;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const order *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* the hub the policy picks for job j at its arrival, given the estimates */
+static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double *est,
+                     double *defer, int *fallback)
+{
+    const hubs_policy *p = c->policy;
+    int any = 0;
+    for (unsigned h = 0; h < c->n_hubs && !any; h++)
+        any = j->gpus <= c->hubs[h].gpus && (!p->eligible || p->eligible(c, j, h));
+    uint32_t best = HUBS_NONE, least = HUBS_NONE;
+    double best_key = INFINITY;
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        if (j->gpus > c->hubs[h].gpus || (any && p->eligible && !p->eligible(c, j, h)))
+            continue;
+        if (least == HUBS_NONE || est[h] < est[least])
+            least = h;
+        if (!p->strict && est[h] > c->max_wait_s)
+            continue;
+        double d = 0, k = p->key(c, j, h, &d);
+        if (best == HUBS_NONE || k < best_key) {
+            best = h;
+            best_key = k;
+            *defer = d;
+        }
+    }
+    if (best == HUBS_NONE) { /* none within max-wait: the least estimated wait */
+        *fallback = 1;
+        *defer = 0;
+        p->key(c, j, least, defer); /* its deferral at that hub */
+        return least;
+    }
+    if (!any && p->eligible) /* no hub within the bound: the least RTT */
+        for (unsigned h = 0; h < c->n_hubs; h++)
+            if (j->gpus <= c->hubs[h].gpus &&
+                c->hubs[h].rtt_s[j->origin] < c->hubs[best].rtt_s[j->origin])
+                best = h;
+    return best;
+}
+
+int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = hubs_config_check(c, err);
+    if (rc)
+        return rc;
+    out->n_jobs = c->n_jobs;
+    out->n_hubs = c->n_hubs;
+    out->jobs = calloc(c->n_jobs, sizeof *out->jobs);
+    order *ord = malloc((size_t)c->n_jobs * sizeof *ord);
+    if (!out->jobs || !ord) {
+        free(ord);
+        hubs_result_free(out);
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    }
+    double backlog[HUBS_MAX] = {0}, est[HUBS_MAX], t_prev = 0;
+    out->shifts_nothing = c->policy == hubs_policy_find("follow-the-renewables");
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        if (c->hubs[h].carbon_hourly && c->hubs[h].n_carbon_hours)
+            out->shifts_nothing = 0;
+    for (uint32_t i = 0; i < c->n_jobs; i++) {
+        const hubs_job_spec *j = &c->jobs[i];
+        for (unsigned h = 0; h < c->n_hubs; h++) { /* drain at the hub's GPUs */
+            backlog[h] = fmax(0, backlog[h] - c->hubs[h].gpus * (j->arrival_s - t_prev));
+            est[h] = backlog[h] / c->hubs[h].gpus;
+        }
+        t_prev = j->arrival_s;
+        hubs_job *o = &out->jobs[i];
+        int fallback = 0;
+        o->hub = pick(c, j, est, &o->defer_s, &fallback);
+        out->fallbacks += (uint32_t)fallback;
+        o->est_wait_s = est[o->hub];
+        backlog[o->hub] += (double)j->gpus * j->duration_s;
+        o->rtt_s = c->hubs[o->hub].rtt_s[j->origin];
+        o->slo_violation = j->kind == HUBS_SERVING && j->rtt_bound_s > 0 &&
+                           o->rtt_s > j->rtt_bound_s;
+        ord[i] = (order){j->arrival_s + o->defer_s, i};
+    }
+    /* the inbound links: FIFO by readiness */
+    qsort(ord, c->n_jobs, sizeof *ord, cmp_order);
+    double free_in[HUBS_MAX] = {0};
+    for (uint32_t k = 0; k < c->n_jobs; k++) {
+        uint32_t i = ord[k].i;
+        const hubs_job_spec *j = &c->jobs[i];
+        hubs_job *o = &out->jobs[i];
+        o->in_start_s = o->submit_s = ord[k].t;
+        if (j->dataset_tb > 0) {
+            o->in_start_s = fmax(ord[k].t, free_in[o->hub]);
+            double x = j->dataset_tb * 8e12 / c->bandwidth_bps;
+            free_in[o->hub] = o->in_start_s + x;
+            o->submit_s = o->in_start_s + x + o->rtt_s;
+        }
+    }
+    free(ord);
+    return 0;
+}
+
+/* nearest rank of sorted v[n] at p */
+static double rank(const double *v, uint32_t n, double p)
+{
+    if (!n)
+        return 0;
+    double k = ceil(p * n);
+    uint32_t i = k < 1 ? 0 : (uint32_t)k - 1;
+    return v[i < n ? i : n - 1];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void stat_of(double *v, uint32_t n, cluster_stat *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!n)
+        return;
+    qsort(v, n, sizeof *v, cmp_double);
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += v[i];
+    s->mean = sum / n;
+    s->max = v[n - 1];
+    for (int q = 0; q < CLUSTER_QUANTILES; q++)
+        s->q[q] = rank(v, n, cluster_quantile_p[q]);
+}
+
+/* hub h's jobs as a trace in submit order, simulated; their starts and ends
+ * back into r->jobs */
+static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                        unsigned h, order *ord, cluster_job_spec *spec, cluster_result *cr,
+                        sim_error *err)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++)
+        if (r->jobs[i].hub == h)
+            ord[n++] = (order){r->jobs[i].submit_s, i};
+    memset(cr, 0, sizeof *cr);
+    if (!n) { /* idle all along: one step of nothing */
+        cr->steps = calloc(1, sizeof *cr->steps);
+        cr->n_steps = 1;
+        return cr->steps ? 0 : sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    }
+    qsort(ord, n, sizeof *ord, cmp_order);
+    for (uint32_t k = 0; k < n; k++) {
+        const hubs_job_spec *j = &c->jobs[ord[k].i];
+        spec[k] = (cluster_job_spec){ord[k].t, j->gpus, j->duration_s, j->priority};
+    }
+    cluster_config cc = *tmpl;
+    cc.gpus = c->hubs[h].gpus;
+    if (cc.su_gpus > cc.gpus)
+        cc.su_gpus = cc.gpus;
+    cc.jobs = spec;
+    cc.n_jobs = n;
+    cc.pacer = NULL;
+    cc.watch = NULL;
+    int rc = cluster_simulate(&cc, cr, err);
+    if (rc)
+        return rc;
+    for (uint32_t k = 0; k < n; k++) {
+        hubs_job *o = &r->jobs[ord[k].i];
+        o->start_s = cr->jobs[k].start_s;
+        o->end_s = cr->jobs[k].end_s;
+    }
+    return 0;
+}
+
+/* the results back on hub h's outbound link, FIFO by end; the hub's sums */
+static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *ord,
+                       double *wait, const cluster_result *cr)
+{
+    hubs_hub_result *o = &r->hub[h];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++)
+        if (r->jobs[i].hub == h)
+            ord[n++] = (order){r->jobs[i].end_s, i};
+    qsort(ord, n, sizeof *ord, cmp_order);
+    double free_out = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const hubs_job_spec *j = &c->jobs[ord[k].i];
+        hubs_job *x = &r->jobs[ord[k].i];
+        x->back_done_s = x->end_s;
+        double back_wait = 0;
+        if (j->result_tb > 0) {
+            double start = fmax(x->end_s, free_out);
+            back_wait = start - x->end_s;
+            free_out = start + j->result_tb * 8e12 / c->bandwidth_bps;
+            x->back_done_s = free_out + x->rtt_s;
+        }
+        double ready = j->arrival_s + x->defer_s;
+        o->jobs++;
+        o->gpu_s += (double)j->gpus * j->duration_s;
+        o->tb_in += j->dataset_tb;
+        o->tb_out += j->result_tb;
+        o->transfer_s += (x->submit_s - ready) + (x->back_done_s - x->end_s);
+        o->link_wait_s += (x->in_start_s - ready) + back_wait;
+        o->deferred_s += x->defer_s;
+        if (j->kind == HUBS_SERVING) {
+            o->serving_jobs++;
+            o->serving_rtt_s_sum += x->rtt_s;
+        }
+        if (x->slo_violation) {
+            o->slo_jobs++;
+            o->slo_job_h += j->duration_s / 3600;
+        }
+        wait[k] = x->start_s - x->submit_s;
+    }
+    o->data_cost = (o->tb_in + o->tb_out) * c->cost_per_tb;
+    o->end_s = cr->end_s;
+    o->wait_s = cr->wait_s;
+    if (!n)
+        memset(&o->wait_s, 0, sizeof o->wait_s);
+    o->digest = cr->digest;
+    o->events = cr->events;
+}
+
+int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                  cluster_result *per_hub, sim_error *err)
+{
+    order *ord = malloc((size_t)r->n_jobs * sizeof *ord);
+    cluster_job_spec *spec = malloc((size_t)r->n_jobs * sizeof *spec);
+    double *wait = malloc((size_t)r->n_jobs * sizeof *wait);
+    int rc = ord && spec && wait ? 0
+                                 : sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    hubs_hub_result *t = &r->total;
+    memset(t, 0, sizeof *t);
+    t->digest = 1469598103934665603ull; /* FNV-1a over the hubs' digests */
+    uint32_t n_wait = 0;
+    for (unsigned h = 0; h < c->n_hubs && !rc; h++) {
+        cluster_result one, *cr = per_hub ? &per_hub[h] : &one;
+        rc = simulate_hub(c, tmpl, r, h, ord, spec, cr, err);
+        if (rc)
+            break;
+        finish_hub(c, r, h, ord, wait + n_wait, cr);
+        if (!per_hub)
+            cluster_result_free(cr);
+        hubs_hub_result *o = &r->hub[h];
+        n_wait += o->jobs;
+        t->jobs += o->jobs;
+        t->serving_jobs += o->serving_jobs;
+        t->gpu_s += o->gpu_s;
+        t->transfer_s += o->transfer_s;
+        t->link_wait_s += o->link_wait_s;
+        t->serving_rtt_s_sum += o->serving_rtt_s_sum;
+        t->slo_jobs += o->slo_jobs;
+        t->slo_job_h += o->slo_job_h;
+        t->deferred_s += o->deferred_s;
+        t->events += o->events;
+        t->end_s = fmax(t->end_s, o->end_s);
+        for (int b = 0; b < 8; b++)
+            t->digest = (t->digest ^ ((o->digest >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+    for (uint32_t i = 0; !rc && i < r->n_jobs; i++) { /* in job order: the same sum whatever
+                                                         the placement */
+        t->tb_in += c->jobs[i].dataset_tb;
+        t->tb_out += c->jobs[i].result_tb;
+    }
+    t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb;
+    if (!rc) {
+        stat_of(wait, n_wait, &t->wait_s);
+        hubs_set_horizon(c, r, t->end_s);
+    }
+    free(ord);
+    free(spec);
+    free(wait);
+    return rc;
+}
+
+void hubs_set_horizon(const hubs_config *c, hubs_result *r, double horizon_s)
+{
+    r->total.capacity_gpu_s = 0;
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        hubs_hub_result *o = &r->hub[h];
+        o->capacity_gpu_s = c->hubs[h].gpus * horizon_s;
+        o->utilisation = o->capacity_gpu_s > 0 ? o->gpu_s / o->capacity_gpu_s : 0;
+        r->total.capacity_gpu_s += o->capacity_gpu_s;
+    }
+    r->horizon_s = horizon_s;
+    r->total.utilisation = r->total.capacity_gpu_s > 0 ? r->total.gpu_s / r->total.capacity_gpu_s
+                                                       : 0;
+}
+
+void hubs_total_energy(hubs_result *r)
+{
+    hubs_hub_result *t = &r->total;
+    t->it_energy_j = t->facility_energy_j = t->energy_cost = t->co2_kg = t->water_l = 0;
+    for (unsigned h = 0; h < r->n_hubs; h++) {
+        t->it_energy_j += r->hub[h].it_energy_j;
+        t->facility_energy_j += r->hub[h].facility_energy_j;
+        t->energy_cost += r->hub[h].energy_cost;
+        t->co2_kg += r->hub[h].co2_kg;
+        t->water_l += r->hub[h].water_l;
+    }
+}
+
+void hubs_result_free(hubs_result *r)
+{
+    if (!r)
+        return;
+    free(r->jobs);
+    r->jobs = NULL;
+    r->n_jobs = 0;
+}

@@ -1,0 +1,171 @@
+/* hubs.h - work placed across the East-Data-West-Computing hubs (docs/hubs.md).
+ *
+ * Several datacenters, each a cluster (models/cluster.h) at a hub; demand
+ * from demand centres (origins); a backbone between them. Every job is
+ * placed at submission (its arrival) by a policy (hubs_policy.c, one line
+ * per policy) among the hubs whose estimated wait is within max_wait:
+ *
+ *   backlog_h(t) = max(0, backlog_h(t_prev) - G_h (t - t_prev))   GPU-seconds
+ *   wait_h(t)    = backlog_h(t) / G_h                              the fluid estimate
+ *   placing job j at h: backlog_h += n_j d_j
+ *
+ * The policy's key is minimised over the eligible hubs with wait <= max_wait
+ * (ties: the lower hub index); none within it: the least estimated wait.
+ * Then the job's dataset moves origin -> hub on the hub's inbound link, a
+ * FIFO fluid queue in order of readiness (arrival + deferral):
+ *
+ *   start = max(ready, free_in_h)   free_in_h = start + 8 B / bw
+ *   submit at the hub = start + 8 B / bw + RTT(origin, hub)   (B > 0; else ready)
+ *
+ * Each hub is then simulated exactly by cluster_simulate with its jobs as a
+ * trace (submit order), and each job's result moves back on the hub's
+ * outbound link, FIFO in order of job end: done = max(end, free_out_h) +
+ * 8 B / bw + RTT. Data cost = TB moved x cost per TB.
+ *
+ * Serving jobs have an RTT bound to their users (the origin): a job placed
+ * at a hub whose RTT to its origin exceeds the bound counts as an SLO
+ * violation (jobs and job-hours); only latency-bounded refuses such hubs.
+ */
+#ifndef DCSIM_MODELS_HUBS_H
+#define DCSIM_MODELS_HUBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "error.h"
+
+#define HUBS_MAX 32u
+#define HUBS_MAX_ORIGINS 8u
+#define HUBS_NONE UINT32_MAX
+
+enum hubs_kind { HUBS_TRAINING = 0, HUBS_SERVING = 1 };
+
+/* one job of demand */
+typedef struct hubs_job_spec {
+    double arrival_s;
+    uint32_t gpus;
+    double duration_s;
+    int32_t priority;
+    uint32_t origin;       /* index into the origins */
+    int kind;              /* enum hubs_kind */
+    double dataset_tb;     /* moved origin -> hub before the job starts */
+    double result_tb;      /* moved hub -> origin after it ends */
+    double rtt_bound_s;    /* serving: the bound to its users (0: none) */
+    double slack_s;        /* training: how long it may be deferred (0: not deferrable) */
+} hubs_job_spec;
+
+/* one hub's figures that the policies read */
+typedef struct hubs_hub {
+    char name[32];
+    uint32_t gpus;
+    double rtt_s[HUBS_MAX_ORIGINS]; /* to each origin */
+    double price_per_kwh;           /* CNY per facility kWh */
+    double pue;                     /* the PUE the cheapest key uses */
+    double emission_kg_per_kwh, green_share;
+    double wue_l_per_kwh;           /* water per IT kWh */
+    const double *carbon_hourly;    /* kg/kWh by hour, cyclic with period n_carbon_hours; NULL: flat */
+    size_t n_carbon_hours;
+} hubs_hub;
+
+typedef struct hubs_policy hubs_policy; /* hubs_policy.c: the table */
+const hubs_policy *hubs_policy_find(const char *name);
+const char *hubs_policy_name(const hubs_policy *p);
+const char *hubs_policy_names(void);
+/* what the policy keys on, one line (for the output) */
+const char *hubs_policy_rule(const hubs_policy *p);
+
+typedef struct hubs_config {
+    unsigned n_hubs, n_origins;
+    hubs_hub hubs[HUBS_MAX];
+    char origin[HUBS_MAX_ORIGINS][32];
+    const hubs_policy *policy;
+    uint32_t fixed_hub;        /* the fixed policy's hub */
+    double max_wait_s;         /* the estimated wait beyond which a hub is passed over */
+    double bandwidth_bps;      /* per hub link, each direction (> 0) */
+    double cost_per_tb;        /* CNY per TB moved */
+    const hubs_job_spec *jobs; /* by arrival (non-decreasing) */
+    uint32_t n_jobs;
+} hubs_config;
+
+/* one job's placement and transfers (before the hub simulations: start,
+ * end, back_done are filled by hubs_simulate) */
+typedef struct hubs_job {
+    uint32_t hub;
+    double defer_s;            /* follow-the-renewables: whole hours */
+    double est_wait_s;         /* the hub's fluid estimate at placement */
+    double in_start_s, submit_s; /* dataset on the link from in_start_s; at the hub at submit_s */
+    double rtt_s;              /* origin <-> hub */
+    int slo_violation;         /* serving beyond its bound */
+    double start_s, end_s, back_done_s;
+} hubs_job;
+
+typedef struct hubs_hub_result {
+    uint32_t jobs, serving_jobs;
+    double gpu_s;              /* busy GPU-seconds */
+    double capacity_gpu_s, utilisation, end_s;
+    cluster_stat wait_s;       /* the hub's queue wait (start - submit) */
+    double tb_in, tb_out, data_cost;
+    double transfer_s;         /* sum over jobs of time from ready to at the hub, and back */
+    double link_wait_s;        /* of which queued behind other transfers */
+    double serving_rtt_s_sum;  /* for the mean */
+    uint32_t slo_jobs;
+    double slo_job_h;
+    double deferred_s;         /* sum of deferrals */
+    uint64_t digest, events;
+    /* filled by the caller (the energy tier, sim/app): */
+    double it_energy_j, facility_energy_j, energy_cost, co2_kg, water_l;
+} hubs_hub_result;
+
+typedef struct hubs_result {
+    uint32_t n_jobs;
+    hubs_job *jobs;            /* n_jobs, in the config's order; owned */
+    unsigned n_hubs;
+    hubs_hub_result hub[HUBS_MAX];
+    hubs_hub_result total;     /* sums (waits: over all jobs; digest: hash of the hubs') */
+    double horizon_s;          /* the common end of the accounting (hubs_set_horizon) */
+    uint32_t fallbacks;        /* placed by least wait: no eligible hub within max_wait */
+    int shifts_nothing;        /* follow-the-renewables without any hourly profile */
+} hubs_result;
+
+int hubs_config_check(const hubs_config *c, sim_error *err);
+
+/* Place every job (policy, backlog, inbound backbone). out->jobs malloc'd.
+ * 0, or an error. */
+int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err);
+
+/* Simulate each hub with cluster_simulate: tmpl gives the scheduler,
+ * placement and node/leaf/SU sizes (gpus and jobs are each hub's; su_gpus
+ * is capped at the hub's GPUs); then the results' return transfers and the
+ * per-hub and total figures (not the energy ones). per_hub (may be NULL)
+ * receives each hub's cluster_result (caller frees each). */
+int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                  cluster_result *per_hub, sim_error *err);
+
+/* Account every hub over [0, horizon_s] (capacity and utilisation; the
+ * energy of idle GPUs too): the run's last end by default, the later of two
+ * runs' when they are compared. */
+void hubs_set_horizon(const hubs_config *c, hubs_result *r, double horizon_s);
+
+/* the energy fields of total as sums of the hubs' (after the caller filled them) */
+void hubs_total_energy(hubs_result *r);
+void hubs_result_free(hubs_result *r);
+
+/* the hub's carbon intensity (kg/kWh, before green share) at time t_s */
+double hubs_carbon_at(const hubs_hub *h, double t_s);
+
+/* Parse a demand trace in CSV: a header naming the columns (any order):
+ * arrival_s, gpus, duration_s, origin (a name in origins), kind (training |
+ * serving), dataset_tb, result_tb; optional rtt_bound_ms, slack_h,
+ * priority. Rows by non-decreasing arrival. 0 with *out (malloc'd), *n; or
+ * SIM_ERR_INPUT naming name:line. */
+int hubs_trace_parse(const char *text, size_t len, const char *name, char (*origins)[32],
+                     unsigned n_origins, uint32_t max_gpus, hubs_job_spec **out, uint32_t *n,
+                     sim_error *err);
+
+/* Parse an hourly carbon profile "hour,kg_per_kwh" (header, hours 0..n-1 in
+ * order). 0 with *out malloc'd, or SIM_ERR_INPUT naming name:line. */
+int hubs_carbon_parse(const char *text, size_t len, const char *name, double **out, size_t *n,
+                      sim_error *err);
+
+#endif

@@ -1,0 +1,270 @@
+/* hubscmd.c - `dcsim hubs`: work placed across the East-Data-West-Computing
+ * hubs (models/hubs.h; docs/hubs.md). Runs the scenario's policy and the
+ * baseline (nearest) on the same demand, accounts every hub's energy, cost,
+ * CO2 and water at its own site over the same horizon (clusterenergy.h), and
+ * prints both and the saving; --json the dcsim/1 document, -o the HDF5
+ * tables (hubsout.c).
+ */
+#include "hubscmd.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "clusterenergy.h"
+#include "jsonout.h"
+
+const char usage_hubs[] =
+    "usage: dcsim hubs SCENARIO.xml [--json] [-o FILE.h5] [--quiet] [--set PATH=VALUE]...\n"
+    "\n"
+    "Place a year of training and serving demand from the demand centres\n"
+    "(beijing, shanghai, guangzhou) across datacenters at the hubs (the\n"
+    "scenario's <hubs>, docs/hubs.md): a policy (fixed, nearest, cheapest,\n"
+    "lowest-carbon, lowest-water, latency-bounded, follow-the-renewables) picks\n"
+    "each job's hub at submission among those whose estimated wait is within\n"
+    "max-wait; datasets move on the backbone before the job, results after;\n"
+    "each hub is simulated as a cluster (docs/cluster.md) and accounted at its\n"
+    "own site. Prints per hub and in total: jobs, GPU-hours, utilisation, wait\n"
+    "P50/P90/P99, energy, cost, CO2, water, data moved, serving RTT and SLO\n"
+    "violations; and the same for the baseline (nearest) with the saving.\n"
+    "\n"
+    "  --json       the results as one JSON object (docs/json.md)\n"
+    "  -o, --output FILE.h5  the tables /hubs/hubs and /hubs/jobs of the\n"
+    "               policy's run (docs/trace-format.md)\n"
+    "  -q, --quiet  no progress on stderr (the run prints none yet)\n"
+    "  --set PATH=VALUE  override a scenario value, e.g. --set hubs/@policy=cheapest\n"
+    "\n"
+    "exit status: 0 ok, 1 internal error, 2 bad input\n";
+
+typedef struct hubs_args {
+    const char *path, *output;
+    cli_sets sets;
+    int json, quiet;
+} hubs_args;
+
+static const cli_option hubs_options[] = {
+    {"--json", 0, CLI_FLAG, offsetof(hubs_args, json), NULL, NULL},
+    {"--quiet", 'q', CLI_FLAG, offsetof(hubs_args, quiet), NULL, NULL},
+    {"--output", 'o', CLI_TEXT, offsetof(hubs_args, output), .missing = "%s needs a file name"},
+    {"--set", 0, CLI_SETS, offsetof(hubs_args, sets), .missing = "%s needs PATH=VALUE"},
+    {"--help", 'h', CLI_HELP, 0, NULL, NULL},
+    {0}};
+
+static void run_free(hubs_run *run)
+{
+    for (unsigned h = 0; h < HUBS_MAX; h++)
+        cluster_result_free(&run->cr[h]);
+    hubs_result_free(&run->r);
+}
+
+static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_run *run, sim_error *err)
+{
+    memset(run, 0, sizeof *run);
+    run->cfg = s->hubs->cfg;
+    run->cfg.policy = p;
+    int rc = hubs_place(&run->cfg, &run->r, err);
+    if (!rc)
+        rc = hubs_simulate(&run->cfg, &s->cluster_jobs, &run->r, run->cr, err);
+    return rc;
+}
+
+/* every hub over [0, horizon] at its own site (idle GPUs draw too) */
+static int account(const scn_scenario *s, hubs_run *run, double horizon, sim_error *err)
+{
+    hubs_set_horizon(&run->cfg, &run->r, horizon);
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
+        cluster_result *cr = &run->cr[h];
+        if (cr->end_s < horizon)
+            cr->end_s = horizon;
+        scn_scenario one = *s; /* shallow: only the fields below change */
+        one.cluster_jobs.gpus = run->cfg.hubs[h].gpus;
+        if (one.cluster_jobs.su_gpus > one.cluster_jobs.gpus)
+            one.cluster_jobs.su_gpus = one.cluster_jobs.gpus;
+        one.site = s->hubs->site[h];
+        one.costs.given = 0;
+        cluster_energy ce;
+        int rc = cluster_energy_at_site(&one, cr, &ce, err);
+        if (rc)
+            return rc;
+        hubs_hub_result *o = &run->r.hub[h];
+        o->it_energy_j = ce.it_energy_j;
+        o->facility_energy_j = ce.e.facility_energy_j;
+        o->energy_cost = ce.e.cost;
+        o->co2_kg = ce.e.co2_kg;
+        o->water_l = ce.e.water_l;
+        run->pue[h] = ce.e.pue;
+        cluster_energy_free(&ce);
+    }
+    hubs_total_energy(&run->r);
+    return 0;
+}
+
+static double mean_rtt_ms(const hubs_hub_result *o)
+{
+    return o->serving_jobs ? 1e3 * o->serving_rtt_s_sum / o->serving_jobs : 0;
+}
+
+static void print_row(const char *name, uint32_t gpus, const hubs_hub_result *o, double pue)
+{
+    char pue_text[16] = "";
+    if (pue > 0)
+        snprintf(pue_text, sizeof pue_text, "%.4f", pue);
+    printf("%-14s %7u %7u %10.6g %6.2f%% %7.3g %7.3g %7.3g %10.6g %10.6g %7s %11.6g %9.6g "
+           "%9.6g %9.6g %9.6g %7.4g %6u %8.4g\n",
+           name, gpus, o->jobs, o->gpu_s / 3600, 100 * o->utilisation, o->wait_s.q[0] / 3600,
+           o->wait_s.q[1] / 3600, o->wait_s.q[2] / 3600, o->it_energy_j / 3.6e9,
+           o->facility_energy_j / 3.6e9, pue_text, o->energy_cost + o->data_cost,
+           o->co2_kg / 1e3, o->water_l / 1e3, o->tb_in + o->tb_out, o->data_cost,
+           mean_rtt_ms(o), o->slo_jobs, o->slo_job_h);
+}
+
+static void print_table(const hubs_run *run, int with_hubs)
+{
+    printf("%-14s %7s %7s %10s %7s %7s %7s %7s %10s %10s %7s %11s %9s %9s %9s %9s %7s %6s %8s\n",
+           "hub", "GPUs", "jobs", "GPU-h", "util", "wait50", "wait90", "wait99", "IT MWh",
+           "fac MWh", "PUE", "cost CNY", "CO2 t", "water m3", "TB moved", "data CNY",
+           "RTT ms", "SLO", "SLO job-h");
+    uint32_t gpus = 0;
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
+        gpus += run->cfg.hubs[h].gpus;
+        if (with_hubs)
+            print_row(run->cfg.hubs[h].name, run->cfg.hubs[h].gpus, &run->r.hub[h],
+                      run->pue[h]);
+    }
+    const hubs_hub_result *t = &run->r.total;
+    print_row("total", gpus, t, t->it_energy_j > 0 ? t->facility_energy_j / t->it_energy_j : 0);
+}
+
+static double pct(double saved, double of) { return of > 0 ? 100 * saved / of : 0; }
+
+static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
+{
+    const scn_hubs *H = s->hubs;
+    const hubs_config *c = &run->cfg;
+    printf("dcsim hubs: %s%s%u jobs from %u demand centres on %u hubs of %s; scheduler %s, "
+           "placement %s at every hub\n", s->name, s->name[0] ? ": " : "", c->n_jobs,
+           c->n_origins, c->n_hubs, s->gpu.name, cluster_sched_name(s->cluster_jobs.sched),
+           cluster_placer_name(s->cluster_jobs.placer));
+    if (H->trace_path[0])
+        printf("demand     trace %s\n", H->trace_path);
+    for (unsigned k = 0; k < H->n_classes; k++)
+        printf("demand     %s\n", H->classes[k]);
+    printf("backbone   %.4g Gb/s per hub link each way, %.4g CNY per TB moved (the scenario's: "
+           "no sourced figure exists); RTTs from sites.xml (D: great circle x 1.5 x 4.9 us/km "
+           "x 2, sites.md 8.2)\n", c->bandwidth_bps / 1e9, c->cost_per_tb);
+    printf("policy     %s: %s; max-wait %.4g h (fluid backlog estimate); PUE key %s\n",
+           hubs_policy_name(c->policy), hubs_policy_rule(c->policy), c->max_wait_s / 3600,
+           H->pue_simulated ? "simulated (annual mean at design load)"
+                            : "the catalog's target (simulated where none)");
+    if (run->r.shifts_nothing)
+        printf("note       follow-the-renewables shifts nothing: no hub has an hourly carbon "
+               "profile (carbon-profile), so every hour's intensity is the flat factor; none "
+               "is invented\n");
+    if (run->r.fallbacks)
+        printf("note       %u jobs found no eligible hub within max-wait: placed at the least "
+               "estimated wait\n", run->r.fallbacks);
+    printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
+           "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
+    printf("policy %s\n", hubs_policy_name(c->policy));
+    print_table(run, 1);
+    printf("\nbaseline nearest\n");
+    print_table(base, 1);
+    const hubs_hub_result *t = &run->r.total, *b = &base->r.total;
+    double cost = t->energy_cost + t->data_cost, bcost = b->energy_cost + b->data_cost;
+    printf("\nsaving     vs nearest: cost %.6g CNY (%.4g%%; energy %.6g, data %.6g), CO2 %.6g t "
+           "(%.4g%%), water %.6g m3 (%.4g%%), facility energy %.6g MWh (%.4g%%)\n",
+           bcost - cost, pct(bcost - cost, bcost), b->energy_cost - t->energy_cost,
+           b->data_cost - t->data_cost, (b->co2_kg - t->co2_kg) / 1e3,
+           pct(b->co2_kg - t->co2_kg, b->co2_kg), (b->water_l - t->water_l) / 1e3,
+           pct(b->water_l - t->water_l, b->water_l),
+           (b->facility_energy_j - t->facility_energy_j) / 3.6e9,
+           pct(b->facility_energy_j - t->facility_energy_j, b->facility_energy_j));
+    printf("latency    mean serving RTT %.4g ms against %.4g ms; SLO violations %u jobs "
+           "(%.6g job-h) against %u; wait P90 %.4g h against %.4g h\n", mean_rtt_ms(t),
+           mean_rtt_ms(b), t->slo_jobs, t->slo_job_h, b->slo_jobs, t->wait_s.q[1] / 3600,
+           b->wait_s.q[1] / 3600);
+    printf("data       %.6g TB moved (%.6g in, %.6g out) against %.6g TB; transfers %.6g h in "
+           "all (%.6g h queued on the links); deferred %.6g job-h\n", t->tb_in + t->tb_out,
+           t->tb_in, t->tb_out, b->tb_in + b->tb_out, t->transfer_s / 3600,
+           t->link_wait_s / 3600, t->deferred_s / 3600);
+    printf("\ndigest     %016" PRIx64 " (%" PRIu64 " events; baseline %016" PRIx64 ")\n",
+           t->digest, t->events, b->digest);
+}
+
+int cmd_hubs(int argc, char **argv)
+{
+    static const cli_command cmd = {"hubs", usage_hubs, hubs_options, 1,
+                                    .too_many = "more than one scenario given ('%s')"};
+    hubs_args o = {0};
+    size_t n_args;
+    int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
+    if (rc)
+        return rc == CLI_DONE ? 0 : rc;
+    if (!o.path)
+        return cli_usage_error("hubs", "a scenario with <hubs> is needed%s", "");
+    scn_scenario s;
+    sim_error err;
+    sim_error_clear(&err);
+    if (scn_load_flags(o.path, o.sets.v, o.sets.n, SCN_LOAD_CLUSTER, &s, &err))
+        return cli_print_error(&err);
+    if (!s.hubs) {
+        sim_error_set(&err, SIM_ERR_INPUT, s.source, 0, "no <hubs> section: dcsim hubs places "
+                      "demand across hubs (docs/hubs.md)");
+        scn_scenario_free(&s);
+        return cli_print_error(&err);
+    }
+    outpath out;
+    int has_out = 0;
+    if (o.output) {
+        size_t n_in;
+        const char **inputs = scn_input_paths(&s, o.path, s.hubs->trace_path[0]
+                                                             ? s.hubs->trace_path : NULL, &n_in);
+        rc = inputs ? outpath_init(&out, o.output, "the trace", inputs, n_in, &err)
+                    : sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+        free(inputs);
+        if (rc) {
+            scn_scenario_free(&s);
+            return cli_print_error(&err);
+        }
+        has_out = 1;
+    }
+    hubs_run *run = calloc(2, sizeof *run);
+    if (!run)
+        rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!rc)
+        rc = run_policy(&s, s.hubs->cfg.policy, &run[0], &err);
+    if (!rc)
+        rc = run_policy(&s, hubs_policy_find("nearest"), &run[1], &err);
+    double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
+    if (!rc)
+        rc = account(&s, &run[0], horizon, &err);
+    if (!rc)
+        rc = account(&s, &run[1], horizon, &err);
+    if (!rc && has_out) {
+        char command[4096];
+        size_t used = (size_t)snprintf(command, sizeof command, "dcsim hubs");
+        for (int i = 0; i < argc && used < sizeof command; i++)
+            used += (size_t)snprintf(command + used, sizeof command - used, " %s", argv[i]);
+        rc = hubs_h5_write(&out, &s, &run[0], command, &err);
+    }
+    if (!rc && o.json)
+        rc = jsonout_emit(hubs_json(&s, &run[0], &run[1]), JSONOUT_JSON_LINE, NULL, NULL);
+    else if (!rc)
+        print_text(&s, &run[0], &run[1]);
+    else {
+        if (!err.file[0])
+            snprintf(err.file, sizeof err.file, "%s", s.source);
+        rc = cli_print_error(&err);
+    }
+    if (run) {
+        run_free(&run[0]);
+        run_free(&run[1]);
+    }
+    free(run);
+    scn_scenario_free(&s);
+    return rc;
+}

@@ -1,0 +1,228 @@
+/* hubsout.c - `dcsim hubs`' machine outputs (hubscmd.h): the dcsim/1
+ * document (docs/json.md) and the HDF5 tables /hubs/hubs and /hubs/jobs
+ * (docs/trace-format.md "Hubs tables"). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5util.h"
+#include "hubscmd.h"
+#include "jsonout.h"
+
+#define HUBS_FORMAT_VERSION 1
+
+static void json_stat(cJSON *o, const char *name, const cluster_stat *q)
+{
+    cJSON *w = cJSON_AddObjectToObject(o, name);
+    cJSON_AddNumberToObject(w, "mean", q->mean);
+    cJSON_AddNumberToObject(w, "p50", q->q[0]);
+    cJSON_AddNumberToObject(w, "p90", q->q[1]);
+    cJSON_AddNumberToObject(w, "p99", q->q[2]);
+    cJSON_AddNumberToObject(w, "max", q->max);
+}
+
+static cJSON *json_hub(const char *name, uint32_t gpus, const hubs_hub_result *o)
+{
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "name", name);
+    const struct { const char *name; double value; } v[] = {
+        {"gpus", gpus}, {"jobs", o->jobs}, {"serving_jobs", o->serving_jobs},
+        {"gpu_h", o->gpu_s / 3600}, {"capacity_gpu_h", o->capacity_gpu_s / 3600},
+        {"utilisation", o->utilisation}, {"end_s", o->end_s},
+        {"it_energy_j", o->it_energy_j}, {"facility_energy_j", o->facility_energy_j},
+        {"energy_cost", o->energy_cost}, {"co2_kg", o->co2_kg}, {"water_l", o->water_l},
+        {"tb_in", o->tb_in}, {"tb_out", o->tb_out}, {"data_cost", o->data_cost},
+        {"cost", o->energy_cost + o->data_cost}, {"transfer_s", o->transfer_s},
+        {"link_wait_s", o->link_wait_s},
+        {"serving_rtt_mean_s", o->serving_jobs ? o->serving_rtt_s_sum / o->serving_jobs : 0},
+        {"slo_violation_jobs", o->slo_jobs}, {"slo_violation_job_h", o->slo_job_h},
+        {"deferred_s", o->deferred_s}, {"events", (double)o->events}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(h, v[i].name, v[i].value);
+    json_stat(h, "wait_s", &o->wait_s);
+    char digest[24];
+    snprintf(digest, sizeof digest, "%016" PRIx64, o->digest);
+    cJSON_AddStringToObject(h, "digest", digest);
+    return h;
+}
+
+static cJSON *json_run(const hubs_run *run)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "policy", hubs_policy_name(run->cfg.policy));
+    cJSON_AddStringToObject(o, "rule", hubs_policy_rule(run->cfg.policy));
+    cJSON_AddNumberToObject(o, "fallbacks", run->r.fallbacks);
+    cJSON_AddBoolToObject(o, "shifts_nothing", run->r.shifts_nothing);
+    cJSON *a = cJSON_AddArrayToObject(o, "hubs");
+    uint32_t gpus = 0;
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
+        gpus += run->cfg.hubs[h].gpus;
+        cJSON *x = json_hub(run->cfg.hubs[h].name, run->cfg.hubs[h].gpus, &run->r.hub[h]);
+        cJSON_AddNumberToObject(x, "pue", run->pue[h]);
+        cJSON_AddItemToArray(a, x);
+    }
+    cJSON_AddItemToObject(o, "total", json_hub("total", gpus, &run->r.total));
+    return o;
+}
+
+cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
+{
+    cJSON *root = jsonout_begin("hubs");
+    if (!root)
+        return NULL;
+    const hubs_config *c = &run->cfg;
+    cJSON_AddStringToObject(root, "scenario", s->name);
+    cJSON_AddStringToObject(root, "gpu", s->gpu.name);
+    const struct { const char *name; double value; } v[] = {
+        {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
+        {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},
+        {"horizon_s", run->r.horizon_s}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(root, v[i].name, v[i].value);
+    cJSON *o = cJSON_AddArrayToObject(root, "origins");
+    for (unsigned k = 0; k < c->n_origins; k++)
+        cJSON_AddItemToArray(o, cJSON_CreateString(c->origin[k]));
+    cJSON_AddItemToObject(root, "run", json_run(run));
+    cJSON_AddItemToObject(root, "baseline", json_run(base));
+    const hubs_hub_result *t = &run->r.total, *b = &base->r.total;
+    cJSON *sv = cJSON_AddObjectToObject(root, "saving");
+    const struct { const char *name; double value; } w[] = {
+        {"cost", b->energy_cost + b->data_cost - t->energy_cost - t->data_cost},
+        {"energy_cost", b->energy_cost - t->energy_cost},
+        {"data_cost", b->data_cost - t->data_cost}, {"co2_kg", b->co2_kg - t->co2_kg},
+        {"water_l", b->water_l - t->water_l},
+        {"facility_energy_j", b->facility_energy_j - t->facility_energy_j},
+        {"serving_rtt_mean_s_added",
+         (t->serving_jobs ? t->serving_rtt_s_sum / t->serving_jobs : 0) -
+             (b->serving_jobs ? b->serving_rtt_s_sum / b->serving_jobs : 0)},
+        {"tb_moved_added", t->tb_in + t->tb_out - b->tb_in - b->tb_out}};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        cJSON_AddNumberToObject(sv, w[i].name, w[i].value);
+    return root;
+}
+
+typedef struct hub_row {
+    uint32_t id, gpus, jobs;
+    double gpu_h, utilisation, wait_p50_s, wait_p90_s, wait_p99_s, it_energy_j,
+        facility_energy_j, cost, co2_kg, water_l, tb_moved, data_cost, slo_job_h;
+    uint32_t slo_jobs;
+} hub_row;
+
+typedef struct job_row {
+    uint32_t id, hub, origin, gpus;
+    int32_t kind, slo_violation;
+    double arrival_s, defer_s, submit_s, start_s, end_s, back_done_s, duration_s, dataset_tb,
+        result_tb, rtt_s;
+} job_row;
+
+static const char *const hub_units[] = {"", "GPUs", "jobs", "GPU-h", "1", "s", "s", "s", "J",
+                                        "J", "CNY", "kg", "L", "TB", "CNY", "job-h", "jobs"};
+static const char *const job_units[] = {"", "", "", "GPUs", "", "", "s", "s", "s", "s", "s",
+                                        "s", "s", "TB", "TB", "s"};
+
+#define F(T, name, type) H5Tinsert(t, #name, HOFFSET(T, name), type)
+
+static int put_hubs(hid_t g, const hubs_run *run)
+{
+    hub_row *rows = calloc(run->cfg.n_hubs, sizeof *rows);
+    if (!rows)
+        return -1;
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
+        const hubs_hub_result *o = &run->r.hub[h];
+        rows[h] = (hub_row){h, run->cfg.hubs[h].gpus, o->jobs, o->gpu_s / 3600, o->utilisation,
+                            o->wait_s.q[0], o->wait_s.q[1], o->wait_s.q[2], o->it_energy_j,
+                            o->facility_energy_j, o->energy_cost + o->data_cost, o->co2_kg,
+                            o->water_l, o->tb_in + o->tb_out, o->data_cost, o->slo_job_h,
+                            o->slo_jobs};
+    }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(hub_row));
+    F(hub_row, id, H5T_NATIVE_UINT32); F(hub_row, gpus, H5T_NATIVE_UINT32);
+    F(hub_row, jobs, H5T_NATIVE_UINT32); F(hub_row, gpu_h, H5T_NATIVE_DOUBLE);
+    F(hub_row, utilisation, H5T_NATIVE_DOUBLE); F(hub_row, wait_p50_s, H5T_NATIVE_DOUBLE);
+    F(hub_row, wait_p90_s, H5T_NATIVE_DOUBLE); F(hub_row, wait_p99_s, H5T_NATIVE_DOUBLE);
+    F(hub_row, it_energy_j, H5T_NATIVE_DOUBLE); F(hub_row, facility_energy_j, H5T_NATIVE_DOUBLE);
+    F(hub_row, cost, H5T_NATIVE_DOUBLE); F(hub_row, co2_kg, H5T_NATIVE_DOUBLE);
+    F(hub_row, water_l, H5T_NATIVE_DOUBLE); F(hub_row, tb_moved, H5T_NATIVE_DOUBLE);
+    F(hub_row, data_cost, H5T_NATIVE_DOUBLE); F(hub_row, slo_job_h, H5T_NATIVE_DOUBLE);
+    F(hub_row, slo_jobs, H5T_NATIVE_UINT32);
+    int rc = h5_put_table(g, "hubs", t, run->cfg.n_hubs, rows, hub_units,
+                          sizeof hub_units / sizeof *hub_units,
+                          "one row per hub (id: the order of the <hub> elements, names in the "
+                          "group's hub_names attribute): GPUs, jobs, busy GPU-hours, "
+                          "utilisation over the horizon, queue wait quantiles, IT and facility "
+                          "energy, cost (energy + data), CO2, water, data moved and its cost, "
+                          "serving jobs beyond their RTT bound and their job-hours");
+    H5Tclose(t);
+    free(rows);
+    return rc;
+}
+
+static int put_jobs(hid_t g, const hubs_run *run)
+{
+    const hubs_config *c = &run->cfg;
+    job_row *rows = malloc((size_t)c->n_jobs * sizeof *rows);
+    if (!rows)
+        return -1;
+    for (uint32_t i = 0; i < c->n_jobs; i++) {
+        const hubs_job_spec *j = &c->jobs[i];
+        const hubs_job *x = &run->r.jobs[i];
+        rows[i] = (job_row){i, x->hub, j->origin, j->gpus, j->kind, x->slo_violation,
+                            j->arrival_s, x->defer_s, x->submit_s, x->start_s, x->end_s,
+                            x->back_done_s, j->duration_s, j->dataset_tb, j->result_tb,
+                            x->rtt_s};
+    }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
+    F(job_row, id, H5T_NATIVE_UINT32); F(job_row, hub, H5T_NATIVE_UINT32);
+    F(job_row, origin, H5T_NATIVE_UINT32); F(job_row, gpus, H5T_NATIVE_UINT32);
+    F(job_row, kind, H5T_NATIVE_INT32); F(job_row, slo_violation, H5T_NATIVE_INT32);
+    F(job_row, arrival_s, H5T_NATIVE_DOUBLE); F(job_row, defer_s, H5T_NATIVE_DOUBLE);
+    F(job_row, submit_s, H5T_NATIVE_DOUBLE); F(job_row, start_s, H5T_NATIVE_DOUBLE);
+    F(job_row, end_s, H5T_NATIVE_DOUBLE); F(job_row, back_done_s, H5T_NATIVE_DOUBLE);
+    F(job_row, duration_s, H5T_NATIVE_DOUBLE); F(job_row, dataset_tb, H5T_NATIVE_DOUBLE);
+    F(job_row, result_tb, H5T_NATIVE_DOUBLE); F(job_row, rtt_s, H5T_NATIVE_DOUBLE);
+    int rc = h5_put_table(g, "jobs", t, c->n_jobs, rows, job_units,
+                          sizeof job_units / sizeof *job_units,
+                          "one row per job in arrival order: its hub, origin (the group's "
+                          "origin_names), GPUs, kind (0 training, 1 serving), beyond its RTT "
+                          "bound (1), arrival, deferral, at the hub (dataset moved), start, "
+                          "end, result back, duration, dataset and result sizes, RTT");
+    H5Tclose(t);
+    free(rows);
+    return rc;
+}
+
+int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const char *command,
+                  sim_error *err)
+{
+    hid_t f = h5_create_file(op, err);
+    if (f < 0)
+        return SIM_ERR_IO;
+    const char *failed = NULL, *names[HUBS_MAX], *origins[HUBS_MAX_ORIGINS];
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        names[h] = run->cfg.hubs[h].name;
+    for (unsigned k = 0; k < run->cfg.n_origins; k++)
+        origins[k] = run->cfg.origin[k];
+    hid_t g = h5_create_group(f, "hubs");
+    if (g < 0)
+        failed = "creating /hubs";
+    else if (h5_attr_text(g, "policy", hubs_policy_name(run->cfg.policy)) ||
+             h5_attr_texts(g, "hub_names", names, run->cfg.n_hubs) ||
+             h5_attr_texts(g, "origin_names", origins, run->cfg.n_origins) ||
+             h5_attr_scalar(g, "horizon_s", H5T_NATIVE_DOUBLE, &run->r.horizon_s))
+        failed = "writing /hubs' attributes";
+    else if (put_hubs(g, run))
+        failed = "writing /hubs/hubs";
+    else if (put_jobs(g, run))
+        failed = "writing /hubs/jobs";
+    if (g >= 0)
+        H5Gclose(g);
+    char digest[24];
+    snprintf(digest, sizeof digest, "0x%016" PRIx64, run->r.total.digest);
+    h5_root root = {HUBS_FORMAT_VERSION, s->seed, digest, run->r.total.events, s->name,
+                    s->source};
+    if (!failed && (h5_put_root(f, &root) || h5_attr_text(f, "command", command) ||
+                    h5_attr_text(f, "kind", "hubs")))
+        failed = "writing the root attributes";
+    return h5_finish_file(op, f, failed, err);
+}

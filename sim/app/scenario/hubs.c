@@ -1,0 +1,354 @@
+/* hubs.c - <hubs> (dcsim hubs; docs/hubs.md): the datacenters at the hubs
+ * (<hub>: a catalog site as <site> reads it, with its GPUs and an optional
+ * hourly carbon profile), the backbone (bandwidth, cost per TB: the
+ * scenario's, no sourced figure exists), the placement policy and the
+ * demand: <demand> classes (origin, kind, dataset and result sizes, RTT
+ * bound, slack; the stream of <cluster-jobs> or their own <arrivals>,
+ * <sizes>, <duration>) or a CSV <trace>. The scheduler, placement and power
+ * figures of every hub's cluster are <cluster-jobs>' (the template).
+ */
+#include "loader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILE_BYTES (256.0 * 1024 * 1024)
+
+void scn_hubs_free(scn_hubs *h)
+{
+    if (!h)
+        return;
+    free(h->jobs);
+    for (unsigned i = 0; i < HUBS_MAX; i++)
+        free(h->carbon[i]);
+    free(h);
+}
+
+/* the file named by n's attribute, relative to the scenario's folder, whole */
+static int read_file(loader *ld, xmlNode *n, const char *attr, char *path, size_t size,
+                     char **text, size_t *len)
+{
+    char file[256];
+    copy_attr(n, attr, file, sizeof file);
+    const char *slash = strrchr(ld->display_name, '/');
+    if (file[0] == '/' || !slash)
+        snprintf(path, size, "%s", file);
+    else
+        snprintf(path, size, "%.*s/%s", (int)(slash - ld->display_name), ld->display_name, file);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return node_error(ld, n, attr, "cannot read %s: %s", path, strerror(errno));
+    size_t cap = 0;
+    *text = NULL;
+    *len = 0;
+    int rc = 0;
+    for (;;) {
+        if (*len == cap) {
+            size_t ncap = cap ? 2 * cap : 65536;
+            char *t = ncap <= MAX_FILE_BYTES ? realloc(*text, ncap) : NULL;
+            if (!t) {
+                rc = node_error(ld, n, attr, "%s is larger than 256 MiB (or out of memory)", path);
+                break;
+            }
+            *text = t;
+            cap = ncap;
+        }
+        size_t got = fread(*text + *len, 1, cap - *len, f);
+        *len += got;
+        if (!got)
+            break;
+    }
+    if (!rc && ferror(f))
+        rc = node_error(ld, n, attr, "cannot read %s", path);
+    fclose(f);
+    if (rc) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+/* the facility model's annual PUE and WUE at the design load: the means
+ * over the twelve monthly mean temperatures */
+static void facility_keys(const scn_site *site, double *pue, double *wue)
+{
+    *pue = *wue = 0;
+    for (unsigned m = 0; m < FAC_MONTHS; m++) {
+        *pue += fac_pue(&site->design, site->info.climate.monthly_mean_c[m], 1.0) / FAC_MONTHS;
+        *wue += fac_wue_l_per_kwh(&site->design, site->info.climate.monthly_mean_c[m], 1.0) /
+                FAC_MONTHS;
+    }
+}
+
+/* <hub name gpus carbon-profile ...>: hub h */
+static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsigned h)
+{
+    hubs_config *c = &H->cfg;
+    int rc = parse_site_at(ld, n, s->seed, &H->site[h]);
+    if (rc)
+        return rc;
+    hubs_hub *hub = &c->hubs[h];
+    const site_info *si = &H->site[h].info;
+    memcpy(hub->name, si->name, sizeof hub->name); /* both char[32], NUL-terminated */
+    for (unsigned k = 0; k < h; k++)
+        if (!strcmp(c->hubs[k].name, hub->name))
+            return node_error(ld, n, "name", "hub '%s' given twice", hub->name);
+    for (unsigned o = 0; o < c->n_origins; o++) {
+        hub->rtt_s[o] = site_rtt_s(si->name, c->origin[o]);
+        if (isnan(hub->rtt_s[o]))
+            return node_error(ld, n, "name", "the catalog has no RTT from '%s' to '%s' (a hub "
+                              "must be a cluster site of sites.xml)", si->name, c->origin[o]);
+    }
+    double gpus = 0;
+    rc = get_quantity(ld, n, "gpus", SIM_DIM_COUNT, 1, &gpus);
+    if (!rc)
+        rc = whole(ld, n, "gpus", gpus);
+    if (!rc)
+        rc = positive(ld, n, "gpus", gpus, CLUSTER_MAX_GPUS, " GPUs");
+    uint32_t leaf = s->cluster_jobs.leaf_gpus;
+    if (!rc && ((uint32_t)gpus % leaf))
+        rc = node_error(ld, n, "gpus", "gpus must be whole leaves of %u GPUs (<cluster-jobs>"
+                        "<placement>)", leaf);
+    if (rc)
+        return rc;
+    hub->gpus = (uint32_t)gpus;
+    hub->price_per_kwh = si->price_per_kwh;
+    hub->emission_kg_per_kwh = si->emission_kg_per_kwh;
+    hub->green_share = H->site[h].green_share;
+    H->pue_target[h] = si->pue_target;
+    facility_keys(&H->site[h], &H->pue_sim[h], &hub->wue_l_per_kwh);
+    hub->pue = H->pue_simulated || !(si->pue_target > 0) ? H->pue_sim[h] : si->pue_target;
+    if (has_attr(n, "carbon-profile")) {
+        char path[512], *text = NULL;
+        size_t len = 0;
+        rc = read_file(ld, n, "carbon-profile", path, sizeof path, &text, &len);
+        if (!rc)
+            rc = hubs_carbon_parse(text, len, path, &H->carbon[h], &hub->n_carbon_hours, ld->err);
+        free(text);
+        hub->carbon_hourly = H->carbon[h];
+    }
+    return rc;
+}
+
+/* one <demand>'s jobs into *out (n): its own stream, or <cluster-jobs>' */
+static int demand_jobs(loader *ld, xmlNode *n, scn_scenario *s, unsigned k, uint32_t largest,
+                       hubs_job_spec **out, uint32_t *count, char *desc, size_t size)
+{
+    scn_hubs *H = s->hubs;
+    char origin[32], kind[32];
+    copy_attr(n, "origin", origin, sizeof origin);
+    copy_attr(n, "kind", kind, sizeof kind);
+    unsigned o = 0;
+    while (o < H->cfg.n_origins && strcmp(H->cfg.origin[o], origin))
+        o++;
+    if (o == H->cfg.n_origins)
+        return node_error(ld, n, "origin", "unknown demand centre '%s'; known: %s%s%s%s%s",
+                          origin, H->cfg.origin[0], H->cfg.n_origins > 1 ? ", " : "",
+                          H->cfg.n_origins > 1 ? H->cfg.origin[1] : "",
+                          H->cfg.n_origins > 2 ? ", " : "",
+                          H->cfg.n_origins > 2 ? H->cfg.origin[2] : "");
+    hubs_job_spec proto = {0};
+    proto.origin = o;
+    proto.kind = strcmp(kind, "serving") ? HUBS_TRAINING : HUBS_SERVING;
+    double dataset = 0, result = 0;
+    int rc = get_quantity(ld, n, "dataset", SIM_DIM_DATA, 0, &dataset);
+    if (!rc)
+        rc = non_negative(ld, n, "dataset", dataset);
+    if (!rc)
+        rc = get_quantity(ld, n, "result", SIM_DIM_DATA, 0, &result);
+    if (!rc)
+        rc = non_negative(ld, n, "result", result);
+    if (!rc)
+        rc = get_quantity(ld, n, "rtt-bound", SIM_DIM_TIME, 0, &proto.rtt_bound_s);
+    if (!rc)
+        rc = non_negative(ld, n, "rtt-bound", proto.rtt_bound_s);
+    if (!rc)
+        rc = get_quantity(ld, n, "slack", SIM_DIM_TIME, 0, &proto.slack_s);
+    if (!rc)
+        rc = non_negative(ld, n, "slack", proto.slack_s);
+    if (rc)
+        return rc;
+    proto.dataset_tb = dataset / 1e12;
+    proto.result_tb = result / 1e12;
+    cluster_config cc = s->cluster_jobs;
+    cc.gpus = largest;
+    cc.su_gpus = cc.su_gpus > largest ? largest : cc.su_gpus;
+    cc.seed = s->seed + k; /* class 0: the <cluster-jobs> stream itself */
+    xmlNode *arr = child(n, "arrivals"), *sizes = child(n, "sizes"), *dur = child(n, "duration");
+    if (arr || sizes || dur) {
+        if (!arr || !sizes || !dur)
+            return node_error(ld, n, NULL, "a <demand> stream needs <arrivals>, <sizes> and "
+                              "<duration> (or none: <cluster-jobs>' stream)");
+        memset(&cc.stream, 0, sizeof cc.stream);
+        cc.jobs = NULL;
+        cc.n_jobs = 0;
+        rc = stream_arrivals(ld, arr, &cc.stream);
+        if (!rc)
+            rc = stream_sizes(ld, sizes, largest, &cc.stream);
+        if (!rc)
+            rc = stream_duration(ld, dur, &cc.stream.dur);
+        if (rc)
+            return rc;
+    }
+    cluster_job_spec *spec = NULL;
+    rc = cluster_jobs_make(&cc, &spec, count, ld->err);
+    if (rc)
+        return node_error(ld, n, NULL, "%s", ld->err->msg);
+    *out = malloc((*count ? *count : 1) * sizeof **out);
+    if (!*out) {
+        free(spec);
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    for (uint32_t i = 0; i < *count; i++) {
+        (*out)[i] = proto;
+        (*out)[i].arrival_s = spec[i].submit_s;
+        (*out)[i].gpus = spec[i].gpus;
+        (*out)[i].duration_s = spec[i].duration_s;
+        (*out)[i].priority = spec[i].priority;
+    }
+    free(spec);
+    if (proto.kind == HUBS_SERVING)
+        snprintf(desc, size, "serving from %s: %u jobs, dataset %.4g TB, result %.4g TB, RTT "
+                 "bound %.4g ms", origin, *count, proto.dataset_tb, proto.result_tb,
+                 proto.rtt_bound_s * 1e3);
+    else
+        snprintf(desc, size, "training from %s: %u jobs, dataset %.4g TB, result %.4g TB, "
+                 "slack %.4g h", origin, *count, proto.dataset_tb, proto.result_tb,
+                 proto.slack_s / 3600);
+    return 0;
+}
+
+/* the classes' jobs merged by arrival (ties: the lower class first) */
+static int parse_demand(loader *ld, xmlNode *hubs, scn_scenario *s, uint32_t largest)
+{
+    scn_hubs *H = s->hubs;
+    hubs_job_spec *part[SCN_HUBS_MAX_CLASSES] = {0};
+    uint32_t n[SCN_HUBS_MAX_CLASSES] = {0}, at[SCN_HUBS_MAX_CLASSES] = {0}, total = 0;
+    int rc = 0;
+    for (xmlNode *d = hubs->children; d && !rc; d = d->next) {
+        if (d->type != XML_ELEMENT_NODE || strcmp((const char *)d->name, "demand"))
+            continue;
+        unsigned k = H->n_classes++; /* the schema allows at most SCN_HUBS_MAX_CLASSES */
+        rc = demand_jobs(ld, d, s, k, largest, &part[k], &n[k], H->classes[k],
+                         sizeof H->classes[k]);
+        total += n[k];
+        if (!rc && total > CLUSTER_MAX_JOBS)
+            rc = node_error(ld, d, NULL, "more than 1e7 jobs in all");
+    }
+    if (!rc && !H->n_classes)
+        rc = node_error(ld, hubs, NULL, "<hubs> needs <demand> classes or a <trace>");
+    if (!rc) {
+        H->jobs = malloc((total ? total : 1) * sizeof *H->jobs);
+        if (!H->jobs)
+            rc = sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    for (uint32_t i = 0; !rc && i < total; i++) {
+        unsigned best = SCN_HUBS_MAX_CLASSES;
+        for (unsigned k = 0; k < H->n_classes; k++)
+            if (at[k] < n[k] && (best == SCN_HUBS_MAX_CLASSES ||
+                                 part[k][at[k]].arrival_s < part[best][at[best]].arrival_s))
+                best = k;
+        H->jobs[i] = part[best][at[best]++];
+    }
+    for (unsigned k = 0; k < SCN_HUBS_MAX_CLASSES; k++)
+        free(part[k]);
+    H->cfg.jobs = H->jobs;
+    H->cfg.n_jobs = total;
+    return rc;
+}
+
+static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
+{
+    hubs_config *c = &H->cfg;
+    char policy[48], pue[16];
+    copy_attr(n, "policy", policy, sizeof policy);
+    c->policy = hubs_policy_find(policy);
+    if (!c->policy)
+        return node_error(ld, n, "policy", "unknown policy '%s'; use %s", policy,
+                          hubs_policy_names());
+    copy_attr(n, "pue", pue, sizeof pue);
+    H->pue_simulated = !strcmp(pue, "simulated"); /* the schema allows target, simulated */
+    double bw = 0;
+    int rc = get_quantity(ld, n, "bandwidth", SIM_DIM_BANDWIDTH, 1, &bw);
+    if (!rc)
+        rc = positive(ld, n, "bandwidth", bw, 1e15, " bytes/s");
+    c->bandwidth_bps = 8 * bw;
+    if (!rc)
+        rc = get_quantity(ld, n, "cost-per-tb", SIM_DIM_COUNT, 1, &c->cost_per_tb);
+    if (!rc)
+        rc = non_negative(ld, n, "cost-per-tb", c->cost_per_tb);
+    if (!rc)
+        rc = get_quantity(ld, n, "max-wait", SIM_DIM_TIME, 1, &c->max_wait_s);
+    if (!rc)
+        rc = non_negative(ld, n, "max-wait", c->max_wait_s);
+    return rc;
+}
+
+int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
+{
+    xmlNode *n = child(root, "hubs");
+    if (!n)
+        return 0;
+    if (!s->has_cluster_jobs)
+        return node_error(ld, n, NULL, "<hubs> needs <cluster-jobs>: its scheduler, placement "
+                          "and power are every hub's");
+    if (s->has_cluster_traffic)
+        return node_error(ld, n, NULL, "<hubs> does not model interference: drop the "
+                          "<cluster><fabric>");
+    scn_hubs *H = s->hubs = calloc(1, sizeof *s->hubs);
+    if (!H)
+        return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    hubs_config *c = &H->cfg;
+    c->n_origins = site_demand_centres(c->origin, HUBS_MAX_ORIGINS);
+    c->fixed_hub = HUBS_NONE;
+    int rc = parse_top(ld, n, H);
+    uint32_t largest = 0;
+    for (xmlNode *h = n->children; h && !rc; h = h->next) {
+        if (h->type != XML_ELEMENT_NODE || strcmp((const char *)h->name, "hub"))
+            continue;
+        if (c->n_hubs == HUBS_MAX)
+            return node_error(ld, h, NULL, "at most %u hubs", HUBS_MAX);
+        rc = parse_hub(ld, h, s, H, c->n_hubs);
+        if (!rc && c->hubs[c->n_hubs].gpus > largest)
+            largest = c->hubs[c->n_hubs].gpus;
+        c->n_hubs++;
+    }
+    if (!rc && !c->n_hubs)
+        rc = node_error(ld, n, NULL, "<hubs> needs at least one <hub>");
+    if (!rc && has_attr(n, "fixed-hub")) {
+        char name[32];
+        copy_attr(n, "fixed-hub", name, sizeof name);
+        for (unsigned h = 0; h < c->n_hubs; h++)
+            if (!strcmp(c->hubs[h].name, name))
+                c->fixed_hub = h;
+        if (c->fixed_hub == HUBS_NONE)
+            rc = node_error(ld, n, "fixed-hub", "unknown hub '%s' (not a <hub> of this "
+                            "scenario)", name);
+    }
+    if (!rc && c->policy == hubs_policy_find("fixed") && c->fixed_hub == HUBS_NONE)
+        rc = node_error(ld, n, "policy", "the fixed policy needs fixed-hub=\"NAME\"");
+    xmlNode *trace = rc ? NULL : child(n, "trace");
+    if (trace && child(n, "demand"))
+        rc = node_error(ld, trace, NULL, "a <trace> gives every job: drop the <demand> classes");
+    else if (trace) {
+        char *text = NULL;
+        size_t len = 0;
+        rc = read_file(ld, trace, "file", H->trace_path, sizeof H->trace_path, &text, &len);
+        if (!rc)
+            rc = hubs_trace_parse(text, len, H->trace_path, c->origin, c->n_origins, largest,
+                                  &H->jobs, &c->n_jobs, ld->err);
+        free(text);
+        c->jobs = H->jobs;
+    } else if (!rc)
+        rc = parse_demand(ld, n, s, largest);
+    if (!rc) {
+        sim_error e;
+        sim_error_clear(&e);
+        if (hubs_config_check(c, &e))
+            rc = node_error(ld, n, NULL, "%s", e.msg);
+    }
+    return rc;
+}

@@ -1,0 +1,344 @@
+/* test_hubs.c - placement across hubs (models/hubs.h): one hub with all the
+ * demand and no data reproduces cluster_simulate of the same jobs (digest,
+ * starts); jobs, GPU-seconds and TB are conserved (sum of hubs = total =
+ * the demand's); serving jobs under latency-bounded never sit beyond their
+ * bound while cheapest puts them there, counted exactly; the fluid backlog
+ * passes over a hub whose estimated wait exceeds max-wait and falls back to
+ * the least wait (hand-worked); the backbone's FIFO (closed form);
+ * follow-the-renewables defers to the least hour of a synthetic profile
+ * (closed form) and shifts nothing without one; determinism; the CSV
+ * readers' errors name their line.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hubs.h"
+
+static cluster_config tmpl(void)
+{
+    cluster_config c;
+    memset(&c, 0, sizeof c);
+    c.gpus = c.leaf_gpus = c.su_gpus = 64;
+    c.node_gpus = 8;
+    c.sched = cluster_sched_find("easy-backfill");
+    c.placer = cluster_placer_find("first-fit");
+    c.seed = 1;
+    return c;
+}
+
+/* three hubs: 0 near origin 0, cheap-ish; 1 far from both, cheapest and
+ * cleanest; 2 near origin 1, dear */
+static hubs_config three(const char *policy, const hubs_job_spec *jobs, uint32_t n)
+{
+    hubs_config c;
+    memset(&c, 0, sizeof c);
+    c.n_hubs = 3;
+    c.n_origins = 2;
+    snprintf(c.origin[0], 32, "east");
+    snprintf(c.origin[1], 32, "south");
+    const double rtt[3][2] = {{0.002, 0.020}, {0.025, 0.026}, {0.018, 0.003}};
+    const double price[3] = {0.5, 0.3, 0.7}, ef[3] = {0.6, 0.2, 0.5}, wue[3] = {1, 0.5, 2};
+    for (unsigned h = 0; h < 3; h++) {
+        hubs_hub *x = &c.hubs[h];
+        snprintf(x->name, sizeof x->name, "h%u", h);
+        x->gpus = 64;
+        x->rtt_s[0] = rtt[h][0];
+        x->rtt_s[1] = rtt[h][1];
+        x->price_per_kwh = price[h];
+        x->pue = 1.2;
+        x->emission_kg_per_kwh = ef[h];
+        x->wue_l_per_kwh = wue[h];
+    }
+    c.policy = hubs_policy_find(policy);
+    c.fixed_hub = 0;
+    c.max_wait_s = 6 * 3600;
+    c.bandwidth_bps = 100e9;
+    c.cost_per_tb = 10;
+    c.jobs = jobs;
+    c.n_jobs = n;
+    return c;
+}
+
+/* a deterministic mixed demand: n jobs, every 10 min, sizes 8-64 */
+static hubs_job_spec *demand(uint32_t n, int with_data)
+{
+    hubs_job_spec *v = calloc(n, sizeof *v);
+    for (uint32_t i = 0; i < n; i++) {
+        v[i].arrival_s = 600.0 * i;
+        v[i].gpus = 8u << (i % 4);
+        v[i].duration_s = 1800 + 600.0 * (i % 7);
+        v[i].origin = i % 2;
+        v[i].kind = i % 3 == 0 ? HUBS_SERVING : HUBS_TRAINING;
+        v[i].rtt_bound_s = v[i].kind == HUBS_SERVING ? 0.010 : 0;
+        v[i].dataset_tb = with_data ? 0.5 * (i % 3) : 0;
+        v[i].result_tb = with_data ? 0.1 * (i % 2) : 0;
+        v[i].slack_s = v[i].kind == HUBS_TRAINING ? 4 * 3600 : 0;
+    }
+    return v;
+}
+
+static void run(const hubs_config *c, hubs_result *r)
+{
+    sim_error err;
+    sim_error_clear(&err);
+    cluster_config t = tmpl();
+    CHECK(hubs_place(c, r, &err) == 0);
+    CHECK(hubs_simulate(c, &t, r, NULL, &err) == 0);
+}
+
+static void test_one_hub_is_the_cluster(void)
+{
+    hubs_job_spec *v = demand(200, 0);
+    hubs_config c = three("fixed", v, 200);
+    c.fixed_hub = 1;
+    hubs_result r;
+    run(&c, &r);
+    cluster_job_spec *spec = calloc(200, sizeof *spec);
+    for (uint32_t i = 0; i < 200; i++)
+        spec[i] = (cluster_job_spec){v[i].arrival_s, v[i].gpus, v[i].duration_s, 0};
+    cluster_config cc = tmpl();
+    cc.jobs = spec;
+    cc.n_jobs = 200;
+    cluster_result cr;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(cluster_simulate(&cc, &cr, &err) == 0);
+    CHECK_INT_EQ(r.hub[1].jobs, 200);
+    CHECK(r.hub[1].digest == cr.digest);
+    CHECK(r.hub[1].wait_s.q[1] == cr.wait_s.q[1] && r.hub[1].wait_s.mean == cr.wait_s.mean);
+    int same = 1;
+    for (uint32_t i = 0; i < 200; i++)
+        same = same && r.jobs[i].start_s == cr.jobs[i].start_s && r.jobs[i].hub == 1 &&
+               r.jobs[i].submit_s == v[i].arrival_s;
+    CHECK(same);
+    cluster_result_free(&cr);
+    free(spec);
+    hubs_result_free(&r);
+    free(v);
+}
+
+static void test_conservation(void)
+{
+    static const char *const policies[] = {"nearest", "cheapest", "lowest-carbon", "lowest-water",
+                                           "latency-bounded", "follow-the-renewables"};
+    hubs_job_spec *v = demand(500, 1);
+    double gpu_s = 0, tb = 0;
+    for (uint32_t i = 0; i < 500; i++) {
+        gpu_s += v[i].gpus * v[i].duration_s;
+        tb += v[i].dataset_tb + v[i].result_tb;
+    }
+    for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
+        hubs_config c = three(policies[p], v, 500);
+        hubs_result r;
+        run(&c, &r);
+        uint32_t jobs = 0;
+        double g = 0, t = 0;
+        int order_ok = 1;
+        for (unsigned h = 0; h < 3; h++) {
+            jobs += r.hub[h].jobs;
+            g += r.hub[h].gpu_s;
+            t += r.hub[h].tb_in + r.hub[h].tb_out;
+        }
+        for (uint32_t i = 0; i < 500; i++) {
+            const hubs_job *x = &r.jobs[i];
+            order_ok = order_ok && x->submit_s >= v[i].arrival_s + x->defer_s &&
+                       x->start_s >= x->submit_s && x->end_s == x->start_s + v[i].duration_s &&
+                       x->back_done_s >= x->end_s;
+        }
+        CHECK(order_ok);
+        CHECK_INT_EQ(jobs, 500);
+        CHECK_INT_EQ(r.total.jobs, 500);
+        CHECK_REL(g, gpu_s, 1e-12);
+        CHECK_REL(r.total.gpu_s, gpu_s, 1e-12);
+        CHECK_REL(t, tb, 1e-12);
+        CHECK_REL(r.total.tb_in + r.total.tb_out, tb, 1e-12);
+        CHECK_REL(r.total.data_cost, tb * c.cost_per_tb, 1e-12);
+        hubs_result_free(&r);
+    }
+    free(v);
+}
+
+/* recount beyond-bound serving jobs independently */
+static uint32_t beyond(const hubs_config *c, const hubs_result *r)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_jobs; i++)
+        n += c->jobs[i].kind == HUBS_SERVING &&
+             c->hubs[r->jobs[i].hub].rtt_s[c->jobs[i].origin] > c->jobs[i].rtt_bound_s;
+    return n;
+}
+
+static void test_latency_bound(void)
+{
+    hubs_job_spec *v = demand(300, 1);
+    hubs_config c = three("latency-bounded", v, 300);
+    c.max_wait_s = 1e9; /* no fallback: the bound decides */
+    hubs_result r;
+    run(&c, &r);
+    CHECK_INT_EQ(beyond(&c, &r), 0);
+    CHECK_INT_EQ(r.total.slo_jobs, 0);
+    uint32_t train_at_1 = 0;
+    for (uint32_t i = 0; i < 300; i++)
+        train_at_1 += v[i].kind == HUBS_TRAINING && r.jobs[i].hub == 1;
+    CHECK(train_at_1 > 0); /* training goes to the cheapest */
+    hubs_result_free(&r);
+    c = three("cheapest", v, 300);
+    c.max_wait_s = 1e9;
+    run(&c, &r);
+    uint32_t b = beyond(&c, &r);
+    CHECK_INT_EQ(b, 100); /* every serving job at hub 1, 25-26 ms > 10 ms */
+    CHECK_INT_EQ(r.total.slo_jobs, b);
+    double job_h = 0;
+    for (uint32_t i = 0; i < 300; i++)
+        job_h += v[i].kind == HUBS_SERVING ? v[i].duration_s / 3600 : 0;
+    CHECK_REL(r.total.slo_job_h, job_h, 1e-12);
+    hubs_result_free(&r);
+    free(v);
+}
+
+/* hub 0 preferred (cheapest) with 8 GPUs; 8-GPU jobs of 2 h at t = 0:
+ * the first to hub 0; the second sees 2 h there (> 1 h) and takes hub 1;
+ * the third sees 2 h at both: the least wait, ties to hub 0 (a fallback) */
+static void test_backlog(void)
+{
+    hubs_job_spec v[3];
+    for (int i = 0; i < 3; i++)
+        v[i] = (hubs_job_spec){0, 8, 7200, 0, 0, HUBS_TRAINING, 0, 0, 0, 0};
+    hubs_config c = three("cheapest", v, 3);
+    c.n_hubs = 2;
+    c.hubs[0].gpus = c.hubs[1].gpus = 8;
+    c.hubs[0].price_per_kwh = 0.1;
+    c.max_wait_s = 3600;
+    hubs_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(hubs_place(&c, &r, &err) == 0);
+    CHECK_INT_EQ(r.jobs[0].hub, 0);
+    CHECK_INT_EQ(r.jobs[1].hub, 1);
+    CHECK_INT_EQ(r.jobs[2].hub, 0);
+    CHECK_INT_EQ(r.fallbacks, 1);
+    CHECK_NEAR(r.jobs[2].est_wait_s, 7200, 1e-9);
+    hubs_result_free(&r);
+}
+
+/* 1 GB/s links: two 1 TB datasets at t = 0 to one hub go one after the
+ * other: at the hub at 1000 s + RTT and 2000 s + RTT */
+static void test_backbone(void)
+{
+    hubs_job_spec v[2];
+    for (int i = 0; i < 2; i++)
+        v[i] = (hubs_job_spec){0, 8, 3600, 0, 0, HUBS_TRAINING, 1.0, 0.5, 0, 0};
+    hubs_config c = three("fixed", v, 2);
+    c.bandwidth_bps = 8e9;
+    hubs_result r;
+    run(&c, &r);
+    CHECK_NEAR(r.jobs[0].submit_s, 1000 + 0.002, 1e-9);
+    CHECK_NEAR(r.jobs[1].in_start_s, 1000, 1e-9);
+    CHECK_NEAR(r.jobs[1].submit_s, 2000 + 0.002, 1e-9);
+    /* both start on arrival (64 GPUs) and end an hour later; results back FIFO */
+    CHECK_NEAR(r.jobs[0].back_done_s, r.jobs[0].end_s + 500 + 0.002, 1e-9);
+    CHECK_NEAR(r.jobs[1].back_done_s, r.jobs[1].end_s + 500 + 0.002, 1e-9);
+    hubs_result_free(&r);
+}
+
+static void test_renewables(void)
+{
+    double profile[24];
+    for (int h = 0; h < 24; h++)
+        profile[h] = 0.5;
+    profile[3] = 0.3;
+    profile[5] = 0.1;
+    hubs_job_spec v[2] = {{2 * 3600 + 100, 8, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 6 * 3600},
+                          {2 * 3600 + 200, 8, 3600, 0, 1, HUBS_TRAINING, 0, 0, 0, 2 * 3600}};
+    hubs_config c = three("follow-the-renewables", v, 2);
+    c.n_hubs = 1;
+    c.hubs[0].carbon_hourly = profile;
+    c.hubs[0].n_carbon_hours = 24;
+    hubs_result r;
+    run(&c, &r);
+    CHECK_NEAR(r.jobs[0].defer_s, 3 * 3600, 0); /* hour 5 within 6 h */
+    CHECK_NEAR(r.jobs[1].defer_s, 3600, 0);     /* hour 3: hour 5 is beyond 2 h */
+    CHECK_NEAR(r.jobs[0].submit_s, v[0].arrival_s + 3 * 3600, 0);
+    CHECK_NEAR(r.jobs[0].start_s, r.jobs[0].submit_s, 0);
+    CHECK(!r.shifts_nothing);
+    CHECK_NEAR(hubs_carbon_at(&c.hubs[0], 29 * 3600 + 5), 0.1, 0); /* cyclic */
+    hubs_result_free(&r);
+    c.hubs[0].carbon_hourly = NULL;
+    c.hubs[0].n_carbon_hours = 0;
+    run(&c, &r);
+    CHECK(r.shifts_nothing);
+    CHECK(r.jobs[0].defer_s == 0 && r.jobs[1].defer_s == 0);
+    hubs_result_free(&r);
+}
+
+static void test_determinism(void)
+{
+    hubs_job_spec *v = demand(400, 1);
+    hubs_config c = three("lowest-carbon", v, 400);
+    c.max_wait_s = 1800;
+    hubs_result a, b;
+    run(&c, &a);
+    run(&c, &b);
+    CHECK(a.total.digest == b.total.digest);
+    CHECK(!memcmp(a.jobs, b.jobs, 400 * sizeof *a.jobs));
+    int spread = a.hub[0].jobs && a.hub[1].jobs && a.hub[2].jobs;
+    CHECK(spread); /* max-wait spreads the load off the cleanest hub */
+    hubs_result_free(&a);
+    hubs_result_free(&b);
+    free(v);
+}
+
+static void test_csv(void)
+{
+    char origins[2][32] = {"beijing", "shanghai"};
+    hubs_job_spec *v = NULL;
+    uint32_t n = 0;
+    sim_error err;
+    sim_error_clear(&err);
+    const char *ok = "# demand\nkind,origin,arrival_s,gpus,duration_s,dataset_tb,result_tb,"
+                     "rtt_bound_ms\nserving,shanghai,0,8,3600,0,0,10\ntraining,beijing,5,16,"
+                     "7200,2.5,0.25,0\n";
+    CHECK(hubs_trace_parse(ok, strlen(ok), "t.csv", origins, 2, 64, &v, &n, &err) == 0);
+    CHECK_INT_EQ(n, 2);
+    if (n == 2) {
+        CHECK(v[0].kind == HUBS_SERVING && v[0].origin == 1 && v[0].rtt_bound_s == 0.010);
+        CHECK(v[1].gpus == 16 && v[1].dataset_tb == 2.5 && v[1].result_tb == 0.25);
+    }
+    free(v);
+    const char *bad = "arrival_s,gpus,duration_s,origin,kind,dataset_tb,result_tb\n"
+                      "0,8,3600,beijing,training,1,0\n0,8,3600,lhasa,training,1,0\n";
+    CHECK(hubs_trace_parse(bad, strlen(bad), "t.csv", origins, 2, 64, &v, &n, &err) != 0);
+    CHECK_CONTAINS(err.msg, "unknown origin 'lhasa'");
+    CHECK_INT_EQ(err.line, 3);
+    sim_error_clear(&err);
+    const char *neg = "arrival_s,gpus,duration_s,origin,kind,dataset_tb,result_tb\n"
+                      "0,8,3600,beijing,training,-1,0\n";
+    CHECK(hubs_trace_parse(neg, strlen(neg), "t.csv", origins, 2, 64, &v, &n, &err) != 0);
+    CHECK_CONTAINS(err.msg, "dataset_tb must not be negative");
+    double *p = NULL;
+    size_t hours = 0;
+    sim_error_clear(&err);
+    const char *prof = "hour,kg_per_kwh\n0,0.5\n1,0.25\n";
+    CHECK(hubs_carbon_parse(prof, strlen(prof), "p.csv", &p, &hours, &err) == 0);
+    CHECK(hours == 2 && p[1] == 0.25);
+    free(p);
+    const char *gap = "hour,kg_per_kwh\n0,0.5\n2,0.25\n";
+    CHECK(hubs_carbon_parse(gap, strlen(gap), "p.csv", &p, &hours, &err) != 0);
+    CHECK_INT_EQ(err.line, 3);
+}
+
+int main(void)
+{
+    test_one_hub_is_the_cluster();
+    test_conservation();
+    test_latency_bound();
+    test_backlog();
+    test_backbone();
+    test_renewables();
+    test_determinism();
+    test_csv();
+    return check_report();
+}
