@@ -470,7 +470,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* nearest rank: the smallest value with at least p of the values at or below it */
-static void summarise(double *v, uint32_t n, cluster_stat *out)
+void cluster_stat_of(double *v, uint32_t n, cluster_stat *out)
 {
     memset(out, 0, sizeof *out);
     if (!n)
@@ -524,10 +524,10 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         ratio_w += (double)j->spec.gpus * j->leaves / j->min_leaves;
         gpu_sum += j->spec.gpus;
     }
-    summarise(v, n, &o->wait_s);
-    summarise(v + n, n, &o->slowdown);
-    summarise(v + 2 * (size_t)n, n, &o->stretch);
-    summarise(v + 3 * (size_t)n, n, &o->job_goodput);
+    cluster_stat_of(v, n, &o->wait_s);
+    cluster_stat_of(v + n, n, &o->slowdown);
+    cluster_stat_of(v + 2 * (size_t)n, n, &o->stretch);
+    cluster_stat_of(v + 3 * (size_t)n, n, &o->job_goodput);
     free(v);
     o->preemptions = s->preemptions;
     o->interruptions = s->interruptions;

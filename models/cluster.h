@@ -245,6 +245,17 @@ typedef struct cluster_result {
     uint32_t n_steps;
 } cluster_result;
 
+/* Mean, maximum and the CLUSTER_QUANTILES nearest-rank quantiles (the
+ * smallest value with at least p of the values at or below it) of v[n],
+ * which it sorts; all 0 when n is 0. */
+void cluster_stat_of(double *v, uint32_t n, cluster_stat *out);
+
+/* Split one CSV line (len bytes, no newline) at commas outside double
+ * quotes ("" inside quotes is one quote) into at most max fields, each
+ * trimmed of blanks and unquoted, written into buf (at least len + 1
+ * bytes); returns the count, or max + 1 when the line has more. */
+int cluster_csv_split(const char *line, size_t len, char *buf, char **field, int max);
+
 /* Check a configuration: 0, or SIM_ERR_INPUT with a one-line reason. */
 int cluster_config_check(const cluster_config *c, sim_error *err);
 

@@ -69,7 +69,7 @@ int cluster_trace_layout_init(cluster_trace_layout *l, const char *format)
         set(l, CLUSTER_TCOL_START, "start_time");
         set(l, CLUSTER_TCOL_END, "end_time");
         break;
-    case CLUSTER_TRACE_PAI: /* pai_task_table.csv of cluster-trace-gpu-v2020 (Weng et al., NSDI'22) */
+    case CLUSTER_TRACE_PAI: /* pai_task_table.csv, cluster-trace-gpu-v2020 (Weng, NSDI'22) */
         set(l, CLUSTER_TCOL_SUBMIT, "start_time"); /* the table has no submit time */
         set(l, CLUSTER_TCOL_GPUS, "plan_gpu");
         set(l, CLUSTER_TCOL_GPU_MULT, "inst_num");
@@ -127,17 +127,15 @@ int cluster_trace_time(const char *text, double *out)
     return 0;
 }
 
-/* split at commas outside double quotes into at most MAX_FIELDS trimmed,
- * unquoted fields in buf; the count, or MAX_FIELDS + 1 when more */
-static int split_quoted(const char *line, size_t len, char *buf, char **field)
+int cluster_csv_split(const char *line, size_t len, char *buf, char **field, int max)
 {
     int n = 0;
     size_t o = 0, i = 0;
-    while (n <= MAX_FIELDS) {
+    while (n <= max) {
         while (i < len && (line[i] == ' ' || line[i] == '\t'))
             i++;
-        if (n == MAX_FIELDS)
-            return MAX_FIELDS + 1;
+        if (n == max)
+            return max + 1;
         field[n++] = buf + o;
         int quoted = i < len && line[i] == '"';
         i += quoted;
@@ -378,7 +376,7 @@ int cluster_trace_import(const char *text, size_t len, const char *name,
                                "than %d bytes", MAX_LINE - 1);
             break;
         }
-        int nf = split_quoted(p, l, buf, field);
+        int nf = cluster_csv_split(p, l, buf, field, MAX_FIELDS);
         if (nf > MAX_FIELDS)
             rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: more than %d "
                                "columns", MAX_FIELDS);

@@ -15,34 +15,6 @@ enum { COL_SUBMIT, COL_GPUS, COL_DURATION, COL_PRIORITY, COL_COUNT, COL_MAX = 16
 
 static const char *const col_names[COL_COUNT] = {"submit_s", "gpus", "duration_s", "priority"};
 
-/* split line (len bytes) at commas into at most COL_MAX trimmed fields,
- * NUL-terminated in buf; returns the count, or COL_MAX + 1 when more */
-static int split(const char *line, size_t len, char *buf, size_t size, char **field)
-{
-    if (len >= size)
-        len = size - 1;
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    int n = 0;
-    char *p = buf;
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        while (*p == ' ' || *p == '\t')
-            p++;
-        char *end = p + strlen(p);
-        while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            *--end = '\0';
-        if (n == COL_MAX)
-            return COL_MAX + 1;
-        field[n++] = p;
-        if (!comma)
-            return n;
-        p = comma + 1;
-    }
-}
-
 static int header(const char *name, int line, int nf, char **field, int *col, sim_error *err)
 {
     for (int k = 0; k < COL_COUNT; k++)
@@ -125,7 +97,7 @@ int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t
         size_t l = nl ? (size_t)(nl - p) : len - at;
         at += l + 1;
         line++;
-        int nf = split(p, l, buf, sizeof buf, field);
+        int nf = l < sizeof buf ? cluster_csv_split(p, l, buf, field, COL_MAX) : 0;
         if (l >= sizeof buf)
             rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: line longer "
                                "than %zu bytes", sizeof buf - 1);

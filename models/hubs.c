@@ -153,36 +153,6 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
     return 0;
 }
 
-/* nearest rank of sorted v[n] at p */
-static double rank(const double *v, uint32_t n, double p)
-{
-    if (!n)
-        return 0;
-    double k = ceil(p * n);
-    uint32_t i = k < 1 ? 0 : (uint32_t)k - 1;
-    return v[i < n ? i : n - 1];
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void stat_of(double *v, uint32_t n, cluster_stat *s)
-{
-    memset(s, 0, sizeof *s);
-    if (!n)
-        return;
-    qsort(v, n, sizeof *v, cmp_double);
-    double sum = 0;
-    for (uint32_t i = 0; i < n; i++)
-        sum += v[i];
-    s->mean = sum / n;
-    s->max = v[n - 1];
-    for (int q = 0; q < CLUSTER_QUANTILES; q++)
-        s->q[q] = rank(v, n, cluster_quantile_p[q]);
-}
 
 /* hub h's jobs as a trace in submit order, simulated; their starts and ends
  * back into r->jobs */
@@ -316,7 +286,7 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
     }
     t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb;
     if (!rc) {
-        stat_of(wait, n_wait, &t->wait_s);
+        cluster_stat_of(wait, n_wait, &t->wait_s);
         hubs_set_horizon(c, r, t->end_s);
     }
     free(ord);

@@ -30,32 +30,6 @@ static int next_line(const char *text, size_t len, size_t *pos, const char **lin
     return 1;
 }
 
-/* split at commas into at most C_MAX trimmed fields; C_MAX + 1 when more */
-static int split(const char *line, size_t len, char *buf, size_t size, char **field)
-{
-    if (len >= size)
-        len = size - 1;
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    int n = 0;
-    for (char *p = buf;;) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        while (*p == ' ' || *p == '\t')
-            p++;
-        char *end = p + strlen(p);
-        while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            *--end = '\0';
-        if (n == C_MAX)
-            return C_MAX + 1;
-        field[n++] = p;
-        if (!comma)
-            return n;
-        p = comma + 1;
-    }
-}
-
 static int skip(const char *f0, int nf) { return (nf == 1 && !*f0) || *f0 == '#'; }
 
 static int number(const char *name, int line, const char *what, const char *col,
@@ -122,7 +96,16 @@ int hubs_trace_parse(const char *text, size_t len, const char *name, char (*orig
     hubs_job_spec *v = NULL;
     while (!rc && next_line(text, len, &pos, &l, &ln)) {
         line++;
-        int nf = split(l, ln, buf, sizeof buf, f);
+        if (ln >= sizeof buf) {
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "line longer than %zu bytes",
+                               sizeof buf - 1);
+            break;
+        }
+        int nf = cluster_csv_split(l, ln, buf, f, C_MAX);
+        if (nf > C_MAX) {
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "more than %d columns", C_MAX);
+            break;
+        }
         if (skip(f[0], nf))
             continue;
         if (!have_header) {
@@ -192,7 +175,16 @@ int hubs_carbon_parse(const char *text, size_t len, const char *name, double **o
     double *v = NULL;
     while (!rc && next_line(text, len, &pos, &l, &ln)) {
         line++;
-        int nf = split(l, ln, buf, sizeof buf, f);
+        if (ln >= sizeof buf) {
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "line longer than %zu bytes",
+                               sizeof buf - 1);
+            break;
+        }
+        int nf = cluster_csv_split(l, ln, buf, f, C_MAX);
+        if (nf > C_MAX) {
+            rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "more than %d columns", C_MAX);
+            break;
+        }
         if (skip(f[0], nf))
             continue;
         if (!have_header) {
