@@ -90,7 +90,19 @@ static void describe_duration(const cluster_duration *d, char *buf, size_t size)
         snprintf(buf + n, size - (size_t)n, " (at most %.4g h)", d->max_s / 3600);
 }
 
+static void describe_stream(const scn_scenario *s, char *buf, size_t size);
+
+/* the stream (or trace), and the training runs when there are any */
 static void describe_jobs(const scn_scenario *s, char *buf, size_t size)
+{
+    describe_stream(s, buf, size);
+    size_t used = strlen(buf);
+    if (s->n_cluster_training && used < size)
+        snprintf(buf + used, size - used, "; and %u training run%s of the <job>",
+                 s->n_cluster_training, s->n_cluster_training > 1 ? "s" : "");
+}
+
+static void describe_stream(const scn_scenario *s, char *buf, size_t size)
 {
     const cluster_config *c = &s->cluster_jobs;
     if (c->jobs) {
@@ -98,6 +110,10 @@ static void describe_jobs(const scn_scenario *s, char *buf, size_t size)
         return;
     }
     const cluster_stream *st = &c->stream;
+    if (!(st->rate_per_s > 0)) {
+        snprintf(buf, size, "no stream");
+        return;
+    }
     char dur[128], sizes[512] = "";
     describe_duration(&st->dur, dur, sizeof dur);
     double total = 0;
@@ -409,8 +425,50 @@ static void json_extra(cJSON *root, const scn_scenario *s, const cluster_config 
 }
 
 /* 0, or 1 (the error printed); csv: one CSV row instead */
+/* <training-runs>: the <job> alone, then each run in the stream */
+static void print_training(const cluster_training *t, const cluster_result *r)
+{
+    if (!t->runs)
+        return;
+    printf("\ntraining runs of the <job>: %u x %u GPUs; alone it trains in %.6g days (dcsim "
+           "run, digest %016" PRIx64 ")\n", t->runs, t->gpus, t->time_to_train_s / 86400,
+           t->digest);
+    for (unsigned i = 0; i < t->runs; i++) {
+        const cluster_job *j = &r->jobs[t->job[i]];
+        printf("  run %u: submitted at %.6g h, waited %.6g h, done after %.6g days (%.4g x "
+               "alone)\n", i + 1, j->spec.submit_s / 3600, (j->start_s - j->spec.submit_s) / 3600,
+               (j->end_s - j->spec.submit_s) / 86400,
+               (j->end_s - j->spec.submit_s) / t->time_to_train_s);
+    }
+}
+
+static void json_training(cJSON *root, const cluster_training *t, const cluster_result *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "training_runs");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "gpus", t->gpus);
+    cJSON_AddNumberToObject(o, "time_to_train_s", t->time_to_train_s);
+    char digest[24];
+    snprintf(digest, sizeof digest, "%016" PRIx64, t->digest);
+    cJSON_AddStringToObject(o, "run_digest", digest);
+    cJSON *runs = cJSON_AddArrayToObject(o, "runs");
+    for (unsigned i = 0; runs && i < t->runs; i++) {
+        const cluster_job *j = &r->jobs[t->job[i]];
+        cJSON *e = cJSON_CreateObject();
+        if (!e)
+            return;
+        cJSON_AddNumberToObject(e, "job", t->job[i]);
+        cJSON_AddNumberToObject(e, "submit_s", j->spec.submit_s);
+        cJSON_AddNumberToObject(e, "start_s", j->start_s);
+        cJSON_AddNumberToObject(e, "end_s", j->end_s);
+        cJSON_AddItemToArray(runs, e);
+    }
+}
+
 static int print_json(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
-                      const cluster_extra *x, const cluster_net *n, int csv)
+                      const cluster_extra *x, const cluster_net *n, const cluster_training *t,
+                      int csv)
 {
     cJSON *root = jsonout_begin("cluster");
     if (!root)
@@ -444,6 +502,8 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
         json_disruption(root, c, r);
         json_stat(cJSON_GetObjectItem(root, "disruption"), "job_goodput", &r->job_goodput);
     }
+    if (t->runs && !csv)
+        json_training(root, t, r);
     return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);
 }
 
@@ -505,9 +565,11 @@ int cmd_cluster(int argc, char **argv)
         return cli_print_error(&err);
     }
     if (o.json || o.csv)
-        rc = print_json(&s, &s.cluster_jobs, r, &run.x, &run.net, o.csv);
-    else
+        rc = print_json(&s, &s.cluster_jobs, r, &run.x, &run.net, &run.training, o.csv);
+    else {
         print_text(&s, &s.cluster_jobs, r, &run.x, &run.net);
+        print_training(&run.training, r);
+    }
     cluster_run_free(&run);
     scn_scenario_free(&s);
     return rc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster_series.h"
+#include "run.h"
 
 static int net_setup(scn_scenario *s, cluster_net *n, sim_error *err)
 {
@@ -52,12 +53,95 @@ static int extra_make(const scn_scenario *s, const cluster_result *r, cluster_ex
     return cluster_cdf_points(r, CLUSTER_CDF_POINTS, x->wait_s, x->slowdown, err);
 }
 
+/* The scenario's <job> timed as `dcsim run` times it (the same plan and
+ * campaign, no energy account) */
+static int time_training(const scn_scenario *s, cluster_training *t, sim_error *err)
+{
+    run_plan plan;
+    run_outcome o;
+    memset(&o, 0, sizeof o);
+    int rc = run_plan_prepare(s, 1, 0, &plan, err);
+    if (!rc)
+        rc = run_execute(&plan, &plan.campaign, NULL, NULL, NULL, &o, err);
+    if (!rc && plan.campaign.gpu_count > s->cluster_jobs.gpus)
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "<training-runs>: the <job> needs "
+                           "%llu GPUs, the cluster has %u",
+                           (unsigned long long)plan.campaign.gpu_count, s->cluster_jobs.gpus);
+    if (!rc && !(o.result.time_to_train_s >= CLUSTER_MIN_DURATION_S))
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "<training-runs>: the <job> trains in "
+                           "%g s, under the cluster tier's shortest job (1 s)",
+                           o.result.time_to_train_s);
+    if (!rc) {
+        t->runs = s->n_cluster_training;
+        t->gpus = (uint32_t)plan.campaign.gpu_count;
+        t->time_to_train_s = o.result.time_to_train_s;
+        t->digest = o.result.event_digest;
+    }
+    run_outcome_free(&o);
+    run_plan_free(&plan);
+    return rc;
+}
+
+/* The stream's (or trace's) jobs and the training runs, by submit time (at
+ * a tie the stream's job first; runs at the same time in their order) */
+static int merge_training(const scn_scenario *s, cluster_training *t,
+                          cluster_job_spec **out, uint32_t *n, sim_error *err)
+{
+    cluster_job_spec *base = NULL;
+    uint32_t nb = 0;
+    int only_runs = !s->cluster_jobs.jobs && !(s->cluster_jobs.stream.rate_per_s > 0);
+    int rc = only_runs ? 0 : cluster_jobs_make(&s->cluster_jobs, &base, &nb, err);
+    if (rc)
+        return rc;
+    cluster_job_spec runs[SCN_MAX_TRAINING_RUNS];
+    for (unsigned i = 0; i < t->runs; i++) { /* insertion sort: stable */
+        cluster_job_spec r = s->cluster_training[i];
+        r.gpus = t->gpus;
+        r.duration_s = t->time_to_train_s;
+        unsigned k = i;
+        for (; k > 0 && runs[k - 1].submit_s > r.submit_s; k--)
+            runs[k] = runs[k - 1];
+        runs[k] = r;
+    }
+    cluster_job_spec *m = malloc(((size_t)nb + t->runs) * sizeof *m);
+    if (!m) {
+        free(base);
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
+    }
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < nb || j < t->runs)
+        if (j >= t->runs || (i < nb && base[i].submit_s <= runs[j].submit_s))
+            m[k++] = base[i++];
+        else {
+            t->job[j] = k;
+            m[k++] = runs[j++];
+        }
+    free(base);
+    *out = m;
+    *n = k;
+    return 0;
+}
+
 int cluster_run_execute(scn_scenario *s, cluster_run *out, sim_error *err)
 {
     memset(out, 0, sizeof *out);
-    int rc = net_setup(s, &out->net, err);
+    int rc = 0;
+    cluster_job_spec *merged = NULL, *given = (cluster_job_spec *)s->cluster_jobs.jobs;
+    uint32_t n_given = s->cluster_jobs.n_jobs;
+    if (s->n_cluster_training) {
+        rc = time_training(s, &out->training, err);
+        if (!rc)
+            rc = merge_training(s, &out->training, &merged, &s->cluster_jobs.n_jobs, err);
+        if (!rc)
+            s->cluster_jobs.jobs = merged;
+    }
+    if (!rc)
+        rc = net_setup(s, &out->net, err);
     if (!rc)
         rc = cluster_simulate(&s->cluster_jobs, &out->r, err);
+    s->cluster_jobs.jobs = given; /* the scenario as loaded */
+    s->cluster_jobs.n_jobs = n_given;
+    free(merged);
     net_free(&out->net); /* keeps the stats */
     s->cluster_jobs.pacer = NULL; /* freed with the pacer */
     if (!rc)

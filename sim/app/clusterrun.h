@@ -36,10 +36,21 @@ typedef struct cluster_net {
     cluster_interf_stats st;
 } cluster_net;
 
+/* <training-runs>: the scenario's <job> as `dcsim run` times it alone
+ * (time to train, failures and checkpoints included) on its GPUs */
+typedef struct cluster_training {
+    unsigned runs;                 /* 0: none in the stream */
+    uint32_t gpus;
+    double time_to_train_s;
+    uint64_t digest;               /* the campaign's event digest */
+    uint32_t job[SCN_MAX_TRAINING_RUNS]; /* each run's index in the result's jobs */
+} cluster_training;
+
 typedef struct cluster_run {
     cluster_result r;
     cluster_extra x;
     cluster_net net;
+    cluster_training training;
 } cluster_run;
 
 /* Run scenario s (which has <cluster-jobs>; its pacer is set here when it

@@ -31,6 +31,8 @@
 #include "step.h"
 #include "workload.h"
 
+#define SCN_MAX_TRAINING_RUNS 64 /* <cluster-jobs><training-runs><run> */
+
 /* <spares elastic="true">: the most replicas the job goes on without when
  * max-missing is not given (or all but one, if fewer) */
 #define SCN_ELASTIC_MAX_MISSING_DEFAULT 64u
@@ -140,6 +142,10 @@ typedef struct scn_scenario {
     cluster_reservation *cluster_resv; /* <maintenance>'s windows; owned (NULL: none) */
     char cluster_trace_path[512]; /* the trace file as opened ("" with the stream) */
     char cluster_defaults[768]; /* what <cluster-jobs> left out and what filled it */
+    /* <training-runs><run submit priority>: runs of the scenario's <job> in the
+     * stream (gpus and duration_s filled by the run layer: clusterrun.c) */
+    cluster_job_spec cluster_training[SCN_MAX_TRAINING_RUNS];
+    unsigned n_cluster_training;
     double cluster_compute_frac; /* <cluster-jobs><power compute-fraction>: f of a busy GPU */
     int has_cluster_traffic;     /* interference: a <fabric> (and <traffic> or its defaults) */
     cluster_traffic_table cluster_traffic; /* <cluster-jobs><traffic>: profiles by size */

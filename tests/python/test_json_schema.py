@@ -56,6 +56,8 @@ CASES = [
     ("run", ["run", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                       "nic-failures.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml")], {0}),
+    ("cluster", ["cluster", "--quiet", "--json",
+                 os.path.join(SRC, "tests", "scenarios", "cluster-training-trace.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-two-sites-month.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-leafspine.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-preempt-h100.xml")], {0}),

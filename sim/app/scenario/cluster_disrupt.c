@@ -18,13 +18,6 @@ extern const size_t dcsim_catalog_failures_len;
 #define MAX_SPAN_S 3.2e8 /* ten years */
 #define MAX_WINDOWS 256
 
-static void note(scn_scenario *s, const char *text)
-{
-    size_t used = strlen(s->cluster_defaults);
-    snprintf(s->cluster_defaults + used, sizeof s->cluster_defaults - used, "%s%s",
-             used ? "; " : "", text);
-}
-
 static int time_attr(loader *ld, xmlNode *n, const char *attr, int is_positive, double *out)
 {
     int rc = get_quantity(ld, n, attr, SIM_DIM_TIME, 1, out);
@@ -162,7 +155,7 @@ static int parse_failures(loader *ld, xmlNode *f, scn_scenario *s)
             snprintf(text, sizeof text, "failure rate %.4g per node-hour (S: the catalog's "
                      "llama3-54d inventory, calibration.md 2c, for nodes of %u GPUs)",
                      x->rate_per_node_s * 3600, c->node_gpus);
-            note(s, text);
+            cluster_note(s, text);
         }
     }
     if (!rc)

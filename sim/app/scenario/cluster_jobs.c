@@ -15,7 +15,7 @@
 
 #define MAX_SPAN_S 3.2e8 /* ten years */
 
-static void note_default(scn_scenario *s, const char *text)
+void cluster_note(scn_scenario *s, const char *text)
 {
     size_t used = strlen(s->cluster_defaults);
     snprintf(s->cluster_defaults + used, sizeof s->cluster_defaults - used, "%s%s",
@@ -162,7 +162,7 @@ static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
         char text[128];
         snprintf(text, sizeof text, "gpus-per-node %u (the %s)", c->node_gpus,
                  s->has_fabric ? "fabric's gpus-per-node" : "GPU's scale-up domain, catalog");
-        note_default(s, text);
+        cluster_note(s, text);
     }
     int rc = gpus_attr(ld, n, "gpus-per-node", 0, c->gpus, &c->node_gpus);
     if (!rc && !has_attr(n, "gpus-per-leaf")) {
@@ -172,13 +172,13 @@ static int parse_placement(loader *ld, xmlNode *n, scn_scenario *s)
             return node_error(ld, n, NULL, "%s", why);
         snprintf(text, sizeof text, "gpus-per-leaf %u (the %s fabric's leaf)", c->leaf_gpus,
                  fabric_topology_name(s->fabric.topology));
-        note_default(s, text);
+        cluster_note(s, text);
     }
     if (!rc)
         rc = gpus_attr(ld, n, "gpus-per-leaf", 0, c->gpus, &c->leaf_gpus);
     c->su_gpus = c->gpus;
     if (!rc && !has_attr(n, "gpus-per-su"))
-        note_default(s, "gpus-per-su: the whole cluster (one SU)");
+        cluster_note(s, "gpus-per-su: the whole cluster (one SU)");
     if (!rc)
         rc = gpus_attr(ld, n, "gpus-per-su", 0, c->gpus, &c->su_gpus);
     if (rc)
@@ -202,7 +202,7 @@ static int parse_power(loader *ld, xmlNode *n, scn_scenario *s)
 {
     s->cluster_compute_frac = 1;
     if (!n) {
-        note_default(s, "busy GPUs compute all the time (<power compute-fraction=\"100%\">: "
+        cluster_note(s, "busy GPUs compute all the time (<power compute-fraction=\"100%\">: "
                         "the power tier's computing level, an upper bound)");
         return 0;
     }
@@ -264,13 +264,13 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     tt->t[0] = (cluster_traffic){TRAFFIC_COMPUTE_S, 0, TRAFFIC_ALLREDUCE_BYTES};
     s->cluster_cache_entries = TRAFFIC_CACHE;
     if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share")))
-        note_default(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, the 1.7B "
-                        "row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
+        cluster_note(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, "
+                        "the 1.7B row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
     if (!n || !has_attr(n, "allreduce"))
-        note_default(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
+        cluster_note(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
                         "components.md 4.4)");
     if (!n || !has_attr(n, "cache"))
-        note_default(s, "traffic cache 4096 components (A)");
+        cluster_note(s, "traffic cache 4096 components (A)");
     if (!n)
         return 0;
     int rc = traffic_attrs(ld, n, &tt->t[0]);
@@ -291,12 +291,44 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
         rc = gpus_attr(ld, c, "from-gpus", 1, s->cluster_jobs.gpus, &tt->from_gpus[i]);
         for (unsigned k = 0; !rc && k < i; k++)
             if (tt->from_gpus[k] == tt->from_gpus[i])
-                rc = node_error(ld, c, "from-gpus", "a class from %u GPUs is given twice (<traffic> itself is the class from 1 GPU)",
-                                tt->from_gpus[i]);
+                rc = node_error(ld, c, "from-gpus", "a class from %u GPUs is given twice "
+                                "(<traffic> itself is the class from 1 GPU)", tt->from_gpus[i]);
         if (!rc)
             rc = traffic_attrs(ld, c, &tt->t[i]);
     }
     return rc;
+}
+
+/* <training-runs><run submit [priority]>: runs of the scenario's <job>,
+ * each as long as `dcsim run` says it takes (docs/cluster.md "Training runs
+ * in the stream") */
+static int parse_training_runs(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    if (!n)
+        return 0;
+    if (!s->has_job)
+        return node_error(ld, n, NULL, "<training-runs> runs the scenario's <job> in the "
+                          "stream; this scenario has no <job>");
+    for (xmlNode *c = n->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        cluster_job_spec *j = &s->cluster_training[s->n_cluster_training++]; /* the schema
+                                                               allows SCN_MAX_TRAINING_RUNS */
+        double prio = 0;
+        int rc = get_quantity(ld, c, "submit", SIM_DIM_TIME, 1, &j->submit_s);
+        if (!rc && !(j->submit_s >= 0 && j->submit_s <= MAX_SPAN_S))
+            rc = node_error(ld, c, "submit", "submit must be from 0 to ten years");
+        if (!rc)
+            rc = get_quantity(ld, c, "priority", SIM_DIM_COUNT, 0, &prio);
+        if (!rc && has_attr(c, "priority"))
+            rc = whole(ld, c, "priority", prio);
+        if (!rc && fabs(prio) > 1e6)
+            rc = node_error(ld, c, "priority", "priority must be from -1e6 to 1e6");
+        if (rc)
+            return rc;
+        j->priority = (int32_t)prio;
+    }
+    return 0;
 }
 
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
@@ -328,8 +360,13 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_cluster_disrupt(ld, n, s);
     if (rc)
         return rc;
+    rc = parse_training_runs(ld, child(n, "training-runs"), s);
+    if (rc)
+        return rc;
     xmlNode *trace = child(n, "trace"), *arrivals = child(n, "arrivals");
     xmlNode *sizes = child(n, "sizes"), *dur = child(n, "duration");
+    if (s->n_cluster_training && !trace && !arrivals && !sizes && !dur)
+        return 0; /* only the runs of the <job>: no other jobs */
     if (trace && (arrivals || sizes || dur))
         return node_error(ld, trace, NULL, "a <trace> gives every job: drop <arrivals>, "
                           "<sizes> and <duration>");

@@ -19,13 +19,6 @@
 
 #define MAX_TRACE_BYTES (256.0 * 1024 * 1024)
 
-static void note(scn_scenario *s, const char *text)
-{
-    size_t used = strlen(s->cluster_defaults);
-    snprintf(s->cluster_defaults + used, sizeof s->cluster_defaults - used, "%s%s",
-             used ? "; " : "", text);
-}
-
 static int read_whole(loader *ld, xmlNode *n, const char *path, char **out, size_t *out_len)
 {
     FILE *f = fopen(path, "rb");
@@ -222,7 +215,7 @@ int parse_cluster_trace(loader *ld, xmlNode *n, scn_scenario *s)
                  "unfinished, %u under 1 s or over ten years, %u larger than the cluster); "
                  "times shifted by -%.0f s", cluster_trace_format_name(lay.format), st.kept,
                  st.rows, st.no_gpus, st.unfinished, st.bad_duration, st.too_large, st.origin_s);
-        note(s, buf);
+        cluster_note(s, buf);
     }
     return rc;
 }

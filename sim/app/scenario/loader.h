@@ -150,6 +150,8 @@ int parse_model_element(loader *ld, xmlNode *model, scn_scenario *s);
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s);     /* serving.c */
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s); /* cluster_jobs.c */
 int parse_cluster_trace(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_trace_file.c */
+/* add text to s->cluster_defaults ("; "-separated; cluster_jobs.c) */
+void cluster_note(scn_scenario *s, const char *text);
 int parse_cluster_disrupt(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_disrupt.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
