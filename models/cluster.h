@@ -273,7 +273,8 @@ void cluster_result_free(cluster_result *r);
  * line; '#' lines and blank lines are skipped. Columns (any order, by
  * header name): submit_s, gpus, duration_s, and optionally priority.
  * text is len bytes named name in errors (file:line). Rows must have
- * non-decreasing submit times, 1 <= gpus <= max_gpus, duration > 0.
+ * non-decreasing submit times from 0 to ten years (3.2e8 s), 1 <= gpus <=
+ * max_gpus, duration > 0.
  * 0 with *out (malloc'd) and *n, or SIM_ERR_INPUT / SIM_ERR_NOMEM. */
 int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t max_gpus,
                         cluster_job_spec **out, uint32_t *n, sim_error *err);
@@ -285,7 +286,9 @@ int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t
  * or else end - start, the priority, and the job a row belongs to (rows of
  * one job, e.g. its tasks, are merged: GPUs added, the earliest submit and
  * start, the latest end). Times are seconds or "YYYY-MM-DD HH:MM:SS"; the
- * jobs are sorted by submit time and shifted so that the first is at 0.
+ * jobs are sorted by submit time and shifted so that the first is at 0; a
+ * trace spanning more than ten years (3.2e8 s) is refused at the line of
+ * its last job.
  * Rows that cannot run are skipped and counted (stats): no GPUs, not
  * finished (no end and no duration), a duration under
  * CLUSTER_MIN_DURATION_S or over ten years, more GPUs than the cluster. A

@@ -443,6 +443,14 @@ int cluster_trace_finish(cluster_trace_row *v, uint32_t n, const char *name, uin
     if (!j)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster trace: out of memory");
     st->origin_s = v[0].submit_s;
+    if (v[k - 1].submit_s - st->origin_s > MAX_DURATION_S) {
+        int line = v[k - 1].line;
+        double span = v[k - 1].submit_s - st->origin_s;
+        free(j);
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: this job is "
+                             "submitted %g s after the first; a trace spans at most ten years "
+                             "(3.2e8 s)", span);
+    }
     for (uint32_t i = 0; i < k; i++)
         j[i] = (cluster_job_spec){v[i].submit_s - st->origin_s, (uint32_t)v[i].gpus,
                                   v[i].duration_s, v[i].priority};

@@ -66,6 +66,9 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
         rc = number(name, line, "priority", field[col[COL_PRIORITY]], &prio, err);
     if (rc)
         return rc;
+    if (submit > 3.2e8)
+        return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: submit_s %g is "
+                             "more than ten years in (at most 3.2e8 s)", submit);
     if (submit < 0 || submit < last_submit)
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: submit_s %g is "
                              "before the previous row's %g (rows in submit order, from 0)",

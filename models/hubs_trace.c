@@ -18,6 +18,12 @@ static const char *const col_names[C_COUNT] = {"arrival_s", "gpus", "duration_s"
                                                "kind", "dataset_tb", "result_tb", "rtt_bound_ms",
                                                "slack_h", "priority"};
 
+/* the largest value each number column takes (0: checked on its own): ten
+ * years of arrivals and durations (as the cluster tier's), an exabyte of
+ * data, 1,000 s of RTT bound, ten years of slack; beyond, the times and
+ * transfers stop being numbers the simulation can hold exactly */
+static const double col_max[C_COUNT] = {3.2e8, 0, 3.2e8, 0, 0, 1e6, 1e6, 1e6, 87840, 1e6};
+
 /* the next line of text (without its newline) from *pos; 0 at the end */
 static int next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n)
 {
@@ -59,6 +65,9 @@ static int row(const char *name, int line, char **f, const int *col, char (*orig
         if (v[k] < 0)
             return sim_error_set(err, SIM_ERR_INPUT, name, line, "%s: %s must not be negative",
                                  what, col_names[k]);
+        if (col_max[k] > 0 && v[k] > col_max[k])
+            return sim_error_set(err, SIM_ERR_INPUT, name, line, "%s: %s %g is above its "
+                                 "largest value, %g", what, col_names[k], v[k], col_max[k]);
     }
     if (!(v[C_GPUS] >= 1 && v[C_GPUS] <= max_gpus && v[C_GPUS] == floor(v[C_GPUS])))
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "%s: gpus must be a whole number "

@@ -315,6 +315,8 @@ static void test_trace(void)
     free(v);
     expect_trace_error("submit_s,gpus,duration_s\n0,8,10\n5,abc,10\n", 3, "gpus 'abc'");
     expect_trace_error("submit_s,gpus,duration_s\n10,8,10\n5,8,10\n", 3, "before the previous");
+    expect_trace_error("submit_s,gpus,duration_s\n0,8,10\n1e300,8,10\n", 3,
+                       "more than ten years in");
     expect_trace_error("submit_s,gpus,duration_s\n0,65,10\n", 2, "from 1 to the cluster's 64");
     expect_trace_error("submit_s,gpus,duration_s\n0,8,0\n", 2, "duration_s 0");
     expect_trace_error("submit_s,gpus\n0,8\n", 1, "lacks column 'duration_s'");

@@ -113,6 +113,13 @@ static void test_helios(void)
     CHECK_INT_EQ(import("helios", "job_id,gpus,submit_time\n", 64, &lay, &v, &n, &st, &err),
                  SIM_ERR_INPUT);
     CHECK_CONTAINS(err.msg, "lacks the gpus column 'gpu_num'");
+    /* more than ten years between the first and the last job: refused at the last */
+    CHECK_INT_EQ(import("helios", "gpu_num,submit_time,start_time,end_time,duration\n"
+                        "8,0,,,100\n8,1e300,,,100\n", 64, &lay, &v, &n, &st, &err),
+                 SIM_ERR_INPUT);
+    CHECK_INT_EQ(err.line, 3);
+    CHECK_CONTAINS(err.msg, "a trace spans at most ten years");
+    CHECK(v == NULL);
     /* nothing left to run: refused, with the counts */
     CHECK_INT_EQ(import("helios", "gpu_num,submit_time,start_time,end_time,duration\n"
                         "0,0,0,10,10\n", 64, &lay, &v, &n, &st, &err),

@@ -318,6 +318,17 @@ static void test_csv(void)
                       "0,8,3600,beijing,training,-1,0\n";
     CHECK(hubs_trace_parse(neg, strlen(neg), "t.csv", origins, 2, 64, &v, &n, &err) != 0);
     CHECK_CONTAINS(err.msg, "dataset_tb must not be negative");
+    sim_error_clear(&err);
+    const char *far = "arrival_s,gpus,duration_s,origin,kind,dataset_tb,result_tb\n"
+                      "0,8,3600,beijing,training,1,0\n1e300,8,3600,beijing,training,1,0\n";
+    CHECK(hubs_trace_parse(far, strlen(far), "t.csv", origins, 2, 64, &v, &n, &err) != 0);
+    CHECK_CONTAINS(err.msg, "arrival_s 1e+300 is above its largest value");
+    CHECK_INT_EQ(err.line, 3);
+    sim_error_clear(&err);
+    const char *huge = "arrival_s,gpus,duration_s,origin,kind,dataset_tb,result_tb\n"
+                       "0,8,3600,beijing,training,1e300,0\n";
+    CHECK(hubs_trace_parse(huge, strlen(huge), "t.csv", origins, 2, 64, &v, &n, &err) != 0);
+    CHECK_CONTAINS(err.msg, "dataset_tb 1e+300 is above");
     double *p = NULL;
     size_t hours = 0;
     sim_error_clear(&err);
