@@ -102,6 +102,7 @@ static void test_by_hand(void)
         c.ckpt = (cluster_ckpt){100, 10, 20};
         cluster_result r;
         sim_error err;
+        sim_error_clear(&err);
         CHECK_INT_EQ(cluster_simulate(&c, &r, &err), 0);
         const cluster_job *a = &r.jobs[0], *b = &r.jobs[1];
         CHECK_NEAR(b->start_s, 260, 1e-9);
@@ -164,6 +165,7 @@ static void test_invariants(void)
         c.n_jobs = 400;
         cluster_result r0, r1;
         sim_error err;
+        sim_error_clear(&err);
         CHECK_INT_EQ(cluster_simulate(&c, &r0, &err), 0);
         c.preempt = 1;
         c.ckpt = (cluster_ckpt){300, 30, 60};
@@ -221,6 +223,7 @@ static void test_windows(void)
     w.spec = jobs;
     cluster_result r;
     sim_error err;
+    sim_error_clear(&err);
     CHECK_INT_EQ(cluster_simulate(&c, &r, &err), 0);
     CHECK_NEAR(r.jobs[0].start_s, 150, 1e-9);
     CHECK_NEAR(r.jobs[0].end_s, 250, 1e-9);
@@ -243,11 +246,13 @@ static void test_windows(void)
     CHECK_NEAR(r.jobs[0].end_s, 50, 1e-9);
     CHECK_NEAR(r.down_gpu_s, 0, 1e-9); /* T = 50: the window lies after the run */
     cluster_result_free(&r);
+    free(w.owner);
 }
 
 static double mean_slowdown(cluster_config *c, uint32_t spares, cluster_result *r)
 {
     sim_error err;
+    sim_error_clear(&err);
     c->fail.spares = spares;
     CHECK_INT_EQ(cluster_simulate(c, r, &err), 0);
     return r->slowdown.mean;
@@ -261,6 +266,7 @@ static void test_failures(void)
     c.n_jobs = 400;
     cluster_result r0, r1;
     sim_error err;
+    sim_error_clear(&err);
     CHECK_INT_EQ(cluster_simulate(&c, &r0, &err), 0);
     /* a zero rate: the failure-free run, whatever the other figures */
     c.fail = (cluster_failures){0, 3600, 2};
@@ -339,6 +345,7 @@ static void test_refusals(void)
     c.n_resv = 1;
     cluster_result r;
     sim_error err;
+    sim_error_clear(&err);
     CHECK_INT_EQ(cluster_simulate(&c, &r, &err), SIM_ERR_INPUT);
     CHECK_CONTAINS(err.msg, "window GPUs");
     c.n_resv = 0;
