@@ -104,7 +104,10 @@ static int account(const cluster_result *r, uint32_t gpus, double *it_j, double 
     return rc;
 }
 
-static int run(const char *sched, const char *placer, int smoke)
+/* the bench's cluster and stream: 102,400 GPUs (4,096 for the smoke run),
+ * 14 jobs/h (0.6) for 31 days or 10,000 jobs (300), sizes 8-8,192 GPUs,
+ * lognormal durations of median 6 h */
+static cluster_config bench_config(const char *sched, const char *placer, int smoke)
 {
     cluster_config c;
     memset(&c, 0, sizeof c);
@@ -127,6 +130,12 @@ static int run(const char *sched, const char *placer, int smoke)
         st->size_weight[i] = weights[i];
     }
     st->dur = (cluster_duration){CLUSTER_DUR_LOGNORMAL, 6 * 3600.0, 1.0, 14 * 86400.0};
+    return c;
+}
+
+static int run(const char *sched, const char *placer, int smoke)
+{
+    cluster_config c = bench_config(sched, placer, smoke);
     cluster_result r;
     sim_error err;
     sim_error_clear(&err);
@@ -164,27 +173,7 @@ static int run(const char *sched, const char *placer, int smoke)
  * (4,096 GPUs) down for 8 h from day 7 (A) */
 static int run_disrupt(const char *sched, const char *placer, int smoke)
 {
-    cluster_config c;
-    memset(&c, 0, sizeof c);
-    c.gpus = smoke ? 4096 : 102400;
-    c.node_gpus = 8;
-    c.leaf_gpus = 256;
-    c.su_gpus = 4096;
-    c.sched = cluster_sched_find(sched);
-    c.placer = cluster_placer_find(placer);
-    c.seed = 1;
-    cluster_stream *st = &c.stream;
-    st->rate_per_s = (smoke ? 0.6 : 14.0) / 3600;
-    st->window_s = 31 * 86400.0;
-    st->max_jobs = smoke ? 300 : 10000;
-    const uint32_t sizes[] = {8, 64, 256, 1024, 2048, 4096, 8192};
-    const double weights[] = {30, 20, 20, 15, 10, 4, 3};
-    st->n_sizes = 7;
-    for (unsigned i = 0; i < 7; i++) {
-        st->size_gpus[i] = sizes[i] > c.gpus ? c.gpus : sizes[i];
-        st->size_weight[i] = weights[i];
-    }
-    st->dur = (cluster_duration){CLUSTER_DUR_LOGNORMAL, 6 * 3600.0, 1.0, 14 * 86400.0};
+    cluster_config c = bench_config(sched, placer, smoke);
     sim_error err;
     sim_error_clear(&err);
     cluster_job_spec *jobs = NULL;
