@@ -47,11 +47,17 @@ class Table(np.ndarray):
             raise ValueError(f"no unit for column(s) {', '.join(missing)}")
         obj.units = {n: units[n] for n in names}
         obj.description = description
+        obj.enums = {}
         return obj
 
     def __array_finalize__(self, obj):
         self.units = getattr(obj, "units", {})
         self.description = getattr(obj, "description", "")
+        self.enums = getattr(obj, "enums", {})  # {column: {name: value}} of HDF5 enum columns
+
+    def to_pandas(self):
+        """This table as a pandas DataFrame: see to_pandas()."""
+        return to_pandas(self)
 
     def __getitem__(self, key):
         item = super().__getitem__(key)
@@ -115,8 +121,59 @@ def _matrix_table(ds):
 
 def _compound_table(ds):
     names = ds.dtype.names
-    return Table(ds[()], dict(zip(names, _texts(ds.attrs["units"]))),
-                 _text(ds.attrs.get("description", "")))
+    table = Table(ds[()], dict(zip(names, _texts(ds.attrs["units"]))),
+                  _text(ds.attrs.get("description", "")))
+    table.enums = {n: m for n in names if (m := _enum_map(ds, n))}
+    return table
+
+
+def read_table(path, dataset):
+    """Any table dcsim writes, by its path in the file ("/campaign/events",
+    "/cluster/jobs", "/serve/requests", "/energy/hourly", "/compare", ...), as
+    a Table: a compound dataset with a `units` attribute, or a 2-D float64
+    dataset with a `columns` attribute. TraceFormatError (one line) for a
+    path that is not there or not a table."""
+    with h5py.File(path, "r") as f:
+        ds = f.get(dataset)
+        if not isinstance(ds, h5py.Dataset):
+            raise TraceFormatError(f"{path}: no dataset {dataset}")
+        if ds.dtype.names and "units" in ds.attrs:
+            return _compound_table(ds)
+        if ds.ndim == 2 and "columns" in ds.attrs:
+            return _matrix_table(ds)
+        raise TraceFormatError(f"{path}: {dataset} is not a table (neither a compound dataset "
+                               "with units nor a 2-D dataset with columns)")
+
+
+def to_pandas(table, dataset=None):
+    """A table as a pandas DataFrame (pandas: Debian's python3-pandas):
+    `to_pandas(trace.events)`, or straight from a file,
+    `to_pandas("run.h5", "/campaign/events")`. HDF5 enum columns become
+    pandas categoricals named as in the file (categories in value order);
+    text columns become str; the units go to `df.attrs["units"]`
+    ({column: unit}) and the description to `df.attrs["description"]`."""
+    import pandas as pd
+    if dataset is not None:
+        table = read_table(table, dataset)
+    elif not isinstance(table, Table):
+        raise TypeError("to_pandas: give a Table, or a file path and a dataset path")
+    data = {}
+    for name in table.dtype.names:
+        column = np.asarray(table[name])
+        enum = table.enums.get(name)
+        if enum:
+            names = [k for k, _ in sorted(enum.items(), key=lambda kv: kv[1])]
+            codes = {v: i for i, (_, v) in enumerate(sorted(enum.items(), key=lambda kv: kv[1]))}
+            data[name] = pd.Categorical.from_codes([codes.get(int(v), -1) for v in column],
+                                                   categories=names)
+        elif column.dtype.kind in "OS":
+            data[name] = [_text(v) for v in column]
+        else:
+            data[name] = column
+    df = pd.DataFrame(data)
+    df.attrs["units"] = dict(table.units)
+    df.attrs["description"] = table.description
+    return df
 
 
 def check_layout(f, path):

@@ -16,7 +16,8 @@ SOURCE = sys.argv[2]
 sys.path.insert(0, os.path.join(SOURCE, "analysis"))
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
-from dcsim_trace import Table, Trace, TraceFormatError  # noqa: E402
+from dcsim_trace import (Table, Trace, TraceFormatError, read_table,  # noqa: E402
+                         to_pandas)
 
 
 class TraceRoundTrip(unittest.TestCase):
@@ -194,6 +195,41 @@ class TraceTables(unittest.TestCase):
             del f.attrs["format_version"]
         with self.assertRaisesRegex(TraceFormatError, "no root attribute format_version"):
             Trace(path)
+
+    def test_to_pandas(self):
+        """Every table as a DataFrame: same rows and values, enum columns as
+        categoricals named as in the file, units in df.attrs."""
+        try:
+            import pandas as pd
+        except ImportError:
+            self.skipTest("python3-pandas is not installed (.ci/install-deps installs it)")
+        t = self.replicas
+        ev = to_pandas(t.events)
+        self.assertEqual(list(ev.columns), list(t.events.dtype.names))
+        self.assertEqual(len(ev), len(t.events))
+        self.assertEqual(ev.attrs["units"], t.events.units)
+        self.assertIsInstance(ev["kind"].dtype, pd.CategoricalDtype)
+        by_value = sorted(t.event_kinds, key=t.event_kinds.get)
+        self.assertEqual(list(ev["kind"].cat.categories), by_value)
+        names = {v: k for k, v in t.event_kinds.items()}
+        self.assertEqual(list(ev["kind"]), [names[int(k)] for k in t.events["kind"]])
+        self.assertEqual(int((ev["kind"] == "failure").sum()), t.value("failures"))
+        self.assertTrue(np.array_equal(ev["time_s"].to_numpy(), t.events["time_s"]))
+        # straight from the file, a compound table and a 2-D one
+        tl = to_pandas(self.replicas_path, "/campaign/timeline")
+        self.assertEqual(set(tl["state"].cat.categories), set(t.states))
+        self.assertAlmostEqual(float(tl["end_s"].max()), t.value("time_to_train_s"), delta=1e-6)
+        rep = to_pandas(self.replicas_path, "/replicas")
+        self.assertEqual(list(rep.columns), list(t.replicas.dtype.names))
+        self.assertEqual(rep.attrs["units"]["ettr_frac"], "1")
+        self.assertEqual(list(rep["failures"]), list(t.replicas["failures"]))
+        hourly = self.step.energy_hourly.to_pandas()
+        self.assertEqual(hourly.attrs["units"]["it_power_w"], "W")
+        self.assertEqual(len(hourly), len(self.step.energy_hourly))
+        with self.assertRaisesRegex(TraceFormatError, "no dataset /nowhere"):
+            read_table(self.replicas_path, "/nowhere")
+        with self.assertRaisesRegex(TraceFormatError, "is not a table"):
+            read_table(self.replicas_path, "/replica_digests")
 
     def test_missing_group_is_refused(self):
         path = os.path.join(self.tmp.name, "partial.h5")
