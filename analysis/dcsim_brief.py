@@ -78,9 +78,19 @@ class Variant:
 # --- the rows ------------------------------------------------------------------------------
 
 def from_compare(table):
+    """Rows of a compare table; with `dcsim compare --replicas` a metric with
+    `_mean` and `_ci95` columns ranks on the replicas' mean and carries its
+    interval (the plain run's value is replica 0's)."""
     units = dict(table.units)
-    return [Variant(variant_words(lab), lab, {c: (float(row[c]), None) for c in table.dtype.names},
-                    units) for lab, row in zip(table.labels, table)]
+    names = table.dtype.names
+    out = []
+    for lab, row in zip(table.labels, table):
+        values = {c: (float(row[c]), None) for c in names}
+        for c in names:
+            if c.endswith("_mean") and c[:-5] + "_ci95" in names:
+                values[c[:-5]] = (float(row[c]), float(row[c[:-5] + "_ci95"]))
+        out.append(Variant(variant_words(lab), lab, values, units))
+    return out
 
 
 def from_sweep(table):

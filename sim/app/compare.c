@@ -8,6 +8,8 @@
 #include "compare.h"
 #include "compare_why.h"
 #include "compare_cluster.h"
+#include "compare_mc.h"
+#include "compare_vary.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -17,8 +19,6 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 
 #include "cli.h"
 #include "jsonout.h"
@@ -31,13 +31,12 @@
 #include "trace.h"
 
 #define MAX_VARY 8
-#define MAX_VALUES 64
 #define MAX_VARIANTS 1024
 #define MAX_PATHS 64
 
 const char usage_compare[] =
     "usage: dcsim compare [SCENARIO ...] [--vary KEY=V1,V2,...]... [--set PATH=VALUE]...\n"
-    "                     [--start-month M] [--json | --csv] [-o TABLE.h5]\n"
+    "                     [--start-month M] [--replicas N] [--json | --csv] [-o TABLE.h5]\n"
     "       dcsim compare --sites\n"
     "\n"
     "Runs one job in several variants and prints one table: time to train,\n"
@@ -62,6 +61,10 @@ const char usage_compare[] =
     "                                       cluster/fabric/@oversubscription=1:1,3:1\n"
     "  --start-month M   the runs start on the 1st of month M (1-12; default\n"
     "                    the scenario's <site start-month>, else January)\n"
+    "  --replicas N      run each variant's campaign N times (1-10000) on its own\n"
+    "                    random streams: the table gains the mean and 95 % half-width\n"
+    "                    of time to train, ETTR and failures (replica 0 is the\n"
+    "                    plain run; energy, cost and CO2 are its)\n"
     "  --sites   list the catalog's sites\n"
     "  --json    the table as JSON\n"
     "  --csv     the table as CSV (RFC 4180): a header row, then a row per\n"
@@ -78,80 +81,10 @@ typedef struct variant {
     scn_scenario scn;
     run_plan plan;     /* prepared once set up */
     run_outcome out;   /* the campaign and its energy account */
+    campaign_mc mc;    /* --replicas N > 1: the replicas' statistics (replicas 0: none) */
     int loaded, set_up;
     sim_error err;
 } variant;
-
-typedef struct vary {
-    char key[128];
-    char *values[MAX_VALUES];
-    size_t n;
-    char *buf;
-} vary;
-
-static int parse_vary(const char *arg, vary *v)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof v->key)
-        return -1;
-    memcpy(v->key, arg, (size_t)(eq - arg));
-    v->key[eq - arg] = '\0';
-    v->buf = strdup(eq + 1);
-    if (!v->buf)
-        return -1;
-    for (char *save = NULL, *tok = strtok_r(v->buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (v->n == MAX_VALUES)
-            return -1;
-        v->values[v->n++] = tok;
-    }
-    return v->n ? 0 : -1;
-}
-
-/* --vary network=FILE: the attributes of the file's first <fabric> element,
- * as "cluster/fabric/@NAME=VALUE" sets (replacing the scenario's fabric
- * attributes of those names). The file is read as scenarios are
- * (scn_read_xml); the sets then go through the schema with the scenario.
- * Returns how many, -1 without a <fabric>, or -2 with err filled. */
-static int fabric_file_sets(const char *path, char **out, int max, sim_error *err)
-{
-    xmlDoc *doc = scn_read_xml(path, NULL, 0, path, err);
-    if (!doc)
-        return -2;
-    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL, *fab = NULL;
-    for (xmlNode *n = root; n && !fab; n = n->next ? n->next : NULL)
-        fab = xmlStrEqual(n->name, (const xmlChar *)"fabric") ? n : NULL;
-    for (xmlNode *c = root && !fab ? root->children : NULL; c && !fab; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && xmlStrEqual(c->name, (const xmlChar *)"cluster"))
-            for (xmlNode *f = c->children; f && !fab; f = f->next)
-                fab = f->type == XML_ELEMENT_NODE &&
-                              xmlStrEqual(f->name, (const xmlChar *)"fabric")
-                          ? f
-                          : NULL;
-    int n = 0;
-    for (xmlAttr *a = fab ? fab->properties : NULL; a && n < max; a = a->next) {
-        xmlChar *v = xmlGetProp(fab, a->name);
-        size_t len = strlen((const char *)a->name) + strlen((const char *)v) + 24;
-        out[n] = malloc(len);
-        if (out[n])
-            snprintf(out[n++], len, "cluster/fabric/@%s=%s", (const char *)a->name,
-                     (const char *)v);
-        xmlFree(v);
-    }
-    xmlFreeDoc(doc);
-    return fab ? n : -1;
-}
-
-/* The --set string a --vary value stands for ("" for site, applied after loading). */
-static char *vary_set(const vary *v, const char *value)
-{
-    const char *path = !strcmp(v->key, "network") ? "cluster/fabric/@link" : v->key;
-    size_t n = strlen(path) + strlen(value) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s=%s", path, value);
-    return s;
-}
 
 int compare_put_site(scn_scenario *s, const char *site, unsigned start_month, sim_error *err)
 {
@@ -217,8 +150,27 @@ static const char *const col_names[COLS] = {
 static const char *const col_units[COLS] = {"s", "1", "1", "J", "J", "W", "1", "CNY",
                                             "kg", "CNY", "CNY/kWh", "kgCO2/kWh", "1", "CNY"};
 
+/* the columns of x's row: COLS, then COMPARE_MC_COLS with --replicas */
+static int cols_of(const variant *x)
+{
+    return COLS + (x->mc.replicas > 1 ? COMPARE_MC_COLS : 0);
+}
+
+static const char *col_name(int k)
+{
+    return k < COLS ? col_names[k] : compare_mc_names[k - COLS];
+}
+
+static const char *col_unit(int k)
+{
+    return k < COLS ? col_units[k] : compare_mc_units[k - COLS];
+}
+
+/* cols_of(x) values */
 static void row_of(const variant *x, double *v)
 {
+    if (x->mc.replicas > 1)
+        compare_mc_row(&x->mc, v + COLS);
     const energy_result *e = &x->out.energy.result;
     v[0] = x->out.result.time_to_train_s;
     v[1] = x->plan.step.used ? x->plan.step.mfu_frac : x->plan.campaign.mfu_frac;
@@ -238,6 +190,8 @@ static void row_of(const variant *x, double *v)
         energy_run_capex(&x->out.energy, &x->scn.costs, x->out.result.time_to_train_s, &k);
     v[13] = k.capex; /* 0 without <costs> */
 }
+
+enum { MAX_COLS = COLS + COMPARE_MC_COLS };
 
 static int same_default(const hw_default *a, const hw_default *b)
 {
@@ -312,7 +266,7 @@ static void print_table(const variant *v, size_t n)
            "ETTR", "IT GWh", "fac. GWh", "peak MW", "PUE", "PUE yr", "cost MCNY", "CO2 kt",
            "CNY/Mtok");
     for (size_t i = 0; i < n; i++) {
-        double r[COLS];
+        double r[MAX_COLS];
         row_of(&v[i], r);
         printf("%-32s %9.2f %6.3f %6.4f %9.3f %9.3f %8.2f %6.4f %6.4f %10.3f %9.2f %8.4f\n",
                v[i].label, r[0] / 86400, r[1], r[2], r[3] / 3.6e12, r[4] / 3.6e12, r[5] / 1e6,
@@ -322,9 +276,21 @@ static void print_table(const variant *v, size_t n)
     for (size_t i = 0; i < n; i++)
         capex |= v[i].scn.costs.given;
     for (size_t i = 0; capex && i < n; i++) {
-        double r[COLS];
+        double r[MAX_COLS];
         row_of(&v[i], r);
         printf("%s%-32s capital cost %.4g M CNY\n", i ? "" : "\n", v[i].label, r[13] / 1e6);
+    }
+    if (n && v[0].mc.replicas > 1) {
+        const char **labels = malloc(n * sizeof *labels);
+        const campaign_mc **mc = malloc(n * sizeof *mc);
+        for (size_t i = 0; labels && mc && i < n; i++) {
+            labels[i] = v[i].label;
+            mc[i] = &v[i].mc;
+        }
+        if (labels && mc)
+            compare_mc_print(labels, mc, n);
+        free(labels);
+        free(mc);
     }
     print_defaults(v, n);
 }
@@ -332,17 +298,18 @@ static void print_table(const variant *v, size_t n)
 /* --csv: the JSON's columns, a row per variant (cli_csv_field) */
 static void print_csv(const variant *v, size_t n)
 {
+    int cols = n ? cols_of(&v[0]) : COLS;
     fputs("variant,site", stdout);
-    for (int c = 0; c < COLS; c++)
-        printf(",%s", col_names[c]);
+    for (int c = 0; c < cols; c++)
+        printf(",%s", col_name(c));
     putchar('\n');
     for (size_t i = 0; i < n; i++) {
-        double r[COLS];
+        double r[MAX_COLS];
         row_of(&v[i], r);
         cli_csv_field(stdout, v[i].label);
         putchar(',');
         cli_csv_field(stdout, v[i].scn.site.info.name);
-        for (int c = 0; c < COLS; c++) {
+        for (int c = 0; c < cols; c++) {
             putchar(',');
             cli_csv_number(stdout, r[c]);
         }
@@ -355,17 +322,18 @@ static cJSON *table_json(const variant *v, size_t n, cJSON *why)
 {
     cJSON *root = jsonout_begin("compare"), *rows = cJSON_AddArrayToObject(root, "variants");
     cJSON *units = cJSON_AddObjectToObject(root, "units");
-    for (int c = 0; c < COLS; c++)
-        cJSON_AddStringToObject(units, col_names[c], col_units[c]);
+    int cols = n ? cols_of(&v[0]) : COLS;
+    for (int c = 0; c < cols; c++)
+        cJSON_AddStringToObject(units, col_name(c), col_unit(c));
     for (size_t i = 0; i < n; i++) {
-        double r[COLS];
+        double r[MAX_COLS];
         row_of(&v[i], r);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "variant", v[i].label);
         cJSON_AddStringToObject(o, "site", v[i].scn.site.info.name);
         summary_defaults_json(o, &v[i].scn);
-        for (int c = 0; c < COLS; c++)
-            cJSON_AddNumberToObject(o, col_names[c], r[c]);
+        for (int c = 0; c < cols; c++)
+            cJSON_AddNumberToObject(o, col_name(c), r[c]);
         cJSON_AddItemToArray(rows, o);
     }
     if (why)
@@ -386,6 +354,7 @@ typedef struct compare {
     int json;
     int csv;
     unsigned start_month;
+    unsigned replicas;     /* --replicas N; 0 or 1: the plain runs only */
     /* the variants: every scenario times every combination of the --vary values */
     variant *x;
     size_t n;
@@ -411,7 +380,7 @@ static int opt_sites(void *ctx, const char *value)
 static int opt_vary(void *ctx, const char *v)
 {
     compare *c = ctx;
-    if (c->n_vary == MAX_VARY || parse_vary(v, &c->vs[c->n_vary++]))
+    if (c->n_vary == MAX_VARY || compare_parse_vary(v, &c->vs[c->n_vary++]))
         return cli_usage_error("compare", "--vary needs KEY=V1,V2,... (at most 8 of them, "
                                "64 values each)%s", "");
     return 0;
@@ -428,12 +397,25 @@ static int opt_start_month(void *ctx, const char *v)
     return 0;
 }
 
+static int opt_replicas(void *ctx, const char *v)
+{
+    compare *c = ctx;
+    char *end = NULL;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || n < 1 || n > 10000)
+        return cli_usage_error("compare", "--replicas %s: expected a whole number from 1 to "
+                               "10000", v);
+    c->replicas = (unsigned)n;
+    return 0;
+}
+
 static const cli_option compare_options[] = {
     {"--vary", 0, CLI_CALL_EACH, 0, opt_vary,
      .missing = "%s needs KEY=V1,V2,... (at most 8 of them, 64 values each)"},
     {"--set", 0, CLI_SETS_EQ, offsetof(compare, sets), .missing = "%s needs PATH=VALUE"},
     {"--start-month", 0, CLI_CALL, 0, opt_start_month,
      .missing = "%s needs a month from 1 to 12"},
+    {"--replicas", 0, CLI_CALL, 0, opt_replicas, .missing = "%s needs a number"},
     {"--output", 'o', CLI_TEXT, offsetof(compare, output), .missing = "%s needs a file name"},
     {"--json", 0, CLI_FLAG, offsetof(compare, json), NULL, NULL},
     {"--csv", 0, CLI_FLAG, offsetof(compare, csv), NULL, NULL},
@@ -474,7 +456,7 @@ static int variant_sets(compare *c, size_t i, variant *v)
         } else if (!strcmp(vs->key, "network") && strstr(value, ".xml")) {
             sim_error err;
             sim_error_clear(&err);
-            int got = fabric_file_sets(value, c->owned + c->n_owned, MAX_VARY, &err);
+            int got = compare_fabric_file_sets(value, c->owned + c->n_owned, MAX_VARY, &err);
             if (got == -2)
                 return cli_print_error(&err);
             if (got < 0) {
@@ -486,7 +468,7 @@ static int variant_sets(compare *c, size_t i, variant *v)
                 v->sets[v->n_sets++] = c->owned[c->n_owned + (size_t)j];
             c->n_owned += (size_t)got;
         } else {
-            char *set = vary_set(vs, value);
+            char *set = compare_vary_set(vs, value);
             if (!set)
                 return 1;
             c->owned[c->n_owned++] = set;
@@ -579,11 +561,16 @@ static int run_variants(compare *c)
     for (size_t i = 0; failed && i < c->n; i++)
         if (c->x[i].err.code)
             return print_variant_error(&c->x[i]);
+    /* the replicas, a variant at a time (each variant's run in parallel) */
+    for (size_t i = 0; c->replicas > 1 && i < c->n; i++)
+        if (compare_mc_run(&c->x[i].plan, &c->x[i].out.result, c->replicas, &c->x[i].mc,
+                           &c->x[i].err))
+            return print_variant_error(&c->x[i]);
     for (size_t i = 0; !rc && i < c->n; i++) { /* the output invariant, as dcsim run's */
-        double r[COLS];
+        double r[MAX_COLS];
         row_of(&c->x[i], r);
-        for (int k = 0; !rc && k < COLS; k++)
-            rc = summary_check_value("compare column", col_names[k], r[k], &c->x[i].err);
+        for (int k = 0; !rc && k < cols_of(&c->x[i]); k++)
+            rc = summary_check_value("compare column", col_name(k), r[k], &c->x[i].err);
         if (rc)
             rc = print_variant_error(&c->x[i]);
     }
@@ -593,7 +580,13 @@ static int run_variants(compare *c)
 /* -o: the table as HDF5, one row per variant. */
 static int write_table(const compare *c)
 {
-    double *values = malloc(c->n * COLS * sizeof *values);
+    int cols = c->n ? cols_of(&c->x[0]) : COLS;
+    const char *names[MAX_COLS], *units[MAX_COLS];
+    for (int k = 0; k < cols; k++) {
+        names[k] = col_name(k);
+        units[k] = col_unit(k);
+    }
+    double *values = malloc(c->n * MAX_COLS * sizeof *values);
     const char **rows = malloc(c->n * sizeof *rows);
     sim_error err;
     sim_error_clear(&err);
@@ -602,11 +595,11 @@ static int write_table(const compare *c)
         rc = 1;
     } else {
         for (size_t i = 0; i < c->n; i++) {
-            row_of(&c->x[i], values + i * COLS);
+            row_of(&c->x[i], values + i * cols);
             rows[i] = c->x[i].label;
         }
         if (trace_write_table(c->output, "compare", "one row per variant of dcsim compare",
-                              col_names, col_units, COLS, rows, c->n, values, c->inputs, c->n_in,
+                              names, units, (size_t)cols, rows, c->n, values, c->inputs, c->n_in,
                               &err))
             rc = cli_print_error(&err);
         else if (!c->json && !c->csv) /* machine output stays one document */
@@ -723,6 +716,10 @@ static int compare_cluster_cases(const compare *c)
     if (c->output)
         return cli_usage_error("compare", "-o writes the table of training variants; for job "
                                "streams (<cluster-jobs>) use --json or --csv%s", "");
+    if (c->replicas > 1) /* a stream's runs are not Monte Carlo campaigns */
+        return cli_usage_error("compare", "--replicas runs training campaigns again on new "
+                               "random streams; a job stream (<cluster-jobs>) is run once per "
+                               "variant (docs/cluster.md)%s", "");
     compare_case *cases = calloc(c->n, sizeof *cases);
     if (!cases)
         return 1;

@@ -178,5 +178,60 @@ fi
 # told the answer: an MFU with a fabric warns that the fabric changes nothing
 expect "mfu with a fabric warns" 0 "warning: <training mfu=\"42%\"> fixes the iteration time" \
     "$dcsim" run --quiet --set job/training/@mfu=42%
+# --replicas N: replica 0 is the plain run (its columns unchanged), the
+# replicas' statistics equal `dcsim run --replicas N` of each variant (the
+# same seeds), the same for 1 and 2 threads, 21 columns in -o; --replicas 1
+# is the plain compare byte for byte; bad counts and job streams refused
+OMP_NUM_THREADS=1 "$dcsim" compare "$nf" --vary site=zhongwei,wuhu --json > "$tmp/plain.json"
+OMP_NUM_THREADS=1 "$dcsim" compare "$nf" --vary site=zhongwei,wuhu --json --replicas 1 > "$tmp/one.json"
+cmp -s "$tmp/plain.json" "$tmp/one.json" || { echo "FAIL compare --replicas 1 differs from the plain compare"; fail=$((fail + 1)); }
+OMP_NUM_THREADS=1 "$dcsim" compare "$nf" --vary site=zhongwei,wuhu --json --replicas 6 > "$tmp/r1.json"
+OMP_NUM_THREADS=2 "$dcsim" compare "$nf" --vary site=zhongwei,wuhu --json --replicas 6 -o "$tmp/r.h5" > "$tmp/r2.json"
+cmp -s "$tmp/r1.json" "$tmp/r2.json" || { echo "FAIL compare --replicas differs between 1 and 2 threads"; fail=$((fail + 1)); }
+# the campaign does not depend on the site: both variants' replicas are the plain run's
+"$dcsim" run "$nf" --quiet --replicas 6 --json > "$tmp/run-zhongwei.json" || fail=$((fail + 1))
+cp "$tmp/run-zhongwei.json" "$tmp/run-wuhu.json"
+if ! /usr/bin/python3 - "$tmp/plain.json" "$tmp/r1.json" "$tmp/run-zhongwei.json" "$tmp/run-wuhu.json" "$tmp/r.h5" "$src" <<'PY'
+import json, sys
+import h5py
+plain = json.load(open(sys.argv[1]))['variants']
+reps = json.load(open(sys.argv[2]))
+runs = [json.load(open(p))['replicas'] for p in sys.argv[3:5]]
+for p, r, run in zip(plain, reps['variants'], runs):
+    for k, v in p.items():                      # the plain run's columns, unchanged
+        assert r[k] == v, (k, r[k], v)
+    assert r['replicas'] == 6 == run['count']
+    for k in ('time_to_train_s', 'ettr_frac', 'failures'):
+        assert r[k + '_mean'] == run[k]['mean'], (k, r[k + '_mean'], run[k]['mean'])
+        assert r[k + '_ci95'] == run[k]['ci95'], k
+        assert run[k]['ci95'] > 0, k
+assert reps['units']['time_to_train_s_ci95'] == 's'
+t = h5py.File(sys.argv[5], 'r')['compare']
+assert t.shape == (2, 21), t.shape
+cols = [c.decode() if isinstance(c, bytes) else c for c in t.attrs['columns']]
+assert cols[14:] == ['replicas', 'time_to_train_s_mean', 'time_to_train_s_ci95', 'ettr_frac_mean',
+                     'ettr_frac_ci95', 'failures_mean', 'failures_ci95'], cols
+assert t[0, cols.index('time_to_train_s_mean')] == reps['variants'][0]['time_to_train_s_mean']
+# the report's ranking reads the replicas' mean and interval (analysis/dcsim_brief.py)
+sys.path.insert(0, sys.argv[6] + '/analysis')
+from dcsim_brief import from_compare
+from dcsim_trace import read_compare
+for v, r in zip(from_compare(read_compare(sys.argv[5])), reps['variants']):
+    assert v.get('time_to_train_s') == r['time_to_train_s_mean']
+    assert v.ci('time_to_train_s') == r['time_to_train_s_ci95'] > 0
+    assert v.ci('ettr_frac') == r['ettr_frac_ci95'] and v.ci('mfu_frac') is None
+PY
+then
+    echo "FAIL compare --replicas: statistics differ from dcsim run --replicas"; fail=$((fail + 1))
+fi
+expect "compare --replicas text" 0 "^site=zhongwei  *[0-9.]* ± " \
+    "$dcsim" compare "$nf" --vary site=zhongwei --replicas 3
+expect "compare --replicas 0" 2 "--replicas 0: expected a whole number from 1 to 10000" \
+    "$dcsim" compare "$nf" --replicas 0
+expect "compare --replicas x" 2 "--replicas 2x: expected a whole number" \
+    "$dcsim" compare "$nf" --replicas 2x
+expect "compare --replicas stream" 2 "a job stream (<cluster-jobs>) is run once per variant" \
+    "$dcsim" compare "$src/scenarios/examples/cluster-two-sites-month.xml" --replicas 4
+
 [ "$fail" -eq 0 ] && echo "ok: compare"
 exit "$fail"

@@ -102,6 +102,7 @@ CASES = [
     ("netbench", ["netbench", "--json", LS, "--tier", "packet", "--op", "fidelity",
                   "--bytes", "256K"], {0}),
     ("compare", ["compare", "--json", "--vary", "site=guian,qingyang"], {0}),
+    ("compare", ["compare", "--json", "--vary", "site=guian", "--replicas", "3"], {0}),
     ("compare", ["compare", "--json", "--vary", "site=guian", SP, ex("dragonfly-16k.xml")], {0}),
     ("compare", ["compare", "--json", ex("cluster-two-sites-month.xml"), "--vary",
                  "cluster-jobs/scheduler/@policy=fifo,easy-backfill"], {0}),
