@@ -60,7 +60,7 @@ static const gemm_shape gemm_shapes[] = {
 
 const char calibrate_usage[] =
     "usage: dcsim calibrate [--quick] [--threads N] [--gemm=cblas|own] [--tile=MxN|none]\n"
-    "                       [--write FILE.xml] [--json]\n"
+    "                       [--write FILE.xml] [--json | --csv]\n"
     "\n"
     "Time real kernels on this machine's CPU and fit dcsim's timing models to\n"
     "them: a sweep of FP32 GEMM shapes (tiny to 2048) fitted to the GPU GEMM\n"
@@ -87,6 +87,9 @@ const char calibrate_usage[] =
     "                   launch overhead) for a scenario <catalog>\n"
     "  --json           the caches, every point and the fits as one JSON object\n"
     "                   on stdout instead of the text (docs/json.md)\n"
+    "  --csv            every measured point as CSV instead: family (gemm,\n"
+    "                   allreduce_ring, allreduce_tree), m, n, k, bytes, tier,\n"
+    "                   measured_s, predicted_s, error_pct, bound (GEMM only)\n"
     "\n"
     "exit status: 0 ok, 1 internal error, 2 bad usage or unwritable file\n";
 
@@ -105,7 +108,7 @@ typedef struct calib_options {
     int has_tile;           /* --tile given */
     unsigned tile_m, tile_n; /* 0 = no quantisation */
     const char *write_path;
-    int json;
+    int json, csv;
 } calib_options;
 
 static int parse_unsigned(const char *s, unsigned max, unsigned *out)
@@ -198,6 +201,7 @@ static const cli_option calib_option_table[] = {
     {"--tile", 0, CLI_CALL, 0, opt_tile, .missing = "%s needs MxN (e.g. 64x64) or none"},
     {"--write", 0, CLI_CALL, 0, opt_write, .missing = "%s needs a file name"},
     {"--json", 0, CLI_FLAG, offsetof(calib_options, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(calib_options, csv), NULL, NULL},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -214,6 +218,8 @@ static int parse_calib_options(int argc, char **argv, calib_options *o)
     int rc = cli_parse(&cmd, argc, argv, o, NULL, &n_args);
     if (rc)
         return rc;
+    if (o->json && o->csv)
+        return jsonout_one_format("calibrate");
     if (!o->has_tile) {
         o->tile_m = o->backend == CALIB_GEMM_OWN ? CALIB_OWN_TILE_M : CBLAS_TILE_M;
         o->tile_n = o->backend == CALIB_GEMM_OWN ? CALIB_OWN_TILE_N : CBLAS_TILE_N;
@@ -609,6 +615,51 @@ static cJSON *calib_json(const calib_options *o, const calib_caches *c,
     return root;
 }
 
+/* --csv: every measured point, a row each (jsonout_csv over a flat array) */
+static cJSON *calib_csv_doc(const calib_gemm_point *pts, size_t n_pts, const gemm_result *res,
+                            const coll_sweep *sw, int has_coll)
+{
+    cJSON *root = jsonout_begin("calibrate");
+    cJSON *a = root ? cJSON_AddArrayToObject(root, "points") : NULL;
+    if (!a) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    for (size_t i = 0; i < n_pts; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddItemToArray(a, r);
+        double predicted = calib_gemm_predict_s(&res->g, &pts[i]);
+        cJSON_AddStringToObject(r, "family", "gemm");
+        cJSON_AddNumberToObject(r, "m", pts[i].m);
+        cJSON_AddNumberToObject(r, "n", pts[i].n);
+        cJSON_AddNumberToObject(r, "k", pts[i].k);
+        cJSON_AddNumberToObject(r, "bytes", pts[i].bytes);
+        cJSON_AddNumberToObject(r, "tier", calib_gemm_tier(&res->g, pts[i].bytes));
+        cJSON_AddNumberToObject(r, "measured_s", pts[i].time_s);
+        cJSON_AddNumberToObject(r, "predicted_s", predicted);
+        cJSON_AddNumberToObject(r, "error_pct", 100.0 * (predicted - pts[i].time_s) /
+                                                    pts[i].time_s);
+        cJSON_AddStringToObject(r, "bound", gemm_bound(&res->g, &pts[i]));
+    }
+    for (int alg = 0; has_coll && alg < COLL_ALGORITHM_COUNT; alg++) {
+        char family[64];
+        snprintf(family, sizeof family, "allreduce_%s", coll_algorithm_name(alg));
+        for (size_t i = 0; i < sw[alg].n_pts; i++) {
+            const calib_coll_point *q = &sw[alg].pts[i];
+            double predicted = calib_coll_predict_s(&sw[alg].model, q->bytes);
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddItemToArray(a, r);
+            cJSON_AddStringToObject(r, "family", family);
+            cJSON_AddNumberToObject(r, "bytes", q->bytes);
+            cJSON_AddNumberToObject(r, "tier", coll_bandwidth_tier(&sw[alg].model.bw, q->bytes));
+            cJSON_AddNumberToObject(r, "measured_s", q->time_s);
+            cJSON_AddNumberToObject(r, "predicted_s", predicted);
+            cJSON_AddNumberToObject(r, "error_pct", 100.0 * (predicted - q->time_s) / q->time_s);
+        }
+    }
+    return root;
+}
+
 static int report_error(const sim_error *err)
 {
     char line[2048];
@@ -684,7 +735,7 @@ int cmd_calibrate(int argc, char **argv)
     gemm_result res;
     if (fit_gemm_both(&o, &caches, pts, n_pts, &res, &err))
         return report_error(&err);
-    if (!o.json) {
+    if (!o.json && !o.csv) {
         print_caches(&caches);
         print_gemm(&o, pts, n_pts, &res);
         if (has_coll)
@@ -716,12 +767,15 @@ int cmd_calibrate(int argc, char **argv)
                                 calib_backend_name(o.backend), colls,
                                 has_coll ? COLL_ALGORITHM_COUNT : 0, host, date, &err))
             return report_error(&err);
-        if (!o.json)
+        if (!o.json && !o.csv)
             printf("\nwrote %s (GPU catalog entry 'cpu-calibrated')\n", o.write_path);
     }
     if (o.json)
         rc = jsonout_emit(calib_json(&o, &caches, pts, n_pts, &res, sw, has_coll), JSONOUT_JSON,
                           NULL, NULL);
+    else if (o.csv)
+        rc = jsonout_emit(calib_csv_doc(pts, n_pts, &res, sw, has_coll), JSONOUT_CSV, "points",
+                          NULL);
     fflush(stdout);
     return rc;
 }

@@ -156,7 +156,31 @@ both serve - "replicas ttft_p99_s tpot_p99_s output_tokens_per_s" 1 \
     serve --quiet "$ex/serving-llama3-70b-h100.xml"
 both cluster - "jobs utilisation wait_s_p99 slowdown_p50" 1 \
     cluster --quiet "$ex/cluster-synthetic-h100.xml"
-for c in run step netbench goodput topo fit size serve cluster; do
+# calibrate --csv: every measured point of a quick sweep (times differ from
+# run to run, so the shape is checked against --json's, and each row's error
+# against its own measured and predicted times)
+"$dcsim" calibrate --quick --threads 2 --csv > cal.csv || fail=1
+"$dcsim" calibrate --quick --threads 2 --json > cal.json || fail=1
+/usr/bin/python3 - cal.csv cal.json <<'PYEOF' || fail=1
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline='')))
+doc = json.load(open(sys.argv[2]))
+head = list(rows[0].keys())
+assert head == ['family', 'm', 'n', 'k', 'bytes', 'tier', 'measured_s', 'predicted_s',
+                'error_pct', 'bound'], head
+gemm = [r for r in rows if r['family'] == 'gemm']
+assert len(gemm) == len(doc['gemm']['points']), (len(gemm), len(doc['gemm']['points']))
+for a in doc['allreduce']:
+    mine = [r for r in rows if r['family'] == 'allreduce_' + a['algorithm']]
+    assert [float(r['bytes']) for r in mine] == [p['bytes'] for p in a['points']], a['algorithm']
+assert len(rows) == len(gemm) + sum(len(a['points']) for a in doc['allreduce'])
+for r in rows:
+    meas, pred = float(r['measured_s']), float(r['predicted_s'])
+    assert meas > 0 and pred > 0, r
+    assert abs(float(r['error_pct']) - 100 * (pred - meas) / meas) < 1e-9 * max(1, abs(float(r['error_pct']))), r
+    assert (r['bound'] in ('launch', 'memory', 'compute')) == (r['family'] == 'gemm'), r
+PYEOF
+for c in run step netbench goodput topo fit size serve cluster calibrate; do
     bad "$c --json --csv" "^dcsim $c: error: --json and --csv: choose one" "$dcsim" $c --json --csv
 done
 bad "netbench --tier packet --csv" "^dcsim netbench: error: --csv is not for --tier packet" \
