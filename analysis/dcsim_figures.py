@@ -402,6 +402,51 @@ def tier_utilisation(trace, path):
     return out
 
 
+# an event row with more marks than this is drawn as a density (marks per
+# bin) instead of ticks: at double-column width ticks then merge into a band
+DENSE_EVENTS = 300
+DENSITY_BINS = 200
+
+
+def _event_row(strip, row, t, colour, end_d):
+    """Row `row` of the event strip: a tick per event, or, beyond DENSE_EVENTS,
+    the events per bin of end_d/DENSITY_BINS days as bars scaled to the row
+    (the busiest bin fills it). Returns None (ticks) or (edges_d, counts)."""
+    if len(t) <= DENSE_EVENTS:
+        if len(t):
+            strip.eventplot(t / DAY_S, lineoffsets=row, linelengths=0.7, linewidths=0.4,
+                            colors=colour)
+        return None
+    edges = np.linspace(0.0, end_d, DENSITY_BINS + 1)
+    counts, _ = np.histogram(np.clip(t / DAY_S, 0.0, end_d), bins=edges)
+    height = 0.7 * counts / max(1, counts.max())
+    strip.bar(edges[:-1], height, width=np.diff(edges), bottom=row + 0.35 - height,
+              align="edge", color=colour, linewidth=0)
+    return edges, counts
+
+
+def _worst_failure(trace):
+    """(time s, lost work s) of the failure that threw away the most work
+    (events.lost_work_s; the first of equals), or None without failures."""
+    ev = trace.events
+    fails = ev[ev["kind"] == trace.event_kinds["failure"]]
+    if not len(fails):
+        return None
+    k = int(np.argmax(fails["lost_work_s"]))
+    return float(fails["time_s"][k]), float(fails["lost_work_s"][k])
+
+
+def _zoom_window(trace, worst, checkpoint_t, end_s):
+    """[start, stop] in s around the worst failure: three checkpoint spacings
+    (the campaign's own, the median gap between checkpoints) before it, and
+    four plus the mean restart after it, inside the run. None without one."""
+    if worst is None or len(checkpoint_t) < 2:
+        return None
+    gap = float(np.median(np.diff(checkpoint_t)))
+    restart = float(trace.value("restart_time_s")) / max(1.0, float(trace.value("restarts")))
+    return max(0.0, worst[0] - 3 * gap), min(end_s, worst[0] + 4 * gap + restart)
+
+
 @_styled
 def campaign_timeline(trace, path):
     """Progress against wall time from /campaign: iterations durably
@@ -409,10 +454,17 @@ def campaign_timeline(trace, path):
     reached (each timeline interval from iteration_start to iteration_end, so
     rollbacks show as drops), the failure-free line (iterations x
     iteration_time_s) dashed, and a strip below marking checkpoints,
-    failures, restarts (and stragglers, drains when present). Double column.
+    failures, restarts (and stragglers, drains when present): a tick per
+    event, or for a row of more than DENSE_EVENTS (thousands of checkpoints)
+    the events per bin, so the row stays readable. With a failure, a panel on
+    the right zooms on the first one (hours around it): the sawtooth of
+    iterations reached, the checkpoints, the failure, the work it threw away
+    shaded. Double column.
 
     Returns {"path", "durable_time_s", "durable_iterations", "reached_time_s",
-    "reached_iterations", "events" {kind: times in s}}."""
+    "reached_iterations", "events" {kind: times in s}, "density" {kind:
+    (bin edges in days, counts)} for the rows drawn as densities, "zoom_s"
+    ([start, stop] in s, or None)}."""
     ev, tl = trace.events, trace.timeline
     durable_t = np.array(ev["time_s"], dtype=float)
     durable_i = np.array(ev["iteration"], dtype=float)
@@ -424,9 +476,18 @@ def campaign_timeline(trace, path):
     rows = [(k, label, colour) for k, label, colour in EVENT_ROWS
             if k in trace.event_kinds and (k in ("checkpoint_done", "failure", "restart_done")
                                            or np.any(ev["kind"] == trace.event_kinds[k]))]
+    times = {kind: np.array(ev["time_s"][ev["kind"] == trace.event_kinds[kind]], dtype=float)
+             for kind, _, _ in rows}
+    end_s = float(trace.value("time_to_train_s"))
+    end = end_s / DAY_S
+    worst = _worst_failure(trace) if "failure" in trace.event_kinds else None
+    zoom = _zoom_window(trace, worst, times.get("checkpoint_done", np.array([])), end_s)
     fig = _figure(DOUBLE_COLUMN_IN, 3.0)
-    ax, strip = fig.subplots(2, 1, sharex=True,
-                             gridspec_kw={"height_ratios": [4, 0.35 + 0.3 * len(rows)]})
+    grid = fig.add_gridspec(2, 2 if zoom else 1, height_ratios=[4, 0.35 + 0.3 * len(rows)],
+                            width_ratios=[3, 1.25] if zoom else [1])
+    ax = fig.add_subplot(grid[0, 0])
+    strip = fig.add_subplot(grid[1, 0], sharex=ax)
+    ax.tick_params(labelbottom=False)
     ax.plot(reached_t / DAY_S, reached_i / scale, color=SKY, linewidth=0.8,
             label="iterations reached", rasterized=len(reached_t) > DENSE_POINTS)
     ax.step(durable_t / DAY_S, durable_i / scale, where="post", color=BLUE, linewidth=1.0,
@@ -440,21 +501,58 @@ def campaign_timeline(trace, path):
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left")
-    times = {}
+    density = {}
     for row, (kind, label, colour) in enumerate(rows):
-        t = np.array(ev["time_s"][ev["kind"] == trace.event_kinds[kind]], dtype=float)
-        times[kind] = t
-        if len(t):
-            strip.eventplot(t / DAY_S, lineoffsets=row, linelengths=0.7, linewidths=0.4,
-                            colors=colour, rasterized=len(t) > DENSE_POINTS)
+        d = _event_row(strip, row, times[kind], colour, end if end > 0 else 1.0)
+        if d is not None:
+            density[kind] = d
     strip.set_yticks(range(len(rows)), [label for _, label, _ in rows])
     strip.set_ylim(len(rows) - 0.5, -0.5)
-    strip.set_xlabel("wall time (d)")
-    end = float(trace.value("time_to_train_s")) / DAY_S
+    bins = next(iter(density.values()), None)
+    strip.set_xlabel("wall time (d)" if bins is None else
+                     f"wall time (d); rows of over {DENSE_EVENTS} events: events per "
+                     f"{bins[0][1] * 24:.2g} h bin")
     strip.set_xlim(0, end * 1.01 if end > 0 else 1.0)
+    if zoom:
+        _zoom_panel(fig, grid, zoom, worst, reached_t, reached_i, durable_t, durable_i, times,
+                    rows, scale)
+        ax.axvspan(zoom[0] / DAY_S, zoom[1] / DAY_S, color=GREY, alpha=0.15, linewidth=0)
     _save(fig, path)
     return {"path": path, "durable_time_s": durable_t, "durable_iterations": durable_i,
-            "reached_time_s": reached_t, "reached_iterations": reached_i, "events": times}
+            "reached_time_s": reached_t, "reached_iterations": reached_i, "events": times,
+            "density": density, "zoom_s": list(zoom) if zoom else None}
+
+
+def _zoom_panel(fig, grid, zoom, worst, reached_t, reached_i, durable_t, durable_i, times, rows,
+                scale):
+    """The right-hand panels of campaign_timeline: progress and event ticks
+    over the zoom window around the worst failure, in hours from its start."""
+    t0, t1 = zoom
+    zax = fig.add_subplot(grid[0, 1])
+    zstrip = fig.add_subplot(grid[1, 1], sharex=zax)
+    zax.tick_params(labelbottom=False)
+    hours = 3600.0
+    inside = (reached_t >= t0 - 1) & (reached_t <= t1 + 1)
+    zax.plot((reached_t - t0) / hours, reached_i / scale, color=SKY, linewidth=0.8)
+    zax.step((durable_t - t0) / hours, durable_i / scale, where="post", color=BLUE,
+             linewidth=1.0)
+    zax.axvline((worst[0] - t0) / hours, color=VERMILLION, linewidth=0.8)
+    zax.axvspan((worst[0] - worst[1] - t0) / hours, (worst[0] - t0) / hours, color=VERMILLION,
+                alpha=0.15, linewidth=0)
+    shown = reached_i[inside] / scale if np.any(inside) else reached_i / scale
+    zax.set_ylim(float(shown.min()) - 0.02 * max(1e-9, np.ptp(shown)),
+                 float(shown.max()) + 0.05 * max(1e-9, np.ptp(shown)))
+    zax.set_title(f"worst failure: {worst[1] / 60:.3g} min lost", fontsize=FONT_PT)
+    for row, (kind, _, colour) in enumerate(rows):
+        t = times[kind]
+        t = t[(t >= t0) & (t <= t1)]
+        if len(t):
+            zstrip.eventplot((t - t0) / hours, lineoffsets=row, linelengths=0.7, linewidths=0.6,
+                             colors=colour)
+    zstrip.set_yticks(range(len(rows)), [""] * len(rows))
+    zstrip.set_ylim(len(rows) - 0.5, -0.5)
+    zstrip.set_xlim(0, (t1 - t0) / hours)
+    zstrip.set_xlabel(f"hours from day {t0 / DAY_S:.2f}")
 
 
 def _hourly(trace):

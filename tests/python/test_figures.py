@@ -256,6 +256,25 @@ class Figures(unittest.TestCase):
                 self.assertTrue(np.array_equal(d["events"][kind],
                                                ev["time_s"][ev["kind"] == kinds[kind]]), kind)
                 self.assertEqual(len(d["events"][kind]), t.value(count), kind)
+                # a row of thousands of events is drawn as counts per bin, which
+                # add up to the row's events; a short row keeps its ticks
+                if kind in d["density"]:
+                    edges, counts = d["density"][kind]
+                    self.assertGreater(len(d["events"][kind]), figs.DENSE_EVENTS, kind)
+                    self.assertEqual(int(counts.sum()), len(d["events"][kind]), kind)
+                    self.assertAlmostEqual(edges[-1] * figs.DAY_S, t.value("time_to_train_s"),
+                                           delta=1e-6 * t.value("time_to_train_s"))
+                else:
+                    self.assertLessEqual(len(d["events"][kind]), figs.DENSE_EVENTS, kind)
+            # the zoom panel frames the failure that lost the most work
+            fails = ev[ev["kind"] == kinds["failure"]]
+            if len(fails):
+                worst = fails["time_s"][int(np.argmax(fails["lost_work_s"]))]
+                self.assertLessEqual(d["zoom_s"][0], worst)
+                self.assertLess(worst, d["zoom_s"][1])
+                self.assertLessEqual(d["zoom_s"][1], t.value("time_to_train_s"))
+            else:
+                self.assertIsNone(d["zoom_s"])
 
     def test_goodput_from_json(self):
         with open(self.goodput_path, encoding="utf-8") as f:
