@@ -270,7 +270,7 @@ def serve_load(run, path):
     ax_k.legend(**outside)
     ax_r.set_ylabel("requests (1)")
     ax_k.set_ylabel("KV cache used (%)")
-    ax_k.set_ylim(0, 105)
+    ax_k.set_ylim(0, min(105.0, max(5.0, 115 * float(kv.max()) if len(kv) else 5.0)))
     ax_k.set_xlabel(xlabel)
     ax_k.set_xlim(0, run.end_s / div if run.end_s > 0 else 1.0)
     F._save(fig, path)
@@ -304,7 +304,7 @@ def serve_curve(table, path):
     ax_e.set_ylabel("end-to-end latency (s)")
     if len(x):
         for i in sorted({0, len(x) - 1}):
-            ax_t.annotate(table.labels[i].split("=")[-1], (x[i], c["ttft_p99_s"][i] * MS_PER_S),
+            ax_t.annotate(table.labels[i].rsplit("=", 1)[-1], (x[i], c["ttft_p99_s"][i] * MS_PER_S),
                           textcoords="offset points", xytext=(3, 3), fontsize=6)
     F._save(fig, path)
     return {"path": path, "labels": list(table.labels),
