@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 import dcsim_figures  # noqa: E402
 import dcsim_brief  # noqa: E402
 import dcsim_cluster  # noqa: E402
+import dcsim_serve  # noqa: E402
 from dcsim_units import human, plus_minus, label as metric_label  # noqa: E402
 from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402
                          read_sweep, SweepTable, PacketTrace, read_packet)
@@ -83,6 +84,7 @@ FIGURE_TITLES = {
     "variant_metrics": "Time to train, MFU and ETTR by variant (95 % intervals where replicas "
                        "give them)",
     **dcsim_cluster.TITLES,
+    **dcsim_serve.TITLES,
 }
 PACKET_TOP_FIGURE = 4   # links drawn in the packet section's figure
 PACKET_TOP_TABLE = 8    # links in its table
@@ -610,6 +612,8 @@ def load_any(path):
         raise ReportError(_one_line(f"{path}: {e.strerror or e}")) from None
     except Exception as e:
         raise ReportError(_one_line(f"{path}: not a readable dcsim file ({_what(e)})")) from None
+    if kind in ("trace", "compare") and dcsim_serve.kind_of(path):  # dcsim_serve.py draws it
+        return _serve_load(path)
     if kind == "trace":
         return load(path)
     if kind == "cluster":  # dcsim_cluster.py draws and tabulates it
@@ -628,6 +632,14 @@ def load_any(path):
         raise ReportError(_one_line(e)) from None
     except Exception as e:
         raise ReportError(_one_line(f"{path}: not a readable dcsim {what} ({_what(e)})")) from None
+
+
+def _serve_load(path):
+    try:
+        return dcsim_serve.load(path)
+    except Exception as e:
+        raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else f"{path}: not a "
+                                    f"readable dcsim serving file ({_what(e)})")) from None
 
 
 def run_packets(traces):
@@ -683,8 +695,9 @@ def build(paths, goodput=None):
     sweeps = [x for x in loaded if isinstance(x, SweepTable)]
     packets = [x for x in loaded if isinstance(x, PacketTrace)] + run_packets(traces)
     clusters = [x for x in loaded if isinstance(x, dcsim_cluster.ClusterRun)]
-    tables = [x for x in loaded if not isinstance(x, (Trace, SweepTable, PacketTrace,
-                                                      dcsim_cluster.ClusterRun))]
+    serves = [x for x in loaded if isinstance(x, dcsim_serve.TYPES)]
+    tables = [x for x in loaded if not isinstance(
+        x, (Trace, SweepTable, PacketTrace, dcsim_cluster.ClusterRun, *dcsim_serve.TYPES))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -716,7 +729,9 @@ def build(paths, goodput=None):
                  + compare_sections(tables, compare_svgs))
         cluster_html, cluster_text = dcsim_cluster.report_sections(
             clusters, work, _clean_svg, _esc, _value_cell, figures_html)
-        extra = cluster_html + extra
+        serve_html, serve_text = dcsim_serve.report_sections(
+            serves, work, _clean_svg, _esc, _value_cell, figures_html)
+        extra = cluster_html + serve_html + extra
         brief, brief_text = conclusions(traces, sweeps, tables, work)
         if goodput is not None:
             try:
@@ -731,7 +746,8 @@ def build(paths, goodput=None):
     elif traces:
         page = comparison_report(traces, figures, extra, brief)
     else:
-        names = ", ".join(os.path.basename(t.path) for t in clusters + packets + sweeps + tables)
+        names = ", ".join(os.path.basename(t.path) for t in clusters + serves + packets + sweeps
+                          + tables)
         title = ("dcsim cluster: " + ", ".join(c.attrs.get("scenario_name", "") for c in clusters)
                  if clusters and not (packets or sweeps or tables) else"dcsim sweep: " + dcsim_brief.sweep_title(sweeps[0]) if sweeps and not tables
                  and not packets and len(sweeps) == 1 else
@@ -739,7 +755,7 @@ def build(paths, goodput=None):
                  and not packets and len(tables) == 1 else "dcsim comparison")
         page = _page(f"{title} ({names})", f"<h1>{_esc(title)}</h1>\n"
                      f'<p class="note">{_esc(names)}</p>\n' + brief + extra)
-    return page, (brief_text + (summary_text(traces) if traces else "") + cluster_text
+    return page, (brief_text + (summary_text(traces) if traces else "") + cluster_text + serve_text
                   + packet_text(packets)
                   + sweep_text(sweeps) + compare_text(tables))
 

@@ -9,6 +9,7 @@
 #include "compare_why.h"
 #include "compare_cluster.h"
 #include "compare_mc.h"
+#include "compare_serve.h"
 #include "compare_vary.h"
 
 #include <math.h>
@@ -51,6 +52,9 @@ const char usage_compare[] =
     "table holds utilisation, waits, slowdown, interference, energy, cost and\n"
     "CO2 with the differences against the first variant, e.g.\n"
     "  --vary cluster-jobs/scheduler/@policy=fifo,easy-backfill\n"
+    "A scenario with <serving> and no <job> compares serving fleets as dcsim\n"
+    "serve runs them (docs/serving.md): latencies, throughput, goodput, KV use\n"
+    "and cost per million tokens, e.g. --vary serving/arrivals/@rate=10/s,30/s\n"
     "\n"
     "  --vary site=zhongwei,wuhu,horinger   sites from the catalog (dcsim compare\n"
     "                                       --sites lists them)\n"
@@ -365,6 +369,7 @@ typedef struct compare {
     why_result *why;       /* per variant: why its network differs from the baseline's */
     size_t *why_base;      /* per variant: its baseline's index, or SIZE_MAX: not explained */
     int cluster;           /* job streams (<cluster-jobs>): compare_cluster.c */
+    int serve;             /* serving fleets (<serving>): compare_serve.c */
 } compare;
 
 static int opt_sites(void *ctx, const char *value)
@@ -517,7 +522,8 @@ static int make_variants(compare *c)
         variant_label(c, i, v);
     }
     c->cluster = !rc && compare_is_cluster(c->x[0].path); /* compare_cluster.c runs those */
-    for (size_t i = 0; !rc && !c->cluster && i < c->n; i++)
+    c->serve = !rc && !c->cluster && compare_is_serve(c->x[0].path); /* compare_serve.c */
+    for (size_t i = 0; !rc && !c->cluster && !c->serve && i < c->n; i++)
         if (set_up(&c->x[i]))
             rc = print_variant_error(&c->x[i]);
     return rc;
@@ -710,24 +716,30 @@ static void compare_free(compare *c)
     free(c->x);
 }
 
-/* job streams: the variants as compare_cluster.c takes them (no -o table) */
+/* job streams: the variants as compare_cluster.c takes them (no -o table);
+ * serving fleets: as compare_serve.c takes them (-o: /compare) */
 static int compare_cluster_cases(const compare *c)
 {
-    if (c->output)
+    if (c->output && !c->serve)
         return cli_usage_error("compare", "-o writes the table of training variants; for job "
                                "streams (<cluster-jobs>) use --json or --csv%s", "");
-    if (c->replicas > 1) /* a stream's runs are not Monte Carlo campaigns */
+    if (c->replicas > 1) /* neither a stream nor a fleet is a Monte Carlo campaign */
         return cli_usage_error("compare", "--replicas runs training campaigns again on new "
-                               "random streams; a job stream (<cluster-jobs>) is run once per "
-                               "variant (docs/cluster.md)%s", "");
+                               "random streams; %s", c->serve
+                               ? "a serving fleet (<serving>) is run once per variant; "
+                                 "another <dcsim seed> gives another draw of its arrivals "
+                                 "(docs/serving.md)"
+                               : "a job stream (<cluster-jobs>) is run once per variant "
+                                 "(docs/cluster.md)");
     compare_case *cases = calloc(c->n, sizeof *cases);
     if (!cases)
         return 1;
     for (size_t i = 0; i < c->n; i++)
         cases[i] = (compare_case){c->x[i].label, c->x[i].path, c->x[i].sets, c->x[i].n_sets,
                                   c->x[i].site, c->x[i].start_month};
-    compare_cluster_out out = {"compare", c->json, c->csv, NULL, NULL, NULL, 0};
-    int rc = compare_cluster(cases, c->n, &out);
+    compare_cluster_out out = {"compare", c->json, c->csv, c->output, "compare",
+                               c->paths, c->n_paths};
+    int rc = c->serve ? compare_serve(cases, c->n, &out) : compare_cluster(cases, c->n, &out);
     free(cases);
     return rc;
 }
@@ -742,7 +754,7 @@ int cmd_compare(int argc, char **argv)
     int rc = compare_parse(argc, argv, c);
     if (!rc)
         rc = make_variants(c);
-    if (!rc && c->cluster) {
+    if (!rc && (c->cluster || c->serve)) {
         rc = compare_cluster_cases(c);
         compare_free(c);
         free(c);

@@ -417,6 +417,18 @@ static int output_setup(const serve_args *o, const scn_scenario *s, serve_config
     return 0;
 }
 
+int serve_prepare(const scn_scenario *s, serve_config *c, unsigned runs, sim_error *err)
+{
+    /* decode kernels run from CUDA graphs (TensorRT-LLM's setting,
+     * components.md 7.2) with FlashAttention-2's prefill */
+    framework_config fw = {.attention_kernel = ATTN_FLASH2, .cuda_graphs = 1};
+    int rc = hw_compute_device_fw(&s->gpu, c->math_precision, &fw, &c->dev, err);
+    if (!rc) /* the quantiles' records and, at worst, every request waiting at once */
+        rc = res_check_more(s, 0, (runs ? runs : 1) * serve_records_bytes(c), "request records",
+                            err);
+    return rc;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const cli_command cmd = {"serve", usage_serve, serve_options, 1,
@@ -461,12 +473,7 @@ int cmd_serve(int argc, char **argv)
         scn_scenario_free(&s);
         return cli_print_error(&err);
     }
-    /* decode kernels run from CUDA graphs (TensorRT-LLM's setting,
-     * components.md 7.2) with FlashAttention-2's prefill */
-    framework_config fw = {.attention_kernel = ATTN_FLASH2, .cuda_graphs = 1};
-    rc = hw_compute_device_fw(&s.gpu, c.math_precision, &fw, &c.dev, &err);
-    if (!rc) /* the quantiles' records and, at worst, every request waiting at once */
-        rc = res_check_more(&s, 0, serve_records_bytes(&c), "request records", &err);
+    rc = serve_prepare(&s, &c, 1, &err);
     progress prog;
     progress_start(&prog, o.quiet || o.json);
     c.poll = on_poll;

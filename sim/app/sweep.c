@@ -33,6 +33,7 @@
 #include "resources.h"
 #include "scenario.h"
 #include "compare_cluster.h"
+#include "compare_serve.h"
 #include "sweep_internal.h"
 #include "units.h"
 
@@ -49,6 +50,9 @@ const char usage_sweep[] =
     "A scenario with <cluster-jobs> and no <job> (a job stream, docs/cluster.md)\n"
     "runs once per point as dcsim cluster runs it; FILE then holds one table,\n"
     "/cluster_sweep (utilisation, waits, slowdown, energy, cost, CO2 per point).\n"
+    "A scenario with <serving> and no <job> runs once per point as dcsim serve\n"
+    "runs it; FILE then holds /serve_sweep (latencies, throughput, goodput, KV\n"
+    "use, cost per million tokens per point; docs/serving.md).\n"
     "\n"
     "  --grid PATH=V1,V2,...  a --set path and its values; several --grid give\n"
     "                         their cartesian product, the first varying slowest\n"
@@ -486,6 +490,8 @@ static int sweep_main(sweep *sw, int argc, char **argv)
         return rc;
     if (compare_is_cluster(sw->scenario)) /* a job stream: sweep_cluster.c */
         return sweep_cluster(sw);
+    if (compare_is_serve(sw->scenario)) /* a serving fleet: sweep_serve.c */
+        return sweep_serve(sw);
     if ((rc = load_point0(sw)))
         return rc;
     if (sw->rank == 0)

@@ -127,6 +127,10 @@ int sweep_usage_error(const sweep *sw, const char *fmt, const char *arg);
  * returns the exit status */
 int sweep_cluster(sweep *sw);
 
+/* ---- sweep_serve.c: a serving fleet's points (compare_serve.c runs them);
+ * returns the exit status */
+int sweep_serve(sweep *sw);
+
 /* ---- sweep_grid.c: the points and their --set strings */
 
 /* Parse one --grid PATH=V1,V2,... into g (its strings owned by g, freed by

@@ -112,6 +112,12 @@ CASES = [
                "-o", "s.h5"], {0}),
     ("sweep", ["sweep", "--quiet", "--json", ex("cluster-two-sites-month.xml"), "--grid",
                "cluster-jobs/scheduler/@policy=fifo,easy-backfill", "-o", "cs.h5"], {0}),
+    ("compare", ["compare", "--json", ex("serving-llama3-70b-h100.xml"), "--set",
+                 "serving/arrivals/@duration=60s", "--vary", "serving/arrivals/@rate=10/s,20/s",
+                 "--vary", "site=horinger"], {0}),
+    ("sweep", ["sweep", "--quiet", "--json", ex("serving-llama3-70b-h100.xml"), "--set",
+               "serving/arrivals/@duration=60s", "--grid",
+               "serving/arrivals/@rate=10/s,20/s", "-o", "ss.h5"], {0}),
 ]
 
 

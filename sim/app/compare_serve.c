@@ -1,0 +1,386 @@
+/* compare_serve.c - `dcsim compare` and `dcsim sweep` over serving
+ * scenarios (compare_serve.h). Each variant is loaded as dcsim serve loads
+ * it (SCN_LOAD_SERVING, its --set and --vary values), put at its --vary
+ * site, readied by serve_prepare and run by serve_simulate, priced by
+ * serve_cost_at_site: the functions dcsim serve calls, so a variant's
+ * figures are the numbers `dcsim serve --set ... --json` prints. Loading
+ * is sequential (the loader is not shared between threads); the
+ * simulations run in parallel, each into its own slot; the table is their
+ * figures and each one's difference against the first variant.
+ */
+#include "compare_serve.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <libxml/tree.h>
+
+#include "cli.h"
+#include "jsonout.h"
+#include "outpath.h"
+#include "resources.h"
+#include "serve.h"
+#include "servecost.h"
+#include "summary.h"
+#include "trace.h"
+
+/* The columns, in the SI unit (or count) their name ends with, named as
+ * dcsim serve --csv names them. Those from SITE_COL on exist only at a
+ * <site> (serve's "cost" object). */
+enum { C_ARRIVED, C_FINISHED, C_DROPPED, C_PREEMPT, C_END, C_TTFT50, C_TTFT90, C_TTFT99,
+       C_TPOT50, C_TPOT90, C_TPOT99, C_E2E50, C_E2E90, C_E2E99, C_REQ, C_TOK, C_GOOD, C_SLO,
+       C_KV, C_KV_MAX, C_BUSY, C_GPUS, C_FAC, C_COST, C_CO2, C_KWH_MTOK, C_COST_MTOK,
+       C_CO2_MTOK, N_COLS };
+#define SITE_COL C_FAC
+static const char *const col_names[N_COLS] = {
+    "arrived", "finished", "dropped", "preemptions", "end_s", "ttft_p50_s", "ttft_p90_s",
+    "ttft_p99_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "e2e_p50_s", "e2e_p90_s",
+    "e2e_p99_s", "requests_per_s", "output_tokens_per_s", "goodput_requests_per_s",
+    "slo_met_fraction", "kv_util_mean", "kv_util_max", "busy_fraction", "gpus",
+    "facility_energy_j", "energy_cost_cny", "co2_kg", "kwh_per_mtok", "energy_cost_per_mtok_cny",
+    "co2_kg_per_mtok"};
+static const char *const col_units[N_COLS] = {
+    "1", "1", "1", "1", "s", "s", "s", "s", "s", "s", "s", "s", "s", "s", "1/s", "1/s", "1/s",
+    "1", "1", "1", "1", "1", "J", "CNY", "kg", "kWh/Mtok", "CNY/Mtok", "kg/Mtok"};
+
+typedef struct svariant {
+    const compare_case *c;
+    scn_scenario scn;
+    serve_config cfg;
+    serve_result r;
+    serve_cost k;
+    int loaded;
+    sim_error err;
+    double v[N_COLS];
+} svariant;
+
+int compare_is_serve(const char *path)
+{
+    if (!path)
+        return 0; /* the built-in default trains */
+    sim_error err;
+    sim_error_clear(&err);
+    xmlDoc *doc = scn_read_xml(path, NULL, 0, path, &err);
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    int serving = 0, other = 0;
+    for (xmlNode *n = root ? root->children : NULL; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        serving |= xmlStrEqual(n->name, (const xmlChar *)"serving");
+        other |= xmlStrEqual(n->name, (const xmlChar *)"job") ||
+                 xmlStrEqual(n->name, (const xmlChar *)"cluster-jobs");
+    }
+    xmlFreeDoc(doc);
+    return serving && !other;
+}
+
+static int has_site(const svariant *x)
+{
+    return x->scn.site.given;
+}
+
+/* The figures of a finished run: the very fields dcsim serve's --json
+ * prints (serve.c print_json, json_latency, json_cost). */
+static void row_of(const svariant *x, double *v)
+{
+    const serve_result *r = &x->r;
+    const serve_cost *k = &x->k;
+    v[C_ARRIVED] = (double)r->arrived;
+    v[C_FINISHED] = (double)r->finished;
+    v[C_DROPPED] = (double)r->dropped;
+    v[C_PREEMPT] = (double)r->preemptions;
+    v[C_END] = r->end_s;
+    const serve_latency *l[3] = {&r->ttft, &r->tpot, &r->e2e};
+    for (int m = 0; m < 3; m++)
+        for (int q = 0; q < 3; q++)
+            v[C_TTFT50 + 3 * m + q] = l[m]->q_s[q];
+    v[C_REQ] = r->requests_per_s;
+    v[C_TOK] = r->output_tokens_per_s;
+    v[C_GOOD] = r->goodput_requests_per_s;
+    v[C_SLO] = r->slo_met_fraction;
+    v[C_KV] = r->kv_util_mean;
+    v[C_KV_MAX] = r->kv_util_max;
+    v[C_BUSY] = r->busy_fraction;
+    v[C_GPUS] = serve_gpus(&x->cfg);
+    int site = has_site(x);
+    v[C_FAC] = site ? k->e.facility_energy_j : NAN;
+    v[C_COST] = site ? k->e.cost : NAN;
+    v[C_CO2] = site ? k->e.co2_kg : NAN;
+    v[C_KWH_MTOK] = site ? k->kwh_per_mtok : NAN;
+    v[C_COST_MTOK] = site ? k->cost_per_mtok : NAN;
+    v[C_CO2_MTOK] = site ? k->co2_kg_per_mtok : NAN;
+}
+
+static int print_error(const svariant *x)
+{
+    if (strcmp(x->err.file, x->c->label) != 0)
+        fprintf(stderr, "%s: ", x->c->label);
+    return cli_print_error(&x->err);
+}
+
+/* load variant x, put it at its site and ready its fleet (runs: the
+ * simulations held at once, for the memory guard) */
+static int load_one(svariant *x, unsigned runs)
+{
+    const compare_case *c = x->c;
+    sim_error_clear(&x->err);
+    if (scn_load_flags(c->path, c->sets, c->n_sets, SCN_LOAD_SERVING, &x->scn, &x->err))
+        return -1;
+    x->loaded = 1;
+    if (!x->scn.has_serving || x->scn.has_job || x->scn.has_cluster_jobs)
+        return sim_error_set(&x->err, SIM_ERR_INPUT, x->scn.source, 0,
+                             "%s: dcsim compare compares serving fleets (<serving>, no <job> "
+                             "or <cluster-jobs>), job streams or training runs, not one with "
+                             "another", x->scn.has_serving ? "not a serving fleet alone"
+                                                           : "no <serving>");
+    if (compare_put_site(&x->scn, c->site, c->start_month, &x->err))
+        return -1;
+    x->cfg = x->scn.serving;
+    return serve_prepare(&x->scn, &x->cfg, runs, &x->err);
+}
+
+/* x's simulation and cost, as cmd_serve runs them (no progress line, no
+ * request sink) */
+static int run_one(svariant *x)
+{
+    if (serve_simulate(&x->cfg, &x->r, &x->err))
+        return -1;
+    if (has_site(x) && serve_cost_at_site(&x->scn, &x->cfg, &x->r, &x->k, &x->err))
+        return -1;
+    return 0;
+}
+
+static int has_col(const svariant *x, int k)
+{
+    return k < SITE_COL || has_site(x);
+}
+
+static cJSON *table_json(const svariant *x, size_t n, const char *command)
+{
+    cJSON *root = jsonout_begin(command);
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "kind", "serve");
+    cJSON *units = cJSON_AddObjectToObject(root, "units");
+    for (int k = 0; k < N_COLS; k++)
+        cJSON_AddStringToObject(units, col_names[k], col_units[k]);
+    cJSON *rows = cJSON_AddArrayToObject(root, "variants");
+    for (size_t i = 0; rows && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        const scn_scenario *s = &x[i].scn;
+        cJSON_AddStringToObject(o, "variant", x[i].c->label);
+        cJSON_AddStringToObject(o, "model", x[i].cfg.arch.name);
+        cJSON_AddStringToObject(o, "gpu", s->gpu.name);
+        cJSON_AddNumberToObject(o, "replicas", x[i].cfg.replicas);
+        cJSON_AddNumberToObject(o, "tp", x[i].cfg.tp);
+        cJSON_AddStringToObject(o, "site", has_site(&x[i]) ? s->site.info.name : "");
+        cJSON_AddStringToObject(o, "defaults_used", s->serving_defaults);
+        if (!x[i].r.quantiles_exact)
+            cJSON_AddNumberToObject(o, "quantile_rel_error", x[i].r.quantile_rel_error);
+        for (int k = 0; k < N_COLS; k++)
+            if (has_col(&x[i], k))
+                cJSON_AddNumberToObject(o, col_names[k], x[i].v[k]);
+        cJSON *d = cJSON_AddObjectToObject(o, "difference");
+        for (int k = 0; d && k < N_COLS; k++)
+            if (has_col(&x[i], k) && has_col(&x[0], k))
+                cJSON_AddNumberToObject(d, col_names[k], x[i].v[k] - x[0].v[k]);
+        cJSON_AddItemToArray(rows, o);
+    }
+    return root;
+}
+
+/* one text row of each block: the values (diff 0) or the differences
+ * against x0 (diff 1); block 0 the latencies (ms; E2E in s), block 1 the
+ * rest */
+static void print_row(const svariant *x, const svariant *x0, int diff, int block, int width)
+{
+    double v[N_COLS];
+    for (int k = 0; k < N_COLS; k++)
+        v[k] = diff ? x->v[k] - x0->v[k] : x->v[k];
+    printf("%-*.*s", width, width, x->c->label);
+    if (block == 0) {
+        for (int k = C_TTFT50; k <= C_TPOT99; k++)
+            printf(" %9.4g", v[k] * 1e3);
+        for (int k = C_E2E50; k <= C_E2E99; k++)
+            printf(" %8.4g", v[k]);
+        printf("\n");
+        return;
+    }
+    printf(" %8.4g %9.5g %8.4g %7.2f %7.0f %7.0f %6.1f %6.0f", v[C_REQ], v[C_TOK], v[C_GOOD],
+           100 * v[C_SLO], v[C_DROPPED], v[C_PREEMPT], 100 * v[C_KV], v[C_GPUS]);
+    if (has_site(x) && (!diff || has_site(x0)))
+        printf(" %9.4g %9.4g\n", v[C_KWH_MTOK], v[C_COST_MTOK]);
+    else
+        printf(" %9s %9s\n", "-", "-");
+}
+
+static void print_blocks(const svariant *x, size_t n, int diff, int w)
+{
+    static const char lat[] = "%-*s %9s %9s %9s %9s %9s %9s %8s %8s %8s\n";
+    static const char thr[] = "%-*s %8s %9s %8s %7s %7s %7s %6s %6s %9s %9s\n";
+    printf(lat, w, "variant", "TTFT P50", "P90", "P99 ms", "TPOT P50", "P90", "P99 ms",
+           "E2E P50", "P90", "P99 s");
+    for (size_t i = diff; i < n; i++)
+        print_row(&x[i], &x[0], diff, 0, w);
+    printf("\n");
+    printf(thr, w, "variant", "req/s", "tokens/s", "goodput", "SLO %", "dropped", "preempt",
+           "KV %", "GPUs", "kWh per", "CNY per");
+    printf(thr, w, "", "", "", "req/s", "", "", "", "mean", "", "Mtok", "Mtok");
+    for (size_t i = diff; i < n; i++)
+        print_row(&x[i], &x[0], diff, 1, w);
+}
+
+static void print_text(const svariant *x, size_t n, const char *command)
+{
+    int w = 8; /* the labels' width, at most 72 */
+    for (size_t i = 0; i < n; i++)
+        w = strlen(x[i].c->label) > (size_t)w ? (int)strlen(x[i].c->label) : w;
+    w = w > 72 ? 72 : w;
+    int sweep = !strcmp(command, "sweep");
+    printf("dcsim %s: %zu %s of a serving fleet (dcsim serve's figures; docs/serving.md)\n\n",
+           command, n, sweep ? "points" : "variants");
+    print_blocks(x, n, 0, w);
+    if (n > 1) {
+        printf("\ndifference against %s (the first %s)\n", x[0].c->label,
+               sweep ? "point" : "variant");
+        print_blocks(x, n, 1, w);
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%s%-*.*s %s on %.0f x %s (%u replicas of tp %u), %s; %llu requests over %.4g "
+               "s%s\n", i ? "" : "\n", w, w, x[i].c->label, x[i].cfg.arch.name, x[i].v[C_GPUS],
+               x[i].scn.gpu.name, x[i].cfg.replicas, x[i].cfg.tp,
+               has_site(&x[i]) ? x[i].scn.site.info.name : "no <site>: no energy or cost",
+               (unsigned long long)x[i].r.arrived, x[i].r.end_s,
+               x[i].r.quantiles_exact ? "" : "; quantiles from histograms");
+    int same = 1; /* the defaults once when every variant has the same */
+    for (size_t i = 1; i < n; i++)
+        same &= !strcmp(x[i].scn.serving_defaults, x[0].scn.serving_defaults);
+    for (size_t i = 0; i < (same ? 1 : n); i++)
+        if (x[i].scn.serving_defaults[0])
+            printf("  %.72s: defaults used: %s\n", same ? "every variant" : x[i].c->label,
+                   x[i].scn.serving_defaults);
+}
+
+/* o->inputs and every variant's own input files (scenario, XIncludes,
+ * trace): never the table. NULL when out of memory. */
+static const char **inputs_of(const svariant *x, size_t n, const compare_cluster_out *o,
+                              size_t *n_in)
+{
+    size_t cap = o->n_inputs + 1;
+    for (size_t i = 0; i < n; i++)
+        cap += 2 + x[i].scn.n_included;
+    const char **in = malloc(cap * sizeof *in);
+    if (!in)
+        return NULL;
+    *n_in = 0;
+    for (size_t j = 0; j < o->n_inputs; j++)
+        in[(*n_in)++] = o->inputs[j];
+    for (size_t i = 0; i < n; i++) {
+        in[(*n_in)++] = x[i].c->path;
+        for (size_t j = 0; j < x[i].scn.n_included; j++)
+            in[(*n_in)++] = x[i].scn.included[j];
+        in[(*n_in)++] = x[i].scn.serving_trace_file[0] ? x[i].scn.serving_trace_file : NULL;
+    }
+    return in;
+}
+
+/* o->table_path: the table as HDF5, a row per variant (NaN in the site
+ * columns without a <site>) */
+static int write_table(const svariant *x, size_t n, const compare_cluster_out *o,
+                       const char *const *inputs, size_t n_in)
+{
+    double *values = malloc(n * N_COLS * sizeof *values);
+    const char **rows = malloc(n * sizeof *rows);
+    sim_error err;
+    sim_error_clear(&err);
+    int rc = 0;
+    if (!values || !rows) {
+        fprintf(stderr, "dcsim %s: out of memory\n", o->command);
+        rc = 1;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            memcpy(values + i * N_COLS, x[i].v, sizeof x[i].v);
+            rows[i] = x[i].c->label;
+        }
+        if (trace_write_table(o->table_path, o->table_name,
+                              "one row per variant of a serving fleet (dcsim serve's figures; "
+                              "NaN: no <site>)", col_names, col_units, N_COLS, rows, n, values,
+                              inputs, n_in, &err))
+            rc = cli_print_error(&err);
+        else if (!o->json && !o->csv)
+            printf("  table written to %s\n", o->table_path);
+    }
+    free(values);
+    free(rows);
+    return rc;
+}
+
+/* the simulations, in parallel; the first failed variant's error */
+static int run_all(svariant *x, size_t n)
+{
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic) reduction(| : failed)
+    for (long long i = 0; i < (long long)n; i++)
+        failed |= run_one(&x[i]) != 0;
+    for (size_t i = 0; failed && i < n; i++)
+        if (x[i].err.code)
+            return print_error(&x[i]);
+    for (size_t i = 0; i < n; i++) { /* the output invariant: every value finite */
+        row_of(&x[i], x[i].v);
+        for (int k = 0; k < N_COLS; k++)
+            if (has_col(&x[i], k) &&
+                summary_check_value("compare column", col_names[k], x[i].v[k], &x[i].err))
+                return print_error(&x[i]);
+    }
+    return 0;
+}
+
+int compare_serve(const compare_case *cases, size_t n, const compare_cluster_out *o)
+{
+    svariant *x = calloc(n ? n : 1, sizeof *x);
+    if (!x) {
+        fprintf(stderr, "dcsim %s: out of memory\n", o->command);
+        return 1;
+    }
+    unsigned runs = res_parallel_campaigns(n > UINT32_MAX ? UINT32_MAX : (unsigned)n);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        x[i].c = &cases[i];
+        if (load_one(&x[i], runs))
+            rc = print_error(&x[i]);
+    }
+    size_t n_in = 0;
+    const char **inputs = NULL;
+    if (!rc && o->table_path) { /* the target checked before the runs */
+        sim_error err;
+        sim_error_clear(&err);
+        outpath probe;
+        if (!(inputs = inputs_of(x, n, o, &n_in))) {
+            fprintf(stderr, "dcsim %s: out of memory\n", o->command);
+            rc = 1;
+        } else if (outpath_init(&probe, o->table_path, "the table", inputs, n_in, &err)) {
+            rc = cli_print_error(&err);
+        }
+    }
+    if (!rc)
+        rc = run_all(x, n);
+    if (!rc && (o->json || o->csv))
+        rc = jsonout_emit(table_json(x, n, o->command), o->csv ? JSONOUT_CSV : JSONOUT_JSON,
+                          o->csv ? "variants" : NULL, NULL);
+    else if (!rc)
+        print_text(x, n, o->command);
+    if (!rc && o->table_path)
+        rc = write_table(x, n, o, inputs, n_in);
+    free(inputs);
+    for (size_t i = 0; i < n; i++) {
+        serve_result_free(&x[i].r); /* zeroed when it did not run */
+        if (x[i].loaded)
+            scn_scenario_free(&x[i].scn);
+    }
+    free(x);
+    return rc;
+}
