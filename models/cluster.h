@@ -45,8 +45,15 @@
  * queue length; wait and slowdown at P50/P90/P99 (nearest rank). busy + idle
  * = GPUs x T, idle integrated separately from the free-GPU count.
  *
+ * Elastic jobs (cluster_elastic.c; docs/cluster.md "Elastic jobs"): with
+ * config elastic, a job with a min below its n starts on min(free, n) >= min
+ * GPUs, works at g / n of its rate on g, grows after a pass within the
+ * head's reservation, shrinks before evictions and off failed GPUs; each
+ * resize costs the checkpoint restart time.
+ *
  * Random streams: GSL mt19937 from the scenario seed, one for arrival gaps,
- * one for sizes, one for durations; the simulation is sequential.
+ * one for sizes, one for durations (a fourth for the elastic draw); the
+ * simulation is sequential.
  */
 #ifndef DCSIM_MODELS_CLUSTER_H
 #define DCSIM_MODELS_CLUSTER_H
