@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dcsim_figures as F  # noqa: E402
 from dcsim_trace import TraceFormatError  # noqa: E402
 
-LAYOUT_VERSIONS = ("1", "2", "3")  # 2: isolated_run_s and run_s; 3: the disruption columns
+LAYOUT_VERSIONS = ("1", "2", "3", "4")  # 2: isolated_run_s and run_s; 3: the disruption
+# columns; 4: the elastic columns (min_gpus, resizes, gpus_mean)
 HOUR_S = 3600.0
 KILOWATT_W = 1e3
 FIGURES = ("cluster_load", "cluster_power", "cluster_cdf", "cluster_placement")

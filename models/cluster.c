@@ -89,6 +89,10 @@ static int check_stream(const cluster_config *c, sim_error *err)
         return bad(err, "duration's sigma", d->b, "must be in (0, 5]");
     if (!(d->max_s >= 0) || d->max_s > 3.2e8)
         return bad(err, "duration cap", d->max_s, "must be from 0 (none) to 10 years");
+    if (!(st->elastic_share >= 0 && st->elastic_share <= 1))
+        return bad(err, "elastic share", st->elastic_share, "must be from 0 to 1");
+    if (st->elastic_share > 0 && !(st->elastic_min_frac > 0 && st->elastic_min_frac <= 1))
+        return bad(err, "elastic min fraction", st->elastic_min_frac, "must be in (0, 1]");
     return 0;
 }
 
@@ -98,8 +102,13 @@ static int check_trace(const cluster_config *c, sim_error *err)
         return bad(err, "trace jobs", c->n_jobs, "must be from 1 to 1e7");
     for (uint32_t i = 0; i < c->n_jobs; i++) {
         const cluster_job_spec *j = &c->jobs[i];
-        if (j->gpus < 1 || j->gpus > c->gpus)
-            return bad(err, "job GPUs", j->gpus, "must be from 1 to the cluster's GPUs");
+        uint32_t min = c->min_gpus ? c->min_gpus[i] : 0;
+        if (c->min_gpus && min > j->gpus)
+            return bad(err, "job min GPUs", min, "must be from 1 to the job's GPUs");
+        int is_fit = j->gpus <= c->gpus || (c->elastic && min && min <= c->gpus);
+        if (j->gpus < 1 || j->gpus > CLUSTER_MAX_GPUS || !is_fit)
+            return bad(err, "job GPUs", j->gpus, "must be from 1 to the cluster's GPUs (an "
+                       "elastic job's min)");
         if (!(j->duration_s >= CLUSTER_MIN_DURATION_S) || !isfinite(j->duration_s))
             return bad(err, "job duration", j->duration_s, "must be at least 1 s");
         if (!(j->submit_s >= 0) || !isfinite(j->submit_s) ||
@@ -116,6 +125,16 @@ int cluster_config_check(const cluster_config *c, sim_error *err)
         rc = c->jobs ? check_trace(c, err) : check_stream(c, err);
     if (!rc)
         rc = cluster_disrupt_check(c, err);
+    for (uint32_t i = 0; !rc && c->elastic && c->pacer && c->jobs && c->min_gpus && i < c->n_jobs;
+         i++)
+        if (c->min_gpus[i] && c->min_gpus[i] < c->jobs[i].gpus)
+            rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: elastic jobs with "
+                               "interference (a fabric's pacer) are not modelled: give "
+                               "<scheduler elastic=\"false\">");
+    if (!rc && c->elastic && c->pacer && !c->jobs && c->stream.elastic_share > 0)
+        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: elastic jobs with "
+                           "interference (a fabric's pacer) are not modelled: give "
+                           "<scheduler elastic=\"false\">");
     return rc;
 }
 
@@ -166,6 +185,7 @@ int cluster_jobs_make(const cluster_config *c, cluster_job_spec **out, uint32_t 
     const cluster_stream *st = &c->stream;
     gsl_rng *gap = gsl_rng_alloc(gsl_rng_mt19937), *size = gsl_rng_alloc(gsl_rng_mt19937),
             *dur = gsl_rng_alloc(gsl_rng_mt19937);
+
     cluster_job_spec *v = NULL;
     uint32_t k = 0, cap = 0;
     rc = gap && size && dur ? 0 : SIM_ERR_NOMEM;
@@ -210,6 +230,24 @@ int cluster_jobs_make(const cluster_config *c, cluster_job_spec **out, uint32_t 
     return 0;
 }
 
+void cluster_jobs_min(const cluster_config *c, const cluster_job_spec *spec, uint32_t n,
+                      uint32_t *min)
+{
+    const cluster_stream *st = &c->stream;
+    gsl_rng *el = st->elastic_share > 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
+    if (el) /* its own stream, apart from the three: seed x 3 + 4 */
+        gsl_rng_set(el, (unsigned long)(c->seed * 3 + 4));
+    for (uint32_t i = 0; i < n; i++) {
+        min[i] = 0;
+        if (el && gsl_rng_uniform(el) < st->elastic_share && spec[i].gpus > 1) {
+            double m = ceil(st->elastic_min_frac * spec[i].gpus);
+            min[i] = m < 1 ? 1 : m >= spec[i].gpus ? spec[i].gpus : (uint32_t)m;
+        }
+    }
+    if (el)
+        gsl_rng_free(el);
+}
+
 /* ---- the simulation ---- */
 
 void cluster_account(cluster_sim *s)
@@ -252,6 +290,8 @@ static void on_pass(sim_engine *eng, void *ctx, uint64_t data)
     if (s->c->preempt)
         cluster_preempt_head(s);
     s->c->sched->pass(s);
+    if (s->held)
+        cluster_elastic_grow(s);
 }
 
 /* after every event of this instant: arrivals and ends at equal times first */
@@ -264,12 +304,10 @@ void cluster_want_pass(cluster_sim *s)
         s->failed = 1;
 }
 
-void cluster_release(cluster_sim *s, uint32_t id)
+void cluster_free_gpus(cluster_sim *s, const uint32_t *g, uint32_t n)
 {
     const cluster_config *c = s->c;
-    cluster_job *j = &s->job[id];
-    const uint32_t *g = s->alloc + s->alloc_at[id];
-    for (uint32_t i = 0; i < j->spec.gpus; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t node = g[i] / c->node_gpus;
         s->owner[g[i]] = CLUSTER_NONE;
         if (!--s->node_busy[node])
@@ -283,6 +321,13 @@ void cluster_release(cluster_sim *s, uint32_t id)
         s->su_free[g[i] / c->su_gpus]++;
         s->free_gpus++;
     }
+}
+
+void cluster_release(cluster_sim *s, uint32_t id)
+{
+    const cluster_config *c = s->c;
+    uint32_t n = cluster_held(s, id);
+    cluster_free_gpus(s, s->alloc + s->alloc_at[id], n);
     uint32_t pos = s->run_pos[id], last = s->running[--s->running_n];
     s->running[pos] = last;
     s->run_pos[last] = pos;
@@ -290,7 +335,7 @@ void cluster_release(cluster_sim *s, uint32_t id)
         cluster_pace_end(s, id);
     cluster_record(s);
     if (c->watch)
-        c->watch(c->watch_ctx, id, sim_now(s->eng), NULL, j->spec.gpus);
+        c->watch(c->watch_ctx, id, sim_now(s->eng), NULL, n);
 }
 
 void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
@@ -301,6 +346,10 @@ void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
     if (s->is_disrupt) {
         cluster_job *j = &s->job[id];
         j->held_s += sim_now(eng) - s->seg_s[id];
+        if (s->held) {
+            cluster_elastic_hold(s, id, sim_now(eng) - s->seg_s[id]);
+            s->lost_el_gpu_s[2] += s->seg_over_s[id] * s->held[id];
+        }
         j->restart_s += s->seg_over_s[id];
         s->state[id] = CLUSTER_ST_DONE;
         s->ev[id] = 0;
@@ -363,14 +412,44 @@ double cluster_run_left_s(const cluster_sim *s, uint32_t id)
     return (s->job[id].start_s >= 0 ? s->c->ckpt.restart_s : 0) + s->left_s[id];
 }
 
+void cluster_spans_set(cluster_sim *s, uint32_t id, const uint32_t *g, uint32_t n)
+{
+    const cluster_config *c = s->c;
+    cluster_job *j = &s->job[id];
+    j->nodes = spans(g, n, c->node_gpus);
+    j->leaves = spans(g, n, c->leaf_gpus);
+    j->sus = spans(g, n, c->su_gpus);
+    j->min_nodes = ceil_div(n, c->node_gpus);
+    j->min_leaves = ceil_div(n, c->leaf_gpus);
+    j->min_sus = ceil_div(n, c->su_gpus);
+}
+
 int cluster_start_queued(cluster_sim *s, uint32_t qi)
+{
+    return cluster_start_queued_n(s, qi, UINT32_MAX);
+}
+
+int cluster_start_queued_n(cluster_sim *s, uint32_t qi, uint32_t max)
 {
     const cluster_config *c = s->c;
     uint32_t id = s->queue[qi];
     cluster_job *j = &s->job[id];
     uint32_t n = j->spec.gpus;
     cluster_account(s);
-    if (c->n_resv) { /* not onto GPUs a window takes before it would end */
+    if (cluster_is_elastic(s, id)) { /* as many as are free up to max, at least its min;
+                                        windows hidden for its longest run (at its min) */
+        uint32_t need = j->min_gpus, hidden = 0;
+        if (c->n_resv)
+            hidden = cluster_resv_hide(s, sim_now(s->eng) + cluster_run_left_on(s, id, need));
+        uint32_t avail = s->free_gpus - hidden;
+        n = n < max ? n : max;
+        n = n < avail ? n : avail;
+        if (n < need) {
+            if (c->n_resv)
+                cluster_resv_show(s);
+            return -1;
+        }
+    } else if (c->n_resv) { /* not onto GPUs a window takes before it would end */
         uint32_t hidden = cluster_resv_hide(s, sim_now(s->eng) + cluster_run_left_s(s, id));
         if (n > s->free_gpus - hidden) {
             cluster_resv_show(s);
@@ -395,6 +474,11 @@ int cluster_start_queued(cluster_sim *s, uint32_t qi)
         return 0;
     }
     s->free_gpus -= n;
+    if (s->held) {
+        s->held[id] = n;
+        if (j->start_s < 0)
+            s->g0[id] = n;
+    }
     for (uint32_t i = 0; i < n; i++) /* nodes that were idle before this job */
         if (!s->node_busy[g[i] / c->node_gpus]++)
             s->busy_nodes++;
@@ -405,12 +489,7 @@ int cluster_start_queued(cluster_sim *s, uint32_t qi)
     if (!is_restart)
         j->start_s = sim_now(s->eng);
     j->end_s = j->start_s + j->spec.duration_s;
-    j->nodes = spans(g, n, c->node_gpus);
-    j->leaves = spans(g, n, c->leaf_gpus);
-    j->sus = spans(g, n, c->su_gpus);
-    j->min_nodes = ceil_div(n, c->node_gpus);
-    j->min_leaves = ceil_div(n, c->leaf_gpus);
-    j->min_sus = ceil_div(n, c->su_gpus);
+    cluster_spans_set(s, id, g, n);
     s->run_pos[id] = s->running_n;
     s->running[s->running_n++] = id;
     cluster_record(s);
@@ -501,20 +580,29 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
             T = j->end_s;
         /* held: every segment; a job never disrupted holds its GPUs end - start */
         double held = s->is_disrupt ? j->held_s : run;
-        busy += held * j->spec.gpus;
+        int is_el = j->min_gpus && j->min_gpus < j->spec.gpus; /* the scenario's, either mode */
+        o->elastic_jobs += is_el;
+        if (s->held) { /* elastic: the GPUs it held, not its GPUs */
+            busy += s->gpu_s[i];
+            v[3 * (size_t)n + i] = j->spec.duration_s * j->spec.gpus / s->gpu_s[i];
+            s->job[i].gpus_mean = s->gpu_s[i] / held;
+        } else {
+            busy += held * j->spec.gpus;
+            v[3 * (size_t)n + i] = j->spec.duration_s / held;
+            s->job[i].gpus_mean = j->spec.gpus;
+        }
         useful += j->spec.duration_s * j->spec.gpus;
-        v[3 * (size_t)n + i] = j->spec.duration_s / held;
         v[i] = wait;
         /* slowdown against the run it would have had: a disrupted job's
          * stated duration (docs/cluster.md) */
-        v[n + i] = j->preemptions || j->interruptions ? (j->end_s - j->spec.submit_s) /
+        v[n + i] = j->preemptions || j->interruptions || (s->held && is_el) ? (j->end_s - j->spec.submit_s) /
                                                             j->spec.duration_s
                                                       : (wait + run) / run;
         o->rework_gpu_s += j->rework_s * j->spec.gpus;
         o->ckpt_gpu_s += j->ckpt_s * j->spec.gpus;
         o->restart_gpu_s += j->restart_s * j->spec.gpus;
         /* an end never moved is start + d: exactly the isolated run */
-        int is_isolated = j->end_s == j->start_s + j->spec.duration_s;
+        int is_isolated = s->held || j->end_s == j->start_s + j->spec.duration_s;
         v[2 * (size_t)n + i] = is_isolated ? 1 : run / j->spec.duration_s;
         if (!is_isolated)
             o->interference_gpu_s += (run - j->spec.duration_s) * j->spec.gpus;
@@ -529,6 +617,13 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
     cluster_stat_of(v + 2 * (size_t)n, n, &o->stretch);
     cluster_stat_of(v + 3 * (size_t)n, n, &o->job_goodput);
     free(v);
+    if (s->held) { /* at the GPUs held */
+        o->rework_gpu_s = s->lost_el_gpu_s[0];
+        o->ckpt_gpu_s = s->lost_el_gpu_s[1];
+        o->restart_gpu_s = s->lost_el_gpu_s[2];
+    }
+    o->resizes = s->resizes;
+    o->grown_gpu_s = s->grown_gpu_s;
     o->preemptions = s->preemptions;
     o->interruptions = s->interruptions;
     o->failures = s->failures;
@@ -568,10 +663,11 @@ static void sim_free(cluster_sim *s)
     free(s->node_busy);
     cluster_pace_free(s);
     cluster_disrupt_free(s);
+    cluster_elastic_free(s);
     sim_engine_destroy(s->eng);
 }
 
-static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
+static int sim_init(cluster_sim *s, const cluster_job_spec *spec, const uint32_t *min)
 {
     const cluster_config *c = s->c;
     uint32_t n = s->n_job;
@@ -593,6 +689,10 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
     s->ends = malloc((size_t)scratch * sizeof *s->ends);
     s->node_busy = calloc(s->n_nodes, sizeof *s->node_busy);
     s->is_disrupt = c->preempt || c->n_resv || c->fail.rate_per_node_s > 0;
+    int is_elastic = 0; /* elastic jobs run in segments (cluster_preempt.c) */
+    for (uint32_t i = 0; c->elastic && i < n && !is_elastic; i++)
+        is_elastic = min && min[i] && min[i] < spec[i].gpus;
+    s->is_disrupt |= is_elastic;
     uint64_t total = 0;
     for (uint32_t i = 0; s->alloc_at && i < n; i++) {
         s->alloc_at[i] = total;
@@ -602,7 +702,7 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
     if (!s->eng || !s->queue || !s->running || !s->run_pos || !s->owner || !s->node_free ||
         !s->leaf_free || !s->su_free || !s->alloc_at || !s->pick || !s->order || !s->ends ||
         !s->alloc || !s->node_busy || (c->pacer && cluster_pace_init(s)) ||
-        (s->is_disrupt && cluster_disrupt_init(s)))
+        (s->is_disrupt && cluster_disrupt_init(s)) || (is_elastic && cluster_elastic_init(s)))
         return -1;
     for (uint32_t g = 0; g < c->gpus; g++)
         s->owner[g] = CLUSTER_NONE;
@@ -616,6 +716,7 @@ static int sim_init(cluster_sim *s, const cluster_job_spec *spec)
     for (uint32_t i = 0; i < n; i++) {
         memset(&s->job[i], 0, sizeof s->job[i]);
         s->job[i].spec = spec[i];
+        s->job[i].min_gpus = min ? min[i] : 0;
         s->job[i].start_s = s->job[i].end_s = -1;
         s->job[i].reserve_s = -1;
         s->job[i].evictor_priority_min = INT32_MAX;
@@ -634,8 +735,15 @@ int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *er
     if (rc)
         return rc;
     cluster_sim s = {.c = c, .n_job = n, .err = err};
+    uint32_t *min = c->jobs ? (uint32_t *)c->min_gpus : NULL;
+    if (!c->jobs && c->stream.elastic_share > 0 && (min = malloc((size_t)n * sizeof *min)))
+        cluster_jobs_min(c, spec, n, min);
+    int is_min_ok = c->jobs || !(c->stream.elastic_share > 0) || min;
     s.job = malloc((size_t)n * sizeof *s.job);
-    if (!s.job || sim_init(&s, spec)) {
+    int is_init = is_min_ok && s.job && !sim_init(&s, spec, min);
+    if (!c->jobs)
+        free(min);
+    if (!is_init) {
         free(spec);
         free(s.job);
         sim_free(&s);

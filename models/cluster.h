@@ -45,8 +45,15 @@
  * queue length; wait and slowdown at P50/P90/P99 (nearest rank). busy + idle
  * = GPUs x T, idle integrated separately from the free-GPU count.
  *
+ * Elastic jobs (cluster_elastic.c; docs/cluster.md "Elastic jobs"): with
+ * config elastic, a job with a min below its n starts on min(free, n) >= min
+ * GPUs, works at g / n of its rate on g, grows after a pass within the
+ * head's reservation, shrinks before evictions and off failed GPUs; each
+ * resize costs the checkpoint restart time.
+ *
  * Random streams: GSL mt19937 from the scenario seed, one for arrival gaps,
- * one for sizes, one for durations; the simulation is sequential.
+ * one for sizes, one for durations (a fourth for the elastic draw); the
+ * simulation is sequential.
  */
 #ifndef DCSIM_MODELS_CLUSTER_H
 #define DCSIM_MODELS_CLUSTER_H
@@ -95,6 +102,10 @@ typedef struct cluster_stream {
     uint32_t size_gpus[CLUSTER_MAX_SIZES];
     double size_weight[CLUSTER_MAX_SIZES];
     cluster_duration dur;
+    /* elastic jobs: each drawn job is elastic with probability elastic_share
+     * (its own stream; 0: none, no draw), its min GPUs ceil(elastic_min_frac x
+     * gpus), at least 1; a job of 1 GPU stays rigid */
+    double elastic_share, elastic_min_frac;
 } cluster_stream;
 
 typedef struct cluster_sched cluster_sched;  /* cluster_sched.c: the policy table */
@@ -163,6 +174,10 @@ typedef struct cluster_config {
      * jobs is NULL the stream */
     const cluster_job_spec *jobs;
     uint32_t n_jobs;
+    /* per trace job its min GPUs (docs/cluster.md "Elastic jobs": the fewest
+     * it runs on, 1 <= min < its GPUs elastic; 0 or its GPUs: rigid); NULL:
+     * every job rigid. The stream's come from elastic_share. */
+    const uint32_t *min_gpus;
     cluster_stream stream;
     uint64_t seed;
     cluster_watch_fn watch;   /* NULL: none */
@@ -175,6 +190,11 @@ typedef struct cluster_config {
     const cluster_reservation *resv; /* n_resv maintenance windows */
     uint32_t n_resv;
     cluster_failures fail;
+    /* 1: elastic jobs (spec.min_gpus) start on at least their min, grow
+     * toward their GPUs, shrink before anyone is evicted and on failures
+     * (cluster_elastic.c); 0: every job runs rigidly at its GPUs. Not with a
+     * pacer. */
+    int elastic;
 } cluster_config;
 
 #define CLUSTER_QUANTILES 3 /* P50, P90, P99 */
@@ -197,6 +217,7 @@ typedef struct cluster_step {
 /* one job's outcome */
 typedef struct cluster_job {
     cluster_job_spec spec;
+    uint32_t min_gpus;        /* its min GPUs (0: rigid; cluster_config min_gpus) */
     double start_s, end_s;
     double reserve_s;         /* easy-backfill: its first reservation as the blocked
                                  head (-1: never the blocked head) */
@@ -209,6 +230,10 @@ typedef struct cluster_job {
     uint32_t preemptions, interruptions;
     double held_s, rework_s, ckpt_s, restart_s;
     int32_t evictor_priority_min;
+    /* elastic (config elastic with elastic jobs; else 0 and spec.gpus):
+     * resizes, the time-weighted mean of the GPUs it held */
+    uint32_t resizes;
+    double gpus_mean;
 } cluster_job;
 
 typedef struct cluster_result {
@@ -239,6 +264,10 @@ typedef struct cluster_result {
     double down_gpu_s, lost_gpu_s, rework_gpu_s, ckpt_gpu_s, restart_gpu_s;
     double goodput;
     cluster_stat job_goodput;
+    /* elastic: jobs with a min below their GPUs, resizes, the GPU-s elastic
+     * jobs held above their count at their first start */
+    uint32_t elastic_jobs, resizes;
+    double grown_gpu_s;
     uint64_t events;
     uint64_t digest;          /* the engine's event digest */
     cluster_step *steps;      /* n_steps, by time, the first at 0; owned */
@@ -264,6 +293,12 @@ int cluster_config_check(const cluster_config *c, sim_error *err);
 int cluster_jobs_make(const cluster_config *c, cluster_job_spec **out, uint32_t *n,
                       sim_error *err);
 
+/* The min GPUs of the stream's n jobs spec (cluster_stream elastic_share:
+ * its own stream, seed x 3 + 4, one draw per job) into min (n of them; all
+ * 0 without a share). */
+void cluster_jobs_min(const cluster_config *c, const cluster_job_spec *spec, uint32_t n,
+                      uint32_t *min);
+
 /* Simulate until every job has ended. 0, or an error code with err filled;
  * out->jobs is then NULL. */
 int cluster_simulate(const cluster_config *c, cluster_result *out, sim_error *err);
@@ -278,6 +313,12 @@ void cluster_result_free(cluster_result *r);
  * 0 with *out (malloc'd) and *n, or SIM_ERR_INPUT / SIM_ERR_NOMEM. */
 int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t max_gpus,
                         cluster_job_spec **out, uint32_t *n, sim_error *err);
+/* the same with an optional min_gpus column (elastic jobs: 1 to the job's
+ * gpus; empty: rigid): *min malloc'd (n of them, 0 rigid), NULL when the
+ * header has no such column */
+int cluster_trace_parse_min(const char *text, size_t len, const char *name, uint32_t max_gpus,
+                            cluster_job_spec **out, uint32_t **min, uint32_t *n,
+                            sim_error *err);
 
 /* Importing traces (cluster_import.c; docs/cluster.md "Importing published
  * traces"). A layout names, per role, the column that holds it ("" none):
@@ -298,7 +339,8 @@ enum cluster_trace_format { CLUSTER_TRACE_DCSIM = 0, CLUSTER_TRACE_HELIOS, CLUST
                             CLUSTER_TRACE_PHILLY, CLUSTER_TRACE_COLUMNS, CLUSTER_TRACE_FORMATS };
 enum cluster_trace_role { CLUSTER_TCOL_SUBMIT = 0, CLUSTER_TCOL_GPUS, CLUSTER_TCOL_DURATION,
                           CLUSTER_TCOL_PRIORITY, CLUSTER_TCOL_START, CLUSTER_TCOL_END,
-                          CLUSTER_TCOL_JOB, CLUSTER_TCOL_GPU_MULT, CLUSTER_TCOL_COUNT };
+                          CLUSTER_TCOL_JOB, CLUSTER_TCOL_GPU_MULT, CLUSTER_TCOL_MIN_GPUS,
+                          CLUSTER_TCOL_COUNT };
 
 typedef struct cluster_trace_layout {
     int format;                          /* enum cluster_trace_format */
@@ -312,6 +354,7 @@ typedef struct cluster_trace_row {
     double submit_s, start_s, end_s, duration_s;
     double gpus;
     int32_t priority;
+    double min_gpus;   /* elastic: its min GPUs (NAN or 0: rigid) */
     int line;          /* of the file, for messages */
     int unfinished;    /* a task of the job has no end */
     size_t key;        /* the job key's offset (merging) */
@@ -350,6 +393,16 @@ int cluster_trace_import(const char *text, size_t len, const char *name,
 int cluster_trace_finish(cluster_trace_row *rows, uint32_t n, const char *name,
                          uint32_t max_gpus, cluster_job_spec **out, uint32_t *n_out,
                          cluster_trace_stats *stats, sim_error *err);
+/* import and finish with the jobs' min GPUs (the min-GPUs column, times
+ * gpu_scale rounded up; at most the job's GPUs) into *min (malloc'd; NULL
+ * when no row gives one) */
+int cluster_trace_import_min(const char *text, size_t len, const char *name,
+                             const cluster_trace_layout *lay, uint32_t max_gpus,
+                             cluster_job_spec **out, uint32_t **min, uint32_t *n,
+                             cluster_trace_stats *stats, sim_error *err);
+int cluster_trace_finish_min(cluster_trace_row *rows, uint32_t n, const char *name,
+                             uint32_t max_gpus, cluster_job_spec **out, uint32_t **min,
+                             uint32_t *n_out, cluster_trace_stats *stats, sim_error *err);
 
 const char *cluster_dur_dist_name(int d);
 int cluster_dur_dist_parse(const char *name, int *out);

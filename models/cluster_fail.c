@@ -43,8 +43,9 @@ static void take_down(cluster_sim *s, uint32_t g)
     uint32_t o = s->owner[g];
     if (o == CLUSTER_NONE)
         free_to_down(s, g);
-    else if (o < s->n_job)
-        cluster_interrupt(s, o, 1);
+    else if (o < s->n_job && !(s->held && cluster_is_elastic(s, o) &&
+                                s->state[o] == CLUSTER_ST_RUN && cluster_elastic_lose(s, o)))
+        cluster_interrupt(s, o, 1); /* an elastic job that stays at its min shrinks instead */
 }
 
 static void on_window(sim_engine *eng, void *ctx, uint64_t data)

@@ -180,7 +180,8 @@ typedef struct import_state {
 } import_state;
 
 static const char *const role_names[CLUSTER_TCOL_COUNT] = {
-    "submit", "gpus", "duration", "priority", "start", "end", "job", "gpu multiplier"};
+    "submit", "gpus", "duration", "priority", "start", "end", "job", "gpu multiplier",
+    "min GPUs"};
 
 static int map_header(import_state *st, int line, int nf, char **field)
 {
@@ -276,7 +277,7 @@ static int import_row(import_state *st, int line, int nf, char **field)
     }
     cluster_trace_row *r = &st->rows[st->n];
     *r = (cluster_trace_row){.submit_s = NAN, .start_s = NAN, .end_s = NAN, .duration_s = NAN,
-                             .line = line};
+                             .min_gpus = NAN, .line = line};
     double mult = 1, prio = 0; /* r->gpus 0 when empty: no GPUs (a CPU task) */
     int rc = field_value(st, line, CLUSTER_TCOL_SUBMIT, field, 1, &r->submit_s);
     if (!rc)
@@ -291,6 +292,13 @@ static int import_row(import_state *st, int line, int nf, char **field)
         rc = field_value(st, line, CLUSTER_TCOL_END, field, 1, &r->end_s);
     if (!rc)
         rc = field_value(st, line, CLUSTER_TCOL_PRIORITY, field, 0, &prio);
+    if (!rc && st->col[CLUSTER_TCOL_MIN_GPUS] >= 0 && field[st->col[CLUSTER_TCOL_MIN_GPUS]][0]) {
+        rc = field_value(st, line, CLUSTER_TCOL_MIN_GPUS, field, 0, &r->min_gpus);
+        if (!rc && !(r->min_gpus > 0 && r->min_gpus < 1e12))
+            return sim_error_set(st->err, SIM_ERR_INPUT, st->name, line, "cluster trace: min "
+                                 "GPUs %g must be above 0 (empty: a rigid job)", r->min_gpus);
+        r->min_gpus *= st->lay->gpu_scale;
+    }
     if (rc)
         return rc;
     if (prio != floor(prio) || fabs(prio) > 1e6)
@@ -334,6 +342,7 @@ static uint32_t merge_tasks(cluster_trace_row *v, uint32_t n, const char *keys)
         if (k && !strcmp(keys + v[k - 1].key, keys + v[i].key)) {
             cluster_trace_row *m = &v[k - 1];
             m->gpus += v[i].gpus;
+            m->min_gpus += v[i].min_gpus; /* NAN (rigid) when a task gives none */
             m->submit_s = min_nan(m->submit_s, v[i].submit_s);
             m->start_s = min_nan(m->start_s, v[i].start_s);
             m->end_s = max_nan(m->end_s, v[i].end_s);
@@ -353,6 +362,14 @@ int cluster_trace_import(const char *text, size_t len, const char *name,
                          const cluster_trace_layout *lay, uint32_t max_gpus,
                          cluster_job_spec **out, uint32_t *n, cluster_trace_stats *stats,
                          sim_error *err)
+{
+    return cluster_trace_import_min(text, len, name, lay, max_gpus, out, NULL, n, stats, err);
+}
+
+int cluster_trace_import_min(const char *text, size_t len, const char *name,
+                             const cluster_trace_layout *lay, uint32_t max_gpus,
+                             cluster_job_spec **out, uint32_t **min, uint32_t *n,
+                             cluster_trace_stats *stats, sim_error *err)
 {
     import_state st = {.name = name, .lay = lay, .err = err};
     char *buf = malloc(MAX_LINE), *field[MAX_FIELDS];
@@ -393,7 +410,7 @@ int cluster_trace_import(const char *text, size_t len, const char *name,
         st.n = merge_tasks(st.rows, st.n, st.keys);
     free(st.keys);
     if (!rc)
-        rc = cluster_trace_finish(st.rows, st.n, name, max_gpus, out, n, stats, err);
+        rc = cluster_trace_finish_min(st.rows, st.n, name, max_gpus, out, min, n, stats, err);
     free(st.rows);
     return rc;
 }
@@ -409,6 +426,13 @@ static int by_submit(const void *a, const void *b)
 int cluster_trace_finish(cluster_trace_row *v, uint32_t n, const char *name, uint32_t max_gpus,
                          cluster_job_spec **out, uint32_t *n_out, cluster_trace_stats *st,
                          sim_error *err)
+{
+    return cluster_trace_finish_min(v, n, name, max_gpus, out, NULL, n_out, st, err);
+}
+
+int cluster_trace_finish_min(cluster_trace_row *v, uint32_t n, const char *name,
+                             uint32_t max_gpus, cluster_job_spec **out, uint32_t **min,
+                             uint32_t *n_out, cluster_trace_stats *st, sim_error *err)
 {
     memset(st, 0, sizeof *st);
     st->rows = n;
@@ -451,10 +475,29 @@ int cluster_trace_finish(cluster_trace_row *v, uint32_t n, const char *name, uin
                              "submitted %g s after the first; a trace spans at most ten years "
                              "(3.2e8 s)", span);
     }
+    uint32_t *m = NULL;
+    for (uint32_t i = 0; min && i < k; i++) {
+        double mg = ceil(v[i].min_gpus - 1e-9);
+        if (isnan(mg))
+            continue;
+        if (mg > v[i].gpus) {
+            free(j);
+            free(m);
+            return sim_error_set(err, SIM_ERR_INPUT, name, v[i].line, "cluster trace: min GPUs "
+                                 "%g is more than the job's %g GPUs", mg, v[i].gpus);
+        }
+        if (!m && !(m = calloc(k, sizeof *m))) {
+            free(j);
+            return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster trace: out of memory");
+        }
+        m[i] = (uint32_t)mg;
+    }
     for (uint32_t i = 0; i < k; i++)
         j[i] = (cluster_job_spec){v[i].submit_s - st->origin_s, (uint32_t)v[i].gpus,
                                   v[i].duration_s, v[i].priority};
     st->kept = k;
+    if (min)
+        *min = m;
     *out = j;
     *n_out = k;
     return 0;

@@ -69,6 +69,13 @@ typedef struct cluster_sim {
     void *fail_rng;            /* gsl_rng of the failures */
     void *victims;             /* scratch: the victims' sort keys (cluster_preempt.c) */
     uint32_t *hid, hid_n;      /* scratch: the GPUs hidden from a start */
+    /* elastic (cluster_elastic.c; held NULL: none): per job the GPUs it
+     * holds, the count at its first start, the GPU-s it held; totals of the
+     * GPU-s lost (rework, checkpoint writes, restarts) at the GPUs held */
+    uint32_t *held, *g0;
+    double *gpu_s;
+    uint32_t resizes;
+    double grown_gpu_s, lost_el_gpu_s[3];
     /* the step series (cluster_step) */
     uint32_t busy_nodes;
     cluster_step *steps;
@@ -157,5 +164,52 @@ void cluster_resv_show(cluster_sim *s);
 /* cluster_fail.c: the latest end of the windows not over that start before
  * to_s (0: none) */
 double cluster_resv_clear_s(const cluster_sim *s, double to_s);
+
+/* GPUs job id holds (or would take): held, else its GPUs */
+static inline uint32_t cluster_held(const cluster_sim *s, uint32_t id)
+{
+    return s->held ? s->held[id] : s->job[id].spec.gpus;
+}
+
+/* 1: an elastic job in an elastic run */
+static inline int cluster_is_elastic(const cluster_sim *s, uint32_t id)
+{
+    const cluster_job *j = &s->job[id];
+    return s->held && j->min_gpus && j->min_gpus < j->spec.gpus;
+}
+
+/* the fewest GPUs it can start on */
+static inline uint32_t cluster_need(const cluster_sim *s, uint32_t id)
+{
+    return cluster_is_elastic(s, id) ? s->job[id].min_gpus : s->job[id].spec.gpus;
+}
+
+/* cluster_preempt.c: close the running segment now; keep 1: every bit of
+ * work done is kept (a resize), 0: rounded down to checkpoints (rework) */
+void cluster_segment_close(cluster_sim *s, uint32_t id, int keep);
+
+/* cluster_elastic.c: the arrays (0, or -1 out of memory); the run left on g
+ * GPUs if it started now; start job qi of the queue on up to max GPUs (at
+ * least its need; 0, or -1 when no count fits); after a pass, grow running
+ * elastic jobs without delaying the head; a failure or window under an
+ * elastic job (1: it shrank off the down GPUs, 0: interrupt it) */
+int cluster_elastic_init(cluster_sim *s);
+void cluster_elastic_free(cluster_sim *s);
+double cluster_run_left_on(const cluster_sim *s, uint32_t id, uint32_t g);
+int cluster_start_queued_n(cluster_sim *s, uint32_t qi, uint32_t max);
+void cluster_elastic_grow(cluster_sim *s);
+int cluster_elastic_lose(cluster_sim *s, uint32_t id);
+/* cluster_elastic.c: a running elastic job onto g GPUs now (fewer: its
+ * highest GPUs given back; more: the placement's); keep as in
+ * cluster_segment_close; a resize, restart time before it works again */
+void cluster_elastic_resize(cluster_sim *s, uint32_t id, uint32_t g, int keep);
+/* cluster.c: give back n GPUs (free, or down where out of service) */
+void cluster_free_gpus(cluster_sim *s, const uint32_t *g, uint32_t n);
+/* cluster_elastic.c: job id held its GPUs for dt (GPU-s, grown GPU-s) */
+void cluster_elastic_hold(cluster_sim *s, uint32_t id, double dt);
+/* cluster_sched.c: the shadow time and extra GPUs of a head needing need */
+void cluster_shadow(cluster_sim *s, uint32_t need, double *shadow_s, uint32_t *extra);
+/* cluster.c: per job sorted GPU ids into spans and minima */
+void cluster_spans_set(cluster_sim *s, uint32_t id, const uint32_t *g, uint32_t n);
 
 #endif

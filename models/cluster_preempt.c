@@ -140,8 +140,12 @@ void cluster_segment_start(cluster_sim *s, uint32_t id)
     cluster_job *j = &s->job[id];
     double now = sim_now(s->eng);
     s->seg_s[id] = now;
-    s->seg_over_s[id] = j->preemptions || j->interruptions ? s->c->ckpt.restart_s : 0;
-    j->end_s = now + s->seg_over_s[id] + s->left_s[id];
+    s->seg_over_s[id] = j->preemptions || j->interruptions || j->resizes ? s->c->ckpt.restart_s
+                                                                         : 0;
+    if (s->held) /* elastic: work at the rate held / GPUs */
+        j->end_s = now + s->seg_over_s[id] + s->left_s[id] * j->spec.gpus / s->held[id];
+    else
+        j->end_s = now + s->seg_over_s[id] + s->left_s[id];
     s->state[id] = CLUSTER_ST_RUN;
     s->ev[id] = sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, cluster_on_end, s, id);
     if (!s->ev[id])
@@ -154,6 +158,8 @@ static double lost_now(const cluster_sim *s, uint32_t id, double *done_out)
     double el = sim_now(s->eng) - s->seg_s[id], done = el - s->seg_over_s[id];
     if (done < 0)
         done = 0;
+    if (s->held)
+        done = done * s->held[id] / s->job[id].spec.gpus;
     if (done > s->left_s[id])
         done = s->left_s[id];
     double I = s->c->ckpt.interval_s;
@@ -164,14 +170,22 @@ static double lost_now(const cluster_sim *s, uint32_t id, double *done_out)
 }
 
 /* close the running segment: work saved, rework and restart counted */
-static void close_segment(cluster_sim *s, uint32_t id)
+void cluster_segment_close(cluster_sim *s, uint32_t id, int keep)
 {
     cluster_job *j = &s->job[id];
     double el = sim_now(s->eng) - s->seg_s[id], done = 0;
     double lost = lost_now(s, id, &done);
-    j->restart_s += el < s->seg_over_s[id] ? el : s->seg_over_s[id];
+    double over = el < s->seg_over_s[id] ? el : s->seg_over_s[id];
+    if (keep)
+        lost = 0; /* a resize: the framework saves its state first */
+    j->restart_s += over;
     j->rework_s += lost;
     j->held_s += el;
+    if (s->held) {
+        cluster_elastic_hold(s, id, el);
+        s->lost_el_gpu_s[0] += lost * j->spec.gpus; /* work at the GPUs' rate */
+        s->lost_el_gpu_s[2] += over * s->held[id];
+    }
     s->left_s[id] -= done - lost;
     sim_cancel(s->eng, s->ev[id]);
     s->ev[id] = 0;
@@ -194,7 +208,11 @@ static void write_done(cluster_sim *s, uint32_t id)
     double t = sim_now(s->eng) - s->seg_s[id]; /* seg_s: the eviction */
     j->held_s += t;
     j->ckpt_s += t;
-    s->pending_gpus -= j->spec.gpus;
+    if (s->held) {
+        cluster_elastic_hold(s, id, t);
+        s->lost_el_gpu_s[1] += t * s->held[id];
+    }
+    s->pending_gpus -= cluster_held(s, id);
     requeue(s, id);
 }
 
@@ -230,7 +248,7 @@ void cluster_interrupt(cluster_sim *s, uint32_t id, int is_requeue)
             write_done(s, id);
         return;
     }
-    close_segment(s, id);
+    cluster_segment_close(s, id, 0);
     j->interruptions++;
     s->interruptions++;
     too_many(s);
@@ -243,7 +261,7 @@ void cluster_interrupt(cluster_sim *s, uint32_t id, int is_requeue)
 static void evict(cluster_sim *s, uint32_t id, int32_t by_priority)
 {
     cluster_job *j = &s->job[id];
-    close_segment(s, id);
+    cluster_segment_close(s, id, 0);
     j->preemptions++;
     s->preemptions++;
     if (by_priority < j->evictor_priority_min)
@@ -251,7 +269,7 @@ static void evict(cluster_sim *s, uint32_t id, int32_t by_priority)
     too_many(s);
     s->state[id] = CLUSTER_ST_WRITE;
     s->seg_s[id] = sim_now(s->eng);
-    s->pending_gpus += j->spec.gpus;
+    s->pending_gpus += cluster_held(s, id);
     j->end_s = s->seg_s[id] + s->c->ckpt.write_s; /* EASY's shadow reads it */
     s->ev[id] = sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_CKPT_END, on_write_end, s, id);
     if (!s->ev[id])
@@ -275,7 +293,7 @@ void cluster_preempt_head(cluster_sim *s)
     if (!s->queue_n || s->failed)
         return;
     const cluster_job *h = &s->job[s->queue[0]];
-    uint64_t need = h->spec.gpus, have = (uint64_t)s->free_gpus + s->pending_gpus;
+    uint64_t need = cluster_need(s, s->queue[0]), have = (uint64_t)s->free_gpus + s->pending_gpus;
     if (need <= have)
         return; /* it fits now, or once the checkpoints being written are done */
     victim *v = s->victims;
@@ -287,14 +305,32 @@ void cluster_preempt_head(cluster_sim *s)
         if (s->state[id] != CLUSTER_ST_RUN || j->spec.priority >= h->spec.priority)
             continue;
         v[m++] = (victim){j->spec.priority, id, s->seg_s[id], lost_now(s, id, NULL)};
-        could += j->spec.gpus;
+        could += cluster_held(s, id);
     }
     if (could < need)
         return; /* evicting every lower priority would not do: evict none */
     qsort(v, m, sizeof *v, cmp_victim);
     cluster_account(s);
+    if (s->held) { /* elastic victims shrink toward their min first, when that frees enough */
+        uint64_t spare = have;
+        for (uint32_t k = 0; k < m; k++)
+            if (cluster_is_elastic(s, v[k].id))
+                spare += s->held[v[k].id] - s->job[v[k].id].min_gpus;
+        for (uint32_t k = 0; spare >= need && k < m && have < need && !s->failed; k++) {
+            uint32_t id = v[k].id, give = 0;
+            if (cluster_is_elastic(s, id))
+                give = s->held[id] - s->job[id].min_gpus;
+            give = give < need - have ? give : (uint32_t)(need - have);
+            if (give) {
+                cluster_elastic_resize(s, id, s->held[id] - give, 1);
+                have += give;
+            }
+        }
+        if (spare >= need)
+            return;
+    }
     for (uint32_t k = 0; k < m && have < need; k++) {
-        have += s->job[v[k].id].spec.gpus;
+        have += cluster_held(s, v[k].id);
         evict(s, v[k].id, h->spec.priority);
     }
 }

@@ -12,7 +12,7 @@
 /* start the head while it fits (and no maintenance window keeps it) */
 static void start_heads(cluster_sim *s)
 {
-    while (s->queue_n && !s->failed && s->job[s->queue[0]].spec.gpus <= s->free_gpus)
+    while (s->queue_n && !s->failed && cluster_need(s, s->queue[0]) <= s->free_gpus)
         if (cluster_start_queued(s, 0))
             return;
 }
@@ -22,11 +22,11 @@ static void pass_fifo(cluster_sim *s) { start_heads(s); }
 /* The head's reservation: the earliest end of running jobs after which at
  * least need GPUs are free (*shadow_s), and how many more than need are
  * free then (*extra). need <= the cluster's GPUs, so it exists. */
-static void shadow(cluster_sim *s, uint32_t need, double *shadow_s, uint32_t *extra)
+void cluster_shadow(cluster_sim *s, uint32_t need, double *shadow_s, uint32_t *extra)
 {
     for (uint32_t i = 0; i < s->running_n; i++) {
         const cluster_job *j = &s->job[s->running[i]];
-        s->ends[i] = (cluster_end){j->end_s, j->spec.gpus, s->running[i]};
+        s->ends[i] = (cluster_end){j->end_s, cluster_held(s, s->running[i]), s->running[i]};
     }
     qsort(s->ends, s->running_n, sizeof *s->ends, cluster_cmp_end);
     uint64_t avail = s->free_gpus;
@@ -52,14 +52,14 @@ static void pass_easy(cluster_sim *s)
         return;
     uint32_t min_gpus = UINT32_MAX;
     for (uint32_t i = 1; i < s->queue_n; i++)
-        if (s->job[s->queue[i]].spec.gpus < min_gpus)
-            min_gpus = s->job[s->queue[i]].spec.gpus;
+        if (cluster_need(s, s->queue[i]) < min_gpus)
+            min_gpus = cluster_need(s, s->queue[i]);
     cluster_job *head = &s->job[s->queue[0]];
     if (head->reserve_s >= 0 && min_gpus > s->free_gpus)
         return; /* nothing can start; the reservation is recorded */
     double shadow_s;
     uint32_t extra;
-    shadow(s, head->spec.gpus, &shadow_s, &extra);
+    cluster_shadow(s, cluster_need(s, s->queue[0]), &shadow_s, &extra);
     if (s->c->n_resv) { /* the windows the head would run into: none backfills past them */
         double w = cluster_resv_clear_s(s, shadow_s + cluster_run_left_s(s, s->queue[0]));
         if (w > shadow_s) {
@@ -76,6 +76,19 @@ static void pass_easy(cluster_sim *s)
     while (i < s->queue_n && s->free_gpus && !s->failed) {
         const cluster_job *j = &s->job[s->queue[i]];
         uint32_t n = j->spec.gpus;
+        if (cluster_is_elastic(s, s->queue[i])) { /* elastic: all it can, or extra's share */
+            uint32_t id = s->queue[i], need = j->min_gpus;
+            uint32_t g = n < s->free_gpus ? n : s->free_gpus;
+            int first = g >= need && now + cluster_run_left_on(s, id, g) <= shadow_s;
+            uint32_t cap = first ? g : g < extra ? g : extra;
+            if (cap >= need && !cluster_start_queued_n(s, i, cap)) {
+                if (!first)
+                    extra -= s->held[id];
+                continue;
+            }
+            i++;
+            continue;
+        }
         int ends_first = now + cluster_run_left_s(s, s->queue[i]) <= shadow_s;
         if (n <= s->free_gpus && (ends_first || n <= extra) && !cluster_start_queued(s, i)) {
             if (!ends_first)

@@ -1,5 +1,6 @@
 /* cluster_trace.c - a job trace in CSV (cluster.h): a header naming the
- * columns (submit_s, gpus, duration_s, optional priority; any order), then
+ * columns (submit_s, gpus, duration_s, optional priority and min_gpus; any
+ * order; an empty min_gpus: a rigid job), then
  * one job per line. Errors name the text's file and line. No file I/O here:
  * the caller reads the file.
  */
@@ -11,9 +12,10 @@
 
 #include "cluster.h"
 
-enum { COL_SUBMIT, COL_GPUS, COL_DURATION, COL_PRIORITY, COL_COUNT, COL_MAX = 16 };
+enum { COL_SUBMIT, COL_GPUS, COL_DURATION, COL_PRIORITY, COL_MIN, COL_COUNT, COL_MAX = 16 };
 
-static const char *const col_names[COL_COUNT] = {"submit_s", "gpus", "duration_s", "priority"};
+static const char *const col_names[COL_COUNT] = {"submit_s", "gpus", "duration_s", "priority",
+                                                 "min_gpus"};
 
 static int header(const char *name, int line, int nf, char **field, int *col, sim_error *err)
 {
@@ -26,7 +28,7 @@ static int header(const char *name, int line, int nf, char **field, int *col, si
         if (k == COL_COUNT)
             return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: unknown column "
                                  "'%.40s'; the columns are submit_s, gpus, duration_s and "
-                                 "optionally priority", field[i]);
+                                 "optionally priority and min_gpus", field[i]);
         if (col[k] >= 0)
             return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: column '%s' "
                                  "given twice", col_names[k]);
@@ -54,9 +56,9 @@ static int number(const char *name, int line, const char *col, const char *text,
 }
 
 static int row(const char *name, int line, char **field, const int *col, uint32_t max_gpus,
-               double last_submit, cluster_job_spec *j, sim_error *err)
+               double last_submit, cluster_job_spec *j, uint32_t *min, sim_error *err)
 {
-    double submit, gpus, dur, prio = 0;
+    double submit, gpus, dur, prio = 0, mg = 0;
     int rc = number(name, line, "submit_s", field[col[COL_SUBMIT]], &submit, err);
     if (!rc)
         rc = number(name, line, "gpus", field[col[COL_GPUS]], &gpus, err);
@@ -64,8 +66,16 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
         rc = number(name, line, "duration_s", field[col[COL_DURATION]], &dur, err);
     if (!rc && col[COL_PRIORITY] >= 0)
         rc = number(name, line, "priority", field[col[COL_PRIORITY]], &prio, err);
+    if (!rc && col[COL_MIN] >= 0 && field[col[COL_MIN]][0])
+        rc = number(name, line, "min_gpus", field[col[COL_MIN]], &mg, err);
+    if (!rc && col[COL_MIN] >= 0 && field[col[COL_MIN]][0] &&
+        !(mg >= 1 && mg <= gpus && mg == floor(mg)))
+        rc = sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: min_gpus %g must be "
+                           "a whole number from 1 to the job's gpus %g (empty: a rigid job)",
+                           mg, gpus);
     if (rc)
         return rc;
+    *min = (uint32_t)mg;
     if (submit > 3.2e8)
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: submit_s %g is "
                              "more than ten years in (at most 3.2e8 s)", submit);
@@ -89,7 +99,14 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
 int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t max_gpus,
                         cluster_job_spec **out, uint32_t *n, sim_error *err)
 {
+    return cluster_trace_parse_min(text, len, name, max_gpus, out, NULL, n, err);
+}
+
+int cluster_trace_parse_min(const char *text, size_t len, const char *name, uint32_t max_gpus,
+                            cluster_job_spec **out, uint32_t **min, uint32_t *n, sim_error *err)
+{
     cluster_job_spec *v = NULL;
+    uint32_t *mv = NULL;
     uint32_t k = 0, cap = 0;
     int col[COL_COUNT], have_header = 0, line = 0, rc = 0;
     char buf[1024], *field[COL_MAX];
@@ -126,7 +143,12 @@ int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t
         if (k == cap) {
             uint32_t ncap = cap ? 2 * cap : 256;
             cluster_job_spec *w = ncap <= CLUSTER_MAX_JOBS ? realloc(v, ncap * sizeof *w) : NULL;
-            if (!w) {
+            uint32_t *wm = w ? realloc(mv, ncap * sizeof *wm) : NULL;
+            if (w)
+                v = w;
+            if (wm)
+                mv = wm;
+            if (!w || !wm) {
                 rc = ncap <= CLUSTER_MAX_JOBS
                          ? sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster trace: out of "
                                          "memory")
@@ -134,21 +156,26 @@ int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t
                                          "than 1e7 jobs");
                 continue;
             }
-            v = w;
             cap = ncap;
         }
-        rc = row(name, line, field, col, max_gpus, last_submit, &v[k], err);
+        rc = row(name, line, field, col, max_gpus, last_submit, &v[k], &mv[k], err);
         if (!rc)
             last_submit = v[k++].submit_s;
     }
     if (!rc && !k)
         rc = sim_error_set(err, SIM_ERR_INPUT, name, 0, "cluster trace: no jobs (a header "
                            "line, then one job per line)");
+    if (rc || !min || col[COL_MIN] < 0) {
+        free(mv);
+        mv = NULL;
+    }
     if (rc) {
         free(v);
         return rc;
     }
     *out = v;
+    if (min)
+        *min = mv;
     *n = k;
     return 0;
 }

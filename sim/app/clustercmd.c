@@ -283,6 +283,41 @@ static void json_disruption(cJSON *root, const cluster_config *c, const cluster_
         cJSON_AddNumberToObject(o, v[i].name, v[i].value);
 }
 
+/* elastic jobs (docs/cluster.md "Elastic jobs"): only when the scenario has any */
+static void print_elastic(const cluster_config *c, const cluster_result *r)
+{
+    if (!r->elastic_jobs)
+        return;
+    double gpus_mean = 0, n_el = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++)
+        if (r->jobs[i].min_gpus && r->jobs[i].min_gpus < r->jobs[i].spec.gpus) {
+            gpus_mean += r->jobs[i].gpus_mean / r->jobs[i].spec.gpus;
+            n_el++;
+        }
+    printf("\nelastic    %u jobs (%s); %u resizes; %.6g GPU-h gained by growing; "
+           "elastic jobs held %.4g%% of their GPUs on average\n", r->elastic_jobs,
+           c->elastic ? "resized: start on their min, grow, shrink" : "run rigidly at their GPUs",
+           r->resizes, r->grown_gpu_s / 3600, 100 * gpus_mean / n_el);
+}
+
+static void json_elastic(cJSON *root, const cluster_config *c, const cluster_result *r)
+{
+    if (!r->elastic_jobs)
+        return;
+    double share = 0, n_el = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++)
+        if (r->jobs[i].min_gpus && r->jobs[i].min_gpus < r->jobs[i].spec.gpus) {
+            share += r->jobs[i].gpus_mean / r->jobs[i].spec.gpus;
+            n_el++;
+        }
+    cJSON *o = cJSON_AddObjectToObject(root, "elastic");
+    cJSON_AddBoolToObject(o, "resized", c->elastic);
+    cJSON_AddNumberToObject(o, "jobs", r->elastic_jobs);
+    cJSON_AddNumberToObject(o, "resizes", r->resizes);
+    cJSON_AddNumberToObject(o, "grown_gpu_s", r->grown_gpu_s);
+    cJSON_AddNumberToObject(o, "held_share_mean", share / n_el);
+}
+
 static void print_text(const scn_scenario *s, const cluster_config *c, const cluster_result *r,
                        const cluster_extra *x, const cluster_net *n)
 {
@@ -321,6 +356,7 @@ static void print_text(const scn_scenario *s, const cluster_config *c, const clu
            r->jobs_over_leaves, 100.0 * r->jobs_over_leaves / r->n_jobs, r->excess_leaves_mean,
            r->leaf_ratio_gpu_mean, r->jobs_over_nodes);
     print_disruption(c, r);
+    print_elastic(c, r);
     print_interference(s, r, n);
     print_energy(s, r, x);
     print_series(c, x);
@@ -502,6 +538,7 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
         json_disruption(root, c, r);
         json_stat(cJSON_GetObjectItem(root, "disruption"), "job_goodput", &r->job_goodput);
     }
+    json_elastic(root, c, r);
     if (t->runs && !csv)
         json_training(root, t, r);
     return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);

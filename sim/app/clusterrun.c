@@ -85,7 +85,8 @@ static int time_training(const scn_scenario *s, cluster_training *t, sim_error *
 /* The stream's (or trace's) jobs and the training runs, by submit time (at
  * a tie the stream's job first; runs at the same time in their order) */
 static int merge_training(const scn_scenario *s, cluster_training *t,
-                          cluster_job_spec **out, uint32_t *n, sim_error *err)
+                          cluster_job_spec **out, uint32_t **min_out, uint32_t *n,
+                          sim_error *err)
 {
     cluster_job_spec *base = NULL;
     uint32_t nb = 0;
@@ -103,20 +104,38 @@ static int merge_training(const scn_scenario *s, cluster_training *t,
             runs[k] = runs[k - 1];
         runs[k] = r;
     }
+    const cluster_config *c = &s->cluster_jobs;
     cluster_job_spec *m = malloc(((size_t)nb + t->runs) * sizeof *m);
-    if (!m) {
+    /* the elastic jobs' min GPUs (the runs are rigid): the trace's, the stream's */
+    int has_min = c->jobs ? c->min_gpus != NULL : c->stream.elastic_share > 0 && nb;
+    uint32_t *bmin = has_min ? malloc(((size_t)nb + 1) * sizeof *bmin) : NULL;
+    uint32_t *mm = has_min ? malloc(((size_t)nb + t->runs) * sizeof *mm) : NULL;
+    if (!m || (has_min && (!bmin || !mm))) {
         free(base);
+        free(m);
+        free(bmin);
+        free(mm);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
     }
+    if (has_min && c->jobs)
+        memcpy(bmin, c->min_gpus, (size_t)nb * sizeof *bmin);
+    else if (has_min)
+        cluster_jobs_min(c, base, nb, bmin);
     uint32_t i = 0, j = 0, k = 0;
     while (i < nb || j < t->runs)
-        if (j >= t->runs || (i < nb && base[i].submit_s <= runs[j].submit_s))
+        if (j >= t->runs || (i < nb && base[i].submit_s <= runs[j].submit_s)) {
+            if (mm)
+                mm[k] = bmin[i];
             m[k++] = base[i++];
-        else {
+        } else {
             t->job[j] = k;
+            if (mm)
+                mm[k] = 0;
             m[k++] = runs[j++];
         }
     free(base);
+    free(bmin);
+    *min_out = mm;
     *out = m;
     *n = k;
     return 0;
@@ -127,13 +146,17 @@ int cluster_run_execute(scn_scenario *s, cluster_run *out, sim_error *err)
     memset(out, 0, sizeof *out);
     int rc = 0;
     cluster_job_spec *merged = NULL, *given = (cluster_job_spec *)s->cluster_jobs.jobs;
-    uint32_t n_given = s->cluster_jobs.n_jobs;
+    uint32_t n_given = s->cluster_jobs.n_jobs, *merged_min = NULL;
+    const uint32_t *given_min = s->cluster_jobs.min_gpus;
     if (s->n_cluster_training) {
         rc = time_training(s, &out->training, err);
         if (!rc)
-            rc = merge_training(s, &out->training, &merged, &s->cluster_jobs.n_jobs, err);
-        if (!rc)
+            rc = merge_training(s, &out->training, &merged, &merged_min,
+                                &s->cluster_jobs.n_jobs, err);
+        if (!rc) {
             s->cluster_jobs.jobs = merged;
+            s->cluster_jobs.min_gpus = merged_min;
+        }
     }
     if (!rc)
         rc = net_setup(s, &out->net, err);
@@ -141,7 +164,9 @@ int cluster_run_execute(scn_scenario *s, cluster_run *out, sim_error *err)
         rc = cluster_simulate(&s->cluster_jobs, &out->r, err);
     s->cluster_jobs.jobs = given; /* the scenario as loaded */
     s->cluster_jobs.n_jobs = n_given;
+    s->cluster_jobs.min_gpus = given_min;
     free(merged);
+    free(merged_min);
     net_free(&out->net); /* keeps the stats */
     s->cluster_jobs.pacer = NULL; /* freed with the pacer */
     if (!rc)

@@ -14,7 +14,7 @@
 #include "h5util.h"
 
 #define CLUSTER_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
-#define CLUSTER_LAYOUT_VERSION "3" /* 2: isolated_run_s and run_s; 3: disruption */
+#define CLUSTER_LAYOUT_VERSION "4" /* 2: isolated_run_s and run_s; 3: disruption; 4: elastic */
 
 typedef struct job_row {
     uint32_t id, gpus;
@@ -24,11 +24,13 @@ typedef struct job_row {
     double isolated_run_s, run_s;
     uint32_t preemptions, interruptions;
     double held_s, rework_s, checkpoint_s, restart_s, goodput;
+    uint32_t min_gpus, resizes;
+    double gpus_mean;
 } job_row;
 
 static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1",
                                         "1", "1", "-", "s", "s", "1", "1",
-                                        "s", "s", "s", "s", "1"};
+                                        "s", "s", "s", "s", "1", "1", "1", "1"};
 static const char *const series_units[] = {"s", "1", "1", "W", "W"};
 
 static int put_jobs(hid_t g, const cluster_result *r)
@@ -46,7 +48,11 @@ static int put_jobs(hid_t g, const cluster_result *r)
                                          : (wait + run) / run,
                             j->nodes, j->leaves, j->min_leaves, j->spec.priority,
                             j->spec.duration_s, run, j->preemptions, j->interruptions, held,
-                            j->rework_s, j->ckpt_s, j->restart_s, j->spec.duration_s / held};
+                            j->rework_s, j->ckpt_s, j->restart_s,
+                            j->gpus_mean == j->spec.gpus
+                                ? j->spec.duration_s / held
+                                : j->spec.duration_s * j->spec.gpus / (held * j->gpus_mean),
+                            j->min_gpus, j->resizes, j->gpus_mean};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
     H5Tinsert(t, "id", HOFFSET(job_row, id), H5T_NATIVE_UINT32);
@@ -69,6 +75,9 @@ static int put_jobs(hid_t g, const cluster_result *r)
     H5Tinsert(t, "checkpoint_s", HOFFSET(job_row, checkpoint_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "restart_s", HOFFSET(job_row, restart_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "goodput", HOFFSET(job_row, goodput), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "min_gpus", HOFFSET(job_row, min_gpus), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "resizes", HOFFSET(job_row, resizes), H5T_NATIVE_UINT32);
+    H5Tinsert(t, "gpus_mean", HOFFSET(job_row, gpus_mean), H5T_NATIVE_DOUBLE);
     int rc = h5_put_table(g, "jobs", t, r->n_jobs, rows, job_units,
                        sizeof job_units / sizeof *job_units,
                        "one row per job in arrival order: GPUs, submit, start and end times, "
@@ -77,7 +86,9 @@ static int put_jobs(hid_t g, const cluster_result *r)
                        "isolated run time (the stated duration) and its run time (end - start; "
                        "longer with interference on a <fabric>); its evictions and "
                        "interruptions, the time it held its GPUs and of that the lost work, "
-                       "checkpoint writes and restarts, and its goodput = duration / held");
+                       "checkpoint writes and restarts, and its goodput = duration x gpus / "
+                       "GPU-s held; elastic jobs (docs/cluster.md): its min GPUs (0: rigid), "
+                       "its resizes and the time-weighted mean of the GPUs it held");
     H5Tclose(t);
     free(rows);
     return rc;

@@ -56,7 +56,21 @@ int stream_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st)
     }
     if (!(total > 0))
         return node_error(ld, n, NULL, "the sizes' weights add up to 0");
-    return 0;
+    /* elastic jobs (docs/cluster.md "Elastic jobs"): a share of the jobs, each
+     * with a min of a fraction of its GPUs; no default for either */
+    int rc = get_quantity(ld, n, "elastic-share", SIM_DIM_FRACTION, 0, &st->elastic_share);
+    if (!rc && !(st->elastic_share >= 0 && st->elastic_share <= 1))
+        rc = node_error(ld, n, "elastic-share", "elastic-share must be from 0%% to 100%%");
+    if (!rc && st->elastic_share > 0 && !has_attr(n, "elastic-min"))
+        rc = node_error(ld, n, "elastic-share", "elastic-share needs elastic-min: the fewest "
+                        "GPUs an elastic job runs on, as a fraction of its GPUs (e.g. \"50%%\")");
+    if (!rc && has_attr(n, "elastic-min")) {
+        rc = get_quantity(ld, n, "elastic-min", SIM_DIM_FRACTION, 1, &st->elastic_min_frac);
+        if (!rc && !(st->elastic_min_frac > 0 && st->elastic_min_frac <= 1))
+            rc = node_error(ld, n, "elastic-min", "elastic-min must be above 0%% and at most "
+                            "100%% of a job's GPUs");
+    }
+    return rc;
 }
 
 int stream_duration(loader *ld, xmlNode *n, cluster_duration *d)
@@ -331,6 +345,29 @@ static int parse_training_runs(loader *ld, xmlNode *n, scn_scenario *s)
     return 0;
 }
 
+/* elastic jobs: refused with a fabric's interference; their scaling rule
+ * under "defaults used" */
+static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
+{
+    const cluster_config *c = &s->cluster_jobs;
+    int any = !c->jobs && c->stream.elastic_share > 0;
+    for (uint32_t i = 0; c->jobs && c->min_gpus && i < c->n_jobs && !any; i++)
+        any = c->min_gpus[i] && c->min_gpus[i] < c->jobs[i].gpus;
+    if (!any)
+        return 0;
+    if (c->elastic && s->has_cluster_traffic)
+        return node_error(ld, sched, "elastic", "elastic jobs with a <fabric>'s interference are "
+                          "not modelled: give elastic=\"false\" (run them rigidly) or drop "
+                          "the <fabric>");
+    if (c->elastic)
+        cluster_note(s, "elastic jobs scale linearly: on g of their GPUs they progress at "
+                        "g / GPUs (a first-order rule, docs/cluster.md)");
+    if (c->elastic && !has_attr(sched, "elastic"))
+        cluster_note(s, "<scheduler elastic=\"true\">: elastic jobs resize (\"false\": rigid "
+                        "at their GPUs)");
+    return 0;
+}
+
 int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "cluster-jobs");
@@ -351,7 +388,10 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
     if (!c->sched)
         return node_error(ld, sched, "policy", "unknown scheduler; use %s",
                           cluster_sched_names());
-    int rc = parse_placement(ld, child(n, "placement"), s);
+    c->elastic = 1;
+    int rc = has_attr(sched, "elastic") ? get_bool(ld, sched, "elastic", &c->elastic) : 0;
+    if (!rc)
+        rc = parse_placement(ld, child(n, "placement"), s);
     if (!rc)
         rc = parse_power(ld, child(n, "power"), s);
     if (!rc)
@@ -371,14 +411,16 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         return node_error(ld, trace, NULL, "a <trace> gives every job: drop <arrivals>, "
                           "<sizes> and <duration>");
     if (trace)
-        return parse_cluster_trace(ld, trace, s);
-    if (!arrivals || !sizes || !dur)
+        rc = parse_cluster_trace(ld, trace, s);
+    else if (!arrivals || !sizes || !dur)
         return node_error(ld, n, NULL, "a job stream needs <arrivals>, <sizes> and <duration> "
                           "(no built-in distributions: docs/cluster.md), or a <trace>");
-    rc = stream_arrivals(ld, arrivals, &c->stream);
-    if (!rc)
-        rc = stream_sizes(ld, sizes, c->gpus, &c->stream);
-    if (!rc)
-        rc = stream_duration(ld, dur, &c->stream.dur);
-    return rc;
+    else {
+        rc = stream_arrivals(ld, arrivals, &c->stream);
+        if (!rc)
+            rc = stream_sizes(ld, sizes, c->gpus, &c->stream);
+        if (!rc)
+            rc = stream_duration(ld, dur, &c->stream.dur);
+    }
+    return rc ? rc : cluster_elastic_note(ld, sched, s);
 }

@@ -135,7 +135,7 @@ static int read_philly(loader *ld, xmlNode *n, const char *path, const char *tex
 
 static const char *const role_attrs[CLUSTER_TCOL_COUNT] = {
     "submit-column", "gpus-column", "duration-column", "priority-column",
-    "start-column", "end-column", "job-column", "gpu-multiplier-column"};
+    "start-column", "end-column", "job-column", "gpu-multiplier-column", "min-gpus-column"};
 
 /* the format's layout with the attributes' columns over it */
 static int layout_of(loader *ld, xmlNode *n, cluster_trace_layout *lay)
@@ -195,18 +195,29 @@ int parse_cluster_trace(loader *ld, xmlNode *n, scn_scenario *s)
     rc = read_whole(ld, n, s->cluster_trace_path, &text, &len);
     if (rc)
         return rc;
-    uint32_t count = 0;
+    uint32_t count = 0, *min = NULL;
     cluster_trace_stats st = {0};
     const char *path = s->cluster_trace_path;
     if (lay.format == CLUSTER_TRACE_DCSIM)
-        rc = cluster_trace_parse(text, len, path, s->cluster_jobs.gpus, &s->cluster_trace, &count,
-                                 ld->err);
+        rc = cluster_trace_parse_min(text, len, path, s->cluster_jobs.gpus, &s->cluster_trace,
+                                     &min, &count, ld->err);
     else if (lay.format == CLUSTER_TRACE_PHILLY)
         rc = read_philly(ld, n, path, text, s->cluster_jobs.gpus, &s->cluster_trace, &count, &st);
     else
-        rc = cluster_trace_import(text, len, path, &lay, s->cluster_jobs.gpus, &s->cluster_trace,
-                                  &count, &st, ld->err);
+        rc = cluster_trace_import_min(text, len, path, &lay, s->cluster_jobs.gpus,
+                                      &s->cluster_trace, &min, &count, &st, ld->err);
     free(text);
+    if (!rc && min) { /* the min GPUs after the jobs, in the one block the scenario owns */
+        cluster_job_spec *v = realloc(s->cluster_trace, count * (sizeof *v + sizeof *min));
+        if (!v)
+            rc = node_error(ld, n, "file", "out of memory");
+        else {
+            s->cluster_trace = v;
+            memcpy(v + count, min, count * sizeof *min);
+            s->cluster_jobs.min_gpus = (const uint32_t *)(v + count);
+        }
+    }
+    free(min);
     s->cluster_jobs.jobs = s->cluster_trace;
     s->cluster_jobs.n_jobs = count;
     if (!rc && lay.format != CLUSTER_TRACE_DCSIM) {
