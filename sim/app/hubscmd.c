@@ -63,11 +63,41 @@ static void run_free(hubs_run *run)
     run->series = NULL;
 }
 
+/* the scenario as hub h's own cluster at its own site */
+static scn_scenario hub_scenario(const scn_scenario *s, const hubs_config *c, unsigned h)
+{
+    scn_scenario one = *s; /* shallow: only the fields below change */
+    one.cluster_jobs.gpus = c->hubs[h].gpus;
+    if (one.cluster_jobs.su_gpus > one.cluster_jobs.gpus)
+        one.cluster_jobs.su_gpus = one.cluster_jobs.gpus;
+    one.site = s->hubs->site[h];
+    one.costs.given = 0;
+    return one;
+}
+
+/* the placement's water figures of the hubs with a water limit */
+static int water_rates(const scn_scenario *s, hubs_config *c, sim_error *err)
+{
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        hubs_hub *hub = &c->hubs[h];
+        if (!(hub->water_limit_l > 0))
+            continue;
+        scn_scenario one = hub_scenario(s, c, h);
+        int rc = hubs_hub_water(&one, &hub->water_idle_year_l, &hub->water_l_per_gpu_s, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_run *run, sim_error *err)
 {
     memset(run, 0, sizeof *run);
     run->cfg = s->hubs->cfg;
     run->cfg.policy = p;
+    int wrc = water_rates(s, &run->cfg, err);
+    if (wrc)
+        return wrc;
     int rc = hubs_place(&run->cfg, &run->r, err);
     if (!rc)
         rc = hubs_simulate(&run->cfg, &s->cluster_jobs, &run->r, run->cr, err);
@@ -91,6 +121,15 @@ static int hub_hours(const scn_scenario *one, hubs_run *run, unsigned h, sim_err
     }
     if (run->series)
         hubs_series_fill(run, h, &hh, run->series + (size_t)h * run->n_bins);
+    double year = 0;
+    run->water_year_l[h] = 0;
+    for (size_t k = 0; k < hh.n; k++) { /* the fullest year of 8,760 h */
+        year += hh.water_l[k];
+        if ((k + 1) % 8760 == 0 || k + 1 == hh.n) {
+            run->water_year_l[h] = fmax(run->water_year_l[h], year);
+            year = 0;
+        }
+    }
     hubs_hours_free(&hh);
     return 0;
 }
@@ -111,12 +150,7 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, int ser
         cluster_result *cr = &run->cr[h];
         if (cr->end_s < horizon)
             cr->end_s = horizon;
-        scn_scenario one = *s; /* shallow: only the fields below change */
-        one.cluster_jobs.gpus = run->cfg.hubs[h].gpus;
-        if (one.cluster_jobs.su_gpus > one.cluster_jobs.gpus)
-            one.cluster_jobs.su_gpus = one.cluster_jobs.gpus;
-        one.site = s->hubs->site[h];
-        one.costs.given = 0;
+        scn_scenario one = hub_scenario(s, &run->cfg, h);
         cluster_energy ce;
         int rc = cluster_energy_at_site(&one, cr, &ce, err);
         if (rc)
@@ -130,7 +164,7 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, int ser
         run->pue[h] = ce.e.pue;
         cluster_energy_free(&ce);
         const hubs_hub *hub = &run->cfg.hubs[h];
-        if (series || (hub->carbon_hourly && hub->n_carbon_hours))
+        if (series || (hub->carbon_hourly && hub->n_carbon_hours) || hub->water_limit_l > 0)
             rc = hub_hours(&one, run, h, err);
         if (rc)
             return rc;
@@ -217,6 +251,20 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
                 printf(" %s", c->hubs[h].name);
         printf("; the flat grid factor at the other %u hubs\n", c->n_hubs - hourly);
     }
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        double limit = c->hubs[h].water_limit_l;
+        if (!(limit > 0))
+            continue;
+        printf("water      %s: limit %.6g m3 a year; the placement's estimate %.6g m3, measured "
+               "%.6g m3 in its fullest year", c->hubs[h].name, limit / 1e3,
+               run->r.water_est_l[h] / 1e3, run->water_year_l[h] / 1e3);
+        if (run->water_year_l[h] > limit)
+            printf(": over its limit by %.6g m3", (run->water_year_l[h] - limit) / 1e3);
+        printf("\n");
+    }
+    if (run->r.water_passes)
+        printf("note       %u jobs passed over a hub for its water limit\n",
+               run->r.water_passes);
     printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
            "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
     printf("policy %s\n", hubs_policy_name(c->policy));

@@ -31,6 +31,8 @@ typedef struct hubs_run {
     cluster_result cr[HUBS_MAX];
     double pue[HUBS_MAX];     /* each hub's facility PUE over the horizon */
     int co2_hourly[HUBS_MAX]; /* CO2 charged hour by hour at the hub's carbon profile */
+    double water_year_l[HUBS_MAX]; /* measured water of the hub's fullest year (8,760 h) of
+                                      the run; with -o or a water limit, else 0 */
     hubs_bin *series;         /* n_bins per hub, hub-major (-o only; else NULL); owned */
     uint32_t n_bins;
 } hubs_run;
@@ -48,6 +50,12 @@ typedef struct hubs_hours {
 int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours *hh,
                    sim_error *err);
 void hubs_hours_free(hubs_hours *hh); /* NULL-safe */
+/* The placement's water figures of the hub of one (hubs.h): the idle hub's
+ * water over its first 8,760 h, hour by hour as the account charges it, and
+ * a busy GPU-second's more at the year's highest hourly WUE at full load
+ * (l). 0, or an error. */
+int hubs_hub_water(const scn_scenario *one, double *idle_year_l, double *l_per_gpu_s,
+                   sim_error *err);
 /* hour h's CO2 at the hub's hourly intensity (its flat factor without a profile) */
 double hubs_hours_co2_kg(const hubs_hub *hub, const hubs_hours *hh, size_t h);
 /* the bin length: 730 h (a month, 8,760 h / 12) for a horizon of 60 days or

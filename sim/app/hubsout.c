@@ -108,6 +108,7 @@ typedef struct hub_row {
     double gpu_h, utilisation, wait_p50_s, wait_p90_s, wait_p99_s, it_energy_j,
         facility_energy_j, cost, co2_kg, water_l, tb_moved, data_cost, slo_job_h;
     uint32_t slo_jobs;
+    double water_limit_l, water_year_max_l;
 } hub_row;
 
 typedef struct job_row {
@@ -118,7 +119,8 @@ typedef struct job_row {
 } job_row;
 
 static const char *const hub_units[] = {"", "GPUs", "jobs", "GPU-h", "1", "s", "s", "s", "J",
-                                        "J", "CNY", "kg", "L", "TB", "CNY", "job-h", "jobs"};
+                                        "J", "CNY", "kg", "L", "TB", "CNY", "job-h", "jobs",
+                                        "L", "L"};
 static const char *const job_units[] = {"", "", "", "GPUs", "", "", "s", "s", "s", "s", "s",
                                         "s", "s", "TB", "TB", "s"};
 
@@ -135,7 +137,7 @@ static int put_hubs(hid_t g, const hubs_run *run)
                             o->wait_s.q[0], o->wait_s.q[1], o->wait_s.q[2], o->it_energy_j,
                             o->facility_energy_j, o->energy_cost + o->data_cost, o->co2_kg,
                             o->water_l, o->tb_in + o->tb_out, o->data_cost, o->slo_job_h,
-                            o->slo_jobs};
+                            o->slo_jobs, run->cfg.hubs[h].water_limit_l, run->water_year_l[h]};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(hub_row));
     F(hub_row, id, H5T_NATIVE_UINT32); F(hub_row, gpus, H5T_NATIVE_UINT32);
@@ -146,14 +148,17 @@ static int put_hubs(hid_t g, const hubs_run *run)
     F(hub_row, cost, H5T_NATIVE_DOUBLE); F(hub_row, co2_kg, H5T_NATIVE_DOUBLE);
     F(hub_row, water_l, H5T_NATIVE_DOUBLE); F(hub_row, tb_moved, H5T_NATIVE_DOUBLE);
     F(hub_row, data_cost, H5T_NATIVE_DOUBLE); F(hub_row, slo_job_h, H5T_NATIVE_DOUBLE);
-    F(hub_row, slo_jobs, H5T_NATIVE_UINT32);
+    F(hub_row, slo_jobs, H5T_NATIVE_UINT32); F(hub_row, water_limit_l, H5T_NATIVE_DOUBLE);
+    F(hub_row, water_year_max_l, H5T_NATIVE_DOUBLE);
     int rc = h5_put_table(g, "hubs", t, run->cfg.n_hubs, rows, hub_units,
                           sizeof hub_units / sizeof *hub_units,
                           "one row per hub (id: the order of the <hub> elements, names in the "
                           "group's hub_names attribute): GPUs, jobs, busy GPU-hours, "
                           "utilisation over the horizon, queue wait quantiles, IT and facility "
                           "energy, cost (energy + data), CO2, water, data moved and its cost, "
-                          "serving jobs beyond their RTT bound and their job-hours");
+                          "serving jobs beyond their RTT bound and their job-hours, the water "
+                          "limit a year (0: none) and the water of the fullest year (8,760 h) "
+                          "of the run");
     H5Tclose(t);
     free(rows);
     return rc;

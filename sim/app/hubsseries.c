@@ -53,32 +53,42 @@ static int hour_water(const energy_run *er, const cluster_result *cr, hubs_hours
     return 0;
 }
 
-int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours *hh,
-                   sim_error *err)
+/* the energy account of run cr at the site of one, fed as
+ * cluster_energy_at_site feeds it, finished; *p the power levels */
+static int account_of(const scn_scenario *one, const cluster_result *cr, energy_run *er,
+                      cluster_power *p, sim_error *err)
 {
-    memset(hh, 0, sizeof *hh);
     const cluster_config *c = &one->cluster_jobs;
     scn_scenario fleet = *one; /* as cluster_energy_at_site: shallow, nothing freed */
     fleet.campaign.gpu_count = c->gpus;
     fleet.campaign.gpus_per_node = c->node_gpus;
-    energy_run er;
-    cluster_power p;
-    int rc = energy_run_setup(&fleet, 1.0, one->cluster_compute_frac, &er, err);
+    int rc = energy_run_setup(&fleet, 1.0, one->cluster_compute_frac, er, err);
     if (!rc)
-        rc = cluster_power_levels(&er.power, &er.cluster, c->gpus, one->cluster_compute_frac,
-                                  &p, err);
+        rc = cluster_power_levels(&er->power, &er->cluster, c->gpus, one->cluster_compute_frac,
+                                  p, err);
     for (uint32_t i = 0; !rc && i < cr->n_steps; i++) { /* make_rows' split at the hours */
         const cluster_step *st = &cr->steps[i];
         double lo = st->t_s, hi = cluster_step_end_s(cr, i);
-        double w = cluster_it_power_w(&p, st->busy_gpus, st->busy_nodes);
+        double w = cluster_it_power_w(p, st->busy_gpus, st->busy_nodes);
         for (unsigned k = 0; lo < hi && !rc && k < 1000000000u; k++) {
             double top = fmin(hi, 3600 * (floor(lo / 3600) + 1));
-            rc = energy_add_power(er.account, lo, top, w, err);
+            rc = energy_add_power(er->account, lo, top, w, err);
             lo = top;
         }
     }
     if (!rc)
-        rc = energy_run_finish(&er, err);
+        rc = energy_run_finish(er, err);
+    return rc;
+}
+
+int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours *hh,
+                   sim_error *err)
+{
+    memset(hh, 0, sizeof *hh);
+    energy_run er;
+    cluster_power p;
+    memset(&er, 0, sizeof er);
+    int rc = account_of(one, cr, &er, &p, err);
     const double *it = rc ? NULL : energy_hourly_it_j(er.account, &hh->n);
     if (!rc) {
         size_t m = hh->n ? hh->n : 1;
@@ -95,6 +105,49 @@ int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours
     energy_run_free(&er);
     if (rc)
         hubs_hours_free(hh);
+    return rc;
+}
+
+int hubs_hub_water(const scn_scenario *one, double *idle_year_l, double *l_per_gpu_s,
+                   sim_error *err)
+{
+    cluster_step idle = {0, 0, 0, 0};
+    cluster_result cr;
+    memset(&cr, 0, sizeof cr);
+    cr.steps = &idle;
+    cr.n_steps = 1;
+    cr.end_s = 8760 * 3600.0; /* the idle hub's first year */
+    hubs_hours hh;
+    int rc = hubs_hub_hours(one, &cr, &hh, err);
+    energy_run er;
+    cluster_power p;
+    memset(&er, 0, sizeof er);
+    if (!rc)
+        rc = account_of(one, &cr, &er, &p, err);
+    if (rc) {
+        hubs_hours_free(&hh);
+        energy_run_free(&er);
+        return rc;
+    }
+    double *wb = malloc(hh.n * sizeof *wb), wue_max = 0;
+    const double *temp = energy_hourly_temp_c(er.account);
+    if (wb) {
+        fac_wetbulb_profile(&er.cfg.climate, er.cfg.start_hour, hh.n, temp, wb);
+        *idle_year_l = 0;
+        for (size_t h = 0; h < hh.n; h++) {
+            fac_point pt;
+            fac_evaluate_humid(&er.cfg.design, temp[h], wb[h], 1.0, &pt);
+            wue_max = fmax(wue_max, pt.wue_l_per_kwh);
+            *idle_year_l += hh.water_l[h];
+        }
+        double per_gpu_w = p.gpu_busy_w - p.gpu_idle_w +
+                           (p.node_busy_w - p.node_idle_w) / one->cluster_jobs.node_gpus;
+        *l_per_gpu_s = per_gpu_w * wue_max / 3.6e6;
+    } else
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory for the hours");
+    free(wb);
+    hubs_hours_free(&hh);
+    energy_run_free(&er);
     return rc;
 }
 
