@@ -6,7 +6,8 @@
  * same numbers), with each hour's water recomputed as energy_finish does;
  * then CO2 at the hub's hourly carbon profile where it has one, and the
  * hours and steps summed into bins of a month (730 h, a twelfth of 8,760 h)
- * or, for a horizon under 60 days, a day.
+ * or, for a horizon under 60 days, a day; and the water-limit placement's
+ * figures (an idle year's water, a busy GPU-second's bound).
  */
 #include "hubscmd.h"
 
