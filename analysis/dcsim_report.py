@@ -44,6 +44,7 @@ import dcsim_figures  # noqa: E402
 import dcsim_brief  # noqa: E402
 import dcsim_cluster  # noqa: E402
 import dcsim_serve  # noqa: E402
+import dcsim_hubs  # noqa: E402
 from dcsim_units import human, plus_minus, label as metric_label  # noqa: E402
 from dcsim_trace import (Trace, TraceFormatError, file_kind, read_compare,  # noqa: E402
                          read_sweep, SweepTable, PacketTrace, read_packet)
@@ -85,6 +86,7 @@ FIGURE_TITLES = {
                        "give them)",
     **dcsim_cluster.TITLES,
     **dcsim_serve.TITLES,
+    **dcsim_hubs.TITLES,
 }
 PACKET_TOP_FIGURE = 4   # links drawn in the packet section's figure
 PACKET_TOP_TABLE = 8    # links in its table
@@ -614,6 +616,13 @@ def load_any(path):
         raise ReportError(_one_line(f"{path}: not a readable dcsim file ({_what(e)})")) from None
     if kind in ("trace", "compare") and dcsim_serve.kind_of(path):  # dcsim_serve.py draws it
         return _serve_load(path)
+    if kind == "trace" and dcsim_hubs.is_hubs(path):  # dcsim_hubs.py draws and tabulates it
+        try:
+            return dcsim_hubs.HubsRun(path)
+        except Exception as e:
+            raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else
+                                        f"{path}: not a readable dcsim hubs file "
+                                        f"({_what(e)})")) from None
     if kind == "trace":
         return load(path)
     if kind == "cluster":  # dcsim_cluster.py draws and tabulates it
@@ -696,8 +705,10 @@ def build(paths, goodput=None):
     packets = [x for x in loaded if isinstance(x, PacketTrace)] + run_packets(traces)
     clusters = [x for x in loaded if isinstance(x, dcsim_cluster.ClusterRun)]
     serves = [x for x in loaded if isinstance(x, dcsim_serve.TYPES)]
+    hubs = [x for x in loaded if isinstance(x, dcsim_hubs.HubsRun)]
     tables = [x for x in loaded if not isinstance(
-        x, (Trace, SweepTable, PacketTrace, dcsim_cluster.ClusterRun, *dcsim_serve.TYPES))]
+        x, (Trace, SweepTable, PacketTrace, dcsim_cluster.ClusterRun, dcsim_hubs.HubsRun,
+            *dcsim_serve.TYPES))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -731,7 +742,9 @@ def build(paths, goodput=None):
             clusters, work, _clean_svg, _esc, _value_cell, figures_html)
         serve_html, serve_text = dcsim_serve.report_sections(
             serves, work, _clean_svg, _esc, _value_cell, figures_html)
-        extra = cluster_html + serve_html + extra
+        hubs_html, hubs_text = dcsim_hubs.report_sections(
+            hubs, work, _clean_svg, _esc, _value_cell, figures_html)
+        extra = hubs_html + cluster_html + serve_html + extra
         brief, brief_text = conclusions(traces, sweeps, tables, work)
         if goodput is not None:
             try:
@@ -746,9 +759,11 @@ def build(paths, goodput=None):
     elif traces:
         page = comparison_report(traces, figures, extra, brief)
     else:
-        names = ", ".join(os.path.basename(t.path) for t in clusters + serves + packets + sweeps
-                          + tables)
-        title = ("dcsim cluster: " + ", ".join(c.attrs.get("scenario_name", "") for c in clusters)
+        names = ", ".join(os.path.basename(t.path)
+                          for t in hubs + clusters + serves + packets + sweeps + tables)
+        title = ("dcsim hubs: " + ", ".join(h.policy for h in hubs)
+                 if hubs and not (clusters or packets or sweeps or tables) else
+                 "dcsim cluster: " + ", ".join(c.attrs.get("scenario_name", "") for c in clusters)
                  if clusters and not (packets or sweeps or tables) else"dcsim sweep: " + dcsim_brief.sweep_title(sweeps[0]) if sweeps and not tables
                  and not packets and len(sweeps) == 1 else
                  f"dcsim compare: {len(tables[0])} variants" if tables and not sweeps
@@ -756,6 +771,7 @@ def build(paths, goodput=None):
         page = _page(f"{title} ({names})", f"<h1>{_esc(title)}</h1>\n"
                      f'<p class="note">{_esc(names)}</p>\n' + brief + extra)
     return page, (brief_text + (summary_text(traces) if traces else "") + cluster_text + serve_text
+                  + hubs_text
                   + packet_text(packets)
                   + sweep_text(sweeps) + compare_text(tables))
 

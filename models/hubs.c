@@ -58,9 +58,34 @@ static int cmp_order(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* the year (of 8,760 h) of time t, capped at the last slot */
+static unsigned water_year(double t_s)
+{
+    double y = floor(t_s / (8760 * 3600.0));
+    return y <= 0 ? 0 : y >= HUBS_WATER_YEARS - 1 ? HUBS_WATER_YEARS - 1 : (unsigned)y;
+}
+
+/* the placement's water estimate of job j at hub h (l) */
+static double job_water_l(const hubs_config *c, const hubs_job_spec *j, unsigned h)
+{
+    return (double)j->gpus * j->duration_s * c->hubs[h].water_l_per_gpu_s;
+}
+
+/* would job j (ready at t) take hub h past its water limit that year? */
+static int over_water(const hubs_config *c, const hubs_job_spec *j, unsigned h, double t_s,
+                      double (*water)[HUBS_WATER_YEARS])
+{
+    const hubs_hub *hub = &c->hubs[h];
+    if (!(hub->water_limit_l > 0))
+        return 0;
+    return hub->water_idle_year_l + water[h][water_year(t_s)] + job_water_l(c, j, h) >
+           hub->water_limit_l;
+}
+
 /* the hub the policy picks for job j at its arrival, given the estimates */
 static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double *est,
-                     double *defer, int *fallback)
+                     double (*water)[HUBS_WATER_YEARS], double *defer, int *fallback,
+                     int *passed)
 {
     const hubs_policy *p = c->policy;
     int any = 0;
@@ -76,6 +101,10 @@ static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double 
         if (!p->strict && est[h] > c->max_wait_s)
             continue;
         double d = 0, k = p->key(c, j, h, &d);
+        if (!p->strict && over_water(c, j, h, j->arrival_s + d, water)) {
+            *passed = 1;
+            continue;
+        }
         if (best == HUBS_NONE || k < best_key) {
             best = h;
             best_key = k;
@@ -112,6 +141,7 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
     }
     double backlog[HUBS_MAX] = {0}, est[HUBS_MAX], t_prev = 0;
+    double water[HUBS_MAX][HUBS_WATER_YEARS] = {{0}};
     out->shifts_nothing = c->policy == hubs_policy_find("follow-the-renewables");
     for (unsigned h = 0; h < c->n_hubs; h++)
         if (c->hubs[h].carbon_hourly && c->hubs[h].n_carbon_hours)
@@ -124,9 +154,11 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         }
         t_prev = j->arrival_s;
         hubs_job *o = &out->jobs[i];
-        int fallback = 0;
-        o->hub = pick(c, j, est, &o->defer_s, &fallback);
+        int fallback = 0, passed = 0;
+        o->hub = pick(c, j, est, water, &o->defer_s, &fallback, &passed);
         out->fallbacks += (uint32_t)fallback;
+        out->water_passes += (uint32_t)passed;
+        water[o->hub][water_year(j->arrival_s + o->defer_s)] += job_water_l(c, j, o->hub);
         o->est_wait_s = est[o->hub];
         backlog[o->hub] += (double)j->gpus * j->duration_s;
         o->rtt_s = c->hubs[o->hub].rtt_s[j->origin];
@@ -150,6 +182,12 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         }
     }
     free(ord);
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        double fullest = 0;
+        for (unsigned y = 0; y < HUBS_WATER_YEARS; y++)
+            fullest = fmax(fullest, water[h][y]);
+        out->water_est_l[h] = c->hubs[h].water_idle_year_l + fullest;
+    }
     return 0;
 }
 

@@ -10,7 +10,10 @@
  *   placing job j at h: backlog_h += n_j d_j
  *
  * The policy's key is minimised over the eligible hubs with wait <= max_wait
- * (ties: the lower hub index); none within it: the least estimated wait.
+ * and, for a hub with a water limit, the year's estimated water with the job
+ * within the limit (not strict policies: fixed and nearest place regardless
+ * and the caller reports the overrun); ties: the lower hub index; none
+ * within both: the least estimated wait.
  * Then the job's dataset moves origin -> hub on the hub's inbound link, a
  * FIFO fluid queue in order of readiness (arrival + deferral):
  *
@@ -66,7 +69,16 @@ typedef struct hubs_hub {
     double wue_l_per_kwh;           /* water per IT kWh */
     const double *carbon_hourly;    /* kg/kWh by hour, cyclic with period n_carbon_hours; NULL: flat */
     size_t n_carbon_hours;
+    /* a water limit per year of the run (year k: [k, k + 1) x 8,760 h); 0:
+     * none. The placement's estimate of the hub's water in a year: the idle
+     * hub's year, water_idle_year_l, plus each job placed there with its
+     * ready time in that year, n d water_l_per_gpu_s (a busy GPU's IT power
+     * over an idle one's, with its share of the node, x the year's highest
+     * hourly WUE at full load: an upper bound); the caller fills both */
+    double water_limit_l, water_idle_year_l, water_l_per_gpu_s;
 } hubs_hub;
+
+#define HUBS_WATER_YEARS 11u /* the years a ten-year trace's arrivals and slack reach */
 
 typedef struct hubs_policy hubs_policy; /* hubs_policy.c: the table */
 const hubs_policy *hubs_policy_find(const char *name);
@@ -124,7 +136,10 @@ typedef struct hubs_result {
     hubs_hub_result hub[HUBS_MAX];
     hubs_hub_result total;     /* sums (waits: over all jobs; digest: hash of the hubs') */
     double horizon_s;          /* the common end of the accounting (hubs_set_horizon) */
-    uint32_t fallbacks;        /* placed by least wait: no eligible hub within max_wait */
+    uint32_t fallbacks;        /* placed by least wait: no eligible hub within max_wait
+                                  (and its water limit) */
+    uint32_t water_passes;     /* jobs that passed over a hub for its water limit */
+    double water_est_l[HUBS_MAX]; /* the placement's estimate, the hub's fullest year */
     int shifts_nothing;        /* follow-the-renewables without any hourly profile */
 } hubs_result;
 

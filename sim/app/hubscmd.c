@@ -59,6 +59,35 @@ static void run_free(hubs_run *run)
     for (unsigned h = 0; h < HUBS_MAX; h++)
         cluster_result_free(&run->cr[h]);
     hubs_result_free(&run->r);
+    free(run->series);
+    run->series = NULL;
+}
+
+/* the scenario as hub h's own cluster at its own site */
+static scn_scenario hub_scenario(const scn_scenario *s, const hubs_config *c, unsigned h)
+{
+    scn_scenario one = *s; /* shallow: only the fields below change */
+    one.cluster_jobs.gpus = c->hubs[h].gpus;
+    if (one.cluster_jobs.su_gpus > one.cluster_jobs.gpus)
+        one.cluster_jobs.su_gpus = one.cluster_jobs.gpus;
+    one.site = s->hubs->site[h];
+    one.costs.given = 0;
+    return one;
+}
+
+/* the placement's water figures of the hubs with a water limit */
+static int water_rates(const scn_scenario *s, hubs_config *c, sim_error *err)
+{
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        hubs_hub *hub = &c->hubs[h];
+        if (!(hub->water_limit_l > 0))
+            continue;
+        scn_scenario one = hub_scenario(s, c, h);
+        int rc = hubs_hub_water(&one, &hub->water_idle_year_l, &hub->water_l_per_gpu_s, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_run *run, sim_error *err)
@@ -66,26 +95,62 @@ static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_run *run
     memset(run, 0, sizeof *run);
     run->cfg = s->hubs->cfg;
     run->cfg.policy = p;
+    int wrc = water_rates(s, &run->cfg, err);
+    if (wrc)
+        return wrc;
     int rc = hubs_place(&run->cfg, &run->r, err);
     if (!rc)
         rc = hubs_simulate(&run->cfg, &s->cluster_jobs, &run->r, run->cr, err);
     return rc;
 }
 
-/* every hub over [0, horizon] at its own site (idle GPUs draw too) */
-static int account(const scn_scenario *s, hubs_run *run, double horizon, sim_error *err)
+/* hub h's hours: CO2 at its hourly profile (where it has one) and its bins */
+static int hub_hours(const scn_scenario *one, hubs_run *run, unsigned h, sim_error *err)
+{
+    const hubs_hub *hub = &run->cfg.hubs[h];
+    hubs_hours hh;
+    int rc = hubs_hub_hours(one, &run->cr[h], &hh, err);
+    if (rc)
+        return rc;
+    if (hub->carbon_hourly && hub->n_carbon_hours) {
+        double co2 = 0;
+        for (size_t k = 0; k < hh.n; k++)
+            co2 += hubs_hours_co2_kg(hub, &hh, k);
+        run->r.hub[h].co2_kg = co2;
+        run->co2_hourly[h] = 1;
+    }
+    if (run->series)
+        hubs_series_fill(run, h, &hh, run->series + (size_t)h * run->n_bins);
+    double year = 0;
+    run->water_year_l[h] = 0;
+    for (size_t k = 0; k < hh.n; k++) { /* the fullest year of 8,760 h */
+        year += hh.water_l[k];
+        if ((k + 1) % 8760 == 0 || k + 1 == hh.n) {
+            run->water_year_l[h] = fmax(run->water_year_l[h], year);
+            year = 0;
+        }
+    }
+    hubs_hours_free(&hh);
+    return 0;
+}
+
+/* every hub over [0, horizon] at its own site (idle GPUs draw too); with
+ * series, its bins over time */
+static int account(const scn_scenario *s, hubs_run *run, double horizon, int series,
+                   sim_error *err)
 {
     hubs_set_horizon(&run->cfg, &run->r, horizon);
+    if (series) {
+        run->n_bins = hubs_series_bins(horizon);
+        run->series = calloc((size_t)run->n_bins * run->cfg.n_hubs, sizeof *run->series);
+        if (!run->series)
+            return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    }
     for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
         cluster_result *cr = &run->cr[h];
         if (cr->end_s < horizon)
             cr->end_s = horizon;
-        scn_scenario one = *s; /* shallow: only the fields below change */
-        one.cluster_jobs.gpus = run->cfg.hubs[h].gpus;
-        if (one.cluster_jobs.su_gpus > one.cluster_jobs.gpus)
-            one.cluster_jobs.su_gpus = one.cluster_jobs.gpus;
-        one.site = s->hubs->site[h];
-        one.costs.given = 0;
+        scn_scenario one = hub_scenario(s, &run->cfg, h);
         cluster_energy ce;
         int rc = cluster_energy_at_site(&one, cr, &ce, err);
         if (rc)
@@ -98,6 +163,11 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, sim_err
         o->water_l = ce.e.water_l;
         run->pue[h] = ce.e.pue;
         cluster_energy_free(&ce);
+        const hubs_hub *hub = &run->cfg.hubs[h];
+        if (series || (hub->carbon_hourly && hub->n_carbon_hours) || hub->water_limit_l > 0)
+            rc = hub_hours(&one, run, h, err);
+        if (rc)
+            return rc;
     }
     hubs_total_energy(&run->r);
     return 0;
@@ -167,6 +237,34 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
     if (run->r.fallbacks)
         printf("note       %u jobs found no eligible hub within max-wait: placed at the least "
                "estimated wait\n", run->r.fallbacks);
+    unsigned hourly = 0;
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        hourly += (unsigned)run->co2_hourly[h];
+    if (!hourly)
+        printf("carbon     CO2 = facility kWh x each hub's flat grid factor x (1 - green share) "
+               "(no hub has an hourly carbon profile; none is sourced)\n");
+    else {
+        printf("carbon     CO2 hour by hour (each hour's facility kWh x that hour's profile "
+               "intensity x (1 - green share)) at");
+        for (unsigned h = 0; h < c->n_hubs; h++)
+            if (run->co2_hourly[h])
+                printf(" %s", c->hubs[h].name);
+        printf("; the flat grid factor at the other %u hubs\n", c->n_hubs - hourly);
+    }
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        double limit = c->hubs[h].water_limit_l;
+        if (!(limit > 0))
+            continue;
+        printf("water      %s: limit %.6g m3 a year; the placement's estimate %.6g m3, measured "
+               "%.6g m3 in its fullest year", c->hubs[h].name, limit / 1e3,
+               run->r.water_est_l[h] / 1e3, run->water_year_l[h] / 1e3);
+        if (run->water_year_l[h] > limit)
+            printf(": over its limit by %.6g m3", (run->water_year_l[h] - limit) / 1e3);
+        printf("\n");
+    }
+    if (run->r.water_passes)
+        printf("note       %u jobs passed over a hub for its water limit\n",
+               run->r.water_passes);
     printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
            "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
     printf("policy %s\n", hubs_policy_name(c->policy));
@@ -241,15 +339,15 @@ int cmd_hubs(int argc, char **argv)
         rc = run_policy(&s, hubs_policy_find("nearest"), &run[1], &err);
     double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
     if (!rc)
-        rc = account(&s, &run[0], horizon, &err);
+        rc = account(&s, &run[0], horizon, has_out, &err);
     if (!rc)
-        rc = account(&s, &run[1], horizon, &err);
+        rc = account(&s, &run[1], horizon, 0, &err);
     if (!rc && has_out) {
         char command[4096];
         size_t used = (size_t)snprintf(command, sizeof command, "dcsim hubs");
         for (int i = 0; i < argc && used < sizeof command; i++)
             used += (size_t)snprintf(command + used, sizeof command - used, " %s", argv[i]);
-        rc = hubs_h5_write(&out, &s, &run[0], command, &err);
+        rc = hubs_h5_write(&out, &s, &run[0], &run[1], command, &err);
     }
     if (!rc && o.json)
         rc = jsonout_emit(hubs_json(&s, &run[0], &run[1]), JSONOUT_JSON_LINE, NULL, NULL);

@@ -15,18 +15,62 @@ int cmd_hubs(int argc, char **argv);
 
 extern const char usage_hubs[];
 
+/* one bin of /hubs/series: a hub's figures over [k T, (k + 1) T) (the last
+ * bin to the horizon); T = hubs_series_bin_s */
+typedef struct hubs_bin {
+    double busy_gpu_s, it_energy_j, facility_energy_j, energy_cost, co2_kg, water_l;
+    double tb_moved, data_cost; /* datasets at their transfer's start, results at the job's end */
+    double queue_job_s;         /* the integral of the waiting jobs: / bin length = the mean */
+    uint32_t jobs_started;
+} hubs_bin;
+
 /* one policy's run: placement, the hubs' simulations, their energy */
 typedef struct hubs_run {
     hubs_config cfg;
     hubs_result r;
     cluster_result cr[HUBS_MAX];
     double pue[HUBS_MAX];     /* each hub's facility PUE over the horizon */
+    int co2_hourly[HUBS_MAX]; /* CO2 charged hour by hour at the hub's carbon profile */
+    double water_year_l[HUBS_MAX]; /* measured water of the hub's fullest year (8,760 h) of
+                                      the run; with -o or a water limit, else 0 */
+    hubs_bin *series;         /* n_bins per hub, hub-major (-o only; else NULL); owned */
+    uint32_t n_bins;
 } hubs_run;
+
+/* a hub's account hour by hour (hour k: [k h, (k + 1) h) of the run) */
+typedef struct hubs_hours {
+    size_t n;
+    double *it_j, *facility_j, *water_l;
+} hubs_hours;
+
+/* The hours of hub run cr at the site of one (a scenario whose site and
+ * cluster_jobs.gpus are the hub's, as hubscmd.c's account builds it): the
+ * same hourly IT energy and PUE as cluster_energy_at_site's account, and
+ * each hour's water. 0, or an error (*hh then empty). */
+int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours *hh,
+                   sim_error *err);
+void hubs_hours_free(hubs_hours *hh); /* NULL-safe */
+/* The placement's water figures of the hub of one (hubs.h): the idle hub's
+ * water over its first 8,760 h, hour by hour as the account charges it, and
+ * a busy GPU-second's more at the year's highest hourly WUE at full load
+ * (l). 0, or an error. */
+int hubs_hub_water(const scn_scenario *one, double *idle_year_l, double *l_per_gpu_s,
+                   sim_error *err);
+/* hour h's CO2 at the hub's hourly intensity (its flat factor without a profile) */
+double hubs_hours_co2_kg(const hubs_hub *hub, const hubs_hours *hh, size_t h);
+/* the bin length: 730 h (a month, 8,760 h / 12) for a horizon of 60 days or
+ * more, else 24 h; and the number of bins over the horizon (at least 1) */
+double hubs_series_bin_s(double horizon_s);
+uint32_t hubs_series_bins(double horizon_s);
+/* hub h's bins (hubs_series_bins(run->r.horizon_s) of them) from its hours,
+ * its steps and its jobs */
+void hubs_series_fill(const hubs_run *run, unsigned h, const hubs_hours *hh, hubs_bin *bins);
 
 /* the run's and the baseline's figures as the dcsim/1 document (hubsout.c) */
 cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *base);
-/* /hubs/hubs and /hubs/jobs of the run (hubsout.c); 0 or an error */
-int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const char *command,
-                  sim_error *err);
+/* /hubs/hubs, /hubs/jobs and /hubs/series of the run, the baseline's totals
+ * as /hubs' attributes (hubsout.c); 0 or an error */
+int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const hubs_run *base,
+                  const char *command, sim_error *err);
 
 #endif

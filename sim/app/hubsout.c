@@ -1,6 +1,7 @@
 /* hubsout.c - `dcsim hubs`' machine outputs (hubscmd.h): the dcsim/1
- * document (docs/json.md) and the HDF5 tables /hubs/hubs and /hubs/jobs
- * (docs/trace-format.md "Hubs tables"). */
+ * document (docs/json.md) and the HDF5 tables /hubs/hubs, /hubs/jobs and
+ * /hubs/series with the baseline's totals (docs/trace-format.md "Hubs
+ * tables"). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,7 @@ typedef struct hub_row {
     double gpu_h, utilisation, wait_p50_s, wait_p90_s, wait_p99_s, it_energy_j,
         facility_energy_j, cost, co2_kg, water_l, tb_moved, data_cost, slo_job_h;
     uint32_t slo_jobs;
+    double water_limit_l, water_year_max_l;
 } hub_row;
 
 typedef struct job_row {
@@ -117,7 +119,8 @@ typedef struct job_row {
 } job_row;
 
 static const char *const hub_units[] = {"", "GPUs", "jobs", "GPU-h", "1", "s", "s", "s", "J",
-                                        "J", "CNY", "kg", "L", "TB", "CNY", "job-h", "jobs"};
+                                        "J", "CNY", "kg", "L", "TB", "CNY", "job-h", "jobs",
+                                        "L", "L"};
 static const char *const job_units[] = {"", "", "", "GPUs", "", "", "s", "s", "s", "s", "s",
                                         "s", "s", "TB", "TB", "s"};
 
@@ -134,7 +137,7 @@ static int put_hubs(hid_t g, const hubs_run *run)
                             o->wait_s.q[0], o->wait_s.q[1], o->wait_s.q[2], o->it_energy_j,
                             o->facility_energy_j, o->energy_cost + o->data_cost, o->co2_kg,
                             o->water_l, o->tb_in + o->tb_out, o->data_cost, o->slo_job_h,
-                            o->slo_jobs};
+                            o->slo_jobs, run->cfg.hubs[h].water_limit_l, run->water_year_l[h]};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(hub_row));
     F(hub_row, id, H5T_NATIVE_UINT32); F(hub_row, gpus, H5T_NATIVE_UINT32);
@@ -145,14 +148,17 @@ static int put_hubs(hid_t g, const hubs_run *run)
     F(hub_row, cost, H5T_NATIVE_DOUBLE); F(hub_row, co2_kg, H5T_NATIVE_DOUBLE);
     F(hub_row, water_l, H5T_NATIVE_DOUBLE); F(hub_row, tb_moved, H5T_NATIVE_DOUBLE);
     F(hub_row, data_cost, H5T_NATIVE_DOUBLE); F(hub_row, slo_job_h, H5T_NATIVE_DOUBLE);
-    F(hub_row, slo_jobs, H5T_NATIVE_UINT32);
+    F(hub_row, slo_jobs, H5T_NATIVE_UINT32); F(hub_row, water_limit_l, H5T_NATIVE_DOUBLE);
+    F(hub_row, water_year_max_l, H5T_NATIVE_DOUBLE);
     int rc = h5_put_table(g, "hubs", t, run->cfg.n_hubs, rows, hub_units,
                           sizeof hub_units / sizeof *hub_units,
                           "one row per hub (id: the order of the <hub> elements, names in the "
                           "group's hub_names attribute): GPUs, jobs, busy GPU-hours, "
                           "utilisation over the horizon, queue wait quantiles, IT and facility "
                           "energy, cost (energy + data), CO2, water, data moved and its cost, "
-                          "serving jobs beyond their RTT bound and their job-hours");
+                          "serving jobs beyond their RTT bound and their job-hours, the water "
+                          "limit a year (0: none) and the water of the fullest year (8,760 h) "
+                          "of the run");
     H5Tclose(t);
     free(rows);
     return rc;
@@ -192,8 +198,93 @@ static int put_jobs(hid_t g, const hubs_run *run)
     return rc;
 }
 
-int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const char *command,
-                  sim_error *err)
+typedef struct bin_row {
+    uint32_t bin, hub, jobs_started;
+    double t_start_s, t_end_s, busy_gpu_h, it_energy_j, facility_energy_j, energy_cost, data_cost,
+        cost, co2_kg, water_l, tb_moved, queue_mean;
+} bin_row;
+
+static const char *const bin_units[] = {"", "", "jobs", "s", "s", "GPU-h", "J", "J", "CNY",
+                                        "CNY", "CNY", "kg", "L", "TB", "jobs"};
+
+static int put_series(hid_t g, const hubs_run *run)
+{
+    uint32_t n = run->n_bins;
+    size_t rows_n = (size_t)n * run->cfg.n_hubs;
+    bin_row *rows = calloc(rows_n, sizeof *rows);
+    if (!rows || !run->series) {
+        free(rows);
+        return -1;
+    }
+    double bin_s = hubs_series_bin_s(run->r.horizon_s);
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        for (uint32_t k = 0; k < n; k++) {
+            const hubs_bin *b = &run->series[(size_t)h * n + k];
+            double lo = bin_s * k, hi = k == n - 1 ? run->r.horizon_s : bin_s * (k + 1);
+            rows[(size_t)h * n + k] = (bin_row){
+                k, h, b->jobs_started, lo, hi, b->busy_gpu_s / 3600, b->it_energy_j,
+                b->facility_energy_j, b->energy_cost, b->data_cost, b->energy_cost + b->data_cost,
+                b->co2_kg, b->water_l, b->tb_moved, hi > lo ? b->queue_job_s / (hi - lo) : 0};
+        }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(bin_row));
+    F(bin_row, bin, H5T_NATIVE_UINT32); F(bin_row, hub, H5T_NATIVE_UINT32);
+    F(bin_row, jobs_started, H5T_NATIVE_UINT32); F(bin_row, t_start_s, H5T_NATIVE_DOUBLE);
+    F(bin_row, t_end_s, H5T_NATIVE_DOUBLE); F(bin_row, busy_gpu_h, H5T_NATIVE_DOUBLE);
+    F(bin_row, it_energy_j, H5T_NATIVE_DOUBLE); F(bin_row, facility_energy_j, H5T_NATIVE_DOUBLE);
+    F(bin_row, energy_cost, H5T_NATIVE_DOUBLE); F(bin_row, data_cost, H5T_NATIVE_DOUBLE);
+    F(bin_row, cost, H5T_NATIVE_DOUBLE); F(bin_row, co2_kg, H5T_NATIVE_DOUBLE);
+    F(bin_row, water_l, H5T_NATIVE_DOUBLE); F(bin_row, tb_moved, H5T_NATIVE_DOUBLE);
+    F(bin_row, queue_mean, H5T_NATIVE_DOUBLE);
+    int rc = h5_put_table(g, "series", t, rows_n, rows, bin_units,
+                          sizeof bin_units / sizeof *bin_units,
+                          "per hub (hub-major) per bin of the horizon (730 h, a twelfth of "
+                          "8,760 h, for a horizon of 60 days or more, else 24 h; the last bin "
+                          "ends at the horizon): jobs started, bin start and end, busy GPU-h, IT "
+                          "and facility energy, energy cost, data cost (datasets at their "
+                          "transfer's start, results at the job's end), cost, CO2, water, TB "
+                          "moved, the time-average number of waiting jobs; summed over the bins "
+                          "each equals the hub's row of /hubs/hubs");
+    H5Tclose(t);
+    free(rows);
+    return rc;
+}
+
+static double rtt_mean(const hubs_hub_result *o)
+{
+    return o->serving_jobs ? o->serving_rtt_s_sum / o->serving_jobs : 0;
+}
+
+/* the baseline's totals (and the run's mean serving RTT) as /hubs' attributes */
+static int put_baseline(hid_t g, const hubs_run *run, const hubs_run *base)
+{
+    const hubs_hub_result *b = &base->r.total;
+    double bin_s = hubs_series_bin_s(run->r.horizon_s);
+    const struct { const char *name; double value; } v[] = {
+        {"series_bin_s", bin_s}, {"serving_rtt_mean_s", rtt_mean(&run->r.total)},
+        {"baseline_cost", b->energy_cost + b->data_cost}, {"baseline_energy_cost", b->energy_cost},
+        {"baseline_data_cost", b->data_cost}, {"baseline_co2_kg", b->co2_kg},
+        {"baseline_water_l", b->water_l}, {"baseline_it_energy_j", b->it_energy_j},
+        {"baseline_facility_energy_j", b->facility_energy_j},
+        {"baseline_serving_rtt_mean_s", rtt_mean(b)}, {"baseline_tb_moved", b->tb_in + b->tb_out},
+        {"baseline_wait_p90_s", b->wait_s.q[1]}, {"baseline_gpu_h", b->gpu_s / 3600}};
+    int rc = h5_attr_text(g, "baseline_policy", hubs_policy_name(base->cfg.policy));
+    for (size_t i = 0; !rc && i < sizeof v / sizeof v[0]; i++)
+        rc = h5_attr_scalar(g, v[i].name, H5T_NATIVE_DOUBLE, &v[i].value);
+    char basis[HUBS_MAX * 34 + 64] = "";
+    size_t used = 0;
+    for (unsigned h = 0; h < run->cfg.n_hubs && used < sizeof basis; h++)
+        if (run->co2_hourly[h])
+            used += (size_t)snprintf(basis + used, sizeof basis - used, "%s%s",
+                                     used ? ", " : "hourly carbon profile at ",
+                                     run->cfg.hubs[h].name);
+    if (!rc)
+        rc = h5_attr_text(g, "co2_basis", used ? basis : "the flat grid factor at every hub "
+                                                        "(no hourly carbon profile)");
+    return rc;
+}
+
+int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const hubs_run *base,
+                  const char *command, sim_error *err)
 {
     hid_t f = h5_create_file(op, err);
     if (f < 0)
@@ -215,6 +306,10 @@ int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const
         failed = "writing /hubs/hubs";
     else if (put_jobs(g, run))
         failed = "writing /hubs/jobs";
+    else if (put_series(g, run))
+        failed = "writing /hubs/series";
+    else if (put_baseline(g, run, base))
+        failed = "writing the baseline's attributes";
     if (g >= 0)
         H5Gclose(g);
     char digest[24];

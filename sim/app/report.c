@@ -21,10 +21,10 @@
 
 extern const unsigned char dcsim_analysis_trace[], dcsim_analysis_figures[],
     dcsim_analysis_report[], dcsim_analysis_units[], dcsim_analysis_brief[],
-    dcsim_analysis_cluster[], dcsim_analysis_serve[];
+    dcsim_analysis_cluster[], dcsim_analysis_serve[], dcsim_analysis_hubs[];
 extern const size_t dcsim_analysis_trace_len, dcsim_analysis_figures_len,
     dcsim_analysis_report_len, dcsim_analysis_units_len, dcsim_analysis_brief_len,
-    dcsim_analysis_cluster_len, dcsim_analysis_serve_len;
+    dcsim_analysis_cluster_len, dcsim_analysis_serve_len, dcsim_analysis_hubs_len;
 
 const char usage_report[] =
     "usage: dcsim report TRACE.h5 [MORE.h5 ...] [-o report.html] [--goodput FILE]\n"
@@ -35,7 +35,9 @@ const char usage_report[] =
     "cluster -o` file gives its utilisation and queue, power, wait and slowdown\n"
     "CDFs and placement figures (analysis/dcsim_cluster.py); a `dcsim serve\n"
     "-o` file its latency CDFs and load, a serving sweep or compare table its\n"
-    "latency against throughput (analysis/dcsim_serve.py). Runs\n"
+    "latency against throughput (analysis/dcsim_serve.py); a `dcsim hubs -o`\n"
+    "file its hubs side by side, cost and CO2 by hub over the months and the\n"
+    "saving against the nearest hub (analysis/dcsim_hubs.py). Runs\n"
     "/usr/bin/python3 (or $DCSIM_PYTHON) with h5py, numpy and matplotlib\n"
     "(Debian: python3-h5py python3-numpy python3-matplotlib). The figures\n"
     "alone: /usr/bin/python3 analysis/dcsim_figures.py TRACE.h5 -o DIR.\n"
@@ -159,7 +161,8 @@ int cmd_report(int argc, char **argv)
         write_file(dir, "dcsim_units.py", dcsim_analysis_units, dcsim_analysis_units_len) ||
         write_file(dir, "dcsim_brief.py", dcsim_analysis_brief, dcsim_analysis_brief_len) ||
         write_file(dir, "dcsim_cluster.py", dcsim_analysis_cluster, dcsim_analysis_cluster_len) ||
-        write_file(dir, "dcsim_serve.py", dcsim_analysis_serve, dcsim_analysis_serve_len)) {
+        write_file(dir, "dcsim_serve.py", dcsim_analysis_serve, dcsim_analysis_serve_len) ||
+        write_file(dir, "dcsim_hubs.py", dcsim_analysis_hubs, dcsim_analysis_hubs_len)) {
         fprintf(stderr, "dcsim report: error: cannot write to %s\n", dir);
         remove_dir(dir);
         free(o.traces);

@@ -71,6 +71,20 @@ static int read_file(loader *ld, xmlNode *n, const char *attr, char *path, size_
     return rc;
 }
 
+/* <hub water-limit="V m3">: litres a year, above 0 and at most 1e9 m3 */
+static int water_limit(loader *ld, xmlNode *n, double *litres)
+{
+    char text[64], *end;
+    copy_attr(n, "water-limit", text, sizeof text);
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || strcmp(end, "m3") || errno == ERANGE || !(v > 0 && v <= 1e9))
+        return node_error(ld, n, "water-limit", "expected a volume of water a year in m3, above "
+                          "0 and at most 1e9, e.g. \"50000m3\"");
+    *litres = v * 1e3;
+    return 0;
+}
+
 /* the facility model's annual PUE and WUE at the design load: the means
  * over the twelve monthly mean temperatures */
 static void facility_keys(const scn_site *site, double *pue, double *wue)
@@ -130,6 +144,8 @@ static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsig
         free(text);
         hub->carbon_hourly = H->carbon[h];
     }
+    if (!rc && has_attr(n, "water-limit"))
+        rc = water_limit(ld, n, &hub->water_limit_l);
     return rc;
 }
 
