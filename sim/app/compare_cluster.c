@@ -46,23 +46,27 @@ typedef struct cvariant {
     double v[N_COLS];
 } cvariant;
 
-int compare_is_cluster(const char *path)
+unsigned compare_top_elements(const char *path, const char *const *names, unsigned n)
 {
     if (!path)
-        return 0; /* the built-in default trains */
+        return 0; /* the built-in default: a <job> */
     sim_error err;
     sim_error_clear(&err);
     xmlDoc *doc = scn_read_xml(path, NULL, 0, path, &err);
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
-    int jobs = 0, job = 0;
-    for (xmlNode *n = root ? root->children : NULL; n; n = n->next) {
-        if (n->type != XML_ELEMENT_NODE)
-            continue;
-        jobs |= xmlStrEqual(n->name, (const xmlChar *)"cluster-jobs");
-        job |= xmlStrEqual(n->name, (const xmlChar *)"job");
-    }
+    unsigned found = 0;
+    for (xmlNode *e = root ? root->children : NULL; e; e = e->next)
+        for (unsigned k = 0; e->type == XML_ELEMENT_NODE && k < n && k < 32; k++)
+            if (xmlStrEqual(e->name, (const xmlChar *)names[k]))
+                found |= 1u << k;
     xmlFreeDoc(doc);
-    return jobs && !job;
+    return found;
+}
+
+int compare_is_cluster(const char *path)
+{
+    static const char *const names[] = {"cluster-jobs", "job"};
+    return compare_top_elements(path, names, 2) == 1u; /* <cluster-jobs> and no <job> */
 }
 
 /* The figures of a finished run, the same expressions as dcsim cluster's

@@ -27,6 +27,11 @@ typedef struct compare_case {
  * (the training path then reports why). */
 int compare_is_cluster(const char *path);
 
+/* Which of names[0 .. n-1] (n <= 32) are top-level elements of the scenario
+ * at path: bit k set for names[k]. 0 for NULL (the built-in default) or a
+ * file that cannot be read (the run then reports why). */
+unsigned compare_top_elements(const char *path, const char *const *names, unsigned n);
+
 /* what to do with the table: command ("compare", or "sweep" over a job
  * stream: the JSON's command and the text's title), json / csv / text on
  * stdout, and table_path non-NULL: also an HDF5 file of one table (the

@@ -60,22 +60,8 @@ typedef struct svariant {
 
 int compare_is_serve(const char *path)
 {
-    if (!path)
-        return 0; /* the built-in default trains */
-    sim_error err;
-    sim_error_clear(&err);
-    xmlDoc *doc = scn_read_xml(path, NULL, 0, path, &err);
-    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
-    int serving = 0, other = 0;
-    for (xmlNode *n = root ? root->children : NULL; n; n = n->next) {
-        if (n->type != XML_ELEMENT_NODE)
-            continue;
-        serving |= xmlStrEqual(n->name, (const xmlChar *)"serving");
-        other |= xmlStrEqual(n->name, (const xmlChar *)"job") ||
-                 xmlStrEqual(n->name, (const xmlChar *)"cluster-jobs");
-    }
-    xmlFreeDoc(doc);
-    return serving && !other;
+    static const char *const names[] = {"serving", "job", "cluster-jobs"};
+    return compare_top_elements(path, names, 3) == 1u; /* <serving>, no <job> or stream */
 }
 
 static int has_site(const svariant *x)
