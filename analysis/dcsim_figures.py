@@ -161,14 +161,20 @@ def step_timeline(trace, path):
     orange at the task's end in proportion to the stage's totals in
     /step/stages, then the exposed data-parallel reduction (green) and the
     optimizer (purple) up to the stage's end; white gaps are the bubble. The
-    critical stage is labelled. Double column. Traces without /step/tasks get
-    stacked bars of each stage's parts instead.
+    critical stage is labelled. With more than GANTT_ZOOM_TASKS tasks per stage
+    (an interleaved schedule of many micro-batches draws slivers), a second
+    panel zooms on the critical stage's steady state, GANTT_ZOOM_WIDTH of its
+    median task lengths from its first backward, every task labelled F or B
+    with its micro-batch (and .chunk when interleaved) where it is wide
+    enough; the window is shaded on the whole iteration. Double column.
+    Traces without /step/tasks get stacked bars of each stage's parts instead.
 
     Returns {"path", "stage", "parts" {column: seconds per stage}, "end_s",
     "iteration_s", "critical_stage", "tasks" {"stage", "backward", "start_s",
     "end_s"} (None without /step/tasks), "busy_s" (per stage: the tasks'
-    total length), "dp_start_s" (per stage: its last task's end)}; raises
-    ValueError without /step."""
+    total length), "dp_start_s" (per stage: its last task's end), "zoom_s"
+    ([start, stop] or None), "labels" ((stage, text) of the zoom's labelled
+    tasks)}; raises ValueError without /step."""
     _require_step(trace, "the step timeline")
     tasks = getattr(trace, "step_tasks", None)
     if tasks is None:
@@ -186,8 +192,12 @@ def step_timeline(trace, path):
     comm = sum(parts.get(c, np.zeros(n)) for c in ("tp_s", "cp_s", "ep_s"))
     work = parts["compute_s"] + comm
     comm_share = np.divide(comm, work, out=np.zeros(n), where=work > 0)
-    fig = _figure(DOUBLE_COLUMN_IN, min(1.2 + 0.14 * n, 8.0))
-    ax = fig.add_subplot()
+    zoom = _gantt_window(tasks, critical if critical >= 0 else 0, n)
+    fig = _figure(DOUBLE_COLUMN_IN, min(1.2 + 0.14 * n, 8.0) * (1.9 if zoom else 1.0))
+    if zoom:
+        ax, zax = fig.subplots(2, 1)
+    else:
+        ax, zax = fig.add_subplot(), None
     height = 0.76
     dense = len(t_start) > DENSE_POINTS
     busy = np.zeros(n)
@@ -221,11 +231,73 @@ def step_timeline(trace, path):
     iteration_s = float(trace.step_attrs.get("iteration_s", end_s.max() if n else 0.0))
     _stage_axis(ax, n, critical, iteration_s, end_s.max() if n else 0.0, 1.01)
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    labels = []
+    if zoom:
+        ax.axvspan(zoom[0], zoom[1], color=GREY, alpha=0.25, linewidth=0)
+        labels = _gantt_zoom(zax, tasks, zoom, n, critical, comm_share, height)
     _save(fig, path)
     return {"path": path, "stage": stage, "parts": parts, "end_s": end_s,
             "iteration_s": iteration_s, "critical_stage": critical,
             "tasks": {"stage": t_stage, "backward": t_back, "start_s": t_start, "end_s": t_end},
-            "busy_s": busy, "dp_start_s": dp_start}
+            "busy_s": busy, "dp_start_s": dp_start, "zoom_s": list(zoom) if zoom else None,
+            "labels": labels}
+
+
+GANTT_ZOOM_TASKS = 48   # tasks per stage beyond which the Gantt gets a zoom panel
+GANTT_ZOOM_WIDTH = 14   # the zoom window, in median task lengths
+
+
+def _gantt_window(tasks, critical, n):
+    """[start, stop] of the Gantt's zoom: from two median task lengths before
+    the critical stage's first backward, GANTT_ZOOM_WIDTH of them; None when
+    the stages hold GANTT_ZOOM_TASKS tasks each or fewer."""
+    if tasks is None or not n or len(tasks) <= GANTT_ZOOM_TASKS * n:
+        return None
+    mine = tasks[np.array(tasks["stage"], dtype=int) == critical]
+    if not len(mine):
+        return None
+    length = float(np.median(np.array(mine["end_s"]) - np.array(mine["start_s"])))
+    back = mine[np.array(mine["backward"], dtype=float) > 0.5]
+    t0 = float(back["start_s"].min()) if len(back) else float(mine["start_s"].min())
+    return t0 - 2 * length, t0 + (GANTT_ZOOM_WIDTH - 2) * length
+
+
+def _gantt_zoom(zax, tasks, zoom, n, critical, comm_share, height):
+    """The zoom panel: every stage's tasks inside the window, each labelled
+    F/B + micro-batch (+ .chunk when the schedule is interleaved) where it is
+    at least 1/(1.25 GANTT_ZOOM_WIDTH) of the window wide. Returns the labels
+    as (stage, text)."""
+    t0, t1 = zoom
+    stage = np.array(tasks["stage"], dtype=int)
+    start = np.array(tasks["start_s"], dtype=float)
+    end = np.array(tasks["end_s"], dtype=float)
+    back = np.array(tasks["backward"], dtype=float) > 0.5
+    micro = np.array(tasks["microbatch"], dtype=int)
+    chunk = np.array(tasks["chunk"], dtype=int)
+    interleaved = chunk.max(initial=0) > 0
+    labels = []
+    for i in np.flatnonzero((end > t0) & (start < t1)):
+        s, a, b = int(stage[i]), max(start[i], t0), min(end[i], t1)
+        y = (s - height / 2, height)
+        zax.broken_barh([(a, b - a)], y, facecolors=BLUE if back[i] else SKY,
+                        edgecolor="white", linewidth=0.4)
+        if comm_share[s] > 0 and end[i] <= t1:
+            w = (end[i] - start[i]) * comm_share[s]
+            zax.broken_barh([(end[i] - w, w)], y, facecolors=ORANGE, linewidth=0)
+        if b - a >= (t1 - t0) / (1.25 * GANTT_ZOOM_WIDTH):
+            text = f"{'B' if back[i] else 'F'}{micro[i]}" + (f".{chunk[i]}" if interleaved else "")
+            zax.text((a + b) / 2, s, text, ha="center", va="center", fontsize=FONT_PT,
+                     color="white" if back[i] else "black", clip_on=True)
+            labels.append((s, text))
+    zax.set_ylim(n - 0.5, -0.5)
+    zax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(n, 16)))
+    zax.yaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"critical {int(v)}" if int(v) == critical else f"{int(v)}"))
+    zax.set_ylabel("pipeline stage")
+    zax.set_xlim(t0, t1)
+    zax.set_xlabel("zoom on the shaded window (s): F/B = forward/backward of micro-batch"
+                   + (" .chunk" if interleaved else ""))
+    return labels
 
 
 def _stage_bars(trace, path):

@@ -206,6 +206,20 @@ class Figures(unittest.TestCase):
             self.assertAlmostEqual(d["busy_s"][s] / work, 1.0, places=9)
             self.assertAlmostEqual(d["dp_start_s"][s] + d["parts"]["dp_s"][s]
                                    + d["parts"]["optimizer_s"][s], d["end_s"][s], places=9)
+        # 16 stages x 16 micro-batches x 8 chunks: the zoom panel frames
+        # GANTT_ZOOM_WIDTH median task lengths of the critical stage from two
+        # before its first backward, and labels only tasks that are there
+        self.assertGreater(len(tasks), figs.GANTT_ZOOM_TASKS * n)
+        t0, t1 = d["zoom_s"]
+        crit = tasks[tasks[:, 0] == d["critical_stage"]]
+        median = float(np.median(crit[:, 5] - crit[:, 4]))
+        first_back = float(crit[crit[:, 3] == 1][:, 4].min())
+        self.assertAlmostEqual(t0, first_back - 2 * median, places=12)
+        self.assertAlmostEqual(t1 - t0, figs.GANTT_ZOOM_WIDTH * median, places=12)
+        self.assertGreater(len(d["labels"]), n)                 # every stage has some
+        shown = {(int(t[0]), f"{'B' if t[3] else 'F'}{int(t[2])}.{int(t[1])}")
+                 for t in tasks if t[5] > t0 and t[4] < t1}
+        self.assertTrue(set(d["labels"]) <= shown)
         # a trace written before /step/tasks existed still draws (stacked bars)
         old = self.out("no_tasks.h5")
         shutil.copyfile(self.step_path, old)
