@@ -362,6 +362,10 @@ static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
     if (c->elastic)
         cluster_note(s, "elastic jobs scale linearly: on g of their GPUs they progress at "
                         "g / GPUs (a first-order rule, docs/cluster.md)");
+    if (c->elastic && !(c->ckpt.restart_s > 0))
+        cluster_note(s, "a resize costs nothing: no <checkpoint restart> given (elastic "
+                        "frameworks restart their workers from a checkpoint on every "
+                        "membership change; give <checkpoint restart=\"...\"> to charge it)");
     if (c->elastic && !has_attr(sched, "elastic"))
         cluster_note(s, "<scheduler elastic=\"true\">: elastic jobs resize (\"false\": rigid "
                         "at their GPUs)");
