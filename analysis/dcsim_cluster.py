@@ -14,7 +14,6 @@ P90 and P99 `dcsim cluster --json` prints. Each figure function returns the
 numbers it drew (SI units), which is how tests/python/test_cluster_report.py
 compares the figures with the command's --json.
 """
-import argparse
 import math
 import os
 import sys
@@ -338,24 +337,10 @@ def report_sections(runs, work, clean_svg, esc, value_cell, figures_html):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="dcsim_cluster.py",
-                                description="Write every figure a `dcsim cluster -o` file "
-                                            "supports (docs/analysis.md).")
-    p.add_argument("files", nargs="+", metavar="CLUSTER.h5")
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
-    p.add_argument("--format", choices=("png", "svg", "both"), default="both")
-    args = p.parse_args(argv)
-    formats = ("png", "svg") if args.format == "both" else (args.format,)
-    try:
-        for i, path in enumerate(args.files):
-            prefix = f"{os.path.splitext(os.path.basename(path))[0]}_" if len(args.files) > 1 \
-                else ""
-            for out in all_figures(ClusterRun(path), args.output, formats, prefix):
-                print(out)
-    except (TraceFormatError, OSError) as e:
-        print(f"dcsim_cluster.py: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return F.figures_main(argv, "dcsim_cluster.py",
+                          "Write every figure a `dcsim cluster -o` file "
+                          "supports (docs/analysis.md).",
+                          "CLUSTER.h5", ClusterRun, all_figures)
 
 
 if __name__ == "__main__":

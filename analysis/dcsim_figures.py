@@ -974,6 +974,30 @@ def all_figures(trace, outdir, formats=("png", "svg"), goodput=None, prefix=""):
     return paths
 
 
+def figures_main(argv, prog, description, metavar, read, draw_all):
+    """The command line of a tier's figure module (dcsim_cluster.py,
+    dcsim_serve.py, dcsim_hubs.py): FILE.h5 ... -o DIR [--format png|svg|both];
+    read(path) opens a file, draw_all(run, outdir, formats, prefix) draws it
+    and returns the paths, printed one per line (prefixed by the file's name
+    when there are several). A file it cannot read: one line, exit 1."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("files", nargs="+", metavar=metavar)
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--format", choices=("png", "svg", "both"), default="both")
+    args = p.parse_args(argv)
+    formats = ("png", "svg") if args.format == "both" else (args.format,)
+    try:
+        for path in args.files:
+            prefix = f"{os.path.splitext(os.path.basename(path))[0]}_" if len(args.files) > 1 \
+                else ""
+            for out in draw_all(read(path), args.output, formats, prefix):
+                print(out)
+    except (TraceFormatError, OSError) as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="dcsim_figures.py",

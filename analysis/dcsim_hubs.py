@@ -14,7 +14,6 @@ the /hubs attribute serving_rtt_mean_s) against the baseline's totals that
 figure function returns the numbers it drew (SI units: CNY, kg, L, J, s),
 which is how tests/python/test_hubs_report.py compares them with the tables.
 """
-import argparse
 import os
 import sys
 
@@ -267,24 +266,10 @@ def report_sections(runs, work, clean_svg, esc, value_cell, figures_html):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="dcsim_hubs.py",
-                                description="Write every figure of a `dcsim hubs -o` file "
-                                            "(docs/hubs.md).")
-    p.add_argument("files", nargs="+", metavar="HUBS.h5")
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
-    p.add_argument("--format", choices=("png", "svg", "both"), default="both")
-    args = p.parse_args(argv)
-    formats = ("png", "svg") if args.format == "both" else (args.format,)
-    try:
-        for path in args.files:
-            prefix = f"{os.path.splitext(os.path.basename(path))[0]}_" if len(args.files) > 1 \
-                else ""
-            for out in all_figures(HubsRun(path), args.output, formats, prefix):
-                print(out)
-    except (TraceFormatError, OSError) as e:
-        print(f"dcsim_hubs.py: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return F.figures_main(argv, "dcsim_hubs.py",
+                          "Write every figure of a `dcsim hubs -o` file "
+                          "(docs/hubs.md).",
+                          "HUBS.h5", HubsRun, all_figures)
 
 
 if __name__ == "__main__":

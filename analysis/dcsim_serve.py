@@ -20,7 +20,6 @@ E2E against the achieved throughput, one point per row in row order. Each
 figure function returns the numbers it drew (SI units), which is how
 tests/python/test_serve_report.py compares them with the command's output.
 """
-import argparse
 import math
 import os
 import sys
@@ -394,25 +393,11 @@ def report_sections(objs, work, clean_svg, esc, value_cell, figures_html):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="dcsim_serve.py",
-                                description="Write every figure a `dcsim serve -o` file or a "
-                                            "serving sweep/compare table supports "
-                                            "(docs/serving.md).")
-    p.add_argument("files", nargs="+", metavar="FILE.h5")
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
-    p.add_argument("--format", choices=("png", "svg", "both"), default="both")
-    args = p.parse_args(argv)
-    formats = ("png", "svg") if args.format == "both" else (args.format,)
-    try:
-        for path in args.files:
-            prefix = f"{os.path.splitext(os.path.basename(path))[0]}_" if len(args.files) > 1 \
-                else ""
-            for out in all_figures(load(path), args.output, formats, prefix):
-                print(out)
-    except (TraceFormatError, OSError) as e:
-        print(f"dcsim_serve.py: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return F.figures_main(argv, "dcsim_serve.py",
+                          "Write every figure a `dcsim serve -o` file or a "
+                          "serving sweep/compare table supports "
+                          "(docs/serving.md).",
+                          "FILE.h5", load, all_figures)
 
 
 if __name__ == "__main__":
