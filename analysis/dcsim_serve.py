@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dcsim_figures as F  # noqa: E402
-from dcsim_trace import TraceFormatError  # noqa: E402
+from dcsim_trace import TraceFormatError, table_columns, variant_table  # noqa: E402
 
 LAYOUT_VERSIONS = ("1",)
 QUANTILES = (0.5, 0.9, 0.99)
@@ -60,8 +60,7 @@ def kind_of(path):
             return "run"
         for name in ("serve_sweep", "compare"):
             ds = f.get(name)
-            if isinstance(ds, h5py.Dataset) and "ttft_p99_s" in [
-                    _text(c) for c in ds.attrs.get("columns", [])]:
+            if isinstance(ds, h5py.Dataset) and "ttft_p99_s" in table_columns(ds):
                 return "table"
     return None
 
@@ -139,22 +138,18 @@ class ServeTable:
                     break
             else:
                 raise TraceFormatError(f"{path}: no /serve_sweep or /compare table")
-            cols = [_text(c) for c in ds.attrs.get("columns", [])]
-            raw = ds[()]
-            if raw.ndim != 2 or raw.shape[1] != len(cols):
-                raise TraceFormatError(f"{path}: /{name} shape {raw.shape} does not match its "
-                                       f"{len(cols)} columns")
+            table, self.labels = variant_table(ds)
+            cols = list(table.dtype.names)
             missing = [c for c in CURVE_COLUMNS if c not in cols]
             if missing:
                 raise TraceFormatError(f"{path}: /{name} is not a serving table (no "
                                        f"{', '.join(missing)})")
             self.name = name
-            self.labels = [_text(x) for x in ds.attrs.get("rows", [])]
-            self.columns = {c: raw[:, i].astype(float) for i, c in enumerate(cols)}
-            self.units = dict(zip(cols, [_text(u) for u in ds.attrs.get("column_units", [])]))
-            self.description = _text(ds.attrs.get("description", ""))
-        if len(self.labels) != raw.shape[0]:
-            raise TraceFormatError(f"{path}: /{name} has {raw.shape[0]} rows but "
+            self.columns = {c: np.asarray(table[c], dtype=float) for c in cols}
+            self.units = dict(table.units)
+            self.description = table.description
+        if len(self.labels) != len(table):
+            raise TraceFormatError(f"{path}: /{name} has {len(table)} rows but "
                                    f"{len(self.labels)} labels")
 
     def __len__(self):

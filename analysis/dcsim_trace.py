@@ -24,7 +24,7 @@ import h5py
 import numpy as np
 
 # format_version values this reader understands (root attribute, int32)
-FORMAT_VERSIONS = (1,)
+FORMAT_VERSIONS = (1, 2)   # 2: every table compound (1: some were 2-D float64 + `columns`)
 # top-level objects of format version 1; the first three are always there
 REQUIRED_OBJECTS = ("scenario", "summary", "campaign")
 OPTIONAL_OBJECTS = ("step", "replicas", "replica_digests", "energy")
@@ -125,6 +125,38 @@ def _compound_table(ds):
                   _text(ds.attrs.get("description", "")))
     table.enums = {n: m for n in names if (m := _enum_map(ds, n))}
     return table
+
+
+def _dataset_table(ds):
+    """A table dataset as a Table: compound with a `units` attribute (every
+    table since format_version 2), or 2-D float64 with a `columns` attribute
+    (/replicas, /step/stages, /step/tasks, /step/flows, /energy/hourly and the
+    compare tables of format_version 1 files)."""
+    if ds.dtype.names and "units" in ds.attrs:
+        return _compound_table(ds)
+    return _matrix_table(ds)
+
+
+def table_columns(ds):
+    """The column names of a table dataset of either layout (compound fields,
+    or the `columns` attribute of a 2-D one)."""
+    return list(ds.dtype.names) if ds.dtype.names else _texts(ds.attrs.get("columns", []))
+
+
+def variant_table(ds):
+    """(Table, labels) of a `dcsim compare -o` / sweep table (/compare,
+    /cluster_sweep, /serve_sweep): its numeric columns, and the variants'
+    names from the leading `variant` field (layout 2) or the `rows` attribute
+    (layout 1)."""
+    if not ds.dtype.names:
+        return _matrix_table(ds), _texts(ds.attrs.get("rows", []))
+    whole = _compound_table(ds)
+    numbers = [n for n in whole.dtype.names if n != "variant"]
+    rows = np.zeros(len(whole), dtype=[(n, whole.dtype[n]) for n in numbers])
+    for n in numbers:
+        rows[n] = whole[n]
+    labels = [_text(v) for v in whole["variant"]] if "variant" in whole.dtype.names else []
+    return Table(rows, whole.units, whole.description), labels
 
 
 def read_table(path, dataset):
@@ -251,7 +283,7 @@ class Trace:
             self.event_causes = _texts(ev.attrs["causes"]) if "causes" in ev.attrs else []
             self._read_step(f)
             self._read_replicas(f)
-            self.energy_hourly = (_matrix_table(f["energy/hourly"])
+            self.energy_hourly = (_dataset_table(f["energy/hourly"])
                                   if "energy/hourly" in f else None)
         self.summary_table = self._summary_table()
         self.tables = {name: getattr(self, name)
@@ -268,9 +300,9 @@ class Trace:
             return
         g = f["step"]
         self.step_attrs = {k: _attr(v) for k, v in g.attrs.items()}
-        self.step_stages = _matrix_table(g["stages"])
+        self.step_stages = _dataset_table(g["stages"])
         if "tasks" in g:                     # traces of dcsim 0.1.0 after 2026-11-30
-            self.step_tasks = _matrix_table(g["tasks"])
+            self.step_tasks = _dataset_table(g["tasks"])
         tiers = self.step_attrs.get("tiers") or [f"tier {i}" for i in range(len(g["tier_bytes"]))]
         width = max(len(t) for t in tiers)
         rows = np.zeros(len(tiers), dtype=[("tier", f"U{width}"), ("bytes", "f8"),
@@ -308,7 +340,7 @@ class Trace:
     def _read_replicas(self, f):
         self.replicas = self.replica_digests = None
         if "replicas" in f:
-            self.replicas = _matrix_table(f["replicas"])
+            self.replicas = _dataset_table(f["replicas"])
         if "replica_digests" in f:
             self.replica_digests = f["replica_digests"][()]
 
@@ -354,7 +386,7 @@ class Trace:
         return spent
 
 
-COMPARE_LAYOUT_VERSIONS = ("1",)
+COMPARE_LAYOUT_VERSIONS = ("1", "2")   # 2: compound, a leading `variant` text field
 
 
 def file_kind(path):
@@ -456,8 +488,9 @@ def read_compare(path):
                 f"{path}: /compare layout_version {version or '(none)'} is not one this "
                 f"reader knows ({', '.join(COMPARE_LAYOUT_VERSIONS)}); use the analysis/ "
                 "scripts of the dcsim that wrote it")
-        table = _matrix_table(ds).view(CompareTable)
-        table.labels = _texts(ds.attrs["rows"])
+        table, labels = variant_table(ds)
+        table = table.view(CompareTable)
+        table.labels = labels
     table.path = path
     if len(table.labels) != len(table):
         raise TraceFormatError(f"{path}: /compare has {len(table)} rows but "

@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include "energyrun.h"
+#include "h5columns.h"
 #include "h5util.h"
 #include "outpath.h"
 #include "packet_trace.h"
@@ -20,7 +21,14 @@
 #include <hdf5.h>
 
 
-#define TRACE_FORMAT_VERSION 1
+/* 2: every table a compound dataset with a unit per field (1: /replicas,
+ * /step/stages, /step/tasks, /step/flows, /energy/hourly were 2-D float64
+ * with a `columns` attribute) */
+#define TRACE_FORMAT_VERSION 2
+/* `dcsim compare -o` tables (/compare, /cluster_sweep, /serve_sweep): 2, a
+ * compound with a leading "variant" text field (1: 2-D float64 with
+ * `columns` and `rows` attributes) */
+#define TRACE_TABLE_LAYOUT_VERSION "2"
 #define CHUNK_ROWS 4096
 #define DEFLATE_LEVEL 4
 
@@ -296,23 +304,6 @@ static int put_doubles(hid_t g, const char *name, const double *v, int rank, con
     return rc;
 }
 
-/* A rows x columns float64 table: put_doubles, plus its `columns` attribute
- * and, when column_units is not NULL, one unit per column. */
-static int put_matrix(hid_t g, const char *name, const double *rows, size_t n_rows,
-                      size_t n_cols, const char *const *columns, const char *const *column_units,
-                      const char *units, const char *description)
-{
-    hsize_t dims[2] = {n_rows, n_cols};
-    if (put_doubles(g, name, rows, 2, dims, units, description))
-        return -1;
-    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-    int rc = d < 0 || h5_attr_texts(d, "columns", columns, n_cols) ||
-             (column_units && h5_attr_texts(d, "column_units", column_units, n_cols));
-    if (d >= 0)
-        H5Dclose(d);
-    return rc;
-}
-
 /* /step/link_tier: uint8 per link, its tier as an index into the tiers attribute */
 static int put_link_tiers(hid_t g, const uint8_t *tier, uint32_t n_links)
 {
@@ -336,8 +327,10 @@ static int put_link_tiers(hid_t g, const uint8_t *tier, uint32_t n_links)
 static int write_step_tasks(hid_t g, const step_profile *p)
 {
     enum { COLS = 6 };
-    static const char *const columns[COLS] = {"stage", "chunk", "microbatch", "backward",
-                                              "start_s", "end_s"};
+    static const h5_column columns[COLS] = {
+        H5COL_OF("stage", "1", H5COL_U32),    H5COL_OF("chunk", "1", H5COL_U32),
+        H5COL_OF("microbatch", "1", H5COL_U32), H5COL_OF("backward", "1", H5COL_U8),
+        H5COL_OF("start_s", "s", H5COL_F64),  H5COL_OF("end_s", "s", H5COL_F64)};
     size_t n = p->n_tasks;
     double *rows = malloc((n ? n : 1) * COLS * sizeof *rows);
     if (!rows)
@@ -352,8 +345,7 @@ static int write_step_tasks(hid_t g, const step_profile *p)
         r[4] = t->start_s;
         r[5] = t->end_s;
     }
-    int rc = put_matrix(g, "tasks", rows, n, COLS, columns, NULL,
-                        "s (stage, chunk, microbatch, backward: 1)",
+    int rc = h5_put_columns(g, "tasks", columns, COLS, rows, n, NULL, NULL,
                         "the slowest replica's pipeline schedule: every forward (backward 0) "
                         "and backward (1) of every micro-batch on every stage and virtual "
                         "chunk, with its start and end in the iteration; stage by stage in "
@@ -365,9 +357,11 @@ static int write_step_tasks(hid_t g, const step_profile *p)
 int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n, sim_error *err)
 {
     enum { COLS = 8 };
-    static const char *const columns[COLS] = {"time_to_train_s", "ettr_frac", "failures",
-                                              "restarts", "rework_s", "restart_time_s",
-                                              "checkpoint_time_s", "checkpoints"};
+    static const h5_column columns[COLS] = {
+        H5COL_OF("time_to_train_s", "s", H5COL_F64), H5COL_OF("ettr_frac", "1", H5COL_F64),
+        H5COL_OF("failures", "1", H5COL_U64),        H5COL_OF("restarts", "1", H5COL_U64),
+        H5COL_OF("rework_s", "s", H5COL_F64),        H5COL_OF("restart_time_s", "s", H5COL_F64),
+        H5COL_OF("checkpoint_time_s", "s", H5COL_F64), H5COL_OF("checkpoints", "1", H5COL_U64)};
     double *rows = malloc((size_t)n * COLS * sizeof *rows);
     uint64_t *digests = malloc((size_t)n * sizeof *digests);
     int rc = !rows || !digests;
@@ -385,9 +379,8 @@ int trace_write_replicas(trace_writer *tw, const campaign_result *r, unsigned n,
     }
     hsize_t nd = n;
     if (!rc)
-        rc = put_matrix(tw->file, "replicas", rows, n, COLS, columns, NULL,
-                        "s (ettr_frac, counts: 1)",
-                        "one row per Monte Carlo replica (replica 0 is the run in /campaign)");
+        rc = h5_put_columns(tw->file, "replicas", columns, COLS, rows, n, NULL, NULL,
+                            "one row per Monte Carlo replica (replica 0 is the run in /campaign)");
     if (!rc) {
         hid_t s = H5Screate_simple(1, &nd, NULL), dcpl = h5_untimed(H5P_DATASET_CREATE);
         hid_t d = H5Dcreate2(tw->file, "replica_digests", H5T_NATIVE_UINT64, s, H5P_DEFAULT, dcpl,
@@ -423,15 +416,15 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
     /* stages x (parts, end, compute fraction, communication fraction) */
     size_t n = (size_t)p->n_stages * STEP_STAGE_COLUMNS;
     double *rows = malloc((n ? n : 1) * sizeof *rows);
-    const char *columns[STEP_STAGE_COLUMNS];
+    h5_column columns[STEP_STAGE_COLUMNS];
     char names[STEP_PART_COUNT][24];
     for (int k = 0; k < STEP_PART_COUNT; k++) {
         snprintf(names[k], sizeof names[k], "%s_s", step_part_name(k));
-        columns[k] = names[k];
+        columns[k] = (h5_column)H5COL_OF(names[k], "s", H5COL_F64);
     }
-    columns[STEP_PART_COUNT] = "end_s";
-    columns[STEP_PART_COUNT + 1] = "compute_fraction";
-    columns[STEP_PART_COUNT + 2] = "comm_fraction";
+    columns[STEP_PART_COUNT] = (h5_column)H5COL_OF("end_s", "s", H5COL_F64);
+    columns[STEP_PART_COUNT + 1] = (h5_column)H5COL_OF("compute_fraction", "1", H5COL_F64);
+    columns[STEP_PART_COUNT + 2] = (h5_column)H5COL_OF("comm_fraction", "1", H5COL_F64);
     if (!rows)
         rc = 1;
     for (unsigned s = 0; !rc && s < p->n_stages; s++) {
@@ -443,10 +436,10 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
         r[STEP_PART_COUNT + 2] = p->stage[s].comm_fraction;
     }
     if (!rc)
-        rc = put_matrix(g, "stages", rows, p->n_stages, STEP_STAGE_COLUMNS, columns, NULL,
-                        "s (fractions: 1)",
-                        "per pipeline stage: the slowest replica's time in each part, the "
-                        "stage's end, and its compute and exposed-communication fractions");
+        rc = h5_put_columns(g, "stages", columns, STEP_STAGE_COLUMNS, rows, p->n_stages, NULL,
+                            NULL,
+                            "per pipeline stage: the slowest replica's time in each part, the "
+                            "stage's end, and its compute and exposed-communication fractions");
     free(rows);
     hsize_t nl = p->n_links, nt = STEP_TIERS;
     static const char *const tiers[STEP_TIERS] = {"scale-up", "host-leaf", "leaf-spine",
@@ -479,12 +472,24 @@ int trace_write_step(trace_writer *tw, const step_profile *p, sim_error *err)
 static int write_step_flows(hid_t g, const step_profile *p)
 {
     enum { COLS = 13 + STEP_TIERS };
-    static const char *const columns[COLS] = {
-        "kind", "replica", "stage", "chunk", "index", "backward", "phase", "src", "dst",
-        "connections", "bytes", "scale-up_bytes", "host-leaf_bytes", "leaf-spine_bytes",
-        "spine-core/global_bytes", "start_s", "end_s"};
-    static const char *const units[COLS] = {"1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
-                                            "B", "B", "B", "B", "B", "s", "s"};
+    static const h5_column columns[COLS] = {
+        H5COL_ENUM_OF("kind", step_flow_kind_name, STEP_FLOW_KINDS),
+        H5COL_OF("replica", "1", H5COL_I32),
+        H5COL_OF("stage", "1", H5COL_U32),
+        H5COL_OF("chunk", "1", H5COL_U32),
+        H5COL_OF("index", "1", H5COL_U32),
+        H5COL_OF("backward", "1", H5COL_U8),
+        H5COL_OF("phase", "1", H5COL_U32),
+        H5COL_OF("src", "1", H5COL_U32),
+        H5COL_OF("dst", "1", H5COL_I32),
+        H5COL_OF("connections", "1", H5COL_U32),
+        H5COL_OF("bytes", "B", H5COL_F64),
+        H5COL_OF("scale-up_bytes", "B", H5COL_F64),
+        H5COL_OF("host-leaf_bytes", "B", H5COL_F64),
+        H5COL_OF("leaf-spine_bytes", "B", H5COL_F64),
+        H5COL_OF("spine-core/global_bytes", "B", H5COL_F64),
+        H5COL_OF("start_s", "s", H5COL_F64),
+        H5COL_OF("end_s", "s", H5COL_F64)};
     size_t n = p->n_flows;
     double *rows = malloc((n ? n : 1) * COLS * sizeof *rows);
     if (!rows)
@@ -508,15 +513,15 @@ static int write_step_flows(hid_t g, const step_profile *p)
         r[11 + STEP_TIERS] = f->start_s;
         r[12 + STEP_TIERS] = f->end_s;
     }
-    int rc = put_matrix(g, "flows", rows, n, COLS, columns, units, "see column_units",
-                        "the concurrent iteration's flows in start order: kind (0 PP send, 1 DP "
-                        "reduction, 2 parameter gather, 3 TP, 4 CP, 5 EP collective across "
-                        "scale-up domains), replica (PP, TP, CP, EP; -1 all), stage and chunk "
-                        "(PP: the sender's), index (PP, TP, CP, EP: micro-batch; else bucket), "
-                        "backward (PP gradient send; TP, CP, EP in a backward), the plan's phase, "
-                        "src and dst GPU of its first "
-                        "connection (dst -1: src is a link, an in-network reduction), its "
-                        "connections, bytes, bytes put on each tier's links, start and end");
+    int rc = h5_put_columns(
+        g, "flows", columns, COLS, rows, n, NULL, NULL,
+        "the concurrent iteration's flows in start order: kind (pp: a PP send, dp: a DP "
+        "reduction, gather: a parameter gather, tp, cp, ep: a TP, CP or EP collective across "
+        "scale-up domains), replica (PP, TP, CP, EP; -1 all), stage and chunk (PP: the sender's), "
+        "index (PP, TP, CP, EP: micro-batch; else bucket), backward (PP gradient send; TP, CP, EP "
+        "in a backward), the plan's phase, src and dst GPU of its first connection (dst -1: src "
+        "is a link, an in-network reduction), its connections, bytes, bytes put on each tier's "
+        "links, start and end");
     free(rows);
     if (!rc) {
         hid_t d = H5Dopen2(g, "flows", H5P_DEFAULT);
@@ -687,12 +692,16 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
         outpath_discard(&out);
         return err->code;
     }
-    int rc = put_matrix(f, name, values, n_rows, n_cols, columns, units,
-                        "see the units attribute", description);
+    h5_column *cols = malloc((n_cols ? n_cols : 1) * sizeof *cols);
+    int rc = !cols;
+    for (size_t j = 0; !rc && j < n_cols; j++)
+        cols[j] = (h5_column)H5COL_OF(columns[j], units[j], H5COL_F64);
+    if (!rc)
+        rc = h5_put_columns(f, name, cols, n_cols, values, n_rows, rows, "variant", description);
+    free(cols);
     if (!rc) {
         hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-        rc = d < 0 || h5_attr_texts(d, "rows", rows, n_rows) ||
-             h5_attr_text(d, "layout_version", "1");
+        rc = d < 0 || h5_attr_text(d, "layout_version", TRACE_TABLE_LAYOUT_VERSION);
         if (d >= 0)
             H5Dclose(d);
     }
@@ -709,9 +718,10 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
 int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error *err)
 {
     enum { COLS = 5 };
-    static const char *const columns[COLS] = {"hour_start_s", "it_power_w", "outdoor_temp_c",
-                                              "pue", "facility_power_w"};
-    static const char *const units[COLS] = {"s", "W", "degC", "1", "W"};
+    static const h5_column columns[COLS] = {
+        H5COL_OF("hour_start_s", "s", H5COL_F64), H5COL_OF("it_power_w", "W", H5COL_F64),
+        H5COL_OF("outdoor_temp_c", "degC", H5COL_F64), H5COL_OF("pue", "1", H5COL_F64),
+        H5COL_OF("facility_power_w", "W", H5COL_F64)};
     size_t n = 0;
     const double *it = energy_hourly_it_j(er->account, &n);
     const double *temp = energy_hourly_temp_c(er->account), *pue = energy_hourly_pue(er->account);
@@ -729,8 +739,8 @@ int trace_write_energy(trace_writer *tw, const struct energy_run *er, sim_error 
         x[4] = x[1] * x[3];
     }
     hid_t g = h5_create_group(tw->file, "energy");
-    int rc = g < 0 || put_matrix(g, "hourly", rows, n, COLS, columns, units, "see column_units",
-                                 "the run hour by hour at its site: mean IT power, outdoor "
+    int rc = g < 0 || h5_put_columns(g, "hourly", columns, COLS, rows, n, NULL, NULL,
+                                     "the run hour by hour at its site: mean IT power, outdoor "
                                  "temperature, PUE, mean facility power");
     if (g >= 0)
         H5Gclose(g);

@@ -153,14 +153,15 @@ assert cut["otherData"]["flows_total"] == len(flows)
 assert sum(1 for e in cut["traceEvents"] if e.get("cat", "").startswith("flow-")) == 10
 import h5py
 h = h5py.File(f"{t}/c.h5", "r")["step/flows"]
-assert h.shape == (len(flows), 17) and int(h.attrs["flows_total"]) == len(flows)
-assert int(h.attrs["truncated"]) == 0
-cols = [c.decode() if isinstance(c, bytes) else c for c in h.attrs["columns"]]
+assert h.shape == (len(flows),) and len(h.dtype.names) == 17
+assert int(h.attrs["flows_total"]) == len(flows) and int(h.attrs["truncated"]) == 0
+kinds = {v: k for k, v in h5py.check_enum_dtype(h.dtype["kind"]).items()}
 rows = h[()]
 for r, f in zip(rows, flows):  # the run's step tier: the same to rounding
     for c in ("start_s", "end_s"):
-        assert abs(r[cols.index(c)] - f[c]) <= 1e-12 * it, (c, r, f)
-    assert r[cols.index("bytes")] == f["bytes"] and r[cols.index("src")] == f["src"]
+        assert abs(r[c] - f[c]) <= 1e-12 * it, (c, r, f)
+    assert r["bytes"] == f["bytes"] and r["src"] == f["src"]
+    assert kinds[int(r["kind"])] == f["kind"], (r, f)
 print(f"flow log: {len(pp)} PP sends, {len(flows) - len(pp)} DP and gather flows, "
       f"{late} gather flows past the iteration's end")
 print(f"concurrent {a['iteration_s']:.6f} s vs isolated {iso['iteration_s']:.6f} s; "

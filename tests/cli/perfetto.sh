@@ -35,8 +35,9 @@ with open(sys.argv[1]) as f:
     doc = json.load(f, parse_constant=bad_constant)
 step_json = json.load(open(sys.argv[3]))
 g = h5py.File(sys.argv[2], "r")["step"]
-tasks = g["tasks"][()]
-cols = list(g["stages"].attrs["columns"])
+raw = g["tasks"][()]   # as a matrix: stage, chunk, microbatch, backward, start_s, end_s
+assert list(raw.dtype.names) == ["stage", "chunk", "microbatch", "backward", "start_s", "end_s"]
+tasks = [tuple(float(x) for x in r) for r in raw]
 stages = g["stages"][()]
 n_stages = stages.shape[0]
 iteration = float(g.attrs["iteration_s"])
@@ -71,7 +72,7 @@ xs = [e for e in ev if e["ph"] == "X"]
 for e in xs:
     assert e["dur"] >= 0 and e["ts"] >= 0, e
 work = [e for e in xs if e["cat"] in ("forward", "backward")]
-assert len(work) == tasks.shape[0] > 0, (len(work), tasks.shape)
+assert len(work) == len(tasks) > 0, (len(work), len(tasks))
 for e, r in zip(work, tasks):
     stage, chunk, mb, bwd = (int(x) for x in r[:4])
     assert e["pid"] == stage and e["tid"] == 0, e
@@ -89,7 +90,7 @@ for s in range(n_stages):
 # the reduction ends where the optimizer starts and starts no later than the
 # stage's last task ends (it overlaps the backwards)
 for s in range(n_stages):
-    end, opt, dp = (stages[s, cols.index(c)] for c in ("end_s", "optimizer_s", "dp_s"))
+    end, opt, dp = (stages[s][c] for c in ("end_s", "optimizer_s", "dp_s"))
     last = max(r[5] for r in tasks if int(r[0]) == s)
     o = [e for e in xs if e["pid"] == s and e["name"] == "optimizer"]
     d = [e for e in xs if e["pid"] == s and e["name"] == "DP reduction"]

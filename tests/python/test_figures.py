@@ -155,11 +155,10 @@ class Figures(unittest.TestCase):
         d = figs.time_breakdown(self.step, self.out("tb_step.png"))
         with h5py.File(self.step_path, "r") as f:
             g = f["step"]
-            columns = [c.decode() if isinstance(c, bytes) else c for c in g["stages"].attrs["columns"]]
-            row = g["stages"][int(g.attrs["critical_stage"]), :]
+            row = g["stages"][int(g.attrs["critical_stage"])]
             self.assertEqual(d["critical_stage"], int(g.attrs["critical_stage"]))
             for name, value in d["iteration_s"].items():
-                self.assertEqual(value, row[columns.index(name)], name)
+                self.assertEqual(value, row[name], name)
             self.assertAlmostEqual(sum(d["iteration_s"].values()) / g.attrs["iteration_s"], 1.0,
                                    places=9)
 
@@ -168,12 +167,11 @@ class Figures(unittest.TestCase):
         with h5py.File(self.step_path, "r") as f:
             g = f["step"]
             stages = g["stages"][()]
-            columns = [c.decode() if isinstance(c, bytes) else c for c in g["stages"].attrs["columns"]]
-            self.assertEqual(len(d["stage"]), stages.shape[0])
+            self.assertEqual(len(d["stage"]), len(stages))
             self.assertEqual(set(d["parts"]), set(figs.STEP_PARTS))
             for name, values in d["parts"].items():
-                self.assertTrue(np.array_equal(values, stages[:, columns.index(name)]), name)
-            self.assertTrue(np.array_equal(d["end_s"], stages[:, columns.index("end_s")]))
+                self.assertTrue(np.array_equal(values, stages[name]), name)
+            self.assertTrue(np.array_equal(d["end_s"], stages["end_s"]))
             self.assertEqual(d["iteration_s"], g.attrs["iteration_s"])
             self.assertEqual(d["critical_stage"], int(g.attrs["critical_stage"]))
         # the parts of each stage add up to the iteration (docs/trace-format.md)
@@ -181,10 +179,11 @@ class Figures(unittest.TestCase):
         self.assertTrue(np.allclose(total, d["iteration_s"], rtol=1e-9))
         # the Gantt draws /step/tasks as they are
         with h5py.File(self.step_path, "r") as f:
-            tasks = f["step/tasks"][()]
-            self.assertEqual([c.decode() if isinstance(c, bytes) else c
-                              for c in f["step/tasks"].attrs["columns"]],
+            raw = f["step/tasks"][()]
+            self.assertEqual(list(raw.dtype.names),
                              ["stage", "chunk", "microbatch", "backward", "start_s", "end_s"])
+            # as a matrix of those six columns, in that order
+            tasks = np.column_stack([raw[c].astype(float) for c in raw.dtype.names])
         self.assertTrue(np.array_equal(d["tasks"]["stage"], tasks[:, 0]))
         self.assertTrue(np.array_equal(d["tasks"]["backward"], tasks[:, 3] == 1))
         self.assertTrue(np.array_equal(d["tasks"]["start_s"], tasks[:, 4]))
@@ -366,12 +365,10 @@ class Figures(unittest.TestCase):
         d = figs.power_pue(self.step, self.out("pp.png"))
         with h5py.File(self.step_path, "r") as f:
             hourly = f["energy/hourly"][()]
-            columns = [c.decode() if isinstance(c, bytes) else c
-                       for c in f["energy/hourly"].attrs["columns"]]
             it_energy = f["summary/it_energy_j"][()]
             facility_energy = f["summary/facility_energy_j"][()]
         for name in ("hour_start_s", "it_power_w", "facility_power_w", "pue"):
-            self.assertTrue(np.array_equal(d[name], hourly[:, columns.index(name)]), name)
+            self.assertTrue(np.array_equal(d[name], hourly[name]), name)
         # the steps drawn integrate to the run's energy (docs/trace-format.md)
         self.assertAlmostEqual(float(np.sum(d["it_power_w"] * d["hour_s"])) / it_energy, 1.0,
                                places=9)
@@ -386,10 +383,10 @@ class Figures(unittest.TestCase):
         self.assertEqual(d["labels"], ["site=tianfu", "site=zhangjiakou", "site=wuhu"])
         with h5py.File(self.compare_path, "r") as f:
             table = f["compare"][()]
-            columns = [c.decode() if isinstance(c, bytes) else c
-                       for c in f["compare"].attrs["columns"]]
+        self.assertEqual([v.decode() if isinstance(v, bytes) else v for v in table["variant"]],
+                         d["labels"])
         for name in ("it_energy_j", "facility_energy_j", "energy_cost_cny", "co2_kg"):
-            self.assertTrue(np.array_equal(d[name], table[:, columns.index(name)]), name)
+            self.assertTrue(np.array_equal(d[name], table[name]), name)
         # the same job everywhere: one IT energy, facility energy above it
         self.assertEqual(len(set(d["it_energy_j"])), 1)
         self.assertTrue(np.all(d["facility_energy_j"] > d["it_energy_j"]))

@@ -207,14 +207,13 @@ class Report(unittest.TestCase):
         # the compare table's cells are the file's
         with h5py.File(self.sites, "r") as f:
             table = f["compare"][()]
-            columns = [c.decode() if isinstance(c, bytes) else c
-                       for c in f["compare"].attrs["columns"]]
-            rows = [c.decode() if isinstance(c, bytes) else c for c in f["compare"].attrs["rows"]]
+            columns = [c for c in table.dtype.names if c != "variant"]
+            rows = [c.decode() if isinstance(c, bytes) else c for c in table["variant"]]
         cells = p.cells["compare-0"]
         self.assertEqual(len(cells), len(rows) * len(columns))
         for c in cells:
             i, j = rows.index(c["data-variant"]), columns.index(c["data-metric"])
-            self.assertEqual(c["data-value"], repr(float(table[i, j])))
+            self.assertEqual(c["data-value"], repr(float(table[i][columns[j]])))
         self.assertIn("seed7.h5", stdout)
         self.assertIn("site=shaoguan", stdout)
 
@@ -284,12 +283,11 @@ class Report(unittest.TestCase):
             text = f.read()
         with h5py.File(self.sites, "r") as f:
             table = f["compare"][()]
-            columns = [c.decode() if isinstance(c, bytes) else c
-                       for c in f["compare"].attrs["columns"]]
-            rows = [c.decode() if isinstance(c, bytes) else c for c in f["compare"].attrs["rows"]]
+            columns = [c for c in table.dtype.names if c != "variant"]
+            rows = [c.decode() if isinstance(c, bytes) else c for c in table["variant"]]
         best = self.ranking(text)
         for key in ("energy_cost_cny", "co2_kg"):
-            col = table[:, columns.index(key)]
+            col = table[key]
             self.assertEqual(best[key], rows[int(np.argmin(col))], key)
         # the conclusions come first, then the table; its figure of time, MFU, ETTR
         self.assertLess(text.index('class="conclusions"'), text.index('id="compare-0"'))

@@ -39,7 +39,7 @@ class TraceRoundTrip(unittest.TestCase):
         self.assertEqual(a["seed"], 42)
         self.assertEqual(a["event_digest"], self.json["event_digest"])
         self.assertEqual(a["dcsim_version"], self.json["dcsim_version"])
-        self.assertEqual(a["format_version"], 1)
+        self.assertEqual(a["format_version"], 2)
         self.assertIn('<dcsim version="1" seed="42"', self.trace.scenario_xml)
 
     def test_every_dataset_has_units(self):
@@ -141,10 +141,14 @@ class TraceTables(unittest.TestCase):
         r = self.replicas.replicas
         with h5py.File(self.replicas_path, "r") as f:
             raw = f["replicas"][()]
-            columns = _texts(f["replicas"].attrs["columns"])
-        self.assertEqual(list(r.dtype.names), columns)
-        for i, c in enumerate(columns):
-            self.assertTrue(np.array_equal(r[c], raw[:, i]), c)
+            types = {c: f["replicas"].dtype[c] for c in f["replicas"].dtype.names}
+        self.assertEqual(list(r.dtype.names), list(raw.dtype.names))
+        for c in raw.dtype.names:
+            self.assertTrue(np.array_equal(r[c], raw[c]), c)
+        # counts are integers in the file, times and fractions float64
+        self.assertEqual(types["failures"], np.dtype("uint64"))
+        self.assertEqual(types["checkpoints"], np.dtype("uint64"))
+        self.assertEqual(types["rework_s"], np.dtype("float64"))
         self.assertEqual(r.units["time_to_train_s"], "s")
         self.assertEqual(r.units["ettr_frac"], "1")
         self.assertEqual(r.units["failures"], "1")
@@ -156,11 +160,10 @@ class TraceTables(unittest.TestCase):
         self.assertTrue(t.has_step)
         with h5py.File(self.step_path, "r") as f:
             g = f["step"]
-            columns = _texts(g["stages"].attrs["columns"])
             stages = g["stages"][()]
-            self.assertEqual(list(t.step_stages.dtype.names), columns)
-            for i, c in enumerate(columns):
-                self.assertTrue(np.array_equal(t.step_stages[c], stages[:, i]), c)
+            self.assertEqual(list(t.step_stages.dtype.names), list(stages.dtype.names))
+            for c in stages.dtype.names:
+                self.assertTrue(np.array_equal(t.step_stages[c], stages[c]), c)
                 self.assertEqual(t.step_stages.units[c], "1" if c.endswith("fraction") else "s")
             self.assertEqual(list(t.step_tiers["tier"]), _texts(g.attrs["tiers"]))
             self.assertTrue(np.array_equal(t.step_tiers["bytes"], g["tier_bytes"][()]))
@@ -173,20 +176,75 @@ class TraceTables(unittest.TestCase):
             self.assertEqual(t.step_attrs["critical_stage"], int(g.attrs["critical_stage"]))
             self.assertEqual(t.step_tasks.units, {"stage": "1", "chunk": "1", "microbatch": "1",
                                                   "backward": "1", "start_s": "s", "end_s": "s"})
-            self.assertTrue(np.array_equal(t.step_tasks["end_s"], g["tasks"][:, 5]))
+            self.assertTrue(np.array_equal(t.step_tasks["end_s"], g["tasks"]["end_s"]))
+            self.assertEqual(g["tasks"].dtype["stage"], np.dtype("uint32"))
+            self.assertEqual(g["tasks"].dtype["backward"], np.dtype("uint8"))
         self.assertEqual(set(t.tables), {"events", "timeline", "summary_table", "step_stages",
                                          "step_tiers", "step_tasks", "link_bytes",
                                          "link_utilisation", "energy_hourly"})
+
+    def test_every_table_is_compound_with_a_unit_per_column(self):
+        """format_version 2: no 2-D dataset anywhere; every compound dataset
+        has one unit per field; the flows' kind is an HDF5 enum."""
+        flows, scenario = (os.path.join(self.tmp.name, n) for n in ("flows.h5", "c.xml"))
+        with open(os.path.join(SOURCE, "scenarios/examples/concurrency-leafspine.xml"),
+                  encoding="utf-8") as f:   # the concurrent iteration, as tests/cli/concurrent.sh
+            text = f.read().replace("  </job>", '    <step network="concurrent"/>\n  </job>')
+        with open(scenario, "w", encoding="utf-8") as f:
+            f.write(text)
+        subprocess.run([DCSIM, "run", scenario, "--quiet", "--flow-log", "50", "-o", flows],
+                       check=True, capture_output=True)
+        seen = []
+        for path in (self.replicas_path, self.step_path, flows):
+            with h5py.File(path, "r") as f:
+                def visit(name, obj):
+                    if not isinstance(obj, h5py.Dataset):
+                        return
+                    self.assertLessEqual(obj.ndim, 1, f"{path}: {name} is {obj.ndim}-D")
+                    if obj.dtype.names:
+                        seen.append(name)
+                        self.assertEqual(len(_texts(obj.attrs["units"])), len(obj.dtype.names),
+                                         name)
+                f.visititems(visit)
+                if "step/flows" in f:
+                    kind = h5py.check_enum_dtype(f["step/flows"].dtype["kind"])
+                    self.assertEqual(kind, {"pp": 0, "dp": 1, "gather": 2, "tp": 3, "cp": 4,
+                                            "ep": 5})
+                    df = to_pandas(path, "/step/flows")
+                    self.assertEqual(len(df), 50)
+                    self.assertTrue(set(df["kind"].astype(str)) <= set(kind))
+        for name in ("replicas", "step/stages", "step/tasks", "step/flows", "energy/hourly"):
+            self.assertIn(name, seen)
+
+    def test_format_1_tables_still_read(self):
+        """A 2-D float64 table with `columns` (format_version 1) reads as the
+        same Table its compound successor gives."""
+        path = os.path.join(self.tmp.name, "format1.h5")
+        shutil.copyfile(self.replicas_path, path)
+        new = self.replicas.replicas
+        with h5py.File(path, "r+") as f:
+            del f["replicas"]
+            names = list(new.dtype.names)
+            d = f.create_dataset("replicas", data=np.array([[float(r[c]) for c in names]
+                                                            for r in new]))
+            d.attrs["columns"] = names
+            d.attrs["units"] = "s (ettr_frac, counts: 1)"
+            f.attrs["format_version"] = np.int32(1)
+        old = Trace(path).replicas
+        self.assertEqual(old.dtype.names, new.dtype.names)
+        for c in names:
+            self.assertTrue(np.array_equal(old[c], new[c].astype(float)), c)
+        self.assertEqual(old.units, new.units)
 
     def test_unknown_format_version_is_refused(self):
         path = os.path.join(self.tmp.name, "future.h5")
         shutil.copyfile(self.replicas_path, path)
         with h5py.File(path, "r+") as f:
-            f.attrs["format_version"] = np.int32(2)
+            f.attrs["format_version"] = np.int32(3)
         with self.assertRaises(TraceFormatError) as cm:
             Trace(path)
         self.assertNotIn("\n", str(cm.exception))
-        self.assertIn("trace format version 2 is not supported (this reader knows 1)",
+        self.assertIn("trace format version 3 is not supported (this reader knows 1, 2)",
                       str(cm.exception))
         r = subprocess.run([sys.executable, os.path.join(SOURCE, "analysis", "dcsim_trace.py"),
                             path], capture_output=True, text=True)
@@ -215,7 +273,7 @@ class TraceTables(unittest.TestCase):
         self.assertEqual(list(ev["kind"]), [names[int(k)] for k in t.events["kind"]])
         self.assertEqual(int((ev["kind"] == "failure").sum()), t.value("failures"))
         self.assertTrue(np.array_equal(ev["time_s"].to_numpy(), t.events["time_s"]))
-        # straight from the file, a compound table and a 2-D one
+        # straight from the file
         tl = to_pandas(self.replicas_path, "/campaign/timeline")
         self.assertEqual(set(tl["state"].cat.categories), set(t.states))
         self.assertAlmostEqual(float(tl["end_s"].max()), t.value("time_to_train_s"), delta=1e-6)
