@@ -51,6 +51,7 @@ typedef struct packet_spec {
     enum pkb_op op;
     enum phen_op phen;
     int is_coll;            /* a collective (coll, algo) instead of a pattern (op) */
+    int csv;                /* --csv: the JSON document printed as one table */
     enum nc_collective coll;
     enum nc_algorithm algo;
     unsigned ranks, stride; /* rank r is GPU r x stride: one per node */
@@ -97,7 +98,7 @@ int netbench_packet_coll(const net_options *o, const scn_scenario *s, fabric *f,
 /* The lossy modes' counters: one text line, or JSON members of o. */
 void packet_print_loss(const pkt_net_stats *st);
 void packet_json_loss(struct cJSON *o, const pkt_net_stats *st);
-int packet_json_print(struct cJSON *o);
+int packet_json_print(const packet_spec *p, struct cJSON *o);
 /* Run and print a phenomenon (p->phen): the exit status. */
 int netbench_phenomenon(const net_options *o, const scn_scenario *s, const fabric *f,
                         const packet_spec *p);

@@ -293,7 +293,7 @@ int netbench_fidelity(const net_options *o, const scn_scenario *s, const fabric 
         }
         if (o->output)
             cJSON_AddStringToObject(j, "output", o->output);
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     printf("# dcsim netbench --tier packet: fidelity, link %s (%.4g GB/s), messages of %.0f B, "
            "%s\n", s->fabric.link.name, p->bdp_rate_bytes_per_s / 1e9, p->bytes, t.control);

@@ -85,6 +85,7 @@ static int phen_defaults(const net_options *o, packet_spec *p, unsigned *most)
  * error printed. */
 static int packet_parse_op(const net_options *o, packet_spec *p)
 {
+    p->csv = o->csv;
     p->phen = o->op ? phen_parse(o->op) : PHEN_NONE;
     if (p->phen != PHEN_NONE) {
         p->op = PKB_INCAST;
@@ -514,11 +515,82 @@ static void packet_print_text(const scn_scenario *s, const packet_spec *p, const
            r->wall_s > 0 ? st->packet_hops / r->wall_s / 1e6 : 0.0);
 }
 
-/* Print a JSON document and free it (patterns, collectives, phenomena),
- * after the envelope (jsonout.h). Returns 0 or 1 (the error printed). */
-int packet_json_print(struct cJSON *o)
+/* The members of from that a CSV row shows (scalars and objects of scalars;
+ * arrays and the envelope are left out) copied into row; a name row already
+ * has is taken with prefix + "_" in front. */
+static void csv_copy(cJSON *row, const cJSON *from, const char *prefix)
 {
-    return jsonout_emit(jsonout_wrap("netbench", o), JSONOUT_JSON, NULL, NULL);
+    char name[160];
+    for (const cJSON *m = from->child; m; m = m->next) {
+        if (cJSON_IsArray(m) || !strcmp(m->string, "schema") || !strcmp(m->string, "command") ||
+            !strcmp(m->string, "dcsim_version"))
+            continue;
+        const char *key = m->string;
+        if (cJSON_GetObjectItemCaseSensitive(row, key)) {
+            snprintf(name, sizeof name, "%s_%s", prefix, key);
+            key = name;
+        }
+        cJSON_AddItemToObject(row, key, cJSON_Duplicate(m, 1));
+    }
+}
+
+/* An array whose first element is an object (a table), or NULL. */
+static const cJSON *object_array(const cJSON *m)
+{
+    return cJSON_IsArray(m) && cJSON_IsObject(m->child) ? m : NULL;
+}
+
+/* --csv on the packet tier: every op's document as one table (docs/cli.md).
+ * A row per element of each top-level table ("rows", "variants", fidelity's
+ * "incast", "sharing", ...), its name in the first column `table`; an
+ * element holding a table of its own (lossy's modes, stall's bins) gives a
+ * row per entry of it, beside the element's scalars. A document without a
+ * table (send, incast, collectives, collision) is one row of its scalars.
+ * The document's own scalars (fabric, link, sizes) are on every row. */
+static cJSON *packet_csv_rows(const cJSON *doc)
+{
+    cJSON *flat = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(flat, "rows");
+    if (!rows || !cJSON_AddStringToObject(flat, "command", "netbench")) {
+        cJSON_Delete(flat);
+        return NULL; /* out of memory: jsonout_emit reports it */
+    }
+    for (const cJSON *t = doc->child; t; t = t->next) {
+        if (!object_array(t))
+            continue;
+        for (const cJSON *e = t->child; e; e = e->next) {
+            const cJSON *inner = NULL;
+            for (const cJSON *m = e->child; m && !inner; m = m->next)
+                inner = object_array(m);
+            for (const cJSON *c = inner ? inner->child : e; c; c = inner ? c->next : NULL) {
+                cJSON *row = cJSON_CreateObject();
+                cJSON_AddStringToObject(row, "table", t->string);
+                csv_copy(row, e, t->string);
+                if (inner)
+                    csv_copy(row, c, inner->string);
+                csv_copy(row, doc, "run");
+                cJSON_AddItemToArray(rows, row);
+            }
+        }
+    }
+    if (!rows->child) {
+        cJSON *row = cJSON_CreateObject();
+        csv_copy(row, doc, "run");
+        cJSON_AddItemToArray(rows, row);
+    }
+    return flat;
+}
+
+/* Print a JSON document (or, with --csv, its table) and free it (patterns,
+ * collectives, phenomena), after the envelope (jsonout.h). Returns 0 or 1
+ * (the error printed). */
+int packet_json_print(const packet_spec *p, struct cJSON *o)
+{
+    cJSON *doc = jsonout_wrap("netbench", o);
+    if (!p->csv || !doc)
+        return jsonout_emit(doc, JSONOUT_JSON, NULL, NULL);
+    cJSON *flat = packet_csv_rows(doc);
+    cJSON_Delete(doc);
+    return jsonout_emit(flat, JSONOUT_CSV, "rows", NULL);
 }
 
 /* The fabric and the tier's parameters, with where each came from (the
@@ -580,7 +652,7 @@ static void packet_print_json(const scn_scenario *s, const packet_spec *p, const
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
-    (void)packet_json_print(o); /* an error is printed; the exit status stays 0 */
+    (void)packet_json_print(p, o); /* an error is printed; the exit status stays 0 */
 }
 
 int netbench_packet(const net_options *o)

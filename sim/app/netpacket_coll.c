@@ -172,7 +172,7 @@ static void coll_print_json(const scn_scenario *s, const packet_spec *p, const n
     cJSON_AddNumberToObject(o, "packet_hops", (double)st->packet_hops);
     cJSON_AddNumberToObject(o, "events", (double)st->events);
     cJSON_AddNumberToObject(o, "wall_s", r->packet.wall_s);
-    (void)packet_json_print(o); /* an error is printed; the exit status stays 0 */
+    (void)packet_json_print(p, o); /* an error is printed; the exit status stays 0 */
 }
 
 /* The collective over ranks 0, stride, 2 stride, ... on both tiers; the

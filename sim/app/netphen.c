@@ -118,7 +118,7 @@ static int sweep(const net_options *o, const scn_scenario *s, const fabric *f,
                 json_loss_row(r, &rows[i]);
             cJSON_AddItemToArray(a, r);
         }
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     char what[160];
     snprintf(what, sizeof what, "N -> 1 into rank 0 (one rank per node), %s fabric, %s",
@@ -166,7 +166,7 @@ static int victim(const net_options *o, const scn_scenario *s, const packet_spec
         cJSON_AddNumberToObject(j, "fifo_bound", v.fifo_bound);
         for (int k = 0; k < PKP_VARIANTS; k++)
             cJSON_AddItemToArray(a, json_variant(&v.v[k], variant_names[k]));
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     char what[200];
     snprintf(what, sizeof what, "%u -> 1 incast on a one-spine leaf-spine (%u leaves of %u "
@@ -220,7 +220,7 @@ static int stall(const net_options *o, const scn_scenario *s, const packet_spec 
             }
             cJSON_AddItemToArray(a, v);
         }
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     char what[200];
     snprintf(what, sizeof what, "host 0 stalls over [%.3f, %.3f] us on a one-spine leaf-spine "
@@ -267,7 +267,7 @@ static int collision(const net_options *o, const scn_scenario *s, const packet_s
         cJSON_AddNumberToObject(j, "ecmp_bound_lo_s", c.ecmp_bound_lo_s);
         cJSON_AddNumberToObject(j, "ecmp_bound_hi_s", c.ecmp_bound_hi_s);
         cJSON_AddNumberToObject(j, "adaptive_s", c.adaptive_s);
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     char what[200];
     snprintf(what, sizeof what, "ring of %u ranks (rank i on leaf i mod %u) on a leaf-spine of "
@@ -324,7 +324,7 @@ static int reorder(const net_options *o, const scn_scenario *s, const packet_spe
             cJSON_AddNumberToObject(x, "timeouts", (double)w->timeouts);
             cJSON_AddItemToArray(a, x);
         }
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     char what[240];
     snprintf(what, sizeof what, "permutation of %u ranks across leaves (slot s of leaf L to "
@@ -387,7 +387,7 @@ static int lossy(const net_options *o, const scn_scenario *s, const fabric *f,
             }
             cJSON_AddItemToArray(a, r);
         }
-        return packet_json_print(j);
+        return packet_json_print(p, j);
     }
     char what[160];
     snprintf(what, sizeof what, "N -> 1 into rank 0 (one rank per node), %s fabric, RoCE PFC vs "
