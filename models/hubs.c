@@ -33,6 +33,8 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
     for (unsigned h = 0; h < c->n_hubs; h++) {
         if (!c->hubs[h].gpus)
             return bad(err, "a hub without GPUs");
+        if (!(c->hubs[h].time_scale >= 0 && c->hubs[h].time_scale <= 1e6))
+            return bad(err, "a hub's time scale must be 0 (1) or positive, at most 1e6");
         largest = c->hubs[h].gpus > largest ? c->hubs[h].gpus : largest;
     }
     for (uint32_t i = 0; i < c->n_jobs; i++) {
@@ -47,6 +49,11 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
     return 0;
 }
 
+double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
+{
+    return h->time_scale > 0 ? j->duration_s * h->time_scale : j->duration_s;
+}
+
 /* (time, index) pairs sorted by time then index: the FIFO orders */
 typedef struct order { double t; uint32_t i; } order;
 
@@ -58,33 +65,9 @@ static int cmp_order(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* the year (of 8,760 h) of time t, capped at the last slot */
-static unsigned water_year(double t_s)
-{
-    double y = floor(t_s / (8760 * 3600.0));
-    return y <= 0 ? 0 : y >= HUBS_WATER_YEARS - 1 ? HUBS_WATER_YEARS - 1 : (unsigned)y;
-}
-
-/* the placement's water estimate of job j at hub h (l) */
-static double job_water_l(const hubs_config *c, const hubs_job_spec *j, unsigned h)
-{
-    return (double)j->gpus * j->duration_s * c->hubs[h].water_l_per_gpu_s;
-}
-
-/* would job j (ready at t) take hub h past its water limit that year? */
-static int over_water(const hubs_config *c, const hubs_job_spec *j, unsigned h, double t_s,
-                      double (*water)[HUBS_WATER_YEARS])
-{
-    const hubs_hub *hub = &c->hubs[h];
-    if (!(hub->water_limit_l > 0))
-        return 0;
-    return hub->water_idle_year_l + water[h][water_year(t_s)] + job_water_l(c, j, h) >
-           hub->water_limit_l;
-}
-
 /* the hub the policy picks for job j at its arrival, given the estimates */
 static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double *est,
-                     double (*water)[HUBS_WATER_YEARS], double *defer, int *fallback,
+                     const hubs_water *water, double *defer, int *fallback,
                      int *passed)
 {
     const hubs_policy *p = c->policy;
@@ -101,7 +84,7 @@ static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double 
         if (!p->strict && est[h] > c->max_wait_s)
             continue;
         double d = 0, k = p->key(c, j, h, &d);
-        if (!p->strict && over_water(c, j, h, j->arrival_s + d, water)) {
+        if (!p->strict && hubs_water_over(c, water, j, h, j->arrival_s + d, est[h])) {
             *passed = 1;
             continue;
         }
@@ -135,22 +118,27 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
     out->n_hubs = c->n_hubs;
     out->jobs = calloc(c->n_jobs, sizeof *out->jobs);
     order *ord = malloc((size_t)c->n_jobs * sizeof *ord);
-    if (!out->jobs || !ord) {
+    hubs_water *water = hubs_water_create(c);
+    hubs_gang *gang = c->gang_backlog ? hubs_gang_create(c) : NULL;
+    if (!out->jobs || !ord || !water || (c->gang_backlog && !gang)) {
         free(ord);
+        hubs_water_free(water);
+        hubs_gang_free(gang);
         hubs_result_free(out);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
     }
     double backlog[HUBS_MAX] = {0}, est[HUBS_MAX], t_prev = 0;
-    double water[HUBS_MAX][HUBS_WATER_YEARS] = {{0}};
     out->shifts_nothing = c->policy == hubs_policy_find("follow-the-renewables");
     for (unsigned h = 0; h < c->n_hubs; h++)
         if (c->hubs[h].carbon_hourly && c->hubs[h].n_carbon_hours)
             out->shifts_nothing = 0;
-    for (uint32_t i = 0; i < c->n_jobs; i++) {
+    for (uint32_t i = 0; i < c->n_jobs && !rc; i++) {
         const hubs_job_spec *j = &c->jobs[i];
         for (unsigned h = 0; h < c->n_hubs; h++) { /* drain at the hub's GPUs */
             backlog[h] = fmax(0, backlog[h] - c->hubs[h].gpus * (j->arrival_s - t_prev));
-            est[h] = backlog[h] / c->hubs[h].gpus;
+            est[h] = gang ? hubs_gang_wait(gang, h, j->gpus, j->arrival_s,
+                                           hubs_run_time_s(&c->hubs[h], j))
+                          : backlog[h] / c->hubs[h].gpus;
         }
         t_prev = j->arrival_s;
         hubs_job *o = &out->jobs[i];
@@ -158,13 +146,23 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         o->hub = pick(c, j, est, water, &o->defer_s, &fallback, &passed);
         out->fallbacks += (uint32_t)fallback;
         out->water_passes += (uint32_t)passed;
-        water[o->hub][water_year(j->arrival_s + o->defer_s)] += job_water_l(c, j, o->hub);
+        hubs_water_commit(c, water, j, o->hub, j->arrival_s + o->defer_s, est[o->hub]);
         o->est_wait_s = est[o->hub];
-        backlog[o->hub] += (double)j->gpus * j->duration_s;
+        backlog[o->hub] += (double)j->gpus * hubs_run_time_s(&c->hubs[o->hub], j);
+        if (gang && hubs_gang_commit(gang, o->hub, j->gpus, j->arrival_s,
+                                     hubs_run_time_s(&c->hubs[o->hub], j)))
+            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
         o->rtt_s = c->hubs[o->hub].rtt_s[j->origin];
         o->slo_violation = j->kind == HUBS_SERVING && j->rtt_bound_s > 0 &&
                            o->rtt_s > j->rtt_bound_s;
         ord[i] = (order){j->arrival_s + o->defer_s, i};
+    }
+    if (rc) {
+        free(ord);
+        hubs_water_free(water);
+        hubs_gang_free(gang);
+        hubs_result_free(out);
+        return rc;
     }
     /* the inbound links: FIFO by readiness */
     qsort(ord, c->n_jobs, sizeof *ord, cmp_order);
@@ -182,12 +180,10 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         }
     }
     free(ord);
-    for (unsigned h = 0; h < c->n_hubs; h++) {
-        double fullest = 0;
-        for (unsigned y = 0; y < HUBS_WATER_YEARS; y++)
-            fullest = fmax(fullest, water[h][y]);
-        out->water_est_l[h] = c->hubs[h].water_idle_year_l + fullest;
-    }
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        out->water_est_l[h] = hubs_water_fullest(c, water, h);
+    hubs_water_free(water);
+    hubs_gang_free(gang);
     return 0;
 }
 
@@ -211,7 +207,8 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
     qsort(ord, n, sizeof *ord, cmp_order);
     for (uint32_t k = 0; k < n; k++) {
         const hubs_job_spec *j = &c->jobs[ord[k].i];
-        spec[k] = (cluster_job_spec){ord[k].t, j->gpus, j->duration_s, j->priority};
+        spec[k] = (cluster_job_spec){ord[k].t, j->gpus, hubs_run_time_s(&c->hubs[h], j),
+                                     j->priority};
     }
     cluster_config cc = *tmpl;
     cc.gpus = c->hubs[h].gpus;
@@ -256,7 +253,9 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         }
         double ready = j->arrival_s + x->defer_s;
         o->jobs++;
-        o->gpu_s += (double)j->gpus * j->duration_s;
+        double run_s = hubs_run_time_s(&c->hubs[h], j);
+        o->gpu_s += (double)j->gpus * run_s;
+        o->ref_gpu_s += (double)j->gpus * j->duration_s;
         o->tb_in += j->dataset_tb;
         o->tb_out += j->result_tb;
         o->transfer_s += (x->submit_s - ready) + (x->back_done_s - x->end_s);
@@ -268,7 +267,7 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         }
         if (x->slo_violation) {
             o->slo_jobs++;
-            o->slo_job_h += j->duration_s / 3600;
+            o->slo_job_h += run_s / 3600;
         }
         wait[k] = x->start_s - x->submit_s;
     }
@@ -306,6 +305,7 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
         t->jobs += o->jobs;
         t->serving_jobs += o->serving_jobs;
         t->gpu_s += o->gpu_s;
+        t->ref_gpu_s += o->ref_gpu_s;
         t->transfer_s += o->transfer_s;
         t->link_wait_s += o->link_wait_s;
         t->serving_rtt_s_sum += o->serving_rtt_s_sum;

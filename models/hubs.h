@@ -70,13 +70,31 @@ typedef struct hubs_hub {
     const double *carbon_hourly;    /* kg/kWh by hour, cyclic with period n_carbon_hours; NULL: flat */
     size_t n_carbon_hours;
     /* a water limit per year of the run (year k: [k, k + 1) x 8,760 h); 0:
-     * none. The placement's estimate of the hub's water in a year: the idle
-     * hub's year, water_idle_year_l, plus each job placed there with its
-     * ready time in that year, n d water_l_per_gpu_s (a busy GPU's IT power
-     * over an idle one's, with its share of the node, x the year's highest
-     * hourly WUE at full load: an upper bound); the caller fills both */
+     * none. The placement's bound of the hub's water in a year (docs/hubs.md
+     * "Water limits", hubs_water.c): with water_hour_l, the water the
+     * account would charge the hub's committed load: every job placed there
+     * runs n GPUs over [ready + estimated wait, + its run time] (the fluid
+     * estimate), each hour's water read from the table at the hour's
+     * committed GPUs (capped at the hub's), linear between its levels; the
+     * year's bound is the sum over its hours. Without a table (NULL): the
+     * idle year, water_idle_year_l, plus n x run time x water_l_per_gpu_s
+     * per job in the year of its ready time. Never above water_full_year_l
+     * (0: no cap). The caller fills them */
     double water_limit_l, water_idle_year_l, water_l_per_gpu_s;
+    const double *water_hour_l;     /* 8,760 x water_levels: hour k of the year (from the run's
+                                       start), level q at [k * water_levels + q]; or NULL */
+    const double *water_level_gpus; /* the busy GPUs of each level, rising from 0 to gpus */
+    unsigned water_levels;
+    double water_full_year_l;
+    /* the time a job takes at the hub per second of its duration (the
+     * duration is on the scenario's GPU; a hub with another GPU type runs
+     * it time_scale times as long, docs/hubs.md "Per-hub GPU types"); 0 is
+     * read as 1 (exactly the duration) */
+    double time_scale;
 } hubs_hub;
+
+/* job j's run time at hub h: its duration x the hub's time scale */
+double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j);
 
 #define HUBS_WATER_YEARS 11u /* the years a ten-year trace's arrivals and slack reach */
 
@@ -94,6 +112,9 @@ typedef struct hubs_config {
     const hubs_policy *policy;
     uint32_t fixed_hub;        /* the fixed policy's hub */
     double max_wait_s;         /* the estimated wait beyond which a hub is passed over */
+    int gang_backlog;          /* 0: the fluid backlog estimate; 1: the gang-aware one (the
+                                  earliest time the job's GPUs are free together for its run
+                                  time in a profile of the committed jobs, hubs_gang.c) */
     double bandwidth_bps;      /* per hub link, each direction (> 0) */
     double cost_per_tb;        /* CNY per TB moved */
     const hubs_job_spec *jobs; /* by arrival (non-decreasing) */
@@ -114,7 +135,9 @@ typedef struct hubs_job {
 
 typedef struct hubs_hub_result {
     uint32_t jobs, serving_jobs;
-    double gpu_s;              /* busy GPU-seconds */
+    double gpu_s;              /* busy GPU-seconds at the hubs (n x the run time there) */
+    double ref_gpu_s;          /* the work: n x the duration (on the scenario's GPU);
+                                  the same whatever the placement */
     double capacity_gpu_s, utilisation, end_s;
     cluster_stat wait_s;       /* the hub's queue wait (start - submit) */
     double tb_in, tb_out, data_cost;

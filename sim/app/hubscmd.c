@@ -19,7 +19,8 @@
 #include "jsonout.h"
 
 const char usage_hubs[] =
-    "usage: dcsim hubs SCENARIO.xml [--json] [-o FILE.h5] [--quiet] [--set PATH=VALUE]...\n"
+    "usage: dcsim hubs SCENARIO.xml [--json | --csv] [-o FILE.h5] [--quiet]\n"
+    "                  [--set PATH=VALUE]...\n"
     "\n"
     "Place a year of training and serving demand from the demand centres\n"
     "(beijing, shanghai, guangzhou) across datacenters at the hubs (the\n"
@@ -32,7 +33,11 @@ const char usage_hubs[] =
     "P50/P90/P99, energy, cost, CO2, water, data moved, serving RTT and SLO\n"
     "violations; and the same for the baseline (nearest) with the saving.\n"
     "\n"
-    "  --json       the results as one JSON object (docs/json.md)\n"
+    "  --json       the results as one JSON object (docs/json.md), with the\n"
+    "               policy's run over time (run.series: the bins of /hubs/series)\n"
+    "  --csv        the text's tables as CSV: a row per hub and a total row for\n"
+    "               the run and the baseline (column table: run, baseline), then\n"
+    "               the saving (table saving); the series are in --json only\n"
     "  -o, --output FILE.h5  the tables /hubs/hubs and /hubs/jobs of the\n"
     "               policy's run (docs/trace-format.md)\n"
     "  -q, --quiet  no progress on stderr (the run prints none yet)\n"
@@ -43,11 +48,12 @@ const char usage_hubs[] =
 typedef struct hubs_args {
     const char *path, *output;
     cli_sets sets;
-    int json, quiet;
+    int json, csv, quiet;
 } hubs_args;
 
 static const cli_option hubs_options[] = {
     {"--json", 0, CLI_FLAG, offsetof(hubs_args, json), NULL, NULL},
+    {"--csv", 0, CLI_FLAG, offsetof(hubs_args, csv), NULL, NULL},
     {"--quiet", 'q', CLI_FLAG, offsetof(hubs_args, quiet), NULL, NULL},
     {"--output", 'o', CLI_TEXT, offsetof(hubs_args, output), .missing = "%s needs a file name"},
     {"--set", 0, CLI_SETS, offsetof(hubs_args, sets), .missing = "%s needs PATH=VALUE"},
@@ -56,8 +62,11 @@ static const cli_option hubs_options[] = {
 
 static void run_free(hubs_run *run)
 {
-    for (unsigned h = 0; h < HUBS_MAX; h++)
+    for (unsigned h = 0; h < HUBS_MAX; h++) {
         cluster_result_free(&run->cr[h]);
+        free(run->water_table[h]);
+        run->water_table[h] = NULL;
+    }
     hubs_result_free(&run->r);
     free(run->series);
     run->series = NULL;
@@ -71,19 +80,24 @@ static scn_scenario hub_scenario(const scn_scenario *s, const hubs_config *c, un
     if (one.cluster_jobs.su_gpus > one.cluster_jobs.gpus)
         one.cluster_jobs.su_gpus = one.cluster_jobs.gpus;
     one.site = s->hubs->site[h];
+    one.gpu = s->hubs->gpu[h]; /* its power per GPU (the catalog's) */
     one.costs.given = 0;
     return one;
 }
 
 /* the placement's water figures of the hubs with a water limit */
-static int water_rates(const scn_scenario *s, hubs_config *c, sim_error *err)
+static int water_rates(const scn_scenario *s, hubs_run *run, sim_error *err)
 {
+    hubs_config *c = &run->cfg;
     for (unsigned h = 0; h < c->n_hubs; h++) {
         hubs_hub *hub = &c->hubs[h];
         if (!(hub->water_limit_l > 0))
             continue;
         scn_scenario one = hub_scenario(s, c, h);
-        int rc = hubs_hub_water(&one, &hub->water_idle_year_l, &hub->water_l_per_gpu_s, err);
+        run->water_table[h] = malloc(8760 * HUBS_WATER_LEVELS * sizeof *run->water_table[h]);
+        if (!run->water_table[h])
+            return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+        int rc = hubs_hub_water(&one, hub, run->water_table[h], run->water_levels[h], err);
         if (rc)
             return rc;
     }
@@ -95,7 +109,7 @@ static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_run *run
     memset(run, 0, sizeof *run);
     run->cfg = s->hubs->cfg;
     run->cfg.policy = p;
-    int wrc = water_rates(s, &run->cfg, err);
+    int wrc = water_rates(s, run, err);
     if (wrc)
         return wrc;
     int rc = hubs_place(&run->cfg, &run->r, err);
@@ -209,6 +223,43 @@ static void print_table(const hubs_run *run, int with_hubs)
     print_row("total", gpus, t, t->it_energy_j > 0 ? t->facility_energy_j / t->it_energy_j : 0);
 }
 
+/* hubs whose GPU is not the scenario's, or with a speed given: their GPU,
+ * time scale and how it was found (under "defaults used"), and what their
+ * GPU's catalog entry lacked at bf16 and was filled by a rule */
+static void print_gpus(const scn_scenario *s, const hubs_config *c)
+{
+    const scn_hubs *H = s->hubs;
+    unsigned n = 0;
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        n += H->speed_rule[h][0] != 0;
+    if (!n)
+        return;
+    printf("gpus      ");
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        if (H->gpu[h].tdp_w > 0)
+            printf(" %s %s (%.4g W)%s", c->hubs[h].name, H->gpu[h].name, H->gpu[h].tdp_w,
+                   h + 1 < c->n_hubs ? "," : "\n");
+        else /* energyrun.c: the power tier's default TDP */
+            printf(" %s %s (no TDP in the catalog: the power tier's default)%s",
+                   c->hubs[h].name, H->gpu[h].name, h + 1 < c->n_hubs ? "," : "\n");
+    printf("defaults used  hub speed: a job's duration (on %s) x the hub's time scale, the "
+           "ratio of the catalog's bf16 peak x gemm-efficiency (%s's over the hub GPU's; "
+           "none assumed where missing: <hub speed=\"S\"> overrides, scale 1 / S); busy "
+           "GPU-h and energy grow with it, the work in %s GPU-h does not\n", s->gpu.name,
+           s->gpu.name, s->gpu.name);
+    for (unsigned h = 0; h < c->n_hubs; h++) {
+        if (!H->speed_rule[h][0])
+            continue;
+        printf("defaults used  %s\n", H->speed_rule[h]);
+        const hw_gpu *g = &H->gpu[h];
+        for (unsigned k = 0; !H->speed_given[h] && k < g->n_defaults; k++)
+            if ((g->defaults[k].precision < 0 || g->defaults[k].precision == PREC_BF16) &&
+                !strncmp(g->defaults[k].what, "gemm-efficiency", 15))
+                printf("defaults used  %s %s = %s (%s)\n", g->defaults[k].part,
+                       g->defaults[k].what, g->defaults[k].value, g->defaults[k].rule);
+    }
+}
+
 static double pct(double saved, double of) { return of > 0 ? 100 * saved / of : 0; }
 
 static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
@@ -219,6 +270,7 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
            "placement %s at every hub\n", s->name, s->name[0] ? ": " : "", c->n_jobs,
            c->n_origins, c->n_hubs, s->gpu.name, cluster_sched_name(s->cluster_jobs.sched),
            cluster_placer_name(s->cluster_jobs.placer));
+    print_gpus(s, c);
     if (H->trace_path[0])
         printf("demand     trace %s\n", H->trace_path);
     for (unsigned k = 0; k < H->n_classes; k++)
@@ -226,8 +278,10 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
     printf("backbone   %.4g Gb/s per hub link each way, %.4g CNY per TB moved (the scenario's: "
            "no sourced figure exists); RTTs from sites.xml (D: great circle x 1.5 x 4.9 us/km "
            "x 2, sites.md 8.2)\n", c->bandwidth_bps / 1e9, c->cost_per_tb);
-    printf("policy     %s: %s; max-wait %.4g h (fluid backlog estimate); PUE key %s\n",
+    printf("policy     %s: %s; max-wait %.4g h (%s); PUE key %s\n",
            hubs_policy_name(c->policy), hubs_policy_rule(c->policy), c->max_wait_s / 3600,
+           c->gang_backlog ? "gang backlog estimate: when the job's GPUs are free together"
+                           : "fluid backlog estimate",
            H->pue_simulated ? "simulated (annual mean at design load)"
                             : "the catalog's target (simulated where none)");
     if (run->r.shifts_nothing)
@@ -302,6 +356,8 @@ int cmd_hubs(int argc, char **argv)
     int rc = cli_parse(&cmd, argc, argv, &o, &o.path, &n_args);
     if (rc)
         return rc == CLI_DONE ? 0 : rc;
+    if (o.json && o.csv)
+        return jsonout_one_format("hubs");
     if (!o.path)
         return cli_usage_error("hubs", "a scenario with <hubs> is needed%s", "");
     scn_scenario s;
@@ -339,7 +395,7 @@ int cmd_hubs(int argc, char **argv)
         rc = run_policy(&s, hubs_policy_find("nearest"), &run[1], &err);
     double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
     if (!rc)
-        rc = account(&s, &run[0], horizon, has_out, &err);
+        rc = account(&s, &run[0], horizon, has_out || o.json, &err);
     if (!rc)
         rc = account(&s, &run[1], horizon, 0, &err);
     if (!rc && has_out) {
@@ -351,6 +407,8 @@ int cmd_hubs(int argc, char **argv)
     }
     if (!rc && o.json)
         rc = jsonout_emit(hubs_json(&s, &run[0], &run[1]), JSONOUT_JSON_LINE, NULL, NULL);
+    else if (!rc && o.csv)
+        rc = jsonout_emit(hubs_csv(&s, &run[0], &run[1]), JSONOUT_CSV, "rows", NULL);
     else if (!rc)
         print_text(&s, &run[0], &run[1]);
     else {

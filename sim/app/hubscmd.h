@@ -24,6 +24,8 @@ typedef struct hubs_bin {
     uint32_t jobs_started;
 } hubs_bin;
 
+#define HUBS_WATER_LEVELS 9u /* the loads of a hub's water table (hubs_hub_water) */
+
 /* one policy's run: placement, the hubs' simulations, their energy */
 typedef struct hubs_run {
     hubs_config cfg;
@@ -34,6 +36,8 @@ typedef struct hubs_run {
     double water_year_l[HUBS_MAX]; /* measured water of the hub's fullest year (8,760 h) of
                                       the run; with -o or a water limit, else 0 */
     hubs_bin *series;         /* n_bins per hub, hub-major (-o only; else NULL); owned */
+    double *water_table[HUBS_MAX]; /* the water-limited hubs' tables (hubs_hub_water); owned */
+    double water_levels[HUBS_MAX][HUBS_WATER_LEVELS];
     uint32_t n_bins;
 } hubs_run;
 
@@ -50,11 +54,14 @@ typedef struct hubs_hours {
 int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours *hh,
                    sim_error *err);
 void hubs_hours_free(hubs_hours *hh); /* NULL-safe */
-/* The placement's water figures of the hub of one (hubs.h): the idle hub's
- * water over its first 8,760 h, hour by hour as the account charges it, and
- * a busy GPU-second's more at the year's highest hourly WUE at full load
- * (l). 0, or an error. */
-int hubs_hub_water(const scn_scenario *one, double *idle_year_l, double *l_per_gpu_s,
+/* The placement's water table of the hub of one (hubs.h "water limit"),
+ * hour by hour over its first 8,760 h as the account charges it, at
+ * HUBS_WATER_LEVELS loads from idle to every GPU busy in whole nodes:
+ * table (8,760 x levels, the caller's) and levels (the busy GPUs, the
+ * caller's) set as the hub's; its idle and full-load years; the most a busy
+ * GPU-second adds in any hour on the chord from idle to full load
+ * (water_l_per_gpu_s). 0, or an error. */
+int hubs_hub_water(const scn_scenario *one, hubs_hub *hub, double *table, double *levels,
                    sim_error *err);
 /* hour h's CO2 at the hub's hourly intensity (its flat factor without a profile) */
 double hubs_hours_co2_kg(const hubs_hub *hub, const hubs_hours *hh, size_t h);
@@ -68,6 +75,11 @@ void hubs_series_fill(const hubs_run *run, unsigned h, const hubs_hours *hh, hub
 
 /* the run's and the baseline's figures as the dcsim/1 document (hubsout.c) */
 cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *base);
+/* the same document with "rows": the text's tables, a row per hub and a
+ * total row of the run and of the baseline, then the saving, each row the
+ * document's object with "table" (run, baseline, saving) and "policy"
+ * first; for jsonout_csv (hubsout.c). NULL when out of memory */
+cJSON *hubs_csv(const scn_scenario *s, const hubs_run *run, const hubs_run *base);
 /* /hubs/hubs, /hubs/jobs and /hubs/series of the run, the baseline's totals
  * as /hubs' attributes (hubsout.c); 0 or an error */
 int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const hubs_run *base,

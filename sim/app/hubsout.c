@@ -29,7 +29,8 @@ static cJSON *json_hub(const char *name, uint32_t gpus, const hubs_hub_result *o
     cJSON_AddStringToObject(h, "name", name);
     const struct { const char *name; double value; } v[] = {
         {"gpus", gpus}, {"jobs", o->jobs}, {"serving_jobs", o->serving_jobs},
-        {"gpu_h", o->gpu_s / 3600}, {"capacity_gpu_h", o->capacity_gpu_s / 3600},
+        {"gpu_h", o->gpu_s / 3600}, {"ref_gpu_h", o->ref_gpu_s / 3600},
+        {"capacity_gpu_h", o->capacity_gpu_s / 3600},
         {"utilisation", o->utilisation}, {"end_s", o->end_s},
         {"it_energy_j", o->it_energy_j}, {"facility_energy_j", o->facility_energy_j},
         {"energy_cost", o->energy_cost}, {"co2_kg", o->co2_kg}, {"water_l", o->water_l},
@@ -48,7 +49,48 @@ static cJSON *json_hub(const char *name, uint32_t gpus, const hubs_hub_result *o
     return h;
 }
 
-static cJSON *json_run(const hubs_run *run)
+typedef struct bin_row {
+    uint32_t bin, hub, jobs_started;
+    double t_start_s, t_end_s, busy_gpu_h, it_energy_j, facility_energy_j, energy_cost, data_cost,
+        cost, co2_kg, water_l, tb_moved, queue_mean;
+} bin_row;
+
+/* bin k of hub h of run's series (the rows of /hubs/series and run.series) */
+static bin_row bin_at(const hubs_run *run, unsigned h, uint32_t k)
+{
+    uint32_t n = run->n_bins;
+    double bin_s = hubs_series_bin_s(run->r.horizon_s);
+    const hubs_bin *b = &run->series[(size_t)h * n + k];
+    double lo = bin_s * k, hi = k == n - 1 ? run->r.horizon_s : bin_s * (k + 1);
+    return (bin_row){k, h, b->jobs_started, lo, hi, b->busy_gpu_s / 3600, b->it_energy_j,
+                     b->facility_energy_j, b->energy_cost, b->data_cost,
+                     b->energy_cost + b->data_cost, b->co2_kg, b->water_l, b->tb_moved,
+                     hi > lo ? b->queue_job_s / (hi - lo) : 0};
+}
+
+/* run.series: one object per hub per bin, hub-major, the columns of /hubs/series */
+static cJSON *json_series(const hubs_run *run)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (unsigned h = 0; a && h < run->cfg.n_hubs; h++)
+        for (uint32_t k = 0; k < run->n_bins; k++) {
+            bin_row r = bin_at(run, h, k);
+            cJSON *o = cJSON_CreateObject();
+            const struct { const char *name; double value; } v[] = {
+                {"bin", r.bin}, {"hub", r.hub}, {"t_start_s", r.t_start_s},
+                {"t_end_s", r.t_end_s}, {"jobs_started", r.jobs_started},
+                {"busy_gpu_h", r.busy_gpu_h}, {"it_energy_j", r.it_energy_j},
+                {"facility_energy_j", r.facility_energy_j}, {"energy_cost", r.energy_cost},
+                {"data_cost", r.data_cost}, {"cost", r.cost}, {"co2_kg", r.co2_kg},
+                {"water_l", r.water_l}, {"tb_moved", r.tb_moved}, {"queue_mean", r.queue_mean}};
+            for (size_t i = 0; o && i < sizeof v / sizeof v[0]; i++)
+                cJSON_AddNumberToObject(o, v[i].name, v[i].value);
+            cJSON_AddItemToArray(a, o);
+        }
+    return a;
+}
+
+static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "policy", hubs_policy_name(run->cfg.policy));
@@ -58,12 +100,28 @@ static cJSON *json_run(const hubs_run *run)
     cJSON *a = cJSON_AddArrayToObject(o, "hubs");
     uint32_t gpus = 0;
     for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
-        gpus += run->cfg.hubs[h].gpus;
-        cJSON *x = json_hub(run->cfg.hubs[h].name, run->cfg.hubs[h].gpus, &run->r.hub[h]);
+        const hubs_hub *hub = &run->cfg.hubs[h];
+        gpus += hub->gpus;
+        cJSON *x = json_hub(hub->name, hub->gpus, &run->r.hub[h]);
         cJSON_AddNumberToObject(x, "pue", run->pue[h]);
+        cJSON_AddStringToObject(x, "gpu", gpu_names[h]);
+        cJSON_AddNumberToObject(x, "time_scale", hub->time_scale > 0 ? hub->time_scale : 1);
+        if (hub->water_limit_l > 0) { /* the text's water line */
+            cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
+            cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);
+            cJSON_AddNumberToObject(x, "water_year_max_l", run->water_year_l[h]);
+        }
         cJSON_AddItemToArray(a, x);
     }
-    cJSON_AddItemToObject(o, "total", json_hub("total", gpus, &run->r.total));
+    const hubs_hub_result *t = &run->r.total;
+    cJSON *x = json_hub("total", gpus, t);
+    cJSON_AddNumberToObject(x, "pue", t->it_energy_j > 0 ? t->facility_energy_j / t->it_energy_j
+                                                         : 0);
+    cJSON_AddItemToObject(o, "total", x);
+    if (run->series) {
+        cJSON_AddNumberToObject(o, "series_bin_s", hubs_series_bin_s(run->r.horizon_s));
+        cJSON_AddItemToObject(o, "series", json_series(run));
+    }
     return o;
 }
 
@@ -75,6 +133,7 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     const hubs_config *c = &run->cfg;
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
+    cJSON_AddStringToObject(root, "backlog", c->gang_backlog ? "gang" : "fluid");
     const struct { const char *name; double value; } v[] = {
         {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
         {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},
@@ -84,8 +143,11 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     cJSON *o = cJSON_AddArrayToObject(root, "origins");
     for (unsigned k = 0; k < c->n_origins; k++)
         cJSON_AddItemToArray(o, cJSON_CreateString(c->origin[k]));
-    cJSON_AddItemToObject(root, "run", json_run(run));
-    cJSON_AddItemToObject(root, "baseline", json_run(base));
+    const char *gpu_names[HUBS_MAX];
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        gpu_names[h] = s->hubs->gpu[h].name;
+    cJSON_AddItemToObject(root, "run", json_run(run, gpu_names));
+    cJSON_AddItemToObject(root, "baseline", json_run(base, gpu_names));
     const hubs_hub_result *t = &run->r.total, *b = &base->r.total;
     cJSON *sv = cJSON_AddObjectToObject(root, "saving");
     const struct { const char *name; double value; } w[] = {
@@ -100,6 +162,42 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
         {"tb_moved_added", t->tb_in + t->tb_out - b->tb_in - b->tb_out}};
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
         cJSON_AddNumberToObject(sv, w[i].name, w[i].value);
+    return root;
+}
+
+/* a copy of item's members after "table" and "policy" */
+static cJSON *csv_row(const char *table, const char *policy, const cJSON *item)
+{
+    cJSON *r = cJSON_CreateObject();
+    if (!r)
+        return NULL;
+    cJSON_AddStringToObject(r, "table", table);
+    cJSON_AddStringToObject(r, "policy", policy);
+    for (const cJSON *m = item ? item->child : NULL; m; m = m->next)
+        cJSON_AddItemToObject(r, m->string, cJSON_Duplicate(m, 1));
+    return r;
+}
+
+cJSON *hubs_csv(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
+{
+    cJSON *root = hubs_json(s, run, base);
+    cJSON *rows = root ? cJSON_AddArrayToObject(root, "rows") : NULL;
+    if (!rows) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    static const char *const tables[] = {"run", "baseline"};
+    for (size_t t = 0; t < 2; t++) {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, tables[t]);
+        const char *policy = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "policy"));
+        const cJSON *hubs = cJSON_GetObjectItemCaseSensitive(r, "hubs");
+        for (const cJSON *h = hubs ? hubs->child : NULL; h; h = h->next)
+            cJSON_AddItemToArray(rows, csv_row(tables[t], policy, h));
+        cJSON_AddItemToArray(rows, csv_row(tables[t], policy,
+                                           cJSON_GetObjectItemCaseSensitive(r, "total")));
+    }
+    cJSON_AddItemToArray(rows, csv_row("saving", hubs_policy_name(run->cfg.policy),
+                                       cJSON_GetObjectItemCaseSensitive(root, "saving")));
     return root;
 }
 
@@ -198,12 +296,6 @@ static int put_jobs(hid_t g, const hubs_run *run)
     return rc;
 }
 
-typedef struct bin_row {
-    uint32_t bin, hub, jobs_started;
-    double t_start_s, t_end_s, busy_gpu_h, it_energy_j, facility_energy_j, energy_cost, data_cost,
-        cost, co2_kg, water_l, tb_moved, queue_mean;
-} bin_row;
-
 static const char *const bin_units[] = {"", "", "jobs", "s", "s", "GPU-h", "J", "J", "CNY",
                                         "CNY", "CNY", "kg", "L", "TB", "jobs"};
 
@@ -216,16 +308,9 @@ static int put_series(hid_t g, const hubs_run *run)
         free(rows);
         return -1;
     }
-    double bin_s = hubs_series_bin_s(run->r.horizon_s);
     for (unsigned h = 0; h < run->cfg.n_hubs; h++)
-        for (uint32_t k = 0; k < n; k++) {
-            const hubs_bin *b = &run->series[(size_t)h * n + k];
-            double lo = bin_s * k, hi = k == n - 1 ? run->r.horizon_s : bin_s * (k + 1);
-            rows[(size_t)h * n + k] = (bin_row){
-                k, h, b->jobs_started, lo, hi, b->busy_gpu_s / 3600, b->it_energy_j,
-                b->facility_energy_j, b->energy_cost, b->data_cost, b->energy_cost + b->data_cost,
-                b->co2_kg, b->water_l, b->tb_moved, hi > lo ? b->queue_job_s / (hi - lo) : 0};
-        }
+        for (uint32_t k = 0; k < n; k++)
+            rows[(size_t)h * n + k] = bin_at(run, h, k);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(bin_row));
     F(bin_row, bin, H5T_NATIVE_UINT32); F(bin_row, hub, H5T_NATIVE_UINT32);
     F(bin_row, jobs_started, H5T_NATIVE_UINT32); F(bin_row, t_start_s, H5T_NATIVE_DOUBLE);

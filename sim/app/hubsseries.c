@@ -109,47 +109,66 @@ int hubs_hub_hours(const scn_scenario *one, const cluster_result *cr, hubs_hours
     return rc;
 }
 
-int hubs_hub_water(const scn_scenario *one, double *idle_year_l, double *l_per_gpu_s,
-                   sim_error *err)
+/* the hub of one over its first 8,760 h with g GPUs busy (whole nodes),
+ * hour by hour as the account charges it */
+static int year_hours(const scn_scenario *one, uint32_t g, hubs_hours *hh, sim_error *err)
 {
-    cluster_step idle = {0, 0, 0, 0};
+    const cluster_config *c = &one->cluster_jobs;
+    uint32_t node = c->node_gpus ? c->node_gpus : 1;
+    cluster_step st = {0, g, (g + node - 1) / node, 0};
     cluster_result cr;
     memset(&cr, 0, sizeof cr);
-    cr.steps = &idle;
+    cr.steps = &st;
     cr.n_steps = 1;
-    cr.end_s = 8760 * 3600.0; /* the idle hub's first year */
-    hubs_hours hh;
-    int rc = hubs_hub_hours(one, &cr, &hh, err);
-    energy_run er;
-    cluster_power p;
-    memset(&er, 0, sizeof er);
-    if (!rc)
-        rc = account_of(one, &cr, &er, &p, err);
-    if (rc) {
+    cr.end_s = 8760 * 3600.0;
+    return hubs_hub_hours(one, &cr, hh, err);
+}
+
+int hubs_hub_water(const scn_scenario *one, hubs_hub *hub, double *table, double *levels,
+                   sim_error *err)
+{
+    uint32_t gpus = one->cluster_jobs.gpus, node = one->cluster_jobs.node_gpus;
+    node = node ? node : 1;
+    double top = 0;
+    int rc = 0;
+    memset(table, 0, 8760 * HUBS_WATER_LEVELS * sizeof *table);
+    for (unsigned q = 0; q < HUBS_WATER_LEVELS && !rc; q++) {
+        /* whole nodes, the last level every GPU */
+        uint32_t g = q + 1 == HUBS_WATER_LEVELS ? gpus
+                                                 : (uint32_t)((uint64_t)gpus * q /
+                                                              (HUBS_WATER_LEVELS - 1) / node * node);
+        levels[q] = g;
+        hubs_hours hh;
+        rc = year_hours(one, g, &hh, err);
+        for (size_t k = 0; !rc && k < hh.n && k < 8760; k++)
+            table[k * HUBS_WATER_LEVELS + q] = hh.water_l[k];
         hubs_hours_free(&hh);
-        energy_run_free(&er);
-        return rc;
     }
-    double *wb = malloc(hh.n * sizeof *wb), wue_max = 0;
-    const double *temp = energy_hourly_temp_c(er.account);
-    if (wb) {
-        fac_wetbulb_profile(&er.cfg.climate, er.cfg.start_hour, hh.n, temp, wb);
-        *idle_year_l = 0;
-        for (size_t h = 0; h < hh.n; h++) {
-            fac_point pt;
-            fac_evaluate_humid(&er.cfg.design, temp[h], wb[h], 1.0, &pt);
-            wue_max = fmax(wue_max, pt.wue_l_per_kwh);
-            *idle_year_l += hh.water_l[h];
+    if (rc)
+        return rc;
+    hub->water_idle_year_l = hub->water_full_year_l = 0;
+    for (size_t k = 0; k < 8760; k++) { /* the measured years, before the months' most */
+        hub->water_idle_year_l += table[k * HUBS_WATER_LEVELS];
+        hub->water_full_year_l += table[k * HUBS_WATER_LEVELS + HUBS_WATER_LEVELS - 1];
+    }
+    for (size_t m = 0; m < 12; m++) /* each level's most over the month (730 h) */
+        for (unsigned q = 0; q < HUBS_WATER_LEVELS; q++) {
+            double most = 0;
+            for (size_t k = 730 * m; k < 730 * (m + 1); k++)
+                most = fmax(most, table[k * HUBS_WATER_LEVELS + q]);
+            for (size_t k = 730 * m; k < 730 * (m + 1); k++)
+                table[k * HUBS_WATER_LEVELS + q] = most;
         }
-        double per_gpu_w = p.gpu_busy_w - p.gpu_idle_w +
-                           (p.node_busy_w - p.node_idle_w) / one->cluster_jobs.node_gpus;
-        *l_per_gpu_s = per_gpu_w * wue_max / 3.6e6;
-    } else
-        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory for the hours");
-    free(wb);
-    hubs_hours_free(&hh);
-    energy_run_free(&er);
-    return rc;
+    for (size_t k = 0; k < 8760; k++) {
+        const double *row = table + k * HUBS_WATER_LEVELS;
+        /* the chord from idle to full load: a busy GPU-second's water */
+        top = fmax(top, (row[HUBS_WATER_LEVELS - 1] - row[0]) / ((double)gpus * 3600));
+    }
+    hub->water_l_per_gpu_s = top;
+    hub->water_hour_l = table;
+    hub->water_level_gpus = levels;
+    hub->water_levels = HUBS_WATER_LEVELS;
+    return 0;
 }
 
 double hubs_hours_co2_kg(const hubs_hub *hub, const hubs_hours *hh, size_t h)

@@ -161,6 +161,10 @@ typedef struct scn_hubs {
     hubs_config cfg;              /* .jobs = jobs */
     hubs_job_spec *jobs;          /* owned */
     scn_site site[HUBS_MAX];      /* each hub's site (<hub> as a <site>) */
+    hw_gpu gpu[HUBS_MAX];         /* each hub's GPU (<hub gpu>; the scenario's by default) */
+    int speed_given[HUBS_MAX];    /* <hub speed>: time_scale = 1 / speed, not the rule */
+    char speed_rule[HUBS_MAX][200]; /* how the hub's time_scale was found ("" when 1 by
+                                       default: the scenario's GPU) */
     double *carbon[HUBS_MAX];     /* owned hourly profiles (NULL: flat) */
     double pue_target[HUBS_MAX], pue_sim[HUBS_MAX]; /* the catalog's; the facility model's */
     int pue_simulated;            /* the cheapest key uses pue_sim */

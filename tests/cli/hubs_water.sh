@@ -5,8 +5,10 @@
 # in every year of the run (measured: /hubs/series' 730-h bins, twelve to a
 # year), place every job (the bins still sum to /hubs/hubs) and say how
 # many jobs passed a hub over; the fixed policy at guian with 600 m3 places
-# every job there and reports the overrun; a limit its idle year alone
-# passes is reported too.
+# every job there and reports the overrun, its bound within 0.1 % of the
+# measured water; a limit its idle year alone passes is reported too; the
+# bound (of the committed load, hour by hour) lies between the measured
+# fullest year and the limit, and lets over 9,000 jobs into the three hubs.
 set -u
 dcsim=$1
 src=$2
@@ -64,6 +66,18 @@ for p in ("cheapest", "lowest-carbon"):
             bad.append("%s %s: a limit %r where none is set" % (p, name, limit))
     if not limited[0] < limited[1]:
         bad.append("%s: the limits moved nothing (%r jobs at the limited hubs)" % (p, limited))
+    # the bound of the committed load (docs/hubs.md "Water limits"): above the
+    # measured fullest year, within the limit, and tight enough to let in
+    # over 9,000 jobs (the bound of the year's hottest hour let in 1,849 and
+    # 2,043: the three hubs kept only their idle water)
+    for line in open("%s/%s.txt" % (t, p)):
+        if line.startswith("water      "):
+            w = line.split()
+            bound, used = float(w[10]), float(w[13])
+            if not used <= bound <= 1000:
+                bad.append("%s %s: bound %r m3, measured %r, limit 1000" % (p, w[1], bound, used))
+    if not limited[0] > 9000:
+        bad.append("%s: only %d jobs at the limited hubs" % (p, limited[0]))
     print("%s: %d jobs at the limited hubs, %d without limits" % (p, limited[0], limited[1]))
 print("\n".join(bad) if bad else "ok water limits kept, every job placed")
 sys.exit(1 if bad else 0)
@@ -74,6 +88,11 @@ grep -q "^water      guian: limit 600 m3 a year; .*: over its limit by" "$tmp/fi
     { echo "FAIL: fixed: no overrun reported"; cat "$tmp/fixed.txt"; fail=1; }
 grep -q "^guian  *1024  *19327 " "$tmp/fixed.txt" ||
     { echo "FAIL: fixed moved work off guian"; fail=1; }
+# a hub full for the whole year: its bound is its full-load year, within
+# 0.1 % of the measured water (1,036 against 1,035 m3)
+awk '/^water      guian:/ { b = $11; u = $14; if (!(b >= u && b <= 1.001 * u)) exit 1; n++ }
+     END { exit n == 1 ? 0 : 1 }' "$tmp/fixed.txt" ||
+    { echo "FAIL: fixed: the bound is not the full-load year"; grep "^water" "$tmp/fixed.txt"; fail=1; }
 # shaoguan's idle year alone (734 m3) passes 600 m3: reported, whatever is placed
 expect "idle year over" 0 "^water      shaoguan: limit 600 m3 a year; .*: over its limit by" \
     "$dcsim" hubs --quiet "$ex" --set "hubs/hub[4]/@water-limit=600m3"

@@ -97,6 +97,70 @@ static void facility_keys(const scn_site *site, double *pue, double *wue)
     }
 }
 
+/* a GPU's sustained dense bf16 rate by the speed rule: the catalog's bf16
+ * peak x its bf16 gemm-efficiency (measured large-GEMM throughput over
+ * peak); 0 when either is missing (no 1.0 is assumed) */
+static double bf16_rate(const hw_gpu *g)
+{
+    double peak = g->peak_flops_per_s[PREC_BF16], eff = g->gemm_efficiency[PREC_BF16];
+    return peak > 0 && eff > 0 ? peak * eff : 0;
+}
+
+/* <hub gpu speed>: the hub's GPU (the scenario's by default) and the time a
+ * job of the scenario's GPU takes there, per second (time_scale) */
+static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
+{
+    hubs_hub *hub = &H->cfg.hubs[h];
+    H->gpu[h] = s->gpu;
+    hub->time_scale = 1;
+    H->speed_rule[h][0] = 0;
+    if (has_attr(n, "gpu")) {
+        char type[128];
+        copy_attr(n, "gpu", type, sizeof type);
+        const hw_gpu *g = find_named(ld, CAT_GPU, type);
+        if (!g) {
+            char known[1024];
+            entry_names(ld, CAT_GPU, known, sizeof known);
+            return node_error(ld, n, "gpu", "unknown GPU type '%s'; known types: %s", type,
+                              known);
+        }
+        H->gpu[h] = *g;
+    }
+    const hw_gpu *g = &H->gpu[h];
+    if (has_attr(n, "speed")) {
+        double speed = 0;
+        int rc = get_quantity(ld, n, "speed", SIM_DIM_COUNT, 1, &speed);
+        if (!rc)
+            rc = positive(ld, n, "speed", speed, 100, " (the hub's GPU speed over the "
+                          "scenario's)");
+        if (rc)
+            return rc;
+        H->speed_given[h] = 1;
+        hub->time_scale = 1 / speed;
+        snprintf(H->speed_rule[h], sizeof H->speed_rule[h], "%s: speed %.6g given (<hub "
+                 "speed>): x %.6g the time", hub->name, speed, hub->time_scale);
+        return 0;
+    }
+    if (!strcmp(g->name, s->gpu.name))
+        return 0; /* the scenario's GPU: exactly its time */
+    double ref = bf16_rate(&s->gpu), at = bf16_rate(g);
+    if (!(ref > 0) || !(at > 0)) {
+        const hw_gpu *miss = at > 0 ? &s->gpu : g;
+        return node_error(ld, n, "gpu", "the catalog has no bf16 %s for %s: the speed rule (bf16 "
+                          "peak x gemm-efficiency against %s's) needs both, and none is assumed; "
+                          "give speed=\"S\" (the hub's GPU speed over %s's)",
+                          miss->peak_flops_per_s[PREC_BF16] > 0 ? "gemm-efficiency" : "peak",
+                          miss->name, s->gpu.name, s->gpu.name);
+    }
+    hub->time_scale = ref / at;
+    snprintf(H->speed_rule[h], sizeof H->speed_rule[h], "%s: %s %.6g TFLOP/s x %.3f against "
+             "%s %.6g x %.3f: x %.6g the time", hub->name, g->name,
+             g->peak_flops_per_s[PREC_BF16] / 1e12, g->gemm_efficiency[PREC_BF16], s->gpu.name,
+             s->gpu.peak_flops_per_s[PREC_BF16] / 1e12, s->gpu.gemm_efficiency[PREC_BF16],
+             hub->time_scale);
+    return 0;
+}
+
 /* <hub name gpus carbon-profile ...>: hub h */
 static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsigned h)
 {
@@ -129,6 +193,9 @@ static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsig
     if (rc)
         return rc;
     hub->gpus = (uint32_t)gpus;
+    rc = hub_gpu(ld, n, s, H, h);
+    if (rc)
+        return rc;
     hub->price_per_kwh = si->price_per_kwh;
     hub->emission_kg_per_kwh = si->emission_kg_per_kwh;
     hub->green_share = H->site[h].green_share;
@@ -287,6 +354,9 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
                           hubs_policy_names());
     copy_attr(n, "pue", pue, sizeof pue);
     H->pue_simulated = !strcmp(pue, "simulated"); /* the schema allows target, simulated */
+    char backlog[16];
+    copy_attr(n, "backlog", backlog, sizeof backlog);
+    c->gang_backlog = !strcmp(backlog, "gang"); /* the schema allows fluid, gang */
     double bw = 0;
     int rc = get_quantity(ld, n, "bandwidth", SIM_DIM_BANDWIDTH, 1, &bw);
     if (!rc)
