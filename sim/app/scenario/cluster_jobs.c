@@ -345,9 +345,8 @@ static int parse_training_runs(loader *ld, xmlNode *n, scn_scenario *s)
     return 0;
 }
 
-/* elastic jobs: refused with a fabric's interference; their scaling rule
- * under "defaults used" */
-static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
+/* elastic jobs: their scaling rule under "defaults used" */
+static int cluster_elastic_note(xmlNode *sched, scn_scenario *s)
 {
     const cluster_config *c = &s->cluster_jobs;
     int any = !c->jobs && c->stream.elastic_share > 0;
@@ -355,10 +354,6 @@ static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
         any = c->min_gpus[i] && c->min_gpus[i] < c->jobs[i].gpus;
     if (!any)
         return 0;
-    if (c->elastic && s->has_cluster_traffic)
-        return node_error(ld, sched, "elastic", "elastic jobs with a <fabric>'s interference are "
-                          "not modelled: give elastic=\"false\" (run them rigidly) or drop "
-                          "the <fabric>");
     if (c->elastic)
         cluster_note(s, "elastic jobs scale linearly: on g of their GPUs they progress at "
                         "g / GPUs (a first-order rule, docs/cluster.md)");
@@ -426,5 +421,5 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         if (!rc)
             rc = stream_duration(ld, dur, &c->stream.dur);
     }
-    return rc ? rc : cluster_elastic_note(ld, sched, s);
+    return rc ? rc : cluster_elastic_note(sched, s);
 }
