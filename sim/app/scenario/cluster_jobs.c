@@ -345,8 +345,9 @@ static int parse_training_runs(loader *ld, xmlNode *n, scn_scenario *s)
     return 0;
 }
 
-/* elastic jobs: their scaling rule under "defaults used" */
-static int cluster_elastic_note(xmlNode *sched, scn_scenario *s)
+/* elastic jobs: their scaling rule under "defaults used"; a trace job larger
+ * than the cluster runs only elastic */
+static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
 {
     const cluster_config *c = &s->cluster_jobs;
     int any = !c->jobs && c->stream.elastic_share > 0;
@@ -354,6 +355,11 @@ static int cluster_elastic_note(xmlNode *sched, scn_scenario *s)
         any = c->min_gpus[i] && c->min_gpus[i] < c->jobs[i].gpus;
     if (!any)
         return 0;
+    for (uint32_t i = 0; !c->elastic && c->jobs && i < c->n_jobs; i++)
+        if (c->jobs[i].gpus > c->gpus)
+            return node_error(ld, sched, "elastic", "trace job %u asks for %u GPUs, more than "
+                              "the cluster's %u: it runs only elastic (on at most the cluster's "
+                              "GPUs): give elastic=\"true\"", i + 1, c->jobs[i].gpus, c->gpus);
     if (c->elastic)
         cluster_note(s, "elastic jobs scale linearly: on g of their GPUs they progress at "
                         "g / GPUs (a first-order rule, docs/cluster.md)");
@@ -421,5 +427,5 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         if (!rc)
             rc = stream_duration(ld, dur, &c->stream.dur);
     }
-    return rc ? rc : cluster_elastic_note(sched, s);
+    return rc ? rc : cluster_elastic_note(ld, sched, s);
 }
