@@ -13,7 +13,9 @@
  *    work + lost + interference (work conservation) and per rigid job held =
  *    d + rework + checkpoint + restart + interference, no GPU held twice,
  *    the cache off gives the same run bit for bit, and four runs at once on
- *    OpenMP threads give the serial run's digest and every end bit for bit.
+ *    OpenMP threads give the serial run's digest and every end bit for bit;
+ *  - a pacer that always answers 1 with every disruption on gives the run
+ *    without a pacer: every start and end to rounding, the same counts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -298,9 +300,53 @@ static void test_stream_every_disruption(void)
     fabric_free(&f);
 }
 
+static int one_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const uint32_t *g,
+                     uint32_t n, sim_error *err)
+{
+    (void)ctx, (void)id, (void)spec, (void)g, (void)n, (void)err;
+    return 0;
+}
+static void one_end(void *ctx, uint32_t id) { (void)ctx, (void)id; }
+static int one_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, double *p,
+                    sim_error *err)
+{
+    (void)ctx, (void)now_s, (void)ids, (void)err;
+    for (uint32_t k = 0; k < n; k++)
+        p[k] = 1;
+    return 0;
+}
+
+static void test_unit_pace_is_no_pacer(void)
+{
+    cluster_job_spec *jobs = NULL;
+    uint32_t *min = NULL, n = 0;
+    cluster_config c = stormy(&jobs, &min, &n);
+    cluster_result a, b;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(cluster_simulate(&c, &a, &err) == 0);
+    cluster_pacer one = {NULL, one_start, one_end, one_pace};
+    c.pacer = &one;
+    CHECK(cluster_simulate(&c, &b, &err) == 0);
+    CHECK(a.n_jobs == b.n_jobs && a.n_jobs == n);
+    int same = a.preemptions == b.preemptions && a.failures == b.failures &&
+               a.interruptions == b.interruptions && a.resizes == b.resizes;
+    for (uint32_t i = 0; same && i < n; i++)
+        same &= fabs(a.jobs[i].start_s - b.jobs[i].start_s) <= 1e-6 &&
+                fabs(a.jobs[i].end_s - b.jobs[i].end_s) <= 1e-6;
+    CHECK(same && a.preemptions > 0 && a.resizes > 0);
+    CHECK(b.retimes > 0 && b.interference_gpu_s == 0);
+    CHECK_REL(a.busy_gpu_s, b.busy_gpu_s, 1e-12);
+    cluster_result_free(&a);
+    cluster_result_free(&b);
+    free(jobs);
+    free(min);
+}
+
 int main(void)
 {
     test_preempted_sharer_by_hand();
     test_stream_every_disruption();
+    test_unit_pace_is_no_pacer();
     return check_report();
 }
