@@ -570,8 +570,7 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
     for (uint32_t i = 0; i < n; i++) {
         const cluster_job *j = &s->job[i];
         double run = j->end_s - j->start_s, wait = j->start_s - j->spec.submit_s;
-        if (j->end_s > T)
-            T = j->end_s;
+        T = j->end_s > T ? j->end_s : T;
         /* held: every segment; a job never disrupted holds its GPUs end - start */
         double held = s->is_disrupt ? j->held_s : run;
         int is_el = j->min_gpus && j->min_gpus < j->spec.gpus; /* the scenario's, either mode */
@@ -587,8 +586,7 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         }
         useful += j->spec.duration_s * j->spec.gpus;
         v[i] = wait;
-        /* slowdown against the run it would have had: a disrupted job's
-         * stated duration (docs/cluster.md) */
+        /* slowdown against a disrupted job's stated duration (docs/cluster.md) */
         v[n + i] = j->preemptions || j->interruptions || (s->held && is_el) ? (j->end_s - j->spec.submit_s) /
                                                             j->spec.duration_s
                                                       : (wait + run) / run;
@@ -599,12 +597,15 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
             double work = j->held_s - j->ckpt_s - j->restart_s;
             v[2 * (size_t)n + i] = j->interf_s > 0 ? work / (work - j->interf_s) : 1;
         } else {
-            /* an end never moved is start + d: exactly the isolated run */
-            int is_isolated = s->held || j->end_s == j->start_s + j->spec.duration_s;
+            /* an end never moved is start + d: exactly the isolated run (no pacer,
+             * no interference: a disrupted run is not stretched by it) */
+            int is_isolated = s->held || !s->c->pacer ||
+                              j->end_s == j->start_s + j->spec.duration_s;
+            s->job[i].interf_s = is_isolated ? 0 : run - j->spec.duration_s;
             v[2 * (size_t)n + i] = is_isolated ? 1 : run / j->spec.duration_s;
-            if (!is_isolated)
-                o->interference_gpu_s += (run - j->spec.duration_s) * j->spec.gpus;
+            o->interference_gpu_s += s->job[i].interf_s * j->spec.gpus;
         }
+        s->job[i].stretch = v[2 * (size_t)n + i];
         o->jobs_over_leaves += j->leaves > j->min_leaves;
         o->jobs_over_nodes += j->nodes > j->min_nodes;
         excess += (double)(j->leaves - j->min_leaves);
@@ -621,8 +622,8 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         o->ckpt_gpu_s = s->lost_el_gpu_s[1];
         o->restart_gpu_s = s->lost_el_gpu_s[2];
     }
-    if (s->c->pacer && s->is_disrupt)
-        o->interference_gpu_s = s->interf_gpu_s;
+    o->interference_gpu_s = s->c->pacer && s->is_disrupt ? s->interf_gpu_s
+                                                         : o->interference_gpu_s;
     o->resizes = s->resizes;
     o->grown_gpu_s = s->grown_gpu_s;
     o->preemptions = s->preemptions;

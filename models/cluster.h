@@ -231,9 +231,10 @@ typedef struct cluster_job {
     uint32_t preemptions, interruptions;
     double held_s, rework_s, ckpt_s, restart_s;
     int32_t evictor_priority_min;
-    /* a pacer with disruption: the time it worked at a pace below 1, lost
-     * to interference (sum of dt (1 - p) over its working time) */
-    double interf_s;
+    /* with a pacer: the time lost to interference (with disruption the sum
+     * of dt (1 - p) over its working time; without, run - stated duration)
+     * and its run / isolated run (result.stretch's per-job values) */
+    double interf_s, stretch;
     /* elastic (config elastic with elastic jobs; else 0 and spec.gpus):
      * resizes, the time-weighted mean of the GPUs it held */
     uint32_t resizes;
