@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dcsim_figures as F  # noqa: E402
 from dcsim_trace import TraceFormatError  # noqa: E402
 
-LAYOUT_VERSIONS = ("1", "2", "3", "4")  # 2: isolated_run_s and run_s; 3: the disruption
+LAYOUT_VERSIONS = ("1", "2", "3", "4", "5")  # 2: isolated_run_s and run_s; 3: the disruption
 # columns; 4: the elastic columns (min_gpus, resizes, gpus_mean)
 HOUR_S = 3600.0
 KILOWATT_W = 1e3
@@ -243,13 +243,18 @@ def cluster_placement(run, path):
         ax_f.xaxis.set_major_locator(F.MaxNLocator(integer=True))
     else:
         ax_f.set_axis_off()
-    if has_stretch:
+    if has_stretch and run.has("run_over_isolated"):
+        # layout 5: the model's own per job (with disruption: time worked over
+        # its isolated time, docs/cluster.md "Interference with disruption")
+        stretch = np.asarray(run.jobs["run_over_isolated"], dtype=float)
+    elif has_stretch:
         iso = np.asarray(run.jobs["isolated_run_s"], dtype=float)
         # as the model counts it: a job whose end was never moved ran exactly its
         # isolated time (end - start may round an ulp away from it)
         moved = run.jobs["end_s"] != run.jobs["start_s"] + iso
         stretch = np.where(moved, np.asarray(run.jobs["run_s"], dtype=float)
                            / np.where(iso > 0, iso, 1.0), 1.0)
+    if has_stretch:
         gpus = np.asarray(run.jobs["gpus"], dtype=float)
         ax_i.scatter(gpus, stretch, s=4, color=F.VERMILLION, alpha=0.6, linewidths=0,
                      rasterized=len(stretch) > F.DENSE_POINTS)

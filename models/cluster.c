@@ -125,16 +125,6 @@ int cluster_config_check(const cluster_config *c, sim_error *err)
         rc = c->jobs ? check_trace(c, err) : check_stream(c, err);
     if (!rc)
         rc = cluster_disrupt_check(c, err);
-    for (uint32_t i = 0; !rc && c->elastic && c->pacer && c->jobs && c->min_gpus && i < c->n_jobs;
-         i++)
-        if (c->min_gpus[i] && c->min_gpus[i] < c->jobs[i].gpus)
-            rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: elastic jobs with "
-                               "interference (a fabric's pacer) are not modelled: give "
-                               "<scheduler elastic=\"false\">");
-    if (!rc && c->elastic && c->pacer && !c->jobs && c->stream.elastic_share > 0)
-        rc = sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: elastic jobs with "
-                           "interference (a fabric's pacer) are not modelled: give "
-                           "<scheduler elastic=\"false\">");
     return rc;
 }
 
@@ -351,6 +341,8 @@ void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
             s->lost_el_gpu_s[2] += s->seg_over_s[id] * s->held[id];
         }
         j->restart_s += s->seg_over_s[id];
+        if (s->c->pacer)
+            cluster_pace_settle(s, id);
         s->state[id] = CLUSTER_ST_DONE;
         s->ev[id] = 0;
     }
@@ -493,11 +485,13 @@ int cluster_start_queued_n(cluster_sim *s, uint32_t qi, uint32_t max)
     s->run_pos[id] = s->running_n;
     s->running[s->running_n++] = id;
     cluster_record(s);
-    if (c->pacer)
+    if (c->pacer && !s->is_disrupt) {
         cluster_pace_start(s, id, g); /* its end at start + d until re-timed */
-    else if (s->is_disrupt)
-        cluster_segment_start(s, id); /* its end at now + restart + work left */
-    else if (!sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, cluster_on_end, s, id))
+    } else if (s->is_disrupt) {   /* its end at now + restart + work left */
+        if (c->pacer)
+            cluster_pace_join(s, id, g, n); /* re-timed when its work starts */
+        cluster_segment_start(s, id);
+    } else if (!sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, cluster_on_end, s, id))
         s->failed = 1;
     if (c->watch)
         c->watch(c->watch_ctx, id, sim_now(s->eng), g, n);
@@ -576,8 +570,7 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
     for (uint32_t i = 0; i < n; i++) {
         const cluster_job *j = &s->job[i];
         double run = j->end_s - j->start_s, wait = j->start_s - j->spec.submit_s;
-        if (j->end_s > T)
-            T = j->end_s;
+        T = j->end_s > T ? j->end_s : T;
         /* held: every segment; a job never disrupted holds its GPUs end - start */
         double held = s->is_disrupt ? j->held_s : run;
         int is_el = j->min_gpus && j->min_gpus < j->spec.gpus; /* the scenario's, either mode */
@@ -593,19 +586,26 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         }
         useful += j->spec.duration_s * j->spec.gpus;
         v[i] = wait;
-        /* slowdown against the run it would have had: a disrupted job's
-         * stated duration (docs/cluster.md) */
+        /* slowdown against a disrupted job's stated duration (docs/cluster.md) */
         v[n + i] = j->preemptions || j->interruptions || (s->held && is_el) ? (j->end_s - j->spec.submit_s) /
                                                             j->spec.duration_s
                                                       : (wait + run) / run;
         o->rework_gpu_s += j->rework_s * j->spec.gpus;
         o->ckpt_gpu_s += j->ckpt_s * j->spec.gpus;
         o->restart_gpu_s += j->restart_s * j->spec.gpus;
-        /* an end never moved is start + d: exactly the isolated run */
-        int is_isolated = s->held || j->end_s == j->start_s + j->spec.duration_s;
-        v[2 * (size_t)n + i] = is_isolated ? 1 : run / j->spec.duration_s;
-        if (!is_isolated)
-            o->interference_gpu_s += (run - j->spec.duration_s) * j->spec.gpus;
+        if (s->c->pacer && s->is_disrupt) { /* segments: time worked / its isolated time */
+            double work = j->held_s - j->ckpt_s - j->restart_s;
+            v[2 * (size_t)n + i] = j->interf_s > 0 ? work / (work - j->interf_s) : 1;
+        } else {
+            /* an end never moved is start + d: exactly the isolated run (no pacer,
+             * no interference: a disrupted run is not stretched by it) */
+            int is_isolated = s->held || !s->c->pacer ||
+                              j->end_s == j->start_s + j->spec.duration_s;
+            s->job[i].interf_s = is_isolated ? 0 : run - j->spec.duration_s;
+            v[2 * (size_t)n + i] = is_isolated ? 1 : run / j->spec.duration_s;
+            o->interference_gpu_s += s->job[i].interf_s * j->spec.gpus;
+        }
+        s->job[i].stretch = v[2 * (size_t)n + i];
         o->jobs_over_leaves += j->leaves > j->min_leaves;
         o->jobs_over_nodes += j->nodes > j->min_nodes;
         excess += (double)(j->leaves - j->min_leaves);
@@ -622,6 +622,8 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         o->ckpt_gpu_s = s->lost_el_gpu_s[1];
         o->restart_gpu_s = s->lost_el_gpu_s[2];
     }
+    o->interference_gpu_s = s->c->pacer && s->is_disrupt ? s->interf_gpu_s
+                                                         : o->interference_gpu_s;
     o->resizes = s->resizes;
     o->grown_gpu_s = s->grown_gpu_s;
     o->preemptions = s->preemptions;

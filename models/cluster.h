@@ -184,7 +184,8 @@ typedef struct cluster_config {
     void *watch_ctx;
     const cluster_pacer *pacer; /* NULL: every job runs its stated duration */
     /* disruption (cluster_preempt.c, cluster_fail.c); all zero: none, the
-     * run is exactly the one without these fields. Not with a pacer. */
+     * run is exactly the one without these fields. With a pacer a segment's
+     * work advances at its pace (cluster_pace.c). */
     int preempt;              /* 1: a blocked head evicts lower priorities */
     cluster_ckpt ckpt;        /* needed (interval > 0) with preempt or failures */
     const cluster_reservation *resv; /* n_resv maintenance windows */
@@ -192,8 +193,8 @@ typedef struct cluster_config {
     cluster_failures fail;
     /* 1: elastic jobs (spec.min_gpus) start on at least their min, grow
      * toward their GPUs, shrink before anyone is evicted and on failures
-     * (cluster_elastic.c); 0: every job runs rigidly at its GPUs. Not with a
-     * pacer. */
+     * (cluster_elastic.c); 0: every job runs rigidly at its GPUs. With a
+     * pacer on g GPUs it progresses at p g / GPUs, its ring over those g. */
     int elastic;
 } cluster_config;
 
@@ -230,6 +231,10 @@ typedef struct cluster_job {
     uint32_t preemptions, interruptions;
     double held_s, rework_s, ckpt_s, restart_s;
     int32_t evictor_priority_min;
+    /* with a pacer: the time lost to interference (with disruption the sum
+     * of dt (1 - p) over its working time; without, run - stated duration)
+     * and its run / isolated run (result.stretch's per-job values) */
+    double interf_s, stretch;
     /* elastic (config elastic with elastic jobs; else 0 and spec.gpus):
      * resizes, the time-weighted mean of the GPUs it held */
     uint32_t resizes;

@@ -75,6 +75,11 @@ static void reopen(cluster_sim *s, uint32_t id, uint32_t *a, uint32_t g)
     s->resizes++;
     cluster_spans_set(s, id, a, g);
     cluster_record(s);
+    if (c->pacer) { /* its ring over the GPUs it holds now */
+        cluster_pace_leave(s, id);
+        if (cluster_pace_join(s, id, a, g))
+            return;
+    }
     cluster_segment_start(s, id);
     if (c->watch)
         c->watch(c->watch_ctx, id, sim_now(s->eng), a, g);
@@ -144,7 +149,11 @@ static double end_on(const cluster_sim *s, uint32_t id, uint32_t g)
     const cluster_job *j = &s->job[id];
     double now = sim_now(s->eng), done = now - s->seg_s[id] - s->seg_over_s[id];
     done = done > 0 ? done * s->held[id] / j->spec.gpus : 0;
+    if (s->c->pacer) /* its work so far at its paces; the rest at its pace now */
+        done = cluster_pace_done(s, id);
     double left = s->left_s[id] - (done < s->left_s[id] ? done : s->left_s[id]);
+    if (s->c->pacer)
+        return now + s->c->ckpt.restart_s + left * j->spec.gpus / g / s->pace[id];
     return now + s->c->ckpt.restart_s + left * j->spec.gpus / g;
 }
 

@@ -449,8 +449,9 @@ int cluster_trace_finish_min(cluster_trace_row *v, uint32_t n, const char *name,
             st->no_gpus++;
         else if (dur < CLUSTER_MIN_DURATION_S || dur > MAX_DURATION_S)
             st->bad_duration++;
-        else if (gpus > max_gpus)
-            st->too_large++;
+        else if (gpus > max_gpus && !(min && ceil(r.min_gpus - 1e-9) <= max_gpus &&
+                                      gpus <= CLUSTER_MAX_GPUS))
+            st->too_large++; /* more than the cluster: kept only elastic with its min fitting */
         else {
             v[k] = r;
             v[k].gpus = gpus;

@@ -51,6 +51,7 @@ typedef struct cluster_sim {
     int retime_due;
     uint32_t retimes;
     int pacer_rc;              /* the pacer's error code (the run stopped) */
+    double interf_gpu_s;       /* with disruption: GPU-s lost to a pace below 1 */
     sim_error *err;            /* where the pacer says why */
     /* disruption (cluster_preempt.c, cluster_fail.c; is_disrupt 0: none):
      * per job its state, its isolated work left at its segment's start, the
@@ -140,6 +141,18 @@ int cluster_pace_init(cluster_sim *s);
 void cluster_pace_free(cluster_sim *s);
 void cluster_pace_start(cluster_sim *s, uint32_t id, const uint32_t *gpus);
 void cluster_pace_end(cluster_sim *s, uint32_t id);
+/* cluster_pace.c, a pacer with disruption (segments): job id's all-reduce
+ * on its n GPUs g joins the pacer (a start or a resize; leave it first with
+ * cluster_pace_leave); a segment opening now (its paced work from the end
+ * of its restart; the restart's end re-times); its work advanced to now
+ * (interference counted); the work done in the running segment by now */
+int cluster_pace_join(cluster_sim *s, uint32_t id, const uint32_t *g, uint32_t n);
+void cluster_pace_leave(cluster_sim *s, uint32_t id);
+void cluster_pace_segment(cluster_sim *s, uint32_t id);
+void cluster_pace_settle(cluster_sim *s, uint32_t id);
+double cluster_pace_done(const cluster_sim *s, uint32_t id);
+/* a re-time at the end of this instant */
+void cluster_want_retime(cluster_sim *s);
 
 /* cluster_preempt.c: the per-job arrays and events of disruption (0, or -1
  * out of memory); a blocked head evicting lower priorities; a running job

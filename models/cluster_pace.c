@@ -6,6 +6,12 @@
  * whose pace changed has w -= (now - upd_s) p_old, upd_s = now, p = p_new
  * and its end event moved to now + w / p_new. A job whose pace is the same
  * keeps its end event untouched (an isolated job ends at exactly start + d).
+ * With disruption (segments, cluster_preempt.c) the same holds per segment:
+ * w is the segment's work left (left_s at its start), upd_s starts at the
+ * end of its restart, and an elastic job on g of its G GPUs works at p g / G;
+ * the pacer sees only jobs working (not restarting, not writing a
+ * checkpoint), so a segment's start, close, restart end, a resize and an end
+ * all re-time. Time worked at p < 1 loses dt (1 - p) to interference.
  * O(running jobs) per re-time plus the pacer's own cost.
  */
 #include <stdlib.h>
@@ -46,6 +52,55 @@ static void stop(cluster_sim *s, int rc)
     sim_stop(s->eng);
 }
 
+/* the seconds work w takes at job id's rate now (pace x held / GPUs) */
+static double time_for(const cluster_sim *s, uint32_t id, double w)
+{
+    if (s->held)
+        return w * s->job[id].spec.gpus / s->held[id] / s->pace[id];
+    return w / s->pace[id];
+}
+
+/* the isolated work job id does in dt at its rate now */
+static double work_in(const cluster_sim *s, uint32_t id, double dt)
+{
+    double w = dt * s->pace[id];
+    return s->held ? w * s->held[id] / s->job[id].spec.gpus : w;
+}
+
+void cluster_pace_settle(cluster_sim *s, uint32_t id)
+{
+    double dt = sim_now(s->eng) - s->upd_s[id];
+    if (!(dt > 0))
+        return; /* still restarting, or settled this instant */
+    double w = s->work_s[id] - work_in(s, id, dt), lost = dt * (1 - s->pace[id]);
+    s->work_s[id] = w > 0 ? w : 0;
+    s->upd_s[id] = sim_now(s->eng);
+    s->job[id].interf_s += lost;
+    s->interf_gpu_s += lost * cluster_held(s, id);
+}
+
+double cluster_pace_done(const cluster_sim *s, uint32_t id)
+{
+    double dt = sim_now(s->eng) - s->upd_s[id], w = s->work_s[id];
+    if (dt > 0)
+        w -= work_in(s, id, dt);
+    double done = s->left_s[id] - (w > 0 ? w : 0);
+    return done > 0 ? done : 0;
+}
+
+/* a working segment's new pace p from now: its end event moved */
+static void repace(cluster_sim *s, uint32_t id, double p)
+{
+    cluster_pace_settle(s, id);
+    s->pace[id] = p;
+    s->job[id].end_s = s->upd_s[id] + time_for(s, id, s->work_s[id]);
+    sim_cancel(s->eng, s->ev[id]);
+    s->ev[id] = sim_schedule_at(s->eng, s->job[id].end_s, 0, KIND_CLUSTER_JOB_END,
+                                cluster_on_end, s, id);
+    if (!s->ev[id])
+        s->failed = 1;
+}
+
 static void on_retime(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
@@ -55,9 +110,13 @@ static void on_retime(sim_engine *eng, void *ctx, uint64_t data)
         return;
     s->retimes++;
     const cluster_pacer *pc = s->c->pacer;
-    uint32_t n = s->running_n;
-    for (uint32_t k = 0; k < n; k++)
-        s->pace_ids[k] = s->running[k];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < s->running_n; k++) { /* with segments: those working */
+        uint32_t id = s->running[k];
+        if (!s->is_disrupt ||
+            (s->state[id] == CLUSTER_ST_RUN && sim_now(eng) >= s->upd_s[id]))
+            s->pace_ids[n++] = id;
+    }
     int rc = pc->pace(pc->ctx, sim_now(eng), s->pace_ids, n, s->pace_new, s->err);
     if (rc) {
         stop(s, rc);
@@ -74,6 +133,10 @@ static void on_retime(sim_engine *eng, void *ctx, uint64_t data)
         }
         if (p == s->pace[id])
             continue;
+        if (s->is_disrupt) {
+            repace(s, id, p);
+            continue;
+        }
         double w = s->work_s[id] - (now - s->upd_s[id]) * s->pace[id];
         if (w < 0)
             w = 0;
@@ -90,7 +153,7 @@ static void on_retime(sim_engine *eng, void *ctx, uint64_t data)
 }
 
 /* one re-time at the end of this instant (after the scheduling pass, 2) */
-static void want_retime(cluster_sim *s)
+void cluster_want_retime(cluster_sim *s)
 {
     if (s->retime_due)
         return;
@@ -115,7 +178,7 @@ void cluster_pace_start(cluster_sim *s, uint32_t id, const uint32_t *gpus)
                                     s, id);
     if (!s->end_ev[id])
         s->failed = 1;
-    want_retime(s);
+    cluster_want_retime(s);
 }
 
 void cluster_pace_end(cluster_sim *s, uint32_t id)
@@ -123,5 +186,46 @@ void cluster_pace_end(cluster_sim *s, uint32_t id)
     const cluster_pacer *pc = s->c->pacer;
     pc->end(pc->ctx, id);
     s->pace[id] = 0;
-    want_retime(s); /* also when none runs: the pacer closes its link accounts */
+    cluster_want_retime(s); /* also when none runs: the pacer closes its link accounts */
+}
+
+int cluster_pace_join(cluster_sim *s, uint32_t id, const uint32_t *g, uint32_t n)
+{
+    const cluster_pacer *pc = s->c->pacer;
+    int rc = pc->start(pc->ctx, id, &s->job[id].spec, g, n, s->err);
+    if (rc) {
+        stop(s, rc);
+        return rc;
+    }
+    cluster_want_retime(s);
+    return 0;
+}
+
+void cluster_pace_leave(cluster_sim *s, uint32_t id)
+{
+    const cluster_pacer *pc = s->c->pacer;
+    pc->end(pc->ctx, id);
+    cluster_want_retime(s);
+}
+
+/* a segment's restart is over: it works from now, so re-time */
+static void on_work_start(sim_engine *eng, void *ctx, uint64_t data)
+{
+    cluster_sim *s = ctx;
+    uint32_t id = (uint32_t)data;
+    if (s->state[id] == CLUSTER_ST_RUN && s->upd_s[id] == sim_now(eng))
+        cluster_want_retime(s); /* else the segment closed before */
+}
+
+void cluster_pace_segment(cluster_sim *s, uint32_t id)
+{
+    double over = s->seg_over_s[id];
+    s->work_s[id] = s->left_s[id];
+    s->upd_s[id] = s->seg_s[id] + over;
+    s->pace[id] = 1; /* until the re-time of the instant it starts working */
+    if (!(over > 0))
+        cluster_want_retime(s);
+    else if (!sim_schedule_at(s->eng, s->upd_s[id], 0, KIND_CLUSTER_RETIME, on_work_start, s,
+                              id))
+        s->failed = 1;
 }

@@ -47,9 +47,6 @@ int cluster_disrupt_check(const cluster_config *c, sim_error *err)
     int is_disrupt = c->preempt || c->n_resv || f->rate_per_node_s > 0;
     if (!is_disrupt)
         return 0;
-    if (c->pacer)
-        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: interference (a fabric's "
-                             "pacer) with preemption, maintenance or failures is not modelled");
     const double ck[3] = {k->interval_s, k->write_s, k->restart_s};
     static const char *const ck_name[3] = {"checkpoint interval", "checkpoint write time",
                                            "restart time"};
@@ -150,6 +147,8 @@ void cluster_segment_start(cluster_sim *s, uint32_t id)
     s->ev[id] = sim_schedule_at(s->eng, j->end_s, 0, KIND_CLUSTER_JOB_END, cluster_on_end, s, id);
     if (!s->ev[id])
         s->failed = 1;
+    if (s->c->pacer)
+        cluster_pace_segment(s, id); /* its work at its pace from its restart's end */
 }
 
 /* the work a running job would lose if interrupted now */
@@ -158,7 +157,9 @@ static double lost_now(const cluster_sim *s, uint32_t id, double *done_out)
     double el = sim_now(s->eng) - s->seg_s[id], done = el - s->seg_over_s[id];
     if (done < 0)
         done = 0;
-    if (s->held)
+    if (s->c->pacer)
+        done = cluster_pace_done(s, id); /* the integral of its rate */
+    else if (s->held)
         done = done * s->held[id] / s->job[id].spec.gpus;
     if (done > s->left_s[id])
         done = s->left_s[id];
@@ -173,6 +174,10 @@ static double lost_now(const cluster_sim *s, uint32_t id, double *done_out)
 void cluster_segment_close(cluster_sim *s, uint32_t id, int keep)
 {
     cluster_job *j = &s->job[id];
+    if (s->c->pacer) { /* interference to now; it stops working: re-time */
+        cluster_pace_settle(s, id);
+        cluster_want_retime(s);
+    }
     double el = sim_now(s->eng) - s->seg_s[id], done = 0;
     double lost = lost_now(s, id, &done);
     double over = el < s->seg_over_s[id] ? el : s->seg_over_s[id];

@@ -83,9 +83,13 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: submit_s %g is "
                              "before the previous row's %g (rows in submit order, from 0)",
                              submit, last_submit);
-    if (gpus < 1 || gpus > max_gpus || gpus != floor(gpus))
+    /* more GPUs than the cluster: only an elastic job whose min fits (it runs on
+     * at most the cluster's GPUs) */
+    int is_fit = gpus <= max_gpus || (mg >= 1 && mg <= max_gpus && gpus <= CLUSTER_MAX_GPUS);
+    if (gpus < 1 || !is_fit || gpus != floor(gpus))
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: gpus %g must be a "
-                             "whole number from 1 to the cluster's %u", gpus, max_gpus);
+                             "whole number from 1 to the cluster's %u (more only for an "
+                             "elastic job whose min_gpus fits)", gpus, max_gpus);
     if (!(dur > 0) || dur > 3.2e8)
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: duration_s %g must "
                              "be above 0 and at most 10 years", dur);

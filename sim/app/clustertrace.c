@@ -14,7 +14,8 @@
 #include "h5util.h"
 
 #define CLUSTER_FORMAT_VERSION 1 /* the run trace's format_version: same root attributes */
-#define CLUSTER_LAYOUT_VERSION "4" /* 2: isolated_run_s and run_s; 3: disruption; 4: elastic */
+#define CLUSTER_LAYOUT_VERSION "5" /* 2: isolated_run_s and run_s; 3: disruption; 4: elastic;
+                                      5: interference_s and run_over_isolated */
 
 typedef struct job_row {
     uint32_t id, gpus;
@@ -26,11 +27,13 @@ typedef struct job_row {
     double held_s, rework_s, checkpoint_s, restart_s, goodput;
     uint32_t min_gpus, resizes;
     double gpus_mean;
+    double interference_s, run_over_isolated;
 } job_row;
 
 static const char *const job_units[] = {"-", "1", "s", "s", "s", "s", "1", "1",
                                         "1", "1", "-", "s", "s", "1", "1",
-                                        "s", "s", "s", "s", "1", "1", "1", "1"};
+                                        "s", "s", "s", "s", "1", "1", "1", "1",
+                                        "s", "1"};
 static const char *const series_units[] = {"s", "1", "1", "W", "W"};
 
 static int put_jobs(hid_t g, const cluster_result *r)
@@ -52,7 +55,8 @@ static int put_jobs(hid_t g, const cluster_result *r)
                             j->gpus_mean == j->spec.gpus
                                 ? j->spec.duration_s / held
                                 : j->spec.duration_s * j->spec.gpus / (held * j->gpus_mean),
-                            j->min_gpus, j->resizes, j->gpus_mean};
+                            j->min_gpus, j->resizes, j->gpus_mean, j->interf_s,
+                            j->stretch};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
     H5Tinsert(t, "id", HOFFSET(job_row, id), H5T_NATIVE_UINT32);
@@ -78,6 +82,8 @@ static int put_jobs(hid_t g, const cluster_result *r)
     H5Tinsert(t, "min_gpus", HOFFSET(job_row, min_gpus), H5T_NATIVE_UINT32);
     H5Tinsert(t, "resizes", HOFFSET(job_row, resizes), H5T_NATIVE_UINT32);
     H5Tinsert(t, "gpus_mean", HOFFSET(job_row, gpus_mean), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "interference_s", HOFFSET(job_row, interference_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "run_over_isolated", HOFFSET(job_row, run_over_isolated), H5T_NATIVE_DOUBLE);
     int rc = h5_put_table(g, "jobs", t, r->n_jobs, rows, job_units,
                        sizeof job_units / sizeof *job_units,
                        "one row per job in arrival order: GPUs, submit, start and end times, "
@@ -88,7 +94,9 @@ static int put_jobs(hid_t g, const cluster_result *r)
                        "interruptions, the time it held its GPUs and of that the lost work, "
                        "checkpoint writes and restarts, and its goodput = duration x gpus / "
                        "GPU-s held; elastic jobs (docs/cluster.md): its min GPUs (0: rigid), "
-                       "its resizes and the time-weighted mean of the GPUs it held");
+                       "its resizes and the time-weighted mean of the GPUs it held; with a "
+                       "<fabric> the time it lost to interference and its run / isolated run "
+                       "(docs/cluster.md \"Interference with disruption\")");
     H5Tclose(t);
     free(rows);
     return rc;

@@ -27,6 +27,10 @@
  * the command line (--fabric GPUS; default 3,072: one 2-tier leaf-spine).
  * With disruption (run_disrupt): "bench_cluster_disrupt ..." lines, the same
  * stream with priorities, preemption, node failures, spares and a window.
+ * With both ("bench_cluster_fabric_disrupt ..."): the fabric lines' stream
+ * with every tenth job of priority 1, checkpoint-then-preempt (57 / 5 / 10
+ * min), node failures at the catalog's rate with a 4 h repair and one spare
+ * per 64 nodes, one leaf (48 GPUs) down 8 h from day 7.
  */
 #include <math.h>
 #include <stdio.h>
@@ -240,7 +244,7 @@ static int make_fabric(unsigned gpus, fabric *f, sim_error *err)
     return fabric_build(&c, f, err);
 }
 
-static int run_fabric(const char *placer, unsigned gpus)
+static int run_fabric(const char *placer, unsigned gpus, int disrupt)
 {
     cluster_config c;
     memset(&c, 0, sizeof c);
@@ -272,6 +276,25 @@ static int run_fabric(const char *placer, unsigned gpus)
         return 1;
     }
     double build = clock_s(CLOCK_MONOTONIC) - t0;
+    cluster_job_spec *jobs = NULL;
+    uint32_t n = 0;
+    cluster_reservation w = {7 * 86400.0, 8 * 3600.0, 0, 48};
+    if (disrupt) { /* as run_disrupt, the window one leaf */
+        if (cluster_jobs_make(&c, &jobs, &n, &err)) {
+            fprintf(stderr, "bench_cluster: %s\n", err.msg);
+            fabric_free(&f);
+            return 1;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            jobs[i].priority = i % 10 == 0;
+        c.jobs = jobs;
+        c.n_jobs = n;
+        c.preempt = 1;
+        c.ckpt = (cluster_ckpt){57 * 60.0, 5 * 60.0, 10 * 60.0};
+        c.fail = (cluster_failures){419.0 / (2048 * 54 * 24.0) / 3600, 4 * 3600.0, gpus / 512};
+        c.resv = &w;
+        c.n_resv = 1;
+    }
     cluster_traffic_table tt = {1, {1}, {{6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12), 0, 6.8e9}}};
     cluster_interf *x = cluster_interf_create(&f, gpus, &tt, 4096, &err);
     int rc = x ? 0 : 1;
@@ -288,24 +311,33 @@ static int run_fabric(const char *placer, unsigned gpus)
     double wall = clock_s(CLOCK_MONOTONIC) - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     cluster_interf_destroy(x);
     fabric_free(&f);
+    free(jobs);
     if (rc) {
         fprintf(stderr, "bench_cluster: %s\n", err.msg);
         return 1;
     }
-    int ok = fabs(r.busy_gpu_s + r.idle_gpu_s - r.capacity_gpu_s) <= 1e-9 * r.capacity_gpu_s;
+    int ok = fabs(r.busy_gpu_s + r.idle_gpu_s + r.down_gpu_s - r.capacity_gpu_s) <=
+             1e-9 * r.capacity_gpu_s;
     uint64_t looks = is.hits + is.misses;
-    printf("bench_cluster_fabric sched=easy-backfill placement=%s gpus=%u jobs=%u sim_days=%.4g "
+    printf("%s sched=easy-backfill placement=%s gpus=%u jobs=%u sim_days=%.4g "
            "events=%llu utilisation=%.4f stretch_mean=%.4f interference_gpu_h=%.6g "
            "lookups=%llu hit_rate=%.4f simulations=%llu flows=%llu max_component=%u "
-           "fabric_build_s=%.4f wall_s=%.4f cpu_s=%.4f peak_rss_bytes=%.0f\n",
-           placer, gpus, r.n_jobs, r.end_s / 86400, (unsigned long long)r.events,
+           "fabric_build_s=%.4f wall_s=%.4f cpu_s=%.4f peak_rss_bytes=%.0f",
+           disrupt ? "bench_cluster_fabric_disrupt" : "bench_cluster_fabric", placer, gpus,
+           r.n_jobs, r.end_s / 86400, (unsigned long long)r.events,
            r.utilisation, r.stretch.mean, r.interference_gpu_s / 3600,
            (unsigned long long)looks, looks ? (double)is.hits / looks : 0,
            (unsigned long long)is.simulations, (unsigned long long)is.flows, is.max_component,
            build, wall, cpu, peak_rss_bytes());
+    if (disrupt)
+        printf(" preemptions=%u failures=%u interruptions=%u spare_swaps=%u down_gpu_h=%.6g "
+               "lost_gpu_h=%.6g goodput=%.4f slowdown_mean=%.4f", r.preemptions, r.failures,
+               r.interruptions, r.spare_swaps, r.down_gpu_s / 3600, r.lost_gpu_s / 3600,
+               r.goodput, r.slowdown.mean);
+    printf("\n");
     cluster_result_free(&r);
     if (!ok)
-        fprintf(stderr, "bench_cluster: busy + idle != capacity\n");
+        fprintf(stderr, "bench_cluster: busy + idle + down != capacity\n");
     return !ok;
 }
 
@@ -314,7 +346,8 @@ int main(int argc, char **argv)
     int smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
     if (argc > 2 && strcmp(argv[1], "--fabric") == 0) { /* the fabric lines only */
         unsigned gpus = (unsigned)atoi(argv[2]);
-        return run_fabric("first-fit", gpus) | run_fabric("topology", gpus);
+        return run_fabric("first-fit", gpus, 0) | run_fabric("topology", gpus, 0) |
+               run_fabric("first-fit", gpus, 1) | run_fabric("topology", gpus, 1);
     }
     const char *scheds[] = {"fifo", "easy-backfill"}, *placers[] = {"first-fit", "topology"};
     int rc = 0;
@@ -325,7 +358,9 @@ int main(int argc, char **argv)
         for (int p = 0; p < 2; p++)
             rc |= run_disrupt(scheds[s], placers[p], smoke);
     unsigned fg = smoke ? 384 : 3072;
-    rc |= run_fabric("first-fit", fg);
-    rc |= run_fabric("topology", fg);
+    for (int d = 0; d < 2; d++) {
+        rc |= run_fabric("first-fit", fg, d);
+        rc |= run_fabric("topology", fg, d);
+    }
     return rc;
 }

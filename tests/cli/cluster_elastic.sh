@@ -47,7 +47,7 @@ if abs(e["busy_gpu_s"] + e["idle_gpu_s"] - e["capacity_gpu_s"]) > 1e-9 * e["capa
     bad.append("busy + idle != capacity")
 with h5py.File(t + "/e.h5", "r") as f:
     g = f["cluster"]
-    if g.attrs["layout_version"] not in (b"4", "4"):
+    if g.attrs["layout_version"] not in (b"5", "5"):
         bad.append("layout_version %r" % g.attrs["layout_version"])
     j = g["jobs"][:]
     held = sum(float(r["held_s"]) * float(r["gpus_mean"]) for r in j)

@@ -71,7 +71,7 @@ try:
     if any(j["run_s"] != j["end_s"] - j["start_s"] or j["run_s"] < j["isolated_run_s"] * (1 - 1e-12)
            for j in jobs):
         bad.append("a row's run_s is not end - start, or below its isolated run")
-    if (version.decode() if isinstance(version, bytes) else str(version)) != "4":
+    if (version.decode() if isinstance(version, bytes) else str(version)) != "5":
         bad.append("layout_version %r" % version)
 except ImportError:
     pass

@@ -5,7 +5,10 @@
  * and windows (busy = useful + lost, busy + idle + down = capacity, no GPU
  * held twice, each job's mean GPUs within [min, GPUs]); EASY: no blocked
  * head starts after its reservation; a congested stream waits less with
- * elastic on; refusals (min above the GPUs, min 0 in a trace); determinism.
+ * elastic on; refusals (min above the GPUs, min 0 in a trace); determinism;
+ * a trace job larger than the cluster read (dcsim and imported layouts) only
+ * when elastic with its min fitting, and run on the whole cluster: it ends at
+ * exactly GPUs x duration / cluster GPUs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -301,6 +304,72 @@ static void test_refusals_and_digest(void)
     CHECK(d[0] == d[1]);
 }
 
+
+/* a job of 16 GPUs (min 4) in traces for a cluster of 8: read in the dcsim
+ * layout and an imported one, refused without a min or with a min above 8;
+ * alone it runs on all 8: 16 x 3600 / 8 = 7200 s; rigid it is refused */
+static void test_larger_than_cluster(void)
+{
+    const char *ok = "submit_s,gpus,duration_s,min_gpus\n0,16,3600,4\n";
+    const char *rigid = "submit_s,gpus,duration_s,min_gpus\n0,16,3600,\n";
+    const char *high = "submit_s,gpus,duration_s,min_gpus\n0,16,3600,12\n";
+    cluster_job_spec *v = NULL;
+    uint32_t *m = NULL, n = 0;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_trace_parse_min(rigid, strlen(rigid), "t.csv", 8, &v, &m, &n, &err),
+                 SIM_ERR_INPUT);
+    CHECK(strcmp(err.file, "t.csv") == 0 && err.line == 2);
+    CHECK_CONTAINS(err.msg, "gpus 16 must be");
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_trace_parse_min(high, strlen(high), "t.csv", 8, &v, &m, &n, &err),
+                 SIM_ERR_INPUT);
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_trace_parse_min(ok, strlen(ok), "t.csv", 8, &v, &m, &n, &err), 0);
+    CHECK(n == 1 && v[0].gpus == 16 && m[0] == 4);
+    cluster_config c = shape(8, 4, "easy-backfill");
+    c.jobs = v;
+    c.n_jobs = n;
+    c.min_gpus = m;
+    watch w = {8, calloc(8, sizeof(uint32_t)), 0, 0};
+    c.watch = on_watch;
+    c.watch_ctx = &w;
+    cluster_result r;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_simulate(&c, &r, &err), 0);
+    CHECK(r.jobs[0].end_s == 16 * 3600.0 / 8);
+    CHECK(r.jobs[0].gpus_mean == 8 && r.jobs[0].resizes == 0);
+    CHECK(w.clashes == 0 && w.bad_frees == 0);
+    CHECK_REL(r.busy_gpu_s, 8 * 7200.0, 1e-12);
+    cluster_result_free(&r);
+    free(w.owner);
+    c.watch = NULL;
+    c.elastic = 0; /* rigid at 16 GPUs it never fits */
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_simulate(&c, &r, &err), SIM_ERR_INPUT);
+    CHECK_CONTAINS(err.msg, "job GPUs 16");
+    free(v);
+    free(m);
+    /* an imported layout: the 16-GPU job kept with a min of 4, counted too
+     * large without one */
+    cluster_trace_layout lay;
+    CHECK_INT_EQ(cluster_trace_layout_init(&lay, "columns"), 0);
+    strcpy(lay.col[CLUSTER_TCOL_SUBMIT], "t");
+    strcpy(lay.col[CLUSTER_TCOL_GPUS], "g");
+    strcpy(lay.col[CLUSTER_TCOL_DURATION], "d");
+    strcpy(lay.col[CLUSTER_TCOL_MIN_GPUS], "ming");
+    const char *text = "t,g,d,ming\n0,16,3600,4\n10,16,3600,\n20,4,60,\n";
+    cluster_trace_stats st;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_trace_import_min(text, strlen(text), "i.csv", &lay, 8, &v, &m, &n, &st,
+                                          &err), 0);
+    CHECK(n == 2 && st.too_large == 1 && st.kept == 2);
+    if (n == 2 && m)
+        CHECK(v[0].gpus == 16 && m[0] == 4 && v[1].gpus == 4 && m[1] == 0);
+    free(v);
+    free(m);
+}
+
 int main(void)
 {
     test_alone();
@@ -309,5 +378,6 @@ int main(void)
     test_conservation();
     test_easy_and_wait();
     test_refusals_and_digest();
+    test_larger_than_cluster();
     return check_report();
 }

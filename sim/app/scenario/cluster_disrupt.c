@@ -184,10 +184,6 @@ int parse_cluster_disrupt(loader *ld, xmlNode *n, scn_scenario *s)
         return node_error(ld, c->preempt ? sched : f, NULL, "%s needs <checkpoint interval=... "
                           "write=... restart=...> (no default: docs/cluster.md)",
                           c->preempt ? "preemption" : "<failures>");
-    if ((c->preempt || m || f) && s->has_cluster_traffic)
-        return node_error(ld, c->preempt ? sched : m ? m : f, NULL, "preemption, maintenance "
-                          "and failures are not modelled with interference (a <cluster>"
-                          "<fabric>)");
     if (ck)
         rc = parse_ckpt(ld, ck, &c->ckpt);
     if (!rc && m)

@@ -345,8 +345,8 @@ static int parse_training_runs(loader *ld, xmlNode *n, scn_scenario *s)
     return 0;
 }
 
-/* elastic jobs: refused with a fabric's interference; their scaling rule
- * under "defaults used" */
+/* elastic jobs: their scaling rule under "defaults used"; a trace job larger
+ * than the cluster runs only elastic */
 static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
 {
     const cluster_config *c = &s->cluster_jobs;
@@ -355,10 +355,11 @@ static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
         any = c->min_gpus[i] && c->min_gpus[i] < c->jobs[i].gpus;
     if (!any)
         return 0;
-    if (c->elastic && s->has_cluster_traffic)
-        return node_error(ld, sched, "elastic", "elastic jobs with a <fabric>'s interference are "
-                          "not modelled: give elastic=\"false\" (run them rigidly) or drop "
-                          "the <fabric>");
+    for (uint32_t i = 0; !c->elastic && c->jobs && i < c->n_jobs; i++)
+        if (c->jobs[i].gpus > c->gpus)
+            return node_error(ld, sched, "elastic", "trace job %u asks for %u GPUs, more than "
+                              "the cluster's %u: it runs only elastic (on at most the cluster's "
+                              "GPUs): give elastic=\"true\"", i + 1, c->jobs[i].gpus, c->gpus);
     if (c->elastic)
         cluster_note(s, "elastic jobs scale linearly: on g of their GPUs they progress at "
                         "g / GPUs (a first-order rule, docs/cluster.md)");
