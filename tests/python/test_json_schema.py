@@ -53,6 +53,8 @@ CASES = [
                                                           "serving-prefix.xml")], {0}),
     ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                           "serving-disagg.xml")], {0}),
+    ("serve", ["serve", "--quiet", "--json", "--size", os.path.join(SRC, "tests", "scenarios",
+                                                                    "serving-disagg.xml")], {0}),
     ("run", ["run", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                       "nic-failures.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml")], {0}),
