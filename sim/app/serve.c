@@ -19,12 +19,14 @@
 #include "scenario.h"
 #include "servecost.h"
 #include "serveh5.h"
+#include "servesearch.h"
 #include "servesize.h"
 #include "serving.h"
 #include "units.h"
 
 const char usage_serve[] =
-    "usage: dcsim serve SCENARIO.xml [--size] [--json | --csv] [--quiet]\n"
+    "usage: dcsim serve SCENARIO.xml [--size [--search tp=LIST]] [--json | --csv]\n"
+    "                   [--quiet]\n"
     "                   [-o FILE.h5 [--bin T]]\n"
     "                   [--set PATH=VALUE]...\n"
     "\n"
@@ -43,6 +45,11 @@ const char usage_serve[] =
     "               bisection; prints every step, then the answer's run.\n"
     "               With <disaggregated>: the (prefill, decode) pair with the\n"
     "               fewest GPUs, every pair tried by its GPUs, fewest first\n"
+    "  --search tp=LIST  with --size: size each tp of LIST (e.g. tp=1,2,4,8) as\n"
+    "               --size --set serving/replica/@tp=T does; a table of the\n"
+    "               replicas, GPUs and cost per million output tokens, the\n"
+    "               cheapest (fewest GPUs) first; a tp whose weights do not\n"
+    "               fit is refused in its row\n"
     "  --json       the results as one JSON object (docs/json.md)\n"
     "  --csv        the results as CSV: a header and one row (the latency\n"
     "               quantiles as ttft_p99_s and the like; --size's steps are in\n"
@@ -57,7 +64,7 @@ const char usage_serve[] =
     "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
 
 typedef struct serve_args {
-    const char *path, *output, *bin;
+    const char *path, *output, *bin, *search;
     cli_sets sets;
     int json, csv, quiet, size;
 } serve_args;
@@ -71,6 +78,7 @@ static const cli_option serve_options[] = {
     {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
     {"--output", 'o', CLI_TEXT, offsetof(serve_args, output), .missing = "%s needs a file name"},
     {"--bin", 0, CLI_TEXT, offsetof(serve_args, bin), .missing = "%s needs a duration"},
+    {"--search", 0, CLI_TEXT, offsetof(serve_args, search), .missing = "%s needs tp=LIST"},
     {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -388,6 +396,13 @@ int cmd_serve(int argc, char **argv)
     if (o.output && o.size)
         return cli_usage_error("serve", "--output writes one run's tables; it does not go "
                                "with --size%s", "");
+    if (o.search && (!o.size || o.output || o.csv))
+        return cli_usage_error("serve", "--search goes with --size (text or --json; no -o, "
+                               "no --csv)%s", "");
+    if (o.search) {
+        serve_search_args a = {o.path, &o.sets, o.search, o.json, o.quiet};
+        return serve_search(&a);
+    }
     if (o.bin && !o.output)
         return cli_usage_error("serve", "--bin sets the series' bin of --output%s", "");
     double bin_s = 0;
