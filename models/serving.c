@@ -520,6 +520,7 @@ static int on_poll(sim_engine *eng, void *ctx)
 static void sim_free(serve_sim *s)
 {
     serve_prefix_free(s);
+    serve_kvnet_free(s);
     for (uint32_t r = 0; s->rep && r < s->n_rep; r++) {
         free(s->rep[r].wait);
         free(s->rep[r].run);
@@ -565,7 +566,7 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     s.outstanding = calloc(s.n_rep, sizeof *s.outstanding);
     int ok = s.eng && s.arrival_rng && s.length_rng && s.rep && s.outstanding &&
              !serve_stats_init(&s.stats, c) && !serve_iter_cache_init(&s.iter, c) &&
-             !serve_prefix_init(&s) &&
+             !serve_prefix_init(&s) && !serve_kvnet_init(&s) &&
              (!c->prefill_replicas || !serve_iter_cache_init(&s.pre_iter, &s.pre_c));
     for (uint32_t r = 0; ok && r < s.n_rep; r++) {
         int pre = r < c->prefill_replicas;

@@ -53,6 +53,7 @@
 
 enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_TRACE,
                      SERVE_ARRIVAL_COUNT };
+enum serve_kv_contention { SERVE_KV_SHARED = 0, SERVE_KV_QUEUED, SERVE_KV_CONTENTION_COUNT };
 enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
                          SERVE_LEN_COUNT };
 
@@ -150,9 +151,14 @@ typedef struct serve_config {
      * (prompt x kv bytes per token) sent to a decode replica over
      * min(prefill_tp, tp) GPU-to-GPU paths in parallel: latency + bytes /
      * (paths x rate), rate effective (x the link's efficiency); the scale-up
-     * link inside a node, the inter-node link otherwise. A prefill replica
-     * sends one transfer at a time, in order. */
+     * link inside a node, the inter-node link otherwise. kv_contention
+     * SERVE_KV_SHARED (0, the default): the transfers in flight share each
+     * prefill replica's outgoing and each decode replica's incoming links
+     * (tp x rate per link kind) max-min fairly, each at most its own paths x
+     * rate (serving_kvflow.c); SERVE_KV_QUEUED: a prefill replica sends one
+     * transfer at a time, in order, the decode side unlimited. */
     unsigned prefill_replicas, prefill_tp, node_gpus;
+    int kv_contention;            /* enum serve_kv_contention */
     double kv_intra_bytes_per_s, kv_intra_latency_s; /* per path, effective */
     double kv_inter_bytes_per_s, kv_inter_latency_s; /* 0: no inter-node link (refused when
                                                         a transfer would need it) */
@@ -300,7 +306,8 @@ double serve_expected_requests(const serve_config *c);
  * SIM_ERR_INPUT without an SLO, with closed-loop arrivals, or when
  * max_replicas do not meet it. */
 typedef struct serve_size_step {
-    unsigned replicas;
+    unsigned replicas;             /* the decode pool's when disaggregated */
+    unsigned prefill_replicas;     /* serve_size_pools; 0 otherwise */
     int met;
     const serve_result *result;
 } serve_size_step;
@@ -308,9 +315,28 @@ typedef int (*serve_size_fn)(void *ctx, const serve_size_step *step);
 int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_step, void *ctx,
                unsigned *answer, serve_result *at_answer, sim_error *err);
 
+/* Disaggregated pools (c->prefill_replicas > 0), each pool's tp fixed: the
+ * pair (prefill, decode replicas) with the fewest GPUs whose run meets the
+ * SLO. Exhaustive by GPUs: every pair of g = p x prefill_tp + d x tp GPUs,
+ * g from the smallest up, p ascending within a g; the first pair met is the
+ * answer, so every pair with fewer GPUs was simulated and missed
+ * ((p - 1, d) and (p, d - 1) among them; no monotonicity assumed). At most
+ * max_runs simulations (SIM_ERR_INPUT past them). on_step as serve_size's
+ * (prefill_replicas set). */
+int serve_size_pools(const serve_config *c, unsigned max_runs, serve_size_fn on_step, void *ctx,
+                     unsigned *prefill, unsigned *decode, serve_result *at_answer,
+                     sim_error *err);
+
+/* The run r of c meets c's SLO: P99 TTFT <= slo_ttft_s and P99 TPOT <=
+ * slo_tpot_s, each when set (TPOT when some answer has two tokens). */
+int serve_slo_met(const serve_config *c, const serve_result *r);
+
 const char *serve_arrival_name(int a);
 int serve_arrival_parse(const char *name, int *out);
 const char *serve_length_dist_name(int d);
+/* "shared", "queued" (enum serve_kv_contention) */
+const char *serve_kv_contention_name(int k);
+int serve_kv_contention_parse(const char *name, int *out);
 int serve_length_dist_parse(const char *name, int *out);
 
 #endif

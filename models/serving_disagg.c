@@ -11,9 +11,11 @@
  *     t = latency + K / (n x rate)
  * rate and latency the scale-up link's when both replicas share a node,
  * the inter-node link's otherwise (rates effective: the catalog's
- * efficiency applied by the caller). A prefill replica's transfers leave
- * one after another (its link is busy until the previous one is done); the
- * decode side's links and the fabric's other traffic are not modelled.
+ * efficiency applied by the caller). Shared (the default): the transfers in
+ * flight share the senders' and receivers' links (serving_kvflow.c).
+ * Queued: a prefill replica's transfers leave one after another (its link
+ * is busy until the previous one is done), the decode side unlimited. The
+ * fabric's other traffic is not modelled.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -71,6 +73,8 @@ int serve_extras_check(const serve_config *c, sim_error *err)
         return 0;
     if (c->prefill_replicas > 1000000)
         return bad(err, "prefill replicas", c->prefill_replicas, "must be from 1 to 1e6");
+    if (c->kv_contention < 0 || c->kv_contention >= SERVE_KV_CONTENTION_COUNT)
+        return bad(err, "KV contention", c->kv_contention, "must be shared (0) or queued (1)");
     int intra, inter;
     pairs(c, &intra, &inter);
     if (intra && (!(c->kv_intra_bytes_per_s > 0) || !isfinite(c->kv_intra_bytes_per_s) ||
@@ -87,7 +91,7 @@ int serve_extras_check(const serve_config *c, sim_error *err)
 }
 
 /* the transfer of request id has arrived at its decode replica */
-static void on_transfer_end(sim_engine *eng, void *ctx, uint64_t data)
+void serve_disagg_arrive(sim_engine *eng, void *ctx, uint64_t data)
 {
     serve_sim *s = ctx;
     uint32_t id = (uint32_t)data;
@@ -135,10 +139,23 @@ int serve_disagg_send(serve_sim *s, uint32_t id)
                                                                      c->tp;
     int same = c->node_gpus > 1 && floor(g_pre / node) == floor(g_dec / node);
     double paths = c->prefill_tp < c->tp ? c->prefill_tp : c->tp;
+    s->xfer_bytes += bytes;
+    if (s->net) /* shared links (serving_kvflow.c) */
+        return serve_kvnet_send(s, id, pre, d, !same, bytes,
+                                paths * (same ? c->kv_intra_bytes_per_s : c->kv_inter_bytes_per_s),
+                                same ? c->kv_intra_latency_s : c->kv_inter_latency_s);
     double t = same ? c->kv_intra_latency_s + bytes / (paths * c->kv_intra_bytes_per_s)
                     : c->kv_inter_latency_s + bytes / (paths * c->kv_inter_bytes_per_s);
     double now = sim_now(s->eng), start = pr->link_free_s > now ? pr->link_free_s : now;
     pr->link_free_s = start + t;
+    if (serve_disagg_record(s, start + t - now))
+        return -1;
+    sim_schedule_at(s->eng, start + t, 1, KIND_SERVE_TRANSFER, serve_disagg_arrive, s, id);
+    return 0;
+}
+
+int serve_disagg_record(serve_sim *s, double seconds)
+{
     if (s->n_xfer == s->cap_xfer) {
         uint64_t cap = s->cap_xfer ? 2 * s->cap_xfer : 1024;
         double *x = realloc(s->xfer_s, cap * sizeof *x);
@@ -147,9 +164,7 @@ int serve_disagg_send(serve_sim *s, uint32_t id)
         s->xfer_s = x;
         s->cap_xfer = cap;
     }
-    s->xfer_s[s->n_xfer++] = start + t - now;
-    s->xfer_bytes += bytes;
-    sim_schedule_at(s->eng, start + t, 1, KIND_SERVE_TRANSFER, on_transfer_end, s, id);
+    s->xfer_s[s->n_xfer++] = seconds;
     return 0;
 }
 

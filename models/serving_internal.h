@@ -98,6 +98,8 @@ typedef struct serve_stats {
 } serve_stats;
 
 
+typedef struct serve_kvnet serve_kvnet; /* serving_kvflow.c */
+
 typedef struct serve_sim {
     const serve_config *c;
     sim_engine *eng;
@@ -147,6 +149,8 @@ typedef struct serve_sim {
     double last_t, in_system, area_in_system, blocks_used_fleet, area_blocks, peak_blocks;
     double busy_s, batch_tokens_sum;
     serve_result *out;
+    serve_kvnet *net;         /* shared KV links (disaggregated, SERVE_KV_SHARED); else NULL
+                                 (last: the hot fields above keep their cache lines) */
 } serve_sim;
 
 struct serve_router {
@@ -192,6 +196,19 @@ void serve_start_later(serve_sim *s, uint32_t r);
 int serve_extras_check(const serve_config *c, sim_error *err);
 int serve_disagg_send(serve_sim *s, uint32_t id);
 void serve_disagg_results(serve_sim *s, serve_result *o);
+/* a transfer's time (end of prefill to arrival) for the mean and P99: 0 or -1 */
+int serve_disagg_record(serve_sim *s, double seconds);
+/* the event: request data's KV has reached its decode replica */
+void serve_disagg_arrive(sim_engine *eng, void *ctx, uint64_t data);
+
+/* serving_kvflow.c: the links the transfers share (SERVE_KV_SHARED). init:
+ * 0, or -1 (no memory); send: request id's bytes from replica `from` to
+ * `to` over their scale-up (inter 0) or inter-node links (1), at most cap
+ * bytes/s, arriving latency_s after its last byte; 0 or -1 */
+int serve_kvnet_init(serve_sim *s);
+void serve_kvnet_free(serve_sim *s);
+int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int inter,
+                     double bytes, double cap, double latency_s);
 
 /* serving_prefix.c: the prefix cache */
 int serve_prefix_init(serve_sim *s);   /* 0, or -1 (no memory) */

@@ -15,7 +15,7 @@
 
 #include "serving.h"
 
-static int slo_met(const serve_config *c, const serve_result *r)
+int serve_slo_met(const serve_config *c, const serve_result *r)
 {
     return (!(c->slo_ttft_s > 0) || r->ttft.q_s[2] <= c->slo_ttft_s) &&
            (!(c->slo_tpot_s > 0) || !r->tpot_count || r->tpot.q_s[2] <= c->slo_tpot_s);
@@ -30,7 +30,7 @@ static int probe(const serve_config *base, unsigned n, serve_size_fn on_step, vo
     int rc = serve_simulate(&c, r, err);
     if (rc)
         return -1;
-    serve_size_step st = {.replicas = n, .met = slo_met(&c, r), .result = r};
+    serve_size_step st = {.replicas = n, .met = serve_slo_met(&c, r), .result = r};
     (*steps)++;
     if (on_step && on_step(ctx, &st)) {
         sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "serving: interrupted");
@@ -75,8 +75,8 @@ int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_st
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs open-loop "
                              "arrivals (a rate); a closed loop's load follows the fleet");
     if (c->prefill_replicas)
-        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing searches one "
-                             "pool's replicas; disaggregated pools are not searched yet");
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: disaggregated pools are "
+                             "sized by serve_size_pools");
     if (max_replicas < 1)
         max_replicas = 1;
     unsigned steps = 0, n = c->replicas < max_replicas ? c->replicas : max_replicas;
@@ -100,4 +100,61 @@ int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_st
             return err->code;
     *answer = b.hi;
     return 0;
+}
+
+/* Disaggregated pools: every pair (p prefill, d decode replicas, the pools'
+ * tp fixed) by its GPUs g = p tp_p + d tp_d, fewest first, and for one g by
+ * p ascending; the first pair that meets the SLO is the answer. Every pair
+ * with fewer GPUs was simulated and missed (no monotonicity assumed), so
+ * (p - 1, d) and (p, d - 1) miss. Bounded: at most max_runs simulations. */
+int serve_size_pools(const serve_config *c, unsigned max_runs, serve_size_fn on_step, void *ctx,
+                     unsigned *prefill, unsigned *decode, serve_result *at_answer,
+                     sim_error *err)
+{
+    if (!(c->slo_ttft_s > 0) && !(c->slo_tpot_s > 0))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs an SLO "
+                             "(<slo ttft=... tpot=...>): the fleet must meet its P99s");
+    if (c->arrival == SERVE_CLOSED)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs open-loop "
+                             "arrivals (a rate); a closed loop's load follows the fleet");
+    if (!c->prefill_replicas)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: pools are sized with "
+                             "<disaggregated>; one pool is sized by serve_size");
+    double tp_p = c->prefill_tp, tp_d = c->tp;
+    unsigned runs = 0;
+    /* g runs over the GPU counts some pair reaches: every g from the
+     * smallest pair's; each g's pairs are finite, so the loop ends within
+     * max_runs simulations (or at the replica bound) */
+    for (double g = tp_p + tp_d; g <= 2e6; g++) {
+        for (double p = 1; p * tp_p + tp_d <= g; p++) {
+            double d = (g - p * tp_p) / tp_d;
+            if (d != floor(d) || d > 1e6 || p > 1e6)
+                continue;
+            if (runs == max_runs)
+                return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: no pair of pools "
+                                     "of fewer than %.0f GPUs meets the SLO, and the search "
+                                     "stops at %u simulations", g, max_runs);
+            serve_config t = *c;
+            t.prefill_replicas = (unsigned)p;
+            t.replicas = (unsigned)d;
+            serve_result r;
+            if (serve_simulate(&t, &r, err))
+                return err->code;
+            runs++;
+            serve_size_step st = {.replicas = t.replicas, .prefill_replicas = t.prefill_replicas,
+                                  .met = serve_slo_met(&t, &r), .result = &r};
+            if (on_step && on_step(ctx, &st)) {
+                serve_result_free(&r);
+                return sim_error_set(err, SIM_ERR_INTERRUPTED, NULL, 0, "serving: interrupted");
+            }
+            if (st.met) {
+                *prefill = t.prefill_replicas;
+                *decode = t.replicas;
+                *at_answer = r;
+                return 0;
+            }
+            serve_result_free(&r);
+        }
+    }
+    return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: no pair of pools meets the SLO");
 }

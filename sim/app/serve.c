@@ -19,11 +19,14 @@
 #include "scenario.h"
 #include "servecost.h"
 #include "serveh5.h"
+#include "servesearch.h"
+#include "servesize.h"
 #include "serving.h"
 #include "units.h"
 
 const char usage_serve[] =
-    "usage: dcsim serve SCENARIO.xml [--size] [--json | --csv] [--quiet]\n"
+    "usage: dcsim serve SCENARIO.xml [--size [--search tp=LIST]] [--json | --csv]\n"
+    "                   [--quiet]\n"
     "                   [-o FILE.h5 [--bin T]]\n"
     "                   [--set PATH=VALUE]...\n"
     "\n"
@@ -39,7 +42,14 @@ const char usage_serve[] =
     "  --size       the fewest replicas (at the scenario's tp) whose P99 TTFT\n"
     "               and P99 TPOT meet the <slo> at the scenario's traffic:\n"
     "               doubling or halving from the cluster's count, then\n"
-    "               bisection; prints every step, then the answer's run\n"
+    "               bisection; prints every step, then the answer's run.\n"
+    "               With <disaggregated>: the (prefill, decode) pair with the\n"
+    "               fewest GPUs, every pair tried by its GPUs, fewest first\n"
+    "  --search tp=LIST  with --size: size each tp of LIST (e.g. tp=1,2,4,8) as\n"
+    "               --size --set serving/replica/@tp=T does; a table of the\n"
+    "               replicas, GPUs and cost per million output tokens, the\n"
+    "               cheapest (fewest GPUs) first; a tp whose weights do not\n"
+    "               fit is refused in its row\n"
     "  --json       the results as one JSON object (docs/json.md)\n"
     "  --csv        the results as CSV: a header and one row (the latency\n"
     "               quantiles as ttft_p99_s and the like; --size's steps are in\n"
@@ -54,7 +64,7 @@ const char usage_serve[] =
     "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
 
 typedef struct serve_args {
-    const char *path, *output, *bin;
+    const char *path, *output, *bin, *search;
     cli_sets sets;
     int json, csv, quiet, size;
 } serve_args;
@@ -68,6 +78,7 @@ static const cli_option serve_options[] = {
     {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
     {"--output", 'o', CLI_TEXT, offsetof(serve_args, output), .missing = "%s needs a file name"},
     {"--bin", 0, CLI_TEXT, offsetof(serve_args, bin), .missing = "%s needs a duration"},
+    {"--search", 0, CLI_TEXT, offsetof(serve_args, search), .missing = "%s needs tp=LIST"},
     {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -96,7 +107,7 @@ static void describe_length(const serve_length *l, char *buf, size_t size)
         snprintf(buf + n, size - (size_t)n, " (at most %.0f)", l->max);
 }
 
-static void describe_arrivals(const serve_config *c, char *buf, size_t size)
+void serve_describe_arrivals(const serve_config *c, char *buf, size_t size)
 {
     if (c->arrival == SERVE_TRACE)
         snprintf(buf, size, "trace, %llu requests from %.6g s to %.6g s", (unsigned long long)
@@ -169,7 +180,7 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
         snprintf(prompt, sizeof prompt, "the trace's (mean %.0f tokens)", c->prompt.a);
         snprintf(output, sizeof output, "the trace's (mean %.0f tokens)", c->output.a);
     }
-    describe_arrivals(c, arrivals, sizeof arrivals);
+    serve_describe_arrivals(c, arrivals, sizeof arrivals);
     printf("dcsim serve: %s%s%s on %.0f x %s (%.1f GB): %u %sreplicas of tp %u%s%s%s\n",
            c->arch.name, s->name[0] ? " - " : "", s->name, serve_gpus(c), s->gpu.name,
            c->gpu_bytes / 1e9, c->replicas, c->prefill_replicas ? "decode " : "", c->tp,
@@ -184,9 +195,11 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
            c->max_batch_tokens, c->max_sequences, serve_router_name(c->router));
     if (c->prefill_replicas)
         printf("pools      prefill %u x tp %u (%.0f blocks each), decode %u x tp %u; KV sent "
-               "over %s, %u GPUs a node\n", c->prefill_replicas, c->prefill_tp,
+               "over %s, %u GPUs a node; %s\n", c->prefill_replicas, c->prefill_tp,
                r->prefill_kv_blocks_per_replica, c->replicas, c->tp, s->serving_kv_links,
-               c->node_gpus);
+               c->node_gpus, c->kv_contention == SERVE_KV_SHARED
+                                 ? "the transfers in flight share the replicas' links"
+                                 : "a prefill replica sends one transfer at a time");
     if (c->prefix_prompts)
         printf("prefixes   %u shared prefixes of %.0f tokens (%.0f cached per hit), on %.4g%% "
                "of requests, zipf %.3g\n", c->prefix_prompts, c->prefix_tokens,
@@ -319,6 +332,7 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         cJSON *p = cJSON_AddObjectToObject(root, "disaggregated");
         cJSON_AddNumberToObject(p, "prefill_replicas", c->prefill_replicas);
         cJSON_AddNumberToObject(p, "prefill_tp", c->prefill_tp);
+        cJSON_AddStringToObject(p, "contention", serve_kv_contention_name(c->kv_contention));
         cJSON_AddNumberToObject(p, "transfers", (double)r->transfers);
         cJSON_AddNumberToObject(p, "transfer_bytes", r->transfer_bytes);
         cJSON_AddNumberToObject(p, "transfer_mean_s", r->transfer_mean_s);
@@ -331,69 +345,6 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         json_cost(root, k);
     cJSON_AddStringToObject(root, "defaults_used", s->serving_defaults);
     return jsonout_emit(root, csv ? JSONOUT_CSV : JSONOUT_JSON_LINE, NULL, NULL);
-}
-
-/* --size: the search's steps, printed as they come (text) or gathered */
-typedef struct size_steps {
-    const serve_config *c;
-    int json;
-    progress *prog;
-    cJSON *steps;
-    int n;
-} size_steps;
-
-static void print_size_head(const serve_config *c)
-{
-    char arrivals[160];
-    describe_arrivals(c, arrivals, sizeof arrivals);
-    printf("size       the fewest replicas of tp %u with", c->tp);
-    if (c->slo_ttft_s > 0)
-        printf(" P99 TTFT <= %.4g ms", c->slo_ttft_s * 1e3);
-    if (c->slo_tpot_s > 0)
-        printf("%s P99 TPOT <= %.4g ms", c->slo_ttft_s > 0 ? " and" : "", c->slo_tpot_s * 1e3);
-    printf(" at %s\n  %-4s %9s %7s %14s %14s  %s\n", arrivals, "step", "replicas", "GPUs",
-           "P99 TTFT (ms)", "P99 TPOT (ms)", "SLO");
-}
-
-static int on_size_step(void *ctx, const serve_size_step *step)
-{
-    size_steps *st = ctx;
-    const serve_result *r = step->result;
-    double gpus = (double)step->replicas * st->c->tp;
-    st->n++;
-    if (st->json) {
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !cJSON_AddItemToArray(st->steps, o))
-            return 1;
-        cJSON_AddNumberToObject(o, "replicas", step->replicas);
-        cJSON_AddNumberToObject(o, "gpus", gpus);
-        cJSON_AddNumberToObject(o, "ttft_p99_s", r->ttft.q_s[2]);
-        cJSON_AddNumberToObject(o, "tpot_p99_s", r->tpot.q_s[2]);
-        cJSON_AddBoolToObject(o, "met", step->met);
-        return 0;
-    }
-    progress_clear(st->prog);
-    if (st->n == 1) /* after the search's own checks */
-        print_size_head(st->c);
-    printf("  %-4d %9u %7.0f %14.6g %14.6g  %s\n", st->n,
-           step->replicas, gpus, r->ttft.q_s[2] * 1e3, r->tpot.q_s[2] * 1e3,
-           step->met ? "met" : "not met");
-    fflush(stdout);
-    return 0;
-}
-
-static void print_size_answer(const serve_config *c)
-{
-    printf("answer     %u replicas of tp %u = %u GPUs", c->replicas, c->tp, c->replicas * c->tp);
-    if (c->replicas > 1)
-        printf(" (%u replicas do not meet the SLO)", c->replicas - 1);
-    printf("; their run:\n\n");
-}
-
-static void size_answer_json(cJSON *size, const serve_config *c)
-{
-    cJSON_AddNumberToObject(size, "replicas", c->replicas);
-    cJSON_AddNumberToObject(size, "gpus", (double)c->replicas * c->tp);
 }
 
 /* -o FILE.h5 [--bin T]: the target checked before the run, the series'
@@ -445,6 +396,13 @@ int cmd_serve(int argc, char **argv)
     if (o.output && o.size)
         return cli_usage_error("serve", "--output writes one run's tables; it does not go "
                                "with --size%s", "");
+    if (o.search && (!o.size || o.output || o.csv))
+        return cli_usage_error("serve", "--search goes with --size (text or --json; no -o, "
+                               "no --csv)%s", "");
+    if (o.search) {
+        serve_search_args a = {o.path, &o.sets, o.search, o.json, o.quiet};
+        return serve_search(&a);
+    }
     if (o.bin && !o.output)
         return cli_usage_error("serve", "--bin sets the series' bin of --output%s", "");
     double bin_s = 0;
@@ -480,22 +438,12 @@ int cmd_serve(int argc, char **argv)
     c.poll_ctx = &prog;
     serve_result r;
     cJSON *root = NULL;
-    size_steps st = {.c = &c, .json = o.json, .prog = &prog};
+    serve_size_steps st = {.json = o.json, .prog = &prog};
     if (!rc && o.size) {
         if (o.json && !(root = jsonout_begin("serve")))
             rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-        st.steps = root ? cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "size"), "steps")
-                        : NULL;
-        unsigned answer = 0;
-        if (!rc) /* the config check's bound on the replicas */
-            rc = serve_size(&c, 1000000, on_size_step, &st, &answer, &r, &err);
-        if (!rc) {
-            c.replicas = answer;
-            if (root)
-                size_answer_json(cJSON_GetObjectItem(root, "size"), &c);
-            else
-                print_size_answer(&c);
-        }
+        if (!rc)
+            rc = serve_size_run(&c, &st, root, &r, &err);
     } else if (!rc) {
         rc = serve_simulate(&c, &r, &err);
     }

@@ -316,7 +316,7 @@ static int kv_link(loader *ld, xmlNode *n, const char *attr, scn_scenario *s, co
 }
 
 /* <disaggregated prefill-replicas prefill-tp decode-replicas decode-tp
- * [link]>: the two pools (docs/serving.md "Disaggregated prefill and
+ * [link] [contention]>: the two pools (docs/serving.md "Disaggregated prefill and
  * decode"); <replica tp> must then be absent */
 static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_scenario *s)
 {
@@ -339,6 +339,13 @@ static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_sce
         return node_error(ld, n, NULL, "the pools take %.0f GPUs (%u x %u + %u x %u), the "
                           "cluster has %llu", gpus, pre, pre_tp, dec, dec_tp,
                           (unsigned long long)s->campaign.gpu_count);
+    char contention[32] = "shared";
+    if (has_attr(n, "contention"))
+        copy_attr(n, "contention", contention, sizeof contention);
+    if (serve_kv_contention_parse(contention, &c->kv_contention))
+        return node_error(ld, n, "contention", "unknown; use shared (the transfers in flight "
+                          "share the replicas' links) or queued (a prefill replica sends one "
+                          "at a time, the decode side unlimited)");
     c->prefill_replicas = pre;
     c->prefill_tp = pre_tp;
     c->replicas = dec;

@@ -1,0 +1,286 @@
+/* servesearch.c - `dcsim serve --size --search tp=1,2,4,8`: the replica
+ * count each tensor-parallel width needs to meet the <slo> at the
+ * scenario's traffic, its GPUs and its cost per million output tokens,
+ * the cheapest first (docs/serving.md "A sizing search over
+ * configurations").
+ *
+ * Each configuration is the scenario loaded again with the --set values
+ * and serving/replica/@tp=T, prepared and sized as `dcsim serve --size
+ * --set serving/replica/@tp=T` does (serve_prepare, serve_size_run), so
+ * its row is that command's answer. A configuration whose weights leave
+ * no room for the KV cache (serve_memory) is refused in its row, named,
+ * with the reason; so is one whose search fails on its input (e.g. no
+ * replica count up to the bound meets the SLO). Ranking: fewest GPUs
+ * (the fleet bought or rented scales with them), then the lower cost per
+ * million output tokens (energy at the <site> when there is one, else
+ * GPU-hours), then the order given.
+ */
+#include "servesearch.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonout.h"
+#include "progress.h"
+#include "serve.h"
+#include "servecost.h"
+#include "servesize.h"
+#include "units.h"
+
+#define SEARCH_MAX 16 /* configurations in one --search */
+
+typedef struct search_row {
+    unsigned tp;
+    int refused;
+    char why[400];
+    unsigned replicas;
+    double gpus, ttft_p99_s, tpot_p99_s, gpu_hours_per_mtok;
+    int has_cost;
+    double cost_per_mtok; /* energy, CNY, at the site */
+    int steps;
+} search_row;
+
+/* "tp=1,2,4,8" into tps: the count, or -1 with the reason in why */
+static int parse_search(const char *text, unsigned *tps, char *why, size_t size)
+{
+    if (strncmp(text, "tp=", 3)) {
+        snprintf(why, size, "--search %s: expected tp=LIST (e.g. tp=1,2,4,8)", text);
+        return -1;
+    }
+    int n = 0;
+    const char *p = text + 3;
+    for (int guard = 0; guard <= SEARCH_MAX; guard++) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || v < 1 || v > 64 || (*end && *end != ',')) {
+            snprintf(why, size, "--search %s: each tp must be a whole number from 1 to 64, "
+                     "comma-separated", text);
+            return -1;
+        }
+        if (n == SEARCH_MAX) {
+            snprintf(why, size, "--search %s: at most %d configurations", text, SEARCH_MAX);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            if (tps[i] == v) {
+                snprintf(why, size, "--search %s: tp %lu given twice", text, v);
+                return -1;
+            }
+        tps[n++] = (unsigned)v;
+        if (!*end)
+            return n;
+        p = end + 1;
+    }
+    return n;
+}
+
+/* size one configuration into row: 0 (row filled, maybe refused), or an
+ * error code with err set (out of memory, interrupted: the search stops) */
+static int size_one(const serve_search_args *a, search_row *row, sim_error *err)
+{
+    const char *sets[CLI_MAX_SETS + 2];
+    char tp_set[64];
+    size_t n = 0;
+    for (size_t i = 0; i < a->sets->n && n < CLI_MAX_SETS; i++)
+        sets[n++] = a->sets->v[i];
+    snprintf(tp_set, sizeof tp_set, "serving/replica/@tp=%u", row->tp);
+    sets[n++] = tp_set;
+    sets[n] = NULL;
+    scn_scenario s;
+    sim_error e;
+    sim_error_clear(&e);
+    int rc = scn_load_flags(a->path, sets, n, SCN_LOAD_SERVING, &s, &e), loaded = !rc;
+    if (!rc && !s.has_serving)
+        rc = sim_error_set(&e, SIM_ERR_INPUT, NULL, 0, "no <serving> section");
+    serve_config c;
+    memset(&c, 0, sizeof c);
+    if (loaded)
+        c = s.serving;
+    if (!rc && c.prefill_replicas)
+        rc = sim_error_set(&e, SIM_ERR_INPUT, NULL, 0, "--search sets <replica tp>; "
+                           "disaggregated pools give their own tp");
+    if (!rc)
+        rc = serve_memory(&c, NULL, NULL, NULL, &e);
+    if (!rc)
+        rc = serve_prepare(&s, &c, 1, &e);
+    serve_result r;
+    memset(&r, 0, sizeof r);
+    serve_size_steps st = {.json = 1}; /* gathered, not printed */
+    cJSON *steps = NULL;
+    if (!rc && !(steps = cJSON_CreateObject()))
+        rc = sim_error_set(&e, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!rc)
+        rc = serve_size_run(&c, &st, steps, &r, &e);
+    cJSON_Delete(steps);
+    serve_cost k;
+    if (!rc && s.site.given)
+        rc = serve_cost_at_site(&s, &c, &r, &k, &e);
+    if (rc && rc != SIM_ERR_INPUT) { /* not the configuration's fault: stop */
+        *err = e;
+        if (!err->file[0] && rc != SIM_ERR_INTERRUPTED)
+            snprintf(err->file, sizeof err->file, "%s", a->path);
+        serve_result_free(&r);
+        if (loaded)
+            scn_scenario_free(&s);
+        return rc;
+    }
+    row->steps = st.n;
+    if (rc) {
+        row->refused = 1;
+        if (e.file[0] && e.line)
+            snprintf(row->why, sizeof row->why, "%s:%d: %s", e.file, e.line, e.msg);
+        else
+            snprintf(row->why, sizeof row->why, "%s", e.msg);
+    } else {
+        double mtok = (double)r.output_tokens / 1e6;
+        row->replicas = c.replicas;
+        row->gpus = serve_gpus(&c);
+        row->ttft_p99_s = r.ttft.q_s[2];
+        row->tpot_p99_s = r.tpot.q_s[2];
+        row->gpu_hours_per_mtok = mtok > 0 ? row->gpus * r.end_s / 3600 / mtok : 0;
+        row->has_cost = s.site.given;
+        if (row->has_cost)
+            row->cost_per_mtok = k.cost_per_mtok;
+    }
+    serve_result_free(&r);
+    if (loaded)
+        scn_scenario_free(&s);
+    return 0;
+}
+
+/* a before b in the ranking */
+static int before(const search_row *a, const search_row *b)
+{
+    if (a->refused != b->refused)
+        return !a->refused;
+    if (a->refused || a->gpus != b->gpus)
+        return !a->refused && a->gpus < b->gpus;
+    if (a->has_cost && b->has_cost && a->cost_per_mtok != b->cost_per_mtok)
+        return a->cost_per_mtok < b->cost_per_mtok;
+    return a->gpu_hours_per_mtok < b->gpu_hours_per_mtok;
+}
+
+static void print_rows(const search_row *rows, int n, const char *arrivals)
+{
+    printf("search     the fewest replicas meeting the SLO for each tp, at %s; the cheapest "
+           "first (fewest GPUs, then cost per million output tokens)\n", arrivals);
+    printf("  %-5s %4s %9s %6s %14s %14s %16s %16s\n", "rank", "tp", "replicas", "GPUs",
+           "P99 TTFT (ms)", "P99 TPOT (ms)", "GPU-h per Mtok", "CNY per Mtok");
+    for (int i = 0; i < n; i++) {
+        const search_row *w = &rows[i];
+        if (w->refused) {
+            printf("  %-5s %4u refused: %s\n", "-", w->tp, w->why);
+            continue;
+        }
+        char cost[32] = "-";
+        if (w->has_cost)
+            snprintf(cost, sizeof cost, "%.6g", w->cost_per_mtok);
+        printf("  %-5d %4u %9u %6.0f %14.6g %14.6g %16.6g %16s\n", i + 1, w->tp, w->replicas,
+               w->gpus, w->ttft_p99_s * 1e3, w->tpot_p99_s * 1e3, w->gpu_hours_per_mtok, cost);
+    }
+    if (!rows[0].refused)
+        printf("answer     tp %u: %u replicas, %.0f GPUs\n", rows[0].tp, rows[0].replicas,
+               rows[0].gpus);
+}
+
+static int emit_json(const search_row *rows, int n)
+{
+    cJSON *root = jsonout_begin("serve_search");
+    cJSON *arr = root ? cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "search"), "rows")
+                      : NULL;
+    for (int i = 0; arr && i < n; i++) {
+        const search_row *w = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            arr = NULL;
+            break;
+        }
+        cJSON_AddNumberToObject(o, "tp", w->tp);
+        if (w->refused) {
+            cJSON_AddStringToObject(o, "refused", w->why);
+            continue;
+        }
+        cJSON_AddNumberToObject(o, "rank", i + 1);
+        cJSON_AddNumberToObject(o, "replicas", w->replicas);
+        cJSON_AddNumberToObject(o, "gpus", w->gpus);
+        cJSON_AddNumberToObject(o, "ttft_p99_s", w->ttft_p99_s);
+        cJSON_AddNumberToObject(o, "tpot_p99_s", w->tpot_p99_s);
+        cJSON_AddNumberToObject(o, "gpu_hours_per_mtok", w->gpu_hours_per_mtok);
+        if (w->has_cost)
+            cJSON_AddNumberToObject(o, "energy_cost_per_mtok_cny", w->cost_per_mtok);
+        cJSON_AddNumberToObject(o, "steps", w->steps);
+    }
+    if (!arr) {
+        cJSON_Delete(root);
+        return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
+    }
+    if (!rows[0].refused) {
+        cJSON *best = cJSON_AddObjectToObject(cJSON_GetObjectItem(root, "search"), "answer");
+        cJSON_AddNumberToObject(best, "tp", rows[0].tp);
+        cJSON_AddNumberToObject(best, "replicas", rows[0].replicas);
+        cJSON_AddNumberToObject(best, "gpus", rows[0].gpus);
+    }
+    return jsonout_emit(root, JSONOUT_JSON_LINE, NULL, NULL);
+}
+
+int serve_search(const serve_search_args *a)
+{
+    unsigned tps[SEARCH_MAX];
+    char why[256];
+    int n = parse_search(a->search, tps, why, sizeof why);
+    if (n < 0)
+        return cli_usage_error("serve", "%s", why);
+    search_row rows[SEARCH_MAX];
+    memset(rows, 0, sizeof rows);
+    sim_error err;
+    sim_error_clear(&err);
+    progress prog;
+    progress_start(&prog, a->quiet || a->json);
+    for (int i = 0; i < n; i++) {
+        double wall;
+        rows[i].tp = tps[i];
+        if (progress_due(&prog, 0.25, &wall)) {
+            fprintf(stderr, "\r\033[K  search: tp %u (%d of %d), %.0f s", tps[i], i + 1, n,
+                    wall);
+            fflush(stderr);
+        }
+        int rc = size_one(a, &rows[i], &err);
+        if (rc) {
+            progress_clear(&prog);
+            return cli_print_error(&err);
+        }
+    }
+    progress_clear(&prog);
+    /* insertion sort: stable, n <= SEARCH_MAX */
+    for (int i = 1; i < n; i++) {
+        search_row w = rows[i];
+        int j = i;
+        for (; j > 0 && before(&w, &rows[j - 1]); j--)
+            rows[j] = rows[j - 1];
+        rows[j] = w;
+    }
+    int rc = 0;
+    if (a->json) {
+        rc = emit_json(rows, n);
+    } else {
+        scn_scenario s; /* the traffic's words, from the first load's settings */
+        char arrivals[160] = "the scenario's traffic";
+        sim_error e;
+        sim_error_clear(&e);
+        if (!scn_load_flags(a->path, a->sets->v, a->sets->n, SCN_LOAD_SERVING, &s, &e)) {
+            if (s.has_serving)
+                serve_describe_arrivals(&s.serving, arrivals, sizeof arrivals);
+            scn_scenario_free(&s);
+        }
+        print_rows(rows, n, arrivals);
+    }
+    if (!rc && rows[0].refused) { /* every configuration refused */
+        sim_error_set(&err, SIM_ERR_INPUT, a->path, 0, "--search: every configuration was "
+                      "refused (see the rows)");
+        return cli_print_error(&err);
+    }
+    return rc;
+}

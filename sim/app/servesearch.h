@@ -1,0 +1,19 @@
+/* servesearch.h - `dcsim serve --size --search tp=LIST` (servesearch.c):
+ * the sizing of each configuration, the cheapest first. */
+#ifndef DCSIM_APP_SERVESEARCH_H
+#define DCSIM_APP_SERVESEARCH_H
+
+#include "cli.h"
+
+typedef struct serve_search_args {
+    const char *path;          /* the scenario */
+    const cli_sets *sets;      /* its --set values */
+    const char *search;        /* "tp=1,2,4,8" */
+    int json, quiet;
+} serve_search_args;
+
+/* Size every configuration and print the table (or --json); the exit
+ * status: 0, 2 (bad input, or every configuration refused), 1, 130. */
+int serve_search(const serve_search_args *a);
+
+#endif

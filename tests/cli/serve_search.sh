@@ -1,0 +1,65 @@
+#!/bin/sh
+# serve_search.sh DCSIM SRC - `dcsim serve --size --search tp=LIST`
+# (docs/serving.md "A sizing search over configurations"): on the example
+# with bf16 weights (Llama 3 70B does not fit one H100 then), tp=1 is
+# refused in its row, naming the model, its GPUs and the memory; every
+# other row equals `dcsim serve --size --json --set serving/replica/@tp=T`
+# (replicas, GPUs, the P99s: the same numbers); the first row has the fewest
+# GPUs of the table and the rows are ranked by GPUs; the answer is the
+# first row; --search without --size and a bad list are refused.
+set -u
+dcsim=$1
+src=$2
+. "$(dirname "$0")/expect.sh"
+ex=$src/scenarios/examples/serving-llama3-70b-h100.xml
+py=/usr/bin/python3
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+set -- --set serving/replica/@weights=bf16 --set serving/replica/@kv=bf16 \
+    --set serving/replica/@precision=bf16 --set serving/arrivals/@duration=120s
+"$dcsim" serve --quiet --json --size --search tp=1,2,4,8 "$ex" "$@" > "$tmp/search.json" ||
+    { echo "FAIL: --search"; fail=1; }
+for tp in 2 4 8; do
+    "$dcsim" serve --quiet --json --size "$ex" "$@" --set serving/replica/@tp=$tp \
+        > "$tmp/size$tp.json" || { echo "FAIL: --size tp $tp"; fail=1; }
+done
+$py - "$tmp" <<'PY' || fail=1
+import json, os, sys
+t = sys.argv[1]
+doc = json.load(open(os.path.join(t, "search.json")))
+rows, ans = doc["search"]["rows"], doc["search"]["answer"]
+bad = []
+refused = [r for r in rows if "refused" in r]
+ok = [r for r in rows if "refused" not in r]
+if [r["tp"] for r in refused] != [1] or "leaves no memory" not in refused[0]["refused"] \
+        or "llama3-70b on 1 GPU" not in refused[0]["refused"]:
+    bad.append("refusal: %r" % refused)
+if sorted(r["tp"] for r in ok) != [2, 4, 8]:
+    bad.append("rows: %r" % rows)
+if rows[:len(ok)] != ok:
+    bad.append("a refused row ranked before a sized one")
+if [r["gpus"] for r in ok] != sorted(r["gpus"] for r in ok) or \
+        ok[0]["gpus"] != min(r["gpus"] for r in ok):
+    bad.append("not ranked by GPUs: %r" % ok)
+if (ans["tp"], ans["replicas"], ans["gpus"]) != (ok[0]["tp"], ok[0]["replicas"], ok[0]["gpus"]):
+    bad.append("answer %r is not the first row" % ans)
+for r in ok:
+    size = json.load(open(os.path.join(t, "size%d.json" % r["tp"])))
+    want = (size["size"]["replicas"], size["size"]["gpus"], size["ttft"]["p99_s"], size["tpot"]["p99_s"])
+    got = (r["replicas"], r["gpus"], r["ttft_p99_s"], r["tpot_p99_s"])
+    if got != want:
+        bad.append("tp %d: search %r, --size %r" % (r["tp"], got, want))
+    if r["steps"] != len(size["size"]["steps"]):
+        bad.append("tp %d: %d steps, --size ran %d" % (r["tp"], r["steps"], len(size["size"]["steps"])))
+    if not r["gpu_hours_per_mtok"] > 0:
+        bad.append("tp %d: GPU-hours per Mtok %r" % (r["tp"], r["gpu_hours_per_mtok"]))
+print("\n".join(bad) if bad else "ok: %s" % ", ".join("tp %d: %d GPUs" % (r["tp"], r["gpus"]) for r in ok))
+sys.exit(1 if bad else 0)
+PY
+expect "text answer" 0 "^answer     tp [0-9]*: [0-9]* replicas" "$dcsim" serve --quiet --size \
+    --search tp=4,8 "$ex" "$@"
+bad "search without size" "--search goes with --size" "$dcsim" serve --quiet --search tp=4 "$ex"
+bad "bad list" "each tp must be a whole number" "$dcsim" serve --quiet --size --search tp=4,x "$ex"
+bad "not tp" "expected tp=LIST" "$dcsim" serve --quiet --size --search gpu=H100 "$ex"
+[ "$fail" -eq 0 ] && echo "ok: serve_search"
+exit "$fail"
