@@ -91,6 +91,12 @@ typedef struct hubs_hub {
      * it time_scale times as long, docs/hubs.md "Per-hub GPU types"); 0 is
      * read as 1 (exactly the duration) */
     double time_scale;
+    /* the IT energy a job uses at the hub per joule it would use on the
+     * scenario's GPU: time_scale x the hub GPU's TDP over the scenario
+     * GPU's (1 where either TDP is missing); 0 is read as 1. The energy keys
+     * (cheapest, lowest-carbon, lowest-water, follow-the-renewables) are
+     * per kWh times this: what the job's energy costs there */
+    double energy_scale;
 } hubs_hub;
 
 /* job j's run time at hub h: its duration x the hub's time scale */

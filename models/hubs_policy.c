@@ -35,22 +35,29 @@ static double key_rtt(const hubs_config *c, const hubs_job_spec *j, unsigned h, 
     return c->hubs[h].rtt_s[j->origin];
 }
 
+/* the energy a job needs at hub h per joule on the scenario's GPU (hubs.h) */
+static double energy_scale(const hubs_hub *h)
+{
+    return h->energy_scale > 0 ? h->energy_scale : 1;
+}
+
 static double key_cost(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)
 {
     (void)j, (void)defer;
-    return c->hubs[h].price_per_kwh * c->hubs[h].pue;
+    return c->hubs[h].price_per_kwh * c->hubs[h].pue * energy_scale(&c->hubs[h]);
 }
 
 static double key_carbon(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)
 {
     (void)j, (void)defer;
-    return c->hubs[h].emission_kg_per_kwh * (1 - c->hubs[h].green_share);
+    return c->hubs[h].emission_kg_per_kwh * (1 - c->hubs[h].green_share) *
+           energy_scale(&c->hubs[h]);
 }
 
 static double key_water(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)
 {
     (void)j, (void)defer;
-    return c->hubs[h].wue_l_per_kwh;
+    return c->hubs[h].wue_l_per_kwh * energy_scale(&c->hubs[h]);
 }
 
 /* serving only within its bound; training anywhere */
@@ -77,21 +84,24 @@ static double key_renewables(const hubs_config *c, const hubs_job_spec *j, unsig
             *defer = 3600.0 * k;
         }
     }
-    return best;
+    return best * energy_scale(hub);
 }
 
 static const hubs_policy policies[] = {
     {"fixed", "every job at the stated hub, whatever its queue", only_fixed, key_fixed, 1},
     {"nearest", "every job at the hub of least RTT to its origin, whatever its queue (the "
      "baseline)", NULL, key_rtt, 1},
-    {"cheapest", "least price x PUE", NULL, key_cost, 0},
-    {"lowest-carbon", "least emission factor x (1 - green share)", NULL, key_carbon, 0},
-    {"lowest-water", "least water per IT kWh (the facility model's annual WUE)", NULL, key_water,
-     0},
-    {"latency-bounded", "serving only at hubs within its RTT bound, then least price x PUE; "
-     "training least price x PUE", within_bound, key_cost, 0},
+    {"cheapest", "least price x PUE x the job's energy there (the hub's energy scale)", NULL,
+     key_cost, 0},
+    {"lowest-carbon", "least emission factor x (1 - green share) x the job's energy there",
+     NULL, key_carbon, 0},
+    {"lowest-water", "least water per IT kWh (the facility model's annual WUE) x the job's "
+     "energy there", NULL, key_water, 0},
+    {"latency-bounded", "serving only at hubs within its RTT bound, then least price x PUE x "
+     "the job's energy there; training the same", within_bound, key_cost, 0},
     {"follow-the-renewables", "least hourly intensity x (1 - green share) over the hours a "
-     "deferrable training job may wait (whole hours up to its slack)", NULL, key_renewables, 0},
+     "deferrable training job may wait (whole hours up to its slack), x the job's energy "
+     "there", NULL, key_renewables, 0},
 };
 
 const hubs_policy *hubs_policy_find(const char *name)

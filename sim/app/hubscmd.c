@@ -245,8 +245,10 @@ static void print_gpus(const scn_scenario *s, const hubs_config *c)
     printf("defaults used  hub speed: a job's duration (on %s) x the hub's time scale, the "
            "ratio of the catalog's bf16 peak x gemm-efficiency (%s's over the hub GPU's; "
            "none assumed where missing: <hub speed=\"S\"> overrides, scale 1 / S); busy "
-           "GPU-h and energy grow with it, the work in %s GPU-h does not\n", s->gpu.name,
-           s->gpu.name, s->gpu.name);
+           "GPU-h and energy grow with it, the work in %s GPU-h does not; the placement keys "
+           "charge a job's energy there: the time scale x the hub GPU's TDP over %s's (1 "
+           "where a TDP is missing)\n",
+           s->gpu.name, s->gpu.name, s->gpu.name, s->gpu.name);
     for (unsigned h = 0; h < c->n_hubs; h++) {
         if (!H->speed_rule[h][0])
             continue;

@@ -108,7 +108,7 @@ static double bf16_rate(const hw_gpu *g)
 
 /* <hub gpu speed>: the hub's GPU (the scenario's by default) and the time a
  * job of the scenario's GPU takes there, per second (time_scale) */
-static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
+static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
 {
     hubs_hub *hub = &H->cfg.hubs[h];
     H->gpu[h] = s->gpu;
@@ -159,6 +159,16 @@ static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, u
              s->gpu.peak_flops_per_s[PREC_BF16] / 1e12, s->gpu.gemm_efficiency[PREC_BF16],
              hub->time_scale);
     return 0;
+}
+
+/* hub_gpu_time, then the energy scale the placement keys use (hubs.h) */
+static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
+{
+    int rc = hub_gpu_time(ld, n, s, H, h);
+    hubs_hub *hub = &H->cfg.hubs[h];
+    double at = H->gpu[h].tdp_w, ref = s->gpu.tdp_w;
+    hub->energy_scale = hub->time_scale * (at > 0 && ref > 0 ? at / ref : 1);
+    return rc;
 }
 
 /* <hub name gpus carbon-profile ...>: hub h */
