@@ -413,6 +413,27 @@ static void test_time_scale(void)
     hubs_result_free(&r);
 }
 
+/* the energy keys charge a job's energy at the hub: hub 1's key 0.3 x 1.2 =
+ * 0.36 per kWh against hub 0's 0.6; at energy scale 2 (an A100-like hub:
+ * longer runs) a job costs 0.72 there and goes to hub 0; at 1.6, 0.576 <
+ * 0.6, to hub 1; lowest-carbon the same with 0.2 against hub 2's 0.5
+ * (scale 2.4: 0.48, hub 1; 2.6: 0.52, hub 2); 0 is read as 1 */
+static void test_energy_scale(void)
+{
+    hubs_job_spec v[1] = {{0, 8, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0}};
+    const struct { const char *policy; double scale; uint32_t hub; } cases[] = {
+        {"cheapest", 0, 1},      {"cheapest", 1.6, 1},      {"cheapest", 2, 0},
+        {"lowest-carbon", 0, 1}, {"lowest-carbon", 2.4, 1}, {"lowest-carbon", 2.6, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hubs_config c = three(cases[i].policy, v, 1);
+        c.hubs[1].energy_scale = cases[i].scale;
+        hubs_result r;
+        run(&c, &r);
+        CHECK_INT_EQ(r.jobs[0].hub, cases[i].hub);
+        hubs_result_free(&r);
+    }
+}
+
 /* a hub of 64 GPUs full of large jobs (fixed): 48 and 32 GPUs alternating
  * for 1 h every 10 min (36 jobs: no two run together but 32 + 32), and 300
  * jobs of 16, 32, 48 or 64 GPUs for 0.5-4.5 h every 2 h (xorshift; about
@@ -466,6 +487,7 @@ static void test_gang_backlog(void)
 
 int main(void)
 {
+    test_energy_scale();
     test_one_hub_is_the_cluster();
     test_conservation();
     test_latency_bound();
