@@ -65,8 +65,9 @@ static int bracket_probe(size_bracket *b, unsigned n, sim_error *err)
     return 0;
 }
 
-int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_step, void *ctx,
-               unsigned *answer, serve_result *at_answer, sim_error *err)
+/* What any sizing needs: an SLO to meet and open-loop arrivals; 0, or the
+ * error's code (set in err). */
+static int sizing_needs(const serve_config *c, sim_error *err)
 {
     if (!(c->slo_ttft_s > 0) && !(c->slo_tpot_s > 0))
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs an SLO "
@@ -74,6 +75,15 @@ int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_st
     if (c->arrival == SERVE_CLOSED)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs open-loop "
                              "arrivals (a rate); a closed loop's load follows the fleet");
+    return 0;
+}
+
+int serve_size(const serve_config *c, unsigned max_replicas, serve_size_fn on_step, void *ctx,
+               unsigned *answer, serve_result *at_answer, sim_error *err)
+{
+    int needs = sizing_needs(c, err);
+    if (needs)
+        return needs;
     if (c->prefill_replicas)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: disaggregated pools are "
                              "sized by serve_size_pools");
@@ -111,12 +121,9 @@ int serve_size_pools(const serve_config *c, unsigned max_runs, serve_size_fn on_
                      unsigned *prefill, unsigned *decode, serve_result *at_answer,
                      sim_error *err)
 {
-    if (!(c->slo_ttft_s > 0) && !(c->slo_tpot_s > 0))
-        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs an SLO "
-                             "(<slo ttft=... tpot=...>): the fleet must meet its P99s");
-    if (c->arrival == SERVE_CLOSED)
-        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: sizing needs open-loop "
-                             "arrivals (a rate); a closed loop's load follows the fleet");
+    int needs = sizing_needs(c, err);
+    if (needs)
+        return needs;
     if (!c->prefill_replicas)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: pools are sized with "
                              "<disaggregated>; one pool is sized by serve_size");
