@@ -169,10 +169,8 @@ def read_table(path, dataset):
         ds = f.get(dataset)
         if not isinstance(ds, h5py.Dataset):
             raise TraceFormatError(f"{path}: no dataset {dataset}")
-        if ds.dtype.names and "units" in ds.attrs:
-            return _compound_table(ds)
-        if ds.ndim == 2 and "columns" in ds.attrs:
-            return _matrix_table(ds)
+        if (ds.dtype.names and "units" in ds.attrs) or (ds.ndim == 2 and "columns" in ds.attrs):
+            return _dataset_table(ds)
         raise TraceFormatError(f"{path}: {dataset} is not a table (neither a compound dataset "
                                "with units nor a 2-D dataset with columns)")
 
