@@ -91,9 +91,11 @@ typedef struct hubs_hub {
      * it time_scale times as long, docs/hubs.md "Per-hub GPU types"); 0 is
      * read as 1 (exactly the duration) */
     double time_scale;
-    /* the IT energy a job uses at the hub per joule it would use on the
-     * scenario's GPU: time_scale x the hub GPU's TDP over the scenario
-     * GPU's (1 where either TDP is missing); 0 is read as 1. The energy keys
+    /* the IT energy a job adds at the hub per joule it would add on the
+     * scenario's GPU: time_scale x what a busy GPU adds to the IT power over
+     * an idle one there (the power tier's GPU draw and its node's host share,
+     * power.h pwr_gpu_busy_rise_w) over the scenario GPU's; 0 is read as 1.
+     * The energy keys
      * (cheapest, lowest-carbon, lowest-water, follow-the-renewables) are
      * per kWh times this: what the job's energy costs there */
     double energy_scale;

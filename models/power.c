@@ -136,6 +136,12 @@ double pwr_gpu_w(const pwr_config *c, double compute_frac)
                            (1.0 - compute_frac) * c->gpu_comm_tdp_frac);
 }
 
+double pwr_gpu_busy_rise_w(const pwr_config *c, double compute_frac)
+{
+    return pwr_gpu_w(c, compute_frac) - c->gpu_tdp_w * c->gpu_idle_tdp_frac +
+           (c->node_busy_w - c->node_idle_w) / c->gpus_per_node;
+}
+
 double pwr_node_w(const pwr_config *c, double compute_frac)
 {
     return c->gpus_per_node * pwr_gpu_w(c, compute_frac) + c->node_busy_w;

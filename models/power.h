@@ -91,6 +91,13 @@ int pwr_cluster_check(const pwr_cluster *k, sim_error *err);
 double pwr_gpu_w(const pwr_config *c, double compute_frac);
 double pwr_node_w(const pwr_config *c, double compute_frac);
 
+/* The IT power, W, that one GPU adds when it goes from idle to busy at
+ * compute_frac: its draw then less its idle draw, plus its share of its
+ * node's host rise (node busy less node idle, over the node's GPUs). What a
+ * job's GPU-second adds to a site's bill; the hubs' energy keys compare it
+ * across GPU types. NaN for a bad fraction. */
+double pwr_gpu_busy_rise_w(const pwr_config *c, double compute_frac);
+
 /* One node's power, W, in a state (compute_frac is used in
  * PWR_STATE_COMPUTE only). NaN for an unknown state or a bad fraction. */
 double pwr_node_state_w(const pwr_config *c, int state, double compute_frac);

@@ -246,13 +246,15 @@ static void print_gpus(const scn_scenario *s, const hubs_config *c)
            "ratio of the catalog's bf16 peak x gemm-efficiency (%s's over the hub GPU's; "
            "none assumed where missing: <hub speed=\"S\"> overrides, scale 1 / S); busy "
            "GPU-h and energy grow with it, the work in %s GPU-h does not; the placement keys "
-           "charge a job's energy there: the time scale x the hub GPU's TDP over %s's (1 "
-           "where a TDP is missing)\n",
+           "charge a job's energy there: the time scale x the IT power a busy GPU adds over "
+           "an idle one there (the power tier's: GPU and its node's host share) over %s's\n",
            s->gpu.name, s->gpu.name, s->gpu.name, s->gpu.name);
     for (unsigned h = 0; h < c->n_hubs; h++) {
         if (!H->speed_rule[h][0])
             continue;
         printf("defaults used  %s\n", H->speed_rule[h]);
+        printf("defaults used  %s: energy x %.6g a job\n", c->hubs[h].name,
+               c->hubs[h].energy_scale > 0 ? c->hubs[h].energy_scale : 1);
         const hw_gpu *g = &H->gpu[h];
         for (unsigned k = 0; !H->speed_given[h] && k < g->n_defaults; k++)
             if ((g->defaults[k].precision < 0 || g->defaults[k].precision == PREC_BF16) &&

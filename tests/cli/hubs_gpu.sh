@@ -6,7 +6,8 @@
 # (H100 bf16 peak x gemm-efficiency) / (A100's) = 819.2232 / 274.56 times
 # as long as the H100 hub does, and speed="0.5" exactly twice as long; the
 # busy GPU-hours grow by the ratio, the work (ref_gpu_h) does not; the
-# text says the rule under "defaults used".
+# energy keys' factor is the time scale x the power tier's busy-GPU rise
+# ratio; the text says the rules under "defaults used".
 set -u
 dcsim=$1
 src=$2
@@ -40,6 +41,8 @@ grep -q "^defaults used  hub speed: a job's duration (on H100-SXM) x the hub's t
     "$tmp/a100.txt" || { echo "FAIL: the speed rule is not under defaults used"; fail=1; }
 grep -q "^defaults used  guian: A100-SXM-80GB 312 TFLOP/s x 0.880 against H100-SXM 989.4 x 0.828" \
     "$tmp/a100.txt" || { echo "FAIL: guian's rule"; cat "$tmp/a100.txt"; fail=1; }
+grep -q "^defaults used  guian: energy x 2.0247 a job$" "$tmp/a100.txt" ||
+    { echo "FAIL: guian's energy scale"; fail=1; }
 if $py -c "import h5py" 2>/dev/null; then
 $py - "$tmp" <<'PY' || fail=1
 import h5py, json, sys
@@ -78,6 +81,16 @@ if a["gpu"] != "A100-SXM-80GB" or h["gpu"] != "H100-SXM":
     bad.append("gpu members %r %r" % (a["gpu"], h["gpu"]))
 if not a["it_energy_j"] != h["it_energy_j"]:
     bad.append("the A100 hub's IT energy is the H100's")
+# the energy keys' factor: the time scale x a busy GPU's rise over an idle
+# one (power tier defaults, models/power.c: busy 0.90, idle 0.15 of TDP,
+# host 2,900 - 1,500 W over 8 GPUs) against the H100's: 475 W over 700 W
+rise = lambda tdp: 0.90 * tdp - 0.15 * tdp + (2900.0 - 1500.0) / 8
+for k, want in (("h100", 1.0), ("a100", scale * rise(400) / rise(700)), ("half", 2.0)):
+    got = doc[k]["run"]["hubs"][1]["energy_scale"]
+    if abs(got - want) > 1e-12 * want:
+        bad.append("%s: energy_scale %r, expected %r" % (k, got, want))
+if any(x["energy_scale"] != 1 for x in doc["a100"]["run"]["hubs"] if x["name"] != "guian"):
+    bad.append("a hub with the scenario's GPU has an energy scale other than 1")
 print("\n".join(bad) if bad else "ok A100 x%.6g and speed 0.5 x2 on every job; work conserved" % scale)
 sys.exit(1 if bad else 0)
 PY

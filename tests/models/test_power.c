@@ -102,6 +102,13 @@ static void test_node_equation(void)
     CHECK(isnan(pwr_gpu_w(&c, 1.5)));
     CHECK(isnan(pwr_gpu_w(&c, -0.1)));
     CHECK(isnan(pwr_node_w(&c, NAN)));
+    /* a busy GPU's rise: 425 - 100 W, plus (2000 - 700) / 4 of its node's
+     * host; the node's compute state less its idle state, over its GPUs */
+    CHECK_REL(pwr_gpu_busy_rise_w(&c, 0.25), 325.0 + 325.0, 1e-15);
+    CHECK_REL(pwr_gpu_busy_rise_w(&c, 0.25) * 4,
+              pwr_node_state_w(&c, PWR_STATE_COMPUTE, 0.25) -
+                  pwr_node_state_w(&c, PWR_STATE_IDLE, 0.25), 1e-15);
+    CHECK(isnan(pwr_gpu_busy_rise_w(&c, 1.5)));
 }
 
 static void test_monotonic(void)

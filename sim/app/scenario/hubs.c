@@ -8,6 +8,7 @@
  * figures of every hub's cluster are <cluster-jobs>' (the template).
  */
 #include "loader.h"
+#include "power.h"
 
 #include <errno.h>
 #include <math.h>
@@ -161,13 +162,31 @@ static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs 
     return 0;
 }
 
-/* hub_gpu_time, then the energy scale the placement keys use (hubs.h) */
+/* the IT power one of GPU g's GPUs adds busy at the stream's compute
+ * fraction, as the hubs' energy account draws it (energyrun.c's power tier:
+ * its defaults, g's TDP or the tier's default TDP, the stream's nodes) */
+static double busy_rise_w(const hw_gpu *g, const scn_scenario *s)
+{
+    pwr_config c;
+    pwr_config_default(&c);
+    if (g->tdp_w > 0)
+        c.gpu_tdp_w = g->tdp_w;
+    c.gpus_per_node = s->cluster_jobs.node_gpus;
+    return pwr_gpu_busy_rise_w(&c, s->cluster_compute_frac);
+}
+
+/* hub_gpu_time, then the energy scale the placement keys use (hubs.h): the
+ * time scale x what a busy GPU adds to the hub's IT power over what one of
+ * the scenario's adds */
 static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
 {
     int rc = hub_gpu_time(ld, n, s, H, h);
     hubs_hub *hub = &H->cfg.hubs[h];
-    double at = H->gpu[h].tdp_w, ref = s->gpu.tdp_w;
-    hub->energy_scale = hub->time_scale * (at > 0 && ref > 0 ? at / ref : 1);
+    double at = busy_rise_w(&H->gpu[h], s), ref = busy_rise_w(&s->gpu, s);
+    if (!rc && !(at > 0 && ref > 0 && isfinite(at / ref)))
+        return node_error(ld, n, "gpu", "the power tier gives a busy GPU no rise over an idle "
+                          "one (%g W against %g W): no energy scale", at, ref);
+    hub->energy_scale = (hub->time_scale > 0 ? hub->time_scale : 1) * (at / ref);
     return rc;
 }
 
