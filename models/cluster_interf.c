@@ -19,6 +19,7 @@ typedef struct ijob {
     uint32_t n_links;
     uint64_t digest;
     double compute_s, comm_s; /* isolated iteration */
+    double hidden_s;          /* the communication the compute hides: overlap x compute_s */
     int is_running;
 } ijob;
 
@@ -281,6 +282,14 @@ static int nomem(sim_error *err)
     return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
 }
 
+/* a job's iteration when its collective takes comm_s: the compute, and the
+ * communication the compute does not hide (exactly compute_s + comm_s
+ * without overlap) */
+static double iteration_s(const ijob *j, double comm_s)
+{
+    return j->compute_s + (comm_s > j->hidden_s ? comm_s - j->hidden_s : 0);
+}
+
 static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const uint32_t *gpus,
                    uint32_t n, sim_error *err)
 {
@@ -289,17 +298,20 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
         return nomem(err);
     ijob *j = &x->job[id];
     const cluster_traffic *t = cluster_traffic_of(&x->tt, spec->gpus);
-    uint64_t h = mix(mix(mix(0x13198a2e03707344ull, n), bits(t->allreduce_bytes)),
-                     bits(t->compute_s));
+    uint64_t h = mix(mix(mix(0x13198a2e03707344ull, n), bits(t->bytes)), bits(t->compute_s));
     h = mix(h, bits(t->comm_share));
+    if (t->collective != NC_ALLREDUCE) /* the all-reduce keeps the digests it had */
+        h = mix(h, (uint64_t)t->collective + 1);
     for (uint32_t k = 0; k < n; k++)
         h = mix(h, gpus[k]);
     j->digest = h;
     j->is_running = 1;
     j->comm_s = 0;
-    if (n > 1 && t->allreduce_bytes > 0) {
-        int rc = nc_plan_build(&j->plan, &x->f->nc, NC_ALLREDUCE, NC_ALGO_RING, gpus, n,
-                               t->allreduce_bytes, err);
+    if (n > 1 && t->bytes > 0) {
+        enum nc_collective coll = (enum nc_collective)t->collective;
+        int rc = nc_plan_build(&j->plan, &x->f->nc, coll,
+                               coll == NC_ALLTOALL ? NC_ALGO_DIRECT : NC_ALGO_RING, gpus, n,
+                               t->bytes, err);
         size_t nt = 0;
         if (!rc)
             rc = nc_link_bytes(&j->plan, &x->f->nc, 1.0, x->link_scratch, x->touched, &nt, err);
@@ -321,6 +333,7 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
                                      : t->compute_s;
     if (!(j->compute_s + j->comm_s > 0))
         j->compute_s = 1; /* no compute and no communication: never slowed (pace 1) */
+    j->hidden_s = t->overlap * j->compute_s;
     return 0;
 }
 
@@ -419,7 +432,7 @@ static int p_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, doub
         rc = component_times(x, x->order, b - a, x->times, err);
         for (uint32_t k = a; !rc && k < b; k++) {
             const ijob *j = &x->job[mb[k].id];
-            double now = j->compute_s + x->times[k - a], alone = j->compute_s + j->comm_s;
+            double now = iteration_s(j, x->times[k - a]), alone = iteration_s(j, j->comm_s);
             pace[mb[k].pos] = now > alone ? alone / now : 1;
         }
         a = b;

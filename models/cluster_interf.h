@@ -3,12 +3,15 @@
  * its neighbours' on the max-min flow model (flow.h, netcoll_exec.h).
  *
  * Each job has an iteration profile (its size class): compute c seconds and
- * a ring all-reduce of S bytes per GPU over its n GPUs (nc_plan_build,
- * NC_ALGO_RING: intra-node over the scale-up links, inter-node over the
- * fabric, rail-aware when the job fills whole nodes; NCCL's latencies). Its
- * communication is taken as wholly exposed (no overlap with compute):
- *   iteration = c + m,   m the all-reduce's time
- *   pace      = (c + m_alone) / (c + m_now)
+ * one collective of S bytes per GPU over its n GPUs (nc_plan_build): a ring
+ * all-reduce by default (NC_ALGO_RING: intra-node over the scale-up links,
+ * inter-node over the fabric, rail-aware when the job fills whole nodes;
+ * NCCL's latencies), or a ring all-gather or reduce-scatter, or a direct
+ * all-to-all (an expert-parallel exchange: S/n to every other GPU). The
+ * communication can hide under a share o of the compute (a DDP reduction
+ * under the backward pass; o = 0, wholly exposed, unless given):
+ *   iteration = c + max(0, m - o c),   m the collective's time
+ *   pace      = iteration(m_alone) / iteration(m_now)
  * m_alone: the job's all-reduce alone on the idle fabric (at its start);
  * m_now: every running job whose all-reduce shares a link with it (the
  * connected component of "shares a link" over the running jobs, links as
@@ -38,11 +41,16 @@
 #define CLUSTER_MAX_TRAFFIC 16
 
 /* one iteration of a job: compute_s, or (comm_share > 0) the compute that
- * makes the isolated all-reduce that share of the iteration */
+ * makes the isolated collective that share of compute + collective (before
+ * any overlap) */
 typedef struct cluster_traffic {
     double compute_s;
     double comm_share;        /* in (0, 1); 0: compute_s is given */
-    double allreduce_bytes;   /* per GPU (nccl-tests' S); 0: no communication */
+    double bytes;             /* per GPU (nccl-tests' S); 0: no communication */
+    int collective;           /* enum nc_collective: NC_ALLREDUCE (0), NC_ALLGATHER,
+                                 NC_REDUCESCATTER (ring) or NC_ALLTOALL (direct) */
+    double overlap;           /* the share of compute_s the collective can hide
+                                 under, [0, 1); 0: wholly exposed */
 } cluster_traffic;
 
 /* Profiles by size: a job of n GPUs takes the class with the largest

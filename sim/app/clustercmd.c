@@ -42,8 +42,10 @@ const char usage_cluster[] =
     "the facility energy at the hourly PUE, cost and CO2 (without a <site>: IT\n"
     "energy only); utilisation and queue per time bin; CDF points of wait and\n"
     "slowdown. With a <cluster><fabric>, interference: every running job's\n"
-    "ring all-reduce is timed with its neighbours' on the flow model and its\n"
-    "iterations slow down accordingly (<cluster-jobs><traffic>); without one,\n"
+    "collective (a ring all-reduce, or <traffic collective>: all-gather,\n"
+    "reduce-scatter, all-to-all) is timed with its neighbours' on the flow\n"
+    "model and the part its compute does not hide (<traffic overlap>) slows\n"
+    "its iterations (<cluster-jobs><traffic>); without one,\n"
     "every job runs its stated duration. Optional: checkpoint-then-preempt by\n"
     "higher priorities (<scheduler preempt>), maintenance windows\n"
     "(<maintenance>), node failures with hot spares (<failures>): preemptions,\n"
@@ -147,12 +149,20 @@ static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
         const cluster_traffic *t = &tt->t[i];
         char c[64];
         if (t->comm_share > 0)
-            snprintf(c, sizeof c, "all-reduce %.4g%% of the isolated iteration",
+            snprintf(c, sizeof c, "communication %.4g%% of compute + communication",
                      100 * t->comm_share);
         else
             snprintf(c, sizeof c, "compute %.4g s", t->compute_s);
-        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, all-reduce %.4g GB per GPU",
-                         i ? "; " : "", tt->from_gpus[i], c, t->allreduce_bytes / 1e9);
+        static const char *const coll[NC_COLLECTIVE_COUNT] = {
+            [NC_ALLREDUCE] = "all-reduce", [NC_ALLGATHER] = "all-gather",
+            [NC_REDUCESCATTER] = "reduce-scatter", [NC_ALLTOALL] = "all-to-all"};
+        char o[48] = "";
+        if (t->overlap > 0)
+            snprintf(o, sizeof o, ", hidden under %.4g%% of the compute", 100 * t->overlap);
+        const char *name = t->collective >= 0 && t->collective < NC_COLLECTIVE_COUNT &&
+                                   coll[t->collective] ? coll[t->collective] : "collective";
+        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, %s %.4g GB per GPU%s",
+                         i ? "; " : "", tt->from_gpus[i], c, name, t->bytes / 1e9, o);
         used += k > 0 ? (size_t)k : 0;
     }
 }
@@ -166,7 +176,8 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
     }
     char t[1024];
     describe_traffic(s, t, sizeof t);
-    printf("\ninterference on the %s fabric; per iteration %s; all-reduce wholly exposed\n",
+    printf("\ninterference on the %s fabric; per iteration %s; the communication not hidden "
+           "is exposed\n",
            fabric_topology_name(s->fabric.topology), t);
     printf("  %-12s %10s %10s %10s %10s %10s\n", "", "mean", "P50", "P90", "P99", "max");
     print_stat("run/isolated", &r->stretch, 1);
@@ -179,7 +190,7 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
            "jobs; %u re-timed instants\n",
            n->st.hits, looks, looks ? 100.0 * n->st.hits / looks : 0, n->st.simulations,
            n->st.flows, n->st.evictions, n->st.max_component, r->retimes);
-    printf("shared     links two jobs' all-reduces or more were routed on at once (tier 0: "
+    printf("shared     links two jobs' collectives or more were routed on at once (tier 0: "
            "hosts and scale-up, 1: leaves, 2: spines, ...):\n");
     for (unsigned a = 0; a < CLUSTER_TIERS; a++)
         for (unsigned b = 0; b < CLUSTER_TIERS; b++)

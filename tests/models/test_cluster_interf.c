@@ -8,6 +8,10 @@
  *  - two jobs whose rings share one oversubscribed leaf's uplink (and its
  *    downlink): each all-reduce gets half of it, so with compute c and
  *    m = S / B alone, run = d (c + 2m) / (c + m) (max-min closed form);
+ *  - with a share o of the compute hiding the collective: run = d (c +
+ *    max(0, 2m - o c)) / (c + max(0, m - o c)), and d exactly when hidden;
+ *  - an all-to-all (S/2 each way on 2 ranks): the same closed form with
+ *    m = S / 2B;
  *  - a pacer that always answers 1 gives the schedule of no pacer (every
  *    start and end bit-equal);
  *  - the cache: a run with it equals a run without it bit for bit, with
@@ -84,7 +88,7 @@ static cluster_traffic_table table(double compute_s, double bytes)
     t.n = 1;
     t.from_gpus[0] = 1;
     t.t[0].compute_s = compute_s;
-    t.t[0].allreduce_bytes = bytes;
+    t.t[0].bytes = bytes;
     return t;
 }
 
@@ -179,6 +183,57 @@ static void test_shared_uplink_closed_form(void)
     CHECK_REL(q.jobs[1].end_s, d / 2 + d / 2 / p, 1e-12);
     CHECK_REL(q.jobs[2].end_s - q.jobs[2].start_s, d / 2 / p + d / 2, 1e-12);
     cluster_result_free(&q);
+    cluster_result_free(&r);
+    fabric_free(&f);
+}
+
+/* the same two jobs with a share o of the compute hiding the collective:
+ * iteration(m) = c + max(0, m - o c), so run = d iteration(2m) /
+ * iteration(m); with o c >= 2m the sharing is hidden: run = d exactly */
+static void test_overlap_closed_form(void)
+{
+    fabric f;
+    CHECK(make_fabric(&f, 6, 4, 2, 2, 1) == 0);
+    const double d = 36000, S = 1e9, m = S / B_LINK; /* m = 0.02 s */
+    const struct { double compute, overlap; } cases[] = {{0.01, 0.5}, {0.1, 0.3}, {0.1, 0.5}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double c = cases[i].compute, hide = cases[i].overlap * c;
+        cluster_job_spec j[] = {{0, 1, d, 0}, {0, 2, d, 0}, {0, 2, d, 0}};
+        cluster_config cfg = shape(6, j, 3);
+        cluster_traffic_table t = table(c, S);
+        t.t[0].overlap = cases[i].overlap;
+        cluster_result r;
+        CHECK(run(&f, &cfg, &t, 64, &r, NULL) == 0);
+        double alone = c + fmax(0, m - hide), now = c + fmax(0, 2 * m - hide);
+        double expect = d * now / alone;
+        CHECK_REL(r.jobs[1].end_s - r.jobs[1].start_s, expect, 1e-12);
+        CHECK_REL(r.jobs[2].end_s - r.jobs[2].start_s, expect, 1e-12);
+        if (hide >= 2 * m) /* 0.05 s hides even the shared 0.04 s: no slowdown at all */
+            CHECK(r.jobs[1].end_s - r.jobs[1].start_s == d && r.interference_gpu_s == 0);
+        cluster_result_free(&r);
+    }
+    fabric_free(&f);
+}
+
+/* an all-to-all instead (an expert-parallel exchange): each of the two
+ * ranks sends S/2 to the other, both directions at once, alone in m' =
+ * S / (2 B); A's and B's sends cross leaf 1's uplink and downlink together,
+ * two flows a link: 2 m'. The digest tells it from an all-reduce of the same
+ * bytes: the cache never hands one the other's times. */
+static void test_alltoall_closed_form(void)
+{
+    fabric f;
+    CHECK(make_fabric(&f, 6, 4, 2, 2, 1) == 0);
+    const double d = 36000, S = 1e9, cmp = 0.01, m = S / (2 * B_LINK);
+    cluster_job_spec j[] = {{0, 1, d, 0}, {0, 2, d, 0}, {0, 2, d, 0}};
+    cluster_config c = shape(6, j, 3);
+    cluster_traffic_table t = table(cmp, S);
+    t.t[0].collective = NC_ALLTOALL;
+    cluster_result r;
+    CHECK(run(&f, &c, &t, 64, &r, NULL) == 0);
+    double expect = d * (cmp + 2 * m) / (cmp + m);
+    CHECK_REL(r.jobs[1].end_s - r.jobs[1].start_s, expect, 1e-12);
+    CHECK_REL(r.jobs[2].end_s - r.jobs[2].start_s, expect, 1e-12);
     cluster_result_free(&r);
     fabric_free(&f);
 }
@@ -284,6 +339,8 @@ int main(void)
     test_alone_exact();
     test_disjoint_nonblocking();
     test_shared_uplink_closed_form();
+    test_overlap_closed_form();
+    test_alltoall_closed_form();
     test_unit_pace_is_no_pacer();
     test_stream_cache_conservation();
     return check_report();

@@ -70,7 +70,7 @@ static cluster_traffic_table table(double compute_s, double bytes)
     t.n = 1;
     t.from_gpus[0] = 1;
     t.t[0].compute_s = compute_s;
-    t.t[0].allreduce_bytes = bytes;
+    t.t[0].bytes = bytes;
     return t;
 }
 

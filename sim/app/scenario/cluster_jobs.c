@@ -244,10 +244,35 @@ static int traffic_attrs(loader *ld, xmlNode *n, cluster_traffic *t)
         if (!rc && !(t->comm_share > 0 && t->comm_share < 1))
             rc = node_error(ld, n, "comm-share", "comm-share must be above 0%% and below 100%%");
     }
-    if (!rc && has_attr(n, "allreduce")) {
-        rc = get_quantity(ld, n, "allreduce", SIM_DIM_DATA, 1, &t->allreduce_bytes);
-        if (!rc && !(t->allreduce_bytes >= 0 && t->allreduce_bytes <= 1e13))
-            rc = node_error(ld, n, "allreduce", "allreduce must be from 0 to 10 TB per GPU");
+    if (!rc && has_attr(n, "collective")) { /* the schema lists the names */
+        char name[32];
+        copy_attr(n, "collective", name, sizeof name);
+        t->collective = !strcmp(name, "all-to-all")       ? NC_ALLTOALL
+                        : !strcmp(name, "all-gather")     ? NC_ALLGATHER
+                        : !strcmp(name, "reduce-scatter") ? NC_REDUCESCATTER
+                                                          : NC_ALLREDUCE;
+    }
+    if (!rc && has_attr(n, "allreduce") && has_attr(n, "bytes"))
+        rc = node_error(ld, n, "allreduce", "give bytes or allreduce (the all-reduce's bytes), "
+                        "not both");
+    if (!rc && has_attr(n, "allreduce") && t->collective != NC_ALLREDUCE)
+        rc = node_error(ld, n, "allreduce", "allreduce sizes an all-reduce; the collective "
+                        "here is another: give its size as bytes");
+    if (!rc && t->collective != NC_ALLREDUCE && has_attr(n, "collective") &&
+        !has_attr(n, "bytes"))
+        rc = node_error(ld, n, "collective", "a collective other than the all-reduce needs its "
+                        "bytes per GPU (the 6.8 GB default is a 1.7B model's gradients)");
+    const char *size = has_attr(n, "allreduce") ? "allreduce" : "bytes";
+    if (!rc && has_attr(n, size)) {
+        rc = get_quantity(ld, n, size, SIM_DIM_DATA, 1, &t->bytes);
+        if (!rc && !(t->bytes >= 0 && t->bytes <= 1e13))
+            rc = node_error(ld, n, size, "%s must be from 0 to 10 TB per GPU", size);
+    }
+    if (!rc && has_attr(n, "overlap")) {
+        rc = get_quantity(ld, n, "overlap", SIM_DIM_FRACTION, 1, &t->overlap);
+        if (!rc && !(t->overlap >= 0 && t->overlap < 1))
+            rc = node_error(ld, n, "overlap", "overlap must be from 0%% to below 100%% of the "
+                            "compute");
     }
     return rc;
 }
@@ -275,12 +300,13 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     memset(tt, 0, sizeof *tt);
     tt->n = 1;
     tt->from_gpus[0] = 1;
-    tt->t[0] = (cluster_traffic){TRAFFIC_COMPUTE_S, 0, TRAFFIC_ALLREDUCE_BYTES};
+    tt->t[0] = (cluster_traffic){.compute_s = TRAFFIC_COMPUTE_S, .bytes = TRAFFIC_ALLREDUCE_BYTES,
+                                 .collective = NC_ALLREDUCE};
     s->cluster_cache_entries = TRAFFIC_CACHE;
     if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share")))
         cluster_note(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, "
                         "the 1.7B row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
-    if (!n || !has_attr(n, "allreduce"))
+    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes")))
         cluster_note(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
                         "components.md 4.4)");
     if (!n || !has_attr(n, "cache"))
