@@ -13,6 +13,12 @@ static int bad(sim_error *err, const char *what)
     return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "hubs: %s", what);
 }
 
+/* can job j run at hub h at all (its GPUs there within the hub's) */
+static int fits(const hubs_config *c, const hubs_job_spec *j, unsigned h)
+{
+    return hubs_job_gpus(&c->hubs[h], j) <= c->hubs[h].gpus;
+}
+
 int hubs_config_check(const hubs_config *c, sim_error *err)
 {
     if (c->n_hubs < 1 || c->n_hubs > HUBS_MAX)
@@ -42,6 +48,14 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
         if (j->gpus > largest)
             return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "hubs: a job of %u GPUs fits no "
                                  "hub (the largest has %u)", j->gpus, largest);
+        unsigned h = 0;
+        while (h < c->n_hubs && !fits(c, j, h))
+            h++;
+        if (h == c->n_hubs)
+            return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "hubs: a serving job of %u GPUs "
+                                 "fits no hub at the hubs' GPU speeds (at %s it needs %u of "
+                                 "%u GPUs)", j->gpus, c->hubs[0].name,
+                                 hubs_job_gpus(&c->hubs[0], j), c->hubs[0].gpus);
         if (j->origin >= c->n_origins || !(j->duration_s > 0) || !j->gpus ||
             !(j->dataset_tb >= 0) || !(j->result_tb >= 0) || (i && j->arrival_s < j[-1].arrival_s))
             return bad(err, "a bad job (origin, GPUs, duration, sizes or arrival order)");
@@ -51,8 +65,20 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
 
 double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
 {
-    return h->time_scale > 0 ? j->duration_s * h->time_scale : j->duration_s;
+    return h->time_scale > 0 && j->kind != HUBS_SERVING ? j->duration_s * h->time_scale
+                                                        : j->duration_s;
 }
+
+uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j)
+{
+    if (j->kind != HUBS_SERVING || !(h->time_scale > 0) || h->time_scale == 1)
+        return j->gpus;
+    /* the 1e-9 keeps a product that rounding put a hair above a whole number
+     * (8 x 2.0000000000000004) on it */
+    double g = ceil((double)j->gpus * h->time_scale - 1e-9);
+    return g < 1 ? 1 : g > 4e9 ? UINT32_MAX : (uint32_t)g;
+}
+
 
 /* (time, index) pairs sorted by time then index: the FIFO orders */
 typedef struct order { double t; uint32_t i; } order;
@@ -73,11 +99,11 @@ static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double 
     const hubs_policy *p = c->policy;
     int any = 0;
     for (unsigned h = 0; h < c->n_hubs && !any; h++)
-        any = j->gpus <= c->hubs[h].gpus && (!p->eligible || p->eligible(c, j, h));
+        any = fits(c, j, h) && (!p->eligible || p->eligible(c, j, h));
     uint32_t best = HUBS_NONE, least = HUBS_NONE;
     double best_key = INFINITY;
     for (unsigned h = 0; h < c->n_hubs; h++) {
-        if (j->gpus > c->hubs[h].gpus || (any && p->eligible && !p->eligible(c, j, h)))
+        if (!fits(c, j, h) || (any && p->eligible && !p->eligible(c, j, h)))
             continue;
         if (least == HUBS_NONE || est[h] < est[least])
             least = h;
@@ -102,7 +128,7 @@ static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double 
     }
     if (!any && p->eligible) /* no hub within the bound: the least RTT */
         for (unsigned h = 0; h < c->n_hubs; h++)
-            if (j->gpus <= c->hubs[h].gpus &&
+            if (fits(c, j, h) &&
                 c->hubs[h].rtt_s[j->origin] < c->hubs[best].rtt_s[j->origin])
                 best = h;
     return best;
@@ -136,7 +162,7 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         const hubs_job_spec *j = &c->jobs[i];
         for (unsigned h = 0; h < c->n_hubs; h++) { /* drain at the hub's GPUs */
             backlog[h] = fmax(0, backlog[h] - c->hubs[h].gpus * (j->arrival_s - t_prev));
-            est[h] = gang ? hubs_gang_wait(gang, h, j->gpus, j->arrival_s,
+            est[h] = gang ? hubs_gang_wait(gang, h, hubs_job_gpus(&c->hubs[h], j), j->arrival_s,
                                            hubs_run_time_s(&c->hubs[h], j))
                           : backlog[h] / c->hubs[h].gpus;
         }
@@ -148,8 +174,9 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         out->water_passes += (uint32_t)passed;
         hubs_water_commit(c, water, j, o->hub, j->arrival_s + o->defer_s, est[o->hub]);
         o->est_wait_s = est[o->hub];
-        backlog[o->hub] += (double)j->gpus * hubs_run_time_s(&c->hubs[o->hub], j);
-        if (gang && hubs_gang_commit(gang, o->hub, j->gpus, j->arrival_s,
+        const hubs_hub *at = &c->hubs[o->hub];
+        backlog[o->hub] += (double)hubs_job_gpus(at, j) * hubs_run_time_s(at, j);
+        if (gang && hubs_gang_commit(gang, o->hub, hubs_job_gpus(at, j), j->arrival_s,
                                      hubs_run_time_s(&c->hubs[o->hub], j)))
             rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
         o->rtt_s = c->hubs[o->hub].rtt_s[j->origin];
@@ -207,7 +234,8 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
     qsort(ord, n, sizeof *ord, cmp_order);
     for (uint32_t k = 0; k < n; k++) {
         const hubs_job_spec *j = &c->jobs[ord[k].i];
-        spec[k] = (cluster_job_spec){ord[k].t, j->gpus, hubs_run_time_s(&c->hubs[h], j),
+        spec[k] = (cluster_job_spec){ord[k].t, hubs_job_gpus(&c->hubs[h], j),
+                                     hubs_run_time_s(&c->hubs[h], j),
                                      j->priority};
     }
     cluster_config cc = *tmpl;
@@ -254,7 +282,7 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         double ready = j->arrival_s + x->defer_s;
         o->jobs++;
         double run_s = hubs_run_time_s(&c->hubs[h], j);
-        o->gpu_s += (double)j->gpus * run_s;
+        o->gpu_s += (double)hubs_job_gpus(&c->hubs[h], j) * run_s;
         o->ref_gpu_s += (double)j->gpus * j->duration_s;
         o->tb_in += j->dataset_tb;
         o->tb_out += j->result_tb;

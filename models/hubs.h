@@ -101,8 +101,15 @@ typedef struct hubs_hub {
     double energy_scale;
 } hubs_hub;
 
-/* job j's run time at hub h: its duration x the hub's time scale */
+/* job j's run time at hub h: a training job's duration x the hub's time
+ * scale (its work takes longer on slower GPUs); a serving job's duration
+ * (it serves its users for that long, on more GPUs: hubs_job_gpus) */
 double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j);
+
+/* job j's GPUs at hub h: a training job's own; a serving job's scaled by
+ * the hub's time scale, ceil(gpus x scale) (at least 1), the GPUs that
+ * serve its load at the hub's speed (UINT32_MAX past any cluster) */
+uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j);
 
 #define HUBS_WATER_YEARS 11u /* the years a ten-year trace's arrivals and slack reach */
 

@@ -88,14 +88,15 @@ static void job_water(const hubs_config *c, hubs_water *w, const hubs_job_spec *
     double run_s = hubs_run_time_s(hub, j);
     memset(add, 0, HUBS_WATER_YEARS * sizeof *add);
     if (!w->load[h]) { /* the rate rule, in the year of the ready time */
-        add[water_year(t_s)] = (double)j->gpus * run_s * hub->water_l_per_gpu_s;
+        add[water_year(t_s)] = (double)hubs_job_gpus(hub, j) * run_s * hub->water_l_per_gpu_s;
         return;
     }
     double lo = fmax(0, t_s + wait_s), hi = lo + run_s, pending = 0;
     double gpus = hub->water_level_gpus[hub->water_levels - 1];
     for (double k = floor(lo / 3600); (k * 3600 < hi || pending > 0) && k < HOURS; k++) {
         if (k * 3600 < hi)
-            pending += (double)j->gpus * (fmin(hi, (k + 1) * 3600) - fmax(lo, k * 3600)) / 3600;
+            pending += (double)hubs_job_gpus(hub, j) * (fmin(hi, (k + 1) * 3600) -
+                                                        fmax(lo, k * 3600)) / 3600;
         double *load = &w->load[h][(size_t)k], put = fmin(pending, fmax(0, gpus - *load));
         if (!(put > 0))
             continue;

@@ -215,13 +215,14 @@ typedef struct job_row {
     int32_t kind, slo_violation;
     double arrival_s, defer_s, submit_s, start_s, end_s, back_done_s, duration_s, dataset_tb,
         result_tb, rtt_s;
+    uint32_t hub_gpus; /* the GPUs it took at its hub (a serving job's scaled by the speed) */
 } job_row;
 
 static const char *const hub_units[] = {"", "GPUs", "jobs", "GPU-h", "1", "s", "s", "s", "J",
                                         "J", "CNY", "kg", "L", "TB", "CNY", "job-h", "jobs",
                                         "L", "L"};
 static const char *const job_units[] = {"", "", "", "GPUs", "", "", "s", "s", "s", "s", "s",
-                                        "s", "s", "TB", "TB", "s"};
+                                        "s", "s", "TB", "TB", "s", "GPUs"};
 
 #define F(T, name, type) H5Tinsert(t, #name, HOFFSET(T, name), type)
 
@@ -275,7 +276,7 @@ static int put_jobs(hid_t g, const hubs_run *run)
         rows[i] = (job_row){i, x->hub, j->origin, j->gpus, j->kind, x->slo_violation,
                             j->arrival_s, x->defer_s, x->submit_s, x->start_s, x->end_s,
                             x->back_done_s, j->duration_s, j->dataset_tb, j->result_tb,
-                            x->rtt_s};
+                            x->rtt_s, hubs_job_gpus(&c->hubs[x->hub], j)};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(job_row));
     F(job_row, id, H5T_NATIVE_UINT32); F(job_row, hub, H5T_NATIVE_UINT32);
@@ -286,12 +287,14 @@ static int put_jobs(hid_t g, const hubs_run *run)
     F(job_row, end_s, H5T_NATIVE_DOUBLE); F(job_row, back_done_s, H5T_NATIVE_DOUBLE);
     F(job_row, duration_s, H5T_NATIVE_DOUBLE); F(job_row, dataset_tb, H5T_NATIVE_DOUBLE);
     F(job_row, result_tb, H5T_NATIVE_DOUBLE); F(job_row, rtt_s, H5T_NATIVE_DOUBLE);
+    F(job_row, hub_gpus, H5T_NATIVE_UINT32);
     int rc = h5_put_table(g, "jobs", t, c->n_jobs, rows, job_units,
                           sizeof job_units / sizeof *job_units,
                           "one row per job in arrival order: its hub, origin (the group's "
                           "origin_names), GPUs, kind (0 training, 1 serving), beyond its RTT "
                           "bound (1), arrival, deferral, at the hub (dataset moved), start, "
-                          "end, result back, duration, dataset and result sizes, RTT");
+                          "end, result back, duration, dataset and result sizes, RTT, the GPUs "
+                          "it took at its hub (a serving job's scaled by the hub's speed)");
     H5Tclose(t);
     free(rows);
     return rc;

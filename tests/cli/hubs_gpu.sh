@@ -2,10 +2,12 @@
 # hubs_gpu.sh DCSIM SRC - per-hub GPU types (<hub gpu speed>, docs/hubs.md
 # "Per-hub GPU types"): a hub with the scenario's GPU named explicitly is
 # the default bit for bit (the trace case and the year example); on the
-# five-job trace at one hub (fixed), an A100 hub runs every job exactly
-# (H100 bf16 peak x gemm-efficiency) / (A100's) = 819.2232 / 274.56 times
-# as long as the H100 hub does, and speed="0.5" exactly twice as long; the
-# busy GPU-hours grow by the ratio, the work (ref_gpu_h) does not; the
+# five-job trace at one hub (fixed), an A100 hub runs every training job
+# exactly (H100 bf16 peak x gemm-efficiency) / (A100's) = 819.2232 / 274.56
+# times as long as the H100 hub does, and speed="0.5" exactly twice as long,
+# while its two serving jobs run their duration on ceil(8 x the ratio) = 24
+# and 16 GPUs (/hubs/jobs hub_gpus); the busy GPU-hours are those, the work
+# (ref_gpu_h) does not change; the
 # energy keys' factor is the time scale x the power tier's busy-GPU rise
 # ratio; the text says the rules under "defaults used".
 set -u
@@ -45,7 +47,7 @@ grep -q "^defaults used  guian: energy x 2.0247 a job$" "$tmp/a100.txt" ||
     { echo "FAIL: guian's energy scale"; fail=1; }
 if $py -c "import h5py" 2>/dev/null; then
 $py - "$tmp" <<'PY' || fail=1
-import h5py, json, sys
+import h5py, json, math, sys
 t = sys.argv[1]
 bad = []
 scale = (989.4e12 * 0.828) / (312e12 * 0.880)
@@ -57,18 +59,29 @@ for k, want in (("a100", scale), ("half", 2.0)):
     if len(j) != 5 or list(j["hub"]) != [1] * 5:
         bad.append("%s: not every job at guian: %r" % (k, list(j["hub"])))
         continue
+    busy = 0.0
     for i in range(5):
         ran, ref = j["end_s"][i] - j["start_s"][i], base["end_s"][i] - base["start_s"][i]
         if abs(ref - j["duration_s"][i]) > 1e-9 * ref:
             bad.append("h100 job %d ran %r, duration %r" % (i, ref, j["duration_s"][i]))
-        if abs(ran - want * ref) > 1e-12 * ran:
-            bad.append("%s job %d ran %r s, expected %r x %r" % (k, i, ran, want, ref))
+        # training: the same GPUs, want x as long; serving (kind 1): its
+        # duration on ceil(gpus x want) GPUs
+        serving = j["kind"][i] == 1
+        gpus = math.ceil(j["gpus"][i] * want - 1e-9) if serving else j["gpus"][i]
+        long = ref if serving else want * ref
+        if abs(ran - long) > 1e-12 * ran:
+            bad.append("%s job %d ran %r s, expected %r" % (k, i, ran, long))
+        if j["hub_gpus"][i] != gpus or base["hub_gpus"][i] != base["gpus"][i]:
+            bad.append("%s job %d took %r GPUs, expected %r" % (k, i, j["hub_gpus"][i], gpus))
+        busy += gpus * long / 3600
+    if sum(j["kind"] == 1) != 2:
+        bad.append("%s: the trace should hold two serving jobs" % k)
     hub = doc[k]["run"]["hubs"][1]
     work = sum(float(g) * float(d) for g, d in zip(j["gpus"], j["duration_s"])) / 3600
     if abs(hub["time_scale"] - want) > 1e-15 * want:
         bad.append("%s: time_scale %r, expected %r" % (k, hub["time_scale"], want))
-    if abs(hub["gpu_h"] - want * work) > 1e-12 * hub["gpu_h"]:
-        bad.append("%s: gpu_h %r, expected %r x %r" % (k, hub["gpu_h"], want, work))
+    if abs(hub["gpu_h"] - busy) > 1e-12 * hub["gpu_h"]:
+        bad.append("%s: gpu_h %r, expected %r" % (k, hub["gpu_h"], busy))
     for run in ("run", "baseline"):
         if abs(doc[k][run]["total"]["ref_gpu_h"] - work) > 1e-12 * work:
             bad.append("%s %s: ref_gpu_h %r, work %r" % (k, run, doc[k][run]["total"]["ref_gpu_h"],

@@ -413,6 +413,40 @@ static void test_time_scale(void)
     hubs_result_free(&r);
 }
 
+/* a serving job serves its duration on ceil(gpus x time_scale) GPUs: at
+ * time scale 2.5 a 16-GPU job holds 40 of the hub's 64 for 1 h, so a
+ * second waits 3,600 s (work 16 x 3,600, busy 40 x 3,600 each); a 26-GPU
+ * one needs 65 and fits no hub of 64 at that speed: refused; with hub 1 at
+ * scale 1 it goes there, the one hub it fits */
+static void test_serving_scale(void)
+{
+    hubs_job_spec v[2] = {{0, 16, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0},
+                          {1, 16, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0}};
+    hubs_config c = three("fixed", v, 2);
+    c.hubs[0].time_scale = 2.5;
+    CHECK(hubs_job_gpus(&c.hubs[0], &v[0]) == 40 && hubs_job_gpus(&c.hubs[1], &v[0]) == 16);
+    CHECK(hubs_run_time_s(&c.hubs[0], &v[0]) == 3600);
+    hubs_result r;
+    run(&c, &r);
+    CHECK(r.jobs[0].end_s - r.jobs[0].start_s == 3600);
+    CHECK_NEAR(r.jobs[1].start_s - r.jobs[1].submit_s, 3600 - 1, 1e-9);
+    CHECK_NEAR(r.total.gpu_s, 2 * 40 * 3600.0, 1e-6);
+    CHECK_NEAR(r.total.ref_gpu_s, 2 * 16 * 3600.0, 1e-6);
+    hubs_result_free(&r);
+    hubs_job_spec big[1] = {{0, 26, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0}};
+    c = three("cheapest", big, 1);
+    for (unsigned h = 0; h < 3; h++)
+        c.hubs[h].time_scale = 2.5;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK(hubs_place(&c, &r, &err) == SIM_ERR_INPUT);
+    CHECK(strstr(err.msg, "needs 65 of 64 GPUs") != NULL);
+    c.hubs[1].time_scale = 1;
+    run(&c, &r);
+    CHECK(r.jobs[0].hub == 1);
+    hubs_result_free(&r);
+}
+
 /* the energy keys charge a job's energy at the hub: hub 1's key 0.3 x 1.2 =
  * 0.36 per kWh against hub 0's 0.6; at energy scale 2 (an A100-like hub:
  * longer runs) a job costs 0.72 there and goes to hub 0; at 1.6, 0.576 <
@@ -488,6 +522,7 @@ static void test_gang_backlog(void)
 int main(void)
 {
     test_energy_scale();
+    test_serving_scale();
     test_one_hub_is_the_cluster();
     test_conservation();
     test_latency_bound();
