@@ -628,8 +628,7 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
     o->grown_gpu_s = s->grown_gpu_s;
     o->preemptions = s->preemptions;
     o->interruptions = s->interruptions;
-    o->failures = s->failures;
-    o->spare_swaps = s->spare_swaps;
+    cluster_fail_result(s, o);
     o->down_gpu_s = s->area_down;
     o->lost_gpu_s = o->rework_gpu_s + o->ckpt_gpu_s + o->restart_gpu_s;
     o->goodput = busy > 0 ? useful / busy : 0;

@@ -156,11 +156,14 @@ typedef struct cluster_reservation {
 
 /* node failures shared by every job: Poisson at rate_per_node_s per node in
  * service, each down repair_s (fixed); spares hot-spare nodes outside the
- * pool replace a failed node at once when one is free */
+ * pool replace a failed node at once when one is free; with swap_down, a
+ * spare that becomes free (a repaired machine) also takes over the node
+ * down longest to come (the last to fail) at once */
 typedef struct cluster_failures {
     double rate_per_node_s;   /* 0: no failures */
     double repair_s;
     uint32_t spares;
+    int swap_down;
 } cluster_failures;
 
 typedef struct cluster_config {
@@ -266,6 +269,7 @@ typedef struct cluster_result {
     /* disruption (0 without): busy + idle + down = capacity; goodput = sum
      * of GPUs x stated duration / busy; job_goodput per job d / held */
     uint32_t preemptions, interruptions, failures, spare_swaps;
+    uint32_t spare_takeovers; /* swap_down: spares that took over a node already down */
     double down_gpu_s, lost_gpu_s, rework_gpu_s, ckpt_gpu_s, restart_gpu_s;
     double goodput;
     cluster_stat job_goodput;

@@ -55,7 +55,7 @@ static void on_window(sim_engine *eng, void *ctx, uint64_t data)
     int is_start = !(data & 1);
     cluster_account(s);
     for (uint32_t g = r->gpu0; g < r->gpu0 + r->gpus && !s->failed; g++) {
-        int is_node_up = !s->node_failed[g / s->c->node_gpus];
+        int is_node_up = !(s->node_failed[g / s->c->node_gpus] & NODE_DOWN);
         if (is_start && s->resv_n[g]++ == 0 && is_node_up)
             take_down(s, g);
         else if (!is_start && --s->resv_n[g] == 0 && is_node_up)
@@ -123,20 +123,54 @@ static int next_failure(cluster_sim *s)
     return sim_schedule_in(s->eng, gap, 1, KIND_CLUSTER_FAILURE, on_failure, s, node) ? 0 : -1;
 }
 
+/* node back in service (its machine repaired, or a spare in its place) */
+static void node_up(cluster_sim *s, uint32_t node)
+{
+    uint32_t ng = s->c->node_gpus;
+    s->node_failed[node] &= (uint8_t)~NODE_DOWN;
+    for (uint32_t g = node * ng; g < (node + 1) * ng; g++)
+        if (!(s->resv_n && s->resv_n[g]))
+            cluster_gpu_up(s, g);
+}
+
+/* swap_down: a spare just freed takes over the down node whose repair ends
+ * last (the last to fail: repairs take a fixed time), so the most down time
+ * is saved; its own machine joins the spares at that repair instead of
+ * bringing the node up. O(nodes) per freed spare. */
+static int take_over_down(cluster_sim *s)
+{
+    if (!s->c->fail.swap_down || !s->spares_free)
+        return 0;
+    uint32_t best = UINT32_MAX;
+    for (uint32_t k = 0; k < s->n_nodes; k++)
+        if ((s->node_failed[k] & (NODE_DOWN | NODE_ON_SPARE)) == NODE_DOWN &&
+            (best == UINT32_MAX || s->node_fail_s[k] > s->node_fail_s[best]))
+            best = k;
+    if (best == UINT32_MAX)
+        return 0;
+    s->spares_free--;
+    s->spare_takeovers++;
+    s->node_failed[best] |= NODE_ON_SPARE;
+    node_up(s, best);
+    return 1;
+}
+
 static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
     cluster_sim *s = ctx;
     cluster_account(s);
-    if (data & SWAP_FLAG) {
-        s->spares_free++; /* the repaired machine joins the spares */
-        return;
+    uint32_t node = (uint32_t)data;
+    if ((data & SWAP_FLAG) || (s->node_failed[node] & NODE_ON_SPARE)) {
+        /* the repaired machine joins the spares (a spare runs in its place) */
+        if (!(data & SWAP_FLAG))
+            s->node_failed[node] &= (uint8_t)~NODE_ON_SPARE;
+        s->spares_free++;
+        if (!take_over_down(s))
+            return; /* no node came back: nothing to record */
+    } else {
+        node_up(s, node);
     }
-    uint32_t node = (uint32_t)data, ng = s->c->node_gpus;
-    s->node_failed[node] = 0;
-    for (uint32_t g = node * ng; g < (node + 1) * ng; g++)
-        if (!(s->resv_n && s->resv_n[g]))
-            cluster_gpu_up(s, g);
     cluster_record(s);
     cluster_want_pass(s);
 }
@@ -149,7 +183,7 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     cluster_account(s);
     if (next_failure(s))
         s->failed = 1;
-    if (s->node_failed[node])
+    if (s->node_failed[node] & NODE_DOWN)
         return; /* down already: thinning */
     s->failures++;
     int is_swap = s->spares_free > 0;
@@ -164,7 +198,9 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
                 cluster_interrupt(s, o, 0);
         }
     } else {
-        s->node_failed[node] = 1;
+        s->node_failed[node] |= NODE_DOWN;
+        if (s->node_fail_s)
+            s->node_fail_s[node] = now;
         for (uint32_t g = node * ng; g < (node + 1) * ng && !s->failed; g++)
             if (!(s->resv_n && s->resv_n[g]))
                 take_down(s, g);
@@ -174,6 +210,13 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     if (!sim_schedule_at(eng, now + s->c->fail.repair_s, 0, KIND_CLUSTER_REPAIR, on_repair, s,
                          node | (is_swap ? SWAP_FLAG : 0)))
         s->failed = 1;
+}
+
+void cluster_fail_result(const cluster_sim *s, cluster_result *o)
+{
+    o->failures = s->failures;
+    o->spare_swaps = s->spare_swaps;
+    o->spare_takeovers = s->spare_takeovers;
 }
 
 int cluster_fail_begin(cluster_sim *s)

@@ -62,11 +62,13 @@ typedef struct cluster_sim {
     double *left_s, *seg_s, *seg_over_s;
     sim_event_id *ev;
     uint32_t *node_busy;
-    uint8_t *node_failed;      /* 1: down until repaired */
+    uint8_t *node_failed;      /* NODE_DOWN: down until repaired; NODE_ON_SPARE: up on a
+                                  spare that took over while its machine is repaired */
+    double *node_fail_s;       /* swap_down: when each node last failed */
     uint16_t *resv_n;          /* per GPU: maintenance windows on it now */
     uint32_t down_gpus, pending_gpus, spares_free, ended;
     double area_down;
-    uint32_t preemptions, interruptions, failures, spare_swaps;
+    uint32_t preemptions, interruptions, failures, spare_swaps, spare_takeovers;
     void *fail_rng;            /* gsl_rng of the failures */
     void *victims;             /* scratch: the victims' sort keys (cluster_preempt.c) */
     uint32_t *hid, hid_n;      /* scratch: the GPUs hidden from a start */
@@ -101,6 +103,8 @@ struct cluster_placer {
 #define CLUSTER_PICKED (UINT32_MAX - 1) /* owner of a GPU being placed */
 #define CLUSTER_DOWN (UINT32_MAX - 2)   /* owner of a GPU out of service */
 #define CLUSTER_HIDDEN (UINT32_MAX - 3) /* a free GPU a coming window keeps from a job */
+#define NODE_DOWN 1u     /* node_failed bits: the node is out of service */
+#define NODE_ON_SPARE 2u /* it runs on a spare while its own machine is repaired */
 
 enum { CLUSTER_ST_WAIT = 0, CLUSTER_ST_RUN, CLUSTER_ST_WRITE, CLUSTER_ST_DONE };
 
@@ -177,6 +181,8 @@ void cluster_resv_show(cluster_sim *s);
 /* cluster_fail.c: the latest end of the windows not over that start before
  * to_s (0: none) */
 double cluster_resv_clear_s(const cluster_sim *s, double to_s);
+/* cluster_fail.c: the failure counts into the result */
+void cluster_fail_result(const cluster_sim *s, cluster_result *o);
 
 /* GPUs job id holds (or would take): held, else its GPUs */
 static inline uint32_t cluster_held(const cluster_sim *s, uint32_t id)

@@ -82,6 +82,8 @@ int cluster_disrupt_init(cluster_sim *s)
     s->seg_over_s = calloc(n, sizeof *s->seg_over_s);
     s->ev = calloc(n, sizeof *s->ev);
     s->node_failed = calloc(s->n_nodes, sizeof *s->node_failed);
+    if (s->c->fail.swap_down)
+        s->node_fail_s = calloc(s->n_nodes, sizeof *s->node_fail_s);
     s->victims = malloc((size_t)n * sizeof(victim));
     if (s->c->n_resv) {
         s->resv_n = calloc(s->c->gpus, sizeof *s->resv_n);
@@ -89,7 +91,7 @@ int cluster_disrupt_init(cluster_sim *s)
     }
     s->spares_free = s->c->fail.spares;
     return s->state && s->left_s && s->seg_s && s->seg_over_s && s->ev && s->node_failed &&
-                   s->victims && (!s->c->n_resv || (s->resv_n && s->hid))
+                   (!s->c->fail.swap_down || s->node_fail_s) && s->victims && (!s->c->n_resv || (s->resv_n && s->hid))
                ? 0
                : -1;
 }
@@ -102,6 +104,7 @@ void cluster_disrupt_free(cluster_sim *s)
     free(s->seg_over_s);
     free(s->ev);
     free(s->node_failed);
+    free(s->node_fail_s);
     free(s->victims);
     free(s->resv_n);
     free(s->hid);
@@ -112,7 +115,7 @@ void cluster_disrupt_free(cluster_sim *s)
 
 int cluster_gpu_is_down(const cluster_sim *s, uint32_t g)
 {
-    return s->node_failed[g / s->c->node_gpus] || (s->resv_n && s->resv_n[g]);
+    return (s->node_failed[g / s->c->node_gpus] & NODE_DOWN) || (s->resv_n && s->resv_n[g]);
 }
 
 void cluster_gpu_down(cluster_sim *s, uint32_t g)

@@ -263,10 +263,14 @@ static void print_disruption(const cluster_config *c, const cluster_result *r)
     if (c->n_resv)
         printf("maintenance %u windows\n", c->n_resv);
     if (c->fail.rate_per_node_s > 0)
-        printf("failures   %.4g per node-hour, repair %.4g h, %u hot-spare nodes\n",
-               c->fail.rate_per_node_s * 3600, c->fail.repair_s / 3600, c->fail.spares);
-    printf("events     %u preemptions, %u interruptions; %u node failures, %u spare swaps\n",
+        printf("failures   %.4g per node-hour, repair %.4g h, %u hot-spare nodes%s\n",
+               c->fail.rate_per_node_s * 3600, c->fail.repair_s / 3600, c->fail.spares,
+               c->fail.swap_down ? "; a spare freed takes over a node down (swap-down)" : "");
+    printf("events     %u preemptions, %u interruptions; %u node failures, %u spare swaps",
            r->preemptions, r->interruptions, r->failures, r->spare_swaps);
+    if (c->fail.swap_down)
+        printf(", %u spares took over a node down", r->spare_takeovers);
+    printf("\n");
     printf("lost       %.6g GPU-h (%.4g%% of busy): rework %.6g + checkpoint writes %.6g + "
            "restarts %.6g GPU-h; down %.6g GPU-h\n", r->lost_gpu_s / 3600,
            r->busy_gpu_s > 0 ? 100 * r->lost_gpu_s / r->busy_gpu_s : 0, r->rework_gpu_s / 3600,
@@ -288,6 +292,7 @@ static void json_disruption(cJSON *root, const cluster_config *c, const cluster_
         {"repair_s", c->fail.repair_s}, {"spares", c->fail.spares},
         {"preemptions", r->preemptions}, {"interruptions", r->interruptions},
         {"failures", r->failures}, {"spare_swaps", r->spare_swaps},
+        {"spare_takeovers", r->spare_takeovers},
         {"down_gpu_s", r->down_gpu_s}, {"lost_gpu_s", r->lost_gpu_s},
         {"rework_gpu_s", r->rework_gpu_s}, {"checkpoint_gpu_s", r->ckpt_gpu_s},
         {"restart_gpu_s", r->restart_gpu_s}, {"goodput", r->goodput}};

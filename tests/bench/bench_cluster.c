@@ -192,7 +192,8 @@ static int run_disrupt(const char *sched, const char *placer, int smoke)
     c.n_jobs = n;
     c.preempt = 1;
     c.ckpt = (cluster_ckpt){57 * 60.0, 5 * 60.0, 10 * 60.0};
-    c.fail = (cluster_failures){419.0 / (2048 * 54 * 24.0) / 3600, 4 * 3600.0, 16};
+    c.fail = (cluster_failures){.rate_per_node_s = 419.0 / (2048 * 54 * 24.0) / 3600,
+                                .repair_s = 4 * 3600.0, .spares = 16};
     cluster_reservation w = {7 * 86400.0, 8 * 3600.0, 0, 4096};
     c.resv = &w;
     c.n_resv = 1;
@@ -291,11 +292,13 @@ static int run_fabric(const char *placer, unsigned gpus, int disrupt)
         c.n_jobs = n;
         c.preempt = 1;
         c.ckpt = (cluster_ckpt){57 * 60.0, 5 * 60.0, 10 * 60.0};
-        c.fail = (cluster_failures){419.0 / (2048 * 54 * 24.0) / 3600, 4 * 3600.0, gpus / 512};
+        c.fail = (cluster_failures){.rate_per_node_s = 419.0 / (2048 * 54 * 24.0) / 3600,
+                                    .repair_s = 4 * 3600.0, .spares = gpus / 512};
         c.resv = &w;
         c.n_resv = 1;
     }
-    cluster_traffic_table tt = {1, {1}, {{6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12), 0, 6.8e9}}};
+    cluster_traffic_table tt = {1, {1}, {{.compute_s = 6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12),
+                                          .bytes = 6.8e9, .collective = NC_ALLREDUCE}}};
     cluster_interf *x = cluster_interf_create(&f, gpus, &tt, 4096, &err);
     int rc = x ? 0 : 1;
     cluster_result r;

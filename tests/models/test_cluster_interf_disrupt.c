@@ -228,7 +228,7 @@ static cluster_config stormy(cluster_job_spec **jobs, uint32_t **min, uint32_t *
     c.ckpt = (cluster_ckpt){1800, 120, 300};
     c.resv = &win;
     c.n_resv = 1;
-    c.fail = (cluster_failures){1.0 / (2 * 86400), 4 * 3600, 1};
+    c.fail = (cluster_failures){.rate_per_node_s = 1.0 / (2 * 86400), .repair_s = 4 * 3600, .spares = 1};
     return c;
 }
 

@@ -169,6 +169,8 @@ static int parse_failures(loader *ld, xmlNode *f, scn_scenario *s)
             rc = node_error(ld, f, "spares", "spares must be from 0 to 1e6 nodes");
         x->spares = (uint32_t)n;
     }
+    if (!rc && has_attr(f, "swap-down"))
+        rc = get_bool(ld, f, "swap-down", &x->swap_down);
     return rc;
 }
 
