@@ -111,7 +111,7 @@ double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_ef
         unsigned long long gpus = (unsigned long long)p.tp * p.cp * p.pp * p.dp;
         rc = workload_build(&d->w.model, &p, gpus, &w, &e2);
         if (rc == SIM_ERR_INPUT) { /* the batch does not split: fewer replicas */
-            snprintf(why, sizeof why, "dp %u: %s", p.dp, e2.msg);
+            snprintf(why, sizeof why, "at dp %u the workload refuses: %s", p.dp, e2.msg);
             rc = 0;
             continue;
         }
