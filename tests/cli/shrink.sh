@@ -10,6 +10,8 @@
 #    x 16 GPUs, and time to train = compute at full speed + rework +
 #    checkpoints + restarts + the shrunk stretch; either leaf down gives the
 #    same speed (the remapped replicas on leaf 1 price as those on leaf 0);
+#  - PP 2 with DP outermost: the replica kept on leaf 1 (its data rank
+#    remapped to its GPUs) runs as the DP 1 job on 16 GPUs, to 1e-12;
 #  - a shape that cannot run (PP 2 puts every replica on both leaves) waits
 #    for the repair as restart does, and the text says why;
 #  - no part that cuts GPUs off (spines only): shrink is restart bit for bit;
@@ -66,6 +68,34 @@ for seed in (1, 2, 3, 5):
     speeds.setdefault(int(down[0]["fabric_id"]), down[0]["job_speed"])
 assert sorted(speeds) == [32, 33], speeds  # both leaves went down in these seeds
 assert speeds[32] == speeds[33], speeds
+PY
+
+# PP 2 with DP outermost (order tp-cp-pp-dp): a replica per leaf, its two
+# stages talking over the leaf; leaf 32 down keeps replica 1 on GPUs 16-31
+# (data rank 0 remapped), leaf 33 down replica 0: both run at t_built / the
+# iteration of the same job at DP 1 on 16 GPUs
+pp="--set job/parallelism/@pp=2 --set job/parallelism/@order=tp-cp-pp-dp"
+for seed in 1 2; do
+    "$dcsim" run --quiet --json "$two" --set @seed=$seed $pp -o "$tmp/pp-$seed.h5" \
+        >/dev/null || fail=1
+done
+"$dcsim" step --quiet --json "$two" $pp >"$tmp/pp-full.json" || fail=1
+"$dcsim" step --quiet --json "$two" $pp --set cluster/gpu/@count=16 >"$tmp/pp-half.json" || fail=1
+/usr/bin/python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+import h5py
+d = sys.argv[1]
+v = (json.load(open(f"{d}/pp-full.json"))["iteration_s"] /
+     json.load(open(f"{d}/pp-half.json"))["iteration_s"])
+seen = set()
+for seed in (1, 2):
+    with h5py.File(f"{d}/pp-{seed}.h5", "r") as f:
+        rows = f["campaign/parts"][...]
+    down = [r for r in rows if r["action"] == 0]
+    assert len(down) == 1, rows
+    assert abs(down[0]["job_speed"] - v) <= 1e-12, (seed, down[0], v)
+    seen.add(int(down[0]["fabric_id"]))
+assert seen == {32, 33}, seen
 PY
 
 # PP 2: each replica has a stage on each leaf, so a leaf down leaves none
