@@ -99,7 +99,8 @@ static campaign_result run(const campaign_config *c)
 static int same(const campaign_result *a, const campaign_result *b)
 {
     return a->time_to_train_s == b->time_to_train_s && a->rework_s == b->rework_s &&
-           a->restart_time_s == b->restart_time_s && a->degraded_slowdown_s == b->degraded_slowdown_s &&
+           a->restart_time_s == b->restart_time_s &&
+           a->degraded_slowdown_s == b->degraded_slowdown_s &&
            a->fabric_wait_s == b->fabric_wait_s && a->failures == b->failures &&
            a->restarts == b->restarts && a->event_digest == b->event_digest;
 }
@@ -107,7 +108,8 @@ static int same(const campaign_result *a, const campaign_result *b)
 static void test_no_cut_is_restart(void)
 {
     shrink_ctx s = {0.8, 0, 0.5};
-    campaign_config a = config(CAMPAIGN_FABRIC_RESTART, &s), b = config(CAMPAIGN_FABRIC_SHRINK, &s);
+    campaign_config a = config(CAMPAIGN_FABRIC_RESTART, &s);
+    campaign_config b = config(CAMPAIGN_FABRIC_SHRINK, &s);
     campaign_result ra = run(&a), rb = run(&b);
     CHECK(ra.parts_down > 5 && ra.degraded_slowdown_s > 0);
     CHECK(same(&ra, &rb));
@@ -120,7 +122,8 @@ static void test_no_cut_is_restart(void)
 static void test_unrunnable_shape_waits(void)
 {
     shrink_ctx s = {0, 1, 0.5};
-    campaign_config a = config(CAMPAIGN_FABRIC_RESTART, &s), b = config(CAMPAIGN_FABRIC_SHRINK, &s);
+    campaign_config a = config(CAMPAIGN_FABRIC_RESTART, &s);
+    campaign_config b = config(CAMPAIGN_FABRIC_SHRINK, &s);
     campaign_result ra = run(&a), rb = run(&b);
     CHECK(ra.fabric_wait_s > 0 && ra.fabric_unrunnable > 0);
     CHECK(same(&ra, &rb));
@@ -133,7 +136,8 @@ static void test_shrunk_closed_form(void)
     enum { N = 24 };
     double v = 0.55;
     shrink_ctx s = {v, 1, 0.5}, none = {0, 1, 0.5};
-    campaign_config c = config(CAMPAIGN_FABRIC_SHRINK, &s), w = config(CAMPAIGN_FABRIC_RESTART, &none);
+    campaign_config c = config(CAMPAIGN_FABRIC_SHRINK, &s);
+    campaign_config w = config(CAMPAIGN_FABRIC_RESTART, &none);
     campaign_result *r = calloc(N, sizeof *r), *q = calloc(N, sizeof *q);
     sim_error err;
     sim_error_clear(&err);
