@@ -140,6 +140,11 @@ static void account_stretch(campaign *c, double elapsed, double work)
         c->res.degraded_slowdown_s += fmax(0, at_degraded - at_elastic);
     if (c->speed_slow < 1) /* else none: elapsed - at_degraded is a rounding residue */
         c->res.straggler_slowdown_s += fmax(0, elapsed - at_degraded);
+    if (c->kept_epoch < 1) { /* SHRINK: on fewer replicas, the others' GPUs idle */
+        c->res.shrunk_s += elapsed;
+        c->res.shrunk_idle_gpu_h +=
+            elapsed * (1 - c->kept_epoch) * (double)c->cfg->gpu_count / 3600;
+    }
 }
 
 /* Close the speed epoch now: account its stretch, bank its work, start
@@ -202,6 +207,7 @@ static void set_speed(campaign *c)
     c->speed_slow = c->n_slow ? c->cfg->straggler_speed : 1.0;
     c->speed_fabric = c->fabric_now > 0 ? c->fabric_now : 1.0;
     c->speed = c->speed_elastic * c->speed_fabric * c->speed_slow;
+    c->kept_epoch = c->kept_now;
 }
 
 /* A node turned slow, or the last slow one left, or a network part went
@@ -283,6 +289,12 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
             drain(c);
             return;
         }
+        if (campaign_fabric_grow_due(c)) { /* grow back once the snapshot is durable */
+            c->hold_s = c->persist_end_s - sim_now(eng);
+            c->res.grow_restarts++;
+            begin_restart(c);
+            return;
+        }
         start_compute(c);
         return;
     }
@@ -305,6 +317,11 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
     }
     if (c->n_drain_due) {
         drain(c);
+        return;
+    }
+    if (campaign_fabric_grow_due(c)) { /* SHRINK: grow back here, nothing to lose */
+        c->res.grow_restarts++;
+        begin_restart(c);
         return;
     }
     start_compute(c);
@@ -728,7 +745,8 @@ int campaign_run_in(campaign_workspace *ws, const campaign_config *cfg, const ca
     /* everything the run reads from ws is reset or reseeded below */
     sim_engine_reset(ws->eng);
     campaign c = {.cfg = cfg, .sink = sink, .poll = poll, .poll_ctx = poll_ctx, .err = err,
-                  .failing_part = -1, .ws = ws, .eng = ws->eng};
+                  .failing_part = -1, .ws = ws, .eng = ws->eng,
+                  .kept_now = 1, .kept_epoch = 1};
     campaign_outlook look;
     rc = set_up_timing(&c, &look);
     if (!rc)

@@ -113,11 +113,19 @@ typedef struct campaign_cause {
  *   RESTART  restart at once on the fabric left, at its iteration time; when
  *            the job cannot run there (GPUs cut off, no route), wait for
  *            repairs until it can
- *   WAIT     wait until every down part is repaired, then restart */
+ *   WAIT     wait until every down part is repaired, then restart
+ *   SHRINK   as RESTART, but when down parts cut GPUs off the job restarts
+ *            on the data-parallel replicas left whole, at the same global
+ *            batch (the callback's speed of that shape); the parts that cut
+ *            its dropped replicas off stay counted down until the next
+ *            restart point, and a checkpoint after one of them was repaired
+ *            is one: the job grows back there (a restart, nothing lost).
+ *            A shape that cannot run waits as RESTART does. */
 enum campaign_fabric_policy {
     CAMPAIGN_FABRIC_REPLACE = 0,
     CAMPAIGN_FABRIC_RESTART = 1,
-    CAMPAIGN_FABRIC_WAIT = 2
+    CAMPAIGN_FABRIC_WAIT = 2,
+    CAMPAIGN_FABRIC_SHRINK = 3
 };
 
 /* A network part down (speed 0) or slow: its cause (index in
@@ -258,6 +266,13 @@ typedef struct campaign_config {
      * trace (campaign_part_event.fabric_id), on fabric_ctx. */
     int64_t (*fabric_part_id)(void *ctx, int32_t cause, uint64_t part);
     int fabric_policy;               /* enum campaign_fabric_policy */
+    /* SHRINK (required with it): whether this part, down alone, cuts GPUs
+     * off the job (1) or not (0); and the share of the job's GPUs the shape
+     * the parts leave runs on, (0, 1] (1: no GPU cut off; the shape whose
+     * speed fabric_speed gave). On fabric_ctx; called after fabric_speed for
+     * the same parts. */
+    int (*fabric_cuts)(void *ctx, const campaign_part_state *part);
+    double (*fabric_kept)(void *ctx, const campaign_part_state *parts, unsigned n);
     uint64_t seed;
     /* > 0: stop with an error after this many engine events; 0: after
      * CAMPAIGN_EVENT_CAP_FACTOR x the expected events + CAMPAIGN_EVENT_CAP_SLACK */
@@ -365,6 +380,13 @@ typedef struct campaign_result {
     uint64_t fabric_faster;           /* states the fabric_speed callback found faster than
                                          as built (ECMP rehash luck), taken at speed 1 */
     unsigned fabric_causes;           /* causes with a repair time (0: no degraded fabric) */
+    /* SHRINK: compute time run on fewer data-parallel replicas (parts down
+     * cut the others off), the GPU-hours of the job left idle meanwhile
+     * (the dropped replicas' GPUs x that time), restarts onto a smaller
+     * shape and restarts that grew the job back at a checkpoint */
+    double shrunk_s, shrunk_idle_gpu_h;
+    uint64_t shrink_restarts, grow_restarts;
+    int shrink;                       /* the run's policy was SHRINK */
     uint64_t stragglers;              /* nodes that turned slow */
     uint64_t drains;                  /* nodes drained */
     uint64_t elastic_restarts;        /* restarts that went on without waiting for spares */
@@ -469,6 +491,8 @@ typedef struct campaign_mc {
      * aborted writes) and to degradation (the degraded stretch), and the
      * waits for network repairs (part of the restarts) */
     campaign_stat interruption_s, degraded_slowdown_s, fabric_wait_s;
+    campaign_stat shrunk_s, shrunk_idle_gpu_h; /* SHRINK: as the results' */
+    int shrink;                       /* SHRINK: the two above are shown */
     unsigned fabric_causes;           /* as the results' (0: the three above are not shown) */
     campaign_stat failures_by_cause[CAMPAIGN_MAX_CAUSES + 1]; /* as campaign_result's */
 } campaign_mc;

@@ -30,21 +30,43 @@ static const campaign_cause *cause_of(const campaign *c, int32_t cause)
 /* The job's speed on the parts now, the policy applied (REPLACE: the job
  * was re-placed off the down parts, so only slow ones count): 0 or -1 with
  * the run stopped (the callback's error in c->err). */
+static int out_now(const campaign *c, const campaign_part_state *p)
+{
+    for (unsigned i = 0; i < c->fab_n; i++)
+        if (c->ws->fab[i].cause == p->cause && c->ws->fab[i].part == p->part)
+            return 1;
+    return 0;
+}
+
+static int failed_model(campaign *c, const char *what, double v)
+{
+    if (c->err && !c->err->code)
+        sim_error_set(c->err, SIM_ERR_INTERNAL, NULL, 0, "the degraded fabric's %s is %g", what,
+                      v);
+    c->model_failed = 1;
+    sim_stop(c->eng);
+    return -1;
+}
+
 static int evaluate(campaign *c)
 {
     campaign_workspace *ws = c->ws;
     unsigned m = 0;
+    int shrink = c->cfg->fabric_policy == CAMPAIGN_FABRIC_SHRINK;
     for (unsigned i = 0; i < c->fab_n; i++)
         if (c->cfg->fabric_policy != CAMPAIGN_FABRIC_REPLACE || ws->fab[i].speed > 0)
             ws->fab_view[m++] = ws->fab[i];
+    for (unsigned i = 0; shrink && i < c->held_n; i++) /* repaired, still counted down */
+        if (!out_now(c, &ws->held[i]))
+            ws->fab_view[m++] = (campaign_part_state){ws->held[i].cause, ws->held[i].part, 0};
     double v = m ? c->cfg->fabric_speed(c->cfg->fabric_ctx, ws->fab_view, m, c->err) : 1.0;
-    if (!(v >= 0) || !isfinite(v)) { /* negative: the callback's error; NaN: a bug there */
-        if (c->err && !c->err->code)
-            sim_error_set(c->err, SIM_ERR_INTERNAL, NULL, 0,
-                          "the degraded fabric's speed is %g, not a number >= 0", v);
-        c->model_failed = 1;
-        sim_stop(c->eng);
-        return -1;
+    if (!(v >= 0) || !isfinite(v)) /* negative: the callback's error; NaN: a bug there */
+        return failed_model(c, "speed (not a number >= 0)", v);
+    c->kept_now = 1;
+    if (shrink && m && v > 0) {
+        c->kept_now = c->cfg->fabric_kept(c->cfg->fabric_ctx, ws->fab_view, m);
+        if (!(c->kept_now > 0 && c->kept_now <= 1))
+            return failed_model(c, "share of GPUs kept (not in (0, 1])", c->kept_now);
     }
     int down = 0;
     for (unsigned i = 0; i < m; i++)
@@ -160,11 +182,39 @@ static int wait_needed(const campaign *c)
     return c->fabric_now == 0;
 }
 
+/* SHRINK at a restart point: the parts down now that cut GPUs off are the
+ * ones the job's shape leaves out until the next; the speed on them (other
+ * policies: the speed). 0, or -1 with the run stopped. */
+static int refresh_held(campaign *c)
+{
+    if (c->cfg->fabric_policy != CAMPAIGN_FABRIC_SHRINK)
+        return evaluate(c);
+    c->held_n = 0;
+    for (unsigned i = 0; i < c->fab_n; i++)
+        if (c->ws->fab[i].speed == 0 && c->cfg->fabric_cuts(c->cfg->fabric_ctx, &c->ws->fab[i]))
+            c->ws->held[c->held_n++] = c->ws->fab[i];
+    return evaluate(c);
+}
+
+int campaign_fabric_grow_due(const campaign *c)
+{
+    if (c->cfg->fabric_policy != CAMPAIGN_FABRIC_SHRINK)
+        return 0;
+    for (unsigned i = 0; i < c->held_n; i++)
+        if (!out_now(c, &c->ws->held[i]))
+            return 1;
+    return 0;
+}
+
 int campaign_fabric_must_wait(campaign *c)
 {
     c->fabric_waiting = 0;
-    if (!c->fab_n || !wait_needed(c))
+    if (c->cfg->fabric_policy == CAMPAIGN_FABRIC_SHRINK && refresh_held(c))
+        return 1; /* stopped */
+    if (!c->fab_n || !wait_needed(c)) {
+        c->res.shrink_restarts += c->kept_now < 1;
         return 0;
+    }
     c->res.fabric_unrunnable += c->fabric_now == 0;
     c->fabric_waiting = 1;
     c->fabric_wait_since = sim_now(c->eng);
@@ -187,7 +237,11 @@ static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
     }
     c->fab_n--;
     c->res.parts_repaired++;
-    if (evaluate(c) || emit_part(c, CAMPAIGN_PART_REPAIRED, gone.cause, gone.part, 1))
+    /* a restart waiting for repairs takes its shape when it goes: the
+     * parts that cut GPUs off then */
+    int waits = c->state == CAMPAIGN_STATE_RESTART && c->fabric_waiting;
+    if ((waits ? refresh_held(c) : evaluate(c)) ||
+        emit_part(c, CAMPAIGN_PART_REPAIRED, gone.cause, gone.part, 1))
         return;
     if (c->state == CAMPAIGN_STATE_COMPUTE) {
         campaign_speed_changed(c);
@@ -197,6 +251,7 @@ static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
         return;
     c->fabric_waiting = 0;
     c->res.fabric_wait_s += sim_now(eng) - c->fabric_wait_since;
+    c->res.shrink_restarts += c->kept_now < 1;
     if (!c->waiting) /* not still waiting for a spare node */
         campaign_schedule_restart(c);
 }
@@ -208,6 +263,9 @@ void campaign_fabric_reset(campaign *c)
     c->fabric_now = 1;
     c->speed_fabric = 1;
     c->fabric_waiting = 0;
+    c->held_n = 0;
+    c->kept_now = c->kept_epoch = 1;
+    c->res.shrink = c->cfg->fabric_policy == CAMPAIGN_FABRIC_SHRINK;
     c->res.fabric_causes = 0;
     for (unsigned i = 0; i < c->cfg->n_causes; i++)
         if (c->cfg->causes[i].repair_s > 0 && ++c->res.fabric_causes)

@@ -97,6 +97,11 @@ typedef struct campaign {
     double fabric_wait_since;
     double restart_swap_s;        /* the swap the scheduled restart includes */
     int model_failed;             /* the fabric_speed callback failed: err set */
+    /* SHRINK (campaign_fabric.c): the parts down at the last restart that cut
+     * GPUs off (ws->held), counted down until the next restart point; the
+     * share of the job's GPUs the shape runs on, now and in this epoch */
+    unsigned held_n;
+    double kept_now, kept_epoch;
 
     campaign_result res;
     int sink_failed;
@@ -119,7 +124,9 @@ struct campaign_workspace {
                                  one per such cause for its repairs */
     campaign_part_state fab[CAMPAIGN_MAX_FABRIC_PARTS];      /* the parts down or slow */
     uint64_t fab_serial[CAMPAIGN_MAX_FABRIC_PARTS];          /* their repair events' */
-    campaign_part_state fab_view[CAMPAIGN_MAX_FABRIC_PARTS]; /* what the policy lets count */
+    campaign_part_state fab_view[2 * CAMPAIGN_MAX_FABRIC_PARTS]; /* what the policy lets
+                                                                  count (SHRINK: + held) */
+    campaign_part_state held[CAMPAIGN_MAX_FABRIC_PARTS];    /* SHRINK: campaign.held_n */
     unsigned char *slow;      /* per node, cleared by the run that uses it */
     double *slow_since;
     uint64_t nodes_cap;
@@ -173,6 +180,11 @@ int campaign_fabric_must_wait(campaign *c);
 
 /* The seeding of the repair streams, the empty state. */
 void campaign_fabric_reset(campaign *c);
+
+/* SHRINK: 1 when a part that cut the job's dropped replicas off has been
+ * repaired since the last restart, so the checkpoint just written is the
+ * point to grow back at (a restart, nothing lost); else 0. */
+int campaign_fabric_grow_due(const campaign *c);
 
 /* The most replicas an elastic job goes on without. */
 unsigned campaign_elastic_most_missing(const campaign_config *cfg);

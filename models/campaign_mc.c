@@ -103,6 +103,7 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
     memset(out, 0, sizeof *out);
     out->replicas = n;
     out->fabric_causes = n ? r[0].fabric_causes : 0;
+    out->shrink = n ? r[0].shrink : 0;
     double *x = malloc((n ? n : 1) * sizeof *x);
     if (!x)
         return;
@@ -121,6 +122,8 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
     STAT(interruption_s, r[i].rework_s + r[i].restart_time_s + r[i].checkpoint_aborted_s);
     STAT(degraded_slowdown_s, r[i].degraded_slowdown_s);
     STAT(fabric_wait_s, r[i].fabric_wait_s);
+    STAT(shrunk_s, r[i].shrunk_s);
+    STAT(shrunk_idle_gpu_h, r[i].shrunk_idle_gpu_h);
     for (unsigned k = 0; k <= CAMPAIGN_MAX_CAUSES; k++)
         STAT(failures_by_cause[k], (double)r[i].failures_by_cause[k]);
 #undef STAT

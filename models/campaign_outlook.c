@@ -79,8 +79,11 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                 "on a degraded fabric (fabric_speed set)", i);
     }
     REQUIRE(cfg->fabric_policy >= CAMPAIGN_FABRIC_REPLACE &&
-                cfg->fabric_policy <= CAMPAIGN_FABRIC_WAIT,
-            "campaign: the degraded-fabric policy must be replace, restart or wait");
+                cfg->fabric_policy <= CAMPAIGN_FABRIC_SHRINK,
+            "campaign: the degraded-fabric policy must be replace, restart, wait or shrink");
+    REQUIRE(cfg->fabric_policy != CAMPAIGN_FABRIC_SHRINK ||
+                (cfg->fabric_speed && cfg->fabric_cuts && cfg->fabric_kept),
+            "campaign: the shrink policy needs fabric_speed, fabric_cuts and fabric_kept");
     REQUIRE(cfg->gpu_failure_rate_per_s >= 0 && isfinite(cfg->gpu_failure_rate_per_s),
             "campaign: failure rate must be zero or positive");
     REQUIRE(cfg->restart_s >= 0 && isfinite(cfg->restart_s),

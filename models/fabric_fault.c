@@ -347,6 +347,16 @@ static uint32_t cut_by(const topo_graph *g, const ff_effect *e, uint32_t k)
     return culprit;
 }
 
+uint32_t ff_effect_cut_gpus(const fabric *f, const ff_effect *e, unsigned char *cut)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < f->gpus; k++) {
+        cut[k] = e->gpu_speed[k] == 0 || (e->links_down && cut_by(&f->g, e, k) != UINT32_MAX);
+        n += cut[k];
+    }
+    return n;
+}
+
 int ff_effect_check_gpus(const fabric *f, const ff_state *s, const ff_effect *e,
                          sim_error *err)
 {
@@ -384,7 +394,8 @@ int ff_effect_check_gpus(const fabric *f, const ff_state *s, const ff_effect *e,
     free(ids);
     return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,
                          "failed part %s%s %s GPU%s %s%s; the step needs every GPU of the "
-                         "job (a restart without them is not modelled yet: docs/failures.md)",
+                         "job (the campaign's <degraded policy=\"shrink\"> restarts without "
+                         "them: docs/failures.md)",
                          one, s->n > 1 ? " (with the others)" : "", gone ? "takes out" : "cuts",
                          n > 1 ? "s" : "", list, gone ? "" : " off the fabric");
 }

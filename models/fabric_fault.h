@@ -93,9 +93,14 @@ void ff_effect_fini(ff_effect *e); /* NULL-safe */
  * node=), or one with every fabric cable of its port or shared NIC down.
  * 0 when none; else SIM_ERR_INPUT with one line naming the first part
  * responsible and the GPUs it takes ("0-47, 96"), since the step needs
- * every GPU (elastic restart without them is not built yet). */
+ * every GPU (the campaign's shrink policy restarts without them). */
 int ff_effect_check_gpus(const fabric *f, const ff_state *s, const ff_effect *e,
                          sim_error *err);
+
+/* Per GPU of f, cut[k] = 1 when the effect leaves it without the job (as
+ * ff_effect_check_gpus counts: speed 0, or no fabric cable left), else 0;
+ * returns how many. cut has f->gpus entries. */
+uint32_t ff_effect_cut_gpus(const fabric *f, const ff_effect *e, unsigned char *cut);
 
 /* The degraded fabric: a copy of base with the effect's link speeds
  * (topo_graph_degrade), its own router (same configuration: tables rebuilt

@@ -44,7 +44,8 @@ uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned
     static const unsigned char megatron[4] = {DIM_TP, DIM_CP, DIM_DP, DIM_PP};
     const unsigned char *o =
         p->order[0] | p->order[1] | p->order[2] | p->order[3] ? p->order : megatron;
-    unsigned index[4] = {t, c, d, stage}, size[4] = {p->tp, p->cp, p->dp, p->pp};
+    unsigned index[4] = {t, c, p->dp_replica ? p->dp_replica[d] : d, stage},
+             size[4] = {p->tp, p->cp, p->dp_replica ? p->dp_placed : p->dp, p->pp};
     uint32_t id = 0, stride = 1;
     for (int k = 0; k < 4; k++) { /* mixed radix, innermost dimension first */
         id += index[o[k]] * stride;

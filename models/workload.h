@@ -120,6 +120,12 @@ typedef struct parallel_config {
     unsigned char order[4];      /* placement, innermost first: a permutation of enum
                                     parallel_dim; all 0 = Megatron's tp-cp-dp-pp */
     framework_config fw;         /* framework behaviour; all 0 = the defaults above */
+    /* A job shrunk to fewer data-parallel replicas on the GPUs of a larger
+     * one (docs/failures.md "Shrinking"): data rank d runs on the GPUs of
+     * replica dp_replica[d] of a placement of dp_placed replicas
+     * (step_gpu). NULL: rank d on replica d of dp. Not a scenario value. */
+    const unsigned *dp_replica;
+    unsigned dp_placed;
 } parallel_config;
 
 enum parallel_dim { DIM_TP = 0, DIM_CP, DIM_DP, DIM_PP };

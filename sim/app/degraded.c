@@ -73,6 +73,9 @@ int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n
         return rc;
     d->built_iteration_s = built_iteration_s;
     d->by_tier = s->degraded_by_tier;
+    d->shrink = s->campaign.fabric_policy == CAMPAIGN_FABRIC_SHRINK;
+    d->hbm_bytes = s->gpu.hbm_bytes;
+    d->reserved_bytes = s->reserved_bytes;
     d->capacity = s->degraded_cache ? s->degraded_cache : 1;
     d->cache = calloc(d->capacity, sizeof *d->cache);
     if (!d->cache)
@@ -95,6 +98,7 @@ void run_degraded_free(run_degraded *d)
     for (unsigned i = 0; i < CAMPAIGN_MAX_CAUSES; i++) {
         free(d->ids[i]);
         free(d->tier[i]);
+        free(d->cuts[i]);
     }
     free(d->cache);
     fabric_free(&d->f);
@@ -150,13 +154,28 @@ static int state_of(const run_degraded *d, const campaign_part_state *parts, uns
     return 0;
 }
 
-/* A miss: the iteration on the state (0: the job cannot run on it). */
-static double simulate(run_degraded *d, const ff_state *st, sim_error *err)
+/* A miss: the iteration on the state (0: the job cannot run on it), and
+ * the share of GPUs its shape keeps (shrink; else 1). */
+static double simulate(run_degraded *d, const ff_state *st, double *kept, sim_error *err)
 {
     sim_error why;
     sim_error_clear(&why);
     ff_effect e = {0};
+    *kept = 1;
     int rc = ff_effect_compute(&d->f, st, &e, &why);
+    unsigned char *cut = NULL;
+    if (!rc && d->shrink) { /* GPUs cut off: the largest shape without them */
+        cut = malloc((size_t)d->f.gpus + 1);
+        if (!cut)
+            rc = sim_error_set(&why, SIM_ERR_NOMEM, NULL, 0, "out of memory for a failure state");
+        else if (ff_effect_cut_gpus(&d->f, &e, cut)) {
+            double t = degraded_simulate_shrunk(d, st, &e, cut, kept, err);
+            free(cut);
+            ff_effect_fini(&e);
+            return t;
+        }
+    }
+    free(cut);
     if (!rc)
         rc = ff_effect_check_gpus(&d->f, st, &e, &why);
     ff_effect_fini(&e);
@@ -209,21 +228,23 @@ double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts,
         if (x->used && x->digest == key) {
             x->last_use = ++d->clock;
             d->hits++;
+            degraded_shrink_note_kept(x->kept);
             ff_state_fini(&st);
             return x->iteration_s;
         }
         if (!x->used || (d->cache[victim].used && x->last_use < d->cache[victim].last_use))
             victim = i;
     }
-    double t0 = now_s();
-    double t = st.n ? simulate(d, &st, err) : d->built_iteration_s;
+    double t0 = now_s(), kept = 1;
+    double t = st.n ? simulate(d, &st, &kept, err) : d->built_iteration_s;
     d->simulate_s += now_s() - t0;
     ff_state_fini(&st);
     if (t < 0)
         return t;
     d->simulations++;
     d->evictions += d->cache[victim].used;
-    d->cache[victim] = (degraded_entry){key, t, ++d->clock, 1};
+    d->cache[victim] = (degraded_entry){key, t, kept, ++d->clock, 1};
+    degraded_shrink_note_kept(kept);
     return t;
 }
 

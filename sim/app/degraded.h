@@ -30,6 +30,7 @@
 typedef struct degraded_entry {
     uint64_t digest;
     double iteration_s;  /* 0: the job cannot run on this state */
+    double kept;         /* shrink: the share of the job's GPUs its shape runs on (1: all) */
     uint64_t last_use;
     int used;
 } degraded_entry;
@@ -47,12 +48,18 @@ typedef struct run_degraded {
     uint8_t *tier[CAMPAIGN_MAX_CAUSES]; /* by index: the part's tier (0: host cables) */
     int by_tier;                    /* states="by-tier": the k parts of a cause out stand
                                        for its parts 0 .. k-1 (degraded.c) */
+    int shrink;                     /* <degraded policy="shrink">: GPUs cut off shrink the
+                                       job (degraded_shrink.c) instead of refusing it */
+    double hbm_bytes, reserved_bytes; /* per GPU, for the shrunk shape's memory check */
+    signed char *cuts[CAMPAIGN_MAX_CAUSES]; /* shrink: per part, whether it cuts GPUs off
+                                               down alone (2: not known yet; owned) */
     degraded_entry *cache;
     size_t capacity;
     uint64_t clock;
     /* statistics over every lookup (sums over replicas; with evictions their
      * split depends on the order replicas ask in, the speeds do not) */
     uint64_t lookups, hits, simulations, evictions, unrunnable_states;
+    uint64_t shrunk_states;         /* of the simulations: on a shrunk shape */
     double simulate_s;              /* wall seconds spent simulating misses */
     char first_refusal[256];        /* why the first state the job cannot run on was refused */
 } run_degraded;
@@ -73,6 +80,19 @@ int64_t run_degraded_part_id(void *ctx, int32_t cause, uint64_t part);
 
 double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned n,
                           sim_error *err);
+
+/* Shrink (degraded_shrink.c). campaign_config.fabric_cuts: whether the part,
+ * down alone, cuts GPUs off (memoised per part). campaign_config.fabric_kept:
+ * the share of GPUs of the shape whose speed run_degraded_speed just gave on
+ * this thread. */
+int run_degraded_cuts(void *ctx, const campaign_part_state *part);
+double run_degraded_kept(void *ctx, const campaign_part_state *parts, unsigned n);
+void degraded_shrink_note_kept(double kept);
+/* The iteration of the largest shape without the GPUs cut[] (e's), on the
+ * fabric e leaves: > 0 with *kept set, 0 when no shape runs (counted, the
+ * first reason kept), < 0 on an error (err). */
+double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_effect *e,
+                                const unsigned char *cut, double *kept, sim_error *err);
 
 /* The iteration of the state the parts make, 0 when the job cannot run on
  * it, negative on an error; and the state's digest (may be NULL). */

@@ -174,6 +174,8 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
         c->fabric_speed = run_degraded_speed;
         c->fabric_ctx = p->degraded;
         c->fabric_part_id = run_degraded_part_id;
+        c->fabric_cuts = run_degraded_cuts;
+        c->fabric_kept = run_degraded_kept;
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 /* summary.c - build and print the run summary (see summary.h). */
 #include "summary.h"
 
+#include "degraded.h"
 #include "energyrun.h"
 
 #include <inttypes.h>
@@ -124,6 +125,17 @@ static void add_mechanism_rows(run_summary *out, const campaign_config *c,
         add(out, "fabric_faster", "1", "faster states taken as built",
             "failure states the step tier found faster than as built (ECMP rehash), "
             "taken at the as-built speed", (double)r->fabric_faster, 1);
+    }
+    if (r->shrink) {
+        add(out, "shrunk_s", "s", "run shrunk", "compute time on fewer data-parallel "
+            "replicas while parts down cut the others' GPUs off (policy shrink)", r->shrunk_s, 0);
+        add(out, "shrunk_idle_gpu_h", "GPU h", "GPU-hours idle while shrunk",
+            "the dropped replicas' GPUs x the time run shrunk", r->shrunk_idle_gpu_h, 0);
+        add(out, "shrink_restarts", "1", "restarts onto a smaller shape",
+            "restarts on the replicas left whole (policy shrink)", (double)r->shrink_restarts, 1);
+        add(out, "grow_restarts", "1", "restarts growing back",
+            "restarts at a checkpoint after a repair gave GPUs back (policy shrink)",
+            (double)r->grow_restarts, 1);
     }
     if (c->elastic_replicas) {
         add(out, "elastic_slowdown_s", "s", "slowed by missing replicas",
@@ -456,6 +468,12 @@ void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r
             line[--n] = '\0';
         fprintf(f, "%s\n", line);
     }
+    const run_degraded *d = plan->degraded;
+    if (d && d->shrink) /* what the shapes were, over every replica's states */
+        fprintf(f, "\n  shrink: %" PRIu64 " of %" PRIu64 " failure states simulated ran on a "
+                "smaller shape; %" PRIu64 " left none that runs (the job waited for repairs "
+                "there)%s%s\n", d->shrunk_states, d->simulations, d->unrunnable_states,
+                d->first_refusal[0] ? ": " : "", d->first_refusal);
     fprintf(f, "\n  event digest %s\n", sum->event_digest);
 }
 
@@ -505,6 +523,11 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
         rows[n++] = (mc_row){"degraded_slowdown_s", "s", "lost to degradation",
                              &mc->degraded_slowdown_s};
         rows[n++] = (mc_row){"fabric_wait_s", "s", "waiting for repairs", &mc->fabric_wait_s};
+    }
+    if (mc->shrink) {
+        rows[n++] = (mc_row){"shrunk_s", "s", "run shrunk", &mc->shrunk_s};
+        rows[n++] = (mc_row){"shrunk_idle_gpu_h", "GPU h", "GPU-hours idle while shrunk",
+                             &mc->shrunk_idle_gpu_h};
     }
     return n;
 }

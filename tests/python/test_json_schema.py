@@ -60,6 +60,8 @@ CASES = [
                       "--set", "serving/arrivals/@duration=60s"], {0}),
     ("run", ["run", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                       "nic-failures.xml")], {0}),
+    ("run", ["run", "--quiet", "--json", "--replicas", "3", os.path.join(SRC, "tests",
+             "scenarios", "shrink-two-leaves.xml"), "--set", "@seed=1"], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json",
                  os.path.join(SRC, "tests", "scenarios", "cluster-training-trace.xml")], {0}),

@@ -160,6 +160,18 @@ static double speed_set_at_run(void *ctx, const campaign_part_state *parts, unsi
     return 1;
 }
 
+static int cuts_set_at_run(void *ctx, const campaign_part_state *part)
+{
+    (void)ctx, (void)part;
+    return 0;
+}
+
+static double kept_set_at_run(void *ctx, const campaign_part_state *parts, unsigned n)
+{
+    (void)ctx, (void)parts, (void)n;
+    return 1;
+}
+
 /* the campaign's own check of what the sections gave it, located at the
  * document (its messages name the setting) */
 static int check_campaign(loader *ld, scn_scenario *s)
@@ -170,8 +182,11 @@ static int check_campaign(loader *ld, scn_scenario *s)
     campaign_config probe = s->campaign;
     if (s->step_computes_iteration)
         probe.mfu_frac = 1; /* the step tier sets it; check the rest */
-    if (s->has_degraded)
+    if (s->has_degraded) {
         probe.fabric_speed = speed_set_at_run;
+        probe.fabric_cuts = cuts_set_at_run;
+        probe.fabric_kept = kept_set_at_run;
+    }
     if (campaign_config_check(&probe, &check))
         return sim_error_set(ld->err, SIM_ERR_INPUT, ld->display_name, 0, "%s", check.msg);
     return 0;

@@ -504,7 +504,7 @@ static int apply_scale(loader *ld, xmlNode *rel, campaign_config *c)
  * step tier (no mfu) to time the iteration on the fabric left */
 static int parse_degraded(loader *ld, xmlNode *rel, xmlNode *deg, scn_scenario *s)
 {
-    static const char *const policies[] = {"replace", "restart", "wait"};
+    static const char *const policies[] = {"replace", "restart", "wait", "shrink"};
     campaign_config *c = &s->campaign;
     c->fabric_policy = CAMPAIGN_FABRIC_RESTART;
     s->degraded_cache = SCN_DEGRADED_CACHE_DEFAULT;
@@ -525,7 +525,7 @@ static int parse_degraded(loader *ld, xmlNode *rel, xmlNode *deg, scn_scenario *
     if (deg && has_attr(deg, "policy")) {
         char text[16];
         copy_attr(deg, "policy", text, sizeof text);
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             if (!strcmp(text, policies[k]))
                 c->fabric_policy = k;
         s->degraded_policy_given = 1;
