@@ -119,8 +119,6 @@ static int put_series(hid_t g, const serve_result *r)
     H5Tinsert(t, "t_s", HOFFSET(series_row, t_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "arrivals", HOFFSET(series_row, arrivals), H5T_NATIVE_UINT64);
     H5Tinsert(t, "finished", HOFFSET(series_row, finished), H5T_NATIVE_UINT64);
-    H5Tinsert(t, "prefix_levels_hit", HOFFSET(request_row, prefix_levels_hit),
-              H5T_NATIVE_INT32);
     H5Tinsert(t, "dropped", HOFFSET(series_row, dropped), H5T_NATIVE_UINT64);
     H5Tinsert(t, "preemptions", HOFFSET(series_row, preemptions), H5T_NATIVE_UINT64);
     H5Tinsert(t, "running", HOFFSET(series_row, running), H5T_NATIVE_DOUBLE);
