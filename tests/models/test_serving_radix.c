@@ -10,6 +10,9 @@
  *     the hits are those of an LRU stack of two over the drawn children
  *     (the draws replayed from the documented stream, seed x 2 + 3), the
  *     level-1 node (a parent) is never evicted while a child is cached;
+ *   - subtree first: two chains on a cache of 75 blocks: a request of one
+ *     chain evicts the other's level-2 leaf and keeps its level-1 node,
+ *     though that node was pinned before the leaf (closed-form depths);
  *   - conservation on a loaded three-level stream: prefilled + cached prompt
  *     tokens = the prompt tokens admitted (no preemption), level hits never
  *     above the level above's;
@@ -181,6 +184,56 @@ static void test_eviction_order(void)
     CHECK(lru_hits > 0 && lru_hits < n - 1); /* the stream exercises both outcomes */
 }
 
+/* Two level-1 prefixes of 256 tokens (16 blocks), one level-2 child of 160
+ * under each (10 blocks); 512 + 8 own tokens: 59 blocks a request, 26 of
+ * them its chain. The cache: 75 blocks = 59 + 16, so beside a running
+ * request the other chain keeps at most its level-1 node: evicting goes
+ * leaf first (the level-2 node, though its parent was pinned earlier), and
+ * the next request of that chain hits level 1. */
+static void test_subtree_first(void)
+{
+    serve_config c = serve_test_base("least-loaded");
+    const unsigned n = 40;
+    c.max_requests = n;
+    c.prefix_prompts = 2;
+    c.prefix_tokens = 256;
+    c.prefix_share = 1;
+    c.prefix_levels = 2;
+    c.prefix_inner[0] = (struct serve_prefix_level){1, 160, 1, 0};
+    double w, per_token, blocks;
+    CHECK_INT_EQ(serve_memory(&c, &w, &per_token, &blocks, NULL), 0);
+    c.reserved_bytes = c.gpu_bytes - w - (75 + 0.5) * 16 * per_token / c.kv_fraction;
+    CHECK_INT_EQ(serve_memory(&c, &w, &per_token, &blocks, NULL), 0);
+    CHECK_INT_EQ((long long)blocks, 75);
+    seen s = {0};
+    c.on_request = on_request;
+    c.request_ctx = &s;
+    serve_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    CHECK_INT_EQ(r.finished, n);
+    CHECK_INT_EQ(r.preemptions, 0);
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, (unsigned long)(c.seed * 2 + 3));
+    int depth[2] = {0, 0}, ones = 0;
+    for (unsigned i = 0; i < n; i++) {
+        (void)gsl_rng_uniform(g);                  /* level 1: share */
+        unsigned x = gsl_rng_uniform(g) * 2 >= 1;  /* level 1: which */
+        (void)gsl_rng_uniform(g);                  /* level 2: share */
+        (void)gsl_rng_uniform(g);                  /* level 2: the only child */
+        CHECK_INT_EQ(s.levels_hit[i], depth[x]);
+        ones += depth[x] == 1;
+        depth[x] = 2;
+        if (depth[!x] > 1)
+            depth[!x] = 1; /* its leaf evicted, its level-1 node kept */
+    }
+    gsl_rng_free(g);
+    printf("subtree first: %u requests, %d hits at level 1 only, %llu at level 2\n", n, ones,
+           (unsigned long long)r.prefix_level_hits[1]);
+    CHECK(ones > 0);
+}
+
 static void test_conservation(void)
 {
     serve_config c = serve_test_base("least-loaded");
@@ -318,6 +371,7 @@ int main(void)
     test_same_chain();
     test_first_level_only();
     test_eviction_order();
+    test_subtree_first();
     test_conservation();
     test_affinity();
     test_guard();
