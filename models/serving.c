@@ -249,9 +249,10 @@ static int new_request(serve_sim *s)
     }
     if (s->ext) {
         serve_req_ext *x = &s->ext[id];
-        x->prefix_id = x->cache_entry = x->prefill_replica = SERVE_NONE;
-        if (s->c->prefix_prompts && (x->prefix_id = serve_prefix_draw(s)) != SERVE_NONE)
-            q->orig_prompt = q->prompt += (uint32_t)s->c->prefix_tokens;
+        x->cache_entry = x->prefill_replica = SERVE_NONE;
+        x->prefix_depth = 0;
+        if (s->c->prefix_prompts)
+            q->orig_prompt = q->prompt += serve_prefix_draw(s, x);
     }
     s->sent++;
     s->out->arrived++;

@@ -77,10 +77,12 @@ typedef struct serve_trace_row {
 typedef struct serve_router serve_router;
 const serve_router *serve_router_find(const char *name);
 const char *serve_router_name(const serve_router *r);
-/* "round-robin, least-loaded, most-free-kv": the names, for messages */
+/* "round-robin, least-loaded, most-free-kv, prefix-affinity": the names, for messages */
 const char *serve_router_names(void);
 
 struct serve_request_info;
+
+#define SERVE_PREFIX_LEVELS 4 /* prefix tree depth: system prompt, document, ... */
 
 typedef struct serve_config {
     /* the replica */
@@ -143,6 +145,25 @@ typedef struct serve_config {
      * third stream (seed x 2 + 3): the other two streams are unchanged. */
     unsigned prefix_prompts;
     double prefix_tokens, prefix_share, prefix_zipf;
+    /* Partial-prefix (radix) sharing: levels nested under the one above
+     * (prefix_inner[0] is level 2, and so on; prefix_levels counts the
+     * levels in use, 0 or 1 meaning the one level above alone). Each node of
+     * level l has its own prefix_inner[l-2].prompts children; a request with
+     * a level-l prefix carries a level-(l+1) one with probability share,
+     * child k with probability proportional to (k + 1)^-zipf, its tokens
+     * prepended after its parent's. A replica caches whole blocks per tree
+     * node: node l holds floor(T_l / block) - floor(T_(l-1) / block) blocks,
+     * T_l the tokens of levels 1..l (serving_prefix.c). */
+    unsigned prefix_levels;
+    struct serve_prefix_level {
+        unsigned prompts;
+        double tokens, share, zipf;
+    } prefix_inner[SERVE_PREFIX_LEVELS - 1];
+    /* the prefix-affinity router's load guard: a request goes to the
+     * replica with its longest cached prefix unless that replica has more
+     * than router_margin unfinished requests above the least-loaded one's
+     * (the scenario's default: SERVE_ROUTER_MARGIN_DEFAULT) */
+    unsigned router_margin;
     /* disaggregated prefill and decode (serving.c; prefill_replicas 0: every
      * replica does both). With it, replicas and tp are the decode pool's and
      * the prefill pool has prefill_replicas of prefill_tp GPUs each, placed
@@ -175,6 +196,7 @@ typedef struct serve_config {
     void *poll_ctx;
 } serve_config;
 
+#define SERVE_ROUTER_MARGIN_DEFAULT 32u /* requests (A): docs/serving.md "Routers" */
 #define SERVE_EXACT_MAX_DEFAULT 4000000ull /* requests: 32 B each for the exact quantiles */
 #define SERVE_QUANTILES 3 /* P50, P90, P99 */
 extern const double serve_quantile_p[SERVE_QUANTILES];
@@ -187,6 +209,7 @@ typedef struct serve_request_info {
     uint32_t replica;              /* the (decode) replica; UINT32_MAX when dropped */
     uint32_t prefill_replica;      /* disaggregated: the prefill replica; else = replica */
     int prefix_hit;                /* its prefix was cached at its first admission */
+    int prefix_levels_hit;         /* levels of its prefix chain cached then (0 if none) */
     int dropped;
 } serve_request_info;
 
@@ -230,6 +253,13 @@ typedef struct serve_result {
      * and the mean TTFT of finished hits and of the other finished requests */
     uint64_t prefix_requests, prefix_hits;
     double prefix_hit_rate, prefill_tokens_saved;
+    /* by level (0: level 1, the two figures above): requests carrying the
+     * level's prefix and those that found it cached at their first admission
+     * (its chain up to it cached); prompt tokens of the admissions and the
+     * prefill tokens computed (saved + computed = admitted when no request
+     * is preempted part-way through its prompt) */
+    uint64_t prefix_level_requests[SERVE_PREFIX_LEVELS], prefix_level_hits[SERVE_PREFIX_LEVELS];
+    double prompt_tokens_admitted, prefill_tokens_computed;
     double ttft_hit_mean_s, ttft_miss_mean_s;
     uint64_t ttft_hit_count, ttft_miss_count;
     /* disaggregation: KV transfers (count, bytes, time from the end of the

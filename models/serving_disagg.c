@@ -68,6 +68,27 @@ int serve_extras_check(const serve_config *c, sim_error *err)
             return bad(err, "prefix share", c->prefix_share, "must be in [0, 1]");
         if (!(c->prefix_zipf >= 0 && c->prefix_zipf <= 10))
             return bad(err, "prefix zipf", c->prefix_zipf, "must be from 0 to 10");
+        if (c->prefix_levels > SERVE_PREFIX_LEVELS)
+            return bad(err, "prefix levels", c->prefix_levels, "must be from 1 to 4");
+        double nodes = c->prefix_prompts, tokens = c->prefix_tokens;
+        for (unsigned l = 1; l < c->prefix_levels; l++) {
+            const struct serve_prefix_level *v = &c->prefix_inner[l - 1];
+            if (!(v->prompts >= 1 && v->prompts <= 1000000))
+                return bad(err, "inner prefix prompts", v->prompts, "must be from 1 to 1e6");
+            if (!(v->tokens >= 1 && v->tokens <= 1e7) || v->tokens != floor(v->tokens))
+                return bad(err, "inner prefix tokens", v->tokens, "must be whole, from 1 to 1e7");
+            if (!(v->share >= 0 && v->share <= 1))
+                return bad(err, "inner prefix share", v->share, "must be in [0, 1]");
+            if (!(v->zipf >= 0 && v->zipf <= 10))
+                return bad(err, "inner prefix zipf", v->zipf, "must be from 0 to 10");
+            nodes *= v->prompts;
+            tokens += v->tokens;
+        }
+        if (!(nodes <= 9e15)) /* node paths exact in 64 bits (and in a double) */
+            return bad(err, "prefix tree nodes", nodes, "the levels' prompts multiply to at "
+                                                        "most 9e15");
+        if (!(tokens <= 1e7))
+            return bad(err, "prefix chain tokens", tokens, "must be at most 1e7");
     }
     if (!c->prefill_replicas)
         return 0;

@@ -26,9 +26,10 @@ typedef struct serve_req {
     uint32_t step_tokens;  /* this iteration: the chunk (prefill) or 1 (decode); 0 idle */
     uint32_t replica;
     uint8_t state, step_is_decode;
-    uint8_t prefix_hit;    /* its prefix was cached at its first admission */
-    uint8_t uses_cache;    /* it pins a cached prefix: its first prefix_blocks blocks are the
-                              cache's (the other fields of that are in serve_req_ext) */
+    uint8_t prefix_hit;    /* levels of its prefix chain cached at its first admission */
+    uint8_t uses_cache;    /* levels d of its prefix chain it pins in the cache: its first
+                              prefix_cum_u[d] blocks are the cache's (the other fields of
+                              that are in serve_req_ext) */
     uint32_t orig_prompt;  /* as drawn (with the prefix, if any) */
     double arrival_s, first_sched_s, first_token_s, end_s;
     uint64_t seq;          /* arrival order (0, 1, ...): the slot (id) is reused once the
@@ -38,8 +39,10 @@ typedef struct serve_req {
 /* What only prefix caching and disaggregation read, beside serve_req (kept
  * out of it: the hot loops walk serve_req records). */
 typedef struct serve_req_ext {
-    uint32_t prefix_id;    /* its shared prefix, or SERVE_NONE */
-    uint32_t cache_entry;  /* the cache entry it pins, or SERVE_NONE */
+    uint32_t prefix_k[SERVE_PREFIX_LEVELS]; /* its prefix chain: the child drawn at each
+                                               level (prefix_k[0]: the level-1 prefix) */
+    uint32_t prefix_depth; /* levels it carries (0: no prefix) */
+    uint32_t cache_entry;  /* the deepest cache entry it pins, or SERVE_NONE */
     uint32_t prefill_replica; /* where its prompt was computed */
 } serve_req_ext;
 
@@ -54,11 +57,15 @@ typedef struct serve_iter_cache {
     uint32_t max_tokens, max_rows;
 } serve_iter_cache;
 
-/* A cached prefix on one replica (serving_prefix.c). */
+/* A cached node of the prefix tree on one replica (serving_prefix.c). */
 typedef struct serve_prefix_entry {
-    uint32_t prefix_id;
-    uint32_t pins;         /* requests using or holding it: not evictable while > 0 */
+    uint64_t path;         /* the node within its level: k_1, then path x prompts_l + k_l */
     uint64_t last_used;    /* the replica's LRU clock at the last pin */
+    uint32_t parent;       /* the entry of its parent level, or SERVE_NONE (level 1, or
+                              the levels above hold no whole block) */
+    uint32_t pins;         /* requests using or holding it: not evictable while > 0 */
+    uint32_t children;     /* cached entries whose parent it is: evictable only at 0 */
+    uint32_t level;        /* 1..SERVE_PREFIX_LEVELS; 0: a free slot */
 } serve_prefix_entry;
 
 typedef struct serve_replica {
@@ -122,9 +129,13 @@ typedef struct serve_sim {
     gsl_rng *prefix_rng;
     serve_req_ext *ext;       /* [cap_req], when has_ext (prefixes or pools; else NULL) */
     int has_ext;
-    uint32_t prefix_blocks_u; /* prefix_blocks as a count */
-    double *prefix_cdf;       /* [prefix_prompts]: the popularity's cumulative sum */
-    double prefix_blocks;     /* blocks of one cached prefix */
+    unsigned prefix_depth;    /* levels of the prefix tree (0: no prefixes) */
+    struct serve_prefix_level prefix_lv[SERVE_PREFIX_LEVELS]; /* level 1 first */
+    double *prefix_cdf[SERVE_PREFIX_LEVELS]; /* [prompts]: each level's popularity's
+                                                 cumulative sum */
+    double prefix_cum[SERVE_PREFIX_LEVELS + 1]; /* [d]: whole blocks of a chain of d levels
+                                                   (floor(tokens / block); [0] = 0) */
+    uint32_t prefix_cum_u[SERVE_PREFIX_LEVELS + 1]; /* the same as counts */
     double blocks_fleet_total;
     double pre_kv_bytes_per_token; /* the prefill pool's, all its GPUs (serve_memory) */
     double pre_busy_s;
@@ -184,7 +195,7 @@ static inline serve_req_ext *serve_ext(serve_sim *s, const serve_req *q)
 /* KV blocks q uses from its replica's prefix cache */
 static inline uint32_t serve_shared(const serve_sim *s, const serve_req *q)
 {
-    return q->uses_cache ? s->prefix_blocks_u : 0;
+    return s->prefix_cum_u[q->uses_cache];
 }
 
 /* serving.c: start replica r's next iteration after the events due now */
@@ -213,7 +224,12 @@ int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int 
 /* serving_prefix.c: the prefix cache */
 int serve_prefix_init(serve_sim *s);   /* 0, or -1 (no memory) */
 void serve_prefix_free(serve_sim *s);
-uint32_t serve_prefix_draw(serve_sim *s); /* a new request's prefix or SERVE_NONE */
+/* a new request's prefix chain (x's prefix_k and prefix_depth): the tokens it
+ * adds to the prompt */
+uint32_t serve_prefix_draw(serve_sim *s, serve_req_ext *x);
+/* blocks of x's chain cached on rp (the longest cached chain) */
+double serve_prefix_cached_blocks(const serve_sim *s, const serve_replica *rp,
+                                  const serve_req_ext *x);
 /* q is admitted with nothing computed: attach its cached prefix, if any
  * (sets prefilled, kv_tokens and shared); 0 or -1 (no memory) */
 int serve_prefix_attach(serve_sim *s, serve_replica *rp, serve_req *q);

@@ -1,19 +1,25 @@
-/* serving_prefix.c - prefix caching (serving.h, prefix_*): which shared
- * prefix a request carries, and each replica's cache of computed prefixes.
+/* serving_prefix.c - prefix caching (serving.h, prefix_*): which chain of
+ * shared prefixes a request carries, and each replica's cache of computed
+ * prefixes, a tree (a radix tree over whole blocks, as SGLang's
+ * RadixAttention and vLLM's automatic prefix caching share KV blocks).
  *
- * A cached prefix holds P = floor(prefix_tokens / kv_block_tokens) full
- * KV blocks (only whole blocks are shared, as vLLM's automatic prefix
- * caching shares them), counted in the replica's used blocks. A request
- * admitted with nothing computed whose prefix is cached pins the entry and
- * starts with P x block tokens computed: its prefill covers the rest of
- * its prompt only, each chunk attending over the cached context (the
- * iteration model's chunk context). The first request that computes the
- * prefix's blocks on a replica without the entry gives them to the cache
- * (a later one that finds it cached hands its own copy back). An entry is
- * evictable while no request pins it; a request that needs blocks the free
- * ones do not hold evicts the least recently pinned first, before anyone is
- * preempted. Lookups scan the replica's entries: O(entries), at most the
- * replica's blocks / P.
+ * Level 1 is a system prompt, level 2 a document or few-shot prefix under
+ * it, and so on: each node of level l has its own children. A chain of d
+ * levels covers T_d tokens and floor(T_d / block) whole blocks; a node
+ * holds the whole blocks of its chain past its parent's (a block straddling
+ * two levels belongs to the deeper one), counted in the replica's used
+ * blocks. A request admitted with nothing computed pins its longest cached
+ * chain and starts with that chain's blocks x block tokens computed: its
+ * prefill covers the rest of its prompt only, each chunk attending over the
+ * cached context (the iteration model's chunk context). The first request
+ * that computes a node's blocks on a replica without it gives them to the
+ * cache (a later one that finds it cached hands its own copy back). A node
+ * is evictable while no request pins it (a request pins its whole chain);
+ * a request that needs blocks the free ones do not hold evicts the least
+ * recently pinned unpinned leaf first, before anyone is preempted, so a
+ * node's subtree goes before it. With one level this is the cache of whole
+ * prefixes it was, draw for draw and block for block. Lookups scan the
+ * replica's entries: O(entries x levels).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,16 +31,31 @@ int serve_prefix_init(serve_sim *s)
     const serve_config *c = s->c;
     if (!c->prefix_prompts)
         return 0;
-    s->prefix_blocks = floor(c->prefix_tokens / c->kv_block_tokens);
-    s->prefix_blocks_u = (uint32_t)s->prefix_blocks;
+    unsigned depth = c->prefix_levels > 1 ? c->prefix_levels : 1;
+    s->prefix_depth = depth;
+    s->prefix_lv[0] = (struct serve_prefix_level){c->prefix_prompts, c->prefix_tokens,
+                                                  c->prefix_share, c->prefix_zipf};
+    double tokens = 0;
+    for (unsigned l = 0; l < depth; l++) {
+        if (l)
+            s->prefix_lv[l] = c->prefix_inner[l - 1];
+        tokens += s->prefix_lv[l].tokens;
+        s->prefix_cum[l + 1] = floor(tokens / c->kv_block_tokens);
+        s->prefix_cum_u[l + 1] = (uint32_t)s->prefix_cum[l + 1];
+    }
     s->prefix_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    s->prefix_cdf = malloc((size_t)c->prefix_prompts * sizeof *s->prefix_cdf);
-    if (!s->prefix_rng || !s->prefix_cdf)
+    if (!s->prefix_rng)
         return -1;
     gsl_rng_set(s->prefix_rng, (unsigned long)(c->seed * 2 + 3));
-    double sum = 0;
-    for (unsigned k = 0; k < c->prefix_prompts; k++)
-        s->prefix_cdf[k] = sum += pow(k + 1.0, -c->prefix_zipf);
+    for (unsigned l = 0; l < depth; l++) {
+        unsigned n = s->prefix_lv[l].prompts;
+        double *cdf = s->prefix_cdf[l] = malloc((size_t)n * sizeof *cdf);
+        if (!cdf)
+            return -1;
+        double sum = 0;
+        for (unsigned k = 0; k < n; k++)
+            cdf[k] = sum += pow(k + 1.0, -s->prefix_lv[l].zipf);
+    }
     return 0;
 }
 
@@ -42,25 +63,40 @@ void serve_prefix_free(serve_sim *s)
 {
     for (uint32_t r = 0; s->rep && r < s->n_rep; r++)
         free(s->rep[r].cache);
-    free(s->prefix_cdf);
+    for (unsigned l = 0; l < SERVE_PREFIX_LEVELS; l++)
+        free(s->prefix_cdf[l]);
     gsl_rng_free(s->prefix_rng);
 }
 
-uint32_t serve_prefix_draw(serve_sim *s)
+/* a child of a level-l node (l from 0), by its popularity */
+static uint32_t draw_child(serve_sim *s, unsigned l)
 {
-    const serve_config *c = s->c;
-    if (!c->prefix_prompts || !(gsl_rng_uniform(s->prefix_rng) < c->prefix_share))
-        return SERVE_NONE;
-    double u = gsl_rng_uniform(s->prefix_rng) * s->prefix_cdf[c->prefix_prompts - 1];
-    uint32_t lo = 0, hi = c->prefix_prompts - 1; /* the first k with cdf[k] > u */
+    const double *cdf = s->prefix_cdf[l];
+    uint32_t n = s->prefix_lv[l].prompts;
+    double u = gsl_rng_uniform(s->prefix_rng) * cdf[n - 1];
+    uint32_t lo = 0, hi = n - 1; /* the first k with cdf[k] > u */
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (s->prefix_cdf[mid] > u)
+        if (cdf[mid] > u)
             hi = mid;
         else
             lo = mid + 1;
     }
     return lo;
+}
+
+uint32_t serve_prefix_draw(serve_sim *s, serve_req_ext *x)
+{
+    double tokens = 0;
+    x->prefix_depth = 0;
+    for (unsigned l = 0; l < s->prefix_depth; l++) { /* one level: the draws of before */
+        if (!(gsl_rng_uniform(s->prefix_rng) < s->prefix_lv[l].share))
+            break;
+        x->prefix_k[l] = draw_child(s, l);
+        x->prefix_depth = l + 1;
+        tokens += s->prefix_lv[l].tokens;
+    }
+    return (uint32_t)tokens;
 }
 
 double serve_free_blocks(const serve_replica *rp)
@@ -77,68 +113,136 @@ static void cache_blocks(serve_sim *s, serve_replica *rp, double d)
     s->blocks_used_fleet += d;
 }
 
-static uint32_t find(const serve_replica *rp, uint32_t prefix_id)
+/* the blocks a level-l node (l from 1) holds itself */
+static double own_blocks(const serve_sim *s, uint32_t l)
+{
+    return s->prefix_cum[l] - s->prefix_cum[l - 1];
+}
+
+/* x's node at level l (from 1) within its level */
+static uint64_t path_of(const serve_sim *s, const serve_req_ext *x, unsigned l)
+{
+    uint64_t path = 0;
+    for (unsigned i = 0; i < l; i++)
+        path = path * s->prefix_lv[i].prompts + x->prefix_k[i];
+    return path;
+}
+
+static uint32_t find(const serve_replica *rp, uint32_t level, uint64_t path)
 {
     for (uint32_t i = 0; i < rp->n_cache; i++)
-        if (rp->cache[i].prefix_id == prefix_id)
+        if (rp->cache[i].level == level && rp->cache[i].path == path)
             return i;
     return SERVE_NONE;
 }
 
-static void pin(serve_sim *s, serve_replica *rp, serve_req *q, uint32_t e)
+/* The longest cached chain of x on rp: its depth and deepest entry. Levels
+ * whose chain holds no whole block have no entry and are passed over. */
+static unsigned longest(const serve_sim *s, const serve_replica *rp, const serve_req_ext *x,
+                        uint32_t *entry)
+{
+    unsigned d = 0;
+    *entry = SERVE_NONE;
+    for (unsigned l = 1; l <= x->prefix_depth; l++) {
+        if (!(s->prefix_cum[l] > 0))
+            continue;
+        uint32_t e = find(rp, l, path_of(s, x, l));
+        if (e == SERVE_NONE)
+            break;
+        *entry = e;
+        d = l;
+    }
+    return d;
+}
+
+double serve_prefix_cached_blocks(const serve_sim *s, const serve_replica *rp,
+                                  const serve_req_ext *x)
+{
+    uint32_t e;
+    return s->prefix_cum[longest(s, rp, x, &e)];
+}
+
+/* one more pin on entry e at LRU time t */
+static void pin_one(const serve_sim *s, serve_replica *rp, uint32_t e, uint64_t t)
 {
     serve_prefix_entry *en = &rp->cache[e];
     if (!en->pins++)
-        rp->evictable -= s->prefix_blocks;
-    en->last_used = ++rp->lru_clock;
-    serve_ext(s, q)->cache_entry = e;
-    q->uses_cache = 1;
+        rp->evictable -= own_blocks(s, en->level);
+    en->last_used = t;
 }
 
 int serve_prefix_attach(serve_sim *s, serve_replica *rp, serve_req *q)
 {
-    uint32_t id = serve_ext(s, q)->prefix_id;
-    if (id == SERVE_NONE || !(s->prefix_blocks > 0) || q->prefilled)
+    serve_req_ext *x = serve_ext(s, q);
+    if (!x->prefix_depth || q->prefilled)
         return 0;
-    uint32_t e = find(rp, id);
-    if (e == SERVE_NONE)
+    uint32_t deepest;
+    unsigned d = longest(s, rp, x, &deepest);
+    if (!d)
         return 0;
-    pin(s, rp, q, e);
-    q->prefilled = q->kv_tokens = s->prefix_blocks_u * s->c->kv_block_tokens;
+    uint64_t t = ++rp->lru_clock; /* the chain, one pin each */
+    for (uint32_t e = deepest; e != SERVE_NONE; e = rp->cache[e].parent)
+        pin_one(s, rp, e, t);
+    x->cache_entry = deepest;
+    q->uses_cache = (uint8_t)d;
+    q->prefilled = q->kv_tokens = s->prefix_cum_u[d] * s->c->kv_block_tokens;
     return 0;
 }
 
-int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q)
+/* a free slot in rp's cache: SERVE_NONE when out of memory */
+static uint32_t slot(serve_replica *rp)
 {
-    double pb = s->prefix_blocks;
-    serve_req_ext *x = serve_ext(s, q);
-    if (x->prefix_id == SERVE_NONE || !(pb > 0) || x->cache_entry != SERVE_NONE ||
-        (double)q->prefilled < pb * s->c->kv_block_tokens)
-        return 0;
-    uint32_t e = find(rp, x->prefix_id);
-    if (e != SERVE_NONE) { /* cached meanwhile: use it, give back the copy */
-        serve_set_blocks(s, q, q->blocks - pb);
-        pin(s, rp, q, e);
-        return 0;
-    }
-    for (e = 0; e < rp->n_cache && rp->cache[e].prefix_id != SERVE_NONE; e++)
+    uint32_t e;
+    for (e = 0; e < rp->n_cache && rp->cache[e].level; e++)
         ;
     if (e == rp->n_cache) {
         if (rp->n_cache == rp->cap_cache) {
             uint32_t cap = rp->cap_cache ? 2 * rp->cap_cache : 8;
             serve_prefix_entry *n = realloc(rp->cache, cap * sizeof *n);
             if (!n)
-                return -1;
+                return SERVE_NONE;
             rp->cache = n;
             rp->cap_cache = cap;
         }
         rp->n_cache++;
     }
-    rp->cache[e] = (serve_prefix_entry){x->prefix_id, 0, 0};
-    /* the blocks move from the request to the cache: the used count stays */
-    q->blocks -= (uint32_t)pb;
-    rp->evictable += pb; /* pin() takes it back */
-    pin(s, rp, q, e);
+    return e;
+}
+
+int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q)
+{
+    serve_req_ext *x = serve_ext(s, q);
+    unsigned d = q->uses_cache;
+    uint32_t parent = x->cache_entry;
+    uint32_t block = s->c->kv_block_tokens;
+    /* each level whose blocks q has computed beyond the chain it pins:
+     * cached meanwhile, q uses the entry and gives back its copy; else its
+     * blocks move from q to a new entry (the used count stays) */
+    for (unsigned l = d + 1; l <= x->prefix_depth; l++) {
+        double own = own_blocks(s, l);
+        if (!(s->prefix_cum[l] > 0))
+            continue;
+        if ((double)q->prefilled < s->prefix_cum[l] * block)
+            break;
+        uint64_t path = path_of(s, x, l);
+        uint32_t e = find(rp, l, path);
+        if (e != SERVE_NONE) {
+            serve_set_blocks(s, q, q->blocks - own);
+        } else {
+            if ((e = slot(rp)) == SERVE_NONE)
+                return -1;
+            rp->cache[e] = (serve_prefix_entry){path, 0, parent, 0, 0, l};
+            if (parent != SERVE_NONE)
+                rp->cache[parent].children++;
+            q->blocks -= (uint32_t)own;
+            rp->evictable += own; /* pin_one takes it back */
+        }
+        pin_one(s, rp, e, ++rp->lru_clock);
+        parent = e;
+        d = l;
+    }
+    x->cache_entry = parent;
+    q->uses_cache = (uint8_t)d;
     return 0;
 }
 
@@ -147,28 +251,38 @@ void serve_prefix_release(serve_sim *s, serve_replica *rp, serve_req *q)
     if (!s->ext)
         return;
     serve_req_ext *x = serve_ext(s, q);
-    if (x->cache_entry == SERVE_NONE)
-        return;
-    if (!--rp->cache[x->cache_entry].pins)
-        rp->evictable += s->prefix_blocks;
+    for (uint32_t e = x->cache_entry, n = 0; e != SERVE_NONE && n < SERVE_PREFIX_LEVELS;
+         e = rp->cache[e].parent, n++)
+        if (!--rp->cache[e].pins)
+            rp->evictable += own_blocks(s, rp->cache[e].level);
     x->cache_entry = SERVE_NONE;
     q->uses_cache = 0;
 }
 
+/* Evict least recently pinned unpinned leaves (a node goes after its
+ * subtree: a parent is pinned whenever a child is, at the same time or
+ * later, so its subtree's leaves are older or as old) */
 void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need)
 {
-    while (rp->blocks_total - rp->blocks_used < need && rp->evictable > 0) {
+    for (uint32_t round = 0; round <= rp->n_cache &&
+                             rp->blocks_total - rp->blocks_used < need && rp->evictable > 0;
+         round++) {
         uint32_t lru = SERVE_NONE;
         for (uint32_t i = 0; i < rp->n_cache; i++) {
             const serve_prefix_entry *e = &rp->cache[i];
-            if (e->prefix_id != SERVE_NONE && !e->pins &&
+            if (e->level && !e->pins && !e->children &&
                 (lru == SERVE_NONE || e->last_used < rp->cache[lru].last_used))
                 lru = i;
         }
         if (lru == SERVE_NONE)
             return;
-        rp->cache[lru].prefix_id = SERVE_NONE;
-        rp->evictable -= s->prefix_blocks;
-        cache_blocks(s, rp, -s->prefix_blocks);
+        serve_prefix_entry *en = &rp->cache[lru];
+        double own = own_blocks(s, en->level);
+        if (en->parent != SERVE_NONE)
+            rp->cache[en->parent].children--;
+        en->level = 0;
+        rp->evictable -= own;
+        if (own > 0)
+            cache_blocks(s, rp, -own);
     }
 }

@@ -67,6 +67,36 @@ static uint32_t pick_most_free_kv(serve_sim *s, uint32_t id)
     return pick_min(s, used_kv);
 }
 
+/* Cache-aware routing (SGLang's cache-aware router, vLLM production
+ * stack's prefix-aware routing): the replica holding the most blocks of the
+ * request's prefix chain (ties: the fewest unfinished requests, then the
+ * first after the rotor), unless none holds any or that replica has more
+ * than router_margin unfinished requests above the least-loaded one's: then
+ * the least-loaded. O(replicas x cached entries x levels) per arrival. */
+static uint32_t pick_prefix_affinity(serve_sim *s, uint32_t id)
+{
+    uint32_t rotor = s->router_rotor;
+    uint32_t least = pick_least_loaded(s, id); /* moves the rotor past it */
+    if (!s->ext || !s->ext[id].prefix_depth)
+        return least;
+    const uint32_t *load = s->outstanding + s->pool_base;
+    uint32_t n = s->pool_n, best = SERVE_NONE;
+    double best_blocks = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = rotor + i < n ? rotor + i : rotor + i - n;
+        double b = serve_prefix_cached_blocks(s, &s->rep[s->pool_base + r], &s->ext[id]);
+        if (b > best_blocks || (b > 0 && b == best_blocks && load[r] < load[best])) {
+            best_blocks = b;
+            best = r;
+        }
+    }
+    if (best == SERVE_NONE || best == least ||
+        load[best] > (uint64_t)load[least] + s->c->router_margin)
+        return least;
+    s->router_rotor = best + 1 < n ? best + 1 : 0;
+    return best;
+}
+
 /* Pool 0 is the whole fleet, or the prefill pool when disaggregated; pool
  * 1 the decode pool. The router sees the pool's replicas as 0..n-1 and
  * keeps one rotor per pool. */
@@ -84,6 +114,8 @@ static const serve_router routers[] = {
     {"round-robin", "each replica in turn", pick_round_robin},
     {"least-loaded", "the replica with the fewest unfinished requests", pick_least_loaded},
     {"most-free-kv", "the replica with the most free KV blocks", pick_most_free_kv},
+    {"prefix-affinity", "the replica with the longest cached prefix unless it is overloaded",
+     pick_prefix_affinity},
 };
 
 const serve_router *serve_router_find(const char *name)
@@ -96,4 +128,4 @@ const serve_router *serve_router_find(const char *name)
 
 const char *serve_router_name(const serve_router *r) { return r ? r->name : "?"; }
 
-const char *serve_router_names(void) { return "round-robin, least-loaded, most-free-kv"; }
+const char *serve_router_names(void) { return "round-robin, least-loaded, most-free-kv, prefix-affinity"; }

@@ -185,6 +185,7 @@ static void take_chunk(serve_sim *s, serve_req *q, double chunk, double *budget)
     if (rp->evictable > 0)
         serve_prefix_evict(s, rp, blocks - q->blocks);
     serve_set_blocks(s, q, blocks);
+    s->out->prefill_tokens_computed += chunk;
     q->step_tokens = (uint32_t)chunk;
     q->step_is_decode = 0;
     *budget -= chunk;
@@ -197,6 +198,25 @@ static void add_chunk(serve_sim *s, const serve_req *q, unsigned *n_prefill, uns
     s->chunk_context[*n_prefill] = q->kv_tokens;
     (*n_prefill)++;
     *n_emit += q->prefilled + q->step_tokens == q->prompt;
+}
+
+/* q, carrying prefixes or not, is admitted: the prefix counts (0) */
+static int prefix_admitted(serve_sim *s, serve_req *q)
+{
+    serve_result *o = s->out;
+    o->prompt_tokens_admitted += q->prompt;
+    o->prefill_tokens_saved += q->prefilled; /* 0 unless its chain was cached */
+    unsigned depth = serve_ext(s, q)->prefix_depth;
+    if (q->first_sched_s >= 0 || !depth)
+        return 0;
+    q->prefix_hit = q->uses_cache;
+    o->prefix_requests++;
+    o->prefix_hits += q->prefix_hit > 0;
+    for (unsigned l = 0; l < depth; l++) {
+        o->prefix_level_requests[l]++;
+        o->prefix_level_hits[l] += q->prefix_hit > l;
+    }
+    return 0;
 }
 
 /* waiting request id joins the running ones */
@@ -272,13 +292,8 @@ double serve_form_batch(serve_sim *s, uint32_t r)
                 break;
             }
             admit(s, rp, id);
-            if (q->uses_cache) {
-                s->out->prefill_tokens_saved += q->prefilled;
-                q->prefix_hit |= q->first_sched_s < 0;
-            }
-            if (s->c->prefix_prompts && serve_ext(s, q)->prefix_id != SERVE_NONE &&
-                q->first_sched_s < 0)
-                s->out->prefix_requests++, s->out->prefix_hits += q->prefix_hit;
+            if (c->prefix_prompts && prefix_admitted(s, q))
+                return -1;
             if (q->first_sched_s < 0)
                 q->first_sched_s = sim_now(s->eng);
             take_chunk(s, q, chunk, &budget);

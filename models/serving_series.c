@@ -120,7 +120,8 @@ int serve_report_request_on(serve_sim *s, const serve_req *q)
         .replica = dropped ? SERVE_NONE : q->replica,
         .prefill_replica = dropped ? SERVE_NONE : s->ext ? serve_ext(s, q)->prefill_replica
                                                          : q->replica,
-        .prefix_hit = q->prefix_hit, .dropped = dropped};
+        .prefix_hit = q->prefix_hit > 0,
+        .prefix_levels_hit = q->prefix_hit, .dropped = dropped};
     return c->on_request(c->request_ctx, &info) ? -1 : 0;
 }
 

@@ -205,6 +205,11 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                "of requests, zipf %.3g\n", c->prefix_prompts, c->prefix_tokens,
                floor(c->prefix_tokens / c->kv_block_tokens) * c->kv_block_tokens,
                100 * c->prefix_share, c->prefix_zipf);
+    for (unsigned l = 1; c->prefix_prompts && l < c->prefix_levels; l++) {
+        const struct serve_prefix_level *v = &c->prefix_inner[l - 1];
+        printf("           level %u: %u under each level-%u prefix, %.0f tokens, on %.4g%% of "
+               "those, zipf %.3g\n", l + 1, v->prompts, l, v->tokens, 100 * v->share, v->zipf);
+    }
     printf("traffic    %s; prompt %s; output %s\n", arrivals, prompt, output);
     print_iteration_model(c);
     if (s->serving_defaults[0])
@@ -241,6 +246,16 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                "ms otherwise\n", (unsigned long long)r->prefix_hits,
                (unsigned long long)r->prefix_requests, 100 * r->prefix_hit_rate,
                r->prefill_tokens_saved, r->ttft_hit_mean_s * 1e3, r->ttft_miss_mean_s * 1e3);
+    for (unsigned l = 0; c->prefix_prompts && c->prefix_levels > 1 && l < c->prefix_levels; l++)
+        printf("           level %u: %llu of %llu found their chain cached to it (%.2f%%)\n",
+               l + 1, (unsigned long long)r->prefix_level_hits[l],
+               (unsigned long long)r->prefix_level_requests[l],
+               r->prefix_level_requests[l]
+                   ? 100.0 * r->prefix_level_hits[l] / r->prefix_level_requests[l] : 0);
+    if (c->prefix_prompts && c->prefix_levels > 1)
+        printf("           prompt tokens admitted %.6g = prefilled %.6g + cached %.6g (with "
+               "preemptions, prefilled counts the recomputed too)\n",
+               r->prompt_tokens_admitted, r->prefill_tokens_computed, r->prefill_tokens_saved);
     if (c->prefill_replicas)
         printf("transfer   %llu KV transfers, %.6g GB; time mean %.4g ms, P99 %.4g ms, max "
                "%.4g ms; prefill pool busy %.1f%%, decode pool busy %.1f%%\n",
@@ -261,6 +276,26 @@ static void json_latency(cJSON *root, const char *name, const serve_latency *l)
     cJSON_AddNumberToObject(o, "p90_s", l->q_s[1]);
     cJSON_AddNumberToObject(o, "p99_s", l->q_s[2]);
     cJSON_AddNumberToObject(o, "max_s", l->max_s);
+}
+
+/* the prefix tree's levels (nested <prefix>): prefix.levels and, per level
+ * N, prefix.levelN_requests, _hits and _hit_rate (scalars: --csv keeps
+ * them), and the prompt tokens' balance */
+static void json_prefix_levels(cJSON *p, const serve_config *c, const serve_result *r)
+{
+    char key[32];
+    cJSON_AddNumberToObject(p, "levels", c->prefix_levels);
+    for (unsigned l = 0; l < c->prefix_levels; l++) {
+        uint64_t n = r->prefix_level_requests[l], h = r->prefix_level_hits[l];
+        snprintf(key, sizeof key, "level%u_requests", l + 1);
+        cJSON_AddNumberToObject(p, key, (double)n);
+        snprintf(key, sizeof key, "level%u_hits", l + 1);
+        cJSON_AddNumberToObject(p, key, (double)h);
+        snprintf(key, sizeof key, "level%u_hit_rate", l + 1);
+        cJSON_AddNumberToObject(p, key, n ? (double)h / n : 0);
+    }
+    cJSON_AddNumberToObject(p, "prompt_tokens_admitted", r->prompt_tokens_admitted);
+    cJSON_AddNumberToObject(p, "prefill_tokens_computed", r->prefill_tokens_computed);
 }
 
 static void json_cost(cJSON *root, const serve_cost *k)
@@ -327,6 +362,8 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         cJSON_AddNumberToObject(p, "prefill_tokens_saved", r->prefill_tokens_saved);
         cJSON_AddNumberToObject(p, "ttft_hit_mean_s", r->ttft_hit_mean_s);
         cJSON_AddNumberToObject(p, "ttft_miss_mean_s", r->ttft_miss_mean_s);
+        if (c->prefix_levels > 1)
+            json_prefix_levels(p, c, r);
     }
     if (c->prefill_replicas) {
         cJSON *p = cJSON_AddObjectToObject(root, "disaggregated");

@@ -19,7 +19,7 @@ typedef struct request_row {
     uint64_t seq;
     double arrival_s, first_token_s, finish_s;
     uint32_t prompt, output, replica, prefill_replica;
-    int32_t prefix_hit, dropped;
+    int32_t prefix_hit, prefix_levels_hit, dropped;
 } request_row;
 
 typedef struct series_row {
@@ -28,7 +28,7 @@ typedef struct series_row {
     double running, queued, transferring, kv_util;
 } series_row;
 
-static const char *const request_units[] = {"1", "s", "s", "s", "1", "1", "-", "-", "-", "-"};
+static const char *const request_units[] = {"1", "s", "s", "s", "1", "1", "-", "-", "-", "1", "-"};
 static const char *const series_units[] = {"s", "1", "1", "1", "1", "1", "1", "1", "1"};
 
 void serve_h5_rows_init(serve_h5_rows *rows, const serve_config *c)
@@ -77,7 +77,7 @@ static int put_requests(hid_t g, serve_h5_rows *rows)
         const serve_request_info *q = &rows->v[i];
         out[i] = (request_row){q->seq, q->arrival_s, q->first_token_s, q->end_s, q->prompt,
                                q->output, q->replica, q->prefill_replica, q->prefix_hit,
-                               q->dropped};
+                               q->prefix_levels_hit, q->dropped};
     }
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(request_row));
     H5Tinsert(t, "seq", HOFFSET(request_row, seq), H5T_NATIVE_UINT64);
@@ -89,6 +89,8 @@ static int put_requests(hid_t g, serve_h5_rows *rows)
     H5Tinsert(t, "replica", HOFFSET(request_row, replica), H5T_NATIVE_UINT32);
     H5Tinsert(t, "prefill_replica", HOFFSET(request_row, prefill_replica), H5T_NATIVE_UINT32);
     H5Tinsert(t, "prefix_hit", HOFFSET(request_row, prefix_hit), H5T_NATIVE_INT32);
+    H5Tinsert(t, "prefix_levels_hit", HOFFSET(request_row, prefix_levels_hit),
+              H5T_NATIVE_INT32);
     H5Tinsert(t, "dropped", HOFFSET(request_row, dropped), H5T_NATIVE_INT32);
     int rc = h5_put_table(g, "requests", t, rows->n, out, request_units,
                        sizeof request_units / sizeof request_units[0],
@@ -96,7 +98,8 @@ static int put_requests(hid_t g, serve_h5_rows *rows)
                        "run expects more than `max_rows`): arrival, first token, finish (NaN "
                        "when dropped), prompt tokens (prefix included), output tokens, the "
                        "(decode) replica and the prefill replica (UINT32_MAX when dropped), "
-                       "whether its prefix was cached at its first admission, dropped");
+                       "whether its prefix was cached at its first admission, the levels of its "
+                       "prefix chain cached then, dropped");
     H5Tclose(t);
     free(out);
     return rc;

@@ -108,7 +108,7 @@ bad "run refuses a fleet" "has no <job>: it describes an inference fleet; run it
 bad "step refuses a fleet" "run it with dcsim serve" "$dcsim" step "$ex"
 bad "serve refuses training" "no <serving> section" "$dcsim" serve --quiet "$src/scenarios/examples/default.xml"
 bad "serve needs a scenario" "a scenario with <serving> is needed" "$dcsim" serve
-bad "serve bad router" "unknown router; use round-robin, least-loaded, most-free-kv" \
+bad "serve bad router" "unknown router; use round-robin, least-loaded, most-free-kv, prefix-affinity" \
     "$dcsim" serve --quiet "$ex" --set serving/router/@policy=random
 bad "serve tp over domain" "tp 16 is more than the 8 GPUs of one nvlink4 domain" \
     "$dcsim" serve --quiet "$ex" --set serving/replica/@tp=16

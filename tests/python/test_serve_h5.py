@@ -67,6 +67,8 @@ class ServeTables(unittest.TestCase):
         p = self.json["prefix"]
         self.assertEqual(int(q["prefix_hit"].sum()), p["hits"])
         self.assertTrue(p["hits"] > 0)
+        # one level: the levels cached are the hit flag
+        self.assertTrue((q["prefix_levels_hit"] == q["prefix_hit"]).all())
         self.assertTrue((q["replica"][q["dropped"] == 0] < self.json["replicas"]).all())
         self.assertTrue((q["replica"] == q["prefill_replica"]).all())
 

@@ -260,32 +260,64 @@ static void trace_lengths(serve_config *c)
     c->output = (serve_length){SERVE_LEN_FIXED, floor(o / c->n_trace + 0.5), 0, 0};
 }
 
-/* <prefix prompts tokens [share] [zipf]>: shared prefixes (docs/serving.md
- * "Prefix caching") */
+/* one level of <prefix prompts tokens [share] [zipf]> */
+static int parse_prefix_level(loader *ld, xmlNode *n, scn_scenario *s, int inner,
+                              struct serve_prefix_level *v)
+{
+    int rc = get_uint(ld, n, "prompts", 1, 1, 1000000, &v->prompts);
+    if (!rc)
+        rc = get_quantity(ld, n, "tokens", SIM_DIM_COUNT, 1, &v->tokens);
+    if (!rc)
+        rc = whole(ld, n, "tokens", v->tokens);
+    if (!rc)
+        rc = positive(ld, n, "tokens", v->tokens, MAX_TOKENS_ATTR, " tokens");
+    v->share = 1;
+    if (!rc && has_attr(n, "share")) {
+        rc = get_quantity(ld, n, "share", SIM_DIM_FRACTION, 1, &v->share);
+        if (!rc && !(v->share >= 0 && v->share <= 1))
+            rc = node_error(ld, n, "share", "share must be from 0 to 100%%");
+    } else if (!rc) {
+        note_default(s, inner ? "inner prefix share 100%: every request with the outer "
+                                "prefix carries one (A)"
+                              : "prefix share 100%: every request carries a prefix (A)");
+    }
+    v->zipf = 0;
+    if (!rc && has_attr(n, "zipf")) {
+        rc = get_quantity(ld, n, "zipf", SIM_DIM_COUNT, 1, &v->zipf);
+        if (!rc && !(v->zipf >= 0 && v->zipf <= 10))
+            rc = node_error(ld, n, "zipf", "zipf must be from 0 (uniform) to 10");
+    } else if (!rc) {
+        note_default(s, inner ? "inner prefix zipf 0: every child equally popular (A)"
+                              : "prefix zipf 0: every prefix equally popular (A)");
+    }
+    return rc;
+}
+
+/* <prefix prompts tokens [share] [zipf]>, with at most one <prefix> inside
+ * each, SERVE_PREFIX_LEVELS levels deep: a tree of shared prefixes
+ * (docs/serving.md "Prefix caching") */
 static int parse_prefix(loader *ld, xmlNode *n, scn_scenario *s)
 {
     serve_config *c = &s->serving;
-    int rc = get_uint(ld, n, "prompts", 1, 1, 1000000, &c->prefix_prompts);
-    if (!rc)
-        rc = get_quantity(ld, n, "tokens", SIM_DIM_COUNT, 1, &c->prefix_tokens);
-    if (!rc)
-        rc = whole(ld, n, "tokens", c->prefix_tokens);
-    if (!rc)
-        rc = positive(ld, n, "tokens", c->prefix_tokens, MAX_TOKENS_ATTR, " tokens");
-    c->prefix_share = 1;
-    if (!rc && has_attr(n, "share")) {
-        rc = get_quantity(ld, n, "share", SIM_DIM_FRACTION, 1, &c->prefix_share);
-        if (!rc && !(c->prefix_share >= 0 && c->prefix_share <= 1))
-            rc = node_error(ld, n, "share", "share must be from 0 to 100%%");
-    } else if (!rc) {
-        note_default(s, "prefix share 100%: every request carries a prefix (A)");
-    }
-    if (!rc && has_attr(n, "zipf")) {
-        rc = get_quantity(ld, n, "zipf", SIM_DIM_COUNT, 1, &c->prefix_zipf);
-        if (!rc && !(c->prefix_zipf >= 0 && c->prefix_zipf <= 10))
-            rc = node_error(ld, n, "zipf", "zipf must be from 0 (uniform) to 10");
-    } else if (!rc) {
-        note_default(s, "prefix zipf 0: every prefix equally popular (A)");
+    struct serve_prefix_level top;
+    int rc = parse_prefix_level(ld, n, s, 0, &top);
+    c->prefix_prompts = top.prompts;
+    c->prefix_tokens = top.tokens;
+    c->prefix_share = top.share;
+    c->prefix_zipf = top.zipf;
+    c->prefix_levels = 1;
+    double chain = top.tokens;
+    for (xmlNode *in = child(n, "prefix"); !rc && in; in = child(in, "prefix")) {
+        if (c->prefix_levels == SERVE_PREFIX_LEVELS)
+            return node_error(ld, in, NULL, "<prefix> nests at most %d levels deep",
+                              SERVE_PREFIX_LEVELS);
+        struct serve_prefix_level *v = &c->prefix_inner[c->prefix_levels - 1];
+        rc = parse_prefix_level(ld, in, s, 1, v);
+        chain += v->tokens;
+        if (!rc && chain > MAX_TOKENS_ATTR)
+            rc = node_error(ld, in, "tokens", "the prefix levels' tokens add up to %.0f; at "
+                            "most %.0f", chain, (double)MAX_TOKENS_ATTR);
+        c->prefix_levels++;
     }
     return rc;
 }
@@ -433,6 +465,18 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
     c->router = serve_router_find(policy);
     if (!rc && !c->router)
         rc = node_error(ld, router, "policy", "unknown router; use %s", serve_router_names());
+    c->router_margin = SERVE_ROUTER_MARGIN_DEFAULT;
+    if (!rc && router && has_attr(router, "margin")) {
+        if (strcmp(policy, "prefix-affinity") != 0)
+            rc = node_error(ld, router, "margin", "margin is the prefix-affinity router's "
+                            "load guard; policy %s has none", policy);
+        if (!rc)
+            rc = get_uint(ld, router, "margin", 1, 0, 1000000, &c->router_margin);
+    } else if (!rc && strcmp(policy, "prefix-affinity") == 0) {
+        note_default(s, "router margin 32 requests: prefix-affinity sends a request to the "
+                        "least-loaded replica when its cached one has more than 32 unfinished "
+                        "requests above it (A)");
+    }
     if (!rc)
         rc = parse_arrivals(ld, child(n, "arrivals"), s);
     if (!rc && c->arrival == SERVE_TRACE) /* the trace gives the lengths */
