@@ -8,6 +8,7 @@
 #include "compare.h"
 #include "compare_why.h"
 #include "compare_cluster.h"
+#include "compare_hubs.h"
 #include "compare_mc.h"
 #include "compare_serve.h"
 #include "compare_vary.h"
@@ -55,6 +56,8 @@ const char usage_compare[] =
     "A scenario with <serving> and no <job> compares serving fleets as dcsim\n"
     "serve runs them (docs/serving.md): latencies, throughput, goodput, KV use\n"
     "and cost per million tokens, e.g. --vary serving/arrivals/@rate=10/s,30/s\n"
+    "A scenario with <hubs> compares placements across hubs as dcsim hubs runs\n"
+    "them (docs/hubs.md), e.g. --vary hubs/@policy=cheapest,lowest-carbon\n"
     "\n"
     "  --vary site=zhongwei,wuhu,horinger   sites from the catalog (dcsim compare\n"
     "                                       --sites lists them)\n"
@@ -370,6 +373,7 @@ typedef struct compare {
     size_t *why_base;      /* per variant: its baseline's index, or SIZE_MAX: not explained */
     int cluster;           /* job streams (<cluster-jobs>): compare_cluster.c */
     int serve;             /* serving fleets (<serving>): compare_serve.c */
+    int hubs;              /* hubs scenarios (<hubs>): compare_hubs.c */
 } compare;
 
 static int opt_sites(void *ctx, const char *value)
@@ -521,9 +525,10 @@ static int make_variants(compare *c)
         rc = variant_sets(c, i, v);
         variant_label(c, i, v);
     }
-    c->cluster = !rc && compare_is_cluster(c->x[0].path); /* compare_cluster.c runs those */
-    c->serve = !rc && !c->cluster && compare_is_serve(c->x[0].path); /* compare_serve.c */
-    for (size_t i = 0; !rc && !c->cluster && !c->serve && i < c->n; i++)
+    c->hubs = !rc && compare_is_hubs(c->x[0].path); /* compare_hubs.c (a <cluster-jobs> too) */
+    c->cluster = !rc && !c->hubs && compare_is_cluster(c->x[0].path); /* compare_cluster.c */
+    c->serve = !rc && !c->hubs && !c->cluster && compare_is_serve(c->x[0].path); /* _serve.c */
+    for (size_t i = 0; !rc && !c->cluster && !c->serve && !c->hubs && i < c->n; i++)
         if (set_up(&c->x[i]))
             rc = print_variant_error(&c->x[i]);
     return rc;
@@ -717,10 +722,11 @@ static void compare_free(compare *c)
 }
 
 /* job streams: the variants as compare_cluster.c takes them (no -o table);
- * serving fleets: as compare_serve.c takes them (-o: /compare) */
+ * serving fleets and hubs: as compare_serve.c and compare_hubs.c take them
+ * (-o: /compare) */
 static int compare_cluster_cases(const compare *c)
 {
-    if (c->output && !c->serve)
+    if (c->output && !c->serve && !c->hubs)
         return cli_usage_error("compare", "-o writes the table of training variants; for job "
                                "streams (<cluster-jobs>) use --json or --csv%s", "");
     if (c->replicas > 1) /* neither a stream nor a fleet is a Monte Carlo campaign */
@@ -729,8 +735,16 @@ static int compare_cluster_cases(const compare *c)
                                ? "a serving fleet (<serving>) is run once per variant; "
                                  "another <dcsim seed> gives another draw of its arrivals "
                                  "(docs/serving.md)"
+                               : c->hubs
+                               ? "a hubs scenario (<hubs>) is run once per variant; --vary "
+                                 "@seed=1,2,3 gives other draws of its demand (docs/hubs.md)"
                                : "a job stream (<cluster-jobs>) is run once per variant "
                                  "(docs/cluster.md)");
+    if (c->hubs && (c->start_month || c->x[0].site))
+        return cli_usage_error("compare", "%s: a hubs scenario puts each hub at its own <hub "
+                               "name> and month (vary hubs/hub[K]/@name or "
+                               "hubs/hub[K]/@start-month)",
+                               c->start_month ? "--start-month" : "--vary site");
     compare_case *cases = calloc(c->n, sizeof *cases);
     if (!cases)
         return 1;
@@ -739,7 +753,9 @@ static int compare_cluster_cases(const compare *c)
                                   c->x[i].site, c->x[i].start_month};
     compare_cluster_out out = {"compare", c->json, c->csv, c->output, "compare",
                                c->paths, c->n_paths};
-    int rc = c->serve ? compare_serve(cases, c->n, &out) : compare_cluster(cases, c->n, &out);
+    int rc = c->hubs    ? compare_hubs(cases, c->n, &out)
+             : c->serve ? compare_serve(cases, c->n, &out)
+                        : compare_cluster(cases, c->n, &out);
     free(cases);
     return rc;
 }
@@ -754,7 +770,7 @@ int cmd_compare(int argc, char **argv)
     int rc = compare_parse(argc, argv, c);
     if (!rc)
         rc = make_variants(c);
-    if (!rc && (c->cluster || c->serve)) {
+    if (!rc && (c->cluster || c->serve || c->hubs)) {
         rc = compare_cluster_cases(c);
         compare_free(c);
         free(c);

@@ -8,6 +8,7 @@
  * each one's difference against the first variant.
  */
 #include "compare_cluster.h"
+#include "compare_table.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -96,9 +97,7 @@ static void row_of(const cluster_run *run, double *v)
 
 static int print_error(const cvariant *x)
 {
-    if (strcmp(x->err.file, x->c->label) != 0)
-        fprintf(stderr, "%s: ", x->c->label);
-    return cli_print_error(&x->err);
+    return compare_case_error(x->c, &x->err);
 }
 
 static int run_one(cvariant *x)
@@ -129,23 +128,10 @@ static int run_one(cvariant *x)
     return 0;
 }
 
-/* a value and its difference against the first variant: NaN (no site) in
- * either gives none */
-static int has_col(const cvariant *x, int k)
-{
-    return k < SITE_COL || x->run.x.ce.has_site;
-}
-
 static cJSON *table_json(const cvariant *x, size_t n, const char *command)
 {
-    cJSON *root = jsonout_begin(command);
-    if (!root)
-        return NULL;
-    cJSON_AddStringToObject(root, "kind", "cluster");
-    cJSON *units = cJSON_AddObjectToObject(root, "units");
-    for (int k = 0; k < N_COLS; k++)
-        cJSON_AddStringToObject(units, col_names[k], col_units[k]);
-    cJSON *rows = cJSON_AddArrayToObject(root, "variants");
+    cJSON *rows;
+    cJSON *root = compare_json_begin(command, "cluster", col_names, col_units, N_COLS, &rows);
     for (size_t i = 0; rows && i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         const scn_scenario *s = &x[i].scn;
@@ -154,13 +140,8 @@ static cJSON *table_json(const cvariant *x, size_t n, const char *command)
         cJSON_AddStringToObject(o, "scheduler", cluster_sched_name(s->cluster_jobs.sched));
         cJSON_AddStringToObject(o, "placement", cluster_placer_name(s->cluster_jobs.placer));
         cJSON_AddStringToObject(o, "defaults_used", s->cluster_defaults);
-        for (int k = 0; k < N_COLS; k++)
-            if (has_col(&x[i], k))
-                cJSON_AddNumberToObject(o, col_names[k], x[i].v[k]);
-        cJSON *d = cJSON_AddObjectToObject(o, "difference");
-        for (int k = 0; d && k < N_COLS; k++)
-            if (has_col(&x[i], k) && has_col(&x[0], k))
-                cJSON_AddNumberToObject(d, col_names[k], x[i].v[k] - x[0].v[k]);
+        compare_json_values(o, col_names, N_COLS, SITE_COL, x[i].v, x[i].run.x.ce.has_site,
+                            x[0].v, x[0].run.x.ce.has_site);
         cJSON_AddItemToArray(rows, o);
     }
     return root;
@@ -184,10 +165,7 @@ static void print_row(const cvariant *x, const cvariant *x0, int diff, int width
 
 static void print_text(const cvariant *x, size_t n, const char *command)
 {
-    int w = 8; /* the labels' width, at most 72 */
-    for (size_t i = 0; i < n; i++)
-        w = strlen(x[i].c->label) > (size_t)w ? (int)strlen(x[i].c->label) : w;
-    w = w > 72 ? 72 : w;
+    int w = compare_label_width(x[0].c, n);
     static const char head[] = "%-*s %8s %9s %9s %9s %8s %9s %9s %9s %9s %9s %8s %8s\n";
     printf("dcsim %s: %zu %s of a job stream (dcsim cluster's figures; docs/cluster.md)\n",
            command, n, strcmp(command, "sweep") ? "variants" : "points");
@@ -222,30 +200,9 @@ static void print_text(const cvariant *x, size_t n, const char *command)
  * columns without a <site>) */
 static int write_table(const cvariant *x, size_t n, const compare_cluster_out *o)
 {
-    double *values = malloc((n ? n : 1) * N_COLS * sizeof *values);
-    const char **rows = malloc((n ? n : 1) * sizeof *rows);
-    sim_error err;
-    sim_error_clear(&err);
-    int rc = 0;
-    if (!values || !rows) {
-        fprintf(stderr, "dcsim %s: out of memory\n", o->command);
-        rc = 1;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            memcpy(values + i * N_COLS, x[i].v, sizeof x[i].v);
-            rows[i] = x[i].c->label;
-        }
-        if (trace_write_table(o->table_path, o->table_name,
-                              "one row per point of a job stream (dcsim cluster's figures; NaN: "
-                              "no <site>)", col_names, col_units, N_COLS, rows, n, values,
-                              o->inputs, o->n_inputs, &err))
-            rc = cli_print_error(&err);
-        else if (!o->json && !o->csv)
-            printf("  table written to %s\n", o->table_path);
-    }
-    free(values);
-    free(rows);
-    return rc;
+    return compare_write_rows(o, "one row per point of a job stream (dcsim cluster's figures; "
+                              "NaN: no <site>)", col_names, col_units, N_COLS, x[0].c, n,
+                              x[0].v, sizeof *x, o->inputs, o->n_inputs);
 }
 
 int compare_cluster(const compare_case *cases, size_t n, const compare_cluster_out *o)

@@ -9,6 +9,7 @@
  * figures and each one's difference against the first variant.
  */
 #include "compare_serve.h"
+#include "compare_table.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -103,9 +104,7 @@ static void row_of(const svariant *x, double *v)
 
 static int print_error(const svariant *x)
 {
-    if (strcmp(x->err.file, x->c->label) != 0)
-        fprintf(stderr, "%s: ", x->c->label);
-    return cli_print_error(&x->err);
+    return compare_case_error(x->c, &x->err);
 }
 
 /* load variant x, put it at its site and ready its fleet (runs: the
@@ -147,14 +146,8 @@ static int has_col(const svariant *x, int k)
 
 static cJSON *table_json(const svariant *x, size_t n, const char *command)
 {
-    cJSON *root = jsonout_begin(command);
-    if (!root)
-        return NULL;
-    cJSON_AddStringToObject(root, "kind", "serve");
-    cJSON *units = cJSON_AddObjectToObject(root, "units");
-    for (int k = 0; k < N_COLS; k++)
-        cJSON_AddStringToObject(units, col_names[k], col_units[k]);
-    cJSON *rows = cJSON_AddArrayToObject(root, "variants");
+    cJSON *rows;
+    cJSON *root = compare_json_begin(command, "serve", col_names, col_units, N_COLS, &rows);
     for (size_t i = 0; rows && i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         const scn_scenario *s = &x[i].scn;
@@ -167,13 +160,8 @@ static cJSON *table_json(const svariant *x, size_t n, const char *command)
         cJSON_AddStringToObject(o, "defaults_used", s->serving_defaults);
         if (!x[i].r.quantiles_exact)
             cJSON_AddNumberToObject(o, "quantile_rel_error", x[i].r.quantile_rel_error);
-        for (int k = 0; k < N_COLS; k++)
-            if (has_col(&x[i], k))
-                cJSON_AddNumberToObject(o, col_names[k], x[i].v[k]);
-        cJSON *d = cJSON_AddObjectToObject(o, "difference");
-        for (int k = 0; d && k < N_COLS; k++)
-            if (has_col(&x[i], k) && has_col(&x[0], k))
-                cJSON_AddNumberToObject(d, col_names[k], x[i].v[k] - x[0].v[k]);
+        compare_json_values(o, col_names, N_COLS, SITE_COL, x[i].v, has_site(&x[i]), x[0].v,
+                            has_site(&x[0]));
         cJSON_AddItemToArray(rows, o);
     }
     return root;
@@ -222,10 +210,7 @@ static void print_blocks(const svariant *x, size_t n, int diff, int w)
 
 static void print_text(const svariant *x, size_t n, const char *command)
 {
-    int w = 8; /* the labels' width, at most 72 */
-    for (size_t i = 0; i < n; i++)
-        w = strlen(x[i].c->label) > (size_t)w ? (int)strlen(x[i].c->label) : w;
-    w = w > 72 ? 72 : w;
+    int w = compare_label_width(x[0].c, n);
     int sweep = !strcmp(command, "sweep");
     printf("dcsim %s: %zu %s of a serving fleet (dcsim serve's figures; docs/serving.md)\n\n",
            command, n, sweep ? "points" : "variants");
@@ -279,30 +264,9 @@ static const char **inputs_of(const svariant *x, size_t n, const compare_cluster
 static int write_table(const svariant *x, size_t n, const compare_cluster_out *o,
                        const char *const *inputs, size_t n_in)
 {
-    double *values = malloc(n * N_COLS * sizeof *values);
-    const char **rows = malloc(n * sizeof *rows);
-    sim_error err;
-    sim_error_clear(&err);
-    int rc = 0;
-    if (!values || !rows) {
-        fprintf(stderr, "dcsim %s: out of memory\n", o->command);
-        rc = 1;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            memcpy(values + i * N_COLS, x[i].v, sizeof x[i].v);
-            rows[i] = x[i].c->label;
-        }
-        if (trace_write_table(o->table_path, o->table_name,
-                              "one row per variant of a serving fleet (dcsim serve's figures; "
-                              "NaN: no <site>)", col_names, col_units, N_COLS, rows, n, values,
-                              inputs, n_in, &err))
-            rc = cli_print_error(&err);
-        else if (!o->json && !o->csv)
-            printf("  table written to %s\n", o->table_path);
-    }
-    free(values);
-    free(rows);
-    return rc;
+    return compare_write_rows(o, "one row per variant of a serving fleet (dcsim serve's "
+                              "figures; NaN: no <site>)", col_names, col_units, N_COLS, x[0].c,
+                              n, x[0].v, sizeof *x, inputs, n_in);
 }
 
 /* the simulations, in parallel; the first failed variant's error */

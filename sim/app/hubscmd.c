@@ -60,7 +60,7 @@ static const cli_option hubs_options[] = {
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
-static void run_free(hubs_run *run)
+void hubs_run_free(hubs_run *run)
 {
     for (unsigned h = 0; h < HUBS_MAX; h++) {
         cluster_result_free(&run->cr[h]);
@@ -185,6 +185,19 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, int ser
     }
     hubs_total_energy(&run->r);
     return 0;
+}
+
+int hubs_execute(const scn_scenario *s, int series, hubs_run run[2], sim_error *err)
+{
+    int rc = run_policy(s, s->hubs->cfg.policy, &run[0], err);
+    if (!rc)
+        rc = run_policy(s, hubs_policy_find("nearest"), &run[1], err);
+    double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
+    if (!rc)
+        rc = account(s, &run[0], horizon, series, err);
+    if (!rc)
+        rc = account(s, &run[1], horizon, 0, err);
+    return rc;
 }
 
 static double mean_rtt_ms(const hubs_hub_result *o)
@@ -394,14 +407,7 @@ int cmd_hubs(int argc, char **argv)
     if (!run)
         rc = sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
     if (!rc)
-        rc = run_policy(&s, s.hubs->cfg.policy, &run[0], &err);
-    if (!rc)
-        rc = run_policy(&s, hubs_policy_find("nearest"), &run[1], &err);
-    double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
-    if (!rc)
-        rc = account(&s, &run[0], horizon, has_out || o.json, &err);
-    if (!rc)
-        rc = account(&s, &run[1], horizon, 0, &err);
+        rc = hubs_execute(&s, has_out || o.json, run, &err);
     if (!rc && has_out) {
         char command[4096];
         size_t used = (size_t)snprintf(command, sizeof command, "dcsim hubs");
@@ -421,8 +427,8 @@ int cmd_hubs(int argc, char **argv)
         rc = cli_print_error(&err);
     }
     if (run) {
-        run_free(&run[0]);
-        run_free(&run[1]);
+        hubs_run_free(&run[0]);
+        hubs_run_free(&run[1]);
     }
     free(run);
     scn_scenario_free(&s);

@@ -41,6 +41,15 @@ typedef struct hubs_run {
     uint32_t n_bins;
 } hubs_run;
 
+/* The scenario's policy (run[0]) and the baseline, nearest (run[1]), on
+ * the same demand; every hub of both accounted at its own site over the
+ * later end of the two (idle GPUs included); with series, run[0]'s bins
+ * (/hubs/series). What dcsim hubs prints; compare_hubs.c runs it per
+ * variant. run[0 .. 1] are the caller's, zeroed (calloc), and own what is
+ * filled whatever happens: free both with hubs_run_free. 0, or an error. */
+int hubs_execute(const scn_scenario *s, int series, hubs_run run[2], sim_error *err);
+void hubs_run_free(hubs_run *run); /* frees what run owns; run stays reusable */
+
 /* a hub's account hour by hour (hour k: [k h, (k + 1) h) of the run) */
 typedef struct hubs_hours {
     size_t n;

@@ -33,6 +33,7 @@
 #include "resources.h"
 #include "scenario.h"
 #include "compare_cluster.h"
+#include "compare_hubs.h"
 #include "compare_serve.h"
 #include "sweep_internal.h"
 #include "units.h"
@@ -53,6 +54,9 @@ const char usage_sweep[] =
     "A scenario with <serving> and no <job> runs once per point as dcsim serve\n"
     "runs it; FILE then holds /serve_sweep (latencies, throughput, goodput, KV\n"
     "use, cost per million tokens per point; docs/serving.md).\n"
+    "A scenario with <hubs> runs once per point as dcsim hubs runs it; FILE then\n"
+    "holds /hubs_sweep (the run's totals, the saving against nearest and the\n"
+    "jobs at each hub per point; docs/hubs.md).\n"
     "\n"
     "  --grid PATH=V1,V2,...  a --set path and its values; several --grid give\n"
     "                         their cartesian product, the first varying slowest\n"
@@ -488,6 +492,8 @@ static int sweep_main(sweep *sw, int argc, char **argv)
     int rc = sweep_prepare(sw, argc, argv);
     if (rc || sw->help)
         return rc;
+    if (compare_is_hubs(sw->scenario)) /* hubs (a <cluster-jobs> too): sweep_hubs.c */
+        return sweep_hubs(sw);
     if (compare_is_cluster(sw->scenario)) /* a job stream: sweep_cluster.c */
         return sweep_cluster(sw);
     if (compare_is_serve(sw->scenario)) /* a serving fleet: sweep_serve.c */

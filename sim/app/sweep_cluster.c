@@ -10,12 +10,9 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "compare_cluster.h"
 #include "sweep_internal.h"
-
-#define LABEL_SIZE 256
 
 /* the files the sweep reads (scenario, its XIncludes, its CSV trace, the
  * points file): never the output. NULL when out of memory. */
@@ -51,10 +48,10 @@ int sweep_cluster(sweep *sw)
     }
     size_t n_in = 0;
     const char **inputs = inputs_of(sw, &s0, &n_in);
-    compare_case *cases = calloc(sw->n_points, sizeof *cases);
-    char *labels = malloc(sw->n_points * LABEL_SIZE);
+    char *labels = NULL;
+    compare_case *cases = NULL;
     int rc = 0;
-    if (!inputs || !cases || !labels) {
+    if (!inputs) {
         fprintf(stderr, "dcsim sweep: error: out of memory\n");
         rc = EXIT_FAILURE;
     } else {
@@ -62,14 +59,8 @@ int sweep_cluster(sweep *sw)
         if (outpath_init(&probe, sw->output, "the sweep file", inputs, n_in, &err))
             rc = cli_print_error(&err);
     }
-    for (size_t i = 0; !rc && i < sw->n_points; i++) {
-        char *label = labels + i * LABEL_SIZE;
-        sweep_point_label(sw, i, label, LABEL_SIZE);
-        if (!label[0])
-            snprintf(label, LABEL_SIZE, "point %zu", i);
-        cases[i] = (compare_case){label, sw->scenario, sw->pts[i].sets, sw->pts[i].n_sets,
-                                  NULL, 0};
-    }
+    if (!rc && !(cases = sweep_tier_cases(sw, &labels)))
+        rc = EXIT_FAILURE;
     if (!rc) {
         compare_cluster_out o = {"sweep", sw->json, sw->csv, sw->output, "cluster_sweep",
                                  inputs, n_in};

@@ -131,6 +131,19 @@ int sweep_cluster(sweep *sw);
  * returns the exit status */
 int sweep_serve(sweep *sw);
 
+/* ---- sweep_hubs.c: a hubs scenario's points (compare_hubs.c runs them);
+ * returns the exit status */
+int sweep_hubs(sweep *sw);
+
+/* ---- sweep_tier.c: what the tiers swept through compare's tables share */
+
+/* The points as compare's cases (compare_cluster.h): point i labelled with
+ * its PATH=VALUE sets ("point i" without), the scenario, its sets; the
+ * labels in *labels (owned by the caller, as the cases). NULL when out of
+ * memory (the error printed). */
+struct compare_case;
+struct compare_case *sweep_tier_cases(const sweep *sw, char **labels);
+
 /* ---- sweep_grid.c: the points and their --set strings */
 
 /* Parse one --grid PATH=V1,V2,... into g (its strings owned by g, freed by

@@ -8,14 +8,10 @@
  * process, written once at the end: the training sweep's replicas, resume
  * and MPI ranks (sweep_run.c, sweep_store.c) are for campaigns.
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "compare_serve.h"
 #include "sweep_internal.h"
-
-#define LABEL_SIZE 256
 
 int sweep_serve(sweep *sw)
 {
@@ -28,21 +24,9 @@ int sweep_serve(sweep *sw)
                                      "others)%s", "");
     /* the scenario and the points file; compare_serve adds the XIncludes and traces */
     const char *inputs[2] = {sw->scenario, sw->points_file};
-    compare_case *cases = calloc(sw->n_points, sizeof *cases);
-    char *labels = malloc(sw->n_points * LABEL_SIZE);
-    int rc = 0;
-    if (!cases || !labels) {
-        fprintf(stderr, "dcsim sweep: error: out of memory\n");
-        rc = EXIT_FAILURE;
-    }
-    for (size_t i = 0; !rc && i < sw->n_points; i++) {
-        char *label = labels + i * LABEL_SIZE;
-        sweep_point_label(sw, i, label, LABEL_SIZE);
-        if (!label[0])
-            snprintf(label, LABEL_SIZE, "point %zu", i);
-        cases[i] = (compare_case){label, sw->scenario, sw->pts[i].sets, sw->pts[i].n_sets,
-                                  NULL, 0};
-    }
+    char *labels = NULL;
+    compare_case *cases = sweep_tier_cases(sw, &labels);
+    int rc = cases ? 0 : EXIT_FAILURE;
     if (!rc) {
         compare_cluster_out o = {"sweep", sw->json, sw->csv, sw->output, "serve_sweep",
                                  inputs, 2};

@@ -134,6 +134,11 @@ CASES = [
     ("sweep", ["sweep", "--quiet", "--json", ex("serving-llama3-70b-h100.xml"), "--set",
                "serving/arrivals/@duration=60s", "--grid",
                "serving/arrivals/@rate=10/s,20/s", "-o", "ss.h5"], {0}),
+    ("compare", ["compare", "--json", os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"),
+                 "--vary", "hubs/@policy=cheapest,latency-bounded"], {0}),
+    ("sweep", ["sweep", "--quiet", "--json",
+               os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"), "--grid",
+               "hubs/@policy=cheapest,nearest", "-o", "hs.h5"], {0}),
 ]
 
 
