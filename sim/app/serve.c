@@ -25,7 +25,8 @@
 #include "units.h"
 
 const char usage_serve[] =
-    "usage: dcsim serve SCENARIO.xml [--size [--search tp=LIST]] [--json | --csv]\n"
+    "usage: dcsim serve SCENARIO.xml [--size [--search tp=LIST] [--search gpu=LIST]]\n"
+    "                   [--json | --csv]\n"
     "                   [--quiet]\n"
     "                   [-o FILE.h5 [--bin T]]\n"
     "                   [--set PATH=VALUE]...\n"
@@ -50,6 +51,11 @@ const char usage_serve[] =
     "               replicas, GPUs and cost per million output tokens, the\n"
     "               cheapest (fewest GPUs) first; a tp whose weights do not\n"
     "               fit is refused in its row\n"
+    "  --search gpu=LIST  with --size, alone or with tp=LIST: each catalog GPU\n"
+    "               type of LIST (e.g. gpu=H100-SXM,H200-SXM) as --set\n"
+    "               cluster/gpu/@type=G does, every tp for each; ranked within\n"
+    "               each type, one answer per type (no sourced price per GPU\n"
+    "               type ranks the types against each other)\n"
     "  --json       the results as one JSON object (docs/json.md)\n"
     "  --csv        the results as CSV: a header and one row (the latency\n"
     "               quantiles as ttft_p99_s and the like; --size's steps are in\n"
@@ -64,8 +70,8 @@ const char usage_serve[] =
     "exit status: 0 ok, 1 internal error, 2 bad input, 130 interrupted\n";
 
 typedef struct serve_args {
-    const char *path, *output, *bin, *search;
-    cli_sets sets;
+    const char *path, *output, *bin;
+    cli_sets sets, search;
     int json, csv, quiet, size;
 } serve_args;
 
@@ -78,7 +84,8 @@ static const cli_option serve_options[] = {
     {"--quiet", 'q', CLI_FLAG, offsetof(serve_args, quiet), NULL, NULL},
     {"--output", 'o', CLI_TEXT, offsetof(serve_args, output), .missing = "%s needs a file name"},
     {"--bin", 0, CLI_TEXT, offsetof(serve_args, bin), .missing = "%s needs a duration"},
-    {"--search", 0, CLI_TEXT, offsetof(serve_args, search), .missing = "%s needs tp=LIST"},
+    {"--search", 0, CLI_SETS_EQ, offsetof(serve_args, search),
+     .missing = "%s needs tp=LIST or gpu=LIST"},
     {"--set", 0, CLI_SETS, offsetof(serve_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
@@ -433,11 +440,11 @@ int cmd_serve(int argc, char **argv)
     if (o.output && o.size)
         return cli_usage_error("serve", "--output writes one run's tables; it does not go "
                                "with --size%s", "");
-    if (o.search && (!o.size || o.output || o.csv))
+    if (o.search.n && (!o.size || o.output || o.csv))
         return cli_usage_error("serve", "--search goes with --size (text or --json; no -o, "
                                "no --csv)%s", "");
-    if (o.search) {
-        serve_search_args a = {o.path, &o.sets, o.search, o.json, o.quiet};
+    if (o.search.n) {
+        serve_search_args a = {o.path, &o.sets, &o.search, o.json, o.quiet};
         return serve_search(&a);
     }
     if (o.bin && !o.output)

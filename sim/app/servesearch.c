@@ -1,8 +1,11 @@
-/* servesearch.c - `dcsim serve --size --search tp=1,2,4,8`: the replica
- * count each tensor-parallel width needs to meet the <slo> at the
- * scenario's traffic, its GPUs and its cost per million output tokens,
- * the cheapest first (docs/serving.md "A sizing search over
- * configurations").
+/* servesearch.c - `dcsim serve --size --search tp=1,2,4,8 [--search
+ * gpu=H100-SXM,H200-SXM]`: the replica count each tensor-parallel width
+ * (on each GPU type) needs to meet the <slo> at the scenario's traffic,
+ * its GPUs and its cost per million output tokens, the cheapest first
+ * within each GPU type (docs/serving.md "A sizing search over
+ * configurations"). GPU types are not ranked against each other: GPU
+ * counts of different types are not comparable, and shared/reference has
+ * no price per GPU type; each type gets its own answer.
  *
  * Each configuration is the scenario loaded again with the --set values
  * and serving/replica/@tp=T, prepared and sized as `dcsim serve --size
@@ -29,10 +32,11 @@
 #include "servesize.h"
 #include "units.h"
 
-#define SEARCH_MAX 16 /* configurations in one --search */
+#define SEARCH_MAX 16     /* values in one --search list */
 
 typedef struct search_row {
     unsigned tp;
+    int gpu;           /* index into the gpu list; -1: the scenario's GPU */
     int refused;
     char why[400];
     unsigned replicas;
@@ -43,12 +47,8 @@ typedef struct search_row {
 } search_row;
 
 /* "tp=1,2,4,8" into tps: the count, or -1 with the reason in why */
-static int parse_search(const char *text, unsigned *tps, char *why, size_t size)
+static int parse_tps(const char *text, unsigned *tps, char *why, size_t size)
 {
-    if (strncmp(text, "tp=", 3)) {
-        snprintf(why, size, "--search %s: expected tp=LIST (e.g. tp=1,2,4,8)", text);
-        return -1;
-    }
     int n = 0;
     const char *p = text + 3;
     for (int guard = 0; guard <= SEARCH_MAX; guard++) {
@@ -76,17 +76,80 @@ static int parse_search(const char *text, unsigned *tps, char *why, size_t size)
     return n;
 }
 
+/* "gpu=H100-SXM,H200-SXM" into gpus (names as given; the catalog checks
+ * them when each configuration loads): the count, or -1 with why */
+static int parse_gpus(const char *text, char (*gpus)[32], char *why, size_t size)
+{
+    int n = 0;
+    const char *p = text + 4;
+    for (int guard = 0; guard <= SEARCH_MAX; guard++) {
+        size_t len = strcspn(p, ",");
+        if (!len || len >= 32) {
+            snprintf(why, size, "--search %s: each gpu must be a catalog GPU type name (1 to "
+                     "31 characters), comma-separated", text);
+            return -1;
+        }
+        if (n == SEARCH_MAX) {
+            snprintf(why, size, "--search %s: at most %d GPU types", text, SEARCH_MAX);
+            return -1;
+        }
+        memcpy(gpus[n], p, len);
+        gpus[n][len] = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(gpus[i], gpus[n])) {
+                snprintf(why, size, "--search %s: gpu %s given twice", text, gpus[n]);
+                return -1;
+            }
+        n++;
+        if (!p[len])
+            return n;
+        p += len + 1;
+    }
+    return n;
+}
+
+/* the --search lists: tps (0: none given) and gpus (0: none given); 0, or
+ * -1 with the reason in why */
+static int parse_search(const cli_sets *search, unsigned *tps, int *n_tps, char (*gpus)[32],
+                        int *n_gpus, char *why, size_t size)
+{
+    *n_tps = *n_gpus = 0;
+    for (size_t i = 0; i < search->n; i++) {
+        const char *text = search->v[i];
+        int is_tp = !strncmp(text, "tp=", 3), is_gpu = !strncmp(text, "gpu=", 4);
+        if (!is_tp && !is_gpu) {
+            snprintf(why, size, "--search %s: expected tp=LIST (e.g. tp=1,2,4,8) or gpu=LIST "
+                     "(e.g. gpu=H100-SXM,H200-SXM)", text);
+            return -1;
+        }
+        if (is_tp ? *n_tps : *n_gpus) {
+            snprintf(why, size, "--search %s: %s given twice", text, is_tp ? "tp=" : "gpu=");
+            return -1;
+        }
+        int n = is_tp ? parse_tps(text, tps, why, size) : parse_gpus(text, gpus, why, size);
+        if (n < 0)
+            return -1;
+        *(is_tp ? n_tps : n_gpus) = n;
+    }
+    return 0;
+}
+
 /* size one configuration into row: 0 (row filled, maybe refused), or an
  * error code with err set (out of memory, interrupted: the search stops) */
-static int size_one(const serve_search_args *a, search_row *row, sim_error *err)
+static int size_one(const serve_search_args *a, const char *gpu, search_row *row,
+                    sim_error *err)
 {
-    const char *sets[CLI_MAX_SETS + 2];
-    char tp_set[64];
+    const char *sets[CLI_MAX_SETS + 3];
+    char tp_set[64], gpu_set[64];
     size_t n = 0;
     for (size_t i = 0; i < a->sets->n && n < CLI_MAX_SETS; i++)
         sets[n++] = a->sets->v[i];
     snprintf(tp_set, sizeof tp_set, "serving/replica/@tp=%u", row->tp);
     sets[n++] = tp_set;
+    if (gpu) {
+        snprintf(gpu_set, sizeof gpu_set, "cluster/gpu/@type=%s", gpu);
+        sets[n++] = gpu_set;
+    }
     sets[n] = NULL;
     scn_scenario s;
     sim_error e;
@@ -153,6 +216,8 @@ static int size_one(const serve_search_args *a, search_row *row, sim_error *err)
 /* a before b in the ranking */
 static int before(const search_row *a, const search_row *b)
 {
+    if (a->gpu != b->gpu) /* the GPU types in the order given, each ranked on its own */
+        return a->gpu < b->gpu;
     if (a->refused != b->refused)
         return !a->refused;
     if (a->refused || a->gpus != b->gpus)
@@ -162,34 +227,74 @@ static int before(const search_row *a, const search_row *b)
     return a->gpu_hours_per_mtok < b->gpu_hours_per_mtok;
 }
 
-static void print_rows(const search_row *rows, int n, const char *arrivals)
+/* rank of rows[i] within its GPU type (1 for the first sized row) */
+static int rank_of(const search_row *rows, int i)
 {
-    printf("search     the fewest replicas meeting the SLO for each tp, at %s; the cheapest "
-           "first (fewest GPUs, then cost per million output tokens)\n", arrivals);
-    printf("  %-5s %4s %9s %6s %14s %14s %16s %16s\n", "rank", "tp", "replicas", "GPUs",
-           "P99 TTFT (ms)", "P99 TPOT (ms)", "GPU-h per Mtok", "CNY per Mtok");
+    int r = 1;
+    for (int k = i - 1; k >= 0 && rows[k].gpu == rows[i].gpu; k--)
+        r += !rows[k].refused;
+    return r;
+}
+
+/* is rows[i] its GPU type's answer (the first row of the type, sized) */
+static int is_answer(const search_row *rows, int i)
+{
+    return !rows[i].refused && (i == 0 || rows[i - 1].gpu != rows[i].gpu);
+}
+
+static void print_rows(const search_row *rows, int n, const char *arrivals,
+                       char (*gpus)[32], int n_gpus)
+{
+    printf("search     the fewest replicas meeting the SLO for each %s, at %s; the cheapest "
+           "first (fewest GPUs, then cost per million output tokens)%s\n",
+           n_gpus ? "GPU type and tp" : "tp", arrivals,
+           n_gpus > 1 ? "; each GPU type ranked on its own (no sourced price per GPU type "
+                        "compares them)" : "");
+    int gw = n_gpus ? 16 : 0; /* the gpu column, when GPU types are searched */
+    printf("  %-5s %-*s%4s %9s %6s %14s %14s %16s %16s\n", "rank", gw, n_gpus ? "gpu" : "", "tp",
+           "replicas", "GPUs", "P99 TTFT (ms)", "P99 TPOT (ms)", "GPU-h per Mtok",
+           "CNY per Mtok");
     for (int i = 0; i < n; i++) {
         const search_row *w = &rows[i];
+        const char *g = w->gpu >= 0 ? gpus[w->gpu] : "";
         if (w->refused) {
-            printf("  %-5s %4u refused: %s\n", "-", w->tp, w->why);
+            printf("  %-5s %-*s%4u refused: %s\n", "-", gw, g, w->tp, w->why);
             continue;
         }
         char cost[32] = "-";
         if (w->has_cost)
             snprintf(cost, sizeof cost, "%.6g", w->cost_per_mtok);
-        printf("  %-5d %4u %9u %6.0f %14.6g %14.6g %16.6g %16s\n", i + 1, w->tp, w->replicas,
-               w->gpus, w->ttft_p99_s * 1e3, w->tpot_p99_s * 1e3, w->gpu_hours_per_mtok, cost);
+        printf("  %-5d %-*s%4u %9u %6.0f %14.6g %14.6g %16.6g %16s\n", rank_of(rows, i), gw, g,
+               w->tp, w->replicas, w->gpus, w->ttft_p99_s * 1e3, w->tpot_p99_s * 1e3,
+               w->gpu_hours_per_mtok, cost);
     }
-    if (!rows[0].refused)
-        printf("answer     tp %u: %u replicas, %.0f GPUs\n", rows[0].tp, rows[0].replicas,
-               rows[0].gpus);
+    for (int i = 0; i < n; i++)
+        if (is_answer(rows, i) && n_gpus)
+            printf("answer     %s: tp %u, %u replicas, %.0f GPUs\n", gpus[rows[i].gpu],
+                   rows[i].tp, rows[i].replicas, rows[i].gpus);
+        else if (is_answer(rows, i))
+            printf("answer     tp %u: %u replicas, %.0f GPUs\n", rows[i].tp, rows[i].replicas,
+                   rows[i].gpus);
 }
 
-static int emit_json(const search_row *rows, int n)
+static cJSON *answer_json(const search_row *w, const char *gpu)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && gpu)
+        cJSON_AddStringToObject(o, "gpu", gpu);
+    if (o) {
+        cJSON_AddNumberToObject(o, "tp", w->tp);
+        cJSON_AddNumberToObject(o, "replicas", w->replicas);
+        cJSON_AddNumberToObject(o, "gpus", w->gpus);
+    }
+    return o;
+}
+
+static int emit_json(const search_row *rows, int n, char (*gpus)[32], int n_gpus)
 {
     cJSON *root = jsonout_begin("serve_search");
-    cJSON *arr = root ? cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "search"), "rows")
-                      : NULL;
+    cJSON *search = root ? cJSON_AddObjectToObject(root, "search") : NULL;
+    cJSON *arr = search ? cJSON_AddArrayToObject(search, "rows") : NULL;
     for (int i = 0; arr && i < n; i++) {
         const search_row *w = &rows[i];
         cJSON *o = cJSON_CreateObject();
@@ -198,12 +303,14 @@ static int emit_json(const search_row *rows, int n)
             arr = NULL;
             break;
         }
+        if (w->gpu >= 0)
+            cJSON_AddStringToObject(o, "gpu", gpus[w->gpu]);
         cJSON_AddNumberToObject(o, "tp", w->tp);
         if (w->refused) {
             cJSON_AddStringToObject(o, "refused", w->why);
             continue;
         }
-        cJSON_AddNumberToObject(o, "rank", i + 1);
+        cJSON_AddNumberToObject(o, "rank", rank_of(rows, i));
         cJSON_AddNumberToObject(o, "replicas", w->replicas);
         cJSON_AddNumberToObject(o, "gpus", w->gpus);
         cJSON_AddNumberToObject(o, "ttft_p99_s", w->ttft_p99_s);
@@ -213,15 +320,18 @@ static int emit_json(const search_row *rows, int n)
             cJSON_AddNumberToObject(o, "energy_cost_per_mtok_cny", w->cost_per_mtok);
         cJSON_AddNumberToObject(o, "steps", w->steps);
     }
+    cJSON *answers = arr && n_gpus ? cJSON_AddArrayToObject(search, "answers") : NULL;
+    for (int i = 0; arr && i < n; i++) {
+        if (!is_answer(rows, i))
+            continue;
+        if (n_gpus)
+            cJSON_AddItemToArray(answers, answer_json(&rows[i], gpus[rows[i].gpu]));
+        else
+            cJSON_AddItemToObject(search, "answer", answer_json(&rows[i], NULL));
+    }
     if (!arr) {
         cJSON_Delete(root);
         return jsonout_emit(NULL, JSONOUT_JSON, NULL, NULL);
-    }
-    if (!rows[0].refused) {
-        cJSON *best = cJSON_AddObjectToObject(cJSON_GetObjectItem(root, "search"), "answer");
-        cJSON_AddNumberToObject(best, "tp", rows[0].tp);
-        cJSON_AddNumberToObject(best, "replicas", rows[0].replicas);
-        cJSON_AddNumberToObject(best, "gpus", rows[0].gpus);
     }
     return jsonout_emit(root, JSONOUT_JSON_LINE, NULL, NULL);
 }
@@ -229,32 +339,49 @@ static int emit_json(const search_row *rows, int n)
 int serve_search(const serve_search_args *a)
 {
     unsigned tps[SEARCH_MAX];
-    char why[256];
-    int n = parse_search(a->search, tps, why, sizeof why);
-    if (n < 0)
+    char gpus[SEARCH_MAX][32], why[256];
+    int n_tps, n_gpus;
+    if (parse_search(a->search, tps, &n_tps, gpus, &n_gpus, why, sizeof why))
         return cli_usage_error("serve", "%s", why);
-    search_row rows[SEARCH_MAX];
-    memset(rows, 0, sizeof rows);
+    scn_scenario s; /* the scenario as given: its tp when none is searched, its traffic */
+    char arrivals[160] = "the scenario's traffic";
     sim_error err;
     sim_error_clear(&err);
+    if (scn_load_flags(a->path, a->sets->v, a->sets->n, SCN_LOAD_SERVING, &s, &err))
+        return cli_print_error(&err);
+    unsigned base_tp = s.has_serving ? s.serving.tp : 1;
+    if (s.has_serving)
+        serve_describe_arrivals(&s.serving, arrivals, sizeof arrivals);
+    scn_scenario_free(&s);
+    if (!n_tps)
+        tps[n_tps++] = base_tp ? base_tp : 1;
+    int n = (n_gpus ? n_gpus : 1) * n_tps; /* at most SEARCH_MAX^2 = 256 */
+    search_row *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows) {
+        sim_error_set(&err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+        return cli_print_error(&err);
+    }
     progress prog;
     progress_start(&prog, a->quiet || a->json);
     for (int i = 0; i < n; i++) {
         double wall;
-        rows[i].tp = tps[i];
+        rows[i].tp = tps[i % n_tps];
+        rows[i].gpu = n_gpus ? i / n_tps : -1;
+        const char *gpu = n_gpus ? gpus[rows[i].gpu] : NULL;
         if (progress_due(&prog, 0.25, &wall)) {
-            fprintf(stderr, "\r\033[K  search: tp %u (%d of %d), %.0f s", tps[i], i + 1, n,
-                    wall);
+            fprintf(stderr, "\r\033[K  search: %s%stp %u (%d of %d), %.0f s", gpu ? gpu : "",
+                    gpu ? " " : "", rows[i].tp, i + 1, n, wall);
             fflush(stderr);
         }
-        int rc = size_one(a, &rows[i], &err);
+        int rc = size_one(a, gpu, &rows[i], &err);
         if (rc) {
             progress_clear(&prog);
+            free(rows);
             return cli_print_error(&err);
         }
     }
     progress_clear(&prog);
-    /* insertion sort: stable, n <= SEARCH_MAX */
+    /* insertion sort: stable, n <= 256 */
     for (int i = 1; i < n; i++) {
         search_row w = rows[i];
         int j = i;
@@ -262,22 +389,13 @@ int serve_search(const serve_search_args *a)
             rows[j] = rows[j - 1];
         rows[j] = w;
     }
-    int rc = 0;
-    if (a->json) {
-        rc = emit_json(rows, n);
-    } else {
-        scn_scenario s; /* the traffic's words, from the first load's settings */
-        char arrivals[160] = "the scenario's traffic";
-        sim_error e;
-        sim_error_clear(&e);
-        if (!scn_load_flags(a->path, a->sets->v, a->sets->n, SCN_LOAD_SERVING, &s, &e)) {
-            if (s.has_serving)
-                serve_describe_arrivals(&s.serving, arrivals, sizeof arrivals);
-            scn_scenario_free(&s);
-        }
-        print_rows(rows, n, arrivals);
-    }
-    if (!rc && rows[0].refused) { /* every configuration refused */
+    int rc = a->json ? emit_json(rows, n, gpus, n_gpus) : 0, sized = 0;
+    if (!a->json)
+        print_rows(rows, n, arrivals, gpus, n_gpus);
+    for (int i = 0; i < n; i++)
+        sized |= !rows[i].refused;
+    free(rows);
+    if (!rc && !sized) { /* every configuration refused */
         sim_error_set(&err, SIM_ERR_INPUT, a->path, 0, "--search: every configuration was "
                       "refused (see the rows)");
         return cli_print_error(&err);

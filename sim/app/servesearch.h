@@ -1,5 +1,6 @@
-/* servesearch.h - `dcsim serve --size --search tp=LIST` (servesearch.c):
- * the sizing of each configuration, the cheapest first. */
+/* servesearch.h - `dcsim serve --size --search tp=LIST [--search
+ * gpu=LIST]` (servesearch.c): the sizing of each configuration, the
+ * cheapest first (within each GPU type). */
 #ifndef DCSIM_APP_SERVESEARCH_H
 #define DCSIM_APP_SERVESEARCH_H
 
@@ -8,7 +9,7 @@
 typedef struct serve_search_args {
     const char *path;          /* the scenario */
     const cli_sets *sets;      /* its --set values */
-    const char *search;        /* "tp=1,2,4,8" */
+    const cli_sets *search;    /* "tp=1,2,4,8", "gpu=H100-SXM,H200-SXM" */
     int json, quiet;
 } serve_search_args;
 

@@ -6,7 +6,9 @@
 # other row equals `dcsim serve --size --json --set serving/replica/@tp=T`
 # (replicas, GPUs, the P99s: the same numbers); the first row has the fewest
 # GPUs of the table and the rows are ranked by GPUs; the answer is the
-# first row; --search without --size and a bad list are refused.
+# first row; --search without --size and a bad list are refused. With
+# --search gpu=LIST each GPU type's rows equal --size with that type and tp,
+# are ranked on their own, and give one answer per type.
 set -u
 dcsim=$1
 src=$2
@@ -60,6 +62,53 @@ expect "text answer" 0 "^answer     tp [0-9]*: [0-9]* replicas" "$dcsim" serve -
     --search tp=4,8 "$ex" "$@"
 bad "search without size" "--search goes with --size" "$dcsim" serve --quiet --search tp=4 "$ex"
 bad "bad list" "each tp must be a whole number" "$dcsim" serve --quiet --size --search tp=4,x "$ex"
-bad "not tp" "expected tp=LIST" "$dcsim" serve --quiet --size --search gpu=H100 "$ex"
+bad "not tp or gpu" "expected tp=LIST (e.g. tp=1,2,4,8) or gpu=LIST" "$dcsim" serve --quiet \
+    --size --search pp=2 "$ex"
+bad "tp twice" "tp= given twice" "$dcsim" serve --quiet --size --search tp=4 --search tp=8 "$ex"
+bad "gpu twice" "gpu H200-SXM given twice" "$dcsim" serve --quiet --size \
+    --search gpu=H200-SXM,H200-SXM "$ex"
+bad "empty gpu" "each gpu must be a catalog GPU type name" "$dcsim" serve --quiet --size \
+    --search gpu=H100-SXM, "$ex"
+# GPU types: every row equals --size with that type and tp; each type ranked
+# on its own (its rows together, in the order given, ranks from 1), one
+# answer per type (its first row); an unknown type is refused in its rows
+"$dcsim" serve --quiet --json --size --search gpu=H200-SXM,H100-SXM,NoSuchGPU \
+    --search tp=4,8 "$ex" "$@" > "$tmp/gpus.json" || { echo "FAIL: --search gpu"; fail=1; }
+for g in H100-SXM H200-SXM; do
+    for tp in 4 8; do
+        "$dcsim" serve --quiet --json --size "$ex" "$@" --set serving/replica/@tp=$tp \
+            --set cluster/gpu/@type=$g > "$tmp/size-$g-$tp.json" || { echo "FAIL: $g $tp"; fail=1; }
+    done
+done
+$py - "$tmp" <<'PY' || fail=1
+import json, os, sys
+t = sys.argv[1]
+doc = json.load(open(os.path.join(t, "gpus.json")))["search"]
+rows, bad = doc["rows"], []
+if [r["gpu"] for r in rows] != ["H200-SXM"] * 2 + ["H100-SXM"] * 2 + ["NoSuchGPU"] * 2:
+    bad.append("rows not grouped by type in the order given: %r" % [r["gpu"] for r in rows])
+if "answer" in doc or [a["gpu"] for a in doc["answers"]] != ["H200-SXM", "H100-SXM"]:
+    bad.append("answers %r" % doc.get("answers"))
+for g in ("H200-SXM", "H100-SXM"):
+    mine = [r for r in rows if r["gpu"] == g]
+    if [r["rank"] for r in mine] != [1, 2] or mine[0]["gpus"] > mine[1]["gpus"]:
+        bad.append("%s: ranks %r" % (g, mine))
+    ans = [a for a in doc["answers"] if a["gpu"] == g][0]
+    if (ans["tp"], ans["replicas"], ans["gpus"]) != (mine[0]["tp"], mine[0]["replicas"], mine[0]["gpus"]):
+        bad.append("%s: answer %r is not its first row" % (g, ans))
+    for r in mine:
+        size = json.load(open(os.path.join(t, "size-%s-%d.json" % (g, r["tp"]))))
+        want = (size["size"]["replicas"], size["size"]["gpus"], size["ttft"]["p99_s"])
+        if (r["replicas"], r["gpus"], r["ttft_p99_s"]) != want:
+            bad.append("%s tp %d: search %r, --size %r" % (g, r["tp"], r, want))
+for r in rows[4:]:
+    why = r.get("refused", "")
+    if '<gpu type="NoSuchGPU">: unknown GPU type' not in why:
+        bad.append("NoSuchGPU row not refused by the catalog: %r" % r)
+print("\n".join(bad) if bad else "ok: GPU types searched, each ranked on its own")
+sys.exit(1 if bad else 0)
+PY
+expect "text answers" 0 "^answer     H200-SXM: tp [0-9]*, [0-9]* replicas" "$dcsim" serve \
+    --quiet --size --search gpu=H200-SXM,H100-SXM --search tp=4 "$ex" "$@"
 [ "$fail" -eq 0 ] && echo "ok: serve_search"
 exit "$fail"
