@@ -282,6 +282,24 @@ static int nomem(sim_error *err)
     return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
 }
 
+static const char *const traffic_collectives[NC_COLLECTIVE_COUNT] = {
+    [NC_ALLREDUCE] = "all-reduce", [NC_ALLGATHER] = "all-gather",
+    [NC_REDUCESCATTER] = "reduce-scatter", [NC_ALLTOALL] = "all-to-all"};
+
+const char *cluster_traffic_collective_name(int collective)
+{
+    return collective >= 0 && collective < NC_COLLECTIVE_COUNT
+               ? traffic_collectives[collective] : NULL;
+}
+
+int cluster_traffic_collective_parse(const char *name)
+{
+    for (int c = 0; c < NC_COLLECTIVE_COUNT; c++)
+        if (traffic_collectives[c] && !strcmp(traffic_collectives[c], name))
+            return c;
+    return -1;
+}
+
 /* a job's iteration when its collective takes comm_s: the compute, and the
  * communication the compute does not hide (exactly compute_s + comm_s
  * without overlap) */

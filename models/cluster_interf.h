@@ -53,6 +53,13 @@ typedef struct cluster_traffic {
                                  under, [0, 1); 0: wholly exposed */
 } cluster_traffic;
 
+/* <traffic collective> in the scenario's words, "all-reduce", "all-gather",
+ * "reduce-scatter", "all-to-all", and back (the one table both use):
+ * the name of an enum nc_collective (NULL for one a job cannot have); the
+ * value of a name, or -1 */
+const char *cluster_traffic_collective_name(int collective);
+int cluster_traffic_collective_parse(const char *name);
+
 /* Profiles by size: a job of n GPUs takes the class with the largest
  * from_gpus <= n (class 0 has from_gpus 1). */
 typedef struct cluster_traffic_table {

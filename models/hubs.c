@@ -79,7 +79,6 @@ uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j)
     return g < 1 ? 1 : g > 4e9 ? UINT32_MAX : (uint32_t)g;
 }
 
-
 /* (time, index) pairs sorted by time then index: the FIFO orders */
 typedef struct order { double t; uint32_t i; } order;
 
@@ -177,7 +176,7 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         const hubs_hub *at = &c->hubs[o->hub];
         backlog[o->hub] += (double)hubs_job_gpus(at, j) * hubs_run_time_s(at, j);
         if (gang && hubs_gang_commit(gang, o->hub, hubs_job_gpus(at, j), j->arrival_s,
-                                     hubs_run_time_s(&c->hubs[o->hub], j)))
+                                     hubs_run_time_s(at, j)))
             rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
         o->rtt_s = c->hubs[o->hub].rtt_s[j->origin];
         o->slo_violation = j->kind == HUBS_SERVING && j->rtt_bound_s > 0 &&

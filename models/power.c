@@ -65,6 +65,15 @@ void pwr_config_default(pwr_config *c)
     c->storage_w = 0.0;
 }
 
+void pwr_config_for(pwr_config *c, double tdp_w, unsigned gpus_per_node)
+{
+    pwr_config_default(c);
+    if (tdp_w > 0)
+        c->gpu_tdp_w = tdp_w;
+    if (gpus_per_node)
+        c->gpus_per_node = gpus_per_node;
+}
+
 static int bad_watts(const char *field, double w, sim_error *err)
 {
     return sim_error_set(err, SIM_ERR_INPUT, NULL, 0,

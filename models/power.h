@@ -74,6 +74,10 @@ typedef struct pwr_cluster {
 /* Fill c with the defaults (docs/power.md). */
 void pwr_config_default(pwr_config *c);
 
+/* The defaults for a node of gpus_per_node GPUs of TDP tdp_w (either 0:
+ * the default's): how every run's energy account builds its power tier. */
+void pwr_config_for(pwr_config *c, double tdp_w, unsigned gpus_per_node);
+
 /* 0, or SIM_ERR_INPUT naming the field and what is allowed (TDP <= 0,
  * a fraction outside [0, 1] or k_c = 0, the fractions out of order
  * idle <= communicating <= computing, a negative or non-finite wattage,

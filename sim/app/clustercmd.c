@@ -153,16 +153,13 @@ static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
                      100 * t->comm_share);
         else
             snprintf(c, sizeof c, "compute %.4g s", t->compute_s);
-        static const char *const coll[NC_COLLECTIVE_COUNT] = {
-            [NC_ALLREDUCE] = "all-reduce", [NC_ALLGATHER] = "all-gather",
-            [NC_REDUCESCATTER] = "reduce-scatter", [NC_ALLTOALL] = "all-to-all"};
         char o[48] = "";
         if (t->overlap > 0)
             snprintf(o, sizeof o, ", hidden under %.4g%% of the compute", 100 * t->overlap);
-        const char *name = t->collective >= 0 && t->collective < NC_COLLECTIVE_COUNT &&
-                                   coll[t->collective] ? coll[t->collective] : "collective";
+        const char *name = cluster_traffic_collective_name(t->collective);
         int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, %s %.4g GB per GPU%s",
-                         i ? "; " : "", tt->from_gpus[i], c, name, t->bytes / 1e9, o);
+                         i ? "; " : "", tt->from_gpus[i], c, name ? name : "collective",
+                         t->bytes / 1e9, o);
         used += k > 0 ? (size_t)k : 0;
     }
 }

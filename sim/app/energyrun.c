@@ -8,9 +8,7 @@ int energy_run_setup(const scn_scenario *s, double iteration_s, double compute_f
                      energy_run *er, sim_error *err)
 {
     memset(er, 0, sizeof *er);
-    pwr_config_default(&er->power);
-    er->power.gpu_tdp_w = s->gpu.tdp_w > 0 ? s->gpu.tdp_w : er->power.gpu_tdp_w;
-    er->power.gpus_per_node = s->campaign.gpus_per_node ? s->campaign.gpus_per_node : 8;
+    pwr_config_for(&er->power, s->gpu.tdp_w, s->campaign.gpus_per_node);
     pwr_cluster *k = &er->cluster;
     k->n_nodes = (s->campaign.gpu_count + er->power.gpus_per_node - 1) / er->power.gpus_per_node;
     if (s->has_fabric) { /* fabric tiers 1..4 onto the model's leaf, spine, core */

@@ -244,13 +244,12 @@ static int traffic_attrs(loader *ld, xmlNode *n, cluster_traffic *t)
         if (!rc && !(t->comm_share > 0 && t->comm_share < 1))
             rc = node_error(ld, n, "comm-share", "comm-share must be above 0%% and below 100%%");
     }
-    if (!rc && has_attr(n, "collective")) { /* the schema lists the names */
+    if (!rc && has_attr(n, "collective")) {
         char name[32];
         copy_attr(n, "collective", name, sizeof name);
-        t->collective = !strcmp(name, "all-to-all")       ? NC_ALLTOALL
-                        : !strcmp(name, "all-gather")     ? NC_ALLGATHER
-                        : !strcmp(name, "reduce-scatter") ? NC_REDUCESCATTER
-                                                          : NC_ALLREDUCE;
+        t->collective = cluster_traffic_collective_parse(name);
+        if (t->collective < 0) /* only if the schema and the table drift apart */
+            rc = node_error(ld, n, "collective", "unknown collective '%s'", name);
     }
     if (!rc && has_attr(n, "allreduce") && has_attr(n, "bytes"))
         rc = node_error(ld, n, "allreduce", "give bytes or allreduce (the all-reduce's bytes), "

@@ -163,15 +163,12 @@ static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs 
 }
 
 /* the IT power one of GPU g's GPUs adds busy at the stream's compute
- * fraction, as the hubs' energy account draws it (energyrun.c's power tier:
- * its defaults, g's TDP or the tier's default TDP, the stream's nodes) */
+ * fraction, as the hubs' energy account draws it (the power tier as
+ * energyrun.c builds it: pwr_config_for g's TDP and the stream's nodes) */
 static double busy_rise_w(const hw_gpu *g, const scn_scenario *s)
 {
     pwr_config c;
-    pwr_config_default(&c);
-    if (g->tdp_w > 0)
-        c.gpu_tdp_w = g->tdp_w;
-    c.gpus_per_node = s->cluster_jobs.node_gpus;
+    pwr_config_for(&c, g->tdp_w, s->cluster_jobs.node_gpus);
     return pwr_gpu_busy_rise_w(&c, s->cluster_compute_frac);
 }
 
