@@ -616,6 +616,13 @@ def load_any(path):
         raise ReportError(_one_line(f"{path}: not a readable dcsim file ({_what(e)})")) from None
     if kind in ("trace", "compare") and dcsim_serve.kind_of(path):  # dcsim_serve.py draws it
         return _serve_load(path)
+    if kind in ("trace", "compare") and dcsim_hubs.table_name(path):  # /hubs_sweep, hubs /compare
+        try:
+            return dcsim_hubs.HubsTable(path)
+        except Exception as e:
+            raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else
+                                        f"{path}: not a readable dcsim hubs table "
+                                        f"({_what(e)})")) from None
     if kind == "trace" and dcsim_hubs.is_hubs(path):  # dcsim_hubs.py draws and tabulates it
         try:
             return dcsim_hubs.HubsRun(path)
@@ -705,10 +712,10 @@ def build(paths, goodput=None):
     packets = [x for x in loaded if isinstance(x, PacketTrace)] + run_packets(traces)
     clusters = [x for x in loaded if isinstance(x, dcsim_cluster.ClusterRun)]
     serves = [x for x in loaded if isinstance(x, dcsim_serve.TYPES)]
-    hubs = [x for x in loaded if isinstance(x, dcsim_hubs.HubsRun)]
+    hubs = [x for x in loaded if isinstance(x, (dcsim_hubs.HubsRun, dcsim_hubs.HubsTable))]
     tables = [x for x in loaded if not isinstance(
         x, (Trace, SweepTable, PacketTrace, dcsim_cluster.ClusterRun, dcsim_hubs.HubsRun,
-            *dcsim_serve.TYPES))]
+            dcsim_hubs.HubsTable, *dcsim_serve.TYPES))]
     with tempfile.TemporaryDirectory(prefix="dcsim_report_") as work:
         figures = []
         for i, t in enumerate(traces):
@@ -761,7 +768,8 @@ def build(paths, goodput=None):
     else:
         names = ", ".join(os.path.basename(t.path)
                           for t in hubs + clusters + serves + packets + sweeps + tables)
-        title = ("dcsim hubs: " + ", ".join(h.policy for h in hubs)
+        title = ("dcsim hubs: " + ", ".join(h.policy if isinstance(h, dcsim_hubs.HubsRun)
+                                            else f"{len(h)} variants" for h in hubs)
                  if hubs and not (clusters or packets or sweeps or tables) else
                  "dcsim cluster: " + ", ".join(c.attrs.get("scenario_name", "") for c in clusters)
                  if clusters and not (packets or sweeps or tables) else"dcsim sweep: " + dcsim_brief.sweep_title(sweeps[0]) if sweeps and not tables

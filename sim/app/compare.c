@@ -610,7 +610,7 @@ static int write_table(const compare *c)
             rows[i] = c->x[i].label;
         }
         if (trace_write_table(c->output, "compare", "one row per variant of dcsim compare",
-                              names, units, (size_t)cols, rows, c->n, values, c->inputs, c->n_in,
+                              names, units, (size_t)cols, rows, c->n, values, NULL, c->inputs, c->n_in,
                               &err))
             rc = cli_print_error(&err);
         else if (!c->json && !c->csv) /* machine output stays one document */

@@ -202,7 +202,7 @@ static int write_table(const cvariant *x, size_t n, const compare_cluster_out *o
 {
     return compare_write_rows(o, "one row per point of a job stream (dcsim cluster's figures; "
                               "NaN: no <site>)", col_names, col_units, N_COLS, x[0].c, n,
-                              x[0].v, sizeof *x, o->inputs, o->n_inputs);
+                              x[0].v, sizeof *x, NULL, o->inputs, o->n_inputs);
 }
 
 int compare_cluster(const compare_case *cases, size_t n, const compare_cluster_out *o)

@@ -276,8 +276,27 @@ static const char **inputs_of(const hvariant *x, size_t n, const compare_cluster
     return in;
 }
 
+/* The hubs' names for the table's attribute hub_names: the K-th of the
+ * variant with the most hubs, when every variant's hubs are the first of
+ * those by name (a --vary of the same scenario); 0 names (no attribute)
+ * when two variants name their K-th hub differently. */
+static size_t common_hub_names(const hvariant *x, size_t n, const char **names)
+{
+    size_t most = 0;
+    for (size_t i = 1; i < n; i++)
+        most = x[i].n_hubs > x[most].n_hubs ? i : most;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned h = 0; h < x[i].n_hubs; h++)
+            if (strcmp(x[i].hub[h], x[most].hub[h]) != 0)
+                return 0;
+    for (unsigned h = 0; n && h < x[most].n_hubs; h++)
+        names[h] = x[most].hub[h];
+    return n ? x[most].n_hubs : 0;
+}
+
 /* o->table_path: a row per variant, the N_COLS columns then jobs_hub_K,
- * the jobs at the K-th <hub> (NaN past a variant's last hub) */
+ * the jobs at the K-th <hub> (NaN past a variant's last hub), and the
+ * attribute hub_names where the variants agree on them */
 static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o,
                        const char *const *inputs, size_t n_in)
 {
@@ -289,6 +308,7 @@ static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o
     const char **names = malloc((size_t)cols * sizeof *names);
     const char **units = malloc((size_t)cols * sizeof *units);
     double *v = malloc((n ? n : 1) * (size_t)cols * sizeof *v);
+    const char *hub_labels[HUBS_MAX];
     int rc = 0;
     if (!hub_names || !names || !units || !v) {
         fprintf(stderr, "dcsim %s: out of memory\n", o->command);
@@ -309,11 +329,12 @@ static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o
             for (unsigned h = 0; h < most; h++)
                 row[N_COLS + h] = h < x[i].n_hubs ? x[i].hub_jobs[h] : NAN;
         }
+        trace_texts labels = {"hub_names", hub_labels, common_hub_names(x, n, hub_labels)};
         rc = compare_write_rows(o, "one row per variant of a hubs scenario (dcsim hubs' "
                                 "figures of the policy's run, the saving against nearest; "
                                 "jobs_hub_K: the jobs at the K-th <hub>, NaN past the last)",
                                 names, units, cols, x[0].c, n, v, (size_t)cols * sizeof *v,
-                                inputs, n_in);
+                                &labels, inputs, n_in);
     }
     free(hub_names);
     free(names);

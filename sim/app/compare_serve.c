@@ -266,7 +266,7 @@ static int write_table(const svariant *x, size_t n, const compare_cluster_out *o
 {
     return compare_write_rows(o, "one row per variant of a serving fleet (dcsim serve's "
                               "figures; NaN: no <site>)", col_names, col_units, N_COLS, x[0].c,
-                              n, x[0].v, sizeof *x, inputs, n_in);
+                              n, x[0].v, sizeof *x, NULL, inputs, n_in);
 }
 
 /* the simulations, in parallel; the first failed variant's error */

@@ -55,7 +55,7 @@ void compare_json_values(cJSON *o, const char *const *names, int n_cols, int sit
 int compare_write_rows(const compare_cluster_out *o, const char *description,
                        const char *const *names, const char *const *units, int n_cols,
                        const compare_case *cases, size_t n, const double *first, size_t stride,
-                       const char *const *inputs, size_t n_inputs)
+                       const trace_texts *texts, const char *const *inputs, size_t n_inputs)
 {
     double *values = malloc((n ? n : 1) * (size_t)n_cols * sizeof *values);
     const char **rows = malloc((n ? n : 1) * sizeof *rows);
@@ -72,7 +72,7 @@ int compare_write_rows(const compare_cluster_out *o, const char *description,
             rows[i] = cases[i].label;
         }
         if (trace_write_table(o->table_path, o->table_name, description, names, units,
-                              (size_t)n_cols, rows, n, values, inputs, n_inputs, &err))
+                              (size_t)n_cols, rows, n, values, texts, inputs, n_inputs, &err))
             rc = cli_print_error(&err);
         else if (!o->json && !o->csv) /* machine output stays one document */
             printf("  table written to %s\n", o->table_path);

@@ -13,6 +13,7 @@
 
 #include "compare_cluster.h"
 #include "error.h"
+#include "trace.h"
 
 /* err, after "LABEL: " unless err's file is the label already (a scenario
  * without --vary); the exit status cli_print_error gives */
@@ -35,11 +36,12 @@ void compare_json_values(cJSON *o, const char *const *names, int n_cols, int sit
 
 /* o->table_path: the dataset o->table_name, a row per variant labelled
  * cases[i].label, its n_cols values at (const char *)first + i * stride
- * (trace_write_table; never over inputs); "table written to" in the text.
- * 0 or the exit status of the error printed. */
+ * and texts (NULL: none) as one more attribute of it (trace_write_table;
+ * never over inputs); "table written to" in the text. 0 or the exit status
+ * of the error printed. */
 int compare_write_rows(const compare_cluster_out *o, const char *description,
                        const char *const *names, const char *const *units, int n_cols,
                        const compare_case *cases, size_t n, const double *first, size_t stride,
-                       const char *const *inputs, size_t n_inputs);
+                       const trace_texts *texts, const char *const *inputs, size_t n_inputs);
 
 #endif

@@ -679,7 +679,8 @@ void trace_abort(trace_writer *tw)
 int trace_write_table(const char *path, const char *name, const char *description,
                       const char *const *columns, const char *const *units, size_t n_cols,
                       const char *const *rows, size_t n_rows, const double *values,
-                      const char *const *inputs, size_t n_inputs, sim_error *err)
+                      const trace_texts *texts, const char *const *inputs, size_t n_inputs,
+                      sim_error *err)
 {
     h5_quiet();
     outpath out;
@@ -702,6 +703,8 @@ int trace_write_table(const char *path, const char *name, const char *descriptio
     if (!rc) {
         hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
         rc = d < 0 || h5_attr_text(d, "layout_version", TRACE_TABLE_LAYOUT_VERSION);
+        if (!rc && texts && texts->n)
+            rc = h5_attr_texts(d, texts->name, texts->values, texts->n);
         if (d >= 0)
             H5Dclose(d);
     }

@@ -62,13 +62,23 @@ void trace_abort(trace_writer *tw);
  * handler has nothing else to do. */
 void trace_hdf5_startup(void);
 
+/* A list of texts stored as one more attribute of a table's dataset
+ * (trace_write_table), e.g. the hubs a table's jobs_hub_K columns count. */
+typedef struct trace_texts {
+    const char *name;
+    const char *const *values;
+    size_t n;
+} trace_texts;
+
 /* One table of doubles (rows x columns, with their names and units as
- * attributes) in a new HDF5 file at path, written under a temporary name
- * and renamed: `dcsim compare -o`. inputs: as for trace_open. */
+ * attributes; texts, when not NULL, one more attribute) in a new HDF5 file
+ * at path, written under a temporary name and renamed: `dcsim compare -o`.
+ * inputs: as for trace_open. */
 int trace_write_table(const char *path, const char *name, const char *description,
                       const char *const *columns, const char *const *units, size_t n_cols,
                       const char *const *rows, size_t n_rows, const double *values,
-                      const char *const *inputs, size_t n_inputs, sim_error *err);
+                      const trace_texts *texts, const char *const *inputs, size_t n_inputs,
+                      sim_error *err);
 
 /* /energy/hourly: the run hour by hour at its site (docs/trace-format.md). */
 struct energy_run;

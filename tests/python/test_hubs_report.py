@@ -28,6 +28,7 @@ import dcsim_hubs as H  # noqa: E402
 
 EXAMPLE = os.path.join(SOURCE, "scenarios", "examples", "hubs-east-west-year.xml")
 ONE = os.path.join(SOURCE, "tests", "scenarios", "hubs-one.xml")
+TRACE = os.path.join(SOURCE, "tests", "scenarios", "hubs-trace.xml")
 REL = 1e-9
 
 
@@ -143,6 +144,86 @@ class HubsFigures(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn("without /hubs/series", p.stderr)
         self.assertFalse(os.path.exists(out))
+
+
+class HubsTableFigures(unittest.TestCase):
+    """A 2 x 2 sweep of the example (/hubs_sweep) and a compare of two hubs
+    scenarios (/compare, hubs named differently): the figures' numbers are
+    `dcsim hubs --set ... --json` of each point; the report embeds both
+    figures and a row per point."""
+    POLICIES = ("cheapest", "lowest-carbon")
+    BACKLOGS = ("fluid", "gang")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="dcsim_hubs_table_")
+        cls.sweep = os.path.join(cls.tmp.name, "s.h5")
+        subprocess.run([DCSIM, "sweep", EXAMPLE, "--grid", "hubs/@policy=" + ",".join(cls.POLICIES),
+                        "--grid", "hubs/@backlog=" + ",".join(cls.BACKLOGS), "-o", cls.sweep, "-q"],
+                       check=True, capture_output=True)
+        cls.points = []
+        for p in cls.POLICIES:
+            for b in cls.BACKLOGS:
+                out = subprocess.run([DCSIM, "hubs", "--quiet", "--json", EXAMPLE, "--set",
+                                      "hubs/@policy=" + p, "--set", "hubs/@backlog=" + b],
+                                     check=True, capture_output=True, text=True).stdout
+                cls.points.append(json.loads(out))
+        cls.compare = os.path.join(cls.tmp.name, "c.h5")
+        subprocess.run([DCSIM, "compare", EXAMPLE, TRACE, "-o", cls.compare], check=True,
+                       capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_variants_are_the_json(self):
+        t = H.HubsTable(self.sweep)
+        self.assertEqual((t.name, len(t)), ("hubs_sweep", 4))
+        got = H.hubs_variants(t, os.path.join(self.tmp.name, "v.svg"))
+        for i, doc in enumerate(self.points):
+            tot, base = doc["run"]["total"], doc["baseline"]["total"]
+            for k in ("cost", "co2_kg", "water_l"):
+                self.assertTrue(close(got["policy"][k][i], tot[k]), (i, k))
+                self.assertTrue(close(got["baseline"][k][i], base[k]), (i, k))
+                self.assertTrue(close(got["saving"][k][i], doc["saving"][k]), (i, k))
+            self.assertTrue(close(got["serving_rtt_mean_s"][i], tot["serving_rtt_mean_s"]), i)
+
+    def test_jobs_are_the_json(self):
+        t = H.HubsTable(self.sweep)
+        got = H.hubs_jobs(t, os.path.join(self.tmp.name, "j.svg"))
+        self.assertEqual(got["hubs"], [h["name"] for h in self.points[0]["run"]["hubs"]])
+        for i, doc in enumerate(self.points):
+            jobs = [h["jobs"] for h in doc["run"]["hubs"]]
+            self.assertEqual(list(got["jobs"][i]), jobs, i)
+            self.assertTrue(close(got["share"][i].sum(), 1.0, 1e-12), i)
+            self.assertEqual(sum(jobs), doc["run"]["total"]["jobs"], i)
+        # the policies place differently: the figure is not one row drawn four times
+        self.assertNotEqual(list(got["jobs"][0]), list(got["jobs"][2]))
+
+    def test_compare_of_two_scenarios(self):
+        t = H.HubsTable(self.compare)
+        self.assertEqual((t.name, len(t)), ("compare", 2))
+        with h5py.File(self.compare, "r") as f:  # the hubs differ: no names, "hub K"
+            self.assertNotIn("hub_names", f["compare"].attrs)
+        self.assertEqual(t.hubs, [f"hub {k + 1}" for k in range(10)])
+        got = H.hubs_jobs(t, os.path.join(self.tmp.name, "j2.svg"))
+        self.assertEqual(got["jobs"][1].sum(), 5)  # hubs-trace.xml: 5 jobs, NaN past its 2 hubs
+        self.assertEqual(list(got["jobs"][1][2:]), [0.0] * 8)
+
+    def test_report(self):
+        out = os.path.join(self.tmp.name, "r.html")
+        p = subprocess.run([DCSIM, "report", self.sweep, self.compare, "-o", out],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        for fig in H.TABLE_FIGURES:
+            self.assertEqual(page.count(f'data-figure="{fig}"'), 2, fig)
+        self.assertIn("Hubs sweep", page)
+        self.assertIn("Hubs comparison", page)
+        self.assertIn("/hubs_sweep, 4 rows (hubs)", p.stdout)
+        for i, doc in enumerate(self.points):
+            want = f"cost {doc['run']['total']['cost'] / 1e6:.6g} M CNY"
+            self.assertIn(want, p.stdout, i)
 
 
 if __name__ == "__main__":
