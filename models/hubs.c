@@ -39,8 +39,9 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
     for (unsigned h = 0; h < c->n_hubs; h++) {
         if (!c->hubs[h].gpus)
             return bad(err, "a hub without GPUs");
-        if (!(c->hubs[h].time_scale >= 0 && c->hubs[h].time_scale <= 1e6))
-            return bad(err, "a hub's time scale must be 0 (1) or positive, at most 1e6");
+        if (!(c->hubs[h].time_scale >= 0 && c->hubs[h].time_scale <= 1e6) ||
+            !(c->hubs[h].serving_scale >= 0 && c->hubs[h].serving_scale <= 1e6))
+            return bad(err, "a hub's time scales must be 0 (1) or positive, at most 1e6");
         largest = c->hubs[h].gpus > largest ? c->hubs[h].gpus : largest;
     }
     for (uint32_t i = 0; i < c->n_jobs; i++) {
@@ -71,11 +72,11 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
 
 uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j)
 {
-    if (j->kind != HUBS_SERVING || !(h->time_scale > 0) || h->time_scale == 1)
+    if (j->kind != HUBS_SERVING || !(h->serving_scale > 0) || h->serving_scale == 1)
         return j->gpus;
     /* the 1e-9 keeps a product that rounding put a hair above a whole number
      * (8 x 2.0000000000000004) on it */
-    double g = ceil((double)j->gpus * h->time_scale - 1e-9);
+    double g = ceil((double)j->gpus * h->serving_scale - 1e-9);
     return g < 1 ? 1 : g > 4e9 ? UINT32_MAX : (uint32_t)g;
 }
 

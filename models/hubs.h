@@ -91,6 +91,11 @@ typedef struct hubs_hub {
      * it time_scale times as long, docs/hubs.md "Per-hub GPU types"); 0 is
      * read as 1 (exactly the duration) */
     double time_scale;
+    /* the same for a serving job: the GPUs it holds at the hub per GPU it
+     * asks for (hubs_job_gpus). Decode, the most of serving, is bound by
+     * HBM bandwidth, not by the GEMM rate of time_scale's rule (docs/hubs.md
+     * "Per-hub GPU types"); 0 is read as 1 */
+    double serving_scale;
     /* the IT energy a job adds at the hub per joule it would add on the
      * scenario's GPU: time_scale x what a busy GPU adds to the IT power over
      * an idle one there (the power tier's GPU draw and its node's host share,
@@ -99,6 +104,7 @@ typedef struct hubs_hub {
      * (cheapest, lowest-carbon, lowest-water, follow-the-renewables) are
      * per kWh times this: what the job's energy costs there */
     double energy_scale;
+    double serving_energy_scale; /* the same for a serving job, with serving_scale */
 } hubs_hub;
 
 /* job j's run time at hub h: a training job's duration x the hub's time

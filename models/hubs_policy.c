@@ -35,29 +35,31 @@ static double key_rtt(const hubs_config *c, const hubs_job_spec *j, unsigned h, 
     return c->hubs[h].rtt_s[j->origin];
 }
 
-/* the energy a job needs at hub h per joule on the scenario's GPU (hubs.h) */
-static double energy_scale(const hubs_hub *h)
+/* the energy job j needs at hub h per joule on the scenario's GPU (hubs.h:
+ * a serving job's scale follows its GPUs there, a training job's its time) */
+static double energy_scale(const hubs_hub *h, const hubs_job_spec *j)
 {
-    return h->energy_scale > 0 ? h->energy_scale : 1;
+    double s = j->kind == HUBS_SERVING ? h->serving_energy_scale : h->energy_scale;
+    return s > 0 ? s : 1;
 }
 
 static double key_cost(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)
 {
-    (void)j, (void)defer;
-    return c->hubs[h].price_per_kwh * c->hubs[h].pue * energy_scale(&c->hubs[h]);
+    (void)defer;
+    return c->hubs[h].price_per_kwh * c->hubs[h].pue * energy_scale(&c->hubs[h], j);
 }
 
 static double key_carbon(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)
 {
-    (void)j, (void)defer;
+    (void)defer;
     return c->hubs[h].emission_kg_per_kwh * (1 - c->hubs[h].green_share) *
-           energy_scale(&c->hubs[h]);
+           energy_scale(&c->hubs[h], j);
 }
 
 static double key_water(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)
 {
-    (void)j, (void)defer;
-    return c->hubs[h].wue_l_per_kwh * energy_scale(&c->hubs[h]);
+    (void)defer;
+    return c->hubs[h].wue_l_per_kwh * energy_scale(&c->hubs[h], j);
 }
 
 /* serving only within its bound; training anywhere */
@@ -84,7 +86,7 @@ static double key_renewables(const hubs_config *c, const hubs_job_spec *j, unsig
             *defer = 3600.0 * k;
         }
     }
-    return best * energy_scale(hub);
+    return best * energy_scale(hub, j);
 }
 
 static const hubs_policy policies[] = {

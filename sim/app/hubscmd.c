@@ -244,7 +244,7 @@ static void print_gpus(const scn_scenario *s, const hubs_config *c)
     const scn_hubs *H = s->hubs;
     unsigned n = 0;
     for (unsigned h = 0; h < c->n_hubs; h++)
-        n += H->speed_rule[h][0] != 0;
+        n += H->speed_rule[h][0] || H->serving_rule[h][0];
     if (!n)
         return;
     printf("gpus      ");
@@ -258,16 +258,23 @@ static void print_gpus(const scn_scenario *s, const hubs_config *c)
     printf("defaults used  hub speed: a job's duration (on %s) x the hub's time scale, the "
            "ratio of the catalog's bf16 peak x gemm-efficiency (%s's over the hub GPU's; "
            "none assumed where missing: <hub speed=\"S\"> overrides, scale 1 / S); busy "
-           "GPU-h and energy grow with it, the work in %s GPU-h does not; the placement keys "
-           "charge a job's energy there: the time scale x the IT power a busy GPU adds over "
-           "an idle one there (the power tier's: GPU and its node's host share) over %s's\n",
+           "GPU-h and energy grow with it, the work in %s GPU-h does not; a serving job holds "
+           "its GPUs x the hub's serving scale for its duration, the ratio of the catalog's "
+           "HBM bandwidths (decode is memory-bound; <hub serving-speed=\"S\"> overrides, and "
+           "<hub speed> covers serving too); the placement keys charge a job's energy there: "
+           "its scale x the IT power a busy GPU adds over an idle one there (the power tier's: "
+           "GPU and its node's host share) over %s's\n",
            s->gpu.name, s->gpu.name, s->gpu.name, s->gpu.name);
     for (unsigned h = 0; h < c->n_hubs; h++) {
-        if (!H->speed_rule[h][0])
+        if (!H->speed_rule[h][0] && !H->serving_rule[h][0])
             continue;
-        printf("defaults used  %s\n", H->speed_rule[h]);
-        printf("defaults used  %s: energy x %.6g a job\n", c->hubs[h].name,
-               c->hubs[h].energy_scale > 0 ? c->hubs[h].energy_scale : 1);
+        if (H->speed_rule[h][0])
+            printf("defaults used  %s\n", H->speed_rule[h]);
+        if (H->serving_rule[h][0])
+            printf("defaults used  %s\n", H->serving_rule[h]);
+        printf("defaults used  %s: energy x %.6g a training job, x %.6g a serving job\n",
+               c->hubs[h].name, c->hubs[h].energy_scale > 0 ? c->hubs[h].energy_scale : 1,
+               c->hubs[h].serving_energy_scale > 0 ? c->hubs[h].serving_energy_scale : 1);
         const hw_gpu *g = &H->gpu[h];
         for (unsigned k = 0; !H->speed_given[h] && k < g->n_defaults; k++)
             if ((g->defaults[k].precision < 0 || g->defaults[k].precision == PREC_BF16) &&

@@ -107,6 +107,10 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
         cJSON_AddStringToObject(x, "gpu", gpu_names[h]);
         cJSON_AddNumberToObject(x, "time_scale", hub->time_scale > 0 ? hub->time_scale : 1);
         cJSON_AddNumberToObject(x, "energy_scale", hub->energy_scale > 0 ? hub->energy_scale : 1);
+        cJSON_AddNumberToObject(x, "serving_scale",
+                                hub->serving_scale > 0 ? hub->serving_scale : 1);
+        cJSON_AddNumberToObject(x, "serving_energy_scale",
+                                hub->serving_energy_scale > 0 ? hub->serving_energy_scale : 1);
         if (hub->water_limit_l > 0) { /* the text's water line */
             cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
             cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);

@@ -165,6 +165,8 @@ typedef struct scn_hubs {
     int speed_given[HUBS_MAX];    /* <hub speed>: time_scale = 1 / speed, not the rule */
     char speed_rule[HUBS_MAX][200]; /* how the hub's time_scale was found ("" when 1 by
                                        default: the scenario's GPU) */
+    char serving_rule[HUBS_MAX][200]; /* how its serving_scale was found ("" when 1 by
+                                         default, or the time scale's given speed) */
     double *carbon[HUBS_MAX];     /* owned hourly profiles (NULL: flat) */
     double pue_target[HUBS_MAX], pue_sim[HUBS_MAX]; /* the catalog's; the facility model's */
     int pue_simulated;            /* the cheapest key uses pue_sim */

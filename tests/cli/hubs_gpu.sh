@@ -5,11 +5,13 @@
 # five-job trace at one hub (fixed), an A100 hub runs every training job
 # exactly (H100 bf16 peak x gemm-efficiency) / (A100's) = 819.2232 / 274.56
 # times as long as the H100 hub does, and speed="0.5" exactly twice as long,
-# while its two serving jobs run their duration on ceil(8 x the ratio) = 24
-# and 16 GPUs (/hubs/jobs hub_gpus); the busy GPU-hours are those, the work
-# (ref_gpu_h) does not change; the
-# energy keys' factor is the time scale x the power tier's busy-GPU rise
-# ratio; the text says the rules under "defaults used".
+# while its two serving jobs of 8 GPUs run their duration on ceil(8 x the
+# HBM bandwidth ratio 3.35 / 2.039) = 14 GPUs each (/hubs/jobs hub_gpus; at
+# speed 0.5, which covers serving too, 16); the busy GPU-hours are those,
+# the work (ref_gpu_h) does not change; the energy keys' factor is the time
+# scale (serving: the serving scale) x the power tier's busy-GPU rise
+# ratio; serving-speed="0.25" sets the serving GPUs alone (32);
+# the text says the rules under "defaults used".
 set -u
 dcsim=$1
 src=$2
@@ -37,24 +39,33 @@ done
 "$dcsim" hubs --quiet --json "$tr" $fixed --set "hubs/hub[2]/@speed=0.5" -o "$tmp/half.h5" \
     > "$tmp/half.json" || { echo "FAIL: speed 0.5"; fail=1; }
 # shellcheck disable=SC2086
+"$dcsim" hubs --quiet --json "$tr" $fixed --set "hubs/hub[2]/@gpu=A100-SXM-80GB" \
+    --set "hubs/hub[2]/@serving-speed=0.25" -o "$tmp/quarter.h5" > "$tmp/quarter.json" ||
+    { echo "FAIL: serving-speed 0.25"; fail=1; }
+# shellcheck disable=SC2086
 "$dcsim" hubs --quiet "$tr" $fixed --set "hubs/hub[2]/@gpu=A100-SXM-80GB" > "$tmp/a100.txt" ||
     { echo "FAIL: A100 text"; fail=1; }
 grep -q "^defaults used  hub speed: a job's duration (on H100-SXM) x the hub's time scale" \
     "$tmp/a100.txt" || { echo "FAIL: the speed rule is not under defaults used"; fail=1; }
 grep -q "^defaults used  guian: A100-SXM-80GB 312 TFLOP/s x 0.880 against H100-SXM 989.4 x 0.828" \
     "$tmp/a100.txt" || { echo "FAIL: guian's rule"; cat "$tmp/a100.txt"; fail=1; }
-grep -q "^defaults used  guian: energy x 2.0247 a job$" "$tmp/a100.txt" ||
-    { echo "FAIL: guian's energy scale"; fail=1; }
+grep -q "^defaults used  guian: serving on A100-SXM-80GB, HBM 2.039 TB/s against H100-SXM 3.35 TB/s: x 1.64296 the GPUs$" \
+    "$tmp/a100.txt" || { echo "FAIL: guian's serving rule"; fail=1; }
+grep -q "^defaults used  guian: energy x 2.0247 a training job, x 1.11487 a serving job$" \
+    "$tmp/a100.txt" || { echo "FAIL: guian's energy scale"; fail=1; }
 if $py -c "import h5py" 2>/dev/null; then
 $py - "$tmp" <<'PY' || fail=1
 import h5py, json, math, sys
 t = sys.argv[1]
 bad = []
 scale = (989.4e12 * 0.828) / (312e12 * 0.880)
-jobs = {k: h5py.File("%s/%s.h5" % (t, k), "r")["hubs/jobs"][:] for k in ("h100", "a100", "half")}
-doc = {k: json.load(open("%s/%s.json" % (t, k))) for k in ("h100", "a100", "half")}
+hbm = 3.35e12 / 2.039e12  # the serving rule: HBM bandwidths (gpus.xml)
+runs = ("h100", "a100", "half", "quarter")
+jobs = {k: h5py.File("%s/%s.h5" % (t, k), "r")["hubs/jobs"][:] for k in runs}
+doc = {k: json.load(open("%s/%s.json" % (t, k))) for k in runs}
 base = jobs["h100"]
-for k, want in (("a100", scale), ("half", 2.0)):
+serve_scale = {"a100": hbm, "half": 2.0, "quarter": 4.0}
+for k, want in (("a100", scale), ("half", 2.0), ("quarter", scale)):
     j = jobs[k]
     if len(j) != 5 or list(j["hub"]) != [1] * 5:
         bad.append("%s: not every job at guian: %r" % (k, list(j["hub"])))
@@ -67,7 +78,7 @@ for k, want in (("a100", scale), ("half", 2.0)):
         # training: the same GPUs, want x as long; serving (kind 1): its
         # duration on ceil(gpus x want) GPUs
         serving = j["kind"][i] == 1
-        gpus = math.ceil(j["gpus"][i] * want - 1e-9) if serving else j["gpus"][i]
+        gpus = math.ceil(j["gpus"][i] * serve_scale[k] - 1e-9) if serving else j["gpus"][i]
         long = ref if serving else want * ref
         if abs(ran - long) > 1e-12 * ran:
             bad.append("%s job %d ran %r s, expected %r" % (k, i, ran, long))
@@ -80,6 +91,9 @@ for k, want in (("a100", scale), ("half", 2.0)):
     work = sum(float(g) * float(d) for g, d in zip(j["gpus"], j["duration_s"])) / 3600
     if abs(hub["time_scale"] - want) > 1e-15 * want:
         bad.append("%s: time_scale %r, expected %r" % (k, hub["time_scale"], want))
+    if abs(hub["serving_scale"] - serve_scale[k]) > 1e-15 * serve_scale[k]:
+        bad.append("%s: serving_scale %r, expected %r" % (k, hub["serving_scale"],
+                                                          serve_scale[k]))
     if abs(hub["gpu_h"] - busy) > 1e-12 * hub["gpu_h"]:
         bad.append("%s: gpu_h %r, expected %r" % (k, hub["gpu_h"], busy))
     for run in ("run", "baseline"):
@@ -98,13 +112,18 @@ if not a["it_energy_j"] != h["it_energy_j"]:
 # one (power tier defaults, models/power.c: busy 0.90, idle 0.15 of TDP,
 # host 2,900 - 1,500 W over 8 GPUs) against the H100's: 475 W over 700 W
 rise = lambda tdp: 0.90 * tdp - 0.15 * tdp + (2900.0 - 1500.0) / 8
-for k, want in (("h100", 1.0), ("a100", scale * rise(400) / rise(700)), ("half", 2.0)):
+for k, want, serve in (("h100", 1.0, 1.0), ("a100", scale * rise(400) / rise(700),
+                                             hbm * rise(400) / rise(700)), ("half", 2.0, 2.0)):
     got = doc[k]["run"]["hubs"][1]["energy_scale"]
     if abs(got - want) > 1e-12 * want:
         bad.append("%s: energy_scale %r, expected %r" % (k, got, want))
+    got = doc[k]["run"]["hubs"][1]["serving_energy_scale"]
+    if abs(got - serve) > 1e-12 * serve:
+        bad.append("%s: serving_energy_scale %r, expected %r" % (k, got, serve))
 if any(x["energy_scale"] != 1 for x in doc["a100"]["run"]["hubs"] if x["name"] != "guian"):
     bad.append("a hub with the scenario's GPU has an energy scale other than 1")
-print("\n".join(bad) if bad else "ok A100 x%.6g and speed 0.5 x2 on every job; work conserved" % scale)
+print("\n".join(bad) if bad else "ok A100 x%.6g the time, x%.6g the serving GPUs; speed 0.5 x2 on "
+      "every job; work conserved" % (scale, hbm))
 sys.exit(1 if bad else 0)
 PY
 else

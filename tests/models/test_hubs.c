@@ -413,19 +413,24 @@ static void test_time_scale(void)
     hubs_result_free(&r);
 }
 
-/* a serving job serves its duration on ceil(gpus x time_scale) GPUs: at
- * time scale 2.5 a 16-GPU job holds 40 of the hub's 64 for 1 h, so a
- * second waits 3,600 s (work 16 x 3,600, busy 40 x 3,600 each); a 26-GPU
- * one needs 65 and fits no hub of 64 at that speed: refused; with hub 1 at
- * scale 1 it goes there, the one hub it fits */
+/* a serving job serves its duration on ceil(gpus x serving_scale) GPUs,
+ * whatever the training time scale (4 here): at serving scale 2.5 a 16-GPU
+ * job holds 40 of the hub's 64 for 1 h, so a second waits 3,600 s (work
+ * 16 x 3,600, busy 40 x 3,600 each); a 26-GPU one needs 65 and fits no hub
+ * of 64 at that speed: refused; with hub 1 at scale 1 it goes there, the
+ * one hub it fits. A serving scale of 0 is read as 1 (its own GPUs) */
 static void test_serving_scale(void)
 {
     hubs_job_spec v[2] = {{0, 16, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0},
                           {1, 16, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0}};
+    hubs_job_spec train = {0, 16, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0};
     hubs_config c = three("fixed", v, 2);
-    c.hubs[0].time_scale = 2.5;
+    c.hubs[0].time_scale = 4;
+    CHECK(hubs_job_gpus(&c.hubs[0], &v[0]) == 16); /* serving scale 0: its own GPUs */
+    c.hubs[0].serving_scale = 2.5;
     CHECK(hubs_job_gpus(&c.hubs[0], &v[0]) == 40 && hubs_job_gpus(&c.hubs[1], &v[0]) == 16);
     CHECK(hubs_run_time_s(&c.hubs[0], &v[0]) == 3600);
+    CHECK(hubs_job_gpus(&c.hubs[0], &train) == 16 && hubs_run_time_s(&c.hubs[0], &train) == 4 * 3600.0);
     hubs_result r;
     run(&c, &r);
     CHECK(r.jobs[0].end_s - r.jobs[0].start_s == 3600);
@@ -436,12 +441,12 @@ static void test_serving_scale(void)
     hubs_job_spec big[1] = {{0, 26, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0}};
     c = three("cheapest", big, 1);
     for (unsigned h = 0; h < 3; h++)
-        c.hubs[h].time_scale = 2.5;
+        c.hubs[h].serving_scale = 2.5;
     sim_error err;
     sim_error_clear(&err);
     CHECK(hubs_place(&c, &r, &err) == SIM_ERR_INPUT);
     CHECK(strstr(err.msg, "needs 65 of 64 GPUs") != NULL);
-    c.hubs[1].time_scale = 1;
+    c.hubs[1].serving_scale = 1;
     run(&c, &r);
     CHECK(r.jobs[0].hub == 1);
     hubs_result_free(&r);
@@ -451,9 +456,26 @@ static void test_serving_scale(void)
  * 0.36 per kWh against hub 0's 0.6; at energy scale 2 (an A100-like hub:
  * longer runs) a job costs 0.72 there and goes to hub 0; at 1.6, 0.576 <
  * 0.6, to hub 1; lowest-carbon the same with 0.2 against hub 2's 0.5
- * (scale 2.4: 0.48, hub 1; 2.6: 0.52, hub 2); 0 is read as 1 */
+ * (scale 2.4: 0.48, hub 1; 2.6: 0.52, hub 2); 0 is read as 1. A serving
+ * job reads the serving energy scale only: hub 1 at training scale 2 and
+ * serving scale 1.6 (an A100-like hub: 2.98x the time, 1.64x the GPUs)
+ * keeps serving at hub 1 and sends training to hub 0, and the other way
+ * round at 1.6 and 2 */
 static void test_energy_scale(void)
 {
+    hubs_job_spec both[2] = {{0, 8, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0},
+                             {0, 8, 3600, 0, 0, HUBS_SERVING, 0, 0, 0, 0}};
+    const double scales[2][2] = {{2, 1.6}, {1.6, 2}}; /* training, serving */
+    for (int k = 0; k < 2; k++) {
+        hubs_config c = three("cheapest", both, 2);
+        c.hubs[1].energy_scale = scales[k][0];
+        c.hubs[1].serving_energy_scale = scales[k][1];
+        hubs_result r;
+        run(&c, &r);
+        CHECK_INT_EQ(r.jobs[0].hub, k == 0 ? 0u : 1u);
+        CHECK_INT_EQ(r.jobs[1].hub, k == 0 ? 1u : 0u);
+        hubs_result_free(&r);
+    }
     hubs_job_spec v[1] = {{0, 8, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0}};
     const struct { const char *policy; double scale; uint32_t hub; } cases[] = {
         {"cheapest", 0, 1},      {"cheapest", 1.6, 1},      {"cheapest", 2, 0},

@@ -128,6 +128,7 @@ static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs 
         H->gpu[h] = *g;
     }
     const hw_gpu *g = &H->gpu[h];
+    hub->serving_scale = 0; /* hub_serving_time */
     if (has_attr(n, "speed")) {
         double speed = 0;
         int rc = get_quantity(ld, n, "speed", SIM_DIM_COUNT, 1, &speed);
@@ -162,6 +163,59 @@ static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs 
     return 0;
 }
 
+/* <hub serving-speed>, or the serving rule: a serving job's GPUs at the hub
+ * per GPU it asks for (serving_scale). Decode, most of a serving job's
+ * work, reads the weights and the KV cache from HBM every token: its speed
+ * is the HBM bandwidth's (components.md 3: a memory-bound op takes bytes /
+ * (efficiency x HBM peak)), so the rule is the catalog's peak HBM bandwidth
+ * of the scenario's GPU over the hub GPU's. A given speed (<hub speed>)
+ * covers serving too unless serving-speed is given. A GPU without an HBM
+ * bandwidth leaves serving_scale 0 and *missing set: refused only if the
+ * demand holds a serving job (parse_hubs) */
+static int hub_serving_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H,
+                            unsigned h, int *missing)
+{
+    hubs_hub *hub = &H->cfg.hubs[h];
+    const hw_gpu *g = &H->gpu[h];
+    H->serving_rule[h][0] = 0;
+    *missing = 0;
+    if (has_attr(n, "serving-speed")) {
+        double speed = 0;
+        int rc = get_quantity(ld, n, "serving-speed", SIM_DIM_COUNT, 1, &speed);
+        if (!rc)
+            rc = positive(ld, n, "serving-speed", speed, 100, " (the hub's GPU speed at "
+                          "serving over the scenario's)");
+        if (rc)
+            return rc;
+        hub->serving_scale = 1 / speed;
+        snprintf(H->serving_rule[h], sizeof H->serving_rule[h], "%s: serving speed %.6g given "
+                 "(<hub serving-speed>): x %.6g the GPUs", hub->name, speed, hub->serving_scale);
+        return 0;
+    }
+    if (H->speed_given[h]) {
+        hub->serving_scale = hub->time_scale;
+        return 0;
+    }
+    if (!strcmp(g->name, s->gpu.name)) {
+        hub->serving_scale = 1;
+        return 0;
+    }
+    double ref = s->gpu.hbm_bytes_per_s, at = g->hbm_bytes_per_s;
+    if (!(ref > 0) || !(at > 0)) {
+        *missing = 1;
+        snprintf(H->serving_rule[h], sizeof H->serving_rule[h], "the catalog has no HBM "
+                 "bandwidth for %s: the serving rule (HBM bandwidth against %s's) needs both, "
+                 "and none is assumed; give serving-speed=\"S\"", at > 0 ? s->gpu.name : g->name,
+                 s->gpu.name);
+        return 0;
+    }
+    hub->serving_scale = ref / at;
+    snprintf(H->serving_rule[h], sizeof H->serving_rule[h], "%s: serving on %s, HBM %.4g TB/s "
+             "against %s %.4g TB/s: x %.6g the GPUs", hub->name, g->name, at / 1e12, s->gpu.name,
+             ref / 1e12, hub->serving_scale);
+    return 0;
+}
+
 /* the IT power one of GPU g's GPUs adds busy at the stream's compute
  * fraction, as the hubs' energy account draws it (the power tier as
  * energyrun.c builds it: pwr_config_for g's TDP and the stream's nodes) */
@@ -175,20 +229,25 @@ static double busy_rise_w(const hw_gpu *g, const scn_scenario *s)
 /* hub_gpu_time, then the energy scale the placement keys use (hubs.h): the
  * time scale x what a busy GPU adds to the hub's IT power over what one of
  * the scenario's adds */
-static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
+static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h,
+                   int *serving_missing)
 {
     int rc = hub_gpu_time(ld, n, s, H, h);
+    if (!rc)
+        rc = hub_serving_time(ld, n, s, H, h, serving_missing);
     hubs_hub *hub = &H->cfg.hubs[h];
     double at = busy_rise_w(&H->gpu[h], s), ref = busy_rise_w(&s->gpu, s);
     if (!rc && !(at > 0 && ref > 0 && isfinite(at / ref)))
         return node_error(ld, n, "gpu", "the power tier gives a busy GPU no rise over an idle "
                           "one (%g W against %g W): no energy scale", at, ref);
     hub->energy_scale = (hub->time_scale > 0 ? hub->time_scale : 1) * (at / ref);
+    hub->serving_energy_scale = (hub->serving_scale > 0 ? hub->serving_scale : 1) * (at / ref);
     return rc;
 }
 
-/* <hub name gpus carbon-profile ...>: hub h */
-static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsigned h)
+/* <hub name gpus carbon-profile ...>: hub h (*serving_missing: as hub_serving_time) */
+static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsigned h,
+                     int *serving_missing)
 {
     hubs_config *c = &H->cfg;
     int rc = parse_site_at(ld, n, s->seed, &H->site[h]);
@@ -219,7 +278,7 @@ static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsig
     if (rc)
         return rc;
     hub->gpus = (uint32_t)gpus;
-    rc = hub_gpu(ld, n, s, H, h);
+    rc = hub_gpu(ld, n, s, H, h, serving_missing);
     if (rc)
         return rc;
     hub->price_per_kwh = si->price_per_kwh;
@@ -418,12 +477,15 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
     c->fixed_hub = HUBS_NONE;
     int rc = parse_top(ld, n, H);
     uint32_t largest = 0;
+    xmlNode *hub_node[HUBS_MAX];
+    int serving_missing[HUBS_MAX] = {0};
     for (xmlNode *h = n->children; h && !rc; h = h->next) {
         if (h->type != XML_ELEMENT_NODE || strcmp((const char *)h->name, "hub"))
             continue;
         if (c->n_hubs == HUBS_MAX)
             return node_error(ld, h, NULL, "at most %u hubs", HUBS_MAX);
-        rc = parse_hub(ld, h, s, H, c->n_hubs);
+        hub_node[c->n_hubs] = h;
+        rc = parse_hub(ld, h, s, H, c->n_hubs, &serving_missing[c->n_hubs]);
         if (!rc && c->hubs[c->n_hubs].gpus > largest)
             largest = c->hubs[c->n_hubs].gpus;
         c->n_hubs++;
@@ -456,6 +518,12 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
         c->jobs = H->jobs;
     } else if (!rc)
         rc = parse_demand(ld, n, s, largest);
+    int serving = 0; /* a hub without the serving rule's figures matters only with serving jobs */
+    for (uint32_t i = 0; !rc && i < c->n_jobs && !serving; i++)
+        serving = c->jobs[i].kind == HUBS_SERVING;
+    for (unsigned h = 0; !rc && serving && h < c->n_hubs; h++)
+        if (serving_missing[h])
+            rc = node_error(ld, hub_node[h], "gpu", "%s", H->serving_rule[h]);
     if (!rc) {
         sim_error e;
         sim_error_clear(&e);
