@@ -246,13 +246,22 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
     cc.n_jobs = n;
     cc.pacer = NULL;
     cc.watch = NULL;
+    if (c->pacers.make) {
+        sim_error_clear(err);
+        cc.pacer = c->pacers.make(c->pacers.ctx, h, err);
+        if (!cc.pacer && err->code)
+            return err->code;
+    }
     int rc = cluster_simulate(&cc, cr, err);
+    if (cc.pacer && c->pacers.done)
+        c->pacers.done(c->pacers.ctx, h);
     if (rc)
         return rc;
     for (uint32_t k = 0; k < n; k++) {
         hubs_job *o = &r->jobs[ord[k].i];
         o->start_s = cr->jobs[k].start_s;
         o->end_s = cr->jobs[k].end_s;
+        o->interf_s = cc.pacer ? cr->jobs[k].interf_s : 0;
     }
     return 0;
 }
@@ -283,6 +292,11 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         o->jobs++;
         double run_s = hubs_run_time_s(&c->hubs[h], j);
         o->gpu_s += (double)hubs_job_gpus(&c->hubs[h], j) * run_s;
+        if (x->interf_s > 0) { /* only with a pacer: the sum stays as it was without */
+            double more = (double)hubs_job_gpus(&c->hubs[h], j) * x->interf_s;
+            o->gpu_s += more;
+            o->interf_gpu_s += more;
+        }
         o->ref_gpu_s += (double)j->gpus * j->duration_s;
         o->tb_in += j->dataset_tb;
         o->tb_out += j->result_tb;
@@ -333,6 +347,7 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
         t->jobs += o->jobs;
         t->serving_jobs += o->serving_jobs;
         t->gpu_s += o->gpu_s;
+        t->interf_gpu_s += o->interf_gpu_s;
         t->ref_gpu_s += o->ref_gpu_s;
         t->transfer_s += o->transfer_s;
         t->link_wait_s += o->link_wait_s;

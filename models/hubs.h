@@ -126,6 +126,16 @@ const char *hubs_policy_names(void);
 /* what the policy keys on, one line (for the output) */
 const char *hubs_policy_rule(const hubs_policy *p);
 
+/* Interference at the hubs (hubs_config.pacers; docs/hubs.md "A fabric at
+ * each hub"): make gives the pacer for one simulation of hub h, timing its
+ * jobs on a fabric of the hub's own (NULL: none there; NULL with err set:
+ * failed), done takes it back after that simulation. */
+typedef struct hubs_pacers {
+    void *ctx;
+    const cluster_pacer *(*make)(void *ctx, unsigned hub, sim_error *err);
+    void (*done)(void *ctx, unsigned hub);
+} hubs_pacers;
+
 typedef struct hubs_config {
     unsigned n_hubs, n_origins;
     hubs_hub hubs[HUBS_MAX];
@@ -140,6 +150,7 @@ typedef struct hubs_config {
     double cost_per_tb;        /* CNY per TB moved */
     const hubs_job_spec *jobs; /* by arrival (non-decreasing) */
     uint32_t n_jobs;
+    hubs_pacers pacers;        /* make NULL: no interference (every job its run time) */
 } hubs_config;
 
 /* one job's placement and transfers (before the hub simulations: start,
@@ -152,11 +163,14 @@ typedef struct hubs_job {
     double rtt_s;              /* origin <-> hub */
     int slo_violation;         /* serving beyond its bound */
     double start_s, end_s, back_done_s;
+    double interf_s;           /* with a pacer: its run time lost to interference */
 } hubs_job;
 
 typedef struct hubs_hub_result {
     uint32_t jobs, serving_jobs;
-    double gpu_s;              /* busy GPU-seconds at the hubs (n x the run time there) */
+    double gpu_s;              /* busy GPU-seconds at the hubs (n x the run time there, and
+                                  the time interference added) */
+    double interf_gpu_s;       /* of which added by interference (0 without a pacer) */
     double ref_gpu_s;          /* the work: n x the duration (on the scenario's GPU);
                                   the same whatever the placement */
     double capacity_gpu_s, utilisation, end_s;

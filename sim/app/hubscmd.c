@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "clusterenergy.h"
+#include "hubs_fabric.h"
 #include "jsonout.h"
 
 const char usage_hubs[] =
@@ -104,11 +105,13 @@ static int water_rates(const scn_scenario *s, hubs_run *run, sim_error *err)
     return 0;
 }
 
-static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_run *run, sim_error *err)
+static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_fabric *hf,
+                      hubs_run *run, sim_error *err)
 {
     memset(run, 0, sizeof *run);
     run->cfg = s->hubs->cfg;
     run->cfg.policy = p;
+    hubs_fabric_attach(hf, run);
     int wrc = water_rates(s, run, err);
     if (wrc)
         return wrc;
@@ -189,9 +192,14 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, int ser
 
 int hubs_execute(const scn_scenario *s, int series, hubs_run run[2], sim_error *err)
 {
-    int rc = run_policy(s, s->hubs->cfg.policy, &run[0], err);
+    int fail = 0;
+    hubs_fabric *hf = hubs_fabric_create(s, &fail); /* NULL: no interference */
+    if (fail)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    int rc = run_policy(s, s->hubs->cfg.policy, hf, &run[0], err);
     if (!rc)
-        rc = run_policy(s, hubs_policy_find("nearest"), &run[1], err);
+        rc = run_policy(s, hubs_policy_find("nearest"), hf, &run[1], err);
+    hubs_fabric_destroy(hf);
     double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
     if (!rc)
         rc = account(s, &run[0], horizon, series, err);
@@ -286,6 +294,26 @@ static void print_gpus(const scn_scenario *s, const hubs_config *c)
 
 static double pct(double saved, double of) { return of > 0 ? 100 * saved / of : 0; }
 
+/* a fabric at each hub (hubs_fabric.h): what interference cost each hub,
+ * and how often its pacer simulated */
+static void print_interference(const hubs_run *run, const hubs_run *base)
+{
+    printf("fabric     each hub's jobs timed on the <cluster><fabric> sized to its GPUs, every "
+           "job's collective with its neighbours' (docs/hubs.md \"A fabric at each hub\"); "
+           "busy GPU-h added by interference (policy / nearest):");
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        printf(" %s %.6g / %.6g%s", run->cfg.hubs[h].name, run->r.hub[h].interf_gpu_s / 3600,
+               base->r.hub[h].interf_gpu_s / 3600, h + 1 < run->cfg.n_hubs ? "," : "");
+    uint64_t sims = 0, flows = 0;
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++) {
+        sims += run->interf_stats[h].simulations;
+        flows += run->interf_stats[h].flows;
+    }
+    printf("; total %.6g / %.6g (the policy's run: %" PRIu64 " flow simulations, %" PRIu64
+           " flows)\n", run->r.total.interf_gpu_s / 3600, base->r.total.interf_gpu_s / 3600,
+           sims, flows);
+}
+
 static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
 {
     const scn_hubs *H = s->hubs;
@@ -343,6 +371,8 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
     if (run->r.water_passes)
         printf("note       %u jobs passed over a hub for its water limit\n",
                run->r.water_passes);
+    if (run->interf)
+        print_interference(run, base);
     printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
            "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
     printf("policy %s\n", hubs_policy_name(c->policy));

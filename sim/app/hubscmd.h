@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cluster.h"
+#include "cluster_interf.h"
 #include "hubs.h"
 #include "outpath.h"
 #include "scenario.h"
@@ -39,6 +40,9 @@ typedef struct hubs_run {
     double *water_table[HUBS_MAX]; /* the water-limited hubs' tables (hubs_hub_water); owned */
     double water_levels[HUBS_MAX][HUBS_WATER_LEVELS];
     uint32_t n_bins;
+    int interf;               /* the hubs' jobs were timed on fabrics of their own
+                                 (hubs_fabric.h): interf_stats are each hub's pacer's */
+    cluster_interf_stats interf_stats[HUBS_MAX];
 } hubs_run;
 
 /* The scenario's policy (run[0]) and the baseline, nearest (run[1]), on

@@ -111,6 +111,12 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
                                 hub->serving_scale > 0 ? hub->serving_scale : 1);
         cJSON_AddNumberToObject(x, "serving_energy_scale",
                                 hub->serving_energy_scale > 0 ? hub->serving_energy_scale : 1);
+        if (run->interf) { /* a fabric at each hub */
+            const cluster_interf_stats *st = &run->interf_stats[h];
+            cJSON_AddNumberToObject(x, "interference_gpu_h", run->r.hub[h].interf_gpu_s / 3600);
+            cJSON_AddNumberToObject(x, "interference_simulations", (double)st->simulations);
+            cJSON_AddNumberToObject(x, "interference_flows", (double)st->flows);
+        }
         if (hub->water_limit_l > 0) { /* the text's water line */
             cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
             cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);
@@ -122,6 +128,8 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
     cJSON *x = json_hub("total", gpus, t);
     cJSON_AddNumberToObject(x, "pue", t->it_energy_j > 0 ? t->facility_energy_j / t->it_energy_j
                                                          : 0);
+    if (run->interf)
+        cJSON_AddNumberToObject(x, "interference_gpu_h", t->interf_gpu_s / 3600);
     cJSON_AddItemToObject(o, "total", x);
     if (run->series) {
         cJSON_AddNumberToObject(o, "series_bin_s", hubs_series_bin_s(run->r.horizon_s));

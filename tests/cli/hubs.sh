@@ -20,13 +20,29 @@ trap 'rm -rf "$tmp"' EXIT
 expect "hubs help" 0 "usage: dcsim hubs" "$dcsim" help hubs
 bad "hubs without <hubs>" "no <hubs> section" "$dcsim" hubs --quiet \
     "$src/scenarios/examples/cluster-synthetic-h100.xml"
-"$dcsim" cluster --quiet --json "$one" > "$tmp/c.json" || { echo "FAIL: cluster one"; fail=1; }
-"$dcsim" hubs --quiet --json "$one" > "$tmp/h.json" || { echo "FAIL: hubs one"; fail=1; }
+# one hub, without and with a fabric at it (docs/hubs.md "A fabric at each hub"):
+# the cluster tier's run of the same stream, bit for bit, interference included
+for scn in "$src/tests/scenarios/hubs-one-fabric.xml" "$one"; do  # h.json: hubs-one.xml after
+"$dcsim" cluster --quiet --json "$scn" > "$tmp/c.json" || { echo "FAIL: cluster $scn"; fail=1; }
+"$dcsim" hubs --quiet --json "$scn" > "$tmp/h.json" || { echo "FAIL: hubs $scn"; fail=1; }
 $py - "$tmp/c.json" "$tmp/h.json" <<'PY' || fail=1
 import json, sys
 c = json.load(open(sys.argv[1])); h = json.load(open(sys.argv[2]))
 hub = h["run"]["hubs"][0]
 bad = []
+if "interference" in c:  # the fabric: the same cost, simulations and flows
+    i = c["interference"]
+    if abs(i["cost_gpu_h"] - hub["interference_gpu_h"]) > 1e-12 * i["cost_gpu_h"] or \
+            not i["cost_gpu_h"] > 0:
+        bad.append("interference GPU-h: cluster %r, hubs %r" % (i["cost_gpu_h"],
+                                                                hub["interference_gpu_h"]))
+    if (i["simulations"], i["flows"]) != (hub["interference_simulations"],
+                                         hub["interference_flows"]):
+        bad.append("interference simulations/flows differ")
+    if h["run"]["total"]["interference_gpu_h"] != hub["interference_gpu_h"]:
+        bad.append("the total's interference is not the one hub's")
+elif "interference_gpu_h" in hub:
+    bad.append("interference reported without a fabric")
 pairs = [("digest", c["digest"], hub["digest"]), ("jobs", c["jobs"], hub["jobs"]),
          ("IT energy", c["energy"]["it_energy_j"], hub["it_energy_j"]),
          ("facility energy", c["energy"]["facility_energy_j"], hub["facility_energy_j"]),
@@ -40,9 +56,11 @@ if h["run"]["total"]["tb_in"] != 0 or h["baseline"]["hubs"][0]["digest"] != hub[
     bad.append("one hub: data moved or another baseline schedule")
 if abs(c["energy"]["busy_gpu_h"] - hub["gpu_h"]) > 1e-12 * hub["gpu_h"]:  # summed in another order
     bad.append("busy GPU-h: cluster %r, hubs %r" % (c["energy"]["busy_gpu_h"], hub["gpu_h"]))
-print("\n".join(bad) if bad else "ok one hub = cluster")
+print("\n".join(bad) if bad else "ok one hub = cluster" + (" (fabric)" if "interference" in c
+                                                          else ""))
 sys.exit(1 if bad else 0)
 PY
+done
 json() { "$dcsim" hubs --quiet --json "$ex" "$@"; }
 field() { $py -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 json > "$tmp/cheap.json" || { echo "FAIL: hubs example"; fail=1; }

@@ -452,6 +452,68 @@ static void test_serving_scale(void)
     hubs_result_free(&r);
 }
 
+/* a pacer at each hub (hubs_config.pacers): every job works at half speed,
+ * so a job alone runs twice its run time; the hubs ask for a pacer once per
+ * simulation of a hub with jobs and give it back after; the GPU-seconds
+ * interference added are exactly n x d per job (gpu_s = 2 n d); a hub
+ * without a pacer (make returns NULL) runs its jobs their run time */
+typedef struct half_pacers {
+    cluster_pacer p;
+    unsigned made[3], done[3];
+    unsigned paced_hub_mask; /* hubs that get the pacer */
+} half_pacers;
+
+static int half_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const uint32_t *gpus,
+                      uint32_t n, sim_error *err)
+{
+    (void)ctx, (void)id, (void)spec, (void)gpus, (void)n, (void)err;
+    return 0;
+}
+static void half_end(void *ctx, uint32_t id) { (void)ctx, (void)id; }
+static int half_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, double *p,
+                     sim_error *err)
+{
+    (void)ctx, (void)now_s, (void)ids, (void)err;
+    for (uint32_t i = 0; i < n; i++)
+        p[i] = 0.5;
+    return 0;
+}
+static const cluster_pacer *half_make(void *ctx, unsigned hub, sim_error *err)
+{
+    (void)err;
+    half_pacers *x = ctx;
+    x->made[hub]++;
+    return x->paced_hub_mask >> hub & 1 ? &x->p : NULL;
+}
+static void half_done(void *ctx, unsigned hub) { ((half_pacers *)ctx)->done[hub]++; }
+
+static void test_pacers(void)
+{
+    hubs_job_spec v[3] = {{0, 8, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0},
+                          {10, 16, 7200, 0, 1, HUBS_TRAINING, 0, 0, 0, 0},
+                          {20, 8, 1800, 0, 0, HUBS_SERVING, 0, 0, 0, 0}};
+    hubs_config c = three("nearest", v, 3); /* east to h0, south to h2 */
+    half_pacers x = {{NULL, half_start, half_end, half_pace}, {0}, {0}, 1u};
+    x.p.ctx = &x;
+    c.pacers = (hubs_pacers){&x, half_make, half_done};
+    hubs_result r;
+    run(&c, &r);
+    CHECK(x.made[0] == 1 && x.done[0] == 1);    /* h0: paced */
+    CHECK(x.made[1] == 0 && x.done[1] == 0);    /* h1: no job, no simulation */
+    CHECK(x.made[2] == 1 && x.done[2] == 0);    /* h2: no pacer given */
+    CHECK(r.jobs[0].hub == 0 && r.jobs[2].hub == 0 && r.jobs[1].hub == 2);
+    CHECK_NEAR(r.jobs[0].end_s - r.jobs[0].start_s, 2 * 3600.0, 1e-9);
+    CHECK_NEAR(r.jobs[0].interf_s, 3600, 1e-9);
+    CHECK_NEAR(r.jobs[2].interf_s, 1800, 1e-9);
+    CHECK(r.jobs[1].interf_s == 0 && r.jobs[1].end_s - r.jobs[1].start_s == 7200);
+    CHECK_NEAR(r.hub[0].interf_gpu_s, 8 * 3600.0 + 8 * 1800.0, 1e-6);
+    CHECK_NEAR(r.hub[0].gpu_s, 2 * (8 * 3600.0 + 8 * 1800.0), 1e-6);
+    CHECK(r.hub[2].interf_gpu_s == 0 && r.hub[2].gpu_s == 16 * 7200.0);
+    CHECK(r.total.interf_gpu_s == r.hub[0].interf_gpu_s);
+    CHECK(r.total.ref_gpu_s == 8 * 3600.0 + 16 * 7200.0 + 8 * 1800.0);
+    hubs_result_free(&r);
+}
+
 /* the energy keys charge a job's energy at the hub: hub 1's key 0.3 x 1.2 =
  * 0.36 per kWh against hub 0's 0.6; at energy scale 2 (an A100-like hub:
  * longer runs) a job costs 0.72 there and goes to hub 0; at 1.6, 0.576 <
@@ -544,6 +606,7 @@ static void test_gang_backlog(void)
 int main(void)
 {
     test_energy_scale();
+    test_pacers();
     test_serving_scale();
     test_one_hub_is_the_cluster();
     test_conservation();

@@ -80,6 +80,8 @@ CASES = [
     ("hubs", ["hubs", "--quiet", "--json", ex("hubs-east-west-year.xml"), "--set",
               "hubs/@backlog=gang", "--set", "hubs/hub[5]/@water-limit=2000m3", "--set",
               "hubs/hub[8]/@gpu=A100-SXM-80GB"], {0}),
+    ("hubs", ["hubs", "--quiet", "--json",  # a fabric at the hub: the interference keys
+              os.path.join(SRC, "tests", "scenarios", "hubs-one-fabric.xml")], {0}),
     ("calibrate", ["calibrate", "--quick", "--threads", "2", "--json"], {0}),
     ("goodput", ["goodput", "--json", "--steps", "3", "--replicas", "2"], {0}),
     ("step", ["step", "--json", SP], {0}),

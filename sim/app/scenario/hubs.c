@@ -278,6 +278,16 @@ static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsig
     if (rc)
         return rc;
     hub->gpus = (uint32_t)gpus;
+    if (s->has_cluster_traffic) { /* a fabric of its own: the scenario's at the hub's size */
+        fabric_config fc = s->fabric;
+        fc.gpus = hub->gpus;
+        topo_counts counts;
+        sim_error e;
+        sim_error_clear(&e);
+        if (fabric_count(&fc, &counts, &e))
+            return node_error(ld, n, "gpus", "the <cluster><fabric> at the hub's %u GPUs: %s",
+                              hub->gpus, e.msg);
+    }
     rc = hub_gpu(ld, n, s, H, h, serving_missing);
     if (rc)
         return rc;
@@ -363,8 +373,12 @@ static int demand_jobs(loader *ld, xmlNode *n, scn_scenario *s, unsigned k, uint
     }
     cluster_job_spec *spec = NULL;
     rc = cluster_jobs_make(&cc, &spec, count, ld->err);
-    if (rc)
-        return node_error(ld, n, NULL, "%s", ld->err->msg);
+    if (rc) { /* the stream's reason, at the <demand> (sim_error keeps the first error) */
+        char why[sizeof ld->err->msg];
+        snprintf(why, sizeof why, "%s", ld->err->msg);
+        sim_error_clear(ld->err);
+        return node_error(ld, n, NULL, "%s (the largest <hub> has %u)", why, largest);
+    }
     *out = malloc((*count ? *count : 1) * sizeof **out);
     if (!*out) {
         free(spec);
@@ -466,9 +480,6 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
     if (!s->has_cluster_jobs)
         return node_error(ld, n, NULL, "<hubs> needs <cluster-jobs>: its scheduler, placement "
                           "and power are every hub's");
-    if (s->has_cluster_traffic)
-        return node_error(ld, n, NULL, "<hubs> does not model interference: drop the "
-                          "<cluster><fabric>");
     scn_hubs *H = s->hubs = calloc(1, sizeof *s->hubs);
     if (!H)
         return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
