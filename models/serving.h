@@ -14,7 +14,9 @@
  *      a token computed needs its slot; when a decode finds no free block the
  *      newest running request is preempted and recomputed (its blocks freed,
  *      back to the head of the queue with prompt + output so far as its new
- *      prompt), vLLM's default policy.
+ *      prompt), vLLM's default policy; or, with preemption = swap, its
+ *      blocks are copied to the replica's host pool and back before it runs
+ *      again (serving_swap.c).
  * The iteration that finishes a prompt yields the first output token (TTFT
  * ends there); every later iteration yields one more (TPOT = (E2E - TTFT) /
  * (o - 1)). A request whose prompt + output cannot fit in one replica's KV
