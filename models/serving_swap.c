@@ -1,8 +1,8 @@
 /* serving_swap.c - swap-based preemption of the KV cache (serving.h,
  * preemption = SERVE_PREEMPT_SWAP), as vLLM's scheduler does it with
  * preemption_mode="swap" (vllm/core/scheduler.py, v0.6: _preempt_by_swap,
- * _schedule_swapped; the copies in vllm/worker/cache_engine.py swap_in /
- * swap_out, called by the worker before the model's forward pass):
+ * _schedule_swapped; the copies: vllm/worker/worker.py execute_worker
+ * calls cache_engine.py swap_in, then swap_out, before the forward pass):
  *   - the preempted request (the newest running one, as under recompute)
  *     keeps its computed K and V: its n = ceil(kv tokens / block) blocks are
  *     copied to its replica's host pool and freed on the GPU; it joins the
@@ -12,14 +12,14 @@
  *     after the running requests' steps the queue's head is copied back in
  *     when the free blocks hold it and its next step (no overtaking: vLLM
  *     stops at the first that does not fit), unless this batch preempted
- *     (vLLM: "if preemption happens, it means we don't have space for
- *     swap-in"); it then runs in the same batch (a decode, or its next
+ *     (vLLM: "If any sequence group is preempted, do not swap in any
+ *     sequence group"); it then runs in the same batch (a decode, or its next
  *     prompt chunk), with nothing recomputed;
  *   - copy time: blocks x (one block's bytes per GPU) / (the GPU's host link
  *     rate per direction), each of the tp GPUs copying its 1/tp of every
  *     block over its own link at once; out and in copies of one batch are
- *     serial (cache_engine's swap_in then swap_out, ops.swap_blocks on the
- *     compute stream) and precede the batch's kernels: the iteration takes
+ *     serial (execute_worker's swap_in then swap_out, ops.swap_blocks on
+ *     the current, compute, stream) and precede the batch's kernels: the iteration takes
  *     copies + kernels, no overlap;
  *   - a preemption whose blocks the host pool cannot hold falls back to
  *     recompute (counted: vLLM aborts there instead, "Aborted due to the
