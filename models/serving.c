@@ -147,7 +147,7 @@ int serve_config_check(const serve_config *c, sim_error *err)
     if ((rc = check_length(&c->prompt, "prompt", err)) || (rc = check_length(&c->output, "output",
                                                                               err)))
         return rc;
-    if ((rc = serve_extras_check(c, err)))
+    if ((rc = serve_extras_check(c, err)) || (rc = serve_swap_check(c, err)))
         return rc;
     return serve_memory(c, NULL, NULL, NULL, err);
 }
@@ -503,6 +503,10 @@ static int results(serve_sim *s, sim_error *err)
     o->ttft_hit_mean_s = o->ttft_hit_count ? s->ttft_hit_sum / o->ttft_hit_count : 0;
     o->ttft_miss_mean_s = o->ttft_miss_count ? s->ttft_miss_sum / o->ttft_miss_count : 0;
     serve_disagg_results(s, o);
+    if (c->preemption == SERVE_PREEMPT_SWAP) {
+        o->host_blocks_per_replica = s->rep[s->n_rep - 1].host_blocks_total;
+        o->host_util_max = s->host_fleet_total > 0 ? s->host_peak / s->host_fleet_total : 0;
+    }
     if (serve_series_finish(s, o))
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
     return 0;
@@ -520,6 +524,7 @@ static int on_poll(sim_engine *eng, void *ctx)
 
 static void sim_free(serve_sim *s)
 {
+    serve_swap_free(s);
     serve_prefix_free(s);
     serve_kvnet_free(s);
     for (uint32_t r = 0; s->rep && r < s->n_rep; r++) {
@@ -580,6 +585,8 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
         s.rep[r].run = malloc((size_t)c->max_sequences * sizeof *s.rep[r].run);
         ok = s.rep[r].run != NULL;
     }
+    if (ok && serve_swap_init(&s))
+        ok = 0;
     if (!ok) {
         sim_free(&s);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");

@@ -14,7 +14,9 @@
  *      a token computed needs its slot; when a decode finds no free block the
  *      newest running request is preempted and recomputed (its blocks freed,
  *      back to the head of the queue with prompt + output so far as its new
- *      prompt), vLLM's default policy.
+ *      prompt), vLLM's default policy; or, with preemption = swap, its
+ *      blocks are copied to the replica's host pool and back before it runs
+ *      again (serving_swap.c).
  * The iteration that finishes a prompt yields the first output token (TTFT
  * ends there); every later iteration yields one more (TPOT = (E2E - TTFT) /
  * (o - 1)). A request whose prompt + output cannot fit in one replica's KV
@@ -54,6 +56,11 @@
 enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_TRACE,
                      SERVE_ARRIVAL_COUNT };
 enum serve_kv_contention { SERVE_KV_SHARED = 0, SERVE_KV_QUEUED, SERVE_KV_CONTENTION_COUNT };
+/* what a preemption does with the preempted request's KV blocks
+ * (serving_swap.c): free them and recompute later, or copy them to the
+ * replica's host-memory pool and back */
+enum serve_preemption { SERVE_PREEMPT_RECOMPUTE = 0, SERVE_PREEMPT_SWAP,
+                        SERVE_PREEMPT_COUNT };
 enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
                          SERVE_LEN_COUNT };
 
@@ -183,6 +190,18 @@ typedef struct serve_config {
     double kv_intra_bytes_per_s, kv_intra_latency_s; /* per path, effective */
     double kv_inter_bytes_per_s, kv_inter_latency_s; /* 0: no inter-node link (refused when
                                                         a transfer would need it) */
+    /* preemption (serving_swap.c): SERVE_PREEMPT_RECOMPUTE (0, the default)
+     * frees the preempted request's blocks and recomputes its prompt and
+     * output so far; SERVE_PREEMPT_SWAP copies its blocks to its replica's
+     * host pool (host_bytes_per_gpu on each of its tp GPUs: floor(that /
+     * one block's bytes per GPU) blocks) over each GPU's host link
+     * (host_link_bytes_per_s per GPU and direction), and back before it runs
+     * again; a request the pool cannot hold is recomputed (a fallback). The
+     * copies are serial with the iteration's kernels (vLLM's swap_blocks on
+     * the compute stream before the forward pass). */
+    int preemption;               /* enum serve_preemption */
+    double host_bytes_per_gpu;    /* swap: host memory for swapped blocks, per GPU */
+    double host_link_bytes_per_s; /* swap: GPU-host copy rate per GPU and direction */
     /* outputs: time series in bins of series_bin_s (0: none; serve_result
      * .series), and every finished or dropped request passed to on_request
      * (NULL: none; non-zero stops the run as out of memory) */
@@ -218,6 +237,7 @@ typedef struct serve_request_info {
 typedef struct serve_bin {
     double t_s;                    /* the bin's start */
     uint64_t arrivals, finished, dropped, preemptions;
+    uint64_t swaps_out, swaps_in;  /* swap preemption: requests copied out, back in */
     double running, queued, transferring; /* time-average requests */
     double kv_util;                /* time-average used / total KV blocks, fleet */
 } serve_bin;
@@ -269,6 +289,13 @@ typedef struct serve_result {
     double transfer_bytes, transfer_mean_s, transfer_p99_s, transfer_max_s;
     double prefill_busy_fraction, decode_busy_fraction;
     double prefill_kv_blocks_per_replica;
+    /* swap preemption: requests swapped out and in, preemptions the host
+     * pool could not hold (recomputed instead), bytes copied each way (all
+     * the replica's GPUs), replica-seconds of copying (in the iterations'
+     * times), the host pool per replica (blocks) and its peak use (fleet) */
+    uint64_t swaps_out, swaps_in, swap_fallbacks;
+    double swap_out_bytes, swap_in_bytes, swap_time_s;
+    double host_blocks_per_replica, host_util_max;
     /* series_bin_s > 0: n_series bins (serve_result_free releases them) */
     serve_bin *series;
     uint64_t n_series;
@@ -368,5 +395,12 @@ const char *serve_length_dist_name(int d);
 const char *serve_kv_contention_name(int k);
 int serve_kv_contention_parse(const char *name, int *out);
 int serve_length_dist_parse(const char *name, int *out);
+/* "recompute", "swap" (enum serve_preemption) */
+const char *serve_preemption_name(int p);
+int serve_preemption_parse(const char *name, int *out);
+/* swap: the host pool's blocks per replica (floor(host bytes per GPU / a
+ * block's bytes per GPU)) and the copy time of one block (s); 0 for both
+ * under recompute */
+void serve_swap_geometry(const serve_config *c, double *host_blocks, double *block_copy_s);
 
 #endif

@@ -12,7 +12,8 @@
 #define SERVE_NONE UINT32_MAX
 #define SERVE_PREFETCH 8 /* run-list entries fetched ahead in the per-iteration loops */
 
-enum serve_req_state { REQ_WAITING = 0, REQ_RUNNING, REQ_DONE, REQ_DROPPED, REQ_TRANSFER };
+enum serve_req_state { REQ_WAITING = 0, REQ_RUNNING, REQ_DONE, REQ_DROPPED, REQ_TRANSFER,
+                       REQ_SWAPPED };
 
 typedef struct serve_req {
     /* what every iteration reads and writes first (one cache line) */
@@ -85,6 +86,16 @@ typedef struct serve_replica {
     uint32_t n_cache, cap_cache;
     double evictable;      /* blocks of unpinned entries */
     uint64_t lru_clock;
+    /* swap preemption (serving_swap.c): swapped-out request ids, FIFO in
+     * swap-out order; the host pool's blocks; blocks copied (either way)
+     * while the next batch is formed, and whether it preempted */
+    uint32_t *swapped;
+    uint32_t swap_head, swap_n, swap_cap;
+    double host_blocks_total, host_blocks_used;
+    double block_copy_s;   /* one block's copy time, each way (its GPUs in parallel) */
+    double block_bytes;    /* one block's bytes over its GPUs */
+    double copy_blocks;
+    int preempted_now;
 } serve_replica;
 
 /* The finished requests' latencies (serving_stats.c). Exact: one value
@@ -162,6 +173,8 @@ typedef struct serve_sim {
     serve_result *out;
     serve_kvnet *net;         /* shared KV links (disaggregated, SERVE_KV_SHARED); else NULL
                                  (last: the hot fields above keep their cache lines) */
+    double host_used_fleet, host_peak, host_fleet_total; /* swap: host blocks in use over the
+                                                             fleet, its peak, the pools' sum */
 } serve_sim;
 
 struct serve_router {
@@ -244,6 +257,31 @@ double serve_free_blocks(const serve_replica *rp);
  * (or none is left to evict) */
 void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need);
 
+/* serving_swap.c: swap preemption. swap_out: q (just taken off rp's run
+ * list, its blocks still held) goes to the host pool when it holds q's
+ * blocks (1), else nothing is done (0: the caller recomputes it; the
+ * fallback counted); -1 when out of memory. swap_in: the head of rp's
+ * swapped queue back to the running ones while it fits (its blocks and its
+ * next step's), scheduled in this batch (a decode, or a prompt chunk);
+ * none after a preemption in this batch. 0, or -1 (no memory). copy_s: the
+ * copies' time of this batch (0 under recompute). */
+int serve_swap_out(serve_sim *s, serve_replica *rp, serve_req *q);
+typedef struct serve_swap_step {
+    double *budget, *kv_sum;
+    long *decodes;
+    unsigned *n_prefill, *n_emit;
+} serve_swap_step;
+int serve_swap_in(serve_sim *s, serve_replica *rp, serve_swap_step *st);
+double serve_swap_copy_s(serve_sim *s, serve_replica *rp);
+int serve_swap_init(serve_sim *s);  /* 0, or -1 (no memory) */
+int serve_swap_check(const serve_config *c, sim_error *err); /* 0 or SIM_ERR_INPUT */
+void serve_swap_free(serve_sim *s);
+/* serving_sched.c, for serving_swap.c: q takes a prompt chunk in this batch */
+double serve_chunk_for(const serve_sim *s, const serve_replica *rp, const serve_req *q,
+                       double budget);
+void serve_take_chunk(serve_sim *s, serve_req *q, double chunk, double *budget,
+                      unsigned *n_prefill, unsigned *n_emit);
+
 /* serving_series.c: the time series and request records (the inline
  * guards keep a run without them at one test per call) */
 void serve_series_note_on(serve_sim *s);
@@ -256,7 +294,8 @@ static inline void serve_series_note(serve_sim *s)
         serve_series_note_on(s);
 }
 /* one event now (enum below): 0, or -1 when out of memory */
-enum { SERIES_ARRIVAL = 0, SERIES_FINISHED, SERIES_DROPPED, SERIES_PREEMPTION };
+enum { SERIES_ARRIVAL = 0, SERIES_FINISHED, SERIES_DROPPED, SERIES_PREEMPTION, SERIES_SWAP_OUT,
+       SERIES_SWAP_IN };
 static inline int serve_series_count(serve_sim *s, int what)
 {
     return s->c->series_bin_s > 0 ? serve_series_count_on(s, what) : 0;

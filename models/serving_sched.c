@@ -1,7 +1,8 @@
 /* serving_sched.c - one replica's next batch (serving.h, steps 1-3):
- * decodes first, then prompt chunks of running and newly admitted requests
+ * decodes first, then prompt chunks of running requests, swapped-out ones
+ * back in (swap preemption, serving_swap.c), then newly admitted requests,
  * within the token budget and the free KV blocks; a decode that finds no
- * free block preempts the newest running request (recompute). */
+ * free block preempts the newest running request (recompute, or swap). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -57,6 +58,12 @@ static int preempt_newest(serve_sim *s, serve_replica *rp)
 {
     uint32_t id = rp->run[--rp->run_n];
     serve_req *q = &s->req[id];
+    rp->preempted_now = 1;
+    if (s->c->preemption == SERVE_PREEMPT_SWAP) { /* to the host pool, if it holds it */
+        int rc = serve_swap_out(s, rp, q);
+        if (rc)
+            return rc < 0 ? -1 : 0;
+    }
     serve_set_blocks(s, q, 0);
     serve_prefix_release(s, rp, q);
     serve_series_note(s);
@@ -200,6 +207,21 @@ static void add_chunk(serve_sim *s, const serve_req *q, unsigned *n_prefill, uns
     *n_emit += q->prefilled + q->step_tokens == q->prompt;
 }
 
+double serve_chunk_for(const serve_sim *s, const serve_replica *rp, const serve_req *q,
+                       double budget)
+{
+    return chunk_for(s, rp, q, budget);
+}
+
+void serve_take_chunk(serve_sim *s, serve_req *q, double chunk, double *budget,
+                      unsigned *n_prefill, unsigned *n_emit)
+{
+    if (!(chunk > 0))
+        return;
+    take_chunk(s, q, chunk, budget);
+    add_chunk(s, q, n_prefill, n_emit);
+}
+
 /* q, carrying prefixes or not, is admitted: the prefix counts (0) */
 static int prefix_admitted(serve_sim *s, serve_req *q)
 {
@@ -238,7 +260,7 @@ static void admit(serve_sim *s, serve_replica *rp, uint32_t id)
 static void admit_transferred(serve_sim *s, serve_replica *rp)
 {
     uint32_t block = s->c->kv_block_tokens;
-    while (rp->wait_n && rp->run_n < s->c->max_sequences) {
+    while (!rp->swap_n && rp->wait_n && rp->run_n < s->c->max_sequences) {
         uint32_t id = rp->wait[rp->wait_head];
         serve_req *q = &s->req[id];
         if (!q->prompt || q->prefilled < q->prompt)
@@ -259,6 +281,8 @@ double serve_form_batch(serve_sim *s, uint32_t r)
     serve_replica *rp = &s->rep[r];
     if (scratch_reserve(s, c->max_sequences))
         return -1;
+    rp->copy_blocks = 0;
+    rp->preempted_now = 0;
     for (unsigned attempt = 0;; attempt++) { /* bounded: each retry preempts one request */
         double budget = c->max_batch_tokens, kv_sum = 0;
         uint32_t n_pre = 0;
@@ -277,8 +301,12 @@ double serve_form_batch(serve_sim *s, uint32_t r)
                 add_chunk(s, q, &n_prefill, &n_emit);
             }
         }
+        /* swapped-out requests back in, before any admission */
+        serve_swap_step sw = {&budget, &kv_sum, &decodes, &n_prefill, &n_emit};
+        if (rp->swap_n && serve_swap_in(s, rp, &sw))
+            return -1;
         /* step 3: admissions in arrival order, no overtaking */
-        while (rp->wait_n && rp->run_n < c->max_sequences && budget > 0) {
+        while (!rp->swap_n && rp->wait_n && rp->run_n < c->max_sequences && budget > 0) {
             uint32_t id = rp->wait[rp->wait_head];
             serve_req *q = &s->req[id];
             if (c->prefix_prompts && serve_prefix_attach(s, rp, q))
@@ -305,11 +333,19 @@ double serve_form_batch(serve_sim *s, uint32_t r)
             serve_batch b = {n_prefill, s->chunk_tokens, s->chunk_context, n_decode, kv_sum,
                              n_emit + n_decode};
             s->batch_tokens_sum += c->max_batch_tokens - budget;
-            return serve_iteration_cached_s(rp->iter, rp->cfg, &b);
+            double t = serve_iteration_cached_s(rp->iter, rp->cfg, &b);
+            if (rp->copy_blocks > 0 && t > 0) /* the copies, then the kernels */
+                t += serve_swap_copy_s(s, rp);
+            return t;
         }
-        /* nothing fits: running prompts hold the blocks the oldest needs */
+        /* nothing fits: running prompts hold the blocks the oldest needs (a
+         * batch that only copied blocks out takes the copies' time) */
+        if (!rp->run_n && rp->swap_n && rp->preempted_now && !(rp->copy_blocks > 0)) {
+            rp->preempted_now = 0; /* only a fallback preempted: the swapped may come in */
+            continue;
+        }
         if (!rp->run_n || attempt > c->max_sequences)
-            return 0;
+            return rp->copy_blocks > 0 ? serve_swap_copy_s(s, rp) : 0;
         if (preempt_newest(s, rp))
             return -1;
     }

@@ -79,7 +79,8 @@ int serve_series_count_on(serve_sim *s, int what)
     if (reserve_bins(s, k))
         return -1;
     serve_bin *b = &s->bins[k];
-    uint64_t *count[] = {&b->arrivals, &b->finished, &b->dropped, &b->preemptions};
+    uint64_t *count[] = {&b->arrivals, &b->finished, &b->dropped, &b->preemptions,
+                         &b->swaps_out, &b->swaps_in};
     (*count[what])++;
     return 0;
 }

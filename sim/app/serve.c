@@ -217,6 +217,11 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
         printf("           level %u: %u under each level-%u prefix, %.0f tokens, on %.4g%% of "
                "those, zipf %.3g\n", l + 1, v->prompts, l, v->tokens, 100 * v->share, v->zipf);
     }
+    if (c->preemption == SERVE_PREEMPT_SWAP)
+        printf("preemption swap: a host pool of %.0f blocks per replica (%.4g GB per GPU), "
+               "copied at %.4g GB/s per GPU and direction before the iteration's kernels\n",
+               r->host_blocks_per_replica, c->host_bytes_per_gpu / 1e9,
+               c->host_link_bytes_per_s / 1e9);
     printf("traffic    %s; prompt %s; output %s\n", arrivals, prompt, output);
     print_iteration_model(c);
     if (s->serving_defaults[0])
@@ -247,6 +252,17 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                r->goodput_requests_per_s);
     printf("KV cache   mean use %.1f%%, peak %.1f%% of the fleet's blocks\n",
            100 * r->kv_util_mean, 100 * r->kv_util_max);
+    if (c->preemption == SERVE_PREEMPT_SWAP)
+        printf("swap       %llu swapped out, %llu back in, %llu fallbacks to recompute (host "
+               "pool full); %.6g GB out, %.6g GB in; %.6g s copying (%.2f%% of busy time); "
+               "host pool peak %.1f%%\n", (unsigned long long)r->swaps_out,
+               (unsigned long long)r->swaps_in, (unsigned long long)r->swap_fallbacks,
+               r->swap_out_bytes / 1e9, r->swap_in_bytes / 1e9, r->swap_time_s,
+               r->busy_fraction > 0 && r->end_s > 0
+                   ? 100 * r->swap_time_s / (r->busy_fraction * r->end_s *
+                                            (c->replicas + c->prefill_replicas))
+                   : 0,
+               100 * r->host_util_max);
     if (c->prefix_prompts)
         printf("prefix     %llu of %llu requests with a prefix found it cached (hit rate "
                "%.2f%%); %.6g prompt tokens not prefilled; mean TTFT %.4g ms on a hit, %.4g "
@@ -303,6 +319,22 @@ static void json_prefix_levels(cJSON *p, const serve_config *c, const serve_resu
     }
     cJSON_AddNumberToObject(p, "prompt_tokens_admitted", r->prompt_tokens_admitted);
     cJSON_AddNumberToObject(p, "prefill_tokens_computed", r->prefill_tokens_computed);
+}
+
+/* swap preemption's figures (only under preemption="swap": a recompute
+ * run's document is what it was) */
+static void json_swap(cJSON *root, const serve_config *c, const serve_result *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "swap");
+    const struct { const char *name; double value; } v[] = {
+        {"swaps_out", (double)r->swaps_out}, {"swaps_in", (double)r->swaps_in},
+        {"fallbacks", (double)r->swap_fallbacks}, {"out_bytes", r->swap_out_bytes},
+        {"in_bytes", r->swap_in_bytes}, {"time_s", r->swap_time_s},
+        {"host_blocks_per_replica", r->host_blocks_per_replica},
+        {"host_util_max", r->host_util_max}, {"host_bytes_per_gpu", c->host_bytes_per_gpu},
+        {"host_link_bytes_per_s", c->host_link_bytes_per_s}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(o, v[i].name, v[i].value);
 }
 
 static void json_cost(cJSON *root, const serve_cost *k)
@@ -385,6 +417,8 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         cJSON_AddNumberToObject(p, "prefill_busy_fraction", r->prefill_busy_fraction);
         cJSON_AddNumberToObject(p, "decode_busy_fraction", r->decode_busy_fraction);
     }
+    if (c->preemption == SERVE_PREEMPT_SWAP)
+        json_swap(root, c, r);
     if (k)
         json_cost(root, k);
     cJSON_AddStringToObject(root, "defaults_used", s->serving_defaults);

@@ -28,8 +28,16 @@ typedef struct series_row {
     double running, queued, transferring, kv_util;
 } series_row;
 
+/* swap preemption adds two counts to every bin (a recompute run's table is
+ * what it was) */
+typedef struct series_swap_row {
+    series_row base;
+    uint64_t swaps_out, swaps_in;
+} series_swap_row;
+
 static const char *const request_units[] = {"1", "s", "s", "s", "1", "1", "-", "-", "-", "1", "-"};
-static const char *const series_units[] = {"s", "1", "1", "1", "1", "1", "1", "1", "1"};
+static const char *const series_units[] = {"s", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+                                           "1"};
 
 void serve_h5_rows_init(serve_h5_rows *rows, const serve_config *c)
 {
@@ -105,17 +113,24 @@ static int put_requests(hid_t g, serve_h5_rows *rows)
     return rc;
 }
 
-static int put_series(hid_t g, const serve_result *r)
+static int put_series(hid_t g, const serve_config *c, const serve_result *r)
 {
-    series_row *rows = calloc(r->n_series ? r->n_series : 1, sizeof *rows);
+    int swap = c->preemption == SERVE_PREEMPT_SWAP;
+    size_t size = swap ? sizeof(series_swap_row) : sizeof(series_row);
+    char *rows = calloc(r->n_series ? r->n_series : 1, size);
     if (!rows)
         return -1;
     for (uint64_t i = 0; i < r->n_series; i++) {
         const serve_bin *b = &r->series[i];
-        rows[i] = (series_row){b->t_s, b->arrivals, b->finished, b->dropped, b->preemptions,
-                               b->running, b->queued, b->transferring, b->kv_util};
+        series_row *row = (series_row *)(rows + i * size);
+        *row = (series_row){b->t_s, b->arrivals, b->finished, b->dropped, b->preemptions,
+                            b->running, b->queued, b->transferring, b->kv_util};
+        if (swap) {
+            ((series_swap_row *)row)->swaps_out = b->swaps_out;
+            ((series_swap_row *)row)->swaps_in = b->swaps_in;
+        }
     }
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(series_row));
+    hid_t t = H5Tcreate(H5T_COMPOUND, size);
     H5Tinsert(t, "t_s", HOFFSET(series_row, t_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "arrivals", HOFFSET(series_row, arrivals), H5T_NATIVE_UINT64);
     H5Tinsert(t, "finished", HOFFSET(series_row, finished), H5T_NATIVE_UINT64);
@@ -125,14 +140,36 @@ static int put_series(hid_t g, const serve_result *r)
     H5Tinsert(t, "queued", HOFFSET(series_row, queued), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "transferring", HOFFSET(series_row, transferring), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "kv_util", HOFFSET(series_row, kv_util), H5T_NATIVE_DOUBLE);
+    if (swap) {
+        H5Tinsert(t, "swaps_out", HOFFSET(series_swap_row, swaps_out), H5T_NATIVE_UINT64);
+        H5Tinsert(t, "swaps_in", HOFFSET(series_swap_row, swaps_in), H5T_NATIVE_UINT64);
+    }
     int rc = h5_put_table(g, "series", t, r->n_series, rows, series_units,
-                       sizeof series_units / sizeof series_units[0],
-                       "bins of `bin_s` from t = 0: requests arrived, finished, dropped and "
-                       "preemptions in the bin; time-average requests running, queued and in "
-                       "KV transfer, and the fleet's used KV blocks / its blocks");
+                       swap ? 11 : 9,
+                       swap ? "bins of `bin_s` from t = 0: requests arrived, finished, dropped "
+                              "and preemptions in the bin; time-average requests running, "
+                              "queued (swapped out included) and in KV transfer, the fleet's "
+                              "used KV blocks / its blocks; requests swapped out and back in "
+                              "in the bin"
+                            : "bins of `bin_s` from t = 0: requests arrived, finished, dropped "
+                              "and preemptions in the bin; time-average requests running, "
+                              "queued and in KV transfer, and the fleet's used KV blocks / its "
+                              "blocks");
     H5Tclose(t);
     free(rows);
     return rc;
+}
+
+/* swap preemption's totals (only under it) */
+static int put_swap_attrs(hid_t g, const serve_result *r)
+{
+    return h5_attr_text(g, "preemption", "swap") ||
+           h5_attr_scalar(g, "swaps_out", H5T_NATIVE_UINT64, &r->swaps_out) ||
+           h5_attr_scalar(g, "swaps_in", H5T_NATIVE_UINT64, &r->swaps_in) ||
+           h5_attr_scalar(g, "swap_fallbacks", H5T_NATIVE_UINT64, &r->swap_fallbacks) ||
+           h5_attr_scalar(g, "swap_out_bytes", H5T_NATIVE_DOUBLE, &r->swap_out_bytes) ||
+           h5_attr_scalar(g, "swap_in_bytes", H5T_NATIVE_DOUBLE, &r->swap_in_bytes) ||
+           h5_attr_scalar(g, "swap_time_s", H5T_NATIVE_DOUBLE, &r->swap_time_s);
 }
 
 static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
@@ -154,7 +191,8 @@ static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
            h5_attr_scalar(g, "bin_s", H5T_NATIVE_DOUBLE, &c->series_bin_s) ||
            h5_attr_scalar(g, "max_rows", H5T_NATIVE_UINT64, &max_rows) ||
            h5_attr_scalar(g, "sample_every", H5T_NATIVE_UINT64, &rows->every) ||
-           h5_attr_text(g, "layout_version", SERVE_LAYOUT_VERSION);
+           h5_attr_text(g, "layout_version", SERVE_LAYOUT_VERSION) ||
+           (c->preemption == SERVE_PREEMPT_SWAP && put_swap_attrs(g, r));
 }
 
 int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
@@ -172,7 +210,7 @@ int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
         failed = "writing /serve's attributes";
     else if (put_requests(g, rows))
         failed = "writing /serve/requests";
-    else if (put_series(g, r))
+    else if (put_series(g, c, r))
         failed = "writing /serve/series";
     if (g >= 0)
         H5Gclose(g);

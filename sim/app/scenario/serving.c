@@ -322,6 +322,83 @@ static int parse_prefix(loader *ld, xmlNode *n, scn_scenario *s)
     return rc;
 }
 
+/* Swap preemption's host link and host memory by GPU type (docs/serving.md
+ * "Swap preemption"): the GPU's PCIe link per direction, and the host
+ * memory of its reference node split evenly over the node's GPUs. A GPU
+ * not listed needs host-link= (and host-memory=) in the scenario. */
+static const struct swap_host {
+    const char *gpu;
+    double link_bytes_per_s, host_bytes_per_gpu;
+    const char *source;
+} swap_hosts[] = {
+    {"H100-SXM", 64e9, 2e12 / 8,
+     "PCIe Gen5 x16, 128 GB/s bidirectional (S) = 64 GB/s per direction (D), hardware.md 1.2; "
+     "host 2 TB DDR5 for 8 GPUs (DGX H100, V, hardware.md 4) = 250 GB per GPU (D)"},
+    {"H200-SXM", 64e9, 2e12 / 8,
+     "PCIe Gen5 x16 (V, hardware.md 1.2) at H100's Gen5 x16 128 GB/s bidirectional (S) = 64 "
+     "GB/s per direction (D); host as DGX H100 (V, hardware.md 4): 2 TB for 8 GPUs = 250 GB "
+     "per GPU (D)"},
+    {"A100-SXM-40GB", 32e9, 1e12 / 8,
+     "PCIe Gen4 x16, 32 GB/s per direction (S), hardware.md 1.2; host 1 TB DDR4 base for 8 "
+     "GPUs (DGX A100, S, hardware.md 4) = 125 GB per GPU (D)"},
+};
+
+/* <kv preemption="recompute|swap" [host-memory="250GB"] [host-link="64GB/s"]>:
+ * what a preemption does with the KV blocks (recompute by default) */
+static int parse_kv(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
+    char mode[32] = "recompute";
+    if (n && has_attr(n, "preemption"))
+        copy_attr(n, "preemption", mode, sizeof mode);
+    if (serve_preemption_parse(mode, &c->preemption))
+        return node_error(ld, n, "preemption", "unknown preemption mode; use recompute (free "
+                          "the blocks, recompute later) or swap (copy them to host memory)");
+    if (n && c->preemption != SERVE_PREEMPT_SWAP &&
+        (has_attr(n, "host-memory") || has_attr(n, "host-link")))
+        return node_error(ld, n, has_attr(n, "host-memory") ? "host-memory" : "host-link",
+                          "host-memory and host-link are swap's; preemption=\"%s\" has none",
+                          mode);
+    if (c->preemption != SERVE_PREEMPT_SWAP)
+        return 0;
+    const struct swap_host *h = NULL;
+    for (size_t i = 0; i < sizeof swap_hosts / sizeof swap_hosts[0]; i++)
+        if (strcmp(s->gpu.name, swap_hosts[i].gpu) == 0)
+            h = &swap_hosts[i];
+    int rc = 0;
+    if (has_attr(n, "host-link")) {
+        rc = get_quantity(ld, n, "host-link", SIM_DIM_BANDWIDTH, 1, &c->host_link_bytes_per_s);
+        if (!rc)
+            rc = positive(ld, n, "host-link", c->host_link_bytes_per_s, 1e13, " B/s");
+    } else if (!h) {
+        return node_error(ld, n, "preemption", "swap needs GPU type %s's host link rate, and "
+                          "none is sourced: give host-link=\"RATE\" (per GPU and direction)",
+                          s->gpu.name);
+    } else {
+        c->host_link_bytes_per_s = h->link_bytes_per_s;
+    }
+    if (!rc && has_attr(n, "host-memory")) {
+        rc = get_quantity(ld, n, "host-memory", SIM_DIM_DATA, 1, &c->host_bytes_per_gpu);
+        if (!rc && !(c->host_bytes_per_gpu >= 0 && c->host_bytes_per_gpu <= 1e15))
+            rc = node_error(ld, n, "host-memory", "host-memory must be from 0 to 1 PB per GPU");
+    } else if (!rc && !h) {
+        return node_error(ld, n, "host-memory", "swap needs the host memory per GPU, and none "
+                          "is sourced for GPU type %s: give host-memory=\"SIZE\"",
+                          s->gpu.name);
+    } else if (!rc) {
+        c->host_bytes_per_gpu = h->host_bytes_per_gpu;
+    }
+    if (!rc && h && (!has_attr(n, "host-link") || !has_attr(n, "host-memory"))) {
+        char text[512];
+        snprintf(text, sizeof text, "swap host link %.4g GB/s per GPU and direction, host "
+                 "memory %.4g GB per GPU (a replica's pool: tp x that) for %s: %s",
+                 c->host_link_bytes_per_s / 1e9, c->host_bytes_per_gpu / 1e9, h->gpu,
+                 h->source);
+        note_default(s, text);
+    }
+    return rc;
+}
+
 /* a link for the KV transfer: its effective rate (x efficiency, never the
  * ideal) and latency; a value the catalog filled by a rule is listed */
 static int kv_link(loader *ld, xmlNode *n, const char *attr, scn_scenario *s, const hw_link *lk,
@@ -458,6 +535,8 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_disaggregated(ld, child(n, "disaggregated"), child(n, "replica"), s);
     if (!rc && child(n, "prefix"))
         rc = parse_prefix(ld, child(n, "prefix"), s);
+    if (!rc)
+        rc = parse_kv(ld, child(n, "kv"), s);
     xmlNode *router = child(n, "router");
     char policy[32] = "least-loaded";
     if (!rc && router)
