@@ -64,6 +64,8 @@ LABELS = {
     "parts_slow": "network parts slow", "parts_repaired": "network parts repaired",
     "fabric_unrunnable": "restarts on an unusable fabric",
     "fabric_faster": "faster states taken as built",
+    "flap_episodes": "flapping episodes", "flaps": "flaps", "flap_down_s": "degraded by flaps",
+    "flap_interruptions": "flaps that interrupted",
     "elastic_slowdown_s": "slowed by missing replicas", "elastic_restarts": "elastic restarts",
     "failures": "failures", "restarts": "restarts completed", "checkpoints": "checkpoints written",
     "checkpoints_aborted": "checkpoints aborted",

@@ -70,7 +70,8 @@ enum campaign_unit {
     CAMPAIGN_UNIT_RACK = 2,
     CAMPAIGN_UNIT_SWITCH = 3,
     CAMPAIGN_UNIT_CABLE = 4,
-    CAMPAIGN_UNIT_NIC = 5
+    CAMPAIGN_UNIT_NIC = 5,
+    CAMPAIGN_UNIT_TRANSCEIVER = 6 /* a switch's transceiver cage: its cables (fabric_fault.h) */
 };
 
 /* A network part of the built fabric (switch, cable, NIC): counted from the
@@ -78,7 +79,8 @@ enum campaign_unit {
  * fabric. */
 static inline int campaign_unit_is_fabric_part(int unit)
 {
-    return unit == CAMPAIGN_UNIT_SWITCH || unit == CAMPAIGN_UNIT_CABLE || unit == CAMPAIGN_UNIT_NIC;
+    return unit == CAMPAIGN_UNIT_SWITCH || unit == CAMPAIGN_UNIT_CABLE ||
+           unit == CAMPAIGN_UNIT_NIC || unit == CAMPAIGN_UNIT_TRANSCEIVER;
 }
 #define CAMPAIGN_MAX_CAUSES 32
 
@@ -104,6 +106,15 @@ typedef struct campaign_cause {
      * (0: the part goes down and the job is interrupted). */
     double repair_s;
     double slow_speed;
+    /* CABLE causes that flap (flaps > 0; docs/failures.md "Flapping links"):
+     * a failure starts an episode in which the cable goes down for
+     * flap_down_s and comes back up for flap_up_s, flaps times, or until its
+     * repair (Exp(repair_s) after the episode began) if that comes first. A
+     * down is a degraded state (rerouted around), an interruption only when
+     * the job cannot run on it (GPUs cut off, no route). flaps 0: no flapping,
+     * the cause as above. */
+    double flap_down_s, flap_up_s;
+    unsigned flaps;
 } campaign_cause;
 
 /* What a restart does about network parts that are down (policies compare
@@ -183,6 +194,9 @@ typedef struct campaign_config {
     unsigned n_causes;               /* named causes, in addition */
     campaign_cause causes[CAMPAIGN_MAX_CAUSES];
     unsigned gpus_per_node;          /* node units for CAMPAIGN_UNIT_NODE causes; 0 = 8 */
+    unsigned cage_ports;             /* TRANSCEIVER causes: ports per cage (<failure
+                                        cage-ports>); 0 = the catalog's (fabric_fault.h) */
+    int cage_ports_set;              /* a transceiver <failure> gave (or left out) cage-ports */
     unsigned nodes_per_rack;         /* rack units for CAMPAIGN_UNIT_RACK causes (>= 1 if any) */
     double restart_s;                /* u0: detection + relaunch + checkpoint load */
     /* Detection drawn per failure and added to its restart (0: none): a
@@ -327,6 +341,8 @@ enum campaign_part_action {
     CAMPAIGN_PART_DOWN = 0,     /* went down (or down again: the later repair) */
     CAMPAIGN_PART_SLOW = 1,     /* turned slow (fail-slow), or slower */
     CAMPAIGN_PART_REPAIRED = 2, /* back as built */
+    CAMPAIGN_PART_FLAP_DOWN = 3, /* a flapping cable went down (campaign_cause.flaps) */
+    CAMPAIGN_PART_FLAP_UP = 4,   /* a flapping cable came back up */
 };
 
 /* A network part of a degraded fabric that changed (docs/failures.md "The
@@ -375,6 +391,12 @@ typedef struct campaign_result {
     double fabric_wait_s;             /* of restart_time_s: waiting for network repairs */
     uint64_t parts_down, parts_slow;  /* network parts that went down or slow (repair_s > 0) */
     uint64_t parts_repaired;
+    /* flapping cables (a cause with flaps > 0; flapping set): episodes begun,
+     * downs (flaps), the part-seconds down by flaps, and the downs the job
+     * could not run on (each an interruption) */
+    uint64_t flap_episodes, flaps, flap_interruptions;
+    double flap_down_s;
+    int flapping;
     uint64_t fabric_unrunnable;       /* restarts that found the job unable to run on what
                                          was left (RESTART policy: they waited for repairs) */
     uint64_t fabric_faster;           /* states the fabric_speed callback found faster than

@@ -10,6 +10,14 @@
  * part interrupts the job; the restart then follows the policy (campaign.h
  * enum campaign_fabric_policy). A repair that ends a wait schedules the
  * restart; one during compute speeds the job up at once.
+ *
+ * A cable cause with flaps > 0 flaps instead (docs/failures.md "Flapping
+ * links"): its failure starts an episode, the cable down for flap_down_s
+ * then up for flap_up_s, flaps times or until the episode's repair
+ * (Exp(repair_s) from its start) if sooner. A down is in the parts list
+ * (with no repair event of its own: fab_serial 0) and counts under every
+ * policy; it interrupts the job only when the job cannot run on the state
+ * (GPUs cut off, no route), else the job runs rerouted at the state's speed.
  */
 #include <float.h>
 #include <math.h>
@@ -53,8 +61,9 @@ static int evaluate(campaign *c)
     campaign_workspace *ws = c->ws;
     unsigned m = 0;
     int shrink = c->cfg->fabric_policy == CAMPAIGN_FABRIC_SHRINK;
-    for (unsigned i = 0; i < c->fab_n; i++)
-        if (c->cfg->fabric_policy != CAMPAIGN_FABRIC_REPLACE || ws->fab[i].speed > 0)
+    for (unsigned i = 0; i < c->fab_n; i++) /* a flap down (serial 0) is never re-placed */
+        if (c->cfg->fabric_policy != CAMPAIGN_FABRIC_REPLACE || ws->fab[i].speed > 0 ||
+            !ws->fab_serial[i])
             ws->fab_view[m++] = ws->fab[i];
     for (unsigned i = 0; shrink && i < c->held_n; i++) /* repaired, still counted down */
         if (!out_now(c, &ws->held[i]))
@@ -149,6 +158,8 @@ static double part_speed(const campaign *c, int32_t cause, uint64_t part)
     return 1;
 }
 
+static void flap_begin(campaign *c, int32_t cause, uint64_t part);
+
 void campaign_fabric_part_fails(campaign *c, int32_t cause)
 {
     /* done, or in a maintenance window (the part is replaced there) */
@@ -156,6 +167,10 @@ void campaign_fabric_part_fails(campaign *c, int32_t cause)
         return;
     const campaign_cause *x = cause_of(c, cause);
     uint64_t part = (uint64_t)c->failing_part;
+    if (x->flaps) {
+        flap_begin(c, cause, part);
+        return;
+    }
     if (add_part(c, cause, part, x->slow_speed) || evaluate(c) ||
         emit_part(c, x->slow_speed > 0 ? CAMPAIGN_PART_SLOW : CAMPAIGN_PART_DOWN, cause, part,
                   part_speed(c, cause, part)))
@@ -221,8 +236,11 @@ int campaign_fabric_must_wait(campaign *c)
     return 1;
 }
 
+static void part_back(campaign *c, const campaign_part_state *gone, int action);
+
 static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
 {
+    (void)eng;
     campaign *c = ctx;
     campaign_workspace *ws = c->ws;
     unsigned i = 0;
@@ -237,11 +255,19 @@ static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
     }
     c->fab_n--;
     c->res.parts_repaired++;
+    part_back(c, &gone, CAMPAIGN_PART_REPAIRED);
+}
+
+/* After a part left the list: the speed on what is left, the change to
+ * the sink, and the job sped up, or a restart waiting for it scheduled. */
+static void part_back(campaign *c, const campaign_part_state *gone, int action)
+{
+    sim_engine *eng = c->eng;
     /* a restart waiting for repairs takes its shape when it goes: the
      * parts that cut GPUs off then */
     int waits = c->state == CAMPAIGN_STATE_RESTART && c->fabric_waiting;
     if ((waits ? refresh_held(c) : evaluate(c)) ||
-        emit_part(c, CAMPAIGN_PART_REPAIRED, gone.cause, gone.part, 1))
+        emit_part(c, action, gone->cause, gone->part, 1))
         return;
     if (c->state == CAMPAIGN_STATE_COMPUTE) {
         campaign_speed_changed(c);
@@ -256,8 +282,146 @@ static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial)
         campaign_schedule_restart(c);
 }
 
+/* ---- flapping cables */
+
+#define FLAP_END (1ULL << 63) /* the event ends the episode (its repair) */
+
+static void on_flap(sim_engine *eng, void *ctx, uint64_t data);
+
+static unsigned flap_index(const campaign *c, uint64_t serial)
+{
+    unsigned i = 0;
+    while (i < c->flap_n && c->ws->flap[i].serial != serial)
+        i++;
+    return i;
+}
+
+static void flap_remove(campaign *c, unsigned i)
+{
+    for (unsigned j = i + 1; j < c->flap_n; j++)
+        c->ws->flap[j - 1] = c->ws->flap[j];
+    c->flap_n--;
+}
+
+static int too_many(campaign *c)
+{
+    sim_error_set(c->err, SIM_ERR_INPUT, NULL, 0,
+                  "more than %d network parts down, slow or flapping at once at %.6g s: "
+                  "repairs far slower than failures", CAMPAIGN_MAX_FABRIC_PARTS,
+                  sim_now(c->eng));
+    c->model_failed = 1;
+    sim_stop(c->eng);
+    return -1;
+}
+
+/* Episode i's cable goes down: in the parts list, the job rerouted at the
+ * state's speed, or interrupted when it cannot run there (SHRINK: when the
+ * cable cuts GPUs off, as a restart must shrink the job). */
+static void flap_down(campaign *c, unsigned i)
+{
+    campaign_workspace *ws = c->ws;
+    campaign_flap *f = &ws->flap[i];
+    if (c->fab_n == CAMPAIGN_MAX_FABRIC_PARTS) {
+        too_many(c);
+        return;
+    }
+    campaign_part_state p = {f->cause, f->part, 0};
+    ws->fab[c->fab_n] = p;
+    ws->fab_serial[c->fab_n++] = 0; /* a flap's: no repair event */
+    f->is_down = 1;
+    f->down_since = sim_now(c->eng);
+    f->downs_left--;
+    c->res.flaps++;
+    sim_schedule_in(c->eng, cause_of(c, f->cause)->flap_down_s, PRIO_FAILURE, KIND_FLAP,
+                    on_flap, c, f->serial);
+    if (evaluate(c) || emit_part(c, CAMPAIGN_PART_FLAP_DOWN, p.cause, p.part, 0))
+        return;
+    if (c->state == CAMPAIGN_STATE_MAINTENANCE)
+        return; /* the job is not running: its restart checks the state */
+    int cut = c->fabric_now == 0 ||
+              (c->cfg->fabric_policy == CAMPAIGN_FABRIC_SHRINK && c->cfg->fabric_cuts &&
+               c->cfg->fabric_cuts(c->cfg->fabric_ctx, &p));
+    if (!cut) {
+        campaign_speed_changed(c);
+        return;
+    }
+    c->res.flap_interruptions++;
+    campaign_interrupt(c, p.cause, -1, -1, c->committed, 0);
+}
+
+/* Episode i's cable comes back up; the next down after flap_up_s unless
+ * the episode ends (its last down, or its repair: ended). */
+static void flap_up(campaign *c, unsigned i, int ended)
+{
+    campaign_workspace *ws = c->ws;
+    campaign_flap *f = &ws->flap[i];
+    campaign_part_state gone = {f->cause, f->part, 0};
+    unsigned k = 0;
+    while (k < c->fab_n &&
+           !(ws->fab[k].cause == f->cause && ws->fab[k].part == f->part && !ws->fab_serial[k]))
+        k++;
+    for (unsigned j = k + 1; j < c->fab_n; j++) {
+        ws->fab[j - 1] = ws->fab[j];
+        ws->fab_serial[j - 1] = ws->fab_serial[j];
+    }
+    c->fab_n -= k < c->fab_n;
+    f->is_down = 0;
+    c->res.flap_down_s += sim_now(c->eng) - f->down_since;
+    if (ended || !f->downs_left)
+        flap_remove(c, i);
+    else
+        sim_schedule_in(c->eng, cause_of(c, f->cause)->flap_up_s, PRIO_FAILURE, KIND_FLAP,
+                        on_flap, c, f->serial);
+    part_back(c, &gone, CAMPAIGN_PART_FLAP_UP);
+}
+
+static void flap_begin(campaign *c, int32_t cause, uint64_t part)
+{
+    campaign_workspace *ws = c->ws;
+    for (unsigned i = 0; i < c->flap_n; i++)
+        if (ws->flap[i].cause == cause && ws->flap[i].part == part)
+            return; /* flapping already: the episode goes on */
+    if (c->flap_n == CAMPAIGN_MAX_FABRIC_PARTS) {
+        too_many(c);
+        return;
+    }
+    const campaign_cause *x = cause_of(c, cause);
+    uint64_t serial = ++c->flap_serial_next;
+    ws->flap[c->flap_n++] = (campaign_flap){cause, part, x->flaps, 0, 0, serial};
+    c->res.flap_episodes++;
+    gsl_rng *r = &ws->job.rngs[WS_SLOT_FABRIC_REPAIR + cause];
+    sim_schedule_in(c->eng, gsl_ran_exponential(r, x->repair_s), PRIO_FAILURE, KIND_FLAP,
+                    on_flap, c, serial | FLAP_END);
+    flap_down(c, c->flap_n - 1);
+}
+
+static void on_flap(sim_engine *eng, void *ctx, uint64_t data)
+{
+    (void)eng;
+    campaign *c = ctx;
+    unsigned i = flap_index(c, data & ~FLAP_END);
+    if (i == c->flap_n || c->state == CAMPAIGN_STATE_DONE)
+        return; /* the episode is over */
+    if (data & FLAP_END) { /* repaired: the flapping stops */
+        c->res.parts_repaired++;
+        if (c->ws->flap[i].is_down)
+            flap_up(c, i, 1);
+        else
+            flap_remove(c, i);
+    } else if (c->ws->flap[i].is_down) {
+        flap_up(c, i, 0);
+    } else {
+        flap_down(c, i);
+    }
+}
+
 void campaign_fabric_reset(campaign *c)
 {
+    c->flap_n = 0;
+    c->flap_serial_next = 0;
+    c->res.flapping = 0;
+    for (unsigned i = 0; i < c->cfg->n_causes; i++)
+        c->res.flapping |= c->cfg->causes[i].repair_s > 0 && c->cfg->causes[i].flaps > 0;
     c->fab_n = 0;
     c->fab_serial_next = 0;
     c->fabric_now = 1;

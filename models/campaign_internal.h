@@ -102,10 +102,25 @@ typedef struct campaign {
      * share of the job's GPUs the shape runs on, now and in this epoch */
     unsigned held_n;
     double kept_now, kept_epoch;
+    /* flapping cables (campaign_fabric.c): the episodes under way (ws->flap)
+     * and the serial the next one's events carry */
+    unsigned flap_n;
+    uint64_t flap_serial_next;
 
     campaign_result res;
     int sink_failed;
 } campaign;
+
+/* A flapping cable's episode: its part, the downs still to come, whether it
+ * is down now (since when), and the serial its events carry. */
+typedef struct campaign_flap {
+    int32_t cause;
+    uint64_t part;
+    unsigned downs_left;
+    int is_down;
+    double down_since;
+    uint64_t serial;
+} campaign_flap;
 
 /* What one run needs that can outlive it (campaign_workspace.c): the
  * engine (its event pool), the streams of every kind of unit, the per-node
@@ -127,6 +142,7 @@ struct campaign_workspace {
     campaign_part_state fab_view[2 * CAMPAIGN_MAX_FABRIC_PARTS]; /* what the policy lets
                                                                   count (SHRINK: + held) */
     campaign_part_state held[CAMPAIGN_MAX_FABRIC_PARTS];    /* SHRINK: campaign.held_n */
+    campaign_flap flap[CAMPAIGN_MAX_FABRIC_PARTS];          /* campaign.flap_n episodes */
     unsigned char *slow;      /* per node, cleared by the run that uses it */
     double *slow_since;
     uint64_t nodes_cap;

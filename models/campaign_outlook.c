@@ -37,6 +37,7 @@ static int cause_ok(const campaign_config *cfg, const campaign_cause *x)
     case CAMPAIGN_UNIT_SWITCH:
     case CAMPAIGN_UNIT_CABLE:
     case CAMPAIGN_UNIT_NIC:
+    case CAMPAIGN_UNIT_TRANSCEIVER:
         return x->parts > 0 && memoryless && x->detection_s == 0;
     default:
         return 0;
@@ -66,7 +67,7 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
         REQUIRE(cause_ok(cfg, &cfg->causes[i]),
                 "campaign: failure cause %u needs a rate >= 0, a Weibull shape of 0 "
                 "(exponential) or from 1/170 to 100, and a GPU, node, rack, switch, "
-                "cable or NIC unit (racks: nodes per rack set; racks and network parts: "
+                "cable, NIC or transceiver unit (racks: nodes per rack set; racks and network parts: "
                 "exponential; network parts: a part count, not silent)", i);
     for (unsigned i = 0; i < cfg->n_causes; i++) {
         const campaign_cause *x = &cfg->causes[i];
@@ -75,8 +76,13 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                 "campaign: failure cause %u needs a repair time >= 0 and a slow speed in "
                 "[0, 1) (above 0 only with a repair time)", i);
         REQUIRE(x->repair_s == 0 || (campaign_unit_is_fabric_part(x->unit) && cfg->fabric_speed),
-                "campaign: failure cause %u: a repair time is for switches, cables and NICs "
-                "on a degraded fabric (fabric_speed set)", i);
+                "campaign: failure cause %u: a repair time is for switches, cables, NICs and "
+                "transceivers on a degraded fabric (fabric_speed set)", i);
+        REQUIRE(!x->flaps || (x->unit == CAMPAIGN_UNIT_CABLE && x->repair_s > 0 &&
+                              x->slow_speed == 0 && x->flap_down_s > 0 && x->flap_up_s > 0 &&
+                              isfinite(x->flap_down_s) && isfinite(x->flap_up_s)),
+                "campaign: failure cause %u flaps: a cable with a repair time, down, not "
+                "slow, with flap down and up times above 0", i);
     }
     REQUIRE(cfg->fabric_policy >= CAMPAIGN_FABRIC_REPLACE &&
                 cfg->fabric_policy <= CAMPAIGN_FABRIC_SHRINK,

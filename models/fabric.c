@@ -214,6 +214,7 @@ int fabric_build(const fabric_config *c, fabric *f, sim_error *err)
     char why[WHY_SIZE];
     f->gpus = c->gpus;
     f->link_bytes_per_s = effective(&c->link, c->link.bytes_per_s);
+    snprintf(f->link_name, sizeof f->link_name, "%s", c->link.name);
     if (topo_build(c->topology, &c->shape, c->gpus, c->gpus_per_node, f->link_bytes_per_s,
                    &f->g, why, sizeof why))
         return out_of_memory(f, err, why);

@@ -61,6 +61,8 @@ typedef struct fabric {
     nc_fabric nc;
     unsigned gpus;
     double link_bytes_per_s;     /* effective fabric link capacity */
+    char link_name[64];          /* its technology's catalog name (fabric_fault.h: the
+                                    switches' port form) */
     double scaleup_link_bytes_per_s; /* effective, per GPU and direction; 0 = none */
     double *scratch;             /* n_links zeros lent to the analytic path (nc.scratch) */
     flow_curve incast_curve;     /* switch-to-host links (n_points 0: none) */

@@ -18,8 +18,38 @@ const topo_choice ff_classes[] = {
     [FF_NIC] = {"nic", "the fabric cables of NIC node ID (a shared NIC, or a GPU's own port)"},
     [FF_NODE] = {"node", "every GPU of server (scale-up domain) ID"},
     [FF_GPU] = {"gpu", "GPU ID (a speed below 1: throttled)"},
+    [FF_TRANSCEIVER] = {"transceiver", "the transceiver cage at the source switch of directed "
+                                       "link ID: every cable of the cage"},
     {NULL, NULL},
 };
+
+/* The port form of a link technology's switches (hardware.md 3.3): ports
+ * per transceiver cage. A technology not listed has none in the reference:
+ * a transceiver failure needs a cage-ports override there. */
+static const struct {
+    const char *link;
+    unsigned ports;
+    const char *source;
+} cage_forms[] = {
+    {"ib-ndr", 2, "hardware.md 3.3: Quantum-2 QM9700/QM9790, 64 x 400 Gb/s via 32 twin-port "
+                  "OSFP cages (S), each cage 2 logical ports (V)"},
+    {"ib-xdr", 2, "hardware.md 3.3: Quantum-X800 Q3400, 144 x 800 Gb/s in 72 OSFP cages (S)"},
+    {"ib-hdr", 1, "hardware.md 3.3: Quantum QM8700/QM8790, 40 x 200 Gb/s QSFP56 (S), one port "
+                  "per cage"},
+};
+
+unsigned ff_cage_ports_catalog(const char *link, const char **source)
+{
+    for (size_t i = 0; i < sizeof cage_forms / sizeof cage_forms[0]; i++)
+        if (!strcmp(cage_forms[i].link, link)) {
+            if (source)
+                *source = cage_forms[i].source;
+            return cage_forms[i].ports;
+        }
+    if (source)
+        *source = "hardware.md 3.3 gives no port form for this technology's switches";
+    return 0;
+}
 
 void ff_state_init(ff_state *s) { memset(s, 0, sizeof *s); }
 
@@ -38,7 +68,7 @@ int ff_part_parse(const char *text, ff_part *out, char *why, size_t why_size)
     size_t len = eq ? (size_t)(eq - text) : 0;
     if (!eq || len >= sizeof name) {
         snprintf(why, why_size, "'%s': expected CLASS=ID[:SPEED], CLASS one of link, switch, "
-                 "nic, node, gpu", text);
+                 "nic, node, gpu, transceiver", text);
         return -1;
     }
     memcpy(name, text, len);
@@ -46,7 +76,7 @@ int ff_part_parse(const char *text, ff_part *out, char *why, size_t why_size)
     int cls = topo_choice_find(ff_classes, name);
     if (cls < 0) {
         snprintf(why, why_size, "'%s': unknown part class '%s' (expected link, switch, nic, "
-                 "node or gpu)", text, name);
+                 "node, gpu or transceiver)", text, name);
         return -1;
     }
     const char *v = eq + 1;
@@ -121,6 +151,8 @@ uint64_t ff_state_digest(const ff_state *s)
         h = sim_splitmix64(h ^ ((uint64_t)s->part[i].cls << 32 | s->part[i].id));
         h = sim_splitmix64(h ^ bits);
     }
+    if (s->cage_ports && s->n && s->part[s->n - 1].cls == FF_TRANSCEIVER) /* sorted: last */
+        h = sim_splitmix64(h ^ (0x6361676500000000ULL | s->cage_ports)); /* "cage" */
     return h;
 }
 
@@ -214,6 +246,107 @@ static void set_node_cables(const topo_graph *g, ff_effect *e, uint32_t v, int o
     }
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ports of switch v: the directed links leaving it, by id, into a
+ * fresh array (*n of them); NULL when out of memory. */
+static uint32_t *switch_ports(const topo_graph *g, uint32_t v, uint32_t *n)
+{
+    uint32_t k = g->out_offset[v + 1] - g->out_offset[v];
+    uint32_t *p = malloc(((size_t)k + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    memcpy(p, g->out_links + g->out_offset[v], (size_t)k * sizeof *p);
+    qsort(p, k, sizeof *p, cmp_u32);
+    *n = k;
+    return p;
+}
+
+/* The ports per cage to use on f (the override, else the catalog's), or 0
+ * with the reason in err naming `what` (a part, or a cause). */
+static unsigned cage_ports_of(const fabric *f, unsigned cage_ports, const char *what,
+                              sim_error *err)
+{
+    if (cage_ports >= 2)
+        return cage_ports;
+    const char *src = NULL;
+    unsigned cp = ff_cage_ports_catalog(f->link_name, &src);
+    if (cp >= 2)
+        return cp;
+    if (cp == 1)
+        sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: the fabric's %s switches have no "
+                      "twin-port cages (%s): a transceiver there is its cable (link=ID, "
+                      "component=\"cable\")", what,
+                      f->link_name, src);
+    else
+        sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: no port form for the fabric's %s "
+                      "switches (%s; ib-ndr and ib-xdr have twin-port cages): give the ports "
+                      "per cage (cage-ports=\"2\", dcsim step --cage-ports 2)", what,
+                      f->link_name, src);
+    return 0;
+}
+
+/* transceiver=l: the cables of l's cage at its source switch, at speed s */
+static int set_cage(const fabric *f, ff_effect *e, const ff_part *p, unsigned cage_ports,
+                    uint32_t pi, sim_error *err)
+{
+    const topo_graph *g = &f->g;
+    char one[64];
+    ff_part_text(p, one, sizeof one);
+    if (p->id >= g->n_links)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: no directed link %u (the fabric "
+                             "has links 0-%u; a cage is named by a link leaving its switch)",
+                             one, p->id, g->n_links - 1);
+    uint32_t v = g->link_src[p->id];
+    if (g->node_kind[v] != TOPO_SWITCH)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: link %u leaves node %u, no "
+                             "fabric switch (cages are the switches'; a host-side transceiver "
+                             "is not modelled: link=%u or nic=%u)", one, p->id, v, p->id, v);
+    unsigned cp = cage_ports_of(f, cage_ports, one, err);
+    if (!cp)
+        return SIM_ERR_INPUT;
+    uint32_t n = 0, *ports = switch_ports(g, v, &n);
+    if (!ports)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a failure state");
+    uint32_t j = 0;
+    while (j < n && ports[j] != p->id)
+        j++;
+    uint32_t first = j / cp * cp;
+    for (uint32_t k = first; k < first + cp && k < n; k++)
+        set_cable(e, ports[k], p->speed, pi);
+    free(ports);
+    return 0;
+}
+
+int ff_transceivers(const fabric *f, unsigned cage_ports, int tier, uint32_t *ids,
+                    uint64_t *n, sim_error *err)
+{
+    const topo_graph *g = &f->g;
+    unsigned cp = cage_ports_of(f, cage_ports, "transceiver failures", err);
+    if (!cp)
+        return SIM_ERR_INPUT;
+    uint64_t count = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->node_kind[v] != TOPO_SWITCH || (tier >= 0 && g->node_tier[v] != tier))
+            continue;
+        uint32_t k = 0, *ports = switch_ports(g, v, &k);
+        if (!ports)
+            return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for cages");
+        for (uint32_t j = 0; j < k; j += cp) {
+            if (ids)
+                ids[count] = ports[j];
+            count++;
+        }
+        free(ports);
+    }
+    *n = count;
+    return 0;
+}
+
 static int refuse_id(const topo_graph *g, const ff_part *p, sim_error *err)
 {
     char one[64], have[200];
@@ -287,6 +420,14 @@ int ff_effect_compute(const fabric *f, const ff_state *s, ff_effect *out, sim_er
             if (ok && p->speed < e.gpu_speed[id])
                 e.gpu_speed[id] = p->speed;
             break;
+        case FF_TRANSCEIVER: {
+            int rc = set_cage(f, &e, p, s->cage_ports, pi, err);
+            if (rc) {
+                ff_effect_fini(&e);
+                return rc;
+            }
+            break;
+        }
         default:
             ok = 0;
         }
@@ -425,6 +566,7 @@ int fabric_degrade(const fabric *base, const ff_effect *e, fabric *out, sim_erro
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a degraded fabric");
     out->gpus = base->gpus;
     out->link_bytes_per_s = base->link_bytes_per_s;
+    memcpy(out->link_name, base->link_name, sizeof out->link_name);
     out->scaleup_link_bytes_per_s = base->scaleup_link_bytes_per_s;
     out->incast_curve = base->incast_curve;
     out->sharing_curve = base->sharing_curve;

@@ -13,6 +13,12 @@
  *              GPU's own port (host node ID = GPU ID): its GPUs lose the fabric
  *   node=ID    server (scale-up domain) ID: its GPUs at speed s (0: gone)
  *   gpu=ID     GPU ID at speed s (0: gone; models/step.h gpu_speed)
+ *   transceiver=ID  the transceiver cage at the source switch of directed
+ *              link ID: every cable of that cage (a twin-port OSFP cage:
+ *              two). A switch's ports are its cables ordered by the id of
+ *              the directed link leaving it; cage k holds ports k x P ..
+ *              k x P + P - 1, P the ports per cage (ff_cage_ports_catalog,
+ *              or the state's cage_ports)
  * A link at speed s has capacity x s; a down link leaves the adjacency, so
  * routes avoid it by their policy (topologies/routing.h: ECMP hashes over the
  * remaining shortest paths, adaptive picks among them; Dragonfly minimal,
@@ -32,7 +38,7 @@
 #include "error.h"
 #include "fabric.h"
 
-enum ff_class { FF_LINK = 0, FF_SWITCH, FF_NIC, FF_NODE, FF_GPU, FF_CLASS_COUNT };
+enum ff_class { FF_LINK = 0, FF_SWITCH, FF_NIC, FF_NODE, FF_GPU, FF_TRANSCEIVER, FF_CLASS_COUNT };
 
 /* The classes by enum value (name, one line of doc), then {NULL, NULL}. */
 extern const topo_choice ff_classes[];
@@ -43,11 +49,35 @@ typedef struct ff_part {
     double speed; /* [0, 1): 0 down */
 } ff_part;
 
-/* Parts sorted by (class, id), each once. */
+/* Parts sorted by (class, id), each once. cage_ports: the ports of one
+ * transceiver cage for transceiver= parts, 0 = the catalog's port form of
+ * the fabric's switches (ff_cage_ports_catalog); part of the digest only
+ * when set and a transceiver is in the state. */
 typedef struct ff_state {
     ff_part *part;
     size_t n, cap;
+    unsigned cage_ports;
 } ff_state;
+
+/* The most ports one cage may serve (a cage-ports override: 2 to this). */
+#define FF_CAGE_PORTS_MAX 8
+
+/* The ports per transceiver cage of the switches of link technology
+ * `link` (a scenarios/catalog/links.xml name), from hardware.md 3.3: 2 for
+ * ib-ndr (Quantum-2: 64 ports in 32 twin-port OSFP cages) and ib-xdr
+ * (Quantum-X800: 144 ports in 72 OSFP cages), 1 for ib-hdr (QM8700: 40
+ * QSFP56 ports, one per cage); 0 where the reference gives no port form.
+ * *source (may be NULL) gets the citation. */
+unsigned ff_cage_ports_catalog(const char *link, const char **source);
+
+/* The transceivers (cages) of f's switches of tier `tier` (1.., or -1:
+ * every switch), each named by its first port (the lowest id of a directed
+ * link leaving the switch in the cage), switch by switch in node id order
+ * then cage by cage: ids[0 .. *n) (ids NULL: count only). cage_ports 0:
+ * the catalog's. 0, or SIM_ERR_INPUT (no port form, single-port cages),
+ * SIM_ERR_NOMEM. */
+int ff_transceivers(const fabric *f, unsigned cage_ports, int tier, uint32_t *ids,
+                    uint64_t *n, sim_error *err);
 
 void ff_state_init(ff_state *s);
 void ff_state_fini(ff_state *s); /* NULL-safe */

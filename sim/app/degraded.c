@@ -11,22 +11,31 @@
 #include "steptier.h"
 
 /* The part ids of cause i by index: its tier's switches (or every fabric
- * switch), its tier's fabric cables (as directed link 2C), or the NICs
+ * switch), its tier's fabric cables (as directed link 2C), the NICs
  * (shared NIC nodes, else the hosts: fabric_fault.h nic=ID), in id order:
- * the order the loader counted them in (topo_stats). */
+ * the order the loader counted them in (topo_stats); or the transceiver
+ * cages of its tier's switches, each by its first port (ff_transceivers,
+ * as the loader counted them). */
 static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigned i,
                      sim_error *err)
 {
     const topo_graph *g = &d->f.g;
     int sw = x->unit == CAMPAIGN_UNIT_SWITCH, nic = x->unit == CAMPAIGN_UNIT_NIC;
-    uint64_t n = 0, cap = sw || nic ? g->n_nodes : g->n_links / 2;
+    int cage = x->unit == CAMPAIGN_UNIT_TRANSCEIVER;
+    uint64_t n = 0, cap = sw || nic ? g->n_nodes : cage ? g->n_links : g->n_links / 2;
     uint32_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
     uint8_t *tiers = malloc(cap ? cap : 1);
     d->ids[i] = ids;
     d->tier[i] = tiers;
     if (!ids || !tiers)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for part ids");
-    if (nic) {
+    if (cage) {
+        int rc = ff_transceivers(&d->f, d->cage_ports, tier, ids, &n, err);
+        if (rc)
+            return rc;
+        for (uint64_t k = 0; k < n; k++)
+            tiers[k] = g->node_tier[g->link_src[ids[k]]];
+    } else if (nic) {
         int kind = g->n_nics ? TOPO_NIC : TOPO_HOST; /* the loader's count */
         for (uint32_t v = 0; v < g->n_nodes; v++)
             if (g->node_kind[v] == kind && (kind == TOPO_NIC || v < d->f.gpus)) {
@@ -55,7 +64,7 @@ static int map_cause(run_degraded *d, const campaign_cause *x, int tier, unsigne
             }
         }
     }
-    d->cls[i] = sw ? FF_SWITCH : nic ? FF_NIC : FF_LINK;
+    d->cls[i] = sw ? FF_SWITCH : nic ? FF_NIC : cage ? FF_TRANSCEIVER : FF_LINK;
     d->n_ids[i] = n;
     if (n != x->parts) /* the loader counted them on the same builder */
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
@@ -77,6 +86,7 @@ int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n
     d->hbm_bytes = s->gpu.hbm_bytes;
     d->reserved_bytes = s->reserved_bytes;
     d->capacity = s->degraded_cache ? s->degraded_cache : 1;
+    d->cage_ports = s->campaign.cage_ports;
     d->cache = calloc(d->capacity, sizeof *d->cache);
     if (!d->cache)
         rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for the state cache");
@@ -210,6 +220,7 @@ double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts,
 {
     ff_state st;
     ff_state_init(&st);
+    st.cage_ports = d->cage_ports;
     int bad = state_of(d, parts, n, &st);
     if (bad) {
         ff_state_fini(&st);

@@ -46,6 +46,7 @@ typedef struct run_degraded {
                                            part ids by index (owned) */
     uint64_t n_ids[CAMPAIGN_MAX_CAUSES];
     uint8_t *tier[CAMPAIGN_MAX_CAUSES]; /* by index: the part's tier (0: host cables) */
+    unsigned cage_ports;            /* transceiver parts: ports per cage (0: the catalog's) */
     int by_tier;                    /* states="by-tier": the k parts of a cause out stand
                                        for its parts 0 .. k-1 (degraded.c) */
     int shrink;                     /* <degraded policy="shrink">: GPUs cut off shrink the

@@ -178,6 +178,7 @@ int run_degraded_cuts(void *ctx, const campaign_part_state *part)
             } else {
                 ff_state st;
                 ff_state_init(&st);
+                st.cage_ports = d->cage_ports;
                 ff_part p = {d->cls[i], d->ids[i][part->part], 0};
                 ff_effect e = {0};
                 sim_error why;

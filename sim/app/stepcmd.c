@@ -34,7 +34,7 @@ const char usage_step[] =
     "                  [--hop-latency TIME] [--ibcc K=V,...]\n"
     "                  [-o FILE.h5 [--bin TIME] [--bins N]]]\n"
     "                  [--json | --csv] [--perfetto FILE.json] [--flow-log N] [--quiet]\n"
-    "                  [--fail PART]... [--fail-classes [--fail-slow SPEED]]\n"
+    "                  [--fail PART]... [--cage-ports N] [--fail-classes [--fail-slow SPEED]]\n"
     "                  [--set PATH=VALUE]...\n"
     "\n"
     "Simulate one training iteration of the scenario's job on its cluster and\n"
@@ -96,7 +96,10 @@ const char usage_step[] =
     "  --fail PART  the iteration with PART down or slow, after the one as built:\n"
     "               link=ID (the cable of directed link ID), switch=ID, nic=ID\n"
     "               (node ids: dcsim topo --export names them n<ID>), node=ID\n"
-    "               (server), gpu=ID; :SPEED in [0, 1] makes it slow (default\n"
+    "               (server), gpu=ID, transceiver=ID (the cage at the switch\n"
+    "               directed link ID leaves: every cable of the cage; the ports\n"
+    "               per cage from the catalog, or --cage-ports N, 2 to 8);\n"
+    "               :SPEED in [0, 1] makes it slow (default\n"
     "               0, down; 1 repairs it). Repeatable. Prints the failed parts,\n"
     "               the iteration before and after and the links whose load\n"
     "               changed most (docs/failures.md); not with --network packet\n"
@@ -257,6 +260,7 @@ typedef struct step_args {
     size_t n_fails;
     int fail_classes;      /* --fail-classes (stepclasses.h) */
     const char *fail_slow; /* --fail-slow SPEED */
+    const char *cage_ports; /* --cage-ports N (transceiver= parts) */
     int argc;
     char **argv;
 } step_args;
@@ -292,6 +296,8 @@ static const cli_option step_table[] = {
     {"--fail", 0, CLI_CALL_EACH, 0, opt_fail, .missing = "%s needs CLASS=ID[:SPEED]"},
     {"--fail-classes", 0, CLI_FLAG, offsetof(step_args, fail_classes), NULL, NULL},
     {"--fail-slow", 0, CLI_TEXT, offsetof(step_args, fail_slow), .missing = "%s needs a speed"},
+    {"--cage-ports", 0, CLI_TEXT, offsetof(step_args, cage_ports),
+     .missing = "%s needs a whole number (2 to 8)"},
     {"--set", 0, CLI_SETS_EQ, offsetof(step_args, sets), .missing = "%s needs PATH=VALUE"},
     {"--json", 0, CLI_FLAG, offsetof(step_args, json), NULL, NULL},
     {"--csv", 0, CLI_FLAG, offsetof(step_args, csv), NULL, NULL},
@@ -513,7 +519,7 @@ int cmd_step(int argc, char **argv)
     ff_state_init(&st);
     app_step_failure fx;
     memset(&fx, 0, sizeof fx);
-    rc = step_fail_setup(&s, o.fails, o.n_fails, &st);
+    rc = step_fail_setup(&s, o.fails, o.n_fails, o.cage_ports, &st);
     int failing = o.n_fails || s.n_step_fails; /* the comparison: as built, then st */
     app_packet_cfg pc;
     step_trace tr;

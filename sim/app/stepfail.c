@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "step.h"
@@ -23,8 +24,30 @@ int step_fail_parse(const char *const *words, size_t n, ff_state *st)
     return 0;
 }
 
-int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n, ff_state *st)
+_Static_assert(FF_CAGE_PORTS_MAX == 8, "the --cage-ports message says 8");
+
+int step_fail_cage_ports(const char *v, int failing, ff_state *st)
 {
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end || n < 2 || n > FF_CAGE_PORTS_MAX)
+        return cli_usage_error("step", "--cage-ports %s: the ports one transceiver cage serves "
+                               "must be a whole number from 2 to 8", v);
+    if (!failing)
+        return cli_usage_error("step", "--cage-ports %s: an option of --fail transceiver=ID "
+                               "(or <step><fail part=\"transceiver\">)", v);
+    st->cage_ports = (unsigned)n;
+    return 0;
+}
+
+int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n,
+                    const char *cage_ports, ff_state *st)
+{
+    if (cage_ports) {
+        int rc = step_fail_cage_ports(cage_ports, n || s->n_step_fails, st);
+        if (rc)
+            return rc;
+    }
     if ((n || s->n_step_fails) && s->step.packet)
         return cli_usage_error("step", "%s: the packet network does not take failure states "
                                "yet (use the flow model, --concurrent or --analytic)",

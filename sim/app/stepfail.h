@@ -19,10 +19,17 @@
 int step_fail_parse(const char *const *words, size_t n, ff_state *st);
 
 /* The state of dcsim step: the scenario's <step><fail> parts, then the
- * --fail words (step_fail_parse: a word for a part the scenario names wins);
- * the packet network refused with any.
+ * --fail words (step_fail_parse: a word for a part the scenario names wins),
+ * and --cage-ports (NULL: not given; step_fail_cage_ports); the packet
+ * network refused with any.
  * 0, or the exit status of the usage error printed. */
-int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n, ff_state *st);
+int step_fail_setup(const scn_scenario *s, const char *const *words, size_t n,
+                    const char *cage_ports, ff_state *st);
+
+/* --cage-ports N: the ports per transceiver cage of st (2 to
+ * FF_CAGE_PORTS_MAX), only with a failure state (failing). 0, or the exit
+ * status of the usage error printed. */
+int step_fail_cage_ports(const char *v, int failing, ff_state *st);
 
 /* The text lines after the profile: the state, its digest, the iteration
  * before and after and the links whose load changed most. */

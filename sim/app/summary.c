@@ -126,6 +126,16 @@ static void add_mechanism_rows(run_summary *out, const campaign_config *c,
             "failure states the step tier found faster than as built (ECMP rehash), "
             "taken at the as-built speed", (double)r->fabric_faster, 1);
     }
+    if (r->flapping) {
+        add(out, "flap_episodes", "1", "flapping episodes", "cable failures that flapped "
+            "(docs/failures.md \"Flapping links\")", (double)r->flap_episodes, 1);
+        add(out, "flaps", "1", "flaps", "times a flapping cable went down", (double)r->flaps, 1);
+        add(out, "flap_down_s", "s", "degraded by flaps", "cable-seconds down by flaps "
+            "(summed over cables)", r->flap_down_s, 0);
+        add(out, "flap_interruptions", "1", "flaps that interrupted",
+            "flap downs the job could not run on (GPUs cut off, no route)",
+            (double)r->flap_interruptions, 1);
+    }
     if (r->shrink) {
         add(out, "shrunk_s", "s", "run shrunk", "compute time on fewer data-parallel "
             "replicas while parts down cut the others' GPUs off (policy shrink)", r->shrunk_s, 0);
@@ -540,6 +550,7 @@ static const char *unit_name(int unit)
     case CAMPAIGN_UNIT_SWITCH: return "switch";
     case CAMPAIGN_UNIT_CABLE: return "cable";
     case CAMPAIGN_UNIT_NIC: return "NIC";
+    case CAMPAIGN_UNIT_TRANSCEIVER: return "transceiver";
     default: return "GPU";
     }
 }

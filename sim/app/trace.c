@@ -116,13 +116,13 @@ static const char *const segment_units[] = {"s", "s", "-", "1", "1", "1"};
 
 static const char *part_action_name(int a)
 {
-    static const char *const names[] = {"down", "slow", "repaired"};
-    return a >= 0 && a < 3 ? names[a] : "?";
+    static const char *const names[] = {"down", "slow", "repaired", "flap_down", "flap_up"};
+    return a >= 0 && a < 5 ? names[a] : "?";
 }
 
 static hid_t part_type(void)
 {
-    hid_t action = make_enum(part_action_name, 3);
+    hid_t action = make_enum(part_action_name, 5);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(campaign_part_event));
     H5Tinsert(t, "time_s", HOFFSET(campaign_part_event, time_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "action", HOFFSET(campaign_part_event, action), action);

@@ -4,7 +4,8 @@
  * today's iteration bit for bit; repair restores it exactly; removing a
  * spine never speeds a symmetric iteration up; a slow link on a single-flow
  * path gives the closed form; gpu=ID:speed is the straggler path; GPUs cut
- * off are refused, naming the part. */
+ * off are refused, naming the part; transceiver cages partition a
+ * switch's cables. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -500,6 +501,109 @@ static void test_dragonfly_global_down(void)
     scn_scenario_free(&s);
 }
 
+/* transceiver=ID: the cages of every switch (ff_transceivers) partition its
+ * cables, two a cage in link id order (the last may hold one), each cage
+ * named by its first port; any port names its cage; the digest ignores the
+ * order and takes cage_ports when given; refusals (no port form, a host's
+ * link, a link out of range) */
+static void test_transceivers(void)
+{
+    fabric f;
+    if (build(roce_leafspine(), 192, &f)) {
+        CHECK(0);
+        return;
+    }
+    const topo_graph *g = &f.g;
+    sim_error err;
+    sim_error_clear(&err);
+    uint64_t n = 0;
+    CHECK(ff_transceivers(&f, 0, -1, NULL, &n, &err) == SIM_ERR_INPUT); /* roce-400g */
+    CHECK(strstr(err.msg, "no port form") != NULL);
+    sim_error_clear(&err);
+    CHECK(ff_transceivers(&f, 2, -1, NULL, &n, &err) == 0);
+    uint64_t want = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->node_kind[v] == TOPO_SWITCH)
+            want += (g->out_offset[v + 1] - g->out_offset[v] + 1) / 2;
+    CHECK_INT_EQ(n, want);
+    uint32_t *ids = malloc((size_t)n * sizeof *ids);
+    unsigned char *seen = calloc(g->n_links, 1);
+    CHECK(ff_transceivers(&f, 2, -1, ids, &n, &err) == 0);
+    uint32_t last_switch = UINT32_MAX, last_max = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        uint32_t v = g->link_src[ids[k]];
+        CHECK(g->node_kind[v] == TOPO_SWITCH);
+        ff_state st;
+        ff_state_init(&st);
+        st.cage_ports = 2;
+        ff_part p = {FF_TRANSCEIVER, ids[k], 0};
+        CHECK(ff_state_add(&st, &p) == 0);
+        ff_effect e = {0};
+        CHECK(ff_effect_compute(&f, &st, &e, &err) == 0);
+        uint32_t mine = 0, lo = UINT32_MAX, hi = 0;
+        for (uint32_t l = 0; l < g->n_links; l++) {
+            if (e.link_speed[l] != 0)
+                continue;
+            CHECK(g->link_src[l] == v || g->link_dst[l] == v);
+            if (g->link_src[l] != v)
+                continue;
+            CHECK(!seen[l]); /* no port in two cages */
+            seen[l] = 1;
+            mine++;
+            lo = l < lo ? l : lo;
+            hi = l > hi ? l : hi;
+        }
+        CHECK(mine == 2 || mine == 1);
+        CHECK_INT_EQ(e.links_down, 2 * mine);
+        CHECK(lo == ids[k]); /* named by its first port */
+        CHECK(v != last_switch || lo > last_max); /* cages in port id order */
+        last_switch = v;
+        last_max = hi;
+        /* the cage's other port names the same cage */
+        if (mine == 2) {
+            ff_state other;
+            ff_state_init(&other);
+            other.cage_ports = 2;
+            ff_part q = {FF_TRANSCEIVER, hi, 0};
+            CHECK(ff_state_add(&other, &q) == 0);
+            ff_effect e2 = {0};
+            CHECK(ff_effect_compute(&f, &other, &e2, &err) == 0);
+            CHECK(memcmp(e.link_speed, e2.link_speed, g->n_links * sizeof *e.link_speed) == 0);
+            ff_effect_fini(&e2);
+            ff_state_fini(&other);
+        }
+        ff_effect_fini(&e);
+        ff_state_fini(&st);
+    }
+    for (uint32_t l = 0; l < g->n_links; l++) /* every switch port in a cage */
+        CHECK(seen[l] == (g->node_kind[g->link_src[l]] == TOPO_SWITCH));
+    /* the digest: order does not matter; the ports per cage count once given */
+    const char *a[] = {"transceiver=4128", "link=12:0.5"}, *b[] = {"link=12:0.5",
+                                                                   "transceiver=4128"};
+    ff_state sa = state_of(a, 2), sb = state_of(b, 2);
+    CHECK(ff_state_digest(&sa) == ff_state_digest(&sb));
+    sa.cage_ports = 2;
+    CHECK(ff_state_digest(&sa) != ff_state_digest(&sb));
+    sb.cage_ports = 2;
+    CHECK(ff_state_digest(&sa) == ff_state_digest(&sb));
+    /* refusals: a host's link, a link out of range */
+    const char *bad[] = {"transceiver=0", "transceiver=99999"};
+    for (int i = 0; i < 2; i++) {
+        ff_state st = state_of(&bad[i], 1);
+        st.cage_ports = 2;
+        ff_effect e = {0};
+        sim_error_clear(&err);
+        CHECK(ff_effect_compute(&f, &st, &e, &err) == SIM_ERR_INPUT);
+        CHECK(strchr(err.msg, '\n') == NULL && err.msg[0]);
+        ff_state_fini(&st);
+    }
+    ff_state_fini(&sa);
+    ff_state_fini(&sb);
+    free(ids);
+    free(seen);
+    fabric_free(&f);
+}
+
 int main(void)
 {
     if (fixture_init())
@@ -518,6 +622,7 @@ int main(void)
     test_gpu_speed();
     test_refusals();
     test_dragonfly_global_down();
+    test_transceivers();
     scn_catalog_free(cat);
     return check_report();
 }

@@ -67,6 +67,10 @@ CASES = [
                                                       "nic-failures.xml")], {0}),
     ("run", ["run", "--quiet", "--json", "--replicas", "3", os.path.join(SRC, "tests",
              "scenarios", "shrink-two-leaves.xml"), "--set", "@seed=1"], {0}),
+    ("run", ["run", "--quiet", "--json", "--replicas", "2", os.path.join(SRC, "tests",
+             "scenarios", "flapping-cable.xml")], {0}),
+    ("step", ["step", "--quiet", "--json", "--fail", "transceiver=96", os.path.join(
+              SRC, "tests", "scenarios", "flapping-cable.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json",
                  os.path.join(SRC, "tests", "scenarios", "cluster-training-trace.xml")], {0}),

@@ -13,6 +13,7 @@
 
 #include <libxml/tree.h>
 
+#include "fabric_fault.h"
 #include "failure_process.h"
 
 extern const unsigned char dcsim_catalog_failures[];
@@ -213,9 +214,62 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, const ch
     return 0;
 }
 
+/* component="transceiver" [tier] [cage-ports]: the transceiver cages of
+ * the fabric's switches in tier="..." (1 to 4) or all, counted on the
+ * fabric built (ff_transceivers: the cage rule and the catalog's port
+ * form, docs/failures.md "Transceivers"); every transceiver <failure> has
+ * the same cage-ports */
+static int transceiver_parts(loader *ld, xmlNode *f, scn_scenario *s, uint64_t *out,
+                             int *tier)
+{
+    *tier = -1;
+    if (!s->has_fabric)
+        return node_error(ld, f, "component", "transceiver failures need <cluster><fabric>: "
+                          "the cages are counted from it");
+    unsigned cp = 0;
+    if (has_attr(f, "cage-ports")) {
+        int rc = get_uint(ld, f, "cage-ports", 1, 2, FF_CAGE_PORTS_MAX, &cp);
+        if (rc)
+            return rc;
+    }
+    if (s->campaign.cage_ports_set && cp != s->campaign.cage_ports) {
+        char was[16] = "none", now[16] = "none"; /* none: the catalog's */
+        if (s->campaign.cage_ports)
+            snprintf(was, sizeof was, "%u", s->campaign.cage_ports);
+        if (cp)
+            snprintf(now, sizeof now, "%u", cp);
+        return node_error(ld, f, "cage-ports", "every transceiver <failure> takes the same "
+                          "cage-ports (an earlier one gave %s, this one %s)", was, now);
+    }
+    s->campaign.cage_ports = cp;
+    s->campaign.cage_ports_set = 1;
+    char text[16];
+    copy_attr(f, "tier", text, sizeof text);
+    if (text[0] && strcmp(text, "all")) {
+        char *end = NULL;
+        long t = strtol(text, &end, 10);
+        if (*end || t < 1 || t > 4)
+            return node_error(ld, f, "tier", "tier must be \"all\" or 1 to 4 (the switches "
+                              "whose cages fail; 1: the host-facing leaves)");
+        *tier = (int)t;
+    }
+    fabric fb;
+    sim_error e;
+    sim_error_clear(&e);
+    if (fabric_build(&s->fabric, &fb, &e))
+        return node_error(ld, f, NULL, "%s", e.msg);
+    int rc = ff_transceivers(&fb, cp, *tier, NULL, out, &e);
+    fabric_free(&fb);
+    if (rc)
+        return rc == SIM_ERR_NOMEM ? sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "%s", e.msg)
+                                   : node_error(ld, f, cp ? "cage-ports" : "component", "%s",
+                                                e.msg);
+    return *out ? 0 : node_error(ld, f, "tier", "the fabric has no switches there");
+}
+
 /* what a <failure component distribution> names */
 typedef struct failure_kind {
-    int node, rack, sw, cable, nic, weibull; /* node is also set for a rack */
+    int node, rack, sw, cable, nic, xcvr, weibull; /* node is also set for a rack */
     unsigned process;                   /* failure_process.h: the XSD names only these */
 } failure_kind;
 
@@ -232,6 +286,7 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
                  k->sw      ? "switch"
                  : k->cable ? "cable"
                  : k->nic   ? "NIC"
+                 : k->xcvr  ? "transceiver"
                  : k->rack  ? "rack"
                  : k->node  ? "node"
                             : "GPU");
@@ -242,6 +297,7 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
     x->unit = k->sw      ? CAMPAIGN_UNIT_SWITCH
               : k->cable ? CAMPAIGN_UNIT_CABLE
               : k->nic   ? CAMPAIGN_UNIT_NIC
+              : k->xcvr  ? CAMPAIGN_UNIT_TRANSCEIVER
               : k->rack  ? CAMPAIGN_UNIT_RACK
               : k->node  ? CAMPAIGN_UNIT_NODE
                          : CAMPAIGN_UNIT_GPU;
@@ -262,8 +318,45 @@ static int add_cause(loader *ld, xmlNode *f, campaign_config *c, const failure_k
         copy_attr(f, "category", x->category, sizeof x->category);
     else if (!x->category[0])
         snprintf(x->category, sizeof x->category, "%s",
-                 k->sw || k->cable ? "Network" : k->node || k->nic ? "Host" : "GPU");
+                 k->sw || k->cable || k->xcvr ? "Network" : k->node || k->nic ? "Host" : "GPU");
     return 0;
+}
+
+/* flaps="N" flap-down="30s" flap-up="5min" of a cable <failure> with a
+ * repair: the cable flaps N times in each episode (docs/failures.md
+ * "Flapping links"); no sourced flap figures exist, so all three are given */
+static int parse_flaps(loader *ld, xmlNode *f, campaign_cause *x)
+{
+    static const char *const attrs[] = {"flaps", "flap-down", "flap-up"};
+    int given = 0;
+    for (int i = 0; i < 3; i++)
+        given += has_attr(f, attrs[i]);
+    if (!given)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (!has_attr(f, attrs[i]))
+            return node_error(ld, f, attrs[i], "a flapping cable needs flaps, flap-down and "
+                              "flap-up (no sourced flap figures exist: the scenario gives "
+                              "them)");
+    if (!has_attr(f, "repair"))
+        return node_error(ld, f, "flaps", "a flapping cable needs repair=\"...\": the mean "
+                          "time until the flapping is repaired");
+    if (has_attr(f, "speed"))
+        return node_error(ld, f, "speed", "a flapping cable goes down and up: leave speed "
+                          "out");
+    unsigned n = 0;
+    int rc = get_uint(ld, f, "flaps", 1, 0, 1000000u, &n);
+    static const char *const times[] = {"flap-down", "flap-up"};
+    double *to[] = {&x->flap_down_s, &x->flap_up_s};
+    for (int i = 0; i < 2 && !rc; i++) {
+        rc = get_quantity(ld, f, times[i], SIM_DIM_TIME, 1, to[i]);
+        if (!rc)
+            rc = positive(ld, f, times[i], *to[i], INFINITY, "");
+    }
+    x->flaps = rc ? 0 : n; /* 0: no flapping, the cause as without the attributes */
+    if (!n)
+        x->flap_down_s = x->flap_up_s = 0;
+    return rc;
 }
 
 /* repair="4h" [speed="50%"] of a switch, cable or NIC <failure> (the cause just
@@ -307,13 +400,20 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     copy_attr(f, "distribution", dist, sizeof dist);
     failure_kind k = {.node = !strcmp(comp, "node"), .rack = !strcmp(comp, "rack"),
                       .sw = !strcmp(comp, "switch"), .cable = !strcmp(comp, "cable"),
-                      .nic = !strcmp(comp, "nic"),
+                      .nic = !strcmp(comp, "nic"), .xcvr = !strcmp(comp, "transceiver"),
                       .weibull = !strcmp(dist, "weibull"),
                       .process = (unsigned)failure_process_find(dist)};
     uint64_t parts = 0;
     int tier = -1;
-    if (k.sw || k.cable || k.nic) {
-        rc = network_parts(ld, f, s, comp, &parts, &tier);
+    if (!k.cable && (has_attr(f, "flaps") || has_attr(f, "flap-down") || has_attr(f, "flap-up")))
+        return node_error(ld, f, has_attr(f, "flaps") ? "flaps" : has_attr(f, "flap-down")
+                          ? "flap-down" : "flap-up", "flapping belongs to component=\"cable\"");
+    if (has_attr(f, "cage-ports") && !k.xcvr)
+        return node_error(ld, f, "cage-ports", "cage-ports belongs to "
+                          "component=\"transceiver\"");
+    if (k.sw || k.cable || k.nic || k.xcvr) {
+        rc = k.xcvr ? transceiver_parts(ld, f, s, &parts, &tier)
+                    : network_parts(ld, f, s, comp, &parts, &tier);
         if (rc)
             return rc;
         if (k.weibull)
@@ -321,12 +421,12 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
         if (has_attr(f, "detection"))
             return node_error(ld, f, "detection", "%s failures are not silent", comp);
     } else if (has_attr(f, "tier")) {
-        return node_error(ld, f, "tier", "tier belongs to component=\"switch\" or "
-                          "component=\"cable\"");
+        return node_error(ld, f, "tier", "tier belongs to component=\"switch\", "
+                          "\"cable\" or \"transceiver\"");
     } else if (has_attr(f, "repair") || has_attr(f, "speed")) {
         return node_error(ld, f, has_attr(f, "repair") ? "repair" : "speed",
-                          "repair and speed belong to component=\"switch\", \"cable\" or "
-                          "\"nic\" (a part of the fabric that stays down or slow until "
+                          "repair and speed belong to component=\"switch\", \"cable\", "
+                          "\"nic\" or \"transceiver\" (a part of the fabric that stays down or slow until "
                           "repaired); GPUs and nodes are swapped at the restart "
                           "(<spares repair-time>) or slow as <stragglers>");
     }
@@ -348,7 +448,8 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     } else if (has_attr(f, "shape")) {
         return node_error(ld, f, "shape", "shape belongs to distribution=\"weibull\"");
     }
-    if (!has_attr(f, "cause") && !k.node && !k.sw && !k.cable && !k.nic && !k.weibull &&
+    if (!has_attr(f, "cause") && !k.node && !k.sw && !k.cable && !k.nic && !k.xcvr &&
+        !k.weibull &&
         !has_attr(f, "detection")) {
         /* the unnamed per-GPU rate */
         c->gpu_failure_rate_per_s = rate;
@@ -356,8 +457,10 @@ static int parse_failure(loader *ld, xmlNode *f, scn_scenario *s)
     }
     campaign_cause *x = NULL;
     rc = add_cause(ld, f, c, &k, rate, parts, shape, &x);
-    if (!rc && (k.sw || k.cable || k.nic))
+    if (!rc && (k.sw || k.cable || k.nic || k.xcvr))
         rc = parse_repair(ld, f, s, x, tier);
+    if (!rc)
+        rc = parse_flaps(ld, f, x);
     return rc;
 }
 
