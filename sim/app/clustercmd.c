@@ -157,9 +157,26 @@ static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
         if (t->overlap > 0)
             snprintf(o, sizeof o, ", hidden under %.4g%% of the compute", 100 * t->overlap);
         const char *name = cluster_traffic_collective_name(t->collective);
-        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, %s %.4g GB per GPU%s",
-                         i ? "; " : "", tt->from_gpus[i], c, name ? name : "collective",
-                         t->bytes / 1e9, o);
+        char what[320] = "";
+        if (!t->n_colls)
+            snprintf(what, sizeof what, "%s %.4g GB per GPU", name ? name : "collective",
+                     t->bytes / 1e9);
+        else { /* a layout: its rows, all at once in their groups */
+            size_t w = (size_t)snprintf(what, sizeof what, "tp %u pp %u ep %u:",
+                                        t->tp ? t->tp : 1, t->pp ? t->pp : 1,
+                                        t->ep ? t->ep : 1);
+            for (unsigned r = 0; r < t->n_colls && w < sizeof what; r++) {
+                const char *cn = cluster_traffic_collective_name(t->coll[r].collective);
+                int k = snprintf(what + w, sizeof what - w, "%s %s %s %.4g GB", r ? " +" : "",
+                                 cn ? cn : "collective", cluster_group_name(t->coll[r].group),
+                                 t->coll[r].bytes / 1e9);
+                w += k > 0 ? (size_t)k : 0;
+            }
+            if (w < sizeof what)
+                snprintf(what + w, sizeof what - w, " per GPU");
+        }
+        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, %s%s", i ? "; " : "",
+                         tt->from_gpus[i], c, what, o);
         used += k > 0 ? (size_t)k : 0;
     }
 }
@@ -171,7 +188,7 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
         printf("note       no <fabric>: every job runs its stated duration (no interference)\n");
         return;
     }
-    char t[1024];
+    char t[4096];
     describe_traffic(s, t, sizeof t);
     printf("\ninterference on the %s fabric; per iteration %s; the communication not hidden "
            "is exposed\n",

@@ -313,6 +313,8 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     if (!n)
         return 0;
     int rc = traffic_attrs(ld, n, &tt->t[0]);
+    if (!rc)
+        rc = traffic_layout(ld, n, &tt->t[0]);
     if (!rc && has_attr(n, "cache")) {
         double x = 0;
         rc = get_quantity(ld, n, "cache", SIM_DIM_COUNT, 1, &x);
@@ -323,7 +325,7 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
         s->cluster_cache_entries = (uint32_t)x;
     }
     for (xmlNode *c = n->children; !rc && c; c = c->next) {
-        if (c->type != XML_ELEMENT_NODE)
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "class"))
             continue;
         unsigned i = tt->n++; /* the schema allows at most CLUSTER_MAX_TRAFFIC - 1 */
         tt->t[i] = tt->t[0];
@@ -334,6 +336,14 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
                                 "(<traffic> itself is the class from 1 GPU)", tt->from_gpus[i]);
         if (!rc)
             rc = traffic_attrs(ld, c, &tt->t[i]);
+        if (!rc)
+            rc = traffic_layout(ld, c, &tt->t[i]);
+    }
+    /* a layout without <collective> rows: the class's one collective in its dp-groups */
+    for (unsigned i = 0; !rc && i < tt->n; i++) {
+        cluster_traffic *t = &tt->t[i];
+        if (!t->n_colls && (t->tp || t->pp || t->ep))
+            t->coll[t->n_colls++] = (cluster_coll){t->collective, CLUSTER_GROUP_DP, t->bytes};
     }
     return rc;
 }
@@ -452,5 +462,7 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         if (!rc)
             rc = stream_duration(ld, dur, &c->stream.dur);
     }
+    if (!rc)
+        rc = traffic_layout_jobs(ld, n, s);
     return rc ? rc : cluster_elastic_note(ld, sched, s);
 }
