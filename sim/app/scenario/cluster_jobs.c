@@ -305,7 +305,7 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share")))
         cluster_note(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, "
                         "the 1.7B row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
-    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes")))
+    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes") && !child(n, "collective")))
         cluster_note(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
                         "components.md 4.4)");
     if (!n || !has_attr(n, "cache"))
