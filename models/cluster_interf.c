@@ -1,5 +1,7 @@
 /* cluster_interf.c - the interference pacer (cluster_interf.h): per job its
- * ring all-reduce plan and the links it routes on (idle fabric); per re-time
+ * ring all-reduce plan (or, with a layout, every collective of its class in
+ * every group at once: cluster_layout.c) and the links it routes on (idle
+ * fabric); per re-time
  * the components of "shares a link" (union-find over a per-link owner
  * stamped with the re-time's epoch), each component's all-reduce times from
  * the LRU cache or one flow simulation of its members' plans started
@@ -8,6 +10,7 @@
 #include "cluster_interf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,7 +287,8 @@ static int nomem(sim_error *err)
 
 static const char *const traffic_collectives[NC_COLLECTIVE_COUNT] = {
     [NC_ALLREDUCE] = "all-reduce", [NC_ALLGATHER] = "all-gather",
-    [NC_REDUCESCATTER] = "reduce-scatter", [NC_ALLTOALL] = "all-to-all"};
+    [NC_REDUCESCATTER] = "reduce-scatter", [NC_ALLTOALL] = "all-to-all",
+    [NC_SENDRECV] = "send"}; /* "send": a <collective kind> only (the schema's) */
 
 const char *cluster_traffic_collective_name(int collective)
 {
@@ -320,17 +324,37 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
     h = mix(h, bits(t->comm_share));
     if (t->collective != NC_ALLREDUCE) /* the all-reduce keeps the digests it had */
         h = mix(h, (uint64_t)t->collective + 1);
+    if (t->n_colls) { /* a layout: it and every collective (none before layouts) */
+        h = mix(mix(mix(mix(h, t->tp), t->pp), t->ep), t->n_colls);
+        for (unsigned i = 0; i < t->n_colls; i++)
+            h = mix(mix(mix(h, (uint64_t)t->coll[i].collective), (uint64_t)t->coll[i].group),
+                    bits(t->coll[i].bytes));
+    }
     for (uint32_t k = 0; k < n; k++)
         h = mix(h, gpus[k]);
     j->digest = h;
     j->is_running = 1;
     j->comm_s = 0;
-    if (n > 1 && t->bytes > 0) {
+    int has_comm = !t->n_colls && t->bytes > 0;
+    for (unsigned i = 0; i < t->n_colls; i++)
+        has_comm |= t->coll[i].bytes > 0;
+    char why[160];
+    if (t->n_colls && cluster_layout_check(t, n, why, sizeof why))
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: job %u on %u GPUs takes the "
+                             "<traffic> class from %u GPU(s), whose layout does not fit: %s",
+                             id + 1, n, x->tt.from_gpus[t - x->tt.t], why);
+    if (n > 1 && has_comm) {
         enum nc_collective coll = (enum nc_collective)t->collective;
-        int rc = nc_plan_build(&j->plan, &x->f->nc, coll,
-                               coll == NC_ALLTOALL ? NC_ALGO_DIRECT : NC_ALGO_RING, gpus, n,
-                               t->bytes, err);
+        int rc = t->n_colls ? cluster_layout_plan(&j->plan, &x->f->nc, t, gpus, n, err)
+                            : nc_plan_build(&j->plan, &x->f->nc, coll,
+                                            coll == NC_ALLTOALL ? NC_ALGO_DIRECT : NC_ALGO_RING,
+                                            gpus, n, t->bytes, err);
         size_t nt = 0;
+        if (!rc && !j->plan.n_phases) { /* no group of two GPUs: no communication */
+            nc_plan_free(&j->plan);
+            memset(&j->plan, 0, sizeof j->plan);
+            goto compute;
+        }
         if (!rc)
             rc = nc_link_bytes(&j->plan, &x->f->nc, 1.0, x->link_scratch, x->touched, &nt, err);
         for (size_t k = 0; k < nt; k++)
@@ -347,6 +371,7 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
         if (rc)
             return rc;
     }
+compute:
     j->compute_s = t->comm_share > 0 ? j->comm_s * (1 - t->comm_share) / t->comm_share
                                      : t->compute_s;
     if (!(j->compute_s + j->comm_s > 0))

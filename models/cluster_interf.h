@@ -3,7 +3,9 @@
  * its neighbours' on the max-min flow model (flow.h, netcoll_exec.h).
  *
  * Each job has an iteration profile (its size class): compute c seconds and
- * one collective of S bytes per GPU over its n GPUs (nc_plan_build): a ring
+ * one collective of S bytes per GPU over its n GPUs, or with a parallel
+ * layout several collectives each in its groups (below), all at once and m
+ * the last one's end (nc_plan_build): a ring
  * all-reduce by default (NC_ALGO_RING: intra-node over the scale-up links,
  * inter-node over the fabric, rail-aware when the job fills whole nodes;
  * NCCL's latencies), or a ring all-gather or reduce-scatter, or a direct
@@ -32,17 +34,42 @@
 #ifndef DCSIM_MODELS_CLUSTER_INTERF_H
 #define DCSIM_MODELS_CLUSTER_INTERF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cluster.h"
 #include "error.h"
 #include "fabric.h"
+#include "netcoll.h"
 
 #define CLUSTER_MAX_TRAFFIC 16
 
+/* A job's parallel groups (docs/cluster.md "Parallel layout"): rank r of
+ * the job is its r-th GPU, in the step tier's order (step_gpu, Megatron-LM's
+ * default: r = t + tp (d + dp s), tensor rank t fastest, then data rank d,
+ * then stage s; an expert group is ep consecutive data ranks). */
+enum cluster_group { CLUSTER_GROUP_DP = 0, CLUSTER_GROUP_TP, CLUSTER_GROUP_PP, CLUSTER_GROUP_EP,
+                     CLUSTER_GROUP_COUNT };
+
+#define CLUSTER_MAX_COLLS 8
+
+/* one collective of the iteration, run once in every group of its kind:
+ * NC_ALLREDUCE, NC_ALLGATHER, NC_REDUCESCATTER (rings), NC_ALLTOALL
+ * (direct) or NC_SENDRECV (group pp only: each GPU sends bytes to its
+ * counterpart on each neighbouring stage, both ways) */
+typedef struct cluster_coll {
+    int collective;           /* enum nc_collective */
+    int group;                /* enum cluster_group */
+    double bytes;             /* per GPU (nccl-tests' S) */
+} cluster_coll;
+
 /* one iteration of a job: compute_s, or (comm_share > 0) the compute that
  * makes the isolated collective that share of compute + collective (before
- * any overlap) */
+ * any overlap). With n_colls 0 (no layout given) its one collective runs
+ * over all its GPUs (the form before layouts, its digests unchanged); else
+ * coll[0..n_colls) all start at once in their groups of the tp x pp x ep
+ * layout (dp = GPUs / (tp pp)) and the iteration's communication ends with
+ * the last. */
 typedef struct cluster_traffic {
     double compute_s;
     double comm_share;        /* in (0, 1); 0: compute_s is given */
@@ -51,7 +78,28 @@ typedef struct cluster_traffic {
                                  NC_REDUCESCATTER (ring) or NC_ALLTOALL (direct) */
     double overlap;           /* the share of compute_s the collective can hide
                                  under, [0, 1); 0: wholly exposed */
+    uint32_t tp, pp, ep;      /* the layout; 0: not given (1) */
+    unsigned n_colls;
+    cluster_coll coll[CLUSTER_MAX_COLLS];
 } cluster_traffic;
+
+/* <collective group> in the scenario's words ("dp", "tp", "pp", "ep") and
+ * back: NULL / -1 for none */
+const char *cluster_group_name(int group);
+int cluster_group_parse(const char *name);
+
+/* The GPU counts a class's layout takes: 0, or -1 with why (one line, no
+ * file) when n GPUs are not a whole number of tp x pp, or their dp not of
+ * ep. */
+int cluster_layout_check(const cluster_traffic *t, uint32_t n, char *why, size_t size);
+
+/* Build into plan (zeroed on entry; free with nc_plan_free) every
+ * collective of t in every group of the job on gpus[0..n) (host ids, rank
+ * order), all starting at once; n_colls must be > 0. A plan of no phases
+ * when no group has two GPUs. 0, or an error (the layout does not fit n, a
+ * route, memory). */
+int cluster_layout_plan(nc_plan *plan, const nc_fabric *f, const cluster_traffic *t,
+                        const uint32_t *gpus, uint32_t n, sim_error *err);
 
 /* <traffic collective> in the scenario's words, "all-reduce", "all-gather",
  * "reduce-scatter", "all-to-all", and back (the one table both use):

@@ -157,9 +157,26 @@ static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
         if (t->overlap > 0)
             snprintf(o, sizeof o, ", hidden under %.4g%% of the compute", 100 * t->overlap);
         const char *name = cluster_traffic_collective_name(t->collective);
-        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, %s %.4g GB per GPU%s",
-                         i ? "; " : "", tt->from_gpus[i], c, name ? name : "collective",
-                         t->bytes / 1e9, o);
+        char what[320] = "";
+        if (!t->n_colls)
+            snprintf(what, sizeof what, "%s %.4g GB per GPU", name ? name : "collective",
+                     t->bytes / 1e9);
+        else { /* a layout: its rows, all at once in their groups */
+            size_t w = (size_t)snprintf(what, sizeof what, "tp %u pp %u ep %u:",
+                                        t->tp ? t->tp : 1, t->pp ? t->pp : 1,
+                                        t->ep ? t->ep : 1);
+            for (unsigned r = 0; r < t->n_colls && w < sizeof what; r++) {
+                const char *cn = cluster_traffic_collective_name(t->coll[r].collective);
+                int k = snprintf(what + w, sizeof what - w, "%s %s %s %.4g GB", r ? " +" : "",
+                                 cn ? cn : "collective", cluster_group_name(t->coll[r].group),
+                                 t->coll[r].bytes / 1e9);
+                w += k > 0 ? (size_t)k : 0;
+            }
+            if (w < sizeof what)
+                snprintf(what + w, sizeof what - w, " per GPU");
+        }
+        int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: %s, %s%s", i ? "; " : "",
+                         tt->from_gpus[i], c, what, o);
         used += k > 0 ? (size_t)k : 0;
     }
 }
@@ -171,7 +188,7 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
         printf("note       no <fabric>: every job runs its stated duration (no interference)\n");
         return;
     }
-    char t[1024];
+    char t[4096];
     describe_traffic(s, t, sizeof t);
     printf("\ninterference on the %s fabric; per iteration %s; the communication not hidden "
            "is exposed\n",
@@ -387,9 +404,44 @@ static void json_stat(cJSON *root, const char *name, const cluster_stat *q)
     cJSON_AddNumberToObject(o, "max", q->max);
 }
 
-static void json_interference(cJSON *root, const cluster_result *r, const cluster_net *n)
+/* the size classes' iterations: compute (or comm share), overlap, layout and
+ * collectives (group "job": the one collective over all a job's GPUs) */
+static void json_traffic(cJSON *o, const cluster_traffic_table *tt)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, "traffic");
+    for (unsigned i = 0; a && i < tt->n; i++) {
+        const cluster_traffic *t = &tt->t[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "from_gpus", tt->from_gpus[i]);
+        if (t->comm_share > 0)
+            cJSON_AddNumberToObject(e, "comm_share", t->comm_share);
+        else
+            cJSON_AddNumberToObject(e, "compute_s", t->compute_s);
+        cJSON_AddNumberToObject(e, "overlap", t->overlap);
+        cJSON_AddNumberToObject(e, "tp", t->tp ? t->tp : 1);
+        cJSON_AddNumberToObject(e, "pp", t->pp ? t->pp : 1);
+        cJSON_AddNumberToObject(e, "ep", t->ep ? t->ep : 1);
+        cJSON *c = cJSON_AddArrayToObject(e, "collectives");
+        cluster_coll one = {t->collective, -1, t->bytes};
+        for (unsigned k = 0; c && k < (t->n_colls ? t->n_colls : 1); k++) {
+            const cluster_coll *r = t->n_colls ? &t->coll[k] : &one;
+            const char *kind = cluster_traffic_collective_name(r->collective);
+            const char *group = cluster_group_name(r->group);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "kind", kind ? kind : "?");
+            cJSON_AddStringToObject(x, "group", group ? group : "job");
+            cJSON_AddNumberToObject(x, "bytes", r->bytes);
+            cJSON_AddItemToArray(c, x);
+        }
+        cJSON_AddItemToArray(a, e);
+    }
+}
+
+static void json_interference(cJSON *root, const cluster_traffic_table *tt,
+                              const cluster_result *r, const cluster_net *n)
 {
     cJSON *o = cJSON_AddObjectToObject(root, "interference");
+    json_traffic(o, tt);
     json_stat(o, "run_over_isolated", &r->stretch);
     uint64_t looks = n->st.hits + n->st.misses;
     const struct { const char *name; double value; } v[] = {
@@ -547,7 +599,7 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
     cJSON_AddStringToObject(root, "defaults_used", s->cluster_defaults);
     json_extra(root, s, c, r, x);
     if (n->has)
-        json_interference(root, r, n);
+        json_interference(root, &s->cluster_traffic, r, n);
     if (is_disrupt(c)) {
         json_disruption(root, c, r);
         json_stat(cJSON_GetObjectItem(root, "disruption"), "job_goodput", &r->job_goodput);

@@ -76,6 +76,7 @@ CASES = [
                  os.path.join(SRC, "tests", "scenarios", "cluster-training-trace.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-two-sites-month.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-leafspine.xml")], {0}),
+    ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-layout.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-preempt-h100.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml"), "--set",
                  "cluster-jobs/sizes/@elastic-share=50%", "--set",

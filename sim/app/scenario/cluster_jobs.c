@@ -305,7 +305,7 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share")))
         cluster_note(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, "
                         "the 1.7B row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
-    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes")))
+    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes") && !child(n, "collective")))
         cluster_note(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
                         "components.md 4.4)");
     if (!n || !has_attr(n, "cache"))
@@ -313,6 +313,8 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     if (!n)
         return 0;
     int rc = traffic_attrs(ld, n, &tt->t[0]);
+    if (!rc)
+        rc = traffic_layout(ld, n, &tt->t[0]);
     if (!rc && has_attr(n, "cache")) {
         double x = 0;
         rc = get_quantity(ld, n, "cache", SIM_DIM_COUNT, 1, &x);
@@ -323,7 +325,7 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
         s->cluster_cache_entries = (uint32_t)x;
     }
     for (xmlNode *c = n->children; !rc && c; c = c->next) {
-        if (c->type != XML_ELEMENT_NODE)
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "class"))
             continue;
         unsigned i = tt->n++; /* the schema allows at most CLUSTER_MAX_TRAFFIC - 1 */
         tt->t[i] = tt->t[0];
@@ -334,6 +336,14 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
                                 "(<traffic> itself is the class from 1 GPU)", tt->from_gpus[i]);
         if (!rc)
             rc = traffic_attrs(ld, c, &tt->t[i]);
+        if (!rc)
+            rc = traffic_layout(ld, c, &tt->t[i]);
+    }
+    /* a layout without <collective> rows: the class's one collective in its dp-groups */
+    for (unsigned i = 0; !rc && i < tt->n; i++) {
+        cluster_traffic *t = &tt->t[i];
+        if (!t->n_colls && (t->tp || t->pp || t->ep))
+            t->coll[t->n_colls++] = (cluster_coll){t->collective, CLUSTER_GROUP_DP, t->bytes};
     }
     return rc;
 }
@@ -452,5 +462,7 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
         if (!rc)
             rc = stream_duration(ld, dur, &c->stream.dur);
     }
+    if (!rc)
+        rc = traffic_layout_jobs(ld, n, s);
     return rc ? rc : cluster_elastic_note(ld, sched, s);
 }

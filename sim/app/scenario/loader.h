@@ -152,6 +152,10 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s); /* cluster_j
 int parse_cluster_trace(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_trace_file.c */
 /* add text to s->cluster_defaults ("; "-separated; cluster_jobs.c) */
 void cluster_note(scn_scenario *s, const char *text);
+/* <traffic>/<class> tp, pp, ep and <collective> rows into t; every job of a
+ * layout class fits it (after the jobs are read): cluster_layout.c */
+int traffic_layout(loader *ld, xmlNode *n, cluster_traffic *t);
+int traffic_layout_jobs(loader *ld, xmlNode *cluster_jobs, const scn_scenario *s);
 int parse_cluster_disrupt(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_disrupt.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
