@@ -617,19 +617,9 @@ def load_any(path):
     if kind in ("trace", "compare") and dcsim_serve.kind_of(path):  # dcsim_serve.py draws it
         return _serve_load(path)
     if kind in ("trace", "compare") and dcsim_hubs.table_name(path):  # /hubs_sweep, hubs /compare
-        try:
-            return dcsim_hubs.HubsTable(path)
-        except Exception as e:
-            raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else
-                                        f"{path}: not a readable dcsim hubs table "
-                                        f"({_what(e)})")) from None
+        return _hubs_load(dcsim_hubs.HubsTable, path, "hubs table")
     if kind == "trace" and dcsim_hubs.is_hubs(path):  # dcsim_hubs.py draws and tabulates it
-        try:
-            return dcsim_hubs.HubsRun(path)
-        except Exception as e:
-            raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else
-                                        f"{path}: not a readable dcsim hubs file "
-                                        f"({_what(e)})")) from None
+        return _hubs_load(dcsim_hubs.HubsRun, path, "hubs file")
     if kind == "trace":
         return load(path)
     if kind == "cluster":  # dcsim_cluster.py draws and tabulates it
@@ -648,6 +638,14 @@ def load_any(path):
         raise ReportError(_one_line(e)) from None
     except Exception as e:
         raise ReportError(_one_line(f"{path}: not a readable dcsim {what} ({_what(e)})")) from None
+
+
+def _hubs_load(cls, path, what):
+    try:
+        return cls(path)
+    except Exception as e:
+        raise ReportError(_one_line(e if isinstance(e, TraceFormatError) else
+                                    f"{path}: not a readable dcsim {what} ({_what(e)})")) from None
 
 
 def _serve_load(path):

@@ -107,6 +107,21 @@ static double bf16_rate(const hw_gpu *g)
     return peak > 0 && eff > 0 ? peak * eff : 0;
 }
 
+/* <hub speed> or <hub serving-speed> (attr): a speed over the scenario's
+ * GPU, 1e-6 to 100 (the hubs' time scales are at most 1e6), as the scale
+ * 1 / speed; what says what it is in the error */
+static int given_speed(loader *ld, xmlNode *n, const char *attr, const char *what,
+                       double *speed, double *scale)
+{
+    int rc = get_quantity(ld, n, attr, SIM_DIM_COUNT, 1, speed);
+    if (!rc)
+        rc = positive(ld, n, attr, *speed, 100, what);
+    if (!rc && *speed < 1e-6)
+        rc = node_error(ld, n, attr, "%s must be at least 1e-06%s", attr, what);
+    *scale = rc ? 0 : 1 / *speed;
+    return rc;
+}
+
 /* <hub gpu speed>: the hub's GPU (the scenario's by default) and the time a
  * job of the scenario's GPU takes there, per second (time_scale) */
 static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, unsigned h)
@@ -131,14 +146,11 @@ static int hub_gpu_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs 
     hub->serving_scale = 0; /* hub_serving_time */
     if (has_attr(n, "speed")) {
         double speed = 0;
-        int rc = get_quantity(ld, n, "speed", SIM_DIM_COUNT, 1, &speed);
-        if (!rc)
-            rc = positive(ld, n, "speed", speed, 100, " (the hub's GPU speed over the "
-                          "scenario's)");
+        int rc = given_speed(ld, n, "speed", " (the hub's GPU speed over the scenario's)",
+                             &speed, &hub->time_scale);
         if (rc)
             return rc;
         H->speed_given[h] = 1;
-        hub->time_scale = 1 / speed;
         snprintf(H->speed_rule[h], sizeof H->speed_rule[h], "%s: speed %.6g given (<hub "
                  "speed>): x %.6g the time", hub->name, speed, hub->time_scale);
         return 0;
@@ -181,13 +193,10 @@ static int hub_serving_time(loader *ld, xmlNode *n, const scn_scenario *s, scn_h
     *missing = 0;
     if (has_attr(n, "serving-speed")) {
         double speed = 0;
-        int rc = get_quantity(ld, n, "serving-speed", SIM_DIM_COUNT, 1, &speed);
-        if (!rc)
-            rc = positive(ld, n, "serving-speed", speed, 100, " (the hub's GPU speed at "
-                          "serving over the scenario's)");
+        int rc = given_speed(ld, n, "serving-speed", " (the hub's GPU speed at serving over "
+                             "the scenario's)", &speed, &hub->serving_scale);
         if (rc)
             return rc;
-        hub->serving_scale = 1 / speed;
         snprintf(H->serving_rule[h], sizeof H->serving_rule[h], "%s: serving speed %.6g given "
                  "(<hub serving-speed>): x %.6g the GPUs", hub->name, speed, hub->serving_scale);
         return 0;
