@@ -481,6 +481,32 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
     return rc;
 }
 
+/* With a fabric at each hub and <traffic> classes with a parallel layout:
+ * every job, at every hub that could take it, holds GPUs its class's layout
+ * fits (a serving job at a hub of another speed holds a scaled count,
+ * hubs_job_gpus, which may not be a whole number of tp x pp); refused at the
+ * hub otherwise, rather than in the middle of the run */
+static int layouts_fit(loader *ld, const scn_scenario *s, xmlNode *const *hub_node)
+{
+    const hubs_config *c = &s->hubs->cfg;
+    for (uint32_t i = 0; i < c->n_jobs; i++)
+        for (unsigned h = 0; h < c->n_hubs; h++) {
+            uint32_t n = hubs_job_gpus(&c->hubs[h], &c->jobs[i]);
+            char why[256];
+            if (n > c->hubs[h].gpus ||
+                !cluster_layout_check(cluster_traffic_of(&s->cluster_traffic, n), n, why,
+                                      sizeof why))
+                continue;
+            int serving = c->jobs[i].kind == HUBS_SERVING;
+            double scale = serving ? c->hubs[h].serving_scale : 1;
+            return node_error(ld, hub_node[h], NULL, "a %s job of %u GPUs holds %u here (x %.6g, "
+                              "the hub's serving scale), and its <traffic> class's layout does "
+                              "not fit them: %s", serving ? "serving" : "training",
+                              c->jobs[i].gpus, n, scale > 0 ? scale : 1, why);
+        }
+    return 0;
+}
+
 int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "hubs");
@@ -544,6 +570,8 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
     for (unsigned h = 0; !rc && serving && h < c->n_hubs; h++)
         if (serving_missing[h])
             rc = node_error(ld, hub_node[h], "gpu", "%s", H->serving_rule[h]);
+    if (!rc && s->has_cluster_traffic)
+        rc = layouts_fit(ld, s, hub_node);
     if (!rc) {
         sim_error e;
         sim_error_clear(&e);
