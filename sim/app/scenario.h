@@ -64,7 +64,12 @@ typedef struct scn_costs {
     double server, switch_, nic, transceiver, cable; /* per unit; 0 = not counted */
     double life_s;                                   /* amortisation period */
     double rent_per_gpu_hour;                        /* 0 = no rent comparison */
+    unsigned n_rents;                                /* <rent gpu per-gpu-hour> rows */
+    char rent_gpu[16][32];
+    double rent_gpu_per_hour[16];
 } scn_costs;
+/* the <costs><rent> of GPU type gpu, CNY per GPU-hour; 0 when none */
+double scn_costs_rent_of(const scn_costs *c, const char *gpu);
 
 /* <job><step><straggler gpu="G" speed="S">: GPU G runs at S (0, 1] of
  * nominal speed; gpu < the cluster's GPUs, at most 1,048,576 of them */

@@ -5,7 +5,10 @@
  * within each GPU type (docs/serving.md "A sizing search over
  * configurations"). GPU types are not ranked against each other: GPU
  * counts of different types are not comparable, and shared/reference has
- * no price per GPU type; each type gets its own answer.
+ * no price per GPU type; each type gets its own answer. Unless the
+ * scenario states a rent for every type that has a sized row (<costs><rent
+ * gpu per-gpu-hour>, its own prices): then all rows are ranked together by
+ * the fleet's rent per hour (GPUs x the type's rent), and one answer.
  *
  * Each configuration is the scenario loaded again with the --set values
  * and serving/replica/@tp=T, prepared and sized as `dcsim serve --size
@@ -43,6 +46,8 @@ typedef struct search_row {
     double gpus, ttft_p99_s, tpot_p99_s, gpu_hours_per_mtok;
     int has_cost;
     double cost_per_mtok; /* energy, CNY, at the site */
+    int has_rent;         /* its GPU type has a <costs><rent> */
+    double rent_per_hour, rent_per_mtok; /* the fleet's, CNY */
     int steps;
 } search_row;
 
@@ -206,6 +211,12 @@ static int size_one(const serve_search_args *a, const char *gpu, search_row *row
         row->has_cost = s.site.given;
         if (row->has_cost)
             row->cost_per_mtok = k.cost_per_mtok;
+        double rent = gpu ? scn_costs_rent_of(&s.costs, gpu) : 0;
+        row->has_rent = rent > 0;
+        if (row->has_rent) {
+            row->rent_per_hour = row->gpus * rent;
+            row->rent_per_mtok = mtok > 0 ? row->rent_per_hour * r.end_s / 3600 / mtok : 0;
+        }
     }
     serve_result_free(&r);
     if (loaded)
@@ -213,47 +224,76 @@ static int size_one(const serve_search_args *a, const char *gpu, search_row *row
     return 0;
 }
 
-/* a before b in the ranking */
-static int before(const search_row *a, const search_row *b)
+/* a before b in the ranking; across: every GPU type together, by the
+ * fleet's rent per hour first */
+static int before(const search_row *a, const search_row *b, int across)
 {
-    if (a->gpu != b->gpu) /* the GPU types in the order given, each ranked on its own */
+    if (!across && a->gpu != b->gpu) /* the GPU types in the order given, each on its own */
         return a->gpu < b->gpu;
     if (a->refused != b->refused)
         return !a->refused;
-    if (a->refused || a->gpus != b->gpus)
-        return !a->refused && a->gpus < b->gpus;
+    if (a->refused) /* both refused: the order given */
+        return 0;
+    if (across && a->rent_per_hour != b->rent_per_hour)
+        return a->rent_per_hour < b->rent_per_hour;
+    if (a->gpus != b->gpus)
+        return a->gpus < b->gpus;
     if (a->has_cost && b->has_cost && a->cost_per_mtok != b->cost_per_mtok)
         return a->cost_per_mtok < b->cost_per_mtok;
     return a->gpu_hours_per_mtok < b->gpu_hours_per_mtok;
 }
 
-/* rank of rows[i] within its GPU type (1 for the first sized row) */
-static int rank_of(const search_row *rows, int i)
+/* rank of rows[i] within its GPU type, or among all rows across types (1
+ * for the first sized row) */
+static int rank_of(const search_row *rows, int i, int across)
 {
     int r = 1;
-    for (int k = i - 1; k >= 0 && rows[k].gpu == rows[i].gpu; k--)
+    for (int k = i - 1; k >= 0 && (across || rows[k].gpu == rows[i].gpu); k--)
         r += !rows[k].refused;
     return r;
 }
 
-/* is rows[i] its GPU type's answer (the first row of the type, sized) */
-static int is_answer(const search_row *rows, int i)
+/* is rows[i] its GPU type's answer (the first row of the type, sized), or
+ * across types the answer (the first row, sized) */
+static int is_answer(const search_row *rows, int i, int across)
 {
-    return !rows[i].refused && (i == 0 || rows[i - 1].gpu != rows[i].gpu);
+    return !rows[i].refused && (i == 0 || (!across && rows[i - 1].gpu != rows[i].gpu));
+}
+
+/* rank every type together: more than one GPU type searched, and a rent
+ * for each type that has a sized row */
+static int ranks_across(const search_row *rows, int n, int n_gpus)
+{
+    int sized = 0;
+    for (int i = 0; i < n; i++) {
+        if (rows[i].refused)
+            continue;
+        if (!rows[i].has_rent)
+            return 0;
+        sized++;
+    }
+    return n_gpus > 1 && sized > 0;
 }
 
 static void print_rows(const search_row *rows, int n, const char *arrivals,
-                       char (*gpus)[32], int n_gpus)
+                       char (*gpus)[32], int n_gpus, int across)
 {
     printf("search     the fewest replicas meeting the SLO for each %s, at %s; the cheapest "
-           "first (fewest GPUs, then cost per million output tokens)%s\n",
+           "first (%sfewest GPUs, then cost per million output tokens)%s\n",
            n_gpus ? "GPU type and tp" : "tp", arrivals,
-           n_gpus > 1 ? "; each GPU type ranked on its own (no sourced price per GPU type "
-                        "compares them)" : "");
+           across ? "the fleet's rent per hour, then " : "",
+           across ? "; every GPU type ranked together by the scenario's <costs><rent> (its "
+                    "prices, none sourced)"
+           : n_gpus > 1 ? "; each GPU type ranked on its own (no sourced price per GPU type "
+                          "compares them; <costs><rent gpu per-gpu-hour> for every type would)"
+                        : "");
+    int has_rent = 0;
+    for (int i = 0; i < n; i++)
+        has_rent |= rows[i].has_rent;
     int gw = n_gpus ? 16 : 0; /* the gpu column, when GPU types are searched */
-    printf("  %-5s %-*s%4s %9s %6s %14s %14s %16s %16s\n", "rank", gw, n_gpus ? "gpu" : "", "tp",
-           "replicas", "GPUs", "P99 TTFT (ms)", "P99 TPOT (ms)", "GPU-h per Mtok",
-           "CNY per Mtok");
+    printf("  %-5s %-*s%4s %9s %6s %14s %14s %16s %16s%s\n", "rank", gw, n_gpus ? "gpu" : "",
+           "tp", "replicas", "GPUs", "P99 TTFT (ms)", "P99 TPOT (ms)", "GPU-h per Mtok",
+           "CNY per Mtok", has_rent ? "    rent CNY/h" : "");
     for (int i = 0; i < n; i++) {
         const search_row *w = &rows[i];
         const char *g = w->gpu >= 0 ? gpus[w->gpu] : "";
@@ -264,15 +304,24 @@ static void print_rows(const search_row *rows, int n, const char *arrivals,
         char cost[32] = "-";
         if (w->has_cost)
             snprintf(cost, sizeof cost, "%.6g", w->cost_per_mtok);
-        printf("  %-5d %-*s%4u %9u %6.0f %14.6g %14.6g %16.6g %16s\n", rank_of(rows, i), gw, g,
-               w->tp, w->replicas, w->gpus, w->ttft_p99_s * 1e3, w->tpot_p99_s * 1e3,
-               w->gpu_hours_per_mtok, cost);
+        char rent[32] = "";
+        if (has_rent && w->has_rent)
+            snprintf(rent, sizeof rent, " %14.6g", w->rent_per_hour);
+        else if (has_rent)
+            snprintf(rent, sizeof rent, " %14s", "-");
+        printf("  %-5d %-*s%4u %9u %6.0f %14.6g %14.6g %16.6g %16s%s\n",
+               rank_of(rows, i, across), gw, g, w->tp, w->replicas, w->gpus, w->ttft_p99_s * 1e3,
+               w->tpot_p99_s * 1e3, w->gpu_hours_per_mtok, cost, rent);
     }
     for (int i = 0; i < n; i++)
-        if (is_answer(rows, i) && n_gpus)
+        if (is_answer(rows, i, across) && across)
+            printf("answer     %s, tp %u: %u replicas, %.0f GPUs, %.6g CNY an hour in rent\n",
+                   gpus[rows[i].gpu], rows[i].tp, rows[i].replicas, rows[i].gpus,
+                   rows[i].rent_per_hour);
+        else if (is_answer(rows, i, across) && n_gpus)
             printf("answer     %s: tp %u, %u replicas, %.0f GPUs\n", gpus[rows[i].gpu],
                    rows[i].tp, rows[i].replicas, rows[i].gpus);
-        else if (is_answer(rows, i))
+        else if (is_answer(rows, i, across))
             printf("answer     tp %u: %u replicas, %.0f GPUs\n", rows[i].tp, rows[i].replicas,
                    rows[i].gpus);
 }
@@ -290,7 +339,7 @@ static cJSON *answer_json(const search_row *w, const char *gpu)
     return o;
 }
 
-static int emit_json(const search_row *rows, int n, char (*gpus)[32], int n_gpus)
+static int emit_json(const search_row *rows, int n, char (*gpus)[32], int n_gpus, int across)
 {
     cJSON *root = jsonout_begin("serve_search");
     cJSON *search = root ? cJSON_AddObjectToObject(root, "search") : NULL;
@@ -310,7 +359,7 @@ static int emit_json(const search_row *rows, int n, char (*gpus)[32], int n_gpus
             cJSON_AddStringToObject(o, "refused", w->why);
             continue;
         }
-        cJSON_AddNumberToObject(o, "rank", rank_of(rows, i));
+        cJSON_AddNumberToObject(o, "rank", rank_of(rows, i, across));
         cJSON_AddNumberToObject(o, "replicas", w->replicas);
         cJSON_AddNumberToObject(o, "gpus", w->gpus);
         cJSON_AddNumberToObject(o, "ttft_p99_s", w->ttft_p99_s);
@@ -318,13 +367,21 @@ static int emit_json(const search_row *rows, int n, char (*gpus)[32], int n_gpus
         cJSON_AddNumberToObject(o, "gpu_hours_per_mtok", w->gpu_hours_per_mtok);
         if (w->has_cost)
             cJSON_AddNumberToObject(o, "energy_cost_per_mtok_cny", w->cost_per_mtok);
+        if (w->has_rent) {
+            cJSON_AddNumberToObject(o, "rent_per_hour_cny", w->rent_per_hour);
+            cJSON_AddNumberToObject(o, "rent_cost_per_mtok_cny", w->rent_per_mtok);
+        }
         cJSON_AddNumberToObject(o, "steps", w->steps);
     }
-    cJSON *answers = arr && n_gpus ? cJSON_AddArrayToObject(search, "answers") : NULL;
+    if (arr && across)
+        cJSON_AddBoolToObject(search, "ranked_across_gpu_types", 1);
+    cJSON *answers = arr && n_gpus && !across ? cJSON_AddArrayToObject(search, "answers") : NULL;
     for (int i = 0; arr && i < n; i++) {
-        if (!is_answer(rows, i))
+        if (!is_answer(rows, i, across))
             continue;
-        if (n_gpus)
+        if (across)
+            cJSON_AddItemToObject(search, "answer", answer_json(&rows[i], gpus[rows[i].gpu]));
+        else if (n_gpus)
             cJSON_AddItemToArray(answers, answer_json(&rows[i], gpus[rows[i].gpu]));
         else
             cJSON_AddItemToObject(search, "answer", answer_json(&rows[i], NULL));
@@ -381,17 +438,18 @@ int serve_search(const serve_search_args *a)
         }
     }
     progress_clear(&prog);
+    int across = ranks_across(rows, n, n_gpus);
     /* insertion sort: stable, n <= 256 */
     for (int i = 1; i < n; i++) {
         search_row w = rows[i];
         int j = i;
-        for (; j > 0 && before(&w, &rows[j - 1]); j--)
+        for (; j > 0 && before(&w, &rows[j - 1], across); j--)
             rows[j] = rows[j - 1];
         rows[j] = w;
     }
-    int rc = a->json ? emit_json(rows, n, gpus, n_gpus) : 0, sized = 0;
+    int rc = a->json ? emit_json(rows, n, gpus, n_gpus, across) : 0, sized = 0;
     if (!a->json)
-        print_rows(rows, n, arrivals, gpus, n_gpus);
+        print_rows(rows, n, arrivals, gpus, n_gpus, across);
     for (int i = 0; i < n; i++)
         sized |= !rows[i].refused;
     free(rows);

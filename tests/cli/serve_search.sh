@@ -110,5 +110,47 @@ sys.exit(1 if bad else 0)
 PY
 expect "text answers" 0 "^answer     H200-SXM: tp [0-9]*, [0-9]* replicas" "$dcsim" serve \
     --quiet --size --search gpu=H200-SXM,H100-SXM --search tp=4 "$ex" "$@"
+# a rent for every GPU type (<costs><rent>, tests/scenarios/serving-rent.xml):
+# all rows ranked together by the fleet's rent per hour (GPUs x the type's
+# rent), one answer (the cheapest); the same rows as without the rents; with
+# one type's rent moved to a type not searched, each type on its own again
+rent=$src/tests/scenarios/serving-rent.xml
+"$dcsim" serve --quiet --json --size --search gpu=H100-SXM,H200-SXM --search tp=1,2,4 \
+    "$rent" > "$tmp/rent.json" || { echo "FAIL: rent search"; fail=1; }
+"$dcsim" serve --quiet --json --size --search gpu=H100-SXM,H200-SXM --search tp=1,2,4 \
+    "$rent" --set 'costs/rent[2]/@gpu=A100-SXM-80GB' > "$tmp/norent.json" ||
+    { echo "FAIL: search with one rent"; fail=1; }
+$py - "$tmp" <<'PY' || fail=1
+import json, os, sys
+t = sys.argv[1]
+doc = json.load(open(os.path.join(t, "rent.json")))["search"]
+one = json.load(open(os.path.join(t, "norent.json")))["search"]
+price = {"H100-SXM": 15.0, "H200-SXM": 20.0}
+rows, bad = doc["rows"], []
+sized = [r for r in rows if "refused" not in r]
+if not doc.get("ranked_across_gpu_types") or "answers" in doc or len(sized) < 4:
+    bad.append("not ranked across types: %r" % sorted(doc))
+if len({r["gpu"] for r in sized}) != 2:
+    bad.append("both types should have sized rows: %r" % sized)
+for r in sized:
+    if r["rent_per_hour_cny"] != r["gpus"] * price[r["gpu"]]:
+        bad.append("rent %r, GPUs %r x %r" % (r["rent_per_hour_cny"], r["gpus"], price[r["gpu"]]))
+rents = [r["rent_per_hour_cny"] for r in sized]
+if rents != sorted(rents) or [r["rank"] for r in sized] != list(range(1, len(sized) + 1)):
+    bad.append("not ranked by rent: %r" % [(r["gpu"], r["tp"], r["rank"], r["rent_per_hour_cny"])
+                                           for r in sized])
+a, first = doc.get("answer", {}), sized[0]
+if (a.get("gpu"), a.get("tp"), a.get("gpus")) != (first["gpu"], first["tp"], first["gpus"]):
+    bad.append("answer %r is not the first row %r" % (a, first))
+key = lambda r: (r["gpu"], r["tp"], r.get("replicas"), r.get("ttft_p99_s"))
+if sorted(map(key, rows)) != sorted(map(key, one["rows"])):
+    bad.append("the rents changed the rows themselves")
+if one.get("ranked_across_gpu_types") or "answer" in one or len(one["answers"]) != 2:
+    bad.append("one type without a rent: not each type on its own: %r" % sorted(one))
+if any("rent_per_hour_cny" in r for r in one["rows"] if r["gpu"] == "H200-SXM"):
+    bad.append("H200-SXM has a rent it was not given")
+print("\n".join(bad) if bad else "ok: a rent per GPU type ranks the types together")
+sys.exit(1 if bad else 0)
+PY
 [ "$fail" -eq 0 ] && echo "ok: serve_search"
 exit "$fail"

@@ -63,6 +63,9 @@ CASES = [
     ("serve_search", ["serve", "--quiet", "--json", "--size", "--search", "tp=1,4,8",
                       ex("serving-llama3-70b-h100.xml"), "--set", "serving/replica/@weights=bf16",
                       "--set", "serving/arrivals/@duration=60s"], {0}),
+    ("serve_search", ["serve", "--quiet", "--json", "--size", "--search",  # ranked by rent
+                      "gpu=H100-SXM,H200-SXM", "--search", "tp=2,4",
+                      os.path.join(SRC, "tests", "scenarios", "serving-rent.xml")], {0}),
     ("run", ["run", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                       "nic-failures.xml")], {0}),
     ("run", ["run", "--quiet", "--json", "--replicas", "3", os.path.join(SRC, "tests",

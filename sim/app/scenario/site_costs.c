@@ -89,7 +89,45 @@ int parse_site_at(loader *ld, xmlNode *n, uint64_t seed, scn_site *site)
     return rc;
 }
 
-/* <costs server switch nic transceiver cable life rent-per-gpu-hour> */
+double scn_costs_rent_of(const scn_costs *c, const char *gpu)
+{
+    for (unsigned i = 0; i < c->n_rents; i++)
+        if (!strcmp(c->rent_gpu[i], gpu))
+            return c->rent_gpu_per_hour[i];
+    return 0;
+}
+
+/* <costs><rent gpu per-gpu-hour>: a catalog GPU type's rent, each type once */
+static int parse_rents(loader *ld, xmlNode *costs, scn_costs *c)
+{
+    for (xmlNode *r = costs->children; r; r = r->next) {
+        if (r->type != XML_ELEMENT_NODE || strcmp((const char *)r->name, "rent"))
+            continue;
+        if (c->n_rents == 16) /* the schema's bound; kept for documents it did not check */
+            return node_error(ld, r, NULL, "at most 16 <rent> rows");
+        char *name = c->rent_gpu[c->n_rents];
+        copy_attr(r, "gpu", name, sizeof c->rent_gpu[0]);
+        if (!find_named(ld, CAT_GPU, name)) {
+            char known[1024];
+            entry_names(ld, CAT_GPU, known, sizeof known);
+            return node_error(ld, r, "gpu", "unknown GPU type '%s'; known types: %s", name,
+                              known);
+        }
+        if (scn_costs_rent_of(c, name) > 0)
+            return node_error(ld, r, "gpu", "a rent for %s given twice", name);
+        double *price = &c->rent_gpu_per_hour[c->n_rents];
+        int rc = get_quantity(ld, r, "per-gpu-hour", SIM_DIM_COUNT, 1, price);
+        if (!rc)
+            rc = positive(ld, r, "per-gpu-hour", *price, 1e9, " CNY per GPU-hour");
+        if (rc)
+            return rc;
+        c->n_rents++;
+    }
+    return 0;
+}
+
+/* <costs server switch nic transceiver cable life rent-per-gpu-hour> and its
+ * <rent> rows */
 int parse_costs(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "costs");
@@ -114,5 +152,7 @@ int parse_costs(loader *ld, xmlNode *root, scn_scenario *s)
         rc = get_quantity(ld, n, "life", SIM_DIM_TIME, 1, &c->life_s);
     if (!rc)
         rc = positive(ld, n, "life", c->life_s, INFINITY, "");
+    if (!rc)
+        rc = parse_rents(ld, n, c);
     return rc;
 }
