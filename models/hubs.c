@@ -291,9 +291,10 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         double ready = j->arrival_s + x->defer_s;
         o->jobs++;
         double run_s = hubs_run_time_s(&c->hubs[h], j);
-        o->gpu_s += (double)hubs_job_gpus(&c->hubs[h], j) * run_s;
+        double gpus = (double)hubs_job_gpus(&c->hubs[h], j);
+        o->gpu_s += gpus * run_s;
         if (x->interf_s > 0) { /* only with a pacer: the sum stays as it was without */
-            double more = (double)hubs_job_gpus(&c->hubs[h], j) * x->interf_s;
+            double more = gpus * x->interf_s;
             o->gpu_s += more;
             o->interf_gpu_s += more;
         }
