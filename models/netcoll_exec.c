@@ -616,14 +616,33 @@ static int list_add(nc_flow_list *l, const topo_usage *u, size_t k, double bytes
     return 0;
 }
 
+/* Room for a fabric of n_links links in l's routing scratch; 0 or -1. */
+static int route_scratch(nc_flow_list *l, size_t n_links)
+{
+    if (l->route_links >= n_links)
+        return 0;
+    free(l->route_one);
+    free(l->route_all);
+    free(l->route_slot);
+    l->route_one = malloc(n_links * sizeof *l->route_one);
+    l->route_all = malloc(n_links * sizeof *l->route_all);
+    l->route_slot = malloc(n_links * sizeof *l->route_slot);
+    if (!l->route_one || !l->route_all || !l->route_slot) {
+        l->route_links = 0;
+        return -1;
+    }
+    for (size_t i = 0; i < n_links; i++)
+        l->route_slot[i] = UINT32_MAX;
+    l->route_links = n_links;
+    return 0;
+}
+
 int nc_exec_plan_flows(const nc_fabric *f, const nc_plan *p, nc_flow_list *l, sim_error *err)
 {
     size_t n_links = (size_t)f->g->n_links + 1;
-    nc_route_buf buf = {malloc(n_links * sizeof *buf.one), malloc(n_links * sizeof *buf.all), 0};
-    uint32_t *slot = malloc(n_links * sizeof *slot);
-    int rc = !buf.one || !buf.all || !slot || list_reserve(l, 0, 0) ? -1 : 0;
-    for (size_t i = 0; slot && i < n_links; i++)
-        slot[i] = UINT32_MAX;
+    int rc = route_scratch(l, n_links) || list_reserve(l, 0, 0) ? -1 : 0;
+    nc_route_buf buf = {l->route_one, l->route_all, 0};
+    uint32_t *slot = l->route_slot;
     for (uint32_t i = 0; i < p->n_phases && rc == 0; i++) {
         const nc_phase *ph = &p->phase[i];
         buf.n_all = 0;
@@ -643,9 +662,6 @@ int nc_exec_plan_flows(const nc_fabric *f, const nc_plan *p, nc_flow_list *l, si
         for (size_t u = 0; u < buf.n_all; u++)
             slot[buf.all[u].link] = UINT32_MAX;
     }
-    free(buf.one);
-    free(buf.all);
-    free(slot);
     if (rc == -1)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory in the flow model");
     return rc;
@@ -659,5 +675,8 @@ void nc_flow_list_free(nc_flow_list *l)
     free(l->usage);
     free(l->bytes);
     free(l->phase);
+    free(l->route_one);
+    free(l->route_all);
+    free(l->route_slot);
     memset(l, 0, sizeof *l);
 }
