@@ -3,6 +3,7 @@
  * dependents of each phase (CSR); flows and phase events carry
  * (run << 32) | phase, so one flow net serves every plan at once. */
 #include "netcoll_exec.h"
+#include "netcoll_routes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ struct nc_exec {
     nc_exec_flow_start_fn on_start;
     nc_exec_flow_end_fn on_end;
     void *observer;
+    nc_route_cache *routes; /* coupled phases' merged routes (nc_exec_keep_routes), or NULL */
 };
 
 static void phase_done(sim_engine *eng, void *ctx, uint64_t data);
@@ -234,6 +236,12 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
     int rc = 0;
     nc_conn first = nc_phase_conn(p, ph, 0);
     double weight = 0; /* a coupled phase's connections together */
+    if (ph->coupled && x->routes) {
+        size_t nu = nc_route_cache_find(x->routes, p, i, x->buf.all, &weight);
+        if (nu) /* routed at an earlier start: the same usages (no load to bias) */
+            return start_flow(x, r, i, sid, x->buf.all, nu, ph->bytes, &first, ph->n_conn,
+                              weight);
+    }
     for (uint32_t k = 0; k < ph->n_conn && !rc; k++) {
         if (!ph->coupled && !moves(x, run, i, k))
             continue;
@@ -249,6 +257,8 @@ static int start_phase(nc_exec *x, uint32_t r, uint32_t i)
         weight += c.weight;
     }
     if (ph->coupled && !rc) {
+        if (x->routes) /* full: routed again next time */
+            (void)nc_route_cache_put(x->routes, p, i, x->buf.all, x->buf.n_all, weight);
         rc = start_flow(x, r, i, sid, x->buf.all, x->buf.n_all, ph->bytes, &first, ph->n_conn,
                         weight);
         if (!x->fd)
@@ -386,12 +396,23 @@ void nc_exec_destroy(nc_exec *x)
     free(x->busy);
     free(x->overlap);
     free(x->since);
+    nc_route_cache_free(x->routes);
     free(x);
+}
+
+size_t nc_exec_kept_route_bytes(const nc_exec *x) { return nc_route_cache_bytes(x->routes); }
+
+int nc_exec_keep_routes(nc_exec *x, size_t max_usages)
+{
+    if (x->routes || x->f->link_curve || topo_router_uses_load(x->f->router))
+        return 0;
+    x->routes = nc_route_cache_create(max_usages);
+    return x->routes ? 0 : -1;
 }
 
 int nc_exec_reset(nc_exec *x, const nc_fabric *f)
 {
-    if (x->fd || x->n_on || x->on_start || x->on_end || x->code || x->started != x->finished ||
+    if (x->fd || x->routes || x->n_on || x->on_start || x->on_end || x->code || x->started != x->finished ||
         f->g != x->f->g || f->router != x->f->router ||
         f->link_curve != x->f->link_curve || flow_net_reset(x->net, x->eng))
         return -1;

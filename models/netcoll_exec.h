@@ -50,6 +50,17 @@ int nc_exec_reset(nc_exec *x, const nc_fabric *f);
 int nc_exec_start(nc_exec *x, const nc_plan *p, unsigned cls, nc_exec_done_fn done, void *ctx,
                   uint64_t tag, sim_error *err);
 
+/* Keep each coupled phase's merged route, by plan address and phase, and
+ * start later runs of that phase from it (netcoll_routes.h), up to
+ * max_usages usages in all (5 bytes each). Only where routes cannot change
+ * between starts: a static router (topo_router_uses_load 0) and no incast
+ * efficiency (the two readers of the links' load); elsewhere a no-op. The
+ * caller promises that a plan address always holds the same plan while the
+ * executor lives (nc_exec_reset refuses an executor that keeps routes).
+ * 0, or -1 when out of memory. */
+int nc_exec_keep_routes(nc_exec *x, size_t max_usages);
+size_t nc_exec_kept_route_bytes(const nc_exec *x); /* the kept routes' memory; 0 when none */
+
 /* ---- exact symmetry folding (flow_fold.h) ----
  * The flows plan p starts on a net whose routes do not depend on the load
  * (topo_router_uses_load is 0), in the executor's own order and numbering:
