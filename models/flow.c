@@ -59,7 +59,7 @@ void flow_net_destroy(flow_net *n)
     flow_store_free(n);
     void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
                       n->on_link, n->live, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
-                      n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->dirty,
+                      n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->n_bneck, n->dirty,
                       n->touched, n->level, n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -78,6 +78,7 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
     size_t S = n->n_slots, L = (size_t)n->n_links + 1;
     memset(n->link_bytes, 0, S * sizeof *n->link_bytes);
     memset(n->link_mark, 0, S * sizeof *n->link_mark);
+    memset(n->n_bneck, 0, S * sizeof *n->n_bneck);
     memset(n->is_dirty, 0, S * sizeof *n->is_dirty);
     n->n_slots = 0;
     /* all of it (a failed route may leave its bias), its pages given back:
@@ -126,6 +127,7 @@ int flow_grow_slots(flow_net *n, size_t need)
         regrow(&n->n_unfrozen, cap, sizeof *n->n_unfrozen) ||
         regrow(&n->heap, cap, sizeof *n->heap) ||
         regrow(&n->heap_pos, cap, sizeof *n->heap_pos) ||
+        regrow(&n->n_bneck, cap, sizeof *n->n_bneck) ||
         regrow(&n->heap_share, cap, sizeof *n->heap_share) ||
         regrow(&n->dirty, cap, sizeof *n->dirty) ||
         regrow(&n->touched, cap, sizeof *n->touched) ||
@@ -136,6 +138,7 @@ int flow_grow_slots(flow_net *n, size_t need)
     memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
     memset(n->on_link + old, 0, (cap - old) * sizeof *n->on_link);
     memset(n->live + old, 0, (cap - old) * sizeof *n->live);
+    memset(n->n_bneck + old, 0, (cap - old) * sizeof *n->n_bneck);
     memset(n->link_mark + old, 0, (cap - old) * sizeof *n->link_mark);
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
     n->cap_slots = (uint32_t)cap;
@@ -423,7 +426,12 @@ static void on_recompute(sim_engine *eng, void *ctx, uint64_t data)
     flow_store_flush(n);
     uint32_t nl;
     if (n->n_active <= COMPONENT_MAX_FLOWS || n->incast || n->no_repair) {
-        n->fresh_head = n->fresh_tail = NO_FLOW; /* in the component */
+        for (uint32_t f = n->fresh_head; f != NO_FLOW;) { /* in the component */
+            uint32_t next = n->bneck[f];
+            n->bneck[f] = NO_LINK; /* no bottleneck yet (the list's link until now) */
+            f = next;
+        }
+        n->fresh_head = n->fresh_tail = NO_FLOW;
         nl = refill_component(n, now);
     } else
         nl = flow_repair(n, now);
@@ -579,8 +587,8 @@ size_t flow_net_memory_bytes(const flow_net *n)
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
     /* per slot: link_bytes, cap_left, w_unfrozen, level, heap_share;
      * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,
-     * touched, dirty, live; is_dirty */
-    b += S * (5 * sizeof(double) + sizeof(link_list) + 9 * sizeof(uint32_t) + 1);
+     * touched, dirty, live, n_bneck; is_dirty */
+    b += S * (5 * sizeof(double) + sizeof(link_list) + 10 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 
@@ -646,6 +654,42 @@ static void check_capacity(const flow_net *n, uint32_t nl)
 }
 #endif
 
+/* n_bneck against a count of the active flows' bottlenecks (a flow not yet
+ * recomputed holds the list of new flows in bneck instead: left out). */
+static int check_bneck_counts(const flow_net *n, sim_error *err)
+{
+    uint32_t *count = calloc((size_t)n->n_slots + 1, sizeof *count);
+    uint8_t *fresh = calloc((size_t)n->n_flows + 1, 1);
+    int rc = 0;
+    if (!count || !fresh) {
+        rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory checking the flow model");
+        goto out;
+    }
+    for (uint32_t f = n->fresh_head; f != NO_FLOW; f = n->bneck[f])
+        fresh[f] = 1;
+    for (uint32_t f = 0; f < n->n_flows; f++)
+        if (flow_is_active(n, f) && !fresh[f] && n->bneck[f] != NO_LINK) {
+            if (n->bneck[f] >= n->n_slots) {
+                rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                                   "flow %u: bottleneck slot %u of %u", f, n->bneck[f],
+                                   n->n_slots);
+                goto out;
+            }
+            count[n->bneck[f]]++;
+        }
+    for (uint32_t l = 0; l < n->n_slots; l++)
+        if (count[l] != n->n_bneck[l]) {
+            rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                               "link %u: %u flows' bottleneck, counted %u", n->link_of[l],
+                               count[l], n->n_bneck[l]);
+            goto out;
+        }
+out:
+    free(count);
+    free(fresh);
+    return rc;
+}
+
 int flow_net_check(const flow_net *n, sim_error *err)
 {
     uint32_t l;
@@ -663,5 +707,5 @@ int flow_net_check(const flow_net *n, sim_error *err)
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
                              "bytes started %.17g != delivered %.17g + in flight %.17g", lhs,
                              n->stats.bytes_delivered, in_flight);
-    return 0;
+    return check_bneck_counts(n, err);
 }

@@ -212,6 +212,8 @@ static void join(flow_net *n, uint32_t g, uint32_t *nd)
  * is faster, or when it is faster than a flow of D whose bottleneck is l. */
 static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
 {
+    if (!n->n_bneck[l])
+        return; /* no flow's bottleneck: none can fail here */
     const link_list *ll = &n->on_link[l];
     double used = 0, top = 0, low_d = INFINITY;
     for (uint32_t i = 0; i < ll->n; i++) {
@@ -280,7 +282,9 @@ uint32_t flow_refill_component(flow_net *n, uint32_t nf, uint32_t nl)
 {
     n->stats.flows_refilled += nf;
     n->stats.links_refilled += nl;
+    flow_count_bnecks(n, nf, -1);
     flow_fill(n, nf, nl, 0);
+    flow_count_bnecks(n, nf, +1);
     for (uint32_t i = 0; i < nf; i++)
         flow_set_rate(n, n->comp_flows[i], flow_new_rate(n, n->comp_flows[i]));
     return nl;
@@ -317,8 +321,11 @@ uint32_t flow_repair(flow_net *n, double now)
         }
         n->stats.flows_refilled += nd;
         n->stats.links_refilled += nl;
-        if (nd)
+        if (nd) {
+            flow_count_bnecks(n, nd, -1);
             flow_fill(n, nd, nl, 1);
+            flow_count_bnecks(n, nd, +1);
+        }
         uint32_t before = nd;
         for (uint32_t i = 0; i < nl; i++)
             check_link(n, n->comp_links[i], &nd);

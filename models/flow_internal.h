@@ -140,6 +140,9 @@ struct flow_net {
     uint32_t *capped, n_capped_active, cap_capped; /* flows with a cap or no link */
     double *cap_left, *w_unfrozen, *level;         /* level: share at which a link froze */
     uint32_t *n_unfrozen, *heap, *heap_pos;
+    uint32_t *n_bneck;     /* per slot: the active flows whose bneck it is (the local
+                            * repair checks a link only when some flow's bottleneck is
+                            * there: elsewhere nothing can fail) */
     double *heap_share;    /* heap_share[i]: the fair share of link heap[i], kept with it */
     uint32_t heap_n;
     int recompute_pending;
@@ -150,6 +153,17 @@ struct flow_net {
 /* ---- flow.c ---- */
 /* Room for need slots in every per-slot array; 0 or -1 (nothing lost). */
 int flow_grow_slots(flow_net *n, size_t need);
+
+/* n_bneck less (sign -1) or plus (+1) each flow of comp_flows[0..nf) with
+ * a bottleneck: around every filling, which moves them. */
+static inline void flow_count_bnecks(flow_net *n, uint32_t nf, int sign)
+{
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t b = n->bneck[n->comp_flows[i]];
+        if (b != NO_LINK)
+            n->n_bneck[b] += (uint32_t)sign;
+    }
+}
 
 /* ---- flow_store.c ---- */
 /* Grow the per-flow arrays (by an eighth); 0 or -1. */

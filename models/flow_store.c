@@ -389,6 +389,8 @@ static void leave_links(flow_net *n, uint32_t f)
 {
     uint32_t m = flow_n_use(n, f);
     const uint32_t *links = flow_links(n, f);
+    if (n->bneck[f] != NO_LINK) /* every flow with links has been filled by now */
+        n->n_bneck[n->bneck[f]]--;
     for (uint32_t k = 0; k < m; k++) {
         uint32_t l = links[k];
         n->load[n->link_of[l]] -= flow_use_weight(n, f, k);
