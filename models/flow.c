@@ -57,6 +57,7 @@ void flow_net_destroy(flow_net *n)
     if (!n)
         return;
     flow_store_free(n);
+    free(n->caps);
     void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
                       n->on_link, n->live, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
                       n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->n_bneck, n->dirty,

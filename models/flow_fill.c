@@ -22,6 +22,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "flow_internal.h"
 
@@ -105,11 +106,14 @@ static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
 }
 
 static int cmp_cap(const void *a, const void *b, void *ctx);
+static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl);
 
 /* Progressive filling (flow_internal.h). Flow marks: epoch = in the
  * filling, epoch + 1 = frozen. */
 void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
 {
+    if (residual && !n->incast && fill_repair(n, nf, nl) == 0)
+        return;
     n->heap_n = 0;
     for (uint32_t i = 0; n->incast && n->injects && i < nf; i++) /* the fan-ins read them */
         n->offer[n->comp_flows[i]] = flow_offer(n, n->comp_flows[i]);
@@ -179,6 +183,145 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
             }
         }
     }
+}
+
+#define NOT_IN_HEAP UINT32_MAX
+
+/* Freeze flow f of a repair's filling at rate (link: its bottleneck, or
+ * NO_LINK at its rate cap): only the links in the heap move. */
+static void freeze_repair(flow_net *n, uint32_t f, double rate, uint32_t link)
+{
+    n->bneck[f] = link;
+    n->flow_mark[f] = n->epoch + 1;
+    const uint32_t *links = flow_links(n, f);
+    for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++) {
+        uint32_t l = links[k];
+        if (n->heap_pos[l] == NOT_IN_HEAP)
+            continue; /* f's alone: nothing else reads it in this filling */
+        double w = flow_use_weight(n, f, k);
+        n->cap_left[l] -= rate * w;
+        n->w_unfrozen[l] -= w;
+        if (--n->n_unfrozen[l] == 0) {
+            heap_remove(n, l);
+            n->heap_pos[l] = NOT_IN_HEAP;
+        } else
+            heap_fix(n, n->heap_pos[l]);
+    }
+}
+
+static int cmp_flow_cap(const void *a, const void *b)
+{
+    const struct flow_cap *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The local repair's filling (residual capacities, no incast): a link only
+ * one flow of D uses keeps its fair share while D fills (nothing else on it
+ * freezes), so it stands as that flow's cap instead of a heap entry; the
+ * heap holds only the links D's flows share (a DP ring's hundreds of links
+ * against the few it shares with a PP send). The rates are the progressive
+ * filling's; links that tie may freeze in another order than flow_fill's
+ * heap gives them, which moves the last bits. -1 when out of memory for
+ * the caps (flow_fill does it). */
+static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl)
+{
+    if (nf > n->cap_caps) {
+        size_t cap = (size_t)nf + nf / 4 + 16;
+        struct flow_cap *c = realloc(n->caps, cap * sizeof *c);
+        if (!c)
+            return -1;
+        n->caps = c;
+        n->cap_caps = (uint32_t)cap;
+    }
+    n->heap_n = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t l = n->comp_links[i];
+        n->cap_left[l] = flow_link_capacity(n, l);
+        const link_list *ll = &n->on_link[l];
+        for (uint32_t k = 0; k < ll->n; k++) {
+            uint32_t g = flow_list_ids_c(ll)[k];
+            if (n->flow_mark[g] != n->epoch)
+                n->cap_left[l] -= n->rate[g] * flow_entry_weight(n, ll, k);
+        }
+        n->w_unfrozen[l] = 0;
+        n->n_unfrozen[l] = 0;
+    }
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t f = n->comp_flows[i], m = flow_n_use(n, f);
+        const uint32_t *links = flow_links(n, f);
+        for (uint32_t k = 0; k < m; k++) {
+            n->w_unfrozen[links[k]] += flow_use_weight(n, f, k);
+            n->n_unfrozen[links[k]]++;
+        }
+        n->stats.usages_refilled += m;
+    }
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t l = n->comp_links[i];
+        if (n->n_unfrozen[l] >= 2) {
+            n->heap[n->heap_n] = l;
+            n->heap_share[n->heap_n] = share(n, l);
+            n->heap_pos[l] = n->heap_n++;
+        } else
+            n->heap_pos[l] = NOT_IN_HEAP;
+    }
+    for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
+        if (i < n->heap_n)
+            sift_down(n, i);
+    /* each flow's cap: its rate cap, or the least share of the links it has
+     * alone (the first such link on a tie), whichever is lower (the rate
+     * cap on a tie, as flow_fill freezes caps first) */
+    uint32_t n_caps = 0;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t f = n->comp_flows[i], m = flow_n_use(n, f), at = NO_LINK;
+        const uint32_t *links = flow_links(n, f);
+        double best = INFINITY;
+        for (uint32_t k = 0; k < m; k++)
+            if (n->heap_pos[links[k]] == NOT_IN_HEAP) {
+                double s = share(n, links[k]);
+                if (s < best) {
+                    best = s;
+                    at = links[k];
+                }
+            }
+        double rate_cap = flow_cls(n, f)->rate_cap;
+        if (rate_cap <= best) {
+            best = rate_cap;
+            at = NO_LINK;
+        }
+        if (isfinite(best) || m == 0)
+            n->caps[n_caps++] = (struct flow_cap){best, f, at, i};
+    }
+    qsort(n->caps, n_caps, sizeof *n->caps, cmp_flow_cap);
+    uint32_t next_cap = 0, left = nf;
+    while (left) {
+        while (next_cap < n_caps && n->flow_mark[n->caps[next_cap].flow] != n->epoch)
+            next_cap++;
+        double by_link = n->heap_n ? n->heap_share[0] : INFINITY;
+        double by_cap = next_cap < n_caps ? n->caps[next_cap].value : INFINITY;
+        if (by_cap <= by_link && next_cap < n_caps) {
+            const struct flow_cap *c = &n->caps[next_cap++];
+            if (c->link != NO_LINK)
+                n->level[c->link] = by_cap;
+            freeze_repair(n, c->flow, by_cap, c->link);
+            left--;
+            continue;
+        }
+        if (!n->heap_n)
+            break; /* unreachable: every flow has a cap or a shared link */
+        uint32_t l = n->heap[0];
+        const link_list *ll = &n->on_link[l];
+        n->level[l] = by_link;
+        for (uint32_t i = 0; i < ll->n; i++) {
+            uint32_t f = flow_list_ids_c(ll)[i];
+            if (n->flow_mark[f] == n->epoch) {
+                freeze_repair(n, f, by_link, l);
+                left--;
+            }
+        }
+    }
+    return 0;
 }
 
 static int cmp_cap(const void *a, const void *b, void *ctx)

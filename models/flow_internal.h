@@ -39,6 +39,13 @@
 
 /* What flows share: interned by (latency, cap, weight, n_use, n_weights),
  * counted. */
+/* A cap in a repair's filling: a flow's rate cap, or the fair share of a
+ * link no other flow of the filling uses (fixed while it fills). */
+struct flow_cap {
+    double value;
+    uint32_t flow, link, pos; /* link NO_LINK: the rate cap; pos: the flow's place in D */
+};
+
 typedef struct flow_class {
     double latency_s, rate_cap, weight; /* weight: NAN when per usage (in the pool) */
     uint32_t n_use, refs;
@@ -144,6 +151,9 @@ struct flow_net {
                             * repair checks a link only when some flow's bottleneck is
                             * there: elsewhere nothing can fail) */
     double *heap_share;    /* heap_share[i]: the fair share of link heap[i], kept with it */
+    struct flow_cap *caps; /* a repair's filling: its flows' caps, from rates and from links
+                            * only one of them uses (flow_fill.c) */
+    uint32_t cap_caps;
     uint32_t heap_n;
     int recompute_pending;
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
