@@ -60,6 +60,7 @@ CASES = [
                                                                     "serving-disagg.xml")], {0}),
     ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                           "serving-swap.xml")], {0}),
+    ("serve", ["serve", "--quiet", "--json", ex("serving-chat-sessions.xml")], {0}),
     ("serve_search", ["serve", "--quiet", "--json", "--size", "--search", "tp=1,4,8",
                       ex("serving-llama3-70b-h100.xml"), "--set", "serving/replica/@weights=bf16",
                       "--set", "serving/arrivals/@duration=60s"], {0}),
