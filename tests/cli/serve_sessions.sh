@@ -10,7 +10,7 @@
 #     its context (the cache holds them all), under round-robin some do not
 #     and the hit tokens fall, and with cache="off" none does;
 #   - text and --csv carry the figures; -o's /serve/requests has 3 x
-#     sessions rows.
+#     sessions rows and /serve's attributes the --json totals.
 # (The closed forms are in tests/models/test_serving_session.c.)
 set -u
 dcsim=$1
@@ -74,6 +74,11 @@ with h5py.File(os.path.join(t, "s.h5"), "r") as h:
     req = h["serve"]["requests"]
     if len(req) != pa["arrived"]:
         bad.append("/serve/requests has %d rows, %d requests" % (len(req), pa["arrived"]))
+    a = h["serve"].attrs
+    for k in ("sessions", "followups", "followups_admitted", "followup_hits",
+              "followup_context_tokens", "followup_hit_tokens"):
+        if a[k] != s[k]:
+            bad.append("/serve attribute %s %r, --json %r" % (k, a[k], s[k]))
 print("\n".join(bad) if bad else "ok: %d sessions, hits %d/%d (round-robin %d, off 0); P50 TTFT "
       "%.4g ms, off %.4g ms" % (s["sessions"], s["followup_hits"], s["followups"],
                                 r["followup_hits"], 1e3 * pa["ttft"]["p50_s"],
