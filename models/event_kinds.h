@@ -61,6 +61,7 @@
     X(KIND_SERVE_ITERATION, 131, "serving: a replica's iteration ends")                         \
     X(KIND_SERVE_START, 132, "serving: an idle replica starts an iteration")                  \
     X(KIND_SERVE_TRANSFER, 133, "serving: a request's KV reaches its decode replica")        \
+    X(KIND_SERVE_TURN, 134, "serving: a session's next turn arrives after its think time")   \
     X(KIND_CLUSTER_ARRIVAL, 140, "cluster: a job is submitted")                                 \
     X(KIND_CLUSTER_JOB_END, 141, "cluster: a job ends and frees its GPUs")                      \
     X(KIND_CLUSTER_SCHEDULE, 142, "cluster: the scheduler's pass after an arrival or an end")  \

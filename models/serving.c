@@ -147,7 +147,8 @@ int serve_config_check(const serve_config *c, sim_error *err)
     if ((rc = check_length(&c->prompt, "prompt", err)) || (rc = check_length(&c->output, "output",
                                                                               err)))
         return rc;
-    if ((rc = serve_extras_check(c, err)) || (rc = serve_swap_check(c, err)))
+    if ((rc = serve_extras_check(c, err)) || (rc = serve_swap_check(c, err)) ||
+        (rc = serve_session_check(c, err)))
         return rc;
     return serve_memory(c, NULL, NULL, NULL, err);
 }
@@ -164,6 +165,8 @@ double serve_expected_requests(const serve_config *c)
         n += 10 * sqrt(n);
     if (c->max_requests && n > (double)c->max_requests)
         n = (double)c->max_requests;
+    if (serve_has_sessions(c)) /* the sessions' turns */
+        n *= serve_mean_turns(c);
     return n + 1;
 }
 
@@ -210,7 +213,7 @@ void serve_start_later(serve_sim *s, uint32_t r)
     sim_schedule_in(s->eng, 0, 2, KIND_SERVE_START, on_start, s, r);
 }
 
-static int new_request(serve_sim *s)
+int serve_new_request(serve_sim *s)
 {
     uint32_t id;
     if (s->n_free) {
@@ -249,10 +252,12 @@ static int new_request(serve_sim *s)
     }
     if (s->ext) {
         serve_req_ext *x = &s->ext[id];
-        x->cache_entry = x->prefill_replica = SERVE_NONE;
+        x->cache_entry = x->prefill_replica = x->session = SERVE_NONE;
         x->prefix_depth = 0;
-        if (s->c->prefix_prompts)
+        if (s->c->prefix_prompts && s->next_session == SERVE_NONE) /* a follow-up: its own */
             q->orig_prompt = q->prompt += serve_prefix_draw(s, x);
+        if (s->sessions_on && serve_session_begin(s, id))
+            return -1;
     }
     s->sent++;
     s->out->arrived++;
@@ -268,6 +273,8 @@ static int new_request(serve_sim *s)
         q->state = REQ_DROPPED;
         s->out->dropped++;
         s->free_ids[s->n_free++] = id;
+        if (s->sessions_on)
+            serve_session_dropped(s, id);
         if (serve_series_count(s, SERIES_DROPPED) || serve_report_request(s, q))
             return -1;
         return 1;
@@ -294,7 +301,7 @@ static int new_request(serve_sim *s)
     return 0;
 }
 
-static void fail(serve_sim *s)
+void serve_fail(serve_sim *s)
 {
     s->failed = 1;
     sim_stop(s->eng);
@@ -332,7 +339,8 @@ static double next_arrival(serve_sim *s, double t)
 
 static int may_send(const serve_sim *s)
 {
-    return !s->c->max_requests || s->sent < s->c->max_requests;
+    return !s->c->max_requests ||
+           (s->sessions_on ? s->out->sessions : s->sent) < s->c->max_requests;
 }
 
 /* A closed-loop client's next request; one that is dropped (too long for
@@ -342,7 +350,7 @@ static int closed_send(serve_sim *s)
 {
     int rc = 1;
     while (rc == 1 && may_send(s))
-        rc = new_request(s);
+        rc = serve_new_request(s);
     return rc < 0 ? -1 : 0;
 }
 
@@ -350,8 +358,8 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     serve_sim *s = ctx;
-    if (new_request(s) < 0) {
-        fail(s);
+    if (serve_new_request(s) < 0) {
+        serve_fail(s);
         return;
     }
     if (s->c->arrival == SERVE_TRACE) { /* the next row, if any */
@@ -369,7 +377,7 @@ static void start_iteration(serve_sim *s, uint32_t r)
 {
     double t = serve_form_batch(s, r);
     if (t < 0) {
-        fail(s);
+        serve_fail(s);
         return;
     }
     serve_replica *rp = &s->rep[r];
@@ -381,7 +389,7 @@ static void start_iteration(serve_sim *s, uint32_t r)
             s->pre_busy_s += t;
         sim_schedule_in(s->eng, t, 1, KIND_SERVE_ITERATION, on_iteration_end, s, r);
     } else if (rp->wait_n || rp->run_n) {
-        fail(s); /* work it cannot run: cannot happen (every request fits alone) */
+        serve_fail(s); /* work it cannot run: cannot happen (every request fits alone) */
     }
 }
 
@@ -402,7 +410,7 @@ static void finish(serve_sim *s, uint32_t id)
     else
         s->ttft_miss_sum += q->first_token_s - q->arrival_s, s->out->ttft_miss_count++;
     if (serve_series_count(s, SERIES_FINISHED) || serve_report_request(s, q)) {
-        fail(s);
+        serve_fail(s);
         return;
     }
     s->out->finished++;
@@ -410,12 +418,14 @@ static void finish(serve_sim *s, uint32_t id)
     s->out->output_tokens += q->output;
     s->out->end_s = q->end_s;
     if (serve_stats_add(&s->stats, s->c, q) < 0) {
-        fail(s);
+        serve_fail(s);
         return;
     }
     s->free_ids[s->n_free++] = id; /* its slot serves the next arrival */
+    if (s->sessions_on && serve_session_finished(s, id) < 0)
+        serve_fail(s);
     if (s->c->arrival == SERVE_CLOSED && closed_send(s) < 0)
-        fail(s);
+        serve_fail(s);
 }
 
 static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
@@ -437,7 +447,7 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
                 q->prefilled += q->step_tokens;
                 emits = q->prefilled == q->prompt;
                 if (s->c->prefix_prompts && serve_prefix_donate(s, rp, q)) {
-                    fail(s);
+                    serve_fail(s);
                     return;
                 }
             }
@@ -446,7 +456,7 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
                 q->generated++;
                 if (rp->is_prefill && q->generated < q->output) { /* on to a decode replica */
                     if (serve_disagg_send(s, id)) {
-                        fail(s);
+                        serve_fail(s);
                         return;
                     }
                     continue;
@@ -456,6 +466,11 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
             }
         }
         if (q->generated >= q->output) {
+            if (s->sessions_on && s->c->session_cache && serve_session_keeps(s, id) &&
+                serve_prefix_keep(s, rp, q, s->sess[s->ext[id].session].key)) {
+                serve_fail(s);
+                return;
+            }
             serve_set_blocks(s, q, 0);
             finish(s, id);
             if (s->failed)
@@ -525,6 +540,7 @@ static int on_poll(sim_engine *eng, void *ctx)
 static void sim_free(serve_sim *s)
 {
     serve_swap_free(s);
+    serve_session_free(s);
     serve_prefix_free(s);
     serve_kvnet_free(s);
     for (uint32_t r = 0; s->rep && r < s->n_rep; r++) {
@@ -560,7 +576,10 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     out->kv_blocks_per_replica = blocks;
     serve_sim s = {.c = c, .out = out};
     s.pre_c = serve_prefill_config(c);
-    s.has_ext = c->prefix_prompts || c->prefill_replicas;
+    s.sessions_on = serve_has_sessions(c);
+    s.caching = c->prefix_prompts || (s.sessions_on && c->session_cache);
+    s.next_session = SERVE_NONE;
+    s.has_ext = c->prefix_prompts || c->prefill_replicas || s.sessions_on;
     s.n_rep = c->replicas + c->prefill_replicas;
     if (c->prefill_replicas)
         serve_memory(&s.pre_c, NULL, &s.pre_kv_bytes_per_token, &pre_blocks, NULL);
@@ -572,7 +591,7 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     s.outstanding = calloc(s.n_rep, sizeof *s.outstanding);
     int ok = s.eng && s.arrival_rng && s.length_rng && s.rep && s.outstanding &&
              !serve_stats_init(&s.stats, c) && !serve_iter_cache_init(&s.iter, c) &&
-             !serve_prefix_init(&s) && !serve_kvnet_init(&s) &&
+             !serve_prefix_init(&s) && !serve_kvnet_init(&s) && !serve_session_init(&s) &&
              (!c->prefill_replicas || !serve_iter_cache_init(&s.pre_iter, &s.pre_c));
     for (uint32_t r = 0; ok && r < s.n_rep; r++) {
         int pre = r < c->prefill_replicas;
@@ -597,7 +616,7 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     if (c->arrival == SERVE_CLOSED) {
         for (unsigned i = 0; i < c->clients && !s.failed; i++)
             if (closed_send(&s) < 0)
-                fail(&s);
+                serve_fail(&s);
     } else if (c->arrival == SERVE_TRACE) {
         sim_schedule_at(s.eng, c->trace[0].arrival_s, 0, KIND_SERVE_ARRIVAL, on_arrival, &s, 0);
     } else {

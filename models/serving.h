@@ -61,6 +61,8 @@ enum serve_kv_contention { SERVE_KV_SHARED = 0, SERVE_KV_QUEUED, SERVE_KV_CONTEN
  * replica's host-memory pool and back */
 enum serve_preemption { SERVE_PREEMPT_RECOMPUTE = 0, SERVE_PREEMPT_SWAP,
                         SERVE_PREEMPT_COUNT };
+enum serve_turns_dist { SERVE_TURNS_FIXED = 0, SERVE_TURNS_GEOMETRIC, SERVE_TURNS_COUNT };
+enum serve_think_dist { SERVE_THINK_FIXED = 0, SERVE_THINK_EXPONENTIAL, SERVE_THINK_COUNT };
 enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
                          SERVE_LEN_COUNT };
 
@@ -202,6 +204,25 @@ typedef struct serve_config {
     int preemption;               /* enum serve_preemption */
     double host_bytes_per_gpu;    /* swap: host memory for swapped blocks, per GPU */
     double host_link_bytes_per_s; /* swap: GPU-host copy rate per GPU and direction */
+    /* multi-turn sessions (serving_session.c; none when every session has
+     * one turn: session_turns <= 1). An arrival starts a session of n turns
+     * (fixed: session_turns; geometric: mean session_turns, P(n) = (1 -
+     * 1/m)^(n-1) / m, capped at session_max_turns when > 0); turn k + 1
+     * arrives a think time (fixed, or exponential with mean think_s) after
+     * turn k finishes, its prompt turn k's prompt and output followed by a
+     * new message drawn from `prompt`, its output from `output`; it carries
+     * turn 1's prefix chain. With session_cache the whole KV blocks of a
+     * finished turn's context stay cached on its replica (an entry of the
+     * prefix cache under the turn's prefix chain, evictable), so the next
+     * turn admitted there prefills only what they do not hold. Draws come
+     * from a fourth stream (seed x 2 + 4): the others are unchanged. Open
+     * loop only (Poisson, Gamma); max_requests then caps the sessions. */
+    int session_turns_dist;       /* enum serve_turns_dist */
+    double session_turns;         /* fixed: the turns; geometric: their mean (1 to 1000) */
+    double session_max_turns;     /* geometric: the cap (0: none) */
+    int think_dist;               /* enum serve_think_dist */
+    double think_s;               /* think time: fixed, or the exponential's mean */
+    int session_cache;            /* 1: a finished turn's context stays cached */
     /* outputs: time series in bins of series_bin_s (0: none; serve_result
      * .series), and every finished or dropped request passed to on_request
      * (NULL: none; non-zero stops the run as out of memory) */
@@ -296,6 +317,14 @@ typedef struct serve_result {
     uint64_t swaps_out, swaps_in, swap_fallbacks;
     double swap_out_bytes, swap_in_bytes, swap_time_s;
     double host_blocks_per_replica, host_util_max;
+    /* sessions (session_turns > 1): sessions started, follow-up turns
+     * (turn 2 on) arrived and admitted, those that found their context (or
+     * a part of it) cached at their first admission, the context tokens of
+     * the admitted follow-ups (the previous turns' prompts and outputs) and
+     * the prompt tokens they did not prefill then (cached context or prefix
+     * chain) */
+    uint64_t sessions, followups, followups_admitted, followup_hits;
+    double followup_context_tokens, followup_hit_tokens;
     /* series_bin_s > 0: n_series bins (serve_result_free releases them) */
     serve_bin *series;
     uint64_t n_series;
@@ -398,6 +427,16 @@ int serve_length_dist_parse(const char *name, int *out);
 /* "recompute", "swap" (enum serve_preemption) */
 const char *serve_preemption_name(int p);
 int serve_preemption_parse(const char *name, int *out);
+/* "fixed", "geometric" (enum serve_turns_dist); "fixed", "exponential"
+ * (enum serve_think_dist) */
+const char *serve_turns_dist_name(int d);
+int serve_turns_dist_parse(const char *name, int *out);
+const char *serve_think_dist_name(int d);
+int serve_think_dist_parse(const char *name, int *out);
+/* the configuration has sessions of more than one turn */
+int serve_has_sessions(const serve_config *c);
+/* the mean turns per session */
+double serve_mean_turns(const serve_config *c);
 /* swap: the host pool's blocks per replica (floor(host bytes per GPU / a
  * block's bytes per GPU)) and the copy time of one block (s); 0 for both
  * under recompute */

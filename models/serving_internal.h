@@ -45,7 +45,22 @@ typedef struct serve_req_ext {
     uint32_t prefix_depth; /* levels it carries (0: no prefix) */
     uint32_t cache_entry;  /* the deepest cache entry it pins, or SERVE_NONE */
     uint32_t prefill_replica; /* where its prompt was computed */
+    uint32_t session;      /* its session's record (serving_session.c), or SERVE_NONE */
+    uint32_t session_blocks; /* uses_cache == SERVE_SESSION_LEVEL: the cached context's blocks
+                                it uses (its session entry and the chain above it) */
 } serve_req_ext;
+
+/* A session between its turns (serving_session.c). */
+typedef struct serve_session {
+    uint64_t key;          /* its number (0, 1, ...): its cache entries' path */
+    uint32_t turn, turns;  /* turns sent so far, turns it has */
+    uint32_t context;      /* tokens of its previous turns: the last one's prompt and output */
+    uint32_t prefix_depth; /* turn 1's prefix chain, which every turn carries */
+    uint32_t prefix_k[SERVE_PREFIX_LEVELS];
+} serve_session;
+
+/* the cache entry level of a session's context (below its prefix chain) */
+#define SERVE_SESSION_LEVEL (SERVE_PREFIX_LEVELS + 1)
 
 /* Iteration times by batch size (serving_iter.c): the parts of
  * serve_iteration_s that depend on the token count T or on the rows of
@@ -66,7 +81,9 @@ typedef struct serve_prefix_entry {
                               the levels above hold no whole block) */
     uint32_t pins;         /* requests using or holding it: not evictable while > 0 */
     uint32_t children;     /* cached entries whose parent it is: evictable only at 0 */
-    uint32_t level;        /* 1..SERVE_PREFIX_LEVELS; 0: a free slot */
+    uint32_t level;        /* 1..SERVE_PREFIX_LEVELS, SERVE_SESSION_LEVEL (path: the
+                              session's key); 0: a free slot */
+    double own;            /* the blocks it holds itself (its parent's not counted) */
 } serve_prefix_entry;
 
 typedef struct serve_replica {
@@ -175,6 +192,14 @@ typedef struct serve_sim {
                                  (last: the hot fields above keep their cache lines) */
     double host_used_fleet, host_peak, host_fleet_total; /* swap: host blocks in use over the
                                                              fleet, its peak, the pools' sum */
+    /* sessions (serving_session.c): on when c has them; caching: the cache
+     * is looked up at admission (prefixes, or session contexts cached) */
+    int sessions_on, caching;
+    gsl_rng *session_rng;
+    serve_session *sess;      /* records of sessions between or within turns */
+    uint32_t n_sess, cap_sess, *free_sess, n_free_sess;
+    uint32_t next_session;    /* new_request: the session whose turn arrives (SERVE_NONE: a
+                                 new session, or none) */
 } serve_sim;
 
 struct serve_router {
@@ -208,7 +233,8 @@ static inline serve_req_ext *serve_ext(serve_sim *s, const serve_req *q)
 /* KV blocks q uses from its replica's prefix cache */
 static inline uint32_t serve_shared(const serve_sim *s, const serve_req *q)
 {
-    return s->prefix_cum_u[q->uses_cache];
+    return q->uses_cache <= SERVE_PREFIX_LEVELS ? s->prefix_cum_u[q->uses_cache]
+                                                : s->ext[q - s->req].session_blocks;
 }
 
 /* serving.c: start replica r's next iteration after the events due now */
@@ -256,6 +282,32 @@ double serve_free_blocks(const serve_replica *rp);
 /* evict least recently used unpinned prefixes until rp has need free blocks
  * (or none is left to evict) */
 void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need);
+
+/* serving_prefix.c, sessions: q (finished, its blocks still held) leaves
+ * its context's whole blocks in rp's cache under key (its session entry:
+ * extended when it has one there, else made under q's chain); 0 or -1 (no
+ * memory) */
+int serve_prefix_keep(serve_sim *s, serve_replica *rp, serve_req *q, uint64_t key);
+
+/* serving_session.c: init (0, or -1: no memory), free; begin: request id
+ * (lengths drawn, prefix chain drawn for a new session) starts a session or
+ * is its next turn (s->next_session): sets its prompt and its ext's
+ * session, 0 or -1; dropped: its session ends; finished: its session's next
+ * turn is scheduled (or the session ends), 0 or -1; admitted: the
+ * follow-up counts at q's first admission */
+int serve_session_init(serve_sim *s);
+int serve_session_check(const serve_config *c, sim_error *err); /* 0 or SIM_ERR_INPUT */
+/* finished request id's session has another turn: its context is worth keeping */
+int serve_session_keeps(const serve_sim *s, uint32_t id);
+void serve_session_free(serve_sim *s);
+int serve_session_begin(serve_sim *s, uint32_t id);
+void serve_session_dropped(serve_sim *s, uint32_t id);
+int serve_session_finished(serve_sim *s, uint32_t id);
+void serve_session_admitted(serve_sim *s, const serve_req *q);
+/* serving.c: a new request now (the session's turn when s->next_session is
+ * set): 0, 1 (dropped) or -1 (no memory) */
+int serve_new_request(serve_sim *s);
+void serve_fail(serve_sim *s);
 
 /* serving_swap.c: swap preemption. swap_out: q (just taken off rp's run
  * list, its blocks still held) goes to the host pool when it holds q's

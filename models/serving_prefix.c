@@ -155,26 +155,58 @@ static unsigned longest(const serve_sim *s, const serve_replica *rp, const serve
     return d;
 }
 
+/* blocks of entry e and its chain above it */
+static double chain_blocks(const serve_sim *s, const serve_replica *rp, uint32_t e)
+{
+    const serve_prefix_entry *en = &rp->cache[e];
+    return en->own + (en->parent != SERVE_NONE ? s->prefix_cum[rp->cache[en->parent].level] : 0);
+}
+
+/* x's session context cached on rp: its entry, or SERVE_NONE */
+static uint32_t session_entry(const serve_sim *s, const serve_replica *rp,
+                              const serve_req_ext *x)
+{
+    if (x->session == SERVE_NONE || !s->c->session_cache)
+        return SERVE_NONE;
+    return find(rp, SERVE_SESSION_LEVEL, s->sess[x->session].key);
+}
+
 double serve_prefix_cached_blocks(const serve_sim *s, const serve_replica *rp,
                                   const serve_req_ext *x)
 {
-    uint32_t e;
+    uint32_t e = session_entry(s, rp, x);
+    if (e != SERVE_NONE)
+        return chain_blocks(s, rp, e);
     return s->prefix_cum[longest(s, rp, x, &e)];
 }
 
 /* one more pin on entry e at LRU time t */
-static void pin_one(const serve_sim *s, serve_replica *rp, uint32_t e, uint64_t t)
+static void pin_one(serve_replica *rp, uint32_t e, uint64_t t)
 {
     serve_prefix_entry *en = &rp->cache[e];
     if (!en->pins++)
-        rp->evictable -= own_blocks(s, en->level);
+        rp->evictable -= en->own;
     en->last_used = t;
 }
 
 int serve_prefix_attach(serve_sim *s, serve_replica *rp, serve_req *q)
 {
     serve_req_ext *x = serve_ext(s, q);
-    if (!x->prefix_depth || q->prefilled)
+    if (q->prefilled)
+        return 0;
+    uint32_t se = session_entry(s, rp, x);
+    if (se != SERVE_NONE) { /* its context (and the chain above it) */
+        uint64_t t = ++rp->lru_clock;
+        for (uint32_t e = se, n = 0; e != SERVE_NONE && n < SERVE_SESSION_LEVEL;
+             e = rp->cache[e].parent, n++)
+            pin_one(rp, e, t);
+        x->cache_entry = se;
+        x->session_blocks = (uint32_t)chain_blocks(s, rp, se);
+        q->uses_cache = SERVE_SESSION_LEVEL;
+        q->prefilled = q->kv_tokens = x->session_blocks * s->c->kv_block_tokens;
+        return 0;
+    }
+    if (!x->prefix_depth)
         return 0;
     uint32_t deepest;
     unsigned d = longest(s, rp, x, &deepest);
@@ -182,7 +214,7 @@ int serve_prefix_attach(serve_sim *s, serve_replica *rp, serve_req *q)
         return 0;
     uint64_t t = ++rp->lru_clock; /* the chain, one pin each */
     for (uint32_t e = deepest; e != SERVE_NONE; e = rp->cache[e].parent)
-        pin_one(s, rp, e, t);
+        pin_one(rp, e, t);
     x->cache_entry = deepest;
     q->uses_cache = (uint8_t)d;
     q->prefilled = q->kv_tokens = s->prefix_cum_u[d] * s->c->kv_block_tokens;
@@ -231,13 +263,13 @@ int serve_prefix_donate(serve_sim *s, serve_replica *rp, serve_req *q)
         } else {
             if ((e = slot(rp)) == SERVE_NONE)
                 return -1;
-            rp->cache[e] = (serve_prefix_entry){path, 0, parent, 0, 0, l};
+            rp->cache[e] = (serve_prefix_entry){path, 0, parent, 0, 0, l, own};
             if (parent != SERVE_NONE)
                 rp->cache[parent].children++;
             q->blocks -= (uint32_t)own;
             rp->evictable += own; /* pin_one takes it back */
         }
-        pin_one(s, rp, e, ++rp->lru_clock);
+        pin_one(rp, e, ++rp->lru_clock);
         parent = e;
         d = l;
     }
@@ -251,10 +283,10 @@ void serve_prefix_release(serve_sim *s, serve_replica *rp, serve_req *q)
     if (!s->ext)
         return;
     serve_req_ext *x = serve_ext(s, q);
-    for (uint32_t e = x->cache_entry, n = 0; e != SERVE_NONE && n < SERVE_PREFIX_LEVELS;
+    for (uint32_t e = x->cache_entry, n = 0; e != SERVE_NONE && n < SERVE_SESSION_LEVEL;
          e = rp->cache[e].parent, n++)
         if (!--rp->cache[e].pins)
-            rp->evictable += own_blocks(s, rp->cache[e].level);
+            rp->evictable += rp->cache[e].own;
     x->cache_entry = SERVE_NONE;
     q->uses_cache = 0;
 }
@@ -277,7 +309,7 @@ void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need)
         if (lru == SERVE_NONE)
             return;
         serve_prefix_entry *en = &rp->cache[lru];
-        double own = own_blocks(s, en->level);
+        double own = en->own;
         if (en->parent != SERVE_NONE)
             rp->cache[en->parent].children--;
         en->level = 0;
@@ -285,4 +317,42 @@ void serve_prefix_evict(serve_sim *s, serve_replica *rp, double need)
         if (own > 0)
             cache_blocks(s, rp, -own);
     }
+}
+
+int serve_prefix_keep(serve_sim *s, serve_replica *rp, serve_req *q, uint64_t key)
+{
+    serve_req_ext *x = serve_ext(s, q);
+    double whole = floor((double)q->kv_tokens / s->c->kv_block_tokens);
+    double shared = serve_shared(s, q);
+    uint32_t e = q->uses_cache == SERVE_SESSION_LEVEL ? x->cache_entry
+                                                      : find(rp, SERVE_SESSION_LEVEL, key);
+    if (e != SERVE_NONE) { /* its context grows past the blocks the entry holds */
+        serve_prefix_entry *en = &rp->cache[e];
+        double add = whole - chain_blocks(s, rp, e);
+        if (add > (double)q->blocks)
+            add = q->blocks;
+        if (add > 0) {
+            en->own += add;
+            if (!en->pins) /* a copy of an entry q did not use (it was swapped out) */
+                rp->evictable += add;
+            q->blocks -= (uint32_t)add;
+        }
+        en->last_used = ++rp->lru_clock;
+        return 0;
+    }
+    double own = whole - shared;
+    if (own > (double)q->blocks)
+        own = q->blocks;
+    if (!(own > 0))
+        return 0;
+    if ((e = slot(rp)) == SERVE_NONE)
+        return -1;
+    uint32_t parent = x->cache_entry;
+    rp->cache[e] = (serve_prefix_entry){key, ++rp->lru_clock, parent, 0, 0,
+                                        SERVE_SESSION_LEVEL, own};
+    if (parent != SERVE_NONE)
+        rp->cache[parent].children++;
+    q->blocks -= (uint32_t)own; /* they move to the cache: the used count stays */
+    rp->evictable += own;
+    return 0;
 }

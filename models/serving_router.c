@@ -77,7 +77,7 @@ static uint32_t pick_prefix_affinity(serve_sim *s, uint32_t id)
 {
     uint32_t rotor = s->router_rotor;
     uint32_t least = pick_least_loaded(s, id); /* moves the rotor past it */
-    if (!s->ext || !s->ext[id].prefix_depth)
+    if (!s->ext || (!s->ext[id].prefix_depth && s->ext[id].session == SERVE_NONE))
         return least;
     const uint32_t *load = s->outstanding + s->pool_base;
     uint32_t n = s->pool_n, best = SERVE_NONE;

@@ -231,7 +231,8 @@ static int prefix_admitted(serve_sim *s, serve_req *q)
     unsigned depth = serve_ext(s, q)->prefix_depth;
     if (q->first_sched_s >= 0 || !depth)
         return 0;
-    q->prefix_hit = q->uses_cache;
+    /* a session's cached context holds its whole chain */
+    q->prefix_hit = q->uses_cache == SERVE_SESSION_LEVEL ? (uint8_t)depth : q->uses_cache;
     o->prefix_requests++;
     o->prefix_hits += q->prefix_hit > 0;
     for (unsigned l = 0; l < depth; l++) {
@@ -309,7 +310,7 @@ double serve_form_batch(serve_sim *s, uint32_t r)
         while (!rp->swap_n && rp->wait_n && rp->run_n < c->max_sequences && budget > 0) {
             uint32_t id = rp->wait[rp->wait_head];
             serve_req *q = &s->req[id];
-            if (c->prefix_prompts && serve_prefix_attach(s, rp, q))
+            if (s->caching && serve_prefix_attach(s, rp, q))
                 return -1;
             double chunk = chunk_for(s, rp, q, budget);
             if (!(chunk > 0)) {
@@ -320,7 +321,9 @@ double serve_form_batch(serve_sim *s, uint32_t r)
                 break;
             }
             admit(s, rp, id);
-            if (c->prefix_prompts && prefix_admitted(s, q))
+            if (s->sessions_on && q->first_sched_s < 0)
+                serve_session_admitted(s, q);
+            if (s->caching && prefix_admitted(s, q))
                 return -1;
             if (q->first_sched_s < 0)
                 q->first_sched_s = sim_now(s->eng);

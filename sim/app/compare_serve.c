@@ -34,7 +34,8 @@
  * <site> (serve's "cost" object). */
 enum { C_ARRIVED, C_FINISHED, C_DROPPED, C_PREEMPT, C_END, C_TTFT50, C_TTFT90, C_TTFT99,
        C_TPOT50, C_TPOT90, C_TPOT99, C_E2E50, C_E2E90, C_E2E99, C_REQ, C_TOK, C_GOOD, C_SLO,
-       C_KV, C_KV_MAX, C_BUSY, C_GPUS, C_FAC, C_COST, C_CO2, C_KWH_MTOK, C_COST_MTOK,
+       C_KV, C_KV_MAX, C_BUSY, C_GPUS, C_SWAP_OUT, C_SWAP_IN, C_SWAP_FALLBACK, C_SWAP_OUT_B,
+       C_SWAP_IN_B, C_SWAP_TIME, C_HOST_MAX, C_FAC, C_COST, C_CO2, C_KWH_MTOK, C_COST_MTOK,
        C_CO2_MTOK, N_COLS };
 #define SITE_COL C_FAC
 static const char *const col_names[N_COLS] = {
@@ -42,11 +43,13 @@ static const char *const col_names[N_COLS] = {
     "ttft_p99_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "e2e_p50_s", "e2e_p90_s",
     "e2e_p99_s", "requests_per_s", "output_tokens_per_s", "goodput_requests_per_s",
     "slo_met_fraction", "kv_util_mean", "kv_util_max", "busy_fraction", "gpus",
-    "facility_energy_j", "energy_cost_cny", "co2_kg", "kwh_per_mtok", "energy_cost_per_mtok_cny",
+    "swap_swaps_out", "swap_swaps_in", "swap_fallbacks", "swap_out_bytes", "swap_in_bytes",
+    "swap_time_s", "swap_host_util_max", "facility_energy_j", "energy_cost_cny", "co2_kg", "kwh_per_mtok", "energy_cost_per_mtok_cny",
     "co2_kg_per_mtok"};
 static const char *const col_units[N_COLS] = {
     "1", "1", "1", "1", "s", "s", "s", "s", "s", "s", "s", "s", "s", "s", "1/s", "1/s", "1/s",
-    "1", "1", "1", "1", "1", "J", "CNY", "kg", "kWh/Mtok", "CNY/Mtok", "kg/Mtok"};
+    "1", "1", "1", "1", "1", "1", "1", "1", "B", "B", "s", "1", "J", "CNY", "kg", "kWh/Mtok",
+    "CNY/Mtok", "kg/Mtok"};
 
 typedef struct svariant {
     const compare_case *c;
@@ -93,6 +96,14 @@ static void row_of(const svariant *x, double *v)
     v[C_KV_MAX] = r->kv_util_max;
     v[C_BUSY] = r->busy_fraction;
     v[C_GPUS] = serve_gpus(&x->cfg);
+    /* swap preemption's (serve's "swap" object; 0 under recompute, which has none) */
+    v[C_SWAP_OUT] = (double)r->swaps_out;
+    v[C_SWAP_IN] = (double)r->swaps_in;
+    v[C_SWAP_FALLBACK] = (double)r->swap_fallbacks;
+    v[C_SWAP_OUT_B] = r->swap_out_bytes;
+    v[C_SWAP_IN_B] = r->swap_in_bytes;
+    v[C_SWAP_TIME] = r->swap_time_s;
+    v[C_HOST_MAX] = r->host_util_max;
     int site = has_site(x);
     v[C_FAC] = site ? k->e.facility_energy_j : NAN;
     v[C_COST] = site ? k->e.cost : NAN;
@@ -192,6 +203,31 @@ static void print_row(const svariant *x, const svariant *x0, int diff, int block
         printf(" %9s %9s\n", "-", "-");
 }
 
+static int swaps(const svariant *x)
+{
+    return x->cfg.preemption == SERVE_PREEMPT_SWAP;
+}
+
+/* the swap block: a row per variant (its values, or its differences
+ * against x0) */
+static void print_swap_block(const svariant *x, size_t n, int diff, int w)
+{
+    static const char head[] = "%-*s %9s %9s %9s %9s %9s %9s %7s\n";
+    printf("\n");
+    printf(head, w, "variant", "swaps out", "in", "fallback", "GB out", "GB in", "copy s",
+           "host %");
+    printf(head, w, "", "", "", "", "", "", "", "peak");
+    for (size_t i = diff; i < n; i++) {
+        double v[N_COLS];
+        for (int k = 0; k < N_COLS; k++)
+            v[k] = diff ? x[i].v[k] - x[0].v[k] : x[i].v[k];
+        printf("%-*.*s %9.0f %9.0f %9.0f %9.4g %9.4g %9.4g %7.3g%s\n", w, w, x[i].c->label,
+               v[C_SWAP_OUT], v[C_SWAP_IN], v[C_SWAP_FALLBACK], v[C_SWAP_OUT_B] / 1e9,
+               v[C_SWAP_IN_B] / 1e9, v[C_SWAP_TIME], 100 * v[C_HOST_MAX],
+               swaps(&x[i]) ? "" : "  (recompute)");
+    }
+}
+
 static void print_blocks(const svariant *x, size_t n, int diff, int w)
 {
     static const char lat[] = "%-*s %9s %9s %9s %9s %9s %9s %8s %8s %8s\n";
@@ -206,6 +242,11 @@ static void print_blocks(const svariant *x, size_t n, int diff, int w)
     printf(thr, w, "", "", "", "req/s", "", "", "", "mean", "", "Mtok", "Mtok");
     for (size_t i = diff; i < n; i++)
         print_row(&x[i], &x[0], diff, 1, w);
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= swaps(&x[i]);
+    if (any)
+        print_swap_block(x, n, diff, w);
 }
 
 static void print_text(const svariant *x, size_t n, const char *command)

@@ -172,6 +172,18 @@ static int put_swap_attrs(hid_t g, const serve_result *r)
            h5_attr_scalar(g, "swap_time_s", H5T_NATIVE_DOUBLE, &r->swap_time_s);
 }
 
+/* multi-turn sessions' totals (only with sessions of more than one turn) */
+static int put_session_attrs(hid_t g, const serve_result *r)
+{
+    return h5_attr_scalar(g, "sessions", H5T_NATIVE_UINT64, &r->sessions) ||
+           h5_attr_scalar(g, "followups", H5T_NATIVE_UINT64, &r->followups) ||
+           h5_attr_scalar(g, "followups_admitted", H5T_NATIVE_UINT64, &r->followups_admitted) ||
+           h5_attr_scalar(g, "followup_hits", H5T_NATIVE_UINT64, &r->followup_hits) ||
+           h5_attr_scalar(g, "followup_context_tokens", H5T_NATIVE_DOUBLE,
+                          &r->followup_context_tokens) ||
+           h5_attr_scalar(g, "followup_hit_tokens", H5T_NATIVE_DOUBLE, &r->followup_hit_tokens);
+}
+
 static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
                      const serve_h5_rows *rows)
 {
@@ -192,7 +204,8 @@ static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
            h5_attr_scalar(g, "max_rows", H5T_NATIVE_UINT64, &max_rows) ||
            h5_attr_scalar(g, "sample_every", H5T_NATIVE_UINT64, &rows->every) ||
            h5_attr_text(g, "layout_version", SERVE_LAYOUT_VERSION) ||
-           (c->preemption == SERVE_PREEMPT_SWAP && put_swap_attrs(g, r));
+           (c->preemption == SERVE_PREEMPT_SWAP && put_swap_attrs(g, r)) ||
+           (serve_has_sessions(c) && put_session_attrs(g, r));
 }
 
 int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,

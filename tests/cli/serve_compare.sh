@@ -38,6 +38,7 @@ tmp = sys.argv[1]
 bad = []
 COST = ("facility_energy_j", "energy_cost_cny", "co2_kg", "kwh_per_mtok",
         "energy_cost_per_mtok_cny", "co2_kg_per_mtok")
+SWAP = ("swaps_out", "swaps_in", "fallbacks", "out_bytes", "in_bytes", "time_s", "host_util_max")
 
 
 def want_of(s):
@@ -58,6 +59,9 @@ def want_of(s):
                   "co2_kg_per_mtok": c["co2_kg_per_mtok"]})
     else:
         w["gpus"] = s["replicas"] * s["tp"]
+    sw = s.get("swap", {})  # swap preemption's; 0 under recompute (no "swap" object)
+    for k in SWAP:
+        w["swap_" + k] = sw.get(k, 0)
     return w
 
 

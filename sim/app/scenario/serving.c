@@ -501,6 +501,69 @@ static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_sce
     return rc;
 }
 
+/* <sessions turns think-time [turns-distribution] [max-turns]
+ * [think-distribution] [cache]>: multi-turn conversations (docs/serving.md
+ * "Multi-turn sessions"); shared/reference has no turns or think-time
+ * figure, so both are required */
+static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
+    char name[32];
+    copy_attr(n, "turns-distribution", name, sizeof name);
+    if (!name[0])
+        snprintf(name, sizeof name, "fixed");
+    if (serve_turns_dist_parse(name, &c->session_turns_dist))
+        return node_error(ld, n, "turns-distribution", "unknown distribution; use fixed or "
+                          "geometric");
+    int geo = c->session_turns_dist == SERVE_TURNS_GEOMETRIC;
+    int rc = get_quantity(ld, n, "turns", SIM_DIM_COUNT, 1, &c->session_turns);
+    if (!rc && !(c->session_turns >= 1 && c->session_turns <= 1000))
+        rc = node_error(ld, n, "turns", "turns must be from 1 to 1000%s",
+                        geo ? " (the geometric law's mean)" : "");
+    if (!rc && !geo)
+        rc = whole(ld, n, "turns", c->session_turns);
+    if (!rc && has_attr(n, "max-turns")) {
+        if (!geo)
+            return node_error(ld, n, "max-turns", "max-turns caps the geometric law; "
+                              "turns-distribution=\"fixed\" has none");
+        rc = get_quantity(ld, n, "max-turns", SIM_DIM_COUNT, 1, &c->session_max_turns);
+        if (!rc)
+            rc = whole(ld, n, "max-turns", c->session_max_turns);
+        if (!rc && !(c->session_max_turns >= 1 && c->session_max_turns <= 1000))
+            rc = node_error(ld, n, "max-turns", "max-turns must be from 1 to 1000");
+    }
+    copy_attr(n, "think-distribution", name, sizeof name);
+    if (!name[0])
+        snprintf(name, sizeof name, "fixed");
+    if (!rc && serve_think_dist_parse(name, &c->think_dist))
+        rc = node_error(ld, n, "think-distribution", "unknown distribution; use fixed or "
+                        "exponential");
+    if (!rc)
+        rc = get_quantity(ld, n, "think-time", SIM_DIM_TIME, 1, &c->think_s);
+    if (!rc && !(c->think_s >= 0 && c->think_s <= 86400))
+        rc = node_error(ld, n, "think-time", "think-time must be from 0 to a day");
+    copy_attr(n, "cache", name, sizeof name);
+    c->session_cache = !name[0] || strcmp(name, "on") == 0;
+    if (!rc && name[0] && strcmp(name, "on") != 0 && strcmp(name, "off") != 0)
+        rc = node_error(ld, n, "cache", "unknown cache setting; use on (a finished turn's "
+                        "context stays cached on its replica) or off");
+    if (!rc && c->arrival != SERVE_POISSON && c->arrival != SERVE_GAMMA)
+        rc = node_error(ld, n, NULL, "sessions start with open-loop arrivals (process "
+                        "poisson or gamma), not %s", serve_arrival_name(c->arrival));
+    if (!rc && c->prefill_replicas)
+        rc = node_error(ld, n, NULL, "sessions are not modelled with <disaggregated> pools");
+    if (rc || c->session_turns <= 1) /* one turn: no session (the output as without) */
+        return rc;
+    if (!has_attr(n, "turns-distribution"))
+        note_default(s, "turns-distribution fixed (A)");
+    if (!has_attr(n, "think-distribution"))
+        note_default(s, "think-distribution fixed (A)");
+    if (!name[0])
+        note_default(s, "sessions cache on: a finished turn's context stays cached on its "
+                        "replica (A)");
+    return rc;
+}
+
 int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
 {
     xmlNode *n = child(root, "serving");
@@ -562,6 +625,8 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
         trace_lengths(c);
     else if (!rc)
         rc = serving_lengths(ld, n, c);
+    if (!rc && child(n, "sessions"))
+        rc = parse_sessions(ld, child(n, "sessions"), s);
     xmlNode *slo = child(n, "slo");
     if (!rc && slo) {
         rc = get_quantity(ld, slo, "ttft", SIM_DIM_TIME, 0, &c->slo_ttft_s);
