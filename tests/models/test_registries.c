@@ -435,6 +435,7 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_SEGMENT_END, 1);
     CHECK_INT_EQ(KIND_DRAIN_DUE, 10);
     CHECK_INT_EQ(KIND_FLAP, 12);
+    CHECK_INT_EQ(KIND_THROTTLE, 13);
     CHECK_INT_EQ(KIND_FLOW_DONE, 40);
     CHECK_INT_EQ(KIND_FLOW_DELIVER, 41);
     CHECK_INT_EQ(KIND_FLOW_RECOMPUTE, 42);
@@ -470,7 +471,7 @@ static void test_event_kinds(void)
     CHECK_INT_EQ(KIND_CLUSTER_JOB_END, 141);
     CHECK_INT_EQ(KIND_CLUSTER_SCHEDULE, 142);
     CHECK_INT_EQ(KIND_CLUSTER_RETIME, 143);
-    CHECK_INT_EQ(N_KINDS, 51);
+    CHECK_INT_EQ(N_KINDS, 52);
 }
 
 /* docs/trace-format.md's table "| N | `NAME` | meaning |", one row per
