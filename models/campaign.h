@@ -115,7 +115,13 @@ typedef struct campaign_cause {
      * the cause as above. */
     double flap_down_s, flap_up_s;
     unsigned flaps;
+    /* the law of each flap's down and up durations: FIXED, exactly
+     * flap_down_s and flap_up_s; EXPONENTIAL, drawn Exp with those means on
+     * the cause's own flap stream (its repairs keep theirs) */
+    int flap_law;
 } campaign_cause;
+
+enum campaign_flap_law { CAMPAIGN_FLAP_FIXED = 0, CAMPAIGN_FLAP_EXPONENTIAL = 1 };
 
 /* What a restart does about network parts that are down (policies compare
  * with each other; slow parts always slow the job while they last):

@@ -134,7 +134,8 @@ typedef struct campaign_flap {
  * on the runs before (the replicas' bit-identity rests on that). */
 enum { WS_SLOT_REPAIR = 0, WS_SLOT_DETECT = 1, WS_SLOT_PART = 2, /* in ws->job */
        WS_SLOT_FABRIC_REPAIR = WS_SLOT_PART + CAMPAIGN_MAX_CAUSES,
-       WS_SLOTS = WS_SLOT_FABRIC_REPAIR + CAMPAIGN_MAX_CAUSES };
+       WS_SLOT_FLAP = WS_SLOT_FABRIC_REPAIR + CAMPAIGN_MAX_CAUSES, /* drawn flap durations */
+       WS_SLOTS = WS_SLOT_FLAP + CAMPAIGN_MAX_CAUSES };
 
 struct campaign_workspace {
     sim_engine *eng;

@@ -83,6 +83,9 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                               isfinite(x->flap_down_s) && isfinite(x->flap_up_s)),
                 "campaign: failure cause %u flaps: a cable with a repair time, down, not "
                 "slow, with flap down and up times above 0", i);
+        REQUIRE(x->flap_law == CAMPAIGN_FLAP_FIXED || x->flap_law == CAMPAIGN_FLAP_EXPONENTIAL,
+                "campaign: failure cause %u: flap law %d (fixed 0 or exponential 1)", i,
+                x->flap_law);
     }
     REQUIRE(cfg->fabric_policy >= CAMPAIGN_FABRIC_REPLACE &&
                 cfg->fabric_policy <= CAMPAIGN_FABRIC_SHRINK,
