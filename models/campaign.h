@@ -534,6 +534,8 @@ typedef struct campaign_mc {
     campaign_stat interruption_s, degraded_slowdown_s, fabric_wait_s;
     campaign_stat throttle_slowdown_s; /* shown when throttled */
     int throttled;
+    campaign_stat flaps, flap_down_s; /* flapping cables: as the results' (shown when flapping) */
+    int flapping;
     campaign_stat shrunk_s, shrunk_idle_gpu_h; /* SHRINK: as the results' */
     int shrink;                       /* SHRINK: the two above are shown */
     unsigned fabric_causes;           /* as the results' (0: the three above are not shown) */

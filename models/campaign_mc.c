@@ -123,8 +123,12 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
     STAT(degraded_slowdown_s, r[i].degraded_slowdown_s);
     STAT(fabric_wait_s, r[i].fabric_wait_s);
     STAT(throttle_slowdown_s, r[i].throttle_slowdown_s);
-    for (unsigned i = 0; i < n; i++)
+    STAT(flaps, (double)r[i].flaps);
+    STAT(flap_down_s, r[i].flap_down_s);
+    for (unsigned i = 0; i < n; i++) {
         out->throttled |= r[i].throttled;
+        out->flapping |= r[i].flapping;
+    }
     STAT(shrunk_s, r[i].shrunk_s);
     STAT(shrunk_idle_gpu_h, r[i].shrunk_idle_gpu_h);
     for (unsigned k = 0; k <= CAMPAIGN_MAX_CAUSES; k++)

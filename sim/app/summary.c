@@ -557,6 +557,10 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
                              &mc->degraded_slowdown_s};
         rows[n++] = (mc_row){"fabric_wait_s", "s", "waiting for repairs", &mc->fabric_wait_s};
     }
+    if (mc->flapping) {
+        rows[n++] = (mc_row){"flaps", "1", "flaps", &mc->flaps};
+        rows[n++] = (mc_row){"flap_down_s", "s", "down by flaps", &mc->flap_down_s};
+    }
     if (mc->throttled)
         rows[n++] = (mc_row){"throttle_slowdown_s", "s", "lost to throttling",
                              &mc->throttle_slowdown_s};

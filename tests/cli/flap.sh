@@ -64,6 +64,20 @@ OMP_NUM_THREADS=1 "$dcsim" run "$s" -q --json --replicas 4 >"$tmp/r1"
 OMP_NUM_THREADS=2 "$dcsim" run "$s" -q --json --replicas 4 >"$tmp/r2"
 cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: 1 and 2 threads differ"; fail=1; }
 grep -q '"flaps":' "$tmp/r1" || { echo "FAIL: no flaps in the replicas' JSON"; fail=1; }
+# the replicas' flap rows: every flap down 30 s, so the mean time down by
+# flaps is 30 s x the mean flap count, and the sd and CI scale alike (no
+# replica ends inside a flap here); the text table has both rows
+/usr/bin/python3 - "$tmp/r1" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))["replicas"]
+assert r["flaps"]["mean"] > 0, r["flaps"]
+for k in ("mean", "sd", "ci95"):
+    assert abs(r["flap_down_s"][k] - 30 * r["flaps"][k]) <= 1e-9 * r["flap_down_s"][k], (k, r)
+PY
+"$dcsim" run "$s" -q --replicas 4 >"$tmp/r1.txt"
+for row in "  flaps " "  down by flaps "; do
+    grep -q "^$row" "$tmp/r1.txt" || { echo "FAIL: no '$row' row in the replicas' table"; fail=1; }
+done
 # host cables flap: each down cuts its GPU off, interrupts, and the restart waits
 "$dcsim" run "$s" -q --json --set reliability/failure/@tier=0 --set reliability/failure/@mtbf=500h \
     >"$tmp/h.json" || { echo "FAIL: host cables"; fail=1; }
