@@ -132,7 +132,6 @@ typedef struct scn_scenario {
     int throttle_given;
     double throttle_above_c, throttle_gpu_speed;
     uint32_t throttle_gpus;
-    long throttle_line;
     scn_site site;
     scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */

@@ -63,7 +63,6 @@ static int parse_one(loader *ld, xmlNode *t, scn_scenario *s)
                         "iteration with the throttled GPUs: remove <training mfu> (it fixes "
                         "the iteration time)");
     s->throttle_given = !rc;
-    s->throttle_line = (long)xmlGetLineNo(t);
     return rc;
 }
 
