@@ -138,8 +138,15 @@ static void account_stretch(campaign *c, double elapsed, double work)
     c->res.elastic_slowdown_s += fmax(0, at_elastic - at_full);
     if (c->speed_fabric < 1)
         c->res.degraded_slowdown_s += fmax(0, at_degraded - at_elastic);
-    if (c->speed_slow < 1) /* else none: elapsed - at_degraded is a rounding residue */
-        c->res.straggler_slowdown_s += fmax(0, elapsed - at_degraded);
+    /* thermal throttling's part: at the elastic, fabric and thermal speeds */
+    double at_thermal = c->speed_thermal < 1
+                            ? time_at(c, work, c->speed_elastic * c->speed_fabric *
+                                                   c->speed_thermal)
+                            : at_degraded;
+    if (c->speed_thermal < 1)
+        c->res.throttle_slowdown_s += fmax(0, at_thermal - at_degraded);
+    if (c->speed_slow < 1) /* else none: elapsed - at_thermal is a rounding residue */
+        c->res.straggler_slowdown_s += fmax(0, elapsed - at_thermal);
     if (c->kept_epoch < 1) { /* SHRINK: on fewer replicas, the others' GPUs idle */
         c->res.shrunk_s += elapsed;
         c->res.shrunk_idle_gpu_h +=
@@ -206,7 +213,8 @@ static void set_speed(campaign *c)
     c->speed_elastic = elastic_speed(c->cfg, c->missing);
     c->speed_slow = c->n_slow ? c->cfg->straggler_speed : 1.0;
     c->speed_fabric = c->fabric_now > 0 ? c->fabric_now : 1.0;
-    c->speed = c->speed_elastic * c->speed_fabric * c->speed_slow;
+    c->speed_thermal = c->throttle_is_hot ? c->cfg->throttle_speed : 1.0;
+    c->speed = c->speed_elastic * c->speed_fabric * c->speed_slow * c->speed_thermal;
     c->kept_epoch = c->kept_now;
 }
 
@@ -245,6 +253,7 @@ static void on_segment_end(sim_engine *eng, void *ctx, uint64_t data)
 static void finish_job(campaign *c)
 {
     enter(c, CAMPAIGN_STATE_DONE);
+    campaign_throttle_finish(c);
     c->pending = 0;
     emit_event(c, CAMPAIGN_EVENT_JOB_DONE, -1, 0, 0);
     sim_stop(c->eng);
@@ -304,10 +313,7 @@ static void on_checkpoint_end(sim_engine *eng, void *ctx, uint64_t data)
     c->res.checkpoint_time_s += sim_now(eng) - c->state_start_s;
     emit_event(c, CAMPAIGN_EVENT_CHECKPOINT_DONE, -1, 0, sim_now(eng) - c->state_start_s);
     if (c->committed == c->n_iterations) {
-        enter(c, CAMPAIGN_STATE_DONE);
-        c->pending = 0;
-        emit_event(c, CAMPAIGN_EVENT_JOB_DONE, -1, 0, 0);
-        sim_stop(eng);
+        finish_job(c);
         return;
     }
     if (c->maintenance_next) {
@@ -659,6 +665,7 @@ static int set_up_failures(campaign *c)
     if (!rc && cfg->straggler_rate_per_s > 0)
         rc = campaign_make_straggler_streams(c);
     campaign_fabric_reset(c);
+    campaign_throttle_reset(c);
     return rc;
 }
 

@@ -33,8 +33,8 @@
  *   on the fabric left, wait for the repair).
  * Conservation: elapsed = productive compute + rework + checkpoint writes
  *   + aborted writes + restart time (waits for spares and repairs included)
- *   + the persist, elastic, degraded and straggler stretches + maintenance
- *   (asserted by the tests).
+ *   + the persist, elastic, degraded, throttle and straggler stretches
+ *   + maintenance (asserted by the tests).
  * First-order check (tests): ETTR ~ (1 - L (u0 + tau/2)) / (1 + w/tau), L the
  *   cluster failure rate; optimal intervals: Young 1974, Daly 2006 eq. 37.
  */
@@ -115,7 +115,13 @@ typedef struct campaign_cause {
      * the cause as above. */
     double flap_down_s, flap_up_s;
     unsigned flaps;
+    /* the law of each flap's down and up durations: FIXED, exactly
+     * flap_down_s and flap_up_s; EXPONENTIAL, drawn Exp with those means on
+     * the cause's own flap stream (its repairs keep theirs) */
+    int flap_law;
 } campaign_cause;
+
+enum campaign_flap_law { CAMPAIGN_FLAP_FIXED = 0, CAMPAIGN_FLAP_EXPONENTIAL = 1 };
 
 /* What a restart does about network parts that are down (policies compare
  * with each other; slow parts always slow the job while they last):
@@ -280,6 +286,15 @@ typedef struct campaign_config {
      * trace (campaign_part_event.fabric_id), on fabric_ctx. */
     int64_t (*fabric_part_id)(void *ctx, int32_t cause, uint64_t part);
     int fabric_policy;               /* enum campaign_fabric_policy */
+    /* Thermal throttling (throttle_hours > 0; campaign_throttle.c,
+     * docs/failures.md "Thermal throttling"): hour h of the run is hot when
+     * throttle_hot[h mod throttle_hours] is non-zero (the site's hours above
+     * the cooling design's threshold, from the run's start), and the job
+     * runs at throttle_speed, (0, 1], during hot hours (the step tier's
+     * iteration with the throttled GPUs slow). 0 hours or no hot hour: none. */
+    const unsigned char *throttle_hot;
+    unsigned throttle_hours;
+    double throttle_speed;
     /* SHRINK (required with it): whether this part, down alone, cuts GPUs
      * off the job (1) or not (0); and the share of the job's GPUs the shape
      * the parts leave runs on, (0, 1] (1: no GPU cut off; the shape whose
@@ -388,6 +403,10 @@ typedef struct campaign_result {
     double elastic_slowdown_s;        /* compute stretched by running on fewer replicas */
     double straggler_slowdown_s;      /* compute stretched by slow nodes */
     double degraded_slowdown_s;       /* compute stretched by network parts down or slow */
+    double throttle_slowdown_s;       /* compute stretched by thermal throttling (hot hours) */
+    double throttle_hot_s;            /* wall time in hot hours until the job ended */
+    uint64_t throttle_changes;        /* hour boundaries where throttling began or ended */
+    int throttled;                    /* the run had a hot hour to throttle in */
     double fabric_wait_s;             /* of restart_time_s: waiting for network repairs */
     uint64_t parts_down, parts_slow;  /* network parts that went down or slow (repair_s > 0) */
     uint64_t parts_repaired;
@@ -513,6 +532,10 @@ typedef struct campaign_mc {
      * aborted writes) and to degradation (the degraded stretch), and the
      * waits for network repairs (part of the restarts) */
     campaign_stat interruption_s, degraded_slowdown_s, fabric_wait_s;
+    campaign_stat throttle_slowdown_s; /* shown when throttled */
+    int throttled;
+    campaign_stat flaps, flap_down_s; /* flapping cables: as the results' (shown when flapping) */
+    int flapping;
     campaign_stat shrunk_s, shrunk_idle_gpu_h; /* SHRINK: as the results' */
     int shrink;                       /* SHRINK: the two above are shown */
     unsigned fabric_causes;           /* as the results' (0: the three above are not shown) */

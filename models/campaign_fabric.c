@@ -314,6 +314,15 @@ static int too_many(campaign *c)
     return -1;
 }
 
+/* A flap's down or up time of mean `mean`: itself (fixed), or drawn on the
+ * cause's flap stream (exponential) */
+static double flap_time(campaign *c, int32_t cause, double mean)
+{
+    if (cause_of(c, cause)->flap_law != CAMPAIGN_FLAP_EXPONENTIAL)
+        return mean;
+    return gsl_ran_exponential(&c->ws->job.rngs[WS_SLOT_FLAP + cause], mean);
+}
+
 /* Episode i's cable goes down: in the parts list, the job rerouted at the
  * state's speed, or interrupted when it cannot run there (SHRINK: when the
  * cable cuts GPUs off, as a restart must shrink the job). */
@@ -332,8 +341,8 @@ static void flap_down(campaign *c, unsigned i)
     f->down_since = sim_now(c->eng);
     f->downs_left--;
     c->res.flaps++;
-    sim_schedule_in(c->eng, cause_of(c, f->cause)->flap_down_s, PRIO_FAILURE, KIND_FLAP,
-                    on_flap, c, f->serial);
+    sim_schedule_in(c->eng, flap_time(c, f->cause, cause_of(c, f->cause)->flap_down_s),
+                    PRIO_FAILURE, KIND_FLAP, on_flap, c, f->serial);
     if (evaluate(c) || emit_part(c, CAMPAIGN_PART_FLAP_DOWN, p.cause, p.part, 0))
         return;
     if (c->state == CAMPAIGN_STATE_MAINTENANCE)
@@ -370,8 +379,8 @@ static void flap_up(campaign *c, unsigned i, int ended)
     if (ended || !f->downs_left)
         flap_remove(c, i);
     else
-        sim_schedule_in(c->eng, cause_of(c, f->cause)->flap_up_s, PRIO_FAILURE, KIND_FLAP,
-                        on_flap, c, f->serial);
+        sim_schedule_in(c->eng, flap_time(c, f->cause, cause_of(c, f->cause)->flap_up_s),
+                        PRIO_FAILURE, KIND_FLAP, on_flap, c, f->serial);
     part_back(c, &gone, CAMPAIGN_PART_FLAP_UP);
 }
 
@@ -431,9 +440,13 @@ void campaign_fabric_reset(campaign *c)
     c->kept_now = c->kept_epoch = 1;
     c->res.shrink = c->cfg->fabric_policy == CAMPAIGN_FABRIC_SHRINK;
     c->res.fabric_causes = 0;
-    for (unsigned i = 0; i < c->cfg->n_causes; i++)
-        if (c->cfg->causes[i].repair_s > 0 && ++c->res.fabric_causes)
+    for (unsigned i = 0; i < c->cfg->n_causes; i++) {
+        const campaign_cause *x = &c->cfg->causes[i];
+        if (x->repair_s > 0 && ++c->res.fabric_causes)
             sim_rng_stream_reseed(&c->ws->job.rngs[WS_SLOT_FABRIC_REPAIR + i], c->cfg->seed,
-                                  campaign_part_entity(c->cfg->causes[i].unit), i,
-                                  SIM_PURPOSE_REPAIR);
+                                  campaign_part_entity(x->unit), i, SIM_PURPOSE_REPAIR);
+        if (x->flaps && x->flap_law == CAMPAIGN_FLAP_EXPONENTIAL)
+            sim_rng_stream_reseed(&c->ws->job.rngs[WS_SLOT_FLAP + i], c->cfg->seed,
+                                  campaign_part_entity(x->unit), i, SIM_PURPOSE_FLAP);
+    }
 }

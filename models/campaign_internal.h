@@ -106,6 +106,11 @@ typedef struct campaign {
      * and the serial the next one's events carry */
     unsigned flap_n;
     uint64_t flap_serial_next;
+    /* thermal throttling (campaign_throttle.c): whether this hour is hot,
+     * since when, and the job's speed factor in this speed epoch */
+    int throttle_is_hot;
+    double throttle_since_s;
+    double speed_thermal;        /* (0, 1]: throttle_speed in hot hours, else 1 */
 
     campaign_result res;
     int sink_failed;
@@ -129,7 +134,8 @@ typedef struct campaign_flap {
  * on the runs before (the replicas' bit-identity rests on that). */
 enum { WS_SLOT_REPAIR = 0, WS_SLOT_DETECT = 1, WS_SLOT_PART = 2, /* in ws->job */
        WS_SLOT_FABRIC_REPAIR = WS_SLOT_PART + CAMPAIGN_MAX_CAUSES,
-       WS_SLOTS = WS_SLOT_FABRIC_REPAIR + CAMPAIGN_MAX_CAUSES };
+       WS_SLOT_FLAP = WS_SLOT_FABRIC_REPAIR + CAMPAIGN_MAX_CAUSES, /* drawn flap durations */
+       WS_SLOTS = WS_SLOT_FLAP + CAMPAIGN_MAX_CAUSES };
 
 struct campaign_workspace {
     sim_engine *eng;
@@ -204,6 +210,15 @@ int campaign_fabric_grow_due(const campaign *c);
 
 /* The most replicas an elastic job goes on without. */
 unsigned campaign_elastic_most_missing(const campaign_config *cfg);
+
+/* campaign_throttle.c: thermal throttling by the hour */
+
+/* The first hour's state and the event at the first change (nothing when
+ * no hour is hot, or every hour is). */
+void campaign_throttle_reset(campaign *c);
+
+/* The job ended: a hot spell still on is counted. */
+void campaign_throttle_finish(campaign *c);
 
 /* campaign_spares.c: the spare pools */
 

@@ -122,6 +122,13 @@ void campaign_mc_summarize(const campaign_result *r, unsigned n, campaign_mc *ou
     STAT(interruption_s, r[i].rework_s + r[i].restart_time_s + r[i].checkpoint_aborted_s);
     STAT(degraded_slowdown_s, r[i].degraded_slowdown_s);
     STAT(fabric_wait_s, r[i].fabric_wait_s);
+    STAT(throttle_slowdown_s, r[i].throttle_slowdown_s);
+    STAT(flaps, (double)r[i].flaps);
+    STAT(flap_down_s, r[i].flap_down_s);
+    for (unsigned i = 0; i < n; i++) {
+        out->throttled |= r[i].throttled;
+        out->flapping |= r[i].flapping;
+    }
     STAT(shrunk_s, r[i].shrunk_s);
     STAT(shrunk_idle_gpu_h, r[i].shrunk_idle_gpu_h);
     for (unsigned k = 0; k <= CAMPAIGN_MAX_CAUSES; k++)

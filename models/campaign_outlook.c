@@ -83,6 +83,9 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                               isfinite(x->flap_down_s) && isfinite(x->flap_up_s)),
                 "campaign: failure cause %u flaps: a cable with a repair time, down, not "
                 "slow, with flap down and up times above 0", i);
+        REQUIRE(x->flap_law == CAMPAIGN_FLAP_FIXED || x->flap_law == CAMPAIGN_FLAP_EXPONENTIAL,
+                "campaign: failure cause %u: flap law %d (fixed 0 or exponential 1)", i,
+                x->flap_law);
     }
     REQUIRE(cfg->fabric_policy >= CAMPAIGN_FABRIC_REPLACE &&
                 cfg->fabric_policy <= CAMPAIGN_FABRIC_SHRINK,
@@ -99,6 +102,9 @@ int campaign_config_check(const campaign_config *cfg, sim_error *err)
                  (cfg->straggler_speed > 0 && cfg->straggler_speed <= 1 &&
                   cfg->straggler_drain_s >= 0 && isfinite(cfg->straggler_drain_s))),
             "campaign: stragglers need a rate >= 0, a speed in (0, 1] and a drain delay >= 0");
+    REQUIRE(!cfg->throttle_hours ||
+                (cfg->throttle_hot && cfg->throttle_speed > 0 && cfg->throttle_speed <= 1),
+            "campaign: thermal throttling needs its hours and a speed in (0, 1]");
     REQUIRE(cfg->health_check_s >= 0 && isfinite(cfg->health_check_s) &&
                 cfg->collective_timeout_s >= 0 && isfinite(cfg->collective_timeout_s),
             "campaign: health-check period and collective timeout must be zero or positive");
@@ -212,13 +218,16 @@ void campaign_outlook_of(const campaign_config *cfg, campaign_outlook *o)
         t += lambda * t * cfg->repair_mean_s;
     if (cfg->straggler_rate_per_s > 0)
         t /= cfg->straggler_speed;
+    if (cfg->throttle_hours) /* every hour hot at worst; a change per hour at most */
+        t /= cfg->throttle_speed;
     double fabric = 0; /* parts down or slow until repaired: a failure and a repair each */
     for (unsigned i = 0; i < cfg->n_causes && i < CAMPAIGN_MAX_CAUSES; i++)
         if (cfg->causes[i].repair_s > 0)
             fabric += (double)cfg->causes[i].parts * cfg->causes[i].rate_per_s;
     double events = 16 + 3 * compute / x + 5 * lambda * t + 2 * fabric * t +
                     2 * (double)rs.n_nodes * cfg->straggler_rate_per_s * t +
-                    (cfg->maintenance_every_s > 0 ? 4 * t / cfg->maintenance_every_s : 0);
+                    (cfg->maintenance_every_s > 0 ? 4 * t / cfg->maintenance_every_s : 0) +
+                    (cfg->throttle_hours ? t / 3600.0 : 0);
     o->expected_events = isfinite(events) ? events : INFINITY;
 }
 

@@ -30,6 +30,7 @@
     X(KIND_DRAIN_DUE, 10, "campaign: a slow node's drain comes due")                         \
     X(KIND_FABRIC_REPAIR, 11, "campaign: a network part down or slow is repaired")            \
     X(KIND_FLAP, 12, "campaign: a flapping cable goes down, comes back up or is repaired")   \
+    X(KIND_THROTTLE, 13, "campaign: an hour boundary where thermal throttling begins or ends") \
     X(KIND_FLOW_DONE, 40, "flow model: a flow's last byte leaves")                           \
     X(KIND_FLOW_DELIVER, 41, "flow model: a finished flow is delivered (after its latency)") \
     X(KIND_FLOW_RECOMPUTE, 42, "flow model: the max-min rates are recomputed")               \

@@ -293,6 +293,7 @@ static int run_replicas(const run_plan *plan, const campaign_result *first, unsi
     progress_clear(prog);
     if (!rc)
         campaign_mc_summarize(reps, n, mc);
+    mc->throttled |= plan->scn->throttle_given; /* the row, even with no hour hot */
     return rc;
 }
 

@@ -161,6 +161,8 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
         return sim_error_set(err, e.code, s->source, 0, "elastic continuation: %s", e.msg);
     if (c->straggler_rate_per_s > 0 && straggler_speed(s, p, prof->iteration_s, &e))
         return sim_error_set(err, e.code, s->source, 0, "stragglers: %s", e.msg);
+    if (s->throttle_given && run_throttle_init(s, p, prof->iteration_s, &e))
+        return sim_error_set(err, e.code, s->source, 0, "thermal throttling: %s", e.msg);
     if (s->has_degraded) { /* the job's speed on the fabric left, state by state */
         p->degraded = calloc(1, sizeof *p->degraded);
         if (!p->degraded)
@@ -225,6 +227,7 @@ void run_plan_free(run_plan *p)
     run_degraded_free(p->degraded);
     free(p->degraded);
     free(p->gpu_speed);
+    free(p->throttle_hot);
     memset(p, 0, sizeof *p);
 }
 

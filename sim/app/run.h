@@ -50,7 +50,23 @@ typedef struct run_plan {
      * context, the one part of the plan that changes while replicas run
      * (its cache, serialised: degraded.h); owned, NULL without */
     struct run_degraded *degraded;
+    /* thermal throttling (scn->throttle_given; throttle_run.c): the site's
+     * hot hours, a year from the run's start (campaign.throttle_hot points
+     * here when one is hot; owned, NULL without), how many are hot, and the
+     * step tier's iteration with the throttled GPUs slow (0: not simulated,
+     * no hour hot) */
+    unsigned char *throttle_hot;
+    unsigned throttle_hot_hours;
+    double throttle_iteration_s;
 } run_plan;
+
+/* The site's hours above the <throttle>'s temperature (fac_temperature_profile
+ * of its climate from the start month: the energy account's hours) and,
+ * when one is hot, the job's speed in them: the step tier's iteration with
+ * the throttled GPUs at the throttle speed (times their own), t_full /
+ * t_throttled, at most 1. 0 or an error (the step tier's, out of memory). */
+int run_throttle_init(const scn_scenario *s, run_plan *p, double full_iteration_s,
+                      sim_error *err);
 
 enum {
     RUN_PLAN_ENERGY = 1,      /* at a <site>, account energy, cost and carbon */

@@ -125,6 +125,13 @@ typedef struct scn_scenario {
     unsigned degraded_cache;    /* iterations kept (LRU) by failure state */
     int degraded_by_tier;       /* states="by-tier": a cause's parts stand for each other */
     signed char cause_tier[CAMPAIGN_MAX_CAUSES]; /* switch or cable causes: their tier, -1 all */
+    /* <reliability><throttle cooling above speed gpus>: the element for the
+     * site's cooling design (docs/failures.md "Thermal throttling"): in the
+     * site's hours above throttle_above_c, throttle_gpus GPUs (0: all) run at
+     * throttle_gpu_speed; none of them sourced, all required */
+    int throttle_given;
+    double throttle_above_c, throttle_gpu_speed;
+    uint32_t throttle_gpus;
     scn_site site;
     scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */

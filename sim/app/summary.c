@@ -157,6 +157,28 @@ static void add_mechanism_rows(run_summary *out, const campaign_config *c,
     }
 }
 
+/* <reliability><throttle>: the hot hours and what they cost (docs/failures.md
+ * "Thermal throttling"), apart from the other stretches */
+static void add_throttle_rows(run_summary *out, const run_plan *plan, const campaign_result *r)
+{
+    if (!plan->scn->throttle_given)
+        return;
+    add(out, "throttle_slowdown_s", "s", "slowed by thermal throttling",
+        "compute stretched in the site's hours above the <throttle> temperature",
+        r->throttle_slowdown_s, 0);
+    add(out, "throttle_hot_hours", "1", "hot hours a year",
+        "hours of the site's year (from the start month) above the <throttle> temperature",
+        (double)plan->throttle_hot_hours, 1);
+    add(out, "throttle_hot_s", "s", "time in hot hours", "wall time of the run in hot hours",
+        r->throttle_hot_s, 0);
+    add(out, "throttle_changes", "1", "throttling changes",
+        "hour boundaries where throttling began or ended", (double)r->throttle_changes, 1);
+    if (plan->throttle_iteration_s > 0)
+        add(out, "throttle_speed_frac", "1", "job speed in a hot hour",
+            "the iteration as built / with the throttled GPUs slow (step tier)",
+            plan->campaign.throttle_speed, 0);
+}
+
 /* The counts, the checkpoint interval and the optimal intervals. */
 static void add_count_rows(run_summary *out, const campaign_config *c, const campaign_result *r)
 {
@@ -225,6 +247,7 @@ void summary_build(const run_plan *plan, const campaign_result *r, run_summary *
     memcpy(out->failures_by_cause, r->failures_by_cause, sizeof out->failures_by_cause);
     add_time_rows(out, plan->scn, c, r);
     add_mechanism_rows(out, c, r);
+    add_throttle_rows(out, plan, r);
     add_count_rows(out, c, r);
     add_gpu_rows(out, plan, c, r);
 }
@@ -285,7 +308,7 @@ int summary_check(const run_summary *sum, const campaign_mc *mc, sim_error *err)
 
 int summary_check_mc(const campaign_mc *mc, sim_error *err)
 {
-    mc_row rows[12];
+    mc_row rows[16];
     size_t n = mc_rows(mc, rows);
     for (size_t i = 0; i < n; i++) {
         double lo, hi;
@@ -534,6 +557,13 @@ static size_t mc_rows(const campaign_mc *mc, mc_row *rows)
                              &mc->degraded_slowdown_s};
         rows[n++] = (mc_row){"fabric_wait_s", "s", "waiting for repairs", &mc->fabric_wait_s};
     }
+    if (mc->flapping) {
+        rows[n++] = (mc_row){"flaps", "1", "flaps", &mc->flaps};
+        rows[n++] = (mc_row){"flap_down_s", "s", "down by flaps", &mc->flap_down_s};
+    }
+    if (mc->throttled)
+        rows[n++] = (mc_row){"throttle_slowdown_s", "s", "lost to throttling",
+                             &mc->throttle_slowdown_s};
     if (mc->shrink) {
         rows[n++] = (mc_row){"shrunk_s", "s", "run shrunk", &mc->shrunk_s};
         rows[n++] = (mc_row){"shrunk_idle_gpu_h", "GPU h", "GPU-hours idle while shrunk",
@@ -578,7 +608,7 @@ void summary_print_causes(FILE *f, const scn_scenario *scn, const campaign_resul
 
 void summary_print_replicas(FILE *f, const campaign_mc *mc)
 {
-    mc_row rows[12];
+    mc_row rows[16];
     size_t n = mc_rows(mc, rows);
     fprintf(f, "\n  over %u replicas            mean       95%% CI (+-)          sd  unit\n",
             mc->replicas);
@@ -635,7 +665,7 @@ cJSON *summary_json_doc(const scn_scenario *scn, const run_summary *sum, const c
     if (mc) {
         cJSON *rep = cJSON_AddObjectToObject(root, "replicas");
         cJSON_AddNumberToObject(rep, "count", mc->replicas);
-        mc_row rows[12];
+        mc_row rows[16];
         size_t n = mc_rows(mc, rows);
         for (size_t i = 0; i < n; i++) {
             cJSON *o = cJSON_AddObjectToObject(rep, rows[i].name);

@@ -51,6 +51,7 @@ enum sim_stream_purpose {
     SIM_PURPOSE_SPEED = 3,
     SIM_PURPOSE_ROUTING = 4,
     SIM_PURPOSE_DETECTION = 5,
+    SIM_PURPOSE_FLAP = 6, /* a flapping cable cause's drawn flap durations */
 };
 
 extern const gsl_rng_type *sim_rng_xoshiro256;

@@ -64,6 +64,20 @@ OMP_NUM_THREADS=1 "$dcsim" run "$s" -q --json --replicas 4 >"$tmp/r1"
 OMP_NUM_THREADS=2 "$dcsim" run "$s" -q --json --replicas 4 >"$tmp/r2"
 cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: 1 and 2 threads differ"; fail=1; }
 grep -q '"flaps":' "$tmp/r1" || { echo "FAIL: no flaps in the replicas' JSON"; fail=1; }
+# the replicas' flap rows: every flap down 30 s, so the mean time down by
+# flaps is 30 s x the mean flap count, and the sd and CI scale alike (no
+# replica ends inside a flap here); the text table has both rows
+/usr/bin/python3 - "$tmp/r1" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))["replicas"]
+assert r["flaps"]["mean"] > 0, r["flaps"]
+for k in ("mean", "sd", "ci95"):
+    assert abs(r["flap_down_s"][k] - 30 * r["flaps"][k]) <= 1e-9 * r["flap_down_s"][k], (k, r)
+PY
+"$dcsim" run "$s" -q --replicas 4 >"$tmp/r1.txt"
+for row in "  flaps " "  down by flaps "; do
+    grep -q "^$row" "$tmp/r1.txt" || { echo "FAIL: no '$row' row in the replicas' table"; fail=1; }
+done
 # host cables flap: each down cuts its GPU off, interrupts, and the restart waits
 "$dcsim" run "$s" -q --json --set reliability/failure/@tier=0 --set reliability/failure/@mtbf=500h \
     >"$tmp/h.json" || { echo "FAIL: host cables"; fail=1; }
@@ -77,5 +91,45 @@ assert s["flap_interruptions"] % 3 == 0, s  # all three downs of an episode, or 
 assert abs(s["fabric_wait_s"] - 30 * s["flap_interruptions"]) < 1e-6, s
 assert s["fabric_unrunnable"] >= s["flap_interruptions"], s
 PY
+# flap-law="fixed" is the default, byte for byte (text and JSON)
+for form in "--json" ""; do
+    "$dcsim" run "$s" -q $form >"$tmp/a"
+    "$dcsim" run "$s" -q $form --set reliability/failure/@flap-law=fixed >"$tmp/b"
+    cmp -s "$tmp/a" "$tmp/b" || { echo "FAIL: flap-law=fixed $form differs"; fail=1; }
+done
+# flap-law="exponential": each down and up drawn with the means 30 s and
+# 5 min; over many flaps (uplinks failing every 2 h each) the sample means
+# lie within 4 standard errors (sd = mean for the exponential) of them, the
+# durations spread as an exponential's (coefficient of variation 1 +- 0.15),
+# every down's trace time equals the summary's total, and 1 and 2 threads agree
+exp="--set reliability/failure/@flap-law=exponential --set reliability/failure/@mtbf=2h"
+"$dcsim" run "$s" -q --json -o "$tmp/e.h5" $exp >"$tmp/e.json" || { echo "FAIL: exponential"; fail=1; }
+/usr/bin/python3 - "$tmp/e.json" "$tmp/e.h5" <<'PY' || fail=1
+import json, math, sys
+import h5py
+s = json.load(open(sys.argv[1]))["summary"]
+rows = h5py.File(sys.argv[2], "r")["/campaign/parts"][:]
+rows = rows[(rows["action"] == 3) | (rows["action"] == 4)]
+downs, ups, last, count = [], [], {}, {}
+for r in rows:  # episodes of exactly 3 flaps (no repair cuts one short)
+    key, act, t = (int(r["cause"]), int(r["part"])), int(r["action"]), float(r["time_s"])
+    if act == 4 and key in last:
+        downs.append(t - last[key][1])
+    elif act == 3 and key in last and count[key] % 3:  # an up inside an episode
+        ups.append(t - last[key][1])
+    count[key] = count.get(key, 0) + (act == 3)
+    last[key] = (act, t)
+n = len(downs)
+assert n > 1000 and len(ups) > 500, (n, len(ups))
+assert abs(sum(downs) - s["flap_down_s"]) <= 1e-6 * s["flap_down_s"], (sum(downs), s["flap_down_s"])
+for xs, mean in ((downs, 30.0), (ups, 300.0)):
+    m = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    assert abs(m - mean) <= 4 * mean / math.sqrt(len(xs)), (m, mean, len(xs))
+    assert 0.85 < sd / m < 1.15, (sd / m, mean)
+PY
+OMP_NUM_THREADS=1 "$dcsim" run "$s" -q --json --replicas 4 $exp >"$tmp/r1"
+OMP_NUM_THREADS=2 "$dcsim" run "$s" -q --json --replicas 4 $exp >"$tmp/r2"
+cmp -s "$tmp/r1" "$tmp/r2" || { echo "FAIL: exponential flaps, 1 and 2 threads differ"; fail=1; }
 [ "$fail" -eq 0 ] && echo "ok: flapping cables"
 exit "$fail"

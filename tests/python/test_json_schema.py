@@ -73,6 +73,8 @@ CASES = [
              "scenarios", "shrink-two-leaves.xml"), "--set", "@seed=1"], {0}),
     ("run", ["run", "--quiet", "--json", "--replicas", "2", os.path.join(SRC, "tests",
              "scenarios", "flapping-cable.xml")], {0}),
+    ("run", ["run", "--quiet", "--json", "--replicas", "2", os.path.join(SRC, "tests",
+             "scenarios", "throttle-small.xml")], {0}),
     ("step", ["step", "--quiet", "--json", "--fail", "transceiver=96", os.path.join(
               SRC, "tests", "scenarios", "flapping-cable.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml")], {0}),

@@ -140,6 +140,8 @@ static int parse_sections(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_checkpoint(ld, root, s);
     if (!rc)
         rc = parse_site(ld, root, s);
+    if (!rc && s->has_job)
+        rc = parse_throttle(ld, root, s);
     if (!rc)
         rc = parse_costs(ld, root, s);
     if (!rc)

@@ -161,6 +161,7 @@ int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliabilit
 int parse_checkpoint(loader *ld, xmlNode *root, scn_scenario *s);  /* checkpoint.c */
 int parse_site(loader *ld, xmlNode *root, scn_scenario *s);        /* site_costs.c */
 int parse_costs(loader *ld, xmlNode *root, scn_scenario *s);       /* site_costs.c */
+int parse_throttle(loader *ld, xmlNode *root, scn_scenario *s);    /* throttle.c */
 int parse_site_at(loader *ld, xmlNode *n, uint64_t seed, scn_site *site); /* site_costs.c */
 /* cluster_jobs.c: a stream's parts, also read by <hubs><demand> */
 int stream_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st);

@@ -331,6 +331,9 @@ static int parse_flaps(loader *ld, xmlNode *f, campaign_cause *x)
     int given = 0;
     for (int i = 0; i < 3; i++)
         given += has_attr(f, attrs[i]);
+    if (!given && has_attr(f, "flap-law"))
+        return node_error(ld, f, "flap-law", "flap-law is the law of a flapping cable's flap "
+                          "durations: give flaps, flap-down and flap-up too");
     if (!given)
         return 0;
     for (int i = 0; i < 3; i++)
@@ -353,6 +356,10 @@ static int parse_flaps(loader *ld, xmlNode *f, campaign_cause *x)
         if (!rc)
             rc = positive(ld, f, times[i], *to[i], INFINITY, "");
     }
+    char law[16] = "fixed"; /* the schema allows fixed and exponential */
+    if (has_attr(f, "flap-law"))
+        copy_attr(f, "flap-law", law, sizeof law);
+    x->flap_law = strcmp(law, "exponential") ? CAMPAIGN_FLAP_FIXED : CAMPAIGN_FLAP_EXPONENTIAL;
     x->flaps = rc ? 0 : n; /* 0: no flapping, the cause as without the attributes */
     if (!n)
         x->flap_down_s = x->flap_up_s = 0;
