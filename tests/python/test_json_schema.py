@@ -92,6 +92,7 @@ CASES = [
               "hubs/hub[8]/@gpu=A100-SXM-80GB"], {0}),
     ("hubs", ["hubs", "--quiet", "--json",  # a fabric at the hub: the interference keys
               os.path.join(SRC, "tests", "scenarios", "hubs-one-fabric.xml")], {0}),
+    ("hubs", ["hubs", "--quiet", "--json", ex("hubs-east-west-backbone.xml")], {0}),  # backbone
     ("calibrate", ["calibrate", "--quick", "--threads", "2", "--json"], {0}),
     ("goodput", ["goodput", "--json", "--steps", "3", "--replicas", "2"], {0}),
     ("step", ["step", "--json", SP], {0}),
