@@ -149,6 +149,9 @@ CASES = [
                "serving/arrivals/@rate=10/s,20/s", "-o", "ss.h5"], {0}),
     ("compare", ["compare", "--json", os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"),
                  "--vary", "hubs/@policy=cheapest,latency-bounded"], {0}),
+    ("compare", ["compare", "--json",  # fabrics at the hubs: the interference columns
+                 os.path.join(SRC, "tests", "scenarios", "hubs-one-fabric.xml"),
+                 "--vary", "@seed=7,8"], {0}),
     ("sweep", ["sweep", "--quiet", "--json",
                os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"), "--grid",
                "hubs/@policy=cheapest,nearest", "-o", "hs.h5"], {0}),
