@@ -107,7 +107,9 @@ static void fill(const hubs_backbone *b, const hubs_flow *f, const uint32_t *act
             int on = 0;
             for (unsigned i = 0; i < x->path->n && !frozen[k] && !on; i++) {
                 unsigned l = hop_of(x, i);
-                on = cap[l] / cnt[l] <= s;
+                on = cap[l] / cnt[l] <= s * (1 + 1e-12); /* near-ties freeze together,
+                                                             so no link is left at a
+                                                             rounding's worth of room */
             }
             if (!on)
                 continue;
@@ -140,8 +142,9 @@ int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *lin
     qsort(ord, n, sizeof *ord, cmp_start);
     uint32_t next = 0, n_act = 0;
     double t = 0;
-    /* each pass admits an arrival or completes a flow: at most 2 n passes */
-    for (uint64_t pass = 0; (next < n || n_act) && pass <= 2 * (uint64_t)n; pass++) {
+    /* each pass admits arrivals, moves to the next arrival or completes a
+     * flow: at most 3 n passes */
+    for (uint64_t pass = 0; (next < n || n_act) && pass <= 3 * (uint64_t)n + 3; pass++) {
         if (!n_act)
             t = ord[next].t;
         while (next < n && ord[next].t <= t) {
@@ -160,7 +163,7 @@ int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *lin
             f[act[k]].slowed |= rate[k] < f[act[k]].path->bottleneck_bps;
         double dt = INFINITY;
         for (uint32_t k = 0; k < n_act; k++)
-            dt = fmin(dt, rem[k] / rate[k]);
+            dt = fmin(dt, rate[k] > 0 ? rem[k] / rate[k] : INFINITY);
         double arrive = next < n ? ord[next].t : INFINITY;
         int completes = t + dt <= arrive;
         if (!completes)
@@ -169,7 +172,7 @@ int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *lin
         uint32_t kept = 0;
         for (uint32_t k = 0; k < n_act; k++) {
             hubs_flow *x = &f[act[k]];
-            int last = completes && rem[k] / rate[k] <= dt;
+            int last = completes && rate[k] > 0 && rem[k] / rate[k] <= dt;
             double moved = last ? rem[k] : fmin(rem[k], rate[k] * dt);
             if (link_bits)
                 for (unsigned i = 0; i < x->path->n; i++)
@@ -185,5 +188,9 @@ int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *lin
         t = now;
     }
     free(ord), free(act), free(rem), free(rate), free(frozen);
+    if (next < n || n_act)
+        return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "hubs: the backbone's flows did "
+                             "not finish (an internal error, please report it with the "
+                             "scenario)");
     return 0;
 }
