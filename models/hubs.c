@@ -75,6 +75,11 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
                                                         : j->duration_s;
 }
 
+double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb)
+{
+    return c->backbone ? tb * c->backbone->path[j->origin][h].cost_per_tb : 0;
+}
+
 uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j)
 {
     if (j->kind != HUBS_SERVING || !(h->serving_scale > 0) || h->serving_scale == 1)
@@ -338,10 +343,11 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         if (r->jobs[i].hub == h)
             ord[n++] = (order){r->jobs[i].end_s, i};
     qsort(ord, n, sizeof *ord, cmp_order);
-    double free_out = 0;
+    double free_out = 0, link_cost = 0;
     for (uint32_t k = 0; k < n; k++) {
         const hubs_job_spec *j = &c->jobs[ord[k].i];
         hubs_job *x = &r->jobs[ord[k].i];
+        link_cost += hubs_link_cost(c, j, h, j->dataset_tb + j->result_tb);
         if (!c->backbone) { /* the hub's own link (with a backbone: backbone_run) */
             x->back_done_s = x->end_s;
             x->back_wait_s = 0;
@@ -381,7 +387,8 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         }
         wait[k] = x->start_s - x->submit_s;
     }
-    o->data_cost = (o->tb_in + o->tb_out) * c->cost_per_tb;
+    o->data_cost = (o->tb_in + o->tb_out) * c->cost_per_tb + link_cost; /* + 0 without a
+                                                                           backbone: exact */
     o->end_s = cr->end_s;
     o->wait_s = cr->wait_s;
     if (!n)
@@ -441,12 +448,15 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
         for (int b = 0; b < 8; b++)
             t->digest = (t->digest ^ ((o->digest >> (8 * b)) & 0xff)) * 1099511628211ull;
     }
+    double link_cost = 0;
     for (uint32_t i = 0; !rc && i < r->n_jobs; i++) { /* in job order: the same sum whatever
                                                          the placement */
         t->tb_in += c->jobs[i].dataset_tb;
         t->tb_out += c->jobs[i].result_tb;
+        link_cost += hubs_link_cost(c, &c->jobs[i], r->jobs[i].hub,
+                                    c->jobs[i].dataset_tb + c->jobs[i].result_tb);
     }
-    t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb;
+    t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb + link_cost;
     if (!rc) {
         cluster_stat_of(wait, n_wait, &t->wait_s);
         hubs_set_horizon(c, r, t->end_s);

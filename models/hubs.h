@@ -217,6 +217,10 @@ typedef struct hubs_result {
 
 int hubs_config_check(const hubs_config *c, sim_error *err);
 
+/* what tb TB of job j cost on its route to hub h beyond the scenario's
+ * cost per TB: tb x the route's links' cost per TB (0 without a backbone) */
+double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb);
+
 /* Place every job (policy, backlog, inbound backbone). out->jobs malloc'd.
  * 0, or an error. */
 int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err);

@@ -59,10 +59,12 @@ int hubs_bb_route(const hubs_backbone *b, unsigned from, unsigned to, hubs_path 
     p->n = n;
     p->rtt_s = 0;
     p->bottleneck_bps = INFINITY;
+    p->cost_per_tb = 0;
     for (unsigned i = 0; i < n; i++) {
         p->hop[i] = (uint16_t)back[n - 1 - i];
         const hubs_link *k = &b->link[p->hop[i] / 2];
         p->rtt_s += k->rtt_s;
+        p->cost_per_tb += k->cost_per_tb;
         p->bottleneck_bps = fmin(p->bottleneck_bps, k->bandwidth_bps);
     }
     return 0;

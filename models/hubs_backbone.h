@@ -24,6 +24,8 @@ typedef struct hubs_link {
     unsigned a, b;             /* node indices */
     double bandwidth_bps;      /* each way (> 0) */
     double rtt_s;              /* >= 0 */
+    double cost_per_tb;        /* CNY per TB that crosses it, either way, on top of the
+                                  scenario's per TB moved (>= 0; 0: none) */
 } hubs_link;
 
 /* a path: directed links, 2 l (a -> b) or 2 l + 1 (b -> a) */
@@ -32,6 +34,7 @@ typedef struct hubs_path {
     uint16_t hop[HUBS_BB_MAX_NODES];
     double rtt_s;              /* the sum of its links' */
     double bottleneck_bps;     /* its least bandwidth: a lone transfer's rate */
+    double cost_per_tb;        /* the sum of its links' */
 } hubs_path;
 
 typedef struct hubs_backbone {

@@ -24,6 +24,13 @@ static unsigned busiest(const hubs_run *run)
     return best;
 }
 
+/* link l's own charge: the TB that crossed it, either way, x its cost per TB */
+static double link_cost(const hubs_run *run, unsigned l)
+{
+    const hubs_link *k = &run->cfg.backbone->bb.link[l];
+    return (run->r.link_bits[2 * l] + run->r.link_bits[2 * l + 1]) / 8e12 * k->cost_per_tb;
+}
+
 static const char *end_of(const hubs_backbone *b, unsigned d, int head)
 {
     const hubs_link *k = &b->link[d / 2];
@@ -43,16 +50,16 @@ void hubs_backbone_print(const hubs_run *run, const hubs_run *base)
            end_of(b, e, 0), end_of(b, e, 1), 100 * util(base, e),
            (run->r.share_in_s + run->r.share_out_s) / 3600, run->r.share_in_s / 3600,
            run->r.share_out_s / 3600, (base->r.share_in_s + base->r.share_out_s) / 3600);
-    printf("link       %-24s %9s %8s %11s %11s %7s %7s\n", "a - b", "Gb/s", "RTT ms", "TB a->b",
-           "TB b->a", "util %", "b->a %");
+    printf("link       %-24s %9s %8s %11s %11s %7s %7s %11s\n", "a - b", "Gb/s", "RTT ms",
+           "TB a->b", "TB b->a", "util %", "b->a %", "cost CNY");
     for (unsigned l = 0; l < b->n_links; l++) {
         const hubs_link *k = &b->link[l];
         char name[2 * HUBS_BB_NAME + 4];
         snprintf(name, sizeof name, "%s - %s", b->node[k->a], b->node[k->b]);
-        printf("link       %-24s %9.4g %8.4g %11.6g %11.6g %7.3f %7.3f\n", name,
+        printf("link       %-24s %9.4g %8.4g %11.6g %11.6g %7.3f %7.3f %11.6g\n", name,
                k->bandwidth_bps / 1e9, k->rtt_s * 1e3, run->r.link_bits[2 * l] / 8e12,
                run->r.link_bits[2 * l + 1] / 8e12, 100 * util(run, 2 * l),
-               100 * util(run, 2 * l + 1));
+               100 * util(run, 2 * l + 1), link_cost(run, l));
     }
 }
 
@@ -80,6 +87,8 @@ cJSON *hubs_backbone_json(const hubs_run *run)
         cJSON_AddNumberToObject(x, "tb_ba", run->r.link_bits[2 * l + 1] / 8e12);
         cJSON_AddNumberToObject(x, "utilisation_ab", util(run, 2 * l));
         cJSON_AddNumberToObject(x, "utilisation_ba", util(run, 2 * l + 1));
+        cJSON_AddNumberToObject(x, "cost_per_tb", k->cost_per_tb);
+        cJSON_AddNumberToObject(x, "cost", link_cost(run, l));
         cJSON_AddItemToArray(a, x);
     }
     unsigned d = busiest(run);

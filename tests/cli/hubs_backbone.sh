@@ -8,7 +8,9 @@
 # are the link waits. Bits are conserved (one hop per route: the links' TB
 # sum to the TB moved). On the year example's backbone variant: each link's
 # utilisation is its TB x 8e12 / (bandwidth x horizon), the busiest is their
-# most, two runs are byte-identical.
+# most, two runs are byte-identical. A link's own cost per TB: the data
+# cost rises by exactly its TB x that (two links priced), the link's `cost`
+# says so, and the monthly series' data cost sums to each hub's.
 set -u
 dcsim=$1
 src=$2
@@ -24,6 +26,9 @@ for bw in 10Tbps 10Gbps; do
             { echo "FAIL: hubs $f.xml at $bw"; fail=1; }
     done
 done
+"$dcsim" hubs --quiet --json "$sc/hubs-backbone-private.xml" --set 'hubs/backbone/link[4]/@cost-per-tb=2.5' \
+    --set 'hubs/backbone/link[6]/@cost-per-tb=5' >"$tmp/priced.json" ||
+    { echo "FAIL: hubs with priced links"; fail=1; }
 "$dcsim" hubs --quiet --json "$ex" >"$tmp/ex1.json" || { echo "FAIL: hubs $ex"; fail=1; }
 "$dcsim" hubs --quiet --json "$ex" >"$tmp/ex2.json" || { echo "FAIL: hubs $ex again"; fail=1; }
 cmp -s "$tmp/ex1.json" "$tmp/ex2.json" || { echo "FAIL: two runs of the backbone example differ"; fail=1; }
@@ -55,6 +60,24 @@ for bw in ("10Tbps", "10Gbps"):
             bad.append(f"10Gbps {part}: no overlap seen (sharing {share})")
     if bw == "10Gbps" and not a["run"]["total"]["link_wait_s"] > 0:
         bad.append("10Gbps: the FIFO links never queued")
+p = json.load(open(f"{tmp}/priced.json"))
+a = json.load(open(f"{tmp}/hubs-trace-10Gbps.json"))
+for part in ("run", "baseline"):
+    L = p[part]["backbone"]["links"]
+    extra = sum((l["tb_ab"] + l["tb_ba"]) * l["cost_per_tb"] for l in L)
+    if [l["cost_per_tb"] for l in L] != [0, 0, 0, 2.5, 0, 5] or (part == "run" and not extra > 0):
+        bad.append(f"priced {part}: links {[l['cost_per_tb'] for l in L]}, extra {extra}")
+    got = p[part]["total"]["data_cost"] - a[part]["total"]["data_cost"]
+    tol = 1e-9 * max(extra, 1)
+    if abs(got - extra) > tol or abs(sum(l["cost"] for l in L) - extra) > tol:
+        bad.append(f"priced {part}: data cost rose {got}, the links say {extra}")
+    hubs = p[part]["hubs"]
+    if abs(sum(h["data_cost"] for h in hubs) - p[part]["total"]["data_cost"]) > tol:
+        bad.append(f"priced {part}: hubs' data cost does not sum to the total")
+for k, h in enumerate(p["run"]["hubs"]):
+    s = sum(b["data_cost"] for b in p["run"]["series"] if b["hub"] == k)
+    if abs(s - h["data_cost"]) > 1e-9 * max(1, h["data_cost"]):
+        bad.append(f"priced: hub {k}'s series data cost {s}, the hub's {h['data_cost']}")
 e = json.load(open(f"{tmp}/ex1.json"))
 for part in ("run", "baseline"):
     bb = e[part]["backbone"]

@@ -23,7 +23,7 @@ static unsigned node(hubs_backbone *b, const char *name)
 
 static void add_link(hubs_backbone *b, unsigned a, unsigned c, double bps, double rtt)
 {
-    b->link[b->n_links++] = (hubs_link){a, c, bps, rtt};
+    b->link[b->n_links++] = (hubs_link){.a = a, .b = c, .bandwidth_bps = bps, .rtt_s = rtt};
 }
 
 static void test_route(void)
@@ -253,6 +253,39 @@ static void test_private_links(void)
     free(v);
 }
 
+/* a cost per TB on each hub's private link: the data cost is every TB at
+ * the scenario's 10 CNY plus 3 CNY (closed form), per hub and in total */
+static void test_link_cost(void)
+{
+    const uint32_t n = 60;
+    hubs_job_spec *v = demand(n);
+    hubs_config c = two(v, n, 100e9);
+    hubs_routes *R = private_links(&c);
+    for (unsigned l = 0; l < R->bb.n_links; l++)
+        if (R->bb.link[l].b < c.n_hubs) /* gateway - hub */
+            R->bb.link[l].cost_per_tb = 3;
+    for (unsigned o = 0; o < c.n_origins; o++)
+        for (unsigned h = 0; h < c.n_hubs; h++)
+            CHECK(!hubs_bb_route(&R->bb, c.n_hubs + o, h, &R->path[o][h]));
+    c.backbone = R;
+    hubs_result r;
+    run(&c, &r);
+    double tb = 0, sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        tb += v[i].dataset_tb + v[i].result_tb;
+    for (unsigned h = 0; h < c.n_hubs; h++) {
+        const hubs_hub_result *o = &r.hub[h];
+        CHECK_REL(o->data_cost, (o->tb_in + o->tb_out) * 13, 1e-12);
+        sum += o->data_cost;
+    }
+    CHECK_REL(r.total.data_cost, tb * 13, 1e-12);
+    CHECK_REL(sum, r.total.data_cost, 1e-12);
+    CHECK(hubs_link_cost(&c, &v[0], 0, 2) == 6);
+    hubs_result_free(&r);
+    free(R);
+    free(v);
+}
+
 static void test_no_route(void)
 {
     hubs_job_spec *v = demand(4);
@@ -273,6 +306,7 @@ int main(void)
     test_route();
     test_closed_forms();
     test_private_links();
+    test_link_cost();
     test_no_route();
     return check_report();
 }

@@ -2,7 +2,9 @@
  * transit <node>s and <link a b bandwidth latency> rows between the hubs, the
  * demand centres and the transit nodes. A link's RTT is its latency, or the
  * catalog's RTT between its two ends (sites.md 8.2) when both are catalog
- * sites; its bandwidth, each way, is <hubs bandwidth> unless given. Every
+ * sites; its bandwidth, each way, is <hubs bandwidth> unless given; its
+ * cost-per-tb (CNY per TB that crosses it, on top of <hubs cost-per-tb>)
+ * 0 unless given. Every
  * (demand centre, hub) pair gets its shortest-RTT route; a hub's RTT to a
  * demand centre becomes the route's (the policies', the SLO's). */
 #include "loader.h"
@@ -82,6 +84,12 @@ static int parse_link(loader *ld, xmlNode *n, const scn_hubs *H, hubs_backbone *
             rc = node_error(ld, n, "latency", "the catalog has no RTT between '%s' and '%s' "
                             "(sites.xml <latency>): give latency=\"T\"", b->node[k->a],
                             b->node[k->b]);
+    }
+    k->cost_per_tb = 0;
+    if (!rc && has_attr(n, "cost-per-tb")) {
+        rc = get_quantity(ld, n, "cost-per-tb", SIM_DIM_COUNT, 1, &k->cost_per_tb);
+        if (!rc)
+            rc = non_negative(ld, n, "cost-per-tb", k->cost_per_tb);
     }
     if (!rc)
         b->n_links++;
