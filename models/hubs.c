@@ -60,6 +60,11 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
         if (j->origin >= c->n_origins || !(j->duration_s > 0) || !j->gpus ||
             !(j->dataset_tb >= 0) || !(j->result_tb >= 0) || (i && j->arrival_s < j[-1].arrival_s))
             return bad(err, "a bad job (origin, GPUs, duration, sizes or arrival order)");
+        for (unsigned h = 0; c->backbone && h < c->n_hubs; h++)
+            if (!c->backbone->has[j->origin][h])
+                return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "hubs: the backbone has no "
+                                     "route from %s to %s", c->origin[j->origin],
+                                     c->hubs[h].name);
     }
     return 0;
 }
@@ -68,6 +73,11 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
 {
     return h->time_scale > 0 && j->kind != HUBS_SERVING ? j->duration_s * h->time_scale
                                                         : j->duration_s;
+}
+
+double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb)
+{
+    return c->backbone ? tb * c->backbone->path[j->origin][h].cost_per_tb : 0;
 }
 
 uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j)
@@ -134,6 +144,52 @@ static uint32_t pick(const hubs_config *c, const hubs_job_spec *j, const double 
     return best;
 }
 
+_Static_assert(sizeof ((hubs_routes *)0)->path / sizeof ((hubs_routes *)0)->path[0] ==
+               HUBS_MAX_ORIGINS && sizeof ((hubs_routes *)0)->path[0] /
+               sizeof ((hubs_routes *)0)->path[0][0] == HUBS_MAX, "hubs_routes' sizes");
+
+/* the backbone's flows of every job with bits in one direction (in: the
+ * datasets from their readiness; out: the results from their ends); each
+ * job's time at the far end and the wait sharing caused */
+static int backbone_run(const hubs_config *c, hubs_result *r, int out, sim_error *err)
+{
+    hubs_flow *f = malloc((size_t)(r->n_jobs ? r->n_jobs : 1) * sizeof *f);
+    if (!f)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    for (uint32_t i = 0; i < r->n_jobs; i++) {
+        const hubs_job_spec *j = &c->jobs[i];
+        const hubs_job *o = &r->jobs[i];
+        f[i] = (hubs_flow){out ? o->end_s : j->arrival_s + o->defer_s,
+                           (out ? j->result_tb : j->dataset_tb) * 8e12,
+                           &c->backbone->path[j->origin][o->hub], out, 0, 0};
+    }
+    int rc = hubs_flows_run(&c->backbone->bb, f, r->n_jobs, r->link_bits, err);
+    for (uint32_t i = 0; !rc && i < r->n_jobs; i++) {
+        hubs_job *o = &r->jobs[i];
+        const hubs_path *p = f[i].path;
+        double alone = f[i].bits > 0 ? f[i].bits / p->bottleneck_bps : 0;
+        double share = f[i].slowed ? fmax(0, f[i].done_s - f[i].start_s - alone) : 0;
+        double at = f[i].bits > 0 ? f[i].done_s + p->rtt_s : f[i].start_s;
+        if (out) {
+            o->back_done_s = at;
+            o->back_wait_s = share;
+            r->share_out_s += share;
+        } else {
+            o->in_start_s = f[i].start_s;
+            o->submit_s = at;
+            o->in_share_s = share;
+            r->share_in_s += share;
+        }
+    }
+    free(f);
+    return rc;
+}
+
+static int backbone_in(const hubs_config *c, hubs_result *r, sim_error *err)
+{
+    return backbone_run(c, r, 0, err);
+}
+
 int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -189,6 +245,17 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         hubs_water_free(water);
         hubs_gang_free(gang);
         hubs_result_free(out);
+        return rc;
+    }
+    if (c->backbone) {
+        for (unsigned h = 0; h < c->n_hubs; h++)
+            out->water_est_l[h] = hubs_water_fullest(c, water, h);
+        free(ord);
+        hubs_water_free(water);
+        hubs_gang_free(gang);
+        rc = backbone_in(c, out, err);
+        if (rc)
+            hubs_result_free(out);
         return rc;
     }
     /* the inbound links: FIFO by readiness */
@@ -276,18 +343,22 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         if (r->jobs[i].hub == h)
             ord[n++] = (order){r->jobs[i].end_s, i};
     qsort(ord, n, sizeof *ord, cmp_order);
-    double free_out = 0;
+    double free_out = 0, link_cost = 0;
     for (uint32_t k = 0; k < n; k++) {
         const hubs_job_spec *j = &c->jobs[ord[k].i];
         hubs_job *x = &r->jobs[ord[k].i];
-        x->back_done_s = x->end_s;
-        double back_wait = 0;
-        if (j->result_tb > 0) {
-            double start = fmax(x->end_s, free_out);
-            back_wait = start - x->end_s;
-            free_out = start + j->result_tb * 8e12 / c->bandwidth_bps;
-            x->back_done_s = free_out + x->rtt_s;
+        link_cost += hubs_link_cost(c, j, h, j->dataset_tb + j->result_tb);
+        if (!c->backbone) { /* the hub's own link (with a backbone: backbone_run) */
+            x->back_done_s = x->end_s;
+            x->back_wait_s = 0;
+            if (j->result_tb > 0) {
+                double start = fmax(x->end_s, free_out);
+                x->back_wait_s = start - x->end_s;
+                free_out = start + j->result_tb * 8e12 / c->bandwidth_bps;
+                x->back_done_s = free_out + x->rtt_s;
+            }
         }
+        double back_wait = x->back_wait_s;
         double ready = j->arrival_s + x->defer_s;
         o->jobs++;
         double run_s = hubs_run_time_s(&c->hubs[h], j);
@@ -303,6 +374,8 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         o->tb_out += j->result_tb;
         o->transfer_s += (x->submit_s - ready) + (x->back_done_s - x->end_s);
         o->link_wait_s += (x->in_start_s - ready) + back_wait;
+        if (c->backbone)
+            o->link_wait_s += x->in_share_s;
         o->deferred_s += x->defer_s;
         if (j->kind == HUBS_SERVING) {
             o->serving_jobs++;
@@ -314,7 +387,8 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         }
         wait[k] = x->start_s - x->submit_s;
     }
-    o->data_cost = (o->tb_in + o->tb_out) * c->cost_per_tb;
+    o->data_cost = (o->tb_in + o->tb_out) * c->cost_per_tb + link_cost; /* + 0 without a
+                                                                           backbone: exact */
     o->end_s = cr->end_s;
     o->wait_s = cr->wait_s;
     if (!n)
@@ -335,9 +409,22 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
     memset(t, 0, sizeof *t);
     t->digest = 1469598103934665603ull; /* FNV-1a over the hubs' digests */
     uint32_t n_wait = 0;
+    /* with a backbone the results share links across hubs: every hub's ends
+     * first, then the results' flows, then the sums */
+    cluster_result *all = NULL;
+    if (!rc && c->backbone) {
+        all = per_hub ? per_hub : calloc(c->n_hubs, sizeof *all);
+        if (!all)
+            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+        for (unsigned h = 0; h < c->n_hubs && !rc; h++)
+            rc = simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
+        if (!rc)
+            rc = backbone_run(c, r, 1, err);
+    }
     for (unsigned h = 0; h < c->n_hubs && !rc; h++) {
-        cluster_result one, *cr = per_hub ? &per_hub[h] : &one;
-        rc = simulate_hub(c, tmpl, r, h, ord, spec, cr, err);
+        cluster_result one, *cr = all ? &all[h] : per_hub ? &per_hub[h] : &one;
+        if (!all)
+            rc = simulate_hub(c, tmpl, r, h, ord, spec, cr, err);
         if (rc)
             break;
         finish_hub(c, r, h, ord, wait + n_wait, cr);
@@ -361,15 +448,24 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
         for (int b = 0; b < 8; b++)
             t->digest = (t->digest ^ ((o->digest >> (8 * b)) & 0xff)) * 1099511628211ull;
     }
+    double link_cost = 0;
     for (uint32_t i = 0; !rc && i < r->n_jobs; i++) { /* in job order: the same sum whatever
                                                          the placement */
         t->tb_in += c->jobs[i].dataset_tb;
         t->tb_out += c->jobs[i].result_tb;
+        link_cost += hubs_link_cost(c, &c->jobs[i], r->jobs[i].hub,
+                                    c->jobs[i].dataset_tb + c->jobs[i].result_tb);
     }
-    t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb;
+    t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb + link_cost;
     if (!rc) {
         cluster_stat_of(wait, n_wait, &t->wait_s);
         hubs_set_horizon(c, r, t->end_s);
+    }
+    if (all && !per_hub) {
+        if (rc) /* the hubs the sums did not reach */
+            for (unsigned h = 0; h < c->n_hubs; h++)
+                cluster_result_free(&all[h]);
+        free(all);
     }
     free(ord);
     free(spec);

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "hubs_backbone.h"
 #include "error.h"
 
 #define HUBS_MAX 32u
@@ -147,6 +148,11 @@ typedef struct hubs_config {
                                   earliest time the job's GPUs are free together for its run
                                   time in a profile of the committed jobs, hubs_gang.c) */
     double bandwidth_bps;      /* per hub link, each direction (> 0) */
+    /* a shared backbone (docs/hubs.md "A shared backbone"; NULL: each hub
+     * its own FIFO link in and out at bandwidth_bps): datasets and results
+     * are flows on the routes, max-min fair on each link while they overlap
+     * (hubs_backbone.h); every job's origin must have a route to every hub */
+    const hubs_routes *backbone;
     double cost_per_tb;        /* CNY per TB moved */
     const hubs_job_spec *jobs; /* by arrival (non-decreasing) */
     uint32_t n_jobs;
@@ -164,6 +170,10 @@ typedef struct hubs_job {
     int slo_violation;         /* serving beyond its bound */
     double start_s, end_s, back_done_s;
     double interf_s;           /* with a pacer: its run time lost to interference */
+    double in_share_s;         /* with a backbone: the dataset's time beyond bits / its path's
+                                  least bandwidth (the wait sharing caused); 0 without */
+    double back_wait_s;        /* the result's wait: queued on the hub's link (FIFO), or with a
+                                  backbone the time sharing added */
 } hubs_job;
 
 typedef struct hubs_hub_result {
@@ -198,10 +208,18 @@ typedef struct hubs_result {
                                   (and its water limit) */
     uint32_t water_passes;     /* jobs that passed over a hub for its water limit */
     double water_est_l[HUBS_MAX]; /* the placement's estimate, the hub's fullest year */
+    /* with a backbone: the bits that crossed each directed link (2 l: a -> b,
+     * 2 l + 1: b -> a) and the waits sharing caused, datasets and results */
+    double link_bits[2 * HUBS_BB_MAX_LINKS];
+    double share_in_s, share_out_s;
     int shifts_nothing;        /* follow-the-renewables without any hourly profile */
 } hubs_result;
 
 int hubs_config_check(const hubs_config *c, sim_error *err);
+
+/* what tb TB of job j cost on its route to hub h beyond the scenario's
+ * cost per TB: tb x the route's links' cost per TB (0 without a backbone) */
+double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb);
 
 /* Place every job (policy, backlog, inbound backbone). out->jobs malloc'd.
  * 0, or an error. */

@@ -31,17 +31,17 @@
  * saving_*: saving's), in the SI unit (or count) the name ends with. */
 enum { C_JOBS, C_GPU_H, C_REF_GPU_H, C_UTIL, C_HORIZON, C_W50, C_W90, C_W99, C_IT, C_FAC,
        C_PUE, C_ENERGY_COST, C_DATA_COST, C_COST, C_CO2, C_WATER, C_TB_IN, C_TB_OUT,
-       C_TRANSFER, C_LINK_WAIT, C_RTT, C_SLO, C_SLO_H, C_DEFERRED, C_FALLBACKS, C_SAVE_COST,
-       C_SAVE_CO2, C_SAVE_WATER, N_COLS };
+       C_TRANSFER, C_LINK_WAIT, C_RTT, C_SLO, C_SLO_H, C_DEFERRED, C_FALLBACKS, C_INTERF,
+       C_SAVE_COST, C_SAVE_CO2, C_SAVE_WATER, N_COLS };
 static const char *const col_names[N_COLS] = {
     "jobs", "gpu_h", "ref_gpu_h", "utilisation", "horizon_s", "wait_p50_s", "wait_p90_s",
     "wait_p99_s", "it_energy_j", "facility_energy_j", "pue", "energy_cost", "data_cost",
     "cost", "co2_kg", "water_l", "tb_in", "tb_out", "transfer_s", "link_wait_s",
     "serving_rtt_mean_s", "slo_violation_jobs", "slo_violation_job_h", "deferred_s",
-    "fallbacks", "saving_cost", "saving_co2_kg", "saving_water_l"};
+    "fallbacks", "interference_gpu_h", "saving_cost", "saving_co2_kg", "saving_water_l"};
 static const char *const col_units[N_COLS] = {
     "1", "GPU-h", "GPU-h", "1", "s", "s", "s", "s", "J", "J", "1", "CNY", "CNY", "CNY", "kg",
-    "l", "TB", "TB", "s", "s", "s", "1", "job-h", "s", "1", "CNY", "kg", "l"};
+    "l", "TB", "TB", "s", "s", "s", "1", "job-h", "s", "1", "GPU-h", "CNY", "kg", "l"};
 
 typedef struct hvariant {
     const compare_case *c;
@@ -51,6 +51,8 @@ typedef struct hvariant {
     unsigned n_hubs;
     char hub[HUBS_MAX][32];
     double hub_jobs[HUBS_MAX]; /* the run's jobs placed at each hub */
+    int interf;                /* a fabric at each hub (<cluster><fabric>) */
+    double hub_interf[HUBS_MAX]; /* the GPU-hours interference added at each hub (0 without) */
     char digest[24];
     sim_error err;
     double v[N_COLS];
@@ -97,6 +99,7 @@ static void row_of(const hubs_run *run, const hubs_run *base, double *v)
     v[C_SLO_H] = t->slo_job_h;
     v[C_DEFERRED] = t->deferred_s;
     v[C_FALLBACKS] = run->r.fallbacks;
+    v[C_INTERF] = t->interf_gpu_s / 3600; /* 0 without a fabric: each job its run time */
     v[C_SAVE_COST] = b->energy_cost + b->data_cost - t->energy_cost - t->data_cost;
     v[C_SAVE_CO2] = b->co2_kg - t->co2_kg;
     v[C_SAVE_WATER] = b->water_l - t->water_l;
@@ -137,7 +140,9 @@ static int run_one(hvariant *x)
         for (unsigned h = 0; h < x->n_hubs; h++) {
             snprintf(x->hub[h], sizeof x->hub[h], "%s", run[0].cfg.hubs[h].name);
             x->hub_jobs[h] = run[0].r.hub[h].jobs;
+            x->hub_interf[h] = run[0].r.hub[h].interf_gpu_s / 3600;
         }
+        x->interf = run[0].interf;
         snprintf(x->digest, sizeof x->digest, "%016" PRIx64, run[0].r.total.digest);
     } else if (!x->err.file[0]) {
         snprintf(x->err.file, sizeof x->err.file, "%s", x->scn.source);
@@ -156,8 +161,18 @@ static int run_one(hvariant *x)
     return rc;
 }
 
+/* does any variant time its jobs on fabrics? (the per-hub interference) */
+static int any_interf(const hvariant *x, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= x[i].interf;
+    return any;
+}
+
 static cJSON *table_json(const hvariant *x, size_t n, const char *command)
 {
+    int interf = any_interf(x, n);
     cJSON *rows;
     cJSON *root = compare_json_begin(command, "hubs", col_names, col_units, N_COLS, &rows);
     for (size_t i = 0; rows && i < n; i++) {
@@ -168,6 +183,9 @@ static cJSON *table_json(const hvariant *x, size_t n, const char *command)
         cJSON *per = cJSON_AddObjectToObject(o, "jobs_per_hub");
         for (unsigned h = 0; per && h < x[i].n_hubs; h++)
             cJSON_AddNumberToObject(per, x[i].hub[h], x[i].hub_jobs[h]);
+        cJSON *pi = interf ? cJSON_AddObjectToObject(o, "interference_gpu_h_per_hub") : NULL;
+        for (unsigned h = 0; pi && h < x[i].n_hubs; h++)
+            cJSON_AddNumberToObject(pi, x[i].hub[h], x[i].hub_interf[h]);
         compare_json_values(o, col_names, N_COLS, N_COLS, x[i].v, 1, x[0].v, 1);
         cJSON_AddItemToArray(rows, o);
     }
@@ -199,9 +217,10 @@ static void print_head(int w, int pw)
            "backs", "M CNY", "CO2 t");
 }
 
-/* the jobs each hub took: one table when every variant has the same hubs,
- * else a line per variant */
-static void print_hubs(const hvariant *x, size_t n, int w)
+/* the jobs each hub took (interf: the GPU-hours interference added there,
+ * and in all): one table when every variant has the same hubs, else a line
+ * per variant */
+static void print_hubs(const hvariant *x, size_t n, int w, int interf)
 {
     int same = 1;
     for (size_t i = 1; i < n && same; i++) {
@@ -209,21 +228,30 @@ static void print_hubs(const hvariant *x, size_t n, int w)
         for (unsigned h = 0; same && h < x[0].n_hubs; h++)
             same = !strcmp(x[i].hub[h], x[0].hub[h]);
     }
-    printf("\njobs placed at each hub\n");
+    if (interf)
+        printf("\nGPU-hours interference added (the hubs' fabrics), in all and at each hub\n");
+    else
+        printf("\njobs placed at each hub\n");
     if (same) {
         printf("%-*s", w, "variant");
+        if (interf)
+            printf(" %11s", "all");
         for (unsigned h = 0; h < x[0].n_hubs; h++)
             printf(" %11.11s", x[0].hub[h]);
         printf("\n");
     }
     for (size_t i = 0; i < n; i++) {
         printf("%-*.*s", w, w, x[i].c->label);
-        for (unsigned h = 0; h < x[i].n_hubs; h++)
+        if (interf)
+            printf(same ? " %11.6g" : " all %.6g,", x[i].v[C_INTERF]);
+        for (unsigned h = 0; h < x[i].n_hubs; h++) {
+            double v = interf ? x[i].hub_interf[h] : x[i].hub_jobs[h];
             if (same)
-                printf(" %11.0f", x[i].hub_jobs[h]);
+                printf(interf ? " %11.6g" : " %11.0f", v);
             else
-                printf(" %s %.0f%s", x[i].hub[h], x[i].hub_jobs[h],
+                printf(interf ? " %s %.6g%s" : " %s %.0f%s", x[i].hub[h], v,
                        h + 1 < x[i].n_hubs ? "," : "");
+        }
         printf("\n");
     }
 }
@@ -246,7 +274,9 @@ static void print_text(const hvariant *x, size_t n, const char *command)
         for (size_t i = 1; i < n; i++)
             print_row(&x[i], &x[0], 1, w, pw);
     }
-    print_hubs(x, n, w);
+    print_hubs(x, n, w, 0);
+    if (any_interf(x, n))
+        print_hubs(x, n, w, 1);
     for (size_t i = 0; i < n; i++)
         printf("%s%-*.*s %.0f jobs on %u hubs over %.6g days; digest %s\n", i ? "" : "\n", w, w,
                x[i].c->label, x[i].v[C_JOBS], x[i].n_hubs, x[i].v[C_HORIZON] / 86400,
@@ -303,8 +333,9 @@ static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o
     unsigned most = 0;
     for (size_t i = 0; i < n; i++)
         most = x[i].n_hubs > most ? x[i].n_hubs : most;
-    int cols = N_COLS + (int)most;
-    char (*hub_names)[16] = calloc(most ? most : 1, sizeof *hub_names);
+    unsigned per = any_interf(x, n) ? 2 : 1; /* jobs_hub_K, and interference_gpu_h_hub_K */
+    int cols = N_COLS + (int)(per * most);
+    char (*hub_names)[32] = calloc(most ? per * most : 1, sizeof *hub_names);
     const char **names = malloc((size_t)cols * sizeof *names);
     const char **units = malloc((size_t)cols * sizeof *units);
     double *v = malloc((n ? n : 1) * (size_t)cols * sizeof *v);
@@ -322,17 +353,26 @@ static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o
             snprintf(hub_names[h], sizeof hub_names[h], "jobs_hub_%u", h + 1);
             names[N_COLS + h] = hub_names[h];
             units[N_COLS + h] = "1";
+            if (per < 2)
+                continue;
+            snprintf(hub_names[most + h], sizeof hub_names[0], "interference_gpu_h_hub_%u", h + 1);
+            names[N_COLS + most + h] = hub_names[most + h];
+            units[N_COLS + most + h] = "GPU-h";
         }
         for (size_t i = 0; i < n; i++) {
             double *row = v + i * (size_t)cols;
             memcpy(row, x[i].v, sizeof x[i].v);
             for (unsigned h = 0; h < most; h++)
                 row[N_COLS + h] = h < x[i].n_hubs ? x[i].hub_jobs[h] : NAN;
+            for (unsigned h = 0; per > 1 && h < most; h++)
+                row[N_COLS + most + h] = h < x[i].n_hubs ? x[i].hub_interf[h] : NAN;
         }
         trace_texts labels = {"hub_names", hub_labels, common_hub_names(x, n, hub_labels)};
         rc = compare_write_rows(o, "one row per variant of a hubs scenario (dcsim hubs' "
                                 "figures of the policy's run, the saving against nearest; "
-                                "jobs_hub_K: the jobs at the K-th <hub>, NaN past the last)",
+                                "jobs_hub_K: the jobs at the K-th <hub>, NaN past the last; "
+                                "with fabrics, interference_gpu_h_hub_K: the GPU-hours "
+                                "interference added there)",
                                 names, units, cols, x[0].c, n, v, (size_t)cols * sizeof *v,
                                 &labels, inputs, n_in);
     }

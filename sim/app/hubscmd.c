@@ -327,9 +327,12 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
         printf("demand     trace %s\n", H->trace_path);
     for (unsigned k = 0; k < H->n_classes; k++)
         printf("demand     %s\n", H->classes[k]);
-    printf("backbone   %.4g Gb/s per hub link each way, %.4g CNY per TB moved (the scenario's: "
-           "no sourced figure exists); RTTs from sites.xml (D: great circle x 1.5 x 4.9 us/km "
-           "x 2, sites.md 8.2)\n", c->bandwidth_bps / 1e9, c->cost_per_tb);
+    if (c->backbone)
+        hubs_backbone_describe(c);
+    else
+        printf("backbone   %.4g Gb/s per hub link each way, %.4g CNY per TB moved (the scenario's: "
+               "no sourced figure exists); RTTs from sites.xml (D: great circle x 1.5 x 4.9 "
+               "us/km x 2, sites.md 8.2)\n", c->bandwidth_bps / 1e9, c->cost_per_tb);
     printf("policy     %s: %s; max-wait %.4g h (%s); PUE key %s\n",
            hubs_policy_name(c->policy), hubs_policy_rule(c->policy), c->max_wait_s / 3600,
            c->gang_backlog ? "gang backlog estimate: when the job's GPUs are free together"
@@ -397,6 +400,7 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
            "all (%.6g h queued on the links); deferred %.6g job-h\n", t->tb_in + t->tb_out,
            t->tb_in, t->tb_out, b->tb_in + b->tb_out, t->transfer_s / 3600,
            t->link_wait_s / 3600, t->deferred_s / 3600);
+    hubs_backbone_print(run, base);
     printf("\ndigest     %016" PRIx64 " (%" PRIu64 " events; baseline %016" PRIx64 ")\n",
            t->digest, t->events, b->digest);
 }

@@ -98,4 +98,10 @@ cJSON *hubs_csv(const scn_scenario *s, const hubs_run *run, const hubs_run *base
 int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const hubs_run *base,
                   const char *command, sim_error *err);
 
+/* a shared backbone's outputs (hubs_backbone_out.c; run->cfg.backbone set):
+ * the text's backbone line, its links' lines, the run's "backbone" member */
+void hubs_backbone_describe(const hubs_config *c);
+void hubs_backbone_print(const hubs_run *run, const hubs_run *base);
+cJSON *hubs_backbone_json(const hubs_run *run);
+
 #endif

@@ -131,6 +131,8 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
     if (run->interf)
         cJSON_AddNumberToObject(x, "interference_gpu_h", t->interf_gpu_s / 3600);
     cJSON_AddItemToObject(o, "total", x);
+    if (run->cfg.backbone) /* a shared backbone */
+        cJSON_AddItemToObject(o, "backbone", hubs_backbone_json(run));
     if (run->series) {
         cJSON_AddNumberToObject(o, "series_bin_s", hubs_series_bin_s(run->r.horizon_s));
         cJSON_AddItemToObject(o, "series", json_series(run));

@@ -231,7 +231,10 @@ void hubs_series_fill(const hubs_run *run, unsigned h, const hubs_hours *hh, hub
         bins[bin_of(x->start_s, bin_s, n)].jobs_started++;
         bins[bin_of(x->in_start_s, bin_s, n)].tb_moved += j->dataset_tb;
         bins[bin_of(x->end_s, bin_s, n)].tb_moved += j->result_tb;
+        /* a backbone's links' own cost per TB (0 without) */
+        bins[bin_of(x->in_start_s, bin_s, n)].data_cost += hubs_link_cost(c, j, h, j->dataset_tb);
+        bins[bin_of(x->end_s, bin_s, n)].data_cost += hubs_link_cost(c, j, h, j->result_tb);
     }
     for (uint32_t k = 0; k < n; k++)
-        bins[k].data_cost = bins[k].tb_moved * c->cost_per_tb;
+        bins[k].data_cost += bins[k].tb_moved * c->cost_per_tb;
 }

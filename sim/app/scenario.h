@@ -180,6 +180,7 @@ typedef struct scn_hubs {
     char serving_rule[HUBS_MAX][200]; /* how its serving_scale was found ("" when 1 by
                                          default, or the time scale's given speed) */
     double *carbon[HUBS_MAX];     /* owned hourly profiles (NULL: flat) */
+    hubs_routes *routes;          /* <backbone> and its routes (cfg.backbone); owned, NULL */
     double pue_target[HUBS_MAX], pue_sim[HUBS_MAX]; /* the catalog's; the facility model's */
     int pue_simulated;            /* the cheapest key uses pue_sim */
     char trace_path[512];         /* <hubs><trace file> as opened ("" with streams) */

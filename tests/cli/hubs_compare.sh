@@ -53,11 +53,12 @@ def want(h):
     w.update(wait_p50_s=t["wait_s"]["p50"], wait_p90_s=t["wait_s"]["p90"],
              wait_p99_s=t["wait_s"]["p99"], horizon_s=h["horizon_s"],
              fallbacks=h["run"]["fallbacks"], saving_cost=h["saving"]["cost"],
-             saving_co2_kg=h["saving"]["co2_kg"], saving_water_l=h["saving"]["water_l"])
+             saving_co2_kg=h["saving"]["co2_kg"], saving_water_l=h["saving"]["water_l"],
+             interference_gpu_h=t.get("interference_gpu_h", 0))  # 0: no fabric
     return w
 cols = list(cmp["units"])
-if len(cols) != 28:
-    bad.append("%d columns, expected 28" % len(cols))
+if len(cols) != 29:
+    bad.append("%d columns, expected 29" % len(cols))
 base = json.load(open(f"{tmp}/base.json"))
 for i, (v, p) in enumerate(zip(V, pols)):
     h = json.load(open(f"{tmp}/h-{p}.json"))

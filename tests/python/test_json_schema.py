@@ -95,6 +95,7 @@ CASES = [
               "hubs/hub[8]/@gpu=A100-SXM-80GB"], {0}),
     ("hubs", ["hubs", "--quiet", "--json",  # a fabric at the hub: the interference keys
               os.path.join(SRC, "tests", "scenarios", "hubs-one-fabric.xml")], {0}),
+    ("hubs", ["hubs", "--quiet", "--json", ex("hubs-east-west-backbone.xml")], {0}),  # backbone
     ("calibrate", ["calibrate", "--quick", "--threads", "2", "--json"], {0}),
     ("goodput", ["goodput", "--json", "--steps", "3", "--replicas", "2"], {0}),
     ("step", ["step", "--json", SP], {0}),
@@ -154,6 +155,9 @@ CASES = [
                  "serving/kv/@preemption=recompute,swap"], {0}),
     ("compare", ["compare", "--json", os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"),
                  "--vary", "hubs/@policy=cheapest,latency-bounded"], {0}),
+    ("compare", ["compare", "--json",  # fabrics at the hubs: the interference columns
+                 os.path.join(SRC, "tests", "scenarios", "hubs-one-fabric.xml"),
+                 "--vary", "@seed=7,8"], {0}),
     ("sweep", ["sweep", "--quiet", "--json",
                os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"), "--grid",
                "hubs/@policy=cheapest,nearest", "-o", "hs.h5"], {0}),

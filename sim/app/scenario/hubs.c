@@ -23,6 +23,7 @@ void scn_hubs_free(scn_hubs *h)
     if (!h)
         return;
     free(h->jobs);
+    free(h->routes);
     for (unsigned i = 0; i < HUBS_MAX; i++)
         free(h->carbon[i]);
     free(h);
@@ -550,6 +551,8 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
     }
     if (!rc && c->policy == hubs_policy_find("fixed") && c->fixed_hub == HUBS_NONE)
         rc = node_error(ld, n, "policy", "the fixed policy needs fixed-hub=\"NAME\"");
+    if (!rc)
+        rc = parse_hubs_backbone(ld, n, s);
     xmlNode *trace = rc ? NULL : child(n, "trace");
     if (trace && child(n, "demand"))
         rc = node_error(ld, trace, NULL, "a <trace> gives every job: drop the <demand> classes");
@@ -572,6 +575,8 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
             rc = node_error(ld, hub_node[h], "gpu", "%s", H->serving_rule[h]);
     if (!rc && s->has_cluster_traffic)
         rc = layouts_fit(ld, s, hub_node);
+    if (!rc)
+        rc = check_hubs_backbone(ld, n, s);
     if (!rc) {
         sim_error e;
         sim_error_clear(&e);

@@ -168,5 +168,8 @@ int stream_sizes(loader *ld, xmlNode *n, uint32_t gpus, cluster_stream *st);
 int stream_duration(loader *ld, xmlNode *n, cluster_duration *d);
 int stream_arrivals(loader *ld, xmlNode *n, cluster_stream *st);
 int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s);        /* hubs.c */
+/* <hubs><backbone>, after the hubs; the routes of the demand, after it */
+int parse_hubs_backbone(loader *ld, xmlNode *hubs, scn_scenario *s); /* hubs_backbone.c */
+int check_hubs_backbone(loader *ld, xmlNode *hubs, const scn_scenario *s);
 
 #endif
