@@ -86,8 +86,11 @@ static void heap_remove(flow_net *n, uint32_t link)
     }
 }
 
+#define NOT_IN_HEAP UINT32_MAX
+
 /* Freeze flow f at rate (its new rate: level[link], or its cap when link
- * is NO_LINK). */
+ * is NO_LINK). Only the links in the heap move: a link a flow of a repair
+ * has alone is not there (fill_repair), and nothing else reads it. */
 static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
 {
     n->bneck[f] = link;
@@ -95,28 +98,26 @@ static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
     const uint32_t *links = flow_links(n, f);
     for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++) {
         uint32_t l = links[k];
+        if (n->heap_pos[l] == NOT_IN_HEAP)
+            continue;
         double w = flow_use_weight(n, f, k);
         n->cap_left[l] -= rate * w;
         n->w_unfrozen[l] -= w;
-        if (--n->n_unfrozen[l] == 0)
+        if (--n->n_unfrozen[l] == 0) {
             heap_remove(n, l);
-        else
+            n->heap_pos[l] = NOT_IN_HEAP;
+        } else
             heap_fix(n, n->heap_pos[l]);
     }
 }
 
-static int cmp_cap(const void *a, const void *b, void *ctx);
-static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl);
-
-/* Progressive filling (flow_internal.h). Flow marks: epoch = in the
- * filling, epoch + 1 = frozen. */
-void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
+/* A filling's start: each link's capacity (less, with residual, what the
+ * flows outside the filling take), the unfrozen weight and count the
+ * filling's flows put on it, and the heap of the links with at least
+ * heap_min unfrozen flows (the others NOT_IN_HEAP). */
+static void fill_start(flow_net *n, uint32_t nf, uint32_t nl, int residual, uint32_t heap_min)
 {
-    if (residual && !n->incast && fill_repair(n, nf, nl) == 0)
-        return;
     n->heap_n = 0;
-    for (uint32_t i = 0; n->incast && n->injects && i < nf; i++) /* the fan-ins read them */
-        n->offer[n->comp_flows[i]] = flow_offer(n, n->comp_flows[i]);
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
         n->cap_left[l] = flow_link_capacity(n, l);
@@ -129,7 +130,6 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         n->w_unfrozen[l] = 0;
         n->n_unfrozen[l] = 0;
     }
-    uint32_t n_capped = 0;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t f = n->comp_flows[i], m = flow_n_use(n, f);
         const uint32_t *links = flow_links(n, f);
@@ -137,21 +137,58 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
             n->w_unfrozen[links[k]] += flow_use_weight(n, f, k);
             n->n_unfrozen[links[k]]++;
         }
-        if (isfinite(flow_cls(n, f)->rate_cap) || m == 0)
-            n->capped[n_capped++] = f;
         n->stats.usages_refilled += m;
     }
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
-        if (n->n_unfrozen[l]) {
+        if (n->n_unfrozen[l] >= heap_min) {
             n->heap[n->heap_n] = l;
             n->heap_share[n->heap_n] = share(n, l);
             n->heap_pos[l] = n->heap_n++;
-        }
+        } else
+            n->heap_pos[l] = NOT_IN_HEAP;
     }
     for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
         if (i < n->heap_n)
             sift_down(n, i);
+}
+
+/* The link of lowest share freezes the filling's flows on it at that
+ * share; returns how many. */
+static uint32_t freeze_lowest(flow_net *n)
+{
+    uint32_t l = n->heap[0], frozen = 0;
+    double level = n->heap_share[0];
+    const link_list *ll = &n->on_link[l];
+    n->level[l] = level; /* every flow it freezes gets this rate */
+    for (uint32_t i = 0; i < ll->n; i++) {
+        uint32_t f = flow_list_ids_c(ll)[i];
+        if (n->flow_mark[f] == n->epoch) {
+            freeze(n, f, level, l);
+            frozen++;
+        }
+    }
+    return frozen;
+}
+
+static int cmp_cap(const void *a, const void *b, void *ctx);
+static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl);
+
+/* Progressive filling (flow_internal.h). Flow marks: epoch = in the
+ * filling, epoch + 1 = frozen. */
+void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
+{
+    if (residual && !n->incast && fill_repair(n, nf, nl) == 0)
+        return;
+    for (uint32_t i = 0; n->incast && n->injects && i < nf; i++) /* the fan-ins read them */
+        n->offer[n->comp_flows[i]] = flow_offer(n, n->comp_flows[i]);
+    fill_start(n, nf, nl, residual, 1);
+    uint32_t n_capped = 0;
+    for (uint32_t i = 0; i < nf; i++) {
+        uint32_t f = n->comp_flows[i];
+        if (isfinite(flow_cls(n, f)->rate_cap) || flow_n_use(n, f) == 0)
+            n->capped[n_capped++] = f;
+    }
     /* flows with a cap, by cap (insertion sort: few flows carry caps) */
     for (uint32_t i = 1; i < n_capped; i++)
         for (uint32_t j = i; j > 0 && cmp_cap(&n->capped[j - 1], &n->capped[j], n) > 0; j--) {
@@ -172,40 +209,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
         }
         if (!n->heap_n)
             break; /* unreachable: every uncapped flow has a link */
-        uint32_t l = n->heap[0];
-        const link_list *ll = &n->on_link[l];
-        n->level[l] = by_link; /* every flow it freezes gets this rate */
-        for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = flow_list_ids_c(ll)[i];
-            if (n->flow_mark[f] == n->epoch) {
-                freeze(n, f, by_link, l);
-                left--;
-            }
-        }
-    }
-}
-
-#define NOT_IN_HEAP UINT32_MAX
-
-/* Freeze flow f of a repair's filling at rate (link: its bottleneck, or
- * NO_LINK at its rate cap): only the links in the heap move. */
-static void freeze_repair(flow_net *n, uint32_t f, double rate, uint32_t link)
-{
-    n->bneck[f] = link;
-    n->flow_mark[f] = n->epoch + 1;
-    const uint32_t *links = flow_links(n, f);
-    for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++) {
-        uint32_t l = links[k];
-        if (n->heap_pos[l] == NOT_IN_HEAP)
-            continue; /* f's alone: nothing else reads it in this filling */
-        double w = flow_use_weight(n, f, k);
-        n->cap_left[l] -= rate * w;
-        n->w_unfrozen[l] -= w;
-        if (--n->n_unfrozen[l] == 0) {
-            heap_remove(n, l);
-            n->heap_pos[l] = NOT_IN_HEAP;
-        } else
-            heap_fix(n, n->heap_pos[l]);
+        left -= freeze_lowest(n);
     }
 }
 
@@ -235,40 +239,7 @@ static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl)
         n->caps = c;
         n->cap_caps = (uint32_t)cap;
     }
-    n->heap_n = 0;
-    for (uint32_t i = 0; i < nl; i++) {
-        uint32_t l = n->comp_links[i];
-        n->cap_left[l] = flow_link_capacity(n, l);
-        const link_list *ll = &n->on_link[l];
-        for (uint32_t k = 0; k < ll->n; k++) {
-            uint32_t g = flow_list_ids_c(ll)[k];
-            if (n->flow_mark[g] != n->epoch)
-                n->cap_left[l] -= n->rate[g] * flow_entry_weight(n, ll, k);
-        }
-        n->w_unfrozen[l] = 0;
-        n->n_unfrozen[l] = 0;
-    }
-    for (uint32_t i = 0; i < nf; i++) {
-        uint32_t f = n->comp_flows[i], m = flow_n_use(n, f);
-        const uint32_t *links = flow_links(n, f);
-        for (uint32_t k = 0; k < m; k++) {
-            n->w_unfrozen[links[k]] += flow_use_weight(n, f, k);
-            n->n_unfrozen[links[k]]++;
-        }
-        n->stats.usages_refilled += m;
-    }
-    for (uint32_t i = 0; i < nl; i++) {
-        uint32_t l = n->comp_links[i];
-        if (n->n_unfrozen[l] >= 2) {
-            n->heap[n->heap_n] = l;
-            n->heap_share[n->heap_n] = share(n, l);
-            n->heap_pos[l] = n->heap_n++;
-        } else
-            n->heap_pos[l] = NOT_IN_HEAP;
-    }
-    for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
-        if (i < n->heap_n)
-            sift_down(n, i);
+    fill_start(n, nf, nl, 1, 2);
     /* each flow's cap: its rate cap, or the least share of the links it has
      * alone (the first such link on a tie), whichever is lower (the rate
      * cap on a tie, as flow_fill freezes caps first) */
@@ -304,22 +275,13 @@ static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl)
             const struct flow_cap *c = &n->caps[next_cap++];
             if (c->link != NO_LINK)
                 n->level[c->link] = by_cap;
-            freeze_repair(n, c->flow, by_cap, c->link);
+            freeze(n, c->flow, by_cap, c->link);
             left--;
             continue;
         }
         if (!n->heap_n)
             break; /* unreachable: every flow has a cap or a shared link */
-        uint32_t l = n->heap[0];
-        const link_list *ll = &n->on_link[l];
-        n->level[l] = by_link;
-        for (uint32_t i = 0; i < ll->n; i++) {
-            uint32_t f = flow_list_ids_c(ll)[i];
-            if (n->flow_mark[f] == n->epoch) {
-                freeze_repair(n, f, by_link, l);
-                left--;
-            }
-        }
+        left -= freeze_lowest(n);
     }
     return 0;
 }

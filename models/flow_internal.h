@@ -37,8 +37,6 @@
  * whole; larger ones repair locally (flow_fill.c). */
 #define COMPONENT_MAX_FLOWS 64
 
-/* What flows share: interned by (latency, cap, weight, n_use, n_weights),
- * counted. */
 /* A cap in a repair's filling: a flow's rate cap, or the fair share of a
  * link no other flow of the filling uses (fixed while it fills). */
 struct flow_cap {
@@ -46,6 +44,8 @@ struct flow_cap {
     uint32_t flow, link, pos; /* link NO_LINK: the rate cap; pos: the flow's place in D */
 };
 
+/* What flows share: interned by (latency, cap, weight, n_use, n_weights),
+ * counted. */
 typedef struct flow_class {
     double latency_s, rate_cap, weight; /* weight: NAN when per usage (in the pool) */
     uint32_t n_use, refs;
