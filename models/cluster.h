@@ -324,7 +324,9 @@ int cluster_trace_parse(const char *text, size_t len, const char *name, uint32_t
                         cluster_job_spec **out, uint32_t *n, sim_error *err);
 /* the same with an optional min_gpus column (elastic jobs: 1 to the job's
  * gpus; empty: rigid): *min malloc'd (n of them, 0 rigid), NULL when the
- * header has no such column */
+ * header has no such column. Only here may a job ask for more GPUs than
+ * max_gpus (an elastic one whose min_gpus fits); cluster_trace_parse, whose
+ * caller never sees min_gpus, refuses such a row. */
 int cluster_trace_parse_min(const char *text, size_t len, const char *name, uint32_t max_gpus,
                             cluster_job_spec **out, uint32_t **min, uint32_t *n,
                             sim_error *err);

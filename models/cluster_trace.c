@@ -56,7 +56,8 @@ static int number(const char *name, int line, const char *col, const char *text,
 }
 
 static int row(const char *name, int line, char **field, const int *col, uint32_t max_gpus,
-               double last_submit, cluster_job_spec *j, uint32_t *min, sim_error *err)
+               int takes_min, double last_submit, cluster_job_spec *j, uint32_t *min,
+               sim_error *err)
 {
     double submit, gpus, dur, prio = 0, mg = 0;
     int rc = number(name, line, "submit_s", field[col[COL_SUBMIT]], &submit, err);
@@ -84,8 +85,10 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
                              "before the previous row's %g (rows in submit order, from 0)",
                              submit, last_submit);
     /* more GPUs than the cluster: only an elastic job whose min fits (it runs on
-     * at most the cluster's GPUs) */
-    int is_fit = gpus <= max_gpus || (mg >= 1 && mg <= max_gpus && gpus <= CLUSTER_MAX_GPUS);
+     * at most the cluster's GPUs), and only for a caller that receives the min
+     * (cluster_trace_parse's jobs are all rigid) */
+    int is_fit = gpus <= max_gpus ||
+                 (takes_min && mg >= 1 && mg <= max_gpus && gpus <= CLUSTER_MAX_GPUS);
     if (gpus < 1 || !is_fit || gpus != floor(gpus))
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: gpus %g must be a "
                              "whole number from 1 to the cluster's %u (more only for an "
@@ -162,7 +165,7 @@ int cluster_trace_parse_min(const char *text, size_t len, const char *name, uint
             }
             cap = ncap;
         }
-        rc = row(name, line, field, col, max_gpus, last_submit, &v[k], &mv[k], err);
+        rc = row(name, line, field, col, max_gpus, min != NULL, last_submit, &v[k], &mv[k], err);
         if (!rc)
             last_submit = v[k++].submit_s;
     }

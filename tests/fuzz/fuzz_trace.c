@@ -5,7 +5,10 @@
  *
  * Input: byte 0 picks the reader, byte 1 the cluster's GPUs (1 to 256), the
  * rest is the file's text. Checked on every input: a success gives at
- * least one job, every job finite with 1 <= GPUs <= the cluster's, a
+ * least one job, every job finite with 1 <= GPUs <= the cluster's (or, in
+ * the strict layout's elastic jobs, a min_gpus from 1 to both; the same
+ * text through cluster_trace_parse, which has no min_gpus to return,
+ * succeeds only when every job fits), a
  * duration above 0 (imported: at least CLUSTER_MIN_DURATION_S), submit
  * times non-decreasing from 0 or later (imported: the first at exactly 0),
  * and for an import the skip counts add up to the rows; a failure leaves
@@ -29,14 +32,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data + 2;
     size_t len = size - 2;
     cluster_job_spec *v = NULL;
-    uint32_t n = 0;
+    uint32_t n = 0, *min = NULL;
     cluster_trace_stats st = {0};
     sim_error err;
     sim_error_clear(&err);
     int rc;
-    if (reader == 0)
-        rc = cluster_trace_parse(text, len, "f.csv", max_gpus, &v, &n, &err);
-    else {
+    if (reader == 0) {
+        rc = cluster_trace_parse_min(text, len, "f.csv", max_gpus, &v, &min, &n, &err);
+        cluster_job_spec *rigid = NULL;
+        uint32_t n_rigid = 0;
+        sim_error rigid_err;
+        sim_error_clear(&rigid_err);
+        if (!cluster_trace_parse(text, len, "f.csv", max_gpus, &rigid, &n_rigid, &rigid_err)) {
+            if (rc || n_rigid != n)
+                abort(); /* the rigid reader accepts no more than the elastic one */
+            for (uint32_t i = 0; i < n_rigid; i++)
+                if (rigid[i].gpus < 1 || rigid[i].gpus > max_gpus)
+                    abort();
+            free(rigid);
+        } else if (rigid || !rigid_err.msg[0])
+            abort();
+    } else {
         cluster_trace_layout lay;
         static const char *const formats[] = {"helios", "pai-2020", "columns"};
         if (cluster_trace_layout_init(&lay, formats[reader - 1]))
@@ -53,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = cluster_trace_import(text, len, "f.csv", &lay, max_gpus, &v, &n, &st, &err);
     }
     if (rc) {
-        if (v || !err.msg[0])
+        if (v || min || !err.msg[0])
             abort(); /* a failure: no array, a reason */
         return 0;
     }
@@ -63,7 +79,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (uint32_t i = 0; i < n; i++) {
         const cluster_job_spec *j = &v[i];
         if (!isfinite(j->submit_s) || !isfinite(j->duration_s) || j->submit_s < last ||
-            j->gpus < 1 || j->gpus > max_gpus || !(j->duration_s > 0))
+            j->gpus < 1 || !(j->duration_s > 0))
+            abort();
+        uint32_t fits = min && min[i] ? min[i] : j->gpus; /* an elastic job's least */
+        if (fits < 1 || fits > max_gpus || fits > j->gpus)
             abort();
         if (reader && j->duration_s < CLUSTER_MIN_DURATION_S)
             abort();
@@ -74,5 +93,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        st.rows))
         abort();
     free(v);
+    free(min);
     return 0;
 }

@@ -306,7 +306,8 @@ static void test_refusals_and_digest(void)
 
 
 /* a job of 16 GPUs (min 4) in traces for a cluster of 8: read in the dcsim
- * layout and an imported one, refused without a min or with a min above 8;
+ * layout and an imported one, refused without a min, with a min above 8 or
+ * by the reader that returns no min;
  * alone it runs on all 8: 16 x 3600 / 8 = 7200 s; rigid it is refused */
 static void test_larger_than_cluster(void)
 {
@@ -324,6 +325,11 @@ static void test_larger_than_cluster(void)
     sim_error_clear(&err);
     CHECK_INT_EQ(cluster_trace_parse_min(high, strlen(high), "t.csv", 8, &v, &m, &n, &err),
                  SIM_ERR_INPUT);
+    /* the reader without a min_gpus out keeps every job rigid: 16 on 8 refused */
+    sim_error_clear(&err);
+    CHECK_INT_EQ(cluster_trace_parse(ok, strlen(ok), "t.csv", 8, &v, &n, &err), SIM_ERR_INPUT);
+    CHECK(v == NULL);
+    CHECK_CONTAINS(err.msg, "gpus 16 must be");
     sim_error_clear(&err);
     CHECK_INT_EQ(cluster_trace_parse_min(ok, strlen(ok), "t.csv", 8, &v, &m, &n, &err), 0);
     CHECK(n == 1 && v[0].gpus == 16 && m[0] == 4);
