@@ -59,8 +59,8 @@ void flow_net_destroy(flow_net *n)
     flow_store_free(n);
     free(n->caps);
     void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
-                      n->on_link, n->live, n->link_mark, n->comp_links, n->cap_left, n->w_unfrozen,
-                      n->n_unfrozen, n->heap, n->heap_pos, n->heap_share, n->n_bneck, n->dirty,
+                      n->slot, n->live, n->comp_links,
+                      n->heap, n->heap_share, n->dirty,
                       n->touched, n->level, n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -78,8 +78,8 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
         n->slot_of[n->link_of[l]] = 0;
     size_t S = n->n_slots, L = (size_t)n->n_links + 1;
     memset(n->link_bytes, 0, S * sizeof *n->link_bytes);
-    memset(n->link_mark, 0, S * sizeof *n->link_mark);
-    memset(n->n_bneck, 0, S * sizeof *n->n_bneck);
+    for (size_t l = 0; l < S; l++)
+        n->slot[l].mark = n->slot[l].n_bneck = 0; /* the lists stay (empty, their arrays kept) */
     memset(n->is_dirty, 0, S * sizeof *n->is_dirty);
     n->n_slots = 0;
     /* all of it (a failed route may leave its bias), its pages given back:
@@ -108,6 +108,23 @@ static int regrow(void *p, size_t n, size_t elem)
     return 0;
 }
 
+/* The slot records to cap entries, aligned (realloc would not keep them on
+ * cache lines): the old ones copied, the new ones zero. 0 or -1 (kept). */
+static int regrow_slots(flow_net *n, size_t cap)
+{
+    size_t bytes = cap * sizeof(flow_slot); /* a multiple of FLOW_SLOT_ALIGN */
+    flow_slot *q = aligned_alloc(FLOW_SLOT_ALIGN, bytes);
+    if (!q)
+        return -1;
+    size_t old = n->cap_slots < cap ? n->cap_slots : cap;
+    if (old)
+        memcpy(q, n->slot, old * sizeof *q);
+    memset(q + old, 0, (cap - old) * sizeof *q);
+    free(n->slot);
+    n->slot = q;
+    return 0;
+}
+
 int flow_grow_slots(flow_net *n, size_t need)
 {
     if (need <= n->cap_slots)
@@ -119,16 +136,10 @@ int flow_grow_slots(flow_net *n, size_t need)
         return -1;
     if (regrow(&n->link_of, cap, sizeof *n->link_of) ||
         regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
-        regrow(&n->on_link, cap, sizeof *n->on_link) ||
+        regrow_slots(n, cap) ||
         regrow(&n->live, cap, sizeof *n->live) ||
-        regrow(&n->link_mark, cap, sizeof *n->link_mark) ||
         regrow(&n->comp_links, cap, sizeof *n->comp_links) ||
-        regrow(&n->cap_left, cap, sizeof *n->cap_left) ||
-        regrow(&n->w_unfrozen, cap, sizeof *n->w_unfrozen) ||
-        regrow(&n->n_unfrozen, cap, sizeof *n->n_unfrozen) ||
         regrow(&n->heap, cap, sizeof *n->heap) ||
-        regrow(&n->heap_pos, cap, sizeof *n->heap_pos) ||
-        regrow(&n->n_bneck, cap, sizeof *n->n_bneck) ||
         regrow(&n->heap_share, cap, sizeof *n->heap_share) ||
         regrow(&n->dirty, cap, sizeof *n->dirty) ||
         regrow(&n->touched, cap, sizeof *n->touched) ||
@@ -137,10 +148,7 @@ int flow_grow_slots(flow_net *n, size_t need)
         return -1; /* the grown ones are only larger: cap_slots stays */
     size_t old = n->cap_slots;
     memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
-    memset(n->on_link + old, 0, (cap - old) * sizeof *n->on_link);
     memset(n->live + old, 0, (cap - old) * sizeof *n->live);
-    memset(n->n_bneck + old, 0, (cap - old) * sizeof *n->n_bneck);
-    memset(n->link_mark + old, 0, (cap - old) * sizeof *n->link_mark);
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
     n->cap_slots = (uint32_t)cap;
     return 0;
@@ -339,8 +347,8 @@ uint32_t flow_take_dirty(flow_net *n, uint32_t *out, uint32_t count)
 {
     for (uint32_t i = 0; i < n->n_dirty; i++) {
         uint32_t l = n->dirty[i];
-        if (n->link_mark[l] != n->epoch) {
-            n->link_mark[l] = n->epoch;
+        if (n->slot[l].mark != n->epoch) {
+            n->slot[l].mark = n->epoch;
             out[count++] = l;
         }
     }
@@ -355,7 +363,7 @@ static uint32_t collect_component(flow_net *n, uint32_t *nl_out)
     n->epoch += 2;
     uint32_t nl = flow_take_dirty(n, n->comp_links, 0), nf = 0;
     for (uint32_t head = 0; head < nl; head++) {
-        const link_list *ll = &n->on_link[n->comp_links[head]];
+        const link_list *ll = &n->slot[n->comp_links[head]].list;
         for (uint32_t i = 0; i < ll->n; i++) {
             uint32_t f = flow_list_ids_c(ll)[i];
             if (n->flow_mark[f] == n->epoch)
@@ -364,8 +372,8 @@ static uint32_t collect_component(flow_net *n, uint32_t *nl_out)
             n->comp_flows[nf++] = f;
             const uint32_t *links = flow_links(n, f);
             for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++)
-                if (n->link_mark[links[k]] != n->epoch) {
-                    n->link_mark[links[k]] = n->epoch;
+                if (n->slot[links[k]].mark != n->epoch) {
+                    n->slot[links[k]].mark = n->epoch;
                     n->comp_links[nl++] = links[k];
                 }
         }
@@ -531,7 +539,7 @@ double flow_offer(const flow_net *n, uint32_t f)
  * N -> 1 incast of senders alone on their links sums N ones: exactly N. */
 static double fanin(const flow_net *n, uint32_t l)
 {
-    const link_list *ll = &n->on_link[l];
+    const link_list *ll = &n->slot[l].list;
     double flows = n->live[l]; /* the list may still hold flows finished this instant */
     if (!n->injects)
         return flows;
@@ -553,9 +561,7 @@ double flow_net_fanin(const flow_net *n, uint32_t link)
     return fanin(n, n->slot_of[link] - 1);
 }
 
-/* Slot l's capacity now: scaled by its link's curve at its effective
- * fan-in while two or more flows share it. */
-double flow_link_capacity(const flow_net *n, uint32_t l)
+double flow_link_capacity_incast(const flow_net *n, uint32_t l)
 {
     const flow_curve *c = n->incast ? n->incast[n->link_of[l]] : NULL;
     if (c && n->live[l] >= 2)
@@ -586,10 +592,10 @@ size_t flow_net_memory_bytes(const flow_net *n)
     size_t L = (size_t)n->n_links + 1, S = n->cap_slots, b = sizeof *n;
     b += L * (sizeof(double) + sizeof(uint32_t)); /* load, slot_of */
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
-    /* per slot: link_bytes, cap_left, w_unfrozen, level, heap_share;
-     * the list; link_of, link_mark, comp_links, n_unfrozen, heap, heap_pos,
-     * touched, dirty, live, n_bneck; is_dirty */
-    b += S * (5 * sizeof(double) + sizeof(link_list) + 10 * sizeof(uint32_t) + 1);
+    /* per slot: its record (flow_slot: the list, capacities, counts, marks);
+     * link_bytes, level, heap_share; link_of, comp_links, heap, touched,
+     * dirty, live; is_dirty */
+    b += S * (sizeof(flow_slot) + 3 * sizeof(double) + 6 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 
@@ -629,7 +635,7 @@ static int capacity_violation(const flow_net *n, const uint32_t *links, uint32_t
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = links ? links[i] : i;
         double sum = 0;
-        const link_list *ll = &n->on_link[l];
+        const link_list *ll = &n->slot[l].list;
         for (uint32_t k = 0; k < ll->n; k++) /* not a finished flow waiting for a flush */
             if (flow_is_active(n, flow_list_ids_c(ll)[k]))
                 sum += n->rate[flow_list_ids_c(ll)[k]] * flow_entry_weight(n, ll, k);
@@ -679,10 +685,10 @@ static int check_bneck_counts(const flow_net *n, sim_error *err)
             count[n->bneck[f]]++;
         }
     for (uint32_t l = 0; l < n->n_slots; l++)
-        if (count[l] != n->n_bneck[l]) {
+        if (count[l] != n->slot[l].n_bneck) {
             rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
                                "link %u: %u flows' bottleneck, counted %u", n->link_of[l],
-                               count[l], n->n_bneck[l]);
+                               count[l], n->slot[l].n_bneck);
             goto out;
         }
 out:

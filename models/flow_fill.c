@@ -33,8 +33,8 @@
  * comparisons read it, the same double share() would return. */
 static double share(const flow_net *n, uint32_t l)
 {
-    double c = n->cap_left[l] > 0 ? n->cap_left[l] : 0;
-    return c / n->w_unfrozen[l];
+    double c = n->slot[l].cap_left > 0 ? n->slot[l].cap_left : 0;
+    return c / n->slot[l].w_unfrozen;
 }
 
 static void heap_swap(flow_net *n, uint32_t i, uint32_t j)
@@ -45,8 +45,8 @@ static void heap_swap(flow_net *n, uint32_t i, uint32_t j)
     n->heap[j] = a;
     n->heap_share[i] = n->heap_share[j];
     n->heap_share[j] = s;
-    n->heap_pos[b] = i;
-    n->heap_pos[a] = j;
+    n->slot[b].heap_pos = i;
+    n->slot[a].heap_pos = j;
 }
 
 static void sift_down(flow_net *n, uint32_t i)
@@ -78,7 +78,7 @@ static void heap_fix(flow_net *n, uint32_t i)
 
 static void heap_remove(flow_net *n, uint32_t link)
 {
-    uint32_t i = n->heap_pos[link];
+    uint32_t i = n->slot[link].heap_pos;
     n->heap_n--;
     if (i != n->heap_n) {
         heap_swap(n, i, n->heap_n);
@@ -97,17 +97,17 @@ static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
     n->flow_mark[f] = n->epoch + 1; /* frozen in this filling */
     const uint32_t *links = flow_links(n, f);
     for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++) {
-        uint32_t l = links[k];
-        if (n->heap_pos[l] == NOT_IN_HEAP)
+        flow_slot *s = &n->slot[links[k]];
+        if (s->heap_pos == NOT_IN_HEAP)
             continue;
         double w = flow_use_weight(n, f, k);
-        n->cap_left[l] -= rate * w;
-        n->w_unfrozen[l] -= w;
-        if (--n->n_unfrozen[l] == 0) {
-            heap_remove(n, l);
-            n->heap_pos[l] = NOT_IN_HEAP;
+        s->cap_left -= rate * w;
+        s->w_unfrozen -= w;
+        if (--s->n_unfrozen == 0) {
+            heap_remove(n, links[k]);
+            s->heap_pos = NOT_IN_HEAP;
         } else
-            heap_fix(n, n->heap_pos[l]);
+            heap_fix(n, s->heap_pos);
     }
 }
 
@@ -120,33 +120,36 @@ static void fill_start(flow_net *n, uint32_t nf, uint32_t nl, int residual, uint
     n->heap_n = 0;
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
-        n->cap_left[l] = flow_link_capacity(n, l);
-        const link_list *ll = &n->on_link[l];
+        flow_slot *s = &n->slot[l];
+        s->cap_left = flow_link_capacity(n, l);
+        const link_list *ll = &s->list;
         for (uint32_t k = 0; residual && k < ll->n; k++) {
             uint32_t g = flow_list_ids_c(ll)[k];
             if (n->flow_mark[g] != n->epoch)
-                n->cap_left[l] -= n->rate[g] * flow_entry_weight(n, ll, k);
+                s->cap_left -= n->rate[g] * flow_entry_weight(n, ll, k);
         }
-        n->w_unfrozen[l] = 0;
-        n->n_unfrozen[l] = 0;
+        s->w_unfrozen = 0;
+        s->n_unfrozen = 0;
     }
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t f = n->comp_flows[i], m = flow_n_use(n, f);
         const uint32_t *links = flow_links(n, f);
         for (uint32_t k = 0; k < m; k++) {
-            n->w_unfrozen[links[k]] += flow_use_weight(n, f, k);
-            n->n_unfrozen[links[k]]++;
+            flow_slot *s = &n->slot[links[k]];
+            s->w_unfrozen += flow_use_weight(n, f, k);
+            s->n_unfrozen++;
         }
         n->stats.usages_refilled += m;
     }
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
-        if (n->n_unfrozen[l] >= heap_min) {
+        flow_slot *s = &n->slot[l];
+        if (s->n_unfrozen >= heap_min) {
             n->heap[n->heap_n] = l;
             n->heap_share[n->heap_n] = share(n, l);
-            n->heap_pos[l] = n->heap_n++;
+            s->heap_pos = n->heap_n++;
         } else
-            n->heap_pos[l] = NOT_IN_HEAP;
+            s->heap_pos = NOT_IN_HEAP;
     }
     for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
         if (i < n->heap_n)
@@ -159,7 +162,7 @@ static uint32_t freeze_lowest(flow_net *n)
 {
     uint32_t l = n->heap[0], frozen = 0;
     double level = n->heap_share[0];
-    const link_list *ll = &n->on_link[l];
+    const link_list *ll = &n->slot[l].list;
     n->level[l] = level; /* every flow it freezes gets this rate */
     for (uint32_t i = 0; i < ll->n; i++) {
         uint32_t f = flow_list_ids_c(ll)[i];
@@ -249,7 +252,7 @@ static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl)
         const uint32_t *links = flow_links(n, f);
         double best = INFINITY;
         for (uint32_t k = 0; k < m; k++)
-            if (n->heap_pos[links[k]] == NOT_IN_HEAP) {
+            if (n->slot[links[k]].heap_pos == NOT_IN_HEAP) {
                 double s = share(n, links[k]);
                 if (s < best) {
                     best = s;
@@ -317,9 +320,9 @@ static void join(flow_net *n, uint32_t g, uint32_t *nd)
  * is faster, or when it is faster than a flow of D whose bottleneck is l. */
 static void check_link(flow_net *n, uint32_t l, uint32_t *nd)
 {
-    if (!n->n_bneck[l])
+    if (!n->slot[l].n_bneck)
         return; /* no flow's bottleneck: none can fail here */
-    const link_list *ll = &n->on_link[l];
+    const link_list *ll = &n->slot[l].list;
     double used = 0, top = 0, low_d = INFINITY;
     for (uint32_t i = 0; i < ll->n; i++) {
         uint32_t g = flow_list_ids_c(ll)[i];
@@ -354,7 +357,7 @@ static uint32_t collect_touched(flow_net *n, double now)
         nt = flow_take_dirty(n, n->touched, nt);
         if (h == nt)
             return nt;
-        const link_list *ll = &n->on_link[n->touched[h]];
+        const link_list *ll = &n->slot[n->touched[h]].list;
         for (uint32_t i = 0; i < ll->n;) {
             uint32_t f = flow_list_ids_c(ll)[i];
             flow_advance(n, f, now);
@@ -419,8 +422,8 @@ uint32_t flow_repair(flow_net *n, double now)
             n->flow_mark[f] = n->epoch;
             const uint32_t *links = flow_links(n, f);
             for (uint32_t k = 0, m = flow_n_use(n, f); k < m; k++)
-                if (n->link_mark[links[k]] != n->epoch) {
-                    n->link_mark[links[k]] = n->epoch;
+                if (n->slot[links[k]].mark != n->epoch) {
+                    n->slot[links[k]].mark = n->epoch;
                     n->comp_links[nl++] = links[k];
                 }
         }
@@ -435,7 +438,7 @@ uint32_t flow_repair(flow_net *n, double now)
         for (uint32_t i = 0; i < nl; i++)
             check_link(n, n->comp_links[i], &nd);
         for (uint32_t i = 0; i < nt; i++)
-            if (n->link_mark[n->touched[i]] != n->epoch)
+            if (n->slot[n->touched[i]].mark != n->epoch)
                 check_link(n, n->touched[i], &nd);
         if (nd == before)
             break;

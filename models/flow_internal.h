@@ -68,6 +68,22 @@ typedef struct link_list {
     uint32_t n, cap;
 } link_list;
 
+/* A slot's state that the filling and the repair read on every visit, in
+ * one 64-byte record (one cache line: the slots are allocated 64-aligned),
+ * instead of seven arrays whose entries a visit would each miss. */
+typedef struct flow_slot {
+    link_list list;        /* the flows on it */
+    double cap;            /* its link's capacity (link_capacity[link_of]) */
+    double cap_left, w_unfrozen; /* a filling's: capacity left, unfrozen weight */
+    uint32_t n_unfrozen, heap_pos; /* a filling's: unfrozen flows, place in the heap */
+    uint32_t mark;         /* epoch stamp of the recomputations' link sets */
+    uint32_t n_bneck;      /* the active flows whose bneck it is (the local repair
+                            * checks a link only when some flow's bottleneck is
+                            * there: elsewhere nothing can fail) */
+} flow_slot;
+#define FLOW_SLOT_ALIGN 64
+_Static_assert(sizeof(flow_slot) == FLOW_SLOT_ALIGN, "a slot record is one cache line");
+
 static inline uint32_t *flow_list_ids(link_list *ll)
 {
     return ll->cap <= LIST_INLINE ? ll->ids.inl : ll->ids.heap;
@@ -100,8 +116,8 @@ struct flow_net {
     uint32_t *slot_of;     /* per link: its slot + 1, 0 for none yet */
     uint32_t *link_of;     /* per slot: its link */
     uint32_t n_slots, cap_slots;
-    double *link_bytes;    /* per slot (a slot's capacity: link_capacity[link_of[l]]) */
-    link_list *on_link;
+    double *link_bytes;    /* per slot: bytes carried */
+    flow_slot *slot;       /* per slot, FLOW_SLOT_ALIGN-aligned */
     uint32_t *live;        /* per slot: its list's entries of active flows (n less the
                             * finished flows whose removal waits for flow_store_flush) */
     /* per flow (struct of arrays, cap_flows entries) */
@@ -142,14 +158,11 @@ struct flow_net {
     /* recomputation scratch */
     uint32_t *dirty, n_dirty; /* links changed since the last recomputation, each once */
     uint8_t *is_dirty;
-    uint32_t *link_mark, epoch;
+    uint32_t epoch;        /* stamps of flow_mark and flow_slot.mark */
     uint32_t *comp_links, *touched;
     uint32_t *capped, n_capped_active, cap_capped; /* flows with a cap or no link */
-    double *cap_left, *w_unfrozen, *level;         /* level: share at which a link froze */
-    uint32_t *n_unfrozen, *heap, *heap_pos;
-    uint32_t *n_bneck;     /* per slot: the active flows whose bneck it is (the local
-                            * repair checks a link only when some flow's bottleneck is
-                            * there: elsewhere nothing can fail) */
+    double *level;         /* per slot: share at which a link froze */
+    uint32_t *heap;
     double *heap_share;    /* heap_share[i]: the fair share of link heap[i], kept with it */
     struct flow_cap *caps; /* a repair's filling: its flows' caps, from rates and from links
                             * only one of them uses (flow_fill.c) */
@@ -171,7 +184,7 @@ static inline void flow_count_bnecks(flow_net *n, uint32_t nf, int sign)
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t b = n->bneck[n->comp_flows[i]];
         if (b != NO_LINK)
-            n->n_bneck[b] += (uint32_t)sign;
+            n->slot[b].n_bneck += (uint32_t)sign;
     }
 }
 
@@ -270,7 +283,13 @@ static inline void flow_set_busy(flow_net *n, uint32_t l, int is_busy)
 /* Write the slots of the links that carry a flow to out, in increasing link
  * id order (a scan of the busy bitmap: L / 64 words); returns their count. */
 uint32_t flow_busy_links(const flow_net *n, uint32_t *out);
-double flow_link_capacity(const flow_net *n, uint32_t l);
+/* Slot l's capacity now (with incast: scaled by its link's curve at its
+ * effective fan-in while two or more flows share it). */
+double flow_link_capacity_incast(const flow_net *n, uint32_t l);
+static inline double flow_link_capacity(const flow_net *n, uint32_t l)
+{
+    return n->incast ? flow_link_capacity_incast(n, l) : n->slot[l].cap;
+}
 /* The rate flow f offers now (flow_net_set_incast; needs injects). */
 double flow_offer(const flow_net *n, uint32_t f);
 void flow_advance(flow_net *n, uint32_t f, double now);

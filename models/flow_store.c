@@ -276,6 +276,7 @@ static uint32_t slot_of(flow_net *n, uint32_t g)
     uint32_t l = n->n_slots++;
     n->slot_of[g] = l + 1;
     n->link_of[l] = g;
+    n->slot[l].cap = n->link_capacity[g];
     return l;
 }
 
@@ -310,14 +311,14 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         return -1;
     uint32_t *slot = n->attach_slot;
     for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
-        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX || reserve_link(&n->on_link[slot[i]]))
+        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX || reserve_link(&n->slot[slot[i]].list))
             return -1;
     /* f goes on each link once: a repeated link finds f last on its list
      * (repeats are rare; netcoll merges its own), and its weights add in order */
     uint32_t m = 0;
     for (size_t i = 0; i < k; i++) {
         uint32_t l = slot[i];
-        link_list *ll = &n->on_link[l];
+        link_list *ll = &n->slot[l].list;
         uint32_t *ids = flow_list_ids(ll);
         if (ll->n && ids[ll->n - 1] == f) {
             uint32_t s = m - 1;
@@ -337,8 +338,8 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         uniform &= n->attach_w[s] == n->attach_w[0];
     int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
     for (uint32_t s = 0; !uniform && !failed && s < m; s++)
-        if (!n->on_link[n->attach_link[s]].k)
-            failed = add_weights(&n->on_link[n->attach_link[s]]);
+        if (!n->slot[n->attach_link[s]].list.k)
+            failed = add_weights(&n->slot[n->attach_link[s]].list);
     uint32_t d = uniform ? 0 : weight_codes(n, m);
     flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0, d};
     uint32_t id = failed ? NO_CLASS : class_get(n, &key);
@@ -348,7 +349,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             class_put(n, id);
         for (uint32_t s = 0; s < m; s++) {
             n->live[n->attach_link[s]]--;
-            if (--n->on_link[n->attach_link[s]].n == 0)
+            if (--n->slot[n->attach_link[s]].list.n == 0)
                 flow_set_busy(n, n->attach_link[s], 0);
         }
         return -1;
@@ -369,7 +370,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             memcpy(table + 2 * (size_t)j, &n->attach_w[n->attach_slot[j]], sizeof(double));
     }
     for (uint32_t s = 0; s < m; s++) {
-        link_list *ll = &n->on_link[b[s]];
+        link_list *ll = &n->slot[b[s]].list;
         if (ll->k)
             ll->k[ll->n - 1] = s;
     }
@@ -390,7 +391,7 @@ static void leave_links(flow_net *n, uint32_t f)
     uint32_t m = flow_n_use(n, f);
     const uint32_t *links = flow_links(n, f);
     if (n->bneck[f] != NO_LINK) /* every flow with links has been filled by now */
-        n->n_bneck[n->bneck[f]]--;
+        n->slot[n->bneck[f]].n_bneck--;
     for (uint32_t k = 0; k < m; k++) {
         uint32_t l = links[k];
         n->load[n->link_of[l]] -= flow_use_weight(n, f, k);
@@ -418,7 +419,7 @@ void flow_store_detach(flow_net *n, uint32_t f)
     uint32_t m = flow_n_use(n, f), id = n->cls[f];
     const uint32_t *links = flow_links(n, f);
     for (uint32_t k = 0; k < m; k++) {
-        link_list *ll = &n->on_link[links[k]];
+        link_list *ll = &n->slot[links[k]].list;
         uint32_t i = 0;
         while (flow_list_ids(ll)[i] != f) /* f is on the link: bounded by ll->n */
             i++;
@@ -458,7 +459,7 @@ static int cmp_u64(const void *a, const void *b)
  * the fills move. 0, or -1 when out of memory (nothing changed). */
 static int flush_link(flow_net *n, uint32_t l)
 {
-    link_list *ll = &n->on_link[l];
+    link_list *ll = &n->slot[l].list;
     uint32_t m = ll->n - n->live[l], *ids = flow_list_ids(ll);
     if (!m)
         return 0;
@@ -496,8 +497,8 @@ void flow_store_flush(flow_net *n)
         n->bneck[f] = p;
         const uint32_t *links = n->pool + n->use_off[f];
         for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++)
-            if (n->link_mark[links[k]] != n->epoch) {
-                n->link_mark[links[k]] = n->epoch;
+            if (n->slot[links[k]].mark != n->epoch) {
+                n->slot[links[k]].mark = n->epoch;
                 n->touched[nl++] = links[k];
             }
     }
@@ -507,7 +508,7 @@ void flow_store_flush(flow_net *n)
                 uint32_t f = n->pending[p];
                 const uint32_t *links = n->pool + n->use_off[f];
                 for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++) {
-                    link_list *ll = &n->on_link[links[k]];
+                    link_list *ll = &n->slot[links[k]].list;
                     if (links[k] != n->touched[i])
                         continue;
                     uint32_t at = 0;
@@ -547,17 +548,17 @@ size_t flow_store_memory_bytes(const flow_net *n)
     b += (size_t)n->cap_pending * 3 * sizeof(uint32_t) +
          (size_t)n->cap_flush_pairs * sizeof(uint64_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
-        b += (size_t)n->on_link[l].cap * ((n->on_link[l].cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
-                                          (n->on_link[l].k ? sizeof(uint32_t) : 0));
+        b += (size_t)n->slot[l].list.cap * ((n->slot[l].list.cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
+                                          (n->slot[l].list.k ? sizeof(uint32_t) : 0));
     return b;
 }
 
 void flow_store_free(flow_net *n)
 {
-    for (uint32_t l = 0; n->on_link && l < n->cap_slots; l++) { /* a reset net's too */
-        if (n->on_link[l].cap > LIST_INLINE)
-            free(n->on_link[l].ids.heap);
-        free(n->on_link[l].k);
+    for (uint32_t l = 0; n->slot && l < n->cap_slots; l++) { /* a reset net's too */
+        if (n->slot[l].list.cap > LIST_INLINE)
+            free(n->slot[l].list.ids.heap);
+        free(n->slot[l].list.k);
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,
