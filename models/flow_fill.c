@@ -86,6 +86,25 @@ static void heap_remove(flow_net *n, uint32_t link)
     }
 }
 
+/* Lazy keys: a freeze only lowers a link's capacity left and unfrozen
+ * weight, at a rate no higher than the link's share, so the share never
+ * falls (c >= rW gives (c - rw)/(W - w) >= c/W) and a kept key is a lower
+ * bound of it (to an ulp). freeze leaves the keys; before the top is read
+ * its share is taken again and, when it rose, sunk to its place, until the
+ * top's key is its share. Each pass refreshes a link no freeze has touched
+ * since, so at most heap_n passes. */
+static void heap_settle(flow_net *n)
+{
+    for (uint32_t pass = 0; n->heap_n && pass <= n->heap_n; pass++) {
+        double s = share(n, n->heap[0]);
+        int rose = s > n->heap_share[0];
+        n->heap_share[0] = s;
+        if (!rose)
+            return;
+        sift_down(n, 0);
+    }
+}
+
 #define NOT_IN_HEAP UINT32_MAX
 
 /* Freeze flow f at rate (its new rate: level[link], or its cap when link
@@ -106,8 +125,7 @@ static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
         if (--s->n_unfrozen == 0) {
             heap_remove(n, links[k]);
             s->heap_pos = NOT_IN_HEAP;
-        } else
-            heap_fix(n, s->heap_pos);
+        } /* else its key stays: heap_settle */
     }
 }
 
@@ -203,6 +221,7 @@ void flow_fill(flow_net *n, uint32_t nf, uint32_t nl, int residual)
     while (left) {
         while (next_cap < n_capped && n->flow_mark[n->capped[next_cap]] != n->epoch)
             next_cap++;
+        heap_settle(n);
         double by_link = n->heap_n ? n->heap_share[0] : INFINITY;
         double by_cap = next_cap < n_capped ? flow_cls(n, n->capped[next_cap])->rate_cap : INFINITY;
         if (by_cap <= by_link) {
@@ -272,6 +291,7 @@ static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl)
     while (left) {
         while (next_cap < n_caps && n->flow_mark[n->caps[next_cap].flow] != n->epoch)
             next_cap++;
+        heap_settle(n);
         double by_link = n->heap_n ? n->heap_share[0] : INFINITY;
         double by_cap = next_cap < n_caps ? n->caps[next_cap].value : INFINITY;
         if (by_cap <= by_link && next_cap < n_caps) {
