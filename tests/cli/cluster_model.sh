@@ -6,8 +6,10 @@
 # that model, layout and GPU count; the whole-cluster job's step iteration is
 # `dcsim step`'s on the same fabric exactly, and the pacer's isolated
 # iteration c + min(m_alone, E) is at most that and within 5 % of it; c =
-# the iteration less the exposed TP, PP, DP and EP; the rows the pacer runs
-# are those kinds; the run is the same bytes twice and at 1 and 2 threads;
+# the iteration less the exposed TP, PP, DP and EP (compute + bubble +
+# optimizer); the TP and PP bytes are the closed forms of workload.c; the
+# run is the same bytes at 1 and 2 threads; twice the
+# global batch doubles the TP bytes, keeps the DP bytes and costs less;
 # a class given by hand keeps its figures when a model class sits beside it.
 set -u
 dcsim=$1
@@ -94,6 +96,28 @@ if [t.get("model") for t in cls] != ["megatron-gpt-1.7b"] * 2 or cls[1]["pp"] !=
     bad.append("classes %s" % cls)
 for b in bad:
     print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+# twice the global batch: twice the micro-batches, so the TP bytes double, the
+# DP bytes stay, each size's iteration grows and the shared DP rings cost less
+"$dcsim" cluster --quiet --json "$ex" --set cluster-jobs/traffic/@global-batch=384 \
+    >"$tmp/c384.json" || { echo "FAIL: global-batch 384"; fail=1; }
+$py - "$tmp" <<'PY' || fail=1
+import json, sys
+tmp = sys.argv[1]
+a = json.load(open(tmp + "/c1.json"))["interference"]
+b = json.load(open(tmp + "/c384.json"))["interference"]
+bad = []
+for x, y in zip(a["from_step_tier"], b["from_step_tier"]):
+    if y["comm_bytes"]["tp_allreduce"] != 2 * x["comm_bytes"]["tp_allreduce"] or \
+            y["comm_bytes"]["dp_allreduce"] != x["comm_bytes"]["dp_allreduce"]:
+        bad.append("%d GPUs: bytes %s at 384, %s at 192" % (x["gpus"], y["comm_bytes"], x["comm_bytes"]))
+    if not y["step_iteration_s"] > x["step_iteration_s"]:
+        bad.append("%d GPUs: iteration %r at 384, %r at 192" % (x["gpus"], y["step_iteration_s"], x["step_iteration_s"]))
+if not b["cost_gpu_h"] < a["cost_gpu_h"]:
+    bad.append("interference %r GPU-h at 384, %r at 192" % (b["cost_gpu_h"], a["cost_gpu_h"]))
+for m in bad:
+    print("FAIL:", m)
 sys.exit(1 if bad else 0)
 PY
 # a class by hand under the model: its own rows, run as the layout form
