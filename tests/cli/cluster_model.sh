@@ -10,7 +10,9 @@
 # optimizer); the TP and PP bytes are the closed forms of workload.c; the
 # run is the same bytes at 1 and 2 threads; twice the
 # global batch doubles the TP bytes, keeps the DP bytes and costs less;
-# a class given by hand keeps its figures when a model class sits beside it.
+# a class given by hand keeps its figures when a model class sits beside it;
+# with a <job> (tests/scenarios/cluster-model-job.xml) the class takes its
+# framework and the training run's size is `dcsim step`'s job exactly.
 set -u
 dcsim=$1
 src=$2
@@ -116,6 +118,31 @@ for x, y in zip(a["from_step_tier"], b["from_step_tier"]):
         bad.append("%d GPUs: iteration %r at 384, %r at 192" % (x["gpus"], y["step_iteration_s"], x["step_iteration_s"]))
 if not b["cost_gpu_h"] < a["cost_gpu_h"]:
     bad.append("interference %r GPU-h at 384, %r at 192" % (b["cost_gpu_h"], a["cost_gpu_h"]))
+for m in bad:
+    print("FAIL:", m)
+sys.exit(1 if bad else 0)
+PY
+# with a <job>: its precision and framework (grad-reduce bf16: half the DP
+# bytes), and its training run's 96 GPUs derived: that size's iteration is
+# `dcsim step`'s of the job itself, exactly
+job=$src/tests/scenarios/cluster-model-job.xml
+"$dcsim" cluster --quiet --json "$job" >"$tmp/j.json" && "$dcsim" step --quiet --json "$job" \
+    >"$tmp/js.json" || { echo "FAIL: the scenario with a <job>"; fail=1; }
+$py - "$tmp" <<'PY' || fail=1
+import json, sys
+tmp = sys.argv[1]
+c = {e["gpus"]: e for e in json.load(open(tmp + "/j.json"))["interference"]["from_step_tier"]}
+s = json.load(open(tmp + "/js.json"))
+a = {e["gpus"]: e for e in json.load(open(tmp + "/c1.json"))["interference"]["from_step_tier"]}
+bad = []
+if sorted(c) != [8, 32, 96]:
+    bad.append("sizes %s, expected 8, 32, 96" % sorted(c))
+elif c[96]["step_iteration_s"] != s["iteration_s"] or c[96]["comm_bytes"] != s["comm_bytes"]:
+    bad.append("96 GPUs: %r / %s, dcsim step %r / %s" % (c[96]["step_iteration_s"],
+               c[96]["comm_bytes"], s["iteration_s"], s["comm_bytes"]))
+elif 2 * c[32]["comm_bytes"]["dp_allreduce"] != a[32]["comm_bytes"]["dp_allreduce"]:
+    bad.append("32 GPUs: DP bytes %r with bf16 reduction, %r with fp32" %
+               (c[32]["comm_bytes"]["dp_allreduce"], a[32]["comm_bytes"]["dp_allreduce"]))
 for m in bad:
     print("FAIL:", m)
 sys.exit(1 if bad else 0)
