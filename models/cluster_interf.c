@@ -66,6 +66,9 @@ struct cluster_interf {
 
 const cluster_traffic *cluster_traffic_of(const cluster_traffic_table *tt, uint32_t n)
 {
+    for (unsigned k = 0; k < tt->n_sized; k++)
+        if (tt->sized_gpus[k] == n)
+            return &tt->sized[k];
     unsigned best = 0;
     for (unsigned i = 1; i < tt->n; i++)
         if (tt->from_gpus[i] <= n && tt->from_gpus[i] >= tt->from_gpus[best])
@@ -339,6 +342,12 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
     for (unsigned i = 0; i < t->n_colls; i++)
         has_comm |= t->coll[i].bytes > 0;
     char why[160];
+    if (t->from_model == CLUSTER_FROM_MODEL_CLASS)
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: job %u on %u GPUs takes "
+                             "the <traffic> class from %u GPU(s), given by a model, with no "
+                             "profile derived for %u GPUs (dcsim cluster, compare and sweep "
+                             "derive them; this command does not)", id + 1, n,
+                             x->tt.from_gpus[t - x->tt.t], n);
     if (t->n_colls && cluster_layout_check(t, n, why, sizeof why))
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: job %u on %u GPUs takes the "
                              "<traffic> class from %u GPU(s), whose layout does not fit: %s",
@@ -376,7 +385,10 @@ compute:
                                      : t->compute_s;
     if (!(j->compute_s + j->comm_s > 0))
         j->compute_s = 1; /* no compute and no communication: never slowed (pace 1) */
-    j->hidden_s = t->overlap * j->compute_s;
+    if (t->from_model == CLUSTER_FROM_MODEL_SIZE) /* what passes the step tier's exposure */
+        j->hidden_s = j->comm_s > t->exposed_s ? j->comm_s - t->exposed_s : 0;
+    else
+        j->hidden_s = t->overlap * j->compute_s;
     return 0;
 }
 
@@ -580,4 +592,10 @@ void cluster_interf_job(const cluster_interf *x, uint32_t id, double *compute_s,
 {
     *compute_s = id < x->cap_job ? x->job[id].compute_s : 0;
     *comm_s = id < x->cap_job ? x->job[id].comm_s : 0;
+}
+
+double cluster_interf_job_iteration(const cluster_interf *x, uint32_t id)
+{
+    return id < x->cap_job && x->job[id].is_running ? iteration_s(&x->job[id], x->job[id].comm_s)
+                                                     : 0;
 }

@@ -52,6 +52,8 @@ enum cluster_group { CLUSTER_GROUP_DP = 0, CLUSTER_GROUP_TP, CLUSTER_GROUP_PP, C
                      CLUSTER_GROUP_COUNT };
 
 #define CLUSTER_MAX_COLLS 8
+#define CLUSTER_FROM_MODEL_CLASS 1
+#define CLUSTER_FROM_MODEL_SIZE 2
 
 /* one collective of the iteration, run once in every group of its kind:
  * NC_ALLREDUCE, NC_ALLGATHER, NC_REDUCESCATTER (rings), NC_ALLTOALL
@@ -81,6 +83,16 @@ typedef struct cluster_traffic {
     uint32_t tp, pp, ep;      /* the layout; 0: not given (1) */
     unsigned n_colls;
     cluster_coll coll[CLUSTER_MAX_COLLS];
+    /* a class given by a catalog model (docs/cluster.md "Traffic from the
+     * step tier"): its profile per job size is derived (the table's sized
+     * rows); a derived profile has from_model 1 and hides under the compute
+     * what of its collectives' isolated time passes exposed_s, the step
+     * tier's exposed communication: hidden = max(0, m_alone - exposed_s),
+     * and overlap is not read. from_model: 0 given by hand,
+     * CLUSTER_FROM_MODEL_CLASS a class (never run itself),
+     * CLUSTER_FROM_MODEL_SIZE a derived profile */
+    int from_model;
+    double exposed_s;
 } cluster_traffic;
 
 /* <collective group> in the scenario's words ("dp", "tp", "pp", "ep") and
@@ -110,10 +122,16 @@ int cluster_traffic_collective_parse(const char *name);
 
 /* Profiles by size: a job of n GPUs takes the class with the largest
  * from_gpus <= n (class 0 has from_gpus 1). */
+#define CLUSTER_MAX_SIZED 64 /* job sizes of classes given by a model (CLUSTER_MAX_SIZES) */
 typedef struct cluster_traffic_table {
     unsigned n;
     uint32_t from_gpus[CLUSTER_MAX_TRAFFIC];
     cluster_traffic t[CLUSTER_MAX_TRAFFIC];
+    /* profiles derived per job size for classes given by a model: a job of
+     * exactly sized_gpus[k] GPUs takes sized[k] before any class */
+    unsigned n_sized;
+    uint32_t sized_gpus[CLUSTER_MAX_SIZED];
+    cluster_traffic sized[CLUSTER_MAX_SIZED];
 } cluster_traffic_table;
 
 #define CLUSTER_TIERS 5 /* link classes by (from tier, to tier), tiers 0-4 (graph.h) */
@@ -152,7 +170,12 @@ void cluster_interf_get_stats(const cluster_interf *x, cluster_interf_stats *out
 void cluster_interf_job(const cluster_interf *x, uint32_t id, double *compute_s,
                         double *comm_s);
 
-/* The profile a job of n GPUs takes. */
+/* Job id's isolated iteration in seconds: compute + the communication it
+ * does not hide (0 before its start). */
+double cluster_interf_job_iteration(const cluster_interf *x, uint32_t id);
+
+/* The profile a job of n GPUs takes: its derived one (sized rows), else its
+ * class's. */
 const cluster_traffic *cluster_traffic_of(const cluster_traffic_table *tt, uint32_t n);
 
 #endif

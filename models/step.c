@@ -651,6 +651,8 @@ int step_simulate(const workload *w, const compute_device *dev, fabric *f,
     sim_give_back_freed(); /* its many small blocks too, not only the large ones */
     if (!rc)
         rc = step_finish_profile(&sr, w, dev, f, iteration, out);
+    if (!rc)
+        workload_kind_bytes(w, out->comm_bytes);
     if (rc)
         step_profile_free(out);
     step_run_free(&sr);

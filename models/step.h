@@ -216,6 +216,8 @@ typedef struct step_profile {
     double coll_total_s[COMM_KIND_COUNT];
     double coll_exposed_s[COMM_KIND_COUNT];
     double coll_hidden_s[COMM_KIND_COUNT];
+    /* bytes per GPU per iteration by kind: workload_kind_bytes of the job */
+    double comm_bytes[COMM_KIND_COUNT];
     /* the concurrent iteration only (else n_hot 0): the links where PP and DP
      * traffic overlapped longest, longest first */
     unsigned n_hot;

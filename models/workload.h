@@ -221,6 +221,13 @@ double workload_first_bucket_params(const parallel_config *p);
 unsigned workload_chunk_layer_count(const model_arch *m, const parallel_config *p,
                                     unsigned stage, unsigned chunk);
 
+/* Bytes per GPU per iteration of each collective kind (enum comm_kind) on
+ * the stage that moves most of it: each comm op's bytes (nccl-tests' S)
+ * x count x micro-batches (PHASE_STEP ops once), as step_comm.c puts them
+ * on the links. COMM_PP_SEND counts the forward sends only: what crosses a
+ * stage boundary each way (the gradients go back as many bytes). */
+void workload_kind_bytes(const workload *w, double out[COMM_KIND_COUNT]);
+
 const char *comm_kind_name(int kind);
 const char *recompute_name(int r);
 const char *schedule_name(int s);

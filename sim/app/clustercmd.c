@@ -147,6 +147,16 @@ static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
     size_t used = 0;
     for (unsigned i = 0; i < tt->n && used < size; i++) {
         const cluster_traffic *t = &tt->t[i];
+        if (t->from_model) {
+            const struct scn_cluster_model *m = &s->cluster_model[i];
+            int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: model %s (micro-batch "
+                             "%u, global-batch %u), tp %u pp %u ep %u, from the step tier",
+                             i ? "; " : "", tt->from_gpus[i], m->arch.name, m->micro_batch,
+                             m->global_batch, t->tp ? t->tp : 1, t->pp ? t->pp : 1,
+                             t->ep ? t->ep : 1);
+            used += k > 0 ? (size_t)k : 0;
+            continue;
+        }
         char c[64];
         if (t->comm_share > 0)
             snprintf(c, sizeof c, "communication %.4g%% of compute + communication",
@@ -193,6 +203,7 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
     printf("\ninterference on the %s fabric; per iteration %s; the communication not hidden "
            "is exposed\n",
            fabric_topology_name(s->fabric.topology), t);
+    cluster_model_print(s, n->sizes, n->n_sizes);
     printf("  %-12s %10s %10s %10s %10s %10s\n", "", "mean", "P50", "P90", "P99", "max");
     print_stat("run/isolated", &r->stretch, 1);
     uint64_t looks = n->st.hits + n->st.misses;
@@ -406,14 +417,19 @@ static void json_stat(cJSON *root, const char *name, const cluster_stat *q)
 
 /* the size classes' iterations: compute (or comm share), overlap, layout and
  * collectives (group "job": the one collective over all a job's GPUs) */
-static void json_traffic(cJSON *o, const cluster_traffic_table *tt)
+static void json_traffic(cJSON *o, const scn_scenario *s, const cluster_traffic_table *tt)
 {
     cJSON *a = cJSON_AddArrayToObject(o, "traffic");
     for (unsigned i = 0; a && i < tt->n; i++) {
         const cluster_traffic *t = &tt->t[i];
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "from_gpus", tt->from_gpus[i]);
-        if (t->comm_share > 0)
+        if (t->from_model) { /* its compute and collectives per size: "from_step_tier" */
+            const struct scn_cluster_model *m = &s->cluster_model[i];
+            cJSON_AddStringToObject(e, "model", m->arch.name);
+            cJSON_AddNumberToObject(e, "micro_batch", m->micro_batch);
+            cJSON_AddNumberToObject(e, "global_batch", m->global_batch);
+        } else if (t->comm_share > 0)
             cJSON_AddNumberToObject(e, "comm_share", t->comm_share);
         else
             cJSON_AddNumberToObject(e, "compute_s", t->compute_s);
@@ -423,7 +439,7 @@ static void json_traffic(cJSON *o, const cluster_traffic_table *tt)
         cJSON_AddNumberToObject(e, "ep", t->ep ? t->ep : 1);
         cJSON *c = cJSON_AddArrayToObject(e, "collectives");
         cluster_coll one = {t->collective, -1, t->bytes};
-        for (unsigned k = 0; c && k < (t->n_colls ? t->n_colls : 1); k++) {
+        for (unsigned k = 0; c && !t->from_model && k < (t->n_colls ? t->n_colls : 1); k++) {
             const cluster_coll *r = t->n_colls ? &t->coll[k] : &one;
             const char *kind = cluster_traffic_collective_name(r->collective);
             const char *group = cluster_group_name(r->group);
@@ -437,11 +453,14 @@ static void json_traffic(cJSON *o, const cluster_traffic_table *tt)
     }
 }
 
-static void json_interference(cJSON *root, const cluster_traffic_table *tt,
-                              const cluster_result *r, const cluster_net *n)
+static void json_interference(cJSON *root, const scn_scenario *s,
+                              const cluster_traffic_table *tt, const cluster_result *r,
+                              const cluster_net *n)
 {
     cJSON *o = cJSON_AddObjectToObject(root, "interference");
-    json_traffic(o, tt);
+    json_traffic(o, s, tt);
+    if (n->n_sizes)
+        cluster_model_json(o, n->sizes, n->n_sizes);
     json_stat(o, "run_over_isolated", &r->stretch);
     uint64_t looks = n->st.hits + n->st.misses;
     const struct { const char *name; double value; } v[] = {
@@ -599,7 +618,7 @@ static int print_json(const scn_scenario *s, const cluster_config *c, const clus
     cJSON_AddStringToObject(root, "defaults_used", s->cluster_defaults);
     json_extra(root, s, c, r, x);
     if (n->has)
-        json_interference(root, &s->cluster_traffic, r, n);
+        json_interference(root, s, &s->cluster_traffic, r, n);
     if (is_disrupt(c)) {
         json_disruption(root, c, r);
         json_stat(cJSON_GetObjectItem(root, "disruption"), "job_goodput", &r->job_goodput);

@@ -9,7 +9,7 @@
 #include "cluster_series.h"
 #include "run.h"
 
-static int net_setup(scn_scenario *s, cluster_net *n, sim_error *err)
+static int net_setup(scn_scenario *s, uint32_t train_gpus, cluster_net *n, sim_error *err)
 {
     memset(n, 0, sizeof *n);
     if (!s->has_cluster_traffic)
@@ -18,7 +18,11 @@ static int net_setup(scn_scenario *s, cluster_net *n, sim_error *err)
     if (rc)
         return rc;
     n->has = 1;
-    n->x = cluster_interf_create(&n->f, s->cluster_jobs.gpus, &s->cluster_traffic,
+    n->tt = s->cluster_traffic;
+    rc = cluster_model_derive(s, &n->f, train_gpus, &n->tt, n->sizes, &n->n_sizes, err);
+    if (rc)
+        return rc;
+    n->x = cluster_interf_create(&n->f, s->cluster_jobs.gpus, &n->tt,
                                  s->cluster_cache_entries, err);
     if (!n->x)
         return err->code ? err->code : SIM_ERR_NOMEM;
@@ -159,7 +163,7 @@ int cluster_run_execute(scn_scenario *s, cluster_run *out, sim_error *err)
         }
     }
     if (!rc)
-        rc = net_setup(s, &out->net, err);
+        rc = net_setup(s, out->training.runs ? out->training.gpus : 0, &out->net, err);
     if (!rc)
         rc = cluster_simulate(&s->cluster_jobs, &out->r, err);
     s->cluster_jobs.jobs = given; /* the scenario as loaded */

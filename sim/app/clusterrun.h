@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "cluster_interf.h"
 #include "clusterenergy.h"
+#include "clustermodel.h"
 #include "scenario.h"
 
 /* CDF points of wait and slowdown: the quantiles at 5 %, 10 %, ... 100 % */
@@ -34,6 +35,11 @@ typedef struct cluster_net {
     fabric f;
     cluster_interf *x;
     cluster_interf_stats st;
+    /* the profiles the pacer ran with: the scenario's classes and, for a
+     * class given by a model, each job size's derived one (clustermodel.h) */
+    cluster_traffic_table tt;
+    unsigned n_sizes;
+    cluster_model_size sizes[CLUSTER_MAX_SIZED];
 } cluster_net;
 
 /* <training-runs>: the scenario's <job> as `dcsim run` times it alone

@@ -162,6 +162,14 @@ typedef struct scn_scenario {
     int has_cluster_traffic;     /* interference: a <fabric> (and <traffic> or its defaults) */
     cluster_traffic_table cluster_traffic; /* <cluster-jobs><traffic>: profiles by size */
     uint32_t cluster_cache_entries; /* <traffic cache>: the LRU's components */
+    /* <traffic model micro-batch global-batch>, per class (index as
+     * cluster_traffic.t): the catalog model the step tier derives the class's
+     * traffic from per job size (docs/cluster.md "Traffic from the step tier") */
+    struct scn_cluster_model {
+        int has;
+        model_arch arch;
+        unsigned micro_batch, global_batch;
+    } cluster_model[CLUSTER_MAX_TRAFFIC];
     struct scn_hubs *hubs;  /* <hubs> (dcsim hubs; docs/hubs.md); owned, NULL when none */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
     size_t resolved_xml_len;

@@ -140,6 +140,9 @@ int step_json_emit(const step_profile *p, int flows, const app_packet_cfg *pc,
         cJSON_AddNumberToObject(c, "exposed", p->coll_exposed_s[k]);
         cJSON_AddNumberToObject(c, "hidden", p->coll_hidden_s[k]);
     }
+    cJSON *cb = cJSON_AddObjectToObject(o, "comm_bytes"); /* per GPU per iteration */
+    for (int k = 0; k < COMM_KIND_COUNT; k++)
+        cJSON_AddNumberToObject(cb, comm_kind_name(k), p->comm_bytes[k]);
     cJSON_AddNumberToObject(o, "bubble_s", p->part_s[STEP_BUBBLE]);
     if (p->n_bins) { /* per tier with traffic: utilisation per time bin */
         cJSON *u = cJSON_AddObjectToObject(o, "utilisation_over_time");

@@ -297,8 +297,9 @@ static int run_fabric(const char *placer, unsigned gpus, int disrupt)
         c.resv = &w;
         c.n_resv = 1;
     }
-    cluster_traffic_table tt = {1, {1}, {{.compute_s = 6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12),
-                                          .bytes = 6.8e9, .collective = NC_ALLREDUCE}}};
+    cluster_traffic_table tt = {.n = 1, .from_gpus = {1},
+                                .t = {{.compute_s = 6 * 1.7e9 * 192 * 4096 / (48 * 408.8e12),
+                                       .bytes = 6.8e9, .collective = NC_ALLREDUCE}}};
     cluster_interf *x = cluster_interf_create(&f, gpus, &tt, 4096, &err);
     int rc = x ? 0 : 1;
     cluster_result r;

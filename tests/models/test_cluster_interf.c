@@ -215,6 +215,42 @@ static void test_overlap_closed_form(void)
     fabric_free(&f);
 }
 
+/* a profile derived from the step tier (docs/cluster.md "Traffic from the
+ * step tier"): it hides max(0, m_alone - E) of its collectives, E the step
+ * tier's exposed communication, and not overlap x c: alone c + min(m, E),
+ * sharing c + 2m - max(0, m - E). A class given by a model whose size was
+ * not derived is refused when its job starts. */
+static void test_from_model_closed_form(void)
+{
+    fabric f;
+    CHECK(make_fabric(&f, 6, 4, 2, 2, 1) == 0);
+    const double d = 36000, S = 1e9, m = S / B_LINK, c = 0.1; /* m = 0.02 s */
+    const double exposed[] = {0.03, 0.01, 0};
+    for (size_t i = 0; i < sizeof exposed / sizeof exposed[0]; i++) {
+        cluster_job_spec j[] = {{0, 1, d, 0}, {0, 2, d, 0}, {0, 2, d, 0}};
+        cluster_config cfg = shape(6, j, 3);
+        cluster_traffic_table t = table(c, S);
+        t.t[0].from_model = CLUSTER_FROM_MODEL_SIZE;
+        t.t[0].exposed_s = exposed[i];
+        t.t[0].overlap = 0.5; /* not read */
+        cluster_result r;
+        CHECK(run(&f, &cfg, &t, 64, &r, NULL) == 0);
+        double hide = fmax(0, m - exposed[i]);
+        double alone = c + fmin(m, exposed[i]), now = c + 2 * m - hide;
+        CHECK_REL(r.jobs[1].end_s - r.jobs[1].start_s, d * now / alone, 1e-12);
+        CHECK_REL(r.jobs[2].end_s - r.jobs[2].start_s, d * now / alone, 1e-12);
+        cluster_result_free(&r);
+    }
+    cluster_job_spec j[] = {{0, 2, d, 0}};
+    cluster_config cfg = shape(6, j, 1);
+    cluster_traffic_table t = table(c, S);
+    t.t[0].from_model = CLUSTER_FROM_MODEL_CLASS;
+    cluster_result r;
+    CHECK(run(&f, &cfg, &t, 64, &r, NULL) != 0);
+    cluster_result_free(&r);
+    fabric_free(&f);
+}
+
 /* an all-to-all instead (an expert-parallel exchange): each of the two
  * ranks sends S/2 to the other, both directions at once, alone in m' =
  * S / (2 B); A's and B's sends cross leaf 1's uplink and downlink together,
@@ -341,6 +377,7 @@ int main(void)
     test_shared_uplink_closed_form();
     test_overlap_closed_form();
     test_alltoall_closed_form();
+    test_from_model_closed_form();
     test_unit_pace_is_no_pacer();
     test_stream_cache_conservation();
     return check_report();

@@ -83,6 +83,7 @@ CASES = [
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-two-sites-month.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-leafspine.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-layout.xml")], {0}),
+    ("cluster", ["cluster", "--quiet", "--json", ex("cluster-interference-model.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-preempt-h100.xml")], {0}),
     ("cluster", ["cluster", "--quiet", "--json", ex("cluster-synthetic-h100.xml"), "--set",
                  "cluster-jobs/sizes/@elastic-share=50%", "--set",

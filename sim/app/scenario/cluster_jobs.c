@@ -302,17 +302,21 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
     tt->t[0] = (cluster_traffic){.compute_s = TRAFFIC_COMPUTE_S, .bytes = TRAFFIC_ALLREDUCE_BYTES,
                                  .collective = NC_ALLREDUCE};
     s->cluster_cache_entries = TRAFFIC_CACHE;
-    if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share")))
+    if (!n || (!has_attr(n, "compute") && !has_attr(n, "comm-share") && !has_attr(n, "model")))
         cluster_note(s, "traffic compute 0.409 s per iteration (A: calibration.md 1, "
                         "the 1.7B row at DP 48: 6 P T / (48 x 408.8 TFLOP/s))");
-    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes") && !child(n, "collective")))
+    if (!n || (!has_attr(n, "allreduce") && !has_attr(n, "bytes") && !child(n, "collective") &&
+               !has_attr(n, "model")))
         cluster_note(s, "traffic allreduce 6.8 GB per GPU (A: 1.7B FP32 gradients, "
                         "components.md 4.4)");
     if (!n || !has_attr(n, "cache"))
         cluster_note(s, "traffic cache 4096 components (A)");
     if (!n)
         return 0;
-    int rc = traffic_attrs(ld, n, &tt->t[0]);
+    memset(s->cluster_model, 0, sizeof s->cluster_model);
+    int rc = traffic_model(ld, n, s, 0);
+    if (!rc)
+        rc = traffic_attrs(ld, n, &tt->t[0]);
     if (!rc)
         rc = traffic_layout(ld, n, &tt->t[0]);
     if (!rc && has_attr(n, "cache")) {
@@ -329,20 +333,29 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
             continue;
         unsigned i = tt->n++; /* the schema allows at most CLUSTER_MAX_TRAFFIC - 1 */
         tt->t[i] = tt->t[0];
+        s->cluster_model[i] = s->cluster_model[0];
         rc = gpus_attr(ld, c, "from-gpus", 1, s->cluster_jobs.gpus, &tt->from_gpus[i]);
         for (unsigned k = 0; !rc && k < i; k++)
             if (tt->from_gpus[k] == tt->from_gpus[i])
                 rc = node_error(ld, c, "from-gpus", "a class from %u GPUs is given twice "
                                 "(<traffic> itself is the class from 1 GPU)", tt->from_gpus[i]);
         if (!rc)
+            rc = traffic_model(ld, c, s, i);
+        if (!rc)
             rc = traffic_attrs(ld, c, &tt->t[i]);
         if (!rc)
             rc = traffic_layout(ld, c, &tt->t[i]);
     }
+    int models = 0;
+    for (unsigned i = 0; i < tt->n; i++)
+        models |= s->cluster_model[i].has;
+    if (!rc && models && !s->has_job)
+        cluster_note(s, "traffic model: bf16, the framework's and <step>'s defaults (A: no "
+                        "<job> to take them from)");
     /* a layout without <collective> rows: the class's one collective in its dp-groups */
     for (unsigned i = 0; !rc && i < tt->n; i++) {
         cluster_traffic *t = &tt->t[i];
-        if (!t->n_colls && (t->tp || t->pp || t->ep))
+        if (!t->n_colls && !t->from_model && (t->tp || t->pp || t->ep))
             t->coll[t->n_colls++] = (cluster_coll){t->collective, CLUSTER_GROUP_DP, t->bytes};
     }
     return rc;

@@ -86,7 +86,7 @@ static xmlNode *class_node(xmlNode *traffic, unsigned i)
 
 static int has_layout(const cluster_traffic *t)
 {
-    return t->n_colls > 0;
+    return t->n_colls > 0 || t->from_model;
 }
 
 /* a job of g GPUs against its class; elastic: why it may resize, or NULL */
@@ -110,6 +110,8 @@ static int check_job(loader *ld, xmlNode *traffic, const scn_scenario *s, uint32
         return node_error(ld, at, NULL, "%s takes the <traffic> class from %u GPU%s (line %ld), "
                           "whose layout does not fit: %s", what, tt->from_gpus[i],
                           tt->from_gpus[i] > 1 ? "s" : "", xmlGetLineNo(cn), why);
+    if (t->from_model)
+        return traffic_model_check(ld, at, s, i, g, what, xmlGetLineNo(cn));
     return 0;
 }
 

@@ -155,6 +155,9 @@ void cluster_note(scn_scenario *s, const char *text);
 /* <traffic>/<class> tp, pp, ep and <collective> rows into t; every job of a
  * layout class fits it (after the jobs are read): cluster_layout.c */
 int traffic_layout(loader *ld, xmlNode *n, cluster_traffic *t);
+int traffic_model(loader *ld, xmlNode *n, scn_scenario *s, unsigned i);
+int traffic_model_check(loader *ld, xmlNode *at, const scn_scenario *s, unsigned i, uint32_t g,
+                        const char *what, long class_line);
 int traffic_layout_jobs(loader *ld, xmlNode *cluster_jobs, const scn_scenario *s);
 int parse_cluster_disrupt(loader *ld, xmlNode *n, scn_scenario *s); /* cluster_disrupt.c */
 int parse_reliability(loader *ld, xmlNode *root, scn_scenario *s); /* reliability.c */

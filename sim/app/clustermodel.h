@@ -1,0 +1,44 @@
+/* clustermodel.h - the traffic of a <cluster-jobs><traffic> class given by
+ * a catalog model, derived per job size from the step tier (docs/cluster.md
+ * "Traffic from the step tier"): per size n (dp = n / (tp pp)) one
+ * workload_build for the bytes of each collective kind (workload_kind_bytes,
+ * as `dcsim step --json` prints them in comm_bytes) and one step_simulate on
+ * the cluster's fabric (the job on GPUs 0 .. n-1, as `dcsim step` places it)
+ * for the compute c = iteration - exposed TP, PP, DP and EP, the part the
+ * flow net does not simulate. */
+#ifndef DCSIM_APP_CLUSTERMODEL_H
+#define DCSIM_APP_CLUSTERMODEL_H
+
+#include <stdint.h>
+
+#include "cluster_interf.h"
+#include "scenario.h"
+
+typedef struct cluster_model_size {
+    uint32_t gpus;
+    unsigned cls;                      /* its class, an index of cluster_traffic.t */
+    uint32_t dp;
+    double kind_bytes[COMM_KIND_COUNT]; /* per GPU per iteration (step_profile.comm_bytes) */
+    double step_iteration_s;           /* step_simulate's iteration */
+    double compute_s;                  /* c: the iteration less the exposed TP, PP, DP, EP */
+    double exposed_s;                  /* E: that exposed communication */
+    double alone_comm_s;               /* the pacer's m_alone on GPUs 0 .. n-1 */
+    double alone_iteration_s;          /* the pacer's isolated iteration: c + min(m_alone, E) */
+} cluster_model_size;
+
+/* Every job size of the scenario (its <sizes> rows, trace jobs and training
+ * runs of train_gpus GPUs, 0: none) that takes a class given by a model:
+ * its derived profile into tt's sized rows and its figures into
+ * out[0 .. *n_out) (at most CLUSTER_MAX_SIZED), on the built fabric f. 0, or
+ * an error with a one-line reason (no file). */
+int cluster_model_derive(const scn_scenario *s, fabric *f, uint32_t train_gpus,
+                         cluster_traffic_table *tt, cluster_model_size *out, unsigned *n_out,
+                         sim_error *err);
+
+/* The sizes' figures: text lines under "interference", and the
+ * "from_step_tier" array of `dcsim cluster --json`'s interference. */
+void cluster_model_print(const scn_scenario *s, const cluster_model_size *z, unsigned n);
+struct cJSON;
+void cluster_model_json(struct cJSON *o, const cluster_model_size *z, unsigned n);
+
+#endif
