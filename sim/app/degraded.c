@@ -83,6 +83,7 @@ int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n
     d->built_iteration_s = built_iteration_s;
     d->by_tier = s->degraded_by_tier;
     d->shrink = s->campaign.fabric_policy == CAMPAIGN_FABRIC_SHRINK;
+    d->reshard = d->shrink && s->degraded_reshard;
     d->hbm_bytes = s->gpu.hbm_bytes;
     d->reserved_bytes = s->reserved_bytes;
     d->capacity = s->degraded_cache ? s->degraded_cache : 1;

@@ -51,6 +51,8 @@ typedef struct run_degraded {
                                        for its parts 0 .. k-1 (degraded.c) */
     int shrink;                     /* <degraded policy="shrink">: GPUs cut off shrink the
                                        job (degraded_shrink.c) instead of refusing it */
+    int reshard;                    /* <degraded reshard="true">: no whole replica left,
+                                       the pipeline over fewer stages (degraded_shrink.c) */
     double hbm_bytes, reserved_bytes; /* per GPU, for the shrunk shape's memory check */
     signed char *cuts[CAMPAIGN_MAX_CAUSES]; /* shrink: per part, whether it cuts GPUs off
                                                down alone (2: not known yet; owned) */
@@ -61,6 +63,7 @@ typedef struct run_degraded {
      * split depends on the order replicas ask in, the speeds do not) */
     uint64_t lookups, hits, simulations, evictions, unrunnable_states;
     uint64_t shrunk_states;         /* of the simulations: on a shrunk shape */
+    uint64_t resharded_states;      /* of those: re-sharded to fewer pipeline stages */
     double simulate_s;              /* wall seconds spent simulating misses */
     char first_refusal[256];        /* why the first state the job cannot run on was refused */
     /* thermal throttling on the degraded fabric (run_degraded_set_hot): the
