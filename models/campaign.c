@@ -213,7 +213,9 @@ static void set_speed(campaign *c)
     c->speed_elastic = elastic_speed(c->cfg, c->missing);
     c->speed_slow = c->n_slow ? c->cfg->straggler_speed : 1.0;
     c->speed_fabric = c->fabric_now > 0 ? c->fabric_now : 1.0;
-    c->speed_thermal = c->throttle_is_hot ? c->cfg->throttle_speed : 1.0;
+    c->speed_thermal = !c->throttle_is_hot      ? 1.0
+                       : c->fabric_hot_now > 0 ? c->fabric_hot_now
+                                               : c->cfg->throttle_speed;
     c->speed = c->speed_elastic * c->speed_fabric * c->speed_slow * c->speed_thermal;
     c->kept_epoch = c->kept_now;
 }

@@ -295,6 +295,15 @@ typedef struct campaign_config {
     const unsigned char *throttle_hot;
     unsigned throttle_hours;
     double throttle_speed;
+    /* Optional, with throttle_hours and fabric_speed (NULL: the throttle
+     * speed multiplies the fabric's): the job's speed on these parts with
+     * the throttled GPUs slow too, relative to the fabric as built
+     * (t_built / t_both: the step tier's one iteration of the combined
+     * state), otherwise as fabric_speed, on fabric_ctx, and called after
+     * fabric_speed (and fabric_kept) for the same parts. In a hot hour with
+     * parts down or slow the throttle's factor of the job's speed is it over
+     * fabric_speed's, at most 1 (campaign_fabric.c campaign_fabric_hot). */
+    campaign_fabric_speed_fn fabric_hot_speed;
     /* SHRINK (required with it): whether this part, down alone, cuts GPUs
      * off the job (1) or not (0); and the share of the job's GPUs the shape
      * the parts leave runs on, (0, 1] (1: no GPU cut off; the shape whose

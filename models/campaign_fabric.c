@@ -88,6 +88,25 @@ static int evaluate(campaign *c)
         v = 1;
     }
     c->fabric_now = v;
+    c->fab_view_n = m;
+    return campaign_fabric_hot(c);
+}
+
+/* Thermal throttling on the degraded fabric: the step tier's iteration with
+ * both applied (fabric_hot_speed), not the product of the two speeds. The
+ * job computes at fabric_now x this factor, so the degraded stretch stays
+ * the fabric's alone and the throttle's is what the combined state adds. */
+int campaign_fabric_hot(campaign *c)
+{
+    c->fabric_hot_now = 0;
+    if (!c->throttle_is_hot || !c->cfg->fabric_hot_speed || !c->fab_view_n ||
+        !(c->fabric_now > DBL_MIN))
+        return 0; /* not hot, nothing out, or the job cannot run: no combined state */
+    double v = c->cfg->fabric_hot_speed(c->cfg->fabric_ctx, c->ws->fab_view, c->fab_view_n,
+                                        c->err);
+    if (!(v > 0) || !isfinite(v)) /* the fabric alone runs: throttling cannot stop it */
+        return failed_model(c, "speed with throttling (not a number > 0)", v);
+    c->fabric_hot_now = fmin(1.0, v / c->fabric_now);
     return 0;
 }
 
@@ -434,6 +453,8 @@ void campaign_fabric_reset(campaign *c)
     c->fab_n = 0;
     c->fab_serial_next = 0;
     c->fabric_now = 1;
+    c->fabric_hot_now = 0;
+    c->fab_view_n = 0;
     c->speed_fabric = 1;
     c->fabric_waiting = 0;
     c->held_n = 0;

@@ -111,6 +111,11 @@ typedef struct campaign {
     int throttle_is_hot;
     double throttle_since_s;
     double speed_thermal;        /* (0, 1]: throttle_speed in hot hours, else 1 */
+    /* a hot hour on a degraded fabric (fabric_hot_speed): the throttle's
+     * factor of the speed on the parts out now (0: none, throttle_speed),
+     * and how many parts the last fabric_speed call priced (ws->fab_view) */
+    double fabric_hot_now;
+    unsigned fab_view_n;
 
     campaign_result res;
     int sink_failed;
@@ -207,6 +212,11 @@ void campaign_fabric_reset(campaign *c);
  * repaired since the last restart, so the checkpoint just written is the
  * point to grow back at (a restart, nothing lost); else 0. */
 int campaign_fabric_grow_due(const campaign *c);
+
+/* The throttle's factor of the speed in a hot hour on the parts out now
+ * (c->fabric_hot_now; 0 when not hot, no part is out, or fabric_hot_speed
+ * is NULL). 0, or -1 with the run stopped (the callback's error). */
+int campaign_fabric_hot(campaign *c);
 
 /* The most replicas an elastic job goes on without. */
 unsigned campaign_elastic_most_missing(const campaign_config *cfg);

@@ -49,6 +49,8 @@ static void on_throttle(sim_engine *eng, void *ctx, uint64_t hour)
     c->throttle_is_hot = hot;
     c->throttle_since_s = sim_now(eng);
     c->res.throttle_changes++;
+    if (campaign_fabric_hot(c))
+        return; /* the run stopped */
     campaign_speed_changed(c);
     schedule_next(c, hour);
 }

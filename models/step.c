@@ -51,7 +51,7 @@ uint32_t step_gpu(const parallel_config *p, unsigned stage, unsigned d, unsigned
         id += index[o[k]] * stride;
         stride *= size[o[k]];
     }
-    return id;
+    return p->gpu_map ? p->gpu_map[id] : id;
 }
 
 void step_profile_free(step_profile *p)

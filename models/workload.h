@@ -48,6 +48,7 @@
 #define DCSIM_MODELS_WORKLOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "model.h"
@@ -126,6 +127,10 @@ typedef struct parallel_config {
      * (step_gpu). NULL: rank d on replica d of dp. Not a scenario value. */
     const unsigned *dp_replica;
     unsigned dp_placed;
+    /* A job re-sharded onto the GPUs left (docs/failures.md "Shrinking",
+     * reshard): step_gpu's id k runs on GPU gpu_map[k]. NULL: on GPU k.
+     * Not a scenario value. */
+    const uint32_t *gpu_map;
 } parallel_config;
 
 enum parallel_dim { DIM_TP = 0, DIM_CP, DIM_DP, DIM_PP };

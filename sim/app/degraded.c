@@ -83,6 +83,7 @@ int run_degraded_init(const scn_scenario *s, const double *gpu_speed, unsigned n
     d->built_iteration_s = built_iteration_s;
     d->by_tier = s->degraded_by_tier;
     d->shrink = s->campaign.fabric_policy == CAMPAIGN_FABRIC_SHRINK;
+    d->reshard = d->shrink && s->degraded_reshard;
     d->hbm_bytes = s->gpu.hbm_bytes;
     d->reserved_bytes = s->reserved_bytes;
     d->capacity = s->degraded_cache ? s->degraded_cache : 1;
@@ -111,6 +112,7 @@ void run_degraded_free(run_degraded *d)
         free(d->cuts[i]);
     }
     free(d->cache);
+    free(d->hot_speed);
     fabric_free(&d->f);
     workload_free(&d->w);
     memset(d, 0, sizeof *d);
@@ -215,9 +217,44 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+int run_degraded_set_hot(run_degraded *d, const double *speed, unsigned n,
+                         double hot_iteration_s, sim_error *err)
+{
+    free(d->hot_speed);
+    d->hot_speed = malloc((n ? n : 1) * sizeof *d->hot_speed);
+    if (!d->hot_speed)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    if (n)
+        memcpy(d->hot_speed, speed, n * sizeof *speed);
+    d->n_hot_speed = n;
+    d->hot_iteration_s = hot_iteration_s;
+    return 0;
+}
+
+/* The key of a hot state: its digest mixed (splitmix64's finaliser
+ * constants, a hash, not a model figure) so that it differs from the cool
+ * state's; a clash is as unlikely as two states' digests clashing. */
+static uint64_t hot_key(uint64_t key)
+{
+    key ^= 0x9e3779b97f4a7c15ULL;
+    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    key = (key ^ (key >> 27)) * 0x94d049bb133111ebULL;
+    return key ^ (key >> 31);
+}
+
 double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts, unsigned n,
                               uint64_t *digest, sim_error *err)
 {
+    return run_degraded_iteration_hot(d, parts, n, 0, digest, err);
+}
+
+double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *parts,
+                                  unsigned n, int hot, uint64_t *digest, sim_error *err)
+{
+    if (hot && !d->hot_speed) {
+        sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "a hot state without throttled speeds");
+        return -1;
+    }
     ff_state st;
     ff_state_init(&st);
     st.cage_ports = d->cage_ports;
@@ -230,9 +267,12 @@ double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts,
         return -1;
     }
     uint64_t key = ff_state_digest(&st);
+    if (hot)
+        key = hot_key(key);
     if (digest)
         *digest = key;
     d->lookups++;
+    d->hot_lookups += hot != 0;
     size_t victim = 0;
     for (size_t i = 0; i < d->capacity; i++) {
         degraded_entry *x = &d->cache[i];
@@ -246,13 +286,24 @@ double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts,
         if (!x->used || (d->cache[victim].used && x->last_use < d->cache[victim].last_use))
             victim = i;
     }
-    double t0 = now_s(), kept = 1;
-    double t = st.n ? simulate(d, &st, &kept, err) : d->built_iteration_s;
+    double t0 = now_s(), kept = 1, t;
+    if (hot) { /* the throttled GPUs slow on the degraded fabric: one iteration of both */
+        const double *speed = d->o.gpu_speed;
+        unsigned n_speed = d->o.n_gpu_speed;
+        d->o.gpu_speed = d->hot_speed;
+        d->o.n_gpu_speed = d->n_hot_speed;
+        t = st.n ? simulate(d, &st, &kept, err) : d->hot_iteration_s;
+        d->o.gpu_speed = speed;
+        d->o.n_gpu_speed = n_speed;
+    } else {
+        t = st.n ? simulate(d, &st, &kept, err) : d->built_iteration_s;
+    }
     d->simulate_s += now_s() - t0;
     ff_state_fini(&st);
     if (t < 0)
         return t;
     d->simulations++;
+    d->hot_simulations += hot != 0;
     d->evictions += d->cache[victim].used;
     d->cache[victim] = (degraded_entry){key, t, kept, ++d->clock, 1};
     degraded_shrink_note_kept(kept);
@@ -266,6 +317,16 @@ double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned 
     double t;
 #pragma omp critical(dcsim_degraded_fabric)
     t = run_degraded_iteration(d, parts, n, NULL, err);
+    return t > 0 ? d->built_iteration_s / t : t; /* 0: cannot run; < 0: the error */
+}
+
+double run_degraded_hot_speed(void *ctx, const campaign_part_state *parts, unsigned n,
+                              sim_error *err)
+{
+    run_degraded *d = ctx;
+    double t;
+#pragma omp critical(dcsim_degraded_fabric)
+    t = run_degraded_iteration_hot(d, parts, n, 1, NULL, err);
     return t > 0 ? d->built_iteration_s / t : t; /* 0: cannot run; < 0: the error */
 }
 

@@ -51,6 +51,8 @@ typedef struct run_degraded {
                                        for its parts 0 .. k-1 (degraded.c) */
     int shrink;                     /* <degraded policy="shrink">: GPUs cut off shrink the
                                        job (degraded_shrink.c) instead of refusing it */
+    int reshard;                    /* <degraded reshard="true">: no whole replica left,
+                                       the pipeline over fewer stages (degraded_shrink.c) */
     double hbm_bytes, reserved_bytes; /* per GPU, for the shrunk shape's memory check */
     signed char *cuts[CAMPAIGN_MAX_CAUSES]; /* shrink: per part, whether it cuts GPUs off
                                                down alone (2: not known yet; owned) */
@@ -61,8 +63,17 @@ typedef struct run_degraded {
      * split depends on the order replicas ask in, the speeds do not) */
     uint64_t lookups, hits, simulations, evictions, unrunnable_states;
     uint64_t shrunk_states;         /* of the simulations: on a shrunk shape */
+    uint64_t resharded_states;      /* of those: re-sharded to fewer pipeline stages */
     double simulate_s;              /* wall seconds spent simulating misses */
     char first_refusal[256];        /* why the first state the job cannot run on was refused */
+    /* thermal throttling on the degraded fabric (run_degraded_set_hot): the
+     * per-GPU speeds with the throttled GPUs slow (owned; NULL: none), the
+     * throttled iteration as built, and the lookups and simulations of the
+     * combined states (also counted in the totals above) */
+    double *hot_speed;
+    unsigned n_hot_speed;
+    double hot_iteration_s;
+    uint64_t hot_lookups, hot_simulations;
 } run_degraded;
 
 /* Build the context of s (has_degraded) for a plan whose iteration as
@@ -82,6 +93,18 @@ int64_t run_degraded_part_id(void *ctx, int32_t cause, uint64_t part);
 double run_degraded_speed(void *ctx, const campaign_part_state *parts, unsigned n,
                           sim_error *err);
 
+/* Thermal throttling (throttle_run.c): the GPUs' speeds in a hot hour
+ * (copied) and the iteration with them on the fabric as built. 0, or an
+ * error (out of memory). */
+int run_degraded_set_hot(run_degraded *d, const double *speed, unsigned n,
+                         double hot_iteration_s, sim_error *err);
+
+/* campaign_config.fabric_hot_speed: built / the iteration of the state with
+ * the throttled GPUs slow too (the same cache, the state's digest mixed with
+ * a hot mark as the key), serialised across threads. */
+double run_degraded_hot_speed(void *ctx, const campaign_part_state *parts, unsigned n,
+                              sim_error *err);
+
 /* Shrink (degraded_shrink.c). campaign_config.fabric_cuts: whether the part,
  * down alone, cuts GPUs off (memoised per part). campaign_config.fabric_kept:
  * the share of GPUs of the shape whose speed run_degraded_speed just gave on
@@ -99,5 +122,8 @@ double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_ef
  * it, negative on an error; and the state's digest (may be NULL). */
 double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts, unsigned n,
                               uint64_t *digest, sim_error *err);
+/* The same with the throttled GPUs slow (hot: run_degraded_set_hot given). */
+double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *parts,
+                                  unsigned n, int hot, uint64_t *digest, sim_error *err);
 
 #endif

@@ -75,6 +75,66 @@ static int too_big(const run_degraded *d, const workload *w, char *why, size_t s
     return 0;
 }
 
+/* reshard="true", when no whole replica is left: the pipeline over fewer
+ * stages on the GPUs left. The GPUs go in whole TP x CP groups (the built
+ * placement's aligned blocks of tp x cp GPUs, Megatron's order, none cut
+ * off), in id order; pp runs from pp - 1 down to 1, and for each dp from the
+ * job's down in whole expert groups; the first layout the workload accepts
+ * (layers a multiple of pp x vpp: the partitioner's even split), the GPUs
+ * left hold and the memory model fits runs. 1 with *w built and map filled
+ * (step_gpu's ids onto GPUs), 0 with why set when none, -1 on an error. */
+static int reshard(const run_degraded *d, const unsigned char *cut, uint32_t n_gpus,
+                   uint32_t *map, workload *w, char *why, size_t size, sim_error *err)
+{
+    const parallel_config *full = &d->w.par;
+    if (full->order[0] | full->order[1] | full->order[2] | full->order[3]) {
+        snprintf(why, size, "re-sharding places in Megatron's order only (the scenario sets "
+                 "its own)");
+        return 0;
+    }
+    unsigned group = full->tp * full->cp, ep = full->ep ? full->ep : 1;
+    uint32_t blocks = 0;
+    for (uint32_t b = 0; group && (uint64_t)(b + 1) * group <= n_gpus; b++) {
+        int whole = 1;
+        for (unsigned k = 0; k < group && whole; k++)
+            whole = !cut[b * group + k];
+        if (whole) /* the block's GPUs take the next free ids */
+            for (unsigned k = 0; k < group; k++)
+                map[blocks * group + k] = b * group + k;
+        blocks += whole;
+    }
+    snprintf(why, size, "no pipeline over fewer stages fits the %u whole TP x CP groups left",
+             (unsigned)blocks);
+    for (unsigned pp = full->pp - 1; pp >= 1; pp--)
+        for (unsigned k = full->dp / ep; k > 0; k--) {
+            parallel_config p = *full;
+            p.pp = pp;
+            p.dp = k * ep;
+            p.first_stage_layers = p.last_stage_layers = 0; /* the even split */
+            p.dp_replica = NULL;
+            p.dp_placed = 0;
+            p.gpu_map = map;
+            if ((uint64_t)pp * p.dp > blocks)
+                continue; /* more groups than are left */
+            sim_error e2;
+            sim_error_clear(&e2);
+            unsigned long long gpus = (unsigned long long)group * pp * p.dp;
+            int rc = workload_build(&d->w.model, &p, gpus, w, &e2);
+            if (rc == SIM_ERR_INPUT)
+                continue; /* layers or the batch do not split: another layout */
+            if (rc) {
+                *err = e2;
+                return -1;
+            }
+            char big[160];
+            if (!too_big(d, w, big, sizeof big))
+                return 1;
+            workload_free(w);
+            snprintf(why, size, "re-sharded to pp %u dp %u: %s", pp, p.dp, big);
+        }
+    return 0;
+}
+
 double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_effect *e,
                                 const unsigned char *cut, double *kept, sim_error *err)
 {
@@ -82,11 +142,13 @@ double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_ef
     unsigned ep = full->ep ? full->ep : 1, units = full->dp / ep;
     unsigned *rank = malloc(((size_t)full->dp + 1) * sizeof *rank);
     double *speed = malloc(((size_t)e->n_gpus + 1) * sizeof *speed);
+    uint32_t *map = d->reshard ? malloc(((size_t)e->n_gpus + 1) * sizeof *map) : NULL;
     char parts[200], why[256] = "";
     ff_state_text(st, parts, sizeof parts);
-    if (!rank || !speed) {
+    if (!rank || !speed || (d->reshard && !map)) {
         free(rank);
         free(speed);
+        free(map);
         sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a shrunk job");
         return -1;
     }
@@ -125,6 +187,12 @@ double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_ef
         }
         built = 1;
     }
+    int resharded = 0;
+    if (!rc && !built && d->reshard && whole == 0) { /* no whole replica: fewer stages */
+        int r = reshard(d, cut, e->n_gpus, map, &w, why, sizeof why, err);
+        rc = r < 0;
+        built = resharded = r > 0;
+    }
     double t = 0;
     if (!rc && !built)
         refuse(d, parts, why);
@@ -144,8 +212,10 @@ double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_ef
         rc = step_simulate(&w, &d->dev, &deg, &so, &pr, &e2);
         if (!rc) {
             t = pr.iteration_s;
-            *kept = (double)w.par.dp / full->dp;
+            *kept = resharded ? (double)w.par.pp * w.par.dp / ((double)full->pp * full->dp)
+                              : (double)w.par.dp / full->dp;
             d->shrunk_states++;
+            d->resharded_states += resharded;
             step_profile_free(&pr);
         } else if (rc == SIM_ERR_INPUT) { /* no route between two GPUs it keeps */
             refuse(d, parts, e2.msg);
@@ -159,6 +229,7 @@ double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_ef
         workload_free(&w);
     free(rank);
     free(speed);
+    free(map);
     return rc ? -1 : t;
 }
 

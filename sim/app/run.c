@@ -178,6 +178,12 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
         c->fabric_part_id = run_degraded_part_id;
         c->fabric_cuts = run_degraded_cuts;
         c->fabric_kept = run_degraded_kept;
+        if (p->throttle_iteration_s > 0) { /* hot hours: throttling on the fabric left too */
+            if (run_degraded_set_hot(p->degraded, p->throttle_gpu_speed,
+                                     (unsigned)c->gpu_count, p->throttle_iteration_s, &e))
+                return sim_error_set(err, e.code, s->source, 0, "degraded fabric: %s", e.msg);
+            c->fabric_hot_speed = run_degraded_hot_speed;
+        }
     }
     return 0;
 }
@@ -228,6 +234,7 @@ void run_plan_free(run_plan *p)
     free(p->degraded);
     free(p->gpu_speed);
     free(p->throttle_hot);
+    free(p->throttle_gpu_speed);
     memset(p, 0, sizeof *p);
 }
 

@@ -58,6 +58,8 @@ typedef struct run_plan {
     unsigned char *throttle_hot;
     unsigned throttle_hot_hours;
     double throttle_iteration_s;
+    double *throttle_gpu_speed; /* the GPUs' speeds it ran with (campaign.gpu_count;
+                                   owned, NULL: not simulated) */
 } run_plan;
 
 /* The site's hours above the <throttle>'s temperature (fac_temperature_profile

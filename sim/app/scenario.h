@@ -124,6 +124,8 @@ typedef struct scn_scenario {
     int degraded_policy_given, degraded_cache_given;
     unsigned degraded_cache;    /* iterations kept (LRU) by failure state */
     int degraded_by_tier;       /* states="by-tier": a cause's parts stand for each other */
+    int degraded_reshard;       /* reshard="true" (shrink): fewer pipeline stages when no
+                                   whole replica is left */
     signed char cause_tier[CAMPAIGN_MAX_CAUSES]; /* switch or cable causes: their tier, -1 all */
     /* <reliability><throttle cooling above speed gpus>: the element for the
      * site's cooling design (docs/failures.md "Thermal throttling"): in the

@@ -507,6 +507,13 @@ void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r
                 "smaller shape; %" PRIu64 " left none that runs (the job waited for repairs "
                 "there)%s%s\n", d->shrunk_states, d->simulations, d->unrunnable_states,
                 d->first_refusal[0] ? ": " : "", d->first_refusal);
+    if (d && d->shrink && d->reshard) /* reshard="true": how many ran on fewer stages */
+        fprintf(f, "  reshard: %" PRIu64 " of those states had no whole replica left and ran "
+                "with the pipeline over fewer stages\n", d->resharded_states);
+    if (d && d->hot_lookups) /* hot hours with network parts out, over every replica */
+        fprintf(f, "\n  throttling on a degraded fabric: %" PRIu64 " lookups of hot states, %" PRIu64
+                " simulated (one step-tier iteration with both applied)\n", d->hot_lookups,
+                d->hot_simulations);
     fprintf(f, "\n  event digest %s\n", sum->event_digest);
 }
 

@@ -33,7 +33,7 @@ static int throttled_speed(const scn_scenario *s, run_plan *p, double full_itera
                    (i < slow ? s->throttle_gpu_speed : 1.0);
     step_profile q;
     int rc = app_step_profile(s, speed, (unsigned)n, &q, err);
-    free(speed);
+    p->throttle_gpu_speed = speed; /* kept for the degraded fabric's hot states */
     if (rc)
         return rc;
     p->throttle_iteration_s = q.iteration_s;

@@ -644,8 +644,11 @@ static int parse_degraded(loader *ld, xmlNode *rel, xmlNode *deg, scn_scenario *
     if (deg)
         copy_attr(deg, "states", states, sizeof states);
     s->degraded_by_tier = !strcmp(states, "by-tier");
-    int rc = 0;
-    if (deg && has_attr(deg, "cache")) {
+    int rc = deg ? get_bool(ld, deg, "reshard", &s->degraded_reshard) : 0;
+    if (!rc && s->degraded_reshard && c->fabric_policy != CAMPAIGN_FABRIC_SHRINK)
+        return node_error(ld, deg, "reshard", "it re-shards a shrunk job, so it needs "
+                          "policy=\"shrink\"");
+    if (!rc && deg && has_attr(deg, "cache")) {
         rc = get_uint(ld, deg, "cache", 0, 1, 1000000, &s->degraded_cache);
         s->degraded_cache_given = 1;
     }
