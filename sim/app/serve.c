@@ -229,14 +229,16 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
     print_iteration_model(c);
     if (s->serving_defaults[0])
         printf("defaults used: %s\n", s->serving_defaults);
-    char why[96] = "longer than a replica's KV cache";
+    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (",
+           (unsigned long long)r->arrived, (unsigned long long)r->finished,
+           (unsigned long long)r->dropped);
     if (serve_has_sessions(c)) /* some may be turns over the context window */
-        snprintf(why, sizeof why, "%llu longer than a replica's KV cache, %llu over the "
-                 "context window", (unsigned long long)(r->dropped - r->turns_refused),
-                 (unsigned long long)r->turns_refused);
-    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (%s), %llu in flight; %llu "
-           "preemptions\n", (unsigned long long)r->arrived, (unsigned long long)r->finished,
-           (unsigned long long)r->dropped, why, (unsigned long long)r->in_flight,
+        printf("%llu longer than a replica's KV cache, %llu over the context window",
+               (unsigned long long)(r->dropped - r->turns_refused),
+               (unsigned long long)r->turns_refused);
+    else
+        printf("longer than a replica's KV cache");
+    printf("), %llu in flight; %llu preemptions\n", (unsigned long long)r->in_flight,
            (unsigned long long)r->preemptions);
     printf("throughput %.6g output tokens/s (%.6g per GPU), %.6g requests/s over %.6g s; "
            "%.1f tokens per iteration, replicas busy %.1f%%\n",
