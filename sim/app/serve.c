@@ -161,6 +161,23 @@ static void print_iteration_model(const serve_config *c)
            serve_iteration_s(c, &many) * 1e3, c->prompt.a + 1);
 }
 
+/* the requests line: with sessions the drops split into KV-cache drops and
+ * follow-ups refused for the context window */
+static void print_requests(const serve_config *c, const serve_result *r)
+{
+    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (",
+           (unsigned long long)r->arrived, (unsigned long long)r->finished,
+           (unsigned long long)r->dropped);
+    if (serve_has_sessions(c))
+        printf("%llu longer than a replica's KV cache, %llu over the context window",
+               (unsigned long long)(r->dropped - r->turns_refused),
+               (unsigned long long)r->turns_refused);
+    else
+        printf("longer than a replica's KV cache");
+    printf("), %llu in flight; %llu preemptions\n", (unsigned long long)r->in_flight,
+           (unsigned long long)r->preemptions);
+}
+
 static void print_cost(const scn_scenario *s, const serve_cost *k)
 {
     printf("\nsite       %s: %.6g GPUs x %.6g h = %.6g GPU-hours, busy %.1f%%: IT %.6g kW, "
@@ -229,17 +246,7 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
     print_iteration_model(c);
     if (s->serving_defaults[0])
         printf("defaults used: %s\n", s->serving_defaults);
-    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (",
-           (unsigned long long)r->arrived, (unsigned long long)r->finished,
-           (unsigned long long)r->dropped);
-    if (serve_has_sessions(c)) /* some may be turns over the context window */
-        printf("%llu longer than a replica's KV cache, %llu over the context window",
-               (unsigned long long)(r->dropped - r->turns_refused),
-               (unsigned long long)r->turns_refused);
-    else
-        printf("longer than a replica's KV cache");
-    printf("), %llu in flight; %llu preemptions\n", (unsigned long long)r->in_flight,
-           (unsigned long long)r->preemptions);
+    print_requests(c, r);
     printf("throughput %.6g output tokens/s (%.6g per GPU), %.6g requests/s over %.6g s; "
            "%.1f tokens per iteration, replicas busy %.1f%%\n",
            r->output_tokens_per_s, r->output_tokens_per_s_per_gpu, r->requests_per_s, r->end_s,
