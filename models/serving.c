@@ -240,6 +240,7 @@ int serve_new_request(serve_sim *s)
     }
     serve_req *q = &s->req[id];
     memset(q, 0, sizeof *q);
+    int refused = 0; /* a follow-up over the context window */
     q->seq = s->sent;
     q->arrival_s = sim_now(s->eng);
     q->first_sched_s = q->first_token_s = -1;
@@ -256,7 +257,7 @@ int serve_new_request(serve_sim *s)
         x->prefix_depth = 0;
         if (s->c->prefix_prompts && s->next_session == SERVE_NONE) /* a follow-up: its own */
             q->orig_prompt = q->prompt += serve_prefix_draw(s, x);
-        if (s->sessions_on && serve_session_begin(s, id))
+        if (s->sessions_on && (refused = serve_session_begin(s, id)) < 0)
             return -1;
     }
     s->sent++;
@@ -267,7 +268,7 @@ int serve_new_request(serve_sim *s)
     /* one replica must be able to hold the whole sequence (disaggregated:
      * a prefill replica the prompt, a decode replica the whole) */
     double blocks = ceil(((double)q->prompt + q->output) / s->c->kv_block_tokens);
-    if (blocks > s->rep[s->n_rep - 1].blocks_total ||
+    if (refused || blocks > s->rep[s->n_rep - 1].blocks_total ||
         (s->c->prefill_replicas &&
          ceil((double)q->prompt / s->c->kv_block_tokens) > s->rep[0].blocks_total)) {
         q->state = REQ_DROPPED;
@@ -417,7 +418,7 @@ static void finish(serve_sim *s, uint32_t id)
     s->out->prompt_tokens += q->orig_prompt;
     s->out->output_tokens += q->output;
     s->out->end_s = q->end_s;
-    if (serve_stats_add(&s->stats, s->c, q) < 0) {
+    if (serve_stats_add(&s->stats, s->c, q, serve_session_group(s, id)) < 0) {
         serve_fail(s);
         return;
     }
@@ -467,7 +468,7 @@ static void on_iteration_end(sim_engine *eng, void *ctx, uint64_t data)
         }
         if (q->generated >= q->output) {
             if (s->sessions_on && s->c->session_cache && serve_session_keeps(s, id) &&
-                serve_prefix_keep(s, rp, q, s->sess[s->ext[id].session].key)) {
+                serve_prefix_keep(s, rp, q, s->sess[s->ext[id].session].cache_key)) {
                 serve_fail(s);
                 return;
             }
@@ -517,6 +518,8 @@ static int results(serve_sim *s, sim_error *err)
     o->prefix_hit_rate = o->prefix_requests ? (double)o->prefix_hits / o->prefix_requests : 0;
     o->ttft_hit_mean_s = o->ttft_hit_count ? s->ttft_hit_sum / o->ttft_hit_count : 0;
     o->ttft_miss_mean_s = o->ttft_miss_count ? s->ttft_miss_sum / o->ttft_miss_count : 0;
+    if (s->sessions_on)
+        serve_session_results(s, o);
     serve_disagg_results(s, o);
     if (c->preemption == SERVE_PREEMPT_SWAP) {
         o->host_blocks_per_replica = s->rep[s->n_rep - 1].host_blocks_total;

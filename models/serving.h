@@ -63,6 +63,8 @@ enum serve_preemption { SERVE_PREEMPT_RECOMPUTE = 0, SERVE_PREEMPT_SWAP,
                         SERVE_PREEMPT_COUNT };
 enum serve_turns_dist { SERVE_TURNS_FIXED = 0, SERVE_TURNS_GEOMETRIC, SERVE_TURNS_COUNT };
 enum serve_think_dist { SERVE_THINK_FIXED = 0, SERVE_THINK_EXPONENTIAL, SERVE_THINK_COUNT };
+/* a follow-up turn over the model's context window (serving_session.c) */
+enum serve_truncate { SERVE_TRUNC_REFUSE = 0, SERVE_TRUNC_OLDEST, SERVE_TRUNC_COUNT };
 enum serve_length_dist { SERVE_LEN_FIXED = 0, SERVE_LEN_UNIFORM, SERVE_LEN_LOGNORMAL,
                          SERVE_LEN_COUNT };
 
@@ -223,6 +225,16 @@ typedef struct serve_config {
     int think_dist;               /* enum serve_think_dist */
     double think_s;               /* think time: fixed, or the exponential's mean */
     int session_cache;            /* 1: a finished turn's context stays cached */
+    /* the context window: a follow-up whose prompt and output exceed the
+     * model's arch.seq_len tokens is refused at arrival (SERVE_TRUNC_REFUSE,
+     * the default: dropped, its session ends) or truncated
+     * (SERVE_TRUNC_OLDEST: its prefix chain kept, the oldest tokens of the
+     * conversation after it dropped until prompt + output = seq_len; the
+     * cached context is then no prefix of the prompt, so the turn cannot
+     * reuse it; refused when the prefix chain, the new message and the
+     * output alone exceed the window). Every model has a seq_len
+     * (model_arch_check refuses one without). */
+    int session_truncate;         /* enum serve_truncate */
     /* outputs: time series in bins of series_bin_s (0: none; serve_result
      * .series), and every finished or dropped request passed to on_request
      * (NULL: none; non-zero stops the run as out of memory) */
@@ -251,6 +263,16 @@ typedef struct serve_request_info {
     int prefix_hit;                /* its prefix was cached at its first admission */
     int prefix_levels_hit;         /* levels of its prefix chain cached then (0 if none) */
     int dropped;
+    /* sessions (serve_has_sessions; else 0): its session's number (0, 1, ...
+     * in start order), its turn (1, 2, ...), the prompt tokens of the
+     * previous turns it carries (after truncation), the context tokens
+     * truncated away, the prompt tokens not prefilled at its first
+     * admission (cached context or prefix chain), whether it found its
+     * session's context cached then, and whether it was refused at arrival
+     * for the context window (dropped too) */
+    uint64_t session;
+    uint32_t turn, context_tokens, truncated_tokens, hit_tokens;
+    int context_hit, refused;
 } serve_request_info;
 
 /* One bin of the time series: counts of events in [k b, (k+1) b) and the
@@ -325,6 +347,15 @@ typedef struct serve_result {
      * chain) */
     uint64_t sessions, followups, followups_admitted, followup_hits;
     double followup_context_tokens, followup_hit_tokens;
+    /* and: sessions whose every turn finished and those a dropped (or
+     * refused) turn ended (sessions = the two after the drain), turns per
+     * session (arrived / sessions), followup_hit_tokens /
+     * followup_context_tokens (0 without context), follow-ups truncated to
+     * the context window (the tokens cut) or refused for it, and the TTFT of
+     * the finished first turns and follow-ups (as ttft) */
+    uint64_t sessions_finished, sessions_cut, turns_truncated, turns_refused;
+    double turns_mean, hit_tokens_share, truncated_tokens;
+    serve_latency ttft_first, ttft_followup;
     /* series_bin_s > 0: n_series bins (serve_result_free releases them) */
     serve_bin *series;
     uint64_t n_series;
@@ -433,6 +464,9 @@ const char *serve_turns_dist_name(int d);
 int serve_turns_dist_parse(const char *name, int *out);
 const char *serve_think_dist_name(int d);
 int serve_think_dist_parse(const char *name, int *out);
+/* "refuse", "oldest" (enum serve_truncate) */
+const char *serve_truncate_name(int t);
+int serve_truncate_parse(const char *name, int *out);
 /* the configuration has sessions of more than one turn */
 int serve_has_sessions(const serve_config *c);
 /* the mean turns per session */

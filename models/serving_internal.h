@@ -48,15 +48,25 @@ typedef struct serve_req_ext {
     uint32_t session;      /* its session's record (serving_session.c), or SERVE_NONE */
     uint32_t session_blocks; /* uses_cache == SERVE_SESSION_LEVEL: the cached context's blocks
                                 it uses (its session entry and the chain above it) */
+    /* sessions, for the request records: its session's number and turn,
+     * the context tokens it carries and those truncated, the tokens not
+     * prefilled at its first admission, a context hit then, refused */
+    uint64_t session_id;
+    uint32_t turn, context, truncated, hit_tokens;
+    uint8_t context_hit, refused;
 } serve_req_ext;
 
 /* A session between its turns (serving_session.c). */
 typedef struct serve_session {
-    uint64_t key;          /* its number (0, 1, ...): its cache entries' path */
+    uint64_t key;          /* its number (0, 1, ...) */
+    uint64_t cache_key;    /* its cache entries' path: key, or after a truncation a fresh
+                              one (1 << 63 | n: the cached context is no prefix of the
+                              truncated prompt) */
     uint32_t turn, turns;  /* turns sent so far, turns it has */
     uint32_t context;      /* tokens of its previous turns: the last one's prompt and output */
     uint32_t prefix_depth; /* turn 1's prefix chain, which every turn carries */
     uint32_t prefix_k[SERVE_PREFIX_LEVELS];
+    uint32_t prefix_tokens; /* its tokens (kept at the head by a truncation) */
 } serve_session;
 
 /* the cache entry level of a session's context (below its prefix chain) */
@@ -121,14 +131,16 @@ typedef struct serve_replica {
  * SERVE_HIST_BITS mantissa bits (relative width 2^-SERVE_HIST_BITS), with
  * the exact count, sum (compensated) and max. */
 #define SERVE_METRICS 4 /* ttft, tpot, e2e, queue */
+#define SERVE_METRICS_SPLIT 6 /* with sessions: and the TTFT of first turns and follow-ups */
 #define SERVE_HIST_BITS 10
 typedef struct serve_stats {
     int exact;
-    double *v[SERVE_METRICS]; /* exact: by arrival order */
+    int n_metrics;         /* SERVE_METRICS, or SERVE_METRICS_SPLIT with sessions */
+    double *v[SERVE_METRICS_SPLIT]; /* exact: by arrival order */
     uint64_t cap;
-    uint64_t *bins[SERVE_METRICS];
-    uint64_t n[SERVE_METRICS];
-    double sum[SERVE_METRICS], comp[SERVE_METRICS], max[SERVE_METRICS];
+    uint64_t *bins[SERVE_METRICS_SPLIT];
+    uint64_t n[SERVE_METRICS_SPLIT];
+    double sum[SERVE_METRICS_SPLIT], comp[SERVE_METRICS_SPLIT], max[SERVE_METRICS_SPLIT];
     uint64_t met;          /* finished within the SLO */
 } serve_stats;
 
@@ -200,6 +212,7 @@ typedef struct serve_sim {
     uint32_t n_sess, cap_sess, *free_sess, n_free_sess;
     uint32_t next_session;    /* new_request: the session whose turn arrives (SERVE_NONE: a
                                  new session, or none) */
+    uint64_t truncations;     /* fresh cache keys handed out (serve_session.cache_key) */
 } serve_sim;
 
 struct serve_router {
@@ -300,7 +313,12 @@ int serve_session_check(const serve_config *c, sim_error *err); /* 0 or SIM_ERR_
 /* finished request id's session has another turn: its context is worth keeping */
 int serve_session_keeps(const serve_sim *s, uint32_t id);
 void serve_session_free(serve_sim *s);
+/* begin: 0, 1 (refused: over the context window; the caller drops it), -1 */
 int serve_session_begin(serve_sim *s, uint32_t id);
+/* the session figures derived at the end (turns_mean, hit_tokens_share) */
+void serve_session_results(serve_sim *s, serve_result *o);
+/* the stats group of request id: -1 (no sessions), 0 (a first turn), 1 (a follow-up) */
+int serve_session_group(const serve_sim *s, uint32_t id);
 void serve_session_dropped(serve_sim *s, uint32_t id);
 int serve_session_finished(serve_sim *s, uint32_t id);
 void serve_session_admitted(serve_sim *s, const serve_req *q);
@@ -368,8 +386,10 @@ double serve_iteration_cached_s(serve_iter_cache *ic, const serve_config *c,
 /* serving_stats.c: exact or histogram (serving.h: exact_max_requests) */
 int serve_stats_init(serve_stats *st, const serve_config *c);
 void serve_stats_free(serve_stats *st);
-/* a finished request: 0, or -1 when out of memory */
-int serve_stats_add(serve_stats *st, const serve_config *c, const serve_req *q);
+/* a finished request (group: -1, or with sessions 0 for a first turn and 1
+ * for a follow-up, whose TTFT also goes to its group): 0, or -1 when out
+ * of memory */
+int serve_stats_add(serve_stats *st, const serve_config *c, const serve_req *q, int group);
 /* the four summaries and the mean E2E (Little's W); 0 or -1 (no memory) */
 int serve_stats_summarise(serve_stats *st, uint64_t n_arrived, serve_result *o);
 

@@ -168,7 +168,7 @@ static uint32_t session_entry(const serve_sim *s, const serve_replica *rp,
 {
     if (x->session == SERVE_NONE || !s->c->session_cache)
         return SERVE_NONE;
-    return find(rp, SERVE_SESSION_LEVEL, s->sess[x->session].key);
+    return find(rp, SERVE_SESSION_LEVEL, s->sess[x->session].cache_key);
 }
 
 double serve_prefix_cached_blocks(const serve_sim *s, const serve_replica *rp,

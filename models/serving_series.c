@@ -123,6 +123,16 @@ int serve_report_request_on(serve_sim *s, const serve_req *q)
                                                          : q->replica,
         .prefix_hit = q->prefix_hit > 0,
         .prefix_levels_hit = q->prefix_hit, .dropped = dropped};
+    if (s->sessions_on) {
+        const serve_req_ext *x = serve_ext(s, q);
+        info.session = x->session_id;
+        info.turn = x->turn;
+        info.context_tokens = x->context;
+        info.truncated_tokens = x->truncated;
+        info.hit_tokens = x->hit_tokens;
+        info.context_hit = x->context_hit;
+        info.refused = x->refused;
+    }
     return c->on_request(c->request_ctx, &info) ? -1 : 0;
 }
 

@@ -8,6 +8,12 @@
  * next turn prefills only its new tokens there, or all of them where the
  * router sends it elsewhere or the entry was evicted. A turn dropped at
  * arrival (its context outgrew one replica's KV memory) ends its session.
+ * A follow-up whose prompt and output exceed the model's context window
+ * (arch.seq_len) is refused at arrival, ending its session (truncate
+ * "refuse", the default), or keeps its prefix chain and the newest
+ * conversation tokens that fit ("oldest"; fit_window): its session's
+ * cached context is then no prefix of its prompt, so it takes a fresh
+ * cache key and prefills all but its cached chain.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +26,7 @@
 
 static const char *const turns_names[SERVE_TURNS_COUNT] = {"fixed", "geometric"};
 static const char *const think_names[SERVE_THINK_COUNT] = {"fixed", "exponential"};
+static const char *const truncate_names[SERVE_TRUNC_COUNT] = {"refuse", "oldest"};
 
 static int parse_in(const char *name, const char *const *names, int n, int *out)
 {
@@ -49,6 +56,16 @@ const char *serve_think_dist_name(int d)
 int serve_think_dist_parse(const char *name, int *out)
 {
     return parse_in(name, think_names, SERVE_THINK_COUNT, out);
+}
+
+const char *serve_truncate_name(int t)
+{
+    return t >= 0 && t < SERVE_TRUNC_COUNT ? truncate_names[t] : "?";
+}
+
+int serve_truncate_parse(const char *name, int *out)
+{
+    return parse_in(name, truncate_names, SERVE_TRUNC_COUNT, out);
 }
 
 int serve_has_sessions(const serve_config *c)
@@ -86,6 +103,8 @@ int serve_session_check(const serve_config *c, sim_error *err)
     if (!(c->session_max_turns >= 0) || c->session_max_turns > 1000 ||
         c->session_max_turns != floor(c->session_max_turns))
         return bad(err, "max turns", c->session_max_turns, "must be whole, 0 (none) to 1000");
+    if (c->session_truncate < 0 || c->session_truncate >= SERVE_TRUNC_COUNT)
+        return bad(err, "truncation rule", c->session_truncate, "unknown");
     if (c->think_dist < 0 || c->think_dist >= SERVE_THINK_COUNT)
         return bad(err, "think-time distribution", c->think_dist, "unknown");
     if (!(c->think_s >= 0) || c->think_s > 86400)
@@ -152,6 +171,41 @@ static void end_session(serve_sim *s, uint32_t k)
     s->free_sess[s->n_free_sess++] = k;
 }
 
+/* the context tokens a follow-up (q: its new message and output drawn) of
+ * session ss keeps under the context window: all of them when prompt +
+ * output fit in seq_len; else -1 (refuse), or under SERVE_TRUNC_OLDEST the
+ * prefix chain and the newest seq_len - output - message - chain tokens of
+ * the conversation after it (-1 when not even the chain, the message and
+ * the output fit). A truncated turn's session takes a fresh cache key: the
+ * cached context is no prefix of its prompt. */
+static double fit_window(serve_sim *s, serve_session *ss, const serve_req *q)
+{
+    double window = s->c->arch.seq_len, output = q->output, message = q->prompt;
+    double context = ss->context;
+    if (context + message + output <= window)
+        return context;
+    double kept = window - output - message - ss->prefix_tokens;
+    if (s->c->session_truncate != SERVE_TRUNC_OLDEST || kept < 0)
+        return -1;
+    kept += ss->prefix_tokens; /* the chain at the head, then the newest tokens */
+    s->out->turns_truncated++;
+    s->out->truncated_tokens += context - kept;
+    ss->cache_key = (1ull << 63) | s->truncations++;
+    return kept;
+}
+
+/* request x's session fields for the records */
+static void set_record(serve_sim *s, serve_req_ext *x, uint32_t k, uint32_t context,
+                       uint32_t truncated)
+{
+    x->session_id = s->sess[k].key;
+    x->turn = s->sess[k].turn;
+    x->context = context;
+    x->truncated = truncated;
+    x->hit_tokens = 0;
+    x->context_hit = x->refused = 0;
+}
+
 int serve_session_begin(serve_sim *s, uint32_t id)
 {
     serve_req *q = &s->req[id];
@@ -161,23 +215,40 @@ int serve_session_begin(serve_sim *s, uint32_t id)
         if ((k = new_session(s)) == SERVE_NONE)
             return -1;
         serve_session *ss = &s->sess[k];
-        ss->key = s->out->sessions++;
+        ss->cache_key = ss->key = s->out->sessions++;
         ss->turn = 1;
         ss->turns = draw_turns(s);
         ss->context = 0;
         ss->prefix_depth = x->prefix_depth;
-        for (unsigned l = 0; l < SERVE_PREFIX_LEVELS; l++)
+        double chain = 0; /* its tokens, as serve_prefix_draw added them */
+        for (unsigned l = 0; l < SERVE_PREFIX_LEVELS; l++) {
             ss->prefix_k[l] = l < x->prefix_depth ? x->prefix_k[l] : 0;
+            chain += l < x->prefix_depth ? s->prefix_lv[l].tokens : 0;
+        }
+        ss->prefix_tokens = (uint32_t)chain;
     } else { /* its next turn: the context, then the new message */
         serve_session *ss = &s->sess[k];
         ss->turn++;
         x->prefix_depth = ss->prefix_depth;
         for (unsigned l = 0; l < SERVE_PREFIX_LEVELS; l++)
             x->prefix_k[l] = ss->prefix_k[l];
-        double prompt = (double)ss->context + q->prompt;
-        q->orig_prompt = q->prompt = prompt < 4e9 ? (uint32_t)prompt : 4000000000u;
         s->out->followups++;
+        double kept = fit_window(s, ss, q);
+        if (kept < 0) { /* refused: the caller drops it, which ends the session */
+            s->out->turns_refused++;
+            set_record(s, x, k, ss->context, 0);
+            x->refused = 1;
+            x->session = k;
+            return 1;
+        }
+        double prompt = kept + q->prompt;
+        q->orig_prompt = q->prompt = prompt < 4e9 ? (uint32_t)prompt : 4000000000u;
+        set_record(s, x, k, (uint32_t)kept, ss->context - (uint32_t)kept);
+        x->session = k;
+        x->session_blocks = 0;
+        return 0;
     }
+    set_record(s, x, k, 0, 0);
     x->session = k;
     x->session_blocks = 0;
     return 0;
@@ -186,8 +257,10 @@ int serve_session_begin(serve_sim *s, uint32_t id)
 void serve_session_dropped(serve_sim *s, uint32_t id)
 {
     uint32_t k = s->ext[id].session;
-    if (k != SERVE_NONE)
+    if (k != SERVE_NONE) {
         end_session(s, k);
+        s->out->sessions_cut++;
+    }
     s->ext[id].session = SERVE_NONE;
 }
 
@@ -217,6 +290,7 @@ int serve_session_finished(serve_sim *s, uint32_t id)
     serve_session *ss = &s->sess[k];
     if (ss->turn >= ss->turns) {
         end_session(s, k);
+        s->out->sessions_finished++;
         return 0;
     }
     const serve_req *q = &s->req[id];
@@ -230,12 +304,29 @@ int serve_session_finished(serve_sim *s, uint32_t id)
 
 void serve_session_admitted(serve_sim *s, const serve_req *q)
 {
-    const serve_req_ext *x = serve_ext(s, q);
-    if (x->session == SERVE_NONE || s->sess[x->session].turn < 2)
+    serve_req_ext *x = serve_ext(s, q);
+    if (x->session == SERVE_NONE)
+        return;
+    x->hit_tokens = q->prefilled;
+    x->context_hit = q->uses_cache == SERVE_SESSION_LEVEL;
+    if (x->turn < 2)
         return;
     serve_result *o = s->out;
     o->followups_admitted++;
-    o->followup_hits += q->uses_cache == SERVE_SESSION_LEVEL;
-    o->followup_context_tokens += s->sess[x->session].context;
+    o->followup_hits += x->context_hit;
+    o->followup_context_tokens += x->context;
     o->followup_hit_tokens += q->prefilled;
+}
+
+int serve_session_group(const serve_sim *s, uint32_t id)
+{
+    return s->sessions_on ? s->ext[id].turn > 1 : -1;
+}
+
+void serve_session_results(serve_sim *s, serve_result *o)
+{
+    (void)s;
+    o->turns_mean = o->sessions ? (double)o->arrived / o->sessions : 0;
+    o->hit_tokens_share = o->followup_context_tokens > 0
+                              ? o->followup_hit_tokens / o->followup_context_tokens : 0;
 }

@@ -61,7 +61,8 @@ int serve_stats_init(serve_stats *st, const serve_config *c)
     memset(st, 0, sizeof *st);
     uint64_t limit = c->exact_max_requests ? c->exact_max_requests : SERVE_EXACT_MAX_DEFAULT;
     st->exact = serve_expected_requests(c) <= (double)limit;
-    for (int m = 0; !st->exact && m < SERVE_METRICS; m++)
+    st->n_metrics = serve_has_sessions(c) ? SERVE_METRICS_SPLIT : SERVE_METRICS;
+    for (int m = 0; !st->exact && m < st->n_metrics; m++)
         if (!(st->bins[m] = calloc(HIST_BINS, sizeof *st->bins[m])))
             return -1;
     return 0;
@@ -69,7 +70,7 @@ int serve_stats_init(serve_stats *st, const serve_config *c)
 
 void serve_stats_free(serve_stats *st)
 {
-    for (int m = 0; m < SERVE_METRICS; m++) {
+    for (int m = 0; m < SERVE_METRICS_SPLIT; m++) {
         free(st->v[m]);
         free(st->bins[m]);
     }
@@ -83,7 +84,7 @@ static int exact_reserve(serve_stats *st, uint64_t seq)
     uint64_t cap = st->cap ? 2 * st->cap : 1024;
     while (cap <= seq)
         cap *= 2;
-    for (int m = 0; m < SERVE_METRICS; m++) {
+    for (int m = 0; m < st->n_metrics; m++) {
         double *v = realloc(st->v[m], cap * sizeof *v);
         if (!v)
             return -1;
@@ -106,22 +107,23 @@ static void hist_add(serve_stats *st, int m, double v)
         st->max[m] = v;
 }
 
-int serve_stats_add(serve_stats *st, const serve_config *c, const serve_req *q)
+int serve_stats_add(serve_stats *st, const serve_config *c, const serve_req *q, int group)
 {
     double ttft = q->first_token_s - q->arrival_s, e2e = q->end_s - q->arrival_s;
     double queue = q->first_sched_s - q->arrival_s;
     double tpot = q->output >= 2 ? (q->end_s - q->first_token_s) / (q->output - 1) : NAN;
     st->met += (!(c->slo_ttft_s > 0) || ttft <= c->slo_ttft_s) &&
                (!(c->slo_tpot_s > 0) || q->output < 2 || tpot <= c->slo_tpot_s);
-    double v[SERVE_METRICS] = {ttft, tpot, e2e, queue};
+    double v[SERVE_METRICS_SPLIT] = {ttft, tpot, e2e, queue, group == 0 ? ttft : NAN,
+                                     group == 1 ? ttft : NAN};
     if (st->exact) {
         if (exact_reserve(st, q->seq))
             return -1;
-        for (int m = 0; m < SERVE_METRICS; m++)
+        for (int m = 0; m < st->n_metrics; m++)
             st->v[m][q->seq] = v[m];
         return 0;
     }
-    for (int m = 0; m < SERVE_METRICS; m++)
+    for (int m = 0; m < st->n_metrics; m++)
         if (!isnan(v[m]))
             hist_add(st, m, v[m]);
     return 0;
@@ -175,10 +177,11 @@ static void summarise_hist(const serve_stats *st, int m, serve_latency *out)
 
 int serve_stats_summarise(serve_stats *st, uint64_t n_arrived, serve_result *o)
 {
-    serve_latency *lat[SERVE_METRICS] = {&o->ttft, &o->tpot, &o->e2e, &o->queue};
+    serve_latency *lat[SERVE_METRICS_SPLIT] = {&o->ttft, &o->tpot, &o->e2e, &o->queue,
+                                               &o->ttft_first, &o->ttft_followup};
     o->quantiles_exact = st->exact;
     if (!st->exact) {
-        for (int m = 0; m < SERVE_METRICS; m++)
+        for (int m = 0; m < st->n_metrics; m++)
             summarise_hist(st, m, lat[m]);
         o->tpot_count = st->n[1];
         o->little_w = o->e2e.mean_s;
@@ -187,16 +190,16 @@ int serve_stats_summarise(serve_stats *st, uint64_t n_arrived, serve_result *o)
     }
     if (exact_reserve(st, n_arrived)) /* every arrival has its slot (NaN if none) */
         return -1;
-    uint64_t n[SERVE_METRICS] = {0};
+    uint64_t n[SERVE_METRICS_SPLIT] = {0};
     double w_sum = 0; /* Little's W: by arrival order, before sorting */
-    for (int m = 0; m < SERVE_METRICS; m++)
+    for (int m = 0; m < st->n_metrics; m++)
         for (uint64_t i = 0; i < n_arrived; i++)
             if (!isnan(st->v[m][i])) {
                 if (m == 2)
                     w_sum += st->v[m][i];
                 st->v[m][n[m]++] = st->v[m][i];
             }
-    for (int m = 0; m < SERVE_METRICS; m++)
+    for (int m = 0; m < st->n_metrics; m++)
         summarise_exact(st->v[m], n[m], lat[m]);
     o->tpot_count = n[1];
     o->little_w = n[2] ? w_sum / n[2] : 0;
@@ -208,9 +211,10 @@ double serve_records_bytes(const serve_config *c)
 {
     uint64_t limit = c->exact_max_requests ? c->exact_max_requests : SERVE_EXACT_MAX_DEFAULT;
     double n = serve_expected_requests(c);
+    int metrics = serve_has_sessions(c) ? SERVE_METRICS_SPLIT : SERVE_METRICS;
     /* worst case, an overloaded fleet: every request waiting at once */
     double slots = n * (sizeof(serve_req) + sizeof(uint32_t) + (c->prefill_replicas ? 8 : 0));
     if (n <= (double)limit)
-        return slots + n * SERVE_METRICS * sizeof(double);
-    return slots + (double)SERVE_METRICS * HIST_BINS * sizeof(uint64_t);
+        return slots + n * metrics * sizeof(double);
+    return slots + (double)metrics * HIST_BINS * sizeof(uint64_t);
 }

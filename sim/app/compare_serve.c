@@ -26,6 +26,7 @@
 #include "resources.h"
 #include "serve.h"
 #include "servecost.h"
+#include "servesessions.h"
 #include "summary.h"
 #include "trace.h"
 
@@ -51,6 +52,16 @@ static const char *const col_units[N_COLS] = {
     "1", "1", "1", "1", "1", "1", "1", "1", "B", "B", "s", "1", "J", "CNY", "kg", "kWh/Mtok",
     "CNY/Mtok", "kg/Mtok"};
 
+/* the table's columns: N_COLS's before SITE_COL, then the sessions' when
+ * some variant has sessions (serve's "sessions" object, 0 for a variant
+ * without), then the site's: a table without sessions is what it was */
+#define ALL_COLS (N_COLS + SERVE_SESSION_COLS)
+typedef struct table_cols {
+    const char *names[ALL_COLS], *units[ALL_COLS];
+    char session_names[SERVE_SESSION_COLS][48];
+    int n, site_col;
+} table_cols;
+
 typedef struct svariant {
     const compare_case *c;
     scn_scenario scn;
@@ -60,7 +71,44 @@ typedef struct svariant {
     int loaded;
     sim_error err;
     double v[N_COLS];
+    double t[ALL_COLS];  /* the row in the table's columns (table_cols) */
 } svariant;
+
+static int has_sessions(const svariant *x)
+{
+    return serve_has_sessions(&x->cfg);
+}
+
+/* the columns of x[0..n) and each row in them */
+static void table_of(svariant *x, size_t n, table_cols *tc)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= has_sessions(&x[i]);
+    tc->n = 0;
+    for (int k = 0; k < SITE_COL; k++, tc->n++)
+        tc->names[tc->n] = col_names[k], tc->units[tc->n] = col_units[k];
+    for (int k = 0; any && k < SERVE_SESSION_COLS; k++, tc->n++) {
+        snprintf(tc->session_names[k], sizeof tc->session_names[k], "sessions_%s",
+                 serve_session_names[k]);
+        tc->names[tc->n] = tc->session_names[k];
+        tc->units[tc->n] = serve_session_units[k];
+    }
+    tc->site_col = tc->n;
+    for (int k = SITE_COL; k < N_COLS; k++, tc->n++)
+        tc->names[tc->n] = col_names[k], tc->units[tc->n] = col_units[k];
+    for (size_t i = 0; i < n; i++) {
+        double s[SERVE_SESSION_COLS];
+        serve_session_values(&x[i].r, s);
+        int j = 0;
+        for (int k = 0; k < SITE_COL; k++)
+            x[i].t[j++] = x[i].v[k];
+        for (int k = 0; any && k < SERVE_SESSION_COLS; k++)
+            x[i].t[j++] = s[k];
+        for (int k = SITE_COL; k < N_COLS; k++)
+            x[i].t[j++] = x[i].v[k];
+    }
+}
 
 int compare_is_serve(const char *path)
 {
@@ -150,15 +198,11 @@ static int run_one(svariant *x)
     return 0;
 }
 
-static int has_col(const svariant *x, int k)
-{
-    return k < SITE_COL || has_site(x);
-}
-
-static cJSON *table_json(const svariant *x, size_t n, const char *command)
+static cJSON *table_json(const svariant *x, size_t n, const table_cols *tc,
+                         const char *command)
 {
     cJSON *rows;
-    cJSON *root = compare_json_begin(command, "serve", col_names, col_units, N_COLS, &rows);
+    cJSON *root = compare_json_begin(command, "serve", tc->names, tc->units, tc->n, &rows);
     for (size_t i = 0; rows && i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         const scn_scenario *s = &x[i].scn;
@@ -171,7 +215,7 @@ static cJSON *table_json(const svariant *x, size_t n, const char *command)
         cJSON_AddStringToObject(o, "defaults_used", s->serving_defaults);
         if (!x[i].r.quantiles_exact)
             cJSON_AddNumberToObject(o, "quantile_rel_error", x[i].r.quantile_rel_error);
-        compare_json_values(o, col_names, N_COLS, SITE_COL, x[i].v, has_site(&x[i]), x[0].v,
+        compare_json_values(o, tc->names, tc->n, tc->site_col, x[i].t, has_site(&x[i]), x[0].t,
                             has_site(&x[0]));
         cJSON_AddItemToArray(rows, o);
     }
@@ -228,6 +272,29 @@ static void print_swap_block(const svariant *x, size_t n, int diff, int w)
     }
 }
 
+/* the sessions block: a row per variant (its values, or its differences
+ * against x0): sessions, turns a session, the TTFT of first turns and of
+ * follow-ups (P50, P99), the context tokens not prefilled, follow-ups
+ * truncated and refused for the context window */
+static void print_session_block(const svariant *x, size_t n, int diff, int w)
+{
+    static const char head[] = "%-*s %8s %6s %9s %9s %9s %9s %7s %7s %7s\n";
+    printf("\n");
+    printf(head, w, "variant", "sessions", "turns", "TTFT 1st", "P99 ms", "TTFT fup", "P99 ms",
+           "hit %", "trunc", "refused");
+    for (size_t i = diff; i < n; i++) {
+        double v[SERVE_SESSION_COLS], v0[SERVE_SESSION_COLS];
+        serve_session_values(&x[i].r, v);
+        serve_session_values(&x[0].r, v0);
+        for (int k = 0; diff && k < SERVE_SESSION_COLS; k++)
+            v[k] -= v0[k];
+        /* the table's order: serve_session_names */
+        printf("%-*.*s %8.0f %6.3g %9.4g %9.4g %9.4g %9.4g %7.2f %7.0f %7.0f%s\n", w, w,
+               x[i].c->label, v[0], v[8], v[14] * 1e3, v[16] * 1e3, v[18] * 1e3, v[20] * 1e3,
+               100 * v[9], v[10], v[12], has_sessions(&x[i]) ? "" : "  (no sessions)");
+    }
+}
+
 static void print_blocks(const svariant *x, size_t n, int diff, int w)
 {
     static const char lat[] = "%-*s %9s %9s %9s %9s %9s %9s %8s %8s %8s\n";
@@ -247,6 +314,11 @@ static void print_blocks(const svariant *x, size_t n, int diff, int w)
         any |= swaps(&x[i]);
     if (any)
         print_swap_block(x, n, diff, w);
+    int sess = 0;
+    for (size_t i = 0; i < n; i++)
+        sess |= has_sessions(&x[i]);
+    if (sess)
+        print_session_block(x, n, diff, w);
 }
 
 static void print_text(const svariant *x, size_t n, const char *command)
@@ -302,16 +374,16 @@ static const char **inputs_of(const svariant *x, size_t n, const compare_cluster
 
 /* o->table_path: the table as HDF5, a row per variant (NaN in the site
  * columns without a <site>) */
-static int write_table(const svariant *x, size_t n, const compare_cluster_out *o,
-                       const char *const *inputs, size_t n_in)
+static int write_table(const svariant *x, size_t n, const table_cols *tc,
+                       const compare_cluster_out *o, const char *const *inputs, size_t n_in)
 {
     return compare_write_rows(o, "one row per variant of a serving fleet (dcsim serve's "
-                              "figures; NaN: no <site>)", col_names, col_units, N_COLS, x[0].c,
-                              n, x[0].v, sizeof *x, NULL, inputs, n_in);
+                              "figures; NaN: no <site>)", tc->names, tc->units, tc->n, x[0].c,
+                              n, x[0].t, sizeof *x, NULL, inputs, n_in);
 }
 
 /* the simulations, in parallel; the first failed variant's error */
-static int run_all(svariant *x, size_t n)
+static int run_all(svariant *x, size_t n, table_cols *tc)
 {
     int failed = 0;
 #pragma omp parallel for schedule(dynamic) reduction(| : failed)
@@ -320,13 +392,14 @@ static int run_all(svariant *x, size_t n)
     for (size_t i = 0; failed && i < n; i++)
         if (x[i].err.code)
             return print_error(&x[i]);
-    for (size_t i = 0; i < n; i++) { /* the output invariant: every value finite */
+    for (size_t i = 0; i < n; i++)
         row_of(&x[i], x[i].v);
-        for (int k = 0; k < N_COLS; k++)
-            if (has_col(&x[i], k) &&
-                summary_check_value("compare column", col_names[k], x[i].v[k], &x[i].err))
+    table_of(x, n, tc);
+    for (size_t i = 0; i < n; i++) /* the output invariant: every value finite */
+        for (int k = 0; k < tc->n; k++)
+            if ((k < tc->site_col || has_site(&x[i])) &&
+                summary_check_value("compare column", tc->names[k], x[i].t[k], &x[i].err))
                 return print_error(&x[i]);
-    }
     return 0;
 }
 
@@ -357,15 +430,16 @@ int compare_serve(const compare_case *cases, size_t n, const compare_cluster_out
             rc = cli_print_error(&err);
         }
     }
+    table_cols tc;
     if (!rc)
-        rc = run_all(x, n);
+        rc = run_all(x, n, &tc);
     if (!rc && (o->json || o->csv))
-        rc = jsonout_emit(table_json(x, n, o->command), o->csv ? JSONOUT_CSV : JSONOUT_JSON,
+        rc = jsonout_emit(table_json(x, n, &tc, o->command), o->csv ? JSONOUT_CSV : JSONOUT_JSON,
                           o->csv ? "variants" : NULL, NULL);
     else if (!rc)
         print_text(x, n, o->command);
     if (!rc && o->table_path)
-        rc = write_table(x, n, o, inputs, n_in);
+        rc = write_table(x, n, &tc, o, inputs, n_in);
     free(inputs);
     for (size_t i = 0; i < n; i++) {
         serve_result_free(&x[i].r); /* zeroed when it did not run */

@@ -20,6 +20,7 @@
 #include "servecost.h"
 #include "serveh5.h"
 #include "servesearch.h"
+#include "servesessions.h"
 #include "servesize.h"
 #include "serving.h"
 #include "units.h"
@@ -160,50 +161,21 @@ static void print_iteration_model(const serve_config *c)
            serve_iteration_s(c, &many) * 1e3, c->prompt.a + 1);
 }
 
-static void print_session_setup(const serve_config *c)
+/* the requests line: with sessions the drops split into KV-cache drops and
+ * follow-ups refused for the context window */
+static void print_requests(const serve_config *c, const serve_result *r)
 {
-    char turns[96];
-    if (c->session_turns_dist == SERVE_TURNS_FIXED)
-        snprintf(turns, sizeof turns, "%.0f turns", c->session_turns);
-    else if (c->session_max_turns > 0)
-        snprintf(turns, sizeof turns, "geometric turns, mean %.4g, at most %.0f (mean %.4g with "
-                 "the cap)", c->session_turns, c->session_max_turns, serve_mean_turns(c));
+    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (",
+           (unsigned long long)r->arrived, (unsigned long long)r->finished,
+           (unsigned long long)r->dropped);
+    if (serve_has_sessions(c))
+        printf("%llu longer than a replica's KV cache, %llu over the context window",
+               (unsigned long long)(r->dropped - r->turns_refused),
+               (unsigned long long)r->turns_refused);
     else
-        snprintf(turns, sizeof turns, "geometric turns, mean %.4g", c->session_turns);
-    printf("sessions   %s a session, think time %s%.4g s; a follow-up's prompt is the context "
-           "and a new prompt draw; context cache %s\n", turns,
-           c->think_dist == SERVE_THINK_EXPONENTIAL ? "exponential, mean " : "", c->think_s,
-           c->session_cache ? "on" : "off");
-}
-
-static void print_session_result(const serve_result *r)
-{
-    printf("sessions   %llu sessions, %llu follow-up turns of %llu requests; %llu of %llu "
-           "admitted follow-ups found their context cached; %.6g of their %.6g context tokens "
-           "not prefilled (%.2f%%)\n", (unsigned long long)r->sessions,
-           (unsigned long long)r->followups, (unsigned long long)r->arrived,
-           (unsigned long long)r->followup_hits, (unsigned long long)r->followups_admitted,
-           r->followup_hit_tokens, r->followup_context_tokens,
-           r->followup_context_tokens > 0
-               ? 100 * r->followup_hit_tokens / r->followup_context_tokens : 0);
-}
-
-/* the sessions' figures (only with sessions of more than one turn) */
-static void json_sessions(cJSON *root, const serve_config *c, const serve_result *r)
-{
-    cJSON *o = cJSON_AddObjectToObject(root, "sessions");
-    cJSON_AddStringToObject(o, "turns_distribution", serve_turns_dist_name(c->session_turns_dist));
-    cJSON_AddStringToObject(o, "think_distribution", serve_think_dist_name(c->think_dist));
-    const struct { const char *name; double value; } v[] = {
-        {"turns", c->session_turns}, {"max_turns", c->session_max_turns},
-        {"mean_turns", serve_mean_turns(c)}, {"think_time_s", c->think_s},
-        {"cache", c->session_cache}, {"sessions", (double)r->sessions},
-        {"followups", (double)r->followups}, {"followups_admitted", (double)r->followups_admitted},
-        {"followup_hits", (double)r->followup_hits},
-        {"followup_context_tokens", r->followup_context_tokens},
-        {"followup_hit_tokens", r->followup_hit_tokens}};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        cJSON_AddNumberToObject(o, v[i].name, v[i].value);
+        printf("longer than a replica's KV cache");
+    printf("), %llu in flight; %llu preemptions\n", (unsigned long long)r->in_flight,
+           (unsigned long long)r->preemptions);
 }
 
 static void print_cost(const scn_scenario *s, const serve_cost *k)
@@ -269,16 +241,12 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                r->host_blocks_per_replica, c->host_bytes_per_gpu / 1e9,
                c->host_link_bytes_per_s / 1e9);
     if (serve_has_sessions(c))
-        print_session_setup(c);
+        serve_session_print_setup(c);
     printf("traffic    %s; prompt %s; output %s\n", arrivals, prompt, output);
     print_iteration_model(c);
     if (s->serving_defaults[0])
         printf("defaults used: %s\n", s->serving_defaults);
-    printf("\nrequests   %llu arrived, %llu finished, %llu dropped (longer than a replica's "
-           "KV cache), %llu in flight; %llu preemptions\n",
-           (unsigned long long)r->arrived, (unsigned long long)r->finished,
-           (unsigned long long)r->dropped, (unsigned long long)r->in_flight,
-           (unsigned long long)r->preemptions);
+    print_requests(c, r);
     printf("throughput %.6g output tokens/s (%.6g per GPU), %.6g requests/s over %.6g s; "
            "%.1f tokens per iteration, replicas busy %.1f%%\n",
            r->output_tokens_per_s, r->output_tokens_per_s_per_gpu, r->requests_per_s, r->end_s,
@@ -334,7 +302,7 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                r->transfer_mean_s * 1e3, r->transfer_p99_s * 1e3, r->transfer_max_s * 1e3,
                100 * r->prefill_busy_fraction, 100 * r->decode_busy_fraction);
     if (serve_has_sessions(c))
-        print_session_result(r);
+        serve_session_print_result(c, r);
     printf("Little     L %.6g requests in the system = lambda %.6g/s x W %.6g s = %.6g\n",
            r->little_l, r->little_lambda, r->little_w, r->little_lambda * r->little_w);
     if (k)
@@ -468,7 +436,7 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         cJSON_AddNumberToObject(p, "decode_busy_fraction", r->decode_busy_fraction);
     }
     if (serve_has_sessions(c))
-        json_sessions(root, c, r);
+        serve_session_json(root, c, r);
     if (c->preemption == SERVE_PREEMPT_SWAP)
         json_swap(root, c, r);
     if (k)

@@ -22,6 +22,15 @@ typedef struct request_row {
     int32_t prefix_hit, prefix_levels_hit, dropped;
 } request_row;
 
+/* sessions add their columns to every row (a run without has the table
+ * it had) */
+typedef struct request_session_row {
+    request_row base;
+    uint64_t session;
+    uint32_t turn, context_tokens, truncated_tokens, hit_tokens;
+    int32_t context_hit, refused;
+} request_session_row;
+
 typedef struct series_row {
     double t_s;
     uint64_t arrivals, finished, dropped, preemptions;
@@ -35,7 +44,8 @@ typedef struct series_swap_row {
     uint64_t swaps_out, swaps_in;
 } series_swap_row;
 
-static const char *const request_units[] = {"1", "s", "s", "s", "1", "1", "-", "-", "-", "1", "-"};
+static const char *const request_units[] = {"1", "s", "s", "s", "1", "1", "-", "-", "-", "1", "-",
+                                            "-", "1", "1", "1", "1", "-", "-"};
 static const char *const series_units[] = {"s", "1", "1", "1", "1", "1", "1", "1", "1", "1",
                                            "1"};
 
@@ -75,19 +85,31 @@ static int by_seq(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int put_requests(hid_t g, serve_h5_rows *rows)
+static int put_requests(hid_t g, serve_h5_rows *rows, int sessions)
 {
     qsort(rows->v, rows->n, sizeof *rows->v, by_seq); /* arrival order */
-    request_row *out = calloc(rows->n ? rows->n : 1, sizeof *out);
+    size_t size = sessions ? sizeof(request_session_row) : sizeof(request_row);
+    char *out = calloc(rows->n ? rows->n : 1, size);
     if (!out)
         return -1;
     for (uint64_t i = 0; i < rows->n; i++) {
         const serve_request_info *q = &rows->v[i];
-        out[i] = (request_row){q->seq, q->arrival_s, q->first_token_s, q->end_s, q->prompt,
-                               q->output, q->replica, q->prefill_replica, q->prefix_hit,
-                               q->prefix_levels_hit, q->dropped};
+        request_row *row = (request_row *)(out + i * size);
+        *row = (request_row){q->seq, q->arrival_s, q->first_token_s, q->end_s, q->prompt,
+                             q->output, q->replica, q->prefill_replica, q->prefix_hit,
+                             q->prefix_levels_hit, q->dropped};
+        if (sessions) {
+            request_session_row *sr = (request_session_row *)row;
+            sr->session = q->session;
+            sr->turn = q->turn;
+            sr->context_tokens = q->context_tokens;
+            sr->truncated_tokens = q->truncated_tokens;
+            sr->hit_tokens = q->hit_tokens;
+            sr->context_hit = q->context_hit;
+            sr->refused = q->refused;
+        }
     }
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(request_row));
+    hid_t t = H5Tcreate(H5T_COMPOUND, size);
     H5Tinsert(t, "seq", HOFFSET(request_row, seq), H5T_NATIVE_UINT64);
     H5Tinsert(t, "arrival_s", HOFFSET(request_row, arrival_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "first_token_s", HOFFSET(request_row, first_token_s), H5T_NATIVE_DOUBLE);
@@ -100,14 +122,41 @@ static int put_requests(hid_t g, serve_h5_rows *rows)
     H5Tinsert(t, "prefix_levels_hit", HOFFSET(request_row, prefix_levels_hit),
               H5T_NATIVE_INT32);
     H5Tinsert(t, "dropped", HOFFSET(request_row, dropped), H5T_NATIVE_INT32);
+    if (sessions) {
+        H5Tinsert(t, "session", HOFFSET(request_session_row, session), H5T_NATIVE_UINT64);
+        H5Tinsert(t, "turn", HOFFSET(request_session_row, turn), H5T_NATIVE_UINT32);
+        H5Tinsert(t, "context_tokens", HOFFSET(request_session_row, context_tokens),
+                  H5T_NATIVE_UINT32);
+        H5Tinsert(t, "truncated_tokens", HOFFSET(request_session_row, truncated_tokens),
+                  H5T_NATIVE_UINT32);
+        H5Tinsert(t, "hit_tokens", HOFFSET(request_session_row, hit_tokens), H5T_NATIVE_UINT32);
+        H5Tinsert(t, "context_hit", HOFFSET(request_session_row, context_hit),
+                  H5T_NATIVE_INT32);
+        H5Tinsert(t, "refused", HOFFSET(request_session_row, refused), H5T_NATIVE_INT32);
+    }
     int rc = h5_put_table(g, "requests", t, rows->n, out, request_units,
-                       sizeof request_units / sizeof request_units[0],
-                       "one row per request in arrival order (every `sample_every`-th when the "
-                       "run expects more than `max_rows`): arrival, first token, finish (NaN "
-                       "when dropped), prompt tokens (prefix included), output tokens, the "
-                       "(decode) replica and the prefill replica (UINT32_MAX when dropped), "
-                       "whether its prefix was cached at its first admission, the levels of its "
-                       "prefix chain cached then, dropped");
+                       sessions ? 18 : 11,
+                       sessions ? "one row per request (a turn of a session) in arrival order "
+                                  "(every `sample_every`-th when the run expects more than "
+                                  "`max_rows`): arrival, first token, finish (NaN when "
+                                  "dropped), prompt tokens (prefix and kept context "
+                                  "included), output tokens, the (decode) replica and the "
+                                  "prefill replica (UINT32_MAX when dropped), whether its "
+                                  "prefix was cached at its first admission, the levels of "
+                                  "its prefix chain cached then, dropped; its session (0, 1, "
+                                  "... in start order) and turn (1, 2, ...), the previous "
+                                  "turns' tokens its prompt carries and those truncated to "
+                                  "the context window, the prompt tokens not prefilled at its "
+                                  "first admission, whether it found its session's context "
+                                  "cached then, refused for the context window"
+                                : "one row per request in arrival order (every "
+                                  "`sample_every`-th when the run expects more than "
+                                  "`max_rows`): arrival, first token, finish (NaN when "
+                                  "dropped), prompt tokens (prefix included), output tokens, "
+                                  "the (decode) replica and the prefill replica (UINT32_MAX "
+                                  "when dropped), whether its prefix was cached at its first "
+                                  "admission, the levels of its prefix chain cached then, "
+                                  "dropped");
     H5Tclose(t);
     free(out);
     return rc;
@@ -181,7 +230,12 @@ static int put_session_attrs(hid_t g, const serve_result *r)
            h5_attr_scalar(g, "followup_hits", H5T_NATIVE_UINT64, &r->followup_hits) ||
            h5_attr_scalar(g, "followup_context_tokens", H5T_NATIVE_DOUBLE,
                           &r->followup_context_tokens) ||
-           h5_attr_scalar(g, "followup_hit_tokens", H5T_NATIVE_DOUBLE, &r->followup_hit_tokens);
+           h5_attr_scalar(g, "followup_hit_tokens", H5T_NATIVE_DOUBLE, &r->followup_hit_tokens) ||
+           h5_attr_scalar(g, "sessions_finished", H5T_NATIVE_UINT64, &r->sessions_finished) ||
+           h5_attr_scalar(g, "sessions_cut", H5T_NATIVE_UINT64, &r->sessions_cut) ||
+           h5_attr_scalar(g, "turns_truncated", H5T_NATIVE_UINT64, &r->turns_truncated) ||
+           h5_attr_scalar(g, "turns_refused", H5T_NATIVE_UINT64, &r->turns_refused) ||
+           h5_attr_scalar(g, "truncated_tokens", H5T_NATIVE_DOUBLE, &r->truncated_tokens);
 }
 
 static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
@@ -221,7 +275,7 @@ int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
         failed = "creating /serve";
     else if (put_attrs(g, c, r, rows))
         failed = "writing /serve's attributes";
-    else if (put_requests(g, rows))
+    else if (put_requests(g, rows, serve_has_sessions(c)))
         failed = "writing /serve/requests";
     else if (put_series(g, c, r))
         failed = "writing /serve/series";

@@ -61,6 +61,8 @@ CASES = [
     ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                           "serving-swap.xml")], {0}),
     ("serve", ["serve", "--quiet", "--json", ex("serving-chat-sessions.xml")], {0}),
+    ("serve", ["serve", "--quiet", "--json", ex("serving-chat-sessions.xml"), "--set",
+               "serving/sessions/@truncate=oldest"], {0}),
     ("serve_search", ["serve", "--quiet", "--json", "--size", "--search", "tp=1,4,8",
                       ex("serving-llama3-70b-h100.xml"), "--set", "serving/replica/@weights=bf16",
                       "--set", "serving/arrivals/@duration=60s"], {0}),
@@ -154,6 +156,13 @@ CASES = [
     ("compare", ["compare", "--json", os.path.join(SRC, "tests", "scenarios", "serving-swap.xml"),
                  "--set", "serving/arrivals/@duration=30s", "--vary",
                  "serving/kv/@preemption=recompute,swap"], {0}),
+    ("compare", ["compare", "--json",  # sessions: the sessions_* columns
+                 os.path.join(SRC, "tests", "scenarios", "serving-sessions.xml"), "--vary",
+                 "serving/sessions/@truncate=refuse,oldest", "--vary",
+                 "serving/sessions/@turns=1,8"], {0}),
+    ("sweep", ["sweep", "--quiet", "--json",
+               os.path.join(SRC, "tests", "scenarios", "serving-sessions.xml"), "--grid",
+               "serving/sessions/@truncate=refuse,oldest", "-o", "sss.h5"], {0}),
     ("compare", ["compare", "--json", os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"),
                  "--vary", "hubs/@policy=cheapest,latency-bounded"], {0}),
     ("compare", ["compare", "--json",  # fabrics at the hubs: the interference columns

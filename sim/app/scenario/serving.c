@@ -547,6 +547,12 @@ static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
     if (!rc && name[0] && strcmp(name, "on") != 0 && strcmp(name, "off") != 0)
         rc = node_error(ld, n, "cache", "unknown cache setting; use on (a finished turn's "
                         "context stays cached on its replica) or off");
+    char rule[32];
+    copy_attr(n, "truncate", rule, sizeof rule);
+    if (!rc && serve_truncate_parse(rule[0] ? rule : "refuse", &c->session_truncate))
+        rc = node_error(ld, n, "truncate", "unknown rule; use refuse (a follow-up over the "
+                        "model's context window is dropped, ending its session) or oldest "
+                        "(its oldest conversation tokens are cut)");
     if (!rc && c->arrival != SERVE_POISSON && c->arrival != SERVE_GAMMA)
         rc = node_error(ld, n, NULL, "sessions start with open-loop arrivals (process "
                         "poisson or gamma), not %s", serve_arrival_name(c->arrival));
@@ -561,6 +567,9 @@ static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
     if (!name[0])
         note_default(s, "sessions cache on: a finished turn's context stays cached on its "
                         "replica (A)");
+    if (!rule[0])
+        note_default(s, "sessions truncate refuse: a follow-up over the context window "
+                        "(the model's seq-len) is dropped (A)");
     return rc;
 }
 
