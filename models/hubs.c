@@ -361,7 +361,8 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
  * their links. From the hubs simulated with the datasets alone (hubs_place),
  * each round runs every flow in one filling at the last simulation's ends;
  * where a submission moved, the hubs are simulated again at the new ones,
- * until none moves. A round settles for good every job submitted no later
+ * until none moves (a hub where none moved keeps its simulation: the same
+ * submissions give the same run). A round settles for good every job submitted no later
  * than the earliest that moved (a job's end, and so its result, only
  * depends on the submissions before it; a moved result starts after that
  * submission), at least one more each round: at most n + 1 rounds. all[h]:
@@ -384,10 +385,16 @@ static int backbone_settle(const hubs_config *c, const cluster_config *tmpl, hub
         memset(r->link_peak_bps, 0, sizeof r->link_peak_bps);
         rc = backbone_run(c, r, 2, err);
         r->backbone_rounds = round + 1;
+        int moved[HUBS_MAX] = {0}; /* only these hubs are simulated again */
         settled = 1;
         for (uint32_t i = 0; !rc && i < n; i++)
-            settled &= r->jobs[i].submit_s == prev[i];
+            if (r->jobs[i].submit_s != prev[i]) {
+                settled = 0;
+                moved[r->jobs[i].hub] = 1;
+            }
         for (unsigned h = 0; !rc && !settled && h < c->n_hubs; h++) {
+            if (!moved[h])
+                continue;
             cluster_result_free(&all[h]);
             rc = simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
         }
