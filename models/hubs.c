@@ -148,40 +148,62 @@ _Static_assert(sizeof ((hubs_routes *)0)->path / sizeof ((hubs_routes *)0)->path
                HUBS_MAX_ORIGINS && sizeof ((hubs_routes *)0)->path[0] /
                sizeof ((hubs_routes *)0)->path[0][0] == HUBS_MAX, "hubs_routes' sizes");
 
-/* the backbone's flows of every job with bits in one direction (in: the
- * datasets from their readiness; out: the results from their ends); each
- * job's time at the far end and the wait sharing caused */
-static int backbone_run(const hubs_config *c, hubs_result *r, int out, sim_error *err)
+/* the link figures of one filling into r: bits and busy time summed, the
+ * peak the most (two fillings, datasets then results, add up; one is the
+ * figures themselves) */
+static void add_use(const hubs_config *c, hubs_result *r, const hubs_link_use *use)
 {
-    hubs_flow *f = malloc((size_t)(r->n_jobs ? r->n_jobs : 1) * sizeof *f);
-    if (!f)
+    for (unsigned d = 0; d < 2 * c->backbone->bb.n_links; d++) {
+        r->link_bits[d] += use->bits[d];
+        r->link_busy_s[d] += use->busy_s[d];
+        r->link_peak_bps[d] = fmax(r->link_peak_bps[d], use->peak_bps[d]);
+    }
+}
+
+/* the backbone's flows of every job: which 0, the datasets from their
+ * readiness; 1, the results from their ends; 2, both in one filling. Each
+ * job's time at the far end and the wait sharing caused */
+static int backbone_run(const hubs_config *c, hubs_result *r, int which, sim_error *err)
+{
+    uint32_t n = r->n_jobs, m = which == 2 ? 2 * n : n;
+    hubs_flow *f = malloc((size_t)(m ? m : 1) * sizeof *f);
+    hubs_link_use *use = calloc(1, sizeof *use);
+    if (!f || !use) {
+        free(f);
+        free(use);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
-    for (uint32_t i = 0; i < r->n_jobs; i++) {
+    }
+    for (uint32_t k = 0; k < m; k++) {
+        uint32_t i = k < n ? k : k - n;
+        int out = which == 2 ? k >= n : which;
         const hubs_job_spec *j = &c->jobs[i];
         const hubs_job *o = &r->jobs[i];
-        f[i] = (hubs_flow){out ? o->end_s : j->arrival_s + o->defer_s,
+        f[k] = (hubs_flow){out ? o->end_s : j->arrival_s + o->defer_s,
                            (out ? j->result_tb : j->dataset_tb) * 8e12,
                            &c->backbone->path[j->origin][o->hub], out, 0, 0};
     }
-    int rc = hubs_flows_run(&c->backbone->bb, f, r->n_jobs, r->link_bits, err);
-    for (uint32_t i = 0; !rc && i < r->n_jobs; i++) {
-        hubs_job *o = &r->jobs[i];
-        const hubs_path *p = f[i].path;
-        double alone = f[i].bits > 0 ? f[i].bits / p->bottleneck_bps : 0;
-        double share = f[i].slowed ? fmax(0, f[i].done_s - f[i].start_s - alone) : 0;
-        double at = f[i].bits > 0 ? f[i].done_s + p->rtt_s : f[i].start_s;
-        if (out) {
+    int rc = hubs_flows_use(&c->backbone->bb, f, m, use, err);
+    if (!rc)
+        add_use(c, r, use);
+    for (uint32_t k = 0; !rc && k < m; k++) {
+        hubs_job *o = &r->jobs[k < n ? k : k - n];
+        const hubs_path *p = f[k].path;
+        double alone = f[k].bits > 0 ? f[k].bits / p->bottleneck_bps : 0;
+        double share = f[k].slowed ? fmax(0, f[k].done_s - f[k].start_s - alone) : 0;
+        double at = f[k].bits > 0 ? f[k].done_s + p->rtt_s : f[k].start_s;
+        if (f[k].reverse) {
             o->back_done_s = at;
             o->back_wait_s = share;
             r->share_out_s += share;
         } else {
-            o->in_start_s = f[i].start_s;
+            o->in_start_s = f[k].start_s;
             o->submit_s = at;
             o->in_share_s = share;
             r->share_in_s += share;
         }
     }
     free(f);
+    free(use);
     return rc;
 }
 
@@ -333,6 +355,58 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
     return 0;
 }
 
+/* Datasets and results on the backbone in one filling (hubs.h
+ * "backbone_two_pass"): the results start at the jobs' ends, which depend on
+ * when the datasets arrived, which depends on the results that shared
+ * their links. From the hubs simulated with the datasets alone (hubs_place),
+ * each round runs every flow in one filling at the last simulation's ends;
+ * where a submission moved, the hubs are simulated again at the new ones,
+ * until none moves (a hub where none moved keeps its simulation: the same
+ * submissions give the same run). A round settles for good every job submitted no later
+ * than the earliest that moved (a job's end, and so its result, only
+ * depends on the submissions before it; a moved result starts after that
+ * submission), at least one more each round: at most n + 1 rounds. all[h]:
+ * hub h's simulation, replaced */
+static int backbone_settle(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                           cluster_result *all, order *ord, cluster_job_spec *spec,
+                           sim_error *err)
+{
+    uint32_t n = r->n_jobs;
+    double *prev = malloc((size_t)(n ? n : 1) * sizeof *prev);
+    if (!prev)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    int rc = 0, settled = 0;
+    for (uint32_t round = 0; !rc && !settled && round <= n + 1; round++) {
+        for (uint32_t i = 0; i < n; i++)
+            prev[i] = r->jobs[i].submit_s;
+        r->share_in_s = r->share_out_s = 0;
+        memset(r->link_bits, 0, sizeof r->link_bits);
+        memset(r->link_busy_s, 0, sizeof r->link_busy_s);
+        memset(r->link_peak_bps, 0, sizeof r->link_peak_bps);
+        rc = backbone_run(c, r, 2, err);
+        r->backbone_rounds = round + 1;
+        int moved[HUBS_MAX] = {0}; /* only these hubs are simulated again */
+        settled = 1;
+        for (uint32_t i = 0; !rc && i < n; i++)
+            if (r->jobs[i].submit_s != prev[i]) {
+                settled = 0;
+                moved[r->jobs[i].hub] = 1;
+            }
+        for (unsigned h = 0; !rc && !settled && h < c->n_hubs; h++) {
+            if (!moved[h])
+                continue;
+            cluster_result_free(&all[h]);
+            rc = simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
+        }
+    }
+    free(prev);
+    if (!rc && !settled)
+        rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "hubs: the backbone's datasets and "
+                           "results did not settle in %u rounds (an internal error, please "
+                           "report it with the scenario)", n + 2);
+    return rc;
+}
+
 /* the results back on hub h's outbound link, FIFO by end; the hub's sums */
 static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *ord,
                        double *wait, const cluster_result *cr)
@@ -419,7 +493,8 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
         for (unsigned h = 0; h < c->n_hubs && !rc; h++)
             rc = simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
         if (!rc)
-            rc = backbone_run(c, r, 1, err);
+            rc = c->backbone_two_pass ? backbone_run(c, r, 1, err)
+                                      : backbone_settle(c, tmpl, r, all, ord, spec, err);
     }
     for (unsigned h = 0; h < c->n_hubs && !rc; h++) {
         cluster_result one, *cr = all ? &all[h] : per_hub ? &per_hub[h] : &one;

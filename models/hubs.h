@@ -153,6 +153,11 @@ typedef struct hubs_config {
      * are flows on the routes, max-min fair on each link while they overlap
      * (hubs_backbone.h); every job's origin must have a route to every hub */
     const hubs_routes *backbone;
+    int backbone_two_pass;     /* with a backbone, 0 (what dcsim runs): datasets and results
+                                  share the links in one filling over time, settled with the
+                                  hubs' simulations (hubs.c backbone_settle); 1: the datasets
+                                  alone, then the results alone (a result never meets a
+                                  dataset: the former answer, for the tests) */
     double cost_per_tb;        /* CNY per TB moved */
     const hubs_job_spec *jobs; /* by arrival (non-decreasing) */
     uint32_t n_jobs;
@@ -211,7 +216,11 @@ typedef struct hubs_result {
     /* with a backbone: the bits that crossed each directed link (2 l: a -> b,
      * 2 l + 1: b -> a) and the waits sharing caused, datasets and results */
     double link_bits[2 * HUBS_BB_MAX_LINKS];
+    double link_busy_s[2 * HUBS_BB_MAX_LINKS]; /* the time a flow was on it */
+    double link_peak_bps[2 * HUBS_BB_MAX_LINKS]; /* the most its flows got together */
     double share_in_s, share_out_s;
+    uint32_t backbone_rounds;  /* the one filling's rounds until no submission moved (1:
+                                  the first held; 0: two passes or no backbone) */
     int shifts_nothing;        /* follow-the-renewables without any hourly profile */
 } hubs_result;
 

@@ -127,16 +127,68 @@ static void fill(const hubs_backbone *b, const hubs_flow *f, const uint32_t *act
     }
 }
 
-int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *link_bits,
+/* the active flows' state: a flow's remaining bits are kept as of the
+ * last change of its rate (anchor_t, anchor_rem), so that an event that
+ * leaves its rate as it was (another flow's arrival or completion on other
+ * links) does not touch its numbers: its completion is anchor_t +
+ * anchor_rem / rate, the same to the bit as without that event */
+typedef struct flow_state {
+    uint32_t *act;
+    double *anchor_t, *anchor_rem, *rate, *fill_rate, *end;
+    char *frozen;
+} flow_state;
+
+static void state_free(flow_state *s)
+{
+    free(s->act), free(s->anchor_t), free(s->anchor_rem), free(s->rate), free(s->fill_rate);
+    free(s->end), free(s->frozen);
+}
+
+static int state_alloc(flow_state *s, uint32_t n)
+{
+    size_t m = n ? n : 1;
+    s->act = malloc(m * sizeof *s->act);
+    s->anchor_t = malloc(m * sizeof(double));
+    s->anchor_rem = malloc(m * sizeof(double));
+    s->rate = malloc(m * sizeof(double));
+    s->fill_rate = malloc(m * sizeof(double));
+    s->end = malloc(m * sizeof(double));
+    s->frozen = malloc(m);
+    return s->act && s->anchor_t && s->anchor_rem && s->rate && s->fill_rate && s->end &&
+           s->frozen;
+}
+
+/* the interval [t, now) at the active flows' rates into the links' busy
+ * time and peak (intervals of no length left out) */
+static void use_interval(const hubs_backbone *b, const hubs_flow *f, const flow_state *s,
+                         uint32_t n_act, double t, double now, hubs_link_use *use)
+{
+    if (!use || !(now > t))
+        return;
+    double sum[2 * HUBS_BB_MAX_LINKS] = {0};
+    char on[2 * HUBS_BB_MAX_LINKS] = {0};
+    for (uint32_t k = 0; k < n_act; k++)
+        for (unsigned i = 0; i < f[s->act[k]].path->n; i++) {
+            unsigned l = hop_of(&f[s->act[k]], i);
+            sum[l] += s->rate[k];
+            on[l] = 1;
+        }
+    for (unsigned l = 0; l < 2 * b->n_links; l++)
+        if (on[l]) {
+            use->busy_s[l] += now - t;
+            use->peak_bps[l] = fmax(use->peak_bps[l], sum[l]);
+        }
+}
+
+int hubs_flows_use(const hubs_backbone *b, hubs_flow *f, uint32_t n, hubs_link_use *use,
                    sim_error *err)
 {
     by_start *ord = malloc((size_t)(n ? n : 1) * sizeof *ord);
-    uint32_t *act = malloc((size_t)(n ? n : 1) * sizeof *act);
-    double *rem = malloc((size_t)(n ? n : 1) * sizeof *rem);
-    double *rate = malloc((size_t)(n ? n : 1) * sizeof *rate);
-    char *frozen = malloc(n ? n : 1);
-    if (!ord || !act || !rem || !rate || !frozen) {
-        free(ord), free(act), free(rem), free(rate), free(frozen);
+    flow_state s;
+    int ok = state_alloc(&s, n);
+    if (!ord || !ok) {
+        free(ord);
+        state_free(&s);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
     }
     for (uint32_t i = 0; i < n; i++)
@@ -144,8 +196,7 @@ int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *lin
     qsort(ord, n, sizeof *ord, cmp_start);
     uint32_t next = 0, n_act = 0;
     double t = 0;
-    /* each pass admits arrivals, moves to the next arrival or completes a
-     * flow: at most 3 n passes */
+    /* each pass admits arrivals, or completes a flow: at most 2 n + 1 passes */
     for (uint64_t pass = 0; (next < n || n_act) && pass <= 3 * (uint64_t)n + 3; pass++) {
         if (!n_act)
             t = ord[next].t;
@@ -153,46 +204,70 @@ int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *lin
             hubs_flow *x = &f[ord[next++].i];
             x->slowed = 0;
             if (x->bits > 0 && x->path->n) {
-                act[n_act] = (uint32_t)(x - f);
-                rem[n_act++] = x->bits;
+                s.act[n_act] = (uint32_t)(x - f);
+                s.anchor_t[n_act] = t;
+                s.anchor_rem[n_act] = x->bits;
+                s.rate[n_act++] = -1; /* none yet */
             } else
                 x->done_s = x->start_s;
         }
         if (!n_act)
             continue;
-        fill(b, f, act, n_act, rate, frozen);
-        for (uint32_t k = 0; k < n_act; k++)
-            f[act[k]].slowed |= rate[k] < f[act[k]].path->bottleneck_bps;
-        double dt = INFINITY;
-        for (uint32_t k = 0; k < n_act; k++)
-            dt = fmin(dt, rate[k] > 0 ? rem[k] / rate[k] : INFINITY);
+        fill(b, f, s.act, n_act, s.fill_rate, s.frozen);
+        double first = INFINITY;
+        for (uint32_t k = 0; k < n_act; k++) {
+            hubs_flow *x = &f[s.act[k]];
+            if (s.fill_rate[k] != s.rate[k]) { /* a new rate: a new anchor */
+                if (s.rate[k] >= 0)
+                    s.anchor_rem[k] = fmax(0, s.anchor_rem[k] - s.rate[k] * (t - s.anchor_t[k]));
+                s.anchor_t[k] = t;
+                s.rate[k] = s.fill_rate[k];
+            }
+            x->slowed |= s.rate[k] < x->path->bottleneck_bps;
+            s.end[k] = s.rate[k] > 0 ? s.anchor_t[k] + s.anchor_rem[k] / s.rate[k] : INFINITY;
+            first = fmin(first, s.end[k]);
+        }
         double arrive = next < n ? ord[next].t : INFINITY;
-        int completes = t + dt <= arrive;
-        if (!completes)
-            dt = arrive - t;
-        double now = completes ? t + dt : arrive;
+        int completes = first <= arrive;
+        double now = completes ? first : arrive;
+        if (!isfinite(now))
+            break; /* no flow moves and none arrives: reported below */
+        use_interval(b, f, &s, n_act, t, now, use);
         uint32_t kept = 0;
         for (uint32_t k = 0; k < n_act; k++) {
-            hubs_flow *x = &f[act[k]];
-            int last = completes && rate[k] > 0 && rem[k] / rate[k] <= dt;
-            double moved = last ? rem[k] : fmin(rem[k], rate[k] * dt);
-            if (link_bits)
-                for (unsigned i = 0; i < x->path->n; i++)
-                    link_bits[hop_of(x, i)] += moved;
-            if (last)
+            hubs_flow *x = &f[s.act[k]];
+            if (completes && s.end[k] <= now) {
                 x->done_s = now;
-            else {
-                act[kept] = act[k];
-                rem[kept++] = rem[k] - moved;
+                for (unsigned i = 0; use && i < x->path->n; i++)
+                    use->bits[hop_of(x, i)] += x->bits;
+                continue;
             }
+            s.act[kept] = s.act[k];
+            s.anchor_t[kept] = s.anchor_t[k];
+            s.anchor_rem[kept] = s.anchor_rem[k];
+            s.rate[kept++] = s.rate[k];
         }
         n_act = kept;
         t = now;
     }
-    free(ord), free(act), free(rem), free(rate), free(frozen);
+    free(ord);
+    state_free(&s);
     if (next < n || n_act)
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "hubs: the backbone's flows did "
                              "not finish (an internal error, please report it with the "
                              "scenario)");
     return 0;
+}
+
+int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *link_bits,
+                   sim_error *err)
+{
+    hubs_link_use *use = link_bits ? calloc(1, sizeof *use) : NULL;
+    if (link_bits && !use)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    int rc = hubs_flows_use(b, f, n, use, err);
+    for (unsigned l = 0; use && !rc && l < 2 * b->n_links; l++)
+        link_bits[l] += use->bits[l];
+    free(use);
+    return rc;
 }

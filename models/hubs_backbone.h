@@ -67,10 +67,26 @@ typedef struct hubs_flow {
                                   (shared a link); 0: it took exactly bits / that */
 } hubs_flow;
 
+/* what the flows did on each directed link 2 l + d (d 0: a -> b, 1: b -> a) */
+typedef struct hubs_link_use {
+    double bits[2 * HUBS_BB_MAX_LINKS];     /* += the bits that crossed it (each flow's
+                                               whole bits at its completion) */
+    double busy_s[2 * HUBS_BB_MAX_LINKS];   /* += the time at least one flow was on it */
+    double peak_bps[2 * HUBS_BB_MAX_LINKS]; /* the most the flows on it got together
+                                               over an interval of positive length */
+} hubs_link_use;
+
 /* Run the flows (any order of start_s) on the backbone's links, max-min
- * fair among those active; each flow's done_s; link_bits[2 l + d] (may be
- * NULL) += the bits that crossed directed link 2 l + d. Flows of zero bits
- * are done at their start. 0, or SIM_ERR_NOMEM. */
+ * fair among those active; each flow's done_s; use (may be NULL) gets what
+ * each directed link carried. A flow's rate changes only at an arrival or
+ * a completion that changes its share: its remaining bits are taken at
+ * those changes alone, so flows that never meet are timed exactly as if
+ * each ran without the others. Flows of zero bits are done at their start.
+ * 0, or SIM_ERR_NOMEM. */
+int hubs_flows_use(const hubs_backbone *b, hubs_flow *f, uint32_t n, hubs_link_use *use,
+                   sim_error *err);
+
+/* hubs_flows_use with link_bits[2 l + d] (may be NULL) += use->bits */
 int hubs_flows_run(const hubs_backbone *b, hubs_flow *f, uint32_t n, double *link_bits,
                    sim_error *err);
 

@@ -32,16 +32,23 @@
 enum { C_JOBS, C_GPU_H, C_REF_GPU_H, C_UTIL, C_HORIZON, C_W50, C_W90, C_W99, C_IT, C_FAC,
        C_PUE, C_ENERGY_COST, C_DATA_COST, C_COST, C_CO2, C_WATER, C_TB_IN, C_TB_OUT,
        C_TRANSFER, C_LINK_WAIT, C_RTT, C_SLO, C_SLO_H, C_DEFERRED, C_FALLBACKS, C_INTERF,
-       C_SAVE_COST, C_SAVE_CO2, C_SAVE_WATER, N_COLS };
-static const char *const col_names[N_COLS] = {
+       C_SAVE_COST, C_SAVE_CO2, C_SAVE_WATER, N_COLS,
+       /* with a shared backbone (docs/hubs.md "A shared backbone"), only where a
+        * variant has one: run.backbone's sharing_wait_s, busiest_utilisation
+        * and link_tb */
+       C_BB_WAIT = N_COLS, C_BB_BUSIEST, C_BB_TB, N_ALL };
+#define N_BB (N_ALL - N_COLS)
+static const char *const col_names[N_ALL] = {
     "jobs", "gpu_h", "ref_gpu_h", "utilisation", "horizon_s", "wait_p50_s", "wait_p90_s",
     "wait_p99_s", "it_energy_j", "facility_energy_j", "pue", "energy_cost", "data_cost",
     "cost", "co2_kg", "water_l", "tb_in", "tb_out", "transfer_s", "link_wait_s",
     "serving_rtt_mean_s", "slo_violation_jobs", "slo_violation_job_h", "deferred_s",
-    "fallbacks", "interference_gpu_h", "saving_cost", "saving_co2_kg", "saving_water_l"};
-static const char *const col_units[N_COLS] = {
+    "fallbacks", "interference_gpu_h", "saving_cost", "saving_co2_kg", "saving_water_l",
+    "backbone_wait_s", "backbone_busiest_utilisation", "backbone_link_tb"};
+static const char *const col_units[N_ALL] = {
     "1", "GPU-h", "GPU-h", "1", "s", "s", "s", "s", "J", "J", "1", "CNY", "CNY", "CNY", "kg",
-    "l", "TB", "TB", "s", "s", "s", "1", "job-h", "s", "1", "GPU-h", "CNY", "kg", "l"};
+    "l", "TB", "TB", "s", "s", "s", "1", "job-h", "s", "1", "GPU-h", "CNY", "kg", "l", "s", "1",
+    "TB"};
 
 typedef struct hvariant {
     const compare_case *c;
@@ -53,9 +60,10 @@ typedef struct hvariant {
     double hub_jobs[HUBS_MAX]; /* the run's jobs placed at each hub */
     int interf;                /* a fabric at each hub (<cluster><fabric>) */
     double hub_interf[HUBS_MAX]; /* the GPU-hours interference added at each hub (0 without) */
+    int backbone;              /* a shared backbone: v[C_BB_*] hold its figures */
     char digest[24];
     sim_error err;
-    double v[N_COLS];
+    double v[N_ALL];
 } hvariant;
 
 int compare_is_hubs(const char *path)
@@ -103,6 +111,11 @@ static void row_of(const hubs_run *run, const hubs_run *base, double *v)
     v[C_SAVE_COST] = b->energy_cost + b->data_cost - t->energy_cost - t->data_cost;
     v[C_SAVE_CO2] = b->co2_kg - t->co2_kg;
     v[C_SAVE_WATER] = b->water_l - t->water_l;
+    if (run->cfg.backbone) {
+        v[C_BB_WAIT] = hubs_backbone_wait_s(run);
+        v[C_BB_BUSIEST] = hubs_backbone_busiest(run);
+        v[C_BB_TB] = hubs_backbone_link_tb(run);
+    }
 }
 
 static int print_error(const hvariant *x)
@@ -143,6 +156,7 @@ static int run_one(hvariant *x)
             x->hub_interf[h] = run[0].r.hub[h].interf_gpu_s / 3600;
         }
         x->interf = run[0].interf;
+        x->backbone = run[0].cfg.backbone != NULL;
         snprintf(x->digest, sizeof x->digest, "%016" PRIx64, run[0].r.total.digest);
     } else if (!x->err.file[0]) {
         snprintf(x->err.file, sizeof x->err.file, "%s", x->scn.source);
@@ -151,6 +165,8 @@ static int run_one(hvariant *x)
     hubs_run_free(&run[1]);
     free(run);
     for (int k = 0; !rc && k < C_SAVE_COST; k++) /* the output invariant, as dcsim run's */
+        rc = summary_check_value("compare column", col_names[k], x->v[k], &x->err);
+    for (int k = N_COLS; x->backbone && !rc && k < N_ALL; k++)
         rc = summary_check_value("compare column", col_names[k], x->v[k], &x->err);
     for (int k = C_SAVE_COST; !rc && k < N_COLS; k++) /* a saving may be negative */
         if (!isfinite(x->v[k]))
@@ -170,11 +186,20 @@ static int any_interf(const hvariant *x, size_t n)
     return any;
 }
 
+/* does any variant have a shared backbone? (its columns) */
+static int any_backbone(const hvariant *x, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= x[i].backbone;
+    return any;
+}
+
 static cJSON *table_json(const hvariant *x, size_t n, const char *command)
 {
-    int interf = any_interf(x, n);
+    int interf = any_interf(x, n), cols = any_backbone(x, n) ? N_ALL : N_COLS;
     cJSON *rows;
-    cJSON *root = compare_json_begin(command, "hubs", col_names, col_units, N_COLS, &rows);
+    cJSON *root = compare_json_begin(command, "hubs", col_names, col_units, cols, &rows);
     for (size_t i = 0; rows && i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "variant", x[i].c->label);
@@ -186,7 +211,8 @@ static cJSON *table_json(const hvariant *x, size_t n, const char *command)
         cJSON *pi = interf ? cJSON_AddObjectToObject(o, "interference_gpu_h_per_hub") : NULL;
         for (unsigned h = 0; pi && h < x[i].n_hubs; h++)
             cJSON_AddNumberToObject(pi, x[i].hub[h], x[i].hub_interf[h]);
-        compare_json_values(o, col_names, N_COLS, N_COLS, x[i].v, 1, x[0].v, 1);
+        compare_json_values(o, col_names, cols, N_COLS, x[i].v, x[i].backbone, x[0].v,
+                            x[0].backbone);
         cJSON_AddItemToArray(rows, o);
     }
     return root;
@@ -256,6 +282,22 @@ static void print_hubs(const hvariant *x, size_t n, int w, int interf)
     }
 }
 
+/* the shared backbone's figures of each variant that has one */
+static void print_backbone(const hvariant *x, size_t n, int w)
+{
+    printf("\nshared backbone: the waits sharing added (datasets and results), the busiest "
+           "link's utilisation, TB over the links (a route of k links counts k times)\n");
+    printf("%-*s %11s %9s %11s\n", w, "variant", "wait h", "busiest %", "link TB");
+    for (size_t i = 0; i < n; i++) {
+        if (!x[i].backbone) {
+            printf("%-*.*s %11s\n", w, w, x[i].c->label, "no backbone");
+            continue;
+        }
+        printf("%-*.*s %11.6g %9.4g %11.6g\n", w, w, x[i].c->label, x[i].v[C_BB_WAIT] / 3600,
+               100 * x[i].v[C_BB_BUSIEST], x[i].v[C_BB_TB]);
+    }
+}
+
 static void print_text(const hvariant *x, size_t n, const char *command)
 {
     int w = compare_label_width(x[0].c, n);
@@ -277,6 +319,8 @@ static void print_text(const hvariant *x, size_t n, const char *command)
     print_hubs(x, n, w, 0);
     if (any_interf(x, n))
         print_hubs(x, n, w, 1);
+    if (any_backbone(x, n))
+        print_backbone(x, n, w);
     for (size_t i = 0; i < n; i++)
         printf("%s%-*.*s %.0f jobs on %u hubs over %.6g days; digest %s\n", i ? "" : "\n", w, w,
                x[i].c->label, x[i].v[C_JOBS], x[i].n_hubs, x[i].v[C_HORIZON] / 86400,
@@ -334,7 +378,8 @@ static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o
     for (size_t i = 0; i < n; i++)
         most = x[i].n_hubs > most ? x[i].n_hubs : most;
     unsigned per = any_interf(x, n) ? 2 : 1; /* jobs_hub_K, and interference_gpu_h_hub_K */
-    int cols = N_COLS + (int)(per * most);
+    int nb = any_backbone(x, n) ? N_BB : 0;  /* the backbone's columns before them */
+    int base = N_COLS + nb, cols = base + (int)(per * most);
     char (*hub_names)[32] = calloc(most ? per * most : 1, sizeof *hub_names);
     const char **names = malloc((size_t)cols * sizeof *names);
     const char **units = malloc((size_t)cols * sizeof *units);
@@ -345,35 +390,43 @@ static int write_table(const hvariant *x, size_t n, const compare_cluster_out *o
         fprintf(stderr, "dcsim %s: out of memory\n", o->command);
         rc = 1;
     } else {
-        for (int k = 0; k < N_COLS; k++) {
+        for (int k = 0; k < base; k++) {
             names[k] = col_names[k];
             units[k] = col_units[k];
         }
         for (unsigned h = 0; h < most; h++) {
             snprintf(hub_names[h], sizeof hub_names[h], "jobs_hub_%u", h + 1);
-            names[N_COLS + h] = hub_names[h];
-            units[N_COLS + h] = "1";
+            names[base + h] = hub_names[h];
+            units[base + h] = "1";
             if (per < 2)
                 continue;
             snprintf(hub_names[most + h], sizeof hub_names[0], "interference_gpu_h_hub_%u", h + 1);
-            names[N_COLS + most + h] = hub_names[most + h];
-            units[N_COLS + most + h] = "GPU-h";
+            names[base + most + h] = hub_names[most + h];
+            units[base + most + h] = "GPU-h";
         }
         for (size_t i = 0; i < n; i++) {
             double *row = v + i * (size_t)cols;
-            memcpy(row, x[i].v, sizeof x[i].v);
+            memcpy(row, x[i].v, N_COLS * sizeof *row);
+            for (int k = N_COLS; k < base; k++) /* NaN: no backbone */
+                row[k] = x[i].backbone ? x[i].v[k] : NAN;
             for (unsigned h = 0; h < most; h++)
-                row[N_COLS + h] = h < x[i].n_hubs ? x[i].hub_jobs[h] : NAN;
+                row[base + h] = h < x[i].n_hubs ? x[i].hub_jobs[h] : NAN;
             for (unsigned h = 0; per > 1 && h < most; h++)
-                row[N_COLS + most + h] = h < x[i].n_hubs ? x[i].hub_interf[h] : NAN;
+                row[base + most + h] = h < x[i].n_hubs ? x[i].hub_interf[h] : NAN;
         }
         trace_texts labels = {"hub_names", hub_labels, common_hub_names(x, n, hub_labels)};
-        rc = compare_write_rows(o, "one row per variant of a hubs scenario (dcsim hubs' "
-                                "figures of the policy's run, the saving against nearest; "
-                                "jobs_hub_K: the jobs at the K-th <hub>, NaN past the last; "
-                                "with fabrics, interference_gpu_h_hub_K: the GPU-hours "
-                                "interference added there)",
-                                names, units, cols, x[0].c, n, v, (size_t)cols * sizeof *v,
+        static const char *const what[2] = {
+            "one row per variant of a hubs scenario (dcsim hubs' figures of the policy's run, "
+            "the saving against nearest; jobs_hub_K: the jobs at the K-th <hub>, NaN past the "
+            "last; with fabrics, interference_gpu_h_hub_K: the GPU-hours interference added "
+            "there)",
+            "one row per variant of a hubs scenario (dcsim hubs' figures of the policy's run, "
+            "the saving against nearest; jobs_hub_K: the jobs at the K-th <hub>, NaN past the "
+            "last; with fabrics, interference_gpu_h_hub_K: the GPU-hours interference added "
+            "there; before them the shared backbone's backbone_wait_s, "
+            "backbone_busiest_utilisation and backbone_link_tb, NaN for a variant without "
+            "one)"};
+        rc = compare_write_rows(o, what[nb > 0], names, units, cols, x[0].c, n, v, (size_t)cols * sizeof *v,
                                 &labels, inputs, n_in);
     }
     free(hub_names);

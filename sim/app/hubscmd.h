@@ -5,6 +5,7 @@
 #define DCSIM_APP_HUBSCMD_H
 
 #include <cjson/cJSON.h>
+#include <hdf5.h>
 
 #include "cluster.h"
 #include "cluster_interf.h"
@@ -103,5 +104,18 @@ int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const
 void hubs_backbone_describe(const hubs_config *c);
 void hubs_backbone_print(const hubs_run *run, const hubs_run *base);
 cJSON *hubs_backbone_json(const hubs_run *run);
+/* the figures dcsim compare tables of a backbone (the run's "backbone"
+ * member's sharing_wait_s, busiest_utilisation, link_tb) */
+double hubs_backbone_wait_s(const hubs_run *run);  /* datasets' and results' */
+double hubs_backbone_busiest(const hubs_run *run); /* the busiest link's utilisation */
+double hubs_backbone_link_tb(const hubs_run *run); /* TB over the links: a route of k
+                                                      links counts its TB k times */
+/* --csv: "TABLE link" rows (one per link) and a "TABLE backbone" row (the
+ * member's scalars) of the document's backbone member bb */
+void hubs_backbone_csv(cJSON *rows, const char *table, const char *policy, const cJSON *bb);
+/* a --csv row: table, policy, then item's members (hubsout.c) */
+cJSON *hubs_csv_row(const char *table, const char *policy, const cJSON *item);
+/* -o: /hubs/links, /hubs/transfers and the backbone's attributes of /hubs (g) */
+int hubs_backbone_h5(hid_t g, const hubs_run *run, const hubs_run *base);
 
 #endif

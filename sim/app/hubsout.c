@@ -181,7 +181,7 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
 }
 
 /* a copy of item's members after "table" and "policy" */
-static cJSON *csv_row(const char *table, const char *policy, const cJSON *item)
+cJSON *hubs_csv_row(const char *table, const char *policy, const cJSON *item)
 {
     cJSON *r = cJSON_CreateObject();
     if (!r)
@@ -207,12 +207,19 @@ cJSON *hubs_csv(const scn_scenario *s, const hubs_run *run, const hubs_run *base
         const char *policy = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "policy"));
         const cJSON *hubs = cJSON_GetObjectItemCaseSensitive(r, "hubs");
         for (const cJSON *h = hubs ? hubs->child : NULL; h; h = h->next)
-            cJSON_AddItemToArray(rows, csv_row(tables[t], policy, h));
-        cJSON_AddItemToArray(rows, csv_row(tables[t], policy,
+            cJSON_AddItemToArray(rows, hubs_csv_row(tables[t], policy, h));
+        cJSON_AddItemToArray(rows, hubs_csv_row(tables[t], policy,
                                            cJSON_GetObjectItemCaseSensitive(r, "total")));
     }
-    cJSON_AddItemToArray(rows, csv_row("saving", hubs_policy_name(run->cfg.policy),
+    cJSON_AddItemToArray(rows, hubs_csv_row("saving", hubs_policy_name(run->cfg.policy),
                                        cJSON_GetObjectItemCaseSensitive(root, "saving")));
+    for (size_t t = 0; run->cfg.backbone && t < 2; t++) { /* after the saving: without a
+                                                              backbone nothing changes */
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, tables[t]);
+        hubs_backbone_csv(rows, tables[t],
+                          cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "policy")),
+                          cJSON_GetObjectItemCaseSensitive(r, "backbone"));
+    }
     return root;
 }
 
@@ -413,6 +420,8 @@ int hubs_h5_write(outpath *op, const scn_scenario *s, const hubs_run *run, const
         failed = "writing /hubs/series";
     else if (put_baseline(g, run, base))
         failed = "writing the baseline's attributes";
+    else if (run->cfg.backbone && hubs_backbone_h5(g, run, base))
+        failed = "writing /hubs/links and /hubs/transfers";
     if (g >= 0)
         H5Gclose(g);
     char digest[24];

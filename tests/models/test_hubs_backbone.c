@@ -5,7 +5,11 @@
  * bit for bit when no two transfers on a hub's link overlap (the condition
  * is checked on the FIFO run), and differs when they do; bits are conserved
  * (sum over directed links = sum over transfers of bits x hops);
- * determinism.
+ * determinism. Datasets and results in one filling (hubs.h
+ * backbone_two_pass 0): a dataset and a result together on one link take
+ * 2 x bits / B each (closed form, two rounds), apart in time they are the
+ * two passes' answer bit for bit (one round); the link's busy time and peak;
+ * on 120 jobs bits conserved, determinism, more sharing than two passes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -286,6 +290,149 @@ static void test_link_cost(void)
     free(v);
 }
 
+/* east, south (origins), h0, h1 (hubs) and a shared link X - Y of B
+ * between them (every other link 1e18 b/s): east - X, h0 - X, Y - south,
+ * Y - h1. A dataset east -> h1 and a result h0 -> south both cross X -> Y */
+static hubs_routes *shared_link(const hubs_config *c, double B)
+{
+    hubs_routes *R = calloc(1, sizeof *R);
+    hubs_backbone *b = &R->bb;
+    unsigned h0 = node(b, c->hubs[0].name), h1 = node(b, c->hubs[1].name);
+    unsigned east = node(b, c->origin[0]), south = node(b, c->origin[1]);
+    unsigned X = node(b, "X"), Y = node(b, "Y");
+    add_link(b, east, X, 1e18, 0.001);
+    add_link(b, h0, X, 1e18, 0.001);
+    add_link(b, X, Y, B, 0.010);
+    add_link(b, Y, south, 1e18, 0.001);
+    add_link(b, Y, h1, 1e18, 0.001);
+    for (unsigned o = 0; o < 2; o++)
+        for (unsigned h = 0; h < 2; h++)
+            R->has[o][h] = !hubs_bb_route(b, east + o, h0 + h, &R->path[o][h]);
+    return R;
+}
+
+/* two() with the hubs' RTTs swapped: nearest places south's jobs at h0,
+ * east's at h1, so that every transfer crosses X - Y */
+static hubs_config crossed(const hubs_job_spec *v, uint32_t n)
+{
+    hubs_config c = two(v, n, 100e9);
+    for (unsigned o = 0; o < 2; o++) {
+        double r = c.hubs[0].rtt_s[o];
+        c.hubs[0].rtt_s[o] = c.hubs[1].rtt_s[o];
+        c.hubs[1].rtt_s[o] = r;
+    }
+    return c;
+}
+
+/* job 0 from south at h0 (no dataset, a result of X TB at its end D), job 1
+ * from east at h1 (a dataset of X TB from its arrival): nearest places
+ * them so (crossed) */
+static void two_jobs(hubs_job_spec *v, double D, double X_tb, double second_s)
+{
+    memset(v, 0, 2 * sizeof *v);
+    v[0] = (hubs_job_spec){.arrival_s = 0, .gpus = 8, .duration_s = D, .origin = 1,
+                           .result_tb = X_tb};
+    v[1] = (hubs_job_spec){.arrival_s = second_s, .gpus = 8, .duration_s = D, .origin = 0,
+                           .dataset_tb = X_tb};
+}
+
+/* one filling against two passes: the closed form of two transfers that
+ * meet on X -> Y (each 2 X / B), exactly the two passes' answer when they
+ * do not meet in time; the link's busy time and peak */
+static void test_one_pass(void)
+{
+    const double B = 10e9, D = 3600, X_tb = 1, Xb = X_tb * 8e12; /* 1 TB: 800 s at B */
+    hubs_job_spec v[2];
+    for (int meet = 1; meet >= 0; meet--) {
+        two_jobs(v, D, X_tb, meet ? D : D + Xb / B + 1);
+        hubs_config c = crossed(v, 2);
+        hubs_routes *R = shared_link(&c, B);
+        c.backbone = R;
+        hubs_result one, two_pass;
+        run(&c, &one);
+        c.backbone_two_pass = 1;
+        run(&c, &two_pass);
+        CHECK_INT_EQ(one.jobs[0].hub, 0);
+        CHECK_INT_EQ(one.jobs[1].hub, 1);
+        const hubs_path *in = &R->path[0][1], *out = &R->path[1][0];
+        CHECK_INT_EQ(in->n, 3);
+        CHECK_INT_EQ(in->hop[1], 4);      /* X -> Y: link 2 a -> b */
+        CHECK_INT_EQ(out->hop[1], 5);     /* Y -> X, walked backwards by the result */
+        CHECK(one.jobs[0].end_s == D);    /* alone at h0 from 0 */
+        /* two passes: each alone, X / B */
+        CHECK_REL(two_pass.jobs[0].back_done_s, D + Xb / B + out->rtt_s, 1e-12);
+        CHECK_REL(two_pass.jobs[1].submit_s, v[1].arrival_s + Xb / B + in->rtt_s, 1e-12);
+        CHECK_INT_EQ(two_pass.backbone_rounds, 0);
+        if (meet) { /* both on X -> Y from D: 2 X / B each */
+            CHECK_REL(one.jobs[0].back_done_s, D + 2 * Xb / B + out->rtt_s, 1e-12);
+            CHECK_REL(one.jobs[1].submit_s, D + 2 * Xb / B + in->rtt_s, 1e-12);
+            CHECK_REL(one.jobs[0].back_wait_s, Xb / B, 1e-9);
+            CHECK_REL(one.jobs[1].in_share_s, Xb / B, 1e-9);
+            CHECK_REL(one.share_in_s + one.share_out_s, 2 * Xb / B, 1e-9);
+            CHECK_REL(one.jobs[1].end_s, one.jobs[1].submit_s + D, 1e-12);
+            CHECK_INT_EQ(one.backbone_rounds, 2); /* job 1's submission moved once */
+            CHECK(two_pass.share_in_s == 0 && two_pass.share_out_s == 0);
+        } else { /* apart in time: the two passes' answer to the bit */
+            CHECK(memcmp(one.jobs, two_pass.jobs, 2 * sizeof *one.jobs) == 0);
+            CHECK(memcmp(one.link_bits, two_pass.link_bits, sizeof one.link_bits) == 0);
+            CHECK(one.total.digest == two_pass.total.digest);
+            CHECK(one.share_in_s == 0 && one.share_out_s == 0);
+            CHECK_INT_EQ(one.backbone_rounds, 1);
+        }
+        /* X -> Y: 2 X crossed, busy 2 X / B either way, at its bandwidth at the peak */
+        CHECK_REL(one.link_bits[4], 2 * Xb, 1e-12);
+        CHECK_REL(one.link_busy_s[4], 2 * Xb / B, 1e-9);
+        CHECK(one.link_peak_bps[4] == B);
+        CHECK(one.link_bits[5] == 0 && one.link_busy_s[5] == 0 && one.link_peak_bps[5] == 0);
+        hubs_result_free(&one);
+        hubs_result_free(&two_pass);
+        free(R);
+    }
+}
+
+/* many jobs on the shared link: bits conserved (each transfer's on every
+ * hop of its route), one filling twice the same, and where datasets and
+ * results meet it differs from the two passes */
+static void test_one_pass_many(void)
+{
+    const uint32_t n = 120;
+    hubs_job_spec *v = demand(n);
+    for (uint32_t i = 0; i < n; i++)
+        v[i].result_tb = 0.4 * (1 + i % 2);
+    hubs_config c = crossed(v, n);
+    hubs_routes *R = shared_link(&c, 4e9);
+    c.backbone = R;
+    hubs_result one, again, two_pass;
+    run(&c, &one);
+    run(&c, &again);
+    c.backbone_two_pass = 1;
+    run(&c, &two_pass);
+    double want = 0, got = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const hubs_path *p = &R->path[v[i].origin][one.jobs[i].hub];
+        want += (v[i].dataset_tb + v[i].result_tb) * 8e12 * p->n;
+    }
+    for (unsigned d = 0; d < 2 * R->bb.n_links; d++)
+        got += one.link_bits[d];
+    CHECK_REL(got, want, 1e-9);
+    CHECK(memcmp(again.jobs, one.jobs, n * sizeof *one.jobs) == 0);
+    CHECK(memcmp(again.link_busy_s, one.link_busy_s, sizeof one.link_busy_s) == 0);
+    CHECK(again.total.digest == one.total.digest);
+    CHECK(one.backbone_rounds >= 2 && one.backbone_rounds <= n + 1);
+    CHECK(one.share_in_s + one.share_out_s > two_pass.share_in_s + two_pass.share_out_s);
+    for (unsigned d = 0; d < 2 * R->bb.n_links; d++) { /* never above the bandwidth */
+        double bw = R->bb.link[d / 2].bandwidth_bps;
+        CHECK(one.link_bits[d] <= bw * one.link_busy_s[d] * (1 + 1e-9));
+        CHECK(one.link_peak_bps[d] <= bw * (1 + 1e-12));
+    }
+    CHECK_REL(one.link_peak_bps[4], 4e9, 1e-12); /* X -> Y was full */
+    hubs_result_free(&one);
+    hubs_result_free(&again);
+    hubs_result_free(&two_pass);
+    free(R);
+    free(v);
+}
+
 static void test_no_route(void)
 {
     hubs_job_spec *v = demand(4);
@@ -307,6 +454,8 @@ int main(void)
     test_closed_forms();
     test_private_links();
     test_link_cost();
+    test_one_pass();
+    test_one_pass_many();
     test_no_route();
     return check_report();
 }

@@ -171,6 +171,10 @@ CASES = [
     ("sweep", ["sweep", "--quiet", "--json",
                os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"), "--grid",
                "hubs/@policy=cheapest,nearest", "-o", "hs.h5"], {0}),
+    ("compare", ["compare", "--json",  # a backbone and none: the backbone columns in one
+                 os.path.join(SRC, "tests", "scenarios", "hubs-backbone-private.xml"),
+                 os.path.join(SRC, "tests", "scenarios", "hubs-trace.xml"),
+                 "--set", "hubs/@bandwidth=10Gbps"], {0}),
 ]
 
 
