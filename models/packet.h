@@ -181,8 +181,10 @@ typedef struct pkt_config {
      * (message serial, packet index) has the smaller (queued bytes + size) /
      * rate x links left, read on each path's next link there; messages are
      * routed minimally by the net's own router (ECMP, seed 0), the caller's
-     * router is not used. 2 (Dragonfly family only): every packet takes the
-     * Valiant path of its drawn group (oblivious, per packet). Packets may
+     * router is not used; the links get 3 virtual channels (one per global
+     * link crossed: deadlock-free). 2, 3 (Dragonfly family only): every
+     * packet takes the Valiant path of its drawn group (oblivious), the
+     * minimal path (the baseline on the same channels). Packets may
      * arrive out of order, the message completes when all have arrived.
      * 0: every packet follows the message's route. */
     int is_adaptive;

@@ -1,6 +1,7 @@
 /* packet_df.c - per-packet routing on the Dragonfly family in the packet
- * tier (pkt_config.is_adaptive 1: UGAL-L, 2: Valiant; docs/fabric.md
- * "Per-packet UGAL on a Dragonfly").
+ * tier (pkt_config.is_adaptive 1: UGAL-L, 2: Valiant, 3: minimal, the
+ * baseline on the same virtual channels; docs/fabric.md "Per-packet UGAL on
+ * a Dragonfly").
  *
  * The choice is made once per packet, at its source router (the first
  * fabric switch on its path, reached over a link from a host or shared
@@ -19,8 +20,8 @@
  * A packet draws one intermediate group uniformly by a hash of (message
  * serial, packet index) and compares, at its source router R,
  *     (q_min + s) / B_min x H_min   <=   (q_val + s) / B_val x H_val
- * (q: bytes queued on the candidate's next link from R, the packet in
- * service included; B its rate; s the packet's size; H the links left from
+ * (q: bytes waiting in the candidate's next link's FIFOs at R, the packet on the
+ * wire not counted; B its rate; s the packet's size; H the links left from
  * R to the destination): minimal when it holds (ties minimal), else the
  * Valiant path. UGAL-L: only R's own egress queues are read (no remote
  * congestion information); under credits or PFC a congested global link
@@ -97,10 +98,9 @@ int pkt_df_create(pkt_net *n, char *why, size_t why_size)
         return pkt_say(why, why_size, "packet tier: per-packet adaptive routing needs a folded "
                        "Clos or a Dragonfly family of 3 groups or more");
     const pkt_config *c = &n->cfg;
-    if (c->loss != PKT_LOSSLESS || c->reorder != PKT_RX_OUT_OF_ORDER || c->dcqcn.is_enabled ||
-        c->ibcc.is_enabled)
+    if (c->loss != PKT_LOSSLESS || c->dcqcn.is_enabled || c->ibcc.is_enabled)
         return pkt_say(why, why_size, "packet tier: per-packet routing on a Dragonfly runs "
-                       "lossless, with the out-of-order receiver, without DCQCN or IB CC");
+                       "lossless, without DCQCN or IB CC");
     uint32_t nl = g->n_links;
     if ((uint64_t)nl * PKT_DF_VCS >= PKT_NONE)
         return pkt_say(why, why_size, "packet tier: too many links for the virtual channels");
@@ -428,6 +428,8 @@ static void df_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     if (p->hop > 0) { /* the port it came in on, on the VC it came in on */
         uint32_t up = p->path[p->hop - 1];
         pkt_port_release(n, up + (p->in_link - n->links[up].is_global) * nl, p->size);
+    } else if (pkt_has_rc(n)) {
+        pkt_loss_sent(n, id); /* the in-order receiver's sender: it has left its NIC */
     }
     pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, df_arrive, id, 1);
     for (uint32_t i = 1; i <= PKT_DF_VCS && !n->df->busy[l]; i++) /* round robin, from the next */

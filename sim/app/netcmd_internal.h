@@ -25,6 +25,7 @@ typedef struct net_options {
     const char *loss, *rto; /* --tier packet, RoCE: lossy mode and its timeout */
     const char *reorder;    /* --tier packet: the receiving NIC (in-order, out-of-order) */
     int dcqcn;              /* --tier packet, RoCE: DCQCN (the published set) */
+    int adaptive;           /* --tier packet: per-packet routing (--adaptive) */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
