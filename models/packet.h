@@ -259,7 +259,9 @@ int pkt_config_check(const pkt_config *cfg, char *why, size_t why_size);
  * routing: ECMP or adaptive balancing, one QP). The engine, graph and
  * router must outlive the net; cfg is copied. Returns NULL with a reason
  * (pkt_config_check's, a link rate not positive and finite, out of
- * memory). */
+ * memory; is_adaptive on a fabric that is neither a folded Clos nor a
+ * Dragonfly family of 3 groups or more, 2 or 3 on a folded Clos, or on a
+ * Dragonfly with a lossy mode, DCQCN or IB CC). */
 pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                         const pkt_config *cfg, char *why, size_t why_size);
 void pkt_net_destroy(pkt_net *net); /* NULL-safe */
