@@ -245,6 +245,13 @@ typedef struct pkt_net_stats {
 
 typedef struct pkt_net pkt_net;
 
+/* Per-packet routing on a Dragonfly family keeps, for every message in
+ * flight, each third group's Valiant path: at most this many 4-byte words
+ * per group (its offset, its length, and twice the 8 links a minimal route
+ * takes at most: host, shared NIC, local, global, local, NIC, host, and a
+ * Dragonfly+ group's up and down links instead of a local one). */
+#define PKT_DF_PATH_WORDS 18u
+
 /* Bytes the tier keeps per packet in flight (for memory estimates: a
  * message's packets all enter its NIC FIFO when it is sent). */
 size_t pkt_packet_record_bytes(void);

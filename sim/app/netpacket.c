@@ -47,12 +47,13 @@ static int packet_size(const char *opt, const char *text, double max, const char
  * enter its NIC FIFO when it is sent): at least hops / 2 packets of
  * pkt_packet_record_bytes each, against what this process may use.
  * Returns 0 or the exit status of the error printed. */
-int packet_memory_check(const scn_scenario *s, double min_hops)
+int packet_memory_check(const scn_scenario *s, double min_hops, double path_bytes)
 {
     sim_error err;
     sim_error_clear(&err);
-    if (res_check_more(s, RES_STEP, min_hops / 2 * (double)pkt_packet_record_bytes(),
-                       "packets queued at once", &err)) {
+    if (res_check_more(s, RES_STEP, min_hops / 2 * (double)pkt_packet_record_bytes() + path_bytes,
+                       path_bytes > 0 ? "packets queued at once and their messages' Valiant "
+                       "paths" : "packets queued at once", &err)) {
         fprintf(stderr, "dcsim netbench: error: --tier packet: %s\n", err.msg);
         return CLI_EXIT_INPUT;
     }
@@ -288,7 +289,11 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         snprintf(ranks, sizeof ranks, "%u", p->ranks);
         return cli_usage_error("netbench", msg, ranks);
     }
-    if (p->phen == PHEN_NONE && !p->is_coll && (rc = packet_memory_check(s, hops)))
+    double paths = 0; /* Dragonfly per-packet routing: every message's candidate paths */
+    if (p->cfg.is_adaptive && !f->g.updown && !p->is_coll)
+        paths = (double)pkb_messages(p->op, p->ranks) * PKT_DF_PATH_WORDS *
+                (app_packet_groups(&f->g) - 2.0) * sizeof(uint32_t);
+    if (p->phen == PHEN_NONE && !p->is_coll && (rc = packet_memory_check(s, hops, paths)))
         return rc;
     return 0;
 }
