@@ -41,8 +41,8 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
                                   "(a packet must fit in a port's buffer)");
     if (!(c->hop_latency_s >= 0) || !isfinite(c->hop_latency_s))
         return pkt_say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
-    if (c->is_adaptive != 0 && c->is_adaptive != 1)
-        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0 or 1");
+    if (c->is_adaptive < 0 || c->is_adaptive > 3)
+        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0, 1, 2 or 3");
     if (c->reorder != PKT_RX_OUT_OF_ORDER && c->reorder != PKT_RX_IN_ORDER)
         return pkt_say(why, why_size, "packet tier: reorder must be PKT_RX_OUT_OF_ORDER or "
                                   "PKT_RX_IN_ORDER");
@@ -91,9 +91,9 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                              g->link_bytes_per_s[l]);
                 return NULL;
             }
-    if (cfg->is_adaptive && !g->updown) {
-        pkt_say(why, why_size, "packet tier: adaptive routing needs a folded Clos (a Dragonfly "
-                           "route picks its global link first)");
+    if (cfg->is_adaptive >= 2 && g->updown) {
+        pkt_say(why, why_size, "packet tier: per-packet Valiant or minimal routing on virtual "
+                           "channels (is_adaptive 2, 3) needs a Dragonfly family");
         return NULL;
     }
     pkt_net *n = calloc(1, sizeof *n);
@@ -130,6 +130,11 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
         n->links[l].feeds_switch = g->node_kind[g->link_dst[l]] != TOPO_HOST;
         n->links[l].feeds_host = !n->links[l].feeds_switch; /* a stall leaves it set */
     }
+    n->walk = cfg->is_adaptive && g->updown; /* a Dragonfly's choice is packet_df.c's */
+    if (cfg->is_adaptive && !g->updown && pkt_df_create(n, why, why_size)) {
+        pkt_net_destroy(n);
+        return NULL;
+    }
     return n;
 }
 
@@ -152,6 +157,7 @@ void pkt_net_destroy(pkt_net *n)
         pkt_series_detach_net(n->series);
     pkt_loss_free(n->loss);
     pkt_sharp_free(n->sharp);
+    pkt_df_free(n->df);
     free(n);
 }
 
@@ -162,6 +168,8 @@ const pkt_net_stats *pkt_net_get_stats(const pkt_net *n) { return &n->stats; }
 pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 {
     pkt_link_stats s = {0};
+    if (l < n->g->n_links && n->df)
+        return pkt_df_link_stats(n, l);
     if (l < n->g->n_links) {
         s.bytes_sent = n->links[l].bytes_sent;
         s.max_held_bytes = n->links[l].max_held;
@@ -178,12 +186,12 @@ pkt_link_stats pkt_net_link_stats(const pkt_net *n, uint32_t l)
 
 double pkt_net_link_held(const pkt_net *n, uint32_t l)
 {
-    return l < n->g->n_links ? n->links[l].held : 0;
+    return l < n->g->n_links ? (n->df ? pkt_df_sum(n, l, 1) : n->links[l].held) : 0;
 }
 
 double pkt_net_link_queued(const pkt_net *n, uint32_t l)
 {
-    return l < n->g->n_links ? n->links[l].queued : 0;
+    return l < n->g->n_links ? (n->df ? pkt_df_sum(n, l, 0) : n->links[l].queued) : 0;
 }
 
 /* ---- the link: FIFO, transmitter, flow control ---- */
@@ -214,6 +222,10 @@ size_t pkt_packet_record_bytes(void) { return sizeof(pkt_packet); }
  * and (PKT_IB) the downstream port has credits for the whole packet. */
 void pkt_link_try_start(pkt_net *n, uint32_t l)
 {
+    if (n->df) { /* virtual channels share the physical link (packet_df.c) */
+        pkt_df_try_start(n, l);
+        return;
+    }
     pkt_link *k = &n->links[l];
     if (k->is_busy || k->is_paused || k->head == PKT_NONE)
         return;
@@ -295,11 +307,11 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     if (p->msg & PKT_SHARP)
         pkt_sharp_sent(n, id); /* packet_sharp.c: what it summed or copied is freed */
     else if (p->hop > 0)
-        pkt_port_release(n, n->cfg.is_adaptive ? p->in_link : p->path[p->hop - 1], p->size);
+        pkt_port_release(n, n->walk ? p->in_link : p->path[p->hop - 1], p->size);
     else if (pkt_has_rc(n))
         pkt_loss_sent(n, id); /* once per packet: it has left its NIC */
     /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
-    uint64_t arrival = n->cfg.is_adaptive ? ((uint64_t)l << 32) | id : id;
+    uint64_t arrival = n->walk ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
                     1);
     pkt_link_try_start(n, l);
@@ -387,15 +399,6 @@ void pkt_port_hold(pkt_net *n, uint32_t l, uint32_t size)
     }
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* Adaptive routing: packet id, at switch v, takes the next link towards
  * its destination whose FIFO drains soonest with it, ties by the hash.
  * O(out-degree of v). */
@@ -423,7 +426,7 @@ static uint32_t adaptive_next(pkt_net *n, uint32_t id, uint32_t v)
     }
     if (ties == 1)
         return n->tied[0];
-    uint64_t h = mix64(m->serial ^ mix64(((uint64_t)(p->index & ~PKT_CE) << 32) | v));
+    uint64_t h = pkt_mix64(m->serial ^ pkt_mix64(((uint64_t)(p->index & ~PKT_CE) << 32) | v));
     return n->tied[h % ties];
 }
 
@@ -433,7 +436,7 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     pkt_net *n = ctx;
     uint32_t id = (uint32_t)data;
     pkt_packet *p = &n->pkts[id];
-    int is_adaptive = n->cfg.is_adaptive;
+    int is_adaptive = n->walk;
     uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : p->path[p->hop];
     pkt_link *k = &n->links[l];
     n->stats.events++;
@@ -477,7 +480,7 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
         const pkt_packet *p = &n->pkts[(uint32_t)e->data];
         if (stage == 2)
             PREFETCH(p);
-        else if (n->cfg.is_adaptive)
+        else if (n->walk)
             PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
         else if (stage == 1)
             PREFETCH(&p->path[p->hop]);
@@ -491,7 +494,7 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
             PREFETCH(&n->pkts[k->head]);
         } else {
             const pkt_packet *p = &n->pkts[k->head];
-            if (p->hop > 0 && !n->cfg.is_adaptive)
+            if (p->hop > 0 && !n->walk)
                 PREFETCH(&p->path[p->hop - 1]);
             if (p->next != PKT_NONE)
                 PREFETCH(&n->pkts[p->next]);
@@ -511,7 +514,7 @@ static int fail(pkt_net *n, const char *msg)
 
 /* Order the route's usages into a path from src to dst: topo_route returns
  * the links of a single path, but not in path order. O(h^2), h = hops. */
-static int order_path(pkt_net *n, long count, uint32_t src, uint32_t dst)
+int pkt_order_path(pkt_net *n, long count, uint32_t src, uint32_t dst)
 {
     const topo_graph *g = n->g;
     uint32_t at = src;
@@ -604,22 +607,29 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     double packets = ceil(bytes / mtu);
     if (packets > (double)PKT_MAX_PACKETS)
         return fail(n, "pkt_send: too many packets in one message");
-    long count = topo_route(n->router, src, dst, route_key, NULL, n->usage, n->usage_cap);
-    if (count == -2)
-        return fail(n, "pkt_send: out of memory for the routing tables");
-    if (count <= 0)
-        return fail(n, "pkt_send: no route between the hosts");
-    if (order_path(n, count, src, dst))
-        return -1;
     uint32_t np = (uint32_t)packets;
+    long count = 1;
+    if (!n->df) {
+        count = topo_route(n->router, src, dst, route_key, NULL, n->usage, n->usage_cap);
+        if (count == -2)
+            return fail(n, "pkt_send: out of memory for the routing tables");
+        if (count <= 0)
+            return fail(n, "pkt_send: no route between the hosts");
+        if (pkt_order_path(n, count, src, dst))
+            return -1;
+    }
     uint32_t m = msg_record(n, (uint32_t)count);
-    if (m == PKT_NONE || pkt_reserve_packets(n, np) ||
-        (pkt_has_rc(n) && pkt_loss_reserve(n, m, np)))
+    if (m == PKT_NONE)
+        return fail(n, "pkt_send: out of memory");
+    if (n->df && (count = pkt_df_route(n, src, dst, route_key, m)) < 0)
+        return -1; /* the minimal path and its Valiant candidates (packet_df.c) */
+    if (pkt_reserve_packets(n, np) || (pkt_has_rc(n) && pkt_loss_reserve(n, m, np)))
         return fail(n, "pkt_send: out of memory");
     pkt_msg *r = &n->msgs[m];
     n->free_msg = r->next_free;
-    for (long i = 0; i < count; i++)
-        r->path[i] = n->usage[i].link;
+    if (!n->df)
+        for (long i = 0; i < count; i++)
+            r->path[i] = n->usage[i].link;
     r->n_hops = (uint32_t)count;
     r->done = done;
     r->ctx = ctx;
@@ -634,6 +644,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     r->delivered = 0;
     uint32_t first = r->path[0];
     int is_paced = pkt_is_paced(n);
+    uint32_t in_link = n->df ? 0 : PKT_NONE; /* a Dragonfly's packets start on VC 0 */
     r->pace_head = r->pace_tail = PKT_NONE;
     for (uint32_t i = 0; i < np; i++) {
         uint32_t id = n->free_pkt;
@@ -645,7 +656,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
         /* every packet an MTU but the last, which carries the rest */
         p->size = (uint32_t)(i + 1 < np ? mtu : bytes - (double)(np - 1) * mtu);
         p->index = i;
-        p->in_link = PKT_NONE;
+        p->in_link = in_link;
         if (!is_paced) {
             pkt_fifo_push(n, first, id);
             continue;
@@ -673,7 +684,7 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
 /* Every port's count against its flow control (lossless). */
 static int ports_check(const pkt_net *n, char *why, size_t why_size)
 {
-    for (uint32_t l = 0; l < n->g->n_links; l++) {
+    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
         const pkt_link *k = &n->links[l];
         if (k->held < 0 || (!k->feeds_switch && k->held != 0))
             return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");

@@ -170,14 +170,23 @@ typedef struct pkt_config {
     double xon_bytes;       /* PKT_ROCE: resume below this */
     double hop_latency_s;   /* propagation + switch latency, every link; >= 0 */
     pkt_dcqcn_config dcqcn; /* zero: off */
-    /* 1: per-packet adaptive routing (folded Clos only): at every switch a
+    /* 1: per-packet adaptive routing. In a folded Clos: at every switch a
      * packet takes, of the equal-cost next links towards its destination
      * (topo_next_hops), the one whose egress FIFO drains soonest with it:
      * least (queued bytes + its size) / rate, ties broken by a hash of
-     * (message serial, packet index, switch); packets may arrive out of
-     * order, the message completes when all have arrived. The first link
-     * (the source's NIC port or plane) stays the route's. 0: every packet
-     * follows the message's route. */
+     * (message serial, packet index, switch); the first link (the source's
+     * NIC port or plane) stays the route's. In a Dragonfly family (3 groups
+     * or more; packet_df.c): UGAL-L at the source router, once per packet:
+     * minimal unless the Valiant path through a group drawn by a hash of
+     * (message serial, packet index) has the smaller (queued bytes + size) /
+     * rate x links left, read on each path's next link there; messages are
+     * routed minimally by the net's own router (ECMP, seed 0), the caller's
+     * router is not used; the links get 3 virtual channels (one per global
+     * link crossed: deadlock-free). 2, 3 (Dragonfly family only): every
+     * packet takes the Valiant path of its drawn group (oblivious), the
+     * minimal path (the baseline on the same channels). Packets may
+     * arrive out of order, the message completes when all have arrived.
+     * 0: every packet follows the message's route. */
     int is_adaptive;
     enum pkt_loss_mode loss; /* PKT_LOSSLESS (0) unless PKT_ROCE without DCQCN */
     double rto_s;            /* lossy modes: the retransmission timeout, > 0 and finite
@@ -223,6 +232,9 @@ typedef struct pkt_net_stats {
      * that of one of its message's packets that arrived before it (every
      * copy; 0 when each message's packets arrive in index order) */
     uint64_t out_of_order;
+    /* Dragonfly per-packet routing (is_adaptive 1 or 2): packets that took a
+     * Valiant path at their source router (0 otherwise) */
+    uint64_t valiant_packets;
     /* SHARP all-reduces (packet_sharp.h; not in the message counts above) */
     uint64_t sharp_ops;             /* finished */
     uint64_t sharp_aggregations;    /* packets that reached a tree switch from a child */
@@ -232,6 +244,13 @@ typedef struct pkt_net_stats {
 } pkt_net_stats;
 
 typedef struct pkt_net pkt_net;
+
+/* Per-packet routing on a Dragonfly family keeps, for every message in
+ * flight, each third group's Valiant path: at most this many 4-byte words
+ * per group (its offset, its length, and twice the 8 links a minimal route
+ * takes at most: host, shared NIC, local, global, local, NIC, host, and a
+ * Dragonfly+ group's up and down links instead of a local one). */
+#define PKT_DF_PATH_WORDS 18u
 
 /* Bytes the tier keeps per packet in flight (for memory estimates: a
  * message's packets all enter its NIC FIFO when it is sent). */
@@ -247,7 +266,9 @@ int pkt_config_check(const pkt_config *cfg, char *why, size_t why_size);
  * routing: ECMP or adaptive balancing, one QP). The engine, graph and
  * router must outlive the net; cfg is copied. Returns NULL with a reason
  * (pkt_config_check's, a link rate not positive and finite, out of
- * memory). */
+ * memory; is_adaptive on a fabric that is neither a folded Clos nor a
+ * Dragonfly family of 3 groups or more, 2 or 3 on a folded Clos, or on a
+ * Dragonfly with a lossy mode, DCQCN or IB CC). */
 pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                         const pkt_config *cfg, char *why, size_t why_size);
 void pkt_net_destroy(pkt_net *net); /* NULL-safe */

@@ -46,6 +46,9 @@ typedef struct pkt_link {
     uint8_t feeds_switch; /* link_dst is a switch, or a host with a NIC buffer (packet_rx.c):
                              buffered, flow-controlled */
     uint8_t feeds_host;   /* link_dst is a host: an arrival there is at its destination */
+    uint8_t is_choice;    /* Dragonfly per-packet routing: the link into a source router
+                             (packet_df.c); 0 otherwise */
+    uint8_t is_global;    /* Dragonfly per-packet routing: a link between two groups */
 } pkt_link;
 
 typedef struct pkt_msg {
@@ -121,6 +124,8 @@ struct pkt_net {
     sim_event_id pump_id; /* the pending pump event, 0 if none */
     double pump_t;
     uint8_t pump_prio, in_pump, use_engine;
+    uint8_t walk;         /* per-packet adaptive routing in a folded Clos (adaptive_next) */
+    struct pkt_df *df;    /* per-packet routing in a Dragonfly (packet_df.c); NULL: none */
     struct pkt_rx *rx;    /* host NIC buffers and stalls (packet_rx.c); NULL: hosts always accept */
     uint32_t *ibcc_seen;  /* IB CC: per link, eligible packets since its last FECN mark; NULL: off */
     struct pkt_series *series; /* time series (packet_series.c); NULL: none */
@@ -131,6 +136,9 @@ struct pkt_net {
 };
 
 /* packet.c */
+/* Order the route's count usages in n->usage into a path src -> dst: 0, or
+ * -1 with n->error set (not one path, not ending at dst). */
+int pkt_order_path(pkt_net *n, long count, uint32_t src, uint32_t dst);
 void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_link_try_start(pkt_net *n, uint32_t l);
 /* 1: schedule every event on the engine (the reference path); 0: lanes */
@@ -247,6 +255,40 @@ static inline uint32_t pkt_msg_event(pkt_net *n, uint64_t data)
 void pkt_sharp_arrive(pkt_net *n, uint32_t l, uint32_t id);
 void pkt_sharp_sent(pkt_net *n, uint32_t id);
 void pkt_sharp_free(struct pkt_sharp *s);
+
+/* splitmix64's finaliser: the tier's tie-break and draw hash */
+static inline uint64_t pkt_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* packet_df.c: per-packet routing on a Dragonfly family (is_adaptive 1:
+ * UGAL-L, 2: Valiant, 3: minimal), over PKT_DF_VCS virtual channels */
+int pkt_df_create(pkt_net *n, char *why, size_t why_size); /* 0 or -1 (n->df may be set) */
+void pkt_df_free(struct pkt_df *d);                       /* NULL-safe */
+/* The minimal path src -> dst and every Valiant candidate into message m's
+ * path buffer: the minimal path's length, or -1 with n->error set. */
+long pkt_df_route(pkt_net *n, uint32_t src, uint32_t dst, uint64_t key, uint32_t m);
+/* Packet id has arrived at its source router: its next link (minimal or
+ * Valiant; its path pointer moves to the Valiant path it takes). */
+uint32_t pkt_df_choose(pkt_net *n, uint32_t id);
+/* Virtual channels (VC v of link l is record l + v n_links, VC 0 the link
+ * itself): start the head packet of record vl when the physical link is
+ * idle (the credit or PAUSE check on vl). */
+#define PKT_DF_VCS 3u
+void pkt_df_try_start(pkt_net *n, uint32_t vl);
+/* Link l's figures over its VCs; the sum of held (is_held) or queued bytes. */
+pkt_link_stats pkt_df_link_stats(const pkt_net *n, uint32_t l);
+double pkt_df_sum(const pkt_net *n, uint32_t l, int is_held);
+/* The link records: n_links, times PKT_DF_VCS with Dragonfly per-packet routing. */
+static inline uint32_t pkt_link_records(const pkt_net *n)
+{
+    return n->g->n_links * (n->df ? PKT_DF_VCS : 1u);
+}
 
 /* packet_dcqcn.c */
 int pkt_dcqcn_check(const pkt_config *c, char *why, size_t why_size);

@@ -291,7 +291,7 @@ static void requeue(pkt_net *n, uint32_t m, uint32_t i, uint32_t *after)
     p->hop = 0;
     p->size = packet_size(n, m, i);
     p->index = i;
-    p->in_link = PKT_NONE;
+    p->in_link = n->df ? 0 : PKT_NONE; /* a Dragonfly's VC 0 (packet_df.c) */
     if (!after) {
         pkt_fifo_push(n, r->path[0], id);
     } else {

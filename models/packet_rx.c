@@ -70,6 +70,8 @@ int pkt_host_stall(pkt_net *n, uint32_t host, double start_s, double end_s)
         return fail(n, "pkt_host_stall: call it before the first pkt_send");
     if (n->cfg.loss)
         return fail(n, "pkt_host_stall: a stalled NIC is not modelled in a lossy mode");
+    if (n->df)
+        return fail(n, "pkt_host_stall: not modelled with per-packet routing on a Dragonfly");
     if (n->cfg.reorder == PKT_RX_IN_ORDER)
         return fail(n, "pkt_host_stall: a stalled NIC is not modelled with an in-order receiver");
     if (!n->rx) {

@@ -137,6 +137,10 @@ pkt_series *pkt_series_create(pkt_net *net, double dt_s, uint32_t max_bins, char
         pkt_say(why, why_size, "packet series: needs a net without a series, on the tier's queue");
         return NULL;
     }
+    if (net->df) { /* its links' records are per virtual channel */
+        pkt_say(why, why_size, "packet series: not with per-packet routing on a Dragonfly");
+        return NULL;
+    }
     if (!(dt_s > 0) || !isfinite(dt_s) || max_bins < 2 || max_bins % 2) {
         pkt_say(why, why_size, "packet series: dt must be positive and finite, max_bins even "
                            "and >= 2");

@@ -462,9 +462,9 @@ int pkt_sharp_allreduce(pkt_net *n, const uint32_t *r, unsigned nr, double bytes
 {
     if (!n || !r)
         return -1;
-    if (n->cfg.loss != PKT_LOSSLESS || n->rx) {
-        snprintf(n->error, sizeof n->error, "SHARP: not modelled with a lossy mode or a stalled "
-                 "host");
+    if (n->cfg.loss != PKT_LOSSLESS || n->rx || n->df) {
+        snprintf(n->error, sizeof n->error, "SHARP: not modelled with a lossy mode, a stalled "
+                 "host or per-packet routing on a Dragonfly");
         return -1;
     }
     if (!(bytes > 0) || !isfinite(bytes) || bytes != floor(bytes) ||

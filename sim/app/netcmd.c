@@ -71,7 +71,7 @@ const char usage_netbench[] =
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
     "                      victim|stall|collision|lossy|reorder|fidelity] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
-    "                      [--hop-latency TIME] [--ibcc K=V,...] [--dcqcn]\n"
+    "                      [--hop-latency TIME] [--ibcc K=V,...] [--dcqcn] [--adaptive]\n"
     "                      [--loss gbn|selective --rto TIME]\n"
     "                      [--reorder in-order|out-of-order [--rto TIME]] [--json]\n"
     "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
@@ -110,6 +110,12 @@ const char usage_netbench[] =
     "  --dcqcn       RoCE: DCQCN rate control with ECN marking, the published\n"
     "                parameter set (components.md 5.1), for send, incast,\n"
     "                alltoall, the collectives, incast-sweep and fidelity\n"
+    "  --adaptive    per-packet routing (send, incast, alltoall, collectives): on a\n"
+    "                folded Clos the least-queued equal-cost next link at every\n"
+    "                switch; on a Dragonfly, at the source router, over 3 virtual\n"
+    "                channels: UGAL-L with paths=\"ugal\" (minimal or Valiant by\n"
+    "                queue x links left), Valiant through a random group with\n"
+    "                paths=\"valiant\", minimal with paths=\"minimal\"\n"
     "  -o, --output FILE.h5\n"
     "                write every link's queue, held bytes, pauses, ECN marks and\n"
     "                bytes sent over time (docs/trace-format.md \"/packet\"); for\n"
@@ -157,7 +163,7 @@ static const cli_option netbench_options[] = {
     {"--output", 'o', CLI_TEXT, offsetof(net_options, output), .missing = "%s needs a value"},
     NET_TEXT("--bin", bin),         NET_TEXT("--bins", bins),
     NET_TEXT("--loss", loss),       NET_TEXT("--rto", rto),     NET_TEXT("--reorder", reorder),
-    NET_FLAG("--dcqcn", 0, dcqcn),
+    NET_FLAG("--dcqcn", 0, dcqcn),  NET_FLAG("--adaptive", 0, adaptive),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -648,7 +654,8 @@ int cmd_netbench(int argc, char **argv)
                               : o.hop_latency ? "--hop-latency" : o.ibcc ? "--ibcc"
                               : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins"
                               : o.loss ? "--loss" : o.rto ? "--rto"
-                              : o.reorder ? "--reorder" : o.dcqcn ? "--dcqcn" : NULL;
+                              : o.reorder ? "--reorder" : o.dcqcn ? "--dcqcn"
+                              : o.adaptive ? "--adaptive" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

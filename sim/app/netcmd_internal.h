@@ -25,6 +25,7 @@ typedef struct net_options {
     const char *loss, *rto; /* --tier packet, RoCE: lossy mode and its timeout */
     const char *reorder;    /* --tier packet: the receiving NIC (in-order, out-of-order) */
     int dcqcn;              /* --tier packet, RoCE: DCQCN (the published set) */
+    int adaptive;           /* --tier packet: per-packet routing (--adaptive) */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or
@@ -83,10 +84,11 @@ int packet_trace_finish(const net_options *o, const scn_scenario *s, const fabri
 struct cJSON;
 /* Shared by the patterns (netpacket.c) and the collectives
  * (netpacket_coll.c): the memory check of a run of at least min_hops
- * packet-hops (0 or the exit status printed), the receiver-order and
+ * packet-hops and path_bytes more (a Dragonfly's per-packet routing: the
+ * messages' Valiant paths; 0 or the exit status printed), the receiver-order and
  * congestion-control counters (text line, JSON members), the parameters'
  * JSON members. */
-int packet_memory_check(const scn_scenario *s, double min_hops);
+int packet_memory_check(const scn_scenario *s, double min_hops, double path_bytes);
 void packet_print_reorder(const pkt_net_stats *st);
 void packet_json_reorder(struct cJSON *o, const pkt_config *c, const pkt_net_stats *st);
 void packet_print_congestion(const pkt_config *c, const pkt_net_stats *st);

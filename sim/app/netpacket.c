@@ -47,12 +47,13 @@ static int packet_size(const char *opt, const char *text, double max, const char
  * enter its NIC FIFO when it is sent): at least hops / 2 packets of
  * pkt_packet_record_bytes each, against what this process may use.
  * Returns 0 or the exit status of the error printed. */
-int packet_memory_check(const scn_scenario *s, double min_hops)
+int packet_memory_check(const scn_scenario *s, double min_hops, double path_bytes)
 {
     sim_error err;
     sim_error_clear(&err);
-    if (res_check_more(s, RES_STEP, min_hops / 2 * (double)pkt_packet_record_bytes(),
-                       "packets queued at once", &err)) {
+    if (res_check_more(s, RES_STEP, min_hops / 2 * (double)pkt_packet_record_bytes() + path_bytes,
+                       path_bytes > 0 ? "packets queued at once and their messages' Valiant "
+                       "paths" : "packets queued at once", &err)) {
         fprintf(stderr, "dcsim netbench: error: --tier packet: %s\n", err.msg);
         return CLI_EXIT_INPUT;
     }
@@ -136,6 +137,9 @@ static int packet_parse_ibcc(const net_options *o, const packet_spec *p)
     if (o->dcqcn && o->loss)
         return cli_usage_error("netbench", "--dcqcn with --loss %s: the packet tier runs DCQCN "
                                "over PFC only (lossy RoCE with DCQCN is not modelled)", o->loss);
+    if (o->adaptive && p->phen != PHEN_NONE)
+        return cli_usage_error("netbench", "--adaptive: runs with send, incast, alltoall and the "
+                               "collectives (--op %s sets its own routing)", phen_name(p->phen));
     return 0; /* the values: app_packet_config */
 }
 
@@ -263,7 +267,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     if ((rc = packet_parse_ibcc(o, p)))
         return rc;
     app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
-                          .ibcc = o->ibcc, .dcqcn = o->dcqcn};
+                          .ibcc = o->ibcc, .dcqcn = o->dcqcn, .adaptive = o->adaptive};
     if ((rc = app_packet_config("netbench", "--tier packet", s, f, &po,
                                 p->phen == PHEN_VICTIM || p->phen == PHEN_STALL, &p->pc)))
         return rc;
@@ -285,7 +289,11 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         snprintf(ranks, sizeof ranks, "%u", p->ranks);
         return cli_usage_error("netbench", msg, ranks);
     }
-    if (p->phen == PHEN_NONE && !p->is_coll && (rc = packet_memory_check(s, hops)))
+    double paths = 0; /* Dragonfly per-packet routing: every message's candidate paths */
+    if (p->cfg.is_adaptive && !f->g.updown && !p->is_coll)
+        paths = (double)pkb_messages(p->op, p->ranks) * PKT_DF_PATH_WORDS *
+                (app_packet_groups(&f->g) - 2.0) * sizeof(uint32_t);
+    if (p->phen == PHEN_NONE && !p->is_coll && (rc = packet_memory_check(s, hops, paths)))
         return rc;
     return 0;
 }
@@ -468,6 +476,10 @@ void packet_print_congestion(const pkt_config *c, const pkt_net_stats *st)
                (unsigned long long)st->rate_cuts);
     if (c->loss != PKT_LOSSLESS)
         packet_print_loss(st);
+    if (c->is_adaptive)
+        printf("per packet       %llu of %llu packets took a Valiant path; %llu arrivals out "
+               "of order\n", (unsigned long long)st->valiant_packets,
+               (unsigned long long)st->packets_injected, (unsigned long long)st->out_of_order);
 }
 
 /* The same in JSON. */
@@ -480,6 +492,8 @@ void packet_json_congestion(cJSON *o, const pkt_config *c, const pkt_net_stats *
     }
     if (c->loss != PKT_LOSSLESS)
         packet_json_loss(o, st);
+    if (c->is_adaptive)
+        cJSON_AddNumberToObject(o, "valiant_packets", (double)st->valiant_packets);
 }
 
 static void packet_print_text(const scn_scenario *s, const packet_spec *p, const pkb_result *r)
@@ -617,6 +631,8 @@ void packet_json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
         cJSON_AddStringToObject(o, "pfc_from", p->pc.pfc_rule);
     }
     json_series(o, p);
+    if (p->pc.routing[0])
+        cJSON_AddStringToObject(o, "per_packet_routing", p->pc.routing);
     if (c->loss != PKT_LOSSLESS) {
         cJSON_AddStringToObject(o, "loss", c->loss == PKT_GO_BACK_N ? "gbn" : "selective");
         cJSON_AddNumberToObject(o, "rto_s", c->rto_s);

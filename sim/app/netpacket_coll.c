@@ -210,7 +210,7 @@ int netbench_packet_coll(const net_options *o, const scn_scenario *s, fabric *f,
         rc = cli_usage_error("netbench", msg, n);
     } else if (pkc_plan_check(&plan, why, sizeof why)) {
         rc = cli_usage_error("netbench", "--tier packet: %s", why);
-    } else if ((rc = packet_memory_check(s, hops))) {
+    } else if ((rc = packet_memory_check(s, hops, 0))) {
         /* printed */
     } else {
         pkc_compare r;

@@ -30,6 +30,42 @@ static int packet_size(const char *command, const char *opt, const char *text, d
     return 0;
 }
 
+uint32_t app_packet_groups(const topo_graph *g)
+{
+    uint32_t groups = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->node_kind[v] == TOPO_SWITCH && g->node_group[v] != TOPO_NO_GROUP &&
+            g->node_group[v] + 1 > groups)
+            groups = g->node_group[v] + 1;
+    return groups;
+}
+
+/* --adaptive: pkt_config.is_adaptive by the fabric and its path class; 0 or
+ * the exit status of the error printed. */
+static int packet_adaptive(const char *command, const scn_scenario *s, const fabric *f,
+                           app_packet_cfg *out)
+{
+    pkt_config *c = &out->cfg;
+    if (f->g.updown) {
+        c->is_adaptive = 1;
+        snprintf(out->routing, sizeof out->routing, "adaptive at every switch (--adaptive): "
+                 "the least-queued equal-cost next link per packet");
+        return 0;
+    }
+    if (app_packet_groups(&f->g) < 3)
+        return cli_usage_error(command, "--adaptive: per-packet routing needs a folded Clos or "
+                               "a Dragonfly family of 3 groups or more (this fabric is %s)",
+                               fabric_topology_name(s->fabric.topology));
+    enum topo_path_class pc = s->fabric.routing.path_class;
+    c->is_adaptive = pc == TOPO_PATH_UGAL ? 1 : pc == TOPO_PATH_VALIANT ? 2 : 3;
+    snprintf(out->routing, sizeof out->routing, "%s (--adaptive, paths=\"%s\"): per packet "
+             "at the source router, 3 virtual channels; the flow tier keeps one route per "
+             "message", pc == TOPO_PATH_UGAL ? "UGAL-L, minimal or Valiant by queue x links left"
+             : pc == TOPO_PATH_VALIANT ? "Valiant through a random group" : "minimal",
+             topo_path_class_name(pc));
+    return 0;
+}
+
 /* A catalog value missing: 0, or the exit status of the error printed. */
 static int missing(const char *command, const char *lead, const char *what, const char *name)
 {
@@ -124,6 +160,8 @@ int app_packet_config(const char *command, const char *lead, const scn_scenario 
                  "3 KiB (HPCC resume offset, 5.2); vendor thresholds are a GAP",
                  out->bdp_rate_bytes_per_s / 1e9, c->hop_latency_s * 1e9);
     }
+    if (o->adaptive)
+        return packet_adaptive(command, s, f, out);
     return 0;
 }
 
@@ -149,6 +187,8 @@ void app_packet_config_print(FILE *out, const char *lead, const app_packet_cfg *
                 "step\n", lead, b->threshold_bytes, b->marking_rate + 1,
                 b->is_victim_marking ? " (victims too)" : "", b->ccti_increase, b->ccti_limit,
                 b->ccti_timer_s * 1e6, b->ccti_min, b->cct_step_s * 1e9);
+    if (p->routing[0])
+        fprintf(out, "%srouting      %s\n", lead, p->routing);
     fprintf(out, "%sdefaults used:\n", lead);
     fprintf(out, "%s  hop latency %.4g ns: %s\n", lead, c->hop_latency_s * 1e9, p->latency_from);
     if (p->has_pfc)

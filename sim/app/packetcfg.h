@@ -18,6 +18,7 @@ typedef struct app_packet_cfg {
     int has_pfc;                 /* xoff and xon were set (RoCE, or asked for) */
     char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
     const char *ibcc_text;       /* --ibcc as given (cfg.ibcc), NULL when none */
+    char routing[200];           /* --adaptive: the per-packet routing, one line ("": none) */
 } app_packet_cfg;
 
 /* The options' texts (NULL: not given). */
@@ -25,6 +26,10 @@ typedef struct app_packet_opts {
     const char *mtu, *buffer, *hop_latency;
     const char *ibcc; /* InfiniBand congestion control, pkt_ibcc_parse's form */
     int dcqcn;        /* RoCE: DCQCN with the published set (pkp_dcqcn_rule) */
+    int adaptive;     /* per-packet routing (pkt_config.is_adaptive): on a folded Clos
+                         at every switch; on a Dragonfly family by the scenario's paths,
+                         "ugal" (UGAL-L at the source router), "valiant" or "minimal"
+                         (the baseline on the same virtual channels) */
 } app_packet_opts;
 
 /* The tier's parameters for s's fabric f: MTU and port buffer from the
@@ -38,6 +43,10 @@ typedef struct app_packet_opts {
 int app_packet_config(const char *command, const char *lead, const scn_scenario *s,
                       const fabric *f, const app_packet_opts *o, int need_pfc,
                       app_packet_cfg *out);
+
+/* The fabric's switch groups: 1 + the highest group of a fabric switch (a
+ * Dragonfly family's groups; 0 when none has one). */
+uint32_t app_packet_groups(const topo_graph *g);
 
 /* The mtu, buffer and "defaults used" lines (hop latency, PFC thresholds),
  * each line starting with `lead` ("# " or "  "). */

@@ -1,0 +1,61 @@
+#!/bin/sh
+# netbench_packet_df.sh DCSIM SRC - `dcsim netbench --tier packet --adaptive`
+# on a Dragonfly (docs/fabric.md "Per-packet UGAL on a Dragonfly"): the
+# scenario's paths pick UGAL-L, Valiant or minimal per packet at the source
+# router; an all-to-all over 3 groups delivers every packet (conservation),
+# Valiant routes every inter-group packet through a third group and
+# minimal none, UGAL-L some; two runs agree; a folded Clos takes the
+# per-switch adaptive routing; a phenomenon, -o and the flow tier refuse it.
+set -u
+dcsim=$1
+src=$2
+. "$(dirname "$0")/expect.sh"
+df=$src/scenarios/examples/dragonfly-16k.xml
+sp=$src/scenarios/examples/superpod-h100.xml
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# 48 ranks: one per router, 16 routers per group: groups 0, 1 and 2
+run="$dcsim netbench $df --tier packet --op alltoall --ranks 48 --bytes 16K --buffer 1MB"
+
+expect "ugal routing line" 0 '^# routing      UGAL-L, minimal or Valiant by queue x links left (--adaptive, paths="ugal")' \
+    $run --adaptive
+expect "ugal counters" 0 "^per packet       [0-9]* of 9024 packets took a Valiant path" $run --adaptive
+expect "no routing line without --adaptive" 0 "^packets          9024 delivered" $run
+if $run 2>&1 | grep -q "^# routing\|^per packet"; then
+    echo "FAIL: a routing line without --adaptive"; fail=1
+fi
+for p in ugal valiant minimal; do
+    $run --adaptive --set "cluster/fabric/@paths=$p" --json >"$tmp/$p.json" 2>"$tmp/err" ||
+        { echo "FAIL $p: exit $?"; cat "$tmp/err"; fail=1; }
+done
+$run --adaptive --json >"$tmp/ugal2.json" 2>"$tmp/err" || { echo "FAIL ugal2"; fail=1; }
+$py -c '
+import json, math, sys
+d = {p: json.load(open(sys.argv[1] + "/" + p + ".json")) for p in ("ugal", "valiant", "minimal", "ugal2")}
+packets = 48 * 47 * 4            # 16 KiB = 4 packets of 4096 B
+inter = packets - 3 * 16 * 15 * 4  # pairs in two groups
+for p, o in d.items():
+    assert o["packets"] == packets, (p, o["packets"])
+    assert o["messages"] == 48 * 47, p
+    assert "per_packet_routing" in o, p
+    for k, v in o.items():
+        assert not isinstance(v, float) or math.isfinite(v), (p, k, v)
+assert d["valiant"]["valiant_packets"] == inter, d["valiant"]["valiant_packets"]
+assert d["minimal"]["valiant_packets"] == 0
+assert 0 < d["ugal"]["valiant_packets"] < inter, d["ugal"]["valiant_packets"]
+# Valiant crosses more links than minimal; UGAL-L in between
+assert d["minimal"]["packet_hops"] < d["ugal"]["packet_hops"] < d["valiant"]["packet_hops"]
+assert d["ugal"]["packet_time_s"] == d["ugal2"]["packet_time_s"]
+assert d["ugal"]["valiant_packets"] == d["ugal2"]["valiant_packets"]
+' "$tmp" || { echo "FAIL: Dragonfly per-packet routing JSON checks"; fail=1; }
+
+expect "fat-tree adaptive" 0 "^# routing      adaptive at every switch (--adaptive)" \
+    "$dcsim" netbench "$sp" --tier packet --op incast --ranks 4 --bytes 64K --buffer 1MB --adaptive
+bad "adaptive phenomenon" "error: --adaptive: runs with send, incast, alltoall and the collectives (--op victim sets its own routing)" \
+    "$dcsim" netbench "$sp" --tier packet --op victim --buffer 1MB --adaptive
+bad "adaptive flow tier" "error: --adaptive is an option of --tier packet" \
+    "$dcsim" netbench "$df" --adaptive
+expect "adaptive with -o" 2 "packet series: not with per-packet routing on a Dragonfly" \
+    $run --adaptive -o "$tmp/df.h5"
+exit $fail
