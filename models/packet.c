@@ -292,18 +292,8 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     (void)eng;
     pkt_net *n = ctx;
     uint32_t l = (uint32_t)data;
-    pkt_link *k = &n->links[l];
-    uint32_t id = k->head;
+    uint32_t id = pkt_link_pop_sent(n, &n->links[l]);
     pkt_packet *p = &n->pkts[id];
-    n->stats.events++;
-    n->stats.packet_hops++;
-    k->head = p->next;
-    if (k->head == PKT_NONE)
-        k->tail = PKT_NONE;
-    k->is_busy = 0;
-    k->sent++;
-    k->bytes_sent += p->size;
-    k->queued -= p->size;
     if (p->msg & PKT_SHARP)
         pkt_sharp_sent(n, id); /* packet_sharp.c: what it summed or copied is freed */
     else if (p->hop > 0)

@@ -412,19 +412,9 @@ static void df_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     (void)eng;
     pkt_net *n = ctx;
     uint32_t vl = (uint32_t)data, nl = n->g->n_links, l = vl % nl;
-    pkt_link *k = &n->links[vl];
-    uint32_t id = k->head;
+    uint32_t id = pkt_link_pop_sent(n, &n->links[vl]);
     pkt_packet *p = &n->pkts[id];
-    n->stats.events++;
-    n->stats.packet_hops++;
-    k->head = p->next;
-    if (k->head == PKT_NONE)
-        k->tail = PKT_NONE;
-    k->is_busy = 0;
     n->df->busy[l] = 0;
-    k->sent++;
-    k->bytes_sent += p->size;
-    k->queued -= p->size;
     if (p->hop > 0) { /* the port it came in on, on the VC it came in on */
         uint32_t up = p->path[p->hop - 1];
         pkt_port_release(n, up + (p->in_link - n->links[up].is_global) * nl, p->size);

@@ -140,6 +140,24 @@ struct pkt_net {
  * -1 with n->error set (not one path, not ending at dst). */
 int pkt_order_path(pkt_net *n, long count, uint32_t src, uint32_t dst);
 void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id);
+/* The packet at the head of link k has left it (its transmit-done event):
+ * off the queue, counted sent; returns its id. Both transmit paths
+ * (packet.c and the Dragonfly's virtual channels, packet_df.c) take it. */
+static inline uint32_t pkt_link_pop_sent(pkt_net *n, pkt_link *k)
+{
+    uint32_t id = k->head;
+    const pkt_packet *p = &n->pkts[id];
+    n->stats.events++;
+    n->stats.packet_hops++;
+    k->head = p->next;
+    if (k->head == PKT_NONE)
+        k->tail = PKT_NONE;
+    k->is_busy = 0;
+    k->sent++;
+    k->bytes_sent += p->size;
+    k->queued -= p->size;
+    return id;
+}
 void pkt_link_try_start(pkt_net *n, uint32_t l);
 /* 1: schedule every event on the engine (the reference path); 0: lanes */
 void pkt_net_use_engine_queue(pkt_net *n, int on);
