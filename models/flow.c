@@ -543,7 +543,7 @@ static double fanin(const flow_net *n, uint32_t l)
     double flows = n->live[l]; /* the list may still hold flows finished this instant */
     if (!n->injects)
         return flows;
-    double c = n->link_capacity[n->link_of[l]], sum = 0;
+    double c = n->slot[l].cap, sum = 0;
     for (uint32_t k = 0; k < ll->n; k++) {
         uint32_t f = flow_list_ids_c(ll)[k];
         if (!flow_is_active(n, f))
@@ -563,10 +563,10 @@ double flow_net_fanin(const flow_net *n, uint32_t link)
 
 double flow_link_capacity_incast(const flow_net *n, uint32_t l)
 {
-    const flow_curve *c = n->incast ? n->incast[n->link_of[l]] : NULL;
+    const flow_curve *c = n->incast[n->link_of[l]];
     if (c && n->live[l] >= 2)
-        return n->link_capacity[n->link_of[l]] * flow_curve_at(c, fanin(n, l));
-    return n->link_capacity[n->link_of[l]];
+        return n->slot[l].cap * flow_curve_at(c, fanin(n, l));
+    return n->slot[l].cap;
 }
 
 void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)

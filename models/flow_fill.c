@@ -28,9 +28,10 @@
 
 /* ---- binary min-heap of links keyed by fair share ---- */
 
-/* A link's share is computed once each time its capacity left or unfrozen
- * weight changes and kept beside it in the heap (heap_share): the
- * comparisons read it, the same double share() would return. */
+/* A link's share kept beside it in the heap (heap_share), so that the
+ * comparisons do not divide: exact at the filling's start and whenever the
+ * link is fixed or reaches the top (heap_settle), a lower bound of it in
+ * between (freeze only raises shares, "Lazy keys" below). */
 static double share(const flow_net *n, uint32_t l)
 {
     double c = n->slot[l].cap_left > 0 ? n->slot[l].cap_left : 0;
