@@ -234,7 +234,8 @@ int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s)
         rc = whole(ld, gpu, "count", count);
     if (!rc)
         rc = positive(ld, gpu, "count", count, MAX_GPUS, " GPUs");
-    s->campaign.gpu_count = (uint64_t)count;
+    if (!rc) /* in range only now: the cast of a refused count is undefined */
+        s->campaign.gpu_count = (uint64_t)count;
     if (!rc)
         rc = get_quantity(ld, gpu, "reserved-memory", SIM_DIM_DATA, 0, &s->reserved_bytes);
     if (!rc)
