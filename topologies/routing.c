@@ -170,6 +170,10 @@ void topo_router_destroy(topo_router *r)
     free(r->tied);
     free(r->div);
     free(r->pressure);
+    free(r->memo);
+    free(r->memo_pool);
+    free(r->memo_lists);
+    free(r->memo_list_at);
     free(r->adj_offset);
     free(r->adj_up);
     free(r->adj);
@@ -184,6 +188,15 @@ size_t topo_route_max_usages(const topo_router *r) { return r->g->n_links; }
 int topo_router_uses_load(const topo_router *r)
 {
     return r->cfg.balance == TOPO_BALANCE_ADAPTIVE || r->cfg.path_class == TOPO_PATH_UGAL;
+}
+
+double topo_router_kept_bytes_bound(double n_switches)
+{
+    double bytes = 0;
+    if (n_switches <= ROUTING_MEMO_MAX_SWITCHES)
+        bytes += n_switches * n_switches * sizeof(uint16_t) +
+                 ROUTING_MEMO_MAX_LISTS * (2.0 * sizeof(uint32_t)); /* list places, hash */
+    return bytes;
 }
 
 size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
@@ -293,6 +306,103 @@ static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops, ui
     return n;
 }
 
+static uint64_t list_hash(const uint32_t *list, uint32_t n)
+{
+    uint64_t h = mix64(n);
+    for (uint32_t i = 0; i < n; i++)
+        h = mix64(h ^ list[i]);
+    return h;
+}
+
+/* The index of the list cand[0 .. n) kept once: found by content, else
+ * appended. UINT32_MAX when the memo is full or out of memory. */
+static uint32_t memo_keep(topo_router *r, const uint32_t *cand, uint32_t n)
+{
+    if (2 * ((size_t)r->memo_lists_n + 1) > r->memo_lists_cap) { /* grow: rehash */
+        uint32_t cap = r->memo_lists_cap ? 2 * r->memo_lists_cap : 1024;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return UINT32_MAX;
+        for (uint32_t i = 0; i < r->memo_lists_cap; i++) {
+            uint32_t e = r->memo_lists[i];
+            if (!e)
+                continue;
+            const uint32_t *k = r->memo_pool + r->memo_list_at[e - 1];
+            uint32_t at = (uint32_t)list_hash(k + 1, k[0]) & (cap - 1);
+            while (t[at]) /* at most cap probes: the table is at most half full */
+                at = (at + 1) & (cap - 1);
+            t[at] = e;
+        }
+        free(r->memo_lists);
+        r->memo_lists = t;
+        r->memo_lists_cap = cap;
+    }
+    uint32_t at = (uint32_t)list_hash(cand, n) & (r->memo_lists_cap - 1);
+    for (uint32_t e; (e = r->memo_lists[at]) != 0; at = (at + 1) & (r->memo_lists_cap - 1)) {
+        const uint32_t *k = r->memo_pool + r->memo_list_at[e - 1];
+        if (k[0] == n && !memcmp(k + 1, cand, n * sizeof *cand))
+            return e - 1;
+    }
+    if (r->memo_lists_n >= ROUTING_MEMO_MAX_LISTS)
+        return UINT32_MAX;
+    if (r->memo_lists_n == r->memo_list_at_cap) {
+        uint32_t cap = r->memo_list_at_cap ? 2 * r->memo_list_at_cap : 1024;
+        uint32_t *grown = realloc(r->memo_list_at, cap * sizeof *grown);
+        if (!grown)
+            return UINT32_MAX;
+        r->memo_list_at = grown;
+        r->memo_list_at_cap = cap;
+    }
+    if (r->memo_n + n + 1 > r->memo_cap) {
+        size_t cap = r->memo_cap ? 2 * r->memo_cap : 4096;
+        while (cap < r->memo_n + n + 1)
+            cap *= 2;
+        uint32_t *grown =
+            cap <= ROUTING_MEMO_MAX_POOL ? realloc(r->memo_pool, cap * sizeof *grown) : NULL;
+        if (!grown)
+            return UINT32_MAX;
+        r->memo_pool = grown;
+        r->memo_cap = cap;
+    }
+    uint32_t index = r->memo_lists_n++;
+    r->memo_list_at[index] = (uint32_t)r->memo_n;
+    r->memo_pool[r->memo_n] = n;
+    memcpy(r->memo_pool + r->memo_n + 1, cand, n * sizeof *cand);
+    r->memo_n += n + 1;
+    r->memo_lists[at] = index + 1;
+    return index;
+}
+
+/* next_links' answer for (v, t) from the memo, computing and keeping it
+ * the first time; *nc its count. Falls back to r->cand (computed now) when
+ * the memo is off or full. */
+static const uint32_t *next_links_kept(topo_router *r, uint32_t v, const hop_count *hops,
+                                       uint32_t ti, uint32_t *nc)
+{
+    if (!r->memo && !r->memo_off) {
+        if (r->n_sw <= ROUTING_MEMO_MAX_SWITCHES)
+            r->memo = calloc((size_t)r->n_sw * r->n_sw, sizeof *r->memo);
+        r->memo_off = !r->memo;
+    }
+    if (r->memo_off) {
+        *nc = next_links(r, v, hops, ti);
+        return r->cand;
+    }
+    uint16_t *slot = &r->memo[(size_t)r->sw_index[v] * r->n_sw + ti];
+    if (*slot) {
+        const uint32_t *kept = r->memo_pool + r->memo_list_at[*slot - 1];
+        *nc = kept[0];
+        return kept + 1;
+    }
+    uint32_t n = next_links(r, v, hops, ti);
+    *nc = n;
+    uint32_t index = memo_keep(r, r->cand, n);
+    if (index == UINT32_MAX) /* full: this and later new pairs computed each time */
+        return r->cand;
+    *slot = (uint16_t)(index + 1);
+    return r->memo_pool + r->memo_list_at[index] + 1;
+}
+
 static double link_pressure(const topo_graph *g, const double *load, uint32_t l)
 {
     return load ? load[l] / g->link_bytes_per_s[l] : 0.0;
@@ -360,10 +470,11 @@ static int walk_table_single(topo_router *r, uint32_t v, uint32_t t, uint64_t ke
         return -1;
     int n = 0;
     while (v != t) {
-        uint32_t nc = next_links(r, v, hops, r->sw_index[t]);
+        uint32_t nc;
+        const uint32_t *cand = next_links_kept(r, v, hops, r->sw_index[t], &nc);
         if (!nc || n == MAX_ROUTE_HOPS)
             return -1;
-        uint32_t l = choose(r, r->cand, nc, key, qp, v, load);
+        uint32_t l = choose(r, cand, nc, key, qp, v, load);
         path[n++] = l;
         v = r->g->link_dst[l];
     }

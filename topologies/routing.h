@@ -134,4 +134,9 @@ size_t topo_router_tables(const topo_router *r);
 size_t topo_router_tables_kept(const topo_router *r);
 size_t topo_router_table_bytes(const topo_router *r); /* the kept ones' */
 
+/* The most a router keeps besides its hop tables on a fabric of n_switches
+ * switches: its next-hop answers per switch pair (2 B a pair, only up to
+ * 2,048 switches, and the distinct lists' places); for memory estimates. */
+double topo_router_kept_bytes_bound(double n_switches);
+
 #endif

@@ -86,6 +86,22 @@ struct topo_router {
     uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
     double *node_weight;     /* spray frontier weights, per node */
     uint32_t *front, *next_front;
+    /* next_links' answers kept, per (switch index, destination switch index):
+     * memo[v * n_sw + t] is 0 (not asked yet) or 1 + the index of a distinct
+     * list, whose [count, links...] start at memo_pool[memo_list_at[index]].
+     * The tables never change in a router's life, so neither do the
+     * answers. Only for n_sw <= ROUTING_MEMO_MAX_SWITCHES (calloc'd on first
+     * use, 2 bytes a pair, pages touched as pairs are asked), for at most
+     * ROUTING_MEMO_MAX_LISTS distinct lists of ROUTING_MEMO_MAX_POOL entries
+     * in all; past those an answer not kept is computed each time, as
+     * before. A leaf's up-links are one list for every destination, so the
+     * lists are few and stay in cache. */
+    uint16_t *memo;
+    uint32_t *memo_pool, *memo_list_at;
+    size_t memo_n, memo_cap;
+    uint32_t *memo_lists;    /* open addressing by content: 1 + list index, 0 empty */
+    uint32_t memo_lists_cap, memo_lists_n, memo_list_at_cap;
+    int memo_off;            /* no memo: too many switches, or out of memory once */
     int out_of_memory;       /* a hop table could not be allocated */
     int full_tables;         /* a folded Clos with links down (graph.h link_is_down):
                               * tables by breadth-first search over every remaining
@@ -93,6 +109,10 @@ struct topo_router {
                               * step only along them (no blind climb that a failure
                               * could leave at a dead end); 0 on every healthy fabric */
 };
+
+#define ROUTING_MEMO_MAX_SWITCHES 2048u      /* memo: 8 MB of address space at most */
+#define ROUTING_MEMO_MAX_LISTS 65535u        /* list indices fit the memo's 2 bytes */
+#define ROUTING_MEMO_MAX_POOL (16u << 20)     /* 64 MB of distinct candidate lists */
 
 /* ---- routing_build.c ---- */
 /* The hop table in r->bfs[0 .. n) as a kept one: an equal table kept

@@ -13,6 +13,7 @@
 #endif
 
 #include "failure_process.h"
+#include "routing.h"
 #include "step.h"
 #include "units.h"
 
@@ -28,7 +29,9 @@
  *    flow net kept its state only for the links its flows use: 129 MB for
  *    the 100K fat-tree's 878K links on the flow path, 87 MB on the analytic
  *    one), and one hop table of 1 B per fabric switch for every first-tier
- *    switch traffic can go to (routing.h);
+ *    switch traffic can go to (routing.h), and the router's kept next hops
+ *    (topo_router_kept_bytes_bound: at most 3.3 MB on superpod-h100's
+ *    1,280 switches);
  *  - the concurrent iteration (step_des.c), measured on superpod-h100
  *    (16,384 GPUs, 128 replicas x 16 stages x 8 chunks x 16 micro-batches:
  *    100 MB peak of dcsim step against 39 MB isolated): 90 B per directed link (link
@@ -139,7 +142,8 @@ void res_estimate_run(const scn_scenario *s, unsigned flags, unsigned campaigns,
         }
         out->fabric_bytes = FABRIC_LINK_BYTES * links;
         if (flags & RES_STEP)
-            out->step_bytes = STEP_LINK_BYTES * links + HOP_ENTRY_BYTES * first_tier * switches;
+            out->step_bytes = STEP_LINK_BYTES * links + HOP_ENTRY_BYTES * first_tier * switches +
+                              topo_router_kept_bytes_bound(switches);
         const parallel_config *p = &s->par;
         if ((flags & RES_STEP) && s->step.concurrent && p->dp && p->micro_batch) {
             double replicas = p->dp, positions = (double)p->pp * (p->vpp ? p->vpp : 1);
