@@ -92,111 +92,10 @@ int topo_router_check(const topo_route_config *cfg, int updown, uint32_t groups,
     return 0;
 }
 
-topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
-                                size_t why_size)
-{
-    if (!g->out_offset)
-        FAIL("the topology is not finished");
-    if (topo_router_check(cfg, g->updown, routing_switch_groups(g), why, why_size))
-        return NULL;
-    topo_router *r = calloc(1, sizeof *r);
-    if (!r)
-        FAIL("out of memory for the router");
-    r->g = g;
-    r->cfg = *cfg;
-    r->full_tables = g->updown && g->link_is_down != NULL;
-    r->sw_index = malloc(((size_t)g->n_nodes + 1) * sizeof *r->sw_index);
-    r->node_weight = calloc((size_t)g->n_nodes + 1, sizeof *r->node_weight);
-    r->front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->front);
-    r->next_front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->next_front);
-    r->link_slot = malloc(((size_t)g->n_links + 1) * sizeof *r->link_slot);
-    if (!r->sw_index || !r->node_weight || !r->front || !r->next_front || !r->link_slot)
-        goto oom;
-    for (uint32_t l = 0; l < g->n_links; l++)
-        r->link_slot[l] = UINT32_MAX;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        r->sw_index[v] = g->node_kind[v] == TOPO_SWITCH ? r->n_sw++ : UINT32_MAX;
-        uint32_t deg = g->out_offset[v + 1] - g->out_offset[v];
-        if (deg > r->max_degree)
-            r->max_degree = deg;
-    }
-    r->tables = calloc((size_t)r->n_sw + 1, sizeof *r->tables);
-    r->bfs = malloc((size_t)r->n_sw + 1);
-    r->queue = malloc(((size_t)r->n_sw + 1) * sizeof *r->queue);
-    r->cand = malloc(((size_t)r->max_degree + 1) * sizeof *r->cand);
-    r->tied = malloc(((size_t)r->max_degree + 64) * sizeof *r->tied);
-    r->div = malloc(((size_t)r->max_degree + 64) * sizeof *r->div);
-    r->pressure = malloc(((size_t)r->max_degree + 64) * sizeof *r->pressure);
-    if (r->div)
-        for (uint32_t k = 1; k < r->max_degree + 64; k++)
-            r->div[k] = routing_divisor_of(k);
-    if (!r->tables || !r->bfs || !r->queue || !r->cand || !r->tied || !r->div || !r->pressure ||
-        routing_build_groups(r) || routing_build_switch_adjacency(r))
-        goto oom;
-    if (!g->updown && r->n_groups > 1 && routing_build_group_pairs(r))
-        goto oom;
-    if (g->updown && routing_build_up_links(r))
-        goto oom;
-    if (!g->updown && routing_build_group_positions(r))
-        goto oom;
-    return r;
-oom:
-    topo_router_destroy(r);
-    FAIL("out of memory for the router");
-}
-
-void topo_router_destroy(topo_router *r)
-{
-    if (!r)
-        return;
-    for (uint32_t d = 0; d < r->n_distinct; d++)
-        free(r->distinct[d].hops);
-    free(r->distinct);
-    free(r->sw_group);
-    free(r->sw_pos);
-    free(r->group_size);
-    free(r->intern);
-    free(r->bfs);
-    free(r->tables);
-    free(r->sw_index);
-    free(r->queue);
-    free(r->group_offset);
-    free(r->group_switch);
-    free(r->pair_offset);
-    free(r->pair_link);
-    free(r->up_offset);
-    free(r->up_links);
-    free(r->cand);
-    free(r->tied);
-    free(r->div);
-    free(r->pressure);
-    free(r->memo);
-    free(r->memo_pool);
-    free(r->memo_lists);
-    free(r->memo_list_at);
-    free(r->adj_offset);
-    free(r->adj_up);
-    free(r->adj);
-    free(r->link_slot);
-    free(r->node_weight);
-    free(r->front);
-    free(r->next_front);
-    free(r);
-}
-
 size_t topo_route_max_usages(const topo_router *r) { return r->g->n_links; }
 int topo_router_uses_load(const topo_router *r)
 {
     return r->cfg.balance == TOPO_BALANCE_ADAPTIVE || r->cfg.path_class == TOPO_PATH_UGAL;
-}
-
-double topo_router_kept_bytes_bound(double n_switches)
-{
-    double bytes = 0;
-    if (n_switches <= ROUTING_MEMO_MAX_SWITCHES)
-        bytes += n_switches * n_switches * sizeof(uint16_t) +
-                 ROUTING_MEMO_MAX_LISTS * (2.0 * sizeof(uint32_t)); /* list places, hash */
-    return bytes;
 }
 
 size_t topo_router_tables(const topo_router *r) { return r->n_tables; }
@@ -306,73 +205,6 @@ static uint32_t next_links(topo_router *r, uint32_t v, const hop_count *hops, ui
     return n;
 }
 
-static uint64_t list_hash(const uint32_t *list, uint32_t n)
-{
-    uint64_t h = mix64(n);
-    for (uint32_t i = 0; i < n; i++)
-        h = mix64(h ^ list[i]);
-    return h;
-}
-
-/* The index of the list cand[0 .. n) kept once: found by content, else
- * appended. UINT32_MAX when the memo is full or out of memory. */
-static uint32_t memo_keep(topo_router *r, const uint32_t *cand, uint32_t n)
-{
-    if (2 * ((size_t)r->memo_lists_n + 1) > r->memo_lists_cap) { /* grow: rehash */
-        uint32_t cap = r->memo_lists_cap ? 2 * r->memo_lists_cap : 1024;
-        uint32_t *t = calloc(cap, sizeof *t);
-        if (!t)
-            return UINT32_MAX;
-        for (uint32_t i = 0; i < r->memo_lists_cap; i++) {
-            uint32_t e = r->memo_lists[i];
-            if (!e)
-                continue;
-            const uint32_t *k = r->memo_pool + r->memo_list_at[e - 1];
-            uint32_t at = (uint32_t)list_hash(k + 1, k[0]) & (cap - 1);
-            while (t[at]) /* at most cap probes: the table is at most half full */
-                at = (at + 1) & (cap - 1);
-            t[at] = e;
-        }
-        free(r->memo_lists);
-        r->memo_lists = t;
-        r->memo_lists_cap = cap;
-    }
-    uint32_t at = (uint32_t)list_hash(cand, n) & (r->memo_lists_cap - 1);
-    for (uint32_t e; (e = r->memo_lists[at]) != 0; at = (at + 1) & (r->memo_lists_cap - 1)) {
-        const uint32_t *k = r->memo_pool + r->memo_list_at[e - 1];
-        if (k[0] == n && !memcmp(k + 1, cand, n * sizeof *cand))
-            return e - 1;
-    }
-    if (r->memo_lists_n >= ROUTING_MEMO_MAX_LISTS)
-        return UINT32_MAX;
-    if (r->memo_lists_n == r->memo_list_at_cap) {
-        uint32_t cap = r->memo_list_at_cap ? 2 * r->memo_list_at_cap : 1024;
-        uint32_t *grown = realloc(r->memo_list_at, cap * sizeof *grown);
-        if (!grown)
-            return UINT32_MAX;
-        r->memo_list_at = grown;
-        r->memo_list_at_cap = cap;
-    }
-    if (r->memo_n + n + 1 > r->memo_cap) {
-        size_t cap = r->memo_cap ? 2 * r->memo_cap : 4096;
-        while (cap < r->memo_n + n + 1)
-            cap *= 2;
-        uint32_t *grown =
-            cap <= ROUTING_MEMO_MAX_POOL ? realloc(r->memo_pool, cap * sizeof *grown) : NULL;
-        if (!grown)
-            return UINT32_MAX;
-        r->memo_pool = grown;
-        r->memo_cap = cap;
-    }
-    uint32_t index = r->memo_lists_n++;
-    r->memo_list_at[index] = (uint32_t)r->memo_n;
-    r->memo_pool[r->memo_n] = n;
-    memcpy(r->memo_pool + r->memo_n + 1, cand, n * sizeof *cand);
-    r->memo_n += n + 1;
-    r->memo_lists[at] = index + 1;
-    return index;
-}
-
 /* next_links' answer for (v, t) from the memo, computing and keeping it
  * the first time; *nc its count. Falls back to r->cand (computed now) when
  * the memo is off or full. */
@@ -396,7 +228,7 @@ static const uint32_t *next_links_kept(topo_router *r, uint32_t v, const hop_cou
     }
     uint32_t n = next_links(r, v, hops, ti);
     *nc = n;
-    uint32_t index = memo_keep(r, r->cand, n);
+    uint32_t index = routing_memo_keep(r, r->cand, n);
     if (index == UINT32_MAX) /* full: this and later new pairs computed each time */
         return r->cand;
     *slot = (uint16_t)(index + 1);

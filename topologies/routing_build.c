@@ -1,11 +1,14 @@
-/* routing_build.c - the tables a router builds once (routing_internal.h):
- * switches by group, each node's links up, each switch's links to switches
- * (split down / up in a layered folded Clos) and the global links of every
- * pair of groups. */
+/* routing_build.c - the router's creation and the tables it builds once
+ * (routing_internal.h): switches by group, each node's links up, each
+ * switch's links to switches (split down / up in a layered folded Clos) and
+ * the global links of every pair of groups. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "routing_internal.h"
+
+#define FAIL(...) return (why && why_size ? snprintf(why, why_size, __VA_ARGS__) : 0), NULL
 
 /* 1 + the highest group of a fabric switch; 0 when none has one */
 uint32_t routing_switch_groups(const topo_graph *g)
@@ -254,4 +257,96 @@ hop_count *routing_intern_table(topo_router *r, uint32_t n)
     r->distinct[r->n_distinct] = (struct kept_table){copy, h, n};
     r->intern[i] = ++r->n_distinct;
     return copy;
+}
+
+topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
+                                size_t why_size)
+{
+    if (!g->out_offset)
+        FAIL("the topology is not finished");
+    if (topo_router_check(cfg, g->updown, routing_switch_groups(g), why, why_size))
+        return NULL;
+    topo_router *r = calloc(1, sizeof *r);
+    if (!r)
+        FAIL("out of memory for the router");
+    r->g = g;
+    r->cfg = *cfg;
+    r->full_tables = g->updown && g->link_is_down != NULL;
+    r->sw_index = malloc(((size_t)g->n_nodes + 1) * sizeof *r->sw_index);
+    r->node_weight = calloc((size_t)g->n_nodes + 1, sizeof *r->node_weight);
+    r->front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->front);
+    r->next_front = malloc(((size_t)g->n_nodes + 1) * sizeof *r->next_front);
+    r->link_slot = malloc(((size_t)g->n_links + 1) * sizeof *r->link_slot);
+    if (!r->sw_index || !r->node_weight || !r->front || !r->next_front || !r->link_slot)
+        goto oom;
+    for (uint32_t l = 0; l < g->n_links; l++)
+        r->link_slot[l] = UINT32_MAX;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        r->sw_index[v] = g->node_kind[v] == TOPO_SWITCH ? r->n_sw++ : UINT32_MAX;
+        uint32_t deg = g->out_offset[v + 1] - g->out_offset[v];
+        if (deg > r->max_degree)
+            r->max_degree = deg;
+    }
+    r->tables = calloc((size_t)r->n_sw + 1, sizeof *r->tables);
+    r->bfs = malloc((size_t)r->n_sw + 1);
+    r->queue = malloc(((size_t)r->n_sw + 1) * sizeof *r->queue);
+    r->cand = malloc(((size_t)r->max_degree + 1) * sizeof *r->cand);
+    r->tied = malloc(((size_t)r->max_degree + 64) * sizeof *r->tied);
+    r->div = malloc(((size_t)r->max_degree + 64) * sizeof *r->div);
+    r->pressure = malloc(((size_t)r->max_degree + 64) * sizeof *r->pressure);
+    if (r->div)
+        for (uint32_t k = 1; k < r->max_degree + 64; k++)
+            r->div[k] = routing_divisor_of(k);
+    if (!r->tables || !r->bfs || !r->queue || !r->cand || !r->tied || !r->div || !r->pressure ||
+        routing_build_groups(r) || routing_build_switch_adjacency(r))
+        goto oom;
+    if (!g->updown && r->n_groups > 1 && routing_build_group_pairs(r))
+        goto oom;
+    if (g->updown && routing_build_up_links(r))
+        goto oom;
+    if (!g->updown && routing_build_group_positions(r))
+        goto oom;
+    return r;
+oom:
+    topo_router_destroy(r);
+    FAIL("out of memory for the router");
+}
+
+void topo_router_destroy(topo_router *r)
+{
+    if (!r)
+        return;
+    for (uint32_t d = 0; d < r->n_distinct; d++)
+        free(r->distinct[d].hops);
+    free(r->distinct);
+    free(r->sw_group);
+    free(r->sw_pos);
+    free(r->group_size);
+    free(r->intern);
+    free(r->bfs);
+    free(r->tables);
+    free(r->sw_index);
+    free(r->queue);
+    free(r->group_offset);
+    free(r->group_switch);
+    free(r->pair_offset);
+    free(r->pair_link);
+    free(r->up_offset);
+    free(r->up_links);
+    free(r->cand);
+    free(r->tied);
+    free(r->div);
+    free(r->pressure);
+    free(r->memo);
+    free(r->memo_pool);
+    free(r->memo_lists);
+    free(r->memo_list_at);
+    free(r->adj_offset);
+    free(r->adj_up);
+    free(r->adj);
+    free(r->link_slot);
+    free(r->node_weight);
+    free(r->front);
+    free(r->next_front);
+    free(r);
 }

@@ -114,6 +114,12 @@ struct topo_router {
 #define ROUTING_MEMO_MAX_LISTS 65535u        /* list indices fit the memo's 2 bytes */
 #define ROUTING_MEMO_MAX_POOL (16u << 20)     /* 64 MB of distinct candidate lists */
 
+/* ---- routing_memo.c ---- */
+/* The index of the list cand[0 .. n) kept once in the memo: found by its
+ * content, else appended. UINT32_MAX when the memo is full or out of
+ * memory (the caller then computes the answer each time). */
+uint32_t routing_memo_keep(topo_router *r, const uint32_t *cand, uint32_t n);
+
 /* ---- routing_build.c ---- */
 /* The hop table in r->bfs[0 .. n) as a kept one: an equal table kept
  * before, else a copy of it. NULL when out of memory. */
