@@ -211,7 +211,9 @@ static void start_compute(campaign *c)
 static void set_speed(campaign *c)
 {
     c->speed_elastic = elastic_speed(c->cfg, c->missing);
-    c->speed_slow = c->n_slow ? c->cfg->straggler_speed : 1.0;
+    c->speed_slow = !c->n_slow                 ? 1.0
+                    : c->slow_combined_now > 0 ? c->slow_combined_now
+                                               : c->cfg->straggler_speed;
     c->speed_fabric = c->fabric_now > 0 ? c->fabric_now : 1.0;
     c->speed_thermal = !c->throttle_is_hot      ? 1.0
                        : c->fabric_hot_now > 0 ? c->fabric_hot_now
@@ -351,7 +353,7 @@ void campaign_on_straggler(sim_engine *eng, void *ctx, uint64_t node)
     emit_failure_event(c, CAMPAIGN_EVENT_STRAGGLER, -1, (int64_t)node, -1, 0, 0);
     sim_schedule_in(eng, c->cfg->straggler_drain_s, PRIO_FAILURE, KIND_DRAIN_DUE, on_drain_due, c,
                     node);
-    if (c->n_slow++ == 0)
+    if (c->n_slow++ == 0 && !campaign_straggler_combined(c))
         campaign_speed_changed(c);
 }
 

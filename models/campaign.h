@@ -304,6 +304,20 @@ typedef struct campaign_config {
      * parts down or slow the throttle's factor of the job's speed is it over
      * fabric_speed's, at most 1 (campaign_fabric.c campaign_fabric_hot). */
     campaign_fabric_speed_fn fabric_hot_speed;
+    /* Optional, with stragglers (0 / NULL: the straggler speed multiplies
+     * the others'; campaign_straggler.c, docs/failures.md "A slow node in a
+     * hot hour or on a degraded fabric"): a node slow in a hot hour and/or
+     * with network parts out is one step-tier iteration with everything
+     * applied. straggler_hot_speed, (0, 1]: the job's speed on the fabric as
+     * built in a hot hour with a node slow (t_built / t_hot_slow);
+     * fabric_slow_speed: on these parts with a node slow, and the throttled
+     * GPUs slow too when hot, relative to the fabric as built, on fabric_ctx,
+     * called after fabric_hot_speed for the same parts. The straggler's
+     * factor of the job's speed is then it over the speed without the slow
+     * node, at most 1. */
+    double straggler_hot_speed;
+    double (*fabric_slow_speed)(void *ctx, const campaign_part_state *parts, unsigned n,
+                                int hot, sim_error *err);
     /* SHRINK (required with it): whether this part, down alone, cuts GPUs
      * off the job (1) or not (0); and the share of the job's GPUs the shape
      * the parts leave runs on, (0, 1] (1: no GPU cut off; the shape whose

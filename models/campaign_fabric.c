@@ -99,15 +99,15 @@ static int evaluate(campaign *c)
 int campaign_fabric_hot(campaign *c)
 {
     c->fabric_hot_now = 0;
-    if (!c->throttle_is_hot || !c->cfg->fabric_hot_speed || !c->fab_view_n ||
-        !(c->fabric_now > DBL_MIN))
-        return 0; /* not hot, nothing out, or the job cannot run: no combined state */
-    double v = c->cfg->fabric_hot_speed(c->cfg->fabric_ctx, c->ws->fab_view, c->fab_view_n,
-                                        c->err);
-    if (!(v > 0) || !isfinite(v)) /* the fabric alone runs: throttling cannot stop it */
-        return failed_model(c, "speed with throttling (not a number > 0)", v);
-    c->fabric_hot_now = fmin(1.0, v / c->fabric_now);
-    return 0;
+    if (c->throttle_is_hot && c->cfg->fabric_hot_speed && c->fab_view_n &&
+        c->fabric_now > DBL_MIN) { /* else not hot, nothing out, or the job cannot run */
+        double v = c->cfg->fabric_hot_speed(c->cfg->fabric_ctx, c->ws->fab_view,
+                                            c->fab_view_n, c->err);
+        if (!(v > 0) || !isfinite(v)) /* the fabric alone runs: throttling cannot stop it */
+            return failed_model(c, "speed with throttling (not a number > 0)", v);
+        c->fabric_hot_now = fmin(1.0, v / c->fabric_now);
+    }
+    return campaign_straggler_combined(c); /* a slow node on top of both */
 }
 
 static void on_fabric_repair(sim_engine *eng, void *ctx, uint64_t serial);
@@ -454,6 +454,7 @@ void campaign_fabric_reset(campaign *c)
     c->fab_serial_next = 0;
     c->fabric_now = 1;
     c->fabric_hot_now = 0;
+    c->slow_combined_now = 0;
     c->fab_view_n = 0;
     c->speed_fabric = 1;
     c->fabric_waiting = 0;

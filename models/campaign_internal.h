@@ -116,6 +116,9 @@ typedef struct campaign {
      * and how many parts the last fabric_speed call priced (ws->fab_view) */
     double fabric_hot_now;
     unsigned fab_view_n;
+    /* a slow node in a hot hour or on parts out (campaign_straggler.c): the
+     * straggler's factor of the speed (0: none, straggler_speed) */
+    double slow_combined_now;
 
     campaign_result res;
     int sink_failed;
@@ -217,6 +220,12 @@ int campaign_fabric_grow_due(const campaign *c);
  * (c->fabric_hot_now; 0 when not hot, no part is out, or fabric_hot_speed
  * is NULL). 0, or -1 with the run stopped (the callback's error). */
 int campaign_fabric_hot(campaign *c);
+
+/* campaign_straggler.c: the straggler's factor of the speed with a node
+ * slow in a hot hour and/or on the parts out now (c->slow_combined_now; 0
+ * when no node is slow, or neither applies, or no callback). 0, or -1 with
+ * the run stopped (the callback's error). */
+int campaign_straggler_combined(campaign *c);
 
 /* The most replicas an elastic job goes on without. */
 unsigned campaign_elastic_most_missing(const campaign_config *cfg);

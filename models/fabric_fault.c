@@ -18,8 +18,8 @@ const topo_choice ff_classes[] = {
     [FF_NIC] = {"nic", "the fabric cables of NIC node ID (a shared NIC, or a GPU's own port)"},
     [FF_NODE] = {"node", "every GPU of server (scale-up domain) ID"},
     [FF_GPU] = {"gpu", "GPU ID (a speed below 1: throttled)"},
-    [FF_TRANSCEIVER] = {"transceiver", "the transceiver cage at the source switch of directed "
-                                       "link ID: every cable of the cage"},
+    [FF_TRANSCEIVER] = {"transceiver", "the transceiver cage at the source switch (or server) of "
+                                       "directed link ID: every cable of the cage"},
     {NULL, NULL},
 };
 
@@ -252,6 +252,12 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The ports of switch v: the directed links leaving it, by id, into a
  * fresh array (*n of them); NULL when out of memory. */
 static uint32_t *switch_ports(const topo_graph *g, uint32_t v, uint32_t *n)
@@ -290,7 +296,93 @@ static unsigned cage_ports_of(const fabric *f, unsigned cage_ports, const char *
     return 0;
 }
 
-/* transceiver=l: the cables of l's cage at its source switch, at speed s */
+/* Host-side transceivers: the server (scale-up domain of d GPUs) of a port
+ * node v, a GPU's own port (host v is GPU v) or a shared NIC (its first
+ * GPU's server); UINT32_MAX for any other node, and a port with no GPU. */
+static uint32_t port_server(const fabric *f, uint32_t v, unsigned d)
+{
+    const topo_graph *g = &f->g;
+    if (g->node_kind[v] == TOPO_HOST) /* a builder's spare host port serves no server */
+        return v < f->gpus ? v / d : UINT32_MAX;
+    if (g->node_kind[v] != TOPO_NIC)
+        return UINT32_MAX;
+    uint32_t first = UINT32_MAX;
+    for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+        uint32_t w = g->link_dst[g->out_links[i]];
+        if (g->node_kind[w] == TOPO_HOST && w < first)
+            first = w;
+    }
+    return first < f->gpus ? first / d : UINT32_MAX;
+}
+
+/* Every host-side fabric port (a directed link from a GPU's own port or a
+ * shared NIC to a switch) as server << 32 | link, sorted: a server's ports
+ * in link order, server by server. NULL when out of memory. */
+static uint64_t *host_ports(const fabric *f, uint64_t *n)
+{
+    const topo_graph *g = &f->g;
+    unsigned d = f->nc.domain_size ? f->nc.domain_size : 1;
+    uint64_t *x = malloc(((size_t)g->n_links + 1) * sizeof *x), k = 0;
+    if (!x)
+        return NULL;
+    for (uint32_t l = 0; l < g->n_links; l++) {
+        uint32_t v = g->link_src[l];
+        if (g->node_kind[g->link_dst[l]] != TOPO_SWITCH)
+            continue;
+        uint32_t srv = port_server(f, v, d);
+        if (srv != UINT32_MAX)
+            x[k++] = (uint64_t)srv << 32 | l;
+    }
+    qsort(x, k, sizeof *x, cmp_u64);
+    *n = k;
+    return x;
+}
+
+/* The host side has no port form in the catalog (a server's NICs, not the
+ * link technology, decide it): the override, or 0 with the reason. */
+static unsigned host_cage_ports(unsigned cage_ports, const char *what, sim_error *err)
+{
+    if (cage_ports >= 2)
+        return cage_ports;
+    sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: a host-side transceiver needs the servers' "
+                  "port form, which the fabric does not give (DGX H100: 8 compute ports through "
+                  "4 twin-port OSFP, hardware.md 4, 6.2): give the ports per cage "
+                  "(cage-ports=\"2\", dcsim step --cage-ports 2)", what);
+    return 0;
+}
+
+/* transceiver=l, l leaving a host or NIC: the cables of l's cage on its
+ * server, at speed s */
+static int set_host_cage(const fabric *f, ff_effect *e, const ff_part *p, unsigned cage_ports,
+                         uint32_t pi, const char *one, sim_error *err)
+{
+    unsigned cp = host_cage_ports(cage_ports, one, err);
+    if (!cp)
+        return SIM_ERR_INPUT;
+    uint64_t n = 0, *x = host_ports(f, &n);
+    if (!x)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for a failure state");
+    uint64_t j = 0;
+    while (j < n && (uint32_t)x[j] != p->id)
+        j++;
+    if (j == n) {
+        free(x);
+        return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: link %u is no server's port "
+                             "to the fabric (node %u: a host-side cage is named by a GPU's "
+                             "port or a NIC's link to its switch)", one, p->id,
+                             f->g.link_src[p->id]);
+    }
+    uint64_t lo = j; /* the server's first port */
+    while (lo > 0 && x[lo - 1] >> 32 == x[j] >> 32)
+        lo--;
+    uint64_t first = lo + (j - lo) / cp * cp;
+    for (uint64_t k = first; k < first + cp && k < n && x[k] >> 32 == x[j] >> 32; k++)
+        set_cable(e, (uint32_t)x[k], p->speed, pi);
+    free(x);
+    return 0;
+}
+
+/* transceiver=l: the cables of l's cage at its source switch (or server), at speed s */
 static int set_cage(const fabric *f, ff_effect *e, const ff_part *p, unsigned cage_ports,
                     uint32_t pi, sim_error *err)
 {
@@ -299,13 +391,14 @@ static int set_cage(const fabric *f, ff_effect *e, const ff_part *p, unsigned ca
     ff_part_text(p, one, sizeof one);
     if (p->id >= g->n_links)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: no directed link %u (the fabric "
-                             "has links 0-%u; a cage is named by a link leaving its switch)",
-                             one, p->id, g->n_links - 1);
+                             "has links 0-%u; a cage is named by a link leaving its switch "
+                             "or its server's port)", one, p->id, g->n_links - 1);
     uint32_t v = g->link_src[p->id];
+    if (g->node_kind[v] == TOPO_HOST || g->node_kind[v] == TOPO_NIC)
+        return set_host_cage(f, e, p, cage_ports, pi, one, err);
     if (g->node_kind[v] != TOPO_SWITCH)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "%s: link %u leaves node %u, no "
-                             "fabric switch (cages are the switches'; a host-side transceiver "
-                             "is not modelled: link=%u or nic=%u)", one, p->id, v, p->id, v);
+                             "fabric switch, GPU port or NIC (cages are theirs)", one, p->id, v);
     unsigned cp = cage_ports_of(f, cage_ports, one, err);
     if (!cp)
         return SIM_ERR_INPUT;
@@ -322,10 +415,36 @@ static int set_cage(const fabric *f, ff_effect *e, const ff_part *p, unsigned ca
     return 0;
 }
 
+/* ff_transceivers at tier 0: the servers' host-side cages */
+static int host_transceivers(const fabric *f, unsigned cage_ports, uint32_t *ids, uint64_t *n,
+                             sim_error *err)
+{
+    unsigned cp = host_cage_ports(cage_ports, "host-side transceiver failures", err);
+    if (!cp)
+        return SIM_ERR_INPUT;
+    uint64_t k = 0, *x = host_ports(f, &k), count = 0;
+    if (!x)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory for cages");
+    for (uint64_t j = 0, lo = 0; j < k; j++) {
+        if (j == 0 || x[j] >> 32 != x[j - 1] >> 32)
+            lo = j; /* a server's first port */
+        if ((j - lo) % cp == 0) {
+            if (ids)
+                ids[count] = (uint32_t)x[j];
+            count++;
+        }
+    }
+    free(x);
+    *n = count;
+    return 0;
+}
+
 int ff_transceivers(const fabric *f, unsigned cage_ports, int tier, uint32_t *ids,
                     uint64_t *n, sim_error *err)
 {
     const topo_graph *g = &f->g;
+    if (tier == 0)
+        return host_transceivers(f, cage_ports, ids, n, err);
     unsigned cp = cage_ports_of(f, cage_ports, "transceiver failures", err);
     if (!cp)
         return SIM_ERR_INPUT;

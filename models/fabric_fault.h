@@ -18,7 +18,12 @@
  *              two). A switch's ports are its cables ordered by the id of
  *              the directed link leaving it; cage k holds ports k x P ..
  *              k x P + P - 1, P the ports per cage (ff_cage_ports_catalog,
- *              or the state's cage_ports)
+ *              or the state's cage_ports). Link ID leaving a GPU's own
+ *              port or a shared NIC: the host-side cage, on its server
+ *              (scale-up domain): the server's ports are its port nodes'
+ *              cables to switches in link id order, cage k again ports
+ *              k x P .. k x P + P - 1, P the state's cage_ports (required:
+ *              no catalog gives a server's port form)
  * A link at speed s has capacity x s; a down link leaves the adjacency, so
  * routes avoid it by their policy (topologies/routing.h: ECMP hashes over the
  * remaining shortest paths, adaptive picks among them; Dragonfly minimal,
@@ -74,7 +79,8 @@ unsigned ff_cage_ports_catalog(const char *link, const char **source);
  * every switch), each named by its first port (the lowest id of a directed
  * link leaving the switch in the cage), switch by switch in node id order
  * then cage by cage: ids[0 .. *n) (ids NULL: count only). cage_ports 0:
- * the catalog's. 0, or SIM_ERR_INPUT (no port form, single-port cages),
+ * the catalog's. Tier 0: the host-side cages, server by server (cage_ports
+ * required). 0, or SIM_ERR_INPUT (no port form, single-port cages),
  * SIM_ERR_NOMEM. */
 int ff_transceivers(const fabric *f, unsigned cage_ports, int tier, uint32_t *ids,
                     uint64_t *n, sim_error *err);

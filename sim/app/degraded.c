@@ -113,6 +113,8 @@ void run_degraded_free(run_degraded *d)
     }
     free(d->cache);
     free(d->hot_speed);
+    free(d->slow_speed);
+    free(d->hot_slow_speed);
     fabric_free(&d->f);
     workload_free(&d->w);
     memset(d, 0, sizeof *d);
@@ -231,9 +233,38 @@ int run_degraded_set_hot(run_degraded *d, const double *speed, unsigned n,
     return 0;
 }
 
+int run_degraded_set_slow(run_degraded *d, const double *speed, double slow_iteration_s,
+                          const double *hot_speed, double hot_slow_iteration_s, unsigned n,
+                          sim_error *err)
+{
+    free(d->slow_speed);
+    free(d->hot_slow_speed);
+    d->slow_speed = malloc((n ? n : 1) * sizeof *d->slow_speed);
+    d->hot_slow_speed = hot_speed ? malloc((n ? n : 1) * sizeof *d->hot_slow_speed) : NULL;
+    if (!d->slow_speed || (hot_speed && !d->hot_slow_speed))
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+    d->slow_set = 0x243f6a8885a308d3ULL; /* the slow set's hash: every GPU slowed, its speed */
+    for (unsigned i = 0; i < n; i++) {
+        d->slow_speed[i] = speed[i];
+        if (hot_speed)
+            d->hot_slow_speed[i] = hot_speed[i];
+        double base = d->o.gpu_speed && i < d->o.n_gpu_speed ? d->o.gpu_speed[i] : 1.0;
+        if (speed[i] != base) {
+            uint64_t bits;
+            memcpy(&bits, &speed[i], sizeof bits);
+            d->slow_set = (d->slow_set ^ i) * 0x100000001b3ULL ^ bits;
+        }
+    }
+    d->n_slow_speed = n;
+    d->slow_iteration_s = slow_iteration_s;
+    d->hot_slow_iteration_s = hot_slow_iteration_s;
+    return 0;
+}
+
 /* The key of a hot state: its digest mixed (splitmix64's finaliser
  * constants, a hash, not a model figure) so that it differs from the cool
- * state's; a clash is as unlikely as two states' digests clashing. */
+ * state's; a clash is as unlikely as two states' digests clashing. A state
+ * with a node slow mixes the slow set's hash in first. */
 static uint64_t hot_key(uint64_t key)
 {
     key ^= 0x9e3779b97f4a7c15ULL;
@@ -249,10 +280,13 @@ double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts,
 }
 
 double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *parts,
-                                  unsigned n, int hot, uint64_t *digest, sim_error *err)
+                                  unsigned n, int mode, uint64_t *digest, sim_error *err)
 {
-    if (hot && !d->hot_speed) {
-        sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "a hot state without throttled speeds");
+    int hot = mode & RUN_DEGRADED_HOT, slow = mode & RUN_DEGRADED_SLOW;
+    if ((hot && !d->hot_speed) || (slow && !d->slow_speed) ||
+        (hot && slow && !d->hot_slow_speed)) {
+        sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0, "a %s state without its GPU speeds",
+                      slow ? "slow-node" : "hot");
         return -1;
     }
     ff_state st;
@@ -267,12 +301,15 @@ double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *pa
         return -1;
     }
     uint64_t key = ff_state_digest(&st);
+    if (slow)
+        key = hot_key(hot_key(key ^ d->slow_set));
     if (hot)
         key = hot_key(key);
     if (digest)
         *digest = key;
     d->lookups++;
-    d->hot_lookups += hot != 0;
+    d->hot_lookups += hot && !slow; /* a slow node's states are counted apart */
+    d->slow_lookups += slow != 0;
     size_t victim = 0;
     for (size_t i = 0; i < d->capacity; i++) {
         degraded_entry *x = &d->cache[i];
@@ -287,12 +324,16 @@ double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *pa
             victim = i;
     }
     double t0 = now_s(), kept = 1, t;
-    if (hot) { /* the throttled GPUs slow on the degraded fabric: one iteration of both */
+    if (hot || slow) { /* the throttled and/or slow GPUs on the degraded fabric: one
+                          iteration of everything */
         const double *speed = d->o.gpu_speed;
         unsigned n_speed = d->o.n_gpu_speed;
-        d->o.gpu_speed = d->hot_speed;
-        d->o.n_gpu_speed = d->n_hot_speed;
-        t = st.n ? simulate(d, &st, &kept, err) : d->hot_iteration_s;
+        d->o.gpu_speed = !slow ? d->hot_speed : hot ? d->hot_slow_speed : d->slow_speed;
+        d->o.n_gpu_speed = slow ? d->n_slow_speed : d->n_hot_speed;
+        t = st.n ? simulate(d, &st, &kept, err)
+                 : !slow ? d->hot_iteration_s
+                 : hot   ? d->hot_slow_iteration_s
+                         : d->slow_iteration_s;
         d->o.gpu_speed = speed;
         d->o.n_gpu_speed = n_speed;
     } else {
@@ -303,7 +344,8 @@ double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *pa
     if (t < 0)
         return t;
     d->simulations++;
-    d->hot_simulations += hot != 0;
+    d->hot_simulations += hot && !slow;
+    d->slow_simulations += slow != 0;
     d->evictions += d->cache[victim].used;
     d->cache[victim] = (degraded_entry){key, t, kept, ++d->clock, 1};
     degraded_shrink_note_kept(kept);
@@ -326,7 +368,18 @@ double run_degraded_hot_speed(void *ctx, const campaign_part_state *parts, unsig
     run_degraded *d = ctx;
     double t;
 #pragma omp critical(dcsim_degraded_fabric)
-    t = run_degraded_iteration_hot(d, parts, n, 1, NULL, err);
+    t = run_degraded_iteration_hot(d, parts, n, RUN_DEGRADED_HOT, NULL, err);
+    return t > 0 ? d->built_iteration_s / t : t; /* 0: cannot run; < 0: the error */
+}
+
+double run_degraded_slow_speed(void *ctx, const campaign_part_state *parts, unsigned n,
+                               int hot, sim_error *err)
+{
+    run_degraded *d = ctx;
+    double t;
+#pragma omp critical(dcsim_degraded_fabric)
+    t = run_degraded_iteration_hot(d, parts, n, RUN_DEGRADED_SLOW | (hot ? RUN_DEGRADED_HOT : 0),
+                                   NULL, err);
     return t > 0 ? d->built_iteration_s / t : t; /* 0: cannot run; < 0: the error */
 }
 

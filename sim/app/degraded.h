@@ -74,6 +74,16 @@ typedef struct run_degraded {
     unsigned n_hot_speed;
     double hot_iteration_s;
     uint64_t hot_lookups, hot_simulations;
+    /* a slow node (a straggler) on the degraded fabric (run_degraded_set_slow):
+     * the per-GPU speeds with the straggler's GPUs slow, cool and hot (owned;
+     * NULL: none), their iterations as built, the slow set's hash (mixed into
+     * the key) and the lookups and simulations of those states, hot or not
+     * (also counted in the totals above, not in the hot ones) */
+    double *slow_speed, *hot_slow_speed;
+    unsigned n_slow_speed;
+    double slow_iteration_s, hot_slow_iteration_s;
+    uint64_t slow_set;
+    uint64_t slow_lookups, slow_simulations;
 } run_degraded;
 
 /* Build the context of s (has_degraded) for a plan whose iteration as
@@ -118,12 +128,31 @@ void degraded_shrink_note_kept(double kept);
 double degraded_simulate_shrunk(run_degraded *d, const ff_state *st, const ff_effect *e,
                                 const unsigned char *cut, double *kept, sim_error *err);
 
+/* Stragglers (straggler_run.c): the GPUs' speeds with the straggler's node
+ * slow, cool and (hot_speed, NULL without throttling) hot, and their
+ * iterations on the fabric as built; n GPUs each (copied). The slow set (the
+ * GPUs whose speed differs from the plan's, with their speeds) is hashed into
+ * the key. 0, or an error (out of memory). */
+int run_degraded_set_slow(run_degraded *d, const double *speed, double slow_iteration_s,
+                          const double *hot_speed, double hot_slow_iteration_s, unsigned n,
+                          sim_error *err);
+
+/* campaign_config.fabric_slow_speed: built / the iteration of the state with
+ * the straggler's GPUs slow (and the throttled GPUs when hot) too: the same
+ * cache, the state's digest mixed with the slow set (and the hot mark) as the
+ * key, serialised across threads. */
+double run_degraded_slow_speed(void *ctx, const campaign_part_state *parts, unsigned n,
+                               int hot, sim_error *err);
+
 /* The iteration of the state the parts make, 0 when the job cannot run on
  * it, negative on an error; and the state's digest (may be NULL). */
 double run_degraded_iteration(run_degraded *d, const campaign_part_state *parts, unsigned n,
                               uint64_t *digest, sim_error *err);
-/* The same with the throttled GPUs slow (hot: run_degraded_set_hot given). */
+/* The same with the throttled GPUs slow (mode RUN_DEGRADED_HOT:
+ * run_degraded_set_hot given), the straggler's GPUs slow (RUN_DEGRADED_SLOW:
+ * run_degraded_set_slow given), or both. */
+enum { RUN_DEGRADED_HOT = 1, RUN_DEGRADED_SLOW = 2 };
 double run_degraded_iteration_hot(run_degraded *d, const campaign_part_state *parts,
-                                  unsigned n, int hot, uint64_t *digest, sim_error *err);
+                                  unsigned n, int mode, uint64_t *digest, sim_error *err);
 
 #endif

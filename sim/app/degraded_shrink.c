@@ -75,13 +75,41 @@ static int too_big(const run_degraded *d, const workload *w, char *why, size_t s
     return 0;
 }
 
+/* The heaviest stage's layers at pp stages: with the job's first/last-stage
+ * layers kept on the end stages (ends) or split evenly; 0 when that split
+ * does not divide the layers. */
+static unsigned heaviest(const model_arch *m, const parallel_config *full, unsigned pp,
+                         int ends)
+{
+    unsigned f = full->first_stage_layers, l = full->last_stage_layers, n = m->layers;
+    if (!ends)
+        return n % (pp * (full->vpp ? full->vpp : 1)) ? 0 : n / pp;
+    if (pp < 2 || f + l > n || (pp == 2 && f + l != n) || (pp > 2 && (f + l == n ||
+                                                                       (n - f - l) % (pp - 2))))
+        return 0;
+    unsigned mid = pp > 2 ? (n - f - l) / (pp - 2) : 0, most = f > l ? f : l;
+    return mid > most ? mid : most;
+}
+
+/* 0 when the layout with the job's end-stage layers is tried first at pp
+ * stages (the k % 2 == 0 candidate), 1 when the even split is: the one whose
+ * heaviest stage has fewer layers (the pipeline's pace), the ends on a tie. */
+static int ends_first(const model_arch *m, const parallel_config *full, unsigned pp)
+{
+    unsigned a = heaviest(m, full, pp, 1), b = heaviest(m, full, pp, 0);
+    return a && (!b || a <= b) ? 0 : 1;
+}
+
 /* reshard="true", when no whole replica is left: the pipeline over fewer
  * stages on the GPUs left. The GPUs go in whole TP x CP groups (the built
  * placement's aligned blocks of tp x cp GPUs, Megatron's order, none cut
  * off), in id order; pp runs from pp - 1 down to 1, and for each dp from the
- * job's down in whole expert groups; the first layout the workload accepts
- * (layers a multiple of pp x vpp: the partitioner's even split), the GPUs
- * left hold and the memory model fits runs. 1 with *w built and map filled
+ * job's down in whole expert groups, each with the job's first/last-stage
+ * layers kept on the end stages (when it has them) and with the even split,
+ * the one whose heaviest stage has fewer layers first (ends_first); the
+ * first layout the workload accepts (the ends kept: layers - first - last a
+ * multiple of pp - 2; the even split: layers a multiple of pp x vpp), the
+ * GPUs left hold and the memory model fits runs. 1 with *w built and map filled
  * (step_gpu's ids onto GPUs), 0 with why set when none, -1 on an error. */
 static int reshard(const run_degraded *d, const unsigned char *cut, uint32_t n_gpus,
                    uint32_t *map, workload *w, char *why, size_t size, sim_error *err)
@@ -105,12 +133,14 @@ static int reshard(const run_degraded *d, const unsigned char *cut, uint32_t n_g
     }
     snprintf(why, size, "no pipeline over fewer stages fits the %u whole TP x CP groups left",
              (unsigned)blocks);
+    unsigned ways = full->first_stage_layers ? 2 : 1;
     for (unsigned pp = full->pp - 1; pp >= 1; pp--)
-        for (unsigned k = full->dp / ep; k > 0; k--) {
+        for (unsigned k = full->dp / ep * ways; k > 0; k--) {
             parallel_config p = *full;
             p.pp = pp;
-            p.dp = k * ep;
-            p.first_stage_layers = p.last_stage_layers = 0; /* the even split */
+            p.dp = (k + ways - 1) / ways * ep;
+            if (ways == 1 || (int)(k % 2) != ends_first(&d->w.model, full, pp))
+                p.first_stage_layers = p.last_stage_layers = 0; /* the even split */
             p.dp_replica = NULL;
             p.dp_placed = 0;
             p.gpu_map = map;

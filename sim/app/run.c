@@ -100,35 +100,6 @@ static int elastic_speeds(const scn_scenario *s, run_plan *p, double full_iterat
     return 0;
 }
 
-/* <reliability><stragglers> on the step tier: the job's speed while one
- * node is slow, from the profile with one node's GPUs at the slow speed
- * (times any straggler <job><step> names already): the iteration waits for
- * the slow node only as long as its compute share makes it. The node is the
- * one in the middle of the GPU numbering: in Megatron's order a middle
- * pipeline stage, where most nodes are (the first and last stages often
- * carry fewer layers, and so have slack to absorb a slow node). */
-static int straggler_speed(const scn_scenario *s, run_plan *p, double full_iteration_s,
-                           sim_error *err)
-{
-    size_t n = (size_t)s->campaign.gpu_count;
-    unsigned per_node = s->campaign.gpus_per_node ? s->campaign.gpus_per_node : 8;
-    size_t middle = n / 2 / per_node * per_node;
-    double *speed = malloc(n * sizeof *speed);
-    if (!speed)
-        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        speed[i] = (p->gpu_speed && i < p->n_gpu_speed ? p->gpu_speed[i] : 1.0) *
-                   (i >= middle && i < middle + per_node ? s->straggler_gpu_speed : 1.0);
-    step_profile q;
-    int rc = app_step_profile(s, speed, (unsigned)n, &q, err);
-    free(speed);
-    if (rc)
-        return rc;
-    p->campaign.straggler_speed = fmin(1.0, full_iteration_s / q.iteration_s);
-    step_profile_free(&q);
-    return 0;
-}
-
 /* No MFU in the scenario: one iteration on the step tier sets the
  * campaign's iteration time (through the MFU that gives it), and the speeds
  * of elastic and straggling jobs. */
@@ -159,7 +130,7 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
                              "outside (0, 1]", st->iteration_s, c->mfu_frac);
     if (c->elastic_replicas && elastic_speeds(s, p, prof->iteration_s, &e))
         return sim_error_set(err, e.code, s->source, 0, "elastic continuation: %s", e.msg);
-    if (c->straggler_rate_per_s > 0 && straggler_speed(s, p, prof->iteration_s, &e))
+    if (c->straggler_rate_per_s > 0 && run_straggler_init(s, p, prof->iteration_s, &e))
         return sim_error_set(err, e.code, s->source, 0, "stragglers: %s", e.msg);
     if (s->throttle_given && run_throttle_init(s, p, prof->iteration_s, &e))
         return sim_error_set(err, e.code, s->source, 0, "thermal throttling: %s", e.msg);
@@ -185,6 +156,8 @@ static int step_decides(const scn_scenario *s, run_plan *p, sim_error *err)
             c->fabric_hot_speed = run_degraded_hot_speed;
         }
     }
+    if (c->straggler_rate_per_s > 0 && run_straggler_combine(s, p, &e))
+        return sim_error_set(err, e.code, s->source, 0, "stragglers: %s", e.msg);
     return 0;
 }
 
@@ -235,6 +208,7 @@ void run_plan_free(run_plan *p)
     free(p->gpu_speed);
     free(p->throttle_hot);
     free(p->throttle_gpu_speed);
+    free(p->straggler_gpu_speed);
     memset(p, 0, sizeof *p);
 }
 

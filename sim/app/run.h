@@ -60,6 +60,10 @@ typedef struct run_plan {
     double throttle_iteration_s;
     double *throttle_gpu_speed; /* the GPUs' speeds it ran with (campaign.gpu_count;
                                    owned, NULL: not simulated) */
+    /* stragglers on the step tier (straggler_run.c): the GPUs' speeds with
+     * the straggler's node slow and that iteration (owned; NULL, 0: none) */
+    double *straggler_gpu_speed;
+    double straggler_iteration_s;
 } run_plan;
 
 /* The site's hours above the <throttle>'s temperature (fac_temperature_profile
@@ -69,6 +73,19 @@ typedef struct run_plan {
  * t_throttled, at most 1. 0 or an error (the step tier's, out of memory). */
 int run_throttle_init(const scn_scenario *s, run_plan *p, double full_iteration_s,
                       sim_error *err);
+
+/* <reliability><stragglers> on the step tier: the job's speed while a node
+ * is slow (campaign.straggler_speed), from the iteration with the middle
+ * node's GPUs slow. 0 or an error (the step tier's, out of memory). */
+int run_straggler_init(const scn_scenario *s, run_plan *p, double full_iteration_s,
+                       sim_error *err);
+
+/* A slow node in a hot hour and/or on a degraded fabric: one step-tier
+ * iteration with everything applied (campaign.straggler_hot_speed, the
+ * degraded cache's slow states: campaign.fabric_slow_speed). After
+ * run_straggler_init, run_throttle_init and the degraded context. 0 or an
+ * error. */
+int run_straggler_combine(const scn_scenario *s, run_plan *p, sim_error *err);
 
 enum {
     RUN_PLAN_ENERGY = 1,      /* at a <site>, account energy, cost and carbon */

@@ -134,6 +134,11 @@ typedef struct scn_scenario {
     int throttle_given;
     double throttle_above_c, throttle_gpu_speed;
     uint32_t throttle_gpus;
+    /* temperature="wet-bulb": throttle_above_c is the outdoor wet-bulb
+     * temperature (fac_wetbulb_profile; the site needs a humidity), else the
+     * dry bulb; left out: wet-bulb for the evaporative design (a default
+     * used, throttle_wetbulb_default), dry-bulb for the others */
+    int throttle_wetbulb, throttle_wetbulb_default;
     scn_site site;
     scn_costs costs;
     int checkpoint_auto;    /* <checkpoint interval="auto">: Daly's optimum */

@@ -514,6 +514,11 @@ void summary_print_table(FILE *f, const run_plan *plan, const campaign_result *r
         fprintf(f, "\n  throttling on a degraded fabric: %" PRIu64 " lookups of hot states, %" PRIu64
                 " simulated (one step-tier iteration with both applied)\n", d->hot_lookups,
                 d->hot_simulations);
+    if (d && d->slow_lookups) /* a slow node with network parts out, over every replica */
+        fprintf(f, "%s  a slow node on a degraded fabric: %" PRIu64 " lookups, %" PRIu64
+                " simulated (one step-tier iteration with the slow node%s and the parts "
+                "applied)\n", d->hot_lookups ? "" : "\n", d->slow_lookups, d->slow_simulations,
+                plan->throttle_iteration_s > 0 ? ", the throttled GPUs in hot hours" : "");
     fprintf(f, "\n  event digest %s\n", sum->event_digest);
 }
 

@@ -3,7 +3,9 @@
  *
  * The hours: the site's outdoor dry-bulb temperature hour by hour for a
  * year from the first hour of the start month (fac_temperature_profile, the
- * hours the energy account prices; a run longer than a year repeats them).
+ * hours the energy account prices; a run longer than a year repeats them),
+ * or its wet bulb (temperature="wet-bulb", the evaporative design's
+ * default: fac_wetbulb_profile, as the energy account's evaporative stage).
  * An hour is hot when its temperature is strictly above the <throttle>'s.
  * The speed: one step-tier iteration with the throttled GPUs (GPUs 0 .. N-1,
  * or all) at the throttle speed times their own (a <straggler> or spread),
@@ -56,6 +58,13 @@ int run_throttle_init(const scn_scenario *s, run_plan *p, double full_iteration_
     }
     uint64_t start = fac_month_start_hour((int)s->site.start_month - 1);
     int rc = fac_temperature_profile(&s->site.info.climate, start, FAC_HOURS_PER_YEAR, temp, err);
+    if (!rc && s->throttle_wetbulb) { /* the wet bulb of each hour, in place */
+        fac_wetbulb_profile(&s->site.info.climate, start, FAC_HOURS_PER_YEAR, temp, temp);
+        for (unsigned h = 0; !rc && h < FAC_HOURS_PER_YEAR; h++)
+            if (!isfinite(temp[h])) /* the loader refuses a site without humidity */
+                rc = sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                                   "no wet-bulb temperature at hour %u", h);
+    }
     p->throttle_hot_hours = 0;
     for (unsigned h = 0; !rc && h < FAC_HOURS_PER_YEAR; h++) {
         p->throttle_hot[h] = temp[h] > s->throttle_above_c;

@@ -586,11 +586,56 @@ static void test_transceivers(void)
     CHECK(ff_state_digest(&sa) != ff_state_digest(&sb));
     sb.cage_ports = 2;
     CHECK(ff_state_digest(&sa) == ff_state_digest(&sb));
-    /* refusals: a host's link, a link out of range */
+    /* host-side cages (tier 0): every GPU's fabric port in exactly one cage
+     * of two ports of one server (8 GPUs a server), named by its first port */
+    unsigned char *host_seen = calloc(g->n_links, 1);
+    uint64_t hn = 0;
+    sim_error_clear(&err);
+    CHECK(ff_transceivers(&f, 0, 0, NULL, &hn, &err) == SIM_ERR_INPUT); /* no port form */
+    CHECK(strstr(err.msg, "servers' port form") != NULL);
+    sim_error_clear(&err);
+    CHECK(ff_transceivers(&f, 2, 0, NULL, &hn, &err) == 0);
+    CHECK_INT_EQ(hn, 192 / 2);
+    uint32_t *hids = malloc((size_t)hn * sizeof *hids);
+    CHECK(ff_transceivers(&f, 2, 0, hids, &hn, &err) == 0);
+    for (uint64_t k = 0; host_seen && hids && k < hn; k++) {
+        ff_state st;
+        ff_state_init(&st);
+        st.cage_ports = 2;
+        ff_part p = {FF_TRANSCEIVER, hids[k], 0.5};
+        CHECK(ff_state_add(&st, &p) == 0);
+        ff_effect e = {0};
+        CHECK(ff_effect_compute(&f, &st, &e, &err) == 0);
+        uint32_t mine = 0, lo = UINT32_MAX, server = UINT32_MAX;
+        for (uint32_t l = 0; l < g->n_links; l++) {
+            if (e.link_speed[l] == 1 || g->node_kind[g->link_src[l]] != TOPO_HOST)
+                continue;
+            uint32_t h = g->link_src[l];
+            CHECK(h < 192 && g->node_kind[g->link_dst[l]] == TOPO_SWITCH);
+            CHECK(server == UINT32_MAX || server == h / 8); /* one server's ports */
+            server = h / 8;
+            CHECK(!host_seen[l]);
+            host_seen[l] = 1;
+            mine++;
+            lo = l < lo ? l : lo;
+        }
+        CHECK_INT_EQ(mine, 2);
+        CHECK_INT_EQ(e.links_slow, 4);
+        CHECK(lo == hids[k]);
+        ff_effect_fini(&e);
+        ff_state_fini(&st);
+    }
+    for (uint32_t l = 0; host_seen && l < g->n_links; l++) /* every GPU's fabric port */
+        CHECK(host_seen[l] == (g->node_kind[g->link_src[l]] == TOPO_HOST &&
+                               g->link_src[l] < 192 &&
+                               g->node_kind[g->link_dst[l]] == TOPO_SWITCH));
+    free(hids);
+    free(host_seen);
+    /* refusals: a host's link without the servers' port form, a link out of range */
     const char *bad[] = {"transceiver=0", "transceiver=99999"};
     for (int i = 0; i < 2; i++) {
         ff_state st = state_of(&bad[i], 1);
-        st.cage_ports = 2;
+        st.cage_ports = i ? 2 : 0;
         ff_effect e = {0};
         sim_error_clear(&err);
         CHECK(ff_effect_compute(&f, &st, &e, &err) == SIM_ERR_INPUT);

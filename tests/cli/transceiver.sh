@@ -59,7 +59,7 @@ printf '%s\n' "$d4" | grep -q "6 directed links down" || { echo "FAIL: 3 ports a
 bad "no port form" "no port form for the fabric's roce-400g switches" "$dcsim" step "$ex" -q --fail transceiver=4128
 bad "single-port cages" "ib-hdr switches have no twin-port cages" \
     "$dcsim" step "$s" -q --set cluster/fabric/@link=ib-hdr --fail transceiver=96
-bad "a host's link" "transceiver=0: link 0 leaves node 0, no fabric switch" "$dcsim" step "$s" -q --fail transceiver=0
+bad "a host's link, no port form" "transceiver=0: a host-side transceiver needs the servers' port form" "$dcsim" step "$s" -q --fail transceiver=0
 bad "no such link" "transceiver=9999: no directed link 9999" "$dcsim" step "$s" -q --fail transceiver=9999
 bad "cage ports 1" "--cage-ports 1: the ports one transceiver cage serves must be" \
     "$dcsim" step "$s" -q --cage-ports 1 --fail transceiver=96

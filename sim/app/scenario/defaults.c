@@ -296,6 +296,22 @@ static size_t add_adaptive(const scn_scenario *s, hw_default *out, size_t max, s
     return add_all(&d, 1, -1, out, max, count);
 }
 
+/* <throttle> without temperature= on an evaporative site: the wet bulb */
+static size_t add_wetbulb(const scn_scenario *s, hw_default *out, size_t max, size_t count)
+{
+    if (!s->throttle_given || !s->throttle_wetbulb_default)
+        return count;
+    hw_default d;
+    memset(&d, 0, sizeof d);
+    d.precision = -1;
+    snprintf(d.part, sizeof d.part, "throttle");
+    snprintf(d.what, sizeof d.what, "temperature");
+    snprintf(d.value, sizeof d.value, "wet-bulb");
+    snprintf(d.rule, sizeof d.rule, "A: the evaporative design's supply air follows the outdoor "
+             "wet bulb, as its energy model does (docs/failures.md)");
+    return add_all(&d, 1, -1, out, max, count);
+}
+
 size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max)
 {
     int p = (int)s->precision;
@@ -308,6 +324,7 @@ size_t scn_defaults_used(const scn_scenario *s, hw_default *out, size_t max)
     }
     count = add_site(&s->site, out, max, count);
     count = add_adaptive(s, out, max, count);
+    count = add_wetbulb(s, out, max, count);
     return add_degraded(s, out, max, count);
 }
 

@@ -215,7 +215,8 @@ static int network_parts(loader *ld, xmlNode *f, const scn_scenario *s, const ch
 }
 
 /* component="transceiver" [tier] [cage-ports]: the transceiver cages of
- * the fabric's switches in tier="..." (1 to 4) or all, counted on the
+ * the fabric's switches in tier="..." (1 to 4) or all, or of its servers
+ * (tier="0": host-side, cage-ports required), counted on the
  * fabric built (ff_transceivers: the cage rule and the catalog's port
  * form, docs/failures.md "Transceivers"); every transceiver <failure> has
  * the same cage-ports */
@@ -248,9 +249,10 @@ static int transceiver_parts(loader *ld, xmlNode *f, scn_scenario *s, uint64_t *
     if (text[0] && strcmp(text, "all")) {
         char *end = NULL;
         long t = strtol(text, &end, 10);
-        if (*end || t < 1 || t > 4)
-            return node_error(ld, f, "tier", "tier must be \"all\" or 1 to 4 (the switches "
-                              "whose cages fail; 1: the host-facing leaves)");
+        if (*end || t < 0 || t > 4)
+            return node_error(ld, f, "tier", "tier must be \"all\" or 0 to 4 (the switches "
+                              "whose cages fail, 1: the host-facing leaves; 0: the servers' "
+                              "host-side cages)");
         *tier = (int)t;
     }
     fabric fb;
@@ -264,7 +266,8 @@ static int transceiver_parts(loader *ld, xmlNode *f, scn_scenario *s, uint64_t *
         return rc == SIM_ERR_NOMEM ? sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "%s", e.msg)
                                    : node_error(ld, f, cp ? "cage-ports" : "component", "%s",
                                                 e.msg);
-    return *out ? 0 : node_error(ld, f, "tier", "the fabric has no switches there");
+    return *out ? 0 : node_error(ld, f, "tier", "the fabric has no %s there",
+                                 *tier ? "switches" : "host ports");
 }
 
 /* what a <failure component distribution> names */

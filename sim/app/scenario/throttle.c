@@ -1,6 +1,7 @@
-/* throttle.c - <reliability><throttle cooling above speed gpus>: GPUs that
- * throttle in the site's hours above a temperature (docs/failures.md
- * "Thermal throttling"). shared/reference has no throttle temperature, inlet
+/* throttle.c - <reliability><throttle cooling above speed gpus
+ * [temperature]>: GPUs that throttle in the site's hours above a
+ * temperature, the dry bulb or (the evaporative design's default) the wet
+ * bulb (docs/failures.md "Thermal throttling"). shared/reference has no throttle temperature, inlet
  * class or throttled clock for any GPU or cooling design, so the threshold,
  * the slowed speed and the GPUs that slow are the scenario's (all required).
  * One element per cooling design at most; the one for the <site>'s cooling
@@ -30,8 +31,8 @@ static int get_celsius(loader *ld, xmlNode *n, const char *attr, double *out)
     if (end == text || strcmp(end, "C") || !(x >= THROTTLE_ABOVE_MIN_C &&
                                              x <= THROTTLE_ABOVE_MAX_C))
         return node_error(ld, n, attr, "expected a temperature from %g to %g in C, e.g. "
-                          "\"32C\" (the outdoor dry-bulb temperature above which the GPUs "
-                          "throttle)", THROTTLE_ABOVE_MIN_C, THROTTLE_ABOVE_MAX_C);
+                          "\"32C\" (the outdoor dry-bulb, or wet-bulb, temperature above "
+                          "which the GPUs throttle)", THROTTLE_ABOVE_MIN_C, THROTTLE_ABOVE_MAX_C);
     *out = x;
     return 0;
 }
@@ -58,6 +59,18 @@ static int parse_one(loader *ld, xmlNode *t, scn_scenario *s)
         else
             s->throttle_gpus = (uint32_t)n;
     }
+    char temp[24];
+    copy_attr(t, "temperature", temp, sizeof temp);
+    int evaporative = s->site.design.cooling == FAC_COOLING_EVAPORATIVE;
+    s->throttle_wetbulb = temp[0] ? !strcmp(temp, "wet-bulb") : evaporative;
+    s->throttle_wetbulb_default = !temp[0] && evaporative;
+    if (!rc && s->throttle_wetbulb && !(s->site.info.climate.rh_annual > 0))
+        rc = node_error(ld, t, temp[0] ? "temperature" : NULL,
+                        "throttling on the wet-bulb temperature%s needs the site's humidity, "
+                        "and sites.xml has none for %s (sites with one: shaoguan, tianfu, "
+                        "chongqing, guian, zhongwei); or give temperature=\"dry-bulb\"",
+                        temp[0] ? "" : " (the evaporative design's default)",
+                        s->site.info.name);
     if (!rc && !s->step_computes_iteration)
         rc = node_error(ld, t, NULL, "thermal throttling needs the step tier to time the "
                         "iteration with the throttled GPUs: remove <training mfu> (it fixes "
