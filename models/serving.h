@@ -251,6 +251,11 @@ typedef struct serve_config {
      * output alone exceed the window). Every model has a seq_len
      * (model_arch_check refuses one without). */
     int session_truncate;         /* enum serve_truncate */
+    /* the window in tokens (0: the model's arch.seq_len, its training
+     * sequence length; shared/reference gives no served context length for
+     * a catalog model, so a served window other than it is the scenario's):
+     * serve_session_window */
+    double session_window;
     /* outputs: time series in bins of series_bin_s (0: none; serve_result
      * .series), and every finished or dropped request passed to on_request
      * (NULL: none; non-zero stops the run as out of memory) */
@@ -497,6 +502,8 @@ int serve_truncate_parse(const char *name, int *out);
 int serve_has_sessions(const serve_config *c);
 /* the mean turns per session */
 double serve_mean_turns(const serve_config *c);
+/* the sessions' context window in tokens: session_window, else arch.seq_len */
+double serve_session_window(const serve_config *c);
 /* swap: the host pool's blocks per replica (floor(host bytes per GPU / a
  * block's bytes per GPU)) and the copy time of one block (s); 0 for both
  * under recompute */

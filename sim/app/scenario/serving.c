@@ -601,6 +601,13 @@ static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
     if (!rc && name[0] && strcmp(name, "on") != 0 && strcmp(name, "off") != 0)
         rc = node_error(ld, n, "cache", "unknown cache setting; use on (a finished turn's "
                         "context stays cached on its replica) or off");
+    if (!rc && has_attr(n, "window")) {
+        rc = get_quantity(ld, n, "window", SIM_DIM_COUNT, 1, &c->session_window);
+        if (!rc)
+            rc = whole(ld, n, "window", c->session_window);
+        if (!rc && !(c->session_window >= 1 && c->session_window <= 1e7))
+            rc = node_error(ld, n, "window", "window must be from 1 to 1e7 tokens");
+    }
     char rule[32];
     copy_attr(n, "truncate", rule, sizeof rule);
     if (!rc && serve_truncate_parse(rule[0] ? rule : "refuse", &c->session_truncate))
@@ -621,9 +628,16 @@ static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
     if (!name[0])
         note_default(s, "sessions cache on: a finished turn's context stays cached on its "
                         "replica (A)");
+    if (!has_attr(n, "window")) {
+        char text[320];
+        snprintf(text, sizeof text, "sessions window %u tokens: the model's seq-len, its "
+                 "training sequence length (A: shared/reference gives no served context "
+                 "length for a catalog model)", c->arch.seq_len);
+        note_default(s, text);
+    }
     if (!rule[0])
         note_default(s, "sessions truncate refuse: a follow-up over the context window "
-                        "(the model's seq-len) is dropped (A)");
+                        "(window, else the model's seq-len) is dropped (A)");
     return rc;
 }
 
