@@ -148,7 +148,7 @@ int serve_config_check(const serve_config *c, sim_error *err)
                                                                               err)))
         return rc;
     if ((rc = serve_extras_check(c, err)) || (rc = serve_swap_check(c, err)) ||
-        (rc = serve_session_check(c, err)))
+        (rc = serve_session_check(c, err)) || (rc = serve_fetch_check(c, err)))
         return rc;
     return serve_memory(c, NULL, NULL, NULL, err);
 }
@@ -286,6 +286,17 @@ int serve_new_request(serve_sim *s)
     if (s->ext)
         s->ext[id].prefill_replica = r;
     q->state = REQ_WAITING;
+    if (s->fetch_on) { /* its context from another replica (serving_fetch.c)? */
+        s->outstanding[r]++;
+        serve_account(s);
+        serve_series_note(s);
+        s->in_system++;
+        int f = serve_fetch_start(s, id, r);
+        if (f)
+            return f < 0 ? -1 : 0;
+        s->outstanding[r]--;
+        s->in_system--;
+    }
     if (serve_wait_reserve(rp))
         return -1;
     rp->wait[(rp->wait_head + rp->wait_n) % rp->wait_cap] = id;
@@ -521,6 +532,7 @@ static int results(serve_sim *s, sim_error *err)
     if (s->sessions_on)
         serve_session_results(s, o);
     serve_disagg_results(s, o);
+    serve_fetch_results(s, o);
     if (c->preemption == SERVE_PREEMPT_SWAP) {
         o->host_blocks_per_replica = s->rep[s->n_rep - 1].host_blocks_total;
         o->host_util_max = s->host_fleet_total > 0 ? s->host_peak / s->host_fleet_total : 0;
@@ -583,10 +595,13 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
     s.caching = c->prefix_prompts || (s.sessions_on && c->session_cache);
     s.next_session = SERVE_NONE;
     s.has_ext = c->prefix_prompts || c->prefill_replicas || s.sessions_on;
+    s.fetch_on = c->kv_remote == SERVE_KV_REMOTE_FETCH;
     s.n_rep = c->replicas + c->prefill_replicas;
     if (c->prefill_replicas)
         serve_memory(&s.pre_c, NULL, &s.pre_kv_bytes_per_token, &pre_blocks, NULL);
     out->prefill_kv_blocks_per_replica = pre_blocks;
+    s.fetch_kv_bytes_per_token = c->prefill_replicas ? s.pre_kv_bytes_per_token
+                                                     : out->kv_bytes_per_token;
     s.eng = sim_engine_create();
     s.arrival_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.length_rng = gsl_rng_alloc(gsl_rng_mt19937);

@@ -56,6 +56,8 @@
 enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_TRACE,
                      SERVE_ARRIVAL_COUNT };
 enum serve_kv_contention { SERVE_KV_SHARED = 0, SERVE_KV_QUEUED, SERVE_KV_CONTENTION_COUNT };
+/* remote KV fetch (serving_fetch.c): off, or fetch from another replica's cache */
+enum serve_kv_remote { SERVE_KV_REMOTE_OFF = 0, SERVE_KV_REMOTE_FETCH, SERVE_KV_REMOTE_COUNT };
 /* what a preemption does with the preempted request's KV blocks
  * (serving_swap.c): free them and recompute later, or copy them to the
  * replica's host-memory pool and back */
@@ -194,6 +196,20 @@ typedef struct serve_config {
     double kv_intra_bytes_per_s, kv_intra_latency_s; /* per path, effective */
     double kv_inter_bytes_per_s, kv_inter_latency_s; /* 0: no inter-node link (refused when
                                                         a transfer would need it) */
+    /* remote KV fetch (serving_fetch.c). SERVE_KV_REMOTE_OFF (0, the
+     * default): a cached prefix chain or session context serves only the
+     * replica holding it. SERVE_KV_REMOTE_FETCH: a request routed to a
+     * replica r whose cache holds fewer of its blocks than another replica
+     * j of its pool (the one holding the most) fetches the difference from
+     * j, when that costs less than recomputing it: latency + bytes / (tp x
+     * rate) (alone, over j's and r's links as a KV transfer: the scale-up
+     * link inside a node, else the inter-node one; node_gpus and the
+     * kv_intra / kv_inter rates above) against the prefill of those tokens
+     * as one chunk on an idle replica (serve_iteration_s). The fetch shares
+     * the replicas' links with the other KV transfers in flight max-min
+     * fairly (serving_kvflow.c); the request joins r's queue when it
+     * arrives and starts with the fetched blocks computed. */
+    int kv_remote;                /* enum serve_kv_remote */
     /* preemption (serving_swap.c): SERVE_PREEMPT_RECOMPUTE (0, the default)
      * frees the preempted request's blocks and recomputes its prompt and
      * output so far; SERVE_PREEMPT_SWAP copies its blocks to its replica's
@@ -235,6 +251,11 @@ typedef struct serve_config {
      * output alone exceed the window). Every model has a seq_len
      * (model_arch_check refuses one without). */
     int session_truncate;         /* enum serve_truncate */
+    /* the window in tokens (0: the model's arch.seq_len, its training
+     * sequence length; shared/reference gives no served context length for
+     * a catalog model, so a served window other than it is the scenario's):
+     * serve_session_window */
+    double session_window;
     /* outputs: time series in bins of series_bin_s (0: none; serve_result
      * .series), and every finished or dropped request passed to on_request
      * (NULL: none; non-zero stops the run as out of memory) */
@@ -356,6 +377,13 @@ typedef struct serve_result {
     uint64_t sessions_finished, sessions_cut, turns_truncated, turns_refused;
     double turns_mean, hit_tokens_share, truncated_tokens;
     serve_latency ttft_first, ttft_followup;
+    /* remote KV fetch (kv_remote): requests that fetched cached KV from
+     * another replica, the blocks' tokens and bytes moved, the time from
+     * arrival to the KV's arrival (mean, max), and the requests for which
+     * another replica held more of their context but recomputing it was
+     * estimated cheaper (no fetch) */
+    uint64_t fetches, fetches_declined;
+    double fetch_tokens, fetch_bytes, fetch_mean_s, fetch_max_s;
     /* series_bin_s > 0: n_series bins (serve_result_free releases them) */
     serve_bin *series;
     uint64_t n_series;
@@ -454,6 +482,9 @@ const char *serve_length_dist_name(int d);
 /* "shared", "queued" (enum serve_kv_contention) */
 const char *serve_kv_contention_name(int k);
 int serve_kv_contention_parse(const char *name, int *out);
+/* "off", "fetch" (enum serve_kv_remote) */
+const char *serve_kv_remote_name(int k);
+int serve_kv_remote_parse(const char *name, int *out);
 int serve_length_dist_parse(const char *name, int *out);
 /* "recompute", "swap" (enum serve_preemption) */
 const char *serve_preemption_name(int p);
@@ -471,6 +502,8 @@ int serve_truncate_parse(const char *name, int *out);
 int serve_has_sessions(const serve_config *c);
 /* the mean turns per session */
 double serve_mean_turns(const serve_config *c);
+/* the sessions' context window in tokens: session_window, else arch.seq_len */
+double serve_session_window(const serve_config *c);
 /* swap: the host pool's blocks per replica (floor(host bytes per GPU / a
  * block's bytes per GPU)) and the copy time of one block (s); 0 for both
  * under recompute */

@@ -164,7 +164,7 @@ int serve_disagg_send(serve_sim *s, uint32_t id)
     if (s->net) /* shared links (serving_kvflow.c) */
         return serve_kvnet_send(s, id, pre, d, !same, bytes,
                                 paths * (same ? c->kv_intra_bytes_per_s : c->kv_inter_bytes_per_s),
-                                same ? c->kv_intra_latency_s : c->kv_inter_latency_s);
+                                same ? c->kv_intra_latency_s : c->kv_inter_latency_s, 0);
     double t = same ? c->kv_intra_latency_s + bytes / (paths * c->kv_intra_bytes_per_s)
                     : c->kv_inter_latency_s + bytes / (paths * c->kv_inter_bytes_per_s);
     double now = sim_now(s->eng), start = pr->link_free_s > now ? pr->link_free_s : now;

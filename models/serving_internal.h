@@ -54,6 +54,11 @@ typedef struct serve_req_ext {
     uint64_t session_id;
     uint32_t turn, context, truncated, hit_tokens;
     uint8_t context_hit, refused;
+    /* remote fetch (serving_fetch.c): the replica it fetches from and the
+     * entry it pins there while the KV moves, the tokens of context it has
+     * once the KV arrived (0: none; used at its first admission after) */
+    uint32_t fetch_from, fetch_entry, fetch_tokens;
+    double fetch_sent_s;
 } serve_req_ext;
 
 /* A session between its turns (serving_session.c). */
@@ -213,6 +218,10 @@ typedef struct serve_sim {
     uint32_t next_session;    /* new_request: the session whose turn arrives (SERVE_NONE: a
                                  new session, or none) */
     uint64_t truncations;     /* fresh cache keys handed out (serve_session.cache_key) */
+    /* remote fetch (serving_fetch.c): on; the pool's KV bytes per token (all
+     * a replica's GPUs); the fetch times' sum */
+    int fetch_on;
+    double fetch_kv_bytes_per_token, fetch_sum_s;
 } serve_sim;
 
 struct serve_router {
@@ -243,6 +252,12 @@ static inline serve_req_ext *serve_ext(serve_sim *s, const serve_req *q)
     return &s->ext[q - s->req];
 }
 
+/* serving_prefix.c, remote fetch: pin x's longest cached chain (its session
+ * context, else its prefix chain) on rp, returning its deepest entry
+ * (SERVE_NONE when none), and unpin it */
+uint32_t serve_prefix_pin_cached(serve_sim *s, serve_replica *rp, const serve_req_ext *x);
+void serve_prefix_unpin(serve_replica *rp, uint32_t entry);
+
 /* KV blocks q uses from its replica's prefix cache */
 static inline uint32_t serve_shared(const serve_sim *s, const serve_req *q)
 {
@@ -271,7 +286,25 @@ void serve_disagg_arrive(sim_engine *eng, void *ctx, uint64_t data);
 int serve_kvnet_init(serve_sim *s);
 void serve_kvnet_free(serve_sim *s);
 int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int inter,
-                     double bytes, double cap, double latency_s);
+                     double bytes, double cap, double latency_s, int fetch);
+
+/* serving_fetch.c: remote fetch (kv_remote). check: 0 or SIM_ERR_INPUT;
+ * start: request id, just routed to r and counted in the system, fetches
+ * its context from another replica (1: it is in transfer), or not (0: the
+ * caller queues it); -1 when out of memory. arrive: the event of its KV's
+ * arrival (it joins r's queue). apply: at admission, q starts with the
+ * fetched context computed (after its own replica's cached chain is
+ * attached). results: the mean and max fetch time */
+int serve_fetch_check(const serve_config *c, sim_error *err);
+int serve_fetch_start(serve_sim *s, uint32_t id, uint32_t r);
+void serve_fetch_arrive(sim_engine *eng, void *ctx, uint64_t data);
+void serve_fetch_results(serve_sim *s, serve_result *o);
+static inline void serve_fetch_apply(serve_sim *s, serve_req *q)
+{
+    uint32_t t = s->ext[q - s->req].fetch_tokens;
+    if (t > q->prefilled)
+        q->prefilled = q->kv_tokens = t;
+}
 
 /* serving_prefix.c: the prefix cache */
 int serve_prefix_init(serve_sim *s);   /* 0, or -1 (no memory) */

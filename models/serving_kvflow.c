@@ -1,11 +1,14 @@
 /* serving_kvflow.c - KV transfers sharing the replicas' links
  * (serving.h: kv_contention SERVE_KV_SHARED, the default).
  *
- * Every prefill replica has an outgoing and every decode replica an
- * incoming link of each kind (the GPU's scale-up link inside a node, the
- * inter-node link between nodes) of capacity tp x rate (its tp GPUs, each
- * rate per direction, effective). A transfer in flight uses the sender's
- * and the receiver's link of its kind and may take at most its own paths x
+ * Every replica has an outgoing and an incoming link of each kind (the
+ * GPU's scale-up link inside a node, the inter-node link between nodes) of
+ * capacity tp x rate (its tp GPUs, each rate per direction, effective): a
+ * prefill replica sends on its outgoing links, a decode replica receives on
+ * its incoming ones, and with remote fetch (serving_fetch.c) a replica
+ * sends cached KV on its outgoing and receives it on its incoming links.
+ * A transfer in flight uses the sender's outgoing and the receiver's
+ * incoming link of its kind and may take at most its own paths x
  * rate (paths = min(prefill tp, decode tp): what it took alone before).
  * The transfers in flight share the links max-min fairly (progressive
  * filling, Bertsekas and Gallager, Data Networks 6.5.2): every unfrozen
@@ -48,7 +51,9 @@ int serve_kv_contention_parse(const char *name, int *out)
 
 typedef struct kv_flow {
     uint32_t id;         /* the request */
-    uint32_t link[2];    /* the sender's and the receiver's link: replica x 2 + inter */
+    uint32_t link[2];    /* the sender's outgoing and the receiver's incoming link:
+                            replica x 4 + direction (0 out, 1 in) x 2 + inter */
+    int fetch;           /* a remote fetch (serving_fetch.c), else a pool's transfer */
     double cap;          /* paths x rate: its rate alone */
     double latency_s;
     double rate;         /* now; 0 before the first sharing */
@@ -62,20 +67,20 @@ typedef struct kv_flow {
 struct serve_kvnet {
     kv_flow *f;          /* in flight, in the order they started */
     uint32_t n, cap;
-    double *link_cap, *link_left; /* [n_rep x 2] */
+    double *link_cap, *link_left; /* [n_rep x 4] */
     uint32_t *link_n;
 };
 
 int serve_kvnet_init(serve_sim *s)
 {
     const serve_config *c = s->c;
-    if (!c->prefill_replicas || c->kv_contention != SERVE_KV_SHARED)
+    if ((!c->prefill_replicas || c->kv_contention != SERVE_KV_SHARED) && !s->fetch_on)
         return 0;
     serve_kvnet *k = calloc(1, sizeof *k);
     if (!k)
         return -1;
     s->net = k;
-    size_t links = (size_t)s->n_rep * 2;
+    size_t links = (size_t)s->n_rep * 4;
     k->link_cap = malloc(links * sizeof *k->link_cap);
     k->link_left = malloc(links * sizeof *k->link_left);
     k->link_n = malloc(links * sizeof *k->link_n);
@@ -83,8 +88,10 @@ int serve_kvnet_init(serve_sim *s)
         return -1;
     for (uint32_t r = 0; r < s->n_rep; r++) {
         double tp = r < c->prefill_replicas ? c->prefill_tp : c->tp;
-        k->link_cap[2 * r] = tp * c->kv_intra_bytes_per_s;
-        k->link_cap[2 * r + 1] = tp * c->kv_inter_bytes_per_s;
+        for (uint32_t dir = 0; dir < 2; dir++) { /* each direction on its own */
+            k->link_cap[4 * r + 2 * dir] = tp * c->kv_intra_bytes_per_s;
+            k->link_cap[4 * r + 2 * dir + 1] = tp * c->kv_inter_bytes_per_s;
+        }
     }
     return 0;
 }
@@ -188,15 +195,16 @@ static void on_drained(sim_engine *eng, void *ctx, uint64_t data)
     memmove(&k->f[i], &k->f[i + 1], (k->n - i - 1) * sizeof *k->f);
     k->n--;
     double arrive = f.seg_t + (f.latency_s + f.seg_left / f.rate);
-    if (serve_disagg_record(s, arrive - f.sent_s) || reshare(s) ||
-        !sim_schedule_at(eng, arrive, 1, KIND_SERVE_TRANSFER, serve_disagg_arrive, s, f.id)) {
+    if ((!f.fetch && serve_disagg_record(s, arrive - f.sent_s)) || reshare(s) ||
+        !sim_schedule_at(eng, arrive, 1, KIND_SERVE_TRANSFER,
+                         f.fetch ? serve_fetch_arrive : serve_disagg_arrive, s, f.id)) {
         s->failed = 1;
         sim_stop(eng);
     }
 }
 
 int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int inter,
-                     double bytes, double cap, double latency_s)
+                     double bytes, double cap, double latency_s, int fetch)
 {
     serve_kvnet *k = s->net;
     if (k->n == k->cap) {
@@ -208,9 +216,9 @@ int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int 
         k->cap = cap_n;
     }
     double now = sim_now(s->eng);
-    k->f[k->n++] = (kv_flow){.id = id, .link = {2 * from + (uint32_t)inter,
-                                               2 * to + (uint32_t)inter},
-                             .cap = cap, .latency_s = latency_s, .seg_t = now,
+    k->f[k->n++] = (kv_flow){.id = id, .link = {4 * from + (uint32_t)inter,
+                                               4 * to + 2 + (uint32_t)inter},
+                             .fetch = fetch, .cap = cap, .latency_s = latency_s, .seg_t = now,
                              .seg_left = bytes, .sent_s = now};
     return reshare(s);
 }

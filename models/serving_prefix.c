@@ -356,3 +356,25 @@ int serve_prefix_keep(serve_sim *s, serve_replica *rp, serve_req *q, uint64_t ke
     rp->evictable += own;
     return 0;
 }
+
+uint32_t serve_prefix_pin_cached(serve_sim *s, serve_replica *rp, const serve_req_ext *x)
+{
+    uint32_t deepest = session_entry(s, rp, x);
+    if (deepest == SERVE_NONE && x->prefix_depth)
+        longest(s, rp, x, &deepest);
+    if (deepest == SERVE_NONE)
+        return SERVE_NONE;
+    uint64_t t = ++rp->lru_clock; /* the chain, one pin each */
+    for (uint32_t e = deepest, n = 0; e != SERVE_NONE && n < SERVE_SESSION_LEVEL;
+         e = rp->cache[e].parent, n++)
+        pin_one(rp, e, t);
+    return deepest;
+}
+
+void serve_prefix_unpin(serve_replica *rp, uint32_t entry)
+{
+    for (uint32_t e = entry, n = 0; e != SERVE_NONE && n < SERVE_SESSION_LEVEL;
+         e = rp->cache[e].parent, n++)
+        if (!--rp->cache[e].pins)
+            rp->evictable += rp->cache[e].own;
+}

@@ -312,14 +312,21 @@ double serve_form_batch(serve_sim *s, uint32_t r)
             serve_req *q = &s->req[id];
             if (s->caching && serve_prefix_attach(s, rp, q))
                 return -1;
+            uint32_t fetched = s->fetch_on ? serve_ext(s, q)->fetch_tokens : 0;
+            if (fetched) /* its context fetched from another replica (serving_fetch.c) */
+                serve_fetch_apply(s, q);
             double chunk = chunk_for(s, rp, q, budget);
             if (!(chunk > 0)) {
                 if (q->uses_cache) { /* not admitted: give the cached prefix back */
                     serve_prefix_release(s, rp, q);
                     q->prefilled = q->kv_tokens = 0;
                 }
+                if (fetched)
+                    q->prefilled = q->kv_tokens = 0;
                 break;
             }
+            if (fetched)
+                serve_ext(s, q)->fetch_tokens = 0; /* used: a preempted request recomputes */
             admit(s, rp, id);
             if (s->sessions_on && q->first_sched_s < 0)
                 serve_session_admitted(s, q);

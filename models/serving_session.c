@@ -8,12 +8,13 @@
  * next turn prefills only its new tokens there, or all of them where the
  * router sends it elsewhere or the entry was evicted. A turn dropped at
  * arrival (its context outgrew one replica's KV memory) ends its session.
- * A follow-up whose prompt and output exceed the model's context window
- * (arch.seq_len) is refused at arrival, ending its session (truncate
- * "refuse", the default), or keeps its prefix chain and the newest
- * conversation tokens that fit ("oldest"; fit_window): its session's
- * cached context is then no prefix of its prompt, so it takes a fresh
- * cache key and prefills all but its cached chain.
+ * A follow-up whose prompt and output exceed the context window
+ * (serve_session_window: session_window, else the model's arch.seq_len) is
+ * refused at arrival, ending its session (truncate "refuse", the
+ * default), or keeps its prefix chain and the newest conversation tokens
+ * that fit ("oldest"; fit_window): its session's cached context is then no
+ * prefix of its prompt, so it takes a fresh cache key and prefills all but
+ * its cached chain.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -90,6 +91,11 @@ static int bad(sim_error *err, const char *what, double value, const char *allow
     return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "serving: %s %g: %s", what, value, allowed);
 }
 
+double serve_session_window(const serve_config *c)
+{
+    return c->session_window > 0 ? c->session_window : c->arch.seq_len;
+}
+
 int serve_session_check(const serve_config *c, sim_error *err)
 {
     if (!(c->session_turns >= 0) || c->session_turns > 1000)
@@ -103,6 +109,10 @@ int serve_session_check(const serve_config *c, sim_error *err)
     if (!(c->session_max_turns >= 0) || c->session_max_turns > 1000 ||
         c->session_max_turns != floor(c->session_max_turns))
         return bad(err, "max turns", c->session_max_turns, "must be whole, 0 (none) to 1000");
+    if (!(c->session_window >= 0 && c->session_window <= 1e7) ||
+        c->session_window != floor(c->session_window))
+        return bad(err, "context window", c->session_window, "must be whole, 0 (the model's "
+                                                             "seq-len) to 1e7 tokens");
     if (c->session_truncate < 0 || c->session_truncate >= SERVE_TRUNC_COUNT)
         return bad(err, "truncation rule", c->session_truncate, "unknown");
     if (c->think_dist < 0 || c->think_dist >= SERVE_THINK_COUNT)
@@ -180,7 +190,7 @@ static void end_session(serve_sim *s, uint32_t k)
  * cached context is no prefix of its prompt. */
 static double fit_window(serve_sim *s, serve_session *ss, const serve_req *q)
 {
-    double window = s->c->arch.seq_len, output = q->output, message = q->prompt;
+    double window = serve_session_window(s->c), output = q->output, message = q->prompt;
     double context = ss->context;
     if (context + message + output <= window)
         return context;

@@ -195,6 +195,22 @@ static void print_cost(const scn_scenario *s, const serve_cost *k)
     printf("\n");
 }
 
+/* remote fetch's lines: the setting (setup) or the figures */
+static void print_fetch(const scn_scenario *s, const serve_config *c, const serve_result *r,
+                        int setup)
+{
+    if (setup)
+        printf("remote KV  a replica missing a cached context another holds fetches it over "
+               "%s (%u GPUs a node; sharing the links with the other KV transfers) when "
+               "cheaper than recomputing it\n", s->serving_kv_links, c->node_gpus);
+    else
+        printf("remote     %llu requests fetched cached KV from another replica (%.6g tokens, "
+               "%.6g GB; arrival to KV mean %.4g ms, max %.4g ms); %llu recomputed it instead "
+               "(estimated cheaper)\n", (unsigned long long)r->fetches, r->fetch_tokens,
+               r->fetch_bytes / 1e9, r->fetch_mean_s * 1e3, r->fetch_max_s * 1e3,
+               (unsigned long long)r->fetches_declined);
+}
+
 static void print_text(const scn_scenario *s, const serve_config *c, const serve_result *r,
                        const serve_cost *k)
 {
@@ -235,6 +251,8 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
         printf("           level %u: %u under each level-%u prefix, %.0f tokens, on %.4g%% of "
                "those, zipf %.3g\n", l + 1, v->prompts, l, v->tokens, 100 * v->share, v->zipf);
     }
+    if (c->kv_remote == SERVE_KV_REMOTE_FETCH)
+        print_fetch(s, c, r, 1);
     if (c->preemption == SERVE_PREEMPT_SWAP)
         printf("preemption swap: a host pool of %.0f blocks per replica (%.4g GB per GPU), "
                "copied at %.4g GB/s per GPU and direction before the iteration's kernels\n",
@@ -301,6 +319,8 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                (unsigned long long)r->transfers, r->transfer_bytes / 1e9,
                r->transfer_mean_s * 1e3, r->transfer_p99_s * 1e3, r->transfer_max_s * 1e3,
                100 * r->prefill_busy_fraction, 100 * r->decode_busy_fraction);
+    if (c->kv_remote == SERVE_KV_REMOTE_FETCH)
+        print_fetch(s, c, r, 0);
     if (serve_has_sessions(c))
         serve_session_print_result(c, r);
     printf("Little     L %.6g requests in the system = lambda %.6g/s x W %.6g s = %.6g\n",
@@ -434,6 +454,15 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         cJSON_AddNumberToObject(p, "transfer_max_s", r->transfer_max_s);
         cJSON_AddNumberToObject(p, "prefill_busy_fraction", r->prefill_busy_fraction);
         cJSON_AddNumberToObject(p, "decode_busy_fraction", r->decode_busy_fraction);
+    }
+    if (c->kv_remote == SERVE_KV_REMOTE_FETCH) {
+        cJSON *p = cJSON_AddObjectToObject(root, "remote_fetch");
+        cJSON_AddNumberToObject(p, "fetches", (double)r->fetches);
+        cJSON_AddNumberToObject(p, "declined", (double)r->fetches_declined);
+        cJSON_AddNumberToObject(p, "tokens", r->fetch_tokens);
+        cJSON_AddNumberToObject(p, "bytes", r->fetch_bytes);
+        cJSON_AddNumberToObject(p, "mean_s", r->fetch_mean_s);
+        cJSON_AddNumberToObject(p, "max_s", r->fetch_max_s);
     }
     if (serve_has_sessions(c))
         serve_session_json(root, c, r);

@@ -49,8 +49,9 @@ void serve_session_print_setup(const serve_config *c)
            "and a new prompt draw; context cache %s\n", turns,
            c->think_dist == SERVE_THINK_EXPONENTIAL ? "exponential, mean " : "", c->think_s,
            c->session_cache ? "on" : "off");
-    printf("           context window %u tokens (the model's seq-len): a follow-up over it is "
-           "%s\n", c->arch.seq_len,
+    printf("           context window %.0f tokens (%s): a follow-up over it is "
+           "%s\n", serve_session_window(c),
+           c->session_window > 0 ? "window" : "the model's seq-len",
            c->session_truncate == SERVE_TRUNC_OLDEST
                ? "truncated, its oldest conversation tokens cut (truncate oldest)"
                : "refused, ending its session (truncate refuse)");
@@ -88,7 +89,7 @@ void serve_session_json(cJSON *root, const serve_config *c, const serve_result *
     const struct { const char *name; double value; } v[] = {
         {"turns", c->session_turns}, {"max_turns", c->session_max_turns},
         {"mean_turns", serve_mean_turns(c)}, {"think_time_s", c->think_s},
-        {"cache", c->session_cache}, {"context_window", c->arch.seq_len}};
+        {"cache", c->session_cache}, {"context_window", serve_session_window(c)}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         cJSON_AddNumberToObject(o, v[i].name, v[i].value);
     double f[SERVE_SESSION_COLS];

@@ -20,6 +20,9 @@
  *     conservation (arrived = finished + dropped, sessions = finished +
  *     cut), Little's law; "oldest" refuses none where every message and
  *     answer fit;
+ *   - a window set on the sessions replaces the model's seq_len (a smaller
+ *     one refuses an earlier turn, a larger one none); a fractional one is
+ *     refused;
  *   - a model without a context length (seq-len) is refused.
  */
 #include <math.h>
@@ -280,8 +283,41 @@ static void test_refusal(void)
     CHECK(strstr(err.msg, "truncation rule") != NULL);
 }
 
+/* a window set on the sessions (session_window) replaces the model's
+ * seq_len: at 2,600 tokens turn 6 (520 x 6 = 3,120) is the first over it;
+ * at 8,192 (past the seq_len of 4,096) all 10 turns (5,200) fit */
+static void test_window(void)
+{
+    serve_config c = one_session(SERVE_TRUNC_REFUSE, 0);
+    serve_result r;
+    sim_error err;
+    sim_error_clear(&err);
+    c.session_window = 2600;
+    CHECK_REL(serve_session_window(&c), 2600, 0);
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    printf("window 2600: %llu arrived, %llu finished, %llu refused\n",
+           (unsigned long long)r.arrived, (unsigned long long)r.finished,
+           (unsigned long long)r.turns_refused);
+    CHECK_INT_EQ(r.arrived, 6);
+    CHECK_INT_EQ(r.finished, 5);
+    CHECK_INT_EQ(r.turns_refused, 1);
+    serve_result_free(&r);
+    c.session_window = 8192;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    CHECK_INT_EQ(r.arrived, 10);
+    CHECK_INT_EQ(r.finished, 10);
+    CHECK_INT_EQ(r.turns_refused, 0);
+    serve_result_free(&r);
+    c.session_window = 0; /* the model's */
+    CHECK_REL(serve_session_window(&c), 4096, 0);
+    c.session_window = 100.5;
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), SIM_ERR_INPUT);
+    CHECK(strstr(err.msg, "context window") != NULL);
+}
+
 int main(void)
 {
+    test_window();
     test_refuse();
     test_oldest(0);
     test_oldest(200);

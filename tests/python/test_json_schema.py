@@ -63,6 +63,8 @@ CASES = [
     ("serve", ["serve", "--quiet", "--json", ex("serving-chat-sessions.xml")], {0}),
     ("serve", ["serve", "--quiet", "--json", ex("serving-chat-sessions.xml"), "--set",
                "serving/sessions/@truncate=oldest"], {0}),
+    ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
+                                                          "serving-fetch.xml")], {0}),
     ("serve_search", ["serve", "--quiet", "--json", "--size", "--search", "tp=1,4,8",
                       ex("serving-llama3-70b-h100.xml"), "--set", "serving/replica/@weights=bf16",
                       "--set", "serving/arrivals/@duration=60s"], {0}),

@@ -424,6 +424,44 @@ static int kv_link(loader *ld, xmlNode *n, const char *attr, scn_scenario *s, co
     return 0;
 }
 
+/* The KV transfers' links (the pools', or remote fetch's): the GPUs a node,
+ * the GPU's scale-up link inside a node, and between nodes n's link="...",
+ * else the fabric's link (*out: NULL when there is none) */
+static int kv_links(loader *ld, xmlNode *n, scn_scenario *s, const hw_link **out_link)
+{
+    serve_config *c = &s->serving;
+    c->node_gpus = s->has_fabric ? s->fabric.gpus_per_node : s->gpu.scaleup_domain;
+    if (c->node_gpus < 1)
+        c->node_gpus = 1;
+    /* inside a node: the GPU's scale-up link */
+    const hw_link *up = s->gpu.scaleup_kind[0] ? find_named(ld, CAT_LINK, s->gpu.scaleup_kind)
+                                               : NULL;
+    int rc = 0;
+    if (up && c->node_gpus > 1)
+        rc = kv_link(ld, n, NULL, s, up, s->gpu.scaleup_bytes_per_s > 0
+                                             ? s->gpu.scaleup_bytes_per_s : up->bytes_per_s,
+                     &c->kv_intra_bytes_per_s, &c->kv_intra_latency_s);
+    /* between nodes: link="...", else the fabric's link */
+    const hw_link *out = s->has_fabric ? &s->fabric.link : NULL;
+    char name[64];
+    copy_attr(n, "link", name, sizeof name);
+    if (!rc && name[0] && !(out = find_named(ld, CAT_LINK, name))) {
+        char known[1024];
+        entry_names(ld, CAT_LINK, known, sizeof known);
+        return node_error(ld, n, "link", "unknown link technology; known: %s", known);
+    }
+    if (!rc && out)
+        rc = kv_link(ld, n, name[0] ? "link" : NULL, s, out, out->bytes_per_s,
+                     &c->kv_inter_bytes_per_s, &c->kv_inter_latency_s);
+    if (!rc)
+        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s",
+                 up && c->node_gpus > 1 ? up->name : "", up && c->node_gpus > 1 && out ? ", "
+                                                                                     : "",
+                 out ? out->name : "");
+    *out_link = out;
+    return rc;
+}
+
 /* <disaggregated prefill-replicas prefill-tp decode-replicas decode-tp
  * [link] [contention]>: the two pools (docs/serving.md "Disaggregated prefill and
  * decode"); <replica tp> must then be absent */
@@ -461,33 +499,10 @@ static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_sce
     c->tp = dec_tp;
     rc = scaleup_for(ld, n, pre_tp > dec_tp ? "prefill-tp" : "decode-tp", s,
                      pre_tp > dec_tp ? pre_tp : dec_tp);
-    c->node_gpus = s->has_fabric ? s->fabric.gpus_per_node : s->gpu.scaleup_domain;
-    if (c->node_gpus < 1)
-        c->node_gpus = 1;
-    /* inside a node: the GPU's scale-up link */
-    const hw_link *up = s->gpu.scaleup_kind[0] ? find_named(ld, CAT_LINK, s->gpu.scaleup_kind)
-                                               : NULL;
-    if (!rc && up && c->node_gpus > 1)
-        rc = kv_link(ld, n, NULL, s, up, s->gpu.scaleup_bytes_per_s > 0
-                                             ? s->gpu.scaleup_bytes_per_s : up->bytes_per_s,
-                     &c->kv_intra_bytes_per_s, &c->kv_intra_latency_s);
-    /* between nodes: link="...", else the fabric's link */
-    const hw_link *out = s->has_fabric ? &s->fabric.link : NULL;
-    char name[64];
-    copy_attr(n, "link", name, sizeof name);
-    if (!rc && name[0] && !(out = find_named(ld, CAT_LINK, name))) {
-        char known[1024];
-        entry_names(ld, CAT_LINK, known, sizeof known);
-        return node_error(ld, n, "link", "unknown link technology; known: %s", known);
-    }
-    if (!rc && out)
-        rc = kv_link(ld, n, name[0] ? "link" : NULL, s, out, out->bytes_per_s,
-                     &c->kv_inter_bytes_per_s, &c->kv_inter_latency_s);
+    const hw_link *out = NULL;
+    if (!rc)
+        rc = kv_links(ld, n, s, &out);
     if (!rc) {
-        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s",
-                 up && c->node_gpus > 1 ? up->name : "", up && c->node_gpus > 1 && out ? ", "
-                                                                                     : "",
-                 out ? out->name : "");
         double first_decode = (double)pre * pre_tp;
         int inter = c->node_gpus < 2 || floor((gpus - 1) / c->node_gpus) > 0;
         int intra = c->node_gpus > 1 && fmod(first_decode, c->node_gpus) != 0;
@@ -498,6 +513,45 @@ static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_sce
             rc = node_error(ld, n, NULL, "the pools share a node: the KV transfer needs GPU "
                             "type %s's scale-up link, and the catalog has none", s->gpu.name);
     }
+    return rc;
+}
+
+/* <kv remote="off|fetch" [link]>: a request may fetch its cached context
+ * from another replica (docs/serving.md "Remote KV fetch"); with
+ * <disaggregated> the pools' links carry the fetches too */
+static int parse_kv_remote(loader *ld, xmlNode *n, scn_scenario *s)
+{
+    serve_config *c = &s->serving;
+    char mode[32] = "off";
+    if (n && has_attr(n, "remote"))
+        copy_attr(n, "remote", mode, sizeof mode);
+    if (serve_kv_remote_parse(mode, &c->kv_remote))
+        return node_error(ld, n, "remote", "unknown; use off (a cached context serves its own "
+                          "replica only) or fetch (a replica fetches it from another when "
+                          "cheaper than recomputing)");
+    /* link is read under fetch only: remote="off" beside it compares the two */
+    if (n && has_attr(n, "link") && c->prefill_replicas)
+        return node_error(ld, n, "link", "the fetches use the pools' links: give link on "
+                          "<disaggregated>");
+    if (c->kv_remote != SERVE_KV_REMOTE_FETCH)
+        return 0;
+    if (c->prefill_replicas) {
+        if (c->kv_contention != SERVE_KV_SHARED)
+            return node_error(ld, n, "remote", "remote fetch shares the replicas' links with "
+                              "the pools' transfers: <disaggregated contention> must be shared");
+        return 0;
+    }
+    const hw_link *out = NULL;
+    int rc = kv_links(ld, n, s, &out);
+    double gpus = (double)c->replicas * c->tp;
+    if (!rc && c->replicas > 1 && (c->node_gpus < 2 || floor((gpus - 1) / c->node_gpus) > 0) &&
+        !out)
+        rc = node_error(ld, n, "link", "the replicas span nodes: fetching KV between them "
+                        "needs an inter-node link (link=\"ib-ndr\", or a <fabric link>)");
+    else if (!rc && c->replicas > 1 && c->node_gpus > 1 && c->tp < c->node_gpus &&
+             !(c->kv_intra_bytes_per_s > 0))
+        rc = node_error(ld, n, NULL, "replicas share a node: fetching KV between them needs "
+                        "GPU type %s's scale-up link, and the catalog has none", s->gpu.name);
     return rc;
 }
 
@@ -547,6 +601,13 @@ static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
     if (!rc && name[0] && strcmp(name, "on") != 0 && strcmp(name, "off") != 0)
         rc = node_error(ld, n, "cache", "unknown cache setting; use on (a finished turn's "
                         "context stays cached on its replica) or off");
+    if (!rc && has_attr(n, "window")) {
+        rc = get_quantity(ld, n, "window", SIM_DIM_COUNT, 1, &c->session_window);
+        if (!rc)
+            rc = whole(ld, n, "window", c->session_window);
+        if (!rc && !(c->session_window >= 1 && c->session_window <= 1e7))
+            rc = node_error(ld, n, "window", "window must be from 1 to 1e7 tokens");
+    }
     char rule[32];
     copy_attr(n, "truncate", rule, sizeof rule);
     if (!rc && serve_truncate_parse(rule[0] ? rule : "refuse", &c->session_truncate))
@@ -567,9 +628,16 @@ static int parse_sessions(loader *ld, xmlNode *n, scn_scenario *s)
     if (!name[0])
         note_default(s, "sessions cache on: a finished turn's context stays cached on its "
                         "replica (A)");
+    if (!has_attr(n, "window")) {
+        char text[320];
+        snprintf(text, sizeof text, "sessions window %u tokens: the model's seq-len, its "
+                 "training sequence length (A: shared/reference gives no served context "
+                 "length for a catalog model)", c->arch.seq_len);
+        note_default(s, text);
+    }
     if (!rule[0])
         note_default(s, "sessions truncate refuse: a follow-up over the context window "
-                        "(the model's seq-len) is dropped (A)");
+                        "(window, else the model's seq-len) is dropped (A)");
     return rc;
 }
 
@@ -609,6 +677,8 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
         rc = parse_prefix(ld, child(n, "prefix"), s);
     if (!rc)
         rc = parse_kv(ld, child(n, "kv"), s);
+    if (!rc)
+        rc = parse_kv_remote(ld, child(n, "kv"), s);
     xmlNode *router = child(n, "router");
     char policy[32] = "least-loaded";
     if (!rc && router)
@@ -636,6 +706,10 @@ int parse_serving(loader *ld, xmlNode *root, scn_scenario *s)
         rc = serving_lengths(ld, n, c);
     if (!rc && child(n, "sessions"))
         rc = parse_sessions(ld, child(n, "sessions"), s);
+    if (!rc && c->kv_remote == SERVE_KV_REMOTE_FETCH && !c->prefix_prompts &&
+        !(serve_has_sessions(c) && c->session_cache))
+        rc = node_error(ld, child(n, "kv"), "remote", "fetch needs something cached to fetch: "
+                        "a <prefix>, or <sessions> with cache on");
     xmlNode *slo = child(n, "slo");
     if (!rc && slo) {
         rc = get_quantity(ld, slo, "ttft", SIM_DIM_TIME, 0, &c->slo_ttft_s);
