@@ -117,6 +117,8 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
             cJSON_AddNumberToObject(x, "interference_simulations", (double)st->simulations);
             cJSON_AddNumberToObject(x, "interference_flows", (double)st->flows);
         }
+        if (hub->interf_scale > 0) /* keys="interfered": what the keys read */
+            cJSON_AddNumberToObject(x, "interference_key_scale", hub->interf_scale);
         if (hub->water_limit_l > 0) { /* the text's water line */
             cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
             cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);
@@ -149,6 +151,7 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
     cJSON_AddStringToObject(root, "backlog", c->gang_backlog ? "gang" : "fluid");
+    cJSON_AddStringToObject(root, "keys", s->hubs->keys_interfered ? "interfered" : "isolated");
     const struct { const char *name; double value; } v[] = {
         {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
         {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},

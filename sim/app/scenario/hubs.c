@@ -466,6 +466,9 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
     char backlog[16];
     copy_attr(n, "backlog", backlog, sizeof backlog);
     c->gang_backlog = !strcmp(backlog, "gang"); /* the schema allows fluid, gang */
+    char keys[16];
+    copy_attr(n, "keys", keys, sizeof keys);
+    H->keys_interfered = !strcmp(keys, "interfered"); /* the schema allows isolated, interfered */
     double bw = 0;
     int rc = get_quantity(ld, n, "bandwidth", SIM_DIM_BANDWIDTH, 1, &bw);
     if (!rc)
@@ -523,6 +526,10 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
     c->n_origins = site_demand_centres(c->origin, HUBS_MAX_ORIGINS);
     c->fixed_hub = HUBS_NONE;
     int rc = parse_top(ld, n, H);
+    if (!rc && H->keys_interfered && !s->has_cluster_traffic)
+        rc = node_error(ld, n, "keys", "interfered keys need a fabric at the hubs (a "
+                        "<cluster><fabric>): without one no interference is simulated; use "
+                        "isolated");
     uint32_t largest = 0;
     xmlNode *hub_node[HUBS_MAX];
     int serving_missing[HUBS_MAX] = {0};
