@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "clusterenergy.h"
+#include "fabric.h"
 #include "hubs_fabric.h"
 #include "jsonout.h"
 
@@ -325,7 +326,7 @@ static double pct(double saved, double of) { return of > 0 ? 100 * saved / of : 
 
 /* a fabric at each hub (hubs_fabric.h): what interference cost each hub,
  * and how often its pacer simulated */
-static void print_interference(const hubs_run *run, const hubs_run *base)
+static void print_interference(const scn_hubs *H, const hubs_run *run, const hubs_run *base)
 {
     printf("fabric     each hub's jobs timed on the <cluster><fabric> sized to its GPUs, every "
            "job's collective with its neighbours' (docs/hubs.md \"A fabric at each hub\"); "
@@ -341,6 +342,17 @@ static void print_interference(const hubs_run *run, const hubs_run *base)
     printf("; total %.6g / %.6g (the policy's run: %" PRIu64 " flow simulations, %" PRIu64
            " flows)\n", run->r.total.interf_gpu_s / 3600, base->r.total.interf_gpu_s / 3600,
            sims, flows);
+    unsigned own = 0;
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        own += (unsigned)H->own_fabric[h];
+    if (!own)
+        return;
+    printf("fabrics   "); /* a hub with its own <fabric>: each hub's kind */
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        printf(" %s %s (%s)%s", run->cfg.hubs[h].name,
+               fabric_topology_name(H->fabric[h].topology),
+               H->own_fabric[h] ? "its own <fabric>" : "the <cluster><fabric>",
+               h + 1 < run->cfg.n_hubs ? "," : "\n");
 }
 
 static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
@@ -413,7 +425,7 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
         printf("note       %u jobs passed over a hub for its water limit\n",
                run->r.water_passes);
     if (run->interf)
-        print_interference(run, base);
+        print_interference(H, run, base);
     printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
            "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
     printf("policy %s\n", hubs_policy_name(c->policy));
