@@ -39,6 +39,8 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
     for (unsigned h = 0; h < c->n_hubs; h++) {
         if (!c->hubs[h].gpus)
             return bad(err, "a hub without GPUs");
+        if (!(c->hubs[h].interf_scale >= 0 && c->hubs[h].interf_scale <= 1e6))
+            return bad(err, "a hub's interference scale must be 0 (1) or positive, at most 1e6");
         if (!(c->hubs[h].time_scale >= 0 && c->hubs[h].time_scale <= 1e6) ||
             !(c->hubs[h].serving_scale >= 0 && c->hubs[h].serving_scale <= 1e6))
             return bad(err, "a hub's time scales must be 0 (1) or positive, at most 1e6");
@@ -73,6 +75,12 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
 {
     return h->time_scale > 0 && j->kind != HUBS_SERVING ? j->duration_s * h->time_scale
                                                         : j->duration_s;
+}
+
+double hubs_expected_run_s(const hubs_hub *h, const hubs_job_spec *j)
+{
+    double run_s = hubs_run_time_s(h, j);
+    return h->interf_scale > 0 && h->interf_scale != 1 ? run_s * h->interf_scale : run_s;
 }
 
 double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb)
@@ -241,7 +249,7 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         for (unsigned h = 0; h < c->n_hubs; h++) { /* drain at the hub's GPUs */
             backlog[h] = fmax(0, backlog[h] - c->hubs[h].gpus * (j->arrival_s - t_prev));
             est[h] = gang ? hubs_gang_wait(gang, h, hubs_job_gpus(&c->hubs[h], j), j->arrival_s,
-                                           hubs_run_time_s(&c->hubs[h], j))
+                                           hubs_expected_run_s(&c->hubs[h], j))
                           : backlog[h] / c->hubs[h].gpus;
         }
         t_prev = j->arrival_s;
@@ -253,9 +261,9 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         hubs_water_commit(c, water, j, o->hub, j->arrival_s + o->defer_s, est[o->hub]);
         o->est_wait_s = est[o->hub];
         const hubs_hub *at = &c->hubs[o->hub];
-        backlog[o->hub] += (double)hubs_job_gpus(at, j) * hubs_run_time_s(at, j);
+        backlog[o->hub] += (double)hubs_job_gpus(at, j) * hubs_expected_run_s(at, j);
         if (gang && hubs_gang_commit(gang, o->hub, hubs_job_gpus(at, j), j->arrival_s,
-                                     hubs_run_time_s(at, j)))
+                                     hubs_expected_run_s(at, j)))
             rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
         o->rtt_s = c->hubs[o->hub].rtt_s[j->origin];
         o->slo_violation = j->kind == HUBS_SERVING && j->rtt_bound_s > 0 &&

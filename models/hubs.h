@@ -106,6 +106,14 @@ typedef struct hubs_hub {
      * per kWh times this: what the job's energy costs there */
     double energy_scale;
     double serving_energy_scale; /* the same for a serving job, with serving_scale */
+    /* interference in the keys (docs/hubs.md "Interference in the keys"):
+     * the run time a job is expected to take at the hub per second of its
+     * isolated run there, the hub's busy GPU-seconds over those without what
+     * its fabric's interference added, measured by the cluster tier on a
+     * run placed with the isolated keys (sim/app/hubscmd.c); the energy keys
+     * and the backlog estimates (fluid, gang, water) read the isolated run
+     * time x this. 0 is read as 1 (the keys of the isolated run, bit for bit) */
+    double interf_scale;
 } hubs_hub;
 
 /* job j's run time at hub h: a training job's duration x the hub's time
@@ -117,6 +125,10 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j);
  * the hub's time scale, ceil(gpus x scale) (at least 1), the GPUs that
  * serve its load at the hub's speed (UINT32_MAX past any cluster) */
 uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j);
+
+/* job j's expected run time at hub h for the placement: hubs_run_time_s x
+ * the hub's interf_scale (exactly the run time when it is 0 or 1) */
+double hubs_expected_run_s(const hubs_hub *h, const hubs_job_spec *j);
 
 #define HUBS_WATER_YEARS 11u /* the years a ten-year trace's arrivals and slack reach */
 

@@ -36,11 +36,14 @@ static double key_rtt(const hubs_config *c, const hubs_job_spec *j, unsigned h, 
 }
 
 /* the energy job j needs at hub h per joule on the scenario's GPU (hubs.h:
- * a serving job's scale follows its GPUs there, a training job's its time) */
+ * a serving job's scale follows its GPUs there, a training job's its time),
+ * x the run time the hub's interference is expected to add (interf_scale:
+ * the added time is busy time; 1 exactly without it) */
 static double energy_scale(const hubs_hub *h, const hubs_job_spec *j)
 {
     double s = j->kind == HUBS_SERVING ? h->serving_energy_scale : h->energy_scale;
-    return s > 0 ? s : 1;
+    s = s > 0 ? s : 1;
+    return h->interf_scale > 0 && h->interf_scale != 1 ? s * h->interf_scale : s;
 }
 
 static double key_cost(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)

@@ -85,7 +85,7 @@ static void job_water(const hubs_config *c, hubs_water *w, const hubs_job_spec *
                       double t_s, double wait_s, double *add, int commit)
 {
     const hubs_hub *hub = &c->hubs[h];
-    double run_s = hubs_run_time_s(hub, j);
+    double run_s = hubs_expected_run_s(hub, j); /* with the interference the keys expect */
     memset(add, 0, HUBS_WATER_YEARS * sizeof *add);
     if (!w->load[h]) { /* the rate rule, in the year of the ready time */
         add[water_year(t_s)] = (double)hubs_job_gpus(hub, j) * run_s * hub->water_l_per_gpu_s;

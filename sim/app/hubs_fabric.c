@@ -1,5 +1,5 @@
 /* hubs_fabric.c - a fabric at each hub (hubs_fabric.h). A hub's fabric is
- * the scenario's <cluster><fabric> with the hub's GPU count (the sizing
+ * its own <hub><fabric> or the scenario's <cluster><fabric>, with the hub's GPU count (the sizing
  * rules of docs/fabric.md: fabric_count refused any that does not fit at
  * load time), built once when a simulation of the hub first needs it and
  * kept for the policy's run and the baseline's; each simulation gets a
@@ -42,7 +42,7 @@ static const cluster_pacer *make(void *ctx, unsigned h, sim_error *err)
     const scn_scenario *s = hf->s;
     uint32_t gpus = s->hubs->cfg.hubs[h].gpus;
     if (!hf->built[h]) {
-        fabric_config c = s->fabric;
+        fabric_config c = s->hubs->fabric[h]; /* its own, or the scenario's at its size */
         c.gpus = gpus;
         int rc = fabric_build(&c, &hf->f[h], err);
         if (rc) {

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "clusterenergy.h"
+#include "fabric.h"
 #include "hubs_fabric.h"
 #include "jsonout.h"
 
@@ -106,11 +107,13 @@ static int water_rates(const scn_scenario *s, hubs_run *run, sim_error *err)
 }
 
 static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_fabric *hf,
-                      hubs_run *run, sim_error *err)
+                      const double *interf_scale, hubs_run *run, sim_error *err)
 {
     memset(run, 0, sizeof *run);
     run->cfg = s->hubs->cfg;
     run->cfg.policy = p;
+    for (unsigned h = 0; interf_scale && h < run->cfg.n_hubs; h++)
+        run->cfg.hubs[h].interf_scale = interf_scale[h];
     hubs_fabric_attach(hf, run);
     int wrc = water_rates(s, run, err);
     if (wrc)
@@ -190,15 +193,42 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, int ser
     return 0;
 }
 
+/* keys="interfered" (docs/hubs.md "Interference in the keys"): the policy
+ * placed with the isolated keys and its hubs simulated on their fabrics;
+ * each hub's scale = its busy GPU-seconds over those without what
+ * interference added (1 at a hub without jobs or without any added) */
+static int interference_scales(const scn_scenario *s, hubs_fabric *hf, double *scale,
+                               sim_error *err)
+{
+    hubs_run *cal = calloc(1, sizeof *cal);
+    if (!cal)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    int rc = run_policy(s, s->hubs->cfg.policy, hf, NULL, cal, err);
+    for (unsigned h = 0; !rc && h < s->hubs->cfg.n_hubs; h++) {
+        const hubs_hub_result *o = &cal->r.hub[h];
+        double alone = o->gpu_s - o->interf_gpu_s;
+        scale[h] = alone > 0 && o->interf_gpu_s > 0 ? o->gpu_s / alone : 1;
+    }
+    hubs_run_free(cal);
+    free(cal);
+    return rc;
+}
+
 int hubs_execute(const scn_scenario *s, int series, hubs_run run[2], sim_error *err)
 {
     int fail = 0;
     hubs_fabric *hf = hubs_fabric_create(s, &fail); /* NULL: no interference */
     if (fail)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
-    int rc = run_policy(s, s->hubs->cfg.policy, hf, &run[0], err);
+    double scale[HUBS_MAX];
+    int rc = 0;
+    if (s->hubs->keys_interfered && hf) /* the keys' interference, measured */
+        rc = interference_scales(s, hf, scale, err);
     if (!rc)
-        rc = run_policy(s, hubs_policy_find("nearest"), hf, &run[1], err);
+        rc = run_policy(s, s->hubs->cfg.policy, hf, s->hubs->keys_interfered && hf ? scale : NULL,
+                        &run[0], err);
+    if (!rc)
+        rc = run_policy(s, hubs_policy_find("nearest"), hf, NULL, &run[1], err);
     hubs_fabric_destroy(hf);
     double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
     if (!rc)
@@ -296,7 +326,7 @@ static double pct(double saved, double of) { return of > 0 ? 100 * saved / of : 
 
 /* a fabric at each hub (hubs_fabric.h): what interference cost each hub,
  * and how often its pacer simulated */
-static void print_interference(const hubs_run *run, const hubs_run *base)
+static void print_interference(const scn_hubs *H, const hubs_run *run, const hubs_run *base)
 {
     printf("fabric     each hub's jobs timed on the <cluster><fabric> sized to its GPUs, every "
            "job's collective with its neighbours' (docs/hubs.md \"A fabric at each hub\"); "
@@ -312,6 +342,17 @@ static void print_interference(const hubs_run *run, const hubs_run *base)
     printf("; total %.6g / %.6g (the policy's run: %" PRIu64 " flow simulations, %" PRIu64
            " flows)\n", run->r.total.interf_gpu_s / 3600, base->r.total.interf_gpu_s / 3600,
            sims, flows);
+    unsigned own = 0;
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        own += (unsigned)H->own_fabric[h];
+    if (!own)
+        return;
+    printf("fabrics   "); /* a hub with its own <fabric>: each hub's kind */
+    for (unsigned h = 0; h < run->cfg.n_hubs; h++)
+        printf(" %s %s (%s)%s", run->cfg.hubs[h].name,
+               fabric_topology_name(H->fabric[h].topology),
+               H->own_fabric[h] ? "its own <fabric>" : "the <cluster><fabric>",
+               h + 1 < run->cfg.n_hubs ? "," : "\n");
 }
 
 static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
@@ -339,6 +380,15 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
                            : "fluid backlog estimate",
            H->pue_simulated ? "simulated (annual mean at design load)"
                             : "the catalog's target (simulated where none)");
+    if (H->keys_interfered) {
+        printf("keys       interfered (docs/hubs.md \"Interference in the keys\"): each job's "
+               "energy key and its run time in the backlog x the hub's expected slowdown, its "
+               "busy GPU-h over those without interference on the run placed by the isolated "
+               "keys:");
+        for (unsigned h = 0; h < c->n_hubs; h++)
+            printf(" %s %.6g%s", c->hubs[h].name, c->hubs[h].interf_scale,
+                   h + 1 < c->n_hubs ? "," : "\n");
+    }
     if (run->r.shifts_nothing)
         printf("note       follow-the-renewables shifts nothing: no hub has an hourly carbon "
                "profile (carbon-profile), so every hour's intensity is the flat factor; none "
@@ -375,7 +425,7 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
         printf("note       %u jobs passed over a hub for its water limit\n",
                run->r.water_passes);
     if (run->interf)
-        print_interference(run, base);
+        print_interference(H, run, base);
     printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
            "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
     printf("policy %s\n", hubs_policy_name(c->policy));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "h5util.h"
 #include "hubscmd.h"
 #include "jsonout.h"
@@ -90,7 +91,8 @@ static cJSON *json_series(const hubs_run *run)
     return a;
 }
 
-static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
+static cJSON *json_run(const hubs_run *run, const char *const *gpu_names,
+                       const char *const *fabric_names)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "policy", hubs_policy_name(run->cfg.policy));
@@ -116,7 +118,10 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names)
             cJSON_AddNumberToObject(x, "interference_gpu_h", run->r.hub[h].interf_gpu_s / 3600);
             cJSON_AddNumberToObject(x, "interference_simulations", (double)st->simulations);
             cJSON_AddNumberToObject(x, "interference_flows", (double)st->flows);
+            cJSON_AddStringToObject(x, "fabric", fabric_names[h]);
         }
+        if (hub->interf_scale > 0) /* keys="interfered": what the keys read */
+            cJSON_AddNumberToObject(x, "interference_key_scale", hub->interf_scale);
         if (hub->water_limit_l > 0) { /* the text's water line */
             cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
             cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);
@@ -149,6 +154,7 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
     cJSON_AddStringToObject(root, "backlog", c->gang_backlog ? "gang" : "fluid");
+    cJSON_AddStringToObject(root, "keys", s->hubs->keys_interfered ? "interfered" : "isolated");
     const struct { const char *name; double value; } v[] = {
         {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
         {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},
@@ -161,8 +167,12 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     const char *gpu_names[HUBS_MAX];
     for (unsigned h = 0; h < c->n_hubs; h++)
         gpu_names[h] = s->hubs->gpu[h].name;
-    cJSON_AddItemToObject(root, "run", json_run(run, gpu_names));
-    cJSON_AddItemToObject(root, "baseline", json_run(base, gpu_names));
+    const char *fabric_names[HUBS_MAX]; /* each hub's topology (with interference) */
+    for (unsigned h = 0; h < c->n_hubs; h++)
+        fabric_names[h] = s->hubs->fabric[h].topology
+                              ? fabric_topology_name(s->hubs->fabric[h].topology) : "";
+    cJSON_AddItemToObject(root, "run", json_run(run, gpu_names, fabric_names));
+    cJSON_AddItemToObject(root, "baseline", json_run(base, gpu_names, fabric_names));
     const hubs_hub_result *t = &run->r.total, *b = &base->r.total;
     cJSON *sv = cJSON_AddObjectToObject(root, "saving");
     const struct { const char *name; double value; } w[] = {

@@ -198,6 +198,11 @@ typedef struct scn_hubs {
     hubs_routes *routes;          /* <backbone> and its routes (cfg.backbone); owned, NULL */
     double pue_target[HUBS_MAX], pue_sim[HUBS_MAX]; /* the catalog's; the facility model's */
     int pue_simulated;            /* the cheapest key uses pue_sim */
+    fabric_config fabric[HUBS_MAX]; /* each hub's fabric (with a <cluster><fabric>): its own
+                                     <hub><fabric>, or the scenario's; gpus the hub's */
+    int own_fabric[HUBS_MAX];     /* the hub gave its own <fabric> */
+    int keys_interfered;          /* <hubs keys="interfered">: the policy's keys and backlog
+                                     read each hub's measured interference (hubscmd.c) */
     char trace_path[512];         /* <hubs><trace file> as opened ("" with streams) */
     unsigned n_classes;
     char classes[SCN_HUBS_MAX_CLASSES][200]; /* each <demand>, described */

@@ -9,7 +9,8 @@
  * (closed form) and shifts nothing without one; determinism; the CSV
  * readers' errors name their line; the water limit's hourly table (closed
  * form, the queue's spill into the next hour); a slower hub's time scale;
- * the gang-aware backlog closer to the simulated queue of large jobs.
+ * the gang-aware backlog closer to the simulated queue of large jobs;
+ * interference in the keys flips a placement the isolated key makes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -603,8 +604,69 @@ static void test_gang_backlog(void)
     }
 }
 
+/* interference in the keys (hubs.h interf_scale): cheapest picks hub 1 at
+ * price 0.3 against hub 0's 0.5; expected to run 1.8 times as long there
+ * (its energy x 1.8: 0.54) the job goes to hub 0, at 1.6 (0.48) it stays,
+ * and the next job's estimated wait there is 64 x 3,600 x 1.6 / 64 less the
+ * second between them, fluid and gang; the simulated run is the isolated
+ * one (no pacer: the scale is the placement's expectation only).
+ * lowest-carbon: hub 1's 0.2 x 2.6 = 0.52 passes it over for hub 2 (0.5).
+ * A scale of 1 places and simulates exactly as 0 */
+static void test_interf_keys(void)
+{
+    hubs_job_spec v[2] = {{0, 64, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0},
+                          {1, 64, 3600, 0, 0, HUBS_TRAINING, 0, 0, 0, 0}};
+    hubs_config c = three("cheapest", v, 1);
+    hubs_result r;
+    run(&c, &r);
+    CHECK_INT_EQ(r.jobs[0].hub, 1);
+    hubs_result_free(&r);
+    c.hubs[1].interf_scale = 1.8;
+    run(&c, &r);
+    CHECK_INT_EQ(r.jobs[0].hub, 0);
+    hubs_result_free(&r);
+    c.hubs[1].interf_scale = 1.6;
+    c.n_jobs = 2;
+    c.max_wait_s = 2 * 3600; /* the second job waits 5,759 s there: passed over */
+    for (int gang = 0; gang < 2; gang++) {
+        c.gang_backlog = gang;
+        run(&c, &r);
+        CHECK_INT_EQ(r.jobs[0].hub, 1);
+        CHECK_INT_EQ(r.jobs[1].hub, 1);
+        CHECK_NEAR(r.jobs[1].est_wait_s, 3600 * 1.6 - 1, 1e-9);
+        CHECK(r.jobs[0].end_s - r.jobs[0].start_s == 3600);
+        hubs_result_free(&r);
+        c.max_wait_s = 3600; /* beyond max-wait: the next cheapest */
+        run(&c, &r);
+        CHECK_INT_EQ(r.jobs[1].hub, 0);
+        hubs_result_free(&r);
+        c.max_wait_s = 2 * 3600;
+    }
+    hubs_config lc = three("lowest-carbon", v, 1);
+    lc.hubs[1].interf_scale = 2.6;
+    run(&lc, &r);
+    CHECK_INT_EQ(r.jobs[0].hub, 2);
+    hubs_result_free(&r);
+    hubs_job_spec *d = demand(300, 1);
+    hubs_config a = three("cheapest", d, 300), b = a;
+    for (unsigned h = 0; h < 3; h++)
+        b.hubs[h].interf_scale = 1;
+    hubs_result ra, rb;
+    run(&a, &ra);
+    run(&b, &rb);
+    int same = ra.total.digest == rb.total.digest && ra.fallbacks == rb.fallbacks;
+    for (uint32_t i = 0; i < 300; i++)
+        same = same && ra.jobs[i].hub == rb.jobs[i].hub &&
+               ra.jobs[i].est_wait_s == rb.jobs[i].est_wait_s;
+    CHECK(same);
+    hubs_result_free(&ra);
+    hubs_result_free(&rb);
+    free(d);
+}
+
 int main(void)
 {
+    test_interf_keys();
     test_energy_scale();
     test_pacers();
     test_serving_scale();

@@ -101,6 +101,9 @@ CASES = [
     ("hubs", ["hubs", "--quiet", "--json",  # a fabric at the hub: the interference keys
               os.path.join(SRC, "tests", "scenarios", "hubs-one-fabric.xml")], {0}),
     ("hubs", ["hubs", "--quiet", "--json", ex("hubs-east-west-backbone.xml")], {0}),  # backbone
+    ("hubs", ["hubs", "--quiet", "--json",  # own fabrics, interfered keys: fabric, key scales
+              os.path.join(SRC, "tests", "scenarios", "hubs-two-fabric-kinds.xml"), "--set",
+              "hubs/@keys=interfered"], {0}),
     ("calibrate", ["calibrate", "--quick", "--threads", "2", "--json"], {0}),
     ("goodput", ["goodput", "--json", "--steps", "3", "--replicas", "2"], {0}),
     ("step", ["step", "--json", SP], {0}),

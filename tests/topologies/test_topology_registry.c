@@ -144,9 +144,17 @@ int main(int argc, char **argv)
     xmlNode *fabric = find(xmlDocGetRootElement(doc), "element", "fabric");
     CHECK(fabric != NULL);
     if (fabric) {
-        for (xmlNode *c = fabric->children; c; c = c->next) /* its xs:complexType */
-            if (is_xs(c, "complexType"))
-                fabric = c;
+        xmlChar *type = xmlGetProp(fabric, (const xmlChar *)"type");
+        if (type) /* a named type (fabricType: <cluster><fabric> and <hub><fabric>) */
+            fabric = find(xmlDocGetRootElement(doc), "complexType", (const char *)type);
+        else
+            for (xmlNode *c = fabric->children; c; c = c->next) /* its xs:complexType */
+                if (is_xs(c, "complexType"))
+                    fabric = c;
+        xmlFree(type);
+        CHECK(fabric != NULL);
+    }
+    if (fabric) {
         check_kinds(fabric);
         check_choices(fabric, "routing", topo_balances);
         check_choices(fabric, "paths", topo_path_classes);

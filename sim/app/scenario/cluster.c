@@ -133,7 +133,7 @@ static int fabric_server(loader *ld, xmlNode *n, const scn_scenario *s, fabric_c
 /* <cluster><fabric>: the network (docs/fabric.md). Its parts are counted
  * here in closed form (fabric_count, refusing what fabric_build would) so
  * that impossible sizes are refused at load time with the element's line. */
-static int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
+int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s)
 {
     fabric_config *c = &s->fabric;
     memset(c, 0, sizeof *c);

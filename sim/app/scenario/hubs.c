@@ -256,6 +256,43 @@ static int hub_gpu(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H, u
 }
 
 /* <hub name gpus carbon-profile ...>: hub h (*serving_missing: as hub_serving_time) */
+/* With a <cluster><fabric>: hub h's fabric, its own <hub><fabric> (read as
+ * <cluster><fabric> is, for the hub's GPUs and GPU type) or the scenario's,
+ * at the hub's size; a size it cannot be built for refused here */
+static int hub_fabric(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsigned h)
+{
+    xmlNode *own = child(n, "fabric");
+    if (own && !s->has_cluster_traffic)
+        return node_error(ld, own, NULL, "a hub's own <fabric> needs a <cluster><fabric> (the "
+                          "interference at the hubs and its <traffic>)");
+    if (!s->has_cluster_traffic)
+        return 0;
+    uint32_t gpus = H->cfg.hubs[h].gpus;
+    if (own) {
+        scn_scenario *one = malloc(sizeof *one); /* the scenario as the hub's cluster */
+        if (!one)
+            return sim_error_set(ld->err, SIM_ERR_NOMEM, NULL, 0, "out of memory");
+        *one = *s;
+        one->gpu = H->gpu[h];
+        one->campaign.gpu_count = gpus;
+        int rc = parse_fabric(ld, own, one);
+        H->fabric[h] = one->fabric;
+        free(one);
+        H->own_fabric[h] = 1;
+        return rc;
+    }
+    fabric_config fc = s->fabric; /* the scenario's at the hub's size */
+    fc.gpus = gpus;
+    topo_counts counts;
+    sim_error e;
+    sim_error_clear(&e);
+    if (fabric_count(&fc, &counts, &e))
+        return node_error(ld, n, "gpus", "the <cluster><fabric> at the hub's %u GPUs: %s", gpus,
+                          e.msg);
+    H->fabric[h] = fc;
+    return 0;
+}
+
 static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsigned h,
                      int *serving_missing)
 {
@@ -288,17 +325,9 @@ static int parse_hub(loader *ld, xmlNode *n, scn_scenario *s, scn_hubs *H, unsig
     if (rc)
         return rc;
     hub->gpus = (uint32_t)gpus;
-    if (s->has_cluster_traffic) { /* a fabric of its own: the scenario's at the hub's size */
-        fabric_config fc = s->fabric;
-        fc.gpus = hub->gpus;
-        topo_counts counts;
-        sim_error e;
-        sim_error_clear(&e);
-        if (fabric_count(&fc, &counts, &e))
-            return node_error(ld, n, "gpus", "the <cluster><fabric> at the hub's %u GPUs: %s",
-                              hub->gpus, e.msg);
-    }
     rc = hub_gpu(ld, n, s, H, h, serving_missing);
+    if (!rc)
+        rc = hub_fabric(ld, n, s, H, h);
     if (rc)
         return rc;
     hub->price_per_kwh = si->price_per_kwh;
@@ -466,6 +495,9 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
     char backlog[16];
     copy_attr(n, "backlog", backlog, sizeof backlog);
     c->gang_backlog = !strcmp(backlog, "gang"); /* the schema allows fluid, gang */
+    char keys[16];
+    copy_attr(n, "keys", keys, sizeof keys);
+    H->keys_interfered = !strcmp(keys, "interfered"); /* the schema allows isolated, interfered */
     double bw = 0;
     int rc = get_quantity(ld, n, "bandwidth", SIM_DIM_BANDWIDTH, 1, &bw);
     if (!rc)
@@ -523,6 +555,10 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
     c->n_origins = site_demand_centres(c->origin, HUBS_MAX_ORIGINS);
     c->fixed_hub = HUBS_NONE;
     int rc = parse_top(ld, n, H);
+    if (!rc && H->keys_interfered && !s->has_cluster_traffic)
+        rc = node_error(ld, n, "keys", "interfered keys need a fabric at the hubs (a "
+                        "<cluster><fabric>): without one no interference is simulated; use "
+                        "isolated");
     uint32_t largest = 0;
     xmlNode *hub_node[HUBS_MAX];
     int serving_missing[HUBS_MAX] = {0};

@@ -141,6 +141,9 @@ int fill_link_defaults(loader *ld, xmlNode *n, hw_link *lk);
 /* ---- the sections, each filling its part of s */
 
 int parse_cluster(loader *ld, xmlNode *root, scn_scenario *s);     /* cluster.c */
+/* a <fabric> element into s->fabric, sized to s->campaign.gpu_count GPUs of
+ * s->gpu (cluster.c; <cluster>'s, and a hub's own on a copy of s: hubs.c) */
+int parse_fabric(loader *ld, xmlNode *n, scn_scenario *s);
 /* <fabric><fidelity> into c's curves, its source attribute into source (fidelity.c) */
 int parse_fidelity(loader *ld, xmlNode *fabric_node, fabric_config *c, char *source,
                    size_t source_size);
