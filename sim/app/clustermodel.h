@@ -19,6 +19,7 @@ typedef struct cluster_model_size {
     unsigned cls;                      /* its class, an index of cluster_traffic.t */
     uint32_t dp;
     double kind_bytes[COMM_KIND_COUNT]; /* per GPU per iteration (step_profile.comm_bytes) */
+    double expert_bytes[COMM_KIND_COUNT]; /* of which in the expert-data-parallel groups */
     double step_iteration_s;           /* step_simulate's iteration */
     double compute_s;                  /* c: the iteration less the exposed TP, PP, DP, EP */
     double exposed_s;                  /* E: that exposed communication */
@@ -38,6 +39,10 @@ int cluster_model_derive(const scn_scenario *s, fabric *f, uint32_t train_gpus,
 /* The sizes' figures: text lines under "interference", and the
  * "from_step_tier" array of `dcsim cluster --json`'s interference. */
 void cluster_model_print(const scn_scenario *s, const cluster_model_size *z, unsigned n);
+/* A class given by a model: its layout options other than <parallelism>'s
+ * defaults (", vpp 2, cp 2, sequence-parallel, recompute full, zero 1"; ""
+ * with none), for the class's line. */
+void cluster_model_layout_text(const scn_scenario *s, unsigned cls, char *buf, size_t size);
 struct cJSON;
 void cluster_model_json(struct cJSON *o, const cluster_model_size *z, unsigned n);
 
