@@ -88,6 +88,7 @@ typedef struct cluster_traffic {
                                  under, [0, 1); 0: wholly exposed */
     uint32_t tp, pp, ep;      /* the layout; 0: not given (1) */
     uint32_t cp;              /* context parallel, a class given by a model only; 0: 1 */
+    uint32_t vpp;             /* interleaved chunks per stage, a model's size only; 0: 1 */
     unsigned n_colls;
     cluster_coll coll[CLUSTER_MAX_COLLS];
     /* a class given by a catalog model (docs/cluster.md "Traffic from the

@@ -11,8 +11,10 @@
  * expert_group, dp cp / ep ranks). Rings for the all-reduce, all-gather
  * and reduce-scatter (as `dcsim netbench --algo ring`), direct for the
  * all-to-all; a send is one flow each way between the GPUs of neighbouring
- * stages (the activations forward, their gradients back), or in a cp-group
- * one flow from each GPU to the next in the ring (the K/V exchange).
+ * stages (the activations forward, their gradients back), with vpp > 1
+ * also between the last stage and the first ((vpp - 1) / vpp of the bytes:
+ * the interleaved schedule's wrap), or in a cp-group one flow from each GPU
+ * to the next in the ring (the K/V exchange).
  */
 #include "cluster_interf.h"
 
@@ -96,7 +98,8 @@ int cluster_layout_plan(nc_plan *plan, const nc_fabric *f, const cluster_traffic
     p.pp = dim(t->pp);
     p.cp = dim(t->cp);
     p.dp = n / (p.tp * p.cp * p.pp);
-    unsigned ep = dim(t->ep), cp = p.cp;
+    unsigned ep = dim(t->ep), cp = p.cp, vpp = dim(t->vpp);
+    cluster_coll wrap = {0};
     uint32_t *r = malloc(2 * (size_t)n * sizeof *r); /* a group's ranks, then its hosts */
     if (!r)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "cluster: out of memory");
@@ -165,6 +168,10 @@ int cluster_layout_plan(nc_plan *plan, const nc_fabric *f, const cluster_traffic
                         }
             break;
         default: /* CLUSTER_GROUP_PP, (d, c, t): s = 0 .. pp - 1 */
+            /* interleaved: the last stage's chunks feed the first's next
+             * chunk, vpp - 1 of the vpp sends a stage makes (step_pp_sends) */
+            wrap = *c;
+            wrap.bytes = vpp > 1 ? c->bytes * (vpp - 1) / vpp : 0;
             for (unsigned d = 0; !rc && p.pp > 1 && d < p.dp; d++)
                 for (unsigned cc = 0; !rc && cc < cp; cc++)
                     for (unsigned tt = 0; !rc && tt < p.tp; tt++) {
@@ -180,6 +187,11 @@ int cluster_layout_plan(nc_plan *plan, const nc_fabric *f, const cluster_traffic
                                 r[1 - dir] = step_gpu(&p, s + 1, d, cc, tt);
                                 rc = append(plan, f, c, gpus, r, 2, r + n, err);
                             }
+                        for (int dir = 0; !rc && wrap.bytes > 0 && dir < 2; dir++) {
+                            r[dir] = step_gpu(&p, p.pp - 1, d, cc, tt);
+                            r[1 - dir] = step_gpu(&p, 0, d, cc, tt);
+                            rc = append(plan, f, &wrap, gpus, r, 2, r + n, err);
+                        }
                     }
             break;
         }

@@ -116,6 +116,7 @@ static int derive_one(const scn_scenario *s, fabric *f, unsigned cls, uint32_t g
     step_profile_free(&pr);
     *out = *ct;
     out->from_model = CLUSTER_FROM_MODEL_SIZE;
+    out->vpp = p.vpp;
     out->compute_s = z->compute_s;
     out->exposed_s = z->exposed_s;
     out->comm_share = 0;
@@ -135,7 +136,7 @@ static int derive_one(const scn_scenario *s, fabric *f, unsigned cls, uint32_t g
                                                        CLUSTER_GROUP_EDP, e};
     }
     if (!out->n_colls) /* no traffic: a layout with no rows would be the form before layouts */
-        out->tp = out->pp = out->ep = out->cp = 0;
+        out->tp = out->pp = out->ep = out->cp = out->vpp = 0;
     return alone(s, f, out, g, z, err);
 }
 

@@ -14,7 +14,9 @@
  *    whole dp-group's ring takes 1.5 S / B (the form before the fix);
  *  - cp 2 on 4 GPUs (dp 2): the cp-groups {0, 1} and {2, 3} exchange S each
  *    way in S / B; the dp-group holds dp x cp = 4 ranks (1.5 S / B); 6 GPUs
- *    of cp 4 are refused naming tp x cp x pp.
+ *    of cp 4 are refused naming tp x cp x pp;
+ *  - pp 2 sends S between the stages in S / B; at vpp 2 the last stage also
+ *    sends (vpp - 1) / vpp S to the first on the same pairs: 1.5 S / B.
  */
 #include <math.h>
 #include <stdio.h>
@@ -130,13 +132,15 @@ static int make_fabric(fabric *f, unsigned gpus)
 
 /* one job of all 4 GPUs with one row of S in group g; its isolated
  * communication seconds (-1 on an error) */
-static double alone(const fabric *f, uint32_t ep, uint32_t cp, int collective, int group)
+static double alone_pp(const fabric *f, uint32_t pp, uint32_t vpp, uint32_t ep, uint32_t cp,
+                       int collective, int group)
 {
     cluster_traffic_table t;
     memset(&t, 0, sizeof t);
     t.n = 1;
     t.from_gpus[0] = 1;
-    t.t[0] = (cluster_traffic){.compute_s = 0.01, .ep = ep, .cp = cp, .n_colls = 1};
+    t.t[0] = (cluster_traffic){.compute_s = 0.01, .pp = pp, .vpp = vpp, .ep = ep, .cp = cp,
+                               .n_colls = 1};
     t.t[0].coll[0] = (cluster_coll){collective, group, S_BYTES};
     cluster_job_spec j[] = {{0, 4, 3600, 0}};
     cluster_config c;
@@ -166,6 +170,11 @@ static double alone(const fabric *f, uint32_t ep, uint32_t cp, int collective, i
     return comm;
 }
 
+static double alone(const fabric *f, uint32_t ep, uint32_t cp, int collective, int group)
+{
+    return alone_pp(f, 0, 0, ep, cp, collective, group);
+}
+
 static void test_groups(void)
 {
     fabric f;
@@ -176,6 +185,10 @@ static void test_groups(void)
     CHECK(alone(&f, 4, 0, NC_ALLREDUCE, CLUSTER_GROUP_EDP) == 0); /* groups of 1 */
     CHECK_REL(alone(&f, 0, 2, NC_SENDRECV, CLUSTER_GROUP_CP), one, 1e-12);
     CHECK_REL(alone(&f, 0, 2, NC_ALLREDUCE, CLUSTER_GROUP_DP), 1.5 * one, 1e-12);
+    /* pp 2: sends 0 <-> 2 and 1 <-> 3 of S, S / B; vpp 2 adds the wrap from
+     * the last stage to the first, S / 2 on the same pairs: 1.5 S / B */
+    CHECK_REL(alone_pp(&f, 2, 0, 0, 0, NC_SENDRECV, CLUSTER_GROUP_PP), one, 1e-12);
+    CHECK_REL(alone_pp(&f, 2, 2, 0, 0, NC_SENDRECV, CLUSTER_GROUP_PP), 1.5 * one, 1e-12);
     fabric_free(&f);
     cluster_traffic t;
     memset(&t, 0, sizeof t);
