@@ -1,11 +1,13 @@
 /* clustermodel.h - the traffic of a <cluster-jobs><traffic> class given by
  * a catalog model, derived per job size from the step tier (docs/cluster.md
- * "Traffic from the step tier"): per size n (dp = n / (tp pp)) one
- * workload_build for the bytes of each collective kind (workload_kind_bytes,
- * as `dcsim step --json` prints them in comm_bytes) and one step_simulate on
- * the cluster's fabric (the job on GPUs 0 .. n-1, as `dcsim step` places it)
- * for the compute c = iteration - exposed TP, PP, DP and EP, the part the
- * flow net does not simulate. */
+ * "Traffic from the step tier"): per size n the layout of
+ * cluster_model_parallel (dp = n / (tp cp pp)), one workload_build for the
+ * bytes of each collective kind (workload_kind_bytes_split, as `dcsim step
+ * --json` prints them in comm_bytes, the experts' DP part apart for the
+ * expert-data-parallel groups) and one step_simulate on the cluster's
+ * fabric (the job on GPUs 0 .. n-1, as `dcsim step` places it) for the
+ * compute c = iteration - exposed TP, PP, DP, EP (and CP with cp > 1), the
+ * part the flow net does not simulate. */
 #ifndef DCSIM_APP_CLUSTERMODEL_H
 #define DCSIM_APP_CLUSTERMODEL_H
 
