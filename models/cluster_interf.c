@@ -329,6 +329,10 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
         h = mix(h, (uint64_t)t->collective + 1);
     if (t->n_colls) { /* a layout: it and every collective (none before layouts) */
         h = mix(mix(mix(mix(h, t->tp), t->pp), t->ep), t->n_colls);
+        if (t->cp > 1) /* a class given by a model only: the others keep their digests */
+            h = mix(h, t->cp);
+        if (t->vpp > 1)
+            h = mix(h, (uint64_t)t->vpp << 32);
         for (unsigned i = 0; i < t->n_colls; i++)
             h = mix(mix(mix(h, (uint64_t)t->coll[i].collective), (uint64_t)t->coll[i].group),
                     bits(t->coll[i].bytes));

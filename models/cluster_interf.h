@@ -46,12 +46,18 @@
 
 /* A job's parallel groups (docs/cluster.md "Parallel layout"): rank r of
  * the job is its r-th GPU, in the step tier's order (step_gpu, Megatron-LM's
- * default: r = t + tp (d + dp s), tensor rank t fastest, then data rank d,
- * then stage s; an expert group is ep consecutive data ranks). */
+ * default: r = t + tp (c + cp (d + dp s)), tensor rank t fastest, then
+ * context rank c, data rank d, stage s; an expert group is ep consecutive
+ * data ranks). A dp-group holds the dp x cp ranks of one (s, t). Two groups
+ * only a class given by a model has (no <collective group> names them):
+ * cp, the cp ranks of one (s, d, t), and edp, the expert-data-parallel
+ * group of the ranks holding the same experts, dp / ep x cp of one (s, t)
+ * with d = k mod ep. */
 enum cluster_group { CLUSTER_GROUP_DP = 0, CLUSTER_GROUP_TP, CLUSTER_GROUP_PP, CLUSTER_GROUP_EP,
-                     CLUSTER_GROUP_COUNT };
+                     CLUSTER_GROUP_CP, CLUSTER_GROUP_EDP, CLUSTER_GROUP_COUNT };
+#define CLUSTER_GROUP_BY_HAND CLUSTER_GROUP_CP /* the groups <collective> rows name: below */
 
-#define CLUSTER_MAX_COLLS 8
+#define CLUSTER_MAX_COLLS 12 /* the schema lets a class give 8 rows; a derived one has up to 12 */
 #define CLUSTER_FROM_MODEL_CLASS 1
 #define CLUSTER_FROM_MODEL_SIZE 2
 
@@ -69,8 +75,8 @@ typedef struct cluster_coll {
  * makes the isolated collective that share of compute + collective (before
  * any overlap). With n_colls 0 (no layout given) its one collective runs
  * over all its GPUs (the form before layouts, its digests unchanged); else
- * coll[0..n_colls) all start at once in their groups of the tp x pp x ep
- * layout (dp = GPUs / (tp pp)) and the iteration's communication ends with
+ * coll[0..n_colls) all start at once in their groups of the tp x cp x pp
+ * x ep layout (dp = GPUs / (tp cp pp)) and the iteration's communication ends with
  * the last. */
 typedef struct cluster_traffic {
     double compute_s;
@@ -81,6 +87,8 @@ typedef struct cluster_traffic {
     double overlap;           /* the share of compute_s the collective can hide
                                  under, [0, 1); 0: wholly exposed */
     uint32_t tp, pp, ep;      /* the layout; 0: not given (1) */
+    uint32_t cp;              /* context parallel, a class given by a model only; 0: 1 */
+    uint32_t vpp;             /* interleaved chunks per stage, a model's size only; 0: 1 */
     unsigned n_colls;
     cluster_coll coll[CLUSTER_MAX_COLLS];
     /* a class given by a catalog model (docs/cluster.md "Traffic from the
@@ -101,8 +109,8 @@ const char *cluster_group_name(int group);
 int cluster_group_parse(const char *name);
 
 /* The GPU counts a class's layout takes: 0, or -1 with why (one line, no
- * file) when n GPUs are not a whole number of tp x pp, or their dp not of
- * ep. */
+ * file) when n GPUs are not a whole number of tp x cp x pp, or their dp not
+ * of ep. */
 int cluster_layout_check(const cluster_traffic *t, uint32_t n, char *why, size_t size);
 
 /* Build into plan (zeroed on entry; free with nc_plan_free) every

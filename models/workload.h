@@ -233,6 +233,14 @@ unsigned workload_chunk_layer_count(const model_arch *m, const parallel_config *
  * stage boundary each way (the gradients go back as many bytes). */
 void workload_kind_bytes(const workload *w, double out[COMM_KIND_COUNT]);
 
+/* The same, and into expert[] the part of each of out[] that the experts'
+ * gradients (and their sharded parameters) move in the expert-data-parallel
+ * group (the dp cp / ep ranks holding the same experts: the DP ops whose
+ * group is not dp cp), on the stage that gives out[]; 0 for the other
+ * kinds and without ep. */
+void workload_kind_bytes_split(const workload *w, double out[COMM_KIND_COUNT],
+                               double expert[COMM_KIND_COUNT]);
+
 const char *comm_kind_name(int kind);
 const char *recompute_name(int r);
 const char *schedule_name(int s);

@@ -149,11 +149,13 @@ static void describe_traffic(const scn_scenario *s, char *buf, size_t size)
         const cluster_traffic *t = &tt->t[i];
         if (t->from_model) {
             const struct scn_cluster_model *m = &s->cluster_model[i];
+            char opts[96];
+            cluster_model_layout_text(s, i, opts, sizeof opts);
             int k = snprintf(buf + used, size - used, "%sfrom %u GPUs: model %s (micro-batch "
-                             "%u, global-batch %u), tp %u pp %u ep %u, from the step tier",
+                             "%u, global-batch %u), tp %u pp %u ep %u%s, from the step tier",
                              i ? "; " : "", tt->from_gpus[i], m->arch.name, m->micro_batch,
                              m->global_batch, t->tp ? t->tp : 1, t->pp ? t->pp : 1,
-                             t->ep ? t->ep : 1);
+                             t->ep ? t->ep : 1, opts);
             used += k > 0 ? (size_t)k : 0;
             continue;
         }

@@ -14,7 +14,8 @@
 #include "workload.h"
 
 /* a step-tier collective kind as the cluster's row: its collective and
- * group (cp is 1 here: no CP row) */
+ * group (the experts' part of a DP kind goes to the expert-data-parallel
+ * group: derive_one) */
 static const struct {
     int kind, collective, group;
 } kind_rows[] = {
@@ -26,6 +27,7 @@ static const struct {
     {COMM_DP_ALLREDUCE, NC_ALLREDUCE, CLUSTER_GROUP_DP},
     {COMM_DP_REDUCE_SCATTER, NC_REDUCESCATTER, CLUSTER_GROUP_DP},
     {COMM_DP_ALLGATHER, NC_ALLGATHER, CLUSTER_GROUP_DP},
+    {COMM_CP_SENDRECV, NC_SENDRECV, CLUSTER_GROUP_CP},
 };
 #define N_KIND_ROWS (sizeof kind_rows / sizeof kind_rows[0])
 
@@ -68,18 +70,10 @@ static int derive_one(const scn_scenario *s, fabric *f, unsigned cls, uint32_t g
 {
     const struct scn_cluster_model *m = &s->cluster_model[cls];
     const cluster_traffic *ct = &s->cluster_traffic.t[cls];
-    parallel_config p; /* <parallelism>'s defaults, as parse_parallelism leaves them */
-    memset(&p, 0, sizeof p);
-    p.tp = ct->tp ? ct->tp : 1;
-    p.pp = ct->pp ? ct->pp : 1;
-    p.ep = ct->ep ? ct->ep : 1;
-    p.vpp = p.cp = 1;
-    p.dp = g / (p.tp * p.pp);
-    p.micro_batch = m->micro_batch;
-    p.global_batch = m->global_batch;
-    p.precision = s->has_job ? s->precision : PREC_BF16;
-    if (s->has_job)
-        p.fw = s->par.fw;
+    parallel_config p;
+    int rc = cluster_model_parallel(s, cls, g, &p, err);
+    if (rc)
+        return rc;
     step_options o;
     if (s->has_job) {
         o = s->step;
@@ -94,9 +88,11 @@ static int derive_one(const scn_scenario *s, fabric *f, unsigned cls, uint32_t g
     if (o.sustained_efficiency == 0) /* as steptier.c: the GPU catalog's, else 1 */
         o.sustained_efficiency = s->gpu.sustained_efficiency > 0 ? s->gpu.sustained_efficiency : 1;
     workload w;
-    int rc = workload_build(&m->arch, &p, g, &w, err);
+    rc = workload_build(&m->arch, &p, g, &w, err);
     if (rc)
         return rc;
+    double bytes[COMM_KIND_COUNT], expert[COMM_KIND_COUNT]; /* bytes: pr.comm_bytes */
+    workload_kind_bytes_split(&w, bytes, expert);
     compute_device dev;
     step_profile pr;
     memset(&pr, 0, sizeof pr);
@@ -114,10 +110,13 @@ static int derive_one(const scn_scenario *s, fabric *f, unsigned cls, uint32_t g
     z->step_iteration_s = pr.iteration_s;
     z->exposed_s = pr.part_s[STEP_TP] + pr.part_s[STEP_PP] + pr.part_s[STEP_DP] +
                    pr.part_s[STEP_EP];
+    if (p.cp > 1) /* its K/V exchange is a row too (0 without cp: the sum kept as it was) */
+        z->exposed_s += pr.part_s[STEP_CP];
     z->compute_s = pr.iteration_s > z->exposed_s ? pr.iteration_s - z->exposed_s : 0;
     step_profile_free(&pr);
     *out = *ct;
     out->from_model = CLUSTER_FROM_MODEL_SIZE;
+    out->vpp = p.vpp;
     out->compute_s = z->compute_s;
     out->exposed_s = z->exposed_s;
     out->comm_share = 0;
@@ -125,14 +124,19 @@ static int derive_one(const scn_scenario *s, fabric *f, unsigned cls, uint32_t g
     out->bytes = 0;
     out->collective = NC_ALLREDUCE;
     out->n_colls = 0;
-    for (size_t k = 0; k < N_KIND_ROWS; k++) {
-        double b = z->kind_bytes[kind_rows[k].kind];
-        if (b > 0) /* N_KIND_ROWS is CLUSTER_MAX_COLLS */
+    for (size_t k = 0; k < N_KIND_ROWS; k++) { /* N_KIND_ROWS + 3 DP kinds <= CLUSTER_MAX_COLLS */
+        int kind = kind_rows[k].kind;
+        double b = z->kind_bytes[kind], e = expert[kind] < b ? expert[kind] : b;
+        z->expert_bytes[kind] = e;
+        if (b - e > 0)
             out->coll[out->n_colls++] = (cluster_coll){kind_rows[k].collective,
-                                                       kind_rows[k].group, b};
+                                                       kind_rows[k].group, b - e};
+        if (e > 0)
+            out->coll[out->n_colls++] = (cluster_coll){kind_rows[k].collective,
+                                                       CLUSTER_GROUP_EDP, e};
     }
     if (!out->n_colls) /* no traffic: a layout with no rows would be the form before layouts */
-        out->tp = out->pp = out->ep = 0;
+        out->tp = out->pp = out->ep = out->cp = out->vpp = 0;
     return alone(s, f, out, g, z, err);
 }
 
@@ -195,9 +199,12 @@ void cluster_model_print(const scn_scenario *s, const cluster_model_size *z, uns
         int any = 0;
         for (size_t k = 0; k < N_KIND_ROWS; k++) {
             double b = z[i].kind_bytes[kind_rows[k].kind];
+            double e = z[i].expert_bytes[kind_rows[k].kind];
             if (b > 0)
                 printf("%s %s %.4g GB", any++ ? "," : "", comm_kind_name(kind_rows[k].kind),
                        b / 1e9);
+            if (e > 0)
+                printf(" (experts' %.4g GB of it in the edp-groups)", e / 1e9);
         }
         printf("%s; alone here: collectives %.6g s, iteration %.6g s (x %.4f of step's)\n",
                any ? "" : " no communication", z[i].alone_comm_s, z[i].alone_iteration_s,
@@ -223,4 +230,22 @@ void cluster_model_json(cJSON *o, const cluster_model_size *z, unsigned n)
         cJSON_AddNumberToObject(e, "alone_iteration_s", z[i].alone_iteration_s);
         cJSON_AddItemToArray(a, e);
     }
+}
+
+void cluster_model_layout_text(const scn_scenario *s, unsigned cls, char *buf, size_t size)
+{
+    const struct scn_cluster_model *m = &s->cluster_model[cls];
+    const cluster_traffic *t = &s->cluster_traffic.t[cls];
+    char vpp[24] = "", cp[24] = "", zero[16] = "";
+    if (m->vpp > 1)
+        snprintf(vpp, sizeof vpp, ", vpp %u", m->vpp);
+    if (t->cp > 1)
+        snprintf(cp, sizeof cp, ", cp %u", t->cp);
+    if (m->zero_stage > 0)
+        snprintf(zero, sizeof zero, ", zero %d", m->zero_stage);
+    snprintf(buf, size, "%s%s%s%s%s", vpp, cp, m->sequence_parallel ? ", sequence-parallel" : "",
+             m->recompute == RECOMPUTE_FULL        ? ", recompute full"
+             : m->recompute == RECOMPUTE_SELECTIVE ? ", recompute selective"
+                                                   : "",
+             zero);
 }

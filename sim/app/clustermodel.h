@@ -1,11 +1,13 @@
 /* clustermodel.h - the traffic of a <cluster-jobs><traffic> class given by
  * a catalog model, derived per job size from the step tier (docs/cluster.md
- * "Traffic from the step tier"): per size n (dp = n / (tp pp)) one
- * workload_build for the bytes of each collective kind (workload_kind_bytes,
- * as `dcsim step --json` prints them in comm_bytes) and one step_simulate on
- * the cluster's fabric (the job on GPUs 0 .. n-1, as `dcsim step` places it)
- * for the compute c = iteration - exposed TP, PP, DP and EP, the part the
- * flow net does not simulate. */
+ * "Traffic from the step tier"): per size n the layout of
+ * cluster_model_parallel (dp = n / (tp cp pp)), one workload_build for the
+ * bytes of each collective kind (workload_kind_bytes_split, as `dcsim step
+ * --json` prints them in comm_bytes, the experts' DP part apart for the
+ * expert-data-parallel groups) and one step_simulate on the cluster's
+ * fabric (the job on GPUs 0 .. n-1, as `dcsim step` places it) for the
+ * compute c = iteration - exposed TP, PP, DP, EP (and CP with cp > 1), the
+ * part the flow net does not simulate. */
 #ifndef DCSIM_APP_CLUSTERMODEL_H
 #define DCSIM_APP_CLUSTERMODEL_H
 
@@ -19,6 +21,7 @@ typedef struct cluster_model_size {
     unsigned cls;                      /* its class, an index of cluster_traffic.t */
     uint32_t dp;
     double kind_bytes[COMM_KIND_COUNT]; /* per GPU per iteration (step_profile.comm_bytes) */
+    double expert_bytes[COMM_KIND_COUNT]; /* of which in the expert-data-parallel groups */
     double step_iteration_s;           /* step_simulate's iteration */
     double compute_s;                  /* c: the iteration less the exposed TP, PP, DP, EP */
     double exposed_s;                  /* E: that exposed communication */
@@ -38,6 +41,10 @@ int cluster_model_derive(const scn_scenario *s, fabric *f, uint32_t train_gpus,
 /* The sizes' figures: text lines under "interference", and the
  * "from_step_tier" array of `dcsim cluster --json`'s interference. */
 void cluster_model_print(const scn_scenario *s, const cluster_model_size *z, unsigned n);
+/* A class given by a model: its layout options other than <parallelism>'s
+ * defaults (", vpp 2, cp 2, sequence-parallel, recompute full, zero 1"; ""
+ * with none), for the class's line. */
+void cluster_model_layout_text(const scn_scenario *s, unsigned cls, char *buf, size_t size);
 struct cJSON;
 void cluster_model_json(struct cJSON *o, const cluster_model_size *z, unsigned n);
 

@@ -176,6 +176,10 @@ typedef struct scn_scenario {
         int has;
         model_arch arch;
         unsigned micro_batch, global_batch;
+        /* <parallelism>'s layout options (cp is cluster_traffic.cp, the
+         * flow net's groups): 1, 0, RECOMPUTE_NONE, 0 when not given */
+        unsigned vpp;
+        int sequence_parallel, recompute, zero_stage;
     } cluster_model[CLUSTER_MAX_TRAFFIC];
     struct scn_hubs *hubs;  /* <hubs> (dcsim hubs; docs/hubs.md); owned, NULL when none */
     char *resolved_xml;     /* after XInclude and --set; owned, NUL-terminated */
@@ -280,6 +284,17 @@ void scn_defaults_text(const scn_scenario *s, char *buf, size_t size);
  * allocates pp entries). Returns 0, or the error's code with err filled (no
  * file; SIM_ERR_NOMEM when out of memory, else SIM_ERR_INPUT). */
 int scn_memory(const scn_scenario *s, workload *w, stage_memory *mem, sim_error *err);
+
+/* The parallel layout of a job of `gpus` GPUs in <cluster-jobs><traffic>
+ * class cls given by a model (docs/cluster.md "Traffic from the step
+ * tier"): the class's tp, pp, cp, ep, vpp, sequence-parallel, recompute and
+ * zero, dp = gpus / (tp cp pp), its batches, and the precision and
+ * <framework> of the scenario's <job> (bf16 and the defaults without one),
+ * as parse_parallelism leaves <parallelism>. 0, or SIM_ERR_INPUT with a
+ * one-line reason (no file) when gpus is not a whole number of tp x cp x
+ * pp; workload_check / workload_build say whether the model takes it. */
+int cluster_model_parallel(const scn_scenario *s, unsigned cls, uint32_t gpus,
+                           parallel_config *p, sim_error *err);
 
 /* The <fabric><fidelity> table in one line ("9 incast and 3 sharing rows
  * (SOURCE)") into out; returns 0 (out empty) when the fabric has none. */

@@ -38,7 +38,7 @@ static int one_coll(loader *ld, xmlNode *c, cluster_coll *out)
     out->group = cluster_group_parse(group);
     if (out->collective < 0) /* only if the schema and the table drift apart */
         return node_error(ld, c, "kind", "unknown collective '%s'", kind);
-    if (out->group < 0)
+    if (out->group < 0 || out->group >= CLUSTER_GROUP_BY_HAND) /* cp, edp: a model's own */
         return node_error(ld, c, "group", "unknown group '%s'; use dp, tp, pp or ep", group);
     if (out->collective == NC_SENDRECV && out->group != CLUSTER_GROUP_PP)
         return node_error(ld, c, "group", "a send runs between neighbouring pipeline stages: "
