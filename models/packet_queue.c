@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "packet_internal.h"
 
 static inline int ev_before(const pkt_ev *a, const pkt_ev *b)
@@ -174,31 +175,40 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
     pkt_net *n = ctx;
     uint32_t where;
     const pkt_ev *h = queue_head(n, &where);
-    pkt_ev e = *h;
-    if (where == PKT_LANES_MAX) {
-        heap_pop(n);
-    } else {
-        pkt_lane *q = &n->lanes[where];
-        q->head = (q->head + 1) & (q->cap - 1);
-        q->n--;
-    }
-    /* the lanes' next events are known: fetch what their handlers will
-     * read, in stages (each stage's address needs the previous stage's
-     * line), so the cache misses overlap this handler's work */
-    for (uint32_t i = 0; i < n->n_lanes; i++) {
-        const pkt_lane *q = &n->lanes[i];
-        for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
-            uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
-            if (q->n > ahead)
-                pkt_prefetch(n, &q->ring[(q->head + ahead) & (q->cap - 1)], s);
-        }
-    }
     n->pump_id = 0;
-    if (e.t > n->series_edge) /* a time series' open bin ends before this event */
-        pkt_series_advance(n->series, e.t);
-    n->in_pump = 1;
-    e.fn(eng, n, e.data);
-    n->in_pump = 0;
+    /* fire the head; then, while the next head is the engine's next event
+     * anyway (sim_fire_inline: nothing else pending at or before it), fire
+     * it here too, without the round trip through the engine's queue (its
+     * now, digest and count advance as for a pump event); bounded: every
+     * turn consumes one tier event */
+    for (;;) {
+        pkt_ev e = *h;
+        if (where == PKT_LANES_MAX) {
+            heap_pop(n);
+        } else {
+            pkt_lane *q = &n->lanes[where];
+            q->head = (q->head + 1) & (q->cap - 1);
+            q->n--;
+            /* its lane's window moved: fetch what the handlers of its
+             * events 16, 32 and 48 ahead will read, in stages (each
+             * stage's address needs the previous stage's line), so the
+             * cache misses overlap this handler's work (the other lanes'
+             * windows have not moved: fetched before) */
+            for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
+                uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
+                if (q->n > ahead)
+                    pkt_prefetch(n, &q->ring[(q->head + ahead) & (q->cap - 1)], s);
+            }
+        }
+        if (e.t > n->series_edge) /* a time series' open bin ends before this event */
+            pkt_series_advance(n->series, e.t);
+        n->in_pump = 1;
+        e.fn(eng, n, e.data);
+        n->in_pump = 0;
+        if (n->pump_id || !(h = queue_head(n, &where)) ||
+            !sim_fire_inline(eng, h->t, h->prio, h->kind, h->data))
+            break; /* armed by a completion callback, none left, or another event first */
+    }
     pkt_pump_arm(n);
 }
 
