@@ -463,6 +463,8 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 #else
 #define PREFETCH(p) ((void)(p))
 #endif
+/* a link record spans two cache lines (its FIFO head and tail in the second) */
+#define PREFETCH_LINK(k) (PREFETCH(k), PREFETCH((const char *)((k) + 1) - 1))
 
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
@@ -471,15 +473,15 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
         if (stage == 2)
             PREFETCH(p);
         else if (n->walk)
-            PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
+            PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
         else if (stage == 1)
             PREFETCH(&p->path[p->hop]);
         else
-            PREFETCH(&n->links[p->path[p->hop]]);
+            PREFETCH_LINK(&n->links[p->path[p->hop]]);
     } else if (e->fn == on_tx_done) { /* link, its head packet, the path entry before */
         const pkt_link *k = &n->links[(uint32_t)e->data];
         if (stage == 2) {
-            PREFETCH(k);
+            PREFETCH_LINK(k);
         } else if (stage == 1) {
             PREFETCH(&n->pkts[k->head]);
         } else {
@@ -490,7 +492,7 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
                 PREFETCH(&n->pkts[p->next]);
         }
     } else if (e->fn == on_credit && stage == 2) {
-        PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
+        PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
     }
 }
 

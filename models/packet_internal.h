@@ -118,6 +118,7 @@ struct pkt_net {
     /* the tier's event queue (packet_queue.c) */
     pkt_lane lanes[PKT_LANES_MAX];
     uint32_t n_lanes;
+    uint8_t lane_hint[4];  /* per priority (low 2 bits): the lane it took last */
     pkt_ev *heap;
     uint32_t n_heap, heap_cap;
     uint64_t n_seq;

@@ -35,6 +35,12 @@
 #include "engine.h"
 #include "packet_internal.h"
 
+#if defined(__GNUC__)
+#define RING_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define RING_PREFETCH(p) ((void)(p))
+#endif
+
 static inline int ev_before(const pkt_ev *a, const pkt_ev *b)
 {
     if (a->t != b->t)
@@ -120,9 +126,14 @@ static int lane_push(pkt_lane *q, const pkt_ev *e)
 /* The lane of (delay, prio) whose last event is not after t; NULL: use the heap. */
 static pkt_lane *lane_for(pkt_net *n, double delay_s, unsigned prio, double t)
 {
-    for (uint32_t i = 0; i < n->n_lanes; i++) {
+    /* the lane this priority took last first (arrivals, finishes and
+     * credits keep to one delay each), then the others */
+    uint32_t hint = n->lane_hint[prio & 3];
+    for (uint32_t j = 0; j <= n->n_lanes; j++) {
+        uint32_t i = j ? j - 1 : hint;
         pkt_lane *q = &n->lanes[i];
-        if (q->delay_s == delay_s && q->prio == prio) {
+        if (i < n->n_lanes && q->delay_s == delay_s && q->prio == prio) {
+            n->lane_hint[prio & 3] = (uint8_t)i;
             if (q->n && q->ring[(q->head + q->n - 1) & (q->cap - 1)].t > t)
                 return NULL; /* cannot happen (now is monotone); the heap is always right */
             return q;
@@ -193,7 +204,11 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
              * events 16, 32 and 48 ahead will read, in stages (each
              * stage's address needs the previous stage's line), so the
              * cache misses overlap this handler's work (the other lanes'
-             * windows have not moved: fetched before) */
+             * windows have not moved: fetched before); and the ring's own
+             * line 64 events ahead, which the first stage reads */
+            if (q->n > PKT_PREFETCH_STAGES * PKT_PREFETCH_STEP + PKT_PREFETCH_STEP)
+                RING_PREFETCH(&q->ring[(q->head + (PKT_PREFETCH_STAGES + 1) *
+                                             PKT_PREFETCH_STEP) & (q->cap - 1)]);
             for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
                 uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
                 if (q->n > ahead)
