@@ -188,6 +188,14 @@ typedef struct pkt_config {
      * arrive out of order, the message completes when all have arrived.
      * 0: every packet follows the message's route. */
     int is_adaptive;
+    /* is_adaptive 1 and 2 on a Dragonfly family: the Valiant candidates of a
+     * message, the intermediate groups its packets draw from. 0 (or any
+     * count >= the third groups, g - 2): every third group (the full scan,
+     * 2 (g - 2) routes per message); k: k distinct third groups drawn per
+     * message, uniformly, by a hash of its send serial (2 k routes), and
+     * each packet draws one of them as above (docs/fabric.md "Valiant
+     * candidates"; no published count: the caller's) */
+    uint32_t valiant_candidates;
     enum pkt_loss_mode loss; /* PKT_LOSSLESS (0) unless PKT_ROCE without DCQCN */
     double rto_s;            /* lossy modes: the retransmission timeout, > 0 and finite
                                 (a GAP in the references: the caller's) */

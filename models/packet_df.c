@@ -17,8 +17,9 @@
  *    router where the global link from the source group lands, as the flow
  *    tier's landing(); in a Dragonfly+ a leaf of I), then the minimal route
  *    from a host of X to the destination from X on.
- * A packet draws one intermediate group uniformly by a hash of (message
- * serial, packet index) and compares, at its source router R,
+ * A packet draws one intermediate group of its message's candidates
+ * uniformly by a hash of (message serial, packet index) and compares, at
+ * its source router R,
  *     (q_min + s) / B_min x H_min   <=   (q_val + s) / B_val x H_val
  * (q: bytes waiting in the candidate's next link's FIFOs at R, the packet on the
  * wire not counted; B its rate; s the packet's size; H the links left from
@@ -27,6 +28,11 @@
  * congestion information); under credits or PFC a congested global link
  * shows at R only through backpressure. Mode 2 takes the Valiant path
  * always (the oblivious bound).
+ *
+ * Candidates: every third group (valiant_candidates 0, or >= g - 2: the
+ * full scan), or valiant_candidates of them drawn per message without
+ * replacement (a partial Fisher-Yates shuffle keyed by a hash of the
+ * message's send serial), in the drawn order; a packet draws among them.
  *
  * Storage: the message's path buffer holds the minimal path (n_hops links),
  * then K (the candidate groups), then K offsets into the buffer (0: no
@@ -50,6 +56,7 @@ struct pkt_df {
     uint8_t *busy;           /* per physical link: a VC's packet is on the wire */
     uint32_t *buf, cap;      /* candidate paths being built */
     uint32_t *seg, seg_cap;  /* one ordered route */
+    uint32_t *third;         /* n_groups: a message's third groups, then the drawn ones first */
 };
 
 /* The first fabric switch on host h's way out (through a shared NIC), or
@@ -83,6 +90,7 @@ void pkt_df_free(struct pkt_df *d)
     free(d->sw_host);
     free(d->buf);
     free(d->seg);
+    free(d->third);
     free(d);
 }
 
@@ -123,10 +131,11 @@ int pkt_df_create(pkt_net *n, char *why, size_t why_size)
     d->group_host = malloc((size_t)groups * sizeof *d->group_host);
     d->sw_host = malloc((size_t)g->n_nodes * sizeof *d->sw_host);
     d->busy = calloc((size_t)nl + 1, 1);
+    d->third = malloc((size_t)groups * sizeof *d->third);
     char rwhy[160];
     topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 0};
     d->min = topo_router_create(g, &rc, rwhy, sizeof rwhy);
-    if (!d->group_host || !d->sw_host || !d->min || !d->busy)
+    if (!d->group_host || !d->sw_host || !d->min || !d->busy || !d->third)
         return pkt_say(why, why_size, "packet tier: out of memory");
     for (uint32_t i = 0; i < groups; i++)
         d->group_host[i] = PKT_NONE;
@@ -279,6 +288,20 @@ long pkt_df_route(pkt_net *n, uint32_t src, uint32_t dst, uint64_t key, uint32_t
     }
     uint32_t k = choice == PKT_NONE || gs == gd || gs >= d->n_groups || gd >= d->n_groups ||
                  n->cfg.is_adaptive == 3 ? 0 : d->n_groups - 2; /* 3: minimal only */
+    for (uint32_t i = 0, grp = 0; i < k && grp < d->n_groups; grp++) /* third groups, in order */
+        if (grp != gs && grp != gd)
+            d->third[i++] = grp;
+    uint32_t want = n->cfg.valiant_candidates;
+    if (want && want < k) { /* a sample: the first `want` of a partial Fisher-Yates */
+        uint64_t seed = pkt_mix64(n->n_serial ^ 0x76616c69616e74ull); /* this message's serial */
+        for (uint32_t i = 0; i < want; i++) {
+            uint32_t j = i + (uint32_t)(pkt_mix64(seed + i) % (k - i));
+            uint32_t t = d->third[i];
+            d->third[i] = d->third[j];
+            d->third[j] = t;
+        }
+        k = want;
+    }
     uint64_t at = (uint64_t)nmin + 1 + k;
     if (grow(&d->buf, &d->cap, at)) {
         snprintf(n->error, sizeof n->error, "pkt_send: out of memory");
@@ -286,14 +309,12 @@ long pkt_df_route(pkt_net *n, uint32_t src, uint32_t dst, uint64_t key, uint32_t
     }
     memcpy(d->buf, d->seg, (size_t)nmin * sizeof *d->buf);
     d->buf[nmin] = k;
-    for (uint32_t i = 0, grp = 0; i < k; grp++) { /* k candidates: every third group */
-        if (grp == gs || grp == gd)
-            continue;
+    for (uint32_t i = 0; i < k; i++) { /* k candidates: every third group, or the sample */
         uint64_t off = at + 1;
-        int rc = valiant(n, src, dst, key, grp, choice, &at);
+        int rc = valiant(n, src, dst, key, d->third[i], choice, &at);
         if (rc < 0)
             return -1;
-        d->buf[nmin + 1 + i++] = rc ? 0 : (uint32_t)off;
+        d->buf[nmin + 1 + i] = rc ? 0 : (uint32_t)off;
     }
     pkt_msg *r = &n->msgs[m];
     if (r->path_cap < at) {
