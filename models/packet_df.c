@@ -1,7 +1,7 @@
 /* packet_df.c - per-packet routing on the Dragonfly family in the packet
  * tier (pkt_config.is_adaptive 1: UGAL-L, 2: Valiant, 3: minimal, the
- * baseline on the same virtual channels; docs/fabric.md "Per-packet UGAL on
- * a Dragonfly").
+ * baseline on the same virtual channels, 4: UGAL-G; docs/fabric.md
+ * "Per-packet UGAL on a Dragonfly").
  *
  * The choice is made once per packet, at its source router (the first
  * fabric switch on its path, reached over a link from a host or shared
@@ -27,7 +27,12 @@
  * Valiant path. UGAL-L: only R's own egress queues are read (no remote
  * congestion information); under credits or PFC a congested global link
  * shows at R only through backpressure. Mode 2 takes the Valiant path
- * always (the oblivious bound).
+ * always (the oblivious bound). Mode 4, UGAL-G (global knowledge, an
+ * idealisation no router has: it reads every queue on both paths at the
+ * instant of the choice): minimal when
+ *     sum over the minimal path's links after R of (q_j + s) / B_j
+ *       <= the same sum over the Valiant path's (ties minimal);
+ * with every queue empty it is UGAL-L's rule (hops x s / B).
  *
  * Candidates: every third group (valiant_candidates 0, or >= g - 2: the
  * full scan), or valiant_candidates of them drawn per message without
@@ -343,6 +348,19 @@ static double waiting(const pkt_net *n, uint32_t l)
     return w;
 }
 
+/* UGAL-G: the time a packet of `size` bytes would wait and take from R on,
+ * over links c + 1 .. len - 1 of path: sum of (waiting + size) / rate
+ * (every queue on the path read at once: global knowledge). */
+static double drain(const pkt_net *n, const uint32_t *path, uint32_t c, uint32_t len,
+                    uint32_t size)
+{
+    const double *rate = n->g->link_bytes_per_s;
+    double t = 0;
+    for (uint32_t i = c + 1; i < len; i++)
+        t += (waiting(n, path[i]) + size) / rate[path[i]];
+    return t;
+}
+
 uint32_t pkt_df_choose(pkt_net *n, uint32_t id)
 {
     pkt_packet *p = &n->pkts[id];
@@ -365,6 +383,9 @@ uint32_t pkt_df_choose(pkt_net *n, uint32_t id)
         double tv = (waiting(n, lv) + p->size) / rate[lv] * (double)(len - c - 1);
         if (tm <= tv)
             return lm;
+    } else if (n->cfg.is_adaptive == 4 && drain(n, base, c, nmin, p->size) <=
+                                          drain(n, val, c, len, p->size)) {
+        return base[c + 1]; /* UGAL-G: every queue on both paths */
     }
     p->path = val;
     n->stats.valiant_packets++;

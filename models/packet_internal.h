@@ -286,7 +286,8 @@ static inline uint64_t pkt_mix64(uint64_t x)
 }
 
 /* packet_df.c: per-packet routing on a Dragonfly family (is_adaptive 1:
- * UGAL-L, 2: Valiant, 3: minimal), over PKT_DF_VCS virtual channels */
+ * UGAL-L, 2: Valiant, 3: minimal, 4: UGAL-G), over PKT_DF_VCS virtual
+ * channels */
 int pkt_df_create(pkt_net *n, char *why, size_t why_size); /* 0 or -1 (n->df may be set) */
 void pkt_df_free(struct pkt_df *d);                       /* NULL-safe */
 /* The minimal path src -> dst and every Valiant candidate into message m's

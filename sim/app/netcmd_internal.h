@@ -27,6 +27,7 @@ typedef struct net_options {
     int dcqcn;              /* --tier packet, RoCE: DCQCN (the published set) */
     int adaptive;           /* --tier packet: per-packet routing (--adaptive) */
     const char *candidates; /* --tier packet --adaptive on a Dragonfly: --valiant-candidates */
+    const char *ugal;       /* --tier packet --adaptive on a Dragonfly: --ugal local|global */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or

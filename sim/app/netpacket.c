@@ -268,7 +268,7 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
         return rc;
     app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
                           .ibcc = o->ibcc, .dcqcn = o->dcqcn, .adaptive = o->adaptive,
-                          .candidates = o->candidates};
+                          .candidates = o->candidates, .ugal = o->ugal};
     if ((rc = app_packet_config("netbench", "--tier packet", s, f, &po,
                                 p->phen == PHEN_VICTIM || p->phen == PHEN_STALL, &p->pc)))
         return rc;

@@ -76,6 +76,11 @@ static int packet_adaptive(const char *command, const scn_scenario *s, const fab
         return cli_usage_error(command, "--valiant-candidates %s: needs a Dragonfly family "
                                "(on a folded Clos --adaptive picks at every switch)",
                                o->candidates);
+    if (o->ugal && strcmp(o->ugal, "local") && strcmp(o->ugal, "global"))
+        return cli_usage_error(command, "--ugal %s: expected local or global", o->ugal);
+    if (o->ugal && (f->g.updown || s->fabric.routing.path_class != TOPO_PATH_UGAL))
+        return cli_usage_error(command, "--ugal %s: needs a Dragonfly family with paths=\"ugal\"",
+                               o->ugal);
     if (f->g.updown) {
         c->is_adaptive = 1;
         snprintf(out->routing, sizeof out->routing, "adaptive at every switch (--adaptive): "
@@ -87,18 +92,20 @@ static int packet_adaptive(const char *command, const scn_scenario *s, const fab
                                "a Dragonfly family of 3 groups or more (this fabric is %s)",
                                fabric_topology_name(s->fabric.topology));
     enum topo_path_class pc = s->fabric.routing.path_class;
-    c->is_adaptive = pc == TOPO_PATH_UGAL ? 1 : pc == TOPO_PATH_VALIANT ? 2 : 3;
+    int is_global = o->ugal && !strcmp(o->ugal, "global");
+    c->is_adaptive = pc == TOPO_PATH_UGAL ? (is_global ? 4 : 1) : pc == TOPO_PATH_VALIANT ? 2 : 3;
     if (c->is_adaptive == 3 && o->candidates)
         return cli_usage_error(command, "--valiant-candidates %s: paths=\"minimal\" takes no "
                                "Valiant path (give paths=\"ugal\" or \"valiant\")",
                                o->candidates);
     int rc;
-    if (c->is_adaptive < 3 &&
+    if (c->is_adaptive != 3 &&
         (rc = packet_candidates(command, o->candidates, app_packet_groups(&f->g), out)))
         return rc;
     snprintf(out->routing, sizeof out->routing, "%s (--adaptive, paths=\"%s\"): per packet "
              "at the source router, 3 virtual channels; the flow tier keeps one route per "
-             "message", pc == TOPO_PATH_UGAL ? "UGAL-L, minimal or Valiant by queue x links left"
+             "message", is_global ? "UGAL-G, minimal or Valiant by every queue on both paths"
+             : pc == TOPO_PATH_UGAL ? "UGAL-L, minimal or Valiant by queue x links left"
              : pc == TOPO_PATH_VALIANT ? "Valiant through a random group" : "minimal",
              topo_path_class_name(pc));
     return 0;
@@ -201,6 +208,9 @@ int app_packet_config(const char *command, const char *lead, const scn_scenario 
     if (o->candidates && !o->adaptive)
         return cli_usage_error(command, "--valiant-candidates %s: needs --adaptive (per-packet "
                                "routing on a Dragonfly)", o->candidates);
+    if (o->ugal && !o->adaptive)
+        return cli_usage_error(command, "--ugal %s: needs --adaptive (per-packet routing on a "
+                               "Dragonfly)", o->ugal);
     if (o->adaptive)
         return packet_adaptive(command, s, f, o, out);
     return 0;

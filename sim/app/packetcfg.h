@@ -39,6 +39,7 @@ typedef struct app_packet_opts {
                          "ugal" (UGAL-L at the source router), "valiant" or "minimal"
                          (the baseline on the same virtual channels) */
     const char *candidates; /* "N" or "all": cfg.valiant_candidates (NULL: the default) */
+    const char *ugal;       /* "local" (UGAL-L, the default) or "global" (UGAL-G) */
 } app_packet_opts;
 
 /* The tier's parameters for s's fabric f: MTU and port buffer from the

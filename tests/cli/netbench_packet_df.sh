@@ -5,7 +5,7 @@
 # router; an all-to-all over 3 groups delivers every packet (conservation),
 # Valiant routes every inter-group packet through a third group and
 # minimal none, UGAL-L some; two runs agree; --valiant-candidates (default,
-# all, a count, refusals); a folded Clos takes the per-switch adaptive
+# all, a count, refusals); --ugal global (UGAL-G); a folded Clos takes the per-switch adaptive
 # routing; a phenomenon, -o and the flow tier refuse it.
 set -u
 dcsim=$1
@@ -91,6 +91,25 @@ bad "candidates folded Clos" "error: --valiant-candidates 4: needs a Dragonfly f
     --adaptive --valiant-candidates 4
 bad "candidates flow tier" "error: --valiant-candidates is an option of --tier packet" \
     "$dcsim" netbench "$df" --valiant-candidates 4
+
+# --ugal global: UGAL-G (every queue on both paths): its routing line,
+# conservation, some packets Valiant; refusals
+expect "ugal global line" 0 '^# routing      UGAL-G, minimal or Valiant by every queue on both paths' \
+    $run --adaptive --ugal global
+$run --adaptive --ugal global --json >"$tmp/g.json" 2>"$tmp/err" ||
+    { echo "FAIL ugal global: exit $?"; cat "$tmp/err"; fail=1; }
+$py -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+inter = 48 * 47 * 4 - 3 * 16 * 15 * 4
+assert o["packets"] == 48 * 47 * 4 and o["valiant_candidates"] == 4, o["packets"]
+assert 0 < o["valiant_packets"] < inter, o["valiant_packets"]
+' "$tmp/g.json" || { echo "FAIL: --ugal global JSON checks"; fail=1; }
+bad "ugal value" "error: --ugal both: expected local or global" $run --adaptive --ugal both
+bad "ugal valiant paths" 'error: --ugal global: needs a Dragonfly family with paths="ugal"' \
+    $run --adaptive --set "cluster/fabric/@paths=valiant" --ugal global
+bad "ugal without adaptive" "error: --ugal global: needs --adaptive" $run --ugal global
+bad "ugal flow tier" "error: --ugal is an option of --tier packet" "$dcsim" netbench "$df" --ugal global
 
 expect "fat-tree adaptive" 0 "^# routing      adaptive at every switch (--adaptive)" \
     "$dcsim" netbench "$sp" --tier packet --op incast --ranks 4 --bytes 64K --buffer 1MB --adaptive
