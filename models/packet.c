@@ -297,10 +297,13 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     if (p->msg & PKT_SHARP)
         pkt_sharp_sent(n, id); /* packet_sharp.c: what it summed or copied is freed */
     else if (p->hop > 0)
-        pkt_port_release(n, n->walk ? p->in_link : p->path[p->hop - 1], p->size);
+        pkt_port_release(n, p->in_link, p->size); /* = path[hop - 1] unless adaptive */
     else if (pkt_has_rc(n))
         pkt_loss_sent(n, id); /* once per packet: it has left its NIC */
-    /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
+    /* on the wire the packet is in no FIFO: its next names the link it
+     * crosses (on_arrive reads it there, not from its path); adaptive: the
+     * arrival carries it too (the packet keeps no path) */
+    n->pkts[id].next = l;
     uint64_t arrival = n->walk ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
                     1);
@@ -427,7 +430,7 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t id = (uint32_t)data;
     pkt_packet *p = &n->pkts[id];
     int is_adaptive = n->walk;
-    uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : p->path[p->hop];
+    uint32_t l = p->next; /* the link it crossed (on_tx_done) */
     pkt_link *k = &n->links[l];
     n->stats.events++;
     if (p->msg & PKT_SHARP) {
@@ -468,17 +471,13 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
-    if (e->fn == on_arrive) { /* packet, its path entry, the link crossed */
+    if (e->fn == on_arrive) { /* packet, the link crossed (its next) */
         const pkt_packet *p = &n->pkts[(uint32_t)e->data];
         if (stage == 2)
             PREFETCH(p);
-        else if (n->walk)
-            PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
         else if (stage == 1)
-            PREFETCH(&p->path[p->hop]);
-        else
-            PREFETCH_LINK(&n->links[p->path[p->hop]]);
-    } else if (e->fn == on_tx_done) { /* link, its head packet, the path entry before */
+            PREFETCH_LINK(&n->links[p->next]);
+    } else if (e->fn == on_tx_done) { /* link, its head packet, the link it came in on */
         const pkt_link *k = &n->links[(uint32_t)e->data];
         if (stage == 2) {
             PREFETCH_LINK(k);
@@ -486,8 +485,8 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
             PREFETCH(&n->pkts[k->head]);
         } else {
             const pkt_packet *p = &n->pkts[k->head];
-            if (p->hop > 0 && !n->walk)
-                PREFETCH(&p->path[p->hop - 1]);
+            if (p->hop > 0 && !(p->msg & PKT_SHARP))
+                PREFETCH_LINK(&n->links[p->in_link]);
             if (p->next != PKT_NONE)
                 PREFETCH(&n->pkts[p->next]);
         }

@@ -23,11 +23,13 @@ typedef struct pkt_packet {
     const uint32_t *path; /* its message's path (stable while the message is live):
                              a hop reads no message record */
     uint32_t msg;   /* message record */
-    uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list */
+    uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list;
+                       on the wire (between finish and arrival): the link it crosses */
     uint32_t size;  /* bytes */
     uint32_t hop;   /* index in the message's path of the link it is queued on / crossing */
     uint32_t index; /* low 31 bits: index in the message; PKT_CE: ECN-marked */
-    uint32_t in_link; /* adaptive routing: the link it came in over (PKT_NONE at the source) */
+    uint32_t in_link; /* the link it came in over at its switch (PKT_NONE at the source);
+                         a Dragonfly's per-packet routing: its VC (packet_df.c) */
 } pkt_packet;
 
 typedef struct pkt_link {
