@@ -41,8 +41,8 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
                                   "(a packet must fit in a port's buffer)");
     if (!(c->hop_latency_s >= 0) || !isfinite(c->hop_latency_s))
         return pkt_say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
-    if (c->is_adaptive < 0 || c->is_adaptive > 3)
-        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0, 1, 2 or 3");
+    if (c->is_adaptive < 0 || c->is_adaptive > 4)
+        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0, 1, 2, 3 or 4");
     if (c->reorder != PKT_RX_OUT_OF_ORDER && c->reorder != PKT_RX_IN_ORDER)
         return pkt_say(why, why_size, "packet tier: reorder must be PKT_RX_OUT_OF_ORDER or "
                                   "PKT_RX_IN_ORDER");
@@ -92,8 +92,8 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                 return NULL;
             }
     if (cfg->is_adaptive >= 2 && g->updown) {
-        pkt_say(why, why_size, "packet tier: per-packet Valiant or minimal routing on virtual "
-                           "channels (is_adaptive 2, 3) needs a Dragonfly family");
+        pkt_say(why, why_size, "packet tier: per-packet Valiant, minimal or UGAL-G routing on "
+                           "virtual channels (is_adaptive 2, 3, 4) needs a Dragonfly family");
         return NULL;
     }
     pkt_net *n = calloc(1, sizeof *n);
@@ -297,10 +297,13 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     if (p->msg & PKT_SHARP)
         pkt_sharp_sent(n, id); /* packet_sharp.c: what it summed or copied is freed */
     else if (p->hop > 0)
-        pkt_port_release(n, n->walk ? p->in_link : p->path[p->hop - 1], p->size);
+        pkt_port_release(n, p->in_link, p->size); /* = path[hop - 1] unless adaptive */
     else if (pkt_has_rc(n))
         pkt_loss_sent(n, id); /* once per packet: it has left its NIC */
-    /* adaptive: the arrival carries the link crossed (the packet keeps no path) */
+    /* on the wire the packet is in no FIFO: its next names the link it
+     * crosses (on_arrive reads it there, not from its path); adaptive: the
+     * arrival carries it too (the packet keeps no path) */
+    n->pkts[id].next = l;
     uint64_t arrival = n->walk ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
                     1);
@@ -427,7 +430,7 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t id = (uint32_t)data;
     pkt_packet *p = &n->pkts[id];
     int is_adaptive = n->walk;
-    uint32_t l = is_adaptive ? (uint32_t)(data >> 32) : p->path[p->hop];
+    uint32_t l = p->next; /* the link it crossed (on_tx_done) */
     pkt_link *k = &n->links[l];
     n->stats.events++;
     if (p->msg & PKT_SHARP) {
@@ -463,34 +466,32 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 #else
 #define PREFETCH(p) ((void)(p))
 #endif
+/* a link record spans two cache lines (its FIFO head and tail in the second) */
+#define PREFETCH_LINK(k) (PREFETCH(k), PREFETCH((const char *)((k) + 1) - 1))
 
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
-    if (e->fn == on_arrive) { /* packet, its path entry, the link crossed */
+    if (e->fn == on_arrive) { /* packet, the link crossed (its next) */
         const pkt_packet *p = &n->pkts[(uint32_t)e->data];
         if (stage == 2)
             PREFETCH(p);
-        else if (n->walk)
-            PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
         else if (stage == 1)
-            PREFETCH(&p->path[p->hop]);
-        else
-            PREFETCH(&n->links[p->path[p->hop]]);
-    } else if (e->fn == on_tx_done) { /* link, its head packet, the path entry before */
+            PREFETCH_LINK(&n->links[p->next]);
+    } else if (e->fn == on_tx_done) { /* link, its head packet, the link it came in on */
         const pkt_link *k = &n->links[(uint32_t)e->data];
         if (stage == 2) {
-            PREFETCH(k);
+            PREFETCH_LINK(k);
         } else if (stage == 1) {
             PREFETCH(&n->pkts[k->head]);
         } else {
             const pkt_packet *p = &n->pkts[k->head];
-            if (p->hop > 0 && !n->walk)
-                PREFETCH(&p->path[p->hop - 1]);
+            if (p->hop > 0 && !(p->msg & PKT_SHARP))
+                PREFETCH_LINK(&n->links[p->in_link]);
             if (p->next != PKT_NONE)
                 PREFETCH(&n->pkts[p->next]);
         }
     } else if (e->fn == on_credit && stage == 2) {
-        PREFETCH(&n->links[(uint32_t)(e->data >> 32)]);
+        PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
     }
 }
 

@@ -182,12 +182,22 @@ typedef struct pkt_config {
      * rate x links left, read on each path's next link there; messages are
      * routed minimally by the net's own router (ECMP, seed 0), the caller's
      * router is not used; the links get 3 virtual channels (one per global
-     * link crossed: deadlock-free). 2, 3 (Dragonfly family only): every
+     * link crossed: deadlock-free). 2, 3, 4 (Dragonfly family only): every
      * packet takes the Valiant path of its drawn group (oblivious), the
-     * minimal path (the baseline on the same channels). Packets may
+     * minimal path (the baseline on the same channels), or UGAL-G: as 1 but
+     * comparing the sums of (queued bytes + size) / rate over every link
+     * of each path after the source router (global queue knowledge). Packets may
      * arrive out of order, the message completes when all have arrived.
      * 0: every packet follows the message's route. */
     int is_adaptive;
+    /* is_adaptive 1, 2 and 4 on a Dragonfly family: the Valiant candidates of a
+     * message, the intermediate groups its packets draw from. 0 (or any
+     * count >= the third groups, g - 2): every third group (the full scan,
+     * 2 (g - 2) routes per message); k: k distinct third groups drawn per
+     * message, uniformly, by a hash of its send serial (2 k routes), and
+     * each packet draws one of them as above (docs/fabric.md "Valiant
+     * candidates"; no published count: the caller's) */
+    uint32_t valiant_candidates;
     enum pkt_loss_mode loss; /* PKT_LOSSLESS (0) unless PKT_ROCE without DCQCN */
     double rto_s;            /* lossy modes: the retransmission timeout, > 0 and finite
                                 (a GAP in the references: the caller's) */
@@ -232,7 +242,7 @@ typedef struct pkt_net_stats {
      * that of one of its message's packets that arrived before it (every
      * copy; 0 when each message's packets arrive in index order) */
     uint64_t out_of_order;
-    /* Dragonfly per-packet routing (is_adaptive 1 or 2): packets that took a
+    /* Dragonfly per-packet routing (is_adaptive 1, 2 or 4): packets that took a
      * Valiant path at their source router (0 otherwise) */
     uint64_t valiant_packets;
     /* SHARP all-reduces (packet_sharp.h; not in the message counts above) */
@@ -267,7 +277,7 @@ int pkt_config_check(const pkt_config *cfg, char *why, size_t why_size);
  * router must outlive the net; cfg is copied. Returns NULL with a reason
  * (pkt_config_check's, a link rate not positive and finite, out of
  * memory; is_adaptive on a fabric that is neither a folded Clos nor a
- * Dragonfly family of 3 groups or more, 2 or 3 on a folded Clos, or on a
+ * Dragonfly family of 3 groups or more, 2, 3 or 4 on a folded Clos, or on a
  * Dragonfly with a lossy mode, DCQCN or IB CC). */
 pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                         const pkt_config *cfg, char *why, size_t why_size);

@@ -30,8 +30,8 @@
 enum pkb_op { PKB_SEND = 0, PKB_INCAST = 1, PKB_ALLTOALL = 2 };
 
 /* The most ranks and packet-hops one run may take: the tier moves about
- * 2-3 M packet-hops per second on one core (docs/fabric.md), so 1e9 is
- * several minutes. */
+ * 7-12 M packet-hops per CPU second on bench_packet's fat-trees
+ * (docs/fabric.md "The pump fires inline"), so 1e9 is a few minutes. */
 #define PKB_MAX_RANKS 4096u
 #define PKB_MAX_PACKET_HOPS 1e9
 

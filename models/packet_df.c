@@ -1,7 +1,7 @@
 /* packet_df.c - per-packet routing on the Dragonfly family in the packet
  * tier (pkt_config.is_adaptive 1: UGAL-L, 2: Valiant, 3: minimal, the
- * baseline on the same virtual channels; docs/fabric.md "Per-packet UGAL on
- * a Dragonfly").
+ * baseline on the same virtual channels, 4: UGAL-G; docs/fabric.md
+ * "Per-packet UGAL on a Dragonfly").
  *
  * The choice is made once per packet, at its source router (the first
  * fabric switch on its path, reached over a link from a host or shared
@@ -17,8 +17,9 @@
  *    router where the global link from the source group lands, as the flow
  *    tier's landing(); in a Dragonfly+ a leaf of I), then the minimal route
  *    from a host of X to the destination from X on.
- * A packet draws one intermediate group uniformly by a hash of (message
- * serial, packet index) and compares, at its source router R,
+ * A packet draws one intermediate group of its message's candidates
+ * uniformly by a hash of (message serial, packet index) and compares, at
+ * its source router R,
  *     (q_min + s) / B_min x H_min   <=   (q_val + s) / B_val x H_val
  * (q: bytes waiting in the candidate's next link's FIFOs at R, the packet on the
  * wire not counted; B its rate; s the packet's size; H the links left from
@@ -26,7 +27,17 @@
  * Valiant path. UGAL-L: only R's own egress queues are read (no remote
  * congestion information); under credits or PFC a congested global link
  * shows at R only through backpressure. Mode 2 takes the Valiant path
- * always (the oblivious bound).
+ * always (the oblivious bound). Mode 4, UGAL-G (global knowledge, an
+ * idealisation no router has: it reads every queue on both paths at the
+ * instant of the choice): minimal when
+ *     sum over the minimal path's links after R of (q_j + s) / B_j
+ *       <= the same sum over the Valiant path's (ties minimal);
+ * with every queue empty it is UGAL-L's rule (hops x s / B).
+ *
+ * Candidates: every third group (valiant_candidates 0, or >= g - 2: the
+ * full scan), or valiant_candidates of them drawn per message without
+ * replacement (a partial Fisher-Yates shuffle keyed by a hash of the
+ * message's send serial), in the drawn order; a packet draws among them.
  *
  * Storage: the message's path buffer holds the minimal path (n_hops links),
  * then K (the candidate groups), then K offsets into the buffer (0: no
@@ -50,6 +61,7 @@ struct pkt_df {
     uint8_t *busy;           /* per physical link: a VC's packet is on the wire */
     uint32_t *buf, cap;      /* candidate paths being built */
     uint32_t *seg, seg_cap;  /* one ordered route */
+    uint32_t *third;         /* n_groups: a message's third groups, then the drawn ones first */
 };
 
 /* The first fabric switch on host h's way out (through a shared NIC), or
@@ -83,6 +95,7 @@ void pkt_df_free(struct pkt_df *d)
     free(d->sw_host);
     free(d->buf);
     free(d->seg);
+    free(d->third);
     free(d);
 }
 
@@ -123,10 +136,11 @@ int pkt_df_create(pkt_net *n, char *why, size_t why_size)
     d->group_host = malloc((size_t)groups * sizeof *d->group_host);
     d->sw_host = malloc((size_t)g->n_nodes * sizeof *d->sw_host);
     d->busy = calloc((size_t)nl + 1, 1);
+    d->third = malloc((size_t)groups * sizeof *d->third);
     char rwhy[160];
     topo_route_config rc = {TOPO_BALANCE_ECMP, TOPO_PATH_MINIMAL, 1, 0};
     d->min = topo_router_create(g, &rc, rwhy, sizeof rwhy);
-    if (!d->group_host || !d->sw_host || !d->min || !d->busy)
+    if (!d->group_host || !d->sw_host || !d->min || !d->busy || !d->third)
         return pkt_say(why, why_size, "packet tier: out of memory");
     for (uint32_t i = 0; i < groups; i++)
         d->group_host[i] = PKT_NONE;
@@ -279,6 +293,20 @@ long pkt_df_route(pkt_net *n, uint32_t src, uint32_t dst, uint64_t key, uint32_t
     }
     uint32_t k = choice == PKT_NONE || gs == gd || gs >= d->n_groups || gd >= d->n_groups ||
                  n->cfg.is_adaptive == 3 ? 0 : d->n_groups - 2; /* 3: minimal only */
+    for (uint32_t i = 0, grp = 0; i < k && grp < d->n_groups; grp++) /* third groups, in order */
+        if (grp != gs && grp != gd)
+            d->third[i++] = grp;
+    uint32_t want = n->cfg.valiant_candidates;
+    if (want && want < k) { /* a sample: the first `want` of a partial Fisher-Yates */
+        uint64_t seed = pkt_mix64(n->n_serial ^ 0x76616c69616e74ull); /* this message's serial */
+        for (uint32_t i = 0; i < want; i++) {
+            uint32_t j = i + (uint32_t)(pkt_mix64(seed + i) % (k - i));
+            uint32_t t = d->third[i];
+            d->third[i] = d->third[j];
+            d->third[j] = t;
+        }
+        k = want;
+    }
     uint64_t at = (uint64_t)nmin + 1 + k;
     if (grow(&d->buf, &d->cap, at)) {
         snprintf(n->error, sizeof n->error, "pkt_send: out of memory");
@@ -286,14 +314,12 @@ long pkt_df_route(pkt_net *n, uint32_t src, uint32_t dst, uint64_t key, uint32_t
     }
     memcpy(d->buf, d->seg, (size_t)nmin * sizeof *d->buf);
     d->buf[nmin] = k;
-    for (uint32_t i = 0, grp = 0; i < k; grp++) { /* k candidates: every third group */
-        if (grp == gs || grp == gd)
-            continue;
+    for (uint32_t i = 0; i < k; i++) { /* k candidates: every third group, or the sample */
         uint64_t off = at + 1;
-        int rc = valiant(n, src, dst, key, grp, choice, &at);
+        int rc = valiant(n, src, dst, key, d->third[i], choice, &at);
         if (rc < 0)
             return -1;
-        d->buf[nmin + 1 + i++] = rc ? 0 : (uint32_t)off;
+        d->buf[nmin + 1 + i] = rc ? 0 : (uint32_t)off;
     }
     pkt_msg *r = &n->msgs[m];
     if (r->path_cap < at) {
@@ -322,6 +348,19 @@ static double waiting(const pkt_net *n, uint32_t l)
     return w;
 }
 
+/* UGAL-G: the time a packet of `size` bytes would wait and take from R on,
+ * over links c + 1 .. len - 1 of path: sum of (waiting + size) / rate
+ * (every queue on the path read at once: global knowledge). */
+static double drain(const pkt_net *n, const uint32_t *path, uint32_t c, uint32_t len,
+                    uint32_t size)
+{
+    const double *rate = n->g->link_bytes_per_s;
+    double t = 0;
+    for (uint32_t i = c + 1; i < len; i++)
+        t += (waiting(n, path[i]) + size) / rate[path[i]];
+    return t;
+}
+
 uint32_t pkt_df_choose(pkt_net *n, uint32_t id)
 {
     pkt_packet *p = &n->pkts[id];
@@ -344,6 +383,9 @@ uint32_t pkt_df_choose(pkt_net *n, uint32_t id)
         double tv = (waiting(n, lv) + p->size) / rate[lv] * (double)(len - c - 1);
         if (tm <= tv)
             return lm;
+    } else if (n->cfg.is_adaptive == 4 && drain(n, base, c, nmin, p->size) <=
+                                          drain(n, val, c, len, p->size)) {
+        return base[c + 1]; /* UGAL-G: every queue on both paths */
     }
     p->path = val;
     n->stats.valiant_packets++;

@@ -23,11 +23,13 @@ typedef struct pkt_packet {
     const uint32_t *path; /* its message's path (stable while the message is live):
                              a hop reads no message record */
     uint32_t msg;   /* message record */
-    uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list */
+    uint32_t next;  /* next packet in the same FIFO (or pacing list), or in the free list;
+                       on the wire (between finish and arrival): the link it crosses */
     uint32_t size;  /* bytes */
     uint32_t hop;   /* index in the message's path of the link it is queued on / crossing */
     uint32_t index; /* low 31 bits: index in the message; PKT_CE: ECN-marked */
-    uint32_t in_link; /* adaptive routing: the link it came in over (PKT_NONE at the source) */
+    uint32_t in_link; /* the link it came in over at its switch (PKT_NONE at the source);
+                         a Dragonfly's per-packet routing: its VC (packet_df.c) */
 } pkt_packet;
 
 typedef struct pkt_link {
@@ -118,6 +120,7 @@ struct pkt_net {
     /* the tier's event queue (packet_queue.c) */
     pkt_lane lanes[PKT_LANES_MAX];
     uint32_t n_lanes;
+    uint8_t lane_hint[4];  /* per priority (low 2 bits): the lane it took last */
     pkt_ev *heap;
     uint32_t n_heap, heap_cap;
     uint64_t n_seq;
@@ -285,7 +288,8 @@ static inline uint64_t pkt_mix64(uint64_t x)
 }
 
 /* packet_df.c: per-packet routing on a Dragonfly family (is_adaptive 1:
- * UGAL-L, 2: Valiant, 3: minimal), over PKT_DF_VCS virtual channels */
+ * UGAL-L, 2: Valiant, 3: minimal, 4: UGAL-G), over PKT_DF_VCS virtual
+ * channels */
 int pkt_df_create(pkt_net *n, char *why, size_t why_size); /* 0 or -1 (n->df may be set) */
 void pkt_df_free(struct pkt_df *d);                       /* NULL-safe */
 /* The minimal path src -> dst and every Valiant candidate into message m's

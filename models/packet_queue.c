@@ -32,7 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "packet_internal.h"
+
+#if defined(__GNUC__)
+#define RING_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define RING_PREFETCH(p) ((void)(p))
+#endif
 
 static inline int ev_before(const pkt_ev *a, const pkt_ev *b)
 {
@@ -119,9 +126,14 @@ static int lane_push(pkt_lane *q, const pkt_ev *e)
 /* The lane of (delay, prio) whose last event is not after t; NULL: use the heap. */
 static pkt_lane *lane_for(pkt_net *n, double delay_s, unsigned prio, double t)
 {
-    for (uint32_t i = 0; i < n->n_lanes; i++) {
+    /* the lane this priority took last first (arrivals, finishes and
+     * credits keep to one delay each), then the others */
+    uint32_t hint = n->lane_hint[prio & 3];
+    for (uint32_t j = 0; j <= n->n_lanes; j++) {
+        uint32_t i = j ? j - 1 : hint;
         pkt_lane *q = &n->lanes[i];
-        if (q->delay_s == delay_s && q->prio == prio) {
+        if (i < n->n_lanes && q->delay_s == delay_s && q->prio == prio) {
+            n->lane_hint[prio & 3] = (uint8_t)i;
             if (q->n && q->ring[(q->head + q->n - 1) & (q->cap - 1)].t > t)
                 return NULL; /* cannot happen (now is monotone); the heap is always right */
             return q;
@@ -174,31 +186,44 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
     pkt_net *n = ctx;
     uint32_t where;
     const pkt_ev *h = queue_head(n, &where);
-    pkt_ev e = *h;
-    if (where == PKT_LANES_MAX) {
-        heap_pop(n);
-    } else {
-        pkt_lane *q = &n->lanes[where];
-        q->head = (q->head + 1) & (q->cap - 1);
-        q->n--;
-    }
-    /* the lanes' next events are known: fetch what their handlers will
-     * read, in stages (each stage's address needs the previous stage's
-     * line), so the cache misses overlap this handler's work */
-    for (uint32_t i = 0; i < n->n_lanes; i++) {
-        const pkt_lane *q = &n->lanes[i];
-        for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
-            uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
-            if (q->n > ahead)
-                pkt_prefetch(n, &q->ring[(q->head + ahead) & (q->cap - 1)], s);
-        }
-    }
     n->pump_id = 0;
-    if (e.t > n->series_edge) /* a time series' open bin ends before this event */
-        pkt_series_advance(n->series, e.t);
-    n->in_pump = 1;
-    e.fn(eng, n, e.data);
-    n->in_pump = 0;
+    /* fire the head; then, while the next head is the engine's next event
+     * anyway (sim_fire_inline: nothing else pending at or before it), fire
+     * it here too, without the round trip through the engine's queue (its
+     * now, digest and count advance as for a pump event); bounded: every
+     * turn consumes one tier event */
+    for (;;) {
+        pkt_ev e = *h;
+        if (where == PKT_LANES_MAX) {
+            heap_pop(n);
+        } else {
+            pkt_lane *q = &n->lanes[where];
+            q->head = (q->head + 1) & (q->cap - 1);
+            q->n--;
+            /* its lane's window moved: fetch what the handlers of its
+             * events 16, 32 and 48 ahead will read, in stages (each
+             * stage's address needs the previous stage's line), so the
+             * cache misses overlap this handler's work (the other lanes'
+             * windows have not moved: fetched before); and the ring's own
+             * line 64 events ahead, which the first stage reads */
+            if (q->n > PKT_PREFETCH_STAGES * PKT_PREFETCH_STEP + PKT_PREFETCH_STEP)
+                RING_PREFETCH(&q->ring[(q->head + (PKT_PREFETCH_STAGES + 1) *
+                                             PKT_PREFETCH_STEP) & (q->cap - 1)]);
+            for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
+                uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
+                if (q->n > ahead)
+                    pkt_prefetch(n, &q->ring[(q->head + ahead) & (q->cap - 1)], s);
+            }
+        }
+        if (e.t > n->series_edge) /* a time series' open bin ends before this event */
+            pkt_series_advance(n->series, e.t);
+        n->in_pump = 1;
+        e.fn(eng, n, e.data);
+        n->in_pump = 0;
+        if (n->pump_id || !(h = queue_head(n, &where)) ||
+            !sim_fire_inline(eng, h->t, h->prio, h->kind, h->data))
+            break; /* armed by a completion callback, none left, or another event first */
+    }
     pkt_pump_arm(n);
 }
 

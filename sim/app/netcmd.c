@@ -71,7 +71,8 @@ const char usage_netbench[] =
     "dcsim netbench SCENARIO.xml --tier packet [--op send|incast|alltoall|incast-sweep|\n"
     "                      victim|stall|collision|lossy|reorder|fidelity] [--ranks N]\n"
     "                      [--bytes SIZE] [--mtu SIZE] [--buffer SIZE]\n"
-    "                      [--hop-latency TIME] [--ibcc K=V,...] [--dcqcn] [--adaptive]\n"
+    "                      [--hop-latency TIME] [--ibcc K=V,...] [--dcqcn]\n"
+    "                      [--adaptive [--valiant-candidates N|all] [--ugal local|global]]\n"
     "                      [--loss gbn|selective --rto TIME]\n"
     "                      [--reorder in-order|out-of-order [--rto TIME]] [--json]\n"
     "                      [-o FILE.h5 [--bin TIME] [--bins N]]\n"
@@ -116,6 +117,13 @@ const char usage_netbench[] =
     "                channels: UGAL-L with paths=\"ugal\" (minimal or Valiant by\n"
     "                queue x links left), Valiant through a random group with\n"
     "                paths=\"valiant\", minimal with paths=\"minimal\"\n"
+    "  --valiant-candidates N|all  --adaptive on a Dragonfly (ugal, valiant):\n"
+    "                the intermediate groups drawn per message that its packets\n"
+    "                choose among (default 4, a dcsim default); all: every\n"
+    "                third group (2 (groups - 2) routes per message)\n"
+    "  --ugal local|global  --adaptive on a Dragonfly with paths=\"ugal\": local\n"
+    "                (default) reads the source router's queues (UGAL-L); global\n"
+    "                every queue on both paths (UGAL-G, an idealised bound)\n"
     "  -o, --output FILE.h5\n"
     "                write every link's queue, held bytes, pauses, ECN marks and\n"
     "                bytes sent over time (docs/trace-format.md \"/packet\"); for\n"
@@ -164,6 +172,7 @@ static const cli_option netbench_options[] = {
     NET_TEXT("--bin", bin),         NET_TEXT("--bins", bins),
     NET_TEXT("--loss", loss),       NET_TEXT("--rto", rto),     NET_TEXT("--reorder", reorder),
     NET_FLAG("--dcqcn", 0, dcqcn),  NET_FLAG("--adaptive", 0, adaptive),
+    NET_TEXT("--valiant-candidates", candidates), NET_TEXT("--ugal", ugal),
     {"--help", 'h', CLI_HELP, 0, NULL, NULL},
     {0}};
 
@@ -655,7 +664,9 @@ int cmd_netbench(int argc, char **argv)
                               : o.output ? "-o" : o.bin ? "--bin" : o.bins ? "--bins"
                               : o.loss ? "--loss" : o.rto ? "--rto"
                               : o.reorder ? "--reorder" : o.dcqcn ? "--dcqcn"
-                              : o.adaptive ? "--adaptive" : NULL;
+                              : o.adaptive ? "--adaptive"
+                              : o.candidates ? "--valiant-candidates"
+                              : o.ugal ? "--ugal" : NULL;
     if (packet_only)
         return cli_usage_error("netbench", "%s is an option of --tier packet", packet_only);
     scn_scenario s;

@@ -26,6 +26,8 @@ typedef struct net_options {
     const char *reorder;    /* --tier packet: the receiving NIC (in-order, out-of-order) */
     int dcqcn;              /* --tier packet, RoCE: DCQCN (the published set) */
     int adaptive;           /* --tier packet: per-packet routing (--adaptive) */
+    const char *candidates; /* --tier packet --adaptive on a Dragonfly: --valiant-candidates */
+    const char *ugal;       /* --tier packet --adaptive on a Dragonfly: --ugal local|global */
 } net_options;
 
 /* The largest message, 1 TiB: far above any model's gradients or

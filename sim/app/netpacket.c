@@ -267,7 +267,8 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     if ((rc = packet_parse_ibcc(o, p)))
         return rc;
     app_packet_opts po = {.mtu = o->mtu, .buffer = o->buffer, .hop_latency = o->hop_latency,
-                          .ibcc = o->ibcc, .dcqcn = o->dcqcn, .adaptive = o->adaptive};
+                          .ibcc = o->ibcc, .dcqcn = o->dcqcn, .adaptive = o->adaptive,
+                          .candidates = o->candidates, .ugal = o->ugal};
     if ((rc = app_packet_config("netbench", "--tier packet", s, f, &po,
                                 p->phen == PHEN_VICTIM || p->phen == PHEN_STALL, &p->pc)))
         return rc;
@@ -292,7 +293,8 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     double paths = 0; /* Dragonfly per-packet routing: every message's candidate paths */
     if (p->cfg.is_adaptive && !f->g.updown && !p->is_coll)
         paths = (double)pkb_messages(p->op, p->ranks) * PKT_DF_PATH_WORDS *
-                (app_packet_groups(&f->g) - 2.0) * sizeof(uint32_t);
+                (p->pc.candidates ? p->pc.candidates : app_packet_groups(&f->g) - 2.0) *
+                sizeof(uint32_t);
     if (p->phen == PHEN_NONE && !p->is_coll && (rc = packet_memory_check(s, hops, paths)))
         return rc;
     return 0;
@@ -633,6 +635,8 @@ void packet_json_params(cJSON *o, const scn_scenario *s, const packet_spec *p)
     json_series(o, p);
     if (p->pc.routing[0])
         cJSON_AddStringToObject(o, "per_packet_routing", p->pc.routing);
+    if (p->pc.candidates_from[0])
+        cJSON_AddNumberToObject(o, "valiant_candidates", p->pc.candidates);
     if (c->loss != PKT_LOSSLESS) {
         cJSON_AddStringToObject(o, "loss", c->loss == PKT_GO_BACK_N ? "gbn" : "selective");
         cJSON_AddNumberToObject(o, "rto_s", c->rto_s);

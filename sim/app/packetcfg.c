@@ -4,6 +4,7 @@
 #include "packetcfg.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -42,10 +43,44 @@ uint32_t app_packet_groups(const topo_graph *g)
 
 /* --adaptive: pkt_config.is_adaptive by the fabric and its path class; 0 or
  * the exit status of the error printed. */
+/* --valiant-candidates on a Dragonfly family of `groups` groups (UGAL-L or
+ * Valiant): cfg.valiant_candidates and where it came from; 0 or the exit
+ * status of the error printed. */
+static int packet_candidates(const char *command, const char *text, uint32_t groups,
+                             app_packet_cfg *out)
+{
+    uint32_t k = APP_VALIANT_CANDIDATES;
+    if (text && !strcmp(text, "all")) {
+        k = 0;
+    } else if (text) {
+        char *end;
+        unsigned long v = strtoul(text, &end, 10);
+        if (end == text || *end || text[0] == '-' || text[0] == '+' || v < 1 || v > 65535)
+            return cli_usage_error(command, "--valiant-candidates %s: expected a whole number "
+                                   "from 1 to 65535, or all", text);
+        k = (uint32_t)v;
+    }
+    out->cfg.valiant_candidates = k;
+    out->candidates = k == 0 || k > groups - 2 ? groups - 2 : k;
+    snprintf(out->candidates_from, sizeof out->candidates_from, "%s%s",
+             text ? "--valiant-candidates " : "dcsim default (no published count; "
+             "--valiant-candidates N|all)", text ? text : "");
+    return 0;
+}
+
 static int packet_adaptive(const char *command, const scn_scenario *s, const fabric *f,
-                           app_packet_cfg *out)
+                           const app_packet_opts *o, app_packet_cfg *out)
 {
     pkt_config *c = &out->cfg;
+    if (f->g.updown && o->candidates)
+        return cli_usage_error(command, "--valiant-candidates %s: needs a Dragonfly family "
+                               "(on a folded Clos --adaptive picks at every switch)",
+                               o->candidates);
+    if (o->ugal && strcmp(o->ugal, "local") && strcmp(o->ugal, "global"))
+        return cli_usage_error(command, "--ugal %s: expected local or global", o->ugal);
+    if (o->ugal && (f->g.updown || s->fabric.routing.path_class != TOPO_PATH_UGAL))
+        return cli_usage_error(command, "--ugal %s: needs a Dragonfly family with paths=\"ugal\"",
+                               o->ugal);
     if (f->g.updown) {
         c->is_adaptive = 1;
         snprintf(out->routing, sizeof out->routing, "adaptive at every switch (--adaptive): "
@@ -57,10 +92,20 @@ static int packet_adaptive(const char *command, const scn_scenario *s, const fab
                                "a Dragonfly family of 3 groups or more (this fabric is %s)",
                                fabric_topology_name(s->fabric.topology));
     enum topo_path_class pc = s->fabric.routing.path_class;
-    c->is_adaptive = pc == TOPO_PATH_UGAL ? 1 : pc == TOPO_PATH_VALIANT ? 2 : 3;
+    int is_global = o->ugal && !strcmp(o->ugal, "global");
+    c->is_adaptive = pc == TOPO_PATH_UGAL ? (is_global ? 4 : 1) : pc == TOPO_PATH_VALIANT ? 2 : 3;
+    if (c->is_adaptive == 3 && o->candidates)
+        return cli_usage_error(command, "--valiant-candidates %s: paths=\"minimal\" takes no "
+                               "Valiant path (give paths=\"ugal\" or \"valiant\")",
+                               o->candidates);
+    int rc;
+    if (c->is_adaptive != 3 &&
+        (rc = packet_candidates(command, o->candidates, app_packet_groups(&f->g), out)))
+        return rc;
     snprintf(out->routing, sizeof out->routing, "%s (--adaptive, paths=\"%s\"): per packet "
              "at the source router, 3 virtual channels; the flow tier keeps one route per "
-             "message", pc == TOPO_PATH_UGAL ? "UGAL-L, minimal or Valiant by queue x links left"
+             "message", is_global ? "UGAL-G, minimal or Valiant by every queue on both paths"
+             : pc == TOPO_PATH_UGAL ? "UGAL-L, minimal or Valiant by queue x links left"
              : pc == TOPO_PATH_VALIANT ? "Valiant through a random group" : "minimal",
              topo_path_class_name(pc));
     return 0;
@@ -160,8 +205,14 @@ int app_packet_config(const char *command, const char *lead, const scn_scenario 
                  "3 KiB (HPCC resume offset, 5.2); vendor thresholds are a GAP",
                  out->bdp_rate_bytes_per_s / 1e9, c->hop_latency_s * 1e9);
     }
+    if (o->candidates && !o->adaptive)
+        return cli_usage_error(command, "--valiant-candidates %s: needs --adaptive (per-packet "
+                               "routing on a Dragonfly)", o->candidates);
+    if (o->ugal && !o->adaptive)
+        return cli_usage_error(command, "--ugal %s: needs --adaptive (per-packet routing on a "
+                               "Dragonfly)", o->ugal);
     if (o->adaptive)
-        return packet_adaptive(command, s, f, out);
+        return packet_adaptive(command, s, f, o, out);
     return 0;
 }
 
@@ -194,6 +245,9 @@ void app_packet_config_print(FILE *out, const char *lead, const app_packet_cfg *
     if (p->has_pfc)
         fprintf(out, "%s  PFC xoff %.0f B, xon %.0f B: %s\n", lead, c->xoff_bytes, c->xon_bytes,
                 p->pfc_rule);
+    if (p->candidates_from[0])
+        fprintf(out, "%s  Valiant candidates %u per message (of the third groups): %s\n", lead,
+                p->candidates, p->candidates_from);
     if (b->is_enabled && !strstr(p->ibcc_text, "min="))
         fprintf(out, "%s  IB CC min 0: rule: the table's first entry (no added delay)\n", lead);
     if (b->is_enabled && !strstr(p->ibcc_text, "victim="))

@@ -19,7 +19,15 @@ typedef struct app_packet_cfg {
     char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
     const char *ibcc_text;       /* --ibcc as given (cfg.ibcc), NULL when none */
     char routing[200];           /* --adaptive: the per-packet routing, one line ("": none) */
+    char candidates_from[160];   /* Dragonfly UGAL-L or Valiant: where the count came from
+                                    ("": not used) */
+    uint32_t candidates;         /* the candidates a message gets: min(count, groups - 2) */
 } app_packet_cfg;
+
+/* The Valiant candidates per message when --valiant-candidates is not
+ * given (a dcsim default, printed under "defaults used": no published
+ * count; docs/fabric.md "Valiant candidates"). */
+#define APP_VALIANT_CANDIDATES 4u
 
 /* The options' texts (NULL: not given). */
 typedef struct app_packet_opts {
@@ -30,6 +38,8 @@ typedef struct app_packet_opts {
                          at every switch; on a Dragonfly family by the scenario's paths,
                          "ugal" (UGAL-L at the source router), "valiant" or "minimal"
                          (the baseline on the same virtual channels) */
+    const char *candidates; /* "N" or "all": cfg.valiant_candidates (NULL: the default) */
+    const char *ugal;       /* "local" (UGAL-L, the default) or "global" (UGAL-G) */
 } app_packet_opts;
 
 /* The tier's parameters for s's fabric f: MTU and port buffer from the

@@ -25,6 +25,8 @@ struct sim_engine {
     sim_event_id firing_id; /* head being fired and not yet replaced, else 0 */
     int stop_requested;
     int failed;
+    int in_run;           /* sim_run is firing events (sim_fire_inline's guard) */
+    double until_s;       /* that run's horizon */
     char failure[160];
     sim_poll_fn poll;
     void *poll_ctx;
@@ -124,12 +126,49 @@ static inline uint64_t mix_digest(uint64_t digest, double time_s, unsigned kind,
     return digest;
 }
 
+static enum sim_run_status run_loop(sim_engine *eng, double until_s);
+
 enum sim_run_status sim_run(sim_engine *eng, double until_s)
 {
-    sim_queue *q = &eng->queue;
     eng->stop_requested = 0;
     if (eng->failed)
         return SIM_RUN_FAILED;
+    int was_in_run = eng->in_run; /* a handler may run the engine itself */
+    double was_until_s = eng->until_s;
+    eng->until_s = until_s;
+    eng->in_run = 1;
+    enum sim_run_status st = run_loop(eng, until_s);
+    eng->in_run = was_in_run;
+    eng->until_s = was_until_s;
+    return st;
+}
+
+int sim_fire_inline(sim_engine *eng, double time_s, unsigned priority, unsigned kind,
+                    uint64_t data)
+{
+    if (!eng->in_run || eng->failed || eng->stop_requested || !(time_s >= eng->now_s) ||
+        time_s > eng->until_s || priority > SIM_PRIORITY_MAX || kind > SIM_KIND_MAX ||
+        (eng->poll && eng->n_fired % eng->poll_every == 0))
+        return 0;
+    /* the least pending event is the head, or (while the caller's event is
+     * the head, still firing) one of its ARITY children; a cancelled entry
+     * there blocks too (conservative: the caller schedules the usual way) */
+    const sim_queue *q = &eng->queue;
+    size_t first = eng->firing_id ? 1 : 0, last = eng->firing_id ? 1 + 4 : 1;
+    if (last > q->n_heap)
+        last = q->n_heap;
+    for (size_t i = first; i < last; i++)
+        if (!(q->heap[i].time_s > time_s))
+            return 0;
+    eng->now_s = time_s;
+    eng->digest = mix_digest(eng->digest, time_s, kind, priority, data);
+    eng->n_fired++;
+    return 1;
+}
+
+static enum sim_run_status run_loop(sim_engine *eng, double until_s)
+{
+    sim_queue *q = &eng->queue;
     while (q->n_pending > 0) { /* then heap[0] is a live event */
         const sim_heap_entry *head = &q->heap[0];
         if (head->time_s > until_s)

@@ -58,6 +58,18 @@ int sim_cancel(sim_engine *eng, sim_event_id id);
  * each event's time; it is not moved to until_s. */
 enum sim_run_status sim_run(sim_engine *eng, double until_s);
 
+/* For a model that keeps its own future-event set and feeds the engine one
+ * event at a time (the packet tier's pump, models/packet_queue.c): called
+ * from inside a handler that sim_run is firing, fire the model's next event
+ * (time_s, priority, kind, data) inline when the engine would fire it next
+ * anyway: no pending event at or before time_s, within the run's horizon,
+ * no stop or failure, not at a poll point. Then now, the digest and the
+ * fired count advance exactly as sim_run's would for that event, 1 is
+ * returned and the caller runs the event's handler itself; 0: nothing
+ * changed, the caller schedules it as usual. */
+int sim_fire_inline(sim_engine *eng, double time_s, unsigned priority, unsigned kind,
+                    uint64_t data);
+
 void sim_stop(sim_engine *eng);
 void sim_engine_set_poll(sim_engine *eng, sim_poll_fn fn, void *ctx, uint64_t every);
 

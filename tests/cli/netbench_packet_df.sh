@@ -4,8 +4,9 @@
 # scenario's paths pick UGAL-L, Valiant or minimal per packet at the source
 # router; an all-to-all over 3 groups delivers every packet (conservation),
 # Valiant routes every inter-group packet through a third group and
-# minimal none, UGAL-L some; two runs agree; a folded Clos takes the
-# per-switch adaptive routing; a phenomenon, -o and the flow tier refuse it.
+# minimal none, UGAL-L some; two runs agree; --valiant-candidates (default,
+# all, a count, refusals); --ugal global (UGAL-G); a folded Clos takes the per-switch adaptive
+# routing; a phenomenon, -o and the flow tier refuse it.
 set -u
 dcsim=$1
 src=$2
@@ -49,6 +50,66 @@ assert d["minimal"]["packet_hops"] < d["ugal"]["packet_hops"] < d["valiant"]["pa
 assert d["ugal"]["packet_time_s"] == d["ugal2"]["packet_time_s"]
 assert d["ugal"]["valiant_packets"] == d["ugal2"]["valiant_packets"]
 ' "$tmp" || { echo "FAIL: Dragonfly per-packet routing JSON checks"; fail=1; }
+
+# --valiant-candidates: the default (4, printed under "defaults used"), all
+# (every third group), a count; refused without --adaptive, on a folded
+# Clos, with paths="minimal", on the flow tier, and out of range
+expect "candidates default line" 0 \
+    '^#   Valiant candidates 4 per message (of the third groups): dcsim default' $run --adaptive
+expect "candidates all line" 0 \
+    '^#   Valiant candidates 127 per message (of the third groups): --valiant-candidates all' \
+    $run --adaptive --valiant-candidates all
+for k in all 1; do
+    $run --adaptive --valiant-candidates $k --json >"$tmp/k$k.json" 2>"$tmp/err" ||
+        { echo "FAIL candidates $k: exit $?"; cat "$tmp/err"; fail=1; }
+    $run --adaptive --set "cluster/fabric/@paths=valiant" --valiant-candidates $k --json \
+        >"$tmp/v$k.json" 2>"$tmp/err" || { echo "FAIL valiant candidates $k: exit $?"; fail=1; }
+done
+$py -c '
+import json, sys
+t = sys.argv[1]
+d = {k: json.load(open(t + "/" + k + ".json")) for k in ("ugal", "kall", "k1", "vall", "v1")}
+assert d["ugal"]["valiant_candidates"] == 4, d["ugal"]["valiant_candidates"]
+assert d["kall"]["valiant_candidates"] == 127 and d["k1"]["valiant_candidates"] == 1
+inter = 48 * 47 * 4 - 3 * 16 * 15 * 4
+for k in ("vall", "v1"):  # Valiant: every inter-group packet through a third group
+    assert d[k]["valiant_packets"] == inter, (k, d[k]["valiant_packets"])
+    assert d[k]["packets"] == 48 * 47 * 4
+for k in ("kall", "k1"):
+    assert d[k]["packets"] == 48 * 47 * 4 and 0 < d[k]["valiant_packets"] < inter
+' "$tmp" || { echo "FAIL: --valiant-candidates JSON checks"; fail=1; }
+bad "candidates zero" "error: --valiant-candidates 0: expected a whole number from 1 to 65535, or all" \
+    $run --adaptive --valiant-candidates 0
+bad "candidates text" "error: --valiant-candidates 2x: expected a whole number from 1 to 65535, or all" \
+    $run --adaptive --valiant-candidates 2x
+bad "candidates without adaptive" "error: --valiant-candidates 4: needs --adaptive" \
+    $run --valiant-candidates 4
+bad "candidates minimal" 'error: --valiant-candidates 4: paths="minimal" takes no Valiant path' \
+    $run --adaptive --set "cluster/fabric/@paths=minimal" --valiant-candidates 4
+bad "candidates folded Clos" "error: --valiant-candidates 4: needs a Dragonfly family" \
+    "$dcsim" netbench "$sp" --tier packet --op incast --ranks 4 --bytes 64K --buffer 1MB \
+    --adaptive --valiant-candidates 4
+bad "candidates flow tier" "error: --valiant-candidates is an option of --tier packet" \
+    "$dcsim" netbench "$df" --valiant-candidates 4
+
+# --ugal global: UGAL-G (every queue on both paths): its routing line,
+# conservation, some packets Valiant; refusals
+expect "ugal global line" 0 '^# routing      UGAL-G, minimal or Valiant by every queue on both paths' \
+    $run --adaptive --ugal global
+$run --adaptive --ugal global --json >"$tmp/g.json" 2>"$tmp/err" ||
+    { echo "FAIL ugal global: exit $?"; cat "$tmp/err"; fail=1; }
+$py -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+inter = 48 * 47 * 4 - 3 * 16 * 15 * 4
+assert o["packets"] == 48 * 47 * 4 and o["valiant_candidates"] == 4, o["packets"]
+assert 0 < o["valiant_packets"] < inter, o["valiant_packets"]
+' "$tmp/g.json" || { echo "FAIL: --ugal global JSON checks"; fail=1; }
+bad "ugal value" "error: --ugal both: expected local or global" $run --adaptive --ugal both
+bad "ugal valiant paths" 'error: --ugal global: needs a Dragonfly family with paths="ugal"' \
+    $run --adaptive --set "cluster/fabric/@paths=valiant" --ugal global
+bad "ugal without adaptive" "error: --ugal global: needs --adaptive" $run --ugal global
+bad "ugal flow tier" "error: --ugal is an option of --tier packet" "$dcsim" netbench "$df" --ugal global
 
 expect "fat-tree adaptive" 0 "^# routing      adaptive at every switch (--adaptive)" \
     "$dcsim" netbench "$sp" --tier packet --op incast --ranks 4 --bytes 64K --buffer 1MB --adaptive

@@ -356,7 +356,9 @@ static void test_refusals(void)
     printf("refused: %s\n", why);
     c.is_adaptive = 3;
     CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
-    c.is_adaptive = 4;
+    c.is_adaptive = 4; /* UGAL-G (test_packet_df_ugalg): a Dragonfly's too */
+    CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
+    c.is_adaptive = 5;
     CHECK(pkt_config_check(&c, why, sizeof why) == -1);
     c.is_adaptive = -1;
     CHECK(pkt_config_check(&c, why, sizeof why) == -1);

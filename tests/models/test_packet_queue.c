@@ -4,7 +4,16 @@
  * the engine one by one (the implementation before the lanes, kept as the
  * reference path: pkt_net_use_engine_queue). Every message's completion
  * time must be bit-identical, and so must packet-hops, pauses, ECN marks,
- * CNPs, the most bytes held and the tier's event count.
+ * CNPs, the most bytes held and the tier's event count, and so must the
+ * engine's digest and fired count (the pump fires the tier's events inline,
+ * sim_fire_inline, when nothing else is due first).
+ *
+ * Mixed runs: the tier shares the engine with a foreign event stream (ticks
+ * at times no packet event takes, some of them rescheduling, a priority of
+ * their own), a poll function every 7 fired events, and a run stopped at a
+ * horizon and resumed: the same times, digest, fired count, ticks and polls
+ * as on the engine path (inlining must stop at every foreign event, poll
+ * point and horizon).
  *
  * Scenarios (k = 4 fat-tree, 16 hosts, ECMP): many-to-many with uneven
  * message sizes (short last packets), under IB with the bench's buffer and
@@ -40,6 +49,7 @@ typedef struct result {
     uint32_t n_done;
     uint64_t hops, pauses, marks, cnps, events;
     double max_held, end_s;
+    uint64_t digest, fired, ticks, polls;
 } result;
 
 typedef struct rig {
@@ -49,6 +59,28 @@ typedef struct rig {
     int is_chained;
     uint32_t n_hosts;
 } rig;
+
+/* mixed runs: a foreign event every TICK_S from TICK0_S (dyadic-free
+ * times, no packet event's), half of them scheduling a second one */
+#define TICK0_S 1.234567e-7
+#define TICK_S 3.3333331e-7
+#define N_TICKS 40u
+#define KIND_TICK 900u
+
+static void on_tick(sim_engine *eng, void *ctx, uint64_t data)
+{
+    result *out = ctx;
+    out->ticks++;
+    if (data % 2 == 0 && data < 1000)
+        sim_schedule_in(eng, TICK_S / 3, 7, KIND_TICK, on_tick, out, data + 1001);
+}
+
+static int on_poll(sim_engine *eng, void *ctx)
+{
+    (void)eng;
+    ((result *)ctx)->polls++;
+    return 0;
+}
 
 static void on_done(void *ctx, uint64_t tag)
 {
@@ -66,7 +98,7 @@ static void on_done(void *ctx, uint64_t tag)
     }
 }
 
-static int run(const pkt_config *c, int is_chained, int use_engine, result *out)
+static int run(const pkt_config *c, int is_chained, int use_engine, int is_mixed, result *out)
 {
     char why[256];
     topo_graph g;
@@ -93,7 +125,16 @@ static int run(const pkt_config *c, int is_chained, int use_engine, result *out)
             double bytes = (5 + (h * 7 + j * 3) % 20) * MTU + (h * 131 + j * 977) % 4096;
             CHECK_INT_EQ(pkt_send(net, h, dst, bytes, tag, on_done, &x, tag), 0);
         }
+    if (is_mixed) {
+        for (uint32_t i = 0; i < N_TICKS; i++)
+            CHECK(sim_schedule_at(eng, TICK0_S + i * TICK_S, 7, KIND_TICK, on_tick, out, i) != 0);
+        sim_engine_set_poll(eng, on_poll, out, 7);
+        CHECK_INT_EQ(sim_run(eng, 2.5e-6), SIM_RUN_UNTIL); /* a horizon mid-run */
+        CHECK(sim_now(eng) <= 2.5e-6);
+    }
     CHECK_INT_EQ(sim_run(eng, INFINITY), SIM_RUN_EMPTY);
+    out->digest = sim_digest(eng);
+    out->fired = sim_events_fired(eng);
     const pkt_net_stats *st = pkt_net_get_stats(net);
     CHECK_INT_EQ(pkt_net_check(net, why, sizeof why), 0);
     CHECK(st->messages_delivered == st->messages_sent);
@@ -123,12 +164,12 @@ static uint64_t times_hash(const result *a)
     return h;
 }
 
-static void compare(const char *name, const pkt_config *c, int is_chained)
+static void compare(const char *name, const pkt_config *c, int is_chained, int is_mixed)
 {
     result *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
     CHECK(a && b);
-    CHECK_INT_EQ(run(c, is_chained, 0, a), 0);
-    CHECK_INT_EQ(run(c, is_chained, 1, b), 0);
+    CHECK_INT_EQ(run(c, is_chained, 0, is_mixed, a), 0);
+    CHECK_INT_EQ(run(c, is_chained, 1, is_mixed, b), 0);
     uint32_t n_same = 0;
     for (uint32_t i = 0; i < MAX_MSGS; i++)
         n_same += memcmp(&a->done_s[i], &b->done_s[i], sizeof a->done_s[i]) == 0;
@@ -143,6 +184,14 @@ static void compare(const char *name, const pkt_config *c, int is_chained)
     CHECK(memcmp(&a->end_s, &b->end_s, sizeof a->end_s) == 0);
     CHECK(a->hops == b->hops && a->pauses == b->pauses && a->marks == b->marks);
     CHECK(a->cnps == b->cnps && a->events == b->events && a->max_held == b->max_held);
+    printf("%-10s engine digest %016llx, %llu fired, %llu ticks, %llu polls; engine path: "
+           "%s\n", "", (unsigned long long)a->digest, (unsigned long long)a->fired,
+           (unsigned long long)a->ticks, (unsigned long long)a->polls,
+           a->digest == b->digest && a->fired == b->fired ? "equal" : "DIFFERENT");
+    CHECK(a->digest == b->digest && a->fired == b->fired);
+    CHECK(a->ticks == b->ticks && a->polls == b->polls);
+    CHECK(!is_mixed || a->fired / 7 == a->polls); /* a poll at every 7th event: none skipped */
+    CHECK(!is_mixed || a->ticks == N_TICKS + N_TICKS / 2);
     free(a);
     free(b);
 }
@@ -151,32 +200,35 @@ int main(void)
 {
     pkt_config ib = {.mtu_bytes = MTU, .technology = PKT_IB, .buffer_bytes = BUFFER,
                      .xoff_bytes = XOFF, .xon_bytes = XON, .hop_latency_s = D};
-    compare("ib", &ib, 0);
+    compare("ib", &ib, 0, 0);
     pkt_config ib2 = ib;
     ib2.buffer_bytes = 2 * MTU;
-    compare("ib-2mtu", &ib2, 0);
+    compare("ib-2mtu", &ib2, 0, 0);
     pkt_config roce = {.mtu_bytes = MTU, .technology = PKT_ROCE, .buffer_bytes = BUFFER,
                        .xoff_bytes = 4 * MTU + 3072, .xon_bytes = 4 * MTU, .hop_latency_s = D};
-    compare("roce", &roce, 0);
+    compare("roce", &roce, 0, 0);
     CHECK(roce.xoff_bytes < BUFFER);
     pkt_config dcqcn = roce;
     dcqcn.dcqcn = (pkt_dcqcn_config){1,   2 * MTU, 8 * MTU, 0.2, 7,  5e-6, 1.0 / 256, 1.0,
                                      5e-6, 5.5e-6, 1e5,     1,   1e8, 1e9, 1.25e8};
-    compare("dcqcn", &dcqcn, 0);
+    compare("dcqcn", &dcqcn, 0, 0);
     pkt_config ar = ib;
     ar.is_adaptive = 1;
-    compare("ib-ar", &ar, 0);
+    compare("ib-ar", &ar, 0, 0);
     pkt_config ar_roce = roce;
     ar_roce.is_adaptive = 1;
-    compare("roce-ar", &ar_roce, 0);
+    compare("roce-ar", &ar_roce, 0, 0);
     pkt_config d0 = ib2;
     d0.hop_latency_s = 0;
-    compare("ib-d0", &d0, 0);
+    compare("ib-d0", &d0, 0, 0);
     pkt_config r0 = roce;
     r0.hop_latency_s = 0;
-    compare("roce-d0", &r0, 0);
-    compare("ib-chain", &ib, 1);
-    compare("roce-chain", &roce, 1);
-    compare("dcqcn-chain", &dcqcn, 1);
+    compare("roce-d0", &r0, 0, 0);
+    compare("ib-chain", &ib, 1, 0);
+    compare("roce-chain", &roce, 1, 0);
+    compare("dcqcn-chain", &dcqcn, 1, 0);
+    compare("ib-mixed", &ib, 0, 1);
+    compare("roce-mixed", &roce, 1, 1);
+    compare("dcqcn-mixed", &dcqcn, 1, 1);
     return check_report();
 }
