@@ -294,10 +294,14 @@ int step_stage_comm(comm_ctx *cx, const workload *w, const compute_device *dev, 
         case COMM_DP_ALLREDUCE:
         case COMM_DP_REDUCE_SCATTER:
             c->dp_bytes += op->bytes;
+            if (op->group != p->dp * p->cp) /* the experts' (workload.c dp_comm) */
+                c->dp_expert_bytes += op->bytes;
             c->dp_kind = op->kind;
             break;
         case COMM_DP_ALLGATHER:
             c->ag_bytes += op->bytes;
+            if (op->group != p->dp * p->cp)
+                c->ag_expert_bytes += op->bytes;
             break;
         default:
             break;
@@ -364,6 +368,36 @@ int step_pp_sends(comm_ctx *cx, const workload *w, stage_costs *c)
     return rc;
 }
 
+int step_dp_append(nc_plan *plan, const nc_fabric *nc, const parallel_config *p, unsigned s,
+                   enum nc_collective coll, double bytes, double expert_frac, uint32_t *ranks,
+                   sim_error *err)
+{
+    unsigned n = p->dp * p->cp, ep = p->ep ? p->ep : 1;
+    /* experts in groups of whole replicas (ep divides dp) and more than one
+     * replica of each: else they reduce with the rest, as before */
+    int split = expert_frac > 0 && ep > 1 && p->dp % ep == 0 && p->dp / ep * p->cp >= 2;
+    double dense = split ? bytes * (1 - expert_frac) : bytes;
+    int rc = 0;
+    for (unsigned t0 = 0; t0 < p->tp && !rc; t0++) {
+        unsigned k = 0;
+        for (unsigned d = 0; d < p->dp; d++)
+            for (unsigned cc = 0; cc < p->cp; cc++)
+                ranks[k++] = step_gpu(p, s, d, cc, t0);
+        /* NCCL's own choice of algorithm (netcoll_auto), not a forced
+         * ring: tree / NVLS avoid the ring's (n-1) step latencies */
+        if (dense > 0)
+            rc = nc_plan_append(plan, nc, coll, NC_ALGO_AUTO, ranks, n, dense, err);
+        for (unsigned shard = 0; split && shard < ep && !rc; shard++) {
+            k = 0;
+            for (unsigned d = shard; d < p->dp; d += ep)
+                for (unsigned cc = 0; cc < p->cp; cc++)
+                    ranks[k++] = step_gpu(p, s, d, cc, t0);
+            rc = nc_plan_append(plan, nc, coll, NC_ALGO_AUTO, ranks, k, bytes * expert_frac, err);
+        }
+    }
+    return rc;
+}
+
 int step_dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
                         const double *bucket_bytes, int gather, double *t)
 {
@@ -386,15 +420,10 @@ int step_dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
         enum nc_collective coll = gather ? NC_ALLGATHER
                                   : c[s].dp_kind == COMM_DP_ALLREDUCE ? NC_ALLREDUCE
                                                                       : NC_REDUCESCATTER;
-        for (unsigned t0 = 0; t0 < p->tp && !rc; t0++) {
-            unsigned k = 0;
-            for (unsigned d = 0; d < p->dp; d++)
-                for (unsigned cc = 0; cc < p->cp; cc++)
-                    ranks[k++] = step_gpu(p, s, d, cc, t0);
-            /* NCCL's own choice of algorithm (netcoll_auto), not a forced
-             * ring: tree / NVLS avoid the ring's (n-1) step latencies */
-            rc = nc_plan_append(&plan, &cx->f->nc, coll, NC_ALGO_AUTO, ranks, n, bytes, cx->err);
-        }
+        double whole = gather ? c[s].ag_bytes : c[s].dp_bytes;
+        double experts = gather ? c[s].ag_expert_bytes : c[s].dp_expert_bytes;
+        rc = step_dp_append(&plan, &cx->f->nc, p, s, coll, bytes,
+                            whole > 0 ? experts / whole : 0, ranks, cx->err);
     }
     if (!rc && plan.n_phases)
         rc = t ? run_plan(cx, &plan, t)

@@ -552,16 +552,11 @@ static int dp_plan(des *z, nc_plan *plan, unsigned j, int gather, double bytes, 
     memset(plan, 0, sizeof *plan);
     if (n < 2 || !(bytes > 0))
         return 0;
-    for (unsigned t0 = 0; t0 < p->tp; t0++) {
-        unsigned k = 0;
-        for (unsigned d = 0; d < p->dp; d++)
-            for (unsigned cc = 0; cc < p->cp; cc++)
-                ranks[k++] = step_gpu(p, s, d, cc, t0);
-        int rc = nc_plan_append(plan, &z->f->nc, coll, NC_ALGO_AUTO, ranks, n, bytes, z->err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    const stage_costs *c = &z->sr->c[s];
+    double whole = gather ? c->ag_bytes : c->dp_bytes;
+    double experts = gather ? c->ag_expert_bytes : c->dp_expert_bytes;
+    return step_dp_append(plan, &z->f->nc, p, s, coll, bytes, whole > 0 ? experts / whole : 0,
+                          ranks, z->err);
 }
 
 static int set_up(des *z)

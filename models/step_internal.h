@@ -37,6 +37,8 @@ typedef struct stage_costs {
     double send_f, send_b;           /* PP transfer to the next / from the next stage */
     double sends_f, sends_b;         /* PP sends leaving the stage forward / backward */
     double dp_bytes, ag_bytes;       /* DP reduction and parameter gather, per GPU */
+    double dp_expert_bytes, ag_expert_bytes; /* of which the experts' (workload.c dp_comm:
+                                      * their expert-data-parallel groups, dp cp / ep ranks) */
     int dp_kind;                     /* COMM_DP_ALLREDUCE or COMM_DP_REDUCE_SCATTER */
     double attention_f, attention_b; /* for the CP overlap rule */
 } stage_costs;
@@ -138,6 +140,16 @@ int step_pp_sends(comm_ctx *cx, const workload *w, stage_costs *c);
  * non-NULL), or the bytes the given volumes put on every link (t NULL). */
 int step_dp_bucket_time(comm_ctx *cx, const workload *w, const stage_costs *c,
                         const double *bucket_bytes, int gather, double *t);
+
+/* One bucket of stage s's DP collective coll (bytes per GPU, expert_frac of
+ * them the experts') for every DP group of the stage, appended to plan: the
+ * dense part over each tensor rank's dp x cp ranks, the experts' part over
+ * each expert-data-parallel group, the replicas that hold the same experts
+ * (d = n, n + ep, ...: an expert group is ep consecutive replicas) and
+ * every context rank of them. ranks holds dp x cp entries. */
+int step_dp_append(nc_plan *plan, const nc_fabric *nc, const parallel_config *p, unsigned s,
+                   enum nc_collective coll, double bytes, double expert_frac, uint32_t *ranks,
+                   sim_error *err);
 
 /* SMs an overlapped collective's kernels take (components.md 4.4): 0 for
  * collectives that never overlap compute here. */
