@@ -349,7 +349,7 @@ static int p_start(void *ctx, uint32_t id, const cluster_job_spec *spec, const u
     if (t->from_model == CLUSTER_FROM_MODEL_CLASS)
         return sim_error_set(err, SIM_ERR_INPUT, NULL, 0, "cluster: job %u on %u GPUs takes "
                              "the <traffic> class from %u GPU(s), given by a model, with no "
-                             "profile derived for %u GPUs (dcsim cluster, compare and sweep "
+                             "profile derived for %u GPUs (dcsim cluster, hubs, compare and sweep "
                              "derive them; this command does not)", id + 1, n,
                              x->tt.from_gpus[t - x->tt.t], n);
     if (t->n_colls && cluster_layout_check(t, n, why, sizeof why))

@@ -162,16 +162,33 @@ static int one_size(const scn_scenario *s, fabric *f, uint32_t g, cluster_traffi
     return 0;
 }
 
+static int has_model_class(const cluster_traffic_table *tt)
+{
+    int any = 0;
+    for (unsigned i = 0; i < tt->n; i++)
+        any |= tt->t[i].from_model == CLUSTER_FROM_MODEL_CLASS;
+    return any;
+}
+
+int cluster_model_derive_sizes(const scn_scenario *s, fabric *f, const uint32_t *sizes,
+                               size_t n, cluster_traffic_table *tt, cluster_model_size *out,
+                               unsigned *n_out, sim_error *err)
+{
+    *n_out = 0;
+    tt->n_sized = 0;
+    int rc = 0;
+    for (size_t i = 0; has_model_class(tt) && !rc && i < n; i++)
+        rc = one_size(s, f, sizes[i], tt, out, n_out, err);
+    return rc;
+}
+
 int cluster_model_derive(const scn_scenario *s, fabric *f, uint32_t train_gpus,
                          cluster_traffic_table *tt, cluster_model_size *out, unsigned *n_out,
                          sim_error *err)
 {
     *n_out = 0;
     tt->n_sized = 0;
-    int any = 0;
-    for (unsigned i = 0; i < tt->n; i++)
-        any |= tt->t[i].from_model == CLUSTER_FROM_MODEL_CLASS;
-    if (!any)
+    if (!has_model_class(tt))
         return 0;
     const cluster_config *c = &s->cluster_jobs;
     int rc = 0;

@@ -38,6 +38,13 @@ int cluster_model_derive(const scn_scenario *s, fabric *f, uint32_t train_gpus,
                          cluster_traffic_table *tt, cluster_model_size *out, unsigned *n_out,
                          sim_error *err);
 
+/* The same for the job sizes sizes[0 .. n) (a hub's jobs as they would run
+ * there: hubs_fabric.c), each derived once; sizes of classes not given by a
+ * model are skipped. */
+int cluster_model_derive_sizes(const scn_scenario *s, fabric *f, const uint32_t *sizes,
+                               size_t n, cluster_traffic_table *tt, cluster_model_size *out,
+                               unsigned *n_out, sim_error *err);
+
 /* The sizes' figures: text lines under "interference", and the
  * "from_step_tier" array of `dcsim cluster --json`'s interference. */
 void cluster_model_print(const scn_scenario *s, const cluster_model_size *z, unsigned n);

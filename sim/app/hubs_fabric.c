@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster_interf.h"
+#include "clustermodel.h"
 #include "fabric.h"
 
 struct hubs_fabric {
@@ -20,7 +21,44 @@ struct hubs_fabric {
     int built[HUBS_MAX];
     fabric f[HUBS_MAX];
     cluster_interf *x[HUBS_MAX];   /* the simulation's pacer, between make and done */
+    /* the traffic classes with each hub's job sizes derived on its fabric
+     * where a class is given by a model (clustermodel.h), made with the fabric */
+    cluster_traffic_table tt[HUBS_MAX];
+    cluster_model_size sizes[CLUSTER_MAX_SIZED];
 };
+
+/* hub h's traffic table: the scenario's, with a profile derived on the
+ * hub's fabric for every size its jobs would run at there (hubs_job_gpus,
+ * those that fit the hub) whose class is given by a model */
+static int derive(hubs_fabric *hf, unsigned h, sim_error *err)
+{
+    const scn_scenario *s = hf->s;
+    const hubs_config *cfg = &s->hubs->cfg;
+    hf->tt[h] = s->cluster_traffic;
+    uint32_t *sizes = malloc(((size_t)cfg->n_jobs + 1) * sizeof *sizes);
+    if (!sizes)
+        return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    size_t n = 0;
+    for (uint32_t j = 0; j < cfg->n_jobs; j++) {
+        uint32_t g = hubs_job_gpus(&cfg->hubs[h], &cfg->jobs[j]);
+        int seen = g > cfg->hubs[h].gpus;
+        for (size_t k = 0; !seen && k < n; k++) /* n <= the distinct sizes: few */
+            seen = sizes[k] == g;
+        if (!seen)
+            sizes[n++] = g;
+    }
+    unsigned n_out = 0;
+    int rc = cluster_model_derive_sizes(s, &hf->f[h], sizes, n, &hf->tt[h], hf->sizes, &n_out,
+                                        err);
+    free(sizes);
+    if (rc && rc != SIM_ERR_NOMEM) { /* say which hub */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        sim_error_clear(err);
+        sim_error_set(err, rc, NULL, 0, "hub %s: %s", cfg->hubs[h].name, why);
+    }
+    return rc;
+}
 
 hubs_fabric *hubs_fabric_create(const scn_scenario *s, int *fail)
 {
@@ -55,9 +93,11 @@ static const cluster_pacer *make(void *ctx, unsigned h, sim_error *err)
             return NULL;
         }
         hf->built[h] = 1;
+        if (derive(hf, h, err))
+            return NULL;
     }
-    hf->x[h] = cluster_interf_create(&hf->f[h], gpus, &s->cluster_traffic,
-                                     s->cluster_cache_entries, err);
+    hf->x[h] = cluster_interf_create(&hf->f[h], gpus, &hf->tt[h], s->cluster_cache_entries,
+                                     err);
     if (!hf->x[h]) {
         if (!err->code)
             sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
