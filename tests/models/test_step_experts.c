@@ -18,40 +18,12 @@
 
 #include "check.h"
 #include "fabric.h"
+#include "leaf_fabric.h"
 #include "netcoll.h"
 #include "step.h"
 #include "step_internal.h"
 
 #define S_BYTES 1e9
-
-static int make_fabric(fabric *f, unsigned gpus)
-{
-    fabric_config c;
-    memset(&c, 0, sizeof c);
-    if (fabric_topology_parse("leaf-spine", &c.topology))
-        return -1;
-    c.gpus = gpus;
-    c.gpus_per_node = 1;
-    snprintf(c.link.name, sizeof c.link.name, "test-400g");
-    c.link.kind = HW_LINK_INFINIBAND;
-    c.link.bytes_per_s = 50e9;
-    c.link.efficiency = 1;
-    c.link.routing = HW_ROUTING_ECMP;
-    c.shape.radix = 16;
-    c.shape.hosts_per_leaf = 8;
-    c.shape.over_down = c.shape.over_up = 1;
-    c.routing.balance = TOPO_BALANCE_ECMP;
-    c.routing.qps = 1;
-    c.channels = 1;
-    c.chunks = 1;
-    sim_error err;
-    sim_error_clear(&err);
-    if (fabric_build(&c, f, &err)) {
-        fprintf(stderr, "fabric: %s\n", err.msg);
-        return -1;
-    }
-    return 0;
-}
 
 static int same_plan(const nc_plan *a, const nc_plan *b)
 {
@@ -123,7 +95,7 @@ static void check_layout(const fabric *f, unsigned tp, unsigned cp, unsigned ep,
 int main(void)
 {
     fabric f;
-    if (make_fabric(&f, 8)) {
+    if (make_leaf_fabric(&f, 8, 16, 8, 50e9)) {
         CHECK(0);
         return check_report();
     }
