@@ -81,6 +81,15 @@ int compute_device_check(const compute_device *d, sim_error *err)
         return fail(err, "mem_eager_efficiency", "in (0, 1]", d->mem_eager_efficiency);
     if (d->attn_family < 0 || d->attn_family >= KFAM_COUNT)
         return fail(err, "attn_family", "a kernel family (0 none)", d->attn_family);
+    if (d->n_beside > COMPUTE_BESIDE_POINTS)
+        return fail(err, "n_beside", "at most 12", d->n_beside);
+    for (unsigned i = 0; i < d->n_beside; i++) {
+        double k = d->beside_k[i], s = d->beside_slowdown[i];
+        if (!(k > (i ? d->beside_k[i - 1] : 0)) || isinf(k))
+            return fail(err, "beside_k", "ascending, > 0 and finite", k);
+        if (!(s >= 1) || isinf(s))
+            return fail(err, "beside_slowdown", ">= 1 and finite", s);
+    }
     if (d->n_mem_tiers > COMPUTE_MEM_TIERS)
         return fail(err, "n_mem_tiers", "at most 4", d->n_mem_tiers);
     for (unsigned i = 0; i < d->n_mem_tiers; i++) {
@@ -93,6 +102,29 @@ int compute_device_check(const compute_device *d, sim_error *err)
                         i == 0 ? "0 for the first tier" : "ascending and finite", lo);
     }
     return 0;
+}
+
+double compute_beside_share(const compute_device *d, double k)
+{
+    double S = d->sms;
+    if (!(k > 0) || !(S > k))
+        return 0;
+    unsigned n = d->n_beside;
+    if (n == 0) /* rule 1: the other SMs do the work */
+        return k / (S - k);
+    const double *x = d->beside_k, *y = d->beside_slowdown;
+    if (k >= x[n - 1]) {
+        double k0 = x[n - 1];
+        return y[n - 1] * (S - k0) / (S - k) - 1;
+    }
+    double x0 = 0, y0 = 1;
+    unsigned i = 0;
+    while (i < n && x[i] <= k) {
+        x0 = x[i];
+        y0 = y[i];
+        i++;
+    }
+    return y0 + (y[i] - y0) * (k - x0) / (x[i] - x0) - 1;
 }
 
 /* dimensions of a GEMM must be positive and finite */

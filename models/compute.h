@@ -45,6 +45,7 @@
 
 #define COMPUTE_MEM_TIERS 4
 #define COMPUTE_MAX_TILES 16
+#define COMPUTE_BESIDE_POINTS 12
 
 typedef struct compute_device {
     double peak_flops_per_s[PREC_COUNT]; /* dense peak per math precision; 0 = unsupported */
@@ -75,6 +76,14 @@ typedef struct compute_device {
                                      from its measured tables; 0: attention_efficiency */
     int launch_overlaps;          /* 1: an asynchronous GPU: time = max(launch_s, kernel);
                                      0: launch_s + kernel (a synchronous call) */
+    /* A GEMM beside a kernel that holds k SMs on another stream (NCCL's
+     * channels), the GEMM given no SM margin: it runs beside_slowdown(k) as
+     * long, measured at the points beside_k (ascending, > 0), linear in k
+     * between them and from (0, 1); 0 points: rule 1, S / (S - k).
+     * compute_beside_share. */
+    unsigned n_beside;
+    double beside_k[COMPUTE_BESIDE_POINTS];
+    double beside_slowdown[COMPUTE_BESIDE_POINTS];
 } compute_device;
 
 /* Check a device: returns 0, or SIM_ERR_INPUT with a one-line reason in err
@@ -90,6 +99,13 @@ double compute_op_time_s(const compute_device *d, const op *o);
 
 /* The memory efficiency for a transfer of `bytes` (the tier it falls in). */
 double compute_mem_efficiency(const compute_device *d, double bytes);
+
+/* The compute time added, as a fraction of it, while another kernel holds k
+ * of the device's SMs: beside_slowdown(k) - 1 from the measured points
+ * (beyond the last, that point's slowdown scaled by rule 1's growth), else
+ * rule 1's k / (S - k). 0 when k <= 0, the device has no SM count, or
+ * k >= S. */
+double compute_beside_share(const compute_device *d, double k);
 
 /* GEMM pieces, exposed for tests and calibration; the efficiencies return -1
  * when m or n is not above 0. They use tile_m x tile_n; compute_gemm_tile

@@ -90,6 +90,11 @@ int hw_compute_device_fw(const hw_gpu *g, int precision, const framework_config 
         d.mem_eager_efficiency = k.mem_eager_efficiency;
         d.mem_fixed_s = k.mem_fixed_s;
         d.attn_family = k.family;
+        for (unsigned i = 0; k.beside_slowdown && i < KERN_BESIDE_POINTS; i++) {
+            d.beside_k[i] = kern_beside_k[i];
+            d.beside_slowdown[i] = k.beside_slowdown[i];
+            d.n_beside = i + 1;
+        }
     }
     if (fw) { /* a training framework on an asynchronous GPU */
         d.launch_overlaps = 1;

@@ -28,6 +28,16 @@ static const double h100_times[5] = {3.35e12, 0.1848e-3, 0.0188e-3, 0.3068e-3, 0
  * spec, H200 4.01/4.8 over H100 2.90/3.35 (components.md 3.1, V; D) */
 #define H200_SCALE ((4.01 / 4.8) / (2.90 / 3.35))
 
+/* kernel_probe_overlap.json and kernel_probe_overlap2.json ("no_margin"):
+ * slowdown of a product loop beside k SMs held, the mean over the six loops
+ * measured at k = 4, 8, 16 and 32 (ranges 1.155-1.619, 1.165-1.723,
+ * 1.253-1.674, 1.422-1.702; the smaller products lose the most). Rule 1
+ * gives 1.031, 1.065, 1.138, 1.320: a GEMM loses far more than the SMs it
+ * cannot have, and a GEMM told to leave them free (cuBLASLt's SM count
+ * target) lost about as much (docs/gpu-calibration.md). */
+const double kern_beside_k[KERN_BESIDE_POINTS] = {4, 8, 16, 32};
+const double kern_beside_gh100[KERN_BESIDE_POINTS] = {1.3079, 1.3227, 1.4204, 1.5522};
+
 #define BIG_BYTES 536870912.0
 #define SMALL_BYTES 33554432.0
 
@@ -48,15 +58,15 @@ void kern_mem_from_times(double bw, double big_bytes, double big_s, double small
 #define GH100_RULE "H100 SXM kernels (components.md 1.3, 2.3-2.5, 3.2)"
 
 static const kern_gpu table[] = {
-    {"A100-SXM-80GB", KFAM_A100, GEMM_A100, 4.327e-6, 0, 0, 0, A100_RULE},
-    {"A100-SXM-40GB", KFAM_A100, GEMM_A100, 4.327e-6, 0, 0, 0,
+    {"A100-SXM-80GB", KFAM_A100, GEMM_A100, 4.327e-6, 0, 0, 0, NULL, A100_RULE},
+    {"A100-SXM-40GB", KFAM_A100, GEMM_A100, 4.327e-6, 0, 0, 0, NULL,
      A100_RULE " (sibling: same GA100 die; memory efficiencies as the 80 GB part's)"},
-    {"A800-SXM-80GB", KFAM_A100, GEMM_A100, 4.327e-6, 0, 0, 0,
+    {"A800-SXM-80GB", KFAM_A100, GEMM_A100, 4.327e-6, 0, 0, 0, NULL,
      A100_RULE " (sibling: A100 with NVLink cut, hardware.md 1.1)"},
-    {"H100-SXM", KFAM_GH100, GEMM_GH100, 4.371e-6, 0, 0, 0, GH100_RULE},
-    {"H800-SXM", KFAM_GH100, GEMM_GH100, 4.371e-6, 0, 0, 0,
+    {"H100-SXM", KFAM_GH100, GEMM_GH100, 4.371e-6, 0, 0, 0, kern_beside_gh100, GH100_RULE},
+    {"H800-SXM", KFAM_GH100, GEMM_GH100, 4.371e-6, 0, 0, 0, kern_beside_gh100,
      GH100_RULE " (sibling: H100 with NVLink cut, hardware.md 1.1)"},
-    {"H200-SXM", KFAM_GH100, GEMM_GH100, 4.371e-6, 0, 0, 0,
+    {"H200-SXM", KFAM_GH100, GEMM_GH100, 4.371e-6, 0, 0, 0, kern_beside_gh100,
      GH100_RULE " (sibling: same GH100 compute, components.md 1.1 'H200 is the same', 2.6 FA2 "
      "329.3 vs 327.9; memory efficiency x the BabelStream copy ratio, 3.1)"},
 };

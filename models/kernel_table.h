@@ -26,6 +26,18 @@ enum kern_family { KFAM_NONE = 0, KFAM_A100, KFAM_GH100, KFAM_COUNT };
 #define KERN_LAUNCH_S 7e-6
 #define KERN_GRAPH_LAUNCH_S 0.5e-6
 
+/* A GEMM beside a kernel holding k SMs on another stream (compute.h,
+ * compute_beside_share): the GEMM's slowdown at these k, measured on one H200
+ * (GH100: the same SMs and clocks as H100, components.md 1.1) with cuBLAS
+ * 13.0 BF16 through torch 2.11 after a 20 s burn, a streaming kernel of k
+ * blocks of 512 threads beside loops of six product shapes (8192^3 twice,
+ * and the 1.7B, 177B, 70B and 462B rows' fc1, fc1, QKV and fc2), the mean
+ * of the six (tests/gpu/h200-2026-12-04/kernel_probe_overlap*.json,
+ * docs/gpu-calibration.md; M: measured here, one machine). */
+#define KERN_BESIDE_POINTS 4
+extern const double kern_beside_k[KERN_BESIDE_POINTS];
+extern const double kern_beside_gh100[KERN_BESIDE_POINTS];
+
 typedef struct kern_gpu {
     const char *gpu;           /* catalog GPU type name */
     int family;                /* enum kern_family */
@@ -34,6 +46,7 @@ typedef struct kern_gpu {
     double mem_fused_efficiency;  /* memory-bound: t = fixed + bytes / (eff x HBM peak) */
     double mem_eager_efficiency;
     double mem_fixed_s;
+    const double *beside_slowdown; /* at kern_beside_k; NULL: rule 1 (no measurement) */
     const char *rule;          /* where the numbers come from (sibling rules included) */
 } kern_gpu;
 

@@ -237,19 +237,19 @@ static double dp_sm_k(const step_run *sr, const workload *w, const compute_devic
 double step_dp_sm_share(const step_run *sr, const workload *w, const compute_device *dev,
                         unsigned s, int gather, int *unpriced)
 {
-    double k = dp_sm_k(sr, w, dev, s, gather, unpriced), S = dev->sms;
-    return k > 0 && S > k ? k / (S - k) : 0;
+    /* NCCL's DP kernels run on their own stream beside GEMMs given no SM
+     * margin: the measured slowdown where the device has one (compute.h) */
+    return compute_beside_share(dev, dp_sm_k(sr, w, dev, s, gather, unpriced));
 }
 
 /* compute lost while a DP collective of stage s runs beside it for
- * `window` seconds: window x k / (S - k) */
+ * `window` seconds: window x step_dp_sm_share */
 static double dp_sm_cost(const step_run *sr, const workload *w, const compute_device *dev,
                          unsigned s, int gather, double window, int *unpriced)
 {
     if (!(window > 0))
         return 0;
-    double k = dp_sm_k(sr, w, dev, s, gather, unpriced), S = dev->sms;
-    return S > k ? window * k / (S - k) : 0;
+    return window * step_dp_sm_share(sr, w, dev, s, gather, unpriced);
 }
 
 /* Parameters per DP bucket: step_options.bucket_params when an API caller

@@ -198,8 +198,10 @@ static double tp_exposed(const compute_device *dev, const workload *w, const ste
         double c = tot / n, g = gemm / n;
         exposed = n * fmin(c, fmax(0, c - g) + c / w->par.tp);
     }
-    double hidden = tot - exposed, S = dev->sms;
-    *smx = S > k && k > 0 ? hidden * k / (S - k) : 0;
+    /* the GEMM beside the k SMs of the hidden part: the measured
+     * beside-slowdown where the device has one (a GEMM given the SMs as a
+     * margin lost as much, docs/gpu-calibration.md), else rule 1 */
+    *smx = (tot - exposed) * compute_beside_share(dev, k);
     return exposed;
 }
 
