@@ -463,6 +463,10 @@ static int flush_link(flow_net *n, uint32_t l)
     uint32_t m = ll->n - n->live[l], *ids = flow_list_ids(ll);
     if (!m)
         return 0;
+    if (m == ll->n) { /* every entry leaves: the list ends empty in any order */
+        ll->n = 0;
+        return 0;
+    }
     if (m > n->cap_flush_pairs) {
         if (grow_array((void **)&n->flush_pairs, m, sizeof *n->flush_pairs))
             return -1;
