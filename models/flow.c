@@ -43,6 +43,7 @@ flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capac
     n->busy = calloc(L / 64 + 1, sizeof *n->busy);
     n->slot_of = calloc(L, sizeof *n->slot_of);
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
+    n->place_next = NO_FLOW;
     n->free_class = NO_CLASS;
     if (!n->load || !n->busy || !n->slot_of ||
         flow_grow_slots(n, n_links < 64 ? n_links + 1 : 64)) {
@@ -59,7 +60,7 @@ void flow_net_destroy(flow_net *n)
     flow_store_free(n);
     free(n->caps);
     void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
-                      n->slot, n->live, n->comp_links,
+                      n->slot, n->live, n->deferred, n->comp_links,
                       n->heap, n->heap_share, n->dirty,
                       n->touched, n->level, n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
@@ -92,6 +93,7 @@ int flow_net_reset(flow_net *n, sim_engine *eng)
     n->eng = eng;
     n->n_flows = n->n_free = n->n_active = n->n_capped_active = 0;
     n->free_head = n->fresh_head = n->fresh_tail = n->bare_head = n->bare_tail = NO_FLOW;
+    n->place_next = NO_FLOW;
     n->n_dirty = n->epoch = n->heap_n = 0;
     n->recompute_pending = 0;
     memset(&n->stats, 0, sizeof n->stats);
@@ -138,6 +140,7 @@ int flow_grow_slots(flow_net *n, size_t need)
         regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
         regrow_slots(n, cap) ||
         regrow(&n->live, cap, sizeof *n->live) ||
+        regrow(&n->deferred, cap, sizeof *n->deferred) ||
         regrow(&n->comp_links, cap, sizeof *n->comp_links) ||
         regrow(&n->heap, cap, sizeof *n->heap) ||
         regrow(&n->heap_share, cap, sizeof *n->heap_share) ||
@@ -149,6 +152,7 @@ int flow_grow_slots(flow_net *n, size_t need)
     size_t old = n->cap_slots;
     memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
     memset(n->live + old, 0, (cap - old) * sizeof *n->live);
+    memset(n->deferred + old, 0, (cap - old) * sizeof *n->deferred);
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
     n->cap_slots = (uint32_t)cap;
     return 0;
@@ -225,7 +229,8 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
     for (size_t i = 0; i < n_usage; i++)
         if (usage[i].link >= n->n_links || !(usage[i].weight > 0) || !isfinite(usage[i].weight))
             return UINT32_MAX;
-    flow_store_flush(n); /* the lists as the flows finished so far leave them */
+    if (n->n_pending) /* the lists as the flows finished so far leave them */
+        flow_store_flush(n);
     uint32_t f;
     if (n->n_free)
         f = n->free_head;
@@ -256,12 +261,17 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
         n->stats.max_active = n->n_active;
     uint32_t n_use = flow_n_use(n, f);
     if (bytes == 0 || (n_use == 0 && !isfinite(rate_cap))) {
+        if (n_use) /* on no fresh list: its entries now, after the waiting ones */
+            flow_store_place(n, f);
         n->bneck[f] = NO_LINK;
         n->event[f] = sim_schedule_in(n->eng, 0.0, 0, KIND_FLOW_DONE, on_done, n, f);
         return f;
     }
-    if (n_use)
+    if (n_use) {
         list_push(n, &n->fresh_head, &n->fresh_tail, f);
+        if (n->place_next == NO_FLOW)
+            n->place_next = f;
+    }
     else
         list_push(n, &n->bare_head, &n->bare_tail, f);
     want_recompute(n);
@@ -556,6 +566,8 @@ static double fanin(const flow_net *n, uint32_t l)
 
 double flow_net_fanin(const flow_net *n, uint32_t link)
 {
+    if (n->place_next != NO_FLOW) /* the entries written late are the list's own */
+        flow_store_place((flow_net *)n, NO_FLOW);
     if (link >= n->n_links || !n->slot_of[link] || !n->live[n->slot_of[link] - 1])
         return 0;
     return fanin(n, n->slot_of[link] - 1);
@@ -594,8 +606,8 @@ size_t flow_net_memory_bytes(const flow_net *n)
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
     /* per slot: its record (flow_slot: the list, capacities, counts, marks);
      * link_bytes, level, heap_share; link_of, comp_links, heap, touched,
-     * dirty, live; is_dirty */
-    b += S * (sizeof(flow_slot) + 3 * sizeof(double) + 6 * sizeof(uint32_t) + 1);
+     * dirty, live, deferred; is_dirty */
+    b += S * (sizeof(flow_slot) + 3 * sizeof(double) + 7 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 
@@ -699,6 +711,8 @@ out:
 
 int flow_net_check(const flow_net *n, sim_error *err)
 {
+    if (n->place_next != NO_FLOW) /* the entries written late are the list's own */
+        flow_store_place((flow_net *)n, NO_FLOW);
     uint32_t l;
     double used;
     if (capacity_violation(n, NULL, n->n_slots, &l, &used))

@@ -48,7 +48,7 @@ typedef struct flow_stats {
 
 /* capacity[n_links] in bytes/s (all > 0); not copied: the array and the
  * engine must outlive the net. The net costs 20 B per link of the network
- * and about 113 B per link its flows have used (flow_internal.h). Returns
+ * and about 117 B per link its flows have used (flow_internal.h). Returns
  * NULL when out of memory or a capacity is not positive. */
 flow_net *flow_net_create(sim_engine *eng, uint32_t n_links, const double *capacity,
                           flow_done_fn done, void *ctx);

@@ -120,6 +120,9 @@ struct flow_net {
     flow_slot *slot;       /* per slot, FLOW_SLOT_ALIGN-aligned */
     uint32_t *live;        /* per slot: its list's entries of active flows (n less the
                             * finished flows whose removal waits for flow_store_flush) */
+    uint32_t *deferred;    /* per slot: its list's last entries whose flow ids wait for
+                            * flow_store_place (n counts them, the room is reserved) */
+    uint32_t place_next;   /* the first fresh flow whose entries wait, or NO_FLOW */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
     double *bytes, *left, *rate, *since;
@@ -192,9 +195,19 @@ static inline void flow_count_bnecks(flow_net *n, uint32_t nf, int sign)
 /* Grow the per-flow arrays (by an eighth); 0 or -1. */
 int flow_store_grow_flows(flow_net *n);
 /* Put flow f on its links (merging repeated links) and give it its class.
- * Nothing changes on failure; 0 or -1. */
+ * Each link's list gets f's entry reserved (counted in n, room made) but
+ * not written: flow_store_place writes every waiting flow's entries, in
+ * start order, before anything reads or removes list entries (a burst of
+ * starts writes its 10,000-link flows' entries in one pass instead of
+ * reading each list's tail at every start). Nothing changes on failure;
+ * 0 or -1. */
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
                       double rate_cap, double latency_s);
+/* Write the entries of the flows waiting since place_next (the fresh
+ * list from there, in start order) into their links' lists, then those of
+ * flow also (a flow on links but on no fresh list, or NO_FLOW): each list
+ * ends as if every flow had been appended at its start. */
+void flow_store_place(flow_net *n, uint32_t also);
 /* Take flow f off its links and release its block and class. */
 void flow_store_detach(flow_net *n, uint32_t f);
 /* The same, but f's entries leave its links' lists only at the next

@@ -109,6 +109,8 @@ static size_t pool_alloc(flow_net *n, size_t s)
 
 /* ---- flow classes ---- */
 
+#define ATTACHING 0x80000000u /* deferred[l]: l is among the flow being attached's */
+
 static uint64_t bits(double x)
 {
     uint64_t b;
@@ -261,7 +263,8 @@ static int add_weights(link_list *ll)
     if (!k)
         return -1;
     for (uint32_t i = 0; i + 1 < ll->n; i++)
-        k[i] = 0; /* a uniform flow: any usage reads its class weight */
+        k[i] = 0; /* a uniform flow: any usage reads its class weight (the
+                   * entries still waiting get theirs from flow_store_place) */
     ll->k = k;
     return 0;
 }
@@ -313,26 +316,30 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
         if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX || reserve_link(&n->slot[slot[i]].list))
             return -1;
-    /* f goes on each link once: a repeated link finds f last on its list
-     * (repeats are rare; netcoll merges its own), and its weights add in order */
+    /* f goes on each link once: a repeated link carries the mark bit in its
+     * waiting count (repeats are rare; netcoll merges its own), and its
+     * weights add in order. The entry is reserved (n, deferred), written by
+     * flow_store_place. */
     uint32_t m = 0;
     for (size_t i = 0; i < k; i++) {
         uint32_t l = slot[i];
         link_list *ll = &n->slot[l].list;
-        uint32_t *ids = flow_list_ids(ll);
-        if (ll->n && ids[ll->n - 1] == f) {
+        if (n->deferred[l] & ATTACHING) {
             uint32_t s = m - 1;
             while (n->attach_link[s] != l) /* l is among the first m */
                 s--;
             n->attach_w[s] += u[i].weight;
             continue;
         }
-        ids[ll->n++] = f;
+        n->deferred[l] = (n->deferred[l] + 1) | ATTACHING;
+        ll->n++;
         n->live[l]++;
         flow_set_busy(n, l, 1);
         n->attach_link[m] = l;
         n->attach_w[m++] = u[i].weight;
     }
+    for (uint32_t s = 0; s < m; s++)
+        n->deferred[n->attach_link[s]] &= ~ATTACHING;
     int uniform = 1;
     for (uint32_t s = 1; s < m; s++)
         uniform &= n->attach_w[s] == n->attach_w[0];
@@ -349,6 +356,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             class_put(n, id);
         for (uint32_t s = 0; s < m; s++) {
             n->live[n->attach_link[s]]--;
+            n->deferred[n->attach_link[s]]--;
             if (--n->slot[n->attach_link[s]].list.n == 0)
                 flow_set_busy(n, n->attach_link[s], 0);
         }
@@ -368,11 +376,6 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             memcpy(codes, n->attach_code, (size_t)m * sizeof *codes);
         for (uint32_t j = 0; j < d; j++) /* weight j: that of its first usage */
             memcpy(table + 2 * (size_t)j, &n->attach_w[n->attach_slot[j]], sizeof(double));
-    }
-    for (uint32_t s = 0; s < m; s++) {
-        link_list *ll = &n->slot[b[s]].list;
-        if (ll->k)
-            ll->k[ll->n - 1] = s;
     }
     n->use_off[f] = (uint32_t)off;
     n->cls[f] = id;
@@ -414,8 +417,33 @@ static void list_remove_at(link_list *ll, uint32_t i)
         ll->k[i] = ll->k[ll->n];
 }
 
+/* flow f's entries, reserved at the last ones of its lists still waiting */
+static void place_one(flow_net *n, uint32_t f)
+{
+    uint32_t m = flow_n_use(n, f);
+    const uint32_t *b = flow_links(n, f);
+    for (uint32_t s = 0; s < m; s++) {
+        link_list *ll = &n->slot[b[s]].list;
+        uint32_t at = ll->n - n->deferred[b[s]]--; /* the first still waiting */
+        flow_list_ids(ll)[at] = f;
+        if (ll->k)
+            ll->k[at] = s;
+    }
+}
+
+void flow_store_place(flow_net *n, uint32_t also)
+{
+    for (uint32_t f = n->place_next; f != NO_FLOW; f = n->bneck[f]) /* bounded: the */
+        place_one(n, f);                                            /* fresh list */
+    n->place_next = NO_FLOW;
+    if (also != NO_FLOW)
+        place_one(n, also);
+}
+
 void flow_store_detach(flow_net *n, uint32_t f)
 {
+    if (n->place_next != NO_FLOW)
+        flow_store_place(n, NO_FLOW);
     uint32_t m = flow_n_use(n, f), id = n->cls[f];
     const uint32_t *links = flow_links(n, f);
     for (uint32_t k = 0; k < m; k++) {
@@ -463,6 +491,10 @@ static int flush_link(flow_net *n, uint32_t l)
     uint32_t m = ll->n - n->live[l], *ids = flow_list_ids(ll);
     if (!m)
         return 0;
+    if (m == ll->n) { /* every entry leaves: the list ends empty in any order */
+        ll->n = 0;
+        return 0;
+    }
     if (m > n->cap_flush_pairs) {
         if (grow_array((void **)&n->flush_pairs, m, sizeof *n->flush_pairs))
             return -1;
@@ -486,6 +518,8 @@ static int flush_link(flow_net *n, uint32_t l)
 
 void flow_store_flush(flow_net *n)
 {
+    if (n->place_next != NO_FLOW) /* the waiting entries first: they were appended */
+        flow_store_place(n, NO_FLOW);
     if (!n->n_pending)
         return;
     /* a finished flow's bneck is free until its id is reused (after a

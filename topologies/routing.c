@@ -261,14 +261,14 @@ static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_
     }
     double below = INFINITY, within = INFINITY; /* the least pressure x (1 -+ 1e-12) */
     uint32_t ties = 0, *tied = r->tied; /* n <= max_degree, or 64 (walk_single, landing) */
-    for (uint32_t i = 0; i < n; i++) {
-        if (p[i] < below) {
-            below = p[i] * (1 - 1e-12);
-            within = p[i] * (1 + 1e-12);
-            ties = 0;
-        }
-        if (p[i] <= within)
-            tied[ties++] = cand[i];
+    for (uint32_t i = 0; i < n; i++) { /* without branches (conditional moves): the */
+        int reset = p[i] < below;        /* comparisons of an all-to-all's loads do not */
+        double lo = p[i] * (1 - 1e-12), hi = p[i] * (1 + 1e-12); /* predict */
+        below = reset ? lo : below;
+        within = reset ? hi : within;
+        ties = reset ? 0 : ties;
+        tied[ties] = cand[i]; /* kept only when it ties: ties <= i < n, room for n */
+        ties += p[i] <= within;
     }
     if (!ties) /* no candidate below infinite pressure: the forward pass kept cand[0] */
         return cand[0];

@@ -1,0 +1,188 @@
+/* test_flow_flush.c - the link lists of the flow net (models/flow_store.c)
+ * against a reference, exactly, on 200 small random nets: a flow's entries
+ * are written late (flow_store_place, before anything reads or removes
+ * list entries), and finished flows leave in one batch (flow_store_flush);
+ * the lists must hold the same flow ids in the same order as appending at
+ * every start and removing one finished flow after another (the last entry
+ * filling each hole) - a model kept here, and a second net that removes
+ * by flow_store_detach (usage indices compared too). Flows start while
+ * others wait to leave; a batch empties some lists whole (the flush then
+ * clears them without sorting) and thins others; both kinds are asserted
+ * to occur. List order decides the order a filling visits flows, so a
+ * wrong list would move rates in their last bits, or lose a flow. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "engine.h"
+#include "flow.h"
+#include "flow_internal.h"
+
+enum { LINKS = 10, FIRST = 40, LATER = 4, ROUNDS = 6, FLOWS = FIRST + LATER * ROUNDS,
+       MAX_USE = 5, CASES = 200 };
+
+static uint64_t next_u64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double capacity[LINKS];
+
+/* whether the two nets' lists are equal entry by entry (ids, and usage
+ * indices where a list keeps them) on every link; the slots are given in
+ * first-use order, the same in both */
+static int same_lists(flow_net *a, flow_net *b)
+{
+    if (a->n_slots != b->n_slots)
+        return 0;
+    for (uint32_t l = 0; l < a->n_slots; l++) {
+        link_list *x = &a->slot[l].list, *y = &b->slot[l].list;
+        if (a->link_of[l] != b->link_of[l] || x->n != y->n || !x->k != !y->k)
+            return 0;
+        for (uint32_t i = 0; i < x->n; i++)
+            if (flow_list_ids(x)[i] != flow_list_ids(y)[i] || (x->k && x->k[i] != y->k[i]))
+                return 0;
+    }
+    return 1;
+}
+
+/* the reference: each link's flow ids as appending at every start and
+ * removing one flow after another (the last entry fills the hole) leave them */
+typedef struct model {
+    uint32_t id[LINKS][FLOWS];
+    uint32_t n[LINKS];
+} model;
+
+static void model_start(model *md, uint32_t f, const topo_usage *u, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        uint32_t l = u[i].link, seen = 0;
+        for (uint32_t j = 0; j < md->n[l]; j++)
+            seen |= md->id[l][j] == f;
+        if (!seen)
+            md->id[l][md->n[l]++] = f;
+    }
+}
+
+static void model_remove(model *md, uint32_t f)
+{
+    for (uint32_t l = 0; l < LINKS; l++)
+        for (uint32_t j = 0; j < md->n[l]; j++)
+            if (md->id[l][j] == f) {
+                md->id[l][j] = md->id[l][--md->n[l]];
+                break;
+            }
+}
+
+static int same_as_model(flow_net *a, const model *md)
+{
+    for (uint32_t g = 0; g < LINKS; g++) {
+        uint32_t n = a->slot_of[g] ? a->slot[a->slot_of[g] - 1].list.n : 0;
+        if (n != md->n[g])
+            return 0;
+        for (uint32_t j = 0; j < n; j++)
+            if (flow_list_ids(&a->slot[a->slot_of[g] - 1].list)[j] != md->id[g][j])
+                return 0;
+    }
+    return 1;
+}
+
+/* as a recomputation leaves them: every waiting entry written, no fresh
+ * flow, none with a bottleneck yet (no filling runs: the engine does not) */
+static void settle(flow_net *n, const uint32_t *ids, uint32_t count)
+{
+    flow_store_place(n, NO_FLOW);
+    for (uint32_t f = 0; f < count; f++)
+        n->bneck[ids[f]] = NO_LINK;
+    n->fresh_head = n->fresh_tail = NO_FLOW;
+}
+
+/* start flow f (random links and weights) on both nets and the model */
+static void start_both(flow_net *a, flow_net *b, model *md, uint64_t *x, uint32_t f,
+                       uint32_t *ids)
+{
+    topo_usage u[MAX_USE];
+    size_t k = 1 + next_u64(x) % MAX_USE;
+    int uniform = next_u64(x) % 2;
+    for (size_t i = 0; i < k; i++) /* links 0-2 carry most flows, 3-9 few */
+        u[i] = (topo_usage){(uint32_t)(next_u64(x) % 4 ? next_u64(x) % 3 : 3 + next_u64(x) % 7),
+                            uniform ? 1.0 : (double)(1 + next_u64(x) % 3)};
+    ids[f] = flow_start(a, u, k, 1e6, INFINITY, 0, f);
+    uint32_t id_b = flow_start(b, u, k, 1e6, INFINITY, 0, f);
+    CHECK(ids[f] != UINT32_MAX && ids[f] == id_b);
+    model_start(md, ids[f], u, k);
+}
+
+static void run_case(uint64_t seed, int *emptied, int *thinned)
+{
+    sim_engine *eng = sim_engine_create();
+    flow_net *a = flow_net_create(eng, LINKS, capacity, NULL, NULL);
+    flow_net *b = flow_net_create(eng, LINKS, capacity, NULL, NULL);
+    static model md;
+    memset(&md, 0, sizeof md);
+    CHECK(eng && a && b);
+    if (!eng || !a || !b)
+        return;
+    uint64_t x = seed;
+    uint32_t ids[FLOWS], started = FIRST;
+    for (uint32_t f = 0; f < FIRST; f++)
+        start_both(a, b, &md, &x, f, ids);
+    settle(a, ids, FIRST);
+    settle(b, ids, FIRST);
+    CHECK(same_lists(a, b));
+    CHECK(same_as_model(a, &md));
+    int gone[FLOWS] = {0};
+    for (int round = 0; round < ROUNDS; round++) {
+        uint32_t before[LINKS];
+        for (uint32_t l = 0; l < a->n_slots; l++)
+            before[l] = a->slot[l].list.n;
+        /* flows started now wait to be written while earlier ones finish */
+        uint32_t settled = started;
+        for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
+            start_both(a, b, &md, &x, started, ids);
+        uint32_t batch[FLOWS], n = 0;
+        for (uint32_t f = 0; f < settled; f++)
+            if (!gone[f] && (round == ROUNDS - 1 || next_u64(&x) % 3 == 0))
+                batch[n++] = f;
+        for (uint32_t i = 0; i < n; i++) {
+            flow_store_detach_later(a, ids[batch[i]]);
+            flow_store_detach(b, ids[batch[i]]);
+            model_remove(&md, ids[batch[i]]);
+            gone[batch[i]] = 1;
+        }
+        flow_store_flush(a);
+        settle(a, ids, started);
+        settle(b, ids, started);
+        CHECK(same_lists(a, b));
+        CHECK(same_as_model(a, &md));
+        for (uint32_t l = 0; l < a->n_slots; l++) {
+            CHECK_INT_EQ(a->live[l], a->slot[l].list.n);
+            CHECK_INT_EQ(a->deferred[l], 0);
+            if (l < LINKS && before[l] >= 2 && a->slot[l].list.n == 0)
+                (*emptied)++;
+            else if (l < LINKS && before[l] >= a->slot[l].list.n + 2 && a->slot[l].list.n)
+                (*thinned)++;
+        }
+    }
+    flow_net_destroy(a);
+    flow_net_destroy(b);
+    sim_engine_destroy(eng);
+}
+
+int main(void)
+{
+    for (int l = 0; l < LINKS; l++)
+        capacity[l] = 1e9 * (1 + l % 3);
+    int emptied = 0, thinned = 0;
+    for (uint64_t c = 0; c < CASES; c++)
+        run_case(0x5eed0000u + c, &emptied, &thinned);
+    printf("test_flow_flush: %d cases, %d lists emptied by a batch, %d thinned by two or more\n",
+           CASES, emptied, thinned);
+    CHECK(emptied > CASES);
+    CHECK(thinned > CASES);
+    return check_report();
+}
