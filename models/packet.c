@@ -209,9 +209,10 @@ void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
         if (k->queued > k->max_queued)
             k->max_queued = k->queued;
     }
-    if (k->tail == PKT_NONE)
+    if (k->tail == PKT_NONE) {
         k->head = id;
-    else
+        k->head_size = n->pkts[id].size;
+    } else
         n->pkts[k->tail].next = id;
     k->tail = id;
 }
@@ -229,7 +230,7 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
     pkt_link *k = &n->links[l];
     if (k->is_busy || k->is_paused || k->head == PKT_NONE)
         return;
-    double size = n->pkts[k->head].size;
+    double size = k->head_size;
     if (n->cfg.technology == PKT_IB && k->feeds_switch) {
         if (k->credit_used + size > n->cfg.buffer_bytes)
             return; /* a returning credit retries */

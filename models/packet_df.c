@@ -437,7 +437,7 @@ void pkt_df_try_start(pkt_net *n, uint32_t vl)
     pkt_link *k = &n->links[vl];
     if (n->df->busy[l] || k->is_paused || k->head == PKT_NONE)
         return;
-    double size = n->pkts[k->head].size;
+    double size = k->head_size;
     if (n->cfg.technology == PKT_IB && k->feeds_switch) {
         if (k->credit_used + size > n->cfg.buffer_bytes)
             return; /* a returning credit retries */

@@ -298,9 +298,10 @@ static void requeue(pkt_net *n, uint32_t m, uint32_t i, uint32_t *after)
         pkt_link *k = &n->links[r->path[0]];
         uint32_t at = *after != PKT_NONE ? *after : k->is_busy ? k->head : PKT_NONE;
         p->next = at == PKT_NONE ? k->head : n->pkts[at].next;
-        if (at == PKT_NONE)
+        if (at == PKT_NONE) {
             k->head = id;
-        else
+            k->head_size = p->size;
+        } else
             n->pkts[at].next = id;
         if (p->next == PKT_NONE)
             k->tail = id;
@@ -328,9 +329,11 @@ static void go_back(pkt_net *n, uint32_t m, uint32_t from)
         if (n->pkts[id].msg != m) {
             prev = id;
         } else {
-            if (prev == PKT_NONE)
+            if (prev == PKT_NONE) {
                 k->head = next;
-            else
+                if (next != PKT_NONE)
+                    k->head_size = n->pkts[next].size;
+            } else
                 n->pkts[prev].next = next;
             if (k->tail == id)
                 k->tail = prev;
