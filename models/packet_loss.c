@@ -218,7 +218,11 @@ void pkt_loss_sent(pkt_net *n, uint32_t id)
 }
 
 /* An ACK (cumulative e, or selective i) or a NACK to message m's sender,
- * hops x d later. */
+ * hops x d later: n_hops of the message's path, which on a Dragonfly with
+ * per-packet routing is its minimal path, whatever route the packet took
+ * (packet_df.c; the ACK is a packet of its own, routed back on its own,
+ * and a 64-B control packet's adaptive choice is the minimal path unless
+ * that is congested; docs/fabric.md "The ACK's delay", test_packet_ack). */
 static void send_control(pkt_net *n, uint32_t m, uint32_t seq, int is_nack)
 {
     n->loss->m[m].pending++;
