@@ -41,8 +41,8 @@ int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
                                   "(a packet must fit in a port's buffer)");
     if (!(c->hop_latency_s >= 0) || !isfinite(c->hop_latency_s))
         return pkt_say(why, why_size, "packet tier: hop_latency_s must be >= 0 and finite");
-    if (c->is_adaptive < 0 || c->is_adaptive > 4)
-        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0, 1, 2, 3 or 4");
+    if (c->is_adaptive < 0 || c->is_adaptive > 5)
+        return pkt_say(why, why_size, "packet tier: is_adaptive must be 0, 1, 2, 3, 4 or 5");
     if (c->reorder != PKT_RX_OUT_OF_ORDER && c->reorder != PKT_RX_IN_ORDER)
         return pkt_say(why, why_size, "packet tier: reorder must be PKT_RX_OUT_OF_ORDER or "
                                   "PKT_RX_IN_ORDER");
@@ -92,8 +92,9 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
                 return NULL;
             }
     if (cfg->is_adaptive >= 2 && g->updown) {
-        pkt_say(why, why_size, "packet tier: per-packet Valiant, minimal or UGAL-G routing on "
-                           "virtual channels (is_adaptive 2, 3, 4) needs a Dragonfly family");
+        pkt_say(why, why_size, "packet tier: per-packet Valiant, minimal, UGAL-G or progressive "
+                           "routing on virtual channels (is_adaptive 2, 3, 4, 5) needs a "
+                           "Dragonfly family");
         return NULL;
     }
     pkt_net *n = calloc(1, sizeof *n);
@@ -209,9 +210,10 @@ void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
         if (k->queued > k->max_queued)
             k->max_queued = k->queued;
     }
-    if (k->tail == PKT_NONE)
+    if (k->tail == PKT_NONE) {
         k->head = id;
-    else
+        k->head_size = n->pkts[id].size;
+    } else
         n->pkts[k->tail].next = id;
     k->tail = id;
 }
@@ -229,7 +231,7 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
     pkt_link *k = &n->links[l];
     if (k->is_busy || k->is_paused || k->head == PKT_NONE)
         return;
-    double size = n->pkts[k->head].size;
+    double size = k->head_size;
     if (n->cfg.technology == PKT_IB && k->feeds_switch) {
         if (k->credit_used + size > n->cfg.buffer_bytes)
             return; /* a returning credit retries */

@@ -186,11 +186,17 @@ typedef struct pkt_config {
      * packet takes the Valiant path of its drawn group (oblivious), the
      * minimal path (the baseline on the same channels), or UGAL-G: as 1 but
      * comparing the sums of (queued bytes + size) / rate over every link
-     * of each path after the source router (global queue knowledge). Packets may
+     * of each path after the source router (global queue knowledge). 5
+     * (Dragonfly family only): progressive (PAR): as 1 at the source router;
+     * a packet that stayed minimal decides again at the router of its source
+     * group whose global link the minimal path takes, reached over a local
+     * link: the same rule there, against a Valiant candidate of its message
+     * that passes through that router and leaves it by another global link
+     * (docs/fabric.md "Progressive adaptive routing"). Packets may
      * arrive out of order, the message completes when all have arrived.
      * 0: every packet follows the message's route. */
     int is_adaptive;
-    /* is_adaptive 1, 2 and 4 on a Dragonfly family: the Valiant candidates of a
+    /* is_adaptive 1, 2, 4 and 5 on a Dragonfly family: the Valiant candidates of a
      * message, the intermediate groups its packets draw from. 0 (or any
      * count >= the third groups, g - 2): every third group (the full scan,
      * 2 (g - 2) routes per message); k: k distinct third groups drawn per
@@ -242,9 +248,11 @@ typedef struct pkt_net_stats {
      * that of one of its message's packets that arrived before it (every
      * copy; 0 when each message's packets arrive in index order) */
     uint64_t out_of_order;
-    /* Dragonfly per-packet routing (is_adaptive 1, 2 or 4): packets that took a
-     * Valiant path at their source router (0 otherwise) */
+    /* Dragonfly per-packet routing (is_adaptive 1, 2, 4 or 5): packets that took a
+     * Valiant path at their source router, or (5) at the gateway router of their
+     * source group (0 otherwise) */
     uint64_t valiant_packets;
+    uint64_t par_packets; /* is_adaptive 5: of those, the ones that turned at the gateway */
     /* SHARP all-reduces (packet_sharp.h; not in the message counts above) */
     uint64_t sharp_ops;             /* finished */
     uint64_t sharp_aggregations;    /* packets that reached a tree switch from a child */

@@ -1,13 +1,23 @@
 /* packet_df.c - per-packet routing on the Dragonfly family in the packet
  * tier (pkt_config.is_adaptive 1: UGAL-L, 2: Valiant, 3: minimal, the
- * baseline on the same virtual channels, 4: UGAL-G; docs/fabric.md
- * "Per-packet UGAL on a Dragonfly").
+ * baseline on the same virtual channels, 4: UGAL-G, 5: progressive;
+ * docs/fabric.md "Per-packet UGAL on a Dragonfly").
  *
  * The choice is made once per packet, at its source router (the first
  * fabric switch on its path, reached over a link from a host or shared
- * NIC), and never again: source-adaptive routing, not progressive (the
- * references describe neither: hardware.md 6.3 says only "choose minimal or
- * Valiant per packet from queue occupancy weighted by hop count", marked U).
+ * NIC), and never again (source-adaptive routing; the references describe
+ * neither this nor the progressive kind: hardware.md 6.3 says only "choose
+ * minimal or Valiant per packet from queue occupancy weighted by hop
+ * count", marked U) - but in mode 5 (progressive, PAR as Jiang, Kim and
+ * Dally describe it, ISCA 2009, not in ../shared/reference: the rule
+ * below is this file's): a packet that stayed minimal at its source router
+ * R and reaches, over a local link, the router G of its source group whose
+ * global link its minimal path takes, decides again at G by UGAL-L's rule,
+ * against a Valiant candidate of its message that also runs R -> G and
+ * leaves G by another global link (drawn by a hash among those, from a
+ * second draw): the packet keeps its path up to G and its VC (no global
+ * link crossed yet), so the channels stay as below. Once Valiant, or past
+ * G, a packet's path is fixed.
  * Candidates of a message (built when it is sent, from a minimal router of
  * the net's own, ECMP with seed 0):
  *  - the minimal path (local, global, local): the message's path;
@@ -376,7 +386,7 @@ uint32_t pkt_df_choose(pkt_net *n, uint32_t id)
         return base[c + 1];
     const uint32_t *val = base + off;
     uint32_t len = base[off - 1];
-    if (n->cfg.is_adaptive == 1) {
+    if (n->cfg.is_adaptive == 1 || n->cfg.is_adaptive == 5) {
         const double *rate = n->g->link_bytes_per_s;
         uint32_t lm = base[c + 1], lv = val[c + 1];
         double tm = (waiting(n, lm) + p->size) / rate[lm] * (double)(nmin - c - 1);
@@ -390,6 +400,44 @@ uint32_t pkt_df_choose(pkt_net *n, uint32_t id)
     p->path = val;
     n->stats.valiant_packets++;
     return val[c + 1];
+}
+
+/* Progressive (mode 5): packet id, still on its minimal path, has reached
+ * router G over local link path[c] in its source group: its next link,
+ * the minimal path's (global) or a Valiant candidate's that shares the path
+ * up to G (UGAL-L's rule at G). O(K (c + 2)), K the candidates. */
+static uint32_t par_choose(pkt_net *n, uint32_t id)
+{
+    pkt_packet *p = &n->pkts[id];
+    const pkt_msg *r = &n->msgs[p->msg];
+    uint32_t c = p->hop, nmin = r->n_hops;
+    const uint32_t *base = r->path;
+    if (p->path != base || c + 1 >= nmin || !n->links[base[c + 1]].is_global)
+        return p->path[c + 1]; /* Valiant already, or not at the gateway */
+    uint32_t k = base[nmin], lm = base[c + 1];
+    uint64_t h = pkt_mix64(r->serial ^ pkt_mix64(((uint64_t)(p->index & ~PKT_CE) << 32) | 0x9au));
+    for (uint32_t j = 0; j < k; j++) { /* the first candidate from the draw on that fits */
+        uint32_t off = base[nmin + 1 + (uint32_t)((h + j) % k)];
+        if (off == 0 || base[off - 1] <= c + 1)
+            continue;
+        const uint32_t *val = base + off;
+        uint32_t len = base[off - 1], same = val[c + 1] != lm;
+        for (uint32_t i = 0; i <= c && same; i++)
+            same = val[i] == base[i];
+        if (!same)
+            continue;
+        const double *rate = n->g->link_bytes_per_s;
+        uint32_t lv = val[c + 1];
+        double tm = (waiting(n, lm) + p->size) / rate[lm] * (double)(nmin - c - 1);
+        double tv = (waiting(n, lv) + p->size) / rate[lv] * (double)(len - c - 1);
+        if (tm <= tv)
+            return lm;
+        p->path = val;
+        n->stats.valiant_packets++;
+        n->stats.par_packets++;
+        return lv;
+    }
+    return lm;
 }
 
 /* ---- virtual channels ----
@@ -437,7 +485,7 @@ void pkt_df_try_start(pkt_net *n, uint32_t vl)
     pkt_link *k = &n->links[vl];
     if (n->df->busy[l] || k->is_paused || k->head == PKT_NONE)
         return;
-    double size = n->pkts[k->head].size;
+    double size = k->head_size;
     if (n->cfg.technology == PKT_IB && k->feeds_switch) {
         if (k->credit_used + size > n->cfg.buffer_bytes)
             return; /* a returning credit retries */
@@ -482,7 +530,11 @@ static void df_arrive(sim_engine *eng, void *ctx, uint64_t data)
         return;
     }
     pkt_port_hold(n, l + vc * nl, p->size);
-    uint32_t next = n->links[l].is_choice ? pkt_df_choose(n, id) : p->path[p->hop + 1];
+    uint32_t next = n->links[l].is_choice ? pkt_df_choose(n, id)
+                  : n->cfg.is_adaptive == 5 && vc == 0 && !n->links[l].is_global &&
+                            n->g->node_kind[n->g->link_src[l]] == TOPO_SWITCH
+                        ? par_choose(n, id) /* a local hop in the source group */
+                        : p->path[p->hop + 1];
     uint32_t nv = vc + n->links[l].is_global;
     p->hop++;
     p->in_link = nv;

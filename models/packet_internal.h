@@ -44,6 +44,8 @@ typedef struct pkt_link {
     double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
     uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
+    uint32_t head_size;   /* the head packet's size (head != PKT_NONE): a start that
+                             waits for credits reads no packet */
     uint8_t is_busy, is_paused, has_paused; /* has_paused: downstream sent PAUSE, no RESUME */
     uint8_t feeds_switch; /* link_dst is a switch, or a host with a NIC buffer (packet_rx.c):
                              buffered, flow-controlled */
@@ -155,6 +157,8 @@ static inline uint32_t pkt_link_pop_sent(pkt_net *n, pkt_link *k)
     k->head = p->next;
     if (k->head == PKT_NONE)
         k->tail = PKT_NONE;
+    else
+        k->head_size = n->pkts[k->head].size;
     k->is_busy = 0;
     k->sent++;
     k->bytes_sent += p->size;
@@ -178,7 +182,7 @@ void pkt_queue_fini(pkt_net *n);
 /* packet.c: prefetch what event e's handler will read; stage 0 is the
  * nearest event (its last dependent line), higher stages further ahead */
 #define PKT_PREFETCH_STAGES 3u
-#define PKT_PREFETCH_STEP 16u
+#define PKT_PREFETCH_STEP 4u
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage);
 
 /* packet.c: delivery, and a switch (or stalled NIC) ingress port's count */

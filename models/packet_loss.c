@@ -218,7 +218,11 @@ void pkt_loss_sent(pkt_net *n, uint32_t id)
 }
 
 /* An ACK (cumulative e, or selective i) or a NACK to message m's sender,
- * hops x d later. */
+ * hops x d later: n_hops of the message's path, which on a Dragonfly with
+ * per-packet routing is its minimal path, whatever route the packet took
+ * (packet_df.c; the ACK is a packet of its own, routed back on its own,
+ * and a 64-B control packet's adaptive choice is the minimal path unless
+ * that is congested; docs/fabric.md "The ACK's delay", test_packet_ack). */
 static void send_control(pkt_net *n, uint32_t m, uint32_t seq, int is_nack)
 {
     n->loss->m[m].pending++;
@@ -298,9 +302,10 @@ static void requeue(pkt_net *n, uint32_t m, uint32_t i, uint32_t *after)
         pkt_link *k = &n->links[r->path[0]];
         uint32_t at = *after != PKT_NONE ? *after : k->is_busy ? k->head : PKT_NONE;
         p->next = at == PKT_NONE ? k->head : n->pkts[at].next;
-        if (at == PKT_NONE)
+        if (at == PKT_NONE) {
             k->head = id;
-        else
+            k->head_size = p->size;
+        } else
             n->pkts[at].next = id;
         if (p->next == PKT_NONE)
             k->tail = id;
@@ -328,9 +333,11 @@ static void go_back(pkt_net *n, uint32_t m, uint32_t from)
         if (n->pkts[id].msg != m) {
             prev = id;
         } else {
-            if (prev == PKT_NONE)
+            if (prev == PKT_NONE) {
                 k->head = next;
-            else
+                if (next != PKT_NONE)
+                    k->head_size = n->pkts[next].size;
+            } else
                 n->pkts[prev].next = next;
             if (k->tail == id)
                 k->tail = prev;

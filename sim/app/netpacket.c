@@ -283,8 +283,9 @@ static int packet_parse(const net_options *o, const scn_scenario *s, const fabri
     if (p->phen == PHEN_NONE && hops > PKB_MAX_PACKET_HOPS) { /* phenomena check their own */
         char msg[320];
         snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
-                 "packet-hops (about %.0f s at 2.5 M/s); at most %.0e: lower --ranks or --bytes, "
-                 "or raise --mtu", pkb_op_name(p->op), p->bytes, hops, hops / 2.5e6,
+                 "packet-hops (about %.0f s at %.3g M/s); at most %.0e: lower --ranks or --bytes, "
+                 "or raise --mtu", pkb_op_name(p->op), p->bytes, hops, hops / PKB_PACKET_HOPS_PER_S,
+                 PKB_PACKET_HOPS_PER_S / 1e6,
                  PKB_MAX_PACKET_HOPS);
         char ranks[16];
         snprintf(ranks, sizeof ranks, "%u", p->ranks);

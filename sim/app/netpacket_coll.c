@@ -203,8 +203,9 @@ int netbench_packet_coll(const net_options *o, const scn_scenario *s, fabric *f,
     if (hops > PKB_MAX_PACKET_HOPS) {
         char msg[320], n[16];
         snprintf(msg, sizeof msg, "--ranks %%s: %s of %.0f B would take at least %.3g "
-                 "packet-hops (about %.0f s at 2.5 M/s); at most %.0e: lower --ranks or --bytes, "
-                 "or raise --mtu", nc_collective_name(p->coll), p->bytes, hops, hops / 2.5e6,
+                 "packet-hops (about %.0f s at %.3g M/s); at most %.0e: lower --ranks or --bytes, "
+                 "or raise --mtu", nc_collective_name(p->coll), p->bytes, hops,
+                 hops / PKB_PACKET_HOPS_PER_S, PKB_PACKET_HOPS_PER_S / 1e6,
                  PKB_MAX_PACKET_HOPS);
         snprintf(n, sizeof n, "%u", p->ranks);
         rc = cli_usage_error("netbench", msg, n);

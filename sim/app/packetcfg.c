@@ -76,8 +76,10 @@ static int packet_adaptive(const char *command, const scn_scenario *s, const fab
         return cli_usage_error(command, "--valiant-candidates %s: needs a Dragonfly family "
                                "(on a folded Clos --adaptive picks at every switch)",
                                o->candidates);
-    if (o->ugal && strcmp(o->ugal, "local") && strcmp(o->ugal, "global"))
-        return cli_usage_error(command, "--ugal %s: expected local or global", o->ugal);
+    if (o->ugal && strcmp(o->ugal, "local") && strcmp(o->ugal, "global") &&
+        strcmp(o->ugal, "progressive"))
+        return cli_usage_error(command, "--ugal %s: expected local, global or progressive",
+                               o->ugal);
     if (o->ugal && (f->g.updown || s->fabric.routing.path_class != TOPO_PATH_UGAL))
         return cli_usage_error(command, "--ugal %s: needs a Dragonfly family with paths=\"ugal\"",
                                o->ugal);
@@ -93,7 +95,9 @@ static int packet_adaptive(const char *command, const scn_scenario *s, const fab
                                fabric_topology_name(s->fabric.topology));
     enum topo_path_class pc = s->fabric.routing.path_class;
     int is_global = o->ugal && !strcmp(o->ugal, "global");
-    c->is_adaptive = pc == TOPO_PATH_UGAL ? (is_global ? 4 : 1) : pc == TOPO_PATH_VALIANT ? 2 : 3;
+    int is_par = o->ugal && !strcmp(o->ugal, "progressive");
+    c->is_adaptive = pc == TOPO_PATH_UGAL ? (is_global ? 4 : is_par ? 5 : 1)
+                   : pc == TOPO_PATH_VALIANT ? 2 : 3;
     if (c->is_adaptive == 3 && o->candidates)
         return cli_usage_error(command, "--valiant-candidates %s: paths=\"minimal\" takes no "
                                "Valiant path (give paths=\"ugal\" or \"valiant\")",
@@ -103,11 +107,12 @@ static int packet_adaptive(const char *command, const scn_scenario *s, const fab
         (rc = packet_candidates(command, o->candidates, app_packet_groups(&f->g), out)))
         return rc;
     snprintf(out->routing, sizeof out->routing, "%s (--adaptive, paths=\"%s\"): per packet "
-             "at the source router, 3 virtual channels; the flow tier keeps one route per "
+             "at the source router%s, 3 virtual channels; the flow tier keeps one route per "
              "message", is_global ? "UGAL-G, minimal or Valiant by every queue on both paths"
+             : is_par ? "PAR, minimal or Valiant by queue x links left"
              : pc == TOPO_PATH_UGAL ? "UGAL-L, minimal or Valiant by queue x links left"
              : pc == TOPO_PATH_VALIANT ? "Valiant through a random group" : "minimal",
-             topo_path_class_name(pc));
+             topo_path_class_name(pc), is_par ? " and again at the source group's gateway" : "");
     return 0;
 }
 

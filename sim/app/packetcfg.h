@@ -18,7 +18,7 @@ typedef struct app_packet_cfg {
     int has_pfc;                 /* xoff and xon were set (RoCE, or asked for) */
     char mtu_from[160], buffer_from[160], latency_from[160], pfc_rule[320];
     const char *ibcc_text;       /* --ibcc as given (cfg.ibcc), NULL when none */
-    char routing[200];           /* --adaptive: the per-packet routing, one line ("": none) */
+    char routing[256];           /* --adaptive: the per-packet routing, one line ("": none) */
     char candidates_from[160];   /* Dragonfly UGAL-L or Valiant: where the count came from
                                     ("": not used) */
     uint32_t candidates;         /* the candidates a message gets: min(count, groups - 2) */

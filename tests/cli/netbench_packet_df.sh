@@ -5,7 +5,8 @@
 # router; an all-to-all over 3 groups delivers every packet (conservation),
 # Valiant routes every inter-group packet through a third group and
 # minimal none, UGAL-L some; two runs agree; --valiant-candidates (default,
-# all, a count, refusals); --ugal global (UGAL-G); a folded Clos takes the per-switch adaptive
+# all, a count, refusals); --ugal global (UGAL-G), --ugal progressive (PAR);
+# a folded Clos takes the per-switch adaptive
 # routing; a phenomenon, -o and the flow tier refuse it.
 set -u
 dcsim=$1
@@ -105,7 +106,21 @@ inter = 48 * 47 * 4 - 3 * 16 * 15 * 4
 assert o["packets"] == 48 * 47 * 4 and o["valiant_candidates"] == 4, o["packets"]
 assert 0 < o["valiant_packets"] < inter, o["valiant_packets"]
 ' "$tmp/g.json" || { echo "FAIL: --ugal global JSON checks"; fail=1; }
-bad "ugal value" "error: --ugal both: expected local or global" $run --adaptive --ugal both
+# --ugal progressive: PAR (UGAL-L again at the gateway): its routing line,
+# conservation, some packets Valiant
+par_line='^# routing      PAR, minimal or Valiant by queue x links left .*and again at the source'
+expect "ugal progressive line" 0 "$par_line group.s gateway" $run --adaptive --ugal progressive
+$run --adaptive --ugal progressive --json >"$tmp/p.json" 2>"$tmp/err" ||
+    { echo "FAIL ugal progressive: exit $?"; cat "$tmp/err"; fail=1; }
+$py -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+inter = 48 * 47 * 4 - 3 * 16 * 15 * 4
+assert o["packets"] == 48 * 47 * 4 and o["valiant_candidates"] == 4, o["packets"]
+assert 0 < o["valiant_packets"] < inter, o["valiant_packets"]
+' "$tmp/p.json" || { echo "FAIL: --ugal progressive JSON checks"; fail=1; }
+bad "ugal value" "error: --ugal both: expected local, global or progressive" \
+    $run --adaptive --ugal both
 bad "ugal valiant paths" 'error: --ugal global: needs a Dragonfly family with paths="ugal"' \
     $run --adaptive --set "cluster/fabric/@paths=valiant" --ugal global
 bad "ugal without adaptive" "error: --ugal global: needs --adaptive" $run --ugal global

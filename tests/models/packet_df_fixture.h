@@ -31,7 +31,7 @@
 
 typedef struct run_out {
     double t_end;
-    uint64_t digest, valiant, hops;
+    uint64_t digest, valiant, hops, par; /* par: mode 5's turns at the gateway */
     size_t done;
     int consistent;
 } run_out;
@@ -90,6 +90,7 @@ static int run(enum pkt_technology t, int mode, uint32_t cand, const uint32_t *s
     o->done = log.n;
     o->digest = sim_digest(eng);
     o->valiant = st->valiant_packets;
+    o->par = st->par_packets;
     o->hops = st->packet_hops;
     o->consistent = pkt_net_check(net, why, sizeof why) == 0 &&
                     st->bytes_delivered == (double)n * M && st->messages_delivered == n &&

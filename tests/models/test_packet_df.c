@@ -358,7 +358,9 @@ static void test_refusals(void)
     CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
     c.is_adaptive = 4; /* UGAL-G (test_packet_df_ugalg): a Dragonfly's too */
     CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
-    c.is_adaptive = 5;
+    c.is_adaptive = 5; /* PAR (test_packet_df_par): a Dragonfly's too */
+    CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
+    c.is_adaptive = 6;
     CHECK(pkt_config_check(&c, why, sizeof why) == -1);
     c.is_adaptive = -1;
     CHECK(pkt_config_check(&c, why, sizeof why) == -1);

@@ -92,7 +92,9 @@ static void test_refusals(void)
     CHECK_INT_EQ(pkt_config_check(&c, why, sizeof why), 0);
     CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
     printf("refused: %s\n", why);
-    c.is_adaptive = 5;
+    c.is_adaptive = 5; /* PAR: a Dragonfly's too */
+    CHECK(pkt_net_create(eng, &g, r, &c, why, sizeof why) == NULL);
+    c.is_adaptive = 6;
     CHECK(pkt_config_check(&c, why, sizeof why) == -1);
     sim_engine_destroy(eng);
     topo_router_destroy(r);
