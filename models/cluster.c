@@ -338,7 +338,7 @@ void cluster_on_end(sim_engine *eng, void *ctx, uint64_t data)
         j->held_s += sim_now(eng) - s->seg_s[id];
         if (s->held) {
             cluster_elastic_hold(s, id, sim_now(eng) - s->seg_s[id]);
-            s->lost_el_gpu_s[2] += s->seg_over_s[id] * s->held[id];
+            cluster_el_lose(s, id, 2, s->seg_over_s[id] * s->held[id]);
         }
         j->restart_s += s->seg_over_s[id];
         if (s->c->pacer)
@@ -575,21 +575,22 @@ static int results(cluster_sim *s, cluster_result *o, sim_error *err)
         double held = s->is_disrupt ? j->held_s : run;
         int is_el = j->min_gpus && j->min_gpus < j->spec.gpus; /* the scenario's, either mode */
         o->elastic_jobs += is_el;
+        double work_gpu_s = s->held && !cluster_el_linear(s) ? cluster_el_work_gpu_s(s, i)
+                                                              : j->spec.duration_s * j->spec.gpus;
         if (s->held) { /* elastic: the GPUs it held, not its GPUs */
             busy += s->gpu_s[i];
-            v[3 * (size_t)n + i] = j->spec.duration_s * j->spec.gpus / s->gpu_s[i];
+            v[3 * (size_t)n + i] = work_gpu_s / s->gpu_s[i];
             s->job[i].gpus_mean = s->gpu_s[i] / held;
         } else {
             busy += held * j->spec.gpus;
             v[3 * (size_t)n + i] = j->spec.duration_s / held;
             s->job[i].gpus_mean = j->spec.gpus;
         }
-        useful += j->spec.duration_s * j->spec.gpus;
+        useful += work_gpu_s;
         v[i] = wait;
-        /* slowdown against a disrupted job's stated duration (docs/cluster.md) */
-        v[n + i] = j->preemptions || j->interruptions || (s->held && is_el) ? (j->end_s - j->spec.submit_s) /
-                                                            j->spec.duration_s
-                                                      : (wait + run) / run;
+        int is_moved = j->preemptions || j->interruptions || (s->held && is_el); /* vs d */
+        v[n + i] = is_moved ? (j->end_s - j->spec.submit_s) / j->spec.duration_s
+                            : (wait + run) / run;
         o->rework_gpu_s += j->rework_s * j->spec.gpus;
         o->ckpt_gpu_s += j->ckpt_s * j->spec.gpus;
         o->restart_gpu_s += j->restart_s * j->spec.gpus;

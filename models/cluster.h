@@ -199,6 +199,11 @@ typedef struct cluster_config {
      * (cluster_elastic.c); 0: every job runs rigidly at its GPUs. With a
      * pacer on g GPUs it progresses at p g / GPUs, its ring over those g. */
     int elastic;
+    /* sub-linear scaling (docs/cluster.md "Elastic jobs", rule 1): on g of
+     * its G GPUs an elastic job progresses at (g / G)^e of its rate at G, so
+     * at twice the GPUs it runs 2^e times as fast; in (0, 1]. 0 or 1:
+     * linear, g / G (the rule before, bit for bit). */
+    double elastic_exponent;
 } cluster_config;
 
 #define CLUSTER_QUANTILES 3 /* P50, P90, P99 */
@@ -270,6 +275,8 @@ typedef struct cluster_result {
      * of GPUs x stated duration / busy; job_goodput per job d / held */
     uint32_t preemptions, interruptions, failures, spare_swaps;
     uint32_t spare_takeovers; /* swap_down: spares that took over a node already down */
+    uint32_t spare_refails;   /* swap_down: failures of a node running on a spare while
+                                 one of its own machines was still in repair */
     double down_gpu_s, lost_gpu_s, rework_gpu_s, ckpt_gpu_s, restart_gpu_s;
     double goodput;
     cluster_stat job_goodput;

@@ -1,9 +1,11 @@
 /* cluster_elastic.c - elastic jobs (cluster.h; docs/cluster.md "Elastic
  * jobs"). A job with 1 <= min_gpus < gpus runs on any g in [min, gpus] GPUs;
- * its work is gpus x duration GPU-s and it progresses at g / gpus of its
- * rate alone at its GPUs (linear scaling). It runs in segments
- * (cluster_preempt.c): left_s is its work left in seconds at its GPUs, a
- * segment on g GPUs ends at seg_s + overhead + left_s x gpus / g. A resize
+ * its work is duration seconds at its gpus and on g it progresses at g / gpus
+ * of that rate (linear scaling), or (g / gpus)^e with the config's
+ * elastic_exponent e (sub-linear; cluster_internal.h cluster_el_time). It
+ * runs in segments (cluster_preempt.c): left_s is its work left in seconds
+ * at its GPUs, a segment on g GPUs ends at seg_s + overhead + left_s x gpus
+ * / g (linear; left_s / (g / gpus)^e sub-linear). A resize
  * closes the segment keeping every bit of work done (the framework saves
  * its state on a membership change) and opens one on the new GPUs that
  * first pays the checkpoint restart time (TorchElastic and Horovod elastic
@@ -33,7 +35,8 @@ int cluster_elastic_init(cluster_sim *s)
     s->held = calloc(n, sizeof *s->held);
     s->g0 = calloc(n, sizeof *s->g0);
     s->gpu_s = calloc(n, sizeof *s->gpu_s);
-    return s->held && s->g0 && s->gpu_s ? 0 : -1;
+    s->lost_job_gpu_s = calloc(n, sizeof *s->lost_job_gpu_s);
+    return s->held && s->g0 && s->gpu_s && s->lost_job_gpu_s ? 0 : -1;
 }
 
 void cluster_elastic_free(cluster_sim *s)
@@ -41,8 +44,9 @@ void cluster_elastic_free(cluster_sim *s)
     free(s->held);
     free(s->g0);
     free(s->gpu_s);
+    free(s->lost_job_gpu_s);
     s->held = s->g0 = NULL;
-    s->gpu_s = NULL;
+    s->gpu_s = s->lost_job_gpu_s = NULL;
 }
 
 void cluster_elastic_hold(cluster_sim *s, uint32_t id, double dt)
@@ -57,7 +61,7 @@ double cluster_run_left_on(const cluster_sim *s, uint32_t id, uint32_t g)
 {
     const cluster_job *j = &s->job[id];
     double over = j->start_s >= 0 ? s->c->ckpt.restart_s : 0;
-    return over + s->left_s[id] * j->spec.gpus / g;
+    return over + cluster_el_time(s, id, s->left_s[id], g);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -146,15 +150,14 @@ int cluster_elastic_lose(cluster_sim *s, uint32_t id)
 /* the end of job id now on g + more GPUs after a resize (its work left now) */
 static double end_on(const cluster_sim *s, uint32_t id, uint32_t g)
 {
-    const cluster_job *j = &s->job[id];
     double now = sim_now(s->eng), done = now - s->seg_s[id] - s->seg_over_s[id];
-    done = done > 0 ? done * s->held[id] / j->spec.gpus : 0;
+    done = done > 0 ? cluster_el_work(s, id, done, s->held[id]) : 0;
     if (s->c->pacer) /* its work so far at its paces; the rest at its pace now */
         done = cluster_pace_done(s, id);
     double left = s->left_s[id] - (done < s->left_s[id] ? done : s->left_s[id]);
     if (s->c->pacer)
-        return now + s->c->ckpt.restart_s + left * j->spec.gpus / g / s->pace[id];
-    return now + s->c->ckpt.restart_s + left * j->spec.gpus / g;
+        return now + s->c->ckpt.restart_s + cluster_el_time(s, id, left, g) / s->pace[id];
+    return now + s->c->ckpt.restart_s + cluster_el_time(s, id, left, g);
 }
 
 void cluster_elastic_grow(cluster_sim *s)

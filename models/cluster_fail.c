@@ -12,7 +12,11 @@
  * in service stay Poisson at lambda each). A failed node takes a free spare
  * at once (its jobs restart in place on the spare, the failed machine is
  * repaired for repair_s and joins the spares), else it is down for repair_s
- * and its jobs go back to the queue. O(node GPUs) per failure or repair,
+ * and its jobs go back to the queue. With swap_down a spare freed later
+ * takes over a node down; such a node may fail again while its own machine
+ * is still in repair (no spare free: down again, a second machine of its in
+ * repair): a repaired machine of a node goes back into its slot when the
+ * node is down, else joins the spares. O(node GPUs) per failure or repair,
  * O(window GPUs) per window edge and per start the window would overlap.
  */
 #include <stdlib.h>
@@ -133,38 +137,84 @@ static void node_up(cluster_sim *s, uint32_t node)
             cluster_gpu_up(s, g);
 }
 
-/* swap_down: a spare just freed takes over the down node whose repair ends
- * last (the last to fail: repairs take a fixed time), so the most down time
- * is saved; its own machine joins the spares at that repair instead of
- * bringing the node up. O(nodes) per freed spare. */
+/* swap_down: node's own machines in repair, a FIFO per node (repairs take a
+ * fixed time, so they end in the order they failed): push one ending at
+ * end_s (0, or -1 out of memory), pop the oldest */
+static int rep_push(cluster_sim *s, uint32_t node, double end_s)
+{
+    uint32_t i = s->rep_free;
+    if (i != UINT32_MAX) {
+        s->rep_free = s->rep_next[i];
+    } else {
+        if (s->rep_n == s->rep_cap) {
+            uint32_t cap = s->rep_cap ? 2 * s->rep_cap : 64;
+            uint32_t *nx = realloc(s->rep_next, cap * sizeof *nx);
+            if (nx)
+                s->rep_next = nx;
+            double *e = realloc(s->rep_end, cap * sizeof *e);
+            if (e)
+                s->rep_end = e;
+            if (!nx || !e)
+                return -1;
+            s->rep_cap = cap;
+        }
+        i = s->rep_n++;
+    }
+    s->rep_end[i] = end_s;
+    s->rep_next[i] = UINT32_MAX;
+    if (s->rep_head[node] == UINT32_MAX)
+        s->rep_head[node] = i;
+    else
+        s->rep_next[s->rep_tail[node]] = i;
+    s->rep_tail[node] = i;
+    return 0;
+}
+
+static void rep_pop(cluster_sim *s, uint32_t node)
+{
+    uint32_t i = s->rep_head[node];
+    if (i == UINT32_MAX)
+        return;
+    s->rep_head[node] = s->rep_next[i];
+    s->rep_next[i] = s->rep_free;
+    s->rep_free = i;
+}
+
+/* swap_down: a spare just freed takes over the down node whose down time
+ * ends last, the end of the oldest of its own machines in repair (a node
+ * whose spare failed while its own machine was still in repair comes back
+ * at that machine's repair, before its latest failure's), so the most down
+ * time is saved; ties to the lowest node. O(nodes) per freed spare. */
 static int take_over_down(cluster_sim *s)
 {
     if (!s->c->fail.swap_down || !s->spares_free)
         return 0;
     uint32_t best = UINT32_MAX;
     for (uint32_t k = 0; k < s->n_nodes; k++)
-        if ((s->node_failed[k] & (NODE_DOWN | NODE_ON_SPARE)) == NODE_DOWN &&
-            (best == UINT32_MAX || s->node_fail_s[k] > s->node_fail_s[best]))
+        if ((s->node_failed[k] & NODE_DOWN) && s->rep_head[k] != UINT32_MAX &&
+            (best == UINT32_MAX ||
+             s->rep_end[s->rep_head[k]] > s->rep_end[s->rep_head[best]]))
             best = k;
     if (best == UINT32_MAX)
         return 0;
     s->spares_free--;
     s->spare_takeovers++;
-    s->node_failed[best] |= NODE_ON_SPARE;
     node_up(s, best);
     return 1;
 }
 
+/* a machine repaired: one swapped out (SWAP_FLAG) joins the spares; one of
+ * node's own goes back into its slot when the node is down, else (a spare
+ * took the slot over) joins the spares, which may take over a node down */
 static void on_repair(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
     cluster_sim *s = ctx;
     cluster_account(s);
     uint32_t node = (uint32_t)data;
-    if ((data & SWAP_FLAG) || (s->node_failed[node] & NODE_ON_SPARE)) {
-        /* the repaired machine joins the spares (a spare runs in its place) */
-        if (!(data & SWAP_FLAG))
-            s->node_failed[node] &= (uint8_t)~NODE_ON_SPARE;
+    if (!(data & SWAP_FLAG) && s->rep_head)
+        rep_pop(s, node);
+    if ((data & SWAP_FLAG) || !(s->node_failed[node] & NODE_DOWN)) {
         s->spares_free++;
         if (!take_over_down(s))
             return; /* no node came back: nothing to record */
@@ -186,6 +236,8 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
     if (s->node_failed[node] & NODE_DOWN)
         return; /* down already: thinning */
     s->failures++;
+    if (s->rep_head && s->rep_head[node] != UINT32_MAX)
+        s->spare_refails++; /* a spare in its slot fails; its own machine is in repair */
     int is_swap = s->spares_free > 0;
     if (is_swap) {
         s->spares_free--;
@@ -199,8 +251,8 @@ static void on_failure(sim_engine *eng, void *ctx, uint64_t data)
         }
     } else {
         s->node_failed[node] |= NODE_DOWN;
-        if (s->node_fail_s)
-            s->node_fail_s[node] = now;
+        if (s->rep_head && rep_push(s, node, now + s->c->fail.repair_s))
+            s->failed = 1;
         for (uint32_t g = node * ng; g < (node + 1) * ng && !s->failed; g++)
             if (!(s->resv_n && s->resv_n[g]))
                 take_down(s, g);
@@ -217,6 +269,7 @@ void cluster_fail_result(const cluster_sim *s, cluster_result *o)
     o->failures = s->failures;
     o->spare_swaps = s->spare_swaps;
     o->spare_takeovers = s->spare_takeovers;
+    o->spare_refails = s->spare_refails;
 }
 
 int cluster_fail_begin(cluster_sim *s)

@@ -435,6 +435,25 @@ static int cmp_member(const void *a, const void *b)
     return (p->id > q->id) - (p->id < q->id);
 }
 
+/* CLUSTER_PHASE_UNIFORM (cluster_interf.h): the members m[0..n) of one
+ * component at uniform offsets; times[] their collectives started together
+ * in, replaced by their expected times. Member k's neighbours are in their
+ * windows a share busy_j = m_alone / iteration alone of the time; sc 2n
+ * doubles of scratch. */
+static void uniform_times(const cluster_interf *x, const uint32_t *m, uint32_t n, double *sc,
+                          double *times)
+{
+    double *busy = sc, *q = sc + n;
+    for (uint32_t k = 0; k < n; k++) {
+        const ijob *j = &x->job[m[k]];
+        double it = iteration_s(j, j->comm_s);
+        busy[k] = it > 0 ? j->comm_s / it : 0;
+    }
+    cluster_phase_busy(busy, n, q);
+    for (uint32_t k = 0; k < n; k++)
+        times[k] = cluster_phase_comm_s(x->job[m[k]].comm_s, times[k], q[k]);
+}
+
 static int p_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, double *pace,
                   sim_error *err)
 {
@@ -471,8 +490,13 @@ static int p_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, doub
         }
     }
     member *mb = malloc((n ? n : 1) * sizeof *mb);
-    if (!mb)
+    double *sc = x->tt.phase == CLUSTER_PHASE_UNIFORM ? malloc((n ? 2 * n : 1) * sizeof *sc)
+                                                      : NULL;
+    if (!mb || (x->tt.phase == CLUSTER_PHASE_UNIFORM && !sc)) {
+        free(mb);
+        free(sc);
         return nomem(err);
+    }
     for (uint32_t k = 0; k < n; k++)
         mb[k] = (member){find(x->parent, k), x->job[ids[k]].digest, ids[k], k};
     qsort(mb, n, sizeof *mb, cmp_member);
@@ -489,6 +513,8 @@ static int p_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, doub
         for (uint32_t k = a; k < b; k++)
             x->order[k - a] = mb[k].id;
         rc = component_times(x, x->order, b - a, x->times, err);
+        if (!rc && x->tt.phase == CLUSTER_PHASE_UNIFORM) /* offsets: the expected times */
+            uniform_times(x, x->order, b - a, sc, x->times);
         for (uint32_t k = a; !rc && k < b; k++) {
             const ijob *j = &x->job[mb[k].id];
             double now = iteration_s(j, x->times[k - a]), alone = iteration_s(j, j->comm_s);
@@ -497,6 +523,7 @@ static int p_pace(void *ctx, double now_s, const uint32_t *ids, uint32_t n, doub
         a = b;
     }
     free(mb);
+    free(sc);
     return rc;
 }
 

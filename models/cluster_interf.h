@@ -140,7 +140,43 @@ typedef struct cluster_traffic_table {
     unsigned n_sized;
     uint32_t sized_gpus[CLUSTER_MAX_SIZED];
     cluster_traffic sized[CLUSTER_MAX_SIZED];
+    int phase;                /* enum cluster_phase; 0 aligned (the model before phases) */
 } cluster_traffic_table;
+
+/* How co-located jobs' iterations line up (docs/cluster.md "Iteration
+ * phases"; cluster_phase.c). ALIGNED: every member of a component starts its
+ * collectives at the same instant in every iteration (the model before
+ * phases: the worst case, what the flow simulation times). UNIFORM: each
+ * job's iterations run at an offset uniform over its neighbours' (no
+ * phase-locking), so a job's collective meets a neighbour's only while that
+ * one is in its communication window, a share b of its iteration: to first
+ * order its collective takes
+ *   m = m_alone + q (m_aligned - m_alone),  q = 1 - prod over the other
+ *       members j of its component of (1 - b_j),
+ * b_j = min(1, m_alone_j / iteration_alone_j); with one neighbour q = b,
+ * the expected overlap of two windows of shares a and b under a uniform
+ * offset, a b of the iteration (cluster_phase_overlap), divided by a. */
+enum cluster_phase { CLUSTER_PHASE_ALIGNED = 0, CLUSTER_PHASE_UNIFORM, CLUSTER_PHASE_COUNT };
+
+/* "aligned", "uniform" and back (NULL / -1 for none) */
+const char *cluster_phase_name(int phase);
+int cluster_phase_parse(const char *name);
+
+/* The expected time, as a share of a common iteration, that two
+ * communication windows of shares a and b (each in [0, 1]) of it overlap
+ * when their offset is uniform over the iteration: exactly a b (by Fubini:
+ * the integral over the offset of the overlap is the product of the
+ * lengths). */
+double cluster_phase_overlap(double a, double b);
+
+/* q[k] for every member k of busy[0..n) (each a share in [0, 1]): the
+ * chance that at least one other member is in its communication window at a
+ * uniformly random instant, 1 - prod_{j != k} (1 - busy[j]), by prefix and
+ * suffix products (no division: exact when some busy[j] is 1). O(n). */
+void cluster_phase_busy(const double *busy, uint32_t n, double *q);
+
+/* the collective's expected time: alone + q (aligned - alone) */
+double cluster_phase_comm_s(double alone_s, double aligned_s, double q);
 
 #define CLUSTER_TIERS 5 /* link classes by (from tier, to tier), tiers 0-4 (graph.h) */
 

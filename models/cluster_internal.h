@@ -7,6 +7,8 @@
 #ifndef DCSIM_MODELS_CLUSTER_INTERNAL_H
 #define DCSIM_MODELS_CLUSTER_INTERNAL_H
 
+#include <math.h>
+
 #include "cluster.h"
 #include "engine.h"
 
@@ -62,13 +64,17 @@ typedef struct cluster_sim {
     double *left_s, *seg_s, *seg_over_s;
     sim_event_id *ev;
     uint32_t *node_busy;
-    uint8_t *node_failed;      /* NODE_DOWN: down until repaired; NODE_ON_SPARE: up on a
-                                  spare that took over while its machine is repaired */
-    double *node_fail_s;       /* swap_down: when each node last failed */
+    uint8_t *node_failed;      /* NODE_DOWN: down until one of its machines is repaired */
+    /* swap_down: per node the repair ends of its own machines in repair (those
+     * that failed in its slot with no spare free; a slot a spare took over
+     * may fail again, so it may have several), oldest first: rep_head,
+     * rep_tail into rep_end / rep_next, a pool with a free list (rep_free) */
+    uint32_t *rep_head, *rep_tail, *rep_next, rep_free, rep_n, rep_cap;
+    double *rep_end;
     uint16_t *resv_n;          /* per GPU: maintenance windows on it now */
     uint32_t down_gpus, pending_gpus, spares_free, ended;
     double area_down;
-    uint32_t preemptions, interruptions, failures, spare_swaps, spare_takeovers;
+    uint32_t preemptions, interruptions, failures, spare_swaps, spare_takeovers, spare_refails;
     void *fail_rng;            /* gsl_rng of the failures */
     void *victims;             /* scratch: the victims' sort keys (cluster_preempt.c) */
     uint32_t *hid, hid_n;      /* scratch: the GPUs hidden from a start */
@@ -77,6 +83,7 @@ typedef struct cluster_sim {
      * GPU-s lost (rework, checkpoint writes, restarts) at the GPUs held */
     uint32_t *held, *g0;
     double *gpu_s;
+    double *lost_job_gpu_s;    /* per job the GPU-s it lost (the three kinds) */
     uint32_t resizes;
     double grown_gpu_s, lost_el_gpu_s[3];
     /* the step series (cluster_step) */
@@ -104,7 +111,6 @@ struct cluster_placer {
 #define CLUSTER_DOWN (UINT32_MAX - 2)   /* owner of a GPU out of service */
 #define CLUSTER_HIDDEN (UINT32_MAX - 3) /* a free GPU a coming window keeps from a job */
 #define NODE_DOWN 1u     /* node_failed bits: the node is out of service */
-#define NODE_ON_SPARE 2u /* it runs on a spare while its own machine is repaired */
 
 enum { CLUSTER_ST_WAIT = 0, CLUSTER_ST_RUN, CLUSTER_ST_WRITE, CLUSTER_ST_DONE };
 
@@ -188,6 +194,56 @@ void cluster_fail_result(const cluster_sim *s, cluster_result *o);
 static inline uint32_t cluster_held(const cluster_sim *s, uint32_t id)
 {
     return s->held ? s->held[id] : s->job[id].spec.gpus;
+}
+
+/* elastic scaling (cluster_config elastic_exponent e): 1 when linear, g / G
+ * (the arithmetic before e, bit for bit) */
+static inline int cluster_el_linear(const cluster_sim *s)
+{
+    double e = s->c->elastic_exponent;
+    return !(e > 0) || e == 1;
+}
+
+/* the seconds that w seconds of job id's work (at its G GPUs' rate) take on
+ * g GPUs: w G / g linear, w / (g / G)^e sub-linear; exactly w at g = G */
+static inline double cluster_el_time(const cluster_sim *s, uint32_t id, double w, uint32_t g)
+{
+    uint32_t G = s->job[id].spec.gpus;
+    if (cluster_el_linear(s))
+        return w * G / g;
+    return g == G ? w : w / pow((double)g / G, s->c->elastic_exponent);
+}
+
+/* the work (seconds at its G GPUs' rate) job id does in dt seconds on g */
+static inline double cluster_el_work(const cluster_sim *s, uint32_t id, double dt, uint32_t g)
+{
+    uint32_t G = s->job[id].spec.gpus;
+    if (cluster_el_linear(s))
+        return dt * g / G;
+    return g == G ? dt : dt * pow((double)g / G, s->c->elastic_exponent);
+}
+
+/* the GPU-seconds w seconds of job id's work take on g GPUs (w G linear) */
+static inline double cluster_el_gpu_s(const cluster_sim *s, uint32_t id, double w, uint32_t g)
+{
+    if (cluster_el_linear(s))
+        return w * s->job[id].spec.gpus;
+    return cluster_el_time(s, id, w, g) * g;
+}
+
+/* elastic: job id lost x GPU-s of kind k (0 rework, 1 checkpoint writes, 2
+ * restarts) at the GPUs it held */
+static inline void cluster_el_lose(cluster_sim *s, uint32_t id, int k, double x)
+{
+    s->lost_el_gpu_s[k] += x;
+    s->lost_job_gpu_s[id] += x;
+}
+
+/* sub-linear: the GPU-s job id's work took, the GPU-s it held less those it
+ * lost (its goodput's numerator; linear: its GPUs x duration) */
+static inline double cluster_el_work_gpu_s(const cluster_sim *s, uint32_t id)
+{
+    return s->gpu_s[id] - s->lost_job_gpu_s[id];
 }
 
 /* 1: an elastic job in an elastic run */

@@ -56,7 +56,7 @@ static void stop(cluster_sim *s, int rc)
 static double time_for(const cluster_sim *s, uint32_t id, double w)
 {
     if (s->held)
-        return w * s->job[id].spec.gpus / s->held[id] / s->pace[id];
+        return cluster_el_time(s, id, w, s->held[id]) / s->pace[id];
     return w / s->pace[id];
 }
 
@@ -64,7 +64,7 @@ static double time_for(const cluster_sim *s, uint32_t id, double w)
 static double work_in(const cluster_sim *s, uint32_t id, double dt)
 {
     double w = dt * s->pace[id];
-    return s->held ? w * s->held[id] / s->job[id].spec.gpus : w;
+    return s->held ? cluster_el_work(s, id, w, s->held[id]) : w;
 }
 
 void cluster_pace_settle(cluster_sim *s, uint32_t id)

@@ -82,8 +82,13 @@ int cluster_disrupt_init(cluster_sim *s)
     s->seg_over_s = calloc(n, sizeof *s->seg_over_s);
     s->ev = calloc(n, sizeof *s->ev);
     s->node_failed = calloc(s->n_nodes, sizeof *s->node_failed);
-    if (s->c->fail.swap_down)
-        s->node_fail_s = calloc(s->n_nodes, sizeof *s->node_fail_s);
+    if (s->c->fail.swap_down) { /* every slot's list empty */
+        s->rep_head = malloc((size_t)s->n_nodes * sizeof *s->rep_head);
+        s->rep_tail = malloc((size_t)s->n_nodes * sizeof *s->rep_tail);
+        for (uint32_t k = 0; s->rep_head && k < s->n_nodes; k++)
+            s->rep_head[k] = UINT32_MAX;
+        s->rep_free = UINT32_MAX;
+    }
     s->victims = malloc((size_t)n * sizeof(victim));
     if (s->c->n_resv) {
         s->resv_n = calloc(s->c->gpus, sizeof *s->resv_n);
@@ -91,7 +96,7 @@ int cluster_disrupt_init(cluster_sim *s)
     }
     s->spares_free = s->c->fail.spares;
     return s->state && s->left_s && s->seg_s && s->seg_over_s && s->ev && s->node_failed &&
-                   (!s->c->fail.swap_down || s->node_fail_s) && s->victims && (!s->c->n_resv || (s->resv_n && s->hid))
+                   (!s->c->fail.swap_down || (s->rep_head && s->rep_tail)) && s->victims && (!s->c->n_resv || (s->resv_n && s->hid))
                ? 0
                : -1;
 }
@@ -104,7 +109,10 @@ void cluster_disrupt_free(cluster_sim *s)
     free(s->seg_over_s);
     free(s->ev);
     free(s->node_failed);
-    free(s->node_fail_s);
+    free(s->rep_head);
+    free(s->rep_tail);
+    free(s->rep_next);
+    free(s->rep_end);
     free(s->victims);
     free(s->resv_n);
     free(s->hid);
@@ -143,7 +151,7 @@ void cluster_segment_start(cluster_sim *s, uint32_t id)
     s->seg_over_s[id] = j->preemptions || j->interruptions || j->resizes ? s->c->ckpt.restart_s
                                                                          : 0;
     if (s->held) /* elastic: work at the rate held / GPUs */
-        j->end_s = now + s->seg_over_s[id] + s->left_s[id] * j->spec.gpus / s->held[id];
+        j->end_s = now + s->seg_over_s[id] + cluster_el_time(s, id, s->left_s[id], s->held[id]);
     else
         j->end_s = now + s->seg_over_s[id] + s->left_s[id];
     s->state[id] = CLUSTER_ST_RUN;
@@ -163,7 +171,7 @@ static double lost_now(const cluster_sim *s, uint32_t id, double *done_out)
     if (s->c->pacer)
         done = cluster_pace_done(s, id); /* the integral of its rate */
     else if (s->held)
-        done = done * s->held[id] / s->job[id].spec.gpus;
+        done = cluster_el_work(s, id, done, s->held[id]);
     if (done > s->left_s[id])
         done = s->left_s[id];
     double I = s->c->ckpt.interval_s;
@@ -191,8 +199,8 @@ void cluster_segment_close(cluster_sim *s, uint32_t id, int keep)
     j->held_s += el;
     if (s->held) {
         cluster_elastic_hold(s, id, el);
-        s->lost_el_gpu_s[0] += lost * j->spec.gpus; /* work at the GPUs' rate */
-        s->lost_el_gpu_s[2] += over * s->held[id];
+        cluster_el_lose(s, id, 0, cluster_el_gpu_s(s, id, lost, s->held[id])); /* redone */
+        cluster_el_lose(s, id, 2, over * s->held[id]);
     }
     s->left_s[id] -= done - lost;
     sim_cancel(s->eng, s->ev[id]);
@@ -218,7 +226,7 @@ static void write_done(cluster_sim *s, uint32_t id)
     j->ckpt_s += t;
     if (s->held) {
         cluster_elastic_hold(s, id, t);
-        s->lost_el_gpu_s[1] += t * s->held[id];
+        cluster_el_lose(s, id, 1, t * s->held[id]);
     }
     s->pending_gpus -= cluster_held(s, id);
     requeue(s, id);

@@ -205,6 +205,9 @@ static void print_interference(const scn_scenario *s, const cluster_result *r,
     printf("\ninterference on the %s fabric; per iteration %s; the communication not hidden "
            "is exposed\n",
            fabric_topology_name(s->fabric.topology), t);
+    if (s->cluster_traffic.phase == CLUSTER_PHASE_UNIFORM)
+        printf("phase      uniform offsets: a job's collectives meet a neighbour's only in its "
+               "communication window (expected times, docs/cluster.md \"Iteration phases\")\n");
     cluster_model_print(s, n->sizes, n->n_sizes);
     printf("  %-12s %10s %10s %10s %10s %10s\n", "", "mean", "P50", "P90", "P99", "max");
     print_stat("run/isolated", &r->stretch, 1);
@@ -296,7 +299,8 @@ static void print_disruption(const cluster_config *c, const cluster_result *r)
     printf("events     %u preemptions, %u interruptions; %u node failures, %u spare swaps",
            r->preemptions, r->interruptions, r->failures, r->spare_swaps);
     if (c->fail.swap_down)
-        printf(", %u spares took over a node down", r->spare_takeovers);
+        printf(", %u spares took over a node down, %u failed with its machine in repair",
+               r->spare_takeovers, r->spare_refails);
     printf("\n");
     printf("lost       %.6g GPU-h (%.4g%% of busy): rework %.6g + checkpoint writes %.6g + "
            "restarts %.6g GPU-h; down %.6g GPU-h\n", r->lost_gpu_s / 3600,
@@ -319,7 +323,7 @@ static void json_disruption(cJSON *root, const cluster_config *c, const cluster_
         {"repair_s", c->fail.repair_s}, {"spares", c->fail.spares},
         {"preemptions", r->preemptions}, {"interruptions", r->interruptions},
         {"failures", r->failures}, {"spare_swaps", r->spare_swaps},
-        {"spare_takeovers", r->spare_takeovers},
+        {"spare_takeovers", r->spare_takeovers}, {"spare_refails", r->spare_refails},
         {"down_gpu_s", r->down_gpu_s}, {"lost_gpu_s", r->lost_gpu_s},
         {"rework_gpu_s", r->rework_gpu_s}, {"checkpoint_gpu_s", r->ckpt_gpu_s},
         {"restart_gpu_s", r->restart_gpu_s}, {"goodput", r->goodput}};
@@ -461,6 +465,8 @@ static void json_interference(cJSON *root, const scn_scenario *s,
 {
     cJSON *o = cJSON_AddObjectToObject(root, "interference");
     json_traffic(o, s, tt);
+    const char *phase = cluster_phase_name(tt->phase);
+    cJSON_AddStringToObject(o, "phase", phase ? phase : "?");
     if (n->n_sizes)
         cluster_model_json(o, n->sizes, n->n_sizes);
     json_stat(o, "run_over_isolated", &r->stretch);

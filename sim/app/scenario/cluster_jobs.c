@@ -311,8 +311,19 @@ static int parse_traffic(loader *ld, xmlNode *n, scn_scenario *s)
                         "components.md 4.4)");
     if (!n || !has_attr(n, "cache"))
         cluster_note(s, "traffic cache 4096 components (A)");
+    if (!n || !has_attr(n, "phase"))
+        cluster_note(s, "traffic phase aligned: co-located jobs start their collectives at the "
+                        "same instant every iteration (the worst case; phase=\"uniform\" for "
+                        "offsets drawn uniformly, docs/cluster.md)");
     if (!n)
         return 0;
+    if (has_attr(n, "phase")) {
+        char name[32];
+        copy_attr(n, "phase", name, sizeof name);
+        tt->phase = cluster_phase_parse(name);
+        if (tt->phase < 0) /* only if the schema and the table drift apart */
+            return node_error(ld, n, "phase", "unknown phase '%s' (aligned or uniform)", name);
+    }
     memset(s->cluster_model, 0, sizeof s->cluster_model);
     int rc = traffic_model(ld, n, s, 0);
     if (!rc)
@@ -408,9 +419,10 @@ static int cluster_elastic_note(loader *ld, xmlNode *sched, scn_scenario *s)
             return node_error(ld, sched, "elastic", "trace job %u asks for %u GPUs, more than "
                               "the cluster's %u: it runs only elastic (on at most the cluster's "
                               "GPUs): give elastic=\"true\"", i + 1, c->jobs[i].gpus, c->gpus);
-    if (c->elastic)
+    if (c->elastic && !has_attr(sched, "elastic-exponent"))
         cluster_note(s, "elastic jobs scale linearly: on g of their GPUs they progress at "
-                        "g / GPUs (a first-order rule, docs/cluster.md)");
+                        "g / GPUs (a first-order rule, docs/cluster.md; elastic-exponent=\"e\" "
+                        "below 1 for (g / GPUs)^e)");
     if (c->elastic && !(c->ckpt.restart_s > 0))
         cluster_note(s, "a resize costs nothing: no <checkpoint restart> given (elastic "
                         "frameworks restart their workers from a checkpoint on every "
@@ -443,6 +455,14 @@ int parse_cluster_jobs(loader *ld, xmlNode *root, scn_scenario *s)
                           cluster_sched_names());
     c->elastic = 1;
     int rc = has_attr(sched, "elastic") ? get_bool(ld, sched, "elastic", &c->elastic) : 0;
+    if (!rc && has_attr(sched, "elastic-exponent")) {
+        rc = get_quantity(ld, sched, "elastic-exponent", SIM_DIM_COUNT, 1,
+                          &c->elastic_exponent);
+        if (!rc && !(c->elastic_exponent > 0 && c->elastic_exponent <= 1))
+            rc = node_error(ld, sched, "elastic-exponent", "elastic-exponent must be above 0 "
+                            "and at most 1 (1: linear scaling; on g of its GPUs an elastic job "
+                            "runs at (g / GPUs)^e of its speed)");
+    }
     if (!rc)
         rc = parse_placement(ld, child(n, "placement"), s);
     if (!rc)
