@@ -96,6 +96,9 @@ int serve_extras_check(const serve_config *c, sim_error *err)
         return bad(err, "prefill replicas", c->prefill_replicas, "must be from 1 to 1e6");
     if (c->kv_contention < 0 || c->kv_contention >= SERVE_KV_CONTENTION_COUNT)
         return bad(err, "KV contention", c->kv_contention, "must be shared (0) or queued (1)");
+    if (c->fabric && c->kv_contention != SERVE_KV_SHARED)
+        return bad(err, "KV contention", c->kv_contention, "over a fabric the transfers share "
+                   "its links: shared (0) only");
     int intra, inter;
     pairs(c, &intra, &inter);
     if (intra && (!(c->kv_intra_bytes_per_s > 0) || !isfinite(c->kv_intra_bytes_per_s) ||
