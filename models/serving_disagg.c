@@ -14,8 +14,9 @@
  * efficiency applied by the caller). Shared (the default): the transfers in
  * flight share the senders' and receivers' links (serving_kvflow.c).
  * Queued: a prefill replica's transfers leave one after another (its link
- * is busy until the previous one is done), the decode side unlimited. The
- * fabric's other traffic is not modelled.
+ * is busy until the previous one is done), the decode side unlimited. With
+ * a fabric the transfers cross its routes instead (serving_kvfabric.c;
+ * shared only). The fabric's other traffic is not modelled.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -26,7 +26,8 @@
  * uplink or one spine link contend there, which the replicas' links alone
  * never see. On a fabric whose routes are no narrower than the replicas'
  * links a transfer alone takes latency + bytes / (min(a, b) x rate), the
- * figure without the fabric.
+ * figure without the fabric. Cost: m routes (hop tables cached by the
+ * router) per transfer, then the flow model's recomputations (flow.h).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -24,6 +24,8 @@
  * of the model without contention, bit for bit. Transfers that share no
  * link do not interact: a link's unused capacity changes only by its own
  * transfers' rates, and the transfers are kept in the order they started.
+ * With a fabric (serve_config.fabric) serve_kvnet_send hands every transfer
+ * to serving_kvfabric.c instead, which routes it through the fabric.
  */
 #include <math.h>
 #include <stdlib.h>
