@@ -66,7 +66,7 @@ print("\n".join(bad) if bad else
       (d["disaggregated"]["transfer_mean_s"] * 1e3, l["disaggregated"]["transfer_mean_s"] * 1e3))
 sys.exit(1 if bad else 0)
 PY
-expect "text names the fabric" 0 "KV sent over nvlink4, ib-ndr on the routes of the leaf-spine" \
+expect "text names the fabric" 0 "KV sent over nvlink4, ib-ndr on the routes of the leaf-spine fabric" \
     "$dcsim" serve --quiet "$d/serving-disagg-fabric.xml"
 expect "text: shared on the fabric" 0 "share every link of the fabric on their routes" \
     "$dcsim" serve --quiet "$d/serving-disagg-fabric.xml"

@@ -457,11 +457,12 @@ static int kv_links(loader *ld, xmlNode *n, scn_scenario *s, const hw_link **out
         rc = kv_link(ld, n, name[0] ? "link" : NULL, s, out, out->bytes_per_s,
                      &c->kv_inter_bytes_per_s, &c->kv_inter_latency_s);
     if (!rc)
-        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s%s%s",
+        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s%s%s%s",
                  up && c->node_gpus > 1 ? up->name : "", up && c->node_gpus > 1 && out ? ", "
                                                                                      : "",
                  out ? out->name : "", s->has_fabric ? " on the routes of the " : "",
-                 s->has_fabric ? fabric_topology_name(s->fabric.topology) : "");
+                 s->has_fabric ? fabric_topology_name(s->fabric.topology) : "",
+                 s->has_fabric ? " fabric" : "");
     *out_link = out;
     return rc;
 }
