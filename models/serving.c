@@ -628,6 +628,10 @@ int serve_simulate(const serve_config *c, serve_result *out, sim_error *err)
         sim_free(&s);
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
     }
+    if ((rc = serve_kvfab_init(&s, err))) {
+        sim_free(&s);
+        return rc;
+    }
     /* two streams from the one seed: arrivals, and lengths */
     gsl_rng_set(s.arrival_rng, (unsigned long)(c->seed * 2 + 1));
     gsl_rng_set(s.length_rng, (unsigned long)(c->seed * 2 + 2));

@@ -53,6 +53,8 @@
 #include "error.h"
 #include "model.h"
 
+struct fabric_config; /* fabric.h */
+
 enum serve_arrival { SERVE_POISSON = 0, SERVE_GAMMA, SERVE_CLOSED, SERVE_TRACE,
                      SERVE_ARRIVAL_COUNT };
 enum serve_kv_contention { SERVE_KV_SHARED = 0, SERVE_KV_QUEUED, SERVE_KV_CONTENTION_COUNT };
@@ -210,6 +212,13 @@ typedef struct serve_config {
      * fairly (serving_kvflow.c); the request joins r's queue when it
      * arrives and starts with the fetched blocks computed. */
     int kv_remote;                /* enum serve_kv_remote */
+    /* the fabric the KV transfers cross (serving_kvfabric.c), or NULL: the
+     * replicas' links alone (serving_kvflow.c). Not copied: it must outlive
+     * the run. With it the pools' transfers (shared contention only) and
+     * the fetches move over its routes as flows sharing every link max-min
+     * fairly; the fabric is built for the fleet's GPUs (GPU g its host g),
+     * its gpus_per_node must be node_gpus. Unused when nothing is sent. */
+    const struct fabric_config *fabric;
     /* preemption (serving_swap.c): SERVE_PREEMPT_RECOMPUTE (0, the default)
      * frees the preempted request's blocks and recomputes its prompt and
      * output so far; SERVE_PREEMPT_SWAP copies its blocks to its replica's

@@ -14,8 +14,9 @@
  * efficiency applied by the caller). Shared (the default): the transfers in
  * flight share the senders' and receivers' links (serving_kvflow.c).
  * Queued: a prefill replica's transfers leave one after another (its link
- * is busy until the previous one is done), the decode side unlimited. The
- * fabric's other traffic is not modelled.
+ * is busy until the previous one is done), the decode side unlimited. With
+ * a fabric the transfers cross its routes instead (serving_kvfabric.c;
+ * shared only). The fabric's other traffic is not modelled.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -96,6 +97,9 @@ int serve_extras_check(const serve_config *c, sim_error *err)
         return bad(err, "prefill replicas", c->prefill_replicas, "must be from 1 to 1e6");
     if (c->kv_contention < 0 || c->kv_contention >= SERVE_KV_CONTENTION_COUNT)
         return bad(err, "KV contention", c->kv_contention, "must be shared (0) or queued (1)");
+    if (c->fabric && c->kv_contention != SERVE_KV_SHARED)
+        return bad(err, "KV contention", c->kv_contention, "over a fabric the transfers share "
+                   "its links: shared (0) only");
     int intra, inter;
     pairs(c, &intra, &inter);
     if (intra && (!(c->kv_intra_bytes_per_s > 0) || !isfinite(c->kv_intra_bytes_per_s) ||

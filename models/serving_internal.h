@@ -151,6 +151,7 @@ typedef struct serve_stats {
 
 
 typedef struct serve_kvnet serve_kvnet; /* serving_kvflow.c */
+typedef struct serve_kvfab serve_kvfab; /* serving_kvfabric.c */
 
 typedef struct serve_sim {
     const serve_config *c;
@@ -207,6 +208,7 @@ typedef struct serve_sim {
     serve_result *out;
     serve_kvnet *net;         /* shared KV links (disaggregated, SERVE_KV_SHARED); else NULL
                                  (last: the hot fields above keep their cache lines) */
+    serve_kvfab *fab;         /* with c->fabric and net: the transfers cross the fabric */
     double host_used_fleet, host_peak, host_fleet_total; /* swap: host blocks in use over the
                                                              fleet, its peak, the pools' sum */
     /* sessions (serving_session.c): on when c has them; caching: the cache
@@ -287,6 +289,15 @@ int serve_kvnet_init(serve_sim *s);
 void serve_kvnet_free(serve_sim *s);
 int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int inter,
                      double bytes, double cap, double latency_s, int fetch);
+
+/* serving_kvfabric.c: the transfers over c->fabric's routes, when it is set
+ * and s->net is (init: 0, or an error code with err filled: the fabric
+ * refused for the fleet's GPUs, or no memory); send as serve_kvnet_send
+ * (which calls it), 0 or -1 (no memory) */
+int serve_kvfab_init(serve_sim *s, sim_error *err);
+void serve_kvfab_free(serve_sim *s);
+int serve_kvfab_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, double bytes,
+                     double cap, double latency_s, int fetch);
 
 /* serving_fetch.c: remote fetch (kv_remote). check: 0 or SIM_ERR_INPUT;
  * start: request id, just routed to r and counted in the system, fetches

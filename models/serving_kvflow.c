@@ -24,6 +24,8 @@
  * of the model without contention, bit for bit. Transfers that share no
  * link do not interact: a link's unused capacity changes only by its own
  * transfers' rates, and the transfers are kept in the order they started.
+ * With a fabric (serve_config.fabric) serve_kvnet_send hands every transfer
+ * to serving_kvfabric.c instead, which routes it through the fabric.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -98,6 +100,7 @@ int serve_kvnet_init(serve_sim *s)
 
 void serve_kvnet_free(serve_sim *s)
 {
+    serve_kvfab_free(s);
     if (!s->net)
         return;
     free(s->net->f);
@@ -207,6 +210,8 @@ int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int 
                      double bytes, double cap, double latency_s, int fetch)
 {
     serve_kvnet *k = s->net;
+    if (s->fab) /* the fabric's routes (serving_kvfabric.c) */
+        return serve_kvfab_send(s, id, from, to, bytes, cap, latency_s, fetch);
     if (k->n == k->cap) {
         uint32_t cap_n = k->cap ? 2 * k->cap : 64;
         kv_flow *x = realloc(k->f, cap_n * sizeof *x);

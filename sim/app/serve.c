@@ -238,9 +238,11 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
         printf("pools      prefill %u x tp %u (%.0f blocks each), decode %u x tp %u; KV sent "
                "over %s, %u GPUs a node; %s\n", c->prefill_replicas, c->prefill_tp,
                r->prefill_kv_blocks_per_replica, c->replicas, c->tp, s->serving_kv_links,
-               c->node_gpus, c->kv_contention == SERVE_KV_SHARED
-                                 ? "the transfers in flight share the replicas' links"
-                                 : "a prefill replica sends one transfer at a time");
+               c->node_gpus, c->kv_contention != SERVE_KV_SHARED
+                                 ? "a prefill replica sends one transfer at a time"
+                             : c->fabric ? "the transfers in flight share every link of the "
+                                           "fabric on their routes"
+                                         : "the transfers in flight share the replicas' links");
     if (c->prefix_prompts)
         printf("prefixes   %u shared prefixes of %.0f tokens (%.0f cached per hit), on %.4g%% "
                "of requests, zipf %.3g\n", c->prefix_prompts, c->prefix_tokens,
@@ -501,6 +503,7 @@ int serve_prepare(const scn_scenario *s, serve_config *c, unsigned runs, sim_err
      * components.md 7.2) with FlashAttention-2's prefill */
     framework_config fw = {.attention_kernel = ATTN_FLASH2, .cuda_graphs = 1};
     int rc = hw_compute_device_fw(&s->gpu, c->math_precision, &fw, &c->dev, err);
+    c->fabric = s->has_fabric ? &s->fabric : NULL; /* the KV transfers' routes */
     if (!rc) /* the quantiles' records and, at worst, every request waiting at once */
         rc = res_check_more(s, 0, (runs ? runs : 1) * serve_records_bytes(c), "request records",
                             err);

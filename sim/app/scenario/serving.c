@@ -445,6 +445,9 @@ static int kv_links(loader *ld, xmlNode *n, scn_scenario *s, const hw_link **out
     const hw_link *out = s->has_fabric ? &s->fabric.link : NULL;
     char name[64];
     copy_attr(n, "link", name, sizeof name);
+    if (!rc && name[0] && s->has_fabric) /* the transfers cross the fabric's routes */
+        return node_error(ld, n, "link", "with a <fabric> the KV transfers cross its links (%s "
+                          "between nodes): remove link", s->fabric.link.name);
     if (!rc && name[0] && !(out = find_named(ld, CAT_LINK, name))) {
         char known[1024];
         entry_names(ld, CAT_LINK, known, sizeof known);
@@ -454,10 +457,12 @@ static int kv_links(loader *ld, xmlNode *n, scn_scenario *s, const hw_link **out
         rc = kv_link(ld, n, name[0] ? "link" : NULL, s, out, out->bytes_per_s,
                      &c->kv_inter_bytes_per_s, &c->kv_inter_latency_s);
     if (!rc)
-        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s",
+        snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s%s%s%s",
                  up && c->node_gpus > 1 ? up->name : "", up && c->node_gpus > 1 && out ? ", "
                                                                                      : "",
-                 out ? out->name : "");
+                 out ? out->name : "", s->has_fabric ? " on the routes of the " : "",
+                 s->has_fabric ? fabric_topology_name(s->fabric.topology) : "",
+                 s->has_fabric ? " fabric" : "");
     *out_link = out;
     return rc;
 }
@@ -493,6 +498,9 @@ static int parse_disaggregated(loader *ld, xmlNode *n, xmlNode *replica, scn_sce
         return node_error(ld, n, "contention", "unknown; use shared (the transfers in flight "
                           "share the replicas' links) or queued (a prefill replica sends one "
                           "at a time, the decode side unlimited)");
+    if (s->has_fabric && c->kv_contention != SERVE_KV_SHARED)
+        return node_error(ld, n, "contention", "with a <fabric> the KV transfers share its "
+                          "links: use shared (or remove the <fabric>)");
     c->prefill_replicas = pre;
     c->prefill_tp = pre_tp;
     c->replicas = dec;
