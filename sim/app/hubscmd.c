@@ -355,6 +355,15 @@ static void print_interference(const scn_hubs *H, const hubs_run *run, const hub
                h + 1 < run->cfg.n_hubs ? "," : "\n");
 }
 
+/* the jobs that moved at least once (their first moves) */
+static uint32_t moved_jobs(const hubs_result *r)
+{
+    uint32_t n = 0;
+    for (uint32_t m = 0; m < r->n_moves; m++)
+        n += r->moves[m].prev == HUBS_NONE;
+    return n;
+}
+
 static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
 {
     const scn_hubs *H = s->hubs;
@@ -380,6 +389,14 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
                            : "fluid backlog estimate",
            H->pue_simulated ? "simulated (annual mean at design load)"
                             : "the catalog's target (simulated where none)");
+    if (c->max_moves) {
+        printf("moves      a running deferrable training job checkpoints and moves to a hub of "
+               "a better key when GPUs free up there and the key over its remaining work pays "
+               "for the move (its dataset + result over the link, the hubs' RTT, restart %.6g "
+               "s); at most %u a job\n", c->restart_s, c->max_moves);
+        if (H->moves_default)
+            printf("defaults used  max-moves 1 (<hubs max-moves>)\n");
+    }
     if (H->keys_interfered) {
         printf("keys       interfered (docs/hubs.md \"Interference in the keys\"): each job's "
                "energy key and its run time in the backlog x the hub's expected slowdown, its "
@@ -450,6 +467,10 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
            "all (%.6g h queued on the links); deferred %.6g job-h\n", t->tb_in + t->tb_out,
            t->tb_in, t->tb_out, b->tb_in + b->tb_out, t->transfer_s / 3600,
            t->link_wait_s / 3600, t->deferred_s / 3600);
+    if (c->max_moves)
+        printf("moves      %u moves (%u jobs); %.6g TB moved with them, %.6g h from checkpoint "
+               "to arrival, %.6g GPU-h restarting\n", run->r.n_moves, moved_jobs(&run->r),
+               t->move_tb, t->move_s / 3600, t->restart_gpu_s / 3600);
     hubs_backbone_print(run, base);
     printf("\ndigest     %016" PRIx64 " (%" PRIu64 " events; baseline %016" PRIx64 ")\n",
            t->digest, t->events, b->digest);

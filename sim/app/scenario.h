@@ -208,6 +208,7 @@ typedef struct scn_hubs {
     int keys_interfered;          /* <hubs keys="interfered">: the policy's keys and backlog
                                      read each hub's measured interference (hubscmd.c) */
     char trace_path[512];         /* <hubs><trace file> as opened ("" with streams) */
+    int moves_default;            /* <hubs move="checkpoint"> without max-moves: 1 */
     unsigned n_classes;
     char classes[SCN_HUBS_MAX_CLASSES][200]; /* each <demand>, described */
 } scn_hubs;
