@@ -81,10 +81,18 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
                                                         : j->duration_s;
 }
 
+double hubs_interf_scale(const hubs_hub *h, const hubs_job_spec *j)
+{
+    if (h->interf_job)
+        return h->interf_job[j - h->interf_jobs];
+    return h->interf_scale > 0 ? h->interf_scale : 1;
+}
+
 double hubs_expected_run_s(const hubs_hub *h, const hubs_job_spec *j)
 {
     double run_s = hubs_run_time_s(h, j);
-    return h->interf_scale > 0 && h->interf_scale != 1 ? run_s * h->interf_scale : run_s;
+    double x = hubs_interf_scale(h, j);
+    return x != 1 ? run_s * x : run_s;
 }
 
 double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb)

@@ -114,7 +114,17 @@ typedef struct hubs_hub {
      * and the backlog estimates (fluid, gang, water) read the isolated run
      * time x this. 0 is read as 1 (the keys of the isolated run, bit for bit) */
     double interf_scale;
+    /* keys="interfered-size-load" (docs/hubs.md "Interference by job size
+     * and load"): each job's own expected slowdown at the hub, indexed by
+     * the job's place in interf_jobs (the config's jobs), read instead of
+     * interf_scale; NULL: interf_scale */
+    const double *interf_job;
+    const hubs_job_spec *interf_jobs;
 } hubs_hub;
+
+/* the slowdown the placement expects of job j at hub h: its own
+ * (interf_job), or the hub's interf_scale; 1 when neither is set */
+double hubs_interf_scale(const hubs_hub *h, const hubs_job_spec *j);
 
 /* job j's run time at hub h: a training job's duration x the hub's time
  * scale (its work takes longer on slower GPUs); a serving job's duration

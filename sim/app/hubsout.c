@@ -10,6 +10,7 @@
 #include "fabric.h"
 #include "h5util.h"
 #include "hubscmd.h"
+#include "hubs_keys_size.h"
 #include "jsonout.h"
 
 #define HUBS_FORMAT_VERSION 1
@@ -133,6 +134,9 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names,
         }
         if (hub->interf_scale > 0) /* keys="interfered": what the keys read */
             cJSON_AddNumberToObject(x, "interference_key_scale", hub->interf_scale);
+        if (run->key_table) /* keys="interfered-size-load" */
+            cJSON_AddItemToObject(x, "interference_key_table",
+                                  hubs_key_table_json(&run->key_table[h]));
         if (hub->water_limit_l > 0) { /* the text's water line */
             cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
             cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);
@@ -183,7 +187,9 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
     cJSON_AddStringToObject(root, "backlog", c->gang_backlog ? "gang" : "fluid");
-    cJSON_AddStringToObject(root, "keys", s->hubs->keys_interfered ? "interfered" : "isolated");
+    cJSON_AddStringToObject(root, "keys", s->hubs->keys_size_load    ? "interfered-size-load"
+                                          : s->hubs->keys_interfered ? "interfered"
+                                                                     : "isolated");
     const struct { const char *name; double value; } v[] = {
         {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
         {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},

@@ -496,9 +496,11 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
     char backlog[16];
     copy_attr(n, "backlog", backlog, sizeof backlog);
     c->gang_backlog = !strcmp(backlog, "gang"); /* the schema allows fluid, gang */
-    char keys[16];
-    copy_attr(n, "keys", keys, sizeof keys);
-    H->keys_interfered = !strcmp(keys, "interfered"); /* the schema allows isolated, interfered */
+    char keys[32];
+    copy_attr(n, "keys", keys, sizeof keys); /* the schema allows isolated, interfered,
+                                                interfered-size-load */
+    H->keys_size_load = !strcmp(keys, "interfered-size-load");
+    H->keys_interfered = !strcmp(keys, "interfered") || H->keys_size_load;
     double bw = 0;
     int rc = get_quantity(ld, n, "bandwidth", SIM_DIM_BANDWIDTH, 1, &bw);
     if (!rc)
