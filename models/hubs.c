@@ -33,6 +33,10 @@ int hubs_config_check(const hubs_config *c, sim_error *err)
         return bad(err, "the bandwidth must be above 0");
     if (!(c->cost_per_tb >= 0) || !(c->max_wait_s >= 0))
         return bad(err, "cost per TB and max-wait must not be negative");
+    if (c->max_moves > HUBS_MAX_MOVES || (c->max_moves && (c->backbone || c->pacers.make)) ||
+        !(c->restart_s >= 0))
+        return bad(err, "moves: at most 16 a job, a restart time not negative, and neither "
+                   "a backbone nor a fabric at the hubs");
     if (!c->jobs || c->n_jobs < 1)
         return bad(err, "no jobs");
     uint32_t largest = 0;
@@ -77,10 +81,18 @@ double hubs_run_time_s(const hubs_hub *h, const hubs_job_spec *j)
                                                         : j->duration_s;
 }
 
+double hubs_interf_scale(const hubs_hub *h, const hubs_job_spec *j)
+{
+    if (h->interf_job)
+        return h->interf_job[j - h->interf_jobs];
+    return h->interf_scale > 0 ? h->interf_scale : 1;
+}
+
 double hubs_expected_run_s(const hubs_hub *h, const hubs_job_spec *j)
 {
     double run_s = hubs_run_time_s(h, j);
-    return h->interf_scale > 0 && h->interf_scale != 1 ? run_s * h->interf_scale : run_s;
+    double x = hubs_interf_scale(h, j);
+    return x != 1 ? run_s * x : run_s;
 }
 
 double hubs_link_cost(const hubs_config *c, const hubs_job_spec *j, uint32_t h, double tb)
@@ -99,7 +111,7 @@ uint32_t hubs_job_gpus(const hubs_hub *h, const hubs_job_spec *j)
 }
 
 /* (time, index) pairs sorted by time then index: the FIFO orders */
-typedef struct order { double t; uint32_t i; } order;
+typedef hubs_order order;
 
 static int cmp_order(const void *a, const void *b)
 {
@@ -314,14 +326,17 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
 
 /* hub h's jobs as a trace in submit order, simulated; their starts and ends
  * back into r->jobs */
-static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
-                        unsigned h, order *ord, cluster_job_spec *spec, cluster_result *cr,
-                        sim_error *err)
+int hubs_simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                      unsigned h, order *ord, cluster_job_spec *spec, cluster_result *cr,
+                      sim_error *err)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < r->n_jobs; i++)
         if (r->jobs[i].hub == h)
             ord[n++] = (order){r->jobs[i].submit_s, i};
+    for (uint32_t m = 0; m < r->n_moves; m++) /* the segments moved here (hubs_moves.c) */
+        if (r->moves[m].to == h)
+            ord[n++] = (order){r->moves[m].arrive_s, r->n_jobs + m};
     memset(cr, 0, sizeof *cr);
     if (!n) { /* idle all along: one step of nothing */
         cr->steps = calloc(1, sizeof *cr->steps);
@@ -330,9 +345,11 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
     }
     qsort(ord, n, sizeof *ord, cmp_order);
     for (uint32_t k = 0; k < n; k++) {
-        const hubs_job_spec *j = &c->jobs[ord[k].i];
-        spec[k] = (cluster_job_spec){ord[k].t, hubs_job_gpus(&c->hubs[h], j),
-                                     hubs_run_time_s(&c->hubs[h], j),
+        uint32_t i = ord[k].i < r->n_jobs ? ord[k].i : r->moves[ord[k].i - r->n_jobs].job;
+        const hubs_job_spec *j = &c->jobs[i];
+        double run_s = ord[k].i >= r->n_jobs ? r->moves[ord[k].i - r->n_jobs].seg_s
+                       : r->jobs[i].seg_s > 0 ? r->jobs[i].seg_s : hubs_run_time_s(&c->hubs[h], j);
+        spec[k] = (cluster_job_spec){ord[k].t, hubs_job_gpus(&c->hubs[h], j), run_s,
                                      j->priority};
     }
     cluster_config cc = *tmpl;
@@ -355,9 +372,16 @@ static int simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_r
     if (rc)
         return rc;
     for (uint32_t k = 0; k < n; k++) {
+        if (ord[k].i >= r->n_jobs) { /* a moved segment */
+            hubs_move *m = &r->moves[ord[k].i - r->n_jobs];
+            m->start_s = cr->jobs[k].start_s;
+            m->end_s = cr->jobs[k].end_s;
+            continue;
+        }
         hubs_job *o = &r->jobs[ord[k].i];
         o->start_s = cr->jobs[k].start_s;
-        o->end_s = cr->jobs[k].end_s;
+        if (!(o->seg_s > 0)) /* moved: its end is the last segment's (hubs_moves.c) */
+            o->end_s = cr->jobs[k].end_s;
         o->interf_s = cc.pacer ? cr->jobs[k].interf_s : 0;
     }
     return 0;
@@ -404,7 +428,7 @@ static int backbone_settle(const hubs_config *c, const cluster_config *tmpl, hub
             if (!moved[h])
                 continue;
             cluster_result_free(&all[h]);
-            rc = simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
+            rc = hubs_simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
         }
     }
     free(prev);
@@ -445,7 +469,7 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         o->jobs++;
         double run_s = hubs_run_time_s(&c->hubs[h], j);
         double gpus = (double)hubs_job_gpus(&c->hubs[h], j);
-        o->gpu_s += gpus * run_s;
+        o->gpu_s += gpus * (x->seg_s > 0 ? x->seg_s : run_s); /* moved: until its checkpoint */
         if (x->interf_s > 0) { /* only with a pacer: the sum stays as it was without */
             double more = gpus * x->interf_s;
             o->gpu_s += more;
@@ -482,8 +506,9 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
 int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
                   cluster_result *per_hub, sim_error *err)
 {
-    order *ord = malloc((size_t)r->n_jobs * sizeof *ord);
-    cluster_job_spec *spec = malloc((size_t)r->n_jobs * sizeof *spec);
+    size_t cap = (size_t)r->n_jobs * (1 + (size_t)c->max_moves); /* jobs and moved segments */
+    order *ord = malloc(cap * sizeof *ord);
+    cluster_job_spec *spec = malloc(cap * sizeof *spec);
     double *wait = malloc((size_t)r->n_jobs * sizeof *wait);
     int rc = ord && spec && wait ? 0
                                  : sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
@@ -494,26 +519,44 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
     /* with a backbone the results share links across hubs: every hub's ends
      * first, then the results' flows, then the sums */
     cluster_result *all = NULL;
-    if (!rc && c->backbone) {
+    if (!rc && (c->backbone || c->max_moves)) { /* moves: every hub's run first, too */
         all = per_hub ? per_hub : calloc(c->n_hubs, sizeof *all);
         if (!all)
             rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
         for (unsigned h = 0; h < c->n_hubs && !rc; h++)
-            rc = simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
-        if (!rc)
+            rc = hubs_simulate_hub(c, tmpl, r, h, ord, spec, &all[h], err);
+        if (!rc && c->backbone)
             rc = c->backbone_two_pass ? backbone_run(c, r, 1, err)
                                       : backbone_settle(c, tmpl, r, all, ord, spec, err);
+        else if (!rc)
+            rc = hubs_moves_run(c, tmpl, r, all, ord, spec, err);
     }
     for (unsigned h = 0; h < c->n_hubs && !rc; h++) {
         cluster_result one, *cr = all ? &all[h] : per_hub ? &per_hub[h] : &one;
         if (!all)
-            rc = simulate_hub(c, tmpl, r, h, ord, spec, cr, err);
+            rc = hubs_simulate_hub(c, tmpl, r, h, ord, spec, cr, err);
         if (rc)
             break;
         finish_hub(c, r, h, ord, wait + n_wait, cr);
         if (!per_hub)
             cluster_result_free(cr);
         hubs_hub_result *o = &r->hub[h];
+        for (uint32_t m = 0; m < r->n_moves; m++) { /* the segments moved here */
+            const hubs_move *x = &r->moves[m];
+            if (x->to != h)
+                continue;
+            double gpus = (double)hubs_job_gpus(&c->hubs[h], &c->jobs[x->job]);
+            o->moves_in++;
+            o->gpu_s += gpus * x->seg_s;
+            o->restart_gpu_s += gpus * c->restart_s;
+            o->move_tb += x->tb;
+            o->move_s += x->arrive_s - x->ckpt_s;
+            o->data_cost += x->tb * c->cost_per_tb;
+        }
+        t->moves_in += o->moves_in;
+        t->move_tb += o->move_tb;
+        t->move_s += o->move_s;
+        t->restart_gpu_s += o->restart_gpu_s;
         n_wait += o->jobs;
         t->jobs += o->jobs;
         t->serving_jobs += o->serving_jobs;
@@ -540,6 +583,8 @@ int hubs_simulate(const hubs_config *c, const cluster_config *tmpl, hubs_result 
                                     c->jobs[i].dataset_tb + c->jobs[i].result_tb);
     }
     t->data_cost = (t->tb_in + t->tb_out) * c->cost_per_tb + link_cost;
+    if (r->n_moves) /* the moves' bytes (without moves: the sum of before, exactly) */
+        t->data_cost += t->move_tb * c->cost_per_tb;
     if (!rc) {
         cluster_stat_of(wait, n_wait, &t->wait_s);
         hubs_set_horizon(c, r, t->end_s);
@@ -590,4 +635,7 @@ void hubs_result_free(hubs_result *r)
     free(r->jobs);
     r->jobs = NULL;
     r->n_jobs = 0;
+    free(r->moves);
+    r->moves = NULL;
+    r->n_moves = 0;
 }

@@ -114,7 +114,17 @@ typedef struct hubs_hub {
      * and the backlog estimates (fluid, gang, water) read the isolated run
      * time x this. 0 is read as 1 (the keys of the isolated run, bit for bit) */
     double interf_scale;
+    /* keys="interfered-size-load" (docs/hubs.md "Interference by job size
+     * and load"): each job's own expected slowdown at the hub, indexed by
+     * the job's place in interf_jobs (the config's jobs), read instead of
+     * interf_scale; NULL: interf_scale */
+    const double *interf_job;
+    const hubs_job_spec *interf_jobs;
 } hubs_hub;
+
+/* the slowdown the placement expects of job j at hub h: its own
+ * (interf_job), or the hub's interf_scale; 1 when neither is set */
+double hubs_interf_scale(const hubs_hub *h, const hubs_job_spec *j);
 
 /* job j's run time at hub h: a training job's duration x the hub's time
  * scale (its work takes longer on slower GPUs); a serving job's duration
@@ -174,7 +184,18 @@ typedef struct hubs_config {
     const hubs_job_spec *jobs; /* by arrival (non-decreasing) */
     uint32_t n_jobs;
     hubs_pacers pacers;        /* make NULL: no interference (every job its run time) */
+    /* moving running jobs (docs/hubs.md "Moving running jobs", hubs_moves.c):
+     * a running deferrable training job checkpoints and moves to a hub of a
+     * better key, at most max_moves times (0: never; the runs of before bit
+     * for bit); restart_s at the new hub before it works again; the move's
+     * time = (its dataset + its result, the checkpoint) x 8 / bandwidth_bps
+     * + hub_rtt_s[from][to] + restart_s. Not with a backbone or a pacer */
+    uint32_t max_moves;
+    double restart_s;
+    double hub_rtt_s[HUBS_MAX][HUBS_MAX];
 } hubs_config;
+
+#define HUBS_MAX_MOVES 16u /* the most moves per job a scenario may allow */
 
 /* one job's placement and transfers (before the hub simulations: start,
  * end, back_done are filled by hubs_simulate) */
@@ -191,7 +212,24 @@ typedef struct hubs_job {
                                   least bandwidth (the wait sharing caused); 0 without */
     double back_wait_s;        /* the result's wait: queued on the hub's link (FIFO), or with a
                                   backbone the time sharing added */
+    double seg_s;              /* moved (hubs_moves.c): its run at this hub until its first
+                                  checkpoint; 0: never moved (its whole run here). end_s is
+                                  then its end at the last hub it moved to */
 } hubs_job;
+
+/* one move of a running job (hubs_moves.c): the job checkpoints at from at
+ * ckpt_s, its checkpoint and dataset cross to `to`, it is submitted there at
+ * arrive_s and runs seg_s (restart_s, then its work until the next move or
+ * its end) */
+typedef struct hubs_move {
+    uint32_t job, from, to;
+    uint32_t prev;             /* the job's previous move (its segment before this one), or
+                                  HUBS_NONE: the segment at its placement hub */
+    double ckpt_s, arrive_s;
+    double frac;               /* the fraction of the job's work done at the checkpoint */
+    double seg_s, start_s, end_s; /* its segment at `to` */
+    double tb;                 /* dataset + result: the bytes moved */
+} hubs_move;
 
 typedef struct hubs_hub_result {
     uint32_t jobs, serving_jobs;
@@ -209,6 +247,10 @@ typedef struct hubs_hub_result {
     uint32_t slo_jobs;
     double slo_job_h;
     double deferred_s;         /* sum of deferrals */
+    uint32_t moves_in;         /* moves that arrived at the hub (hubs_moves.c) */
+    double move_tb, move_s;    /* their bytes (not in tb_in, tb_out; in data_cost) and their
+                                  time from checkpoint to arrival */
+    double restart_gpu_s;      /* of gpu_s: the restarts of the jobs moved in */
     uint64_t digest, events;
     /* filled by the caller (the energy tier, sim/app): */
     double it_energy_j, facility_energy_j, energy_cost, co2_kg, water_l;
@@ -234,6 +276,8 @@ typedef struct hubs_result {
     uint32_t backbone_rounds;  /* the one filling's rounds until no submission moved (1:
                                   the first held; 0: two passes or no backbone) */
     int shifts_nothing;        /* follow-the-renewables without any hourly profile */
+    hubs_move *moves;          /* n_moves, in the order decided (ckpt_s non-decreasing); owned */
+    uint32_t n_moves;
 } hubs_result;
 
 int hubs_config_check(const hubs_config *c, sim_error *err);

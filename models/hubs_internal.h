@@ -38,4 +38,18 @@ double hubs_gang_wait(hubs_gang *g, unsigned h, uint32_t gpus, double t_s, doubl
  * in the profile; 0, or -1 out of memory */
 int hubs_gang_commit(hubs_gang *g, unsigned h, uint32_t gpus, double t_s, double run_s);
 
+/* hubs.c: (time, index) pairs, and hub h simulated with its jobs (and the
+ * segments of the jobs moved to it, index n_jobs + m) as a trace; starts
+ * and ends back into r->jobs and r->moves */
+typedef struct hubs_order { double t; uint32_t i; } hubs_order;
+int hubs_simulate_hub(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                      unsigned h, hubs_order *ord, cluster_job_spec *spec, cluster_result *cr,
+                      sim_error *err);
+
+/* hubs_moves.c: decide and simulate the moves of running jobs (hubs.h
+ * max_moves) on the hubs' simulations all[] (replaced where they change);
+ * ord and spec hold n_jobs x (1 + max_moves). 0, or an error */
+int hubs_moves_run(const hubs_config *c, const cluster_config *tmpl, hubs_result *r,
+                   cluster_result *all, hubs_order *ord, cluster_job_spec *spec, sim_error *err);
+
 #endif

@@ -43,7 +43,8 @@ static double energy_scale(const hubs_hub *h, const hubs_job_spec *j)
 {
     double s = j->kind == HUBS_SERVING ? h->serving_energy_scale : h->energy_scale;
     s = s > 0 ? s : 1;
-    return h->interf_scale > 0 && h->interf_scale != 1 ? s * h->interf_scale : s;
+    double x = hubs_interf_scale(h, j);
+    return x != 1 ? s * x : s;
 }
 
 static double key_cost(const hubs_config *c, const hubs_job_spec *j, unsigned h, double *defer)

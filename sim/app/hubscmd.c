@@ -18,6 +18,7 @@
 #include "clusterenergy.h"
 #include "fabric.h"
 #include "hubs_fabric.h"
+#include "hubs_keys_size.h"
 #include "jsonout.h"
 
 const char usage_hubs[] =
@@ -72,6 +73,10 @@ void hubs_run_free(hubs_run *run)
     hubs_result_free(&run->r);
     free(run->series);
     run->series = NULL;
+    free(run->key_table);
+    free(run->interf_job);
+    run->key_table = NULL;
+    run->interf_job = NULL;
 }
 
 /* the scenario as hub h's own cluster at its own site */
@@ -106,14 +111,23 @@ static int water_rates(const scn_scenario *s, hubs_run *run, sim_error *err)
     return 0;
 }
 
+/* per_job (keys="interfered-size-load"): each job's slowdown at each hub,
+ * hub-major; run then owns it and its tables */
 static int run_policy(const scn_scenario *s, const hubs_policy *p, hubs_fabric *hf,
-                      const double *interf_scale, hubs_run *run, sim_error *err)
+                      const double *interf_scale, hubs_key_table *tables, double *per_job,
+                      hubs_run *run, sim_error *err)
 {
     memset(run, 0, sizeof *run);
     run->cfg = s->hubs->cfg;
     run->cfg.policy = p;
     for (unsigned h = 0; interf_scale && h < run->cfg.n_hubs; h++)
         run->cfg.hubs[h].interf_scale = interf_scale[h];
+    run->key_table = tables;
+    run->interf_job = per_job;
+    for (unsigned h = 0; per_job && h < run->cfg.n_hubs; h++) {
+        run->cfg.hubs[h].interf_job = per_job + (size_t)h * run->cfg.n_jobs;
+        run->cfg.hubs[h].interf_jobs = run->cfg.jobs;
+    }
     hubs_fabric_attach(hf, run);
     int wrc = water_rates(s, run, err);
     if (wrc)
@@ -198,17 +212,19 @@ static int account(const scn_scenario *s, hubs_run *run, double horizon, int ser
  * each hub's scale = its busy GPU-seconds over those without what
  * interference added (1 at a hub without jobs or without any added) */
 static int interference_scales(const scn_scenario *s, hubs_fabric *hf, double *scale,
-                               sim_error *err)
+                               hubs_key_table *tables, double *per_job, sim_error *err)
 {
     hubs_run *cal = calloc(1, sizeof *cal);
     if (!cal)
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
-    int rc = run_policy(s, s->hubs->cfg.policy, hf, NULL, cal, err);
+    int rc = run_policy(s, s->hubs->cfg.policy, hf, NULL, NULL, NULL, cal, err);
     for (unsigned h = 0; !rc && h < s->hubs->cfg.n_hubs; h++) {
         const hubs_hub_result *o = &cal->r.hub[h];
         double alone = o->gpu_s - o->interf_gpu_s;
         scale[h] = alone > 0 && o->interf_gpu_s > 0 ? o->gpu_s / alone : 1;
     }
+    if (!rc && tables) /* by job size and load (hubs_keys_size.c) */
+        rc = hubs_keys_size_load(&s->hubs->cfg, cal, tables, per_job, err);
     hubs_run_free(cal);
     free(cal);
     return rc;
@@ -222,13 +238,28 @@ int hubs_execute(const scn_scenario *s, int series, hubs_run run[2], sim_error *
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
     double scale[HUBS_MAX];
     int rc = 0;
-    if (s->hubs->keys_interfered && hf) /* the keys' interference, measured */
-        rc = interference_scales(s, hf, scale, err);
+    hubs_key_table *tables = NULL; /* keys="interfered-size-load" */
+    double *per_job = NULL;
+    int size_load = s->hubs->keys_size_load && hf;
+    if (size_load) {
+        tables = calloc(s->hubs->cfg.n_hubs, sizeof *tables);
+        per_job = malloc((size_t)s->hubs->cfg.n_hubs * s->hubs->cfg.n_jobs * sizeof *per_job);
+        if (!tables || !per_job)
+            rc = sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "hubs: out of memory");
+    }
+    if (!rc && s->hubs->keys_interfered && hf) /* the keys' interference, measured */
+        rc = interference_scales(s, hf, scale, tables, per_job, err);
+    if (!rc) {
+        rc = run_policy(s, s->hubs->cfg.policy, hf,
+                        s->hubs->keys_interfered && hf && !size_load ? scale : NULL, tables,
+                        per_job, &run[0], err);
+        tables = NULL; /* run[0]'s */
+        per_job = NULL;
+    }
+    free(tables);
+    free(per_job);
     if (!rc)
-        rc = run_policy(s, s->hubs->cfg.policy, hf, s->hubs->keys_interfered && hf ? scale : NULL,
-                        &run[0], err);
-    if (!rc)
-        rc = run_policy(s, hubs_policy_find("nearest"), hf, NULL, &run[1], err);
+        rc = run_policy(s, hubs_policy_find("nearest"), hf, NULL, NULL, NULL, &run[1], err);
     hubs_fabric_destroy(hf);
     double horizon = rc ? 0 : fmax(run[0].r.total.end_s, run[1].r.total.end_s);
     if (!rc)
@@ -355,6 +386,15 @@ static void print_interference(const scn_hubs *H, const hubs_run *run, const hub
                h + 1 < run->cfg.n_hubs ? "," : "\n");
 }
 
+/* the jobs that moved at least once (their first moves) */
+static uint32_t moved_jobs(const hubs_result *r)
+{
+    uint32_t n = 0;
+    for (uint32_t m = 0; m < r->n_moves; m++)
+        n += r->moves[m].prev == HUBS_NONE;
+    return n;
+}
+
 static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
 {
     const scn_hubs *H = s->hubs;
@@ -380,7 +420,17 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
                            : "fluid backlog estimate",
            H->pue_simulated ? "simulated (annual mean at design load)"
                             : "the catalog's target (simulated where none)");
-    if (H->keys_interfered) {
+    if (c->max_moves) {
+        printf("moves      a running deferrable training job checkpoints and moves to a hub of "
+               "a better key when GPUs free up there and the key over its remaining work pays "
+               "for the move (its dataset + result over the link, the hubs' RTT, restart %.6g "
+               "s); at most %u a job\n", c->restart_s, c->max_moves);
+        if (H->moves_default)
+            printf("defaults used  max-moves 1 (<hubs max-moves>)\n");
+    }
+    if (run->key_table)
+        hubs_key_table_print(run);
+    else if (H->keys_interfered) {
         printf("keys       interfered (docs/hubs.md \"Interference in the keys\"): each job's "
                "energy key and its run time in the backlog x the hub's expected slowdown, its "
                "busy GPU-h over those without interference on the run placed by the isolated "
@@ -450,6 +500,10 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
            "all (%.6g h queued on the links); deferred %.6g job-h\n", t->tb_in + t->tb_out,
            t->tb_in, t->tb_out, b->tb_in + b->tb_out, t->transfer_s / 3600,
            t->link_wait_s / 3600, t->deferred_s / 3600);
+    if (c->max_moves)
+        printf("moves      %u moves (%u jobs); %.6g TB moved with them, %.6g h from checkpoint "
+               "to arrival, %.6g GPU-h restarting\n", run->r.n_moves, moved_jobs(&run->r),
+               t->move_tb, t->move_s / 3600, t->restart_gpu_s / 3600);
     hubs_backbone_print(run, base);
     printf("\ndigest     %016" PRIx64 " (%" PRIu64 " events; baseline %016" PRIx64 ")\n",
            t->digest, t->events, b->digest);

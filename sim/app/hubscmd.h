@@ -26,6 +26,17 @@ typedef struct hubs_bin {
     uint32_t jobs_started;
 } hubs_bin;
 
+/* keys="interfered-size-load": a hub's slowdown by size class (floor(log2
+ * GPUs)) and load quarter (hubs_keys_size.c) */
+#define HUBS_KS_SIZES 32u
+#define HUBS_KS_LOADS 4u
+typedef struct hubs_key_table {
+    uint32_t jobs[HUBS_KS_SIZES][HUBS_KS_LOADS];   /* the measured run's jobs in the cell */
+    double work_gpu_s[HUBS_KS_SIZES][HUBS_KS_LOADS]; /* their GPU-s without interference */
+    double measured[HUBS_KS_SIZES][HUBS_KS_LOADS]; /* their slowdown (1 without jobs) */
+    double scale[HUBS_KS_SIZES][HUBS_KS_LOADS];    /* closed upwards: what the keys read */
+} hubs_key_table;
+
 #define HUBS_WATER_LEVELS 9u /* the loads of a hub's water table (hubs_hub_water) */
 
 /* one policy's run: placement, the hubs' simulations, their energy */
@@ -44,6 +55,8 @@ typedef struct hubs_run {
     int interf;               /* the hubs' jobs were timed on fabrics of their own
                                  (hubs_fabric.h): interf_stats are each hub's pacer's */
     cluster_interf_stats interf_stats[HUBS_MAX];
+    hubs_key_table *key_table; /* keys="interfered-size-load": n_hubs tables; owned, or NULL */
+    double *interf_job;        /* and each job's slowdown at each hub (hub-major); owned */
 } hubs_run;
 
 /* The scenario's policy (run[0]) and the baseline, nearest (run[1]), on

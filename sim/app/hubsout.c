@@ -10,6 +10,7 @@
 #include "fabric.h"
 #include "h5util.h"
 #include "hubscmd.h"
+#include "hubs_keys_size.h"
 #include "jsonout.h"
 
 #define HUBS_FORMAT_VERSION 1
@@ -91,6 +92,17 @@ static cJSON *json_series(const hubs_run *run)
     return a;
 }
 
+/* with moves (docs/hubs.md "Moving running jobs"): the moves that arrived
+ * at the hub (or in all), their bytes, their time from checkpoint to
+ * arrival and the restarts' GPU-hours (of gpu_h) */
+static void json_moves(cJSON *x, const hubs_hub_result *o)
+{
+    cJSON_AddNumberToObject(x, "moves_in", o->moves_in);
+    cJSON_AddNumberToObject(x, "move_tb", o->move_tb);
+    cJSON_AddNumberToObject(x, "move_s", o->move_s);
+    cJSON_AddNumberToObject(x, "restart_gpu_h", o->restart_gpu_s / 3600);
+}
+
 static cJSON *json_run(const hubs_run *run, const char *const *gpu_names,
                        const char *const *fabric_names)
 {
@@ -122,11 +134,16 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names,
         }
         if (hub->interf_scale > 0) /* keys="interfered": what the keys read */
             cJSON_AddNumberToObject(x, "interference_key_scale", hub->interf_scale);
+        if (run->key_table) /* keys="interfered-size-load" */
+            cJSON_AddItemToObject(x, "interference_key_table",
+                                  hubs_key_table_json(&run->key_table[h]));
         if (hub->water_limit_l > 0) { /* the text's water line */
             cJSON_AddNumberToObject(x, "water_limit_l", hub->water_limit_l);
             cJSON_AddNumberToObject(x, "water_bound_l", run->r.water_est_l[h]);
             cJSON_AddNumberToObject(x, "water_year_max_l", run->water_year_l[h]);
         }
+        if (run->cfg.max_moves)
+            json_moves(x, &run->r.hub[h]);
         cJSON_AddItemToArray(a, x);
     }
     const hubs_hub_result *t = &run->r.total;
@@ -135,7 +152,23 @@ static cJSON *json_run(const hubs_run *run, const char *const *gpu_names,
                                                          : 0);
     if (run->interf)
         cJSON_AddNumberToObject(x, "interference_gpu_h", t->interf_gpu_s / 3600);
+    if (run->cfg.max_moves)
+        json_moves(x, t);
     cJSON_AddItemToObject(o, "total", x);
+    cJSON *mv = run->cfg.max_moves ? cJSON_AddArrayToObject(o, "moves") : NULL;
+    for (uint32_t m = 0; mv && m < run->r.n_moves; m++) { /* each move, as decided */
+        const hubs_move *y = &run->r.moves[m];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "job", y->job);
+        cJSON_AddStringToObject(e, "from", run->cfg.hubs[y->from].name);
+        cJSON_AddStringToObject(e, "to", run->cfg.hubs[y->to].name);
+        const struct { const char *name; double value; } v[] = {
+            {"checkpoint_s", y->ckpt_s}, {"arrive_s", y->arrive_s}, {"start_s", y->start_s},
+            {"end_s", y->end_s}, {"done_fraction", y->frac}, {"tb", y->tb}};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            cJSON_AddNumberToObject(e, v[i].name, v[i].value);
+        cJSON_AddItemToArray(mv, e);
+    }
     if (run->cfg.backbone) /* a shared backbone */
         cJSON_AddItemToObject(o, "backbone", hubs_backbone_json(run));
     if (run->series) {
@@ -154,13 +187,19 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     cJSON_AddStringToObject(root, "scenario", s->name);
     cJSON_AddStringToObject(root, "gpu", s->gpu.name);
     cJSON_AddStringToObject(root, "backlog", c->gang_backlog ? "gang" : "fluid");
-    cJSON_AddStringToObject(root, "keys", s->hubs->keys_interfered ? "interfered" : "isolated");
+    cJSON_AddStringToObject(root, "keys", s->hubs->keys_size_load    ? "interfered-size-load"
+                                          : s->hubs->keys_interfered ? "interfered"
+                                                                     : "isolated");
     const struct { const char *name; double value; } v[] = {
         {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
         {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},
         {"horizon_s", run->r.horizon_s}};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         cJSON_AddNumberToObject(root, v[i].name, v[i].value);
+    if (c->max_moves) { /* <hubs move="checkpoint"> */
+        cJSON_AddNumberToObject(root, "max_moves", c->max_moves);
+        cJSON_AddNumberToObject(root, "restart_s", c->restart_s);
+    }
     cJSON *o = cJSON_AddArrayToObject(root, "origins");
     for (unsigned k = 0; k < c->n_origins; k++)
         cJSON_AddItemToArray(o, cJSON_CreateString(c->origin[k]));

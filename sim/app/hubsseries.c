@@ -235,6 +235,9 @@ void hubs_series_fill(const hubs_run *run, unsigned h, const hubs_hours *hh, hub
         bins[bin_of(x->in_start_s, bin_s, n)].data_cost += hubs_link_cost(c, j, h, j->dataset_tb);
         bins[bin_of(x->end_s, bin_s, n)].data_cost += hubs_link_cost(c, j, h, j->result_tb);
     }
+    for (uint32_t m = 0; m < run->r.n_moves; m++) /* a move's bytes at its checkpoint */
+        if (run->r.moves[m].to == h)
+            bins[bin_of(run->r.moves[m].ckpt_s, bin_s, n)].tb_moved += run->r.moves[m].tb;
     for (uint32_t k = 0; k < n; k++)
         bins[k].data_cost += bins[k].tb_moved * c->cost_per_tb;
 }

@@ -208,6 +208,9 @@ typedef struct scn_hubs {
     int keys_interfered;          /* <hubs keys="interfered">: the policy's keys and backlog
                                      read each hub's measured interference (hubscmd.c) */
     char trace_path[512];         /* <hubs><trace file> as opened ("" with streams) */
+    int keys_size_load;           /* keys="interfered-size-load": the slowdown by job size and
+                                     the hub's load (hubs_keys_size.c); keys_interfered too */
+    int moves_default;            /* <hubs move="checkpoint"> without max-moves: 1 */
     unsigned n_classes;
     char classes[SCN_HUBS_MAX_CLASSES][200]; /* each <demand>, described */
 } scn_hubs;

@@ -112,6 +112,11 @@ CASES = [
     ("hubs", ["hubs", "--quiet", "--json",  # own fabrics, interfered keys: fabric, key scales
               os.path.join(SRC, "tests", "scenarios", "hubs-two-fabric-kinds.xml"), "--set",
               "hubs/@keys=interfered"], {0}),
+    ("hubs", ["hubs", "--quiet", "--json",  # the slowdown by size and load: the tables
+              os.path.join(SRC, "tests", "scenarios", "hubs-two-fabric.xml"), "--set",
+              "hubs/@keys=interfered-size-load"], {0}),
+    ("hubs", ["hubs", "--quiet", "--json",  # moving running jobs: the moves' members
+              os.path.join(SRC, "tests", "scenarios", "hubs-move-stream.xml")], {0}),
     ("calibrate", ["calibrate", "--quick", "--threads", "2", "--json"], {0}),
     ("goodput", ["goodput", "--json", "--steps", "3", "--replicas", "2"], {0}),
     ("step", ["step", "--json", SP], {0}),

@@ -9,6 +9,7 @@
  */
 #include "loader.h"
 #include "power.h"
+#include "site.h"
 
 #include <errno.h>
 #include <math.h>
@@ -495,9 +496,11 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
     char backlog[16];
     copy_attr(n, "backlog", backlog, sizeof backlog);
     c->gang_backlog = !strcmp(backlog, "gang"); /* the schema allows fluid, gang */
-    char keys[16];
-    copy_attr(n, "keys", keys, sizeof keys);
-    H->keys_interfered = !strcmp(keys, "interfered"); /* the schema allows isolated, interfered */
+    char keys[32];
+    copy_attr(n, "keys", keys, sizeof keys); /* the schema allows isolated, interfered,
+                                                interfered-size-load */
+    H->keys_size_load = !strcmp(keys, "interfered-size-load");
+    H->keys_interfered = !strcmp(keys, "interfered") || H->keys_size_load;
     double bw = 0;
     int rc = get_quantity(ld, n, "bandwidth", SIM_DIM_BANDWIDTH, 1, &bw);
     if (!rc)
@@ -511,6 +514,58 @@ static int parse_top(loader *ld, xmlNode *n, scn_hubs *H)
         rc = get_quantity(ld, n, "max-wait", SIM_DIM_TIME, 1, &c->max_wait_s);
     if (!rc)
         rc = non_negative(ld, n, "max-wait", c->max_wait_s);
+    return rc;
+}
+
+/* <hubs move="checkpoint" max-moves="N" restart="T"> (docs/hubs.md "Moving
+ * running jobs"): no moves without move (or with move="none"); max-moves 1
+ * by default (under "defaults used"); restart has no sourced figure, so it
+ * is required; the hub-to-hub RTTs from the catalog (sites.md 8.2) */
+static int parse_moves(loader *ld, xmlNode *n, const scn_scenario *s, scn_hubs *H)
+{
+    hubs_config *c = &H->cfg;
+    char move[16];
+    copy_attr(n, "move", move, sizeof move); /* the schema allows none, checkpoint */
+    if (strcmp(move, "checkpoint")) { /* move="none" keeps them, for --set */
+        if (!has_attr(n, "move") && (has_attr(n, "max-moves") || has_attr(n, "restart")))
+            return node_error(ld, n, has_attr(n, "restart") ? "restart" : "max-moves",
+                              "max-moves and restart are for moving running jobs: give "
+                              "move=\"checkpoint\"");
+        return 0;
+    }
+    if (!has_attr(n, "restart"))
+        return node_error(ld, n, "move", "moving running jobs needs restart=\"T\": the time a "
+                          "job takes to start again from its checkpoint at the new hub (no "
+                          "sourced figure exists; none is assumed)");
+    double moves = 1;
+    int rc = get_quantity(ld, n, "max-moves", SIM_DIM_COUNT, 0, &moves);
+    if (!rc && !(moves >= 1 && moves <= HUBS_MAX_MOVES && moves == floor(moves)))
+        rc = node_error(ld, n, "max-moves", "max-moves %g: a whole number of moves per job "
+                        "from 1 to %u", moves, HUBS_MAX_MOVES);
+    if (!rc)
+        rc = get_quantity(ld, n, "restart", SIM_DIM_TIME, 1, &c->restart_s);
+    if (!rc)
+        rc = non_negative(ld, n, "restart", c->restart_s);
+    if (!rc && !(c->restart_s <= 8.64e6))
+        rc = node_error(ld, n, "restart", "restart %g s: at most 100 days", c->restart_s);
+    if (!rc && c->backbone)
+        rc = node_error(ld, n, "move", "moving running jobs is not built with a <backbone> "
+                        "(a move's bytes would share its links): use the hubs' own links");
+    if (!rc && s->has_cluster_traffic)
+        rc = node_error(ld, n, "move", "moving running jobs is not built with a fabric at the "
+                        "hubs (a <cluster><fabric>): a job's interference would cross its "
+                        "checkpoint");
+    for (unsigned a = 0; !rc && a < c->n_hubs; a++)
+        for (unsigned b = 0; !rc && b < c->n_hubs; b++) {
+            double rtt = strcmp(c->hubs[a].name, c->hubs[b].name)
+                             ? site_rtt_s(c->hubs[a].name, c->hubs[b].name) : 0;
+            if (!isfinite(rtt))
+                rc = node_error(ld, n, "move", "the catalog has no RTT from %s to %s for a "
+                                "move between them", c->hubs[a].name, c->hubs[b].name);
+            c->hub_rtt_s[a][b] = rtt;
+        }
+    H->moves_default = !has_attr(n, "max-moves");
+    c->max_moves = rc ? 0 : (uint32_t)moves;
     return rc;
 }
 
@@ -589,6 +644,8 @@ int parse_hubs(loader *ld, xmlNode *root, scn_scenario *s)
         rc = node_error(ld, n, "policy", "the fixed policy needs fixed-hub=\"NAME\"");
     if (!rc)
         rc = parse_hubs_backbone(ld, n, s);
+    if (!rc)
+        rc = parse_moves(ld, n, s, H);
     xmlNode *trace = rc ? NULL : child(n, "trace");
     if (trace && child(n, "demand"))
         rc = node_error(ld, trace, NULL, "a <trace> gives every job: drop the <demand> classes");
