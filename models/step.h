@@ -104,8 +104,9 @@ typedef struct step_options {
 } step_options;
 
 /* The packet network refuses an iteration of more packet-hops than this
- * (its estimate; about 400 s at the tier's 2.5 M packet-hops per CPU
- * second: the budget of netbench --tier packet, PKB_MAX_PACKET_HOPS), and
+ * (its estimate; about 140 s at the tier's measured 7 M packet-hops per
+ * CPU second, PKB_PACKET_HOPS_PER_S: the budget of netbench --tier packet,
+ * PKB_MAX_PACKET_HOPS), and
  * stops one whose packet-hops pass it while it runs. */
 #define STEP_PACKET_MAX_HOPS 1e9
 

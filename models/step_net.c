@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "netcoll_internal.h"
+#include "packet_bench.h"
 #include "packet_coll.h"
 #include "packet_sharp.h"
 
@@ -103,10 +104,11 @@ int step_des_net_create(des *z)
     if (hops > STEP_PACKET_MAX_HOPS)
         return sim_error_set(z->err, SIM_ERR_INPUT, NULL, 0,
                              "the packet network: this iteration's PP and DP messages take at "
-                             "least %.3g packet-hops (about %.0f s at 2.5 M/s), above its "
+                             "least %.3g packet-hops (about %.0f s at %.0f M/s), above its "
                              "budget of %.0e: a smaller job (fewer GPUs or micro-batches, a "
                              "smaller model) or network=\"concurrent\" (the flow net)",
-                             hops, hops / 2.5e6, STEP_PACKET_MAX_HOPS);
+                             hops, hops / PKB_PACKET_HOPS_PER_S, PKB_PACKET_HOPS_PER_S / 1e6,
+                             STEP_PACKET_MAX_HOPS);
     if (o->packet_admit && (rc = o->packet_admit(o->packet_admit_ctx, packets, hops, z->err)))
         return rc;
     char why[256];
