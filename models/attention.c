@@ -190,6 +190,54 @@ int attn_kernel_check(int family, int kernel, const char *gpu_name, sim_error *e
                          have);
 }
 
+/* Occupancy on GH100: with few (batch x head x 128-query-tile) blocks per SM,
+ * u = b h ceil(s / 128) / 132, the kernels leave SMs idle. Measured on one
+ * H200 (tests/gpu/h200-2026-12-04/kernel_probe_overlap2.json, attn_grid:
+ * batch 1, 1-64 heads, s 4,096 and 8,192, d 128, causal; M, this machine,
+ * docs/gpu-calibration.md): the rate at u over the rate at u = 15.52,
+ * forward and backward apart, the mean of the two lengths where both have
+ * the point. The tables' benchmarks ran at batch 16k / s with 2048 / d heads
+ * (components.md 2.1), so at u_ref = 16384 (2048 / d) / (128 x 132); an op
+ * runs at table x f(u) / f(u_ref), f = 1 from 15.52 up and proportional to
+ * u below the first point. cuDNN's curve serves cuDNN and FA3 (both Hopper
+ * warp-specialised kernels; sibling rule, D), the flash curve FA2. A100 has
+ * no measurement: no factor. */
+#define OCC_POINTS 10
+#define OCC_SMS 132.0
+static const double occ_u[OCC_POINTS] = {0.2424, 0.4848, 0.9697, 1.9394, 2.9091,
+                                         3.8788, 5.8182, 7.7576, 11.6364, 15.5152};
+static const double occ_cudnn[2][OCC_POINTS] = {
+    {0.139, 0.268, 0.537, 0.634, 0.725, 0.813, 0.890, 0.928, 0.979, 1},
+    {0.136, 0.277, 0.456, 0.698, 0.773, 0.858, 0.924, 0.963, 0.992, 1}};
+static const double occ_flash[2][OCC_POINTS] = {
+    {0.304, 0.430, 0.467, 0.554, 0.642, 0.727, 0.840, 0.893, 0.963, 1},
+    {0.150, 0.281, 0.524, 0.690, 0.800, 0.860, 0.920, 0.953, 0.992, 1}};
+
+double attn_occupancy(int kernel, int dir, double u)
+{
+    const double *f = (kernel == ATTN_FLASH2 ? occ_flash : occ_cudnn)[dir == ATTN_DIR_BWD];
+    if (!(u > 0))
+        return 0;
+    if (u >= occ_u[OCC_POINTS - 1])
+        return 1;
+    if (u <= occ_u[0])
+        return f[0] * u / occ_u[0];
+    for (int i = 0; i + 1 < OCC_POINTS; i++)
+        if (u <= occ_u[i + 1])
+            return f[i] + (f[i + 1] - f[i]) * (u - occ_u[i]) / (occ_u[i + 1] - occ_u[i]);
+    return 1;
+}
+
+/* the op's rate over its table's, from occupancy (1 off GH100) */
+static double occupancy_factor(int family, const op *o, int dir)
+{
+    if (family != KFAM_GH100)
+        return 1;
+    double u = o->attn_batch_heads * ceil(o->seq_q / 128) / OCC_SMS;
+    double u_ref = 16384.0 * (2048.0 / o->head_dim) / (128 * OCC_SMS);
+    return attn_occupancy(o->attn_kernel, dir, u) / attn_occupancy(o->attn_kernel, dir, u_ref);
+}
+
 double attn_op_time_s(int family, const op *o)
 {
     double fwd_flops = 4.0 * o->attn_batch_heads * o->seq_q * o->seq_kv * o->head_dim;
@@ -197,10 +245,11 @@ double attn_op_time_s(int family, const op *o)
         return -1;
     double credited = o->causal ? 0.5 * fwd_flops : fwd_flops;
     int backward = o->flops > 1.5 * fwd_flops;
-    double rate = attn_rate_flops_per_s(family, o->attn_kernel,
-                                        backward ? ATTN_DIR_BWD : ATTN_DIR_FWD, o->causal,
-                                        o->head_dim, o->seq_q);
-    if (!(rate > 0))
+    int dir = backward ? ATTN_DIR_BWD : ATTN_DIR_FWD;
+    double rate = attn_rate_flops_per_s(family, o->attn_kernel, dir, o->causal, o->head_dim,
+                                        o->seq_q) *
+                  occupancy_factor(family, o, dir);
+    if (!(rate > 0) || isinf(rate))
         return -1;
     return (backward ? 2.5 : 1.0) * credited / rate;
 }

@@ -71,6 +71,13 @@ const char *attn_kernel_name(int kernel);
  * of an op doubles its FLOPs). Returns -1 when refused. */
 double attn_op_time_s(int family, const op *o);
 
+/* GH100's measured occupancy curve (attention.c): the rate of a kernel
+ * (cuDNN's curve for ATTN_CUDNN and ATTN_FLASH3, flash's for ATTN_FLASH2)
+ * in direction dir (ATTN_DIR_FWD or ATTN_DIR_BWD) at u (batch x heads x
+ * 128-query tiles per SM) over its rate at u >= 15.52: in (0, 1], 0 for
+ * u <= 0. attn_op_time_s divides by it at the tables' own u. */
+double attn_occupancy(int kernel, int dir, double u);
+
 /* Materialised attention (Megatron's unfused path: baddbmm for Q K^T, fused
  * scale-mask-softmax, dropout, bmm with V), for bh = b a/t (sequence, head)
  * pairs of query length sq, key length skv, head dim d, element size w:

@@ -67,6 +67,14 @@ def render():
         out.append('    {"%s", %d, %d, %d, %d, %.6e},' %
                    (x["backend"], x["b"], x["heads"], x["s"], int(x["bwd"]), x["s_time"]))
     out.append("};")
+    out += ["", "/* the attn_grid: batch 1, heads 1-64, s 4,096 and 8,192 (the occupancy curve",
+            " * of models/attention.c) */", "static const probe_attn probe_attn_grid[] = {"]
+    for x in load("kernel_probe_overlap2.json")["attn_grid"]:
+        if "error" in x:
+            continue
+        out.append('    {"%s", %d, %d, %d, %d, %.6e},' %
+                   (x["backend"], x["b"], x["heads"], x["s"], int(x["bwd"]), x["s_time"]))
+    out.append("};")
     out += ["", "/* a product loop beside a streaming kernel of k blocks: the shape, k, the",
             " * slowdown against the loop alone on every SM, 1 when the products were",
             " * given the k SMs as a margin (cuBLASLt's SM count target) */",
