@@ -44,7 +44,8 @@ rel = lambda a, b: abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 seen = set()
 for seed in (1, 2):
     s = json.load(open(f"{d}/r-{seed}.json"))["summary"]
-    assert s["iteration_time_s"] == t_full, (s["iteration_time_s"], t_full)
+    # the run derives its iteration from the step tier by another sum: equal to 1e-12
+    assert rel(s["iteration_time_s"], t_full) and abs(s["iteration_time_s"] - t_full) <= 1e-12 * t_full, (s["iteration_time_s"], t_full)
     assert s["parts_down"] == 1 and s["shrink_restarts"] == 1, (seed, s)
     assert s["fabric_wait_s"] == 0 and s["shrunk_s"] > 0 and s["fabric_unrunnable"] == 0, s
     assert rel(s["degraded_slowdown_s"], s["shrunk_s"] * (1 - v)), (seed, s, v)

@@ -104,9 +104,12 @@ for hot, run in ((0, "100C:90"), (1, "-50C:90"), (1, "-50C:70")):
         thr += w / (vf * vth) - w / vf
         stra += e - w / (vf * vth)
     assert abs(work - s["compute_time_s"]) <= 1e-9 * work, (work, s["compute_time_s"])
-    assert abs(s["degraded_slowdown_s"] - deg) <= 1e-9 * deg, (s["degraded_slowdown_s"], deg)
+    # deg and stra are sums of differences: exactly 0 in exact arithmetic where nothing
+    # slowed, a rounding residue (1e-13 s) in floating point, so the bounds are absolute
+    # below 1,000 s
+    assert abs(s["degraded_slowdown_s"] - deg) <= 1e-9 * max(abs(deg), 1e3), (s["degraded_slowdown_s"], deg)
     assert abs(s["throttle_slowdown_s"] - thr) <= 1e-9 * max(thr, 1e3), (s["throttle_slowdown_s"], thr)
-    assert abs(s["straggler_slowdown_s"] - stra) <= 1e-9 * stra, (s["straggler_slowdown_s"], stra)
+    assert abs(s["straggler_slowdown_s"] - stra) <= 1e-9 * max(abs(stra), 1e3), (s["straggler_slowdown_s"], stra)
     L = it[links[0]]
     print("%s, %s: slowed by stragglers %.6g s, degraded %.6g s, throttled %.6g s; the node "
           "slow costs %.4f %% alone, %.4f %% with a flap down%s"
