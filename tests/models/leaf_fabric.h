@@ -2,7 +2,7 @@
  * of one GPU each (no scale-up) under leaves of hosts_per_leaf ports (a
  * leaf-spine of the given radix, 1:1), InfiniBand-like links of
  * bytes_per_s at efficiency 1, ECMP, one channel and chunk. 0, or -1 with
- * the reason on stderr. Included by one test file each (a static function). */
+ * the reason on stderr. Static inline functions, included by test files. */
 #ifndef DCSIM_TEST_LEAF_FABRIC_H
 #define DCSIM_TEST_LEAF_FABRIC_H
 
@@ -11,8 +11,10 @@
 
 #include "fabric.h"
 
-static int make_leaf_fabric(fabric *f, unsigned gpus, unsigned radix, unsigned hosts_per_leaf,
-                            double bytes_per_s)
+/* the same with down:up oversubscription at the leaves (1, 1: make_leaf_fabric) */
+static inline int make_leaf_fabric_over(fabric *f, unsigned gpus, unsigned radix,
+                                        unsigned hosts_per_leaf, unsigned down, unsigned up,
+                                        double bytes_per_s)
 {
     fabric_config c;
     memset(&c, 0, sizeof c);
@@ -27,7 +29,8 @@ static int make_leaf_fabric(fabric *f, unsigned gpus, unsigned radix, unsigned h
     c.link.routing = HW_ROUTING_ECMP;
     c.shape.radix = radix;
     c.shape.hosts_per_leaf = hosts_per_leaf;
-    c.shape.over_down = c.shape.over_up = 1;
+    c.shape.over_down = down;
+    c.shape.over_up = up;
     c.routing.balance = TOPO_BALANCE_ECMP;
     c.routing.qps = 1;
     c.channels = 1;
@@ -39,6 +42,19 @@ static int make_leaf_fabric(fabric *f, unsigned gpus, unsigned radix, unsigned h
         return -1;
     }
     return 0;
+}
+
+static inline int make_leaf_fabric(fabric *f, unsigned gpus, unsigned radix,
+                                   unsigned hosts_per_leaf, double bytes_per_s)
+{
+    return make_leaf_fabric_over(f, gpus, radix, hosts_per_leaf, 1, 1, bytes_per_s);
+}
+
+/* every collective latency 0, so that times are bytes over rates alone */
+static inline void leaf_fabric_zero_latency(fabric *f)
+{
+    f->nc.base_latency_s = f->nc.intra_step_latency_s = f->nc.inter_step_latency_s = 0;
+    f->nc.intra_wire_latency_s = f->nc.inter_wire_latency_s = 0;
 }
 
 #endif

@@ -27,39 +27,16 @@
 #include "cluster.h"
 #include "cluster_interf.h"
 #include "fabric.h"
+#include "leaf_fabric.h"
 
 #define B_LINK 50e9 /* 400 Gb/s, bytes/s (the test's own link, efficiency 1) */
 
 static int make_fabric(fabric *f, unsigned gpus, unsigned radix, unsigned hosts_per_leaf,
                        unsigned down, unsigned up)
 {
-    fabric_config c;
-    memset(&c, 0, sizeof c);
-    if (fabric_topology_parse("leaf-spine", &c.topology))
+    if (make_leaf_fabric_over(f, gpus, radix, hosts_per_leaf, down, up, B_LINK))
         return -1;
-    c.gpus = gpus;
-    c.gpus_per_node = 1;
-    snprintf(c.link.name, sizeof c.link.name, "test-400g");
-    c.link.kind = HW_LINK_INFINIBAND;
-    c.link.bytes_per_s = B_LINK;
-    c.link.efficiency = 1;
-    c.link.routing = HW_ROUTING_ECMP;
-    c.shape.radix = radix;
-    c.shape.hosts_per_leaf = hosts_per_leaf;
-    c.shape.over_down = down;
-    c.shape.over_up = up;
-    c.routing.balance = TOPO_BALANCE_ECMP;
-    c.routing.qps = 1;
-    c.channels = 1;
-    c.chunks = 1;
-    sim_error err;
-    sim_error_clear(&err);
-    if (fabric_build(&c, f, &err)) {
-        fprintf(stderr, "fabric: %s\n", err.msg);
-        return -1;
-    }
-    f->nc.base_latency_s = f->nc.intra_step_latency_s = f->nc.inter_step_latency_s = 0;
-    f->nc.intra_wire_latency_s = f->nc.inter_wire_latency_s = 0;
+    leaf_fabric_zero_latency(f);
     return 0;
 }
 
