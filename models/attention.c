@@ -216,16 +216,7 @@ static const double occ_flash[2][OCC_POINTS] = {
 double attn_occupancy(int kernel, int dir, double u)
 {
     const double *f = (kernel == ATTN_FLASH2 ? occ_flash : occ_cudnn)[dir == ATTN_DIR_BWD];
-    if (!(u > 0))
-        return 0;
-    if (u >= occ_u[OCC_POINTS - 1])
-        return 1;
-    if (u <= occ_u[0])
-        return f[0] * u / occ_u[0];
-    for (int i = 0; i + 1 < OCC_POINTS; i++)
-        if (u <= occ_u[i + 1])
-            return f[i] + (f[i + 1] - f[i]) * (u - occ_u[i]) / (occ_u[i + 1] - occ_u[i]);
-    return 1;
+    return kern_polyline(occ_u, f, OCC_POINTS, 0, 0, u);
 }
 
 /* the op's rate over its table's, from occupancy (1 off GH100) */

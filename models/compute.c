@@ -112,19 +112,10 @@ double compute_beside_share(const compute_device *d, double k)
     unsigned n = d->n_beside;
     if (n == 0) /* rule 1: the other SMs do the work */
         return k / (S - k);
-    const double *x = d->beside_k, *y = d->beside_slowdown;
-    if (k >= x[n - 1]) {
-        double k0 = x[n - 1];
-        return y[n - 1] * (S - k0) / (S - k) - 1;
-    }
-    double x0 = 0, y0 = 1;
-    unsigned i = 0;
-    while (i < n && x[i] <= k) {
-        x0 = x[i];
-        y0 = y[i];
-        i++;
-    }
-    return y0 + (y[i] - y0) * (k - x0) / (x[i] - x0) - 1;
+    double k_last = d->beside_k[n - 1];
+    if (k >= k_last) /* the last point's slowdown grown as rule 1 grows */
+        return d->beside_slowdown[n - 1] * (S - k_last) / (S - k) - 1;
+    return kern_polyline(d->beside_k, d->beside_slowdown, n, 0, 1, k) - 1;
 }
 
 /* dimensions of a GEMM must be positive and finite */

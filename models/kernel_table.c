@@ -38,6 +38,22 @@ static const double h100_times[5] = {3.35e12, 0.1848e-3, 0.0188e-3, 0.3068e-3, 0
 const double kern_beside_k[KERN_BESIDE_POINTS] = {4, 8, 16, 32};
 const double kern_beside_gh100[KERN_BESIDE_POINTS] = {1.3079, 1.3227, 1.4204, 1.5522};
 
+double kern_polyline(const double *xs, const double *ys, unsigned n, double x0, double y0,
+                     double x)
+{
+    if (!(x > x0))
+        return y0;
+    if (x >= xs[n - 1])
+        return ys[n - 1];
+    unsigned i = 0;
+    while (i < n && xs[i] <= x) {
+        x0 = xs[i];
+        y0 = ys[i];
+        i++;
+    }
+    return y0 + (ys[i] - y0) * (x - x0) / (xs[i] - x0);
+}
+
 #define BIG_BYTES 536870912.0
 #define SMALL_BYTES 33554432.0
 

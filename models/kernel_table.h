@@ -63,4 +63,12 @@ void kern_mem_from_times(double bw, double big_bytes, double big_s, double small
                          double small_s, double eager_s, double *fused_eff, double *eager_eff,
                          double *fixed_s);
 
+/* A measured curve between its points: y at x on the polyline through (x0,
+ * y0), (xs[0], ys[0]), ..., (xs[n-1], ys[n-1]), xs ascending above x0, n >= 1;
+ * the segment that starts at or below x (a point gives its y exactly); x
+ * clamped to [x0, xs[n-1]]. Used by compute_beside_share and the attention
+ * occupancy curve. */
+double kern_polyline(const double *xs, const double *ys, unsigned n, double x0, double y0,
+                     double x);
+
 #endif
