@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "gpu_watch.h"
 
 static cluster_config shape(uint32_t gpus, uint32_t node, const char *sched)
 {
@@ -31,34 +32,6 @@ static cluster_config shape(uint32_t gpus, uint32_t node, const char *sched)
     c.seed = 7;
     c.elastic = 1;
     return c;
-}
-
-/* an occupancy map of its own: job + 1 per GPU, 0 free */
-typedef struct watch {
-    uint32_t gpus, *owner;
-    int clashes, bad_frees;
-} watch;
-
-static void on_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, uint32_t n)
-{
-    watch *w = ctx;
-    (void)now_s;
-    if (!g) {
-        uint32_t freed = 0;
-        for (uint32_t x = 0; x < w->gpus; x++)
-            if (w->owner[x] == job + 1) {
-                w->owner[x] = 0;
-                freed++;
-            }
-        w->bad_frees += freed != n;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (g[i] >= w->gpus || w->owner[g[i]])
-            w->clashes++;
-        else
-            w->owner[g[i]] = job + 1;
-    }
 }
 
 /* 16 GPUs x 1000 s of work alone on 8 GPUs: starts at once on the 8, ends

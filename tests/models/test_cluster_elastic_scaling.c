@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "gpu_watch.h"
 
 static cluster_config shape(uint32_t gpus, uint32_t node, const char *sched)
 {
@@ -113,29 +114,6 @@ static cluster_config stream(double e, int disrupt)
         c.fail.repair_s = 3600;
     }
     return c;
-}
-
-typedef struct watch {
-    uint32_t gpus, *owner;
-    int clashes;
-} watch;
-
-static void on_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, uint32_t n)
-{
-    watch *w = ctx;
-    (void)now_s;
-    if (!g) {
-        for (uint32_t x = 0; x < w->gpus; x++)
-            if (w->owner[x] == job + 1)
-                w->owner[x] = 0;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (g[i] >= w->gpus || w->owner[g[i]])
-            w->clashes++;
-        else
-            w->owner[g[i]] = job + 1;
-    }
 }
 
 static void test_linear_digest(void)

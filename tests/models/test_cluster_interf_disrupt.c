@@ -25,6 +25,7 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "gpu_watch.h"
 #include "cluster_interf.h"
 #include "fabric.h"
 #include "leaf_fabric.h"
@@ -133,34 +134,6 @@ static void test_preempted_sharer_by_hand(void)
     CHECK_REL(r.busy_gpu_s + r.idle_gpu_s + r.down_gpu_s, r.capacity_gpu_s, 1e-12);
     cluster_result_free(&r);
     fabric_free(&f);
-}
-
-/* ---- an occupancy map: job + 1 per GPU, 0 free ---- */
-typedef struct watch {
-    uint32_t gpus, *owner;
-    int clashes, bad_frees;
-} watch;
-
-static void on_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, uint32_t n)
-{
-    (void)now_s;
-    watch *w = ctx;
-    if (!g) {
-        uint32_t freed = 0;
-        for (uint32_t x = 0; x < w->gpus; x++)
-            if (w->owner[x] == job + 1) {
-                w->owner[x] = 0;
-                freed++;
-            }
-        w->bad_frees += freed != n;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (g[i] >= w->gpus || w->owner[g[i]])
-            w->clashes++;
-        else
-            w->owner[g[i]] = job + 1;
-    }
 }
 
 /* 128 GPUs in nodes of 8 on leaves of 24 host ports and 8 uplinks (3:1); a

@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "gpu_watch.h"
 
 static cluster_job_spec *mixed(uint32_t n)
 {
@@ -35,33 +36,6 @@ static cluster_job_spec *mixed(uint32_t n)
         v[i].priority = 0;
     }
     return v;
-}
-
-typedef struct watch {
-    uint32_t gpus, *owner;
-    int clashes, bad_frees;
-} watch;
-
-static void on_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, uint32_t n)
-{
-    watch *w = ctx;
-    (void)now_s;
-    if (!g) {
-        uint32_t freed = 0;
-        for (uint32_t x = 0; x < w->gpus; x++)
-            if (w->owner[x] == job + 1) {
-                w->owner[x] = 0;
-                freed++;
-            }
-        w->bad_frees += freed != n;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (g[i] >= w->gpus || w->owner[g[i]])
-            w->clashes++;
-        else
-            w->owner[g[i]] = job + 1;
-    }
 }
 
 static void check_run(const cluster_config *c, const cluster_result *r)
