@@ -357,11 +357,15 @@ static double pct(double saved, double of) { return of > 0 ? 100 * saved / of : 
 
 /* a fabric at each hub (hubs_fabric.h): what interference cost each hub,
  * and how often its pacer simulated */
-static void print_interference(const scn_hubs *H, const hubs_run *run, const hubs_run *base)
+static void print_interference(const scn_scenario *s, const hubs_run *run, const hubs_run *base)
 {
+    const scn_hubs *H = s->hubs;
+    const char *phase = cluster_phase_name(s->cluster_traffic.phase);
     printf("fabric     each hub's jobs timed on the <cluster><fabric> sized to its GPUs, every "
-           "job's collective with its neighbours' (docs/hubs.md \"A fabric at each hub\"); "
-           "busy GPU-h added by interference (policy / nearest):");
+           "job's collective with its neighbours' (docs/hubs.md \"A fabric at each hub\"; "
+           "iteration phases %s, docs/cluster.md \"Iteration phases\"); "
+           "busy GPU-h added by interference (policy / nearest):",
+           phase ? phase : "?");
     for (unsigned h = 0; h < run->cfg.n_hubs; h++)
         printf(" %s %.6g / %.6g%s", run->cfg.hubs[h].name, run->r.hub[h].interf_gpu_s / 3600,
                base->r.hub[h].interf_gpu_s / 3600, h + 1 < run->cfg.n_hubs ? "," : "");
@@ -475,7 +479,7 @@ static void print_text(const scn_scenario *s, const hubs_run *run, const hubs_ru
         printf("note       %u jobs passed over a hub for its water limit\n",
                run->r.water_passes);
     if (run->interf)
-        print_interference(H, run, base);
+        print_interference(s, run, base);
     printf("horizon    %.6g days (the later last end of the two runs): every hub accounted over "
            "it, idle GPUs included\n\n", run->r.horizon_s / 86400);
     printf("policy %s\n", hubs_policy_name(c->policy));

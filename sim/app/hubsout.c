@@ -190,6 +190,10 @@ cJSON *hubs_json(const scn_scenario *s, const hubs_run *run, const hubs_run *bas
     cJSON_AddStringToObject(root, "keys", s->hubs->keys_size_load    ? "interfered-size-load"
                                           : s->hubs->keys_interfered ? "interfered"
                                                                      : "isolated");
+    if (run->interf) { /* a fabric at each hub: how its jobs' iterations line up */
+        const char *phase = cluster_phase_name(s->cluster_traffic.phase);
+        cJSON_AddStringToObject(root, "phase", phase ? phase : "?");
+    }
     const struct { const char *name; double value; } v[] = {
         {"jobs", c->n_jobs}, {"hubs", c->n_hubs}, {"bandwidth_bps", c->bandwidth_bps},
         {"cost_per_tb", c->cost_per_tb}, {"max_wait_s", c->max_wait_s},
