@@ -203,7 +203,8 @@ int attn_kernel_check(int family, int kernel, const char *gpu_name, sim_error *e
  * warp-specialised kernels; sibling rule, D), the flash curve FA2. A100 has
  * no measurement: no factor. */
 #define OCC_POINTS 10
-#define OCC_SMS 132.0
+#define OCC_SMS 132.0 /* the measured H200's SMs; every KFAM_GH100 part (H100, H800, H200 SXM)
+                        has 132 (hardware.md 1.1), so u counts waves on the GPU it prices */
 static const double occ_u[OCC_POINTS] = {0.2424, 0.4848, 0.9697, 1.9394, 2.9091,
                                          3.8788, 5.8182, 7.7576, 11.6364, 15.5152};
 static const double occ_cudnn[2][OCC_POINTS] = {
