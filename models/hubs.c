@@ -268,6 +268,7 @@ int hubs_place(const hubs_config *c, hubs_result *out, sim_error *err)
         hubs_job *o = &out->jobs[i];
         int fallback = 0, passed = 0;
         o->hub = pick(c, j, est, water, &o->defer_s, &fallback, &passed);
+        o->end_hub = o->hub;
         out->fallbacks += (uint32_t)fallback;
         out->water_passes += (uint32_t)passed;
         hubs_water_commit(c, water, j, o->hub, j->arrival_s + o->defer_s, est[o->hub]);
@@ -445,26 +446,43 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
 {
     hubs_hub_result *o = &r->hub[h];
     uint32_t n = 0;
-    for (uint32_t i = 0; i < r->n_jobs; i++)
-        if (r->jobs[i].hub == h)
-            ord[n++] = (order){r->jobs[i].end_s, i};
-    qsort(ord, n, sizeof *ord, cmp_order);
-    double free_out = 0, link_cost = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        const hubs_job_spec *j = &c->jobs[ord[k].i];
-        hubs_job *x = &r->jobs[ord[k].i];
-        link_cost += hubs_link_cost(c, j, h, j->dataset_tb + j->result_tb);
-        if (!c->backbone) { /* the hub's own link (with a backbone: backbone_run) */
+    if (!c->backbone) { /* the results leave on the link of the hub each job ends at (with a
+                           backbone: backbone_run; moves need none) */
+        for (uint32_t i = 0; i < r->n_jobs; i++)
+            if (r->jobs[i].end_hub == h)
+                ord[n++] = (order){r->jobs[i].end_s, i};
+        qsort(ord, n, sizeof *ord, cmp_order);
+        double free_out = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            const hubs_job_spec *j = &c->jobs[ord[k].i];
+            hubs_job *x = &r->jobs[ord[k].i];
             x->back_done_s = x->end_s;
             x->back_wait_s = 0;
             if (j->result_tb > 0) {
                 double start = fmax(x->end_s, free_out);
                 x->back_wait_s = start - x->end_s;
                 free_out = start + j->result_tb * 8e12 / c->bandwidth_bps;
-                x->back_done_s = free_out + x->rtt_s;
+                x->back_done_s = free_out + c->hubs[h].rtt_s[j->origin];
+            }
+            if (x->hub != h) { /* moved here: its result's trip is this hub's */
+                o->tb_out += j->result_tb;
+                o->transfer_s += x->back_done_s - x->end_s;
+                o->link_wait_s += x->back_wait_s;
             }
         }
-        double back_wait = x->back_wait_s;
+    }
+    n = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++)
+        if (r->jobs[i].hub == h)
+            ord[n++] = (order){r->jobs[i].end_s, i};
+    qsort(ord, n, sizeof *ord, cmp_order);
+    double link_cost = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const hubs_job_spec *j = &c->jobs[ord[k].i];
+        hubs_job *x = &r->jobs[ord[k].i];
+        link_cost += hubs_link_cost(c, j, h, j->dataset_tb + j->result_tb);
+        int ends_here = x->end_hub == h; /* else its result's trip is its last hub's */
+        double back_wait = ends_here ? x->back_wait_s : 0;
         double ready = j->arrival_s + x->defer_s;
         o->jobs++;
         double run_s = hubs_run_time_s(&c->hubs[h], j);
@@ -477,8 +495,8 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
         }
         o->ref_gpu_s += (double)j->gpus * j->duration_s;
         o->tb_in += j->dataset_tb;
-        o->tb_out += j->result_tb;
-        o->transfer_s += (x->submit_s - ready) + (x->back_done_s - x->end_s);
+        o->tb_out += ends_here ? j->result_tb : 0;
+        o->transfer_s += (x->submit_s - ready) + (ends_here ? x->back_done_s - x->end_s : 0);
         o->link_wait_s += (x->in_start_s - ready) + back_wait;
         if (c->backbone)
             o->link_wait_s += x->in_share_s;

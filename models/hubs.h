@@ -201,6 +201,8 @@ typedef struct hubs_config {
  * end, back_done are filled by hubs_simulate) */
 typedef struct hubs_job {
     uint32_t hub;
+    uint32_t end_hub;          /* the hub it ends at, whose link takes its result back: hub,
+                                  or its last move's `to` (hubs_moves.c) */
     double defer_s;            /* follow-the-renewables: whole hours */
     double est_wait_s;         /* the hub's fluid estimate at placement */
     double in_start_s, submit_s; /* dataset on the link from in_start_s; at the hub at submit_s */

@@ -222,8 +222,10 @@ int hubs_moves_run(const hubs_config *c, const cluster_config *tmpl, hubs_result
                                "it with the scenario)", r->n_moves + 2);
     }
     for (uint32_t i = 0; !rc && i < r->n_jobs; i++)
-        if (last[i] != HUBS_NONE)
+        if (last[i] != HUBS_NONE) {
             r->jobs[i].end_s = r->moves[last[i]].end_s;
+            r->jobs[i].end_hub = r->moves[last[i]].to;
+        }
     free(last);
     free(count);
     return rc;

@@ -225,13 +225,14 @@ void hubs_series_fill(const hubs_run *run, unsigned h, const hubs_hours *hh, hub
     }
     for (uint32_t i = 0; i < run->r.n_jobs; i++) {
         const hubs_job *x = &run->r.jobs[i];
+        const hubs_job_spec *j = &c->jobs[i];
+        if (x->end_hub == h) /* the result leaves from the hub the job ends at */
+            bins[bin_of(x->end_s, bin_s, n)].tb_moved += j->result_tb;
         if (x->hub != h)
             continue;
-        const hubs_job_spec *j = &c->jobs[i];
         bins[bin_of(x->start_s, bin_s, n)].jobs_started++;
         bins[bin_of(x->in_start_s, bin_s, n)].tb_moved += j->dataset_tb;
-        bins[bin_of(x->end_s, bin_s, n)].tb_moved += j->result_tb;
-        /* a backbone's links' own cost per TB (0 without) */
+        /* a backbone's links' own cost per TB (0 without; no moves with one) */
         bins[bin_of(x->in_start_s, bin_s, n)].data_cost += hubs_link_cost(c, j, h, j->dataset_tb);
         bins[bin_of(x->end_s, bin_s, n)].data_cost += hubs_link_cost(c, j, h, j->result_tb);
     }

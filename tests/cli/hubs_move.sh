@@ -7,6 +7,7 @@
 #    1,200 s) + the catalog's Shaoguan-Gui'an RTT, and ends there after the
 #    600 s restart and the work it had left (72,000 s less what it did
 #    since its dataset reached Shaoguan: 800 s + the Guangzhou-Shaoguan RTT).
+#    Its result leaves from Gui'an, where it ended, on Gui'an's link.
 # 2. Conservation on a stream of deferrable training over three hubs
 #    (hubs-move-stream.xml): jobs, reference GPU-h, TB in and out equal the
 #    run without moves; busy GPU-h = reference + restarts (one GPU type);
@@ -78,6 +79,14 @@ else:
         bad.append("closed form: gpu_h %r, expected %r" % (t["gpu_h"], want_gpu_h))
     if abs(t["data_cost"] - 20 * (1 + 0.5 + 1.5)) > 1e-9:
         bad.append("closed form: data cost %r, expected 60" % t["data_cost"])
+    # the dataset came in at Shaoguan; the result leaves Gui'an, where the job
+    # ended: 0.5 TB at 10 Gb/s + the Gui'an-Guangzhou RTT on Gui'an's link
+    hub = {h["name"]: h for h in one["hubs"]}
+    got = [(hub[n]["tb_in"], hub[n]["tb_out"], hub[n]["transfer_s"]) for n in ("shaoguan", "guian")]
+    want_t = [(1, 0, s1), (0, 0.5, 0.5e12 * 8 / 10e9 + rtt[("guian", "guangzhou")])]
+    for n, g, w in zip(("shaoguan", "guian"), got, want_t):
+        if g[:2] != w[:2] or abs(g[2] - w[2]) > 1e-9 * w[2]:
+            bad.append("closed form: %s TB in, out, transfer s %r, expected %r" % (n, g, w))
 # 2. conservation
 doc, off = load("stream"), load("off")
 r, o = doc["run"], off["run"]
