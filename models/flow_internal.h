@@ -18,7 +18,7 @@
  * pool and list together; a 4,096-rank all-to-all has 42.5 M of them).
  * A 6-hop single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
- * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
+ * its bottleneck link (slot[bneck].level) or its cap (bneck == NO_LINK).
  */
 #ifndef DCSIM_MODELS_FLOW_INTERNAL_H
 #define DCSIM_MODELS_FLOW_INTERNAL_H
@@ -74,8 +74,24 @@ typedef struct link_list {
 typedef struct flow_slot {
     link_list list;        /* the flows on it */
     double cap;            /* its link's capacity (link_capacity[link_of]) */
-    double cap_left, w_unfrozen; /* a filling's: capacity left, unfrozen weight */
-    uint32_t n_unfrozen, heap_pos; /* a filling's: unfrozen flows, place in the heap */
+    double cap_left;       /* a filling's: capacity left */
+    union {                /* one field, two uses that never overlap: */
+        double w_unfrozen; /* while the link is in a filling's heap: its unfrozen weight */
+        double level;      /* once it froze (or stood as a flow's cap) in the last filling
+                            * it was in: the share it froze at, which flow_new_rate reads
+                            * for the flows of that filling; the link has left the heap,
+                            * so nothing writes the weight again before the next filling
+                            * of its flows (which sets both anew) */
+    };
+    union {                /* one field, two uses that never overlap: */
+        uint32_t n_unfrozen; /* inside a filling: its unfrozen flows on the link */
+        uint32_t waiting;    /* outside one: the list's last entries whose flow ids wait
+                              * for flow_store_place (counted in list.n, room reserved;
+                              * every filling starts after a place, when it is 0, and
+                              * leaves it 0); the top bit marks a link of the flow being
+                              * attached (flow_store_attach) */
+    };
+    uint32_t heap_pos;     /* a filling's: place in the heap */
     uint32_t mark;         /* epoch stamp of the recomputations' link sets */
     uint32_t n_bneck;      /* the active flows whose bneck it is (the local repair
                             * checks a link only when some flow's bottleneck is
@@ -120,8 +136,6 @@ struct flow_net {
     flow_slot *slot;       /* per slot, FLOW_SLOT_ALIGN-aligned */
     uint32_t *live;        /* per slot: its list's entries of active flows (n less the
                             * finished flows whose removal waits for flow_store_flush) */
-    uint32_t *deferred;    /* per slot: its list's last entries whose flow ids wait for
-                            * flow_store_place (n counts them, the room is reserved) */
     uint32_t place_next;   /* the first fresh flow whose entries wait, or NO_FLOW */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
@@ -164,7 +178,6 @@ struct flow_net {
     uint32_t epoch;        /* stamps of flow_mark and flow_slot.mark */
     uint32_t *comp_links, *touched;
     uint32_t *capped, n_capped_active, cap_capped; /* flows with a cap or no link */
-    double *level;         /* per slot: share at which a link froze */
     uint32_t *heap;
     double *heap_share;    /* heap_share[i]: the fair share of link heap[i], kept with it */
     struct flow_cap *caps; /* a repair's filling: its flows' caps, from rates and from links
@@ -281,7 +294,7 @@ static inline int flow_is_active(const flow_net *n, uint32_t f)
 /* The rate flow f got in the last filling it was in. */
 static inline double flow_new_rate(const flow_net *n, uint32_t f)
 {
-    return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->level[n->bneck[f]];
+    return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->slot[n->bneck[f]].level;
 }
 
 /* slot l carries a flow (is_busy) or none */

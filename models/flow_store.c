@@ -109,7 +109,7 @@ static size_t pool_alloc(flow_net *n, size_t s)
 
 /* ---- flow classes ---- */
 
-#define ATTACHING 0x80000000u /* deferred[l]: l is among the flow being attached's */
+#define ATTACHING 0x80000000u /* slot.waiting: l is among the flow being attached's */
 
 static uint64_t bits(double x)
 {
@@ -318,20 +318,20 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             return -1;
     /* f goes on each link once: a repeated link carries the mark bit in its
      * waiting count (repeats are rare; netcoll merges its own), and its
-     * weights add in order. The entry is reserved (n, deferred), written by
+     * weights add in order. The entry is reserved (n, waiting), written by
      * flow_store_place. */
     uint32_t m = 0;
     for (size_t i = 0; i < k; i++) {
         uint32_t l = slot[i];
         link_list *ll = &n->slot[l].list;
-        if (n->deferred[l] & ATTACHING) {
+        if (n->slot[l].waiting & ATTACHING) {
             uint32_t s = m - 1;
             while (n->attach_link[s] != l) /* l is among the first m */
                 s--;
             n->attach_w[s] += u[i].weight;
             continue;
         }
-        n->deferred[l] = (n->deferred[l] + 1) | ATTACHING;
+        n->slot[l].waiting = (n->slot[l].waiting + 1) | ATTACHING;
         ll->n++;
         n->live[l]++;
         flow_set_busy(n, l, 1);
@@ -339,7 +339,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         n->attach_w[m++] = u[i].weight;
     }
     for (uint32_t s = 0; s < m; s++)
-        n->deferred[n->attach_link[s]] &= ~ATTACHING;
+        n->slot[n->attach_link[s]].waiting &= ~ATTACHING;
     int uniform = 1;
     for (uint32_t s = 1; s < m; s++)
         uniform &= n->attach_w[s] == n->attach_w[0];
@@ -356,7 +356,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             class_put(n, id);
         for (uint32_t s = 0; s < m; s++) {
             n->live[n->attach_link[s]]--;
-            n->deferred[n->attach_link[s]]--;
+            n->slot[n->attach_link[s]].waiting--;
             if (--n->slot[n->attach_link[s]].list.n == 0)
                 flow_set_busy(n, n->attach_link[s], 0);
         }
@@ -424,7 +424,7 @@ static void place_one(flow_net *n, uint32_t f)
     const uint32_t *b = flow_links(n, f);
     for (uint32_t s = 0; s < m; s++) {
         link_list *ll = &n->slot[b[s]].list;
-        uint32_t at = ll->n - n->deferred[b[s]]--; /* the first still waiting */
+        uint32_t at = ll->n - n->slot[b[s]].waiting--; /* the first still waiting */
         flow_list_ids(ll)[at] = f;
         if (ll->k)
             ll->k[at] = s;

@@ -161,7 +161,7 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
         CHECK(same_as_model(a, &md));
         for (uint32_t l = 0; l < a->n_slots; l++) {
             CHECK_INT_EQ(a->live[l], a->slot[l].list.n);
-            CHECK_INT_EQ(a->deferred[l], 0);
+            CHECK_INT_EQ(a->slot[l].waiting, 0);
             if (l < LINKS && before[l] >= 2 && a->slot[l].list.n == 0)
                 (*emptied)++;
             else if (l < LINKS && before[l] >= a->slot[l].list.n + 2 && a->slot[l].list.n)
