@@ -12,10 +12,11 @@
  * a code per usage, 2 bytes, and its distinct weights once each, 8 bytes:
  * a coupled all-to-all flow has ~10,000 usages and a few dozen weights).
  * A link's list holds flow ids (4 bytes); once a flow with unequal weights
- * has been on the link, also each entry's usage index in its flow's block
- * (4 bytes), so that a scan of the link reads its flows' weights in O(1)
- * from the pool (each weight held once: about 14 bytes per weighted usage,
- * pool and list together; a 4,096-rank all-to-all has 42.5 M of them).
+ * has been on the link, also each entry's weight code in its flow's block
+ * (2 bytes), so that a scan of the link reads its flows' weights in O(1)
+ * from the flow's table of distinct weights (each weight held once: about
+ * 12 bytes per weighted usage, pool and list together; a 4,096-rank
+ * all-to-all has 42.5 M of them).
  * A 6-hop single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
  * its bottleneck link (slot[bneck].level) or its cap (bneck == NO_LINK).
@@ -62,11 +63,14 @@ typedef struct link_list {
         uint32_t *heap;              /* cap > LIST_INLINE */
         uint32_t inl[LIST_INLINE];   /* cap <= LIST_INLINE */
     } ids;
-    uint32_t *k;           /* NULL, or k[i]: entry i's usage of the link in its flow's
-                            * block (every entry), from the first flow with unequal
-                            * weights on it on: its weight there is one load away */
+    uint16_t *code;        /* NULL, or code[i]: entry i's weight code on the link in its
+                            * flow's block (every entry; 0 for a uniform flow), from the
+                            * first flow with unequal weights on it on: its weight is one
+                            * load away. FLOW_LIST_FAR for a flow with that many distinct
+                            * weights or more: found in its block (flow_far_weight) */
     uint32_t n, cap;
 } link_list;
+#define FLOW_LIST_FAR 0xffffu
 
 /* A slot's state that the filling and the repair read on every visit, in
  * one 64-byte record (one cache line: the slots are allocated 64-aligned),
@@ -262,30 +266,46 @@ static inline const uint32_t *flow_links(const flow_net *n, uint32_t f)
 {
     return n->pool + n->use_off[f];
 }
+/* The code of flow f's k-th usage (f of class c, with per-usage weights). */
+static inline uint32_t flow_use_code(const flow_net *n, uint32_t f, const flow_class *c,
+                                     uint32_t k)
+{
+    const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
+    if (c->n_weights > FLOW_SHORT_CODES)
+        return codes[k];
+    uint16_t h;
+    memcpy(&h, (const char *)codes + 2 * (size_t)k, sizeof h);
+    return h;
+}
+/* Weight number code of flow f (of class c, with per-usage weights). */
+static inline double flow_code_weight(const flow_net *n, uint32_t f, const flow_class *c,
+                                      uint32_t code)
+{
+    const uint32_t *table = n->pool + n->use_off[f] + c->n_use +
+                            flow_code_words(c->n_use, c->n_weights);
+    double w;
+    memcpy(&w, table + 2 * (size_t)code, sizeof w);
+    return w;
+}
 /* Weight of flow f's k-th usage. */
 static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
 {
     const flow_class *c = flow_cls(n, f);
-    if (!isnan(c->weight))
-        return c->weight;
-    const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
-    uint32_t code;
-    size_t words = flow_code_words(c->n_use, c->n_weights);
-    if (c->n_weights <= FLOW_SHORT_CODES) {
-        uint16_t h;
-        memcpy(&h, (const char *)codes + 2 * (size_t)k, sizeof h);
-        code = h;
-    } else
-        code = codes[k];
-    double w;
-    memcpy(&w, codes + words + 2 * (size_t)code, sizeof w);
-    return w;
+    return isnan(c->weight) ? flow_code_weight(n, f, c, flow_use_code(n, f, c, k)) : c->weight;
 }
-/* Weight of the i-th flow on link list ll on that link. */
+/* The weight on link list ll's link of flow f, a flow with FLOW_LIST_FAR
+ * distinct weights or more (a search of its block: flow_store.c). */
+double flow_far_weight(const flow_net *n, const link_list *ll, uint32_t f);
+/* Weight of the i-th flow on link list ll on that link. A list without
+ * codes has carried only flows of one weight each (their class's). */
 static inline double flow_entry_weight(const flow_net *n, const link_list *ll, uint32_t i)
 {
     uint32_t f = flow_list_ids_c(ll)[i];
-    return ll->k ? flow_use_weight(n, f, ll->k[i]) : flow_cls(n, f)->weight; /* no k: uniform */
+    const flow_class *c = flow_cls(n, f);
+    if (!isnan(c->weight))
+        return c->weight;
+    uint32_t code = ll->code[i];
+    return code == FLOW_LIST_FAR ? flow_far_weight(n, ll, f) : flow_code_weight(n, f, c, code);
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)
 {
