@@ -60,9 +60,9 @@ void flow_net_destroy(flow_net *n)
     flow_store_free(n);
     free(n->caps);
     void *arrays[] = {n->load, n->link_bytes, n->busy, n->slot_of, n->link_of,
-                      n->slot, n->live, n->deferred, n->comp_links,
+                      n->slot, n->live, n->comp_links,
                       n->heap, n->heap_share, n->dirty,
-                      n->touched, n->level, n->is_dirty};
+                      n->touched, n->is_dirty};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(n);
@@ -140,19 +140,16 @@ int flow_grow_slots(flow_net *n, size_t need)
         regrow(&n->link_bytes, cap, sizeof *n->link_bytes) ||
         regrow_slots(n, cap) ||
         regrow(&n->live, cap, sizeof *n->live) ||
-        regrow(&n->deferred, cap, sizeof *n->deferred) ||
         regrow(&n->comp_links, cap, sizeof *n->comp_links) ||
         regrow(&n->heap, cap, sizeof *n->heap) ||
         regrow(&n->heap_share, cap, sizeof *n->heap_share) ||
         regrow(&n->dirty, cap, sizeof *n->dirty) ||
         regrow(&n->touched, cap, sizeof *n->touched) ||
-        regrow(&n->level, cap, sizeof *n->level) ||
         regrow(&n->is_dirty, cap, sizeof *n->is_dirty))
         return -1; /* the grown ones are only larger: cap_slots stays */
     size_t old = n->cap_slots;
     memset(n->link_bytes + old, 0, (cap - old) * sizeof *n->link_bytes);
     memset(n->live + old, 0, (cap - old) * sizeof *n->live);
-    memset(n->deferred + old, 0, (cap - old) * sizeof *n->deferred);
     memset(n->is_dirty + old, 0, (cap - old) * sizeof *n->is_dirty);
     n->cap_slots = (uint32_t)cap;
     return 0;
@@ -605,9 +602,9 @@ size_t flow_net_memory_bytes(const flow_net *n)
     b += L * (sizeof(double) + sizeof(uint32_t)); /* load, slot_of */
     b += (L / 64 + 1) * sizeof(uint64_t);              /* busy */
     /* per slot: its record (flow_slot: the list, capacities, counts, marks);
-     * link_bytes, level, heap_share; link_of, comp_links, heap, touched,
-     * dirty, live, deferred; is_dirty */
-    b += S * (sizeof(flow_slot) + 3 * sizeof(double) + 7 * sizeof(uint32_t) + 1);
+     * link_bytes, heap_share; link_of, comp_links, heap, touched, dirty,
+     * live; is_dirty */
+    b += S * (sizeof(flow_slot) + 2 * sizeof(double) + 6 * sizeof(uint32_t) + 1);
     return b + flow_store_memory_bytes(n);
 }
 
@@ -714,6 +711,11 @@ int flow_net_check(const flow_net *n, sim_error *err)
     if (n->place_next != NO_FLOW) /* the entries written late are the list's own */
         flow_store_place((flow_net *)n, NO_FLOW);
     uint32_t l;
+    for (l = 0; l < n->n_slots; l++) /* every filling leaves its counts 0 (flow_internal.h) */
+        if (n->slot[l].waiting)
+            return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,
+                                 "link %u: %u list entries waiting after they were placed",
+                                 n->link_of[l], n->slot[l].waiting);
     double used;
     if (capacity_violation(n, NULL, n->n_slots, &l, &used))
         return sim_error_set(err, SIM_ERR_INTERNAL, NULL, 0,

@@ -20,6 +20,7 @@
  * one change moves a large share of the rates), one filling of all of them
  * finishes the job: a repair costs at most about 1.5 full fillings.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -108,7 +109,7 @@ static void heap_settle(flow_net *n)
 
 #define NOT_IN_HEAP UINT32_MAX
 
-/* Freeze flow f at rate (its new rate: level[link], or its cap when link
+/* Freeze flow f at rate (its new rate: link's level, or its cap when link
  * is NO_LINK). Only the links in the heap move: a link a flow of a repair
  * has alone is not there (fill_repair), and nothing else reads it. */
 static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
@@ -133,13 +134,17 @@ static void freeze(flow_net *n, uint32_t f, double rate, uint32_t link)
 /* A filling's start: each link's capacity (less, with residual, what the
  * flows outside the filling take), the unfrozen weight and count the
  * filling's flows put on it, and the heap of the links with at least
- * heap_min unfrozen flows (the others NOT_IN_HEAP). */
+ * heap_min unfrozen flows (the others NOT_IN_HEAP, their count 0 again).
+ * A link in the heap leaves it when its count falls to 0, so every count
+ * is 0 when the filling ends: the field is the waiting count between
+ * fillings. */
 static void fill_start(flow_net *n, uint32_t nf, uint32_t nl, int residual, uint32_t heap_min)
 {
     n->heap_n = 0;
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t l = n->comp_links[i];
         flow_slot *s = &n->slot[l];
+        assert(s->waiting == 0); /* placed, and the last filling left its counts 0 */
         s->cap_left = flow_link_capacity(n, l);
         const link_list *ll = &s->list;
         for (uint32_t k = 0; residual && k < ll->n; k++) {
@@ -167,8 +172,10 @@ static void fill_start(flow_net *n, uint32_t nf, uint32_t nl, int residual, uint
             n->heap[n->heap_n] = l;
             n->heap_share[n->heap_n] = share(n, l);
             s->heap_pos = n->heap_n++;
-        } else
-            s->heap_pos = NOT_IN_HEAP;
+        } else { /* not read again in this filling: 0, the waiting count */
+            s->heap_pos = NOT_IN_HEAP; /* between fillings (flow_internal.h) */
+            s->n_unfrozen = 0;
+        }
     }
     for (uint32_t i = n->heap_n / 2 + 1; i-- > 0;)
         if (i < n->heap_n)
@@ -182,7 +189,6 @@ static uint32_t freeze_lowest(flow_net *n)
     uint32_t l = n->heap[0], frozen = 0;
     double level = n->heap_share[0];
     const link_list *ll = &n->slot[l].list;
-    n->level[l] = level; /* every flow it freezes gets this rate */
     for (uint32_t i = 0; i < ll->n; i++) {
         uint32_t f = flow_list_ids_c(ll)[i];
         if (n->flow_mark[f] == n->epoch) {
@@ -190,6 +196,11 @@ static uint32_t freeze_lowest(flow_net *n)
             frozen++;
         }
     }
+    /* every flow it froze gets this rate (flow_new_rate); written once its
+     * last unfrozen flow has taken it out of the heap (its weight field
+     * holds the level from now on: flow_internal.h) */
+    assert(n->slot[l].heap_pos == NOT_IN_HEAP);
+    n->slot[l].level = level;
     return frozen;
 }
 
@@ -298,7 +309,7 @@ static int fill_repair(flow_net *n, uint32_t nf, uint32_t nl)
         if (by_cap <= by_link && next_cap < n_caps) {
             const struct flow_cap *c = &n->caps[next_cap++];
             if (c->link != NO_LINK)
-                n->level[c->link] = by_cap;
+                n->slot[c->link].level = by_cap; /* not in the heap: its weight unread */
             freeze(n, c->flow, by_cap, c->link);
             left--;
             continue;

@@ -12,13 +12,14 @@
  * a code per usage, 2 bytes, and its distinct weights once each, 8 bytes:
  * a coupled all-to-all flow has ~10,000 usages and a few dozen weights).
  * A link's list holds flow ids (4 bytes); once a flow with unequal weights
- * has been on the link, also each entry's usage index in its flow's block
- * (4 bytes), so that a scan of the link reads its flows' weights in O(1)
- * from the pool (each weight held once: about 14 bytes per weighted usage,
- * pool and list together; a 4,096-rank all-to-all has 42.5 M of them).
+ * has been on the link, also each entry's weight code in its flow's block
+ * (2 bytes), so that a scan of the link reads its flows' weights in O(1)
+ * from the flow's table of distinct weights (each weight held once: about
+ * 12 bytes per weighted usage, pool and list together; a 4,096-rank
+ * all-to-all has 42.5 M of them).
  * A 6-hop single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
- * its bottleneck link (level[bneck]) or its cap (bneck == NO_LINK).
+ * its bottleneck link (slot[bneck].level) or its cap (bneck == NO_LINK).
  */
 #ifndef DCSIM_MODELS_FLOW_INTERNAL_H
 #define DCSIM_MODELS_FLOW_INTERNAL_H
@@ -62,11 +63,14 @@ typedef struct link_list {
         uint32_t *heap;              /* cap > LIST_INLINE */
         uint32_t inl[LIST_INLINE];   /* cap <= LIST_INLINE */
     } ids;
-    uint32_t *k;           /* NULL, or k[i]: entry i's usage of the link in its flow's
-                            * block (every entry), from the first flow with unequal
-                            * weights on it on: its weight there is one load away */
+    uint16_t *code;        /* NULL, or code[i]: entry i's weight code on the link in its
+                            * flow's block (every entry; 0 for a uniform flow), from the
+                            * first flow with unequal weights on it on: its weight is one
+                            * load away. FLOW_LIST_FAR for a flow with that many distinct
+                            * weights or more: found in its block (flow_far_weight) */
     uint32_t n, cap;
 } link_list;
+#define FLOW_LIST_FAR 0xffffu
 
 /* A slot's state that the filling and the repair read on every visit, in
  * one 64-byte record (one cache line: the slots are allocated 64-aligned),
@@ -74,8 +78,24 @@ typedef struct link_list {
 typedef struct flow_slot {
     link_list list;        /* the flows on it */
     double cap;            /* its link's capacity (link_capacity[link_of]) */
-    double cap_left, w_unfrozen; /* a filling's: capacity left, unfrozen weight */
-    uint32_t n_unfrozen, heap_pos; /* a filling's: unfrozen flows, place in the heap */
+    double cap_left;       /* a filling's: capacity left */
+    union {                /* one field, two uses that never overlap: */
+        double w_unfrozen; /* while the link is in a filling's heap: its unfrozen weight */
+        double level;      /* once it froze (or stood as a flow's cap) in the last filling
+                            * it was in: the share it froze at, which flow_new_rate reads
+                            * for the flows of that filling; the link has left the heap,
+                            * so nothing writes the weight again before the next filling
+                            * of its flows (which sets both anew) */
+    };
+    union {                /* one field, two uses that never overlap: */
+        uint32_t n_unfrozen; /* inside a filling: its unfrozen flows on the link */
+        uint32_t waiting;    /* outside one: the list's last entries whose flow ids wait
+                              * for flow_store_place (counted in list.n, room reserved;
+                              * every filling starts after a place, when it is 0, and
+                              * leaves it 0); the top bit marks a link of the flow being
+                              * attached (flow_store_attach) */
+    };
+    uint32_t heap_pos;     /* a filling's: place in the heap */
     uint32_t mark;         /* epoch stamp of the recomputations' link sets */
     uint32_t n_bneck;      /* the active flows whose bneck it is (the local repair
                             * checks a link only when some flow's bottleneck is
@@ -120,8 +140,6 @@ struct flow_net {
     flow_slot *slot;       /* per slot, FLOW_SLOT_ALIGN-aligned */
     uint32_t *live;        /* per slot: its list's entries of active flows (n less the
                             * finished flows whose removal waits for flow_store_flush) */
-    uint32_t *deferred;    /* per slot: its list's last entries whose flow ids wait for
-                            * flow_store_place (n counts them, the room is reserved) */
     uint32_t place_next;   /* the first fresh flow whose entries wait, or NO_FLOW */
     /* per flow (struct of arrays, cap_flows entries) */
     uint32_t n_flows, cap_flows;
@@ -164,7 +182,6 @@ struct flow_net {
     uint32_t epoch;        /* stamps of flow_mark and flow_slot.mark */
     uint32_t *comp_links, *touched;
     uint32_t *capped, n_capped_active, cap_capped; /* flows with a cap or no link */
-    double *level;         /* per slot: share at which a link froze */
     uint32_t *heap;
     double *heap_share;    /* heap_share[i]: the fair share of link heap[i], kept with it */
     struct flow_cap *caps; /* a repair's filling: its flows' caps, from rates and from links
@@ -249,30 +266,46 @@ static inline const uint32_t *flow_links(const flow_net *n, uint32_t f)
 {
     return n->pool + n->use_off[f];
 }
+/* The code of flow f's k-th usage (f of class c, with per-usage weights). */
+static inline uint32_t flow_use_code(const flow_net *n, uint32_t f, const flow_class *c,
+                                     uint32_t k)
+{
+    const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
+    if (c->n_weights > FLOW_SHORT_CODES)
+        return codes[k];
+    uint16_t h;
+    memcpy(&h, (const char *)codes + 2 * (size_t)k, sizeof h);
+    return h;
+}
+/* Weight number code of flow f (of class c, with per-usage weights). */
+static inline double flow_code_weight(const flow_net *n, uint32_t f, const flow_class *c,
+                                      uint32_t code)
+{
+    const uint32_t *table = n->pool + n->use_off[f] + c->n_use +
+                            flow_code_words(c->n_use, c->n_weights);
+    double w;
+    memcpy(&w, table + 2 * (size_t)code, sizeof w);
+    return w;
+}
 /* Weight of flow f's k-th usage. */
 static inline double flow_use_weight(const flow_net *n, uint32_t f, uint32_t k)
 {
     const flow_class *c = flow_cls(n, f);
-    if (!isnan(c->weight))
-        return c->weight;
-    const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
-    uint32_t code;
-    size_t words = flow_code_words(c->n_use, c->n_weights);
-    if (c->n_weights <= FLOW_SHORT_CODES) {
-        uint16_t h;
-        memcpy(&h, (const char *)codes + 2 * (size_t)k, sizeof h);
-        code = h;
-    } else
-        code = codes[k];
-    double w;
-    memcpy(&w, codes + words + 2 * (size_t)code, sizeof w);
-    return w;
+    return isnan(c->weight) ? flow_code_weight(n, f, c, flow_use_code(n, f, c, k)) : c->weight;
 }
-/* Weight of the i-th flow on link list ll on that link. */
+/* The weight on link list ll's link of flow f, a flow with FLOW_LIST_FAR
+ * distinct weights or more (a search of its block: flow_store.c). */
+double flow_far_weight(const flow_net *n, const link_list *ll, uint32_t f);
+/* Weight of the i-th flow on link list ll on that link. A list without
+ * codes has carried only flows of one weight each (their class's). */
 static inline double flow_entry_weight(const flow_net *n, const link_list *ll, uint32_t i)
 {
     uint32_t f = flow_list_ids_c(ll)[i];
-    return ll->k ? flow_use_weight(n, f, ll->k[i]) : flow_cls(n, f)->weight; /* no k: uniform */
+    const flow_class *c = flow_cls(n, f);
+    if (!isnan(c->weight))
+        return c->weight;
+    uint32_t code = ll->code[i];
+    return code == FLOW_LIST_FAR ? flow_far_weight(n, ll, f) : flow_code_weight(n, f, c, code);
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)
 {
@@ -281,7 +314,7 @@ static inline int flow_is_active(const flow_net *n, uint32_t f)
 /* The rate flow f got in the last filling it was in. */
 static inline double flow_new_rate(const flow_net *n, uint32_t f)
 {
-    return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->level[n->bneck[f]];
+    return n->bneck[f] == NO_LINK ? flow_cls(n, f)->rate_cap : n->slot[n->bneck[f]].level;
 }
 
 /* slot l carries a flow (is_busy) or none */

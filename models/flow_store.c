@@ -1,12 +1,13 @@
 /* flow_store.c - where the flow net keeps its flows (see flow_internal.h):
  * the per-flow arrays, the usage pool, the interned flow classes and the
  * per-link lists of flow ids (and, on a link that has carried a flow with
- * unequal weights, each entry's usage index in its flow's block). Every
+ * unequal weights, each entry's weight code in its flow's block). Every
  * structure grows by a fraction (an eighth or a quarter), not by doubling,
  * so that the slack stays a few percent of what the flows hold. Order matters for bit-identical rates: a link's list
  * appends and fills a hole with its last entry, as before.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,7 @@ static size_t pool_alloc(flow_net *n, size_t s)
 
 /* ---- flow classes ---- */
 
-#define ATTACHING 0x80000000u /* deferred[l]: l is among the flow being attached's */
+#define ATTACHING 0x80000000u /* slot.waiting: l is among the flow being attached's */
 
 static uint64_t bits(double x)
 {
@@ -239,8 +240,8 @@ static int reserve_link(link_list *ll)
     if (ll->n < ll->cap)
         return 0;
     size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
-    if (cap > UINT32_MAX || (ll->k && grow_array((void **)&ll->k, cap, sizeof *ll->k)))
-        return -1; /* grown usage indices, ids as they were: cap stays the smaller */
+    if (cap > UINT32_MAX || (ll->code && grow_array((void **)&ll->code, cap, sizeof *ll->code)))
+        return -1; /* grown codes, ids as they were: cap stays the smaller */
     if (cap > LIST_INLINE) {
         uint32_t *ids = ll->cap <= LIST_INLINE ? malloc(cap * sizeof *ids)
                                                : realloc(ll->ids.heap, cap * sizeof *ids);
@@ -254,18 +255,18 @@ static int reserve_link(link_list *ll)
     return 0;
 }
 
-/* Give link list ll its usage indices (flow_entry_weight): the first n - 1
- * entries' (uniform flows: any usage reads the class weight); the last
- * entry, the flow being attached, is set by the caller. 0 or -1. */
+/* Give link list ll its weight codes (flow_entry_weight): the first n - 1
+ * entries' (uniform flows: 0, unread); the last entry, the flow being
+ * attached, gets its own from flow_store_place. 0 or -1. */
 static int add_weights(link_list *ll)
 {
-    uint32_t *k = malloc((size_t)ll->cap * sizeof *k);
-    if (!k)
+    uint16_t *code = malloc((size_t)ll->cap * sizeof *code);
+    if (!code)
         return -1;
     for (uint32_t i = 0; i + 1 < ll->n; i++)
-        k[i] = 0; /* a uniform flow: any usage reads its class weight (the
-                   * entries still waiting get theirs from flow_store_place) */
-    ll->k = k;
+        code[i] = 0; /* a uniform flow reads its class weight (the entries
+                      * still waiting get theirs from flow_store_place) */
+    ll->code = code;
     return 0;
 }
 
@@ -318,20 +319,20 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             return -1;
     /* f goes on each link once: a repeated link carries the mark bit in its
      * waiting count (repeats are rare; netcoll merges its own), and its
-     * weights add in order. The entry is reserved (n, deferred), written by
+     * weights add in order. The entry is reserved (n, waiting), written by
      * flow_store_place. */
     uint32_t m = 0;
     for (size_t i = 0; i < k; i++) {
         uint32_t l = slot[i];
         link_list *ll = &n->slot[l].list;
-        if (n->deferred[l] & ATTACHING) {
+        if (n->slot[l].waiting & ATTACHING) {
             uint32_t s = m - 1;
             while (n->attach_link[s] != l) /* l is among the first m */
                 s--;
             n->attach_w[s] += u[i].weight;
             continue;
         }
-        n->deferred[l] = (n->deferred[l] + 1) | ATTACHING;
+        n->slot[l].waiting = (n->slot[l].waiting + 1) | ATTACHING;
         ll->n++;
         n->live[l]++;
         flow_set_busy(n, l, 1);
@@ -339,13 +340,13 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
         n->attach_w[m++] = u[i].weight;
     }
     for (uint32_t s = 0; s < m; s++)
-        n->deferred[n->attach_link[s]] &= ~ATTACHING;
+        n->slot[n->attach_link[s]].waiting &= ~ATTACHING;
     int uniform = 1;
     for (uint32_t s = 1; s < m; s++)
         uniform &= n->attach_w[s] == n->attach_w[0];
     int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
     for (uint32_t s = 0; !uniform && !failed && s < m; s++)
-        if (!n->slot[n->attach_link[s]].list.k)
+        if (!n->slot[n->attach_link[s]].list.code)
             failed = add_weights(&n->slot[n->attach_link[s]].list);
     uint32_t d = uniform ? 0 : weight_codes(n, m);
     flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0, d};
@@ -356,7 +357,7 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
             class_put(n, id);
         for (uint32_t s = 0; s < m; s++) {
             n->live[n->attach_link[s]]--;
-            n->deferred[n->attach_link[s]]--;
+            n->slot[n->attach_link[s]].waiting--;
             if (--n->slot[n->attach_link[s]].list.n == 0)
                 flow_set_busy(n, n->attach_link[s], 0);
         }
@@ -413,22 +414,37 @@ static void list_remove_at(link_list *ll, uint32_t i)
 {
     uint32_t *ids = flow_list_ids(ll);
     ids[i] = ids[--ll->n];
-    if (ll->k)
-        ll->k[i] = ll->k[ll->n];
+    if (ll->code)
+        ll->code[i] = ll->code[ll->n];
 }
 
 /* flow f's entries, reserved at the last ones of its lists still waiting */
 static void place_one(flow_net *n, uint32_t f)
 {
-    uint32_t m = flow_n_use(n, f);
+    const flow_class *c = flow_cls(n, f);
+    uint32_t m = c->n_use;
     const uint32_t *b = flow_links(n, f);
+    int is_coded = isnan(c->weight), is_far = c->n_weights >= FLOW_LIST_FAR;
     for (uint32_t s = 0; s < m; s++) {
         link_list *ll = &n->slot[b[s]].list;
-        uint32_t at = ll->n - n->deferred[b[s]]--; /* the first still waiting */
+        uint32_t at = ll->n - n->slot[b[s]].waiting--; /* the first still waiting */
         flow_list_ids(ll)[at] = f;
-        if (ll->k)
-            ll->k[at] = s;
+        if (ll->code) /* a uniform flow's is unread */
+            ll->code[at] = !is_coded ? 0
+                           : is_far  ? FLOW_LIST_FAR
+                                     : (uint16_t)flow_use_code(n, f, c, s);
     }
+}
+
+double flow_far_weight(const flow_net *n, const link_list *ll, uint32_t f)
+{
+    /* ll is the list of a slot record: its index is the link */
+    size_t at = (size_t)((const char *)ll - offsetof(flow_slot, list) - (const char *)n->slot);
+    uint32_t l = (uint32_t)(at / sizeof(flow_slot)), k = 0;
+    const uint32_t *links = flow_links(n, f);
+    while (links[k] != l) /* f is on l: bounded by its usages */
+        k++;
+    return flow_use_weight(n, f, k);
 }
 
 void flow_store_place(flow_net *n, uint32_t also)
@@ -558,7 +574,7 @@ void flow_store_flush(flow_net *n)
 
 void flow_store_reset(flow_net *n)
 {
-    /* link lists: empty, their arrays kept; a list with usage indices keeps
+    /* link lists: empty, their arrays kept; a list with weight codes keeps
      * them, and a uniform flow's entry there reads its class weight: the
      * same value flow_entry_weight reads from a list without */
     n->pool_n = n->pool_garbage = 0;
@@ -583,7 +599,7 @@ size_t flow_store_memory_bytes(const flow_net *n)
          (size_t)n->cap_flush_pairs * sizeof(uint64_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
         b += (size_t)n->slot[l].list.cap * ((n->slot[l].list.cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
-                                          (n->slot[l].list.k ? sizeof(uint32_t) : 0));
+                                          (n->slot[l].list.code ? sizeof(uint16_t) : 0));
     return b;
 }
 
@@ -592,7 +608,7 @@ void flow_store_free(flow_net *n)
     for (uint32_t l = 0; n->slot && l < n->cap_slots; l++) { /* a reset net's too */
         if (n->slot[l].list.cap > LIST_INLINE)
             free(n->slot[l].list.ids.heap);
-        free(n->slot[l].list.k);
+        free(n->slot[l].list.code);
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,

@@ -494,7 +494,7 @@ static void test_link_weights(void)
     CHECK_NEAR(flow_rate(n, fb), 3, 1e-12);
     size_t before = flow_net_memory_bytes(n);
     uint32_t fa = flow_start(n, a, 2, 1e9, INFINITY, 0, 0);
-    CHECK(flow_net_memory_bytes(n) >= before + 3 * sizeof(double)); /* link 0's weights */
+    CHECK(flow_net_memory_bytes(n) >= before + 3 * sizeof(uint16_t)); /* link 0's weight codes */
     sim_run(eng, 0.0);
     CHECK(flow_net_stats(n)->recomputes >= 2);
     CHECK_NEAR(flow_rate(n, fa), 2, 1e-12);

@@ -9,7 +9,10 @@
  * others wait to leave; a batch empties some lists whole (the flush then
  * clears them without sorting) and thins others; both kinds are asserted
  * to occur. List order decides the order a filling visits flows, so a
- * wrong list would move rates in their last bits, or lose a flow. */
+ * wrong list would move rates in their last bits, or lose a flow. Each
+ * entry's weight as a scan reads it (its 16-bit code on a list that keeps
+ * codes) equals the model's, and a flow with too many distinct weights for
+ * the codes reads its own back by a search (run_far). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +44,10 @@ static int same_lists(flow_net *a, flow_net *b)
         return 0;
     for (uint32_t l = 0; l < a->n_slots; l++) {
         link_list *x = &a->slot[l].list, *y = &b->slot[l].list;
-        if (a->link_of[l] != b->link_of[l] || x->n != y->n || !x->k != !y->k)
+        if (a->link_of[l] != b->link_of[l] || x->n != y->n || !x->code != !y->code)
             return 0;
         for (uint32_t i = 0; i < x->n; i++)
-            if (flow_list_ids(x)[i] != flow_list_ids(y)[i] || (x->k && x->k[i] != y->k[i]))
+            if (flow_list_ids(x)[i] != flow_list_ids(y)[i] || (x->code && x->code[i] != y->code[i]))
                 return 0;
     }
     return 1;
@@ -55,17 +58,37 @@ static int same_lists(flow_net *a, flow_net *b)
 typedef struct model {
     uint32_t id[LINKS][FLOWS];
     uint32_t n[LINKS];
+    double w[FLOWS][LINKS]; /* flow id's weight on each link: its usages there summed in order */
 } model;
 
 static void model_start(model *md, uint32_t f, const topo_usage *u, size_t k)
 {
-    for (size_t i = 0; i < k; i++) {
+    CHECK(f < FLOWS);
+    for (size_t i = 0; i < k && f < FLOWS; i++) {
         uint32_t l = u[i].link, seen = 0;
         for (uint32_t j = 0; j < md->n[l]; j++)
             seen |= md->id[l][j] == f;
-        if (!seen)
+        if (!seen) {
             md->id[l][md->n[l]++] = f;
+            md->w[f][l] = u[i].weight;
+        } else
+            md->w[f][l] += u[i].weight;
     }
+}
+
+/* every list entry's weight as a scan of the link's lists reads it (the
+ * entry's code, or its class weight) against the model's, bit for bit */
+static int weights_as_model(const flow_net *a, const model *md)
+{
+    for (uint32_t g = 0; g < LINKS; g++) {
+        if (!a->slot_of[g])
+            continue;
+        const link_list *ll = &a->slot[a->slot_of[g] - 1].list;
+        for (uint32_t j = 0; j < ll->n; j++)
+            if (flow_entry_weight(a, ll, j) != md->w[flow_list_ids_c(ll)[j]][g])
+                return 0;
+    }
+    return 1;
 }
 
 static void model_remove(model *md, uint32_t f)
@@ -159,9 +182,10 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
         settle(b, ids, started);
         CHECK(same_lists(a, b));
         CHECK(same_as_model(a, &md));
+        CHECK(weights_as_model(a, &md));
         for (uint32_t l = 0; l < a->n_slots; l++) {
             CHECK_INT_EQ(a->live[l], a->slot[l].list.n);
-            CHECK_INT_EQ(a->deferred[l], 0);
+            CHECK_INT_EQ(a->slot[l].waiting, 0);
             if (l < LINKS && before[l] >= 2 && a->slot[l].list.n == 0)
                 (*emptied)++;
             else if (l < LINKS && before[l] >= a->slot[l].list.n + 2 && a->slot[l].list.n)
@@ -173,8 +197,64 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
     sim_engine_destroy(eng);
 }
 
+/* A flow with d distinct weights (one per link, d links) shares links
+ * 0-15 and the last 16 with a uniform flow (weight 2) and a flow of two
+ * weights; every entry on those lists reads its own weight back exactly:
+ * the lists' 16-bit codes for the small flows, and for the large one its
+ * code (d < FLOW_LIST_FAR) or a search of its block (d >= FLOW_LIST_FAR,
+ * whose codes do not all fit beside the escape; past FLOW_SHORT_CODES the
+ * block's own codes are 32-bit). */
+static void run_far(uint32_t d)
+{
+    sim_engine *eng = sim_engine_create();
+    double *cap = malloc((size_t)d * sizeof *cap);
+    topo_usage *u = malloc((size_t)d * sizeof *u);
+    CHECK(eng && cap && u);
+    if (!eng || !cap || !u)
+        return;
+    for (uint32_t g = 0; g < d; g++) {
+        cap[g] = 1e9;
+        u[g] = (topo_usage){g, 1.0 + g / 65536.0}; /* distinct, exact */
+    }
+    flow_net *n = flow_net_create(eng, d, cap, NULL, NULL);
+    CHECK(n != NULL);
+    topo_usage v[32], w[32];
+    for (uint32_t i = 0; i < 32; i++) {
+        uint32_t g = i < 16 ? i : d - 32 + i;
+        v[i] = (topo_usage){g, 2.0};
+        w[i] = (topo_usage){g, i % 2 ? 0.5 : 3.0};
+    }
+    uint32_t fv = flow_start(n, v, 32, 1e6, INFINITY, 0, 0); /* before: code 0, unread */
+    uint32_t fu = flow_start(n, u, d, 1e6, INFINITY, 0, 1);
+    uint32_t fw = flow_start(n, w, 32, 1e6, INFINITY, 0, 2); /* after: codes 0 and 1 */
+    CHECK(fv != UINT32_MAX && fu != UINT32_MAX && fw != UINT32_MAX);
+    flow_store_place(n, NO_FLOW);
+    uint32_t far = 0, read = 0;
+    for (uint32_t i = 0; i < 32; i++) {
+        const link_list *ll = &n->slot[n->slot_of[v[i].link] - 1].list;
+        CHECK_INT_EQ(ll->n, 3);
+        CHECK(ll->code != NULL);
+        for (uint32_t j = 0; ll->code && j < ll->n; j++) {
+            uint32_t f = flow_list_ids_c(ll)[j];
+            double want = f == fv ? 2.0 : f == fw ? w[i].weight : u[v[i].link].weight;
+            CHECK(flow_entry_weight(n, ll, j) == want);
+            far += ll->code[j] == FLOW_LIST_FAR;
+            read++;
+        }
+    }
+    CHECK_INT_EQ(read, 96);
+    CHECK_INT_EQ(far, d >= FLOW_LIST_FAR ? 32 : 0);
+    flow_net_destroy(n);
+    sim_engine_destroy(eng);
+    free(cap);
+    free(u);
+}
+
 int main(void)
 {
+    run_far(FLOW_LIST_FAR - 1);
+    run_far(FLOW_LIST_FAR);
+    run_far(FLOW_SHORT_CODES + 4000);
     for (int l = 0; l < LINKS; l++)
         capacity[l] = 1e9 * (1 + l % 3);
     int emptied = 0, thinned = 0;
