@@ -224,8 +224,10 @@ void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
     if (k->tail == PKT_NONE) {
         k->head = id;
         k->head_size = n->pkts[id].size;
-    } else
+    } else {
         n->pkts[k->tail].next = id;
+        n->pkts[k->tail].next_size = n->pkts[id].size;
+    }
     k->tail = id;
 }
 
@@ -503,7 +505,7 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
             PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
         }
     } else if (e->fn == on_tx_done) { /* link, its head packet (hint), the link it came
-                                         in on and the packet behind it */
+                                         in on */
         const pkt_packet *p = &n->pkts[e->hint];
         if (stage == 2) {
             PREFETCH_LINK_ALL(&n->links[(uint32_t)e->data]);
@@ -511,8 +513,6 @@ void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
         } else if (stage == 1) {
             if (p->hop > 0 && !(p->msg & PKT_SHARP))
                 PREFETCH_LINK(&n->links[p->in_link]);
-            if (p->next != PKT_NONE)
-                PREFETCH(&n->pkts[p->next]);
         }
     } else if (e->fn == on_credit && stage == 2) {
         PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
@@ -711,8 +711,31 @@ static int ports_check(const pkt_net *n, char *why, size_t why_size)
     return 0;
 }
 
+/* Every link FIFO's sizes: the head's in head_size, each packet's next's
+ * in its next_size (what a finish reads instead of the packet behind). */
+static int fifos_check(const pkt_net *n, char *why, size_t why_size)
+{
+    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
+        const pkt_link *k = &n->links[l];
+        uint32_t steps = 0, last = PKT_NONE;
+        if (k->head != PKT_NONE && k->head_size != n->pkts[k->head].size)
+            return pkt_say(why, why_size, "pkt_net_check: a FIFO's head size is stale");
+        for (uint32_t id = k->head; id != PKT_NONE; last = id, id = n->pkts[id].next) {
+            uint32_t next = n->pkts[id].next;
+            if (++steps > n->n_pkts || (next != PKT_NONE && n->pkts[id].next_size !=
+                                                            n->pkts[next].size))
+                return pkt_say(why, why_size, "pkt_net_check: a FIFO's next size is stale");
+        }
+        if (last != k->tail)
+            return pkt_say(why, why_size, "pkt_net_check: a FIFO's tail is not its last packet");
+    }
+    return 0;
+}
+
 int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
 {
+    if (fifos_check(n, why, why_size))
+        return -1;
     if (pkt_has_rc(n)) { /* in-order receiver: its accounting, lossless ports */
         if (pkt_loss_net_check(n, why, why_size))
             return -1;

@@ -31,6 +31,8 @@ typedef struct pkt_packet {
     uint32_t index; /* low 31 bits: index in the message; PKT_CE: ECN-marked */
     uint32_t in_link; /* the link it came in over at its switch (PKT_NONE at the source);
                          a Dragonfly's per-packet routing: its VC (packet_df.c) */
+    uint32_t next_size; /* in a link's FIFO with a packet behind it: that packet's size,
+                           set wherever next is (a finish reads no second packet) */
 } pkt_packet;
 
 /* A directed link's record: 128 bytes on a 64-byte boundary (pkt_links_alloc),
@@ -186,7 +188,7 @@ static inline uint32_t pkt_link_pop_sent(pkt_net *n, pkt_link *k)
     if (k->head == PKT_NONE)
         k->tail = PKT_NONE;
     else
-        k->head_size = n->pkts[k->head].size;
+        k->head_size = p->next_size;
     k->is_busy = 0;
     k->sent++;
     k->bytes_sent += p->size;
