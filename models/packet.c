@@ -110,8 +110,9 @@ pkt_net *pkt_net_create(sim_engine *eng, const topo_graph *g, topo_router *r,
         n->cfg.xoff_bytes = n->cfg.xon_bytes = INFINITY;
     n->free_pkt = n->free_msg = PKT_NONE;
     n->series_edge = INFINITY;
+    pkt_queue_init(n);
     n->usage_cap = topo_route_max_usages(r);
-    n->links = calloc((size_t)g->n_links + 1, sizeof *n->links);
+    n->links = pkt_links_alloc((size_t)g->n_links + 1);
     n->usage = calloc(n->usage_cap + 1, sizeof *n->usage);
     for (uint32_t v = 0; v < g->n_nodes; v++) /* next links <= out-degree */
         if (g->out_offset[v + 1] - g->out_offset[v] > n->cand_cap)
@@ -160,6 +161,16 @@ void pkt_net_destroy(pkt_net *n)
     pkt_sharp_free(n->sharp);
     pkt_df_free(n->df);
     free(n);
+}
+
+pkt_link *pkt_links_alloc(size_t count)
+{
+    if (count > SIZE_MAX / sizeof(pkt_link))
+        return NULL;
+    pkt_link *k = aligned_alloc(_Alignof(pkt_link), count * sizeof *k);
+    if (k)
+        memset(k, 0, count * sizeof *k);
+    return k;
 }
 
 const char *pkt_net_error(const pkt_net *n) { return n->error; }
@@ -213,8 +224,10 @@ void pkt_fifo_push(pkt_net *n, uint32_t l, uint32_t id)
     if (k->tail == PKT_NONE) {
         k->head = id;
         k->head_size = n->pkts[id].size;
-    } else
+    } else {
         n->pkts[k->tail].next = id;
+        n->pkts[k->tail].next_size = n->pkts[id].size;
+    }
     k->tail = id;
 }
 
@@ -238,8 +251,8 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
         k->credit_used += size;
     }
     k->is_busy = 1;
-    pkt_schedule_in(n, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
-                    on_tx_done, l, 1);
+    pkt_schedule_lane(n, size / n->g->link_bytes_per_s[l], PRIO_TX_DONE, KIND_PKT_TX_DONE,
+                      on_tx_done, l, k->head);
 }
 
 static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
@@ -307,8 +320,8 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
      * arrival carries it too (the packet keeps no path) */
     n->pkts[id].next = l;
     uint64_t arrival = n->walk ? ((uint64_t)l << 32) | id : id;
-    pkt_schedule_in(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
-                    1);
+    pkt_schedule_lane(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
+                      l);
     pkt_link_try_start(n, l);
 }
 
@@ -468,29 +481,38 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 #else
 #define PREFETCH(p) ((void)(p))
 #endif
-/* a link record spans two cache lines (its FIFO head and tail in the second) */
-#define PREFETCH_LINK(k) (PREFETCH(k), PREFETCH((const char *)((k) + 1) - 1))
+/* a link record's first cache line (a hop's counts, FIFO and flags), and
+ * both (a finish also counts the packet sent) */
+#define PREFETCH_LINK(k) PREFETCH(k)
+#define PREFETCH_LINK_ALL(k) (PREFETCH(k), PREFETCH(&(k)->max_held))
 
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
-    if (e->fn == on_arrive) { /* packet, the link crossed (its next) */
+    /* the furthest stage fetches what the event itself names (no load);
+     * the nearer ones what those lines name, fetched stages before */
+    if (e->fn == on_arrive) { /* packet, the link crossed (hint); its next link */
         const pkt_packet *p = &n->pkts[(uint32_t)e->data];
-        if (stage == 2)
-            PREFETCH(p);
-        else if (stage == 1)
-            PREFETCH_LINK(&n->links[p->next]);
-    } else if (e->fn == on_tx_done) { /* link, its head packet, the link it came in on */
-        const pkt_link *k = &n->links[(uint32_t)e->data];
+        const pkt_link *k = &n->links[e->hint];
         if (stage == 2) {
+            PREFETCH(p);
             PREFETCH_LINK(k);
         } else if (stage == 1) {
-            PREFETCH(&n->pkts[k->head]);
-        } else {
-            const pkt_packet *p = &n->pkts[k->head];
+            if (k->feeds_host) /* delivered: its message's record */
+                PREFETCH(&n->msgs[p->msg & ~PKT_SHARP]);
+            else if (!n->walk && !(p->msg & PKT_SHARP))
+                PREFETCH(&p->path[p->hop + 1]);
+        } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
+            PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
+        }
+    } else if (e->fn == on_tx_done) { /* link, its head packet (hint), the link it came
+                                         in on */
+        const pkt_packet *p = &n->pkts[e->hint];
+        if (stage == 2) {
+            PREFETCH_LINK_ALL(&n->links[(uint32_t)e->data]);
+            PREFETCH(p);
+        } else if (stage == 1) {
             if (p->hop > 0 && !(p->msg & PKT_SHARP))
                 PREFETCH_LINK(&n->links[p->in_link]);
-            if (p->next != PKT_NONE)
-                PREFETCH(&n->pkts[p->next]);
         }
     } else if (e->fn == on_credit && stage == 2) {
         PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
@@ -689,8 +711,31 @@ static int ports_check(const pkt_net *n, char *why, size_t why_size)
     return 0;
 }
 
+/* Every link FIFO's sizes: the head's in head_size, each packet's next's
+ * in its next_size (what a finish reads instead of the packet behind). */
+static int fifos_check(const pkt_net *n, char *why, size_t why_size)
+{
+    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
+        const pkt_link *k = &n->links[l];
+        uint32_t steps = 0, last = PKT_NONE;
+        if (k->head != PKT_NONE && k->head_size != n->pkts[k->head].size)
+            return pkt_say(why, why_size, "pkt_net_check: a FIFO's head size is stale");
+        for (uint32_t id = k->head; id != PKT_NONE; last = id, id = n->pkts[id].next) {
+            uint32_t next = n->pkts[id].next;
+            if (++steps > n->n_pkts || (next != PKT_NONE && n->pkts[id].next_size !=
+                                                            n->pkts[next].size))
+                return pkt_say(why, why_size, "pkt_net_check: a FIFO's next size is stale");
+        }
+        if (last != k->tail)
+            return pkt_say(why, why_size, "pkt_net_check: a FIFO's tail is not its last packet");
+    }
+    return 0;
+}
+
 int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
 {
+    if (fifos_check(n, why, why_size))
+        return -1;
     if (pkt_has_rc(n)) { /* in-order receiver: its accounting, lossless ports */
         if (pkt_loss_net_check(n, why, why_size))
             return -1;

@@ -30,11 +30,12 @@
 enum pkb_op { PKB_SEND = 0, PKB_INCAST = 1, PKB_ALLTOALL = 2 };
 
 /* The most ranks and packet-hops one run may take: the tier moves about
- * 7-12 M packet-hops per CPU second on bench_packet's fat-trees
- * (docs/fabric.md "The pump fires inline"), so 1e9 is a few minutes.
+ * 8-14 M packet-hops per CPU second on bench_packet's fat-trees
+ * (docs/fabric.md "Queue heads side by side"), so 1e9 is a few minutes.
  * PKB_PACKET_HOPS_PER_S: the slowest of bench_packet's four cases (IB,
- * k = 16), measured (docs/fabric.md "The head packet's size"): the rate a
- * refusal quotes for the time a run would take. */
+ * k = 16), measured 7-7.7 M (docs/fabric.md "The head packet's size"),
+ * about 8.5 M since, kept: the rate a refusal quotes for the time a run
+ * would take. */
 #define PKB_MAX_RANKS 4096u
 #define PKB_MAX_PACKET_HOPS 1e9
 #define PKB_PACKET_HOPS_PER_S 7e6

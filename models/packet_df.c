@@ -127,9 +127,11 @@ int pkt_df_create(pkt_net *n, char *why, size_t why_size)
     uint32_t nl = g->n_links;
     if ((uint64_t)nl * PKT_DF_VCS >= PKT_NONE)
         return pkt_say(why, why_size, "packet tier: too many links for the virtual channels");
-    pkt_link *links = realloc(n->links, ((size_t)nl * PKT_DF_VCS + 1) * sizeof *links);
+    pkt_link *links = pkt_links_alloc((size_t)nl * PKT_DF_VCS + 1);
     if (!links)
         return pkt_say(why, why_size, "packet tier: out of memory");
+    memcpy(links, n->links, ((size_t)nl + 1) * sizeof *links);
+    free(n->links);
     n->links = links;
     for (uint32_t v = 1; v < PKT_DF_VCS; v++) /* VC v of link l: record l + v nl */
         for (uint32_t l = 0; l < nl; l++) {

@@ -5,6 +5,7 @@
 #ifndef DCSIM_MODELS_PACKET_INTERNAL_H
 #define DCSIM_MODELS_PACKET_INTERNAL_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "packet.h"
@@ -30,19 +31,21 @@ typedef struct pkt_packet {
     uint32_t index; /* low 31 bits: index in the message; PKT_CE: ECN-marked */
     uint32_t in_link; /* the link it came in over at its switch (PKT_NONE at the source);
                          a Dragonfly's per-packet routing: its VC (packet_df.c) */
+    uint32_t next_size; /* in a link's FIFO with a packet behind it: that packet's size,
+                           set wherever next is (a finish reads no second packet) */
 } pkt_packet;
 
+/* A directed link's record: 128 bytes on a 64-byte boundary (pkt_links_alloc),
+ * the first cache line what a hop reads and writes (counts, FIFO, flags),
+ * the second the counters and maxima (written when a packet leaves, read
+ * by the statistics): a hop that only passes through a link's port or
+ * checks its transmitter touches one line. */
 typedef struct pkt_link {
-    double credit_used;   /* PKT_IB: bytes reserved downstream, not yet credited back */
+    _Alignas(64) double credit_used; /* PKT_IB: bytes reserved downstream, not yet credited back */
     double held;          /* bytes held now at the ingress port this link feeds */
-    double max_held;
     double queued;        /* bytes in the egress FIFO, the one in service included */
-    double max_queued;
     double win_queued, win_held; /* maxima since the open series bin began (packet_series.c;
                                     without a series they equal max_queued, max_held) */
-    double bytes_sent;    /* bytes of the packets sent */
-    double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
-    uint64_t sent, pauses, marks;
     uint32_t head, tail;  /* egress FIFO at link_src */
     uint32_t head_size;   /* the head packet's size (head != PKT_NONE): a start that
                              waits for credits reads no packet */
@@ -53,7 +56,19 @@ typedef struct pkt_link {
     uint8_t is_choice;    /* Dragonfly per-packet routing: the link into a source router
                              (packet_df.c); 0 otherwise */
     uint8_t is_global;    /* Dragonfly per-packet routing: a link between two groups */
+    /* the second line */
+    _Alignas(64) double max_held;
+    double max_queued;
+    double bytes_sent;    /* bytes of the packets sent */
+    double p_sum, p_var;  /* ECN: sum of p(q) and of p(q)(1 - p(q)) over the draws */
+    uint64_t sent, pauses, marks;
 } pkt_link;
+_Static_assert(sizeof(pkt_link) == 128 && offsetof(pkt_link, max_held) == 64,
+               "a link record is two cache lines, the hop's fields in the first");
+
+/* count zeroed link records on a 64-byte boundary (free() frees them); NULL
+ * when out of memory */
+pkt_link *pkt_links_alloc(size_t count);
 
 typedef struct pkt_msg {
     pkt_done_fn done;
@@ -83,19 +98,33 @@ typedef struct pkt_msg {
     uint8_t is_ccti_armed;         /* a CCTI timer event is pending */
 } pkt_msg;
 
-/* A tier event in its own queue (packet_queue.c). */
+/* A tier event in its own queue (packet_queue.c). key: the priority in
+ * the top 8 bits, the scheduling number (the engine's insertion order) in
+ * the low 56, so (t, key) orders events as the engine does: by time, then
+ * priority, then insertion order (2^56 events: centuries at 1e7 a second). */
+#define PKT_KEY_SEQ_BITS 56
 typedef struct pkt_ev {
     double t;
-    uint64_t seq;         /* scheduling order: the engine's insertion order */
+    uint64_t key;
     uint64_t data;
     sim_handler_fn fn;
-    uint8_t prio;
     uint16_t kind;
+    uint32_t hint;        /* for the prefetch only (pkt_prefetch), never read by a
+                             handler: a finish's packet, an arrival's link */
 } pkt_ev;
+
+/* A lane's or the heap's head, (t, key), kept beside the others so the
+ * next event is found without reading the rings; (INFINITY, UINT64_MAX)
+ * when empty. */
+typedef struct pkt_head {
+    double t;
+    uint64_t key;
+} pkt_head;
 
 /* Events of one (delay, priority): scheduled in time order, a FIFO ring. */
 typedef struct pkt_lane {
     double delay_s;
+    double last_t;         /* the time of its last event pushed */
     pkt_ev *ring;
     uint32_t head, n, cap; /* cap a power of two (or 0) */
     uint8_t prio;
@@ -121,6 +150,7 @@ struct pkt_net {
     pkt_net_stats stats;
     /* the tier's event queue (packet_queue.c) */
     pkt_lane lanes[PKT_LANES_MAX];
+    pkt_head heads[PKT_LANES_MAX + 1]; /* each lane's head; [PKT_LANES_MAX]: the heap's top */
     uint32_t n_lanes;
     uint8_t lane_hint[4];  /* per priority (low 2 bits): the lane it took last */
     pkt_ev *heap;
@@ -158,7 +188,7 @@ static inline uint32_t pkt_link_pop_sent(pkt_net *n, pkt_link *k)
     if (k->head == PKT_NONE)
         k->tail = PKT_NONE;
     else
-        k->head_size = n->pkts[k->head].size;
+        k->head_size = p->next_size;
     k->is_busy = 0;
     k->sent++;
     k->bytes_sent += p->size;
@@ -174,13 +204,18 @@ void pkt_net_use_engine_queue(pkt_net *n, int on);
  * is one of few values (a lane's); else the event goes to the heap. */
 void pkt_schedule_in(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
                      sim_handler_fn fn, uint64_t data, int is_lane);
+/* pkt_schedule_in on a lane, with a hint for the prefetch (pkt_ev.hint) */
+void pkt_schedule_lane(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
+                       sim_handler_fn fn, uint64_t data, uint32_t hint);
 void pkt_schedule_at(pkt_net *n, double t_s, unsigned prio, unsigned kind, sim_handler_fn fn,
                      uint64_t data);
 /* Arm the engine's pump for the tier's next event (before a callback runs). */
 void pkt_pump_arm(pkt_net *n);
+void pkt_queue_init(pkt_net *n); /* empty heads (pkt_net_create) */
 void pkt_queue_fini(pkt_net *n);
 /* packet.c: prefetch what event e's handler will read; stage 0 is the
- * nearest event (its last dependent line), higher stages further ahead */
+ * nearest event (its last dependent line), higher stages further ahead
+ * (stage s: (s + 1) PKT_PREFETCH_STEP events ahead in its lane) */
 #define PKT_PREFETCH_STAGES 3u
 #define PKT_PREFETCH_STEP 4u
 void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage);

@@ -302,11 +302,15 @@ static void requeue(pkt_net *n, uint32_t m, uint32_t i, uint32_t *after)
         pkt_link *k = &n->links[r->path[0]];
         uint32_t at = *after != PKT_NONE ? *after : k->is_busy ? k->head : PKT_NONE;
         p->next = at == PKT_NONE ? k->head : n->pkts[at].next;
+        if (p->next != PKT_NONE)
+            p->next_size = n->pkts[p->next].size;
         if (at == PKT_NONE) {
             k->head = id;
             k->head_size = p->size;
-        } else
+        } else {
             n->pkts[at].next = id;
+            n->pkts[at].next_size = p->size;
+        }
         if (p->next == PKT_NONE)
             k->tail = id;
         k->queued += p->size;
@@ -337,8 +341,11 @@ static void go_back(pkt_net *n, uint32_t m, uint32_t from)
                 k->head = next;
                 if (next != PKT_NONE)
                     k->head_size = n->pkts[next].size;
-            } else
+            } else {
                 n->pkts[prev].next = next;
+                if (next != PKT_NONE)
+                    n->pkts[prev].next_size = n->pkts[next].size;
+            }
             if (k->tail == id)
                 k->tail = prev;
             k->queued -= n->pkts[id].size;

@@ -12,7 +12,10 @@
  * few: d for arrivals, credits, PAUSE and RESUME, MTU / rate for the
  * transmissions of full packets, hops x d for CNPs. Other delays (short last
  * packets once the lanes are taken, DCQCN pacing and timers) go to a binary
- * heap. The next event is the least of the lanes' heads and the heap's top.
+ * heap. The next event is the least of the lanes' heads and the heap's top,
+ * whose (time, key) pairs sit side by side in n->heads (the key: priority
+ * above the scheduling number, so one comparison of (time, key) is the
+ * engine's order): finding it reads no ring.
  *
  * The pump: the engine holds one event for the tier, with the next tier
  * event's (time, priority, kind, payload), so the engine's digest and event
@@ -29,6 +32,7 @@
  * under a live net). pkt_net_use_engine_queue(n, 1) schedules every event
  * on the engine instead (the reference path test_packet_queue compares with).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +45,38 @@
 #define RING_PREFETCH(p) ((void)(p))
 #endif
 
+#define EMPTY_KEY UINT64_MAX /* a head with no event: (INFINITY, EMPTY_KEY) */
+
+static inline uint64_t ev_key(unsigned prio, uint64_t seq)
+{
+    return (uint64_t)prio << PKT_KEY_SEQ_BITS | seq;
+}
+
+static inline unsigned key_prio(uint64_t key) { return (unsigned)(key >> PKT_KEY_SEQ_BITS); }
+
+/* (t, key) orders events by time, priority and scheduling order; keys are
+ * unique, so no two events tie */
 static inline int ev_before(const pkt_ev *a, const pkt_ev *b)
 {
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->prio != b->prio)
-        return a->prio < b->prio;
-    return a->seq < b->seq;
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+static inline void head_set(pkt_head *h, const pkt_ev *e)
+{
+    h->t = e->t;
+    h->key = e->key;
+}
+
+static inline void head_clear(pkt_head *h)
+{
+    h->t = INFINITY;
+    h->key = EMPTY_KEY;
+}
+
+void pkt_queue_init(pkt_net *n)
+{
+    for (uint32_t i = 0; i <= PKT_LANES_MAX; i++)
+        head_clear(&n->heads[i]);
 }
 
 void pkt_queue_fini(pkt_net *n)
@@ -80,6 +109,7 @@ static int heap_push(pkt_net *n, const pkt_ev *e)
         i = parent;
     }
     n->heap[i] = *e;
+    head_set(&n->heads[PKT_LANES_MAX], &n->heap[0]);
     return 0;
 }
 
@@ -98,70 +128,117 @@ static void heap_pop(pkt_net *n)
         n->heap[i] = n->heap[c];
         i = c;
     }
-    if (count)
+    if (count) {
         n->heap[i] = last;
+        head_set(&n->heads[PKT_LANES_MAX], &n->heap[0]);
+    } else {
+        head_clear(&n->heads[PKT_LANES_MAX]);
+    }
 }
 
 /* ---- lanes ---- */
 
-static int lane_push(pkt_lane *q, const pkt_ev *e)
+static int lane_grow(pkt_lane *q)
 {
-    if (q->n == q->cap) {
-        uint32_t cap = q->cap ? q->cap * 2 : 256;
-        pkt_ev *r = malloc((size_t)cap * sizeof *r);
-        if (!r)
-            return -1;
-        for (uint32_t i = 0; i < q->n; i++) /* unwrap, oldest first */
-            r[i] = q->ring[(q->head + i) & (q->cap - 1)];
-        free(q->ring);
-        q->ring = r;
-        q->cap = cap;
-        q->head = 0;
-    }
-    q->ring[(q->head + q->n) & (q->cap - 1)] = *e;
-    q->n++;
+    uint32_t cap = q->cap ? q->cap * 2 : 256;
+    pkt_ev *r = malloc((size_t)cap * sizeof *r);
+    if (!r)
+        return -1;
+    for (uint32_t i = 0; i < q->n; i++) /* unwrap, oldest first */
+        r[i] = q->ring[(q->head + i) & (q->cap - 1)];
+    free(q->ring);
+    q->ring = r;
+    q->cap = cap;
+    q->head = 0;
     return 0;
 }
 
-/* The lane of (delay, prio) whose last event is not after t; NULL: use the heap. */
-static pkt_lane *lane_for(pkt_net *n, double delay_s, unsigned prio, double t)
+/* An event onto lane i (its time not before the lane's last): 0, or -1
+ * out of memory. Field by field from registers: a copy of a struct the
+ * caller has just stored would load it back in wider words than it was
+ * stored in, which stalls the load (no store-to-load forwarding). */
+static inline int lane_push(pkt_net *n, uint32_t i, double t, uint64_t key, uint64_t data,
+                            sim_handler_fn fn, unsigned kind, uint32_t hint)
 {
-    /* the lane this priority took last first (arrivals, finishes and
-     * credits keep to one delay each), then the others */
-    uint32_t hint = n->lane_hint[prio & 3];
-    for (uint32_t j = 0; j <= n->n_lanes; j++) {
-        uint32_t i = j ? j - 1 : hint;
+    pkt_lane *q = &n->lanes[i];
+    if (q->n == q->cap && lane_grow(q))
+        return -1;
+    pkt_ev *r = &q->ring[(q->head + q->n) & (q->cap - 1)];
+    r->t = t;
+    r->key = key;
+    r->data = data;
+    r->fn = fn;
+    r->kind = (uint16_t)kind;
+    r->hint = hint;
+    q->last_t = t;
+    if (q->n++ == 0) {
+        n->heads[i].t = t;
+        n->heads[i].key = key;
+    }
+    return 0;
+}
+
+/* The lane of (delay, prio) whose last event is not after t: its index, or
+ * PKT_LANES_MAX for the heap. The lane this priority took last is tried
+ * first (arrivals, finishes and credits keep to one delay each). */
+static uint32_t lane_find(pkt_net *n, double delay_s, unsigned prio, double t)
+{
+    for (uint32_t i = 0; i < n->n_lanes; i++) {
         pkt_lane *q = &n->lanes[i];
-        if (i < n->n_lanes && q->delay_s == delay_s && q->prio == prio) {
+        if (q->delay_s == delay_s && q->prio == prio) {
             n->lane_hint[prio & 3] = (uint8_t)i;
-            if (q->n && q->ring[(q->head + q->n - 1) & (q->cap - 1)].t > t)
-                return NULL; /* cannot happen (now is monotone); the heap is always right */
-            return q;
+            if (q->n && q->last_t > t)
+                return PKT_LANES_MAX; /* cannot happen (now is monotone); the heap is always right */
+            return i;
         }
     }
     if (n->n_lanes == PKT_LANES_MAX)
-        return NULL;
-    pkt_lane *q = &n->lanes[n->n_lanes++];
+        return PKT_LANES_MAX;
+    uint32_t i = n->n_lanes++;
+    pkt_lane *q = &n->lanes[i];
     memset(q, 0, sizeof *q);
     q->delay_s = delay_s;
     q->prio = (uint8_t)prio;
-    return q;
+    head_clear(&n->heads[i]);
+    n->lane_hint[prio & 3] = (uint8_t)i;
+    return i;
 }
 
-/* The next tier event (NULL when none) and where it is: lane index, or
- * PKT_LANES_MAX for the heap. */
-static const pkt_ev *queue_head(const pkt_net *n, uint32_t *where)
+static inline uint32_t lane_for(pkt_net *n, double delay_s, unsigned prio, double t)
 {
-    const pkt_ev *best = n->n_heap ? &n->heap[0] : NULL;
-    *where = PKT_LANES_MAX;
+    uint32_t i = n->lane_hint[prio & 3];
+    const pkt_lane *q = &n->lanes[i];
+    if (i < n->n_lanes && q->delay_s == delay_s && q->prio == prio && !(q->n && q->last_t > t))
+        return i;
+    return lane_find(n, delay_s, prio, t);
+}
+
+/* Where the next tier event is: a lane's index, or PKT_LANES_MAX for the
+ * heap (its head's key is EMPTY_KEY when there is no event at all). */
+static inline uint32_t queue_next(const pkt_net *n)
+{
+    uint32_t where = PKT_LANES_MAX;
+    double bt = n->heads[PKT_LANES_MAX].t;
+    uint64_t bk = n->heads[PKT_LANES_MAX].key;
     for (uint32_t i = 0; i < n->n_lanes; i++) {
-        const pkt_lane *q = &n->lanes[i];
-        if (q->n && (!best || ev_before(&q->ring[q->head], best))) {
-            best = &q->ring[q->head];
-            *where = i;
+        double t = n->heads[i].t;
+        uint64_t k = n->heads[i].key;
+        if (t < bt || (t == bt && k < bk)) {
+            bt = t;
+            bk = k;
+            where = i;
         }
     }
-    return best;
+    return where;
+}
+
+/* The event at `where` (queue_next); NULL when the queue is empty. */
+static inline const pkt_ev *queue_at(const pkt_net *n, uint32_t where)
+{
+    if (where == PKT_LANES_MAX)
+        return n->n_heap ? &n->heap[0] : NULL;
+    const pkt_lane *q = &n->lanes[where];
+    return &q->ring[q->head];
 }
 
 /* ---- the pump ---- */
@@ -171,21 +248,20 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data);
 /* Arm the pump for the head event (no-op when armed or empty). */
 void pkt_pump_arm(pkt_net *n)
 {
-    uint32_t where;
-    const pkt_ev *e = queue_head(n, &where);
+    const pkt_ev *e = queue_at(n, queue_next(n));
     if (n->pump_id || !e)
         return;
     n->pump_t = e->t;
-    n->pump_prio = e->prio;
-    n->pump_id = sim_schedule_at(n->eng, e->t, e->prio, e->kind, on_pump, n, e->data);
+    n->pump_prio = (uint8_t)key_prio(e->key);
+    n->pump_id = sim_schedule_at(n->eng, e->t, key_prio(e->key), e->kind, on_pump, n, e->data);
 }
 
 static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)data;
     pkt_net *n = ctx;
-    uint32_t where;
-    const pkt_ev *h = queue_head(n, &where);
+    uint32_t where = queue_next(n);
+    const pkt_ev *h = queue_at(n, where);
     n->pump_id = 0;
     /* fire the head; then, while the next head is the engine's next event
      * anyway (sim_fire_inline: nothing else pending at or before it), fire
@@ -198,21 +274,26 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
             heap_pop(n);
         } else {
             pkt_lane *q = &n->lanes[where];
-            q->head = (q->head + 1) & (q->cap - 1);
-            q->n--;
+            uint32_t mask = q->cap - 1;
+            q->head = (q->head + 1) & mask;
+            if (--q->n)
+                head_set(&n->heads[where], &q->ring[q->head]);
+            else
+                head_clear(&n->heads[where]);
             /* its lane's window moved: fetch what the handlers of its
-             * events 16, 32 and 48 ahead will read, in stages (each
-             * stage's address needs the previous stage's line), so the
-             * cache misses overlap this handler's work (the other lanes'
-             * windows have not moved: fetched before); and the ring's own
-             * line 64 events ahead, which the first stage reads */
+             * events PKT_PREFETCH_STEP x 1, 2, 3 ahead will read, in
+             * stages (each stage's address needs the previous stage's
+             * line), so the cache misses overlap this handler's work (the
+             * other lanes' windows have not moved: fetched before); and
+             * the ring's own line a step further, which the first stage
+             * reads */
             if (q->n > PKT_PREFETCH_STAGES * PKT_PREFETCH_STEP + PKT_PREFETCH_STEP)
                 RING_PREFETCH(&q->ring[(q->head + (PKT_PREFETCH_STAGES + 1) *
-                                             PKT_PREFETCH_STEP) & (q->cap - 1)]);
+                                             PKT_PREFETCH_STEP) & mask]);
             for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
                 uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
                 if (q->n > ahead)
-                    pkt_prefetch(n, &q->ring[(q->head + ahead) & (q->cap - 1)], s);
+                    pkt_prefetch(n, &q->ring[(q->head + ahead) & mask], s);
             }
         }
         if (e.t > n->series_edge) /* a time series' open bin ends before this event */
@@ -220,25 +301,54 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
         n->in_pump = 1;
         e.fn(eng, n, e.data);
         n->in_pump = 0;
-        if (n->pump_id || !(h = queue_head(n, &where)) ||
-            !sim_fire_inline(eng, h->t, h->prio, h->kind, h->data))
-            break; /* armed by a completion callback, none left, or another event first */
+        if (n->pump_id)
+            break; /* armed by a completion callback */
+        where = queue_next(n);
+        if (!(h = queue_at(n, where)) ||
+            !sim_fire_inline(eng, h->t, key_prio(h->key), h->kind, h->data))
+            break; /* none left, or another event first */
     }
     pkt_pump_arm(n);
 }
 
-static void push(pkt_net *n, const pkt_ev *e, pkt_lane *q)
+/* e is in the queue: the pump stays armed for the head */
+static inline void pump_after_push(pkt_net *n, const pkt_ev *e)
 {
-    if (q ? lane_push(q, e) : heap_push(n, e)) {
+    if (n->in_pump && !n->pump_id)
+        return; /* the pump re-arms when the handler returns */
+    if (n->pump_id) {
+        unsigned prio = key_prio(e->key);
+        if (e->t > n->pump_t || (e->t == n->pump_t && prio >= n->pump_prio))
+            return; /* after the armed head */
+        sim_cancel(n->eng, n->pump_id);
+        n->pump_id = 0;
+    }
+    pkt_pump_arm(n);
+}
+
+/* An event into the queue (lane, or PKT_LANES_MAX: the heap); the pump
+ * stays armed for the head */
+static inline void push(pkt_net *n, uint32_t lane, double t, unsigned prio, unsigned kind,
+                        sim_handler_fn fn, uint64_t data, uint32_t hint)
+{
+    uint64_t key = ev_key(prio, n->n_seq++);
+    int bad;
+    if (lane < PKT_LANES_MAX) {
+        bad = lane_push(n, lane, t, key, data, fn, kind, hint);
+    } else {
+        pkt_ev e = {t, key, data, fn, (uint16_t)kind, hint};
+        bad = heap_push(n, &e);
+    }
+    if (bad) {
         /* out of memory: on the engine directly (still fires, order at
          * equal times may differ from the reference) */
-        sim_schedule_at(n->eng, e->t, e->prio, e->kind, e->fn, n, e->data);
+        sim_schedule_at(n->eng, t, prio, kind, fn, n, data);
         return;
     }
     if (n->in_pump && !n->pump_id)
         return; /* the pump re-arms when the handler returns */
     if (n->pump_id) {
-        if (e->t > n->pump_t || (e->t == n->pump_t && e->prio >= n->pump_prio))
+        if (t > n->pump_t || (t == n->pump_t && prio >= n->pump_prio))
             return; /* after the armed head */
         sim_cancel(n->eng, n->pump_id);
         n->pump_id = 0;
@@ -254,8 +364,18 @@ void pkt_schedule_in(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
         return;
     }
     double t = sim_now(n->eng) + delay_s; /* what sim_schedule_in computes */
-    pkt_ev e = {t, n->n_seq++, data, fn, (uint8_t)prio, (uint16_t)kind};
-    push(n, &e, is_lane ? lane_for(n, delay_s, prio, t) : NULL);
+    push(n, is_lane ? lane_for(n, delay_s, prio, t) : PKT_LANES_MAX, t, prio, kind, fn, data, 0);
+}
+
+void pkt_schedule_lane(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
+                       sim_handler_fn fn, uint64_t data, uint32_t hint)
+{
+    if (n->use_engine) {
+        sim_schedule_in(n->eng, delay_s, prio, kind, fn, n, data);
+        return;
+    }
+    double t = sim_now(n->eng) + delay_s;
+    push(n, lane_for(n, delay_s, prio, t), t, prio, kind, fn, data, hint);
 }
 
 void pkt_schedule_at(pkt_net *n, double t_s, unsigned prio, unsigned kind, sim_handler_fn fn,
@@ -265,6 +385,5 @@ void pkt_schedule_at(pkt_net *n, double t_s, unsigned prio, unsigned kind, sim_h
         sim_schedule_at(n->eng, t_s, prio, kind, fn, n, data);
         return;
     }
-    pkt_ev e = {t_s, n->n_seq++, data, fn, (uint8_t)prio, (uint16_t)kind};
-    push(n, &e, NULL);
+    push(n, PKT_LANES_MAX, t_s, prio, kind, fn, data, 0);
 }

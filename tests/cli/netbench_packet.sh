@@ -92,11 +92,11 @@ expect "tree allreduce" 0 "^# dcsim netbench --tier packet: allreduce, algorithm
 # bad input: one line, exit 2
 # every packet of a run may be queued at once (32 B each): a run whose
 # packets would not fit what the process may use is refused before it
-# starts, a pattern (16 x 15 messages of 256 MiB: 15.7 M packets, 503 MB)
-# and a collective (ring all-reduce of 1 GiB on 16 ranks, 252 MB) alike
-bad "packet memory, pattern" "this run needs an estimated 531 MB of memory (packets queued at once 503 MB), more than the 200 MB this process may use (DCSIM_MEMORY_LIMIT)" \
+# starts, a pattern (16 x 15 messages of 256 MiB: 15.7 M packets of 40 B, 629 MB)
+# and a collective (ring all-reduce of 1 GiB on 16 ranks, 315 MB) alike
+bad "packet memory, pattern" "this run needs an estimated 656 MB of memory (packets queued at once 629 MB), more than the 200 MB this process may use (DCSIM_MEMORY_LIMIT)" \
     env DCSIM_MEMORY_LIMIT=200MB "$dcsim" netbench "$ls" --tier packet --op alltoall --ranks 16 --bytes 256M
-bad "packet memory, collective" "(packets queued at once 252 MB), more than the 200 MB" \
+bad "packet memory, collective" "(packets queued at once 315 MB), more than the 200 MB" \
     env DCSIM_MEMORY_LIMIT=200MB "$dcsim" netbench "$ls" --tier packet --op allreduce --ranks 16 --bytes 1G
 bad "bad op" "--op broadcast: --tier packet runs send, incast, alltoall, allreduce, allgather, reducescatter, incast-sweep, victim, stall, collision, lossy, reorder or fidelity" \
     "$dcsim" netbench "$ls" --tier packet --op broadcast
