@@ -9,6 +9,10 @@
  *     replicas: the same on the sender's link (queued: one after the
  *     other, latency + bytes / rate and twice that);
  *   - transfers between different replicas do not interact (bit for bit);
+ *   - the time slowed by sharing (serve_result.transfer_shared_s): 0 for
+ *     transfers alone, 2 x bytes / rate for the two sharing a link, latency
+ *     + bytes / rate for the second queued behind the first; the most in
+ *     flight at once;
  *   - a loaded stream: requests conserved, Little's law, the same result
  *     twice.
  * The device and model are test_serving.c's synthetic ones.
@@ -71,6 +75,12 @@ static void test_isolated(void)
         CHECK_INT_EQ(shared.transfers, n);
         CHECK(same_latencies(&shared, &queued));
         CHECK_REL(shared.transfer_max_s, LAT + bytes_512(&c) / RATE, 1e-15);
+        /* none slowed by another, none on a narrower route, one at a time */
+        CHECK(shared.transfer_shared_s == 0 && queued.transfer_shared_s == 0);
+        CHECK(shared.transfer_route_s == 0 && queued.transfer_route_s == 0);
+        CHECK_INT_EQ(shared.transfers_in_flight_max, 1);
+        CHECK_INT_EQ(queued.transfers_in_flight_max, 1);
+        CHECK_REL(shared.transfer_p50_s, shared.transfer_max_s, 1e-12); /* equal transfers */
     }
     /* inside a node (the scale-up link), tp 2 prefill into tp 1 decode */
     serve_config c = pools(1, 1, 1);
@@ -102,26 +112,38 @@ static void test_two_into_one(void)
     CHECK_REL(two.transfer_mean_s, LAT + 2 * b / RATE, 1e-12);
     CHECK_REL(two.transfer_max_s, LAT + 2 * b / RATE, 1e-12);
     CHECK_REL(two.transfer_max_s - LAT, 2 * (one.transfer_max_s - LAT), 1e-12);
+    /* each slowed by b / RATE by the other: 2 b / RATE in all, two at once */
+    CHECK_REL(two.transfer_shared_s, 2 * b / RATE, 1e-12);
+    CHECK(two.transfer_route_s == 0);
+    CHECK_INT_EQ(two.transfers_in_flight_max, 2);
+    CHECK_REL(two.transfer_p50_s, LAT + 2 * b / RATE, 1e-12);
     /* without the decode side's contention both arrive at the single time */
     c.kv_contention = SERVE_KV_QUEUED;
     CHECK_INT_EQ(serve_simulate(&c, &two, &err), 0);
     CHECK(two.transfer_max_s == one.transfer_max_s);
+    CHECK(two.transfer_shared_s == 0);
+    CHECK_INT_EQ(two.transfers_in_flight_max, 2);
     /* two decode replicas: each transfer alone on its links, bit for bit */
     c = pools(2, 2, 2);
     CHECK_INT_EQ(serve_simulate(&c, &apart, &err), 0);
     CHECK_INT_EQ(apart.transfers, 2);
     CHECK(apart.transfer_max_s == one.transfer_max_s);
     CHECK(apart.transfer_mean_s == one.transfer_mean_s);
+    CHECK(apart.transfer_shared_s == 0);
     /* one prefill replica sends both (one batch) to two decode replicas:
      * its link is halved; queued: one after the other */
     c = pools(1, 2, 2);
     CHECK_INT_EQ(serve_simulate(&c, &two, &err), 0);
     CHECK_INT_EQ(two.transfers, 2);
     CHECK_REL(two.transfer_mean_s, LAT + 2 * b / RATE, 1e-12);
+    CHECK_REL(two.transfer_shared_s, 2 * b / RATE, 1e-12);
     c.kv_contention = SERVE_KV_QUEUED;
     CHECK_INT_EQ(serve_simulate(&c, &two, &err), 0);
     CHECK_REL(two.transfer_max_s, 2 * (LAT + b / RATE), 1e-12);
     CHECK_REL(two.transfer_mean_s, 1.5 * (LAT + b / RATE), 1e-12);
+    /* queued: the second waits for the first, latency + b / RATE */
+    CHECK_REL(two.transfer_shared_s, LAT + b / RATE, 1e-12);
+    CHECK_REL(two.transfer_p50_s, LAT + b / RATE, 1e-12);
 }
 
 /* a decode replica of tp 4 receives from tp 1 prefill replicas: each
