@@ -51,29 +51,16 @@ static fabric_config leaf_spine(unsigned radix, unsigned down, unsigned over, in
     return f;
 }
 
-/* pre prefill and dec decode replicas of tp 1, one GPU a node (the prefill
- * pool on GPUs 0 .. pre - 1), `clients` requests of 512 + 8 tokens at t = 0 */
+/* serving_checks.h's pools at RATE, LAT (the prefill pool on GPUs 0 ..
+ * pre - 1), over fabric f */
 static serve_config pools(unsigned pre, unsigned dec, unsigned clients, const fabric_config *f)
 {
-    serve_config c = serve_test_base("least-loaded");
-    c.prefill_replicas = pre;
-    c.prefill_tp = 1;
-    c.replicas = dec;
-    c.node_gpus = 1;
-    c.kv_inter_bytes_per_s = RATE;
-    c.kv_inter_latency_s = LAT;
-    c.clients = clients;
-    c.max_requests = clients;
+    serve_config c = serve_test_pools(pre, dec, clients, RATE, LAT);
     c.fabric = f;
     return c;
 }
 
-static double bytes_512(const serve_config *c)
-{
-    double w, per_token, blocks;
-    serve_memory(c, &w, &per_token, &blocks, NULL);
-    return 512 * per_token;
-}
+static double bytes_512(const serve_config *c) { return serve_test_kv_bytes(c, 512); }
 
 static void test_shared_uplink(void)
 {
@@ -169,12 +156,7 @@ static void test_stream(void)
 {
     fabric_config f = leaf_spine(3, 2, 2, 0);
     serve_config c = pools(2, 2, 0, &f);
-    c.arrival = SERVE_POISSON;
-    c.rate_per_s = 40;
-    c.duration_s = 20;
-    c.max_requests = 0;
-    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 1500, 0.8, 4000};
-    c.output = (serve_length){SERVE_LEN_LOGNORMAL, 60, 0.6, 1000};
+    serve_test_kv_stream(&c);
     serve_result r, again, links;
     sim_error err;
     CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);

@@ -29,28 +29,13 @@
 #define RATE 47e9   /* synthetic: the test checks the arithmetic */
 #define LAT 14e-6
 
-/* prefill_replicas x tp 1 and decode replicas x tp 1, one GPU a node (every
- * transfer between nodes), `clients` requests of 512 + 8 tokens at t = 0 */
+/* serving_checks.h's pools at RATE, LAT */
 static serve_config pools(unsigned pre, unsigned dec, unsigned clients)
 {
-    serve_config c = serve_test_base("least-loaded");
-    c.prefill_replicas = pre;
-    c.prefill_tp = 1;
-    c.replicas = dec;
-    c.node_gpus = 1;
-    c.kv_inter_bytes_per_s = RATE;
-    c.kv_inter_latency_s = LAT;
-    c.clients = clients;
-    c.max_requests = clients;
-    return c;
+    return serve_test_pools(pre, dec, clients, RATE, LAT);
 }
 
-static double bytes_512(const serve_config *c)
-{
-    double w, per_token, blocks;
-    serve_memory(c, &w, &per_token, &blocks, NULL);
-    return 512 * per_token;
-}
+static double bytes_512(const serve_config *c) { return serve_test_kv_bytes(c, 512); }
 
 static int same_latencies(const serve_result *a, const serve_result *b)
 {
@@ -172,12 +157,7 @@ static void test_wide_receiver(void)
 static void test_stream(void)
 {
     serve_config c = pools(2, 2, 0);
-    c.arrival = SERVE_POISSON;
-    c.rate_per_s = 40;
-    c.duration_s = 20;
-    c.max_requests = 0;
-    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 1500, 0.8, 4000};
-    c.output = (serve_length){SERVE_LEN_LOGNORMAL, 60, 0.6, 1000};
+    serve_test_kv_stream(&c);
     /* about 0.8 GB a request at 40/s over two 47 GB/s receivers: transfers overlap */
     serve_result r, again, queued;
     sim_error err;
