@@ -185,13 +185,10 @@ typedef struct serve_sim {
     double blocks_fleet_total;
     double pre_kv_bytes_per_token; /* the prefill pool's, all its GPUs (serve_memory) */
     double pre_busy_s;
-    /* KV transfers: each one's time, for the mean and quantiles; the sums
-     * over them of (alone on its route - alone on the replicas' links) and
-     * (its time - alone on its route); those in flight now and at most */
+    /* KV transfers: each one's time, for the mean and quantiles */
     double *xfer_s;
     uint64_t n_xfer, cap_xfer;
-    double xfer_bytes, xfer_route_s, xfer_shared_s;
-    uint64_t xfer_in_flight, xfer_in_flight_max;
+    double xfer_bytes;
     double ttft_hit_sum, ttft_miss_sum;
     /* fleet counts for the series (kept always: integers, no effect on results) */
     uint64_t n_running, n_queued, n_transferring;
@@ -227,6 +224,12 @@ typedef struct serve_sim {
      * a replica's GPUs); the fetch times' sum */
     int fetch_on;
     double fetch_kv_bytes_per_token, fetch_sum_s;
+    /* KV transfers (serving_disagg.c): the sums over them of (alone on its
+     * route - alone on the replicas' links) and (its time - alone on its
+     * route); those in flight now and at most (last: the hot fields above
+     * keep their cache lines) */
+    double xfer_route_s, xfer_shared_s;
+    uint64_t xfer_in_flight, xfer_in_flight_max;
 } serve_sim;
 
 struct serve_router {
