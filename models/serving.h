@@ -357,9 +357,17 @@ typedef struct serve_result {
     uint64_t ttft_hit_count, ttft_miss_count;
     /* disaggregation: KV transfers (count, bytes, time from the end of the
      * prefill to the arrival, queueing behind the sender included: mean,
-     * P99 by nearest rank, max) and each pool's busy fraction */
+     * P50 and P99 by nearest rank, max) and each pool's busy fraction.
+     * Each transfer's time = latency + bytes / cap (alone on the replicas'
+     * links) + route (alone on its fabric route, narrower than the
+     * replicas' links: 0 without a fabric) + shared (slowed by the other
+     * transfers sharing its links, or queued behind its sender's): the
+     * sums over the transfers of the last two, and the most transfers in
+     * flight at once (end of prefill to arrival) */
     uint64_t transfers;
-    double transfer_bytes, transfer_mean_s, transfer_p99_s, transfer_max_s;
+    double transfer_bytes, transfer_mean_s, transfer_p50_s, transfer_p99_s, transfer_max_s;
+    double transfer_route_s, transfer_shared_s;
+    uint64_t transfers_in_flight_max;
     double prefill_busy_fraction, decode_busy_fraction;
     double prefill_kv_blocks_per_replica;
     /* swap preemption: requests swapped out and in, preemptions the host

@@ -18,6 +18,7 @@
  * a fabric the transfers cross its routes instead (serving_kvfabric.c;
  * shared only). The fabric's other traffic is not modelled.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -131,6 +132,7 @@ void serve_disagg_arrive(sim_engine *eng, void *ctx, uint64_t data)
     }
     serve_series_note(s);
     s->n_transferring--;
+    s->xfer_in_flight--;
     s->n_queued++;
     rp->wait[(rp->wait_head + rp->wait_n) % rp->wait_cap] = id;
     rp->wait_n++;
@@ -165,6 +167,8 @@ int serve_disagg_send(serve_sim *s, uint32_t id)
     int same = c->node_gpus > 1 && floor(g_pre / node) == floor(g_dec / node);
     double paths = c->prefill_tp < c->tp ? c->prefill_tp : c->tp;
     s->xfer_bytes += bytes;
+    if (++s->xfer_in_flight > s->xfer_in_flight_max)
+        s->xfer_in_flight_max = s->xfer_in_flight;
     if (s->net) /* shared links (serving_kvflow.c) */
         return serve_kvnet_send(s, id, pre, d, !same, bytes,
                                 paths * (same ? c->kv_intra_bytes_per_s : c->kv_inter_bytes_per_s),
@@ -173,14 +177,27 @@ int serve_disagg_send(serve_sim *s, uint32_t id)
                     : c->kv_inter_latency_s + bytes / (paths * c->kv_inter_bytes_per_s);
     double now = sim_now(s->eng), start = pr->link_free_s > now ? pr->link_free_s : now;
     pr->link_free_s = start + t;
-    if (serve_disagg_record(s, start + t - now))
+    if (serve_disagg_record(s, start + t - now, t, t))
         return -1;
     sim_schedule_at(s->eng, start + t, 1, KIND_SERVE_TRANSFER, serve_disagg_arrive, s, id);
     return 0;
 }
 
-int serve_disagg_record(serve_sim *s, double seconds)
+/* a - b, or 0 where the two differ by no more than the clock's rounding at
+ * time `at` (a few units in the last place: a transfer alone arrives at
+ * start + its time, and that sum minus start need not give its time back
+ * to the last bit) */
+static double beyond(double a, double b, double at)
 {
+    double d = a - b;
+    return fabs(d) <= 8 * DBL_EPSILON * (fabs(at) + fabs(a)) ? 0 : d;
+}
+
+int serve_disagg_record(serve_sim *s, double seconds, double alone_s, double links_s)
+{
+    double now = sim_now(s->eng);
+    s->xfer_route_s += beyond(alone_s, links_s, 0);
+    s->xfer_shared_s += beyond(seconds, alone_s, now);
     if (s->n_xfer == s->cap_xfer) {
         uint64_t cap = s->cap_xfer ? 2 * s->cap_xfer : 1024;
         double *x = realloc(s->xfer_s, cap * sizeof *x);
@@ -203,14 +220,19 @@ void serve_disagg_results(serve_sim *s, serve_result *o)
 {
     o->transfers = s->n_xfer;
     o->transfer_bytes = s->xfer_bytes;
+    o->transfer_route_s = s->xfer_route_s;
+    o->transfer_shared_s = s->xfer_shared_s;
+    o->transfers_in_flight_max = s->xfer_in_flight_max;
     if (!s->n_xfer)
         return;
     double sum = 0;
     for (uint64_t i = 0; i < s->n_xfer; i++)
         sum += s->xfer_s[i];
     qsort(s->xfer_s, s->n_xfer, sizeof *s->xfer_s, cmp_double);
-    uint64_t rank = (uint64_t)ceil(0.99 * (double)s->n_xfer); /* nearest rank */
+    uint64_t r50 = (uint64_t)ceil(0.5 * (double)s->n_xfer); /* nearest rank */
+    uint64_t r99 = (uint64_t)ceil(0.99 * (double)s->n_xfer);
     o->transfer_mean_s = sum / (double)s->n_xfer;
-    o->transfer_p99_s = s->xfer_s[(rank ? rank : 1) - 1];
+    o->transfer_p50_s = s->xfer_s[(r50 ? r50 : 1) - 1];
+    o->transfer_p99_s = s->xfer_s[(r99 ? r99 : 1) - 1];
     o->transfer_max_s = s->xfer_s[s->n_xfer - 1];
 }

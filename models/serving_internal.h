@@ -185,7 +185,7 @@ typedef struct serve_sim {
     double blocks_fleet_total;
     double pre_kv_bytes_per_token; /* the prefill pool's, all its GPUs (serve_memory) */
     double pre_busy_s;
-    /* KV transfers: each one's time, for the mean and P99 */
+    /* KV transfers: each one's time, for the mean and quantiles */
     double *xfer_s;
     uint64_t n_xfer, cap_xfer;
     double xfer_bytes;
@@ -224,6 +224,12 @@ typedef struct serve_sim {
      * a replica's GPUs); the fetch times' sum */
     int fetch_on;
     double fetch_kv_bytes_per_token, fetch_sum_s;
+    /* KV transfers (serving_disagg.c): the sums over them of (alone on its
+     * route - alone on the replicas' links) and (its time - alone on its
+     * route); those in flight now and at most (last: the hot fields above
+     * keep their cache lines) */
+    double xfer_route_s, xfer_shared_s;
+    uint64_t xfer_in_flight, xfer_in_flight_max;
 } serve_sim;
 
 struct serve_router {
@@ -276,8 +282,10 @@ void serve_start_later(serve_sim *s, uint32_t r);
 int serve_extras_check(const serve_config *c, sim_error *err);
 int serve_disagg_send(serve_sim *s, uint32_t id);
 void serve_disagg_results(serve_sim *s, serve_result *o);
-/* a transfer's time (end of prefill to arrival) for the mean and P99: 0 or -1 */
-int serve_disagg_record(serve_sim *s, double seconds);
+/* a transfer's time (end of prefill to arrival), the time it takes alone on
+ * its route (the fabric's, else the replicas' links) and alone on the
+ * replicas' links (latency + bytes / cap): 0 or -1 (no memory) */
+int serve_disagg_record(serve_sim *s, double seconds, double alone_s, double links_s);
 /* the event: request data's KV has reached its decode replica */
 void serve_disagg_arrive(sim_engine *eng, void *ctx, uint64_t data);
 

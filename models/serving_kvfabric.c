@@ -28,6 +28,11 @@
  * links a transfer alone takes latency + bytes / (min(a, b) x rate), the
  * figure without the fabric. Cost: m routes (hop tables cached by the
  * router) per transfer, then the flow model's recomputations (flow.h).
+ * For the report (serving.h serve_result.transfer_route_s, _shared_s) a
+ * transfer also notes its time alone on its route: latency + bytes /
+ * min(cap, min over its links of capacity / its summed weight there), the
+ * rate the flow model gives a flow alone (one flow on a link: no incast or
+ * sharing curve).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -42,8 +47,10 @@ struct serve_kvfab {
     flow_net *net;
     topo_usage *use;   /* one transfer's usages: m routes */
     size_t use_cap, route_max;
-    double *sent_s;    /* per flow id: when it started */
+    struct kvfab_sent { double sent_s, alone_s, links_s; } *sent; /* per flow id: when it
+                          started, its time alone on its route and on the replicas' links */
     uint32_t sent_cap;
+    double *weight;    /* [n_links] zeros: one transfer's summed weights while it starts */
 };
 
 /* the first GPU (fabric host) and the tp of replica r */
@@ -64,7 +71,8 @@ static void on_delivered(void *ctx, uint32_t flow, uint64_t tag)
     serve_kvfab *k = s->fab;
     uint32_t id = (uint32_t)tag;
     int fetch = (int)(tag >> 32);
-    if (!fetch && serve_disagg_record(s, sim_now(s->eng) - k->sent_s[flow])) {
+    const struct kvfab_sent *t = &k->sent[flow];
+    if (!fetch && serve_disagg_record(s, sim_now(s->eng) - t->sent_s, t->alone_s, t->links_s)) {
         serve_fail(s);
         return;
     }
@@ -98,7 +106,8 @@ int serve_kvfab_init(serve_sim *s, sim_error *err)
     uint32_t tp_max = c->tp > c->prefill_tp ? c->tp : c->prefill_tp;
     k->use_cap = (size_t)tp_max * k->route_max;
     k->use = malloc(k->use_cap * sizeof *k->use);
-    if (!k->net || !k->use ||
+    k->weight = calloc(k->f.g.n_links ? k->f.g.n_links : 1, sizeof *k->weight);
+    if (!k->net || !k->use || !k->weight ||
         (k->f.link_curve && flow_net_set_incast(k->net, k->f.link_curve, k->f.link_injects)))
         return sim_error_set(err, SIM_ERR_NOMEM, NULL, 0, "serving: out of memory");
     return 0;
@@ -113,7 +122,8 @@ void serve_kvfab_free(serve_sim *s)
     if (k->built)
         fabric_free(&k->f);
     free(k->use);
-    free(k->sent_s);
+    free(k->sent);
+    free(k->weight);
     free(k);
     s->fab = NULL;
 }
@@ -140,6 +150,19 @@ int serve_kvfab_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, doub
             flow_net_bias_load(k->net, k->use + n, (size_t)got, 1);
         n += (size_t)got;
     }
+    /* alone on its route: its cap, or the narrowest link's capacity over
+     * the transfer's summed weight on it (the flow model's bottleneck for
+     * a flow alone) */
+    double rate = cap;
+    for (size_t u = 0; u < n; u++)
+        k->weight[k->use[u].link] += k->use[u].weight;
+    for (size_t u = 0; u < n; u++) {
+        uint32_t l = k->use[u].link;
+        if (k->weight[l] > 0 && k->f.g.link_bytes_per_s[l] / k->weight[l] < rate)
+            rate = k->f.g.link_bytes_per_s[l] / k->weight[l];
+    }
+    for (size_t u = 0; u < n; u++)
+        k->weight[k->use[u].link] = 0;
     uint32_t f = flow_start(k->net, k->use, n, bytes, cap, latency_s,
                             (uint64_t)id | (uint64_t)(fetch != 0) << 32);
     if (load)
@@ -150,12 +173,13 @@ int serve_kvfab_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, doub
         uint32_t grow = k->sent_cap ? 2 * k->sent_cap : 64;
         while (grow <= f)
             grow *= 2;
-        double *x = realloc(k->sent_s, grow * sizeof *x);
+        struct kvfab_sent *x = realloc(k->sent, grow * sizeof *x);
         if (!x)
             return -1;
-        k->sent_s = x;
+        k->sent = x;
         k->sent_cap = grow;
     }
-    k->sent_s[f] = sim_now(s->eng);
+    k->sent[f] = (struct kvfab_sent){sim_now(s->eng), latency_s + bytes / rate,
+                                     latency_s + bytes / cap};
     return 0;
 }

@@ -61,6 +61,7 @@ typedef struct kv_flow {
     double rate;         /* now; 0 before the first sharing */
     double seg_t, seg_left; /* since seg_t at rate, seg_left bytes were left */
     double sent_s;       /* the end of its prefill */
+    double alone_s;      /* its time alone: latency + bytes / cap */
     sim_event_id ev;     /* its last byte leaving */
     int frozen;
     double share;
@@ -198,7 +199,8 @@ static void on_drained(sim_engine *eng, void *ctx, uint64_t data)
     memmove(&k->f[i], &k->f[i + 1], (k->n - i - 1) * sizeof *k->f);
     k->n--;
     double arrive = f.seg_t + (f.latency_s + f.seg_left / f.rate);
-    if ((!f.fetch && serve_disagg_record(s, arrive - f.sent_s)) || reshare(s) ||
+    if ((!f.fetch && serve_disagg_record(s, arrive - f.sent_s, f.alone_s, f.alone_s)) ||
+        reshare(s) ||
         !sim_schedule_at(eng, arrive, 1, KIND_SERVE_TRANSFER,
                          f.fetch ? serve_fetch_arrive : serve_disagg_arrive, s, f.id)) {
         s->failed = 1;
@@ -224,6 +226,7 @@ int serve_kvnet_send(serve_sim *s, uint32_t id, uint32_t from, uint32_t to, int 
     k->f[k->n++] = (kv_flow){.id = id, .link = {4 * from + (uint32_t)inter,
                                                4 * to + 2 + (uint32_t)inter},
                              .fetch = fetch, .cap = cap, .latency_s = latency_s, .seg_t = now,
-                             .seg_left = bytes, .sent_s = now};
+                             .seg_left = bytes, .sent_s = now,
+                             .alone_s = latency_s + bytes / cap};
     return reshare(s);
 }

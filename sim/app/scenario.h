@@ -152,6 +152,8 @@ typedef struct scn_scenario {
     serve_config serving;   /* <serving>, all but .dev (the app builds it from gpu) */
     char serving_scaleup[64]; /* the scale-up link of tp > 1 ("" with tp 1) */
     char serving_kv_links[160]; /* disaggregated: the KV transfer's links ("" otherwise) */
+    char serving_kv_intra[64], serving_kv_inter[64]; /* those links inside a node and
+                                                        between nodes ("": none) */
     serve_trace_row *serving_trace; /* <arrivals process="trace">: the rows, owned */
     char serving_trace_file[256];   /* its file attribute, as given */
     char serving_defaults[2048]; /* what <serving> left out and the defaults that filled it */

@@ -18,6 +18,7 @@
 #include "resources.h"
 #include "scenario.h"
 #include "servecost.h"
+#include "servekv.h"
 #include "serveh5.h"
 #include "servesearch.h"
 #include "servesessions.h"
@@ -316,11 +317,7 @@ static void print_text(const scn_scenario *s, const serve_config *c, const serve
                "preemptions, prefilled counts the recomputed too)\n",
                r->prompt_tokens_admitted, r->prefill_tokens_computed, r->prefill_tokens_saved);
     if (c->prefill_replicas)
-        printf("transfer   %llu KV transfers, %.6g GB; time mean %.4g ms, P99 %.4g ms, max "
-               "%.4g ms; prefill pool busy %.1f%%, decode pool busy %.1f%%\n",
-               (unsigned long long)r->transfers, r->transfer_bytes / 1e9,
-               r->transfer_mean_s * 1e3, r->transfer_p99_s * 1e3, r->transfer_max_s * 1e3,
-               100 * r->prefill_busy_fraction, 100 * r->decode_busy_fraction);
+        serve_kv_print(s, c, r);
     if (c->kv_remote == SERVE_KV_REMOTE_FETCH)
         print_fetch(s, c, r, 0);
     if (serve_has_sessions(c))
@@ -444,19 +441,8 @@ static int print_json(const scn_scenario *s, const serve_config *c, const serve_
         if (c->prefix_levels > 1)
             json_prefix_levels(p, c, r);
     }
-    if (c->prefill_replicas) {
-        cJSON *p = cJSON_AddObjectToObject(root, "disaggregated");
-        cJSON_AddNumberToObject(p, "prefill_replicas", c->prefill_replicas);
-        cJSON_AddNumberToObject(p, "prefill_tp", c->prefill_tp);
-        cJSON_AddStringToObject(p, "contention", serve_kv_contention_name(c->kv_contention));
-        cJSON_AddNumberToObject(p, "transfers", (double)r->transfers);
-        cJSON_AddNumberToObject(p, "transfer_bytes", r->transfer_bytes);
-        cJSON_AddNumberToObject(p, "transfer_mean_s", r->transfer_mean_s);
-        cJSON_AddNumberToObject(p, "transfer_p99_s", r->transfer_p99_s);
-        cJSON_AddNumberToObject(p, "transfer_max_s", r->transfer_max_s);
-        cJSON_AddNumberToObject(p, "prefill_busy_fraction", r->prefill_busy_fraction);
-        cJSON_AddNumberToObject(p, "decode_busy_fraction", r->decode_busy_fraction);
-    }
+    if (c->prefill_replicas)
+        serve_kv_json(root, s, c, r);
     if (c->kv_remote == SERVE_KV_REMOTE_FETCH) {
         cJSON *p = cJSON_AddObjectToObject(root, "remote_fetch");
         cJSON_AddNumberToObject(p, "fetches", (double)r->fetches);

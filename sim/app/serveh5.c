@@ -11,6 +11,7 @@
 #include <hdf5.h>
 
 #include "h5util.h"
+#include "servekv.h"
 
 #define SERVE_FORMAT_VERSION 1 /* the root attributes of every dcsim file */
 #define SERVE_LAYOUT_VERSION "1"
@@ -238,8 +239,30 @@ static int put_session_attrs(hid_t g, const serve_result *r)
            h5_attr_scalar(g, "truncated_tokens", H5T_NATIVE_DOUBLE, &r->truncated_tokens);
 }
 
-static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
-                     const serve_h5_rows *rows)
+/* the disaggregated pools' KV transfers (a colocated run's attributes are
+ * what they were): the medium and the figures of --json "disaggregated" */
+static int put_transfer_attrs(hid_t g, const scn_scenario *s, const serve_config *c,
+                              const serve_result *r)
+{
+    char medium[512];
+    serve_kv_medium(s, c, medium, sizeof medium);
+    const struct { const char *name; const double *v; } d[] = {
+        {"transfer_bytes", &r->transfer_bytes}, {"transfer_mean_s", &r->transfer_mean_s},
+        {"transfer_p50_s", &r->transfer_p50_s}, {"transfer_p99_s", &r->transfer_p99_s},
+        {"transfer_max_s", &r->transfer_max_s}, {"transfer_route_s", &r->transfer_route_s},
+        {"transfer_shared_s", &r->transfer_shared_s}};
+    int rc = h5_attr_text(g, "transfer_medium_kind", serve_kv_medium_kind(c)) ||
+             h5_attr_text(g, "transfer_medium", medium) ||
+             h5_attr_scalar(g, "transfers", H5T_NATIVE_UINT64, &r->transfers) ||
+             h5_attr_scalar(g, "transfers_in_flight_max", H5T_NATIVE_UINT64,
+                            &r->transfers_in_flight_max);
+    for (size_t i = 0; !rc && i < sizeof d / sizeof d[0]; i++)
+        rc = h5_attr_scalar(g, d[i].name, H5T_NATIVE_DOUBLE, d[i].v);
+    return rc;
+}
+
+static int put_attrs(hid_t g, const scn_scenario *s, const serve_config *c,
+                     const serve_result *r, const serve_h5_rows *rows)
 {
     uint64_t max_rows = SERVE_H5_MAX_ROWS;
     double gpus = serve_gpus(c);
@@ -259,7 +282,8 @@ static int put_attrs(hid_t g, const serve_config *c, const serve_result *r,
            h5_attr_scalar(g, "sample_every", H5T_NATIVE_UINT64, &rows->every) ||
            h5_attr_text(g, "layout_version", SERVE_LAYOUT_VERSION) ||
            (c->preemption == SERVE_PREEMPT_SWAP && put_swap_attrs(g, r)) ||
-           (serve_has_sessions(c) && put_session_attrs(g, r));
+           (serve_has_sessions(c) && put_session_attrs(g, r)) ||
+           (c->prefill_replicas && put_transfer_attrs(g, s, c, r));
 }
 
 int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
@@ -273,7 +297,7 @@ int serve_h5_write(outpath *op, const scn_scenario *s, const serve_config *c,
     hid_t g = h5_create_group(f, "serve");
     if (g < 0)
         failed = "creating /serve";
-    else if (put_attrs(g, c, r, rows))
+    else if (put_attrs(g, s, c, r, rows))
         failed = "writing /serve's attributes";
     else if (put_requests(g, rows, serve_has_sessions(c)))
         failed = "writing /serve/requests";

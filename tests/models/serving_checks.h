@@ -1,8 +1,11 @@
-/* serving_checks.h - the small serving configuration and the iteration
- * times the serving tests share (test_serving.c, test_serving_pools.c). */
+/* serving_checks.h - the small serving configuration, the iteration times
+ * and the fixtures the serving tests share (test_serving*.c): disaggregated
+ * pools of tp 1 one GPU a node, a loaded stream of them, the first
+ * requests' records. Static inline: a test that uses some compiles clean. */
 #ifndef DCSIM_TESTS_SERVING_CHECKS_H
 #define DCSIM_TESTS_SERVING_CHECKS_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +56,65 @@ static inline double decode_s(const serve_config *c, double kv)
 {
     serve_batch b = {0, NULL, NULL, 1, kv, 1};
     return serve_iteration_s(c, &b);
+}
+
+/* pre prefill and dec decode replicas of tp 1, one GPU a node (every
+ * transfer between nodes, at `rate` bytes/s after `latency` s), `clients`
+ * requests of 512 + 8 tokens at t = 0 */
+static inline serve_config serve_test_pools(unsigned pre, unsigned dec, unsigned clients,
+                                            double rate, double latency)
+{
+    serve_config c = serve_test_base("least-loaded");
+    c.prefill_replicas = pre;
+    c.prefill_tp = 1;
+    c.replicas = dec;
+    c.node_gpus = 1;
+    c.kv_inter_bytes_per_s = rate;
+    c.kv_inter_latency_s = latency;
+    c.clients = clients;
+    c.max_requests = clients;
+    return c;
+}
+
+/* the KV bytes of `tokens` tokens (all of c's GPUs) */
+static inline double serve_test_kv_bytes(const serve_config *c, double tokens)
+{
+    double w, per_token, blocks;
+    serve_memory(c, &w, &per_token, &blocks, NULL);
+    return tokens * per_token;
+}
+
+/* pools whose transfers overlap: Poisson at 40/s for 20 s, lognormal
+ * lengths (prompt median 1,500, output 60: about 0.8 GB of KV a request) */
+static inline void serve_test_kv_stream(serve_config *c)
+{
+    c->arrival = SERVE_POISSON;
+    c->rate_per_s = 40;
+    c->duration_s = 20;
+    c->max_requests = 0;
+    c->prompt = (serve_length){SERVE_LEN_LOGNORMAL, 1500, 0.8, 4000};
+    c->output = (serve_length){SERVE_LEN_LOGNORMAL, 60, 0.6, 1000};
+}
+
+/* the first SERVE_SEEN requests by arrival order (serve_config.on_request
+ * = serve_seen_record, request_ctx = a serve_seen) */
+#define SERVE_SEEN 16
+typedef struct serve_seen {
+    double arrival_s[SERVE_SEEN], first_s[SERVE_SEEN], end_s[SERVE_SEEN];
+    uint32_t prompt[SERVE_SEEN], replica[SERVE_SEEN];
+} serve_seen;
+
+static inline int serve_seen_record(void *ctx, const serve_request_info *info)
+{
+    serve_seen *s = ctx;
+    if (info->seq < SERVE_SEEN) {
+        s->arrival_s[info->seq] = info->arrival_s;
+        s->first_s[info->seq] = info->first_token_s;
+        s->end_s[info->seq] = info->end_s;
+        s->prompt[info->seq] = info->prompt;
+        s->replica[info->seq] = info->replica;
+    }
+    return 0;
 }
 
 #endif

@@ -5,6 +5,10 @@
  *     they share it max-min, each latency + 2 x bytes / rate, where the
  *     replicas' links alone give each latency + bytes / rate; three through
  *     one uplink (radix 4, 3:1): latency + 3 x bytes / rate each;
+ *   - what the fabric cost them (serve_result.transfer_route_s, _shared_s):
+ *     the two sharing one uplink 2 x bytes / rate of sharing, no narrower
+ *     route; a tp-2 transfer alone over one uplink bytes / (2 rate) of
+ *     narrower route, no sharing;
  *   - a non-blocking fabric (1:1, adaptive): each transfer alone, the
  *     figure without the fabric (to rounding);
  *   - a loaded stream: requests conserved, Little's law, the same bits
@@ -47,29 +51,16 @@ static fabric_config leaf_spine(unsigned radix, unsigned down, unsigned over, in
     return f;
 }
 
-/* pre prefill and dec decode replicas of tp 1, one GPU a node (the prefill
- * pool on GPUs 0 .. pre - 1), `clients` requests of 512 + 8 tokens at t = 0 */
+/* serving_checks.h's pools at RATE, LAT (the prefill pool on GPUs 0 ..
+ * pre - 1), over fabric f */
 static serve_config pools(unsigned pre, unsigned dec, unsigned clients, const fabric_config *f)
 {
-    serve_config c = serve_test_base("least-loaded");
-    c.prefill_replicas = pre;
-    c.prefill_tp = 1;
-    c.replicas = dec;
-    c.node_gpus = 1;
-    c.kv_inter_bytes_per_s = RATE;
-    c.kv_inter_latency_s = LAT;
-    c.clients = clients;
-    c.max_requests = clients;
+    serve_config c = serve_test_pools(pre, dec, clients, RATE, LAT);
     c.fabric = f;
     return c;
 }
 
-static double bytes_512(const serve_config *c)
-{
-    double w, per_token, blocks;
-    serve_memory(c, &w, &per_token, &blocks, NULL);
-    return 512 * per_token;
-}
+static double bytes_512(const serve_config *c) { return serve_test_kv_bytes(c, 512); }
 
 static void test_shared_uplink(void)
 {
@@ -89,6 +80,15 @@ static void test_shared_uplink(void)
     CHECK_REL(alone.transfer_max_s, LAT + b / RATE, 1e-12);
     /* the TTFT (and every later time) moves by the extra b / RATE */
     CHECK_REL(r.ttft.max_s - alone.ttft.max_s, b / RATE, 1e-9);
+    /* alone each takes the uplink at its cap (no narrower than the
+     * replicas' links): the sharing costs each b / RATE, 2 b / RATE in all;
+     * on the replicas' links (two decode replicas) none is slowed */
+    CHECK(r.transfer_route_s == 0);
+    CHECK_REL(r.transfer_shared_s, 2 * b / RATE, 1e-12);
+    CHECK_INT_EQ(r.transfers_in_flight_max, 2);
+    CHECK_REL(r.transfer_p50_s, LAT + 2 * b / RATE, 1e-12);
+    CHECK(alone.transfer_shared_s == 0 && alone.transfer_route_s == 0);
+    CHECK_INT_EQ(alone.transfers_in_flight_max, 2);
     /* three GPUs a leaf, one uplink (3:1): three transfers, a third each */
     f = leaf_spine(4, 3, 3, 0);
     c = pools(3, 3, 3, &f);
@@ -96,6 +96,41 @@ static void test_shared_uplink(void)
     CHECK_INT_EQ(r.transfers, 3);
     CHECK_REL(r.transfer_mean_s, LAT + 3 * b / RATE, 1e-12);
     CHECK_REL(r.transfer_max_s, LAT + 3 * b / RATE, 1e-12);
+    CHECK_REL(r.transfer_shared_s, 3 * 2 * b / RATE, 1e-12);
+    CHECK(r.transfer_route_s == 0);
+    CHECK_INT_EQ(r.transfers_in_flight_max, 3);
+}
+
+/* one tp-2 transfer alone from leaf 0 to leaf 1 over leaf 0's one uplink:
+ * its two connections (weight 1/2 each) put weight 1 on the uplink, so it
+ * moves at RATE, not at its cap 2 x RATE: latency + b / RATE, of which
+ * b / (2 RATE) is the narrower route, none the sharing */
+static void test_narrow_route(void)
+{
+    serve_result r, links;
+    sim_error err;
+    fabric_config f = leaf_spine(3, 2, 2, 0);
+    serve_config c = pools(1, 1, 1, &f);
+    c.prefill_tp = c.tp = 2;
+    c.scaleup_bytes_per_s = 369e9; /* the replicas' TP all-reduces */
+    c.scaleup_step_s = 3.4e-6;
+    double b = bytes_512(&c);
+    CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
+    c.fabric = NULL;
+    CHECK_INT_EQ(serve_simulate(&c, &links, &err), 0);
+    printf("narrow route: a tp-2 transfer %.6g ms over one uplink, %.6g ms on the replicas' "
+           "links; route %.6g ms, shared %.6g ms\n", r.transfer_max_s * 1e3,
+           links.transfer_max_s * 1e3, r.transfer_route_s * 1e3, r.transfer_shared_s * 1e3);
+    CHECK_INT_EQ(r.transfers, 1);
+    CHECK_REL(r.transfer_max_s, LAT + b / RATE, 1e-12);
+    CHECK_REL(links.transfer_max_s, LAT + b / (2 * RATE), 1e-12);
+    CHECK_REL(r.transfer_route_s, b / (2 * RATE), 1e-12);
+    CHECK(r.transfer_shared_s == 0);
+    CHECK(links.transfer_route_s == 0 && links.transfer_shared_s == 0);
+    CHECK_INT_EQ(r.transfers_in_flight_max, 1);
+    /* the split adds up: total = alone on the links + route + shared */
+    CHECK_REL(r.transfer_mean_s * r.transfers,
+              links.transfer_mean_s + r.transfer_route_s + r.transfer_shared_s, 1e-12);
 }
 
 static void test_nonblocking(void)
@@ -113,6 +148,7 @@ static void test_nonblocking(void)
         CHECK_REL(r.transfer_mean_s, alone.transfer_mean_s, 1e-12);
         CHECK_REL(r.ttft.max_s, alone.ttft.max_s, 1e-12);
         CHECK_REL(r.e2e.mean_s, alone.e2e.mean_s, 1e-12);
+        CHECK(r.transfer_route_s == 0 && r.transfer_shared_s == 0);
     }
 }
 
@@ -120,12 +156,7 @@ static void test_stream(void)
 {
     fabric_config f = leaf_spine(3, 2, 2, 0);
     serve_config c = pools(2, 2, 0, &f);
-    c.arrival = SERVE_POISSON;
-    c.rate_per_s = 40;
-    c.duration_s = 20;
-    c.max_requests = 0;
-    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 1500, 0.8, 4000};
-    c.output = (serve_length){SERVE_LEN_LOGNORMAL, 60, 0.6, 1000};
+    serve_test_kv_stream(&c);
     serve_result r, again, links;
     sim_error err;
     CHECK_INT_EQ(serve_simulate(&c, &r, &err), 0);
@@ -147,6 +178,12 @@ static void test_stream(void)
           r.transfer_mean_s == again.transfer_mean_s && r.iterations == again.iterations);
     /* the one uplink is narrower than the two senders' links together */
     CHECK(r.transfer_mean_s > links.transfer_mean_s);
+    /* tp 1 on a link as fast as the replicas': no narrower route, and the
+     * time over the links' is the sharing's (the transfers themselves
+     * differ: the slower ones change the decode replicas' load) */
+    CHECK(r.transfer_route_s == 0);
+    CHECK(r.transfer_shared_s > 0 && r.transfer_shared_s < r.transfer_mean_s * r.transfers);
+    CHECK(r.transfers_in_flight_max >= 2);
 }
 
 static void test_refusals(void)
@@ -170,6 +207,7 @@ static void test_refusals(void)
 int main(void)
 {
     test_shared_uplink();
+    test_narrow_route();
     test_nonblocking();
     test_stream();
     test_refusals();

@@ -31,25 +31,6 @@
 
 #define RATE 50e9 /* synthetic: the test checks the arithmetic */
 #define LAT 14e-6
-#define MAX_SEEN 16
-
-typedef struct seen {
-    double arrival_s[MAX_SEEN], first_s[MAX_SEEN], end_s[MAX_SEEN];
-    uint32_t prompt[MAX_SEEN], replica[MAX_SEEN];
-} seen;
-
-static int on_request(void *ctx, const serve_request_info *info)
-{
-    seen *s = ctx;
-    if (info->seq < MAX_SEEN) {
-        s->arrival_s[info->seq] = info->arrival_s;
-        s->first_s[info->seq] = info->first_token_s;
-        s->end_s[info->seq] = info->end_s;
-        s->prompt[info->seq] = info->prompt;
-        s->replica[info->seq] = info->replica;
-    }
-    return 0;
-}
 
 static double kv_per_token(const serve_config *c)
 {
@@ -68,7 +49,7 @@ static void fetch_on(serve_config *c, double rate)
 }
 
 /* one session of 3 turns on 2 replicas in turn */
-static void one_session(int remote, double rate, serve_result *r, seen *got)
+static void one_session(int remote, double rate, serve_result *r, serve_seen *got)
 {
     serve_config c = serve_test_base("round-robin");
     c.arrival = SERVE_POISSON;
@@ -85,7 +66,7 @@ static void one_session(int remote, double rate, serve_result *r, seen *got)
     if (remote)
         fetch_on(&c, rate);
     memset(got, 0, sizeof *got);
-    c.on_request = on_request;
+    c.on_request = serve_seen_record;
     c.request_ctx = got;
     sim_error err;
     sim_error_clear(&err);
@@ -101,7 +82,7 @@ static void test_closed_form(void)
     double bytes = 32 * 16 * kv_per_token(&c); /* 32 blocks each time */
     double xfer = LAT + bytes / RATE;
     serve_result r;
-    seen got;
+    serve_seen got;
     one_session(1, RATE, &r, &got);
     double ttft[3] = {prefill_s(&c, 512, 0), xfer + prefill_s(&c, 520, 512),
                       xfer + prefill_s(&c, 528, 1024)};
@@ -126,7 +107,7 @@ static void test_closed_form(void)
     serve_result_free(&r);
     /* a link 200 times slower: recomputing is cheaper, as without the fetch */
     serve_result off;
-    seen got_off;
+    serve_seen got_off;
     one_session(0, 0, &off, &got_off);
     one_session(1, RATE / 200, &r, &got);
     CHECK(LAT + bytes / (RATE / 200) > prefill_s(&c, 512, 512));
@@ -157,8 +138,8 @@ static void test_contention(void)
     c.max_requests = 0;
     double bytes = 1024 * kv_per_token(&c);
     double rest = prefill_s(&c, 256, 1024);
-    seen got;
-    c.on_request = on_request;
+    serve_seen got;
+    c.on_request = serve_seen_record;
     c.request_ctx = &got;
     serve_result r;
     sim_error err;

@@ -9,6 +9,10 @@
  *     replicas: the same on the sender's link (queued: one after the
  *     other, latency + bytes / rate and twice that);
  *   - transfers between different replicas do not interact (bit for bit);
+ *   - the time slowed by sharing (serve_result.transfer_shared_s): 0 for
+ *     transfers alone, 2 x bytes / rate for the two sharing a link, latency
+ *     + bytes / rate for the second queued behind the first; the most in
+ *     flight at once;
  *   - a loaded stream: requests conserved, Little's law, the same result
  *     twice.
  * The device and model are test_serving.c's synthetic ones.
@@ -25,28 +29,13 @@
 #define RATE 47e9   /* synthetic: the test checks the arithmetic */
 #define LAT 14e-6
 
-/* prefill_replicas x tp 1 and decode replicas x tp 1, one GPU a node (every
- * transfer between nodes), `clients` requests of 512 + 8 tokens at t = 0 */
+/* serving_checks.h's pools at RATE, LAT */
 static serve_config pools(unsigned pre, unsigned dec, unsigned clients)
 {
-    serve_config c = serve_test_base("least-loaded");
-    c.prefill_replicas = pre;
-    c.prefill_tp = 1;
-    c.replicas = dec;
-    c.node_gpus = 1;
-    c.kv_inter_bytes_per_s = RATE;
-    c.kv_inter_latency_s = LAT;
-    c.clients = clients;
-    c.max_requests = clients;
-    return c;
+    return serve_test_pools(pre, dec, clients, RATE, LAT);
 }
 
-static double bytes_512(const serve_config *c)
-{
-    double w, per_token, blocks;
-    serve_memory(c, &w, &per_token, &blocks, NULL);
-    return 512 * per_token;
-}
+static double bytes_512(const serve_config *c) { return serve_test_kv_bytes(c, 512); }
 
 static int same_latencies(const serve_result *a, const serve_result *b)
 {
@@ -71,6 +60,12 @@ static void test_isolated(void)
         CHECK_INT_EQ(shared.transfers, n);
         CHECK(same_latencies(&shared, &queued));
         CHECK_REL(shared.transfer_max_s, LAT + bytes_512(&c) / RATE, 1e-15);
+        /* none slowed by another, none on a narrower route, one at a time */
+        CHECK(shared.transfer_shared_s == 0 && queued.transfer_shared_s == 0);
+        CHECK(shared.transfer_route_s == 0 && queued.transfer_route_s == 0);
+        CHECK_INT_EQ(shared.transfers_in_flight_max, 1);
+        CHECK_INT_EQ(queued.transfers_in_flight_max, 1);
+        CHECK_REL(shared.transfer_p50_s, shared.transfer_max_s, 1e-12); /* equal transfers */
     }
     /* inside a node (the scale-up link), tp 2 prefill into tp 1 decode */
     serve_config c = pools(1, 1, 1);
@@ -102,26 +97,38 @@ static void test_two_into_one(void)
     CHECK_REL(two.transfer_mean_s, LAT + 2 * b / RATE, 1e-12);
     CHECK_REL(two.transfer_max_s, LAT + 2 * b / RATE, 1e-12);
     CHECK_REL(two.transfer_max_s - LAT, 2 * (one.transfer_max_s - LAT), 1e-12);
+    /* each slowed by b / RATE by the other: 2 b / RATE in all, two at once */
+    CHECK_REL(two.transfer_shared_s, 2 * b / RATE, 1e-12);
+    CHECK(two.transfer_route_s == 0);
+    CHECK_INT_EQ(two.transfers_in_flight_max, 2);
+    CHECK_REL(two.transfer_p50_s, LAT + 2 * b / RATE, 1e-12);
     /* without the decode side's contention both arrive at the single time */
     c.kv_contention = SERVE_KV_QUEUED;
     CHECK_INT_EQ(serve_simulate(&c, &two, &err), 0);
     CHECK(two.transfer_max_s == one.transfer_max_s);
+    CHECK(two.transfer_shared_s == 0);
+    CHECK_INT_EQ(two.transfers_in_flight_max, 2);
     /* two decode replicas: each transfer alone on its links, bit for bit */
     c = pools(2, 2, 2);
     CHECK_INT_EQ(serve_simulate(&c, &apart, &err), 0);
     CHECK_INT_EQ(apart.transfers, 2);
     CHECK(apart.transfer_max_s == one.transfer_max_s);
     CHECK(apart.transfer_mean_s == one.transfer_mean_s);
+    CHECK(apart.transfer_shared_s == 0);
     /* one prefill replica sends both (one batch) to two decode replicas:
      * its link is halved; queued: one after the other */
     c = pools(1, 2, 2);
     CHECK_INT_EQ(serve_simulate(&c, &two, &err), 0);
     CHECK_INT_EQ(two.transfers, 2);
     CHECK_REL(two.transfer_mean_s, LAT + 2 * b / RATE, 1e-12);
+    CHECK_REL(two.transfer_shared_s, 2 * b / RATE, 1e-12);
     c.kv_contention = SERVE_KV_QUEUED;
     CHECK_INT_EQ(serve_simulate(&c, &two, &err), 0);
     CHECK_REL(two.transfer_max_s, 2 * (LAT + b / RATE), 1e-12);
     CHECK_REL(two.transfer_mean_s, 1.5 * (LAT + b / RATE), 1e-12);
+    /* queued: the second waits for the first, latency + b / RATE */
+    CHECK_REL(two.transfer_shared_s, LAT + b / RATE, 1e-12);
+    CHECK_REL(two.transfer_p50_s, LAT + b / RATE, 1e-12);
 }
 
 /* a decode replica of tp 4 receives from tp 1 prefill replicas: each
@@ -150,12 +157,7 @@ static void test_wide_receiver(void)
 static void test_stream(void)
 {
     serve_config c = pools(2, 2, 0);
-    c.arrival = SERVE_POISSON;
-    c.rate_per_s = 40;
-    c.duration_s = 20;
-    c.max_requests = 0;
-    c.prompt = (serve_length){SERVE_LEN_LOGNORMAL, 1500, 0.8, 4000};
-    c.output = (serve_length){SERVE_LEN_LOGNORMAL, 60, 0.6, 1000};
+    serve_test_kv_stream(&c);
     /* about 0.8 GB a request at 40/s over two 47 GB/s receivers: transfers overlap */
     serve_result r, again, queued;
     sim_error err;

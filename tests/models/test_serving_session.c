@@ -27,25 +27,6 @@
 #include "serving.h"
 #include "serving_checks.h"
 
-#define MAX_SEEN 16
-
-typedef struct seen {
-    double arrival_s[MAX_SEEN], first_s[MAX_SEEN], end_s[MAX_SEEN];
-    uint32_t prompt[MAX_SEEN], replica[MAX_SEEN];
-} seen;
-
-static int on_request(void *ctx, const serve_request_info *info)
-{
-    seen *s = ctx;
-    if (info->seq < MAX_SEEN) {
-        s->arrival_s[info->seq] = info->arrival_s;
-        s->first_s[info->seq] = info->first_token_s;
-        s->end_s[info->seq] = info->end_s;
-        s->prompt[info->seq] = info->prompt;
-        s->replica[info->seq] = info->replica;
-    }
-    return 0;
-}
 
 /* open loop: Poisson arrivals at `rate` for `duration` s */
 static serve_config open_loop(const char *router, double rate, double duration)
@@ -89,7 +70,7 @@ static void test_one_turn(void)
 
 /* one session of 3 turns; cache on or off, on `replicas` replicas */
 static void one_session(int cache, unsigned replicas, const char *router, serve_result *r,
-                        seen *got)
+                        serve_seen *got)
 {
     serve_config c = open_loop(router, 1, 1000);
     c.replicas = replicas;
@@ -97,7 +78,7 @@ static void one_session(int cache, unsigned replicas, const char *router, serve_
     sessions(&c, 3, 2.5);
     c.session_cache = cache;
     memset(got, 0, sizeof *got);
-    c.on_request = on_request;
+    c.on_request = serve_seen_record;
     c.request_ctx = got;
     sim_error err;
     sim_error_clear(&err);
@@ -118,7 +99,7 @@ static void test_closed_form(void)
 {
     serve_config c = serve_test_base("round-robin");
     serve_result r;
-    seen got;
+    serve_seen got;
     /* cached: turn 2 prefills 520 tokens over 512 (floor(519 / 16) x 16),
      * turn 3 528 over 1024 (floor(1039 / 16) x 16) */
     one_session(1, 1, "round-robin", &r, &got);

@@ -54,6 +54,8 @@ CASES = [
     ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                           "serving-disagg.xml")], {0}),
     ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
+                                                          "serving-disagg-fabric.xml")], {0}),
+    ("serve", ["serve", "--quiet", "--json", os.path.join(SRC, "tests", "scenarios",
                                                           "serving-radix.xml"), "--set",
                "serving/router/@policy=prefix-affinity"], {0}),
     ("serve", ["serve", "--quiet", "--json", "--size", os.path.join(SRC, "tests", "scenarios",

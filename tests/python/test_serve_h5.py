@@ -1,7 +1,8 @@
 """test_serve_h5.py DCSIM SOURCE_DIR - `dcsim serve -o FILE.h5` read back
 with h5py (docs/trace-format.md "/serve"): one row per request in arrival
 order, each finished one's TTFT and E2E giving the JSON's means and maxima,
-the prefix hits the JSON's count; the series' counts sum to the totals, its
+the prefix hits the JSON's count, a disaggregated run's KV-transfer
+attributes the JSON's "disaggregated" figures; the series' counts sum to the totals, its
 levels integrate to Little's L x the run's end, its KV use to the mean; the
 same run gives the same bytes; the file is refused over the scenario and
 over a directory, and no temporary is left. Small runs:
@@ -110,6 +111,19 @@ class ServeTables(unittest.TestCase):
         self.assertTrue((sent["replica"] >= x["prefill_replicas"]).all())
         with h5py.File(path, "r") as f:
             s = f["serve/series"][()]
+            a = f["serve"].attrs
+            # the transfers' medium and figures: those of --json "disaggregated"
+            kind = a["transfer_medium_kind"]
+            self.assertEqual(kind.decode() if isinstance(kind, bytes) else kind, x["medium"])
+            medium = a["transfer_medium"]
+            medium = medium.decode() if isinstance(medium, bytes) else medium
+            self.assertTrue(medium.startswith("the replicas' links"), medium)
+            for k in ("transfers", "transfers_in_flight_max"):
+                self.assertEqual(int(a[k]), x[k])
+            for k in ("transfer_bytes", "transfer_mean_s", "transfer_p50_s", "transfer_p99_s",
+                      "transfer_max_s", "transfer_route_s", "transfer_shared_s"):
+                # the JSON's numbers are printed to 15 digits
+                self.assertAlmostEqual(float(a[k]), x[k], delta=1e-14 * abs(x[k]), msg=k)
         self.assertTrue(s["transferring"].max() > 0)
 
     def test_refusals(self):

@@ -456,6 +456,11 @@ static int kv_links(loader *ld, xmlNode *n, scn_scenario *s, const hw_link **out
     if (!rc && out)
         rc = kv_link(ld, n, name[0] ? "link" : NULL, s, out, out->bytes_per_s,
                      &c->kv_inter_bytes_per_s, &c->kv_inter_latency_s);
+    if (!rc) {
+        snprintf(s->serving_kv_intra, sizeof s->serving_kv_intra, "%s",
+                 up && c->node_gpus > 1 ? up->name : "");
+        snprintf(s->serving_kv_inter, sizeof s->serving_kv_inter, "%s", out ? out->name : "");
+    }
     if (!rc)
         snprintf(s->serving_kv_links, sizeof s->serving_kv_links, "%s%s%s%s%s%s",
                  up && c->node_gpus > 1 ? up->name : "", up && c->node_gpus > 1 && out ? ", "
