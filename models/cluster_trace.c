@@ -76,7 +76,6 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
                            mg, gpus);
     if (rc)
         return rc;
-    *min = (uint32_t)mg;
     if (submit > 3.2e8)
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: submit_s %g is "
                              "more than ten years in (at most 3.2e8 s)", submit);
@@ -100,6 +99,7 @@ static int row(const char *name, int line, char **field, const int *col, uint32_
         return sim_error_set(err, SIM_ERR_INPUT, name, line, "cluster trace: priority %g must "
                              "be a whole number from -1e6 to 1e6", prio);
     *j = (cluster_job_spec){submit, (uint32_t)gpus, dur, (int32_t)prio};
+    *min = (uint32_t)mg; /* mg <= gpus, now known to fit: not before (a huge gpus and min) */
     return 0;
 }
 
