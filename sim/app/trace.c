@@ -571,7 +571,9 @@ static int write_summary(hid_t file, const run_summary *sum)
         hid_t s = H5Screate(H5S_SCALAR), dcpl = h5_untimed(H5P_DATASET_CREATE);
         hid_t type = m->is_count ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
         hid_t d = H5Dcreate2(g, m->name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        int64_t count = (int64_t)m->value;
+        /* converted only for a count (a FLOP total is far beyond int64, and converting
+         * it is undefined even unused) */
+        int64_t count = m->is_count && fabs(m->value) < 9.2e18 ? (int64_t)m->value : 0;
         rc = d < 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                                m->is_count ? (const void *)&count : (const void *)&m->value) < 0 ||
              h5_attr_text(d, "units", m->unit) ||
