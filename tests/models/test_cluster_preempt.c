@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "gpu_watch.h"
 
 static cluster_config shape(uint32_t gpus, uint32_t node, const char *sched)
 {
@@ -30,34 +31,20 @@ static cluster_config shape(uint32_t gpus, uint32_t node, const char *sched)
     return c;
 }
 
-/* ---- an occupancy map of its own: job + 1 per GPU, 0 free ---- */
-typedef struct watch {
-    uint32_t gpus, *owner;
-    int clashes, bad_frees;
+/* ---- the occupancy map (gpu_watch.h), and the reservation windows ---- */
+typedef struct resv_watch {
+    watch occ;
     const cluster_reservation *resv; /* checked: no start onto a window's GPUs before its end */
     uint32_t n_resv;
     const cluster_job_spec *spec;
     int in_window;
-} watch;
+} resv_watch;
 
-static void on_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, uint32_t n)
+static void on_resv_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, uint32_t n)
 {
-    watch *w = ctx;
-    if (!g) {
-        uint32_t freed = 0;
-        for (uint32_t x = 0; x < w->gpus; x++)
-            if (w->owner[x] == job + 1) {
-                w->owner[x] = 0;
-                freed++;
-            }
-        w->bad_frees += freed != n;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (g[i] >= w->gpus || w->owner[g[i]])
-            w->clashes++;
-        else
-            w->owner[g[i]] = job + 1;
+    resv_watch *w = ctx;
+    on_watch(&w->occ, job, now_s, g, n);
+    for (uint32_t i = 0; g && i < n; i++)
         for (uint32_t k = 0; k < w->n_resv; k++) { /* first starts: the run is d */
             const cluster_reservation *r = &w->resv[k];
             int on = g[i] >= r->gpu0 && g[i] < r->gpu0 + r->gpus;
@@ -65,15 +52,14 @@ static void on_watch(void *ctx, uint32_t job, double now_s, const uint32_t *g, u
                 now_s + w->spec[job].duration_s > r->start_s)
                 w->in_window++;
         }
-    }
 }
 
-static void watch_init(watch *w, cluster_config *c)
+static void watch_init(resv_watch *w, cluster_config *c)
 {
     memset(w, 0, sizeof *w);
-    w->gpus = c->gpus;
-    w->owner = calloc(c->gpus, sizeof *w->owner);
-    c->watch = on_watch;
+    w->occ.gpus = c->gpus;
+    w->occ.owner = calloc(c->gpus, sizeof *w->occ.owner);
+    c->watch = on_resv_watch;
     c->watch_ctx = w;
 }
 
@@ -179,12 +165,12 @@ static void test_invariants(void)
         cluster_result_free(&r1);
         /* mixed priorities: evictions, each by a strictly higher priority */
         c.jobs = prio;
-        watch w;
+        resv_watch w;
         watch_init(&w, &c);
         CHECK_INT_EQ(cluster_simulate(&c, &r1, &err), 0);
         CHECK(r1.preemptions > 0);
-        CHECK_INT_EQ(w.clashes, 0);
-        CHECK_INT_EQ(w.bad_frees, 0);
+        CHECK_INT_EQ(w.occ.clashes, 0);
+        CHECK_INT_EQ(w.occ.bad_frees, 0);
         uint32_t evicted = 0;
         for (uint32_t i = 0; i < 400; i++) {
             const cluster_job *j = &r1.jobs[i];
@@ -196,7 +182,7 @@ static void test_invariants(void)
         CHECK_INT_EQ(evicted, r1.preemptions);
         CHECK(r1.lost_gpu_s > 0);
         conserved(&r1);
-        free(w.owner);
+        free(w.occ.owner);
         cluster_result_free(&r1);
     }
     free(same);
@@ -216,7 +202,7 @@ static void test_windows(void)
     c.n_jobs = 2;
     c.resv = &w0;
     c.n_resv = 1;
-    watch w;
+    resv_watch w;
     watch_init(&w, &c);
     w.resv = &w0;
     w.n_resv = 1;
@@ -229,7 +215,7 @@ static void test_windows(void)
     CHECK_NEAR(r.jobs[0].end_s, 250, 1e-9);
     CHECK_NEAR(r.jobs[1].start_s, 0, 1e-9);
     CHECK_INT_EQ(w.in_window, 0);
-    CHECK_INT_EQ(w.clashes, 0);
+    CHECK_INT_EQ(w.occ.clashes, 0);
     CHECK_NEAR(r.down_gpu_s, 4 * 100, 1e-9);
     CHECK_NEAR(r.busy_gpu_s, 8 * 100 + 4 * 100, 1e-9);
     CHECK_NEAR(r.idle_gpu_s, 8 * 250 - 1200 - 400, 1e-9);
@@ -246,7 +232,7 @@ static void test_windows(void)
     CHECK_NEAR(r.jobs[0].end_s, 50, 1e-9);
     CHECK_NEAR(r.down_gpu_s, 0, 1e-9); /* T = 50: the window lies after the run */
     cluster_result_free(&r);
-    free(w.owner);
+    free(w.occ.owner);
 }
 
 static double mean_slowdown(cluster_config *c, uint32_t spares, cluster_result *r)
@@ -278,14 +264,14 @@ static void test_failures(void)
     cluster_result_free(&r1);
     /* a node fails every 20 h or so: 8 nodes, one failure per 2.5 h */
     c.fail = (cluster_failures){.rate_per_node_s = 1.0 / (20 * 3600), .repair_s = 4 * 3600};
-    watch w;
+    resv_watch w;
     watch_init(&w, &c);
     double s0 = mean_slowdown(&c, 0, &r0);
     CHECK(r0.failures > 0 && r0.interruptions > 0);
     CHECK(r0.down_gpu_s > 0);
     CHECK_INT_EQ(r0.spare_swaps, 0);
-    CHECK_INT_EQ(w.clashes, 0);
-    CHECK_INT_EQ(w.bad_frees, 0);
+    CHECK_INT_EQ(w.occ.clashes, 0);
+    CHECK_INT_EQ(w.occ.bad_frees, 0);
     conserved(&r0);
     CHECK_INT_EQ(cluster_simulate(&c, &r1, &err), 0); /* determinism */
     CHECK(r0.digest == r1.digest && r0.end_s == r1.end_s);
@@ -313,7 +299,7 @@ static void test_failures(void)
     printf("spares 0: mean slowdown %.6g (%u failures, %.4g down GPU-h)\n", s0, r0.failures,
            r0.down_gpu_s / 3600);
     cluster_result_free(&r0);
-    free(w.owner);
+    free(w.occ.owner);
     /* windows, failures and preemption together: still conserved, no clash */
     cluster_job_spec *p = mixed(400, 1);
     c.jobs = p;
@@ -324,12 +310,12 @@ static void test_failures(void)
     c.n_resv = 2;
     watch_init(&w, &c);
     CHECK_INT_EQ(cluster_simulate(&c, &r1, &err), 0);
-    CHECK_INT_EQ(w.clashes, 0);
-    CHECK_INT_EQ(w.bad_frees, 0);
+    CHECK_INT_EQ(w.occ.clashes, 0);
+    CHECK_INT_EQ(w.occ.bad_frees, 0);
     CHECK(r1.preemptions > 0 && r1.failures > 0);
     conserved(&r1);
     cluster_result_free(&r1);
-    free(w.owner);
+    free(w.occ.owner);
     free(p);
     free(v);
 }
@@ -361,11 +347,11 @@ static void test_swap_down(void)
     c.fail.swap_down = 0;
     CHECK_INT_EQ(cluster_simulate(&c, &off, &err), 0);
     c.fail.swap_down = 1;
-    watch w;
+    resv_watch w;
     watch_init(&w, &c);
     CHECK_INT_EQ(cluster_simulate(&c, &on, &err), 0);
-    CHECK_INT_EQ(w.clashes, 0);
-    CHECK_INT_EQ(w.bad_frees, 0);
+    CHECK_INT_EQ(w.occ.clashes, 0);
+    CHECK_INT_EQ(w.occ.bad_frees, 0);
     CHECK_INT_EQ(off.spare_takeovers, 0);
     CHECK(on.spare_takeovers > 0 && on.failures > on.spare_swaps);
     conserved(&on);
@@ -378,7 +364,7 @@ static void test_swap_down(void)
     cluster_result_free(&off);
     cluster_result_free(&on);
     cluster_result_free(&again);
-    free(w.owner);
+    free(w.occ.owner);
     free(v);
 }
 
