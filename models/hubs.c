@@ -440,18 +440,26 @@ static int backbone_settle(const hubs_config *c, const cluster_config *tmpl, hub
     return rc;
 }
 
+/* the jobs placed at hub h (or, by_end_hub, ending there) in ord, by end; their count */
+static uint32_t jobs_by_end(const hubs_result *r, unsigned h, int by_end_hub, order *ord)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++)
+        if ((by_end_hub ? r->jobs[i].end_hub : r->jobs[i].hub) == h)
+            ord[n++] = (order){r->jobs[i].end_s, i};
+    qsort(ord, n, sizeof *ord, cmp_order);
+    return n;
+}
+
 /* the results back on hub h's outbound link, FIFO by end; the hub's sums */
 static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *ord,
                        double *wait, const cluster_result *cr)
 {
     hubs_hub_result *o = &r->hub[h];
-    uint32_t n = 0;
+    uint32_t n;
     if (!c->backbone) { /* the results leave on the link of the hub each job ends at (with a
                            backbone: backbone_run; moves need none) */
-        for (uint32_t i = 0; i < r->n_jobs; i++)
-            if (r->jobs[i].end_hub == h)
-                ord[n++] = (order){r->jobs[i].end_s, i};
-        qsort(ord, n, sizeof *ord, cmp_order);
+        n = jobs_by_end(r, h, 1, ord);
         double free_out = 0;
         for (uint32_t k = 0; k < n; k++) {
             const hubs_job_spec *j = &c->jobs[ord[k].i];
@@ -471,11 +479,7 @@ static void finish_hub(const hubs_config *c, hubs_result *r, unsigned h, order *
             }
         }
     }
-    n = 0;
-    for (uint32_t i = 0; i < r->n_jobs; i++)
-        if (r->jobs[i].hub == h)
-            ord[n++] = (order){r->jobs[i].end_s, i};
-    qsort(ord, n, sizeof *ord, cmp_order);
+    n = jobs_by_end(r, h, 0, ord); /* in end order: the sums as they were before moves */
     double link_cost = 0;
     for (uint32_t k = 0; k < n; k++) {
         const hubs_job_spec *j = &c->jobs[ord[k].i];
