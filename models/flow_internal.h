@@ -189,6 +189,7 @@ struct flow_net {
     uint32_t cap_caps;
     uint32_t heap_n;
     int recompute_pending;
+    int in_burst;          /* between flow_net_burst_begin and _end */
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
     flow_stats stats;
 };
@@ -219,7 +220,13 @@ int flow_store_grow_flows(flow_net *n);
  * reading each list's tail at every start). Nothing changes on failure;
  * 0 or -1. */
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
-                      double rate_cap, double latency_s);
+                      double rate_cap, double latency_s, int defer_room);
+/* defer_room (inside a burst, flow_net_burst_begin): the lists' room for
+ * f's entries is not made at the attach but by flow_store_room, which gives
+ * every list shorter than its entries exactly their count, allocated once
+ * (0 or -1: the lists grown so far keep their room). flow_store_place makes
+ * it first inside a burst. */
+int flow_store_room(flow_net *n);
 /* Write the entries of the flows waiting since place_next (the fresh
  * list from there, in start order) into their links' lists, then those of
  * flow also (a flow on links but on no fresh list, or NO_FLOW): each list
@@ -245,13 +252,16 @@ size_t flow_store_memory_bytes(const flow_net *n);
 void flow_store_free(flow_net *n);
 
 /* A block with unequal weights: its n_use links, then each usage's code
- * (uint16 while the distinct weights fit, else uint32), then the distinct
- * weights (doubles, first-use order): code k is weight k. uint32 words of
- * the codes: */
+ * (uint8 while the distinct weights fit, else uint16 while they fit, else
+ * uint32), then the distinct weights (doubles, first-use order): code k is
+ * weight k. uint32 words of the codes: */
+#define FLOW_BYTE_CODES 256u
 #define FLOW_SHORT_CODES 65536u
 static inline size_t flow_code_words(uint32_t n_use, uint32_t n_weights)
 {
-    return n_weights <= FLOW_SHORT_CODES ? ((size_t)n_use + 1) / 2 : n_use;
+    return n_weights <= FLOW_BYTE_CODES    ? ((size_t)n_use + 3) / 4
+           : n_weights <= FLOW_SHORT_CODES ? ((size_t)n_use + 1) / 2
+                                           : n_use;
 }
 
 static inline const flow_class *flow_cls(const flow_net *n, uint32_t f)
@@ -271,6 +281,8 @@ static inline uint32_t flow_use_code(const flow_net *n, uint32_t f, const flow_c
                                      uint32_t k)
 {
     const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
+    if (c->n_weights <= FLOW_BYTE_CODES)
+        return ((const uint8_t *)codes)[k];
     if (c->n_weights > FLOW_SHORT_CODES)
         return codes[k];
     uint16_t h;

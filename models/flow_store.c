@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,11 +236,11 @@ static int reserve_scratch(flow_net *n, size_t k)
     return 0;
 }
 
-static int reserve_link(link_list *ll)
+/* Room for cap entries in ll (cap > ll->cap): the ids move out of the
+ * record past LIST_INLINE; the entries written so far (the first
+ * min(n, old cap)) are kept. 0 or -1 (then the ids are as they were). */
+static int list_room(link_list *ll, size_t cap)
 {
-    if (ll->n < ll->cap)
-        return 0;
-    size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
     if (cap > UINT32_MAX || (ll->code && grow_array((void **)&ll->code, cap, sizeof *ll->code)))
         return -1; /* grown codes, ids as they were: cap stays the smaller */
     if (cap > LIST_INLINE) {
@@ -247,11 +248,30 @@ static int reserve_link(link_list *ll)
                                                : realloc(ll->ids.heap, cap * sizeof *ids);
         if (!ids)
             return -1;
-        if (ll->cap <= LIST_INLINE)
-            memcpy(ids, ll->ids.inl, (size_t)ll->n * sizeof *ids);
+        if (ll->cap <= LIST_INLINE) /* in a burst n may exceed the old cap */
+            memcpy(ids, ll->ids.inl, (size_t)(ll->n < ll->cap ? ll->n : ll->cap) * sizeof *ids);
         ll->ids.heap = ids;
     }
     ll->cap = (uint32_t)cap;
+    return 0;
+}
+
+/* Room for one more entry: a quarter more. */
+static int reserve_link(link_list *ll)
+{
+    if (ll->n < ll->cap)
+        return 0;
+    size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
+    return list_room(ll, cap > ll->n ? cap : (size_t)ll->n + 1);
+}
+
+int flow_store_room(flow_net *n)
+{
+    for (uint32_t l = 0; l < n->n_slots; l++) {
+        link_list *ll = &n->slot[l].list;
+        if (ll->n > ll->cap && list_room(ll, ll->n > LIST_INLINE ? ll->n : LIST_INLINE))
+            return -1;
+    }
     return 0;
 }
 
@@ -260,7 +280,8 @@ static int reserve_link(link_list *ll)
  * attached, gets its own from flow_store_place. 0 or -1. */
 static int add_weights(link_list *ll)
 {
-    uint16_t *code = malloc((size_t)ll->cap * sizeof *code);
+    /* in a burst the list may hold more entries than its room */
+    uint16_t *code = malloc((size_t)(ll->cap > ll->n ? ll->cap : ll->n) * sizeof *code);
     if (!code)
         return -1;
     for (uint32_t i = 0; i + 1 < ll->n; i++)
@@ -309,13 +330,14 @@ static uint32_t weight_codes(flow_net *n, uint32_t m)
 }
 
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
-                      double rate_cap, double latency_s)
+                      double rate_cap, double latency_s, int defer_room)
 {
     if (reserve_scratch(n, k))
         return -1;
     uint32_t *slot = n->attach_slot;
-    for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
-        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX || reserve_link(&n->slot[slot[i]].list))
+    for (size_t i = 0; i < k; i++) /* room for f on each link (deferred: flow_store_room) */
+        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX ||
+            (!defer_room && reserve_link(&n->slot[slot[i]].list)))
             return -1;
     /* f goes on each link once: a repeated link carries the mark bit in its
      * waiting count (repeats are rare; netcoll merges its own), and its
@@ -367,7 +389,11 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     memcpy(b, n->attach_link, (size_t)m * sizeof *b);
     if (d) {
         uint32_t *codes = b + m, *table = codes + flow_code_words(m, d);
-        if (d <= FLOW_SHORT_CODES) {
+        if (d <= FLOW_BYTE_CODES) {
+            memset(codes, 0, flow_code_words(m, d) * sizeof *codes); /* the last word's rest */
+            for (uint32_t s = 0; s < m; s++)
+                ((uint8_t *)codes)[s] = (uint8_t)n->attach_code[s];
+        } else if (d <= FLOW_SHORT_CODES) {
             codes[m / 2] = 0; /* an odd count's last half word */
             for (uint32_t s = 0; s < m; s++) {
                 uint16_t h = (uint16_t)n->attach_code[s];
@@ -449,6 +475,11 @@ double flow_far_weight(const flow_net *n, const link_list *ll, uint32_t f)
 
 void flow_store_place(flow_net *n, uint32_t also)
 {
+    if (n->in_burst && flow_store_room(n)) { /* inside a burst (an open one's misuse,
+                                               * or flow_start's own with room made) */
+        fprintf(stderr, "flow model: out of memory placing the entries of a burst of starts\n");
+        abort();
+    }
     for (uint32_t f = n->place_next; f != NO_FLOW; f = n->bneck[f]) /* bounded: the */
         place_one(n, f);                                            /* fresh list */
     n->place_next = NO_FLOW;

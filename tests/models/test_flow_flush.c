@@ -12,7 +12,10 @@
  * wrong list would move rates in their last bits, or lose a flow. Each
  * entry's weight as a scan reads it (its 16-bit code on a list that keeps
  * codes) equals the model's, and a flow with too many distinct weights for
- * the codes reads its own back by a search (run_far). */
+ * the codes reads its own back by a search (run_far). Net a starts its
+ * first flows, and later ones in odd rounds, as a burst (flow_net_burst_begin:
+ * the lists' room made once at the end, at their final length), b one by
+ * one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,8 +155,13 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
         return;
     uint64_t x = seed;
     uint32_t ids[FLOWS], started = FIRST;
+    flow_net_burst_begin(a); /* a's lists get their room at the end, b's at each start */
     for (uint32_t f = 0; f < FIRST; f++)
         start_both(a, b, &md, &x, f, ids);
+    CHECK_INT_EQ(flow_net_burst_end(a), 0);
+    for (uint32_t l = 0; l < a->n_slots; l++) /* allocated once, at the final length */
+        CHECK_INT_EQ(a->slot[l].list.cap, a->slot[l].list.n > LIST_INLINE ? a->slot[l].list.n
+                                                                          : LIST_INLINE);
     settle(a, ids, FIRST);
     settle(b, ids, FIRST);
     CHECK(same_lists(a, b));
@@ -163,10 +171,13 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
         uint32_t before[LINKS];
         for (uint32_t l = 0; l < a->n_slots; l++)
             before[l] = a->slot[l].list.n;
-        /* flows started now wait to be written while earlier ones finish */
-        uint32_t settled = started;
-        for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
-            start_both(a, b, &md, &x, started, ids);
+        /* flows started now wait to be written while earlier ones finish;
+         * in odd rounds they start after the finishes, as a burst on a
+         * (its first start flushes them, room made first) */
+        uint32_t settled = started, later = round % 2;
+        if (!later)
+            for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
+                start_both(a, b, &md, &x, started, ids);
         uint32_t batch[FLOWS], n = 0;
         for (uint32_t f = 0; f < settled; f++)
             if (!gone[f] && (round == ROUNDS - 1 || next_u64(&x) % 3 == 0))
@@ -176,6 +187,12 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
             flow_store_detach(b, ids[batch[i]]);
             model_remove(&md, ids[batch[i]]);
             gone[batch[i]] = 1;
+        }
+        if (later) {
+            flow_net_burst_begin(a);
+            for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
+                start_both(a, b, &md, &x, started, ids);
+            CHECK_INT_EQ(flow_net_burst_end(a), 0);
         }
         flow_store_flush(a);
         settle(a, ids, started);
@@ -202,8 +219,8 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
  * weights; every entry on those lists reads its own weight back exactly:
  * the lists' 16-bit codes for the small flows, and for the large one its
  * code (d < FLOW_LIST_FAR) or a search of its block (d >= FLOW_LIST_FAR,
- * whose codes do not all fit beside the escape; past FLOW_SHORT_CODES the
- * block's own codes are 32-bit). */
+ * whose codes do not all fit beside the escape; the block's own codes are
+ * 8-bit up to FLOW_BYTE_CODES, 16-bit up to FLOW_SHORT_CODES, else 32-bit). */
 static void run_far(uint32_t d)
 {
     sim_engine *eng = sim_engine_create();
@@ -252,6 +269,8 @@ static void run_far(uint32_t d)
 
 int main(void)
 {
+    run_far(FLOW_BYTE_CODES); /* the block's codes one byte each */
+    run_far(FLOW_BYTE_CODES + 1);
     run_far(FLOW_LIST_FAR - 1);
     run_far(FLOW_LIST_FAR);
     run_far(FLOW_SHORT_CODES + 4000);
