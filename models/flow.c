@@ -226,6 +226,10 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
     for (size_t i = 0; i < n_usage; i++)
         if (usage[i].link >= n->n_links || !(usage[i].weight > 0) || !isfinite(usage[i].weight))
             return UINT32_MAX;
+    /* placed at once: a flow without bytes, or on no link and uncapped */
+    int is_now = bytes == 0 || (n_usage == 0 && !isfinite(rate_cap));
+    if (n->in_burst && (n->n_pending || is_now) && flow_store_room(n))
+        return UINT32_MAX; /* the lists are read below: their room first */
     if (n->n_pending) /* the lists as the flows finished so far leave them */
         flow_store_flush(n);
     uint32_t f;
@@ -236,7 +240,8 @@ uint32_t flow_start(flow_net *n, const topo_usage *usage, size_t n_usage, double
             return UINT32_MAX;
         f = n->n_flows;
     }
-    if (reserve_capped(n) || flow_store_attach(n, f, usage, n_usage, rate_cap, latency_s))
+    if (reserve_capped(n) || flow_store_attach(n, f, usage, n_usage, rate_cap, latency_s,
+                                                n->in_burst && !is_now))
         return UINT32_MAX;
     if (n->n_free) {
         n->free_head = n->flow_mark[f]; /* the free list's link */
@@ -576,6 +581,16 @@ double flow_link_capacity_incast(const flow_net *n, uint32_t l)
     if (c && n->live[l] >= 2)
         return n->slot[l].cap * flow_curve_at(c, fanin(n, l));
     return n->slot[l].cap;
+}
+
+void flow_net_burst_begin(flow_net *n) { n->in_burst = 1; }
+
+int flow_net_burst_end(flow_net *n)
+{
+    if (flow_store_room(n))
+        return -1;
+    n->in_burst = 0;
+    return 0;
 }
 
 void flow_net_bias_load(flow_net *n, const topo_usage *u, size_t k, double sign)

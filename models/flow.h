@@ -77,6 +77,17 @@ int flow_net_reset(flow_net *net, sim_engine *eng);
 uint32_t flow_start(flow_net *net, const topo_usage *usage, size_t n_usage, double bytes,
                     double rate_cap, double latency_s, uint64_t tag);
 
+/* A burst of starts: the flows started between flow_net_burst_begin and
+ * flow_net_burst_end reserve no room in their links' lists as they start;
+ * the end gives each list room for exactly its entries, allocated once (a
+ * 4,096-rank all-to-all's 32,768 lists grown a quarter at a time, all
+ * together, left about 100 MB of malloc free space). In between, only
+ * flow_start, flow_net_link_load and flow_net_bias_load may be called and
+ * the engine must not run. flow_net_burst_end: 0, or -1 when out of memory
+ * (the burst stays open: end it again, or destroy the net). */
+void flow_net_burst_begin(flow_net *net);
+int flow_net_burst_end(flow_net *net);
+
 /* Per-link load: the sum of the usage weights of the flows on it now (what
  * adaptive routing and UGAL compare). n_links entries. */
 const double *flow_net_link_load(const flow_net *net);

@@ -9,14 +9,16 @@
  * share - latency, rate cap, usage count and a single weight - is one
  * interned flow_class record. A flow's links are a block of the usage pool
  * (uint32 link slots, see "Slots" below; a flow with unequal weights adds
- * a code per usage, 2 bytes, and its distinct weights once each, 8 bytes:
+ * a code per usage, 1 byte up to 256 distinct weights (2 or 4 beyond), and
+ * its distinct weights once each, 8 bytes:
  * a coupled all-to-all flow has ~10,000 usages and a few dozen weights).
  * A link's list holds flow ids (4 bytes); once a flow with unequal weights
  * has been on the link, also each entry's weight code in its flow's block
- * (2 bytes), so that a scan of the link reads its flows' weights in O(1)
+ * (1 byte, or 2 once a flow with over 255 weights has been there), so that a scan of the link reads its flows' weights in O(1)
  * from the flow's table of distinct weights (each weight held once: about
- * 12 bytes per weighted usage, pool and list together; a 4,096-rank
- * all-to-all has 42.5 M of them).
+ * 10 bytes per weighted usage, pool and list together; a 4,096-rank
+ * all-to-all has 42.5 M of them). A list grows by a quarter at a start, or,
+ * in a burst of starts, once to its final length at the burst's end.
  * A 6-hop single-path flow: 68 + 6 x 4 + 6 x 4 = 116 bytes plus growth slack.
  * A flow's new rate after a filling is not stored: it is the fill level of
  * its bottleneck link (slot[bneck].level) or its cap (bneck == NO_LINK).
@@ -63,14 +65,19 @@ typedef struct link_list {
         uint32_t *heap;              /* cap > LIST_INLINE */
         uint32_t inl[LIST_INLINE];   /* cap <= LIST_INLINE */
     } ids;
-    uint16_t *code;        /* NULL, or code[i]: entry i's weight code on the link in its
+    void *code;            /* NULL, or code[i]: entry i's weight code on the link in its
                             * flow's block (every entry; 0 for a uniform flow), from the
                             * first flow with unequal weights on it on: its weight is one
-                            * load away. FLOW_LIST_FAR for a flow with that many distinct
-                            * weights or more: found in its block (flow_far_weight) */
+                            * load away. uint8 each (FLOW_LIST_FAR8 the escape), or uint16
+                            * (FLOW_LIST_FAR) once a flow with more than 255 and fewer than
+                            * FLOW_LIST_FAR distinct weights has been on the link: then the
+                            * pointer's low bit is set (the record has no room for a flag).
+                            * The escape for a flow with FLOW_LIST_FAR distinct weights or
+                            * more: found in its block (flow_far_weight) */
     uint32_t n, cap;
 } link_list;
 #define FLOW_LIST_FAR 0xffffu
+#define FLOW_LIST_FAR8 0xffu
 
 /* A slot's state that the filling and the repair read on every visit, in
  * one 64-byte record (one cache line: the slots are allocated 64-aligned),
@@ -113,6 +120,23 @@ static inline const uint32_t *flow_list_ids_c(const link_list *ll)
     return ll->cap <= LIST_INLINE ? ll->ids.inl : ll->ids.heap;
 }
 
+/* Whether list ll's codes are uint16 (else uint8), and where they are. */
+static inline int flow_list_is_wide(const link_list *ll)
+{
+    return (int)((uintptr_t)ll->code & 1);
+}
+static inline void *flow_list_codes(const link_list *ll)
+{
+    return (void *)((uintptr_t)ll->code & ~(uintptr_t)1);
+}
+/* Entry i's code on list ll (which has codes); FLOW_LIST_FAR for the escape. */
+static inline uint32_t flow_list_code(const link_list *ll, uint32_t i)
+{
+    if (flow_list_is_wide(ll))
+        return ((const uint16_t *)flow_list_codes(ll))[i];
+    uint32_t c = ((const uint8_t *)ll->code)[i];
+    return c == FLOW_LIST_FAR8 ? FLOW_LIST_FAR : c;
+}
 struct flow_net {
     sim_engine *eng;
     flow_done_fn done;
@@ -189,6 +213,7 @@ struct flow_net {
     uint32_t cap_caps;
     uint32_t heap_n;
     int recompute_pending;
+    int in_burst;          /* between flow_net_burst_begin and _end */
     int no_repair;         /* flow_net_set_local_repair(net, 0) */
     flow_stats stats;
 };
@@ -219,7 +244,13 @@ int flow_store_grow_flows(flow_net *n);
  * reading each list's tail at every start). Nothing changes on failure;
  * 0 or -1. */
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
-                      double rate_cap, double latency_s);
+                      double rate_cap, double latency_s, int defer_room);
+/* defer_room (inside a burst, flow_net_burst_begin): the lists' room for
+ * f's entries is not made at the attach but by flow_store_room, which gives
+ * every list shorter than its entries exactly their count, allocated once
+ * (0 or -1: the lists grown so far keep their room). flow_store_place makes
+ * it first inside a burst. */
+int flow_store_room(flow_net *n);
 /* Write the entries of the flows waiting since place_next (the fresh
  * list from there, in start order) into their links' lists, then those of
  * flow also (a flow on links but on no fresh list, or NO_FLOW): each list
@@ -245,13 +276,16 @@ size_t flow_store_memory_bytes(const flow_net *n);
 void flow_store_free(flow_net *n);
 
 /* A block with unequal weights: its n_use links, then each usage's code
- * (uint16 while the distinct weights fit, else uint32), then the distinct
- * weights (doubles, first-use order): code k is weight k. uint32 words of
- * the codes: */
+ * (uint8 while the distinct weights fit, else uint16 while they fit, else
+ * uint32), then the distinct weights (doubles, first-use order): code k is
+ * weight k. uint32 words of the codes: */
+#define FLOW_BYTE_CODES 256u
 #define FLOW_SHORT_CODES 65536u
 static inline size_t flow_code_words(uint32_t n_use, uint32_t n_weights)
 {
-    return n_weights <= FLOW_SHORT_CODES ? ((size_t)n_use + 1) / 2 : n_use;
+    return n_weights <= FLOW_BYTE_CODES    ? ((size_t)n_use + 3) / 4
+           : n_weights <= FLOW_SHORT_CODES ? ((size_t)n_use + 1) / 2
+                                           : n_use;
 }
 
 static inline const flow_class *flow_cls(const flow_net *n, uint32_t f)
@@ -271,6 +305,8 @@ static inline uint32_t flow_use_code(const flow_net *n, uint32_t f, const flow_c
                                      uint32_t k)
 {
     const uint32_t *codes = n->pool + n->use_off[f] + c->n_use;
+    if (c->n_weights <= FLOW_BYTE_CODES)
+        return ((const uint8_t *)codes)[k];
     if (c->n_weights > FLOW_SHORT_CODES)
         return codes[k];
     uint16_t h;
@@ -304,7 +340,7 @@ static inline double flow_entry_weight(const flow_net *n, const link_list *ll, u
     const flow_class *c = flow_cls(n, f);
     if (!isnan(c->weight))
         return c->weight;
-    uint32_t code = ll->code[i];
+    uint32_t code = flow_list_code(ll, i);
     return code == FLOW_LIST_FAR ? flow_far_weight(n, ll, f) : flow_code_weight(n, f, c, code);
 }
 static inline int flow_is_active(const flow_net *n, uint32_t f)

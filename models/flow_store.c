@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,38 +236,75 @@ static int reserve_scratch(flow_net *n, size_t k)
     return 0;
 }
 
-static int reserve_link(link_list *ll)
+/* Room for cap entries in ll (cap > ll->cap): the ids move out of the
+ * record past LIST_INLINE; the entries written so far (the first
+ * min(n, old cap)) are kept. 0 or -1 (then the ids are as they were). */
+static int list_room(link_list *ll, size_t cap)
 {
-    if (ll->n < ll->cap)
-        return 0;
-    size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
-    if (cap > UINT32_MAX || (ll->code && grow_array((void **)&ll->code, cap, sizeof *ll->code)))
-        return -1; /* grown codes, ids as they were: cap stays the smaller */
+    if (cap > UINT32_MAX)
+        return -1;
+    if (ll->code) { /* grown codes, ids as they were: cap stays the smaller */
+        int wide = flow_list_is_wide(ll);
+        void *code = flow_list_codes(ll);
+        if (grow_array(&code, cap, wide ? sizeof(uint16_t) : sizeof(uint8_t)))
+            return -1;
+        ll->code = (char *)code + wide;
+    }
     if (cap > LIST_INLINE) {
         uint32_t *ids = ll->cap <= LIST_INLINE ? malloc(cap * sizeof *ids)
                                                : realloc(ll->ids.heap, cap * sizeof *ids);
         if (!ids)
             return -1;
-        if (ll->cap <= LIST_INLINE)
-            memcpy(ids, ll->ids.inl, (size_t)ll->n * sizeof *ids);
+        if (ll->cap <= LIST_INLINE) /* in a burst n may exceed the old cap */
+            memcpy(ids, ll->ids.inl, (size_t)(ll->n < ll->cap ? ll->n : ll->cap) * sizeof *ids);
         ll->ids.heap = ids;
     }
     ll->cap = (uint32_t)cap;
     return 0;
 }
 
-/* Give link list ll its weight codes (flow_entry_weight): the first n - 1
- * entries' (uniform flows: 0, unread); the last entry, the flow being
- * attached, gets its own from flow_store_place. 0 or -1. */
-static int add_weights(link_list *ll)
+/* Room for one more entry: a quarter more. */
+static int reserve_link(link_list *ll)
 {
-    uint16_t *code = malloc((size_t)ll->cap * sizeof *code);
-    if (!code)
+    if (ll->n < ll->cap)
+        return 0;
+    size_t cap = ll->cap < LIST_INLINE ? LIST_INLINE : (size_t)ll->cap + ll->cap / 4 + 1;
+    return list_room(ll, cap > ll->n ? cap : (size_t)ll->n + 1);
+}
+
+int flow_store_room(flow_net *n)
+{
+    for (uint32_t l = 0; l < n->n_slots; l++) {
+        link_list *ll = &n->slot[l].list;
+        if (ll->n > ll->cap && list_room(ll, ll->n > LIST_INLINE ? ll->n : LIST_INLINE))
+            return -1;
+    }
+    return 0;
+}
+
+/* Give link list ll its weight codes (flow_entry_weight), uint16 when wide
+ * else uint8: the first n - 1 entries' (uniform flows: 0, unread); the
+ * last entry, the flow being attached, gets its own from flow_store_place.
+ * A list with uint8 codes made wide keeps them (widened). 0 or -1. */
+static int add_weights(link_list *ll, int wide)
+{
+    /* in a burst the list may hold more entries than its room */
+    size_t room = ll->cap > ll->n ? ll->cap : ll->n;
+    uint16_t *code = wide ? malloc(room * sizeof *code) : NULL;
+    uint8_t *code8 = wide ? NULL : malloc(room);
+    if (!code && !code8)
         return -1;
-    for (uint32_t i = 0; i + 1 < ll->n; i++)
-        code[i] = 0; /* a uniform flow reads its class weight (the entries
-                      * still waiting get theirs from flow_store_place) */
-    ll->code = code;
+    for (uint32_t i = 0; i + 1 < ll->n; i++) {
+        /* a uniform flow reads its class weight (the entries still waiting
+         * get theirs from flow_store_place); a widened code keeps its value */
+        uint32_t c = ll->code && i < ll->cap ? flow_list_code(ll, i) : 0;
+        if (wide)
+            code[i] = (uint16_t)c;
+        else
+            code8[i] = (uint8_t)c;
+    }
+    free(flow_list_codes(ll));
+    ll->code = wide ? (void *)((char *)code + 1) : (void *)code8;
     return 0;
 }
 
@@ -309,13 +347,14 @@ static uint32_t weight_codes(flow_net *n, uint32_t m)
 }
 
 int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
-                      double rate_cap, double latency_s)
+                      double rate_cap, double latency_s, int defer_room)
 {
     if (reserve_scratch(n, k))
         return -1;
     uint32_t *slot = n->attach_slot;
-    for (size_t i = 0; i < k; i++) /* room for f on each link: nothing fails below */
-        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX || reserve_link(&n->slot[slot[i]].list))
+    for (size_t i = 0; i < k; i++) /* room for f on each link (deferred: flow_store_room) */
+        if ((slot[i] = slot_of(n, u[i].link)) == UINT32_MAX ||
+            (!defer_room && reserve_link(&n->slot[slot[i]].list)))
             return -1;
     /* f goes on each link once: a repeated link carries the mark bit in its
      * waiting count (repeats are rare; netcoll merges its own), and its
@@ -344,11 +383,16 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     int uniform = 1;
     for (uint32_t s = 1; s < m; s++)
         uniform &= n->attach_w[s] == n->attach_w[0];
-    int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
-    for (uint32_t s = 0; !uniform && !failed && s < m; s++)
-        if (!n->slot[n->attach_link[s]].list.code)
-            failed = add_weights(&n->slot[n->attach_link[s]].list);
     uint32_t d = uniform ? 0 : weight_codes(n, m);
+    /* codes 0..254 fit a byte beside its escape; FLOW_LIST_FAR weights or
+     * more escape in either width */
+    int wide = d > FLOW_LIST_FAR8 && d < FLOW_LIST_FAR;
+    int failed = 0; /* unequal weights: each of f's links keeps its entries' weights */
+    for (uint32_t s = 0; !uniform && !failed && s < m; s++) {
+        link_list *ll = &n->slot[n->attach_link[s]].list;
+        if (!ll->code || (wide && !flow_list_is_wide(ll)))
+            failed = add_weights(ll, wide);
+    }
     flow_class key = {latency_s, rate_cap, uniform ? (m ? n->attach_w[0] : 0) : NAN, m, 0, d};
     uint32_t id = failed ? NO_CLASS : class_get(n, &key);
     size_t off = id == NO_CLASS ? SIZE_MAX : pool_alloc(n, block_size(m, d));
@@ -367,7 +411,11 @@ int flow_store_attach(flow_net *n, uint32_t f, const topo_usage *u, size_t k,
     memcpy(b, n->attach_link, (size_t)m * sizeof *b);
     if (d) {
         uint32_t *codes = b + m, *table = codes + flow_code_words(m, d);
-        if (d <= FLOW_SHORT_CODES) {
+        if (d <= FLOW_BYTE_CODES) {
+            memset(codes, 0, flow_code_words(m, d) * sizeof *codes); /* the last word's rest */
+            for (uint32_t s = 0; s < m; s++)
+                ((uint8_t *)codes)[s] = (uint8_t)n->attach_code[s];
+        } else if (d <= FLOW_SHORT_CODES) {
             codes[m / 2] = 0; /* an odd count's last half word */
             for (uint32_t s = 0; s < m; s++) {
                 uint16_t h = (uint16_t)n->attach_code[s];
@@ -414,8 +462,11 @@ static void list_remove_at(link_list *ll, uint32_t i)
 {
     uint32_t *ids = flow_list_ids(ll);
     ids[i] = ids[--ll->n];
-    if (ll->code)
-        ll->code[i] = ll->code[ll->n];
+    if (ll->code && flow_list_is_wide(ll)) {
+        uint16_t *code = flow_list_codes(ll);
+        code[i] = code[ll->n];
+    } else if (ll->code)
+        ((uint8_t *)ll->code)[i] = ((uint8_t *)ll->code)[ll->n];
 }
 
 /* flow f's entries, reserved at the last ones of its lists still waiting */
@@ -429,10 +480,15 @@ static void place_one(flow_net *n, uint32_t f)
         link_list *ll = &n->slot[b[s]].list;
         uint32_t at = ll->n - n->slot[b[s]].waiting--; /* the first still waiting */
         flow_list_ids(ll)[at] = f;
-        if (ll->code) /* a uniform flow's is unread */
-            ll->code[at] = !is_coded ? 0
-                           : is_far  ? FLOW_LIST_FAR
-                                     : (uint16_t)flow_use_code(n, f, c, s);
+        if (!ll->code)
+            continue;
+        uint32_t code = !is_coded ? 0 /* a uniform flow's is unread */
+                        : is_far  ? FLOW_LIST_FAR
+                                  : flow_use_code(n, f, c, s);
+        if (flow_list_is_wide(ll))
+            ((uint16_t *)flow_list_codes(ll))[at] = (uint16_t)code;
+        else /* below FLOW_LIST_FAR8 unless the escape (the attach widened it else) */
+            ((uint8_t *)ll->code)[at] = is_far ? (uint8_t)FLOW_LIST_FAR8 : (uint8_t)code;
     }
 }
 
@@ -449,6 +505,11 @@ double flow_far_weight(const flow_net *n, const link_list *ll, uint32_t f)
 
 void flow_store_place(flow_net *n, uint32_t also)
 {
+    if (n->in_burst && flow_store_room(n)) { /* inside a burst (an open one's misuse,
+                                               * or flow_start's own with room made) */
+        fprintf(stderr, "flow model: out of memory placing the entries of a burst of starts\n");
+        abort();
+    }
     for (uint32_t f = n->place_next; f != NO_FLOW; f = n->bneck[f]) /* bounded: the */
         place_one(n, f);                                            /* fresh list */
     n->place_next = NO_FLOW;
@@ -599,7 +660,8 @@ size_t flow_store_memory_bytes(const flow_net *n)
          (size_t)n->cap_flush_pairs * sizeof(uint64_t);
     for (uint32_t l = 0; l < n->n_slots; l++)
         b += (size_t)n->slot[l].list.cap * ((n->slot[l].list.cap > LIST_INLINE ? sizeof(uint32_t) : 0) +
-                                          (n->slot[l].list.code ? sizeof(uint16_t) : 0));
+                                          (!n->slot[l].list.code ? 0
+                                           : flow_list_is_wide(&n->slot[l].list) ? 2 : 1));
     return b;
 }
 
@@ -608,7 +670,7 @@ void flow_store_free(flow_net *n)
     for (uint32_t l = 0; n->slot && l < n->cap_slots; l++) { /* a reset net's too */
         if (n->slot[l].list.cap > LIST_INLINE)
             free(n->slot[l].list.ids.heap);
-        free(n->slot[l].list.code);
+        free(flow_list_codes(&n->slot[l].list));
     }
     void *arrays[] = {n->bytes, n->left, n->rate, n->since, n->tag, n->event, n->use_off,
                       n->cls, n->bneck, n->flow_mark, n->comp_flows, n->pool, n->classes,

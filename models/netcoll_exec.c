@@ -529,13 +529,16 @@ int nc_exec_start_folded(nc_exec *x, const nc_plan *p, uint32_t first, unsigned 
             done(ctx, tag);
         return 0;
     }
-    for (uint32_t i = 0; i < p->n_phases; i++)
-        if (x->run[r].deps_left[i] == 0) {
-            int rc = start_phase(x, r, i);
-            if (rc)
-                return rc;
-        }
-    return 0;
+    /* the first phases' flows start as one burst: each link list is
+     * allocated once, at its final length (flow_net_burst_begin) */
+    flow_net_burst_begin(x->net);
+    int rc = 0;
+    for (uint32_t i = 0; i < p->n_phases && !rc; i++)
+        if (x->run[r].deps_left[i] == 0)
+            rc = start_phase(x, r, i);
+    if (flow_net_burst_end(x->net) && !rc)
+        rc = no_memory(x);
+    return rc;
 }
 
 void nc_exec_observe(nc_exec *x, nc_exec_flow_start_fn started, nc_exec_flow_end_fn finished,

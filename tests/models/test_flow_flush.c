@@ -10,9 +10,12 @@
  * clears them without sorting) and thins others; both kinds are asserted
  * to occur. List order decides the order a filling visits flows, so a
  * wrong list would move rates in their last bits, or lose a flow. Each
- * entry's weight as a scan reads it (its 16-bit code on a list that keeps
+ * entry's weight as a scan reads it (its code on a list that keeps
  * codes) equals the model's, and a flow with too many distinct weights for
- * the codes reads its own back by a search (run_far). */
+ * the codes reads its own back by a search (run_far). Net a starts its
+ * first flows, and later ones in odd rounds, as a burst (flow_net_burst_begin:
+ * the lists' room made once at the end, at their final length), b one by
+ * one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +50,8 @@ static int same_lists(flow_net *a, flow_net *b)
         if (a->link_of[l] != b->link_of[l] || x->n != y->n || !x->code != !y->code)
             return 0;
         for (uint32_t i = 0; i < x->n; i++)
-            if (flow_list_ids(x)[i] != flow_list_ids(y)[i] || (x->code && x->code[i] != y->code[i]))
+            if (flow_list_ids(x)[i] != flow_list_ids(y)[i] ||
+                (x->code && flow_list_code(x, i) != flow_list_code(y, i)))
                 return 0;
     }
     return 1;
@@ -152,8 +156,13 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
         return;
     uint64_t x = seed;
     uint32_t ids[FLOWS], started = FIRST;
+    flow_net_burst_begin(a); /* a's lists get their room at the end, b's at each start */
     for (uint32_t f = 0; f < FIRST; f++)
         start_both(a, b, &md, &x, f, ids);
+    CHECK_INT_EQ(flow_net_burst_end(a), 0);
+    for (uint32_t l = 0; l < a->n_slots; l++) /* allocated once, at the final length */
+        CHECK_INT_EQ(a->slot[l].list.cap, a->slot[l].list.n > LIST_INLINE ? a->slot[l].list.n
+                                                                          : LIST_INLINE);
     settle(a, ids, FIRST);
     settle(b, ids, FIRST);
     CHECK(same_lists(a, b));
@@ -163,10 +172,13 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
         uint32_t before[LINKS];
         for (uint32_t l = 0; l < a->n_slots; l++)
             before[l] = a->slot[l].list.n;
-        /* flows started now wait to be written while earlier ones finish */
-        uint32_t settled = started;
-        for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
-            start_both(a, b, &md, &x, started, ids);
+        /* flows started now wait to be written while earlier ones finish;
+         * in odd rounds they start after the finishes, as a burst on a
+         * (its first start flushes them, room made first) */
+        uint32_t settled = started, later = round % 2;
+        if (!later)
+            for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
+                start_both(a, b, &md, &x, started, ids);
         uint32_t batch[FLOWS], n = 0;
         for (uint32_t f = 0; f < settled; f++)
             if (!gone[f] && (round == ROUNDS - 1 || next_u64(&x) % 3 == 0))
@@ -176,6 +188,12 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
             flow_store_detach(b, ids[batch[i]]);
             model_remove(&md, ids[batch[i]]);
             gone[batch[i]] = 1;
+        }
+        if (later) {
+            flow_net_burst_begin(a);
+            for (uint32_t i = 0; i < LATER && started < FLOWS; i++, started++)
+                start_both(a, b, &md, &x, started, ids);
+            CHECK_INT_EQ(flow_net_burst_end(a), 0);
         }
         flow_store_flush(a);
         settle(a, ids, started);
@@ -198,12 +216,14 @@ static void run_case(uint64_t seed, int *emptied, int *thinned)
 }
 
 /* A flow with d distinct weights (one per link, d links) shares links
- * 0-15 and the last 16 with a uniform flow (weight 2) and a flow of two
- * weights; every entry on those lists reads its own weight back exactly:
- * the lists' 16-bit codes for the small flows, and for the large one its
- * code (d < FLOW_LIST_FAR) or a search of its block (d >= FLOW_LIST_FAR,
- * whose codes do not all fit beside the escape; past FLOW_SHORT_CODES the
- * block's own codes are 32-bit). */
+ * 0-15 and the last 16 with a uniform flow (weight 2) and two flows of two
+ * weights, one placed before it, one after; every entry on those lists
+ * reads its own weight back exactly: the lists' codes (8-bit, widened to
+ * 16-bit by a flow of 256 to FLOW_LIST_FAR - 1 weights, the earlier codes
+ * kept) for the small flows, and for the large one its code (d <
+ * FLOW_LIST_FAR) or a search of its block (d >= FLOW_LIST_FAR, whose codes
+ * do not all fit beside the escape; the block's own codes are
+ * 8-bit up to FLOW_BYTE_CODES, 16-bit up to FLOW_SHORT_CODES, else 32-bit). */
 static void run_far(uint32_t d)
 {
     sim_engine *eng = sim_engine_create();
@@ -225,24 +245,28 @@ static void run_far(uint32_t d)
         w[i] = (topo_usage){g, i % 2 ? 0.5 : 3.0};
     }
     uint32_t fv = flow_start(n, v, 32, 1e6, INFINITY, 0, 0); /* before: code 0, unread */
+    uint32_t fx = flow_start(n, w, 32, 1e6, INFINITY, 0, 3); /* before: one-byte codes */
+    flow_store_place(n, NO_FLOW); /* written before fu may widen them */
     uint32_t fu = flow_start(n, u, d, 1e6, INFINITY, 0, 1);
     uint32_t fw = flow_start(n, w, 32, 1e6, INFINITY, 0, 2); /* after: codes 0 and 1 */
-    CHECK(fv != UINT32_MAX && fu != UINT32_MAX && fw != UINT32_MAX);
+    CHECK(fv != UINT32_MAX && fx != UINT32_MAX && fu != UINT32_MAX && fw != UINT32_MAX);
     flow_store_place(n, NO_FLOW);
     uint32_t far = 0, read = 0;
     for (uint32_t i = 0; i < 32; i++) {
         const link_list *ll = &n->slot[n->slot_of[v[i].link] - 1].list;
-        CHECK_INT_EQ(ll->n, 3);
+        CHECK_INT_EQ(ll->n, 4);
         CHECK(ll->code != NULL);
+        /* one-byte codes but for a flow of 256 to FLOW_LIST_FAR - 1 weights */
+        CHECK_INT_EQ(flow_list_is_wide(ll), d > FLOW_LIST_FAR8 && d < FLOW_LIST_FAR);
         for (uint32_t j = 0; ll->code && j < ll->n; j++) {
             uint32_t f = flow_list_ids_c(ll)[j];
-            double want = f == fv ? 2.0 : f == fw ? w[i].weight : u[v[i].link].weight;
+            double want = f == fv ? 2.0 : f == fw || f == fx ? w[i].weight : u[v[i].link].weight;
             CHECK(flow_entry_weight(n, ll, j) == want);
-            far += ll->code[j] == FLOW_LIST_FAR;
+            far += flow_list_code(ll, j) == FLOW_LIST_FAR;
             read++;
         }
     }
-    CHECK_INT_EQ(read, 96);
+    CHECK_INT_EQ(read, 128);
     CHECK_INT_EQ(far, d >= FLOW_LIST_FAR ? 32 : 0);
     flow_net_destroy(n);
     sim_engine_destroy(eng);
@@ -252,6 +276,9 @@ static void run_far(uint32_t d)
 
 int main(void)
 {
+    run_far(FLOW_LIST_FAR8); /* the lists' codes one byte each */
+    run_far(FLOW_BYTE_CODES); /* the block's codes one byte each, the lists' two */
+    run_far(FLOW_BYTE_CODES + 1);
     run_far(FLOW_LIST_FAR - 1);
     run_far(FLOW_LIST_FAR);
     run_far(FLOW_SHORT_CODES + 4000);
