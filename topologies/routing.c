@@ -1,6 +1,7 @@
 /* routing.c - shortest-path, Valiant and UGAL routes with ECMP, adaptive or
  * spraying balance (see routing.h). */
 #include "routing.h"
+#include "routing_choose.h"
 #include "routing_internal.h"
 
 #include <math.h>
@@ -66,7 +67,7 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+static inline uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
     return mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d);
 }
@@ -125,11 +126,9 @@ static inline hop_count hop_at(const hop_count *hops, const uint32_t *grp, const
  * Clos by switch index, only the switches above t filled (the search
  * climbs from t); in a Dragonfly family only the switches of t's group (by
  * position). t's own entry is stored as HOP_INF (hop_at). */
-static const hop_count *table_to(topo_router *r, uint32_t t)
+static const hop_count *build_table(topo_router *r, uint32_t t)
 {
     uint32_t ti = r->sw_index[t];
-    if (r->tables[ti])
-        return r->tables[ti];
     const topo_graph *g = r->g;
     const uint32_t *grp = r->sw_group, *pos = r->sw_pos;
     hop_count *hops = r->bfs;
@@ -169,6 +168,14 @@ static const hop_count *table_to(topo_router *r, uint32_t t)
     }
     r->n_tables++;
     return r->tables[ti];
+}
+
+/* build_table's table, built the first time (a test inlined where routes
+ * are walked: every later call) */
+static inline const hop_count *table_to(topo_router *r, uint32_t t)
+{
+    const hop_count *kept = r->tables[r->sw_index[t]];
+    return kept ? kept : build_table(r, t);
 }
 
 /* The equal-cost next links from switch v towards t: down the table when v
@@ -245,30 +252,22 @@ static double link_pressure(const topo_graph *g, const double *load, uint32_t l)
  * k-th tie (k = 1, 2, ...) replaces the pick when mix64(h + k) % k == 0, so
  * the pick is the last tie whose test holds: found by testing from the last
  * tie back (about half the hashes of a forward pass; the same pick). */
-static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_t key,
-                       uint64_t qp, uint32_t at, const double *load)
+static uint32_t choose_among(topo_router *r, const uint32_t *cand, uint32_t n, uint64_t key,
+                             uint64_t qp, uint32_t at, const double *load)
 {
-    if (n == 1)
-        return cand[0];
     uint64_t h = hash4(r->cfg.seed, key, qp, at);
     if (r->cfg.balance != TOPO_BALANCE_ADAPTIVE || !load)
         return cand[h % n];
     const double *cap = r->g->link_bytes_per_s;
-    double *p = r->pressure; /* first every division (independent: they overlap); an */
-    for (uint32_t i = 0; i < n; i++) { /* idle link's is its load (+-0), its capacity unread */
-        double l = load[cand[i]];
-        p[i] = l == 0 ? l : l / cap[cand[i]];
-    }
-    double below = INFINITY, within = INFINITY; /* the least pressure x (1 -+ 1e-12) */
-    uint32_t ties = 0, *tied = r->tied; /* n <= max_degree, or 64 (walk_single, landing) */
-    for (uint32_t i = 0; i < n; i++) { /* without branches (conditional moves): the */
-        int reset = p[i] < below;        /* comparisons of an all-to-all's loads do not */
-        double lo = p[i] * (1 - 1e-12), hi = p[i] * (1 + 1e-12); /* predict */
-        below = reset ? lo : below;
-        within = reset ? hi : within;
-        ties = reset ? 0 : ties;
-        tied[ties] = cand[i]; /* kept only when it ties: ties <= i < n, room for n */
-        ties += p[i] <= within;
+    uint32_t *tied = r->tied; /* n <= max_degree, or 64 (walk_single, landing) */
+    uint32_t ties = routing_ties_at_least(load, cap, cand, n, tied);
+    if (!ties) {
+        double *p = r->pressure; /* every division first (independent: they overlap); */
+        for (uint32_t i = 0; i < n; i++) { /* an idle link's is its load (+-0), its */
+            double l = load[cand[i]];      /* capacity unread */
+            p[i] = l == 0 ? l : l / cap[cand[i]];
+        }
+        ties = routing_ties_by_scan(p, cand, n, tied);
     }
     if (!ties) /* no candidate below infinite pressure: the forward pass kept cand[0] */
         return cand[0];
@@ -278,17 +277,53 @@ static uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_
     return tied[0];
 }
 
-static void add_usage(topo_router *r, uint32_t l, double w, topo_usage *out, size_t *n)
+/* choose_among n >= 2; a lone candidate is the pick (inlined: no call) */
+static inline uint32_t choose(topo_router *r, const uint32_t *cand, uint32_t n, uint64_t key,
+                              uint64_t qp, uint32_t at, const double *load)
 {
+    return n == 1 ? cand[0] : choose_among(r, cand, n, key, qp, at, load);
+}
+
+/* Weight w on link l in the route out[0 .. *n): added to l's entry, or a
+ * new entry at the end. A short route (a single path: a few links) finds
+ * l's entry by a look through it; from ROUTE_SHORT entries on (spraying)
+ * by link_slot, filled then for the entries so far and cleared by
+ * topo_route: the same entries either way. */
+#define ROUTE_SHORT 8u
+static void add_usage_long(topo_router *r, uint32_t l, double w, topo_usage *out, size_t *n)
+{
+    if (*n == ROUTE_SHORT - 1) { /* the last look through; link_slot kept from here */
+        for (size_t i = 0; i < *n; i++)
+            if (out[i].link == l) {
+                out[i].weight += w;
+                return;
+            }
+        out[(*n)++] = (topo_usage){l, w};
+        for (size_t i = 0; i < *n; i++)
+            r->link_slot[out[i].link] = (uint32_t)i;
+        return;
+    }
     uint32_t s = r->link_slot[l];
     if (s != UINT32_MAX) {
         out[s].weight += w;
         return;
     }
     r->link_slot[l] = (uint32_t)*n;
-    out[*n].link = l;
-    out[*n].weight = w;
-    (*n)++;
+    out[(*n)++] = (topo_usage){l, w};
+}
+
+static inline void add_usage(topo_router *r, uint32_t l, double w, topo_usage *out, size_t *n)
+{
+    if (*n >= ROUTE_SHORT - 1) {
+        add_usage_long(r, l, w, out, n);
+        return;
+    }
+    for (size_t i = 0; i < *n; i++)
+        if (out[i].link == l) {
+            out[i].weight += w;
+            return;
+        }
+    out[(*n)++] = (topo_usage){l, w};
 }
 
 /* A single path from switch v to switch t, weight w, by the balancing
@@ -411,55 +446,34 @@ static int walk_spray(topo_router *r, uint32_t s, uint32_t t, double w, topo_usa
     return 0;
 }
 
-/* The host's link to a node of kind (its scale-up crossbar or its shared
- * NIC), or UINT32_MAX. */
-static uint32_t link_to_kind(const topo_graph *g, uint32_t host, enum topo_node_kind kind)
+/* The fabric uplinks of host (or shared NIC) v, in out_links order;
+ * *n their count. */
+static const uint32_t *uplinks(const topo_router *r, uint32_t v, uint32_t *n)
 {
-    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
-        uint32_t l = g->out_links[i];
-        if (g->node_kind[g->link_dst[l]] == kind)
-            return l;
-    }
-    return UINT32_MAX;
-}
-
-static uint32_t scaleup_link(const topo_graph *g, uint32_t host)
-{
-    return link_to_kind(g, host, TOPO_SCALEUP);
-}
-
-/* The host's fabric uplinks into cand; returns how many. */
-static uint32_t fabric_uplinks(topo_router *r, uint32_t host)
-{
-    const topo_graph *g = r->g;
-    uint32_t n = 0;
-    for (uint32_t i = g->out_offset[host]; i < g->out_offset[host + 1]; i++) {
-        uint32_t l = g->out_links[i];
-        if (g->node_kind[g->link_dst[l]] == TOPO_SWITCH)
-            r->cand[n++] = l;
-    }
-    return n;
+    *n = r->ep[v].n_up;
+    return r->ep_up + r->ep[v].up_at;
 }
 
 /* dst's uplink in the plane of switch s, or UINT32_MAX. */
-static uint32_t uplink_in_plane(const topo_graph *g, uint32_t dst, uint32_t s)
+static uint32_t uplink_in_plane(const topo_router *r, uint32_t dst, uint32_t s)
 {
-    for (uint32_t i = g->out_offset[dst]; i < g->out_offset[dst + 1]; i++) {
-        uint32_t l = g->out_links[i], w = g->link_dst[l];
-        if (g->node_kind[w] == TOPO_SWITCH && g->node_plane[w] == g->node_plane[s])
-            return l;
-    }
+    const uint8_t *plane = r->g->node_plane;
+    uint32_t n;
+    const uint32_t *up = uplinks(r, dst, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (plane[r->g->link_dst[up[i]]] == plane[s])
+            return up[i];
     return UINT32_MAX;
 }
 
-/* Keep the first n candidate uplinks (r->cand) whose plane holds an uplink
- * of host (or NIC) dst; returns how many are left. */
-static uint32_t planes_to(topo_router *r, uint32_t n, uint32_t dst)
+/* Keep in r->cand the n uplinks up[0 .. n) whose plane holds an uplink of
+ * host (or NIC) dst; returns how many are kept. */
+static uint32_t planes_to(topo_router *r, const uint32_t *up, uint32_t n, uint32_t dst)
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (uplink_in_plane(r->g, dst, r->g->link_dst[r->cand[i]]) != UINT32_MAX)
-            r->cand[kept++] = r->cand[i];
+        if (uplink_in_plane(r, dst, r->g->link_dst[up[i]]) != UINT32_MAX)
+            r->cand[kept++] = up[i];
     return kept;
 }
 
@@ -576,11 +590,11 @@ static int route_switches(topo_router *r, uint32_t s, uint32_t t, uint32_t mid, 
 
 /* The Valiant detour for this connection under the path class, or
  * UINT32_MAX for a minimal route (UGAL decides by cost). */
-static uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uint64_t qp,
-                       const double *load)
+static uint32_t detour_by_class(topo_router *r, uint32_t s, uint32_t t, uint64_t key,
+                                uint64_t qp, const double *load)
 {
     const topo_graph *g = r->g;
-    if (r->cfg.path_class == TOPO_PATH_MINIMAL || g->node_group[s] == g->node_group[t])
+    if (g->node_group[s] == g->node_group[t])
         return UINT32_MAX;
     uint32_t mid = valiant_switch(r, s, t, key, qp, load);
     if (r->cfg.path_class == TOPO_PATH_VALIANT)
@@ -597,6 +611,15 @@ static uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uin
                                                                                  : mid;
 }
 
+/* detour_by_class, the minimal class's answer inlined (no call per route) */
+static inline uint32_t detour(topo_router *r, uint32_t s, uint32_t t, uint64_t key, uint64_t qp,
+                              const double *load)
+{
+    if (r->cfg.path_class == TOPO_PATH_MINIMAL)
+        return UINT32_MAX;
+    return detour_by_class(r, s, t, key, qp, load);
+}
+
 /* Copy n candidates (at most cap) to out; returns n. */
 static uint32_t give(const uint32_t *cand, uint32_t n, uint32_t *out, uint32_t cap)
 {
@@ -610,14 +633,14 @@ uint32_t topo_next_hops(topo_router *r, uint32_t at, uint32_t dst, uint32_t *out
     const topo_graph *g = r->g;
     if (at >= g->n_nodes || dst >= g->n_nodes || g->node_kind[dst] != TOPO_HOST || at == dst)
         return 0;
-    uint32_t du = scaleup_link(g, dst), dn = link_to_kind(g, dst, TOPO_NIC);
+    uint32_t du = r->ep[dst].scaleup, dn = r->ep[dst].nic;
     uint32_t to = dn == UINT32_MAX ? dst : g->link_dst[dn];
     enum topo_node_kind kind = (enum topo_node_kind)g->node_kind[at];
     if (kind == TOPO_SCALEUP) /* only a host of this domain routes through it */
         return du != UINT32_MAX && g->link_dst[du] == at ? give(&(uint32_t){du ^ 1u}, 1, out, cap)
                                                          : 0;
     if (kind == TOPO_HOST) {
-        uint32_t su = scaleup_link(g, at), sn = link_to_kind(g, at, TOPO_NIC);
+        uint32_t su = r->ep[at].scaleup, sn = r->ep[at].nic;
         if (su != UINT32_MAX && du != UINT32_MAX && g->link_dst[su] == g->link_dst[du])
             return give(&su, 1, out, cap);
         if (sn != UINT32_MAX)
@@ -626,11 +649,13 @@ uint32_t topo_next_hops(topo_router *r, uint32_t at, uint32_t dst, uint32_t *out
     if (kind == TOPO_HOST || kind == TOPO_NIC) {
         if (at == to) /* a shared NIC delivering to one of its GPUs */
             return give(&(uint32_t){dn ^ 1u}, 1, out, cap);
-        return give(r->cand, fabric_uplinks(r, at), out, cap);
+        uint32_t nu;
+        const uint32_t *up = uplinks(r, at, &nu);
+        return give(up, nu, out, cap);
     }
     if (kind != TOPO_SWITCH || r->sw_index[at] == UINT32_MAX)
         return 0;
-    uint32_t dl = uplink_in_plane(g, to, at);
+    uint32_t dl = uplink_in_plane(r, to, at);
     if (dl == UINT32_MAX)
         return 0;
     uint32_t t = g->link_dst[dl];
@@ -654,14 +679,15 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
     if (src == dst)
         return 0;
     size_t n = 0;
-    uint32_t su = scaleup_link(g, src), du = scaleup_link(g, dst);
+    const struct endpoint *es = &r->ep[src], *ed = &r->ep[dst];
+    uint32_t su = es->scaleup, du = ed->scaleup;
     if (su != UINT32_MAX && du != UINT32_MAX && g->link_dst[su] == g->link_dst[du]) {
         out[0] = (topo_usage){su, 1.0};
         out[1] = (topo_usage){du ^ 1u, 1.0}; /* the crossbar -> dst half of dst's cable */
         return 2;
     }
     /* a shared NIC (nic.h): the GPU's cable to it, then the NIC's uplinks */
-    uint32_t sn = link_to_kind(g, src, TOPO_NIC), dn = link_to_kind(g, dst, TOPO_NIC);
+    uint32_t sn = es->nic, dn = ed->nic;
     uint32_t from = sn == UINT32_MAX ? src : g->link_dst[sn];
     uint32_t to = dn == UINT32_MAX ? dst : g->link_dst[dn];
     if (sn != UINT32_MAX)
@@ -669,9 +695,12 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
     unsigned qps = from == to ? 0 : r->cfg.balance == TOPO_BALANCE_ECMP ? r->cfg.qps : 1;
     long rc = 0;
     for (unsigned q = 0; q < qps && rc == 0; q++) {
-        uint32_t nu = fabric_uplinks(r, from);
-        if (g->link_is_down) /* planes where dst still has a port (graph.h) */
-            nu = planes_to(r, nu, to);
+        uint32_t nu;
+        const uint32_t *up = uplinks(r, from, &nu);
+        if (g->link_is_down) { /* planes where dst still has a port (graph.h) */
+            nu = planes_to(r, up, nu, to);
+            up = r->cand;
+        }
         if (!nu) {
             rc = -1;
             break;
@@ -679,8 +708,8 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
         /* planes: spray splits over every uplink, the others pick one */
         uint32_t first = 0, count = nu;
         if (r->cfg.balance != TOPO_BALANCE_SPRAY) {
-            uint32_t up = choose(r, r->cand, nu, key, q, src, link_load);
-            for (first = 0; r->cand[first] != up; first++)
+            uint32_t pick = choose(r, up, nu, key, q, src, link_load);
+            for (first = 0; up[first] != pick; first++)
                 ;
             count = 1;
         }
@@ -690,10 +719,10 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
             break;
         }
         for (uint32_t i = 0; i < count; i++)
-            ups[i] = r->cand[first + i];
-        double w = 1.0 / qps / count;
+            ups[i] = up[first + i];
+        double w = qps == 1 && count == 1 ? 1.0 : 1.0 / qps / count; /* the same */
         for (uint32_t i = 0; i < count && rc == 0; i++) {
-            uint32_t s = g->link_dst[ups[i]], dl = uplink_in_plane(g, to, s);
+            uint32_t s = g->link_dst[ups[i]], dl = uplink_in_plane(r, to, s);
             if (dl == UINT32_MAX) {
                 rc = -1;
                 break;
@@ -709,7 +738,7 @@ long topo_route(topo_router *r, uint32_t src, uint32_t dst, uint64_t key, const 
     }
     if (dn != UINT32_MAX && rc == 0)
         add_usage(r, dn ^ 1u, 1.0, out, &n); /* the NIC -> dst half of dst's cable */
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && n >= ROUTE_SHORT; i++) /* add_usage: kept from then on */
         r->link_slot[out[i].link] = UINT32_MAX;
     return rc ? (r->out_of_memory ? -2 : -1) : (long)n;
 }

@@ -259,6 +259,38 @@ hop_count *routing_intern_table(topo_router *r, uint32_t n)
     return copy;
 }
 
+int routing_build_endpoints(topo_router *r)
+{
+    const topo_graph *g = r->g;
+    r->ep = malloc(((size_t)g->n_nodes + 1) * sizeof *r->ep);
+    uint32_t n_up = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->node_kind[v] == TOPO_HOST || g->node_kind[v] == TOPO_NIC)
+            for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++)
+                n_up += g->node_kind[g->link_dst[g->out_links[i]]] == TOPO_SWITCH;
+    r->ep_up = malloc(((size_t)n_up + 1) * sizeof *r->ep_up);
+    if (!r->ep || !r->ep_up)
+        return -1;
+    n_up = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        struct endpoint *e = &r->ep[v];
+        *e = (struct endpoint){UINT32_MAX, UINT32_MAX, n_up, 0};
+        if (g->node_kind[v] != TOPO_HOST && g->node_kind[v] != TOPO_NIC)
+            continue;
+        for (uint32_t i = g->out_offset[v]; i < g->out_offset[v + 1]; i++) {
+            uint32_t l = g->out_links[i], kind = g->node_kind[g->link_dst[l]];
+            if (kind == TOPO_SCALEUP && e->scaleup == UINT32_MAX)
+                e->scaleup = l;
+            else if (kind == TOPO_NIC && e->nic == UINT32_MAX)
+                e->nic = l;
+            else if (kind == TOPO_SWITCH)
+                r->ep_up[n_up++] = l;
+        }
+        e->n_up = n_up - e->up_at;
+    }
+    return 0;
+}
+
 topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cfg, char *why,
                                 size_t why_size)
 {
@@ -298,7 +330,8 @@ topo_router *topo_router_create(const topo_graph *g, const topo_route_config *cf
         for (uint32_t k = 1; k < r->max_degree + 64; k++)
             r->div[k] = routing_divisor_of(k);
     if (!r->tables || !r->bfs || !r->queue || !r->cand || !r->tied || !r->div || !r->pressure ||
-        routing_build_groups(r) || routing_build_switch_adjacency(r))
+        routing_build_groups(r) || routing_build_switch_adjacency(r) ||
+        routing_build_endpoints(r))
         goto oom;
     if (!g->updown && r->n_groups > 1 && routing_build_group_pairs(r))
         goto oom;
@@ -344,6 +377,8 @@ void topo_router_destroy(topo_router *r)
     free(r->adj_offset);
     free(r->adj_up);
     free(r->adj);
+    free(r->ep);
+    free(r->ep_up);
     free(r->link_slot);
     free(r->node_weight);
     free(r->front);

@@ -83,6 +83,17 @@ struct topo_router {
     struct divisor *div;     /* choose's tie-break: k = 0 .. max_degree + 63 */
     uint32_t *tied;          /* choose: the candidates tied for least pressure */
     double *pressure;        /* choose: each candidate's */
+    /* Per node, what topo_route asks of each source and destination host
+     * (or shared NIC) on every connection, found once from the adjacency:
+     * its first link to a scale-up crossbar and to a shared NIC
+     * (UINT32_MAX if none), and its n_up links to fabric switches (the
+     * uplinks, one per plane, in out_links order) at ep_up + up_at.
+     * Switches have none. The adjacency never changes in a router's life
+     * (routing.h: the graph is finished), so neither do these. */
+    struct endpoint {
+        uint32_t scaleup, nic, up_at, n_up;
+    } *ep;
+    uint32_t *ep_up;
     uint32_t *link_slot;     /* link -> index in the route being built, or UINT32_MAX */
     double *node_weight;     /* spray frontier weights, per node */
     uint32_t *front, *next_front;
@@ -133,5 +144,6 @@ int routing_build_groups(topo_router *r);
 int routing_build_up_links(topo_router *r);
 int routing_build_switch_adjacency(topo_router *r);
 int routing_build_group_pairs(topo_router *r);
+int routing_build_endpoints(topo_router *r);
 
 #endif
