@@ -486,36 +486,78 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 #define PREFETCH_LINK(k) PREFETCH(k)
 #define PREFETCH_LINK_ALL(k) (PREFETCH(k), PREFETCH(&(k)->max_held))
 
-void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
+/* An arrival's lines: stage 2 its packet and the link crossed (hint: no
+ * load); stage 1 what the packet names: its next path entry, or at its
+ * destination its message record; stage 0 the next link. The selects are
+ * arithmetic, not branches: which events deliver is data the branch
+ * predictor cannot learn. */
+static inline void prefetch_arrive(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
-    /* the furthest stage fetches what the event itself names (no load);
-     * the nearer ones what those lines name, fetched stages before */
-    if (e->fn == on_arrive) { /* packet, the link crossed (hint); its next link */
-        const pkt_packet *p = &n->pkts[(uint32_t)e->data];
-        const pkt_link *k = &n->links[e->hint];
-        if (stage == 2) {
-            PREFETCH(p);
-            PREFETCH_LINK(k);
-        } else if (stage == 1) {
-            if (k->feeds_host) /* delivered: its message's record */
-                PREFETCH(&n->msgs[p->msg & ~PKT_SHARP]);
-            else if (!n->walk && !(p->msg & PKT_SHARP))
-                PREFETCH(&p->path[p->hop + 1]);
-        } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
-            PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
-        }
-    } else if (e->fn == on_tx_done) { /* link, its head packet (hint), the link it came
-                                         in on */
-        const pkt_packet *p = &n->pkts[e->hint];
-        if (stage == 2) {
-            PREFETCH_LINK_ALL(&n->links[(uint32_t)e->data]);
-            PREFETCH(p);
-        } else if (stage == 1) {
-            if (p->hop > 0 && !(p->msg & PKT_SHARP))
-                PREFETCH_LINK(&n->links[p->in_link]);
-        }
-    } else if (e->fn == on_credit && stage == 2) {
-        PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
+    const pkt_packet *p = &n->pkts[(uint32_t)e->data];
+    const pkt_link *k = &n->links[e->hint];
+    if (stage == 2) {
+        PREFETCH(p);
+        PREFETCH_LINK(k);
+    } else if (stage == 1) {
+        if (k->feeds_host) /* delivered: its message's record */
+            PREFETCH(&n->msgs[p->msg & ~PKT_SHARP]);
+        else if (!n->walk && !(p->msg & PKT_SHARP))
+            PREFETCH(&p->path[p->hop + 1]);
+    } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
+        PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
+    }
+}
+
+/* A finish's lines: stage 2 its link (both lines: it counts the packet
+ * sent) and head packet (hint); stage 1 the link the packet came in on (at
+ * its source: its own link again) */
+static inline void prefetch_tx_done(const pkt_net *n, const pkt_ev *e, uint32_t stage)
+{
+    const pkt_packet *p = &n->pkts[e->hint];
+    if (stage == 2) {
+        PREFETCH_LINK_ALL(&n->links[(uint32_t)e->data]);
+        PREFETCH(p);
+    } else if (stage == 1) {
+        if (p->hop > 0 && !(p->msg & PKT_SHARP))
+            PREFETCH_LINK(&n->links[p->in_link]);
+    }
+}
+
+/* Lane event `ahead` events after the head, if the lane has one, and it
+ * is fn's; NULL otherwise */
+static inline const pkt_ev *lane_ev(const pkt_ev *ring, uint32_t head, uint32_t mask,
+                                    uint32_t count, uint32_t ahead, sim_handler_fn fn)
+{
+    const pkt_ev *e = &ring[(head + ahead) & mask];
+    return count > ahead && e->fn == fn ? e : NULL;
+}
+
+void pkt_prefetch_lane(const pkt_net *n, const pkt_ev *ring, uint32_t head, uint32_t mask,
+                       uint32_t count, unsigned prio)
+{
+    /* one sequence per kind of lane: the branches on the handler are then
+     * taken the same way every time within it (a lane of priority p holds
+     * the handlers scheduled at p: finishes (and DCQCN's pacing, the
+     * Dragonfly's finishes), arrivals (the Dragonfly's), control). Written
+     * out, not as a loop over the stages: GCC deletes a loop whose body
+     * only prefetches. */
+    const uint32_t step = PKT_PREFETCH_STEP;
+    const pkt_ev *e;
+    _Static_assert(PKT_PREFETCH_STAGES == 3, "three stages, written out below");
+    if (prio == PRIO_ARRIVE) {
+        if ((e = lane_ev(ring, head, mask, count, step, on_arrive)))
+            prefetch_arrive(n, e, 0);
+        if ((e = lane_ev(ring, head, mask, count, 2 * step, on_arrive)))
+            prefetch_arrive(n, e, 1);
+        if ((e = lane_ev(ring, head, mask, count, 3 * step, on_arrive)))
+            prefetch_arrive(n, e, 2);
+    } else if (prio == PRIO_TX_DONE) {
+        if ((e = lane_ev(ring, head, mask, count, 2 * step, on_tx_done)))
+            prefetch_tx_done(n, e, 1);
+        if ((e = lane_ev(ring, head, mask, count, 3 * step, on_tx_done)))
+            prefetch_tx_done(n, e, 2);
+    } else if ((e = lane_ev(ring, head, mask, count, 3 * step, on_credit))) {
+        PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]); /* a credit's link */
     }
 }
 

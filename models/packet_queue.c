@@ -290,11 +290,7 @@ static void on_pump(sim_engine *eng, void *ctx, uint64_t data)
             if (q->n > PKT_PREFETCH_STAGES * PKT_PREFETCH_STEP + PKT_PREFETCH_STEP)
                 RING_PREFETCH(&q->ring[(q->head + (PKT_PREFETCH_STAGES + 1) *
                                              PKT_PREFETCH_STEP) & mask]);
-            for (uint32_t s = 0; s < PKT_PREFETCH_STAGES; s++) {
-                uint32_t ahead = (s + 1) * PKT_PREFETCH_STEP;
-                if (q->n > ahead)
-                    pkt_prefetch(n, &q->ring[(q->head + ahead) & mask], s);
-            }
+            pkt_prefetch_lane(n, q->ring, q->head, mask, q->n, q->prio);
         }
         if (e.t > n->series_edge) /* a time series' open bin ends before this event */
             pkt_series_advance(n->series, e.t);
