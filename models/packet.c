@@ -15,6 +15,7 @@
  * ECN marking, CNPs and DCQCN are in packet_dcqcn.c (records in
  * packet_internal.h).
  */
+#define _DEFAULT_SOURCE /* madvise (Linux: MADV_HUGEPAGE) */
 #include "packet_internal.h"
 
 #include <math.h>
@@ -23,6 +24,10 @@
 #include <string.h>
 
 #include "event_kinds.h"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
 {
@@ -235,7 +240,7 @@ size_t pkt_packet_record_bytes(void) { return sizeof(pkt_packet); }
 
 /* Start the head packet of l's FIFO if the transmitter is idle, not paused,
  * and (PKT_IB) the downstream port has credits for the whole packet. */
-void pkt_link_try_start(pkt_net *n, uint32_t l)
+static inline void try_start(pkt_net *n, uint32_t l)
 {
     if (n->df) { /* virtual channels share the physical link (packet_df.c) */
         pkt_df_try_start(n, l);
@@ -255,6 +260,8 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
                       on_tx_done, l, k->head);
 }
 
+void pkt_link_try_start(pkt_net *n, uint32_t l) { try_start(n, l); }
+
 static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
@@ -262,7 +269,7 @@ static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t l = (uint32_t)(data >> 32);
     n->stats.events++;
     n->links[l].credit_used -= (double)(uint32_t)data;
-    pkt_link_try_start(n, l);
+    try_start(n, l);
 }
 
 static void on_pause(sim_engine *eng, void *ctx, uint64_t l)
@@ -281,7 +288,7 @@ static void on_resume(sim_engine *eng, void *ctx, uint64_t l)
     pkt_net *n = ctx;
     n->stats.events++;
     n->links[l].is_paused = 0;
-    pkt_link_try_start(n, (uint32_t)l);
+    try_start(n, (uint32_t)l);
 }
 
 /* A packet of `size` bytes that came in over link `up` has left the switch
@@ -322,7 +329,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     uint64_t arrival = n->walk ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_lane(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
                       l);
-    pkt_link_try_start(n, l);
+    try_start(n, l);
 }
 
 void pkt_msg_free(pkt_net *n, uint32_t m)
@@ -473,7 +480,7 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     else if (n->cfg.ibcc.is_enabled)
         pkt_ibcc_enqueue(n, id, next);
     pkt_fifo_push(n, next, id);
-    pkt_link_try_start(n, next);
+    try_start(n, next);
 }
 
 #if defined(__GNUC__)
@@ -499,9 +506,13 @@ static inline void prefetch_arrive(const pkt_net *n, const pkt_ev *e, uint32_t s
         PREFETCH(p);
         PREFETCH_LINK(k);
     } else if (stage == 1) {
-        if (k->feeds_host) /* delivered: its message's record */
-            PREFETCH(&n->msgs[p->msg & ~PKT_SHARP]);
-        else if (!n->walk && !(p->msg & PKT_SHARP))
+        if (k->feeds_host) { /* delivered: the lines of its message's record a
+                                 delivery updates (200 bytes a record, the
+                                 counts at 56 and 176) */
+            const pkt_msg *m = &n->msgs[p->msg & ~PKT_SHARP];
+            PREFETCH(&m->left);
+            PREFETCH(&m->delivered);
+        } else if (!n->walk && !(p->msg & PKT_SHARP))
             PREFETCH(&p->path[p->hop + 1]);
     } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
         PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
@@ -594,6 +605,32 @@ int pkt_order_path(pkt_net *n, long count, uint32_t src, uint32_t dst)
     return 0;
 }
 
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+/* The packet pool grown to `bytes` (`old_bytes` of it kept): realloc, or
+ * for a pool of several MB a new block on huge-page boundaries, asked for
+ * huge pages (Linux: MADV_HUGEPAGE; the OS may decline), so that the
+ * packets spread over it are reached with few TLB entries. NULL when out
+ * of memory (the old block kept). */
+static void *pool_grow(void *old, size_t old_bytes, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= 2 * HUGE_PAGE_BYTES) {
+        size_t size = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+        void *p = aligned_alloc(HUGE_PAGE_BYTES, size);
+        if (!p)
+            return NULL;
+        madvise(p, size, MADV_HUGEPAGE); /* a hint: without it the pool works the same */
+        if (old_bytes)
+            memcpy(p, old, old_bytes);
+        free(old);
+        return p;
+    }
+#endif
+    (void)old_bytes;
+    return realloc(old, bytes);
+}
+
 int pkt_reserve_packets(pkt_net *n, uint64_t need)
 {
     if (n->n_free_pkts >= need)
@@ -604,7 +641,7 @@ int pkt_reserve_packets(pkt_net *n, uint64_t need)
         cap = (uint64_t)n->n_pkts + grow;
     if (cap >= PKT_NONE)
         return -1;
-    pkt_packet *q = realloc(n->pkts, (size_t)cap * sizeof *q);
+    pkt_packet *q = pool_grow(n->pkts, (size_t)n->n_pkts * sizeof *q, (size_t)cap * sizeof *q);
     if (!q)
         return -1;
     n->pkts = q;
@@ -736,69 +773,4 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     else
         pkt_link_try_start(n, first);
     return 0;
-}
-
-/* Every port's count against its flow control (lossless). */
-static int ports_check(const pkt_net *n, char *why, size_t why_size)
-{
-    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
-        const pkt_link *k = &n->links[l];
-        if (k->held < 0 || (!k->feeds_switch && k->held != 0))
-            return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");
-        if (n->cfg.technology == PKT_IB &&
-            (k->max_held > n->cfg.buffer_bytes || k->credit_used > n->cfg.buffer_bytes ||
-             k->held > k->credit_used))
-            return pkt_say(why, why_size, "pkt_net_check: an IB port went over its credits");
-    }
-    return 0;
-}
-
-/* Every link FIFO's sizes: the head's in head_size, each packet's next's
- * in its next_size (what a finish reads instead of the packet behind). */
-static int fifos_check(const pkt_net *n, char *why, size_t why_size)
-{
-    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
-        const pkt_link *k = &n->links[l];
-        uint32_t steps = 0, last = PKT_NONE;
-        if (k->head != PKT_NONE && k->head_size != n->pkts[k->head].size)
-            return pkt_say(why, why_size, "pkt_net_check: a FIFO's head size is stale");
-        for (uint32_t id = k->head; id != PKT_NONE; last = id, id = n->pkts[id].next) {
-            uint32_t next = n->pkts[id].next;
-            if (++steps > n->n_pkts || (next != PKT_NONE && n->pkts[id].next_size !=
-                                                            n->pkts[next].size))
-                return pkt_say(why, why_size, "pkt_net_check: a FIFO's next size is stale");
-        }
-        if (last != k->tail)
-            return pkt_say(why, why_size, "pkt_net_check: a FIFO's tail is not its last packet");
-    }
-    return 0;
-}
-
-int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
-{
-    if (fifos_check(n, why, why_size))
-        return -1;
-    if (pkt_has_rc(n)) { /* in-order receiver: its accounting, lossless ports */
-        if (pkt_loss_net_check(n, why, why_size))
-            return -1;
-        return n->cfg.loss ? 0 : ports_check(n, why, why_size);
-    }
-    double in_packets = 0;
-    uint32_t live = 0;
-    /* live packets: every packet not on the free list (bounded by n_pkts) */
-    uint8_t *is_free = calloc((size_t)n->n_pkts + 1, 1);
-    if (!is_free)
-        return pkt_say(why, why_size, "pkt_net_check: out of memory");
-    uint32_t steps = 0;
-    for (uint32_t id = n->free_pkt; id != PKT_NONE && steps <= n->n_pkts; id = n->pkts[id].next)
-        is_free[id] = 1, steps++;
-    for (uint32_t id = 0; id < n->n_pkts; id++)
-        if (!is_free[id]) /* SHARP packets are summed and copied: not in the message bytes */
-            in_packets += n->pkts[id].msg & PKT_SHARP ? 0 : n->pkts[id].size, live++;
-    free(is_free);
-    if (steps != n->n_free_pkts || live + n->n_free_pkts != n->n_pkts)
-        return pkt_say(why, why_size, "pkt_net_check: the packet free list is broken");
-    if (n->stats.bytes_delivered + in_packets != n->stats.bytes_sent)
-        return pkt_say(why, why_size, "pkt_net_check: bytes sent != delivered + in flight");
-    return ports_check(n, why, why_size);
 }

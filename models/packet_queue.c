@@ -45,6 +45,14 @@
 #define RING_PREFETCH(p) ((void)(p))
 #endif
 
+/* The two schedule calls of every hop, inlined into their callers (in
+ * packet.c, by the link-time optimiser): a call costs as much as the push. */
+#if defined(__GNUC__)
+#define HOT_INLINE __attribute__((always_inline)) inline
+#else
+#define HOT_INLINE
+#endif
+
 #define EMPTY_KEY UINT64_MAX /* a head with no event: (INFINITY, EMPTY_KEY) */
 
 static inline uint64_t ev_key(unsigned prio, uint64_t seq)
@@ -352,7 +360,7 @@ static inline void push(pkt_net *n, uint32_t lane, double t, unsigned prio, unsi
     pkt_pump_arm(n);
 }
 
-void pkt_schedule_in(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
+HOT_INLINE void pkt_schedule_in(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
                      sim_handler_fn fn, uint64_t data, int is_lane)
 {
     if (n->use_engine) {
@@ -363,7 +371,7 @@ void pkt_schedule_in(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
     push(n, is_lane ? lane_for(n, delay_s, prio, t) : PKT_LANES_MAX, t, prio, kind, fn, data, 0);
 }
 
-void pkt_schedule_lane(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
+HOT_INLINE void pkt_schedule_lane(pkt_net *n, double delay_s, unsigned prio, unsigned kind,
                        sim_handler_fn fn, uint64_t data, uint32_t hint)
 {
     if (n->use_engine) {
