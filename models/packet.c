@@ -15,7 +15,6 @@
  * ECN marking, CNPs and DCQCN are in packet_dcqcn.c (records in
  * packet_internal.h).
  */
-#define _DEFAULT_SOURCE /* madvise (Linux: MADV_HUGEPAGE) */
 #include "packet_internal.h"
 
 #include <math.h>
@@ -24,10 +23,6 @@
 #include <string.h>
 
 #include "event_kinds.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 int pkt_config_check(const pkt_config *c, char *why, size_t why_size)
 {
@@ -605,32 +600,6 @@ int pkt_order_path(pkt_net *n, long count, uint32_t src, uint32_t dst)
     return 0;
 }
 
-#define HUGE_PAGE_BYTES ((size_t)2 << 20)
-
-/* The packet pool grown to `bytes` (`old_bytes` of it kept): realloc, or
- * for a pool of several MB a new block on huge-page boundaries, asked for
- * huge pages (Linux: MADV_HUGEPAGE; the OS may decline), so that the
- * packets spread over it are reached with few TLB entries. NULL when out
- * of memory (the old block kept). */
-static void *pool_grow(void *old, size_t old_bytes, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= 2 * HUGE_PAGE_BYTES) {
-        size_t size = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-        void *p = aligned_alloc(HUGE_PAGE_BYTES, size);
-        if (!p)
-            return NULL;
-        madvise(p, size, MADV_HUGEPAGE); /* a hint: without it the pool works the same */
-        if (old_bytes)
-            memcpy(p, old, old_bytes);
-        free(old);
-        return p;
-    }
-#endif
-    (void)old_bytes;
-    return realloc(old, bytes);
-}
-
 int pkt_reserve_packets(pkt_net *n, uint64_t need)
 {
     if (n->n_free_pkts >= need)
@@ -641,7 +610,7 @@ int pkt_reserve_packets(pkt_net *n, uint64_t need)
         cap = (uint64_t)n->n_pkts + grow;
     if (cap >= PKT_NONE)
         return -1;
-    pkt_packet *q = pool_grow(n->pkts, (size_t)n->n_pkts * sizeof *q, (size_t)cap * sizeof *q);
+    pkt_packet *q = realloc(n->pkts, (size_t)cap * sizeof *q);
     if (!q)
         return -1;
     n->pkts = q;
