@@ -235,7 +235,7 @@ size_t pkt_packet_record_bytes(void) { return sizeof(pkt_packet); }
 
 /* Start the head packet of l's FIFO if the transmitter is idle, not paused,
  * and (PKT_IB) the downstream port has credits for the whole packet. */
-void pkt_link_try_start(pkt_net *n, uint32_t l)
+static inline void try_start(pkt_net *n, uint32_t l)
 {
     if (n->df) { /* virtual channels share the physical link (packet_df.c) */
         pkt_df_try_start(n, l);
@@ -255,6 +255,8 @@ void pkt_link_try_start(pkt_net *n, uint32_t l)
                       on_tx_done, l, k->head);
 }
 
+void pkt_link_try_start(pkt_net *n, uint32_t l) { try_start(n, l); }
+
 static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
 {
     (void)eng;
@@ -262,7 +264,7 @@ static void on_credit(sim_engine *eng, void *ctx, uint64_t data)
     uint32_t l = (uint32_t)(data >> 32);
     n->stats.events++;
     n->links[l].credit_used -= (double)(uint32_t)data;
-    pkt_link_try_start(n, l);
+    try_start(n, l);
 }
 
 static void on_pause(sim_engine *eng, void *ctx, uint64_t l)
@@ -281,7 +283,7 @@ static void on_resume(sim_engine *eng, void *ctx, uint64_t l)
     pkt_net *n = ctx;
     n->stats.events++;
     n->links[l].is_paused = 0;
-    pkt_link_try_start(n, (uint32_t)l);
+    try_start(n, (uint32_t)l);
 }
 
 /* A packet of `size` bytes that came in over link `up` has left the switch
@@ -322,7 +324,7 @@ static void on_tx_done(sim_engine *eng, void *ctx, uint64_t data)
     uint64_t arrival = n->walk ? ((uint64_t)l << 32) | id : id;
     pkt_schedule_lane(n, n->cfg.hop_latency_s, PRIO_ARRIVE, KIND_PKT_ARRIVE, on_arrive, arrival,
                       l);
-    pkt_link_try_start(n, l);
+    try_start(n, l);
 }
 
 void pkt_msg_free(pkt_net *n, uint32_t m)
@@ -473,7 +475,7 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
     else if (n->cfg.ibcc.is_enabled)
         pkt_ibcc_enqueue(n, id, next);
     pkt_fifo_push(n, next, id);
-    pkt_link_try_start(n, next);
+    try_start(n, next);
 }
 
 #if defined(__GNUC__)
@@ -486,36 +488,82 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 #define PREFETCH_LINK(k) PREFETCH(k)
 #define PREFETCH_LINK_ALL(k) (PREFETCH(k), PREFETCH(&(k)->max_held))
 
-void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage)
+/* An arrival's lines: stage 2 its packet and the link crossed (hint: no
+ * load); stage 1 what the packet names: its next path entry, or at its
+ * destination its message record; stage 0 the next link. The selects are
+ * arithmetic, not branches: which events deliver is data the branch
+ * predictor cannot learn. */
+static inline void prefetch_arrive(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
-    /* the furthest stage fetches what the event itself names (no load);
-     * the nearer ones what those lines name, fetched stages before */
-    if (e->fn == on_arrive) { /* packet, the link crossed (hint); its next link */
-        const pkt_packet *p = &n->pkts[(uint32_t)e->data];
-        const pkt_link *k = &n->links[e->hint];
-        if (stage == 2) {
-            PREFETCH(p);
-            PREFETCH_LINK(k);
-        } else if (stage == 1) {
-            if (k->feeds_host) /* delivered: its message's record */
-                PREFETCH(&n->msgs[p->msg & ~PKT_SHARP]);
-            else if (!n->walk && !(p->msg & PKT_SHARP))
-                PREFETCH(&p->path[p->hop + 1]);
-        } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
-            PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
-        }
-    } else if (e->fn == on_tx_done) { /* link, its head packet (hint), the link it came
-                                         in on */
-        const pkt_packet *p = &n->pkts[e->hint];
-        if (stage == 2) {
-            PREFETCH_LINK_ALL(&n->links[(uint32_t)e->data]);
-            PREFETCH(p);
-        } else if (stage == 1) {
-            if (p->hop > 0 && !(p->msg & PKT_SHARP))
-                PREFETCH_LINK(&n->links[p->in_link]);
-        }
-    } else if (e->fn == on_credit && stage == 2) {
-        PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]);
+    const pkt_packet *p = &n->pkts[(uint32_t)e->data];
+    const pkt_link *k = &n->links[e->hint];
+    if (stage == 2) {
+        PREFETCH(p);
+        PREFETCH_LINK(k);
+    } else if (stage == 1) {
+        if (k->feeds_host) { /* delivered: the lines of its message's record a
+                                 delivery updates (200 bytes a record, the
+                                 counts at 56 and 176) */
+            const pkt_msg *m = &n->msgs[p->msg & ~PKT_SHARP];
+            PREFETCH(&m->left);
+            PREFETCH(&m->delivered);
+        } else if (!n->walk && !(p->msg & PKT_SHARP))
+            PREFETCH(&p->path[p->hop + 1]);
+    } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
+        PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
+    }
+}
+
+/* A finish's lines: stage 2 its link (both lines: it counts the packet
+ * sent) and head packet (hint); stage 1 the link the packet came in on (at
+ * its source: its own link again) */
+static inline void prefetch_tx_done(const pkt_net *n, const pkt_ev *e, uint32_t stage)
+{
+    const pkt_packet *p = &n->pkts[e->hint];
+    if (stage == 2) {
+        PREFETCH_LINK_ALL(&n->links[(uint32_t)e->data]);
+        PREFETCH(p);
+    } else if (stage == 1) {
+        if (p->hop > 0 && !(p->msg & PKT_SHARP))
+            PREFETCH_LINK(&n->links[p->in_link]);
+    }
+}
+
+/* Lane event `ahead` events after the head, if the lane has one, and it
+ * is fn's; NULL otherwise */
+static inline const pkt_ev *lane_ev(const pkt_ev *ring, uint32_t head, uint32_t mask,
+                                    uint32_t count, uint32_t ahead, sim_handler_fn fn)
+{
+    const pkt_ev *e = &ring[(head + ahead) & mask];
+    return count > ahead && e->fn == fn ? e : NULL;
+}
+
+void pkt_prefetch_lane(const pkt_net *n, const pkt_ev *ring, uint32_t head, uint32_t mask,
+                       uint32_t count, unsigned prio)
+{
+    /* one sequence per kind of lane: the branches on the handler are then
+     * taken the same way every time within it (a lane of priority p holds
+     * the handlers scheduled at p: finishes (and DCQCN's pacing, the
+     * Dragonfly's finishes), arrivals (the Dragonfly's), control). Written
+     * out, not as a loop over the stages: GCC deletes a loop whose body
+     * only prefetches. */
+    const uint32_t step = PKT_PREFETCH_STEP;
+    const pkt_ev *e;
+    _Static_assert(PKT_PREFETCH_STAGES == 3, "three stages, written out below");
+    if (prio == PRIO_ARRIVE) {
+        if ((e = lane_ev(ring, head, mask, count, step, on_arrive)))
+            prefetch_arrive(n, e, 0);
+        if ((e = lane_ev(ring, head, mask, count, 2 * step, on_arrive)))
+            prefetch_arrive(n, e, 1);
+        if ((e = lane_ev(ring, head, mask, count, 3 * step, on_arrive)))
+            prefetch_arrive(n, e, 2);
+    } else if (prio == PRIO_TX_DONE) {
+        if ((e = lane_ev(ring, head, mask, count, 2 * step, on_tx_done)))
+            prefetch_tx_done(n, e, 1);
+        if ((e = lane_ev(ring, head, mask, count, 3 * step, on_tx_done)))
+            prefetch_tx_done(n, e, 2);
+    } else if ((e = lane_ev(ring, head, mask, count, 3 * step, on_credit))) {
+        PREFETCH_LINK(&n->links[(uint32_t)(e->data >> 32)]); /* a credit's link */
     }
 }
 
@@ -694,69 +742,4 @@ int pkt_send(pkt_net *n, uint32_t src, uint32_t dst, double bytes, uint64_t rout
     else
         pkt_link_try_start(n, first);
     return 0;
-}
-
-/* Every port's count against its flow control (lossless). */
-static int ports_check(const pkt_net *n, char *why, size_t why_size)
-{
-    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
-        const pkt_link *k = &n->links[l];
-        if (k->held < 0 || (!k->feeds_switch && k->held != 0))
-            return pkt_say(why, why_size, "pkt_net_check: a port holds a negative byte count");
-        if (n->cfg.technology == PKT_IB &&
-            (k->max_held > n->cfg.buffer_bytes || k->credit_used > n->cfg.buffer_bytes ||
-             k->held > k->credit_used))
-            return pkt_say(why, why_size, "pkt_net_check: an IB port went over its credits");
-    }
-    return 0;
-}
-
-/* Every link FIFO's sizes: the head's in head_size, each packet's next's
- * in its next_size (what a finish reads instead of the packet behind). */
-static int fifos_check(const pkt_net *n, char *why, size_t why_size)
-{
-    for (uint32_t l = 0; l < pkt_link_records(n); l++) {
-        const pkt_link *k = &n->links[l];
-        uint32_t steps = 0, last = PKT_NONE;
-        if (k->head != PKT_NONE && k->head_size != n->pkts[k->head].size)
-            return pkt_say(why, why_size, "pkt_net_check: a FIFO's head size is stale");
-        for (uint32_t id = k->head; id != PKT_NONE; last = id, id = n->pkts[id].next) {
-            uint32_t next = n->pkts[id].next;
-            if (++steps > n->n_pkts || (next != PKT_NONE && n->pkts[id].next_size !=
-                                                            n->pkts[next].size))
-                return pkt_say(why, why_size, "pkt_net_check: a FIFO's next size is stale");
-        }
-        if (last != k->tail)
-            return pkt_say(why, why_size, "pkt_net_check: a FIFO's tail is not its last packet");
-    }
-    return 0;
-}
-
-int pkt_net_check(const pkt_net *n, char *why, size_t why_size)
-{
-    if (fifos_check(n, why, why_size))
-        return -1;
-    if (pkt_has_rc(n)) { /* in-order receiver: its accounting, lossless ports */
-        if (pkt_loss_net_check(n, why, why_size))
-            return -1;
-        return n->cfg.loss ? 0 : ports_check(n, why, why_size);
-    }
-    double in_packets = 0;
-    uint32_t live = 0;
-    /* live packets: every packet not on the free list (bounded by n_pkts) */
-    uint8_t *is_free = calloc((size_t)n->n_pkts + 1, 1);
-    if (!is_free)
-        return pkt_say(why, why_size, "pkt_net_check: out of memory");
-    uint32_t steps = 0;
-    for (uint32_t id = n->free_pkt; id != PKT_NONE && steps <= n->n_pkts; id = n->pkts[id].next)
-        is_free[id] = 1, steps++;
-    for (uint32_t id = 0; id < n->n_pkts; id++)
-        if (!is_free[id]) /* SHARP packets are summed and copied: not in the message bytes */
-            in_packets += n->pkts[id].msg & PKT_SHARP ? 0 : n->pkts[id].size, live++;
-    free(is_free);
-    if (steps != n->n_free_pkts || live + n->n_free_pkts != n->n_pkts)
-        return pkt_say(why, why_size, "pkt_net_check: the packet free list is broken");
-    if (n->stats.bytes_delivered + in_packets != n->stats.bytes_sent)
-        return pkt_say(why, why_size, "pkt_net_check: bytes sent != delivered + in flight");
-    return ports_check(n, why, why_size);
 }

@@ -109,7 +109,7 @@ typedef struct pkt_ev {
     uint64_t data;
     sim_handler_fn fn;
     uint16_t kind;
-    uint32_t hint;        /* for the prefetch only (pkt_prefetch), never read by a
+    uint32_t hint;        /* for the prefetch only (pkt_prefetch_lane), never read by a
                              handler: a finish's packet, an arrival's link */
 } pkt_ev;
 
@@ -213,12 +213,14 @@ void pkt_schedule_at(pkt_net *n, double t_s, unsigned prio, unsigned kind, sim_h
 void pkt_pump_arm(pkt_net *n);
 void pkt_queue_init(pkt_net *n); /* empty heads (pkt_net_create) */
 void pkt_queue_fini(pkt_net *n);
-/* packet.c: prefetch what event e's handler will read; stage 0 is the
- * nearest event (its last dependent line), higher stages further ahead
- * (stage s: (s + 1) PKT_PREFETCH_STEP events ahead in its lane) */
+/* packet.c: prefetch what the handlers of a lane's next events will read
+ * (the lane of priority prio: ring, head index, mask = cap - 1, count
+ * events); stage 0 is the nearest event (its last dependent line), higher
+ * stages further ahead (stage s: (s + 1) PKT_PREFETCH_STEP events ahead) */
 #define PKT_PREFETCH_STAGES 3u
 #define PKT_PREFETCH_STEP 4u
-void pkt_prefetch(const pkt_net *n, const pkt_ev *e, uint32_t stage);
+void pkt_prefetch_lane(const pkt_net *n, const pkt_ev *ring, uint32_t head, uint32_t mask,
+                       uint32_t count, unsigned prio);
 
 /* packet.c: delivery, and a switch (or stalled NIC) ingress port's count */
 void pkt_deliver(pkt_net *n, uint32_t id);

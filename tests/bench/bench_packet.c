@@ -15,7 +15,8 @@
  * cpu_s and packet_hops_per_cpu_s: the same over the process's CPU time
  * (steadier on a shared machine). --engine: every event scheduled on the
  * engine one by one (the reference path, pkt_net_use_engine_queue), for
- * before/after figures in one binary.
+ * before/after figures in one binary. --case ib8|ib16|roce8|roce16: that
+ * case alone (for a profiler).
  * Exit status non-zero only when something is functionally wrong (a build,
  * send or consistency check fails). --smoke: k = 4, small messages (for
  * ctest; the figures mean nothing).
@@ -112,19 +113,24 @@ out:
 int main(int argc, char **argv)
 {
     int smoke = 0;
+    const char *only = NULL; /* --case: one of "ib8", "ib16", "roce8", "roce16" */
     for (int i = 1; i < argc; i++) {
         smoke |= strcmp(argv[i], "--smoke") == 0;
         use_engine |= strcmp(argv[i], "--engine") == 0;
+        if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
+            only = argv[++i];
     }
     int bad = 0;
     for (int t = 0; t < 2; t++) {
         enum pkt_technology tech = t ? PKT_ROCE : PKT_IB;
-        if (smoke) {
-            bad |= run(4, 16 * MTU, tech);
-        } else {
-            bad |= run(8, 256 * MTU, tech);
-            bad |= run(16, 64 * MTU, tech);
+        for (unsigned k = 8; k <= 16 && !smoke; k += 8) {
+            char name[16];
+            snprintf(name, sizeof name, "%s%u", t ? "roce" : "ib", k);
+            if (!only || strcmp(only, name) == 0)
+                bad |= run(k, (k == 8 ? 256 : 64) * MTU, tech);
         }
+        if (smoke)
+            bad |= run(4, 16 * MTU, tech);
     }
     return bad;
 }
