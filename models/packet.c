@@ -501,13 +501,15 @@ static inline void prefetch_arrive(const pkt_net *n, const pkt_ev *e, uint32_t s
         PREFETCH(p);
         PREFETCH_LINK(k);
     } else if (stage == 1) {
-        if (k->feeds_host) { /* delivered: the lines of its message's record a
-                                 delivery updates (200 bytes a record, the
-                                 counts at 56 and 176) */
-            const pkt_msg *m = &n->msgs[p->msg & ~PKT_SHARP];
+        if (p->msg & PKT_SHARP) { /* pkt_sharp_arrive's: no message record (a net
+                                      of SHARP operations alone has none) */
+        } else if (k->feeds_host) { /* delivered: the lines of its message's
+                                      record a delivery updates (200 bytes a
+                                      record, the counts at 56 and 176) */
+            const pkt_msg *m = &n->msgs[p->msg];
             PREFETCH(&m->left);
             PREFETCH(&m->delivered);
-        } else if (!n->walk && !(p->msg & PKT_SHARP))
+        } else if (!n->walk)
             PREFETCH(&p->path[p->hop + 1]);
     } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
         PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
