@@ -561,7 +561,14 @@ static int cmp_u64(const void *a, const void *b)
 /* Slot l's pending entries (those of inactive flows: an active flow's
  * class is set) leave in finishing order (order[g], in bneck), each hole
  * filled by the entry then last: pending_pos follows the pending entries
- * the fills move. 0, or -1 when out of memory (nothing changed). */
+ * the fills move (NO_POS outside a link's flush). The order is sorted by
+ * marks read back when the entries' orders span less than FLUSH_DENSE m
+ * (a load and a test per order, where the sort makes log2 m or more
+ * compares per entry, each a call), else by qsort: the same order, no
+ * order being twice on a link. 0, or -1 when out of memory (nothing
+ * changed). */
+#define NO_POS UINT32_MAX
+#define FLUSH_DENSE 4u
 static int flush_link(flow_net *n, uint32_t l)
 {
     link_list *ll = &n->slot[l].list;
@@ -578,18 +585,35 @@ static int flush_link(flow_net *n, uint32_t l)
         n->cap_flush_pairs = m;
     }
     uint64_t *pair = n->flush_pairs;
+    uint32_t lo = UINT32_MAX, hi = 0; /* the entries' finishing orders, each once */
     for (uint32_t i = 0, j = 0; j < m; i++)
-        if (n->cls[ids[i]] == NO_CLASS)
-            pair[j++] = (uint64_t)n->bneck[ids[i]] << 32 | i;
-    qsort(pair, m, sizeof *pair, cmp_u64);
-    for (uint32_t j = 0; j < m; j++)
-        n->pending_pos[pair[j] >> 32] = (uint32_t)pair[j];
+        if (n->cls[ids[i]] == NO_CLASS) {
+            uint32_t p = n->bneck[ids[i]];
+            lo = p < lo ? p : lo;
+            hi = p > hi ? p : hi;
+            pair[j++] = (uint64_t)p << 32 | i;
+        }
+    if (hi - lo < FLUSH_DENSE * (uint64_t)m) {
+        /* orders spanning little more than m: mark each, then read the
+         * marks back in order (the sort's result: no order twice) */
+        for (uint32_t j = 0; j < m; j++)
+            n->pending_pos[pair[j] >> 32] = (uint32_t)pair[j];
+        for (uint32_t p = lo, j = 0; j < m; p++)
+            if (n->pending_pos[p] != NO_POS)
+                pair[j++] = (uint64_t)p << 32 | n->pending_pos[p];
+    } else {
+        qsort(pair, m, sizeof *pair, cmp_u64);
+        for (uint32_t j = 0; j < m; j++)
+            n->pending_pos[pair[j] >> 32] = (uint32_t)pair[j];
+    }
     for (uint32_t j = 0; j < m; j++) {
         uint32_t i = n->pending_pos[pair[j] >> 32], last = ids[ll->n - 1];
         list_remove_at(ll, i);
         if (n->cls[last] == NO_CLASS) /* a pending entry moved into the hole */
             n->pending_pos[n->bneck[last]] = i;
     }
+    for (uint32_t j = 0; j < m; j++) /* unmarked again, for the next link */
+        n->pending_pos[pair[j] >> 32] = NO_POS;
     return 0;
 }
 
@@ -606,6 +630,7 @@ void flow_store_flush(flow_net *n)
     for (uint32_t p = 0; p < n->n_pending; p++) {
         uint32_t f = n->pending[p];
         n->bneck[f] = p;
+        n->pending_pos[p] = NO_POS;
         const uint32_t *links = n->pool + n->use_off[f];
         for (uint32_t k = 0, m = n->classes[n->pending_cls[p]].n_use; k < m; k++)
             if (n->slot[links[k]].mark != n->epoch) {
