@@ -490,9 +490,9 @@ static void on_arrive(sim_engine *eng, void *ctx, uint64_t data)
 
 /* An arrival's lines: stage 2 its packet and the link crossed (hint: no
  * load); stage 1 what the packet names: its next path entry, or at its
- * destination its message record; stage 0 the next link. The selects are
- * arithmetic, not branches: which events deliver is data the branch
- * predictor cannot learn. */
+ * destination its message record; stage 0 the next link. A SHARP packet
+ * (pkt_sharp_arrive's) gets stage 2 only: it has no message record (a net
+ * of SHARP operations alone has none) and no path of its own. */
 static inline void prefetch_arrive(const pkt_net *n, const pkt_ev *e, uint32_t stage)
 {
     const pkt_packet *p = &n->pkts[(uint32_t)e->data];
@@ -500,18 +500,20 @@ static inline void prefetch_arrive(const pkt_net *n, const pkt_ev *e, uint32_t s
     if (stage == 2) {
         PREFETCH(p);
         PREFETCH_LINK(k);
-    } else if (stage == 1) {
-        if (p->msg & PKT_SHARP) { /* pkt_sharp_arrive's: no message record (a net
-                                      of SHARP operations alone has none) */
-        } else if (k->feeds_host) { /* delivered: the lines of its message's
-                                      record a delivery updates (200 bytes a
-                                      record, the counts at 56 and 176) */
+        return;
+    }
+    if (p->msg & PKT_SHARP)
+        return;
+    if (stage == 1) {
+        if (k->feeds_host) { /* delivered: the lines of its message's record a
+                                 delivery updates (200 bytes a record, the
+                                 counts at 56 and 176) */
             const pkt_msg *m = &n->msgs[p->msg];
             PREFETCH(&m->left);
             PREFETCH(&m->delivered);
         } else if (!n->walk)
             PREFETCH(&p->path[p->hop + 1]);
-    } else if (!k->feeds_host && !n->walk && !(p->msg & PKT_SHARP)) {
+    } else if (!k->feeds_host && !n->walk) {
         PREFETCH_LINK(&n->links[p->path[p->hop + 1]]);
     }
 }
